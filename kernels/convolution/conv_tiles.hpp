@@ -63,31 +63,32 @@ inline dsl::Geometry conv1d_geometry(const dsl::GeometryQuery& q) {
 }
 
 /// Writes a simdgroup's accumulators `acc` (its element (0, 0) at row `row`, column `col` of
-/// group g's m × n block of out) to out[r · c_out + first + c] (first = g · n) as T, each the
-/// f32 value(first + c, sum). Where c_out and n are even, two adjacent channels that a lane holds
-/// in consecutive slots (the lane maps of mma.m16n8k16 and of Metal's 8×8 matrices both pair
-/// them) go out in one 4-byte store; other pairs and odd widths one element at a time.
+/// group g's m × n block of out; col a multiple of 8) to out[r · c_out + first + c] (first =
+/// g · n) as T, each the f32 value(first + c, sum). Where c_out and n are even, on a target whose
+/// lanes hold adjacent columns in consecutive slots (TargetFeature::PairedAccumulatorColumns:
+/// mma.m16n8k16's and Metal's lane maps) the two go out in one 4-byte store, a pair being inside
+/// out with its first element; elsewhere one element at a time. Both conditions are known when
+/// the module is compiled, so it holds one of the two loops.
 template <class T, class Acc, class Value>
 void store_tile(const dsl::Out<T>& out, const Acc& acc, const dsl::Expr<dsl::u32>& row,
                 const dsl::Expr<dsl::u32>& col, const dsl::Expr<dsl::u32>& m,
                 const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& c_out,
                 const dsl::Expr<dsl::u32>& first, Value&& value) {
   using namespace iron::dsl;
-  const auto one = [&](std::uint32_t slot) {
-    auto r = row + acc.row(slot);
-    auto c = col + acc.col(slot);
-    IRON_IF(r < m && c < n) {
-      store(out[r * c_out + first + c], cast<T>(value(first + c, acc.get(slot))));
-    }
-  };
-  IRON_IF(c_out % 2u == 0u && n % 2u == 0u) {
-    for (std::uint32_t slot = 0; slot < Acc::elements; slot += 2) {
+  const auto one_at_a_time = [&] {
+    for (std::uint32_t slot = 0; slot < Acc::elements; ++slot) {
       auto r = row + acc.row(slot);
       auto c = col + acc.col(slot);
-      auto paired = acc.row(slot + 1) == acc.row(slot) && acc.col(slot + 1) == acc.col(slot) + 1u &&
-                    c % 2u == 0u;
-      IRON_IF(paired) {
-        // n is even and c too: the pair is inside out with its first element.
+      IRON_IF(r < m && c < n) {
+        store(out[r * c_out + first + c], cast<T>(value(first + c, acc.get(slot))));
+      }
+    }
+  };
+  IRON_IF(target_has(TargetFeature::PairedAccumulatorColumns)) {
+    IRON_IF(specialized(c_out % 2u == 0u && n % 2u == 0u)) {
+      for (std::uint32_t slot = 0; slot < Acc::elements; slot += 2) {
+        auto r = row + acc.row(slot);
+        auto c = col + acc.col(slot);
         IRON_IF(r < m && c < n) {
           auto channel = first + c;
           store_lanes(out[r * c_out + channel],
@@ -95,15 +96,10 @@ void store_tile(const dsl::Out<T>& out, const Acc& acc, const dsl::Expr<dsl::u32
                                              cast<T>(value(channel + 1u, acc.get(slot + 1)))});
         }
       }
-      IRON_ELSE {
-        one(slot);
-        one(slot + 1);
-      }
     }
+    IRON_ELSE { one_at_a_time(); }
   }
-  IRON_ELSE {
-    for (std::uint32_t slot = 0; slot < Acc::elements; ++slot) one(slot);
-  }
+  IRON_ELSE { one_at_a_time(); }
 }
 
 /// This group's tile of convolution group g = program_id<2>(): the weight rows of the group from

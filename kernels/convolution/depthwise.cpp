@@ -178,7 +178,9 @@ void convolve(const Tensor<T>& x, const Tensor<T>& weight, const Out<T>& out, co
               const Shared<f32>& staged) {
   const Slice sl = slice_of<V>(s);
   stage_weights<K, V>(weight, staged, sl);
-  IRON_IF(s.stride == 1u && s.dil == 1u) { outputs<K, V, true>(x, staged, out, s, sl); }
+  IRON_IF(specialized(s.stride == 1u && s.dil == 1u)) {
+    outputs<K, V, true>(x, staged, out, s, sl);
+  }
   IRON_ELSE { outputs<K, V, false>(x, staged, out, s, sl); }
 }
 
@@ -213,7 +215,7 @@ IRON_KERNEL_TEMPLATE(iron_conv2d_depthwise, (u32 K),
                            (h + 2u * padding - reach) / stride + 1u,
                            (w + 2u * padding - reach) / stride + 1u};
   auto staged = shared<f32>(K * K * depthwise::kPitch);
-  IRON_IF(c % depthwise::kV == 0u) {
+  IRON_IF(specialized(c % depthwise::kV == 0u)) {
     depthwise::convolve<K, depthwise::kV>(x, weight, out, s, staged);
   }
   IRON_ELSE { depthwise::convolve<K, 1>(x, weight, out, s, staged); }

@@ -86,16 +86,17 @@ struct Im2colA {
     static_assert(StageCols == Cols, "the stage width the rows were laid out for");
     static_assert(Rows == gemm::kBM && Rows * Cols % (kW * gemm::kThreads) == 0,
                   "whole copies per thread");
-    IRON_IF(dense) {
-      gemm::start_tile_copy<T, Rows, Cols>(gemm::Matrix<T>{x, Expr<u32>(0u), m, k}, tile, pitch,
-                                           at_, row0, p0);
-    }
-    IRON_ELSE {
+    // A launch's module holds one of the two (the gather being the usual case).
+    IRON_IF(specialized(!dense)) {
       if (rows.empty()) {
         start_each<Rows>(tile, pitch, at_, row0, p0, m, k);
       } else {
         start_hoisted(tile, pitch, at_, p0, k);
       }
+    }
+    IRON_ELSE {
+      gemm::start_tile_copy<T, Rows, Cols>(gemm::Matrix<T>{x, Expr<u32>(0u), m, k}, tile, pitch,
+                                           at_, row0, p0);
     }
   }
 

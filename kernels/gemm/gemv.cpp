@@ -215,12 +215,13 @@ IRON_KERNEL_TEMPLATE(iron_gemv_affine, (u32 BITS, u32 GROUP),
   const AffineWeights<T, BITS, GROUP> format{packed, scales, biases, k};
   const auto exact = [&] { gemv::product<T>(format, x, out, m, n, k, k / format.kChunk); };
   if constexpr (lane_bytes<T>() == 2) {
-    IRON_IF(m > kFfmaRows && k % kQuantizedStep == 0u) {
+    // A launch's module holds one of the two paths: the few-row one is the usual.
+    IRON_IF(specialized(m <= kFfmaRows || k % kQuantizedStep != 0u)) { exact(); }
+    IRON_ELSE {
       using Steps = gemv::skinny::AffineSteps<T, BITS, GROUP>;
       gemv::skinny::product(x, gemv::skinny::DecodedSource<T, Steps>{Steps{packed, scales, biases}},
                             out, m, n, k);
     }
-    IRON_ELSE { exact(); }
   } else {
     exact();
   }
@@ -244,12 +245,13 @@ IRON_KERNEL(iron_gemv_mxfp4, (Tensor<T> x, Tensor<u32> packed, Tensor<u8> scales
     gemv::product<T>(Mxfp4Weights{packed, scales, k}, x, out, m, n, k, k / Mxfp4Weights::kChunk);
   };
   if constexpr (lane_bytes<T>() == 2) {
-    IRON_IF(m > kFfmaRows && k % kQuantizedStep == 0u) {
+    // A launch's module holds one of the two paths: the few-row one is the usual.
+    IRON_IF(specialized(m <= kFfmaRows || k % kQuantizedStep != 0u)) { exact(); }
+    IRON_ELSE {
       using Steps = gemv::skinny::Mxfp4Steps;
       gemv::skinny::product(x, gemv::skinny::DecodedSource<T, Steps>{Steps{packed, scales}}, out, m,
                             n, k);
     }
-    IRON_ELSE { exact(); }
   } else {
     exact();
   }

@@ -84,7 +84,7 @@ struct PagedKv {
   template <class F>
   void with_rows(F&& f) const {
     using namespace iron::dsl;
-    IRON_IF(power_of_two) {
+    IRON_IF(specialized(power_of_two)) {
       f([this](const dsl::Expr<dsl::u32>& j) { return at(j >> shift, j & (page_size - 1u)); });
     }
     IRON_ELSE {

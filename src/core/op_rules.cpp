@@ -157,7 +157,7 @@ class TypeCheck {
       case TypeRule::TargetQuery:
         if (op_.type != DType::Bool) fail("result must be bool, got {}", dtype_name(op_.type));
         if (op_.ivalue < 0 ||
-            op_.ivalue > static_cast<std::int64_t>(TargetFeature::WarpgroupProducts)) {
+            op_.ivalue > static_cast<std::int64_t>(TargetFeature::PairedAccumulatorColumns)) {
           fail("asks about target feature {}, which does not exist", op_.ivalue);
         }
         break;

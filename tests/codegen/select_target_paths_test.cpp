@@ -257,5 +257,23 @@ TEST(PassSelectTargetPaths, QueriesReadTheirFeatureOfTheProfile) {
   EXPECT_FALSE(codegen::target_has(TargetProfile::metal(31), kFeature));
 }
 
+TEST(PassSelectTargetPaths, PairedAccumulatorColumnsAreEveryTargetsButWmmas) {
+  // The same kernel asking the other feature: wmma's unknown lane map takes the else branch.
+  std::string paired(kTwoPaths);
+  const std::string query = "target.has warpgroup_products";
+  paired.replace(paired.find(query), query.size(), "target.has paired_accumulator_columns");
+  const auto kept = [&](const TargetProfile& target) {
+    const std::string out = run_pass(select, paired, target);
+    const bool wide = out.find("@wide") != std::string::npos;
+    const bool narrow = out.find("@narrow") != std::string::npos;
+    EXPECT_NE(wide, narrow) << out;
+    return wide;
+  };
+  EXPECT_TRUE(kept(TargetProfile::cuda(80)));
+  EXPECT_TRUE(kept(TargetProfile::cuda(90, MmaStrategy::Wgmma)));
+  EXPECT_TRUE(kept(TargetProfile::metal(31)));
+  EXPECT_FALSE(kept(TargetProfile::cuda(90, MmaStrategy::Wmma)));
+}
+
 }  // namespace
 }  // namespace iron::pass_test

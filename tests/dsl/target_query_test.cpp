@@ -6,6 +6,8 @@
 
 #include "../sim/sim_helpers.hpp"
 #include "iron/codegen/compile.hpp"
+#include "iron/codegen/passes/select_target_paths.hpp"
+#include "iron/core/fragment.hpp"
 #include "iron/core/printer.hpp"
 #include "iron/iron.hpp"
 
@@ -55,10 +57,35 @@ TEST(TargetQueries, SimulatorReportsPathsThatDisagree) {
   EXPECT_EQ(found->kind(), SimError::Kind::TargetPathDependent);
   const std::string what = found->what();
   EXPECT_NE(what.find("two_paths_differ: element 0 of 'out' differs between the path of targets "
-                      "with warpgroup products and the path of targets without warpgroup "
-                      "products"),
+                      "with warpgroup products and with paired accumulator columns and the path "
+                      "of targets without warpgroup products and without paired accumulator "
+                      "columns"),
             std::string::npos)
       << what;
+}
+
+TEST(TargetQueries, AccumulatorColumnsArePairedOnEveryLaneMapButWmmas) {
+  using codegen::MmaStrategy;
+  using codegen::TargetProfile;
+  constexpr auto kPaired = TargetFeature::PairedAccumulatorColumns;
+  EXPECT_TRUE(codegen::target_has(TargetProfile::cuda(80), kPaired));
+  EXPECT_TRUE(codegen::target_has(TargetProfile::cuda(90, MmaStrategy::Software), kPaired));
+  EXPECT_TRUE(codegen::target_has(TargetProfile::cuda(90, MmaStrategy::Wgmma), kPaired));
+  EXPECT_FALSE(codegen::target_has(TargetProfile::cuda(90, MmaStrategy::Wmma), kPaired));
+  EXPECT_TRUE(codegen::target_has(TargetProfile::metal(31), kPaired));
+  // What the answer claims, under both of the lane maps it is given for.
+  const ir::FragmentShape acc{ir::FragmentRole::Acc, 32, 16};
+  for (const ir::LaneMap map : {ir::LaneMap::Mma, ir::LaneMap::Simdgroup8x8}) {
+    for (std::uint32_t lane = 0; lane < 32; ++lane) {
+      for (std::uint32_t slot = 0; slot < acc.elements_per_lane(); slot += 2) {
+        const ir::FragmentCoord first = ir::fragment_coord(map, acc, lane, slot);
+        const ir::FragmentCoord second = ir::fragment_coord(map, acc, lane, slot + 1);
+        EXPECT_EQ(second.row, first.row);
+        EXPECT_EQ(second.col, first.col + 1);
+        EXPECT_EQ(first.col % 2, 0u);
+      }
+    }
+  }
 }
 
 TEST(TargetQueries, EachTargetCompilesItsOwnBranchAndSharedMemory) {

@@ -49,8 +49,10 @@ inline bool builtin_has_axis(Builtin b) { return b <= Builtin::GlobalId; }
 /// What a kernel may ask of the target it is compiled for (target.has), so that one source
 /// holds the best path of each target: the compiler keeps the branch the target takes and drops
 /// the other (select_target_paths). WarpgroupProducts: wg.mma runs as Hopper's wgmma (sm_90a),
-/// with the shared memory that comes with it.
-enum class TargetFeature : std::uint8_t { WarpgroupProducts };
+/// with the shared memory that comes with it. PairedAccumulatorColumns: the target's lane map is
+/// one where each lane's accumulator slots 2i and 2i + 1 are columns c and c + 1 of one row, c
+/// even (mma.m16n8k16's and Metal's 8×8 maps; not wmma's, whose layout is the library's).
+enum class TargetFeature : std::uint8_t { WarpgroupProducts, PairedAccumulatorColumns };
 std::string_view target_feature_name(TargetFeature f);
 bool parse_target_feature_name(std::string_view name, TargetFeature& out);
 

@@ -74,6 +74,9 @@ struct SimOptions {
   /// The simulator's answer to target.has(WarpgroupProducts): the path an sm_90a device takes
   /// when true, the path of every other target when false.
   bool warpgroup_products = true;
+  /// Its answer to target.has(PairedAccumulatorColumns): true as both its lane maps pair them;
+  /// false takes the path of a target whose lane map is unknown (wmma).
+  bool paired_accumulator_columns = true;
   /// A kernel with target queries runs again with the other answers, on copies of the tensors it
   /// writes, and any output that differs is a TargetPathDependent finding: its targets would
   /// compute different results.

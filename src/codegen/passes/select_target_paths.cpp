@@ -127,6 +127,8 @@ bool target_has(const TargetProfile& target, ir::TargetFeature feature) {
   switch (feature) {
     case ir::TargetFeature::WarpgroupProducts:
       return target.kind == TargetKind::Cuda && target.mma == MmaStrategy::Wgmma;
+    case ir::TargetFeature::PairedAccumulatorColumns:
+      return target.kind == TargetKind::Msl || target.mma != MmaStrategy::Wmma;
   }
   return false;
 }

@@ -192,12 +192,15 @@ void compare_target_paths(const Launch& launch, const SimOptions& options,
   second.compare_lane_maps = false;
   second.compare_target_paths = false;
   second.warpgroup_products = !options.warpgroup_products;
-  const auto path = [](bool products) {
-    return fmt::format("the path of targets {} warpgroup products", products ? "with" : "without");
+  second.paired_accumulator_columns = !options.paired_accumulator_columns;
+  const auto path = [](const SimOptions& o) {
+    return fmt::format(
+        "the path of targets {} warpgroup products and {} paired accumulator columns",
+        o.warpgroup_products ? "with" : "without",
+        o.paired_accumulator_columns ? "with" : "without");
   };
-  compare_runs(launch, second, before, SimError::Kind::TargetPathDependent,
-               path(options.warpgroup_products), path(second.warpgroup_products),
-               "the branches on target_has(...) must compute the same results");
+  compare_runs(launch, second, before, SimError::Kind::TargetPathDependent, path(options),
+               path(second), "the branches on target_has(...) must compute the same results");
 }
 
 }  // namespace
@@ -224,7 +227,13 @@ void sim_run(const Launch& launch, const SimOptions& options) {
     codegen::select_target_paths(
         *expanded,
         [&](ir::TargetFeature f) {
-          return f == ir::TargetFeature::WarpgroupProducts && options.warpgroup_products;
+          switch (f) {
+            case ir::TargetFeature::WarpgroupProducts:
+              return options.warpgroup_products;
+            case ir::TargetFeature::PairedAccumulatorColumns:
+              return options.paired_accumulator_columns;
+          }
+          return false;
         },
         launch_specialization(ir::SpecializationPlan(*launch.kernel), launch.args));
   }

@@ -280,10 +280,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const unsigned int v7 = dilation;
   const unsigned int v8 = group_count;
   unsigned int v10 = 0u;  // kernels/convolution/conv2d.cpp:86
-  const unsigned int v11 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:116
+  const unsigned int v11 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:112
   const unsigned int v12 = v3 / v8;  // kernels/convolution/conv_shape.hpp:26
   const unsigned int v13 = v2 / v8;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v15 = v4 * v13;  // kernels/convolution/conv_tiles.hpp:119
+  const unsigned int v15 = v4 * v13;  // kernels/convolution/conv_tiles.hpp:115
   const unsigned int v19 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const unsigned int v20 = v7 * v19;
   const unsigned int v22 = v6 << 1u;
@@ -292,7 +292,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const unsigned int v25 = v24 - 1u;
   const unsigned int v26 = v25 / v5;
   const unsigned int v27 = v26 + 1u;
-  const unsigned int v41 = v0 * v27;  // kernels/convolution/conv_tiles.hpp:120
+  const unsigned int v41 = v0 * v27;  // kernels/convolution/conv_tiles.hpp:116
   const unsigned int v42 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
   const unsigned int v43 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
   const unsigned int v44 = blockIdx.y;
@@ -310,115 +310,115 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const unsigned int v60 = v59 << 7u;
   const unsigned int v63 = v57 / v55;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v64 = v63 << 7u;
-  const unsigned int v65 = v11 * v12;  // kernels/convolution/conv_tiles.hpp:140
+  const unsigned int v65 = v11 * v12;  // kernels/convolution/conv_tiles.hpp:136
   const unsigned int v66 = v65 * v15;
   const unsigned int v67 = v12 * v15;
-  const unsigned int v68 = v11 * v13;  // kernels/convolution/conv_tiles.hpp:125
-  const bool v72 = v4 == 1u;  // kernels/convolution/im2col_a.hpp:175
+  const unsigned int v68 = v11 * v13;  // kernels/convolution/conv_tiles.hpp:121
+  const bool v72 = v4 == 1u;  // kernels/convolution/im2col_a.hpp:176
   const bool v78 = v5 == 1u;
   const bool v79 = v72 && v78;
-  const bool v84 = v6 == v10;  // kernels/convolution/im2col_a.hpp:176
-  const bool v85 = v79 && v84;  // kernels/convolution/im2col_a.hpp:175
-  const bool v87 = v8 == 1u;  // kernels/convolution/im2col_a.hpp:176
+  const bool v84 = v6 == v10;  // kernels/convolution/im2col_a.hpp:177
+  const bool v85 = v79 && v84;  // kernels/convolution/im2col_a.hpp:176
+  const bool v87 = v8 == 1u;  // kernels/convolution/im2col_a.hpp:177
   const bool v88 = v85 && v87;
-  const unsigned int v115 = threadIdx.x;  // kernels/convolution/im2col_a.hpp:181
+  const unsigned int v115 = threadIdx.x;  // kernels/convolution/im2col_a.hpp:182
   const unsigned int v116 = v115 >> 3u;
   const unsigned int v117 = v60 + v116;
-  const unsigned int v120 = v117 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v121 = v120 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v120 = v117 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v121 = v120 * v27;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v122 = v117 - v121;
-  const unsigned int v123 = v122 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v124 = v117 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v127 = v124 ? v123 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v129 = v123 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v123 = v122 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v124 = v117 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v127 = v124 ? v123 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v129 = v123 * v27;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v130 = v122 - v129;
   const unsigned int v131 = v130 * v5;
   const unsigned int v132 = v124 ? v131 : v10;
-  const unsigned int v135 = v124 ? v120 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v137 = v117 + 16u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v138 = v137 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v139 = v138 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v135 = v124 ? v120 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const unsigned int v137 = v117 + 16u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v138 = v137 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v139 = v138 * v27;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v140 = v137 - v139;
-  const unsigned int v141 = v140 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v142 = v137 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v145 = v142 ? v141 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v147 = v141 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v141 = v140 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v142 = v137 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v145 = v142 ? v141 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v147 = v141 * v27;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v148 = v140 - v147;
   const unsigned int v149 = v148 * v5;
   const unsigned int v150 = v142 ? v149 : v10;
-  const unsigned int v153 = v142 ? v138 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v155 = v117 + 32u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v156 = v155 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v157 = v156 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v153 = v142 ? v138 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const unsigned int v155 = v117 + 32u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v156 = v155 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v157 = v156 * v27;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v158 = v155 - v157;
-  const unsigned int v159 = v158 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v160 = v155 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v163 = v160 ? v159 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v165 = v159 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v159 = v158 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v160 = v155 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v163 = v160 ? v159 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v165 = v159 * v27;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v166 = v158 - v165;
   const unsigned int v167 = v166 * v5;
   const unsigned int v168 = v160 ? v167 : v10;
-  const unsigned int v171 = v160 ? v156 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v173 = v117 + 48u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v174 = v173 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v175 = v174 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v171 = v160 ? v156 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const unsigned int v173 = v117 + 48u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v174 = v173 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v175 = v174 * v27;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v176 = v173 - v175;
-  const unsigned int v177 = v176 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v178 = v173 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v181 = v178 ? v177 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v183 = v177 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v177 = v176 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v178 = v173 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v181 = v178 ? v177 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v183 = v177 * v27;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v184 = v176 - v183;
   const unsigned int v185 = v184 * v5;
   const unsigned int v186 = v178 ? v185 : v10;
-  const unsigned int v189 = v178 ? v174 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v191 = v117 + 64u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v192 = v191 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v193 = v192 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v189 = v178 ? v174 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const unsigned int v191 = v117 + 64u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v192 = v191 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v193 = v192 * v27;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v194 = v191 - v193;
-  const unsigned int v195 = v194 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v196 = v191 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v199 = v196 ? v195 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v201 = v195 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v195 = v194 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v196 = v191 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v199 = v196 ? v195 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v201 = v195 * v27;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v202 = v194 - v201;
   const unsigned int v203 = v202 * v5;
   const unsigned int v204 = v196 ? v203 : v10;
-  const unsigned int v207 = v196 ? v192 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v209 = v117 + 80u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v210 = v209 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v211 = v210 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v207 = v196 ? v192 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const unsigned int v209 = v117 + 80u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v210 = v209 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v211 = v210 * v27;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v212 = v209 - v211;
-  const unsigned int v213 = v212 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v214 = v209 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v217 = v214 ? v213 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v219 = v213 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v213 = v212 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v214 = v209 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v217 = v214 ? v213 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v219 = v213 * v27;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v220 = v212 - v219;
   const unsigned int v221 = v220 * v5;
   const unsigned int v222 = v214 ? v221 : v10;
-  const unsigned int v225 = v214 ? v210 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v227 = v117 + 96u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v228 = v227 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v229 = v228 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v225 = v214 ? v210 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const unsigned int v227 = v117 + 96u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v228 = v227 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v229 = v228 * v27;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v230 = v227 - v229;
-  const unsigned int v231 = v230 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v232 = v227 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v235 = v232 ? v231 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v237 = v231 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v231 = v230 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v232 = v227 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v235 = v232 ? v231 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v237 = v231 * v27;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v238 = v230 - v237;
   const unsigned int v239 = v238 * v5;
   const unsigned int v240 = v232 ? v239 : v10;
-  const unsigned int v243 = v232 ? v228 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v245 = v117 + 112u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v246 = v245 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v247 = v246 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v243 = v232 ? v228 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const unsigned int v245 = v117 + 112u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v246 = v245 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v247 = v246 * v27;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v248 = v245 - v247;
-  const unsigned int v249 = v248 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v250 = v245 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v253 = v250 ? v249 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v255 = v249 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v249 = v248 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v250 = v245 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v253 = v250 ? v249 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v255 = v249 * v27;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v256 = v248 - v255;
   const unsigned int v257 = v256 * v5;
   const unsigned int v258 = v250 ? v257 : v10;
-  const unsigned int v261 = v250 ? v246 : v10;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v261 = v250 ? v246 : v10;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v262 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
   const unsigned int v265 = v262 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const unsigned int v266 = v265 << 6u;
@@ -442,6394 +442,4092 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const bool v295 = v290 && v294;
   const bool v296 = v286 && v295;  // kernels/gemm/gemm_tiles.hpp:260
   if (v296) {
-    for (unsigned int v6387 = v10; v6387 < 2u; v6387 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v6388 = v6387 << 6u;
-      const bool v6390 = v6388 < v15;
-      if (v6390) {
-        const unsigned int v6392 = v6387 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-        if (v88) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v6401 = v115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6402 = v6401 << 3u;
-          const unsigned int v6405 = v6388 + v6402;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6406 = v6405 < v15;
-          const bool v6407 = v124 && v6406;
-          const unsigned int v6409 = v117 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6411 = v6409 + v6388;
-          const unsigned int v6412 = v6411 + v6402;
-          const unsigned int v6413 = v6407 ? v6412 : v10;
-          const unsigned int v6415 = v116 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6416 = v6392 + v6415;
-          const unsigned int v6417 = v6416 + v6402;
-          iron_copy_async<16>(shm0 + (v6417 ^ (((v6417 >> 6u) & 7u) << 3u)), x + v6413, v6407);
-          const unsigned int v6420 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6422 = v6420 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6425 = v6420 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6426 = v6425 << 3u;
-          const unsigned int v6427 = v60 + v6422;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6428 = v6427 < v41;
-          const unsigned int v6429 = v6388 + v6426;
-          const bool v6430 = v6429 < v15;
-          const bool v6431 = v6428 && v6430;
-          const unsigned int v6433 = v6427 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6435 = v6433 + v6388;
-          const unsigned int v6436 = v6435 + v6426;
-          const unsigned int v6437 = v6431 ? v6436 : v10;
-          const unsigned int v6439 = v6422 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6440 = v6392 + v6439;
-          const unsigned int v6441 = v6440 + v6426;
-          iron_copy_async<16>(shm0 + (v6441 ^ (((v6441 >> 6u) & 7u) << 3u)), x + v6437, v6431);
-          const unsigned int v6444 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6446 = v6444 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6449 = v6444 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6450 = v6449 << 3u;
-          const unsigned int v6451 = v60 + v6446;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6452 = v6451 < v41;
-          const unsigned int v6453 = v6388 + v6450;
-          const bool v6454 = v6453 < v15;
-          const bool v6455 = v6452 && v6454;
-          const unsigned int v6457 = v6451 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6459 = v6457 + v6388;
-          const unsigned int v6460 = v6459 + v6450;
-          const unsigned int v6461 = v6455 ? v6460 : v10;
-          const unsigned int v6463 = v6446 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6464 = v6392 + v6463;
-          const unsigned int v6465 = v6464 + v6450;
-          iron_copy_async<16>(shm0 + (v6465 ^ (((v6465 >> 6u) & 7u) << 3u)), x + v6461, v6455);
-          const unsigned int v6468 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6470 = v6468 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6473 = v6468 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6474 = v6473 << 3u;
-          const unsigned int v6475 = v60 + v6470;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6476 = v6475 < v41;
-          const unsigned int v6477 = v6388 + v6474;
-          const bool v6478 = v6477 < v15;
-          const bool v6479 = v6476 && v6478;
-          const unsigned int v6481 = v6475 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6483 = v6481 + v6388;
-          const unsigned int v6484 = v6483 + v6474;
-          const unsigned int v6485 = v6479 ? v6484 : v10;
-          const unsigned int v6487 = v6470 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6488 = v6392 + v6487;
-          const unsigned int v6489 = v6488 + v6474;
-          iron_copy_async<16>(shm0 + (v6489 ^ (((v6489 >> 6u) & 7u) << 3u)), x + v6485, v6479);
-          const unsigned int v6492 = v115 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6494 = v6492 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6497 = v6492 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6498 = v6497 << 3u;
-          const unsigned int v6499 = v60 + v6494;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6500 = v6499 < v41;
-          const unsigned int v6501 = v6388 + v6498;
-          const bool v6502 = v6501 < v15;
-          const bool v6503 = v6500 && v6502;
-          const unsigned int v6505 = v6499 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6507 = v6505 + v6388;
-          const unsigned int v6508 = v6507 + v6498;
-          const unsigned int v6509 = v6503 ? v6508 : v10;
-          const unsigned int v6511 = v6494 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6512 = v6392 + v6511;
-          const unsigned int v6513 = v6512 + v6498;
-          iron_copy_async<16>(shm0 + (v6513 ^ (((v6513 >> 6u) & 7u) << 3u)), x + v6509, v6503);
-          const unsigned int v6516 = v115 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6518 = v6516 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6521 = v6516 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6522 = v6521 << 3u;
-          const unsigned int v6523 = v60 + v6518;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6524 = v6523 < v41;
-          const unsigned int v6525 = v6388 + v6522;
-          const bool v6526 = v6525 < v15;
-          const bool v6527 = v6524 && v6526;
-          const unsigned int v6529 = v6523 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6531 = v6529 + v6388;
-          const unsigned int v6532 = v6531 + v6522;
-          const unsigned int v6533 = v6527 ? v6532 : v10;
-          const unsigned int v6535 = v6518 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6536 = v6392 + v6535;
-          const unsigned int v6537 = v6536 + v6522;
-          iron_copy_async<16>(shm0 + (v6537 ^ (((v6537 >> 6u) & 7u) << 3u)), x + v6533, v6527);
-          const unsigned int v6540 = v115 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6542 = v6540 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6545 = v6540 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6546 = v6545 << 3u;
-          const unsigned int v6547 = v60 + v6542;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6548 = v6547 < v41;
-          const unsigned int v6549 = v6388 + v6546;
-          const bool v6550 = v6549 < v15;
-          const bool v6551 = v6548 && v6550;
-          const unsigned int v6553 = v6547 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6555 = v6553 + v6388;
-          const unsigned int v6556 = v6555 + v6546;
-          const unsigned int v6557 = v6551 ? v6556 : v10;
-          const unsigned int v6559 = v6542 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6560 = v6392 + v6559;
-          const unsigned int v6561 = v6560 + v6546;
-          iron_copy_async<16>(shm0 + (v6561 ^ (((v6561 >> 6u) & 7u) << 3u)), x + v6557, v6551);
-          const unsigned int v6564 = v115 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6566 = v6564 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6569 = v6564 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6570 = v6569 << 3u;
-          const unsigned int v6571 = v60 + v6566;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6572 = v6571 < v41;
-          const unsigned int v6573 = v6388 + v6570;
-          const bool v6574 = v6573 < v15;
-          const bool v6575 = v6572 && v6574;
-          const unsigned int v6577 = v6571 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6579 = v6577 + v6388;
-          const unsigned int v6580 = v6579 + v6570;
-          const unsigned int v6581 = v6575 ? v6580 : v10;
-          const unsigned int v6583 = v6566 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6584 = v6392 + v6583;
-          const unsigned int v6585 = v6584 + v6570;
-          iron_copy_async<16>(shm0 + (v6585 ^ (((v6585 >> 6u) & 7u) << 3u)), x + v6581, v6575);
+    for (unsigned int v5495 = v10; v5495 < 2u; v5495 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
+      const unsigned int v5496 = v5495 << 6u;
+      const bool v5498 = v5496 < v15;
+      if (v5498) {
+        const unsigned int v5500 = v5495 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+        const bool v5501 = !v88;  // kernels/convolution/im2col_a.hpp:90
+        if (v5501) {
+          const unsigned int v5505 = v115 & 7u;  // kernels/convolution/im2col_a.hpp:109
+          const unsigned int v5506 = v5505 << 3u;
+          const unsigned int v5507 = v5496 + v5506;  // kernels/convolution/im2col_a.hpp:110
+          const unsigned int v5509 = v5507 / v13;  // kernels/convolution/im2col_a.hpp:112
+          const unsigned int v5511 = v5509 * v13;  // kernels/convolution/im2col_a.hpp:113
+          const unsigned int v5512 = v5507 - v5511;
+          const unsigned int v5513 = v5509 / v4;  // kernels/convolution/im2col_a.hpp:114
+          const unsigned int v5515 = v5513 * v4;  // kernels/convolution/im2col_a.hpp:116
+          const unsigned int v5516 = v5509 - v5515;
+          const unsigned int v5517 = v5516 * v7;
+          const unsigned int v5518 = v68 + v5512;  // kernels/convolution/im2col_a.hpp:117
+          const bool v5519 = v5507 < v15;  // kernels/convolution/im2col_a.hpp:118
+          const unsigned int v5521 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
+          const unsigned int v5526 = v116 << 6u;  // kernels/convolution/im2col_a.hpp:121
+          const unsigned int v5527 = v5526 + v5506;
+          const unsigned int v5528 = v127 + v5513;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v5529 = v132 + v5517;  // kernels/convolution/im2col_a.hpp:125
+          const bool v5530 = v5528 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v5531 = v5519 && v5530;
+          const bool v5532 = v5528 < 1u;
+          const bool v5533 = v5531 && v5532;
+          const bool v5534 = v5529 >= v6;
+          const bool v5535 = v5533 && v5534;
+          const bool v5536 = v5529 < v5521;
+          const bool v5537 = v5535 && v5536;
+          const unsigned int v5538 = max(v5528, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v5540 = max(v5529, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v5541 = v5540 - v6;
+          const unsigned int v5542 = v135 + v5538;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v5543 = v5542 * v1;
+          const unsigned int v5544 = v5543 + v5541;
+          const unsigned int v5545 = v5544 * v2;
+          const unsigned int v5546 = v5545 + v5518;
+          const unsigned int v5548 = v5537 ? v5546 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v5550 = v5500 + v5527;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v5550 ^ (((v5550 >> 6u) & 7u) << 3u)), x + v5548, v5537);
+          const unsigned int v5552 = v145 + v5513;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v5553 = v150 + v5517;  // kernels/convolution/im2col_a.hpp:125
+          const bool v5554 = v5552 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v5555 = v5519 && v5554;
+          const bool v5556 = v5552 < 1u;
+          const bool v5557 = v5555 && v5556;
+          const bool v5558 = v5553 >= v6;
+          const bool v5559 = v5557 && v5558;
+          const bool v5560 = v5553 < v5521;
+          const bool v5561 = v5559 && v5560;
+          const unsigned int v5562 = max(v5552, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v5564 = max(v5553, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v5565 = v5564 - v6;
+          const unsigned int v5566 = v153 + v5562;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v5567 = v5566 * v1;
+          const unsigned int v5568 = v5567 + v5565;
+          const unsigned int v5569 = v5568 * v2;
+          const unsigned int v5570 = v5569 + v5518;
+          const unsigned int v5572 = v5561 ? v5570 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v5575 = v5550 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v5575 ^ (((v5575 >> 6u) & 7u) << 3u)), x + v5572, v5561);
+          const unsigned int v5576 = v163 + v5513;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v5577 = v168 + v5517;  // kernels/convolution/im2col_a.hpp:125
+          const bool v5578 = v5576 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v5579 = v5519 && v5578;
+          const bool v5580 = v5576 < 1u;
+          const bool v5581 = v5579 && v5580;
+          const bool v5582 = v5577 >= v6;
+          const bool v5583 = v5581 && v5582;
+          const bool v5584 = v5577 < v5521;
+          const bool v5585 = v5583 && v5584;
+          const unsigned int v5586 = max(v5576, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v5588 = max(v5577, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v5589 = v5588 - v6;
+          const unsigned int v5590 = v171 + v5586;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v5591 = v5590 * v1;
+          const unsigned int v5592 = v5591 + v5589;
+          const unsigned int v5593 = v5592 * v2;
+          const unsigned int v5594 = v5593 + v5518;
+          const unsigned int v5596 = v5585 ? v5594 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v5599 = v5550 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v5599 ^ (((v5599 >> 6u) & 7u) << 3u)), x + v5596, v5585);
+          const unsigned int v5600 = v181 + v5513;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v5601 = v186 + v5517;  // kernels/convolution/im2col_a.hpp:125
+          const bool v5602 = v5600 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v5603 = v5519 && v5602;
+          const bool v5604 = v5600 < 1u;
+          const bool v5605 = v5603 && v5604;
+          const bool v5606 = v5601 >= v6;
+          const bool v5607 = v5605 && v5606;
+          const bool v5608 = v5601 < v5521;
+          const bool v5609 = v5607 && v5608;
+          const unsigned int v5610 = max(v5600, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v5612 = max(v5601, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v5613 = v5612 - v6;
+          const unsigned int v5614 = v189 + v5610;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v5615 = v5614 * v1;
+          const unsigned int v5616 = v5615 + v5613;
+          const unsigned int v5617 = v5616 * v2;
+          const unsigned int v5618 = v5617 + v5518;
+          const unsigned int v5620 = v5609 ? v5618 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v5623 = v5550 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v5623 ^ (((v5623 >> 6u) & 7u) << 3u)), x + v5620, v5609);
+          const unsigned int v5624 = v199 + v5513;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v5625 = v204 + v5517;  // kernels/convolution/im2col_a.hpp:125
+          const bool v5626 = v5624 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v5627 = v5519 && v5626;
+          const bool v5628 = v5624 < 1u;
+          const bool v5629 = v5627 && v5628;
+          const bool v5630 = v5625 >= v6;
+          const bool v5631 = v5629 && v5630;
+          const bool v5632 = v5625 < v5521;
+          const bool v5633 = v5631 && v5632;
+          const unsigned int v5634 = max(v5624, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v5636 = max(v5625, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v5637 = v5636 - v6;
+          const unsigned int v5638 = v207 + v5634;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v5639 = v5638 * v1;
+          const unsigned int v5640 = v5639 + v5637;
+          const unsigned int v5641 = v5640 * v2;
+          const unsigned int v5642 = v5641 + v5518;
+          const unsigned int v5644 = v5633 ? v5642 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v5647 = v5550 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v5647 ^ (((v5647 >> 6u) & 7u) << 3u)), x + v5644, v5633);
+          const unsigned int v5648 = v217 + v5513;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v5649 = v222 + v5517;  // kernels/convolution/im2col_a.hpp:125
+          const bool v5650 = v5648 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v5651 = v5519 && v5650;
+          const bool v5652 = v5648 < 1u;
+          const bool v5653 = v5651 && v5652;
+          const bool v5654 = v5649 >= v6;
+          const bool v5655 = v5653 && v5654;
+          const bool v5656 = v5649 < v5521;
+          const bool v5657 = v5655 && v5656;
+          const unsigned int v5658 = max(v5648, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v5660 = max(v5649, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v5661 = v5660 - v6;
+          const unsigned int v5662 = v225 + v5658;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v5663 = v5662 * v1;
+          const unsigned int v5664 = v5663 + v5661;
+          const unsigned int v5665 = v5664 * v2;
+          const unsigned int v5666 = v5665 + v5518;
+          const unsigned int v5668 = v5657 ? v5666 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v5671 = v5550 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v5671 ^ (((v5671 >> 6u) & 7u) << 3u)), x + v5668, v5657);
+          const unsigned int v5672 = v235 + v5513;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v5673 = v240 + v5517;  // kernels/convolution/im2col_a.hpp:125
+          const bool v5674 = v5672 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v5675 = v5519 && v5674;
+          const bool v5676 = v5672 < 1u;
+          const bool v5677 = v5675 && v5676;
+          const bool v5678 = v5673 >= v6;
+          const bool v5679 = v5677 && v5678;
+          const bool v5680 = v5673 < v5521;
+          const bool v5681 = v5679 && v5680;
+          const unsigned int v5682 = max(v5672, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v5684 = max(v5673, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v5685 = v5684 - v6;
+          const unsigned int v5686 = v243 + v5682;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v5687 = v5686 * v1;
+          const unsigned int v5688 = v5687 + v5685;
+          const unsigned int v5689 = v5688 * v2;
+          const unsigned int v5690 = v5689 + v5518;
+          const unsigned int v5692 = v5681 ? v5690 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v5695 = v5550 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v5695 ^ (((v5695 >> 6u) & 7u) << 3u)), x + v5692, v5681);
+          const unsigned int v5696 = v253 + v5513;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v5697 = v258 + v5517;  // kernels/convolution/im2col_a.hpp:125
+          const bool v5698 = v5696 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v5699 = v5519 && v5698;
+          const bool v5700 = v5696 < 1u;
+          const bool v5701 = v5699 && v5700;
+          const bool v5702 = v5697 >= v6;
+          const bool v5703 = v5701 && v5702;
+          const bool v5704 = v5697 < v5521;
+          const bool v5705 = v5703 && v5704;
+          const unsigned int v5706 = max(v5696, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v5708 = max(v5697, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v5709 = v5708 - v6;
+          const unsigned int v5710 = v261 + v5706;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v5711 = v5710 * v1;
+          const unsigned int v5712 = v5711 + v5709;
+          const unsigned int v5713 = v5712 * v2;
+          const unsigned int v5714 = v5713 + v5518;
+          const unsigned int v5716 = v5705 ? v5714 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v5719 = v5550 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v5719 ^ (((v5719 >> 6u) & 7u) << 3u)), x + v5716, v5705);
         } else {
-          const unsigned int v6589 = v115 & 7u;  // kernels/convolution/im2col_a.hpp:108
-          const unsigned int v6590 = v6589 << 3u;
-          const unsigned int v6591 = v6388 + v6590;  // kernels/convolution/im2col_a.hpp:109
-          const unsigned int v6593 = v6591 / v13;  // kernels/convolution/im2col_a.hpp:111
-          const unsigned int v6595 = v6593 * v13;  // kernels/convolution/im2col_a.hpp:112
-          const unsigned int v6596 = v6591 - v6595;
-          const unsigned int v6597 = v6593 / v4;  // kernels/convolution/im2col_a.hpp:113
-          const unsigned int v6599 = v6597 * v4;  // kernels/convolution/im2col_a.hpp:115
-          const unsigned int v6600 = v6593 - v6599;
-          const unsigned int v6601 = v6600 * v7;
-          const unsigned int v6602 = v68 + v6596;  // kernels/convolution/im2col_a.hpp:116
-          const bool v6603 = v6591 < v15;  // kernels/convolution/im2col_a.hpp:117
-          const unsigned int v6605 = v1 + v6;  // kernels/convolution/im2col_a.hpp:119
-          const unsigned int v6610 = v116 << 6u;  // kernels/convolution/im2col_a.hpp:120
-          const unsigned int v6611 = v6610 + v6590;
-          const unsigned int v6612 = v127 + v6597;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6613 = v132 + v6601;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6614 = v6612 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6615 = v6603 && v6614;
-          const bool v6616 = v6612 < 1u;
-          const bool v6617 = v6615 && v6616;
-          const bool v6618 = v6613 >= v6;
-          const bool v6619 = v6617 && v6618;
-          const bool v6620 = v6613 < v6605;
-          const bool v6621 = v6619 && v6620;
-          const unsigned int v6622 = max(v6612, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6624 = max(v6613, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6625 = v6624 - v6;
-          const unsigned int v6626 = v135 + v6622;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6627 = v6626 * v1;
-          const unsigned int v6628 = v6627 + v6625;
-          const unsigned int v6629 = v6628 * v2;
-          const unsigned int v6630 = v6629 + v6602;
-          const unsigned int v6632 = v6621 ? v6630 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6634 = v6392 + v6611;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6634 ^ (((v6634 >> 6u) & 7u) << 3u)), x + v6632, v6621);
-          const unsigned int v6636 = v145 + v6597;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6637 = v150 + v6601;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6638 = v6636 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6639 = v6603 && v6638;
-          const bool v6640 = v6636 < 1u;
-          const bool v6641 = v6639 && v6640;
-          const bool v6642 = v6637 >= v6;
-          const bool v6643 = v6641 && v6642;
-          const bool v6644 = v6637 < v6605;
-          const bool v6645 = v6643 && v6644;
-          const unsigned int v6646 = max(v6636, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6648 = max(v6637, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6649 = v6648 - v6;
-          const unsigned int v6650 = v153 + v6646;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6651 = v6650 * v1;
-          const unsigned int v6652 = v6651 + v6649;
-          const unsigned int v6653 = v6652 * v2;
-          const unsigned int v6654 = v6653 + v6602;
-          const unsigned int v6656 = v6645 ? v6654 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6659 = v6634 + 1024u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6659 ^ (((v6659 >> 6u) & 7u) << 3u)), x + v6656, v6645);
-          const unsigned int v6660 = v163 + v6597;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6661 = v168 + v6601;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6662 = v6660 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6663 = v6603 && v6662;
-          const bool v6664 = v6660 < 1u;
-          const bool v6665 = v6663 && v6664;
-          const bool v6666 = v6661 >= v6;
-          const bool v6667 = v6665 && v6666;
-          const bool v6668 = v6661 < v6605;
-          const bool v6669 = v6667 && v6668;
-          const unsigned int v6670 = max(v6660, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6672 = max(v6661, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6673 = v6672 - v6;
-          const unsigned int v6674 = v171 + v6670;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6675 = v6674 * v1;
-          const unsigned int v6676 = v6675 + v6673;
-          const unsigned int v6677 = v6676 * v2;
-          const unsigned int v6678 = v6677 + v6602;
-          const unsigned int v6680 = v6669 ? v6678 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6683 = v6634 + 2048u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6683 ^ (((v6683 >> 6u) & 7u) << 3u)), x + v6680, v6669);
-          const unsigned int v6684 = v181 + v6597;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6685 = v186 + v6601;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6686 = v6684 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6687 = v6603 && v6686;
-          const bool v6688 = v6684 < 1u;
-          const bool v6689 = v6687 && v6688;
-          const bool v6690 = v6685 >= v6;
-          const bool v6691 = v6689 && v6690;
-          const bool v6692 = v6685 < v6605;
-          const bool v6693 = v6691 && v6692;
-          const unsigned int v6694 = max(v6684, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6696 = max(v6685, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6697 = v6696 - v6;
-          const unsigned int v6698 = v189 + v6694;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6699 = v6698 * v1;
-          const unsigned int v6700 = v6699 + v6697;
-          const unsigned int v6701 = v6700 * v2;
-          const unsigned int v6702 = v6701 + v6602;
-          const unsigned int v6704 = v6693 ? v6702 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6707 = v6634 + 3072u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6707 ^ (((v6707 >> 6u) & 7u) << 3u)), x + v6704, v6693);
-          const unsigned int v6708 = v199 + v6597;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6709 = v204 + v6601;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6710 = v6708 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6711 = v6603 && v6710;
-          const bool v6712 = v6708 < 1u;
-          const bool v6713 = v6711 && v6712;
-          const bool v6714 = v6709 >= v6;
-          const bool v6715 = v6713 && v6714;
-          const bool v6716 = v6709 < v6605;
-          const bool v6717 = v6715 && v6716;
-          const unsigned int v6718 = max(v6708, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6720 = max(v6709, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6721 = v6720 - v6;
-          const unsigned int v6722 = v207 + v6718;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6723 = v6722 * v1;
-          const unsigned int v6724 = v6723 + v6721;
-          const unsigned int v6725 = v6724 * v2;
-          const unsigned int v6726 = v6725 + v6602;
-          const unsigned int v6728 = v6717 ? v6726 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6731 = v6634 + 4096u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6731 ^ (((v6731 >> 6u) & 7u) << 3u)), x + v6728, v6717);
-          const unsigned int v6732 = v217 + v6597;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6733 = v222 + v6601;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6734 = v6732 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6735 = v6603 && v6734;
-          const bool v6736 = v6732 < 1u;
-          const bool v6737 = v6735 && v6736;
-          const bool v6738 = v6733 >= v6;
-          const bool v6739 = v6737 && v6738;
-          const bool v6740 = v6733 < v6605;
-          const bool v6741 = v6739 && v6740;
-          const unsigned int v6742 = max(v6732, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6744 = max(v6733, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6745 = v6744 - v6;
-          const unsigned int v6746 = v225 + v6742;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6747 = v6746 * v1;
-          const unsigned int v6748 = v6747 + v6745;
-          const unsigned int v6749 = v6748 * v2;
-          const unsigned int v6750 = v6749 + v6602;
-          const unsigned int v6752 = v6741 ? v6750 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6755 = v6634 + 5120u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6755 ^ (((v6755 >> 6u) & 7u) << 3u)), x + v6752, v6741);
-          const unsigned int v6756 = v235 + v6597;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6757 = v240 + v6601;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6758 = v6756 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6759 = v6603 && v6758;
-          const bool v6760 = v6756 < 1u;
-          const bool v6761 = v6759 && v6760;
-          const bool v6762 = v6757 >= v6;
-          const bool v6763 = v6761 && v6762;
-          const bool v6764 = v6757 < v6605;
-          const bool v6765 = v6763 && v6764;
-          const unsigned int v6766 = max(v6756, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6768 = max(v6757, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6769 = v6768 - v6;
-          const unsigned int v6770 = v243 + v6766;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6771 = v6770 * v1;
-          const unsigned int v6772 = v6771 + v6769;
-          const unsigned int v6773 = v6772 * v2;
-          const unsigned int v6774 = v6773 + v6602;
-          const unsigned int v6776 = v6765 ? v6774 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6779 = v6634 + 6144u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6779 ^ (((v6779 >> 6u) & 7u) << 3u)), x + v6776, v6765);
-          const unsigned int v6780 = v253 + v6597;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6781 = v258 + v6601;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6782 = v6780 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6783 = v6603 && v6782;
-          const bool v6784 = v6780 < 1u;
-          const bool v6785 = v6783 && v6784;
-          const bool v6786 = v6781 >= v6;
-          const bool v6787 = v6785 && v6786;
-          const bool v6788 = v6781 < v6605;
-          const bool v6789 = v6787 && v6788;
-          const unsigned int v6790 = max(v6780, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6792 = max(v6781, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6793 = v6792 - v6;
-          const unsigned int v6794 = v261 + v6790;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6795 = v6794 * v1;
-          const unsigned int v6796 = v6795 + v6793;
-          const unsigned int v6797 = v6796 * v2;
-          const unsigned int v6798 = v6797 + v6602;
-          const unsigned int v6800 = v6789 ? v6798 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6803 = v6634 + 7168u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6803 ^ (((v6803 >> 6u) & 7u) << 3u)), x + v6800, v6789);
+          const unsigned int v5728 = v115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v5729 = v5728 << 3u;
+          const unsigned int v5732 = v5496 + v5729;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v5733 = v5732 < v15;
+          const bool v5734 = v124 && v5733;
+          const unsigned int v5736 = v117 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5738 = v5736 + v5496;
+          const unsigned int v5739 = v5738 + v5729;
+          const unsigned int v5740 = v5734 ? v5739 : v10;
+          const unsigned int v5742 = v116 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v5743 = v5500 + v5742;
+          const unsigned int v5744 = v5743 + v5729;
+          iron_copy_async<16>(shm0 + (v5744 ^ (((v5744 >> 6u) & 7u) << 3u)), x + v5740, v5734);
+          const unsigned int v5747 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5749 = v5747 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5752 = v5747 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v5753 = v5752 << 3u;
+          const unsigned int v5754 = v60 + v5749;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v5755 = v5754 < v41;
+          const unsigned int v5756 = v5496 + v5753;
+          const bool v5757 = v5756 < v15;
+          const bool v5758 = v5755 && v5757;
+          const unsigned int v5760 = v5754 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5762 = v5760 + v5496;
+          const unsigned int v5763 = v5762 + v5753;
+          const unsigned int v5764 = v5758 ? v5763 : v10;
+          const unsigned int v5766 = v5749 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v5767 = v5500 + v5766;
+          const unsigned int v5768 = v5767 + v5753;
+          iron_copy_async<16>(shm0 + (v5768 ^ (((v5768 >> 6u) & 7u) << 3u)), x + v5764, v5758);
+          const unsigned int v5771 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5773 = v5771 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5776 = v5771 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v5777 = v5776 << 3u;
+          const unsigned int v5778 = v60 + v5773;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v5779 = v5778 < v41;
+          const unsigned int v5780 = v5496 + v5777;
+          const bool v5781 = v5780 < v15;
+          const bool v5782 = v5779 && v5781;
+          const unsigned int v5784 = v5778 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5786 = v5784 + v5496;
+          const unsigned int v5787 = v5786 + v5777;
+          const unsigned int v5788 = v5782 ? v5787 : v10;
+          const unsigned int v5790 = v5773 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v5791 = v5500 + v5790;
+          const unsigned int v5792 = v5791 + v5777;
+          iron_copy_async<16>(shm0 + (v5792 ^ (((v5792 >> 6u) & 7u) << 3u)), x + v5788, v5782);
+          const unsigned int v5795 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5797 = v5795 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5800 = v5795 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v5801 = v5800 << 3u;
+          const unsigned int v5802 = v60 + v5797;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v5803 = v5802 < v41;
+          const unsigned int v5804 = v5496 + v5801;
+          const bool v5805 = v5804 < v15;
+          const bool v5806 = v5803 && v5805;
+          const unsigned int v5808 = v5802 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5810 = v5808 + v5496;
+          const unsigned int v5811 = v5810 + v5801;
+          const unsigned int v5812 = v5806 ? v5811 : v10;
+          const unsigned int v5814 = v5797 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v5815 = v5500 + v5814;
+          const unsigned int v5816 = v5815 + v5801;
+          iron_copy_async<16>(shm0 + (v5816 ^ (((v5816 >> 6u) & 7u) << 3u)), x + v5812, v5806);
+          const unsigned int v5819 = v115 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5821 = v5819 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5824 = v5819 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v5825 = v5824 << 3u;
+          const unsigned int v5826 = v60 + v5821;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v5827 = v5826 < v41;
+          const unsigned int v5828 = v5496 + v5825;
+          const bool v5829 = v5828 < v15;
+          const bool v5830 = v5827 && v5829;
+          const unsigned int v5832 = v5826 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5834 = v5832 + v5496;
+          const unsigned int v5835 = v5834 + v5825;
+          const unsigned int v5836 = v5830 ? v5835 : v10;
+          const unsigned int v5838 = v5821 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v5839 = v5500 + v5838;
+          const unsigned int v5840 = v5839 + v5825;
+          iron_copy_async<16>(shm0 + (v5840 ^ (((v5840 >> 6u) & 7u) << 3u)), x + v5836, v5830);
+          const unsigned int v5843 = v115 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5845 = v5843 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5848 = v5843 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v5849 = v5848 << 3u;
+          const unsigned int v5850 = v60 + v5845;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v5851 = v5850 < v41;
+          const unsigned int v5852 = v5496 + v5849;
+          const bool v5853 = v5852 < v15;
+          const bool v5854 = v5851 && v5853;
+          const unsigned int v5856 = v5850 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5858 = v5856 + v5496;
+          const unsigned int v5859 = v5858 + v5849;
+          const unsigned int v5860 = v5854 ? v5859 : v10;
+          const unsigned int v5862 = v5845 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v5863 = v5500 + v5862;
+          const unsigned int v5864 = v5863 + v5849;
+          iron_copy_async<16>(shm0 + (v5864 ^ (((v5864 >> 6u) & 7u) << 3u)), x + v5860, v5854);
+          const unsigned int v5867 = v115 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5869 = v5867 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5872 = v5867 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v5873 = v5872 << 3u;
+          const unsigned int v5874 = v60 + v5869;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v5875 = v5874 < v41;
+          const unsigned int v5876 = v5496 + v5873;
+          const bool v5877 = v5876 < v15;
+          const bool v5878 = v5875 && v5877;
+          const unsigned int v5880 = v5874 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5882 = v5880 + v5496;
+          const unsigned int v5883 = v5882 + v5873;
+          const unsigned int v5884 = v5878 ? v5883 : v10;
+          const unsigned int v5886 = v5869 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v5887 = v5500 + v5886;
+          const unsigned int v5888 = v5887 + v5873;
+          iron_copy_async<16>(shm0 + (v5888 ^ (((v5888 >> 6u) & 7u) << 3u)), x + v5884, v5878);
+          const unsigned int v5891 = v115 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5893 = v5891 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5896 = v5891 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v5897 = v5896 << 3u;
+          const unsigned int v5898 = v60 + v5893;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v5899 = v5898 < v41;
+          const unsigned int v5900 = v5496 + v5897;
+          const bool v5901 = v5900 < v15;
+          const bool v5902 = v5899 && v5901;
+          const unsigned int v5904 = v5898 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5906 = v5904 + v5496;
+          const unsigned int v5907 = v5906 + v5897;
+          const unsigned int v5908 = v5902 ? v5907 : v10;
+          const unsigned int v5910 = v5893 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v5911 = v5500 + v5910;
+          const unsigned int v5912 = v5911 + v5897;
+          iron_copy_async<16>(shm0 + (v5912 ^ (((v5912 >> 6u) & 7u) << 3u)), x + v5908, v5902);
         }
-        const unsigned int v6813 = v115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6814 = v6813 << 3u;
-        const unsigned int v6815 = v64 + v116;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6816 = v6815 < v12;
-        const unsigned int v6817 = v6388 + v6814;
-        const bool v6818 = v6817 < v15;
-        const bool v6819 = v6816 && v6818;
-        const unsigned int v6821 = v6815 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6822 = v66 + v6821;
-        const unsigned int v6823 = v6822 + v6388;
-        const unsigned int v6824 = v6823 + v6814;
-        const unsigned int v6825 = v6819 ? v6824 : v66;
-        const unsigned int v6827 = v116 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6828 = v6392 + v6827;
-        const unsigned int v6829 = v6828 + v6814;
-        iron_copy_async<16>(shm1 + (v6829 ^ (((v6829 >> 6u) & 7u) << 3u)), weight + v6825, v6819);
-        const unsigned int v6832 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6834 = v6832 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6837 = v6832 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6838 = v6837 << 3u;
-        const unsigned int v6839 = v64 + v6834;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6840 = v6839 < v12;
-        const unsigned int v6841 = v6388 + v6838;
-        const bool v6842 = v6841 < v15;
-        const bool v6843 = v6840 && v6842;
-        const unsigned int v6845 = v6839 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6846 = v66 + v6845;
-        const unsigned int v6847 = v6846 + v6388;
-        const unsigned int v6848 = v6847 + v6838;
-        const unsigned int v6849 = v6843 ? v6848 : v66;
-        const unsigned int v6851 = v6834 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6852 = v6392 + v6851;
-        const unsigned int v6853 = v6852 + v6838;
-        iron_copy_async<16>(shm1 + (v6853 ^ (((v6853 >> 6u) & 7u) << 3u)), weight + v6849, v6843);
-        const unsigned int v6856 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6858 = v6856 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6861 = v6856 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6862 = v6861 << 3u;
-        const unsigned int v6863 = v64 + v6858;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6864 = v6863 < v12;
-        const unsigned int v6865 = v6388 + v6862;
-        const bool v6866 = v6865 < v15;
-        const bool v6867 = v6864 && v6866;
-        const unsigned int v6869 = v6863 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6870 = v66 + v6869;
-        const unsigned int v6871 = v6870 + v6388;
-        const unsigned int v6872 = v6871 + v6862;
-        const unsigned int v6873 = v6867 ? v6872 : v66;
-        const unsigned int v6875 = v6858 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6876 = v6392 + v6875;
-        const unsigned int v6877 = v6876 + v6862;
-        iron_copy_async<16>(shm1 + (v6877 ^ (((v6877 >> 6u) & 7u) << 3u)), weight + v6873, v6867);
-        const unsigned int v6880 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6882 = v6880 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6885 = v6880 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6886 = v6885 << 3u;
-        const unsigned int v6887 = v64 + v6882;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6888 = v6887 < v12;
-        const unsigned int v6889 = v6388 + v6886;
-        const bool v6890 = v6889 < v15;
-        const bool v6891 = v6888 && v6890;
-        const unsigned int v6893 = v6887 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6894 = v66 + v6893;
-        const unsigned int v6895 = v6894 + v6388;
-        const unsigned int v6896 = v6895 + v6886;
-        const unsigned int v6897 = v6891 ? v6896 : v66;
-        const unsigned int v6899 = v6882 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6900 = v6392 + v6899;
-        const unsigned int v6901 = v6900 + v6886;
-        iron_copy_async<16>(shm1 + (v6901 ^ (((v6901 >> 6u) & 7u) << 3u)), weight + v6897, v6891);
-        const unsigned int v6904 = v115 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6906 = v6904 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6909 = v6904 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6910 = v6909 << 3u;
-        const unsigned int v6911 = v64 + v6906;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6912 = v6911 < v12;
-        const unsigned int v6913 = v6388 + v6910;
-        const bool v6914 = v6913 < v15;
-        const bool v6915 = v6912 && v6914;
-        const unsigned int v6917 = v6911 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6918 = v66 + v6917;
-        const unsigned int v6919 = v6918 + v6388;
-        const unsigned int v6920 = v6919 + v6910;
-        const unsigned int v6921 = v6915 ? v6920 : v66;
-        const unsigned int v6923 = v6906 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6924 = v6392 + v6923;
-        const unsigned int v6925 = v6924 + v6910;
-        iron_copy_async<16>(shm1 + (v6925 ^ (((v6925 >> 6u) & 7u) << 3u)), weight + v6921, v6915);
-        const unsigned int v6928 = v115 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6930 = v6928 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6933 = v6928 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6934 = v6933 << 3u;
-        const unsigned int v6935 = v64 + v6930;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6936 = v6935 < v12;
-        const unsigned int v6937 = v6388 + v6934;
-        const bool v6938 = v6937 < v15;
-        const bool v6939 = v6936 && v6938;
-        const unsigned int v6941 = v6935 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6942 = v66 + v6941;
-        const unsigned int v6943 = v6942 + v6388;
-        const unsigned int v6944 = v6943 + v6934;
-        const unsigned int v6945 = v6939 ? v6944 : v66;
-        const unsigned int v6947 = v6930 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6948 = v6392 + v6947;
-        const unsigned int v6949 = v6948 + v6934;
-        iron_copy_async<16>(shm1 + (v6949 ^ (((v6949 >> 6u) & 7u) << 3u)), weight + v6945, v6939);
-        const unsigned int v6952 = v115 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6954 = v6952 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6957 = v6952 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6958 = v6957 << 3u;
-        const unsigned int v6959 = v64 + v6954;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6960 = v6959 < v12;
-        const unsigned int v6961 = v6388 + v6958;
-        const bool v6962 = v6961 < v15;
-        const bool v6963 = v6960 && v6962;
-        const unsigned int v6965 = v6959 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6966 = v66 + v6965;
-        const unsigned int v6967 = v6966 + v6388;
-        const unsigned int v6968 = v6967 + v6958;
-        const unsigned int v6969 = v6963 ? v6968 : v66;
-        const unsigned int v6971 = v6954 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6972 = v6392 + v6971;
-        const unsigned int v6973 = v6972 + v6958;
-        iron_copy_async<16>(shm1 + (v6973 ^ (((v6973 >> 6u) & 7u) << 3u)), weight + v6969, v6963);
-        const unsigned int v6976 = v115 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6978 = v6976 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6981 = v6976 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6982 = v6981 << 3u;
-        const unsigned int v6983 = v64 + v6978;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6984 = v6983 < v12;
-        const unsigned int v6985 = v6388 + v6982;
-        const bool v6986 = v6985 < v15;
-        const bool v6987 = v6984 && v6986;
-        const unsigned int v6989 = v6983 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6990 = v66 + v6989;
-        const unsigned int v6991 = v6990 + v6388;
-        const unsigned int v6992 = v6991 + v6982;
-        const unsigned int v6993 = v6987 ? v6992 : v66;
-        const unsigned int v6995 = v6978 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6996 = v6392 + v6995;
-        const unsigned int v6997 = v6996 + v6982;
-        iron_copy_async<16>(shm1 + (v6997 ^ (((v6997 >> 6u) & 7u) << 3u)), weight + v6993, v6987);
+        const unsigned int v5922 = v115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v5923 = v5922 << 3u;
+        const unsigned int v5924 = v64 + v116;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v5925 = v5924 < v12;
+        const unsigned int v5926 = v5496 + v5923;
+        const bool v5927 = v5926 < v15;
+        const bool v5928 = v5925 && v5927;
+        const unsigned int v5930 = v5924 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v5931 = v66 + v5930;
+        const unsigned int v5932 = v5931 + v5496;
+        const unsigned int v5933 = v5932 + v5923;
+        const unsigned int v5934 = v5928 ? v5933 : v66;
+        const unsigned int v5936 = v116 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v5937 = v5500 + v5936;
+        const unsigned int v5938 = v5937 + v5923;
+        iron_copy_async<16>(shm1 + (v5938 ^ (((v5938 >> 6u) & 7u) << 3u)), weight + v5934, v5928);
+        const unsigned int v5941 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v5943 = v5941 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v5946 = v5941 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v5947 = v5946 << 3u;
+        const unsigned int v5948 = v64 + v5943;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v5949 = v5948 < v12;
+        const unsigned int v5950 = v5496 + v5947;
+        const bool v5951 = v5950 < v15;
+        const bool v5952 = v5949 && v5951;
+        const unsigned int v5954 = v5948 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v5955 = v66 + v5954;
+        const unsigned int v5956 = v5955 + v5496;
+        const unsigned int v5957 = v5956 + v5947;
+        const unsigned int v5958 = v5952 ? v5957 : v66;
+        const unsigned int v5960 = v5943 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v5961 = v5500 + v5960;
+        const unsigned int v5962 = v5961 + v5947;
+        iron_copy_async<16>(shm1 + (v5962 ^ (((v5962 >> 6u) & 7u) << 3u)), weight + v5958, v5952);
+        const unsigned int v5965 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v5967 = v5965 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v5970 = v5965 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v5971 = v5970 << 3u;
+        const unsigned int v5972 = v64 + v5967;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v5973 = v5972 < v12;
+        const unsigned int v5974 = v5496 + v5971;
+        const bool v5975 = v5974 < v15;
+        const bool v5976 = v5973 && v5975;
+        const unsigned int v5978 = v5972 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v5979 = v66 + v5978;
+        const unsigned int v5980 = v5979 + v5496;
+        const unsigned int v5981 = v5980 + v5971;
+        const unsigned int v5982 = v5976 ? v5981 : v66;
+        const unsigned int v5984 = v5967 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v5985 = v5500 + v5984;
+        const unsigned int v5986 = v5985 + v5971;
+        iron_copy_async<16>(shm1 + (v5986 ^ (((v5986 >> 6u) & 7u) << 3u)), weight + v5982, v5976);
+        const unsigned int v5989 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v5991 = v5989 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v5994 = v5989 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v5995 = v5994 << 3u;
+        const unsigned int v5996 = v64 + v5991;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v5997 = v5996 < v12;
+        const unsigned int v5998 = v5496 + v5995;
+        const bool v5999 = v5998 < v15;
+        const bool v6000 = v5997 && v5999;
+        const unsigned int v6002 = v5996 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6003 = v66 + v6002;
+        const unsigned int v6004 = v6003 + v5496;
+        const unsigned int v6005 = v6004 + v5995;
+        const unsigned int v6006 = v6000 ? v6005 : v66;
+        const unsigned int v6008 = v5991 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6009 = v5500 + v6008;
+        const unsigned int v6010 = v6009 + v5995;
+        iron_copy_async<16>(shm1 + (v6010 ^ (((v6010 >> 6u) & 7u) << 3u)), weight + v6006, v6000);
+        const unsigned int v6013 = v115 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6015 = v6013 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6018 = v6013 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6019 = v6018 << 3u;
+        const unsigned int v6020 = v64 + v6015;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6021 = v6020 < v12;
+        const unsigned int v6022 = v5496 + v6019;
+        const bool v6023 = v6022 < v15;
+        const bool v6024 = v6021 && v6023;
+        const unsigned int v6026 = v6020 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6027 = v66 + v6026;
+        const unsigned int v6028 = v6027 + v5496;
+        const unsigned int v6029 = v6028 + v6019;
+        const unsigned int v6030 = v6024 ? v6029 : v66;
+        const unsigned int v6032 = v6015 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6033 = v5500 + v6032;
+        const unsigned int v6034 = v6033 + v6019;
+        iron_copy_async<16>(shm1 + (v6034 ^ (((v6034 >> 6u) & 7u) << 3u)), weight + v6030, v6024);
+        const unsigned int v6037 = v115 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6039 = v6037 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6042 = v6037 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6043 = v6042 << 3u;
+        const unsigned int v6044 = v64 + v6039;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6045 = v6044 < v12;
+        const unsigned int v6046 = v5496 + v6043;
+        const bool v6047 = v6046 < v15;
+        const bool v6048 = v6045 && v6047;
+        const unsigned int v6050 = v6044 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6051 = v66 + v6050;
+        const unsigned int v6052 = v6051 + v5496;
+        const unsigned int v6053 = v6052 + v6043;
+        const unsigned int v6054 = v6048 ? v6053 : v66;
+        const unsigned int v6056 = v6039 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6057 = v5500 + v6056;
+        const unsigned int v6058 = v6057 + v6043;
+        iron_copy_async<16>(shm1 + (v6058 ^ (((v6058 >> 6u) & 7u) << 3u)), weight + v6054, v6048);
+        const unsigned int v6061 = v115 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6063 = v6061 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6066 = v6061 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6067 = v6066 << 3u;
+        const unsigned int v6068 = v64 + v6063;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6069 = v6068 < v12;
+        const unsigned int v6070 = v5496 + v6067;
+        const bool v6071 = v6070 < v15;
+        const bool v6072 = v6069 && v6071;
+        const unsigned int v6074 = v6068 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6075 = v66 + v6074;
+        const unsigned int v6076 = v6075 + v5496;
+        const unsigned int v6077 = v6076 + v6067;
+        const unsigned int v6078 = v6072 ? v6077 : v66;
+        const unsigned int v6080 = v6063 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6081 = v5500 + v6080;
+        const unsigned int v6082 = v6081 + v6067;
+        iron_copy_async<16>(shm1 + (v6082 ^ (((v6082 >> 6u) & 7u) << 3u)), weight + v6078, v6072);
+        const unsigned int v6085 = v115 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6087 = v6085 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6090 = v6085 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6091 = v6090 << 3u;
+        const unsigned int v6092 = v64 + v6087;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6093 = v6092 < v12;
+        const unsigned int v6094 = v5496 + v6091;
+        const bool v6095 = v6094 < v15;
+        const bool v6096 = v6093 && v6095;
+        const unsigned int v6098 = v6092 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6099 = v66 + v6098;
+        const unsigned int v6100 = v6099 + v5496;
+        const unsigned int v6101 = v6100 + v6091;
+        const unsigned int v6102 = v6096 ? v6101 : v66;
+        const unsigned int v6104 = v6087 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6105 = v5500 + v6104;
+        const unsigned int v6106 = v6105 + v6091;
+        iron_copy_async<16>(shm1 + (v6106 ^ (((v6106 >> 6u) & 7u) << 3u)), weight + v6102, v6096);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v7010 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v7016 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v6119 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v6125 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v6998 = v10; v6998 < v15; v6998 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v7000 = v6998 >> 6u;
-      const unsigned int v7002 = v7000 % 3u;
+    for (unsigned int v6107 = v10; v6107 < v15; v6107 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
+      const unsigned int v6109 = v6107 >> 6u;
+      const unsigned int v6111 = v6109 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v7004 = v7002 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
-      const unsigned int v7011 = v7004 + v7010;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v274, shm0, v7011, 64u);
-      const unsigned int v7017 = v7004 + v7016;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v276, shm1, v7017, 64u);
+      const unsigned int v6113 = v6111 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v6120 = v6113 + v6119;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v274, shm0, v6120, 64u);
+      const unsigned int v6126 = v6113 + v6125;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<true, 6, 3>(v276, shm1, v6126, 64u);
       iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v7024 = v7011 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v274, shm0, v7024, 64u);
-      const unsigned int v7030 = v7017 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v276, shm1, v7030, 64u);
+      const unsigned int v6133 = v6120 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v274, shm0, v6133, 64u);
+      const unsigned int v6139 = v6126 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<true, 6, 3>(v276, shm1, v6139, 64u);
       iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v7036 = v7011 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v274, shm0, v7036, 64u);
-      const unsigned int v7042 = v7017 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v276, shm1, v7042, 64u);
+      const unsigned int v6145 = v6120 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v274, shm0, v6145, 64u);
+      const unsigned int v6151 = v6126 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<true, 6, 3>(v276, shm1, v6151, 64u);
       iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v7048 = v7011 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v274, shm0, v7048, 64u);
-      const unsigned int v7054 = v7017 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v276, shm1, v7054, 64u);
+      const unsigned int v6157 = v6120 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v274, shm0, v6157, 64u);
+      const unsigned int v6163 = v6126 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<true, 6, 3>(v276, shm1, v6163, 64u);
       iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v7057 = v6998 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v7059 = v7000 + 2u;
-      const unsigned int v7060 = v7059 % 3u;
-      const bool v7061 = v7057 < v15;
-      if (v7061) {
-        const unsigned int v7063 = v7060 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-        if (v88) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v7072 = v115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7073 = v7072 << 3u;
-          const unsigned int v7076 = v7057 + v7073;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7077 = v7076 < v15;
-          const bool v7078 = v124 && v7077;
-          const unsigned int v7080 = v117 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7082 = v7080 + v7057;
-          const unsigned int v7083 = v7082 + v7073;
-          const unsigned int v7084 = v7078 ? v7083 : v10;
-          const unsigned int v7086 = v116 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7087 = v7063 + v7086;
-          const unsigned int v7088 = v7087 + v7073;
-          iron_copy_async<16>(shm0 + (v7088 ^ (((v7088 >> 6u) & 7u) << 3u)), x + v7084, v7078);
-          const unsigned int v7091 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7093 = v7091 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7096 = v7091 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7097 = v7096 << 3u;
-          const unsigned int v7098 = v60 + v7093;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7099 = v7098 < v41;
-          const unsigned int v7100 = v7057 + v7097;
-          const bool v7101 = v7100 < v15;
-          const bool v7102 = v7099 && v7101;
-          const unsigned int v7104 = v7098 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7106 = v7104 + v7057;
-          const unsigned int v7107 = v7106 + v7097;
-          const unsigned int v7108 = v7102 ? v7107 : v10;
-          const unsigned int v7110 = v7093 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7111 = v7063 + v7110;
-          const unsigned int v7112 = v7111 + v7097;
-          iron_copy_async<16>(shm0 + (v7112 ^ (((v7112 >> 6u) & 7u) << 3u)), x + v7108, v7102);
-          const unsigned int v7115 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7117 = v7115 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7120 = v7115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7121 = v7120 << 3u;
-          const unsigned int v7122 = v60 + v7117;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7123 = v7122 < v41;
-          const unsigned int v7124 = v7057 + v7121;
-          const bool v7125 = v7124 < v15;
-          const bool v7126 = v7123 && v7125;
-          const unsigned int v7128 = v7122 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7130 = v7128 + v7057;
-          const unsigned int v7131 = v7130 + v7121;
-          const unsigned int v7132 = v7126 ? v7131 : v10;
-          const unsigned int v7134 = v7117 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7135 = v7063 + v7134;
-          const unsigned int v7136 = v7135 + v7121;
-          iron_copy_async<16>(shm0 + (v7136 ^ (((v7136 >> 6u) & 7u) << 3u)), x + v7132, v7126);
-          const unsigned int v7139 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7141 = v7139 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7144 = v7139 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7145 = v7144 << 3u;
-          const unsigned int v7146 = v60 + v7141;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7147 = v7146 < v41;
-          const unsigned int v7148 = v7057 + v7145;
-          const bool v7149 = v7148 < v15;
-          const bool v7150 = v7147 && v7149;
-          const unsigned int v7152 = v7146 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7154 = v7152 + v7057;
-          const unsigned int v7155 = v7154 + v7145;
-          const unsigned int v7156 = v7150 ? v7155 : v10;
-          const unsigned int v7158 = v7141 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7159 = v7063 + v7158;
-          const unsigned int v7160 = v7159 + v7145;
-          iron_copy_async<16>(shm0 + (v7160 ^ (((v7160 >> 6u) & 7u) << 3u)), x + v7156, v7150);
-          const unsigned int v7163 = v115 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7165 = v7163 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7168 = v7163 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7169 = v7168 << 3u;
-          const unsigned int v7170 = v60 + v7165;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7171 = v7170 < v41;
-          const unsigned int v7172 = v7057 + v7169;
-          const bool v7173 = v7172 < v15;
-          const bool v7174 = v7171 && v7173;
-          const unsigned int v7176 = v7170 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7178 = v7176 + v7057;
-          const unsigned int v7179 = v7178 + v7169;
-          const unsigned int v7180 = v7174 ? v7179 : v10;
-          const unsigned int v7182 = v7165 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7183 = v7063 + v7182;
-          const unsigned int v7184 = v7183 + v7169;
-          iron_copy_async<16>(shm0 + (v7184 ^ (((v7184 >> 6u) & 7u) << 3u)), x + v7180, v7174);
-          const unsigned int v7187 = v115 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7189 = v7187 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7192 = v7187 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7193 = v7192 << 3u;
-          const unsigned int v7194 = v60 + v7189;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7195 = v7194 < v41;
-          const unsigned int v7196 = v7057 + v7193;
-          const bool v7197 = v7196 < v15;
-          const bool v7198 = v7195 && v7197;
-          const unsigned int v7200 = v7194 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7202 = v7200 + v7057;
-          const unsigned int v7203 = v7202 + v7193;
-          const unsigned int v7204 = v7198 ? v7203 : v10;
-          const unsigned int v7206 = v7189 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7207 = v7063 + v7206;
-          const unsigned int v7208 = v7207 + v7193;
-          iron_copy_async<16>(shm0 + (v7208 ^ (((v7208 >> 6u) & 7u) << 3u)), x + v7204, v7198);
-          const unsigned int v7211 = v115 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7213 = v7211 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7216 = v7211 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7217 = v7216 << 3u;
-          const unsigned int v7218 = v60 + v7213;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7219 = v7218 < v41;
-          const unsigned int v7220 = v7057 + v7217;
-          const bool v7221 = v7220 < v15;
-          const bool v7222 = v7219 && v7221;
-          const unsigned int v7224 = v7218 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7226 = v7224 + v7057;
-          const unsigned int v7227 = v7226 + v7217;
-          const unsigned int v7228 = v7222 ? v7227 : v10;
-          const unsigned int v7230 = v7213 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7231 = v7063 + v7230;
-          const unsigned int v7232 = v7231 + v7217;
-          iron_copy_async<16>(shm0 + (v7232 ^ (((v7232 >> 6u) & 7u) << 3u)), x + v7228, v7222);
-          const unsigned int v7235 = v115 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7237 = v7235 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7240 = v7235 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7241 = v7240 << 3u;
-          const unsigned int v7242 = v60 + v7237;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7243 = v7242 < v41;
-          const unsigned int v7244 = v7057 + v7241;
-          const bool v7245 = v7244 < v15;
-          const bool v7246 = v7243 && v7245;
-          const unsigned int v7248 = v7242 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7250 = v7248 + v7057;
-          const unsigned int v7251 = v7250 + v7241;
-          const unsigned int v7252 = v7246 ? v7251 : v10;
-          const unsigned int v7254 = v7237 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7255 = v7063 + v7254;
-          const unsigned int v7256 = v7255 + v7241;
-          iron_copy_async<16>(shm0 + (v7256 ^ (((v7256 >> 6u) & 7u) << 3u)), x + v7252, v7246);
+      const unsigned int v6166 = v6107 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
+      const unsigned int v6168 = v6109 + 2u;
+      const unsigned int v6169 = v6168 % 3u;
+      const bool v6170 = v6166 < v15;
+      if (v6170) {
+        const unsigned int v6172 = v6169 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+        const bool v6173 = !v88;  // kernels/convolution/im2col_a.hpp:90
+        if (v6173) {
+          const unsigned int v6177 = v115 & 7u;  // kernels/convolution/im2col_a.hpp:109
+          const unsigned int v6178 = v6177 << 3u;
+          const unsigned int v6179 = v6166 + v6178;  // kernels/convolution/im2col_a.hpp:110
+          const unsigned int v6181 = v6179 / v13;  // kernels/convolution/im2col_a.hpp:112
+          const unsigned int v6183 = v6181 * v13;  // kernels/convolution/im2col_a.hpp:113
+          const unsigned int v6184 = v6179 - v6183;
+          const unsigned int v6185 = v6181 / v4;  // kernels/convolution/im2col_a.hpp:114
+          const unsigned int v6187 = v6185 * v4;  // kernels/convolution/im2col_a.hpp:116
+          const unsigned int v6188 = v6181 - v6187;
+          const unsigned int v6189 = v6188 * v7;
+          const unsigned int v6190 = v68 + v6184;  // kernels/convolution/im2col_a.hpp:117
+          const bool v6191 = v6179 < v15;  // kernels/convolution/im2col_a.hpp:118
+          const unsigned int v6193 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
+          const unsigned int v6198 = v116 << 6u;  // kernels/convolution/im2col_a.hpp:121
+          const unsigned int v6199 = v6198 + v6178;
+          const unsigned int v6200 = v127 + v6185;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6201 = v132 + v6189;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6202 = v6200 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6203 = v6191 && v6202;
+          const bool v6204 = v6200 < 1u;
+          const bool v6205 = v6203 && v6204;
+          const bool v6206 = v6201 >= v6;
+          const bool v6207 = v6205 && v6206;
+          const bool v6208 = v6201 < v6193;
+          const bool v6209 = v6207 && v6208;
+          const unsigned int v6210 = max(v6200, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6212 = max(v6201, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6213 = v6212 - v6;
+          const unsigned int v6214 = v135 + v6210;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6215 = v6214 * v1;
+          const unsigned int v6216 = v6215 + v6213;
+          const unsigned int v6217 = v6216 * v2;
+          const unsigned int v6218 = v6217 + v6190;
+          const unsigned int v6220 = v6209 ? v6218 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6222 = v6172 + v6199;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v6222 ^ (((v6222 >> 6u) & 7u) << 3u)), x + v6220, v6209);
+          const unsigned int v6224 = v145 + v6185;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6225 = v150 + v6189;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6226 = v6224 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6227 = v6191 && v6226;
+          const bool v6228 = v6224 < 1u;
+          const bool v6229 = v6227 && v6228;
+          const bool v6230 = v6225 >= v6;
+          const bool v6231 = v6229 && v6230;
+          const bool v6232 = v6225 < v6193;
+          const bool v6233 = v6231 && v6232;
+          const unsigned int v6234 = max(v6224, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6236 = max(v6225, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6237 = v6236 - v6;
+          const unsigned int v6238 = v153 + v6234;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6239 = v6238 * v1;
+          const unsigned int v6240 = v6239 + v6237;
+          const unsigned int v6241 = v6240 * v2;
+          const unsigned int v6242 = v6241 + v6190;
+          const unsigned int v6244 = v6233 ? v6242 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6247 = v6222 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v6247 ^ (((v6247 >> 6u) & 7u) << 3u)), x + v6244, v6233);
+          const unsigned int v6248 = v163 + v6185;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6249 = v168 + v6189;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6250 = v6248 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6251 = v6191 && v6250;
+          const bool v6252 = v6248 < 1u;
+          const bool v6253 = v6251 && v6252;
+          const bool v6254 = v6249 >= v6;
+          const bool v6255 = v6253 && v6254;
+          const bool v6256 = v6249 < v6193;
+          const bool v6257 = v6255 && v6256;
+          const unsigned int v6258 = max(v6248, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6260 = max(v6249, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6261 = v6260 - v6;
+          const unsigned int v6262 = v171 + v6258;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6263 = v6262 * v1;
+          const unsigned int v6264 = v6263 + v6261;
+          const unsigned int v6265 = v6264 * v2;
+          const unsigned int v6266 = v6265 + v6190;
+          const unsigned int v6268 = v6257 ? v6266 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6271 = v6222 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v6271 ^ (((v6271 >> 6u) & 7u) << 3u)), x + v6268, v6257);
+          const unsigned int v6272 = v181 + v6185;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6273 = v186 + v6189;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6274 = v6272 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6275 = v6191 && v6274;
+          const bool v6276 = v6272 < 1u;
+          const bool v6277 = v6275 && v6276;
+          const bool v6278 = v6273 >= v6;
+          const bool v6279 = v6277 && v6278;
+          const bool v6280 = v6273 < v6193;
+          const bool v6281 = v6279 && v6280;
+          const unsigned int v6282 = max(v6272, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6284 = max(v6273, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6285 = v6284 - v6;
+          const unsigned int v6286 = v189 + v6282;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6287 = v6286 * v1;
+          const unsigned int v6288 = v6287 + v6285;
+          const unsigned int v6289 = v6288 * v2;
+          const unsigned int v6290 = v6289 + v6190;
+          const unsigned int v6292 = v6281 ? v6290 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6295 = v6222 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v6295 ^ (((v6295 >> 6u) & 7u) << 3u)), x + v6292, v6281);
+          const unsigned int v6296 = v199 + v6185;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6297 = v204 + v6189;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6298 = v6296 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6299 = v6191 && v6298;
+          const bool v6300 = v6296 < 1u;
+          const bool v6301 = v6299 && v6300;
+          const bool v6302 = v6297 >= v6;
+          const bool v6303 = v6301 && v6302;
+          const bool v6304 = v6297 < v6193;
+          const bool v6305 = v6303 && v6304;
+          const unsigned int v6306 = max(v6296, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6308 = max(v6297, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6309 = v6308 - v6;
+          const unsigned int v6310 = v207 + v6306;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6311 = v6310 * v1;
+          const unsigned int v6312 = v6311 + v6309;
+          const unsigned int v6313 = v6312 * v2;
+          const unsigned int v6314 = v6313 + v6190;
+          const unsigned int v6316 = v6305 ? v6314 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6319 = v6222 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v6319 ^ (((v6319 >> 6u) & 7u) << 3u)), x + v6316, v6305);
+          const unsigned int v6320 = v217 + v6185;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6321 = v222 + v6189;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6322 = v6320 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6323 = v6191 && v6322;
+          const bool v6324 = v6320 < 1u;
+          const bool v6325 = v6323 && v6324;
+          const bool v6326 = v6321 >= v6;
+          const bool v6327 = v6325 && v6326;
+          const bool v6328 = v6321 < v6193;
+          const bool v6329 = v6327 && v6328;
+          const unsigned int v6330 = max(v6320, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6332 = max(v6321, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6333 = v6332 - v6;
+          const unsigned int v6334 = v225 + v6330;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6335 = v6334 * v1;
+          const unsigned int v6336 = v6335 + v6333;
+          const unsigned int v6337 = v6336 * v2;
+          const unsigned int v6338 = v6337 + v6190;
+          const unsigned int v6340 = v6329 ? v6338 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6343 = v6222 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v6343 ^ (((v6343 >> 6u) & 7u) << 3u)), x + v6340, v6329);
+          const unsigned int v6344 = v235 + v6185;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6345 = v240 + v6189;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6346 = v6344 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6347 = v6191 && v6346;
+          const bool v6348 = v6344 < 1u;
+          const bool v6349 = v6347 && v6348;
+          const bool v6350 = v6345 >= v6;
+          const bool v6351 = v6349 && v6350;
+          const bool v6352 = v6345 < v6193;
+          const bool v6353 = v6351 && v6352;
+          const unsigned int v6354 = max(v6344, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6356 = max(v6345, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6357 = v6356 - v6;
+          const unsigned int v6358 = v243 + v6354;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6359 = v6358 * v1;
+          const unsigned int v6360 = v6359 + v6357;
+          const unsigned int v6361 = v6360 * v2;
+          const unsigned int v6362 = v6361 + v6190;
+          const unsigned int v6364 = v6353 ? v6362 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6367 = v6222 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v6367 ^ (((v6367 >> 6u) & 7u) << 3u)), x + v6364, v6353);
+          const unsigned int v6368 = v253 + v6185;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6369 = v258 + v6189;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6370 = v6368 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6371 = v6191 && v6370;
+          const bool v6372 = v6368 < 1u;
+          const bool v6373 = v6371 && v6372;
+          const bool v6374 = v6369 >= v6;
+          const bool v6375 = v6373 && v6374;
+          const bool v6376 = v6369 < v6193;
+          const bool v6377 = v6375 && v6376;
+          const unsigned int v6378 = max(v6368, v10);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6380 = max(v6369, v6);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6381 = v6380 - v6;
+          const unsigned int v6382 = v261 + v6378;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6383 = v6382 * v1;
+          const unsigned int v6384 = v6383 + v6381;
+          const unsigned int v6385 = v6384 * v2;
+          const unsigned int v6386 = v6385 + v6190;
+          const unsigned int v6388 = v6377 ? v6386 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6391 = v6222 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v6391 ^ (((v6391 >> 6u) & 7u) << 3u)), x + v6388, v6377);
         } else {
-          const unsigned int v7260 = v115 & 7u;  // kernels/convolution/im2col_a.hpp:108
-          const unsigned int v7261 = v7260 << 3u;
-          const unsigned int v7262 = v7057 + v7261;  // kernels/convolution/im2col_a.hpp:109
-          const unsigned int v7264 = v7262 / v13;  // kernels/convolution/im2col_a.hpp:111
-          const unsigned int v7266 = v7264 * v13;  // kernels/convolution/im2col_a.hpp:112
-          const unsigned int v7267 = v7262 - v7266;
-          const unsigned int v7268 = v7264 / v4;  // kernels/convolution/im2col_a.hpp:113
-          const unsigned int v7270 = v7268 * v4;  // kernels/convolution/im2col_a.hpp:115
-          const unsigned int v7271 = v7264 - v7270;
-          const unsigned int v7272 = v7271 * v7;
-          const unsigned int v7273 = v68 + v7267;  // kernels/convolution/im2col_a.hpp:116
-          const bool v7274 = v7262 < v15;  // kernels/convolution/im2col_a.hpp:117
-          const unsigned int v7276 = v1 + v6;  // kernels/convolution/im2col_a.hpp:119
-          const unsigned int v7281 = v116 << 6u;  // kernels/convolution/im2col_a.hpp:120
-          const unsigned int v7282 = v7281 + v7261;
-          const unsigned int v7283 = v127 + v7268;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7284 = v132 + v7272;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7285 = v7283 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7286 = v7274 && v7285;
-          const bool v7287 = v7283 < 1u;
-          const bool v7288 = v7286 && v7287;
-          const bool v7289 = v7284 >= v6;
-          const bool v7290 = v7288 && v7289;
-          const bool v7291 = v7284 < v7276;
-          const bool v7292 = v7290 && v7291;
-          const unsigned int v7293 = max(v7283, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7295 = max(v7284, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7296 = v7295 - v6;
-          const unsigned int v7297 = v135 + v7293;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7298 = v7297 * v1;
-          const unsigned int v7299 = v7298 + v7296;
-          const unsigned int v7300 = v7299 * v2;
-          const unsigned int v7301 = v7300 + v7273;
-          const unsigned int v7303 = v7292 ? v7301 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7305 = v7063 + v7282;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7305 ^ (((v7305 >> 6u) & 7u) << 3u)), x + v7303, v7292);
-          const unsigned int v7307 = v145 + v7268;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7308 = v150 + v7272;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7309 = v7307 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7310 = v7274 && v7309;
-          const bool v7311 = v7307 < 1u;
-          const bool v7312 = v7310 && v7311;
-          const bool v7313 = v7308 >= v6;
-          const bool v7314 = v7312 && v7313;
-          const bool v7315 = v7308 < v7276;
-          const bool v7316 = v7314 && v7315;
-          const unsigned int v7317 = max(v7307, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7319 = max(v7308, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7320 = v7319 - v6;
-          const unsigned int v7321 = v153 + v7317;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7322 = v7321 * v1;
-          const unsigned int v7323 = v7322 + v7320;
-          const unsigned int v7324 = v7323 * v2;
-          const unsigned int v7325 = v7324 + v7273;
-          const unsigned int v7327 = v7316 ? v7325 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7330 = v7305 + 1024u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7330 ^ (((v7330 >> 6u) & 7u) << 3u)), x + v7327, v7316);
-          const unsigned int v7331 = v163 + v7268;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7332 = v168 + v7272;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7333 = v7331 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7334 = v7274 && v7333;
-          const bool v7335 = v7331 < 1u;
-          const bool v7336 = v7334 && v7335;
-          const bool v7337 = v7332 >= v6;
-          const bool v7338 = v7336 && v7337;
-          const bool v7339 = v7332 < v7276;
-          const bool v7340 = v7338 && v7339;
-          const unsigned int v7341 = max(v7331, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7343 = max(v7332, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7344 = v7343 - v6;
-          const unsigned int v7345 = v171 + v7341;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7346 = v7345 * v1;
-          const unsigned int v7347 = v7346 + v7344;
-          const unsigned int v7348 = v7347 * v2;
-          const unsigned int v7349 = v7348 + v7273;
-          const unsigned int v7351 = v7340 ? v7349 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7354 = v7305 + 2048u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7354 ^ (((v7354 >> 6u) & 7u) << 3u)), x + v7351, v7340);
-          const unsigned int v7355 = v181 + v7268;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7356 = v186 + v7272;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7357 = v7355 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7358 = v7274 && v7357;
-          const bool v7359 = v7355 < 1u;
-          const bool v7360 = v7358 && v7359;
-          const bool v7361 = v7356 >= v6;
-          const bool v7362 = v7360 && v7361;
-          const bool v7363 = v7356 < v7276;
-          const bool v7364 = v7362 && v7363;
-          const unsigned int v7365 = max(v7355, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7367 = max(v7356, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7368 = v7367 - v6;
-          const unsigned int v7369 = v189 + v7365;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7370 = v7369 * v1;
-          const unsigned int v7371 = v7370 + v7368;
-          const unsigned int v7372 = v7371 * v2;
-          const unsigned int v7373 = v7372 + v7273;
-          const unsigned int v7375 = v7364 ? v7373 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7378 = v7305 + 3072u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7378 ^ (((v7378 >> 6u) & 7u) << 3u)), x + v7375, v7364);
-          const unsigned int v7379 = v199 + v7268;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7380 = v204 + v7272;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7381 = v7379 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7382 = v7274 && v7381;
-          const bool v7383 = v7379 < 1u;
-          const bool v7384 = v7382 && v7383;
-          const bool v7385 = v7380 >= v6;
-          const bool v7386 = v7384 && v7385;
-          const bool v7387 = v7380 < v7276;
-          const bool v7388 = v7386 && v7387;
-          const unsigned int v7389 = max(v7379, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7391 = max(v7380, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7392 = v7391 - v6;
-          const unsigned int v7393 = v207 + v7389;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7394 = v7393 * v1;
-          const unsigned int v7395 = v7394 + v7392;
-          const unsigned int v7396 = v7395 * v2;
-          const unsigned int v7397 = v7396 + v7273;
-          const unsigned int v7399 = v7388 ? v7397 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7402 = v7305 + 4096u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7402 ^ (((v7402 >> 6u) & 7u) << 3u)), x + v7399, v7388);
-          const unsigned int v7403 = v217 + v7268;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7404 = v222 + v7272;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7405 = v7403 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7406 = v7274 && v7405;
-          const bool v7407 = v7403 < 1u;
-          const bool v7408 = v7406 && v7407;
-          const bool v7409 = v7404 >= v6;
-          const bool v7410 = v7408 && v7409;
-          const bool v7411 = v7404 < v7276;
-          const bool v7412 = v7410 && v7411;
-          const unsigned int v7413 = max(v7403, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7415 = max(v7404, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7416 = v7415 - v6;
-          const unsigned int v7417 = v225 + v7413;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7418 = v7417 * v1;
-          const unsigned int v7419 = v7418 + v7416;
-          const unsigned int v7420 = v7419 * v2;
-          const unsigned int v7421 = v7420 + v7273;
-          const unsigned int v7423 = v7412 ? v7421 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7426 = v7305 + 5120u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7426 ^ (((v7426 >> 6u) & 7u) << 3u)), x + v7423, v7412);
-          const unsigned int v7427 = v235 + v7268;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7428 = v240 + v7272;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7429 = v7427 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7430 = v7274 && v7429;
-          const bool v7431 = v7427 < 1u;
-          const bool v7432 = v7430 && v7431;
-          const bool v7433 = v7428 >= v6;
-          const bool v7434 = v7432 && v7433;
-          const bool v7435 = v7428 < v7276;
-          const bool v7436 = v7434 && v7435;
-          const unsigned int v7437 = max(v7427, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7439 = max(v7428, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7440 = v7439 - v6;
-          const unsigned int v7441 = v243 + v7437;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7442 = v7441 * v1;
-          const unsigned int v7443 = v7442 + v7440;
-          const unsigned int v7444 = v7443 * v2;
-          const unsigned int v7445 = v7444 + v7273;
-          const unsigned int v7447 = v7436 ? v7445 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7450 = v7305 + 6144u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7450 ^ (((v7450 >> 6u) & 7u) << 3u)), x + v7447, v7436);
-          const unsigned int v7451 = v253 + v7268;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7452 = v258 + v7272;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7453 = v7451 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7454 = v7274 && v7453;
-          const bool v7455 = v7451 < 1u;
-          const bool v7456 = v7454 && v7455;
-          const bool v7457 = v7452 >= v6;
-          const bool v7458 = v7456 && v7457;
-          const bool v7459 = v7452 < v7276;
-          const bool v7460 = v7458 && v7459;
-          const unsigned int v7461 = max(v7451, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7463 = max(v7452, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7464 = v7463 - v6;
-          const unsigned int v7465 = v261 + v7461;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7466 = v7465 * v1;
-          const unsigned int v7467 = v7466 + v7464;
-          const unsigned int v7468 = v7467 * v2;
-          const unsigned int v7469 = v7468 + v7273;
-          const unsigned int v7471 = v7460 ? v7469 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7474 = v7305 + 7168u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7474 ^ (((v7474 >> 6u) & 7u) << 3u)), x + v7471, v7460);
+          const unsigned int v6400 = v115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6401 = v6400 << 3u;
+          const unsigned int v6404 = v6166 + v6401;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6405 = v6404 < v15;
+          const bool v6406 = v124 && v6405;
+          const unsigned int v6408 = v117 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6410 = v6408 + v6166;
+          const unsigned int v6411 = v6410 + v6401;
+          const unsigned int v6412 = v6406 ? v6411 : v10;
+          const unsigned int v6414 = v116 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6415 = v6172 + v6414;
+          const unsigned int v6416 = v6415 + v6401;
+          iron_copy_async<16>(shm0 + (v6416 ^ (((v6416 >> 6u) & 7u) << 3u)), x + v6412, v6406);
+          const unsigned int v6419 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6421 = v6419 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6424 = v6419 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6425 = v6424 << 3u;
+          const unsigned int v6426 = v60 + v6421;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6427 = v6426 < v41;
+          const unsigned int v6428 = v6166 + v6425;
+          const bool v6429 = v6428 < v15;
+          const bool v6430 = v6427 && v6429;
+          const unsigned int v6432 = v6426 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6434 = v6432 + v6166;
+          const unsigned int v6435 = v6434 + v6425;
+          const unsigned int v6436 = v6430 ? v6435 : v10;
+          const unsigned int v6438 = v6421 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6439 = v6172 + v6438;
+          const unsigned int v6440 = v6439 + v6425;
+          iron_copy_async<16>(shm0 + (v6440 ^ (((v6440 >> 6u) & 7u) << 3u)), x + v6436, v6430);
+          const unsigned int v6443 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6445 = v6443 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6448 = v6443 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6449 = v6448 << 3u;
+          const unsigned int v6450 = v60 + v6445;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6451 = v6450 < v41;
+          const unsigned int v6452 = v6166 + v6449;
+          const bool v6453 = v6452 < v15;
+          const bool v6454 = v6451 && v6453;
+          const unsigned int v6456 = v6450 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6458 = v6456 + v6166;
+          const unsigned int v6459 = v6458 + v6449;
+          const unsigned int v6460 = v6454 ? v6459 : v10;
+          const unsigned int v6462 = v6445 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6463 = v6172 + v6462;
+          const unsigned int v6464 = v6463 + v6449;
+          iron_copy_async<16>(shm0 + (v6464 ^ (((v6464 >> 6u) & 7u) << 3u)), x + v6460, v6454);
+          const unsigned int v6467 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6469 = v6467 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6472 = v6467 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6473 = v6472 << 3u;
+          const unsigned int v6474 = v60 + v6469;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6475 = v6474 < v41;
+          const unsigned int v6476 = v6166 + v6473;
+          const bool v6477 = v6476 < v15;
+          const bool v6478 = v6475 && v6477;
+          const unsigned int v6480 = v6474 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6482 = v6480 + v6166;
+          const unsigned int v6483 = v6482 + v6473;
+          const unsigned int v6484 = v6478 ? v6483 : v10;
+          const unsigned int v6486 = v6469 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6487 = v6172 + v6486;
+          const unsigned int v6488 = v6487 + v6473;
+          iron_copy_async<16>(shm0 + (v6488 ^ (((v6488 >> 6u) & 7u) << 3u)), x + v6484, v6478);
+          const unsigned int v6491 = v115 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6493 = v6491 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6496 = v6491 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6497 = v6496 << 3u;
+          const unsigned int v6498 = v60 + v6493;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6499 = v6498 < v41;
+          const unsigned int v6500 = v6166 + v6497;
+          const bool v6501 = v6500 < v15;
+          const bool v6502 = v6499 && v6501;
+          const unsigned int v6504 = v6498 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6506 = v6504 + v6166;
+          const unsigned int v6507 = v6506 + v6497;
+          const unsigned int v6508 = v6502 ? v6507 : v10;
+          const unsigned int v6510 = v6493 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6511 = v6172 + v6510;
+          const unsigned int v6512 = v6511 + v6497;
+          iron_copy_async<16>(shm0 + (v6512 ^ (((v6512 >> 6u) & 7u) << 3u)), x + v6508, v6502);
+          const unsigned int v6515 = v115 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6517 = v6515 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6520 = v6515 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6521 = v6520 << 3u;
+          const unsigned int v6522 = v60 + v6517;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6523 = v6522 < v41;
+          const unsigned int v6524 = v6166 + v6521;
+          const bool v6525 = v6524 < v15;
+          const bool v6526 = v6523 && v6525;
+          const unsigned int v6528 = v6522 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6530 = v6528 + v6166;
+          const unsigned int v6531 = v6530 + v6521;
+          const unsigned int v6532 = v6526 ? v6531 : v10;
+          const unsigned int v6534 = v6517 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6535 = v6172 + v6534;
+          const unsigned int v6536 = v6535 + v6521;
+          iron_copy_async<16>(shm0 + (v6536 ^ (((v6536 >> 6u) & 7u) << 3u)), x + v6532, v6526);
+          const unsigned int v6539 = v115 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6541 = v6539 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6544 = v6539 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6545 = v6544 << 3u;
+          const unsigned int v6546 = v60 + v6541;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6547 = v6546 < v41;
+          const unsigned int v6548 = v6166 + v6545;
+          const bool v6549 = v6548 < v15;
+          const bool v6550 = v6547 && v6549;
+          const unsigned int v6552 = v6546 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6554 = v6552 + v6166;
+          const unsigned int v6555 = v6554 + v6545;
+          const unsigned int v6556 = v6550 ? v6555 : v10;
+          const unsigned int v6558 = v6541 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6559 = v6172 + v6558;
+          const unsigned int v6560 = v6559 + v6545;
+          iron_copy_async<16>(shm0 + (v6560 ^ (((v6560 >> 6u) & 7u) << 3u)), x + v6556, v6550);
+          const unsigned int v6563 = v115 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6565 = v6563 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6568 = v6563 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6569 = v6568 << 3u;
+          const unsigned int v6570 = v60 + v6565;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6571 = v6570 < v41;
+          const unsigned int v6572 = v6166 + v6569;
+          const bool v6573 = v6572 < v15;
+          const bool v6574 = v6571 && v6573;
+          const unsigned int v6576 = v6570 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6578 = v6576 + v6166;
+          const unsigned int v6579 = v6578 + v6569;
+          const unsigned int v6580 = v6574 ? v6579 : v10;
+          const unsigned int v6582 = v6565 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6583 = v6172 + v6582;
+          const unsigned int v6584 = v6583 + v6569;
+          iron_copy_async<16>(shm0 + (v6584 ^ (((v6584 >> 6u) & 7u) << 3u)), x + v6580, v6574);
         }
-        const unsigned int v7484 = v115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7485 = v7484 << 3u;
-        const unsigned int v7486 = v64 + v116;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7487 = v7486 < v12;
-        const unsigned int v7488 = v7057 + v7485;
-        const bool v7489 = v7488 < v15;
-        const bool v7490 = v7487 && v7489;
-        const unsigned int v7492 = v7486 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7493 = v66 + v7492;
-        const unsigned int v7494 = v7493 + v7057;
-        const unsigned int v7495 = v7494 + v7485;
-        const unsigned int v7496 = v7490 ? v7495 : v66;
-        const unsigned int v7498 = v116 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7499 = v7063 + v7498;
-        const unsigned int v7500 = v7499 + v7485;
-        iron_copy_async<16>(shm1 + (v7500 ^ (((v7500 >> 6u) & 7u) << 3u)), weight + v7496, v7490);
-        const unsigned int v7503 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7505 = v7503 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7508 = v7503 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7509 = v7508 << 3u;
-        const unsigned int v7510 = v64 + v7505;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7511 = v7510 < v12;
-        const unsigned int v7512 = v7057 + v7509;
-        const bool v7513 = v7512 < v15;
-        const bool v7514 = v7511 && v7513;
-        const unsigned int v7516 = v7510 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7517 = v66 + v7516;
-        const unsigned int v7518 = v7517 + v7057;
-        const unsigned int v7519 = v7518 + v7509;
-        const unsigned int v7520 = v7514 ? v7519 : v66;
-        const unsigned int v7522 = v7505 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7523 = v7063 + v7522;
-        const unsigned int v7524 = v7523 + v7509;
-        iron_copy_async<16>(shm1 + (v7524 ^ (((v7524 >> 6u) & 7u) << 3u)), weight + v7520, v7514);
-        const unsigned int v7527 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7529 = v7527 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7532 = v7527 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7533 = v7532 << 3u;
-        const unsigned int v7534 = v64 + v7529;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7535 = v7534 < v12;
-        const unsigned int v7536 = v7057 + v7533;
-        const bool v7537 = v7536 < v15;
-        const bool v7538 = v7535 && v7537;
-        const unsigned int v7540 = v7534 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7541 = v66 + v7540;
-        const unsigned int v7542 = v7541 + v7057;
-        const unsigned int v7543 = v7542 + v7533;
-        const unsigned int v7544 = v7538 ? v7543 : v66;
-        const unsigned int v7546 = v7529 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7547 = v7063 + v7546;
-        const unsigned int v7548 = v7547 + v7533;
-        iron_copy_async<16>(shm1 + (v7548 ^ (((v7548 >> 6u) & 7u) << 3u)), weight + v7544, v7538);
-        const unsigned int v7551 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7553 = v7551 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7556 = v7551 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7557 = v7556 << 3u;
-        const unsigned int v7558 = v64 + v7553;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7559 = v7558 < v12;
-        const unsigned int v7560 = v7057 + v7557;
-        const bool v7561 = v7560 < v15;
-        const bool v7562 = v7559 && v7561;
-        const unsigned int v7564 = v7558 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7565 = v66 + v7564;
-        const unsigned int v7566 = v7565 + v7057;
-        const unsigned int v7567 = v7566 + v7557;
-        const unsigned int v7568 = v7562 ? v7567 : v66;
-        const unsigned int v7570 = v7553 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7571 = v7063 + v7570;
-        const unsigned int v7572 = v7571 + v7557;
-        iron_copy_async<16>(shm1 + (v7572 ^ (((v7572 >> 6u) & 7u) << 3u)), weight + v7568, v7562);
-        const unsigned int v7575 = v115 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7577 = v7575 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7580 = v7575 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7581 = v7580 << 3u;
-        const unsigned int v7582 = v64 + v7577;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7583 = v7582 < v12;
-        const unsigned int v7584 = v7057 + v7581;
-        const bool v7585 = v7584 < v15;
-        const bool v7586 = v7583 && v7585;
-        const unsigned int v7588 = v7582 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7589 = v66 + v7588;
-        const unsigned int v7590 = v7589 + v7057;
-        const unsigned int v7591 = v7590 + v7581;
-        const unsigned int v7592 = v7586 ? v7591 : v66;
-        const unsigned int v7594 = v7577 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7595 = v7063 + v7594;
-        const unsigned int v7596 = v7595 + v7581;
-        iron_copy_async<16>(shm1 + (v7596 ^ (((v7596 >> 6u) & 7u) << 3u)), weight + v7592, v7586);
-        const unsigned int v7599 = v115 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7601 = v7599 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7604 = v7599 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7605 = v7604 << 3u;
-        const unsigned int v7606 = v64 + v7601;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7607 = v7606 < v12;
-        const unsigned int v7608 = v7057 + v7605;
-        const bool v7609 = v7608 < v15;
-        const bool v7610 = v7607 && v7609;
-        const unsigned int v7612 = v7606 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7613 = v66 + v7612;
-        const unsigned int v7614 = v7613 + v7057;
-        const unsigned int v7615 = v7614 + v7605;
-        const unsigned int v7616 = v7610 ? v7615 : v66;
-        const unsigned int v7618 = v7601 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7619 = v7063 + v7618;
-        const unsigned int v7620 = v7619 + v7605;
-        iron_copy_async<16>(shm1 + (v7620 ^ (((v7620 >> 6u) & 7u) << 3u)), weight + v7616, v7610);
-        const unsigned int v7623 = v115 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7625 = v7623 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7628 = v7623 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7629 = v7628 << 3u;
-        const unsigned int v7630 = v64 + v7625;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7631 = v7630 < v12;
-        const unsigned int v7632 = v7057 + v7629;
-        const bool v7633 = v7632 < v15;
-        const bool v7634 = v7631 && v7633;
-        const unsigned int v7636 = v7630 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7637 = v66 + v7636;
-        const unsigned int v7638 = v7637 + v7057;
-        const unsigned int v7639 = v7638 + v7629;
-        const unsigned int v7640 = v7634 ? v7639 : v66;
-        const unsigned int v7642 = v7625 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7643 = v7063 + v7642;
-        const unsigned int v7644 = v7643 + v7629;
-        iron_copy_async<16>(shm1 + (v7644 ^ (((v7644 >> 6u) & 7u) << 3u)), weight + v7640, v7634);
-        const unsigned int v7647 = v115 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7649 = v7647 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7652 = v7647 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7653 = v7652 << 3u;
-        const unsigned int v7654 = v64 + v7649;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7655 = v7654 < v12;
-        const unsigned int v7656 = v7057 + v7653;
-        const bool v7657 = v7656 < v15;
-        const bool v7658 = v7655 && v7657;
-        const unsigned int v7660 = v7654 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7661 = v66 + v7660;
-        const unsigned int v7662 = v7661 + v7057;
-        const unsigned int v7663 = v7662 + v7653;
-        const unsigned int v7664 = v7658 ? v7663 : v66;
-        const unsigned int v7666 = v7649 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7667 = v7063 + v7666;
-        const unsigned int v7668 = v7667 + v7653;
-        iron_copy_async<16>(shm1 + (v7668 ^ (((v7668 >> 6u) & 7u) << 3u)), weight + v7664, v7658);
+        const unsigned int v6594 = v115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6595 = v6594 << 3u;
+        const unsigned int v6596 = v64 + v116;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6597 = v6596 < v12;
+        const unsigned int v6598 = v6166 + v6595;
+        const bool v6599 = v6598 < v15;
+        const bool v6600 = v6597 && v6599;
+        const unsigned int v6602 = v6596 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6603 = v66 + v6602;
+        const unsigned int v6604 = v6603 + v6166;
+        const unsigned int v6605 = v6604 + v6595;
+        const unsigned int v6606 = v6600 ? v6605 : v66;
+        const unsigned int v6608 = v116 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6609 = v6172 + v6608;
+        const unsigned int v6610 = v6609 + v6595;
+        iron_copy_async<16>(shm1 + (v6610 ^ (((v6610 >> 6u) & 7u) << 3u)), weight + v6606, v6600);
+        const unsigned int v6613 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6615 = v6613 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6618 = v6613 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6619 = v6618 << 3u;
+        const unsigned int v6620 = v64 + v6615;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6621 = v6620 < v12;
+        const unsigned int v6622 = v6166 + v6619;
+        const bool v6623 = v6622 < v15;
+        const bool v6624 = v6621 && v6623;
+        const unsigned int v6626 = v6620 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6627 = v66 + v6626;
+        const unsigned int v6628 = v6627 + v6166;
+        const unsigned int v6629 = v6628 + v6619;
+        const unsigned int v6630 = v6624 ? v6629 : v66;
+        const unsigned int v6632 = v6615 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6633 = v6172 + v6632;
+        const unsigned int v6634 = v6633 + v6619;
+        iron_copy_async<16>(shm1 + (v6634 ^ (((v6634 >> 6u) & 7u) << 3u)), weight + v6630, v6624);
+        const unsigned int v6637 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6639 = v6637 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6642 = v6637 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6643 = v6642 << 3u;
+        const unsigned int v6644 = v64 + v6639;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6645 = v6644 < v12;
+        const unsigned int v6646 = v6166 + v6643;
+        const bool v6647 = v6646 < v15;
+        const bool v6648 = v6645 && v6647;
+        const unsigned int v6650 = v6644 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6651 = v66 + v6650;
+        const unsigned int v6652 = v6651 + v6166;
+        const unsigned int v6653 = v6652 + v6643;
+        const unsigned int v6654 = v6648 ? v6653 : v66;
+        const unsigned int v6656 = v6639 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6657 = v6172 + v6656;
+        const unsigned int v6658 = v6657 + v6643;
+        iron_copy_async<16>(shm1 + (v6658 ^ (((v6658 >> 6u) & 7u) << 3u)), weight + v6654, v6648);
+        const unsigned int v6661 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6663 = v6661 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6666 = v6661 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6667 = v6666 << 3u;
+        const unsigned int v6668 = v64 + v6663;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6669 = v6668 < v12;
+        const unsigned int v6670 = v6166 + v6667;
+        const bool v6671 = v6670 < v15;
+        const bool v6672 = v6669 && v6671;
+        const unsigned int v6674 = v6668 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6675 = v66 + v6674;
+        const unsigned int v6676 = v6675 + v6166;
+        const unsigned int v6677 = v6676 + v6667;
+        const unsigned int v6678 = v6672 ? v6677 : v66;
+        const unsigned int v6680 = v6663 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6681 = v6172 + v6680;
+        const unsigned int v6682 = v6681 + v6667;
+        iron_copy_async<16>(shm1 + (v6682 ^ (((v6682 >> 6u) & 7u) << 3u)), weight + v6678, v6672);
+        const unsigned int v6685 = v115 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6687 = v6685 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6690 = v6685 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6691 = v6690 << 3u;
+        const unsigned int v6692 = v64 + v6687;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6693 = v6692 < v12;
+        const unsigned int v6694 = v6166 + v6691;
+        const bool v6695 = v6694 < v15;
+        const bool v6696 = v6693 && v6695;
+        const unsigned int v6698 = v6692 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6699 = v66 + v6698;
+        const unsigned int v6700 = v6699 + v6166;
+        const unsigned int v6701 = v6700 + v6691;
+        const unsigned int v6702 = v6696 ? v6701 : v66;
+        const unsigned int v6704 = v6687 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6705 = v6172 + v6704;
+        const unsigned int v6706 = v6705 + v6691;
+        iron_copy_async<16>(shm1 + (v6706 ^ (((v6706 >> 6u) & 7u) << 3u)), weight + v6702, v6696);
+        const unsigned int v6709 = v115 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6711 = v6709 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6714 = v6709 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6715 = v6714 << 3u;
+        const unsigned int v6716 = v64 + v6711;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6717 = v6716 < v12;
+        const unsigned int v6718 = v6166 + v6715;
+        const bool v6719 = v6718 < v15;
+        const bool v6720 = v6717 && v6719;
+        const unsigned int v6722 = v6716 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6723 = v66 + v6722;
+        const unsigned int v6724 = v6723 + v6166;
+        const unsigned int v6725 = v6724 + v6715;
+        const unsigned int v6726 = v6720 ? v6725 : v66;
+        const unsigned int v6728 = v6711 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6729 = v6172 + v6728;
+        const unsigned int v6730 = v6729 + v6715;
+        iron_copy_async<16>(shm1 + (v6730 ^ (((v6730 >> 6u) & 7u) << 3u)), weight + v6726, v6720);
+        const unsigned int v6733 = v115 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6735 = v6733 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6738 = v6733 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6739 = v6738 << 3u;
+        const unsigned int v6740 = v64 + v6735;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6741 = v6740 < v12;
+        const unsigned int v6742 = v6166 + v6739;
+        const bool v6743 = v6742 < v15;
+        const bool v6744 = v6741 && v6743;
+        const unsigned int v6746 = v6740 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6747 = v66 + v6746;
+        const unsigned int v6748 = v6747 + v6166;
+        const unsigned int v6749 = v6748 + v6739;
+        const unsigned int v6750 = v6744 ? v6749 : v66;
+        const unsigned int v6752 = v6735 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6753 = v6172 + v6752;
+        const unsigned int v6754 = v6753 + v6739;
+        iron_copy_async<16>(shm1 + (v6754 ^ (((v6754 >> 6u) & 7u) << 3u)), weight + v6750, v6744);
+        const unsigned int v6757 = v115 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6759 = v6757 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6762 = v6757 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6763 = v6762 << 3u;
+        const unsigned int v6764 = v64 + v6759;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6765 = v6764 < v12;
+        const unsigned int v6766 = v6166 + v6763;
+        const bool v6767 = v6766 < v15;
+        const bool v6768 = v6765 && v6767;
+        const unsigned int v6770 = v6764 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6771 = v66 + v6770;
+        const unsigned int v6772 = v6771 + v6166;
+        const unsigned int v6773 = v6772 + v6763;
+        const unsigned int v6774 = v6768 ? v6773 : v66;
+        const unsigned int v6776 = v6759 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6777 = v6172 + v6776;
+        const unsigned int v6778 = v6777 + v6763;
+        iron_copy_async<16>(shm1 + (v6778 ^ (((v6778 >> 6u) & 7u) << 3u)), weight + v6774, v6768);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
-    const unsigned int v966 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
-    const unsigned int v1025 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1079 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1085 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1093 = v1079 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1099 = v1085 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1105 = v1079 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1111 = v1085 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1117 = v1079 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1123 = v1085 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v968 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
+    const unsigned int v1027 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
+    const unsigned int v1081 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1087 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1095 = v1081 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1101 = v1087 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1107 = v1081 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1113 = v1087 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1119 = v1081 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1125 = v1087 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v965 = v10; v965 < v15; v965 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
-      for (unsigned int v969 = v115; v969 < 8192u; v969 += v966) {  // kernels/convolution/im2col_a.hpp:155
-        const unsigned int v971 = v969 >> 6u;  // kernels/convolution/im2col_a.hpp:156
-        const unsigned int v973 = v969 & 63u;  // kernels/convolution/im2col_a.hpp:157
-        const unsigned int v974 = v965 + v973;  // kernels/convolution/im2col_a.hpp:158
-        const unsigned int v975 = v60 + v971;
-        const unsigned int v1001 = v975 / v27;  // kernels/convolution/im2col_a.hpp:63
-        const unsigned int v1002 = v975 % v27;  // kernels/convolution/im2col_a.hpp:64
-        const unsigned int v1004 = v974 / v13;  // kernels/convolution/im2col_a.hpp:66
-        const unsigned int v1005 = v1004 / v4;  // kernels/convolution/im2col_a.hpp:68
-        const unsigned int v1007 = v1002 / v27;
-        const unsigned int v1009 = v1007 + v1005;
-        const unsigned int v1010 = v1004 % v4;  // kernels/convolution/im2col_a.hpp:69
-        const unsigned int v1011 = v1010 * v7;
-        const unsigned int v1012 = v1002 % v27;
-        const unsigned int v1013 = v1012 * v5;
-        const unsigned int v1014 = v1013 + v1011;
-        const bool v1015 = v975 < v41;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1016 = v974 < v15;
-        const bool v1017 = v1015 && v1016;
-        const bool v1018 = v1009 >= v10;
+    for (unsigned int v967 = v10; v967 < v15; v967 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+      for (unsigned int v971 = v115; v971 < 8192u; v971 += v968) {  // kernels/convolution/im2col_a.hpp:156
+        const unsigned int v973 = v971 >> 6u;  // kernels/convolution/im2col_a.hpp:157
+        const unsigned int v975 = v971 & 63u;  // kernels/convolution/im2col_a.hpp:158
+        const unsigned int v976 = v967 + v975;  // kernels/convolution/im2col_a.hpp:159
+        const unsigned int v977 = v60 + v973;
+        const unsigned int v1003 = v977 / v27;  // kernels/convolution/im2col_a.hpp:63
+        const unsigned int v1004 = v977 % v27;  // kernels/convolution/im2col_a.hpp:64
+        const unsigned int v1006 = v976 / v13;  // kernels/convolution/im2col_a.hpp:66
+        const unsigned int v1007 = v1006 / v4;  // kernels/convolution/im2col_a.hpp:68
+        const unsigned int v1009 = v1004 / v27;
+        const unsigned int v1011 = v1009 + v1007;
+        const unsigned int v1012 = v1006 % v4;  // kernels/convolution/im2col_a.hpp:69
+        const unsigned int v1013 = v1012 * v7;
+        const unsigned int v1014 = v1004 % v27;
+        const unsigned int v1015 = v1014 * v5;
+        const unsigned int v1016 = v1015 + v1013;
+        const bool v1017 = v977 < v41;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1018 = v976 < v15;
         const bool v1019 = v1017 && v1018;
-        const bool v1021 = v1009 < 1u;
-        const bool v1022 = v1019 && v1021;
-        const bool v1023 = v1014 >= v6;
-        const bool v1024 = v1022 && v1023;
-        const bool v1026 = v1014 < v1025;
-        const bool v1027 = v1024 && v1026;
-        const unsigned int v1028 = max(v1009, v10);  // kernels/convolution/im2col_a.hpp:72
-        const unsigned int v1030 = max(v1014, v6);  // kernels/convolution/im2col_a.hpp:73
-        const unsigned int v1031 = v1030 - v6;
-        const unsigned int v1032 = v974 % v13;  // kernels/convolution/im2col_a.hpp:74
-        const unsigned int v1034 = v1001 + v1028;
-        const unsigned int v1035 = v1034 * v1;
-        const unsigned int v1036 = v1035 + v1031;
-        const unsigned int v1037 = v1036 * v2;
-        const unsigned int v1038 = v1037 + v68;
-        const unsigned int v1039 = v1038 + v1032;
-        if (v1027) {  // kernels/convolution/im2col_a.hpp:159
-          const iron_bf16 v1040 = x[v1039];
-          const unsigned int v1042 = v971 << 6u;
-          const unsigned int v1043 = v1042 + v973;
-          shm0[(v1043 ^ (((v1043 >> 6u) & 7u) << 3u))] = v1040;
+        const bool v1020 = v1011 >= v10;
+        const bool v1021 = v1019 && v1020;
+        const bool v1023 = v1011 < 1u;
+        const bool v1024 = v1021 && v1023;
+        const bool v1025 = v1016 >= v6;
+        const bool v1026 = v1024 && v1025;
+        const bool v1028 = v1016 < v1027;
+        const bool v1029 = v1026 && v1028;
+        const unsigned int v1030 = max(v1011, v10);  // kernels/convolution/im2col_a.hpp:72
+        const unsigned int v1032 = max(v1016, v6);  // kernels/convolution/im2col_a.hpp:73
+        const unsigned int v1033 = v1032 - v6;
+        const unsigned int v1034 = v976 % v13;  // kernels/convolution/im2col_a.hpp:74
+        const unsigned int v1036 = v1003 + v1030;
+        const unsigned int v1037 = v1036 * v1;
+        const unsigned int v1038 = v1037 + v1033;
+        const unsigned int v1039 = v1038 * v2;
+        const unsigned int v1040 = v1039 + v68;
+        const unsigned int v1041 = v1040 + v1034;
+        if (v1029) {  // kernels/convolution/im2col_a.hpp:160
+          const iron_bf16 v1042 = x[v1041];
+          const unsigned int v1044 = v973 << 6u;
+          const unsigned int v1045 = v1044 + v975;
+          shm0[(v1045 ^ (((v1045 >> 6u) & 7u) << 3u))] = v1042;
         } else {
-          const unsigned int v1045 = v971 << 6u;  // kernels/convolution/im2col_a.hpp:160
-          const unsigned int v1046 = v1045 + v973;
-          shm0[(v1046 ^ (((v1046 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1047 = v973 << 6u;  // kernels/convolution/im2col_a.hpp:161
+          const unsigned int v1048 = v1047 + v975;
+          shm0[(v1048 ^ (((v1048 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v1051 = v115; v1051 < 8192u; v1051 += v966) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1053 = v1051 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v1055 = v1051 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v1056 = v64 + v1053;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1057 = v1056 < v12;
-        const unsigned int v1058 = v965 + v1055;
-        const bool v1059 = v1058 < v15;
-        const bool v1060 = v1057 && v1059;
-        if (v1060) {
-          const unsigned int v1062 = v1056 * v15;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v1063 = v66 + v1062;
-          const unsigned int v1064 = v1063 + v965;
-          const unsigned int v1065 = v1064 + v1055;
-          const iron_bf16 v1066 = weight[v1065];
-          const unsigned int v1068 = v1053 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v1069 = v1068 + v1055;
-          shm1[(v1069 ^ (((v1069 >> 6u) & 7u) << 3u))] = v1066;
+      for (unsigned int v1053 = v115; v1053 < 8192u; v1053 += v968) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1055 = v1053 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1057 = v1053 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1058 = v64 + v1055;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1059 = v1058 < v12;
+        const unsigned int v1060 = v967 + v1057;
+        const bool v1061 = v1060 < v15;
+        const bool v1062 = v1059 && v1061;
+        if (v1062) {
+          const unsigned int v1064 = v1058 * v15;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1065 = v66 + v1064;
+          const unsigned int v1066 = v1065 + v967;
+          const unsigned int v1067 = v1066 + v1057;
+          const iron_bf16 v1068 = weight[v1067];
+          const unsigned int v1070 = v1055 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v1071 = v1070 + v1057;
+          shm1[(v1071 ^ (((v1071 >> 6u) & 7u) << 3u))] = v1068;
         } else {
-          const unsigned int v1071 = v1053 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v1072 = v1071 + v1055;
-          shm1[(v1072 ^ (((v1072 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1073 = v1055 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v1074 = v1073 + v1057;
+          shm1[(v1074 ^ (((v1074 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1079, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1085, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1081, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1087, 64u);  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1093, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1099, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1095, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1101, 64u);  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1105, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1111, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1107, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1113, 64u);  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1117, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1123, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1119, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1125, 64u);  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v1124 = v64 + v270;  // kernels/gemm/gemm_tiles.hpp:280
-  const unsigned int v1125 = v60 + v266;
-  const unsigned int v1129 = v3 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v1130 = v1129 == v10;
-  const unsigned int v1133 = v12 & 1u;
-  const bool v1134 = v1133 == v10;
-  const bool v1135 = v1130 && v1134;
-  if (v1135) {
-    const unsigned int v1136 = static_cast<unsigned int>(v272.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1137 = v1125 + v1136;
-    const unsigned int v1138 = static_cast<unsigned int>(v272.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1139 = v1124 + v1138;
-    const unsigned int v1141 = static_cast<unsigned int>(v272.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1142 = v1141 == v1136;
-    const unsigned int v1145 = v1138 + 1u;
-    const unsigned int v1146 = static_cast<unsigned int>(v272.col(1, iron_linear_thread() & 31u));
-    const bool v1147 = v1146 == v1145;
-    const bool v1148 = v1142 && v1147;
-    const unsigned int v1151 = v1139 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1152 = v1151 == v10;
-    const bool v1153 = v1148 && v1152;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1153) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1154 = v1137 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1155 = v1139 < v12;
-      const bool v1156 = v1154 && v1155;
-      if (v1156) {
-        const unsigned int v1157 = v65 + v1139;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1158 = v272.x[0];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1159 = iron_f32_to_bf16(v1158);
-        const float v1160 = v272.x[1];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1163 = iron_f32_to_bf16(v1160);
-        const unsigned int v1164 = v1137 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1165 = v1164 + v1157;
-        *reinterpret_cast<iron_bf16x2*>(out + v1165) = iron_bf16x2{{v1159, v1163}};
-      }
-    } else {
-      const bool v1170 = v1137 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1171 = v1139 < v12;
-      const bool v1172 = v1170 && v1171;
-      if (v1172) {
-        const float v1173 = v272.x[0];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1175 = iron_f32_to_bf16(v1173);
-        const unsigned int v1176 = v1137 * v3;
-        const unsigned int v1177 = v1176 + v65;
-        const unsigned int v1178 = v1177 + v1139;
-        out[v1178] = v1175;
-      }
-      const unsigned int v1180 = v1125 + v1141;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1182 = v1124 + v1146;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1183 = v1180 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1184 = v1182 < v12;
-      const bool v1185 = v1183 && v1184;
-      if (v1185) {
-        const float v1186 = v272.x[1];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1188 = iron_f32_to_bf16(v1186);
-        const unsigned int v1189 = v1180 * v3;
-        const unsigned int v1190 = v1189 + v65;
-        const unsigned int v1191 = v1190 + v1182;
-        out[v1191] = v1188;
-      }
+  const unsigned int v1126 = v64 + v270;  // kernels/gemm/gemm_tiles.hpp:280
+  const unsigned int v1127 = v60 + v266;
+  const unsigned int v1132 = v3 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+  const bool v1133 = v1132 == v10;
+  const unsigned int v1136 = v12 & 1u;
+  const bool v1137 = v1136 == v10;
+  const bool v1138 = v1133 && v1137;
+  if (v1138) {
+    const unsigned int v1140 = static_cast<unsigned int>(v272.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1141 = v1127 + v1140;
+    const unsigned int v1142 = static_cast<unsigned int>(v272.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1143 = v1126 + v1142;
+    const bool v1144 = v1141 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1145 = v1143 < v12;
+    const bool v1146 = v1144 && v1145;
+    if (v1146) {
+      const unsigned int v1147 = v65 + v1143;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1148 = v272.x[0];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1149 = iron_f32_to_bf16(v1148);
+      const float v1150 = v272.x[1];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1153 = iron_f32_to_bf16(v1150);
+      const unsigned int v1154 = v1141 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1155 = v1154 + v1147;
+      *reinterpret_cast<iron_bf16x2*>(out + v1155) = iron_bf16x2{{v1149, v1153}};
     }
-    const unsigned int v1192 = static_cast<unsigned int>(v272.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1193 = v1125 + v1192;
-    const unsigned int v1194 = static_cast<unsigned int>(v272.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1195 = v1124 + v1194;
-    const unsigned int v1197 = static_cast<unsigned int>(v272.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1198 = v1197 == v1192;
-    const unsigned int v1201 = v1194 + 1u;
-    const unsigned int v1202 = static_cast<unsigned int>(v272.col(3, iron_linear_thread() & 31u));
-    const bool v1203 = v1202 == v1201;
-    const bool v1204 = v1198 && v1203;
-    const unsigned int v1207 = v1195 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1208 = v1207 == v10;
-    const bool v1209 = v1204 && v1208;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1209) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1210 = v1193 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1211 = v1195 < v12;
-      const bool v1212 = v1210 && v1211;
-      if (v1212) {
-        const unsigned int v1213 = v65 + v1195;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1214 = v272.x[2];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1215 = iron_f32_to_bf16(v1214);
-        const float v1216 = v272.x[3];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1219 = iron_f32_to_bf16(v1216);
-        const unsigned int v1220 = v1193 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1221 = v1220 + v1213;
-        *reinterpret_cast<iron_bf16x2*>(out + v1221) = iron_bf16x2{{v1215, v1219}};
-      }
-    } else {
-      const bool v1226 = v1193 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1227 = v1195 < v12;
-      const bool v1228 = v1226 && v1227;
-      if (v1228) {
-        const float v1229 = v272.x[2];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1231 = iron_f32_to_bf16(v1229);
-        const unsigned int v1232 = v1193 * v3;
-        const unsigned int v1233 = v1232 + v65;
-        const unsigned int v1234 = v1233 + v1195;
-        out[v1234] = v1231;
-      }
-      const unsigned int v1236 = v1125 + v1197;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1238 = v1124 + v1202;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1239 = v1236 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1240 = v1238 < v12;
-      const bool v1241 = v1239 && v1240;
-      if (v1241) {
-        const float v1242 = v272.x[3];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1244 = iron_f32_to_bf16(v1242);
-        const unsigned int v1245 = v1236 * v3;
-        const unsigned int v1246 = v1245 + v65;
-        const unsigned int v1247 = v1246 + v1238;
-        out[v1247] = v1244;
-      }
+    const unsigned int v1156 = static_cast<unsigned int>(v272.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1157 = v1127 + v1156;
+    const unsigned int v1158 = static_cast<unsigned int>(v272.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1159 = v1126 + v1158;
+    const bool v1160 = v1157 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1161 = v1159 < v12;
+    const bool v1162 = v1160 && v1161;
+    if (v1162) {
+      const unsigned int v1163 = v65 + v1159;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1164 = v272.x[2];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1165 = iron_f32_to_bf16(v1164);
+      const float v1166 = v272.x[3];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1169 = iron_f32_to_bf16(v1166);
+      const unsigned int v1170 = v1157 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1171 = v1170 + v1163;
+      *reinterpret_cast<iron_bf16x2*>(out + v1171) = iron_bf16x2{{v1165, v1169}};
     }
-    const unsigned int v1248 = static_cast<unsigned int>(v272.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1249 = v1125 + v1248;
-    const unsigned int v1250 = static_cast<unsigned int>(v272.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1251 = v1124 + v1250;
-    const unsigned int v1253 = static_cast<unsigned int>(v272.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1254 = v1253 == v1248;
-    const unsigned int v1257 = v1250 + 1u;
-    const unsigned int v1258 = static_cast<unsigned int>(v272.col(5, iron_linear_thread() & 31u));
-    const bool v1259 = v1258 == v1257;
-    const bool v1260 = v1254 && v1259;
-    const unsigned int v1263 = v1251 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1264 = v1263 == v10;
-    const bool v1265 = v1260 && v1264;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1265) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1266 = v1249 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1267 = v1251 < v12;
-      const bool v1268 = v1266 && v1267;
-      if (v1268) {
-        const unsigned int v1269 = v65 + v1251;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1270 = v272.x[4];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1271 = iron_f32_to_bf16(v1270);
-        const float v1272 = v272.x[5];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1275 = iron_f32_to_bf16(v1272);
-        const unsigned int v1276 = v1249 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1277 = v1276 + v1269;
-        *reinterpret_cast<iron_bf16x2*>(out + v1277) = iron_bf16x2{{v1271, v1275}};
-      }
-    } else {
-      const bool v1282 = v1249 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1283 = v1251 < v12;
-      const bool v1284 = v1282 && v1283;
-      if (v1284) {
-        const float v1285 = v272.x[4];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1287 = iron_f32_to_bf16(v1285);
-        const unsigned int v1288 = v1249 * v3;
-        const unsigned int v1289 = v1288 + v65;
-        const unsigned int v1290 = v1289 + v1251;
-        out[v1290] = v1287;
-      }
-      const unsigned int v1292 = v1125 + v1253;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1294 = v1124 + v1258;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1295 = v1292 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1296 = v1294 < v12;
-      const bool v1297 = v1295 && v1296;
-      if (v1297) {
-        const float v1298 = v272.x[5];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1300 = iron_f32_to_bf16(v1298);
-        const unsigned int v1301 = v1292 * v3;
-        const unsigned int v1302 = v1301 + v65;
-        const unsigned int v1303 = v1302 + v1294;
-        out[v1303] = v1300;
-      }
+    const unsigned int v1172 = static_cast<unsigned int>(v272.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1173 = v1127 + v1172;
+    const unsigned int v1174 = static_cast<unsigned int>(v272.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1175 = v1126 + v1174;
+    const bool v1176 = v1173 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1177 = v1175 < v12;
+    const bool v1178 = v1176 && v1177;
+    if (v1178) {
+      const unsigned int v1179 = v65 + v1175;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1180 = v272.x[4];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1181 = iron_f32_to_bf16(v1180);
+      const float v1182 = v272.x[5];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1185 = iron_f32_to_bf16(v1182);
+      const unsigned int v1186 = v1173 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1187 = v1186 + v1179;
+      *reinterpret_cast<iron_bf16x2*>(out + v1187) = iron_bf16x2{{v1181, v1185}};
     }
-    const unsigned int v1304 = static_cast<unsigned int>(v272.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1305 = v1125 + v1304;
-    const unsigned int v1306 = static_cast<unsigned int>(v272.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1307 = v1124 + v1306;
-    const unsigned int v1309 = static_cast<unsigned int>(v272.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1310 = v1309 == v1304;
-    const unsigned int v1313 = v1306 + 1u;
-    const unsigned int v1314 = static_cast<unsigned int>(v272.col(7, iron_linear_thread() & 31u));
-    const bool v1315 = v1314 == v1313;
-    const bool v1316 = v1310 && v1315;
-    const unsigned int v1319 = v1307 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1320 = v1319 == v10;
-    const bool v1321 = v1316 && v1320;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1321) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1322 = v1305 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1323 = v1307 < v12;
-      const bool v1324 = v1322 && v1323;
-      if (v1324) {
-        const unsigned int v1325 = v65 + v1307;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1326 = v272.x[6];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1327 = iron_f32_to_bf16(v1326);
-        const float v1328 = v272.x[7];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1331 = iron_f32_to_bf16(v1328);
-        const unsigned int v1332 = v1305 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1333 = v1332 + v1325;
-        *reinterpret_cast<iron_bf16x2*>(out + v1333) = iron_bf16x2{{v1327, v1331}};
-      }
-    } else {
-      const bool v1338 = v1305 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1339 = v1307 < v12;
-      const bool v1340 = v1338 && v1339;
-      if (v1340) {
-        const float v1341 = v272.x[6];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1343 = iron_f32_to_bf16(v1341);
-        const unsigned int v1344 = v1305 * v3;
-        const unsigned int v1345 = v1344 + v65;
-        const unsigned int v1346 = v1345 + v1307;
-        out[v1346] = v1343;
-      }
-      const unsigned int v1348 = v1125 + v1309;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1350 = v1124 + v1314;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1351 = v1348 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1352 = v1350 < v12;
-      const bool v1353 = v1351 && v1352;
-      if (v1353) {
-        const float v1354 = v272.x[7];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1356 = iron_f32_to_bf16(v1354);
-        const unsigned int v1357 = v1348 * v3;
-        const unsigned int v1358 = v1357 + v65;
-        const unsigned int v1359 = v1358 + v1350;
-        out[v1359] = v1356;
-      }
+    const unsigned int v1188 = static_cast<unsigned int>(v272.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1189 = v1127 + v1188;
+    const unsigned int v1190 = static_cast<unsigned int>(v272.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1191 = v1126 + v1190;
+    const bool v1192 = v1189 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1193 = v1191 < v12;
+    const bool v1194 = v1192 && v1193;
+    if (v1194) {
+      const unsigned int v1195 = v65 + v1191;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1196 = v272.x[6];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1197 = iron_f32_to_bf16(v1196);
+      const float v1198 = v272.x[7];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1201 = iron_f32_to_bf16(v1198);
+      const unsigned int v1202 = v1189 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1203 = v1202 + v1195;
+      *reinterpret_cast<iron_bf16x2*>(out + v1203) = iron_bf16x2{{v1197, v1201}};
     }
-    const unsigned int v1360 = static_cast<unsigned int>(v272.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1361 = v1125 + v1360;
-    const unsigned int v1362 = static_cast<unsigned int>(v272.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1363 = v1124 + v1362;
-    const unsigned int v1365 = static_cast<unsigned int>(v272.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1366 = v1365 == v1360;
-    const unsigned int v1369 = v1362 + 1u;
-    const unsigned int v1370 = static_cast<unsigned int>(v272.col(9, iron_linear_thread() & 31u));
-    const bool v1371 = v1370 == v1369;
-    const bool v1372 = v1366 && v1371;
-    const unsigned int v1375 = v1363 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1376 = v1375 == v10;
-    const bool v1377 = v1372 && v1376;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1377) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1378 = v1361 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1379 = v1363 < v12;
-      const bool v1380 = v1378 && v1379;
-      if (v1380) {
-        const unsigned int v1381 = v65 + v1363;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1382 = v272.x[8];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1383 = iron_f32_to_bf16(v1382);
-        const float v1384 = v272.x[9];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1387 = iron_f32_to_bf16(v1384);
-        const unsigned int v1388 = v1361 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1389 = v1388 + v1381;
-        *reinterpret_cast<iron_bf16x2*>(out + v1389) = iron_bf16x2{{v1383, v1387}};
-      }
-    } else {
-      const bool v1394 = v1361 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1395 = v1363 < v12;
-      const bool v1396 = v1394 && v1395;
-      if (v1396) {
-        const float v1397 = v272.x[8];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1399 = iron_f32_to_bf16(v1397);
-        const unsigned int v1400 = v1361 * v3;
-        const unsigned int v1401 = v1400 + v65;
-        const unsigned int v1402 = v1401 + v1363;
-        out[v1402] = v1399;
-      }
-      const unsigned int v1404 = v1125 + v1365;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1406 = v1124 + v1370;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1407 = v1404 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1408 = v1406 < v12;
-      const bool v1409 = v1407 && v1408;
-      if (v1409) {
-        const float v1410 = v272.x[9];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1412 = iron_f32_to_bf16(v1410);
-        const unsigned int v1413 = v1404 * v3;
-        const unsigned int v1414 = v1413 + v65;
-        const unsigned int v1415 = v1414 + v1406;
-        out[v1415] = v1412;
-      }
+    const unsigned int v1204 = static_cast<unsigned int>(v272.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1205 = v1127 + v1204;
+    const unsigned int v1206 = static_cast<unsigned int>(v272.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1207 = v1126 + v1206;
+    const bool v1208 = v1205 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1209 = v1207 < v12;
+    const bool v1210 = v1208 && v1209;
+    if (v1210) {
+      const unsigned int v1211 = v65 + v1207;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1212 = v272.x[8];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1213 = iron_f32_to_bf16(v1212);
+      const float v1214 = v272.x[9];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1217 = iron_f32_to_bf16(v1214);
+      const unsigned int v1218 = v1205 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1219 = v1218 + v1211;
+      *reinterpret_cast<iron_bf16x2*>(out + v1219) = iron_bf16x2{{v1213, v1217}};
     }
-    const unsigned int v1416 = static_cast<unsigned int>(v272.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1417 = v1125 + v1416;
-    const unsigned int v1418 = static_cast<unsigned int>(v272.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1419 = v1124 + v1418;
-    const unsigned int v1421 = static_cast<unsigned int>(v272.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1422 = v1421 == v1416;
-    const unsigned int v1425 = v1418 + 1u;
-    const unsigned int v1426 = static_cast<unsigned int>(v272.col(11, iron_linear_thread() & 31u));
-    const bool v1427 = v1426 == v1425;
-    const bool v1428 = v1422 && v1427;
-    const unsigned int v1431 = v1419 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1432 = v1431 == v10;
-    const bool v1433 = v1428 && v1432;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1433) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1434 = v1417 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1435 = v1419 < v12;
-      const bool v1436 = v1434 && v1435;
-      if (v1436) {
-        const unsigned int v1437 = v65 + v1419;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1438 = v272.x[10];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1439 = iron_f32_to_bf16(v1438);
-        const float v1440 = v272.x[11];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1443 = iron_f32_to_bf16(v1440);
-        const unsigned int v1444 = v1417 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1445 = v1444 + v1437;
-        *reinterpret_cast<iron_bf16x2*>(out + v1445) = iron_bf16x2{{v1439, v1443}};
-      }
-    } else {
-      const bool v1450 = v1417 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1451 = v1419 < v12;
-      const bool v1452 = v1450 && v1451;
-      if (v1452) {
-        const float v1453 = v272.x[10];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1455 = iron_f32_to_bf16(v1453);
-        const unsigned int v1456 = v1417 * v3;
-        const unsigned int v1457 = v1456 + v65;
-        const unsigned int v1458 = v1457 + v1419;
-        out[v1458] = v1455;
-      }
-      const unsigned int v1460 = v1125 + v1421;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1462 = v1124 + v1426;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1463 = v1460 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1464 = v1462 < v12;
-      const bool v1465 = v1463 && v1464;
-      if (v1465) {
-        const float v1466 = v272.x[11];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1468 = iron_f32_to_bf16(v1466);
-        const unsigned int v1469 = v1460 * v3;
-        const unsigned int v1470 = v1469 + v65;
-        const unsigned int v1471 = v1470 + v1462;
-        out[v1471] = v1468;
-      }
+    const unsigned int v1220 = static_cast<unsigned int>(v272.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1221 = v1127 + v1220;
+    const unsigned int v1222 = static_cast<unsigned int>(v272.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1223 = v1126 + v1222;
+    const bool v1224 = v1221 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1225 = v1223 < v12;
+    const bool v1226 = v1224 && v1225;
+    if (v1226) {
+      const unsigned int v1227 = v65 + v1223;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1228 = v272.x[10];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1229 = iron_f32_to_bf16(v1228);
+      const float v1230 = v272.x[11];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1233 = iron_f32_to_bf16(v1230);
+      const unsigned int v1234 = v1221 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1235 = v1234 + v1227;
+      *reinterpret_cast<iron_bf16x2*>(out + v1235) = iron_bf16x2{{v1229, v1233}};
     }
-    const unsigned int v1472 = static_cast<unsigned int>(v272.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1473 = v1125 + v1472;
-    const unsigned int v1474 = static_cast<unsigned int>(v272.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1475 = v1124 + v1474;
-    const unsigned int v1477 = static_cast<unsigned int>(v272.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1478 = v1477 == v1472;
-    const unsigned int v1481 = v1474 + 1u;
-    const unsigned int v1482 = static_cast<unsigned int>(v272.col(13, iron_linear_thread() & 31u));
-    const bool v1483 = v1482 == v1481;
-    const bool v1484 = v1478 && v1483;
-    const unsigned int v1487 = v1475 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1488 = v1487 == v10;
-    const bool v1489 = v1484 && v1488;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1489) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1490 = v1473 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1491 = v1475 < v12;
-      const bool v1492 = v1490 && v1491;
-      if (v1492) {
-        const unsigned int v1493 = v65 + v1475;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1494 = v272.x[12];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1495 = iron_f32_to_bf16(v1494);
-        const float v1496 = v272.x[13];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1499 = iron_f32_to_bf16(v1496);
-        const unsigned int v1500 = v1473 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1501 = v1500 + v1493;
-        *reinterpret_cast<iron_bf16x2*>(out + v1501) = iron_bf16x2{{v1495, v1499}};
-      }
-    } else {
-      const bool v1506 = v1473 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1507 = v1475 < v12;
-      const bool v1508 = v1506 && v1507;
-      if (v1508) {
-        const float v1509 = v272.x[12];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1511 = iron_f32_to_bf16(v1509);
-        const unsigned int v1512 = v1473 * v3;
-        const unsigned int v1513 = v1512 + v65;
-        const unsigned int v1514 = v1513 + v1475;
-        out[v1514] = v1511;
-      }
-      const unsigned int v1516 = v1125 + v1477;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1518 = v1124 + v1482;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1519 = v1516 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1520 = v1518 < v12;
-      const bool v1521 = v1519 && v1520;
-      if (v1521) {
-        const float v1522 = v272.x[13];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1524 = iron_f32_to_bf16(v1522);
-        const unsigned int v1525 = v1516 * v3;
-        const unsigned int v1526 = v1525 + v65;
-        const unsigned int v1527 = v1526 + v1518;
-        out[v1527] = v1524;
-      }
+    const unsigned int v1236 = static_cast<unsigned int>(v272.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1237 = v1127 + v1236;
+    const unsigned int v1238 = static_cast<unsigned int>(v272.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1239 = v1126 + v1238;
+    const bool v1240 = v1237 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1241 = v1239 < v12;
+    const bool v1242 = v1240 && v1241;
+    if (v1242) {
+      const unsigned int v1243 = v65 + v1239;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1244 = v272.x[12];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1245 = iron_f32_to_bf16(v1244);
+      const float v1246 = v272.x[13];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1249 = iron_f32_to_bf16(v1246);
+      const unsigned int v1250 = v1237 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1251 = v1250 + v1243;
+      *reinterpret_cast<iron_bf16x2*>(out + v1251) = iron_bf16x2{{v1245, v1249}};
     }
-    const unsigned int v1528 = static_cast<unsigned int>(v272.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1529 = v1125 + v1528;
-    const unsigned int v1530 = static_cast<unsigned int>(v272.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1531 = v1124 + v1530;
-    const unsigned int v1533 = static_cast<unsigned int>(v272.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1534 = v1533 == v1528;
-    const unsigned int v1537 = v1530 + 1u;
-    const unsigned int v1538 = static_cast<unsigned int>(v272.col(15, iron_linear_thread() & 31u));
-    const bool v1539 = v1538 == v1537;
-    const bool v1540 = v1534 && v1539;
-    const unsigned int v1543 = v1531 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1544 = v1543 == v10;
-    const bool v1545 = v1540 && v1544;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1545) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1546 = v1529 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1547 = v1531 < v12;
-      const bool v1548 = v1546 && v1547;
-      if (v1548) {
-        const unsigned int v1549 = v65 + v1531;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1550 = v272.x[14];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1551 = iron_f32_to_bf16(v1550);
-        const float v1552 = v272.x[15];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1555 = iron_f32_to_bf16(v1552);
-        const unsigned int v1556 = v1529 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1557 = v1556 + v1549;
-        *reinterpret_cast<iron_bf16x2*>(out + v1557) = iron_bf16x2{{v1551, v1555}};
-      }
-    } else {
-      const bool v1562 = v1529 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1563 = v1531 < v12;
-      const bool v1564 = v1562 && v1563;
-      if (v1564) {
-        const float v1565 = v272.x[14];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1567 = iron_f32_to_bf16(v1565);
-        const unsigned int v1568 = v1529 * v3;
-        const unsigned int v1569 = v1568 + v65;
-        const unsigned int v1570 = v1569 + v1531;
-        out[v1570] = v1567;
-      }
-      const unsigned int v1572 = v1125 + v1533;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1574 = v1124 + v1538;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1575 = v1572 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1576 = v1574 < v12;
-      const bool v1577 = v1575 && v1576;
-      if (v1577) {
-        const float v1578 = v272.x[15];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1580 = iron_f32_to_bf16(v1578);
-        const unsigned int v1581 = v1572 * v3;
-        const unsigned int v1582 = v1581 + v65;
-        const unsigned int v1583 = v1582 + v1574;
-        out[v1583] = v1580;
-      }
+    const unsigned int v1252 = static_cast<unsigned int>(v272.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1253 = v1127 + v1252;
+    const unsigned int v1254 = static_cast<unsigned int>(v272.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1255 = v1126 + v1254;
+    const bool v1256 = v1253 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1257 = v1255 < v12;
+    const bool v1258 = v1256 && v1257;
+    if (v1258) {
+      const unsigned int v1259 = v65 + v1255;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1260 = v272.x[14];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1261 = iron_f32_to_bf16(v1260);
+      const float v1262 = v272.x[15];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1265 = iron_f32_to_bf16(v1262);
+      const unsigned int v1266 = v1253 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1267 = v1266 + v1259;
+      *reinterpret_cast<iron_bf16x2*>(out + v1267) = iron_bf16x2{{v1261, v1265}};
     }
-    const unsigned int v1584 = static_cast<unsigned int>(v272.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1585 = v1125 + v1584;
-    const unsigned int v1586 = static_cast<unsigned int>(v272.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1587 = v1124 + v1586;
-    const unsigned int v1589 = static_cast<unsigned int>(v272.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1590 = v1589 == v1584;
-    const unsigned int v1593 = v1586 + 1u;
-    const unsigned int v1594 = static_cast<unsigned int>(v272.col(17, iron_linear_thread() & 31u));
-    const bool v1595 = v1594 == v1593;
-    const bool v1596 = v1590 && v1595;
-    const unsigned int v1599 = v1587 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1600 = v1599 == v10;
-    const bool v1601 = v1596 && v1600;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1601) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1602 = v1585 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1603 = v1587 < v12;
-      const bool v1604 = v1602 && v1603;
-      if (v1604) {
-        const unsigned int v1605 = v65 + v1587;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1606 = v272.x[16];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1607 = iron_f32_to_bf16(v1606);
-        const float v1608 = v272.x[17];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1611 = iron_f32_to_bf16(v1608);
-        const unsigned int v1612 = v1585 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1613 = v1612 + v1605;
-        *reinterpret_cast<iron_bf16x2*>(out + v1613) = iron_bf16x2{{v1607, v1611}};
-      }
-    } else {
-      const bool v1618 = v1585 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1619 = v1587 < v12;
-      const bool v1620 = v1618 && v1619;
-      if (v1620) {
-        const float v1621 = v272.x[16];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1623 = iron_f32_to_bf16(v1621);
-        const unsigned int v1624 = v1585 * v3;
-        const unsigned int v1625 = v1624 + v65;
-        const unsigned int v1626 = v1625 + v1587;
-        out[v1626] = v1623;
-      }
-      const unsigned int v1628 = v1125 + v1589;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1630 = v1124 + v1594;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1631 = v1628 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1632 = v1630 < v12;
-      const bool v1633 = v1631 && v1632;
-      if (v1633) {
-        const float v1634 = v272.x[17];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1636 = iron_f32_to_bf16(v1634);
-        const unsigned int v1637 = v1628 * v3;
-        const unsigned int v1638 = v1637 + v65;
-        const unsigned int v1639 = v1638 + v1630;
-        out[v1639] = v1636;
-      }
+    const unsigned int v1268 = static_cast<unsigned int>(v272.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1269 = v1127 + v1268;
+    const unsigned int v1270 = static_cast<unsigned int>(v272.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1271 = v1126 + v1270;
+    const bool v1272 = v1269 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1273 = v1271 < v12;
+    const bool v1274 = v1272 && v1273;
+    if (v1274) {
+      const unsigned int v1275 = v65 + v1271;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1276 = v272.x[16];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1277 = iron_f32_to_bf16(v1276);
+      const float v1278 = v272.x[17];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1281 = iron_f32_to_bf16(v1278);
+      const unsigned int v1282 = v1269 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1283 = v1282 + v1275;
+      *reinterpret_cast<iron_bf16x2*>(out + v1283) = iron_bf16x2{{v1277, v1281}};
     }
-    const unsigned int v1640 = static_cast<unsigned int>(v272.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1641 = v1125 + v1640;
-    const unsigned int v1642 = static_cast<unsigned int>(v272.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1643 = v1124 + v1642;
-    const unsigned int v1645 = static_cast<unsigned int>(v272.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1646 = v1645 == v1640;
-    const unsigned int v1649 = v1642 + 1u;
-    const unsigned int v1650 = static_cast<unsigned int>(v272.col(19, iron_linear_thread() & 31u));
-    const bool v1651 = v1650 == v1649;
-    const bool v1652 = v1646 && v1651;
-    const unsigned int v1655 = v1643 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1656 = v1655 == v10;
-    const bool v1657 = v1652 && v1656;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1657) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1658 = v1641 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1659 = v1643 < v12;
-      const bool v1660 = v1658 && v1659;
-      if (v1660) {
-        const unsigned int v1661 = v65 + v1643;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1662 = v272.x[18];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1663 = iron_f32_to_bf16(v1662);
-        const float v1664 = v272.x[19];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1667 = iron_f32_to_bf16(v1664);
-        const unsigned int v1668 = v1641 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1669 = v1668 + v1661;
-        *reinterpret_cast<iron_bf16x2*>(out + v1669) = iron_bf16x2{{v1663, v1667}};
-      }
-    } else {
-      const bool v1674 = v1641 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1675 = v1643 < v12;
-      const bool v1676 = v1674 && v1675;
-      if (v1676) {
-        const float v1677 = v272.x[18];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1679 = iron_f32_to_bf16(v1677);
-        const unsigned int v1680 = v1641 * v3;
-        const unsigned int v1681 = v1680 + v65;
-        const unsigned int v1682 = v1681 + v1643;
-        out[v1682] = v1679;
-      }
-      const unsigned int v1684 = v1125 + v1645;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1686 = v1124 + v1650;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1687 = v1684 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1688 = v1686 < v12;
-      const bool v1689 = v1687 && v1688;
-      if (v1689) {
-        const float v1690 = v272.x[19];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1692 = iron_f32_to_bf16(v1690);
-        const unsigned int v1693 = v1684 * v3;
-        const unsigned int v1694 = v1693 + v65;
-        const unsigned int v1695 = v1694 + v1686;
-        out[v1695] = v1692;
-      }
+    const unsigned int v1284 = static_cast<unsigned int>(v272.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1285 = v1127 + v1284;
+    const unsigned int v1286 = static_cast<unsigned int>(v272.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1287 = v1126 + v1286;
+    const bool v1288 = v1285 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1289 = v1287 < v12;
+    const bool v1290 = v1288 && v1289;
+    if (v1290) {
+      const unsigned int v1291 = v65 + v1287;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1292 = v272.x[18];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1293 = iron_f32_to_bf16(v1292);
+      const float v1294 = v272.x[19];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1297 = iron_f32_to_bf16(v1294);
+      const unsigned int v1298 = v1285 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1299 = v1298 + v1291;
+      *reinterpret_cast<iron_bf16x2*>(out + v1299) = iron_bf16x2{{v1293, v1297}};
     }
-    const unsigned int v1696 = static_cast<unsigned int>(v272.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1697 = v1125 + v1696;
-    const unsigned int v1698 = static_cast<unsigned int>(v272.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1699 = v1124 + v1698;
-    const unsigned int v1701 = static_cast<unsigned int>(v272.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1702 = v1701 == v1696;
-    const unsigned int v1705 = v1698 + 1u;
-    const unsigned int v1706 = static_cast<unsigned int>(v272.col(21, iron_linear_thread() & 31u));
-    const bool v1707 = v1706 == v1705;
-    const bool v1708 = v1702 && v1707;
-    const unsigned int v1711 = v1699 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1712 = v1711 == v10;
-    const bool v1713 = v1708 && v1712;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1713) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1714 = v1697 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1715 = v1699 < v12;
-      const bool v1716 = v1714 && v1715;
-      if (v1716) {
-        const unsigned int v1717 = v65 + v1699;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1718 = v272.x[20];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1719 = iron_f32_to_bf16(v1718);
-        const float v1720 = v272.x[21];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1723 = iron_f32_to_bf16(v1720);
-        const unsigned int v1724 = v1697 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1725 = v1724 + v1717;
-        *reinterpret_cast<iron_bf16x2*>(out + v1725) = iron_bf16x2{{v1719, v1723}};
-      }
-    } else {
-      const bool v1730 = v1697 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1731 = v1699 < v12;
-      const bool v1732 = v1730 && v1731;
-      if (v1732) {
-        const float v1733 = v272.x[20];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1735 = iron_f32_to_bf16(v1733);
-        const unsigned int v1736 = v1697 * v3;
-        const unsigned int v1737 = v1736 + v65;
-        const unsigned int v1738 = v1737 + v1699;
-        out[v1738] = v1735;
-      }
-      const unsigned int v1740 = v1125 + v1701;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1742 = v1124 + v1706;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1743 = v1740 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1744 = v1742 < v12;
-      const bool v1745 = v1743 && v1744;
-      if (v1745) {
-        const float v1746 = v272.x[21];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1748 = iron_f32_to_bf16(v1746);
-        const unsigned int v1749 = v1740 * v3;
-        const unsigned int v1750 = v1749 + v65;
-        const unsigned int v1751 = v1750 + v1742;
-        out[v1751] = v1748;
-      }
+    const unsigned int v1300 = static_cast<unsigned int>(v272.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1301 = v1127 + v1300;
+    const unsigned int v1302 = static_cast<unsigned int>(v272.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1303 = v1126 + v1302;
+    const bool v1304 = v1301 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1305 = v1303 < v12;
+    const bool v1306 = v1304 && v1305;
+    if (v1306) {
+      const unsigned int v1307 = v65 + v1303;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1308 = v272.x[20];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1309 = iron_f32_to_bf16(v1308);
+      const float v1310 = v272.x[21];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1313 = iron_f32_to_bf16(v1310);
+      const unsigned int v1314 = v1301 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1315 = v1314 + v1307;
+      *reinterpret_cast<iron_bf16x2*>(out + v1315) = iron_bf16x2{{v1309, v1313}};
     }
-    const unsigned int v1752 = static_cast<unsigned int>(v272.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1753 = v1125 + v1752;
-    const unsigned int v1754 = static_cast<unsigned int>(v272.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1755 = v1124 + v1754;
-    const unsigned int v1757 = static_cast<unsigned int>(v272.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1758 = v1757 == v1752;
-    const unsigned int v1761 = v1754 + 1u;
-    const unsigned int v1762 = static_cast<unsigned int>(v272.col(23, iron_linear_thread() & 31u));
-    const bool v1763 = v1762 == v1761;
-    const bool v1764 = v1758 && v1763;
-    const unsigned int v1767 = v1755 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1768 = v1767 == v10;
-    const bool v1769 = v1764 && v1768;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1769) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1770 = v1753 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1771 = v1755 < v12;
-      const bool v1772 = v1770 && v1771;
-      if (v1772) {
-        const unsigned int v1773 = v65 + v1755;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1774 = v272.x[22];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1775 = iron_f32_to_bf16(v1774);
-        const float v1776 = v272.x[23];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1779 = iron_f32_to_bf16(v1776);
-        const unsigned int v1780 = v1753 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1781 = v1780 + v1773;
-        *reinterpret_cast<iron_bf16x2*>(out + v1781) = iron_bf16x2{{v1775, v1779}};
-      }
-    } else {
-      const bool v1786 = v1753 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1787 = v1755 < v12;
-      const bool v1788 = v1786 && v1787;
-      if (v1788) {
-        const float v1789 = v272.x[22];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1791 = iron_f32_to_bf16(v1789);
-        const unsigned int v1792 = v1753 * v3;
-        const unsigned int v1793 = v1792 + v65;
-        const unsigned int v1794 = v1793 + v1755;
-        out[v1794] = v1791;
-      }
-      const unsigned int v1796 = v1125 + v1757;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1798 = v1124 + v1762;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1799 = v1796 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1800 = v1798 < v12;
-      const bool v1801 = v1799 && v1800;
-      if (v1801) {
-        const float v1802 = v272.x[23];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1804 = iron_f32_to_bf16(v1802);
-        const unsigned int v1805 = v1796 * v3;
-        const unsigned int v1806 = v1805 + v65;
-        const unsigned int v1807 = v1806 + v1798;
-        out[v1807] = v1804;
-      }
+    const unsigned int v1316 = static_cast<unsigned int>(v272.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1317 = v1127 + v1316;
+    const unsigned int v1318 = static_cast<unsigned int>(v272.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1319 = v1126 + v1318;
+    const bool v1320 = v1317 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1321 = v1319 < v12;
+    const bool v1322 = v1320 && v1321;
+    if (v1322) {
+      const unsigned int v1323 = v65 + v1319;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1324 = v272.x[22];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1325 = iron_f32_to_bf16(v1324);
+      const float v1326 = v272.x[23];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1329 = iron_f32_to_bf16(v1326);
+      const unsigned int v1330 = v1317 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1331 = v1330 + v1323;
+      *reinterpret_cast<iron_bf16x2*>(out + v1331) = iron_bf16x2{{v1325, v1329}};
     }
-    const unsigned int v1808 = static_cast<unsigned int>(v272.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1809 = v1125 + v1808;
-    const unsigned int v1810 = static_cast<unsigned int>(v272.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1811 = v1124 + v1810;
-    const unsigned int v1813 = static_cast<unsigned int>(v272.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1814 = v1813 == v1808;
-    const unsigned int v1817 = v1810 + 1u;
-    const unsigned int v1818 = static_cast<unsigned int>(v272.col(25, iron_linear_thread() & 31u));
-    const bool v1819 = v1818 == v1817;
-    const bool v1820 = v1814 && v1819;
-    const unsigned int v1823 = v1811 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1824 = v1823 == v10;
-    const bool v1825 = v1820 && v1824;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1825) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1826 = v1809 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1827 = v1811 < v12;
-      const bool v1828 = v1826 && v1827;
-      if (v1828) {
-        const unsigned int v1829 = v65 + v1811;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1830 = v272.x[24];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1831 = iron_f32_to_bf16(v1830);
-        const float v1832 = v272.x[25];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1835 = iron_f32_to_bf16(v1832);
-        const unsigned int v1836 = v1809 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1837 = v1836 + v1829;
-        *reinterpret_cast<iron_bf16x2*>(out + v1837) = iron_bf16x2{{v1831, v1835}};
-      }
-    } else {
-      const bool v1842 = v1809 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1843 = v1811 < v12;
-      const bool v1844 = v1842 && v1843;
-      if (v1844) {
-        const float v1845 = v272.x[24];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1847 = iron_f32_to_bf16(v1845);
-        const unsigned int v1848 = v1809 * v3;
-        const unsigned int v1849 = v1848 + v65;
-        const unsigned int v1850 = v1849 + v1811;
-        out[v1850] = v1847;
-      }
-      const unsigned int v1852 = v1125 + v1813;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1854 = v1124 + v1818;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1855 = v1852 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1856 = v1854 < v12;
-      const bool v1857 = v1855 && v1856;
-      if (v1857) {
-        const float v1858 = v272.x[25];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1860 = iron_f32_to_bf16(v1858);
-        const unsigned int v1861 = v1852 * v3;
-        const unsigned int v1862 = v1861 + v65;
-        const unsigned int v1863 = v1862 + v1854;
-        out[v1863] = v1860;
-      }
+    const unsigned int v1332 = static_cast<unsigned int>(v272.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1333 = v1127 + v1332;
+    const unsigned int v1334 = static_cast<unsigned int>(v272.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1335 = v1126 + v1334;
+    const bool v1336 = v1333 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1337 = v1335 < v12;
+    const bool v1338 = v1336 && v1337;
+    if (v1338) {
+      const unsigned int v1339 = v65 + v1335;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1340 = v272.x[24];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1341 = iron_f32_to_bf16(v1340);
+      const float v1342 = v272.x[25];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1345 = iron_f32_to_bf16(v1342);
+      const unsigned int v1346 = v1333 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1347 = v1346 + v1339;
+      *reinterpret_cast<iron_bf16x2*>(out + v1347) = iron_bf16x2{{v1341, v1345}};
     }
-    const unsigned int v1864 = static_cast<unsigned int>(v272.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1865 = v1125 + v1864;
-    const unsigned int v1866 = static_cast<unsigned int>(v272.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1867 = v1124 + v1866;
-    const unsigned int v1869 = static_cast<unsigned int>(v272.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1870 = v1869 == v1864;
-    const unsigned int v1873 = v1866 + 1u;
-    const unsigned int v1874 = static_cast<unsigned int>(v272.col(27, iron_linear_thread() & 31u));
-    const bool v1875 = v1874 == v1873;
-    const bool v1876 = v1870 && v1875;
-    const unsigned int v1879 = v1867 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1880 = v1879 == v10;
-    const bool v1881 = v1876 && v1880;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1881) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1882 = v1865 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1883 = v1867 < v12;
-      const bool v1884 = v1882 && v1883;
-      if (v1884) {
-        const unsigned int v1885 = v65 + v1867;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1886 = v272.x[26];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1887 = iron_f32_to_bf16(v1886);
-        const float v1888 = v272.x[27];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1891 = iron_f32_to_bf16(v1888);
-        const unsigned int v1892 = v1865 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1893 = v1892 + v1885;
-        *reinterpret_cast<iron_bf16x2*>(out + v1893) = iron_bf16x2{{v1887, v1891}};
-      }
-    } else {
-      const bool v1898 = v1865 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1899 = v1867 < v12;
-      const bool v1900 = v1898 && v1899;
-      if (v1900) {
-        const float v1901 = v272.x[26];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1903 = iron_f32_to_bf16(v1901);
-        const unsigned int v1904 = v1865 * v3;
-        const unsigned int v1905 = v1904 + v65;
-        const unsigned int v1906 = v1905 + v1867;
-        out[v1906] = v1903;
-      }
-      const unsigned int v1908 = v1125 + v1869;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1910 = v1124 + v1874;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1911 = v1908 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1912 = v1910 < v12;
-      const bool v1913 = v1911 && v1912;
-      if (v1913) {
-        const float v1914 = v272.x[27];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1916 = iron_f32_to_bf16(v1914);
-        const unsigned int v1917 = v1908 * v3;
-        const unsigned int v1918 = v1917 + v65;
-        const unsigned int v1919 = v1918 + v1910;
-        out[v1919] = v1916;
-      }
+    const unsigned int v1348 = static_cast<unsigned int>(v272.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1349 = v1127 + v1348;
+    const unsigned int v1350 = static_cast<unsigned int>(v272.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1351 = v1126 + v1350;
+    const bool v1352 = v1349 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1353 = v1351 < v12;
+    const bool v1354 = v1352 && v1353;
+    if (v1354) {
+      const unsigned int v1355 = v65 + v1351;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1356 = v272.x[26];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1357 = iron_f32_to_bf16(v1356);
+      const float v1358 = v272.x[27];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1361 = iron_f32_to_bf16(v1358);
+      const unsigned int v1362 = v1349 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1363 = v1362 + v1355;
+      *reinterpret_cast<iron_bf16x2*>(out + v1363) = iron_bf16x2{{v1357, v1361}};
     }
-    const unsigned int v1920 = static_cast<unsigned int>(v272.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1921 = v1125 + v1920;
-    const unsigned int v1922 = static_cast<unsigned int>(v272.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1923 = v1124 + v1922;
-    const unsigned int v1925 = static_cast<unsigned int>(v272.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1926 = v1925 == v1920;
-    const unsigned int v1929 = v1922 + 1u;
-    const unsigned int v1930 = static_cast<unsigned int>(v272.col(29, iron_linear_thread() & 31u));
-    const bool v1931 = v1930 == v1929;
-    const bool v1932 = v1926 && v1931;
-    const unsigned int v1935 = v1923 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1936 = v1935 == v10;
-    const bool v1937 = v1932 && v1936;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1937) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1938 = v1921 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1939 = v1923 < v12;
-      const bool v1940 = v1938 && v1939;
-      if (v1940) {
-        const unsigned int v1941 = v65 + v1923;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1942 = v272.x[28];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1943 = iron_f32_to_bf16(v1942);
-        const float v1944 = v272.x[29];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1947 = iron_f32_to_bf16(v1944);
-        const unsigned int v1948 = v1921 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1949 = v1948 + v1941;
-        *reinterpret_cast<iron_bf16x2*>(out + v1949) = iron_bf16x2{{v1943, v1947}};
-      }
-    } else {
-      const bool v1954 = v1921 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1955 = v1923 < v12;
-      const bool v1956 = v1954 && v1955;
-      if (v1956) {
-        const float v1957 = v272.x[28];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1959 = iron_f32_to_bf16(v1957);
-        const unsigned int v1960 = v1921 * v3;
-        const unsigned int v1961 = v1960 + v65;
-        const unsigned int v1962 = v1961 + v1923;
-        out[v1962] = v1959;
-      }
-      const unsigned int v1964 = v1125 + v1925;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1966 = v1124 + v1930;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1967 = v1964 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1968 = v1966 < v12;
-      const bool v1969 = v1967 && v1968;
-      if (v1969) {
-        const float v1970 = v272.x[29];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1972 = iron_f32_to_bf16(v1970);
-        const unsigned int v1973 = v1964 * v3;
-        const unsigned int v1974 = v1973 + v65;
-        const unsigned int v1975 = v1974 + v1966;
-        out[v1975] = v1972;
-      }
+    const unsigned int v1364 = static_cast<unsigned int>(v272.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1365 = v1127 + v1364;
+    const unsigned int v1366 = static_cast<unsigned int>(v272.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1367 = v1126 + v1366;
+    const bool v1368 = v1365 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1369 = v1367 < v12;
+    const bool v1370 = v1368 && v1369;
+    if (v1370) {
+      const unsigned int v1371 = v65 + v1367;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1372 = v272.x[28];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1373 = iron_f32_to_bf16(v1372);
+      const float v1374 = v272.x[29];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1377 = iron_f32_to_bf16(v1374);
+      const unsigned int v1378 = v1365 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1379 = v1378 + v1371;
+      *reinterpret_cast<iron_bf16x2*>(out + v1379) = iron_bf16x2{{v1373, v1377}};
     }
-    const unsigned int v1976 = static_cast<unsigned int>(v272.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1977 = v1125 + v1976;
-    const unsigned int v1978 = static_cast<unsigned int>(v272.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1979 = v1124 + v1978;
-    const unsigned int v1981 = static_cast<unsigned int>(v272.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1982 = v1981 == v1976;
-    const unsigned int v1985 = v1978 + 1u;
-    const unsigned int v1986 = static_cast<unsigned int>(v272.col(31, iron_linear_thread() & 31u));
-    const bool v1987 = v1986 == v1985;
-    const bool v1988 = v1982 && v1987;
-    const unsigned int v1991 = v1979 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1992 = v1991 == v10;
-    const bool v1993 = v1988 && v1992;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1993) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1994 = v1977 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1995 = v1979 < v12;
-      const bool v1996 = v1994 && v1995;
-      if (v1996) {
-        const unsigned int v1997 = v65 + v1979;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1998 = v272.x[30];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1999 = iron_f32_to_bf16(v1998);
-        const float v2000 = v272.x[31];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2003 = iron_f32_to_bf16(v2000);
-        const unsigned int v2004 = v1977 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2005 = v2004 + v1997;
-        *reinterpret_cast<iron_bf16x2*>(out + v2005) = iron_bf16x2{{v1999, v2003}};
-      }
-    } else {
-      const bool v2010 = v1977 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2011 = v1979 < v12;
-      const bool v2012 = v2010 && v2011;
-      if (v2012) {
-        const float v2013 = v272.x[30];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2015 = iron_f32_to_bf16(v2013);
-        const unsigned int v2016 = v1977 * v3;
-        const unsigned int v2017 = v2016 + v65;
-        const unsigned int v2018 = v2017 + v1979;
-        out[v2018] = v2015;
-      }
-      const unsigned int v2020 = v1125 + v1981;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2022 = v1124 + v1986;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2023 = v2020 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2024 = v2022 < v12;
-      const bool v2025 = v2023 && v2024;
-      if (v2025) {
-        const float v2026 = v272.x[31];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2028 = iron_f32_to_bf16(v2026);
-        const unsigned int v2029 = v2020 * v3;
-        const unsigned int v2030 = v2029 + v65;
-        const unsigned int v2031 = v2030 + v2022;
-        out[v2031] = v2028;
-      }
+    const unsigned int v1380 = static_cast<unsigned int>(v272.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1381 = v1127 + v1380;
+    const unsigned int v1382 = static_cast<unsigned int>(v272.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1383 = v1126 + v1382;
+    const bool v1384 = v1381 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1385 = v1383 < v12;
+    const bool v1386 = v1384 && v1385;
+    if (v1386) {
+      const unsigned int v1387 = v65 + v1383;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1388 = v272.x[30];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1389 = iron_f32_to_bf16(v1388);
+      const float v1390 = v272.x[31];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1393 = iron_f32_to_bf16(v1390);
+      const unsigned int v1394 = v1381 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1395 = v1394 + v1387;
+      *reinterpret_cast<iron_bf16x2*>(out + v1395) = iron_bf16x2{{v1389, v1393}};
     }
-    const unsigned int v2032 = static_cast<unsigned int>(v272.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2033 = v1125 + v2032;
-    const unsigned int v2034 = static_cast<unsigned int>(v272.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2035 = v1124 + v2034;
-    const unsigned int v2037 = static_cast<unsigned int>(v272.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2038 = v2037 == v2032;
-    const unsigned int v2041 = v2034 + 1u;
-    const unsigned int v2042 = static_cast<unsigned int>(v272.col(33, iron_linear_thread() & 31u));
-    const bool v2043 = v2042 == v2041;
-    const bool v2044 = v2038 && v2043;
-    const unsigned int v2047 = v2035 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2048 = v2047 == v10;
-    const bool v2049 = v2044 && v2048;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2049) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2050 = v2033 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2051 = v2035 < v12;
-      const bool v2052 = v2050 && v2051;
-      if (v2052) {
-        const unsigned int v2053 = v65 + v2035;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2054 = v272.x[32];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2055 = iron_f32_to_bf16(v2054);
-        const float v2056 = v272.x[33];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2059 = iron_f32_to_bf16(v2056);
-        const unsigned int v2060 = v2033 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2061 = v2060 + v2053;
-        *reinterpret_cast<iron_bf16x2*>(out + v2061) = iron_bf16x2{{v2055, v2059}};
-      }
-    } else {
-      const bool v2066 = v2033 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2067 = v2035 < v12;
-      const bool v2068 = v2066 && v2067;
-      if (v2068) {
-        const float v2069 = v272.x[32];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2071 = iron_f32_to_bf16(v2069);
-        const unsigned int v2072 = v2033 * v3;
-        const unsigned int v2073 = v2072 + v65;
-        const unsigned int v2074 = v2073 + v2035;
-        out[v2074] = v2071;
-      }
-      const unsigned int v2076 = v1125 + v2037;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2078 = v1124 + v2042;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2079 = v2076 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2080 = v2078 < v12;
-      const bool v2081 = v2079 && v2080;
-      if (v2081) {
-        const float v2082 = v272.x[33];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2084 = iron_f32_to_bf16(v2082);
-        const unsigned int v2085 = v2076 * v3;
-        const unsigned int v2086 = v2085 + v65;
-        const unsigned int v2087 = v2086 + v2078;
-        out[v2087] = v2084;
-      }
+    const unsigned int v1396 = static_cast<unsigned int>(v272.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1397 = v1127 + v1396;
+    const unsigned int v1398 = static_cast<unsigned int>(v272.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1399 = v1126 + v1398;
+    const bool v1400 = v1397 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1401 = v1399 < v12;
+    const bool v1402 = v1400 && v1401;
+    if (v1402) {
+      const unsigned int v1403 = v65 + v1399;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1404 = v272.x[32];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1405 = iron_f32_to_bf16(v1404);
+      const float v1406 = v272.x[33];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1409 = iron_f32_to_bf16(v1406);
+      const unsigned int v1410 = v1397 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1411 = v1410 + v1403;
+      *reinterpret_cast<iron_bf16x2*>(out + v1411) = iron_bf16x2{{v1405, v1409}};
     }
-    const unsigned int v2088 = static_cast<unsigned int>(v272.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2089 = v1125 + v2088;
-    const unsigned int v2090 = static_cast<unsigned int>(v272.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2091 = v1124 + v2090;
-    const unsigned int v2093 = static_cast<unsigned int>(v272.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2094 = v2093 == v2088;
-    const unsigned int v2097 = v2090 + 1u;
-    const unsigned int v2098 = static_cast<unsigned int>(v272.col(35, iron_linear_thread() & 31u));
-    const bool v2099 = v2098 == v2097;
-    const bool v2100 = v2094 && v2099;
-    const unsigned int v2103 = v2091 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2104 = v2103 == v10;
-    const bool v2105 = v2100 && v2104;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2105) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2106 = v2089 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2107 = v2091 < v12;
-      const bool v2108 = v2106 && v2107;
-      if (v2108) {
-        const unsigned int v2109 = v65 + v2091;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2110 = v272.x[34];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2111 = iron_f32_to_bf16(v2110);
-        const float v2112 = v272.x[35];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2115 = iron_f32_to_bf16(v2112);
-        const unsigned int v2116 = v2089 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2117 = v2116 + v2109;
-        *reinterpret_cast<iron_bf16x2*>(out + v2117) = iron_bf16x2{{v2111, v2115}};
-      }
-    } else {
-      const bool v2122 = v2089 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2123 = v2091 < v12;
-      const bool v2124 = v2122 && v2123;
-      if (v2124) {
-        const float v2125 = v272.x[34];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2127 = iron_f32_to_bf16(v2125);
-        const unsigned int v2128 = v2089 * v3;
-        const unsigned int v2129 = v2128 + v65;
-        const unsigned int v2130 = v2129 + v2091;
-        out[v2130] = v2127;
-      }
-      const unsigned int v2132 = v1125 + v2093;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2134 = v1124 + v2098;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2135 = v2132 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2136 = v2134 < v12;
-      const bool v2137 = v2135 && v2136;
-      if (v2137) {
-        const float v2138 = v272.x[35];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2140 = iron_f32_to_bf16(v2138);
-        const unsigned int v2141 = v2132 * v3;
-        const unsigned int v2142 = v2141 + v65;
-        const unsigned int v2143 = v2142 + v2134;
-        out[v2143] = v2140;
-      }
+    const unsigned int v1412 = static_cast<unsigned int>(v272.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1413 = v1127 + v1412;
+    const unsigned int v1414 = static_cast<unsigned int>(v272.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1415 = v1126 + v1414;
+    const bool v1416 = v1413 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1417 = v1415 < v12;
+    const bool v1418 = v1416 && v1417;
+    if (v1418) {
+      const unsigned int v1419 = v65 + v1415;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1420 = v272.x[34];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1421 = iron_f32_to_bf16(v1420);
+      const float v1422 = v272.x[35];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1425 = iron_f32_to_bf16(v1422);
+      const unsigned int v1426 = v1413 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1427 = v1426 + v1419;
+      *reinterpret_cast<iron_bf16x2*>(out + v1427) = iron_bf16x2{{v1421, v1425}};
     }
-    const unsigned int v2144 = static_cast<unsigned int>(v272.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2145 = v1125 + v2144;
-    const unsigned int v2146 = static_cast<unsigned int>(v272.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2147 = v1124 + v2146;
-    const unsigned int v2149 = static_cast<unsigned int>(v272.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2150 = v2149 == v2144;
-    const unsigned int v2153 = v2146 + 1u;
-    const unsigned int v2154 = static_cast<unsigned int>(v272.col(37, iron_linear_thread() & 31u));
-    const bool v2155 = v2154 == v2153;
-    const bool v2156 = v2150 && v2155;
-    const unsigned int v2159 = v2147 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2160 = v2159 == v10;
-    const bool v2161 = v2156 && v2160;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2161) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2162 = v2145 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2163 = v2147 < v12;
-      const bool v2164 = v2162 && v2163;
-      if (v2164) {
-        const unsigned int v2165 = v65 + v2147;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2166 = v272.x[36];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2167 = iron_f32_to_bf16(v2166);
-        const float v2168 = v272.x[37];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2171 = iron_f32_to_bf16(v2168);
-        const unsigned int v2172 = v2145 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2173 = v2172 + v2165;
-        *reinterpret_cast<iron_bf16x2*>(out + v2173) = iron_bf16x2{{v2167, v2171}};
-      }
-    } else {
-      const bool v2178 = v2145 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2179 = v2147 < v12;
-      const bool v2180 = v2178 && v2179;
-      if (v2180) {
-        const float v2181 = v272.x[36];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2183 = iron_f32_to_bf16(v2181);
-        const unsigned int v2184 = v2145 * v3;
-        const unsigned int v2185 = v2184 + v65;
-        const unsigned int v2186 = v2185 + v2147;
-        out[v2186] = v2183;
-      }
-      const unsigned int v2188 = v1125 + v2149;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2190 = v1124 + v2154;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2191 = v2188 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2192 = v2190 < v12;
-      const bool v2193 = v2191 && v2192;
-      if (v2193) {
-        const float v2194 = v272.x[37];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2196 = iron_f32_to_bf16(v2194);
-        const unsigned int v2197 = v2188 * v3;
-        const unsigned int v2198 = v2197 + v65;
-        const unsigned int v2199 = v2198 + v2190;
-        out[v2199] = v2196;
-      }
+    const unsigned int v1428 = static_cast<unsigned int>(v272.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1429 = v1127 + v1428;
+    const unsigned int v1430 = static_cast<unsigned int>(v272.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1431 = v1126 + v1430;
+    const bool v1432 = v1429 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1433 = v1431 < v12;
+    const bool v1434 = v1432 && v1433;
+    if (v1434) {
+      const unsigned int v1435 = v65 + v1431;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1436 = v272.x[36];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1437 = iron_f32_to_bf16(v1436);
+      const float v1438 = v272.x[37];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1441 = iron_f32_to_bf16(v1438);
+      const unsigned int v1442 = v1429 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1443 = v1442 + v1435;
+      *reinterpret_cast<iron_bf16x2*>(out + v1443) = iron_bf16x2{{v1437, v1441}};
     }
-    const unsigned int v2200 = static_cast<unsigned int>(v272.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2201 = v1125 + v2200;
-    const unsigned int v2202 = static_cast<unsigned int>(v272.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2203 = v1124 + v2202;
-    const unsigned int v2205 = static_cast<unsigned int>(v272.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2206 = v2205 == v2200;
-    const unsigned int v2209 = v2202 + 1u;
-    const unsigned int v2210 = static_cast<unsigned int>(v272.col(39, iron_linear_thread() & 31u));
-    const bool v2211 = v2210 == v2209;
-    const bool v2212 = v2206 && v2211;
-    const unsigned int v2215 = v2203 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2216 = v2215 == v10;
-    const bool v2217 = v2212 && v2216;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2217) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2218 = v2201 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2219 = v2203 < v12;
-      const bool v2220 = v2218 && v2219;
-      if (v2220) {
-        const unsigned int v2221 = v65 + v2203;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2222 = v272.x[38];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2223 = iron_f32_to_bf16(v2222);
-        const float v2224 = v272.x[39];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2227 = iron_f32_to_bf16(v2224);
-        const unsigned int v2228 = v2201 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2229 = v2228 + v2221;
-        *reinterpret_cast<iron_bf16x2*>(out + v2229) = iron_bf16x2{{v2223, v2227}};
-      }
-    } else {
-      const bool v2234 = v2201 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2235 = v2203 < v12;
-      const bool v2236 = v2234 && v2235;
-      if (v2236) {
-        const float v2237 = v272.x[38];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2239 = iron_f32_to_bf16(v2237);
-        const unsigned int v2240 = v2201 * v3;
-        const unsigned int v2241 = v2240 + v65;
-        const unsigned int v2242 = v2241 + v2203;
-        out[v2242] = v2239;
-      }
-      const unsigned int v2244 = v1125 + v2205;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2246 = v1124 + v2210;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2247 = v2244 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2248 = v2246 < v12;
-      const bool v2249 = v2247 && v2248;
-      if (v2249) {
-        const float v2250 = v272.x[39];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2252 = iron_f32_to_bf16(v2250);
-        const unsigned int v2253 = v2244 * v3;
-        const unsigned int v2254 = v2253 + v65;
-        const unsigned int v2255 = v2254 + v2246;
-        out[v2255] = v2252;
-      }
+    const unsigned int v1444 = static_cast<unsigned int>(v272.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1445 = v1127 + v1444;
+    const unsigned int v1446 = static_cast<unsigned int>(v272.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1447 = v1126 + v1446;
+    const bool v1448 = v1445 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1449 = v1447 < v12;
+    const bool v1450 = v1448 && v1449;
+    if (v1450) {
+      const unsigned int v1451 = v65 + v1447;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1452 = v272.x[38];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1453 = iron_f32_to_bf16(v1452);
+      const float v1454 = v272.x[39];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1457 = iron_f32_to_bf16(v1454);
+      const unsigned int v1458 = v1445 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1459 = v1458 + v1451;
+      *reinterpret_cast<iron_bf16x2*>(out + v1459) = iron_bf16x2{{v1453, v1457}};
     }
-    const unsigned int v2256 = static_cast<unsigned int>(v272.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2257 = v1125 + v2256;
-    const unsigned int v2258 = static_cast<unsigned int>(v272.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2259 = v1124 + v2258;
-    const unsigned int v2261 = static_cast<unsigned int>(v272.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2262 = v2261 == v2256;
-    const unsigned int v2265 = v2258 + 1u;
-    const unsigned int v2266 = static_cast<unsigned int>(v272.col(41, iron_linear_thread() & 31u));
-    const bool v2267 = v2266 == v2265;
-    const bool v2268 = v2262 && v2267;
-    const unsigned int v2271 = v2259 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2272 = v2271 == v10;
-    const bool v2273 = v2268 && v2272;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2273) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2274 = v2257 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2275 = v2259 < v12;
-      const bool v2276 = v2274 && v2275;
-      if (v2276) {
-        const unsigned int v2277 = v65 + v2259;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2278 = v272.x[40];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2279 = iron_f32_to_bf16(v2278);
-        const float v2280 = v272.x[41];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2283 = iron_f32_to_bf16(v2280);
-        const unsigned int v2284 = v2257 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2285 = v2284 + v2277;
-        *reinterpret_cast<iron_bf16x2*>(out + v2285) = iron_bf16x2{{v2279, v2283}};
-      }
-    } else {
-      const bool v2290 = v2257 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2291 = v2259 < v12;
-      const bool v2292 = v2290 && v2291;
-      if (v2292) {
-        const float v2293 = v272.x[40];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2295 = iron_f32_to_bf16(v2293);
-        const unsigned int v2296 = v2257 * v3;
-        const unsigned int v2297 = v2296 + v65;
-        const unsigned int v2298 = v2297 + v2259;
-        out[v2298] = v2295;
-      }
-      const unsigned int v2300 = v1125 + v2261;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2302 = v1124 + v2266;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2303 = v2300 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2304 = v2302 < v12;
-      const bool v2305 = v2303 && v2304;
-      if (v2305) {
-        const float v2306 = v272.x[41];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2308 = iron_f32_to_bf16(v2306);
-        const unsigned int v2309 = v2300 * v3;
-        const unsigned int v2310 = v2309 + v65;
-        const unsigned int v2311 = v2310 + v2302;
-        out[v2311] = v2308;
-      }
+    const unsigned int v1460 = static_cast<unsigned int>(v272.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1461 = v1127 + v1460;
+    const unsigned int v1462 = static_cast<unsigned int>(v272.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1463 = v1126 + v1462;
+    const bool v1464 = v1461 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1465 = v1463 < v12;
+    const bool v1466 = v1464 && v1465;
+    if (v1466) {
+      const unsigned int v1467 = v65 + v1463;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1468 = v272.x[40];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1469 = iron_f32_to_bf16(v1468);
+      const float v1470 = v272.x[41];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1473 = iron_f32_to_bf16(v1470);
+      const unsigned int v1474 = v1461 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1475 = v1474 + v1467;
+      *reinterpret_cast<iron_bf16x2*>(out + v1475) = iron_bf16x2{{v1469, v1473}};
     }
-    const unsigned int v2312 = static_cast<unsigned int>(v272.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2313 = v1125 + v2312;
-    const unsigned int v2314 = static_cast<unsigned int>(v272.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2315 = v1124 + v2314;
-    const unsigned int v2317 = static_cast<unsigned int>(v272.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2318 = v2317 == v2312;
-    const unsigned int v2321 = v2314 + 1u;
-    const unsigned int v2322 = static_cast<unsigned int>(v272.col(43, iron_linear_thread() & 31u));
-    const bool v2323 = v2322 == v2321;
-    const bool v2324 = v2318 && v2323;
-    const unsigned int v2327 = v2315 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2328 = v2327 == v10;
-    const bool v2329 = v2324 && v2328;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2329) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2330 = v2313 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2331 = v2315 < v12;
-      const bool v2332 = v2330 && v2331;
-      if (v2332) {
-        const unsigned int v2333 = v65 + v2315;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2334 = v272.x[42];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2335 = iron_f32_to_bf16(v2334);
-        const float v2336 = v272.x[43];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2339 = iron_f32_to_bf16(v2336);
-        const unsigned int v2340 = v2313 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2341 = v2340 + v2333;
-        *reinterpret_cast<iron_bf16x2*>(out + v2341) = iron_bf16x2{{v2335, v2339}};
-      }
-    } else {
-      const bool v2346 = v2313 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2347 = v2315 < v12;
-      const bool v2348 = v2346 && v2347;
-      if (v2348) {
-        const float v2349 = v272.x[42];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2351 = iron_f32_to_bf16(v2349);
-        const unsigned int v2352 = v2313 * v3;
-        const unsigned int v2353 = v2352 + v65;
-        const unsigned int v2354 = v2353 + v2315;
-        out[v2354] = v2351;
-      }
-      const unsigned int v2356 = v1125 + v2317;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2358 = v1124 + v2322;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2359 = v2356 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2360 = v2358 < v12;
-      const bool v2361 = v2359 && v2360;
-      if (v2361) {
-        const float v2362 = v272.x[43];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2364 = iron_f32_to_bf16(v2362);
-        const unsigned int v2365 = v2356 * v3;
-        const unsigned int v2366 = v2365 + v65;
-        const unsigned int v2367 = v2366 + v2358;
-        out[v2367] = v2364;
-      }
+    const unsigned int v1476 = static_cast<unsigned int>(v272.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1477 = v1127 + v1476;
+    const unsigned int v1478 = static_cast<unsigned int>(v272.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1479 = v1126 + v1478;
+    const bool v1480 = v1477 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1481 = v1479 < v12;
+    const bool v1482 = v1480 && v1481;
+    if (v1482) {
+      const unsigned int v1483 = v65 + v1479;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1484 = v272.x[42];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1485 = iron_f32_to_bf16(v1484);
+      const float v1486 = v272.x[43];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1489 = iron_f32_to_bf16(v1486);
+      const unsigned int v1490 = v1477 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1491 = v1490 + v1483;
+      *reinterpret_cast<iron_bf16x2*>(out + v1491) = iron_bf16x2{{v1485, v1489}};
     }
-    const unsigned int v2368 = static_cast<unsigned int>(v272.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2369 = v1125 + v2368;
-    const unsigned int v2370 = static_cast<unsigned int>(v272.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2371 = v1124 + v2370;
-    const unsigned int v2373 = static_cast<unsigned int>(v272.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2374 = v2373 == v2368;
-    const unsigned int v2377 = v2370 + 1u;
-    const unsigned int v2378 = static_cast<unsigned int>(v272.col(45, iron_linear_thread() & 31u));
-    const bool v2379 = v2378 == v2377;
-    const bool v2380 = v2374 && v2379;
-    const unsigned int v2383 = v2371 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2384 = v2383 == v10;
-    const bool v2385 = v2380 && v2384;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2385) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2386 = v2369 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2387 = v2371 < v12;
-      const bool v2388 = v2386 && v2387;
-      if (v2388) {
-        const unsigned int v2389 = v65 + v2371;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2390 = v272.x[44];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2391 = iron_f32_to_bf16(v2390);
-        const float v2392 = v272.x[45];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2395 = iron_f32_to_bf16(v2392);
-        const unsigned int v2396 = v2369 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2397 = v2396 + v2389;
-        *reinterpret_cast<iron_bf16x2*>(out + v2397) = iron_bf16x2{{v2391, v2395}};
-      }
-    } else {
-      const bool v2402 = v2369 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2403 = v2371 < v12;
-      const bool v2404 = v2402 && v2403;
-      if (v2404) {
-        const float v2405 = v272.x[44];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2407 = iron_f32_to_bf16(v2405);
-        const unsigned int v2408 = v2369 * v3;
-        const unsigned int v2409 = v2408 + v65;
-        const unsigned int v2410 = v2409 + v2371;
-        out[v2410] = v2407;
-      }
-      const unsigned int v2412 = v1125 + v2373;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2414 = v1124 + v2378;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2415 = v2412 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2416 = v2414 < v12;
-      const bool v2417 = v2415 && v2416;
-      if (v2417) {
-        const float v2418 = v272.x[45];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2420 = iron_f32_to_bf16(v2418);
-        const unsigned int v2421 = v2412 * v3;
-        const unsigned int v2422 = v2421 + v65;
-        const unsigned int v2423 = v2422 + v2414;
-        out[v2423] = v2420;
-      }
+    const unsigned int v1492 = static_cast<unsigned int>(v272.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1493 = v1127 + v1492;
+    const unsigned int v1494 = static_cast<unsigned int>(v272.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1495 = v1126 + v1494;
+    const bool v1496 = v1493 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1497 = v1495 < v12;
+    const bool v1498 = v1496 && v1497;
+    if (v1498) {
+      const unsigned int v1499 = v65 + v1495;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1500 = v272.x[44];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1501 = iron_f32_to_bf16(v1500);
+      const float v1502 = v272.x[45];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1505 = iron_f32_to_bf16(v1502);
+      const unsigned int v1506 = v1493 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1507 = v1506 + v1499;
+      *reinterpret_cast<iron_bf16x2*>(out + v1507) = iron_bf16x2{{v1501, v1505}};
     }
-    const unsigned int v2424 = static_cast<unsigned int>(v272.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2425 = v1125 + v2424;
-    const unsigned int v2426 = static_cast<unsigned int>(v272.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2427 = v1124 + v2426;
-    const unsigned int v2429 = static_cast<unsigned int>(v272.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2430 = v2429 == v2424;
-    const unsigned int v2433 = v2426 + 1u;
-    const unsigned int v2434 = static_cast<unsigned int>(v272.col(47, iron_linear_thread() & 31u));
-    const bool v2435 = v2434 == v2433;
-    const bool v2436 = v2430 && v2435;
-    const unsigned int v2439 = v2427 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2440 = v2439 == v10;
-    const bool v2441 = v2436 && v2440;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2441) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2442 = v2425 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2443 = v2427 < v12;
-      const bool v2444 = v2442 && v2443;
-      if (v2444) {
-        const unsigned int v2445 = v65 + v2427;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2446 = v272.x[46];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2447 = iron_f32_to_bf16(v2446);
-        const float v2448 = v272.x[47];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2451 = iron_f32_to_bf16(v2448);
-        const unsigned int v2452 = v2425 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2453 = v2452 + v2445;
-        *reinterpret_cast<iron_bf16x2*>(out + v2453) = iron_bf16x2{{v2447, v2451}};
-      }
-    } else {
-      const bool v2458 = v2425 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2459 = v2427 < v12;
-      const bool v2460 = v2458 && v2459;
-      if (v2460) {
-        const float v2461 = v272.x[46];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2463 = iron_f32_to_bf16(v2461);
-        const unsigned int v2464 = v2425 * v3;
-        const unsigned int v2465 = v2464 + v65;
-        const unsigned int v2466 = v2465 + v2427;
-        out[v2466] = v2463;
-      }
-      const unsigned int v2468 = v1125 + v2429;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2470 = v1124 + v2434;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2471 = v2468 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2472 = v2470 < v12;
-      const bool v2473 = v2471 && v2472;
-      if (v2473) {
-        const float v2474 = v272.x[47];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2476 = iron_f32_to_bf16(v2474);
-        const unsigned int v2477 = v2468 * v3;
-        const unsigned int v2478 = v2477 + v65;
-        const unsigned int v2479 = v2478 + v2470;
-        out[v2479] = v2476;
-      }
+    const unsigned int v1508 = static_cast<unsigned int>(v272.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1509 = v1127 + v1508;
+    const unsigned int v1510 = static_cast<unsigned int>(v272.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1511 = v1126 + v1510;
+    const bool v1512 = v1509 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1513 = v1511 < v12;
+    const bool v1514 = v1512 && v1513;
+    if (v1514) {
+      const unsigned int v1515 = v65 + v1511;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1516 = v272.x[46];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1517 = iron_f32_to_bf16(v1516);
+      const float v1518 = v272.x[47];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1521 = iron_f32_to_bf16(v1518);
+      const unsigned int v1522 = v1509 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1523 = v1522 + v1515;
+      *reinterpret_cast<iron_bf16x2*>(out + v1523) = iron_bf16x2{{v1517, v1521}};
     }
-    const unsigned int v2480 = static_cast<unsigned int>(v272.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2481 = v1125 + v2480;
-    const unsigned int v2482 = static_cast<unsigned int>(v272.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2483 = v1124 + v2482;
-    const unsigned int v2485 = static_cast<unsigned int>(v272.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2486 = v2485 == v2480;
-    const unsigned int v2489 = v2482 + 1u;
-    const unsigned int v2490 = static_cast<unsigned int>(v272.col(49, iron_linear_thread() & 31u));
-    const bool v2491 = v2490 == v2489;
-    const bool v2492 = v2486 && v2491;
-    const unsigned int v2495 = v2483 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2496 = v2495 == v10;
-    const bool v2497 = v2492 && v2496;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2497) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2498 = v2481 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2499 = v2483 < v12;
-      const bool v2500 = v2498 && v2499;
-      if (v2500) {
-        const unsigned int v2501 = v65 + v2483;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2502 = v272.x[48];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2503 = iron_f32_to_bf16(v2502);
-        const float v2504 = v272.x[49];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2507 = iron_f32_to_bf16(v2504);
-        const unsigned int v2508 = v2481 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2509 = v2508 + v2501;
-        *reinterpret_cast<iron_bf16x2*>(out + v2509) = iron_bf16x2{{v2503, v2507}};
-      }
-    } else {
-      const bool v2514 = v2481 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2515 = v2483 < v12;
-      const bool v2516 = v2514 && v2515;
-      if (v2516) {
-        const float v2517 = v272.x[48];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2519 = iron_f32_to_bf16(v2517);
-        const unsigned int v2520 = v2481 * v3;
-        const unsigned int v2521 = v2520 + v65;
-        const unsigned int v2522 = v2521 + v2483;
-        out[v2522] = v2519;
-      }
-      const unsigned int v2524 = v1125 + v2485;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2526 = v1124 + v2490;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2527 = v2524 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2528 = v2526 < v12;
-      const bool v2529 = v2527 && v2528;
-      if (v2529) {
-        const float v2530 = v272.x[49];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2532 = iron_f32_to_bf16(v2530);
-        const unsigned int v2533 = v2524 * v3;
-        const unsigned int v2534 = v2533 + v65;
-        const unsigned int v2535 = v2534 + v2526;
-        out[v2535] = v2532;
-      }
+    const unsigned int v1524 = static_cast<unsigned int>(v272.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1525 = v1127 + v1524;
+    const unsigned int v1526 = static_cast<unsigned int>(v272.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1527 = v1126 + v1526;
+    const bool v1528 = v1525 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1529 = v1527 < v12;
+    const bool v1530 = v1528 && v1529;
+    if (v1530) {
+      const unsigned int v1531 = v65 + v1527;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1532 = v272.x[48];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1533 = iron_f32_to_bf16(v1532);
+      const float v1534 = v272.x[49];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1537 = iron_f32_to_bf16(v1534);
+      const unsigned int v1538 = v1525 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1539 = v1538 + v1531;
+      *reinterpret_cast<iron_bf16x2*>(out + v1539) = iron_bf16x2{{v1533, v1537}};
     }
-    const unsigned int v2536 = static_cast<unsigned int>(v272.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2537 = v1125 + v2536;
-    const unsigned int v2538 = static_cast<unsigned int>(v272.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2539 = v1124 + v2538;
-    const unsigned int v2541 = static_cast<unsigned int>(v272.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2542 = v2541 == v2536;
-    const unsigned int v2545 = v2538 + 1u;
-    const unsigned int v2546 = static_cast<unsigned int>(v272.col(51, iron_linear_thread() & 31u));
-    const bool v2547 = v2546 == v2545;
-    const bool v2548 = v2542 && v2547;
-    const unsigned int v2551 = v2539 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2552 = v2551 == v10;
-    const bool v2553 = v2548 && v2552;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2553) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2554 = v2537 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2555 = v2539 < v12;
-      const bool v2556 = v2554 && v2555;
-      if (v2556) {
-        const unsigned int v2557 = v65 + v2539;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2558 = v272.x[50];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2559 = iron_f32_to_bf16(v2558);
-        const float v2560 = v272.x[51];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2563 = iron_f32_to_bf16(v2560);
-        const unsigned int v2564 = v2537 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2565 = v2564 + v2557;
-        *reinterpret_cast<iron_bf16x2*>(out + v2565) = iron_bf16x2{{v2559, v2563}};
-      }
-    } else {
-      const bool v2570 = v2537 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2571 = v2539 < v12;
-      const bool v2572 = v2570 && v2571;
-      if (v2572) {
-        const float v2573 = v272.x[50];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2575 = iron_f32_to_bf16(v2573);
-        const unsigned int v2576 = v2537 * v3;
-        const unsigned int v2577 = v2576 + v65;
-        const unsigned int v2578 = v2577 + v2539;
-        out[v2578] = v2575;
-      }
-      const unsigned int v2580 = v1125 + v2541;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2582 = v1124 + v2546;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2583 = v2580 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2584 = v2582 < v12;
-      const bool v2585 = v2583 && v2584;
-      if (v2585) {
-        const float v2586 = v272.x[51];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2588 = iron_f32_to_bf16(v2586);
-        const unsigned int v2589 = v2580 * v3;
-        const unsigned int v2590 = v2589 + v65;
-        const unsigned int v2591 = v2590 + v2582;
-        out[v2591] = v2588;
-      }
+    const unsigned int v1540 = static_cast<unsigned int>(v272.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1541 = v1127 + v1540;
+    const unsigned int v1542 = static_cast<unsigned int>(v272.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1543 = v1126 + v1542;
+    const bool v1544 = v1541 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1545 = v1543 < v12;
+    const bool v1546 = v1544 && v1545;
+    if (v1546) {
+      const unsigned int v1547 = v65 + v1543;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1548 = v272.x[50];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1549 = iron_f32_to_bf16(v1548);
+      const float v1550 = v272.x[51];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1553 = iron_f32_to_bf16(v1550);
+      const unsigned int v1554 = v1541 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1555 = v1554 + v1547;
+      *reinterpret_cast<iron_bf16x2*>(out + v1555) = iron_bf16x2{{v1549, v1553}};
     }
-    const unsigned int v2592 = static_cast<unsigned int>(v272.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2593 = v1125 + v2592;
-    const unsigned int v2594 = static_cast<unsigned int>(v272.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2595 = v1124 + v2594;
-    const unsigned int v2597 = static_cast<unsigned int>(v272.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2598 = v2597 == v2592;
-    const unsigned int v2601 = v2594 + 1u;
-    const unsigned int v2602 = static_cast<unsigned int>(v272.col(53, iron_linear_thread() & 31u));
-    const bool v2603 = v2602 == v2601;
-    const bool v2604 = v2598 && v2603;
-    const unsigned int v2607 = v2595 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2608 = v2607 == v10;
-    const bool v2609 = v2604 && v2608;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2609) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2610 = v2593 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2611 = v2595 < v12;
-      const bool v2612 = v2610 && v2611;
-      if (v2612) {
-        const unsigned int v2613 = v65 + v2595;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2614 = v272.x[52];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2615 = iron_f32_to_bf16(v2614);
-        const float v2616 = v272.x[53];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2619 = iron_f32_to_bf16(v2616);
-        const unsigned int v2620 = v2593 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2621 = v2620 + v2613;
-        *reinterpret_cast<iron_bf16x2*>(out + v2621) = iron_bf16x2{{v2615, v2619}};
-      }
-    } else {
-      const bool v2626 = v2593 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2627 = v2595 < v12;
-      const bool v2628 = v2626 && v2627;
-      if (v2628) {
-        const float v2629 = v272.x[52];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2631 = iron_f32_to_bf16(v2629);
-        const unsigned int v2632 = v2593 * v3;
-        const unsigned int v2633 = v2632 + v65;
-        const unsigned int v2634 = v2633 + v2595;
-        out[v2634] = v2631;
-      }
-      const unsigned int v2636 = v1125 + v2597;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2638 = v1124 + v2602;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2639 = v2636 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2640 = v2638 < v12;
-      const bool v2641 = v2639 && v2640;
-      if (v2641) {
-        const float v2642 = v272.x[53];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2644 = iron_f32_to_bf16(v2642);
-        const unsigned int v2645 = v2636 * v3;
-        const unsigned int v2646 = v2645 + v65;
-        const unsigned int v2647 = v2646 + v2638;
-        out[v2647] = v2644;
-      }
+    const unsigned int v1556 = static_cast<unsigned int>(v272.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1557 = v1127 + v1556;
+    const unsigned int v1558 = static_cast<unsigned int>(v272.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1559 = v1126 + v1558;
+    const bool v1560 = v1557 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1561 = v1559 < v12;
+    const bool v1562 = v1560 && v1561;
+    if (v1562) {
+      const unsigned int v1563 = v65 + v1559;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1564 = v272.x[52];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1565 = iron_f32_to_bf16(v1564);
+      const float v1566 = v272.x[53];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1569 = iron_f32_to_bf16(v1566);
+      const unsigned int v1570 = v1557 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1571 = v1570 + v1563;
+      *reinterpret_cast<iron_bf16x2*>(out + v1571) = iron_bf16x2{{v1565, v1569}};
     }
-    const unsigned int v2648 = static_cast<unsigned int>(v272.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2649 = v1125 + v2648;
-    const unsigned int v2650 = static_cast<unsigned int>(v272.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2651 = v1124 + v2650;
-    const unsigned int v2653 = static_cast<unsigned int>(v272.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2654 = v2653 == v2648;
-    const unsigned int v2657 = v2650 + 1u;
-    const unsigned int v2658 = static_cast<unsigned int>(v272.col(55, iron_linear_thread() & 31u));
-    const bool v2659 = v2658 == v2657;
-    const bool v2660 = v2654 && v2659;
-    const unsigned int v2663 = v2651 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2664 = v2663 == v10;
-    const bool v2665 = v2660 && v2664;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2665) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2666 = v2649 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2667 = v2651 < v12;
-      const bool v2668 = v2666 && v2667;
-      if (v2668) {
-        const unsigned int v2669 = v65 + v2651;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2670 = v272.x[54];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2671 = iron_f32_to_bf16(v2670);
-        const float v2672 = v272.x[55];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2675 = iron_f32_to_bf16(v2672);
-        const unsigned int v2676 = v2649 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2677 = v2676 + v2669;
-        *reinterpret_cast<iron_bf16x2*>(out + v2677) = iron_bf16x2{{v2671, v2675}};
-      }
-    } else {
-      const bool v2682 = v2649 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2683 = v2651 < v12;
-      const bool v2684 = v2682 && v2683;
-      if (v2684) {
-        const float v2685 = v272.x[54];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2687 = iron_f32_to_bf16(v2685);
-        const unsigned int v2688 = v2649 * v3;
-        const unsigned int v2689 = v2688 + v65;
-        const unsigned int v2690 = v2689 + v2651;
-        out[v2690] = v2687;
-      }
-      const unsigned int v2692 = v1125 + v2653;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2694 = v1124 + v2658;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2695 = v2692 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2696 = v2694 < v12;
-      const bool v2697 = v2695 && v2696;
-      if (v2697) {
-        const float v2698 = v272.x[55];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2700 = iron_f32_to_bf16(v2698);
-        const unsigned int v2701 = v2692 * v3;
-        const unsigned int v2702 = v2701 + v65;
-        const unsigned int v2703 = v2702 + v2694;
-        out[v2703] = v2700;
-      }
+    const unsigned int v1572 = static_cast<unsigned int>(v272.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1573 = v1127 + v1572;
+    const unsigned int v1574 = static_cast<unsigned int>(v272.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1575 = v1126 + v1574;
+    const bool v1576 = v1573 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1577 = v1575 < v12;
+    const bool v1578 = v1576 && v1577;
+    if (v1578) {
+      const unsigned int v1579 = v65 + v1575;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1580 = v272.x[54];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1581 = iron_f32_to_bf16(v1580);
+      const float v1582 = v272.x[55];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1585 = iron_f32_to_bf16(v1582);
+      const unsigned int v1586 = v1573 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1587 = v1586 + v1579;
+      *reinterpret_cast<iron_bf16x2*>(out + v1587) = iron_bf16x2{{v1581, v1585}};
     }
-    const unsigned int v2704 = static_cast<unsigned int>(v272.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2705 = v1125 + v2704;
-    const unsigned int v2706 = static_cast<unsigned int>(v272.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2707 = v1124 + v2706;
-    const unsigned int v2709 = static_cast<unsigned int>(v272.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2710 = v2709 == v2704;
-    const unsigned int v2713 = v2706 + 1u;
-    const unsigned int v2714 = static_cast<unsigned int>(v272.col(57, iron_linear_thread() & 31u));
-    const bool v2715 = v2714 == v2713;
-    const bool v2716 = v2710 && v2715;
-    const unsigned int v2719 = v2707 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2720 = v2719 == v10;
-    const bool v2721 = v2716 && v2720;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2721) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2722 = v2705 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2723 = v2707 < v12;
-      const bool v2724 = v2722 && v2723;
-      if (v2724) {
-        const unsigned int v2725 = v65 + v2707;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2726 = v272.x[56];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2727 = iron_f32_to_bf16(v2726);
-        const float v2728 = v272.x[57];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2731 = iron_f32_to_bf16(v2728);
-        const unsigned int v2732 = v2705 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2733 = v2732 + v2725;
-        *reinterpret_cast<iron_bf16x2*>(out + v2733) = iron_bf16x2{{v2727, v2731}};
-      }
-    } else {
-      const bool v2738 = v2705 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2739 = v2707 < v12;
-      const bool v2740 = v2738 && v2739;
-      if (v2740) {
-        const float v2741 = v272.x[56];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2743 = iron_f32_to_bf16(v2741);
-        const unsigned int v2744 = v2705 * v3;
-        const unsigned int v2745 = v2744 + v65;
-        const unsigned int v2746 = v2745 + v2707;
-        out[v2746] = v2743;
-      }
-      const unsigned int v2748 = v1125 + v2709;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2750 = v1124 + v2714;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2751 = v2748 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2752 = v2750 < v12;
-      const bool v2753 = v2751 && v2752;
-      if (v2753) {
-        const float v2754 = v272.x[57];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2756 = iron_f32_to_bf16(v2754);
-        const unsigned int v2757 = v2748 * v3;
-        const unsigned int v2758 = v2757 + v65;
-        const unsigned int v2759 = v2758 + v2750;
-        out[v2759] = v2756;
-      }
+    const unsigned int v1588 = static_cast<unsigned int>(v272.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1589 = v1127 + v1588;
+    const unsigned int v1590 = static_cast<unsigned int>(v272.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1591 = v1126 + v1590;
+    const bool v1592 = v1589 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1593 = v1591 < v12;
+    const bool v1594 = v1592 && v1593;
+    if (v1594) {
+      const unsigned int v1595 = v65 + v1591;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1596 = v272.x[56];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1597 = iron_f32_to_bf16(v1596);
+      const float v1598 = v272.x[57];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1601 = iron_f32_to_bf16(v1598);
+      const unsigned int v1602 = v1589 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1603 = v1602 + v1595;
+      *reinterpret_cast<iron_bf16x2*>(out + v1603) = iron_bf16x2{{v1597, v1601}};
     }
-    const unsigned int v2760 = static_cast<unsigned int>(v272.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2761 = v1125 + v2760;
-    const unsigned int v2762 = static_cast<unsigned int>(v272.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2763 = v1124 + v2762;
-    const unsigned int v2765 = static_cast<unsigned int>(v272.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2766 = v2765 == v2760;
-    const unsigned int v2769 = v2762 + 1u;
-    const unsigned int v2770 = static_cast<unsigned int>(v272.col(59, iron_linear_thread() & 31u));
-    const bool v2771 = v2770 == v2769;
-    const bool v2772 = v2766 && v2771;
-    const unsigned int v2775 = v2763 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2776 = v2775 == v10;
-    const bool v2777 = v2772 && v2776;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2777) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2778 = v2761 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2779 = v2763 < v12;
-      const bool v2780 = v2778 && v2779;
-      if (v2780) {
-        const unsigned int v2781 = v65 + v2763;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2782 = v272.x[58];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2783 = iron_f32_to_bf16(v2782);
-        const float v2784 = v272.x[59];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2787 = iron_f32_to_bf16(v2784);
-        const unsigned int v2788 = v2761 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2789 = v2788 + v2781;
-        *reinterpret_cast<iron_bf16x2*>(out + v2789) = iron_bf16x2{{v2783, v2787}};
-      }
-    } else {
-      const bool v2794 = v2761 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2795 = v2763 < v12;
-      const bool v2796 = v2794 && v2795;
-      if (v2796) {
-        const float v2797 = v272.x[58];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2799 = iron_f32_to_bf16(v2797);
-        const unsigned int v2800 = v2761 * v3;
-        const unsigned int v2801 = v2800 + v65;
-        const unsigned int v2802 = v2801 + v2763;
-        out[v2802] = v2799;
-      }
-      const unsigned int v2804 = v1125 + v2765;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2806 = v1124 + v2770;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2807 = v2804 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2808 = v2806 < v12;
-      const bool v2809 = v2807 && v2808;
-      if (v2809) {
-        const float v2810 = v272.x[59];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2812 = iron_f32_to_bf16(v2810);
-        const unsigned int v2813 = v2804 * v3;
-        const unsigned int v2814 = v2813 + v65;
-        const unsigned int v2815 = v2814 + v2806;
-        out[v2815] = v2812;
-      }
+    const unsigned int v1604 = static_cast<unsigned int>(v272.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1605 = v1127 + v1604;
+    const unsigned int v1606 = static_cast<unsigned int>(v272.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1607 = v1126 + v1606;
+    const bool v1608 = v1605 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1609 = v1607 < v12;
+    const bool v1610 = v1608 && v1609;
+    if (v1610) {
+      const unsigned int v1611 = v65 + v1607;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1612 = v272.x[58];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1613 = iron_f32_to_bf16(v1612);
+      const float v1614 = v272.x[59];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1617 = iron_f32_to_bf16(v1614);
+      const unsigned int v1618 = v1605 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1619 = v1618 + v1611;
+      *reinterpret_cast<iron_bf16x2*>(out + v1619) = iron_bf16x2{{v1613, v1617}};
     }
-    const unsigned int v2816 = static_cast<unsigned int>(v272.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2817 = v1125 + v2816;
-    const unsigned int v2818 = static_cast<unsigned int>(v272.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2819 = v1124 + v2818;
-    const unsigned int v2821 = static_cast<unsigned int>(v272.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2822 = v2821 == v2816;
-    const unsigned int v2825 = v2818 + 1u;
-    const unsigned int v2826 = static_cast<unsigned int>(v272.col(61, iron_linear_thread() & 31u));
-    const bool v2827 = v2826 == v2825;
-    const bool v2828 = v2822 && v2827;
-    const unsigned int v2831 = v2819 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2832 = v2831 == v10;
-    const bool v2833 = v2828 && v2832;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2833) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2834 = v2817 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2835 = v2819 < v12;
-      const bool v2836 = v2834 && v2835;
-      if (v2836) {
-        const unsigned int v2837 = v65 + v2819;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2838 = v272.x[60];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2839 = iron_f32_to_bf16(v2838);
-        const float v2840 = v272.x[61];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2843 = iron_f32_to_bf16(v2840);
-        const unsigned int v2844 = v2817 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2845 = v2844 + v2837;
-        *reinterpret_cast<iron_bf16x2*>(out + v2845) = iron_bf16x2{{v2839, v2843}};
-      }
-    } else {
-      const bool v2850 = v2817 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2851 = v2819 < v12;
-      const bool v2852 = v2850 && v2851;
-      if (v2852) {
-        const float v2853 = v272.x[60];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2855 = iron_f32_to_bf16(v2853);
-        const unsigned int v2856 = v2817 * v3;
-        const unsigned int v2857 = v2856 + v65;
-        const unsigned int v2858 = v2857 + v2819;
-        out[v2858] = v2855;
-      }
-      const unsigned int v2860 = v1125 + v2821;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2862 = v1124 + v2826;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2863 = v2860 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2864 = v2862 < v12;
-      const bool v2865 = v2863 && v2864;
-      if (v2865) {
-        const float v2866 = v272.x[61];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2868 = iron_f32_to_bf16(v2866);
-        const unsigned int v2869 = v2860 * v3;
-        const unsigned int v2870 = v2869 + v65;
-        const unsigned int v2871 = v2870 + v2862;
-        out[v2871] = v2868;
-      }
+    const unsigned int v1620 = static_cast<unsigned int>(v272.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1621 = v1127 + v1620;
+    const unsigned int v1622 = static_cast<unsigned int>(v272.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1623 = v1126 + v1622;
+    const bool v1624 = v1621 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1625 = v1623 < v12;
+    const bool v1626 = v1624 && v1625;
+    if (v1626) {
+      const unsigned int v1627 = v65 + v1623;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1628 = v272.x[60];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1629 = iron_f32_to_bf16(v1628);
+      const float v1630 = v272.x[61];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1633 = iron_f32_to_bf16(v1630);
+      const unsigned int v1634 = v1621 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1635 = v1634 + v1627;
+      *reinterpret_cast<iron_bf16x2*>(out + v1635) = iron_bf16x2{{v1629, v1633}};
     }
-    const unsigned int v2872 = static_cast<unsigned int>(v272.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2873 = v1125 + v2872;
-    const unsigned int v2874 = static_cast<unsigned int>(v272.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2875 = v1124 + v2874;
-    const unsigned int v2877 = static_cast<unsigned int>(v272.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2878 = v2877 == v2872;
-    const unsigned int v2881 = v2874 + 1u;
-    const unsigned int v2882 = static_cast<unsigned int>(v272.col(63, iron_linear_thread() & 31u));
-    const bool v2883 = v2882 == v2881;
-    const bool v2884 = v2878 && v2883;
-    const unsigned int v2887 = v2875 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2888 = v2887 == v10;
-    const bool v2889 = v2884 && v2888;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2889) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2890 = v2873 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2891 = v2875 < v12;
-      const bool v2892 = v2890 && v2891;
-      if (v2892) {
-        const unsigned int v2893 = v65 + v2875;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2894 = v272.x[62];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2895 = iron_f32_to_bf16(v2894);
-        const float v2896 = v272.x[63];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2899 = iron_f32_to_bf16(v2896);
-        const unsigned int v2900 = v2873 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2901 = v2900 + v2893;
-        *reinterpret_cast<iron_bf16x2*>(out + v2901) = iron_bf16x2{{v2895, v2899}};
-      }
-    } else {
-      const bool v2906 = v2873 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2907 = v2875 < v12;
-      const bool v2908 = v2906 && v2907;
-      if (v2908) {
-        const float v2909 = v272.x[62];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2911 = iron_f32_to_bf16(v2909);
-        const unsigned int v2912 = v2873 * v3;
-        const unsigned int v2913 = v2912 + v65;
-        const unsigned int v2914 = v2913 + v2875;
-        out[v2914] = v2911;
-      }
-      const unsigned int v2916 = v1125 + v2877;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2918 = v1124 + v2882;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2919 = v2916 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2920 = v2918 < v12;
-      const bool v2921 = v2919 && v2920;
-      if (v2921) {
-        const float v2922 = v272.x[63];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2924 = iron_f32_to_bf16(v2922);
-        const unsigned int v2925 = v2916 * v3;
-        const unsigned int v2926 = v2925 + v65;
-        const unsigned int v2927 = v2926 + v2918;
-        out[v2927] = v2924;
-      }
+    const unsigned int v1636 = static_cast<unsigned int>(v272.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1637 = v1127 + v1636;
+    const unsigned int v1638 = static_cast<unsigned int>(v272.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1639 = v1126 + v1638;
+    const bool v1640 = v1637 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1641 = v1639 < v12;
+    const bool v1642 = v1640 && v1641;
+    if (v1642) {
+      const unsigned int v1643 = v65 + v1639;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1644 = v272.x[62];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1645 = iron_f32_to_bf16(v1644);
+      const float v1646 = v272.x[63];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1649 = iron_f32_to_bf16(v1646);
+      const unsigned int v1650 = v1637 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1651 = v1650 + v1643;
+      *reinterpret_cast<iron_bf16x2*>(out + v1651) = iron_bf16x2{{v1645, v1649}};
     }
-    const unsigned int v2928 = static_cast<unsigned int>(v272.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2929 = v1125 + v2928;
-    const unsigned int v2930 = static_cast<unsigned int>(v272.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2931 = v1124 + v2930;
-    const unsigned int v2933 = static_cast<unsigned int>(v272.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2934 = v2933 == v2928;
-    const unsigned int v2937 = v2930 + 1u;
-    const unsigned int v2938 = static_cast<unsigned int>(v272.col(65, iron_linear_thread() & 31u));
-    const bool v2939 = v2938 == v2937;
-    const bool v2940 = v2934 && v2939;
-    const unsigned int v2943 = v2931 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2944 = v2943 == v10;
-    const bool v2945 = v2940 && v2944;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2945) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2946 = v2929 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2947 = v2931 < v12;
-      const bool v2948 = v2946 && v2947;
-      if (v2948) {
-        const unsigned int v2949 = v65 + v2931;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2950 = v272.x[64];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2951 = iron_f32_to_bf16(v2950);
-        const float v2952 = v272.x[65];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2955 = iron_f32_to_bf16(v2952);
-        const unsigned int v2956 = v2929 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2957 = v2956 + v2949;
-        *reinterpret_cast<iron_bf16x2*>(out + v2957) = iron_bf16x2{{v2951, v2955}};
-      }
-    } else {
-      const bool v2962 = v2929 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2963 = v2931 < v12;
-      const bool v2964 = v2962 && v2963;
-      if (v2964) {
-        const float v2965 = v272.x[64];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2967 = iron_f32_to_bf16(v2965);
-        const unsigned int v2968 = v2929 * v3;
-        const unsigned int v2969 = v2968 + v65;
-        const unsigned int v2970 = v2969 + v2931;
-        out[v2970] = v2967;
-      }
-      const unsigned int v2972 = v1125 + v2933;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2974 = v1124 + v2938;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2975 = v2972 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2976 = v2974 < v12;
-      const bool v2977 = v2975 && v2976;
-      if (v2977) {
-        const float v2978 = v272.x[65];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2980 = iron_f32_to_bf16(v2978);
-        const unsigned int v2981 = v2972 * v3;
-        const unsigned int v2982 = v2981 + v65;
-        const unsigned int v2983 = v2982 + v2974;
-        out[v2983] = v2980;
-      }
+    const unsigned int v1652 = static_cast<unsigned int>(v272.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1653 = v1127 + v1652;
+    const unsigned int v1654 = static_cast<unsigned int>(v272.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1655 = v1126 + v1654;
+    const bool v1656 = v1653 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1657 = v1655 < v12;
+    const bool v1658 = v1656 && v1657;
+    if (v1658) {
+      const unsigned int v1659 = v65 + v1655;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1660 = v272.x[64];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1661 = iron_f32_to_bf16(v1660);
+      const float v1662 = v272.x[65];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1665 = iron_f32_to_bf16(v1662);
+      const unsigned int v1666 = v1653 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1667 = v1666 + v1659;
+      *reinterpret_cast<iron_bf16x2*>(out + v1667) = iron_bf16x2{{v1661, v1665}};
     }
-    const unsigned int v2984 = static_cast<unsigned int>(v272.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2985 = v1125 + v2984;
-    const unsigned int v2986 = static_cast<unsigned int>(v272.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2987 = v1124 + v2986;
-    const unsigned int v2989 = static_cast<unsigned int>(v272.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2990 = v2989 == v2984;
-    const unsigned int v2993 = v2986 + 1u;
-    const unsigned int v2994 = static_cast<unsigned int>(v272.col(67, iron_linear_thread() & 31u));
-    const bool v2995 = v2994 == v2993;
-    const bool v2996 = v2990 && v2995;
-    const unsigned int v2999 = v2987 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3000 = v2999 == v10;
-    const bool v3001 = v2996 && v3000;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3001) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3002 = v2985 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3003 = v2987 < v12;
-      const bool v3004 = v3002 && v3003;
-      if (v3004) {
-        const unsigned int v3005 = v65 + v2987;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3006 = v272.x[66];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3007 = iron_f32_to_bf16(v3006);
-        const float v3008 = v272.x[67];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3011 = iron_f32_to_bf16(v3008);
-        const unsigned int v3012 = v2985 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3013 = v3012 + v3005;
-        *reinterpret_cast<iron_bf16x2*>(out + v3013) = iron_bf16x2{{v3007, v3011}};
-      }
-    } else {
-      const bool v3018 = v2985 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3019 = v2987 < v12;
-      const bool v3020 = v3018 && v3019;
-      if (v3020) {
-        const float v3021 = v272.x[66];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3023 = iron_f32_to_bf16(v3021);
-        const unsigned int v3024 = v2985 * v3;
-        const unsigned int v3025 = v3024 + v65;
-        const unsigned int v3026 = v3025 + v2987;
-        out[v3026] = v3023;
-      }
-      const unsigned int v3028 = v1125 + v2989;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3030 = v1124 + v2994;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3031 = v3028 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3032 = v3030 < v12;
-      const bool v3033 = v3031 && v3032;
-      if (v3033) {
-        const float v3034 = v272.x[67];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3036 = iron_f32_to_bf16(v3034);
-        const unsigned int v3037 = v3028 * v3;
-        const unsigned int v3038 = v3037 + v65;
-        const unsigned int v3039 = v3038 + v3030;
-        out[v3039] = v3036;
-      }
+    const unsigned int v1668 = static_cast<unsigned int>(v272.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1669 = v1127 + v1668;
+    const unsigned int v1670 = static_cast<unsigned int>(v272.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1671 = v1126 + v1670;
+    const bool v1672 = v1669 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1673 = v1671 < v12;
+    const bool v1674 = v1672 && v1673;
+    if (v1674) {
+      const unsigned int v1675 = v65 + v1671;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1676 = v272.x[66];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1677 = iron_f32_to_bf16(v1676);
+      const float v1678 = v272.x[67];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1681 = iron_f32_to_bf16(v1678);
+      const unsigned int v1682 = v1669 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1683 = v1682 + v1675;
+      *reinterpret_cast<iron_bf16x2*>(out + v1683) = iron_bf16x2{{v1677, v1681}};
     }
-    const unsigned int v3040 = static_cast<unsigned int>(v272.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3041 = v1125 + v3040;
-    const unsigned int v3042 = static_cast<unsigned int>(v272.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3043 = v1124 + v3042;
-    const unsigned int v3045 = static_cast<unsigned int>(v272.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3046 = v3045 == v3040;
-    const unsigned int v3049 = v3042 + 1u;
-    const unsigned int v3050 = static_cast<unsigned int>(v272.col(69, iron_linear_thread() & 31u));
-    const bool v3051 = v3050 == v3049;
-    const bool v3052 = v3046 && v3051;
-    const unsigned int v3055 = v3043 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3056 = v3055 == v10;
-    const bool v3057 = v3052 && v3056;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3057) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3058 = v3041 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3059 = v3043 < v12;
-      const bool v3060 = v3058 && v3059;
-      if (v3060) {
-        const unsigned int v3061 = v65 + v3043;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3062 = v272.x[68];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3063 = iron_f32_to_bf16(v3062);
-        const float v3064 = v272.x[69];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3067 = iron_f32_to_bf16(v3064);
-        const unsigned int v3068 = v3041 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3069 = v3068 + v3061;
-        *reinterpret_cast<iron_bf16x2*>(out + v3069) = iron_bf16x2{{v3063, v3067}};
-      }
-    } else {
-      const bool v3074 = v3041 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3075 = v3043 < v12;
-      const bool v3076 = v3074 && v3075;
-      if (v3076) {
-        const float v3077 = v272.x[68];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3079 = iron_f32_to_bf16(v3077);
-        const unsigned int v3080 = v3041 * v3;
-        const unsigned int v3081 = v3080 + v65;
-        const unsigned int v3082 = v3081 + v3043;
-        out[v3082] = v3079;
-      }
-      const unsigned int v3084 = v1125 + v3045;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3086 = v1124 + v3050;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3087 = v3084 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3088 = v3086 < v12;
-      const bool v3089 = v3087 && v3088;
-      if (v3089) {
-        const float v3090 = v272.x[69];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3092 = iron_f32_to_bf16(v3090);
-        const unsigned int v3093 = v3084 * v3;
-        const unsigned int v3094 = v3093 + v65;
-        const unsigned int v3095 = v3094 + v3086;
-        out[v3095] = v3092;
-      }
+    const unsigned int v1684 = static_cast<unsigned int>(v272.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1685 = v1127 + v1684;
+    const unsigned int v1686 = static_cast<unsigned int>(v272.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1687 = v1126 + v1686;
+    const bool v1688 = v1685 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1689 = v1687 < v12;
+    const bool v1690 = v1688 && v1689;
+    if (v1690) {
+      const unsigned int v1691 = v65 + v1687;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1692 = v272.x[68];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1693 = iron_f32_to_bf16(v1692);
+      const float v1694 = v272.x[69];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1697 = iron_f32_to_bf16(v1694);
+      const unsigned int v1698 = v1685 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1699 = v1698 + v1691;
+      *reinterpret_cast<iron_bf16x2*>(out + v1699) = iron_bf16x2{{v1693, v1697}};
     }
-    const unsigned int v3096 = static_cast<unsigned int>(v272.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3097 = v1125 + v3096;
-    const unsigned int v3098 = static_cast<unsigned int>(v272.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3099 = v1124 + v3098;
-    const unsigned int v3101 = static_cast<unsigned int>(v272.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3102 = v3101 == v3096;
-    const unsigned int v3105 = v3098 + 1u;
-    const unsigned int v3106 = static_cast<unsigned int>(v272.col(71, iron_linear_thread() & 31u));
-    const bool v3107 = v3106 == v3105;
-    const bool v3108 = v3102 && v3107;
-    const unsigned int v3111 = v3099 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3112 = v3111 == v10;
-    const bool v3113 = v3108 && v3112;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3113) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3114 = v3097 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3115 = v3099 < v12;
-      const bool v3116 = v3114 && v3115;
-      if (v3116) {
-        const unsigned int v3117 = v65 + v3099;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3118 = v272.x[70];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3119 = iron_f32_to_bf16(v3118);
-        const float v3120 = v272.x[71];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3123 = iron_f32_to_bf16(v3120);
-        const unsigned int v3124 = v3097 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3125 = v3124 + v3117;
-        *reinterpret_cast<iron_bf16x2*>(out + v3125) = iron_bf16x2{{v3119, v3123}};
-      }
-    } else {
-      const bool v3130 = v3097 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3131 = v3099 < v12;
-      const bool v3132 = v3130 && v3131;
-      if (v3132) {
-        const float v3133 = v272.x[70];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3135 = iron_f32_to_bf16(v3133);
-        const unsigned int v3136 = v3097 * v3;
-        const unsigned int v3137 = v3136 + v65;
-        const unsigned int v3138 = v3137 + v3099;
-        out[v3138] = v3135;
-      }
-      const unsigned int v3140 = v1125 + v3101;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3142 = v1124 + v3106;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3143 = v3140 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3144 = v3142 < v12;
-      const bool v3145 = v3143 && v3144;
-      if (v3145) {
-        const float v3146 = v272.x[71];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3148 = iron_f32_to_bf16(v3146);
-        const unsigned int v3149 = v3140 * v3;
-        const unsigned int v3150 = v3149 + v65;
-        const unsigned int v3151 = v3150 + v3142;
-        out[v3151] = v3148;
-      }
+    const unsigned int v1700 = static_cast<unsigned int>(v272.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1701 = v1127 + v1700;
+    const unsigned int v1702 = static_cast<unsigned int>(v272.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1703 = v1126 + v1702;
+    const bool v1704 = v1701 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1705 = v1703 < v12;
+    const bool v1706 = v1704 && v1705;
+    if (v1706) {
+      const unsigned int v1707 = v65 + v1703;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1708 = v272.x[70];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1709 = iron_f32_to_bf16(v1708);
+      const float v1710 = v272.x[71];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1713 = iron_f32_to_bf16(v1710);
+      const unsigned int v1714 = v1701 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1715 = v1714 + v1707;
+      *reinterpret_cast<iron_bf16x2*>(out + v1715) = iron_bf16x2{{v1709, v1713}};
     }
-    const unsigned int v3152 = static_cast<unsigned int>(v272.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3153 = v1125 + v3152;
-    const unsigned int v3154 = static_cast<unsigned int>(v272.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3155 = v1124 + v3154;
-    const unsigned int v3157 = static_cast<unsigned int>(v272.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3158 = v3157 == v3152;
-    const unsigned int v3161 = v3154 + 1u;
-    const unsigned int v3162 = static_cast<unsigned int>(v272.col(73, iron_linear_thread() & 31u));
-    const bool v3163 = v3162 == v3161;
-    const bool v3164 = v3158 && v3163;
-    const unsigned int v3167 = v3155 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3168 = v3167 == v10;
-    const bool v3169 = v3164 && v3168;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3169) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3170 = v3153 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3171 = v3155 < v12;
-      const bool v3172 = v3170 && v3171;
-      if (v3172) {
-        const unsigned int v3173 = v65 + v3155;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3174 = v272.x[72];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3175 = iron_f32_to_bf16(v3174);
-        const float v3176 = v272.x[73];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3179 = iron_f32_to_bf16(v3176);
-        const unsigned int v3180 = v3153 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3181 = v3180 + v3173;
-        *reinterpret_cast<iron_bf16x2*>(out + v3181) = iron_bf16x2{{v3175, v3179}};
-      }
-    } else {
-      const bool v3186 = v3153 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3187 = v3155 < v12;
-      const bool v3188 = v3186 && v3187;
-      if (v3188) {
-        const float v3189 = v272.x[72];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3191 = iron_f32_to_bf16(v3189);
-        const unsigned int v3192 = v3153 * v3;
-        const unsigned int v3193 = v3192 + v65;
-        const unsigned int v3194 = v3193 + v3155;
-        out[v3194] = v3191;
-      }
-      const unsigned int v3196 = v1125 + v3157;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3198 = v1124 + v3162;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3199 = v3196 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3200 = v3198 < v12;
-      const bool v3201 = v3199 && v3200;
-      if (v3201) {
-        const float v3202 = v272.x[73];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3204 = iron_f32_to_bf16(v3202);
-        const unsigned int v3205 = v3196 * v3;
-        const unsigned int v3206 = v3205 + v65;
-        const unsigned int v3207 = v3206 + v3198;
-        out[v3207] = v3204;
-      }
+    const unsigned int v1716 = static_cast<unsigned int>(v272.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1717 = v1127 + v1716;
+    const unsigned int v1718 = static_cast<unsigned int>(v272.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1719 = v1126 + v1718;
+    const bool v1720 = v1717 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1721 = v1719 < v12;
+    const bool v1722 = v1720 && v1721;
+    if (v1722) {
+      const unsigned int v1723 = v65 + v1719;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1724 = v272.x[72];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1725 = iron_f32_to_bf16(v1724);
+      const float v1726 = v272.x[73];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1729 = iron_f32_to_bf16(v1726);
+      const unsigned int v1730 = v1717 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1731 = v1730 + v1723;
+      *reinterpret_cast<iron_bf16x2*>(out + v1731) = iron_bf16x2{{v1725, v1729}};
     }
-    const unsigned int v3208 = static_cast<unsigned int>(v272.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3209 = v1125 + v3208;
-    const unsigned int v3210 = static_cast<unsigned int>(v272.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3211 = v1124 + v3210;
-    const unsigned int v3213 = static_cast<unsigned int>(v272.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3214 = v3213 == v3208;
-    const unsigned int v3217 = v3210 + 1u;
-    const unsigned int v3218 = static_cast<unsigned int>(v272.col(75, iron_linear_thread() & 31u));
-    const bool v3219 = v3218 == v3217;
-    const bool v3220 = v3214 && v3219;
-    const unsigned int v3223 = v3211 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3224 = v3223 == v10;
-    const bool v3225 = v3220 && v3224;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3225) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3226 = v3209 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3227 = v3211 < v12;
-      const bool v3228 = v3226 && v3227;
-      if (v3228) {
-        const unsigned int v3229 = v65 + v3211;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3230 = v272.x[74];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3231 = iron_f32_to_bf16(v3230);
-        const float v3232 = v272.x[75];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3235 = iron_f32_to_bf16(v3232);
-        const unsigned int v3236 = v3209 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3237 = v3236 + v3229;
-        *reinterpret_cast<iron_bf16x2*>(out + v3237) = iron_bf16x2{{v3231, v3235}};
-      }
-    } else {
-      const bool v3242 = v3209 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3243 = v3211 < v12;
-      const bool v3244 = v3242 && v3243;
-      if (v3244) {
-        const float v3245 = v272.x[74];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3247 = iron_f32_to_bf16(v3245);
-        const unsigned int v3248 = v3209 * v3;
-        const unsigned int v3249 = v3248 + v65;
-        const unsigned int v3250 = v3249 + v3211;
-        out[v3250] = v3247;
-      }
-      const unsigned int v3252 = v1125 + v3213;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3254 = v1124 + v3218;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3255 = v3252 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3256 = v3254 < v12;
-      const bool v3257 = v3255 && v3256;
-      if (v3257) {
-        const float v3258 = v272.x[75];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3260 = iron_f32_to_bf16(v3258);
-        const unsigned int v3261 = v3252 * v3;
-        const unsigned int v3262 = v3261 + v65;
-        const unsigned int v3263 = v3262 + v3254;
-        out[v3263] = v3260;
-      }
+    const unsigned int v1732 = static_cast<unsigned int>(v272.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1733 = v1127 + v1732;
+    const unsigned int v1734 = static_cast<unsigned int>(v272.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1735 = v1126 + v1734;
+    const bool v1736 = v1733 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1737 = v1735 < v12;
+    const bool v1738 = v1736 && v1737;
+    if (v1738) {
+      const unsigned int v1739 = v65 + v1735;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1740 = v272.x[74];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1741 = iron_f32_to_bf16(v1740);
+      const float v1742 = v272.x[75];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1745 = iron_f32_to_bf16(v1742);
+      const unsigned int v1746 = v1733 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1747 = v1746 + v1739;
+      *reinterpret_cast<iron_bf16x2*>(out + v1747) = iron_bf16x2{{v1741, v1745}};
     }
-    const unsigned int v3264 = static_cast<unsigned int>(v272.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3265 = v1125 + v3264;
-    const unsigned int v3266 = static_cast<unsigned int>(v272.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3267 = v1124 + v3266;
-    const unsigned int v3269 = static_cast<unsigned int>(v272.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3270 = v3269 == v3264;
-    const unsigned int v3273 = v3266 + 1u;
-    const unsigned int v3274 = static_cast<unsigned int>(v272.col(77, iron_linear_thread() & 31u));
-    const bool v3275 = v3274 == v3273;
-    const bool v3276 = v3270 && v3275;
-    const unsigned int v3279 = v3267 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3280 = v3279 == v10;
-    const bool v3281 = v3276 && v3280;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3281) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3282 = v3265 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3283 = v3267 < v12;
-      const bool v3284 = v3282 && v3283;
-      if (v3284) {
-        const unsigned int v3285 = v65 + v3267;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3286 = v272.x[76];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3287 = iron_f32_to_bf16(v3286);
-        const float v3288 = v272.x[77];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3291 = iron_f32_to_bf16(v3288);
-        const unsigned int v3292 = v3265 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3293 = v3292 + v3285;
-        *reinterpret_cast<iron_bf16x2*>(out + v3293) = iron_bf16x2{{v3287, v3291}};
-      }
-    } else {
-      const bool v3298 = v3265 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3299 = v3267 < v12;
-      const bool v3300 = v3298 && v3299;
-      if (v3300) {
-        const float v3301 = v272.x[76];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3303 = iron_f32_to_bf16(v3301);
-        const unsigned int v3304 = v3265 * v3;
-        const unsigned int v3305 = v3304 + v65;
-        const unsigned int v3306 = v3305 + v3267;
-        out[v3306] = v3303;
-      }
-      const unsigned int v3308 = v1125 + v3269;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3310 = v1124 + v3274;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3311 = v3308 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3312 = v3310 < v12;
-      const bool v3313 = v3311 && v3312;
-      if (v3313) {
-        const float v3314 = v272.x[77];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3316 = iron_f32_to_bf16(v3314);
-        const unsigned int v3317 = v3308 * v3;
-        const unsigned int v3318 = v3317 + v65;
-        const unsigned int v3319 = v3318 + v3310;
-        out[v3319] = v3316;
-      }
+    const unsigned int v1748 = static_cast<unsigned int>(v272.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1749 = v1127 + v1748;
+    const unsigned int v1750 = static_cast<unsigned int>(v272.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1751 = v1126 + v1750;
+    const bool v1752 = v1749 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1753 = v1751 < v12;
+    const bool v1754 = v1752 && v1753;
+    if (v1754) {
+      const unsigned int v1755 = v65 + v1751;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1756 = v272.x[76];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1757 = iron_f32_to_bf16(v1756);
+      const float v1758 = v272.x[77];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1761 = iron_f32_to_bf16(v1758);
+      const unsigned int v1762 = v1749 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1763 = v1762 + v1755;
+      *reinterpret_cast<iron_bf16x2*>(out + v1763) = iron_bf16x2{{v1757, v1761}};
     }
-    const unsigned int v3320 = static_cast<unsigned int>(v272.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3321 = v1125 + v3320;
-    const unsigned int v3322 = static_cast<unsigned int>(v272.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3323 = v1124 + v3322;
-    const unsigned int v3325 = static_cast<unsigned int>(v272.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3326 = v3325 == v3320;
-    const unsigned int v3329 = v3322 + 1u;
-    const unsigned int v3330 = static_cast<unsigned int>(v272.col(79, iron_linear_thread() & 31u));
-    const bool v3331 = v3330 == v3329;
-    const bool v3332 = v3326 && v3331;
-    const unsigned int v3335 = v3323 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3336 = v3335 == v10;
-    const bool v3337 = v3332 && v3336;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3337) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3338 = v3321 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3339 = v3323 < v12;
-      const bool v3340 = v3338 && v3339;
-      if (v3340) {
-        const unsigned int v3341 = v65 + v3323;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3342 = v272.x[78];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3343 = iron_f32_to_bf16(v3342);
-        const float v3344 = v272.x[79];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3347 = iron_f32_to_bf16(v3344);
-        const unsigned int v3348 = v3321 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3349 = v3348 + v3341;
-        *reinterpret_cast<iron_bf16x2*>(out + v3349) = iron_bf16x2{{v3343, v3347}};
-      }
-    } else {
-      const bool v3354 = v3321 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3355 = v3323 < v12;
-      const bool v3356 = v3354 && v3355;
-      if (v3356) {
-        const float v3357 = v272.x[78];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3359 = iron_f32_to_bf16(v3357);
-        const unsigned int v3360 = v3321 * v3;
-        const unsigned int v3361 = v3360 + v65;
-        const unsigned int v3362 = v3361 + v3323;
-        out[v3362] = v3359;
-      }
-      const unsigned int v3364 = v1125 + v3325;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3366 = v1124 + v3330;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3367 = v3364 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3368 = v3366 < v12;
-      const bool v3369 = v3367 && v3368;
-      if (v3369) {
-        const float v3370 = v272.x[79];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3372 = iron_f32_to_bf16(v3370);
-        const unsigned int v3373 = v3364 * v3;
-        const unsigned int v3374 = v3373 + v65;
-        const unsigned int v3375 = v3374 + v3366;
-        out[v3375] = v3372;
-      }
+    const unsigned int v1764 = static_cast<unsigned int>(v272.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1765 = v1127 + v1764;
+    const unsigned int v1766 = static_cast<unsigned int>(v272.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1767 = v1126 + v1766;
+    const bool v1768 = v1765 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1769 = v1767 < v12;
+    const bool v1770 = v1768 && v1769;
+    if (v1770) {
+      const unsigned int v1771 = v65 + v1767;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1772 = v272.x[78];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1773 = iron_f32_to_bf16(v1772);
+      const float v1774 = v272.x[79];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1777 = iron_f32_to_bf16(v1774);
+      const unsigned int v1778 = v1765 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1779 = v1778 + v1771;
+      *reinterpret_cast<iron_bf16x2*>(out + v1779) = iron_bf16x2{{v1773, v1777}};
     }
-    const unsigned int v3376 = static_cast<unsigned int>(v272.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3377 = v1125 + v3376;
-    const unsigned int v3378 = static_cast<unsigned int>(v272.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3379 = v1124 + v3378;
-    const unsigned int v3381 = static_cast<unsigned int>(v272.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3382 = v3381 == v3376;
-    const unsigned int v3385 = v3378 + 1u;
-    const unsigned int v3386 = static_cast<unsigned int>(v272.col(81, iron_linear_thread() & 31u));
-    const bool v3387 = v3386 == v3385;
-    const bool v3388 = v3382 && v3387;
-    const unsigned int v3391 = v3379 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3392 = v3391 == v10;
-    const bool v3393 = v3388 && v3392;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3393) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3394 = v3377 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3395 = v3379 < v12;
-      const bool v3396 = v3394 && v3395;
-      if (v3396) {
-        const unsigned int v3397 = v65 + v3379;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3398 = v272.x[80];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3399 = iron_f32_to_bf16(v3398);
-        const float v3400 = v272.x[81];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3403 = iron_f32_to_bf16(v3400);
-        const unsigned int v3404 = v3377 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3405 = v3404 + v3397;
-        *reinterpret_cast<iron_bf16x2*>(out + v3405) = iron_bf16x2{{v3399, v3403}};
-      }
-    } else {
-      const bool v3410 = v3377 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3411 = v3379 < v12;
-      const bool v3412 = v3410 && v3411;
-      if (v3412) {
-        const float v3413 = v272.x[80];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3415 = iron_f32_to_bf16(v3413);
-        const unsigned int v3416 = v3377 * v3;
-        const unsigned int v3417 = v3416 + v65;
-        const unsigned int v3418 = v3417 + v3379;
-        out[v3418] = v3415;
-      }
-      const unsigned int v3420 = v1125 + v3381;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3422 = v1124 + v3386;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3423 = v3420 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3424 = v3422 < v12;
-      const bool v3425 = v3423 && v3424;
-      if (v3425) {
-        const float v3426 = v272.x[81];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3428 = iron_f32_to_bf16(v3426);
-        const unsigned int v3429 = v3420 * v3;
-        const unsigned int v3430 = v3429 + v65;
-        const unsigned int v3431 = v3430 + v3422;
-        out[v3431] = v3428;
-      }
+    const unsigned int v1780 = static_cast<unsigned int>(v272.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1781 = v1127 + v1780;
+    const unsigned int v1782 = static_cast<unsigned int>(v272.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1783 = v1126 + v1782;
+    const bool v1784 = v1781 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1785 = v1783 < v12;
+    const bool v1786 = v1784 && v1785;
+    if (v1786) {
+      const unsigned int v1787 = v65 + v1783;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1788 = v272.x[80];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1789 = iron_f32_to_bf16(v1788);
+      const float v1790 = v272.x[81];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1793 = iron_f32_to_bf16(v1790);
+      const unsigned int v1794 = v1781 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1795 = v1794 + v1787;
+      *reinterpret_cast<iron_bf16x2*>(out + v1795) = iron_bf16x2{{v1789, v1793}};
     }
-    const unsigned int v3432 = static_cast<unsigned int>(v272.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3433 = v1125 + v3432;
-    const unsigned int v3434 = static_cast<unsigned int>(v272.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3435 = v1124 + v3434;
-    const unsigned int v3437 = static_cast<unsigned int>(v272.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3438 = v3437 == v3432;
-    const unsigned int v3441 = v3434 + 1u;
-    const unsigned int v3442 = static_cast<unsigned int>(v272.col(83, iron_linear_thread() & 31u));
-    const bool v3443 = v3442 == v3441;
-    const bool v3444 = v3438 && v3443;
-    const unsigned int v3447 = v3435 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3448 = v3447 == v10;
-    const bool v3449 = v3444 && v3448;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3449) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3450 = v3433 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3451 = v3435 < v12;
-      const bool v3452 = v3450 && v3451;
-      if (v3452) {
-        const unsigned int v3453 = v65 + v3435;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3454 = v272.x[82];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3455 = iron_f32_to_bf16(v3454);
-        const float v3456 = v272.x[83];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3459 = iron_f32_to_bf16(v3456);
-        const unsigned int v3460 = v3433 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3461 = v3460 + v3453;
-        *reinterpret_cast<iron_bf16x2*>(out + v3461) = iron_bf16x2{{v3455, v3459}};
-      }
-    } else {
-      const bool v3466 = v3433 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3467 = v3435 < v12;
-      const bool v3468 = v3466 && v3467;
-      if (v3468) {
-        const float v3469 = v272.x[82];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3471 = iron_f32_to_bf16(v3469);
-        const unsigned int v3472 = v3433 * v3;
-        const unsigned int v3473 = v3472 + v65;
-        const unsigned int v3474 = v3473 + v3435;
-        out[v3474] = v3471;
-      }
-      const unsigned int v3476 = v1125 + v3437;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3478 = v1124 + v3442;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3479 = v3476 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3480 = v3478 < v12;
-      const bool v3481 = v3479 && v3480;
-      if (v3481) {
-        const float v3482 = v272.x[83];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3484 = iron_f32_to_bf16(v3482);
-        const unsigned int v3485 = v3476 * v3;
-        const unsigned int v3486 = v3485 + v65;
-        const unsigned int v3487 = v3486 + v3478;
-        out[v3487] = v3484;
-      }
+    const unsigned int v1796 = static_cast<unsigned int>(v272.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1797 = v1127 + v1796;
+    const unsigned int v1798 = static_cast<unsigned int>(v272.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1799 = v1126 + v1798;
+    const bool v1800 = v1797 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1801 = v1799 < v12;
+    const bool v1802 = v1800 && v1801;
+    if (v1802) {
+      const unsigned int v1803 = v65 + v1799;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1804 = v272.x[82];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1805 = iron_f32_to_bf16(v1804);
+      const float v1806 = v272.x[83];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1809 = iron_f32_to_bf16(v1806);
+      const unsigned int v1810 = v1797 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1811 = v1810 + v1803;
+      *reinterpret_cast<iron_bf16x2*>(out + v1811) = iron_bf16x2{{v1805, v1809}};
     }
-    const unsigned int v3488 = static_cast<unsigned int>(v272.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3489 = v1125 + v3488;
-    const unsigned int v3490 = static_cast<unsigned int>(v272.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3491 = v1124 + v3490;
-    const unsigned int v3493 = static_cast<unsigned int>(v272.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3494 = v3493 == v3488;
-    const unsigned int v3497 = v3490 + 1u;
-    const unsigned int v3498 = static_cast<unsigned int>(v272.col(85, iron_linear_thread() & 31u));
-    const bool v3499 = v3498 == v3497;
-    const bool v3500 = v3494 && v3499;
-    const unsigned int v3503 = v3491 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3504 = v3503 == v10;
-    const bool v3505 = v3500 && v3504;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3505) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3506 = v3489 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3507 = v3491 < v12;
-      const bool v3508 = v3506 && v3507;
-      if (v3508) {
-        const unsigned int v3509 = v65 + v3491;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3510 = v272.x[84];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3511 = iron_f32_to_bf16(v3510);
-        const float v3512 = v272.x[85];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3515 = iron_f32_to_bf16(v3512);
-        const unsigned int v3516 = v3489 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3517 = v3516 + v3509;
-        *reinterpret_cast<iron_bf16x2*>(out + v3517) = iron_bf16x2{{v3511, v3515}};
-      }
-    } else {
-      const bool v3522 = v3489 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3523 = v3491 < v12;
-      const bool v3524 = v3522 && v3523;
-      if (v3524) {
-        const float v3525 = v272.x[84];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3527 = iron_f32_to_bf16(v3525);
-        const unsigned int v3528 = v3489 * v3;
-        const unsigned int v3529 = v3528 + v65;
-        const unsigned int v3530 = v3529 + v3491;
-        out[v3530] = v3527;
-      }
-      const unsigned int v3532 = v1125 + v3493;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3534 = v1124 + v3498;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3535 = v3532 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3536 = v3534 < v12;
-      const bool v3537 = v3535 && v3536;
-      if (v3537) {
-        const float v3538 = v272.x[85];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3540 = iron_f32_to_bf16(v3538);
-        const unsigned int v3541 = v3532 * v3;
-        const unsigned int v3542 = v3541 + v65;
-        const unsigned int v3543 = v3542 + v3534;
-        out[v3543] = v3540;
-      }
+    const unsigned int v1812 = static_cast<unsigned int>(v272.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1813 = v1127 + v1812;
+    const unsigned int v1814 = static_cast<unsigned int>(v272.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1815 = v1126 + v1814;
+    const bool v1816 = v1813 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1817 = v1815 < v12;
+    const bool v1818 = v1816 && v1817;
+    if (v1818) {
+      const unsigned int v1819 = v65 + v1815;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1820 = v272.x[84];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1821 = iron_f32_to_bf16(v1820);
+      const float v1822 = v272.x[85];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1825 = iron_f32_to_bf16(v1822);
+      const unsigned int v1826 = v1813 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1827 = v1826 + v1819;
+      *reinterpret_cast<iron_bf16x2*>(out + v1827) = iron_bf16x2{{v1821, v1825}};
     }
-    const unsigned int v3544 = static_cast<unsigned int>(v272.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3545 = v1125 + v3544;
-    const unsigned int v3546 = static_cast<unsigned int>(v272.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3547 = v1124 + v3546;
-    const unsigned int v3549 = static_cast<unsigned int>(v272.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3550 = v3549 == v3544;
-    const unsigned int v3553 = v3546 + 1u;
-    const unsigned int v3554 = static_cast<unsigned int>(v272.col(87, iron_linear_thread() & 31u));
-    const bool v3555 = v3554 == v3553;
-    const bool v3556 = v3550 && v3555;
-    const unsigned int v3559 = v3547 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3560 = v3559 == v10;
-    const bool v3561 = v3556 && v3560;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3561) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3562 = v3545 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3563 = v3547 < v12;
-      const bool v3564 = v3562 && v3563;
-      if (v3564) {
-        const unsigned int v3565 = v65 + v3547;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3566 = v272.x[86];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3567 = iron_f32_to_bf16(v3566);
-        const float v3568 = v272.x[87];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3571 = iron_f32_to_bf16(v3568);
-        const unsigned int v3572 = v3545 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3573 = v3572 + v3565;
-        *reinterpret_cast<iron_bf16x2*>(out + v3573) = iron_bf16x2{{v3567, v3571}};
-      }
-    } else {
-      const bool v3578 = v3545 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3579 = v3547 < v12;
-      const bool v3580 = v3578 && v3579;
-      if (v3580) {
-        const float v3581 = v272.x[86];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3583 = iron_f32_to_bf16(v3581);
-        const unsigned int v3584 = v3545 * v3;
-        const unsigned int v3585 = v3584 + v65;
-        const unsigned int v3586 = v3585 + v3547;
-        out[v3586] = v3583;
-      }
-      const unsigned int v3588 = v1125 + v3549;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3590 = v1124 + v3554;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3591 = v3588 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3592 = v3590 < v12;
-      const bool v3593 = v3591 && v3592;
-      if (v3593) {
-        const float v3594 = v272.x[87];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3596 = iron_f32_to_bf16(v3594);
-        const unsigned int v3597 = v3588 * v3;
-        const unsigned int v3598 = v3597 + v65;
-        const unsigned int v3599 = v3598 + v3590;
-        out[v3599] = v3596;
-      }
+    const unsigned int v1828 = static_cast<unsigned int>(v272.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1829 = v1127 + v1828;
+    const unsigned int v1830 = static_cast<unsigned int>(v272.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1831 = v1126 + v1830;
+    const bool v1832 = v1829 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1833 = v1831 < v12;
+    const bool v1834 = v1832 && v1833;
+    if (v1834) {
+      const unsigned int v1835 = v65 + v1831;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1836 = v272.x[86];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1837 = iron_f32_to_bf16(v1836);
+      const float v1838 = v272.x[87];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1841 = iron_f32_to_bf16(v1838);
+      const unsigned int v1842 = v1829 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1843 = v1842 + v1835;
+      *reinterpret_cast<iron_bf16x2*>(out + v1843) = iron_bf16x2{{v1837, v1841}};
     }
-    const unsigned int v3600 = static_cast<unsigned int>(v272.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3601 = v1125 + v3600;
-    const unsigned int v3602 = static_cast<unsigned int>(v272.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3603 = v1124 + v3602;
-    const unsigned int v3605 = static_cast<unsigned int>(v272.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3606 = v3605 == v3600;
-    const unsigned int v3609 = v3602 + 1u;
-    const unsigned int v3610 = static_cast<unsigned int>(v272.col(89, iron_linear_thread() & 31u));
-    const bool v3611 = v3610 == v3609;
-    const bool v3612 = v3606 && v3611;
-    const unsigned int v3615 = v3603 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3616 = v3615 == v10;
-    const bool v3617 = v3612 && v3616;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3617) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3618 = v3601 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3619 = v3603 < v12;
-      const bool v3620 = v3618 && v3619;
-      if (v3620) {
-        const unsigned int v3621 = v65 + v3603;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3622 = v272.x[88];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3623 = iron_f32_to_bf16(v3622);
-        const float v3624 = v272.x[89];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3627 = iron_f32_to_bf16(v3624);
-        const unsigned int v3628 = v3601 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3629 = v3628 + v3621;
-        *reinterpret_cast<iron_bf16x2*>(out + v3629) = iron_bf16x2{{v3623, v3627}};
-      }
-    } else {
-      const bool v3634 = v3601 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3635 = v3603 < v12;
-      const bool v3636 = v3634 && v3635;
-      if (v3636) {
-        const float v3637 = v272.x[88];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3639 = iron_f32_to_bf16(v3637);
-        const unsigned int v3640 = v3601 * v3;
-        const unsigned int v3641 = v3640 + v65;
-        const unsigned int v3642 = v3641 + v3603;
-        out[v3642] = v3639;
-      }
-      const unsigned int v3644 = v1125 + v3605;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3646 = v1124 + v3610;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3647 = v3644 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3648 = v3646 < v12;
-      const bool v3649 = v3647 && v3648;
-      if (v3649) {
-        const float v3650 = v272.x[89];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3652 = iron_f32_to_bf16(v3650);
-        const unsigned int v3653 = v3644 * v3;
-        const unsigned int v3654 = v3653 + v65;
-        const unsigned int v3655 = v3654 + v3646;
-        out[v3655] = v3652;
-      }
+    const unsigned int v1844 = static_cast<unsigned int>(v272.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1845 = v1127 + v1844;
+    const unsigned int v1846 = static_cast<unsigned int>(v272.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1847 = v1126 + v1846;
+    const bool v1848 = v1845 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1849 = v1847 < v12;
+    const bool v1850 = v1848 && v1849;
+    if (v1850) {
+      const unsigned int v1851 = v65 + v1847;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1852 = v272.x[88];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1853 = iron_f32_to_bf16(v1852);
+      const float v1854 = v272.x[89];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1857 = iron_f32_to_bf16(v1854);
+      const unsigned int v1858 = v1845 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1859 = v1858 + v1851;
+      *reinterpret_cast<iron_bf16x2*>(out + v1859) = iron_bf16x2{{v1853, v1857}};
     }
-    const unsigned int v3656 = static_cast<unsigned int>(v272.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3657 = v1125 + v3656;
-    const unsigned int v3658 = static_cast<unsigned int>(v272.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3659 = v1124 + v3658;
-    const unsigned int v3661 = static_cast<unsigned int>(v272.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3662 = v3661 == v3656;
-    const unsigned int v3665 = v3658 + 1u;
-    const unsigned int v3666 = static_cast<unsigned int>(v272.col(91, iron_linear_thread() & 31u));
-    const bool v3667 = v3666 == v3665;
-    const bool v3668 = v3662 && v3667;
-    const unsigned int v3671 = v3659 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3672 = v3671 == v10;
-    const bool v3673 = v3668 && v3672;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3673) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3674 = v3657 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3675 = v3659 < v12;
-      const bool v3676 = v3674 && v3675;
-      if (v3676) {
-        const unsigned int v3677 = v65 + v3659;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3678 = v272.x[90];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3679 = iron_f32_to_bf16(v3678);
-        const float v3680 = v272.x[91];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3683 = iron_f32_to_bf16(v3680);
-        const unsigned int v3684 = v3657 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3685 = v3684 + v3677;
-        *reinterpret_cast<iron_bf16x2*>(out + v3685) = iron_bf16x2{{v3679, v3683}};
-      }
-    } else {
-      const bool v3690 = v3657 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3691 = v3659 < v12;
-      const bool v3692 = v3690 && v3691;
-      if (v3692) {
-        const float v3693 = v272.x[90];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3695 = iron_f32_to_bf16(v3693);
-        const unsigned int v3696 = v3657 * v3;
-        const unsigned int v3697 = v3696 + v65;
-        const unsigned int v3698 = v3697 + v3659;
-        out[v3698] = v3695;
-      }
-      const unsigned int v3700 = v1125 + v3661;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3702 = v1124 + v3666;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3703 = v3700 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3704 = v3702 < v12;
-      const bool v3705 = v3703 && v3704;
-      if (v3705) {
-        const float v3706 = v272.x[91];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3708 = iron_f32_to_bf16(v3706);
-        const unsigned int v3709 = v3700 * v3;
-        const unsigned int v3710 = v3709 + v65;
-        const unsigned int v3711 = v3710 + v3702;
-        out[v3711] = v3708;
-      }
+    const unsigned int v1860 = static_cast<unsigned int>(v272.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1861 = v1127 + v1860;
+    const unsigned int v1862 = static_cast<unsigned int>(v272.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1863 = v1126 + v1862;
+    const bool v1864 = v1861 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1865 = v1863 < v12;
+    const bool v1866 = v1864 && v1865;
+    if (v1866) {
+      const unsigned int v1867 = v65 + v1863;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1868 = v272.x[90];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1869 = iron_f32_to_bf16(v1868);
+      const float v1870 = v272.x[91];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1873 = iron_f32_to_bf16(v1870);
+      const unsigned int v1874 = v1861 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1875 = v1874 + v1867;
+      *reinterpret_cast<iron_bf16x2*>(out + v1875) = iron_bf16x2{{v1869, v1873}};
     }
-    const unsigned int v3712 = static_cast<unsigned int>(v272.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3713 = v1125 + v3712;
-    const unsigned int v3714 = static_cast<unsigned int>(v272.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3715 = v1124 + v3714;
-    const unsigned int v3717 = static_cast<unsigned int>(v272.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3718 = v3717 == v3712;
-    const unsigned int v3721 = v3714 + 1u;
-    const unsigned int v3722 = static_cast<unsigned int>(v272.col(93, iron_linear_thread() & 31u));
-    const bool v3723 = v3722 == v3721;
-    const bool v3724 = v3718 && v3723;
-    const unsigned int v3727 = v3715 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3728 = v3727 == v10;
-    const bool v3729 = v3724 && v3728;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3729) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3730 = v3713 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3731 = v3715 < v12;
-      const bool v3732 = v3730 && v3731;
-      if (v3732) {
-        const unsigned int v3733 = v65 + v3715;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3734 = v272.x[92];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3735 = iron_f32_to_bf16(v3734);
-        const float v3736 = v272.x[93];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3739 = iron_f32_to_bf16(v3736);
-        const unsigned int v3740 = v3713 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3741 = v3740 + v3733;
-        *reinterpret_cast<iron_bf16x2*>(out + v3741) = iron_bf16x2{{v3735, v3739}};
-      }
-    } else {
-      const bool v3746 = v3713 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3747 = v3715 < v12;
-      const bool v3748 = v3746 && v3747;
-      if (v3748) {
-        const float v3749 = v272.x[92];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3751 = iron_f32_to_bf16(v3749);
-        const unsigned int v3752 = v3713 * v3;
-        const unsigned int v3753 = v3752 + v65;
-        const unsigned int v3754 = v3753 + v3715;
-        out[v3754] = v3751;
-      }
-      const unsigned int v3756 = v1125 + v3717;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3758 = v1124 + v3722;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3759 = v3756 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3760 = v3758 < v12;
-      const bool v3761 = v3759 && v3760;
-      if (v3761) {
-        const float v3762 = v272.x[93];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3764 = iron_f32_to_bf16(v3762);
-        const unsigned int v3765 = v3756 * v3;
-        const unsigned int v3766 = v3765 + v65;
-        const unsigned int v3767 = v3766 + v3758;
-        out[v3767] = v3764;
-      }
+    const unsigned int v1876 = static_cast<unsigned int>(v272.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1877 = v1127 + v1876;
+    const unsigned int v1878 = static_cast<unsigned int>(v272.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1879 = v1126 + v1878;
+    const bool v1880 = v1877 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1881 = v1879 < v12;
+    const bool v1882 = v1880 && v1881;
+    if (v1882) {
+      const unsigned int v1883 = v65 + v1879;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1884 = v272.x[92];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1885 = iron_f32_to_bf16(v1884);
+      const float v1886 = v272.x[93];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1889 = iron_f32_to_bf16(v1886);
+      const unsigned int v1890 = v1877 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1891 = v1890 + v1883;
+      *reinterpret_cast<iron_bf16x2*>(out + v1891) = iron_bf16x2{{v1885, v1889}};
     }
-    const unsigned int v3768 = static_cast<unsigned int>(v272.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3769 = v1125 + v3768;
-    const unsigned int v3770 = static_cast<unsigned int>(v272.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3771 = v1124 + v3770;
-    const unsigned int v3773 = static_cast<unsigned int>(v272.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3774 = v3773 == v3768;
-    const unsigned int v3777 = v3770 + 1u;
-    const unsigned int v3778 = static_cast<unsigned int>(v272.col(95, iron_linear_thread() & 31u));
-    const bool v3779 = v3778 == v3777;
-    const bool v3780 = v3774 && v3779;
-    const unsigned int v3783 = v3771 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3784 = v3783 == v10;
-    const bool v3785 = v3780 && v3784;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3785) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3786 = v3769 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3787 = v3771 < v12;
-      const bool v3788 = v3786 && v3787;
-      if (v3788) {
-        const unsigned int v3789 = v65 + v3771;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3790 = v272.x[94];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3791 = iron_f32_to_bf16(v3790);
-        const float v3792 = v272.x[95];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3795 = iron_f32_to_bf16(v3792);
-        const unsigned int v3796 = v3769 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3797 = v3796 + v3789;
-        *reinterpret_cast<iron_bf16x2*>(out + v3797) = iron_bf16x2{{v3791, v3795}};
-      }
-    } else {
-      const bool v3802 = v3769 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3803 = v3771 < v12;
-      const bool v3804 = v3802 && v3803;
-      if (v3804) {
-        const float v3805 = v272.x[94];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3807 = iron_f32_to_bf16(v3805);
-        const unsigned int v3808 = v3769 * v3;
-        const unsigned int v3809 = v3808 + v65;
-        const unsigned int v3810 = v3809 + v3771;
-        out[v3810] = v3807;
-      }
-      const unsigned int v3812 = v1125 + v3773;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3814 = v1124 + v3778;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3815 = v3812 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3816 = v3814 < v12;
-      const bool v3817 = v3815 && v3816;
-      if (v3817) {
-        const float v3818 = v272.x[95];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3820 = iron_f32_to_bf16(v3818);
-        const unsigned int v3821 = v3812 * v3;
-        const unsigned int v3822 = v3821 + v65;
-        const unsigned int v3823 = v3822 + v3814;
-        out[v3823] = v3820;
-      }
+    const unsigned int v1892 = static_cast<unsigned int>(v272.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1893 = v1127 + v1892;
+    const unsigned int v1894 = static_cast<unsigned int>(v272.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1895 = v1126 + v1894;
+    const bool v1896 = v1893 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1897 = v1895 < v12;
+    const bool v1898 = v1896 && v1897;
+    if (v1898) {
+      const unsigned int v1899 = v65 + v1895;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1900 = v272.x[94];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1901 = iron_f32_to_bf16(v1900);
+      const float v1902 = v272.x[95];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1905 = iron_f32_to_bf16(v1902);
+      const unsigned int v1906 = v1893 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1907 = v1906 + v1899;
+      *reinterpret_cast<iron_bf16x2*>(out + v1907) = iron_bf16x2{{v1901, v1905}};
     }
-    const unsigned int v3824 = static_cast<unsigned int>(v272.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3825 = v1125 + v3824;
-    const unsigned int v3826 = static_cast<unsigned int>(v272.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3827 = v1124 + v3826;
-    const unsigned int v3829 = static_cast<unsigned int>(v272.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3830 = v3829 == v3824;
-    const unsigned int v3833 = v3826 + 1u;
-    const unsigned int v3834 = static_cast<unsigned int>(v272.col(97, iron_linear_thread() & 31u));
-    const bool v3835 = v3834 == v3833;
-    const bool v3836 = v3830 && v3835;
-    const unsigned int v3839 = v3827 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3840 = v3839 == v10;
-    const bool v3841 = v3836 && v3840;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3841) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3842 = v3825 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3843 = v3827 < v12;
-      const bool v3844 = v3842 && v3843;
-      if (v3844) {
-        const unsigned int v3845 = v65 + v3827;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3846 = v272.x[96];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3847 = iron_f32_to_bf16(v3846);
-        const float v3848 = v272.x[97];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3851 = iron_f32_to_bf16(v3848);
-        const unsigned int v3852 = v3825 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3853 = v3852 + v3845;
-        *reinterpret_cast<iron_bf16x2*>(out + v3853) = iron_bf16x2{{v3847, v3851}};
-      }
-    } else {
-      const bool v3858 = v3825 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3859 = v3827 < v12;
-      const bool v3860 = v3858 && v3859;
-      if (v3860) {
-        const float v3861 = v272.x[96];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3863 = iron_f32_to_bf16(v3861);
-        const unsigned int v3864 = v3825 * v3;
-        const unsigned int v3865 = v3864 + v65;
-        const unsigned int v3866 = v3865 + v3827;
-        out[v3866] = v3863;
-      }
-      const unsigned int v3868 = v1125 + v3829;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3870 = v1124 + v3834;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3871 = v3868 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3872 = v3870 < v12;
-      const bool v3873 = v3871 && v3872;
-      if (v3873) {
-        const float v3874 = v272.x[97];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3876 = iron_f32_to_bf16(v3874);
-        const unsigned int v3877 = v3868 * v3;
-        const unsigned int v3878 = v3877 + v65;
-        const unsigned int v3879 = v3878 + v3870;
-        out[v3879] = v3876;
-      }
+    const unsigned int v1908 = static_cast<unsigned int>(v272.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1909 = v1127 + v1908;
+    const unsigned int v1910 = static_cast<unsigned int>(v272.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1911 = v1126 + v1910;
+    const bool v1912 = v1909 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1913 = v1911 < v12;
+    const bool v1914 = v1912 && v1913;
+    if (v1914) {
+      const unsigned int v1915 = v65 + v1911;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1916 = v272.x[96];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1917 = iron_f32_to_bf16(v1916);
+      const float v1918 = v272.x[97];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1921 = iron_f32_to_bf16(v1918);
+      const unsigned int v1922 = v1909 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1923 = v1922 + v1915;
+      *reinterpret_cast<iron_bf16x2*>(out + v1923) = iron_bf16x2{{v1917, v1921}};
     }
-    const unsigned int v3880 = static_cast<unsigned int>(v272.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3881 = v1125 + v3880;
-    const unsigned int v3882 = static_cast<unsigned int>(v272.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3883 = v1124 + v3882;
-    const unsigned int v3885 = static_cast<unsigned int>(v272.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3886 = v3885 == v3880;
-    const unsigned int v3889 = v3882 + 1u;
-    const unsigned int v3890 = static_cast<unsigned int>(v272.col(99, iron_linear_thread() & 31u));
-    const bool v3891 = v3890 == v3889;
-    const bool v3892 = v3886 && v3891;
-    const unsigned int v3895 = v3883 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3896 = v3895 == v10;
-    const bool v3897 = v3892 && v3896;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3897) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3898 = v3881 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3899 = v3883 < v12;
-      const bool v3900 = v3898 && v3899;
-      if (v3900) {
-        const unsigned int v3901 = v65 + v3883;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3902 = v272.x[98];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3903 = iron_f32_to_bf16(v3902);
-        const float v3904 = v272.x[99];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3907 = iron_f32_to_bf16(v3904);
-        const unsigned int v3908 = v3881 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3909 = v3908 + v3901;
-        *reinterpret_cast<iron_bf16x2*>(out + v3909) = iron_bf16x2{{v3903, v3907}};
-      }
-    } else {
-      const bool v3914 = v3881 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3915 = v3883 < v12;
-      const bool v3916 = v3914 && v3915;
-      if (v3916) {
-        const float v3917 = v272.x[98];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3919 = iron_f32_to_bf16(v3917);
-        const unsigned int v3920 = v3881 * v3;
-        const unsigned int v3921 = v3920 + v65;
-        const unsigned int v3922 = v3921 + v3883;
-        out[v3922] = v3919;
-      }
-      const unsigned int v3924 = v1125 + v3885;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3926 = v1124 + v3890;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3927 = v3924 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3928 = v3926 < v12;
-      const bool v3929 = v3927 && v3928;
-      if (v3929) {
-        const float v3930 = v272.x[99];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3932 = iron_f32_to_bf16(v3930);
-        const unsigned int v3933 = v3924 * v3;
-        const unsigned int v3934 = v3933 + v65;
-        const unsigned int v3935 = v3934 + v3926;
-        out[v3935] = v3932;
-      }
+    const unsigned int v1924 = static_cast<unsigned int>(v272.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1925 = v1127 + v1924;
+    const unsigned int v1926 = static_cast<unsigned int>(v272.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1927 = v1126 + v1926;
+    const bool v1928 = v1925 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1929 = v1927 < v12;
+    const bool v1930 = v1928 && v1929;
+    if (v1930) {
+      const unsigned int v1931 = v65 + v1927;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1932 = v272.x[98];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1933 = iron_f32_to_bf16(v1932);
+      const float v1934 = v272.x[99];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1937 = iron_f32_to_bf16(v1934);
+      const unsigned int v1938 = v1925 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1939 = v1938 + v1931;
+      *reinterpret_cast<iron_bf16x2*>(out + v1939) = iron_bf16x2{{v1933, v1937}};
     }
-    const unsigned int v3936 = static_cast<unsigned int>(v272.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3937 = v1125 + v3936;
-    const unsigned int v3938 = static_cast<unsigned int>(v272.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3939 = v1124 + v3938;
-    const unsigned int v3941 = static_cast<unsigned int>(v272.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3942 = v3941 == v3936;
-    const unsigned int v3945 = v3938 + 1u;
-    const unsigned int v3946 = static_cast<unsigned int>(v272.col(101, iron_linear_thread() & 31u));
-    const bool v3947 = v3946 == v3945;
-    const bool v3948 = v3942 && v3947;
-    const unsigned int v3951 = v3939 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3952 = v3951 == v10;
-    const bool v3953 = v3948 && v3952;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3953) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3954 = v3937 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3955 = v3939 < v12;
-      const bool v3956 = v3954 && v3955;
-      if (v3956) {
-        const unsigned int v3957 = v65 + v3939;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3958 = v272.x[100];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3959 = iron_f32_to_bf16(v3958);
-        const float v3960 = v272.x[101];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3963 = iron_f32_to_bf16(v3960);
-        const unsigned int v3964 = v3937 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3965 = v3964 + v3957;
-        *reinterpret_cast<iron_bf16x2*>(out + v3965) = iron_bf16x2{{v3959, v3963}};
-      }
-    } else {
-      const bool v3970 = v3937 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3971 = v3939 < v12;
-      const bool v3972 = v3970 && v3971;
-      if (v3972) {
-        const float v3973 = v272.x[100];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3975 = iron_f32_to_bf16(v3973);
-        const unsigned int v3976 = v3937 * v3;
-        const unsigned int v3977 = v3976 + v65;
-        const unsigned int v3978 = v3977 + v3939;
-        out[v3978] = v3975;
-      }
-      const unsigned int v3980 = v1125 + v3941;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3982 = v1124 + v3946;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3983 = v3980 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3984 = v3982 < v12;
-      const bool v3985 = v3983 && v3984;
-      if (v3985) {
-        const float v3986 = v272.x[101];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3988 = iron_f32_to_bf16(v3986);
-        const unsigned int v3989 = v3980 * v3;
-        const unsigned int v3990 = v3989 + v65;
-        const unsigned int v3991 = v3990 + v3982;
-        out[v3991] = v3988;
-      }
+    const unsigned int v1940 = static_cast<unsigned int>(v272.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1941 = v1127 + v1940;
+    const unsigned int v1942 = static_cast<unsigned int>(v272.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1943 = v1126 + v1942;
+    const bool v1944 = v1941 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1945 = v1943 < v12;
+    const bool v1946 = v1944 && v1945;
+    if (v1946) {
+      const unsigned int v1947 = v65 + v1943;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1948 = v272.x[100];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1949 = iron_f32_to_bf16(v1948);
+      const float v1950 = v272.x[101];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1953 = iron_f32_to_bf16(v1950);
+      const unsigned int v1954 = v1941 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1955 = v1954 + v1947;
+      *reinterpret_cast<iron_bf16x2*>(out + v1955) = iron_bf16x2{{v1949, v1953}};
     }
-    const unsigned int v3992 = static_cast<unsigned int>(v272.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3993 = v1125 + v3992;
-    const unsigned int v3994 = static_cast<unsigned int>(v272.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3995 = v1124 + v3994;
-    const unsigned int v3997 = static_cast<unsigned int>(v272.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3998 = v3997 == v3992;
-    const unsigned int v4001 = v3994 + 1u;
-    const unsigned int v4002 = static_cast<unsigned int>(v272.col(103, iron_linear_thread() & 31u));
-    const bool v4003 = v4002 == v4001;
-    const bool v4004 = v3998 && v4003;
-    const unsigned int v4007 = v3995 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4008 = v4007 == v10;
-    const bool v4009 = v4004 && v4008;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4009) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4010 = v3993 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4011 = v3995 < v12;
-      const bool v4012 = v4010 && v4011;
-      if (v4012) {
-        const unsigned int v4013 = v65 + v3995;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4014 = v272.x[102];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4015 = iron_f32_to_bf16(v4014);
-        const float v4016 = v272.x[103];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4019 = iron_f32_to_bf16(v4016);
-        const unsigned int v4020 = v3993 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4021 = v4020 + v4013;
-        *reinterpret_cast<iron_bf16x2*>(out + v4021) = iron_bf16x2{{v4015, v4019}};
-      }
-    } else {
-      const bool v4026 = v3993 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4027 = v3995 < v12;
-      const bool v4028 = v4026 && v4027;
-      if (v4028) {
-        const float v4029 = v272.x[102];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4031 = iron_f32_to_bf16(v4029);
-        const unsigned int v4032 = v3993 * v3;
-        const unsigned int v4033 = v4032 + v65;
-        const unsigned int v4034 = v4033 + v3995;
-        out[v4034] = v4031;
-      }
-      const unsigned int v4036 = v1125 + v3997;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4038 = v1124 + v4002;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4039 = v4036 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4040 = v4038 < v12;
-      const bool v4041 = v4039 && v4040;
-      if (v4041) {
-        const float v4042 = v272.x[103];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4044 = iron_f32_to_bf16(v4042);
-        const unsigned int v4045 = v4036 * v3;
-        const unsigned int v4046 = v4045 + v65;
-        const unsigned int v4047 = v4046 + v4038;
-        out[v4047] = v4044;
-      }
+    const unsigned int v1956 = static_cast<unsigned int>(v272.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1957 = v1127 + v1956;
+    const unsigned int v1958 = static_cast<unsigned int>(v272.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1959 = v1126 + v1958;
+    const bool v1960 = v1957 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1961 = v1959 < v12;
+    const bool v1962 = v1960 && v1961;
+    if (v1962) {
+      const unsigned int v1963 = v65 + v1959;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1964 = v272.x[102];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1965 = iron_f32_to_bf16(v1964);
+      const float v1966 = v272.x[103];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1969 = iron_f32_to_bf16(v1966);
+      const unsigned int v1970 = v1957 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1971 = v1970 + v1963;
+      *reinterpret_cast<iron_bf16x2*>(out + v1971) = iron_bf16x2{{v1965, v1969}};
     }
-    const unsigned int v4048 = static_cast<unsigned int>(v272.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4049 = v1125 + v4048;
-    const unsigned int v4050 = static_cast<unsigned int>(v272.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4051 = v1124 + v4050;
-    const unsigned int v4053 = static_cast<unsigned int>(v272.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4054 = v4053 == v4048;
-    const unsigned int v4057 = v4050 + 1u;
-    const unsigned int v4058 = static_cast<unsigned int>(v272.col(105, iron_linear_thread() & 31u));
-    const bool v4059 = v4058 == v4057;
-    const bool v4060 = v4054 && v4059;
-    const unsigned int v4063 = v4051 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4064 = v4063 == v10;
-    const bool v4065 = v4060 && v4064;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4065) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4066 = v4049 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4067 = v4051 < v12;
-      const bool v4068 = v4066 && v4067;
-      if (v4068) {
-        const unsigned int v4069 = v65 + v4051;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4070 = v272.x[104];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4071 = iron_f32_to_bf16(v4070);
-        const float v4072 = v272.x[105];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4075 = iron_f32_to_bf16(v4072);
-        const unsigned int v4076 = v4049 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4077 = v4076 + v4069;
-        *reinterpret_cast<iron_bf16x2*>(out + v4077) = iron_bf16x2{{v4071, v4075}};
-      }
-    } else {
-      const bool v4082 = v4049 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4083 = v4051 < v12;
-      const bool v4084 = v4082 && v4083;
-      if (v4084) {
-        const float v4085 = v272.x[104];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4087 = iron_f32_to_bf16(v4085);
-        const unsigned int v4088 = v4049 * v3;
-        const unsigned int v4089 = v4088 + v65;
-        const unsigned int v4090 = v4089 + v4051;
-        out[v4090] = v4087;
-      }
-      const unsigned int v4092 = v1125 + v4053;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4094 = v1124 + v4058;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4095 = v4092 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4096 = v4094 < v12;
-      const bool v4097 = v4095 && v4096;
-      if (v4097) {
-        const float v4098 = v272.x[105];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4100 = iron_f32_to_bf16(v4098);
-        const unsigned int v4101 = v4092 * v3;
-        const unsigned int v4102 = v4101 + v65;
-        const unsigned int v4103 = v4102 + v4094;
-        out[v4103] = v4100;
-      }
+    const unsigned int v1972 = static_cast<unsigned int>(v272.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1973 = v1127 + v1972;
+    const unsigned int v1974 = static_cast<unsigned int>(v272.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1975 = v1126 + v1974;
+    const bool v1976 = v1973 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1977 = v1975 < v12;
+    const bool v1978 = v1976 && v1977;
+    if (v1978) {
+      const unsigned int v1979 = v65 + v1975;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1980 = v272.x[104];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1981 = iron_f32_to_bf16(v1980);
+      const float v1982 = v272.x[105];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1985 = iron_f32_to_bf16(v1982);
+      const unsigned int v1986 = v1973 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1987 = v1986 + v1979;
+      *reinterpret_cast<iron_bf16x2*>(out + v1987) = iron_bf16x2{{v1981, v1985}};
     }
-    const unsigned int v4104 = static_cast<unsigned int>(v272.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4105 = v1125 + v4104;
-    const unsigned int v4106 = static_cast<unsigned int>(v272.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4107 = v1124 + v4106;
-    const unsigned int v4109 = static_cast<unsigned int>(v272.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4110 = v4109 == v4104;
-    const unsigned int v4113 = v4106 + 1u;
-    const unsigned int v4114 = static_cast<unsigned int>(v272.col(107, iron_linear_thread() & 31u));
-    const bool v4115 = v4114 == v4113;
-    const bool v4116 = v4110 && v4115;
-    const unsigned int v4119 = v4107 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4120 = v4119 == v10;
-    const bool v4121 = v4116 && v4120;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4121) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4122 = v4105 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4123 = v4107 < v12;
-      const bool v4124 = v4122 && v4123;
-      if (v4124) {
-        const unsigned int v4125 = v65 + v4107;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4126 = v272.x[106];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4127 = iron_f32_to_bf16(v4126);
-        const float v4128 = v272.x[107];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4131 = iron_f32_to_bf16(v4128);
-        const unsigned int v4132 = v4105 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4133 = v4132 + v4125;
-        *reinterpret_cast<iron_bf16x2*>(out + v4133) = iron_bf16x2{{v4127, v4131}};
-      }
-    } else {
-      const bool v4138 = v4105 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4139 = v4107 < v12;
-      const bool v4140 = v4138 && v4139;
-      if (v4140) {
-        const float v4141 = v272.x[106];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4143 = iron_f32_to_bf16(v4141);
-        const unsigned int v4144 = v4105 * v3;
-        const unsigned int v4145 = v4144 + v65;
-        const unsigned int v4146 = v4145 + v4107;
-        out[v4146] = v4143;
-      }
-      const unsigned int v4148 = v1125 + v4109;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4150 = v1124 + v4114;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4151 = v4148 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4152 = v4150 < v12;
-      const bool v4153 = v4151 && v4152;
-      if (v4153) {
-        const float v4154 = v272.x[107];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4156 = iron_f32_to_bf16(v4154);
-        const unsigned int v4157 = v4148 * v3;
-        const unsigned int v4158 = v4157 + v65;
-        const unsigned int v4159 = v4158 + v4150;
-        out[v4159] = v4156;
-      }
+    const unsigned int v1988 = static_cast<unsigned int>(v272.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1989 = v1127 + v1988;
+    const unsigned int v1990 = static_cast<unsigned int>(v272.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1991 = v1126 + v1990;
+    const bool v1992 = v1989 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1993 = v1991 < v12;
+    const bool v1994 = v1992 && v1993;
+    if (v1994) {
+      const unsigned int v1995 = v65 + v1991;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1996 = v272.x[106];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1997 = iron_f32_to_bf16(v1996);
+      const float v1998 = v272.x[107];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2001 = iron_f32_to_bf16(v1998);
+      const unsigned int v2002 = v1989 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2003 = v2002 + v1995;
+      *reinterpret_cast<iron_bf16x2*>(out + v2003) = iron_bf16x2{{v1997, v2001}};
     }
-    const unsigned int v4160 = static_cast<unsigned int>(v272.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4161 = v1125 + v4160;
-    const unsigned int v4162 = static_cast<unsigned int>(v272.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4163 = v1124 + v4162;
-    const unsigned int v4165 = static_cast<unsigned int>(v272.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4166 = v4165 == v4160;
-    const unsigned int v4169 = v4162 + 1u;
-    const unsigned int v4170 = static_cast<unsigned int>(v272.col(109, iron_linear_thread() & 31u));
-    const bool v4171 = v4170 == v4169;
-    const bool v4172 = v4166 && v4171;
-    const unsigned int v4175 = v4163 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4176 = v4175 == v10;
-    const bool v4177 = v4172 && v4176;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4177) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4178 = v4161 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4179 = v4163 < v12;
-      const bool v4180 = v4178 && v4179;
-      if (v4180) {
-        const unsigned int v4181 = v65 + v4163;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4182 = v272.x[108];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4183 = iron_f32_to_bf16(v4182);
-        const float v4184 = v272.x[109];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4187 = iron_f32_to_bf16(v4184);
-        const unsigned int v4188 = v4161 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4189 = v4188 + v4181;
-        *reinterpret_cast<iron_bf16x2*>(out + v4189) = iron_bf16x2{{v4183, v4187}};
-      }
-    } else {
-      const bool v4194 = v4161 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4195 = v4163 < v12;
-      const bool v4196 = v4194 && v4195;
-      if (v4196) {
-        const float v4197 = v272.x[108];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4199 = iron_f32_to_bf16(v4197);
-        const unsigned int v4200 = v4161 * v3;
-        const unsigned int v4201 = v4200 + v65;
-        const unsigned int v4202 = v4201 + v4163;
-        out[v4202] = v4199;
-      }
-      const unsigned int v4204 = v1125 + v4165;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4206 = v1124 + v4170;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4207 = v4204 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4208 = v4206 < v12;
-      const bool v4209 = v4207 && v4208;
-      if (v4209) {
-        const float v4210 = v272.x[109];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4212 = iron_f32_to_bf16(v4210);
-        const unsigned int v4213 = v4204 * v3;
-        const unsigned int v4214 = v4213 + v65;
-        const unsigned int v4215 = v4214 + v4206;
-        out[v4215] = v4212;
-      }
+    const unsigned int v2004 = static_cast<unsigned int>(v272.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2005 = v1127 + v2004;
+    const unsigned int v2006 = static_cast<unsigned int>(v272.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2007 = v1126 + v2006;
+    const bool v2008 = v2005 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2009 = v2007 < v12;
+    const bool v2010 = v2008 && v2009;
+    if (v2010) {
+      const unsigned int v2011 = v65 + v2007;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2012 = v272.x[108];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2013 = iron_f32_to_bf16(v2012);
+      const float v2014 = v272.x[109];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2017 = iron_f32_to_bf16(v2014);
+      const unsigned int v2018 = v2005 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2019 = v2018 + v2011;
+      *reinterpret_cast<iron_bf16x2*>(out + v2019) = iron_bf16x2{{v2013, v2017}};
     }
-    const unsigned int v4216 = static_cast<unsigned int>(v272.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4217 = v1125 + v4216;
-    const unsigned int v4218 = static_cast<unsigned int>(v272.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4219 = v1124 + v4218;
-    const unsigned int v4221 = static_cast<unsigned int>(v272.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4222 = v4221 == v4216;
-    const unsigned int v4225 = v4218 + 1u;
-    const unsigned int v4226 = static_cast<unsigned int>(v272.col(111, iron_linear_thread() & 31u));
-    const bool v4227 = v4226 == v4225;
-    const bool v4228 = v4222 && v4227;
-    const unsigned int v4231 = v4219 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4232 = v4231 == v10;
-    const bool v4233 = v4228 && v4232;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4233) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4234 = v4217 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4235 = v4219 < v12;
-      const bool v4236 = v4234 && v4235;
-      if (v4236) {
-        const unsigned int v4237 = v65 + v4219;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4238 = v272.x[110];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4239 = iron_f32_to_bf16(v4238);
-        const float v4240 = v272.x[111];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4243 = iron_f32_to_bf16(v4240);
-        const unsigned int v4244 = v4217 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4245 = v4244 + v4237;
-        *reinterpret_cast<iron_bf16x2*>(out + v4245) = iron_bf16x2{{v4239, v4243}};
-      }
-    } else {
-      const bool v4250 = v4217 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4251 = v4219 < v12;
-      const bool v4252 = v4250 && v4251;
-      if (v4252) {
-        const float v4253 = v272.x[110];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4255 = iron_f32_to_bf16(v4253);
-        const unsigned int v4256 = v4217 * v3;
-        const unsigned int v4257 = v4256 + v65;
-        const unsigned int v4258 = v4257 + v4219;
-        out[v4258] = v4255;
-      }
-      const unsigned int v4260 = v1125 + v4221;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4262 = v1124 + v4226;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4263 = v4260 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4264 = v4262 < v12;
-      const bool v4265 = v4263 && v4264;
-      if (v4265) {
-        const float v4266 = v272.x[111];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4268 = iron_f32_to_bf16(v4266);
-        const unsigned int v4269 = v4260 * v3;
-        const unsigned int v4270 = v4269 + v65;
-        const unsigned int v4271 = v4270 + v4262;
-        out[v4271] = v4268;
-      }
+    const unsigned int v2020 = static_cast<unsigned int>(v272.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2021 = v1127 + v2020;
+    const unsigned int v2022 = static_cast<unsigned int>(v272.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2023 = v1126 + v2022;
+    const bool v2024 = v2021 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2025 = v2023 < v12;
+    const bool v2026 = v2024 && v2025;
+    if (v2026) {
+      const unsigned int v2027 = v65 + v2023;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2028 = v272.x[110];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2029 = iron_f32_to_bf16(v2028);
+      const float v2030 = v272.x[111];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2033 = iron_f32_to_bf16(v2030);
+      const unsigned int v2034 = v2021 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2035 = v2034 + v2027;
+      *reinterpret_cast<iron_bf16x2*>(out + v2035) = iron_bf16x2{{v2029, v2033}};
     }
-    const unsigned int v4272 = static_cast<unsigned int>(v272.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4273 = v1125 + v4272;
-    const unsigned int v4274 = static_cast<unsigned int>(v272.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4275 = v1124 + v4274;
-    const unsigned int v4277 = static_cast<unsigned int>(v272.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4278 = v4277 == v4272;
-    const unsigned int v4281 = v4274 + 1u;
-    const unsigned int v4282 = static_cast<unsigned int>(v272.col(113, iron_linear_thread() & 31u));
-    const bool v4283 = v4282 == v4281;
-    const bool v4284 = v4278 && v4283;
-    const unsigned int v4287 = v4275 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4288 = v4287 == v10;
-    const bool v4289 = v4284 && v4288;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4289) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4290 = v4273 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4291 = v4275 < v12;
-      const bool v4292 = v4290 && v4291;
-      if (v4292) {
-        const unsigned int v4293 = v65 + v4275;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4294 = v272.x[112];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4295 = iron_f32_to_bf16(v4294);
-        const float v4296 = v272.x[113];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4299 = iron_f32_to_bf16(v4296);
-        const unsigned int v4300 = v4273 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4301 = v4300 + v4293;
-        *reinterpret_cast<iron_bf16x2*>(out + v4301) = iron_bf16x2{{v4295, v4299}};
-      }
-    } else {
-      const bool v4306 = v4273 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4307 = v4275 < v12;
-      const bool v4308 = v4306 && v4307;
-      if (v4308) {
-        const float v4309 = v272.x[112];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4311 = iron_f32_to_bf16(v4309);
-        const unsigned int v4312 = v4273 * v3;
-        const unsigned int v4313 = v4312 + v65;
-        const unsigned int v4314 = v4313 + v4275;
-        out[v4314] = v4311;
-      }
-      const unsigned int v4316 = v1125 + v4277;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4318 = v1124 + v4282;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4319 = v4316 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4320 = v4318 < v12;
-      const bool v4321 = v4319 && v4320;
-      if (v4321) {
-        const float v4322 = v272.x[113];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4324 = iron_f32_to_bf16(v4322);
-        const unsigned int v4325 = v4316 * v3;
-        const unsigned int v4326 = v4325 + v65;
-        const unsigned int v4327 = v4326 + v4318;
-        out[v4327] = v4324;
-      }
+    const unsigned int v2036 = static_cast<unsigned int>(v272.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2037 = v1127 + v2036;
+    const unsigned int v2038 = static_cast<unsigned int>(v272.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2039 = v1126 + v2038;
+    const bool v2040 = v2037 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2041 = v2039 < v12;
+    const bool v2042 = v2040 && v2041;
+    if (v2042) {
+      const unsigned int v2043 = v65 + v2039;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2044 = v272.x[112];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2045 = iron_f32_to_bf16(v2044);
+      const float v2046 = v272.x[113];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2049 = iron_f32_to_bf16(v2046);
+      const unsigned int v2050 = v2037 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2051 = v2050 + v2043;
+      *reinterpret_cast<iron_bf16x2*>(out + v2051) = iron_bf16x2{{v2045, v2049}};
     }
-    const unsigned int v4328 = static_cast<unsigned int>(v272.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4329 = v1125 + v4328;
-    const unsigned int v4330 = static_cast<unsigned int>(v272.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4331 = v1124 + v4330;
-    const unsigned int v4333 = static_cast<unsigned int>(v272.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4334 = v4333 == v4328;
-    const unsigned int v4337 = v4330 + 1u;
-    const unsigned int v4338 = static_cast<unsigned int>(v272.col(115, iron_linear_thread() & 31u));
-    const bool v4339 = v4338 == v4337;
-    const bool v4340 = v4334 && v4339;
-    const unsigned int v4343 = v4331 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4344 = v4343 == v10;
-    const bool v4345 = v4340 && v4344;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4345) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4346 = v4329 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4347 = v4331 < v12;
-      const bool v4348 = v4346 && v4347;
-      if (v4348) {
-        const unsigned int v4349 = v65 + v4331;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4350 = v272.x[114];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4351 = iron_f32_to_bf16(v4350);
-        const float v4352 = v272.x[115];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4355 = iron_f32_to_bf16(v4352);
-        const unsigned int v4356 = v4329 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4357 = v4356 + v4349;
-        *reinterpret_cast<iron_bf16x2*>(out + v4357) = iron_bf16x2{{v4351, v4355}};
-      }
-    } else {
-      const bool v4362 = v4329 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4363 = v4331 < v12;
-      const bool v4364 = v4362 && v4363;
-      if (v4364) {
-        const float v4365 = v272.x[114];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4367 = iron_f32_to_bf16(v4365);
-        const unsigned int v4368 = v4329 * v3;
-        const unsigned int v4369 = v4368 + v65;
-        const unsigned int v4370 = v4369 + v4331;
-        out[v4370] = v4367;
-      }
-      const unsigned int v4372 = v1125 + v4333;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4374 = v1124 + v4338;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4375 = v4372 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4376 = v4374 < v12;
-      const bool v4377 = v4375 && v4376;
-      if (v4377) {
-        const float v4378 = v272.x[115];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4380 = iron_f32_to_bf16(v4378);
-        const unsigned int v4381 = v4372 * v3;
-        const unsigned int v4382 = v4381 + v65;
-        const unsigned int v4383 = v4382 + v4374;
-        out[v4383] = v4380;
-      }
+    const unsigned int v2052 = static_cast<unsigned int>(v272.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2053 = v1127 + v2052;
+    const unsigned int v2054 = static_cast<unsigned int>(v272.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2055 = v1126 + v2054;
+    const bool v2056 = v2053 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2057 = v2055 < v12;
+    const bool v2058 = v2056 && v2057;
+    if (v2058) {
+      const unsigned int v2059 = v65 + v2055;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2060 = v272.x[114];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2061 = iron_f32_to_bf16(v2060);
+      const float v2062 = v272.x[115];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2065 = iron_f32_to_bf16(v2062);
+      const unsigned int v2066 = v2053 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2067 = v2066 + v2059;
+      *reinterpret_cast<iron_bf16x2*>(out + v2067) = iron_bf16x2{{v2061, v2065}};
     }
-    const unsigned int v4384 = static_cast<unsigned int>(v272.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4385 = v1125 + v4384;
-    const unsigned int v4386 = static_cast<unsigned int>(v272.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4387 = v1124 + v4386;
-    const unsigned int v4389 = static_cast<unsigned int>(v272.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4390 = v4389 == v4384;
-    const unsigned int v4393 = v4386 + 1u;
-    const unsigned int v4394 = static_cast<unsigned int>(v272.col(117, iron_linear_thread() & 31u));
-    const bool v4395 = v4394 == v4393;
-    const bool v4396 = v4390 && v4395;
-    const unsigned int v4399 = v4387 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4400 = v4399 == v10;
-    const bool v4401 = v4396 && v4400;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4401) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4402 = v4385 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4403 = v4387 < v12;
-      const bool v4404 = v4402 && v4403;
-      if (v4404) {
-        const unsigned int v4405 = v65 + v4387;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4406 = v272.x[116];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4407 = iron_f32_to_bf16(v4406);
-        const float v4408 = v272.x[117];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4411 = iron_f32_to_bf16(v4408);
-        const unsigned int v4412 = v4385 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4413 = v4412 + v4405;
-        *reinterpret_cast<iron_bf16x2*>(out + v4413) = iron_bf16x2{{v4407, v4411}};
-      }
-    } else {
-      const bool v4418 = v4385 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4419 = v4387 < v12;
-      const bool v4420 = v4418 && v4419;
-      if (v4420) {
-        const float v4421 = v272.x[116];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4423 = iron_f32_to_bf16(v4421);
-        const unsigned int v4424 = v4385 * v3;
-        const unsigned int v4425 = v4424 + v65;
-        const unsigned int v4426 = v4425 + v4387;
-        out[v4426] = v4423;
-      }
-      const unsigned int v4428 = v1125 + v4389;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4430 = v1124 + v4394;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4431 = v4428 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4432 = v4430 < v12;
-      const bool v4433 = v4431 && v4432;
-      if (v4433) {
-        const float v4434 = v272.x[117];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4436 = iron_f32_to_bf16(v4434);
-        const unsigned int v4437 = v4428 * v3;
-        const unsigned int v4438 = v4437 + v65;
-        const unsigned int v4439 = v4438 + v4430;
-        out[v4439] = v4436;
-      }
+    const unsigned int v2068 = static_cast<unsigned int>(v272.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2069 = v1127 + v2068;
+    const unsigned int v2070 = static_cast<unsigned int>(v272.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2071 = v1126 + v2070;
+    const bool v2072 = v2069 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2073 = v2071 < v12;
+    const bool v2074 = v2072 && v2073;
+    if (v2074) {
+      const unsigned int v2075 = v65 + v2071;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2076 = v272.x[116];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2077 = iron_f32_to_bf16(v2076);
+      const float v2078 = v272.x[117];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2081 = iron_f32_to_bf16(v2078);
+      const unsigned int v2082 = v2069 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2083 = v2082 + v2075;
+      *reinterpret_cast<iron_bf16x2*>(out + v2083) = iron_bf16x2{{v2077, v2081}};
     }
-    const unsigned int v4440 = static_cast<unsigned int>(v272.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4441 = v1125 + v4440;
-    const unsigned int v4442 = static_cast<unsigned int>(v272.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4443 = v1124 + v4442;
-    const unsigned int v4445 = static_cast<unsigned int>(v272.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4446 = v4445 == v4440;
-    const unsigned int v4449 = v4442 + 1u;
-    const unsigned int v4450 = static_cast<unsigned int>(v272.col(119, iron_linear_thread() & 31u));
-    const bool v4451 = v4450 == v4449;
-    const bool v4452 = v4446 && v4451;
-    const unsigned int v4455 = v4443 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4456 = v4455 == v10;
-    const bool v4457 = v4452 && v4456;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4457) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4458 = v4441 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4459 = v4443 < v12;
-      const bool v4460 = v4458 && v4459;
-      if (v4460) {
-        const unsigned int v4461 = v65 + v4443;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4462 = v272.x[118];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4463 = iron_f32_to_bf16(v4462);
-        const float v4464 = v272.x[119];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4467 = iron_f32_to_bf16(v4464);
-        const unsigned int v4468 = v4441 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4469 = v4468 + v4461;
-        *reinterpret_cast<iron_bf16x2*>(out + v4469) = iron_bf16x2{{v4463, v4467}};
-      }
-    } else {
-      const bool v4474 = v4441 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4475 = v4443 < v12;
-      const bool v4476 = v4474 && v4475;
-      if (v4476) {
-        const float v4477 = v272.x[118];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4479 = iron_f32_to_bf16(v4477);
-        const unsigned int v4480 = v4441 * v3;
-        const unsigned int v4481 = v4480 + v65;
-        const unsigned int v4482 = v4481 + v4443;
-        out[v4482] = v4479;
-      }
-      const unsigned int v4484 = v1125 + v4445;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4486 = v1124 + v4450;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4487 = v4484 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4488 = v4486 < v12;
-      const bool v4489 = v4487 && v4488;
-      if (v4489) {
-        const float v4490 = v272.x[119];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4492 = iron_f32_to_bf16(v4490);
-        const unsigned int v4493 = v4484 * v3;
-        const unsigned int v4494 = v4493 + v65;
-        const unsigned int v4495 = v4494 + v4486;
-        out[v4495] = v4492;
-      }
+    const unsigned int v2084 = static_cast<unsigned int>(v272.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2085 = v1127 + v2084;
+    const unsigned int v2086 = static_cast<unsigned int>(v272.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2087 = v1126 + v2086;
+    const bool v2088 = v2085 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2089 = v2087 < v12;
+    const bool v2090 = v2088 && v2089;
+    if (v2090) {
+      const unsigned int v2091 = v65 + v2087;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2092 = v272.x[118];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2093 = iron_f32_to_bf16(v2092);
+      const float v2094 = v272.x[119];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2097 = iron_f32_to_bf16(v2094);
+      const unsigned int v2098 = v2085 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2099 = v2098 + v2091;
+      *reinterpret_cast<iron_bf16x2*>(out + v2099) = iron_bf16x2{{v2093, v2097}};
     }
-    const unsigned int v4496 = static_cast<unsigned int>(v272.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4497 = v1125 + v4496;
-    const unsigned int v4498 = static_cast<unsigned int>(v272.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4499 = v1124 + v4498;
-    const unsigned int v4501 = static_cast<unsigned int>(v272.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4502 = v4501 == v4496;
-    const unsigned int v4505 = v4498 + 1u;
-    const unsigned int v4506 = static_cast<unsigned int>(v272.col(121, iron_linear_thread() & 31u));
-    const bool v4507 = v4506 == v4505;
-    const bool v4508 = v4502 && v4507;
-    const unsigned int v4511 = v4499 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4512 = v4511 == v10;
-    const bool v4513 = v4508 && v4512;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4513) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4514 = v4497 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4515 = v4499 < v12;
-      const bool v4516 = v4514 && v4515;
-      if (v4516) {
-        const unsigned int v4517 = v65 + v4499;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4518 = v272.x[120];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4519 = iron_f32_to_bf16(v4518);
-        const float v4520 = v272.x[121];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4523 = iron_f32_to_bf16(v4520);
-        const unsigned int v4524 = v4497 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4525 = v4524 + v4517;
-        *reinterpret_cast<iron_bf16x2*>(out + v4525) = iron_bf16x2{{v4519, v4523}};
-      }
-    } else {
-      const bool v4530 = v4497 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4531 = v4499 < v12;
-      const bool v4532 = v4530 && v4531;
-      if (v4532) {
-        const float v4533 = v272.x[120];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4535 = iron_f32_to_bf16(v4533);
-        const unsigned int v4536 = v4497 * v3;
-        const unsigned int v4537 = v4536 + v65;
-        const unsigned int v4538 = v4537 + v4499;
-        out[v4538] = v4535;
-      }
-      const unsigned int v4540 = v1125 + v4501;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4542 = v1124 + v4506;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4543 = v4540 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4544 = v4542 < v12;
-      const bool v4545 = v4543 && v4544;
-      if (v4545) {
-        const float v4546 = v272.x[121];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4548 = iron_f32_to_bf16(v4546);
-        const unsigned int v4549 = v4540 * v3;
-        const unsigned int v4550 = v4549 + v65;
-        const unsigned int v4551 = v4550 + v4542;
-        out[v4551] = v4548;
-      }
+    const unsigned int v2100 = static_cast<unsigned int>(v272.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2101 = v1127 + v2100;
+    const unsigned int v2102 = static_cast<unsigned int>(v272.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2103 = v1126 + v2102;
+    const bool v2104 = v2101 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2105 = v2103 < v12;
+    const bool v2106 = v2104 && v2105;
+    if (v2106) {
+      const unsigned int v2107 = v65 + v2103;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2108 = v272.x[120];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2109 = iron_f32_to_bf16(v2108);
+      const float v2110 = v272.x[121];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2113 = iron_f32_to_bf16(v2110);
+      const unsigned int v2114 = v2101 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2115 = v2114 + v2107;
+      *reinterpret_cast<iron_bf16x2*>(out + v2115) = iron_bf16x2{{v2109, v2113}};
     }
-    const unsigned int v4552 = static_cast<unsigned int>(v272.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4553 = v1125 + v4552;
-    const unsigned int v4554 = static_cast<unsigned int>(v272.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4555 = v1124 + v4554;
-    const unsigned int v4557 = static_cast<unsigned int>(v272.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4558 = v4557 == v4552;
-    const unsigned int v4561 = v4554 + 1u;
-    const unsigned int v4562 = static_cast<unsigned int>(v272.col(123, iron_linear_thread() & 31u));
-    const bool v4563 = v4562 == v4561;
-    const bool v4564 = v4558 && v4563;
-    const unsigned int v4567 = v4555 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4568 = v4567 == v10;
-    const bool v4569 = v4564 && v4568;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4569) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4570 = v4553 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4571 = v4555 < v12;
-      const bool v4572 = v4570 && v4571;
-      if (v4572) {
-        const unsigned int v4573 = v65 + v4555;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4574 = v272.x[122];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4575 = iron_f32_to_bf16(v4574);
-        const float v4576 = v272.x[123];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4579 = iron_f32_to_bf16(v4576);
-        const unsigned int v4580 = v4553 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4581 = v4580 + v4573;
-        *reinterpret_cast<iron_bf16x2*>(out + v4581) = iron_bf16x2{{v4575, v4579}};
-      }
-    } else {
-      const bool v4586 = v4553 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4587 = v4555 < v12;
-      const bool v4588 = v4586 && v4587;
-      if (v4588) {
-        const float v4589 = v272.x[122];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4591 = iron_f32_to_bf16(v4589);
-        const unsigned int v4592 = v4553 * v3;
-        const unsigned int v4593 = v4592 + v65;
-        const unsigned int v4594 = v4593 + v4555;
-        out[v4594] = v4591;
-      }
-      const unsigned int v4596 = v1125 + v4557;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4598 = v1124 + v4562;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4599 = v4596 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4600 = v4598 < v12;
-      const bool v4601 = v4599 && v4600;
-      if (v4601) {
-        const float v4602 = v272.x[123];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4604 = iron_f32_to_bf16(v4602);
-        const unsigned int v4605 = v4596 * v3;
-        const unsigned int v4606 = v4605 + v65;
-        const unsigned int v4607 = v4606 + v4598;
-        out[v4607] = v4604;
-      }
+    const unsigned int v2116 = static_cast<unsigned int>(v272.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2117 = v1127 + v2116;
+    const unsigned int v2118 = static_cast<unsigned int>(v272.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2119 = v1126 + v2118;
+    const bool v2120 = v2117 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2121 = v2119 < v12;
+    const bool v2122 = v2120 && v2121;
+    if (v2122) {
+      const unsigned int v2123 = v65 + v2119;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2124 = v272.x[122];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2125 = iron_f32_to_bf16(v2124);
+      const float v2126 = v272.x[123];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2129 = iron_f32_to_bf16(v2126);
+      const unsigned int v2130 = v2117 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2131 = v2130 + v2123;
+      *reinterpret_cast<iron_bf16x2*>(out + v2131) = iron_bf16x2{{v2125, v2129}};
     }
-    const unsigned int v4608 = static_cast<unsigned int>(v272.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4609 = v1125 + v4608;
-    const unsigned int v4610 = static_cast<unsigned int>(v272.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4611 = v1124 + v4610;
-    const unsigned int v4613 = static_cast<unsigned int>(v272.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4614 = v4613 == v4608;
-    const unsigned int v4617 = v4610 + 1u;
-    const unsigned int v4618 = static_cast<unsigned int>(v272.col(125, iron_linear_thread() & 31u));
-    const bool v4619 = v4618 == v4617;
-    const bool v4620 = v4614 && v4619;
-    const unsigned int v4623 = v4611 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4624 = v4623 == v10;
-    const bool v4625 = v4620 && v4624;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4625) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4626 = v4609 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4627 = v4611 < v12;
-      const bool v4628 = v4626 && v4627;
-      if (v4628) {
-        const unsigned int v4629 = v65 + v4611;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4630 = v272.x[124];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4631 = iron_f32_to_bf16(v4630);
-        const float v4632 = v272.x[125];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4635 = iron_f32_to_bf16(v4632);
-        const unsigned int v4636 = v4609 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4637 = v4636 + v4629;
-        *reinterpret_cast<iron_bf16x2*>(out + v4637) = iron_bf16x2{{v4631, v4635}};
-      }
-    } else {
-      const bool v4642 = v4609 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4643 = v4611 < v12;
-      const bool v4644 = v4642 && v4643;
-      if (v4644) {
-        const float v4645 = v272.x[124];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4647 = iron_f32_to_bf16(v4645);
-        const unsigned int v4648 = v4609 * v3;
-        const unsigned int v4649 = v4648 + v65;
-        const unsigned int v4650 = v4649 + v4611;
-        out[v4650] = v4647;
-      }
-      const unsigned int v4652 = v1125 + v4613;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4654 = v1124 + v4618;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4655 = v4652 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4656 = v4654 < v12;
-      const bool v4657 = v4655 && v4656;
-      if (v4657) {
-        const float v4658 = v272.x[125];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4660 = iron_f32_to_bf16(v4658);
-        const unsigned int v4661 = v4652 * v3;
-        const unsigned int v4662 = v4661 + v65;
-        const unsigned int v4663 = v4662 + v4654;
-        out[v4663] = v4660;
-      }
+    const unsigned int v2132 = static_cast<unsigned int>(v272.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2133 = v1127 + v2132;
+    const unsigned int v2134 = static_cast<unsigned int>(v272.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2135 = v1126 + v2134;
+    const bool v2136 = v2133 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2137 = v2135 < v12;
+    const bool v2138 = v2136 && v2137;
+    if (v2138) {
+      const unsigned int v2139 = v65 + v2135;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2140 = v272.x[124];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2141 = iron_f32_to_bf16(v2140);
+      const float v2142 = v272.x[125];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2145 = iron_f32_to_bf16(v2142);
+      const unsigned int v2146 = v2133 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2147 = v2146 + v2139;
+      *reinterpret_cast<iron_bf16x2*>(out + v2147) = iron_bf16x2{{v2141, v2145}};
     }
-    const unsigned int v4664 = static_cast<unsigned int>(v272.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4665 = v1125 + v4664;
-    const unsigned int v4666 = static_cast<unsigned int>(v272.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4667 = v1124 + v4666;
-    const unsigned int v4669 = static_cast<unsigned int>(v272.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4670 = v4669 == v4664;
-    const unsigned int v4673 = v4666 + 1u;
-    const unsigned int v4674 = static_cast<unsigned int>(v272.col(127, iron_linear_thread() & 31u));
-    const bool v4675 = v4674 == v4673;
-    const bool v4676 = v4670 && v4675;
-    const unsigned int v4679 = v4667 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4680 = v4679 == v10;
-    const bool v4681 = v4676 && v4680;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4681) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4682 = v4665 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4683 = v4667 < v12;
-      const bool v4684 = v4682 && v4683;
-      if (v4684) {
-        const unsigned int v4685 = v65 + v4667;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4686 = v272.x[126];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4687 = iron_f32_to_bf16(v4686);
-        const float v4688 = v272.x[127];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4691 = iron_f32_to_bf16(v4688);
-        const unsigned int v4692 = v4665 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4693 = v4692 + v4685;
-        *reinterpret_cast<iron_bf16x2*>(out + v4693) = iron_bf16x2{{v4687, v4691}};
-      }
-    } else {
-      const bool v4698 = v4665 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4699 = v4667 < v12;
-      const bool v4700 = v4698 && v4699;
-      if (v4700) {
-        const float v4701 = v272.x[126];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4703 = iron_f32_to_bf16(v4701);
-        const unsigned int v4704 = v4665 * v3;
-        const unsigned int v4705 = v4704 + v65;
-        const unsigned int v4706 = v4705 + v4667;
-        out[v4706] = v4703;
-      }
-      const unsigned int v4708 = v1125 + v4669;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4710 = v1124 + v4674;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4711 = v4708 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4712 = v4710 < v12;
-      const bool v4713 = v4711 && v4712;
-      if (v4713) {
-        const float v4714 = v272.x[127];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4716 = iron_f32_to_bf16(v4714);
-        const unsigned int v4717 = v4708 * v3;
-        const unsigned int v4718 = v4717 + v65;
-        const unsigned int v4719 = v4718 + v4710;
-        out[v4719] = v4716;
-      }
+    const unsigned int v2148 = static_cast<unsigned int>(v272.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2149 = v1127 + v2148;
+    const unsigned int v2150 = static_cast<unsigned int>(v272.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2151 = v1126 + v2150;
+    const bool v2152 = v2149 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2153 = v2151 < v12;
+    const bool v2154 = v2152 && v2153;
+    if (v2154) {
+      const unsigned int v2155 = v65 + v2151;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2156 = v272.x[126];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2157 = iron_f32_to_bf16(v2156);
+      const float v2158 = v272.x[127];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2161 = iron_f32_to_bf16(v2158);
+      const unsigned int v2162 = v2149 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2163 = v2162 + v2155;
+      *reinterpret_cast<iron_bf16x2*>(out + v2163) = iron_bf16x2{{v2157, v2161}};
     }
   } else {
-    const unsigned int v4720 = static_cast<unsigned int>(v272.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4721 = v1125 + v4720;
-    const unsigned int v4722 = static_cast<unsigned int>(v272.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4723 = v1124 + v4722;
-    const bool v4724 = v4721 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4725 = v4723 < v12;
-    const bool v4726 = v4724 && v4725;
-    if (v4726) {
-      const float v4727 = v272.x[0];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4729 = iron_f32_to_bf16(v4727);
-      const unsigned int v4730 = v4721 * v3;
-      const unsigned int v4731 = v4730 + v65;
-      const unsigned int v4732 = v4731 + v4723;
-      out[v4732] = v4729;
-    }
-    const unsigned int v4733 = static_cast<unsigned int>(v272.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4734 = v1125 + v4733;
-    const unsigned int v4735 = static_cast<unsigned int>(v272.col(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4736 = v1124 + v4735;
-    const bool v4737 = v4734 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4738 = v4736 < v12;
-    const bool v4739 = v4737 && v4738;
-    if (v4739) {
-      const float v4740 = v272.x[1];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4742 = iron_f32_to_bf16(v4740);
-      const unsigned int v4743 = v4734 * v3;
-      const unsigned int v4744 = v4743 + v65;
-      const unsigned int v4745 = v4744 + v4736;
-      out[v4745] = v4742;
-    }
-    const unsigned int v4746 = static_cast<unsigned int>(v272.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4747 = v1125 + v4746;
-    const unsigned int v4748 = static_cast<unsigned int>(v272.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4749 = v1124 + v4748;
-    const bool v4750 = v4747 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4751 = v4749 < v12;
-    const bool v4752 = v4750 && v4751;
-    if (v4752) {
-      const float v4753 = v272.x[2];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4755 = iron_f32_to_bf16(v4753);
-      const unsigned int v4756 = v4747 * v3;
-      const unsigned int v4757 = v4756 + v65;
-      const unsigned int v4758 = v4757 + v4749;
-      out[v4758] = v4755;
-    }
-    const unsigned int v4759 = static_cast<unsigned int>(v272.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4760 = v1125 + v4759;
-    const unsigned int v4761 = static_cast<unsigned int>(v272.col(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4762 = v1124 + v4761;
-    const bool v4763 = v4760 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4764 = v4762 < v12;
-    const bool v4765 = v4763 && v4764;
-    if (v4765) {
-      const float v4766 = v272.x[3];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4768 = iron_f32_to_bf16(v4766);
-      const unsigned int v4769 = v4760 * v3;
-      const unsigned int v4770 = v4769 + v65;
-      const unsigned int v4771 = v4770 + v4762;
-      out[v4771] = v4768;
-    }
-    const unsigned int v4772 = static_cast<unsigned int>(v272.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4773 = v1125 + v4772;
-    const unsigned int v4774 = static_cast<unsigned int>(v272.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4775 = v1124 + v4774;
-    const bool v4776 = v4773 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4777 = v4775 < v12;
-    const bool v4778 = v4776 && v4777;
-    if (v4778) {
-      const float v4779 = v272.x[4];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4781 = iron_f32_to_bf16(v4779);
-      const unsigned int v4782 = v4773 * v3;
-      const unsigned int v4783 = v4782 + v65;
-      const unsigned int v4784 = v4783 + v4775;
-      out[v4784] = v4781;
-    }
-    const unsigned int v4785 = static_cast<unsigned int>(v272.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4786 = v1125 + v4785;
-    const unsigned int v4787 = static_cast<unsigned int>(v272.col(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4788 = v1124 + v4787;
-    const bool v4789 = v4786 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4790 = v4788 < v12;
-    const bool v4791 = v4789 && v4790;
-    if (v4791) {
-      const float v4792 = v272.x[5];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4794 = iron_f32_to_bf16(v4792);
-      const unsigned int v4795 = v4786 * v3;
-      const unsigned int v4796 = v4795 + v65;
-      const unsigned int v4797 = v4796 + v4788;
-      out[v4797] = v4794;
-    }
-    const unsigned int v4798 = static_cast<unsigned int>(v272.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4799 = v1125 + v4798;
-    const unsigned int v4800 = static_cast<unsigned int>(v272.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4801 = v1124 + v4800;
-    const bool v4802 = v4799 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4803 = v4801 < v12;
-    const bool v4804 = v4802 && v4803;
-    if (v4804) {
-      const float v4805 = v272.x[6];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4807 = iron_f32_to_bf16(v4805);
-      const unsigned int v4808 = v4799 * v3;
-      const unsigned int v4809 = v4808 + v65;
-      const unsigned int v4810 = v4809 + v4801;
-      out[v4810] = v4807;
-    }
-    const unsigned int v4811 = static_cast<unsigned int>(v272.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4812 = v1125 + v4811;
-    const unsigned int v4813 = static_cast<unsigned int>(v272.col(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4814 = v1124 + v4813;
-    const bool v4815 = v4812 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4816 = v4814 < v12;
-    const bool v4817 = v4815 && v4816;
-    if (v4817) {
-      const float v4818 = v272.x[7];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4820 = iron_f32_to_bf16(v4818);
-      const unsigned int v4821 = v4812 * v3;
-      const unsigned int v4822 = v4821 + v65;
-      const unsigned int v4823 = v4822 + v4814;
-      out[v4823] = v4820;
-    }
-    const unsigned int v4824 = static_cast<unsigned int>(v272.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4825 = v1125 + v4824;
-    const unsigned int v4826 = static_cast<unsigned int>(v272.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4827 = v1124 + v4826;
-    const bool v4828 = v4825 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4829 = v4827 < v12;
-    const bool v4830 = v4828 && v4829;
-    if (v4830) {
-      const float v4831 = v272.x[8];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4833 = iron_f32_to_bf16(v4831);
-      const unsigned int v4834 = v4825 * v3;
-      const unsigned int v4835 = v4834 + v65;
-      const unsigned int v4836 = v4835 + v4827;
-      out[v4836] = v4833;
-    }
-    const unsigned int v4837 = static_cast<unsigned int>(v272.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4838 = v1125 + v4837;
-    const unsigned int v4839 = static_cast<unsigned int>(v272.col(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4840 = v1124 + v4839;
-    const bool v4841 = v4838 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4842 = v4840 < v12;
-    const bool v4843 = v4841 && v4842;
-    if (v4843) {
-      const float v4844 = v272.x[9];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4846 = iron_f32_to_bf16(v4844);
-      const unsigned int v4847 = v4838 * v3;
-      const unsigned int v4848 = v4847 + v65;
-      const unsigned int v4849 = v4848 + v4840;
-      out[v4849] = v4846;
-    }
-    const unsigned int v4850 = static_cast<unsigned int>(v272.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4851 = v1125 + v4850;
-    const unsigned int v4852 = static_cast<unsigned int>(v272.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4853 = v1124 + v4852;
-    const bool v4854 = v4851 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4855 = v4853 < v12;
-    const bool v4856 = v4854 && v4855;
-    if (v4856) {
-      const float v4857 = v272.x[10];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4859 = iron_f32_to_bf16(v4857);
-      const unsigned int v4860 = v4851 * v3;
-      const unsigned int v4861 = v4860 + v65;
-      const unsigned int v4862 = v4861 + v4853;
-      out[v4862] = v4859;
-    }
-    const unsigned int v4863 = static_cast<unsigned int>(v272.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4864 = v1125 + v4863;
-    const unsigned int v4865 = static_cast<unsigned int>(v272.col(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4866 = v1124 + v4865;
-    const bool v4867 = v4864 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4868 = v4866 < v12;
-    const bool v4869 = v4867 && v4868;
-    if (v4869) {
-      const float v4870 = v272.x[11];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4872 = iron_f32_to_bf16(v4870);
-      const unsigned int v4873 = v4864 * v3;
-      const unsigned int v4874 = v4873 + v65;
-      const unsigned int v4875 = v4874 + v4866;
-      out[v4875] = v4872;
-    }
-    const unsigned int v4876 = static_cast<unsigned int>(v272.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4877 = v1125 + v4876;
-    const unsigned int v4878 = static_cast<unsigned int>(v272.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4879 = v1124 + v4878;
-    const bool v4880 = v4877 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4881 = v4879 < v12;
-    const bool v4882 = v4880 && v4881;
-    if (v4882) {
-      const float v4883 = v272.x[12];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4885 = iron_f32_to_bf16(v4883);
-      const unsigned int v4886 = v4877 * v3;
-      const unsigned int v4887 = v4886 + v65;
-      const unsigned int v4888 = v4887 + v4879;
-      out[v4888] = v4885;
-    }
-    const unsigned int v4889 = static_cast<unsigned int>(v272.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4890 = v1125 + v4889;
-    const unsigned int v4891 = static_cast<unsigned int>(v272.col(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4892 = v1124 + v4891;
-    const bool v4893 = v4890 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4894 = v4892 < v12;
-    const bool v4895 = v4893 && v4894;
-    if (v4895) {
-      const float v4896 = v272.x[13];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4898 = iron_f32_to_bf16(v4896);
-      const unsigned int v4899 = v4890 * v3;
-      const unsigned int v4900 = v4899 + v65;
-      const unsigned int v4901 = v4900 + v4892;
-      out[v4901] = v4898;
-    }
-    const unsigned int v4902 = static_cast<unsigned int>(v272.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4903 = v1125 + v4902;
-    const unsigned int v4904 = static_cast<unsigned int>(v272.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4905 = v1124 + v4904;
-    const bool v4906 = v4903 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4907 = v4905 < v12;
-    const bool v4908 = v4906 && v4907;
-    if (v4908) {
-      const float v4909 = v272.x[14];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4911 = iron_f32_to_bf16(v4909);
-      const unsigned int v4912 = v4903 * v3;
-      const unsigned int v4913 = v4912 + v65;
-      const unsigned int v4914 = v4913 + v4905;
-      out[v4914] = v4911;
-    }
-    const unsigned int v4915 = static_cast<unsigned int>(v272.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4916 = v1125 + v4915;
-    const unsigned int v4917 = static_cast<unsigned int>(v272.col(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4918 = v1124 + v4917;
-    const bool v4919 = v4916 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4920 = v4918 < v12;
-    const bool v4921 = v4919 && v4920;
-    if (v4921) {
-      const float v4922 = v272.x[15];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4924 = iron_f32_to_bf16(v4922);
-      const unsigned int v4925 = v4916 * v3;
-      const unsigned int v4926 = v4925 + v65;
-      const unsigned int v4927 = v4926 + v4918;
-      out[v4927] = v4924;
-    }
-    const unsigned int v4928 = static_cast<unsigned int>(v272.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4929 = v1125 + v4928;
-    const unsigned int v4930 = static_cast<unsigned int>(v272.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4931 = v1124 + v4930;
-    const bool v4932 = v4929 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4933 = v4931 < v12;
-    const bool v4934 = v4932 && v4933;
-    if (v4934) {
-      const float v4935 = v272.x[16];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4937 = iron_f32_to_bf16(v4935);
-      const unsigned int v4938 = v4929 * v3;
-      const unsigned int v4939 = v4938 + v65;
-      const unsigned int v4940 = v4939 + v4931;
-      out[v4940] = v4937;
-    }
-    const unsigned int v4941 = static_cast<unsigned int>(v272.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4942 = v1125 + v4941;
-    const unsigned int v4943 = static_cast<unsigned int>(v272.col(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4944 = v1124 + v4943;
-    const bool v4945 = v4942 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4946 = v4944 < v12;
-    const bool v4947 = v4945 && v4946;
-    if (v4947) {
-      const float v4948 = v272.x[17];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4950 = iron_f32_to_bf16(v4948);
-      const unsigned int v4951 = v4942 * v3;
-      const unsigned int v4952 = v4951 + v65;
-      const unsigned int v4953 = v4952 + v4944;
-      out[v4953] = v4950;
-    }
-    const unsigned int v4954 = static_cast<unsigned int>(v272.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4955 = v1125 + v4954;
-    const unsigned int v4956 = static_cast<unsigned int>(v272.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4957 = v1124 + v4956;
-    const bool v4958 = v4955 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4959 = v4957 < v12;
-    const bool v4960 = v4958 && v4959;
-    if (v4960) {
-      const float v4961 = v272.x[18];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4963 = iron_f32_to_bf16(v4961);
-      const unsigned int v4964 = v4955 * v3;
-      const unsigned int v4965 = v4964 + v65;
-      const unsigned int v4966 = v4965 + v4957;
-      out[v4966] = v4963;
-    }
-    const unsigned int v4967 = static_cast<unsigned int>(v272.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4968 = v1125 + v4967;
-    const unsigned int v4969 = static_cast<unsigned int>(v272.col(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4970 = v1124 + v4969;
-    const bool v4971 = v4968 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4972 = v4970 < v12;
-    const bool v4973 = v4971 && v4972;
-    if (v4973) {
-      const float v4974 = v272.x[19];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4976 = iron_f32_to_bf16(v4974);
-      const unsigned int v4977 = v4968 * v3;
-      const unsigned int v4978 = v4977 + v65;
-      const unsigned int v4979 = v4978 + v4970;
-      out[v4979] = v4976;
-    }
-    const unsigned int v4980 = static_cast<unsigned int>(v272.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4981 = v1125 + v4980;
-    const unsigned int v4982 = static_cast<unsigned int>(v272.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4983 = v1124 + v4982;
-    const bool v4984 = v4981 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4985 = v4983 < v12;
-    const bool v4986 = v4984 && v4985;
-    if (v4986) {
-      const float v4987 = v272.x[20];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4989 = iron_f32_to_bf16(v4987);
-      const unsigned int v4990 = v4981 * v3;
-      const unsigned int v4991 = v4990 + v65;
-      const unsigned int v4992 = v4991 + v4983;
-      out[v4992] = v4989;
-    }
-    const unsigned int v4993 = static_cast<unsigned int>(v272.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4994 = v1125 + v4993;
-    const unsigned int v4995 = static_cast<unsigned int>(v272.col(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4996 = v1124 + v4995;
-    const bool v4997 = v4994 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4998 = v4996 < v12;
-    const bool v4999 = v4997 && v4998;
-    if (v4999) {
-      const float v5000 = v272.x[21];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5002 = iron_f32_to_bf16(v5000);
-      const unsigned int v5003 = v4994 * v3;
-      const unsigned int v5004 = v5003 + v65;
-      const unsigned int v5005 = v5004 + v4996;
-      out[v5005] = v5002;
-    }
-    const unsigned int v5006 = static_cast<unsigned int>(v272.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5007 = v1125 + v5006;
-    const unsigned int v5008 = static_cast<unsigned int>(v272.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5009 = v1124 + v5008;
-    const bool v5010 = v5007 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5011 = v5009 < v12;
-    const bool v5012 = v5010 && v5011;
-    if (v5012) {
-      const float v5013 = v272.x[22];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5015 = iron_f32_to_bf16(v5013);
-      const unsigned int v5016 = v5007 * v3;
-      const unsigned int v5017 = v5016 + v65;
-      const unsigned int v5018 = v5017 + v5009;
-      out[v5018] = v5015;
-    }
-    const unsigned int v5019 = static_cast<unsigned int>(v272.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5020 = v1125 + v5019;
-    const unsigned int v5021 = static_cast<unsigned int>(v272.col(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5022 = v1124 + v5021;
-    const bool v5023 = v5020 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5024 = v5022 < v12;
-    const bool v5025 = v5023 && v5024;
-    if (v5025) {
-      const float v5026 = v272.x[23];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5028 = iron_f32_to_bf16(v5026);
-      const unsigned int v5029 = v5020 * v3;
-      const unsigned int v5030 = v5029 + v65;
-      const unsigned int v5031 = v5030 + v5022;
-      out[v5031] = v5028;
-    }
-    const unsigned int v5032 = static_cast<unsigned int>(v272.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5033 = v1125 + v5032;
-    const unsigned int v5034 = static_cast<unsigned int>(v272.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5035 = v1124 + v5034;
-    const bool v5036 = v5033 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5037 = v5035 < v12;
-    const bool v5038 = v5036 && v5037;
-    if (v5038) {
-      const float v5039 = v272.x[24];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5041 = iron_f32_to_bf16(v5039);
-      const unsigned int v5042 = v5033 * v3;
-      const unsigned int v5043 = v5042 + v65;
-      const unsigned int v5044 = v5043 + v5035;
-      out[v5044] = v5041;
-    }
-    const unsigned int v5045 = static_cast<unsigned int>(v272.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5046 = v1125 + v5045;
-    const unsigned int v5047 = static_cast<unsigned int>(v272.col(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5048 = v1124 + v5047;
-    const bool v5049 = v5046 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5050 = v5048 < v12;
-    const bool v5051 = v5049 && v5050;
-    if (v5051) {
-      const float v5052 = v272.x[25];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5054 = iron_f32_to_bf16(v5052);
-      const unsigned int v5055 = v5046 * v3;
-      const unsigned int v5056 = v5055 + v65;
-      const unsigned int v5057 = v5056 + v5048;
-      out[v5057] = v5054;
-    }
-    const unsigned int v5058 = static_cast<unsigned int>(v272.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5059 = v1125 + v5058;
-    const unsigned int v5060 = static_cast<unsigned int>(v272.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5061 = v1124 + v5060;
-    const bool v5062 = v5059 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5063 = v5061 < v12;
-    const bool v5064 = v5062 && v5063;
-    if (v5064) {
-      const float v5065 = v272.x[26];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5067 = iron_f32_to_bf16(v5065);
-      const unsigned int v5068 = v5059 * v3;
-      const unsigned int v5069 = v5068 + v65;
-      const unsigned int v5070 = v5069 + v5061;
-      out[v5070] = v5067;
-    }
-    const unsigned int v5071 = static_cast<unsigned int>(v272.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5072 = v1125 + v5071;
-    const unsigned int v5073 = static_cast<unsigned int>(v272.col(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5074 = v1124 + v5073;
-    const bool v5075 = v5072 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5076 = v5074 < v12;
-    const bool v5077 = v5075 && v5076;
-    if (v5077) {
-      const float v5078 = v272.x[27];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5080 = iron_f32_to_bf16(v5078);
-      const unsigned int v5081 = v5072 * v3;
-      const unsigned int v5082 = v5081 + v65;
-      const unsigned int v5083 = v5082 + v5074;
-      out[v5083] = v5080;
-    }
-    const unsigned int v5084 = static_cast<unsigned int>(v272.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5085 = v1125 + v5084;
-    const unsigned int v5086 = static_cast<unsigned int>(v272.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5087 = v1124 + v5086;
-    const bool v5088 = v5085 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5089 = v5087 < v12;
-    const bool v5090 = v5088 && v5089;
-    if (v5090) {
-      const float v5091 = v272.x[28];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5093 = iron_f32_to_bf16(v5091);
-      const unsigned int v5094 = v5085 * v3;
-      const unsigned int v5095 = v5094 + v65;
-      const unsigned int v5096 = v5095 + v5087;
-      out[v5096] = v5093;
-    }
-    const unsigned int v5097 = static_cast<unsigned int>(v272.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5098 = v1125 + v5097;
-    const unsigned int v5099 = static_cast<unsigned int>(v272.col(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5100 = v1124 + v5099;
-    const bool v5101 = v5098 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5102 = v5100 < v12;
-    const bool v5103 = v5101 && v5102;
-    if (v5103) {
-      const float v5104 = v272.x[29];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5106 = iron_f32_to_bf16(v5104);
-      const unsigned int v5107 = v5098 * v3;
-      const unsigned int v5108 = v5107 + v65;
-      const unsigned int v5109 = v5108 + v5100;
-      out[v5109] = v5106;
-    }
-    const unsigned int v5110 = static_cast<unsigned int>(v272.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5111 = v1125 + v5110;
-    const unsigned int v5112 = static_cast<unsigned int>(v272.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5113 = v1124 + v5112;
-    const bool v5114 = v5111 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5115 = v5113 < v12;
-    const bool v5116 = v5114 && v5115;
-    if (v5116) {
-      const float v5117 = v272.x[30];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5119 = iron_f32_to_bf16(v5117);
-      const unsigned int v5120 = v5111 * v3;
-      const unsigned int v5121 = v5120 + v65;
-      const unsigned int v5122 = v5121 + v5113;
-      out[v5122] = v5119;
-    }
-    const unsigned int v5123 = static_cast<unsigned int>(v272.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5124 = v1125 + v5123;
-    const unsigned int v5125 = static_cast<unsigned int>(v272.col(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5126 = v1124 + v5125;
-    const bool v5127 = v5124 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5128 = v5126 < v12;
-    const bool v5129 = v5127 && v5128;
-    if (v5129) {
-      const float v5130 = v272.x[31];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5132 = iron_f32_to_bf16(v5130);
-      const unsigned int v5133 = v5124 * v3;
-      const unsigned int v5134 = v5133 + v65;
-      const unsigned int v5135 = v5134 + v5126;
-      out[v5135] = v5132;
-    }
-    const unsigned int v5136 = static_cast<unsigned int>(v272.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5137 = v1125 + v5136;
-    const unsigned int v5138 = static_cast<unsigned int>(v272.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5139 = v1124 + v5138;
-    const bool v5140 = v5137 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5141 = v5139 < v12;
-    const bool v5142 = v5140 && v5141;
-    if (v5142) {
-      const float v5143 = v272.x[32];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5145 = iron_f32_to_bf16(v5143);
-      const unsigned int v5146 = v5137 * v3;
-      const unsigned int v5147 = v5146 + v65;
-      const unsigned int v5148 = v5147 + v5139;
-      out[v5148] = v5145;
-    }
-    const unsigned int v5149 = static_cast<unsigned int>(v272.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5150 = v1125 + v5149;
-    const unsigned int v5151 = static_cast<unsigned int>(v272.col(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5152 = v1124 + v5151;
-    const bool v5153 = v5150 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5154 = v5152 < v12;
-    const bool v5155 = v5153 && v5154;
-    if (v5155) {
-      const float v5156 = v272.x[33];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5158 = iron_f32_to_bf16(v5156);
-      const unsigned int v5159 = v5150 * v3;
-      const unsigned int v5160 = v5159 + v65;
-      const unsigned int v5161 = v5160 + v5152;
-      out[v5161] = v5158;
-    }
-    const unsigned int v5162 = static_cast<unsigned int>(v272.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5163 = v1125 + v5162;
-    const unsigned int v5164 = static_cast<unsigned int>(v272.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5165 = v1124 + v5164;
-    const bool v5166 = v5163 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5167 = v5165 < v12;
-    const bool v5168 = v5166 && v5167;
-    if (v5168) {
-      const float v5169 = v272.x[34];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5171 = iron_f32_to_bf16(v5169);
-      const unsigned int v5172 = v5163 * v3;
-      const unsigned int v5173 = v5172 + v65;
-      const unsigned int v5174 = v5173 + v5165;
-      out[v5174] = v5171;
-    }
-    const unsigned int v5175 = static_cast<unsigned int>(v272.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5176 = v1125 + v5175;
-    const unsigned int v5177 = static_cast<unsigned int>(v272.col(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5178 = v1124 + v5177;
-    const bool v5179 = v5176 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5180 = v5178 < v12;
-    const bool v5181 = v5179 && v5180;
-    if (v5181) {
-      const float v5182 = v272.x[35];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5184 = iron_f32_to_bf16(v5182);
-      const unsigned int v5185 = v5176 * v3;
-      const unsigned int v5186 = v5185 + v65;
-      const unsigned int v5187 = v5186 + v5178;
-      out[v5187] = v5184;
-    }
-    const unsigned int v5188 = static_cast<unsigned int>(v272.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5189 = v1125 + v5188;
-    const unsigned int v5190 = static_cast<unsigned int>(v272.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5191 = v1124 + v5190;
-    const bool v5192 = v5189 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5193 = v5191 < v12;
-    const bool v5194 = v5192 && v5193;
-    if (v5194) {
-      const float v5195 = v272.x[36];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5197 = iron_f32_to_bf16(v5195);
-      const unsigned int v5198 = v5189 * v3;
-      const unsigned int v5199 = v5198 + v65;
-      const unsigned int v5200 = v5199 + v5191;
-      out[v5200] = v5197;
-    }
-    const unsigned int v5201 = static_cast<unsigned int>(v272.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5202 = v1125 + v5201;
-    const unsigned int v5203 = static_cast<unsigned int>(v272.col(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5204 = v1124 + v5203;
-    const bool v5205 = v5202 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5206 = v5204 < v12;
-    const bool v5207 = v5205 && v5206;
-    if (v5207) {
-      const float v5208 = v272.x[37];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5210 = iron_f32_to_bf16(v5208);
-      const unsigned int v5211 = v5202 * v3;
-      const unsigned int v5212 = v5211 + v65;
-      const unsigned int v5213 = v5212 + v5204;
-      out[v5213] = v5210;
-    }
-    const unsigned int v5214 = static_cast<unsigned int>(v272.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5215 = v1125 + v5214;
-    const unsigned int v5216 = static_cast<unsigned int>(v272.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5217 = v1124 + v5216;
-    const bool v5218 = v5215 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5219 = v5217 < v12;
-    const bool v5220 = v5218 && v5219;
-    if (v5220) {
-      const float v5221 = v272.x[38];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5223 = iron_f32_to_bf16(v5221);
-      const unsigned int v5224 = v5215 * v3;
-      const unsigned int v5225 = v5224 + v65;
-      const unsigned int v5226 = v5225 + v5217;
-      out[v5226] = v5223;
-    }
-    const unsigned int v5227 = static_cast<unsigned int>(v272.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5228 = v1125 + v5227;
-    const unsigned int v5229 = static_cast<unsigned int>(v272.col(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5230 = v1124 + v5229;
-    const bool v5231 = v5228 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5232 = v5230 < v12;
-    const bool v5233 = v5231 && v5232;
-    if (v5233) {
-      const float v5234 = v272.x[39];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5236 = iron_f32_to_bf16(v5234);
-      const unsigned int v5237 = v5228 * v3;
-      const unsigned int v5238 = v5237 + v65;
-      const unsigned int v5239 = v5238 + v5230;
-      out[v5239] = v5236;
-    }
-    const unsigned int v5240 = static_cast<unsigned int>(v272.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5241 = v1125 + v5240;
-    const unsigned int v5242 = static_cast<unsigned int>(v272.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5243 = v1124 + v5242;
-    const bool v5244 = v5241 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5245 = v5243 < v12;
-    const bool v5246 = v5244 && v5245;
-    if (v5246) {
-      const float v5247 = v272.x[40];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5249 = iron_f32_to_bf16(v5247);
-      const unsigned int v5250 = v5241 * v3;
-      const unsigned int v5251 = v5250 + v65;
-      const unsigned int v5252 = v5251 + v5243;
-      out[v5252] = v5249;
-    }
-    const unsigned int v5253 = static_cast<unsigned int>(v272.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5254 = v1125 + v5253;
-    const unsigned int v5255 = static_cast<unsigned int>(v272.col(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5256 = v1124 + v5255;
-    const bool v5257 = v5254 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5258 = v5256 < v12;
-    const bool v5259 = v5257 && v5258;
-    if (v5259) {
-      const float v5260 = v272.x[41];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5262 = iron_f32_to_bf16(v5260);
-      const unsigned int v5263 = v5254 * v3;
-      const unsigned int v5264 = v5263 + v65;
-      const unsigned int v5265 = v5264 + v5256;
-      out[v5265] = v5262;
-    }
-    const unsigned int v5266 = static_cast<unsigned int>(v272.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5267 = v1125 + v5266;
-    const unsigned int v5268 = static_cast<unsigned int>(v272.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5269 = v1124 + v5268;
-    const bool v5270 = v5267 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5271 = v5269 < v12;
-    const bool v5272 = v5270 && v5271;
-    if (v5272) {
-      const float v5273 = v272.x[42];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5275 = iron_f32_to_bf16(v5273);
-      const unsigned int v5276 = v5267 * v3;
-      const unsigned int v5277 = v5276 + v65;
-      const unsigned int v5278 = v5277 + v5269;
-      out[v5278] = v5275;
-    }
-    const unsigned int v5279 = static_cast<unsigned int>(v272.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5280 = v1125 + v5279;
-    const unsigned int v5281 = static_cast<unsigned int>(v272.col(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5282 = v1124 + v5281;
-    const bool v5283 = v5280 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5284 = v5282 < v12;
-    const bool v5285 = v5283 && v5284;
-    if (v5285) {
-      const float v5286 = v272.x[43];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5288 = iron_f32_to_bf16(v5286);
-      const unsigned int v5289 = v5280 * v3;
-      const unsigned int v5290 = v5289 + v65;
-      const unsigned int v5291 = v5290 + v5282;
-      out[v5291] = v5288;
-    }
-    const unsigned int v5292 = static_cast<unsigned int>(v272.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5293 = v1125 + v5292;
-    const unsigned int v5294 = static_cast<unsigned int>(v272.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5295 = v1124 + v5294;
-    const bool v5296 = v5293 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5297 = v5295 < v12;
-    const bool v5298 = v5296 && v5297;
-    if (v5298) {
-      const float v5299 = v272.x[44];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5301 = iron_f32_to_bf16(v5299);
-      const unsigned int v5302 = v5293 * v3;
-      const unsigned int v5303 = v5302 + v65;
-      const unsigned int v5304 = v5303 + v5295;
-      out[v5304] = v5301;
-    }
-    const unsigned int v5305 = static_cast<unsigned int>(v272.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5306 = v1125 + v5305;
-    const unsigned int v5307 = static_cast<unsigned int>(v272.col(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5308 = v1124 + v5307;
-    const bool v5309 = v5306 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5310 = v5308 < v12;
-    const bool v5311 = v5309 && v5310;
-    if (v5311) {
-      const float v5312 = v272.x[45];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5314 = iron_f32_to_bf16(v5312);
-      const unsigned int v5315 = v5306 * v3;
-      const unsigned int v5316 = v5315 + v65;
-      const unsigned int v5317 = v5316 + v5308;
-      out[v5317] = v5314;
-    }
-    const unsigned int v5318 = static_cast<unsigned int>(v272.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5319 = v1125 + v5318;
-    const unsigned int v5320 = static_cast<unsigned int>(v272.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5321 = v1124 + v5320;
-    const bool v5322 = v5319 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5323 = v5321 < v12;
-    const bool v5324 = v5322 && v5323;
-    if (v5324) {
-      const float v5325 = v272.x[46];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5327 = iron_f32_to_bf16(v5325);
-      const unsigned int v5328 = v5319 * v3;
-      const unsigned int v5329 = v5328 + v65;
-      const unsigned int v5330 = v5329 + v5321;
-      out[v5330] = v5327;
-    }
-    const unsigned int v5331 = static_cast<unsigned int>(v272.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5332 = v1125 + v5331;
-    const unsigned int v5333 = static_cast<unsigned int>(v272.col(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5334 = v1124 + v5333;
-    const bool v5335 = v5332 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5336 = v5334 < v12;
-    const bool v5337 = v5335 && v5336;
-    if (v5337) {
-      const float v5338 = v272.x[47];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5340 = iron_f32_to_bf16(v5338);
-      const unsigned int v5341 = v5332 * v3;
-      const unsigned int v5342 = v5341 + v65;
-      const unsigned int v5343 = v5342 + v5334;
-      out[v5343] = v5340;
-    }
-    const unsigned int v5344 = static_cast<unsigned int>(v272.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5345 = v1125 + v5344;
-    const unsigned int v5346 = static_cast<unsigned int>(v272.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5347 = v1124 + v5346;
-    const bool v5348 = v5345 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5349 = v5347 < v12;
-    const bool v5350 = v5348 && v5349;
-    if (v5350) {
-      const float v5351 = v272.x[48];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5353 = iron_f32_to_bf16(v5351);
-      const unsigned int v5354 = v5345 * v3;
-      const unsigned int v5355 = v5354 + v65;
-      const unsigned int v5356 = v5355 + v5347;
-      out[v5356] = v5353;
-    }
-    const unsigned int v5357 = static_cast<unsigned int>(v272.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5358 = v1125 + v5357;
-    const unsigned int v5359 = static_cast<unsigned int>(v272.col(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5360 = v1124 + v5359;
-    const bool v5361 = v5358 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5362 = v5360 < v12;
-    const bool v5363 = v5361 && v5362;
-    if (v5363) {
-      const float v5364 = v272.x[49];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5366 = iron_f32_to_bf16(v5364);
-      const unsigned int v5367 = v5358 * v3;
-      const unsigned int v5368 = v5367 + v65;
-      const unsigned int v5369 = v5368 + v5360;
-      out[v5369] = v5366;
-    }
-    const unsigned int v5370 = static_cast<unsigned int>(v272.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5371 = v1125 + v5370;
-    const unsigned int v5372 = static_cast<unsigned int>(v272.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5373 = v1124 + v5372;
-    const bool v5374 = v5371 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5375 = v5373 < v12;
-    const bool v5376 = v5374 && v5375;
-    if (v5376) {
-      const float v5377 = v272.x[50];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5379 = iron_f32_to_bf16(v5377);
-      const unsigned int v5380 = v5371 * v3;
-      const unsigned int v5381 = v5380 + v65;
-      const unsigned int v5382 = v5381 + v5373;
-      out[v5382] = v5379;
-    }
-    const unsigned int v5383 = static_cast<unsigned int>(v272.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5384 = v1125 + v5383;
-    const unsigned int v5385 = static_cast<unsigned int>(v272.col(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5386 = v1124 + v5385;
-    const bool v5387 = v5384 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5388 = v5386 < v12;
-    const bool v5389 = v5387 && v5388;
-    if (v5389) {
-      const float v5390 = v272.x[51];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5392 = iron_f32_to_bf16(v5390);
-      const unsigned int v5393 = v5384 * v3;
-      const unsigned int v5394 = v5393 + v65;
-      const unsigned int v5395 = v5394 + v5386;
-      out[v5395] = v5392;
-    }
-    const unsigned int v5396 = static_cast<unsigned int>(v272.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5397 = v1125 + v5396;
-    const unsigned int v5398 = static_cast<unsigned int>(v272.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5399 = v1124 + v5398;
-    const bool v5400 = v5397 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5401 = v5399 < v12;
-    const bool v5402 = v5400 && v5401;
-    if (v5402) {
-      const float v5403 = v272.x[52];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5405 = iron_f32_to_bf16(v5403);
-      const unsigned int v5406 = v5397 * v3;
-      const unsigned int v5407 = v5406 + v65;
-      const unsigned int v5408 = v5407 + v5399;
-      out[v5408] = v5405;
-    }
-    const unsigned int v5409 = static_cast<unsigned int>(v272.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5410 = v1125 + v5409;
-    const unsigned int v5411 = static_cast<unsigned int>(v272.col(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5412 = v1124 + v5411;
-    const bool v5413 = v5410 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5414 = v5412 < v12;
-    const bool v5415 = v5413 && v5414;
-    if (v5415) {
-      const float v5416 = v272.x[53];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5418 = iron_f32_to_bf16(v5416);
-      const unsigned int v5419 = v5410 * v3;
-      const unsigned int v5420 = v5419 + v65;
-      const unsigned int v5421 = v5420 + v5412;
-      out[v5421] = v5418;
-    }
-    const unsigned int v5422 = static_cast<unsigned int>(v272.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5423 = v1125 + v5422;
-    const unsigned int v5424 = static_cast<unsigned int>(v272.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5425 = v1124 + v5424;
-    const bool v5426 = v5423 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5427 = v5425 < v12;
-    const bool v5428 = v5426 && v5427;
-    if (v5428) {
-      const float v5429 = v272.x[54];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5431 = iron_f32_to_bf16(v5429);
-      const unsigned int v5432 = v5423 * v3;
-      const unsigned int v5433 = v5432 + v65;
-      const unsigned int v5434 = v5433 + v5425;
-      out[v5434] = v5431;
-    }
-    const unsigned int v5435 = static_cast<unsigned int>(v272.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5436 = v1125 + v5435;
-    const unsigned int v5437 = static_cast<unsigned int>(v272.col(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5438 = v1124 + v5437;
-    const bool v5439 = v5436 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5440 = v5438 < v12;
-    const bool v5441 = v5439 && v5440;
-    if (v5441) {
-      const float v5442 = v272.x[55];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5444 = iron_f32_to_bf16(v5442);
-      const unsigned int v5445 = v5436 * v3;
-      const unsigned int v5446 = v5445 + v65;
-      const unsigned int v5447 = v5446 + v5438;
-      out[v5447] = v5444;
-    }
-    const unsigned int v5448 = static_cast<unsigned int>(v272.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5449 = v1125 + v5448;
-    const unsigned int v5450 = static_cast<unsigned int>(v272.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5451 = v1124 + v5450;
-    const bool v5452 = v5449 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5453 = v5451 < v12;
-    const bool v5454 = v5452 && v5453;
-    if (v5454) {
-      const float v5455 = v272.x[56];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5457 = iron_f32_to_bf16(v5455);
-      const unsigned int v5458 = v5449 * v3;
-      const unsigned int v5459 = v5458 + v65;
-      const unsigned int v5460 = v5459 + v5451;
-      out[v5460] = v5457;
-    }
-    const unsigned int v5461 = static_cast<unsigned int>(v272.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5462 = v1125 + v5461;
-    const unsigned int v5463 = static_cast<unsigned int>(v272.col(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5464 = v1124 + v5463;
-    const bool v5465 = v5462 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5466 = v5464 < v12;
-    const bool v5467 = v5465 && v5466;
-    if (v5467) {
-      const float v5468 = v272.x[57];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5470 = iron_f32_to_bf16(v5468);
-      const unsigned int v5471 = v5462 * v3;
-      const unsigned int v5472 = v5471 + v65;
-      const unsigned int v5473 = v5472 + v5464;
-      out[v5473] = v5470;
-    }
-    const unsigned int v5474 = static_cast<unsigned int>(v272.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5475 = v1125 + v5474;
-    const unsigned int v5476 = static_cast<unsigned int>(v272.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5477 = v1124 + v5476;
-    const bool v5478 = v5475 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5479 = v5477 < v12;
-    const bool v5480 = v5478 && v5479;
-    if (v5480) {
-      const float v5481 = v272.x[58];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5483 = iron_f32_to_bf16(v5481);
-      const unsigned int v5484 = v5475 * v3;
-      const unsigned int v5485 = v5484 + v65;
-      const unsigned int v5486 = v5485 + v5477;
-      out[v5486] = v5483;
-    }
-    const unsigned int v5487 = static_cast<unsigned int>(v272.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5488 = v1125 + v5487;
-    const unsigned int v5489 = static_cast<unsigned int>(v272.col(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5490 = v1124 + v5489;
-    const bool v5491 = v5488 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5492 = v5490 < v12;
-    const bool v5493 = v5491 && v5492;
-    if (v5493) {
-      const float v5494 = v272.x[59];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5496 = iron_f32_to_bf16(v5494);
-      const unsigned int v5497 = v5488 * v3;
-      const unsigned int v5498 = v5497 + v65;
-      const unsigned int v5499 = v5498 + v5490;
-      out[v5499] = v5496;
-    }
-    const unsigned int v5500 = static_cast<unsigned int>(v272.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5501 = v1125 + v5500;
-    const unsigned int v5502 = static_cast<unsigned int>(v272.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5503 = v1124 + v5502;
-    const bool v5504 = v5501 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5505 = v5503 < v12;
-    const bool v5506 = v5504 && v5505;
-    if (v5506) {
-      const float v5507 = v272.x[60];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5509 = iron_f32_to_bf16(v5507);
-      const unsigned int v5510 = v5501 * v3;
-      const unsigned int v5511 = v5510 + v65;
-      const unsigned int v5512 = v5511 + v5503;
-      out[v5512] = v5509;
-    }
-    const unsigned int v5513 = static_cast<unsigned int>(v272.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5514 = v1125 + v5513;
-    const unsigned int v5515 = static_cast<unsigned int>(v272.col(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5516 = v1124 + v5515;
-    const bool v5517 = v5514 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5518 = v5516 < v12;
-    const bool v5519 = v5517 && v5518;
-    if (v5519) {
-      const float v5520 = v272.x[61];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5522 = iron_f32_to_bf16(v5520);
-      const unsigned int v5523 = v5514 * v3;
-      const unsigned int v5524 = v5523 + v65;
-      const unsigned int v5525 = v5524 + v5516;
-      out[v5525] = v5522;
-    }
-    const unsigned int v5526 = static_cast<unsigned int>(v272.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5527 = v1125 + v5526;
-    const unsigned int v5528 = static_cast<unsigned int>(v272.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5529 = v1124 + v5528;
-    const bool v5530 = v5527 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5531 = v5529 < v12;
-    const bool v5532 = v5530 && v5531;
-    if (v5532) {
-      const float v5533 = v272.x[62];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5535 = iron_f32_to_bf16(v5533);
-      const unsigned int v5536 = v5527 * v3;
-      const unsigned int v5537 = v5536 + v65;
-      const unsigned int v5538 = v5537 + v5529;
-      out[v5538] = v5535;
-    }
-    const unsigned int v5539 = static_cast<unsigned int>(v272.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5540 = v1125 + v5539;
-    const unsigned int v5541 = static_cast<unsigned int>(v272.col(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5542 = v1124 + v5541;
-    const bool v5543 = v5540 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5544 = v5542 < v12;
-    const bool v5545 = v5543 && v5544;
-    if (v5545) {
-      const float v5546 = v272.x[63];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5548 = iron_f32_to_bf16(v5546);
-      const unsigned int v5549 = v5540 * v3;
-      const unsigned int v5550 = v5549 + v65;
-      const unsigned int v5551 = v5550 + v5542;
-      out[v5551] = v5548;
-    }
-    const unsigned int v5552 = static_cast<unsigned int>(v272.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5553 = v1125 + v5552;
-    const unsigned int v5554 = static_cast<unsigned int>(v272.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5555 = v1124 + v5554;
-    const bool v5556 = v5553 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5557 = v5555 < v12;
-    const bool v5558 = v5556 && v5557;
-    if (v5558) {
-      const float v5559 = v272.x[64];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5561 = iron_f32_to_bf16(v5559);
-      const unsigned int v5562 = v5553 * v3;
-      const unsigned int v5563 = v5562 + v65;
-      const unsigned int v5564 = v5563 + v5555;
-      out[v5564] = v5561;
-    }
-    const unsigned int v5565 = static_cast<unsigned int>(v272.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5566 = v1125 + v5565;
-    const unsigned int v5567 = static_cast<unsigned int>(v272.col(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5568 = v1124 + v5567;
-    const bool v5569 = v5566 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5570 = v5568 < v12;
-    const bool v5571 = v5569 && v5570;
-    if (v5571) {
-      const float v5572 = v272.x[65];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5574 = iron_f32_to_bf16(v5572);
-      const unsigned int v5575 = v5566 * v3;
-      const unsigned int v5576 = v5575 + v65;
-      const unsigned int v5577 = v5576 + v5568;
-      out[v5577] = v5574;
-    }
-    const unsigned int v5578 = static_cast<unsigned int>(v272.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5579 = v1125 + v5578;
-    const unsigned int v5580 = static_cast<unsigned int>(v272.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5581 = v1124 + v5580;
-    const bool v5582 = v5579 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5583 = v5581 < v12;
-    const bool v5584 = v5582 && v5583;
-    if (v5584) {
-      const float v5585 = v272.x[66];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5587 = iron_f32_to_bf16(v5585);
-      const unsigned int v5588 = v5579 * v3;
-      const unsigned int v5589 = v5588 + v65;
-      const unsigned int v5590 = v5589 + v5581;
-      out[v5590] = v5587;
-    }
-    const unsigned int v5591 = static_cast<unsigned int>(v272.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5592 = v1125 + v5591;
-    const unsigned int v5593 = static_cast<unsigned int>(v272.col(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5594 = v1124 + v5593;
-    const bool v5595 = v5592 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5596 = v5594 < v12;
-    const bool v5597 = v5595 && v5596;
-    if (v5597) {
-      const float v5598 = v272.x[67];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5600 = iron_f32_to_bf16(v5598);
-      const unsigned int v5601 = v5592 * v3;
-      const unsigned int v5602 = v5601 + v65;
-      const unsigned int v5603 = v5602 + v5594;
-      out[v5603] = v5600;
-    }
-    const unsigned int v5604 = static_cast<unsigned int>(v272.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5605 = v1125 + v5604;
-    const unsigned int v5606 = static_cast<unsigned int>(v272.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5607 = v1124 + v5606;
-    const bool v5608 = v5605 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5609 = v5607 < v12;
-    const bool v5610 = v5608 && v5609;
-    if (v5610) {
-      const float v5611 = v272.x[68];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5613 = iron_f32_to_bf16(v5611);
-      const unsigned int v5614 = v5605 * v3;
-      const unsigned int v5615 = v5614 + v65;
-      const unsigned int v5616 = v5615 + v5607;
-      out[v5616] = v5613;
-    }
-    const unsigned int v5617 = static_cast<unsigned int>(v272.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5618 = v1125 + v5617;
-    const unsigned int v5619 = static_cast<unsigned int>(v272.col(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5620 = v1124 + v5619;
-    const bool v5621 = v5618 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5622 = v5620 < v12;
-    const bool v5623 = v5621 && v5622;
-    if (v5623) {
-      const float v5624 = v272.x[69];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5626 = iron_f32_to_bf16(v5624);
-      const unsigned int v5627 = v5618 * v3;
-      const unsigned int v5628 = v5627 + v65;
-      const unsigned int v5629 = v5628 + v5620;
-      out[v5629] = v5626;
-    }
-    const unsigned int v5630 = static_cast<unsigned int>(v272.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5631 = v1125 + v5630;
-    const unsigned int v5632 = static_cast<unsigned int>(v272.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5633 = v1124 + v5632;
-    const bool v5634 = v5631 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5635 = v5633 < v12;
-    const bool v5636 = v5634 && v5635;
-    if (v5636) {
-      const float v5637 = v272.x[70];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5639 = iron_f32_to_bf16(v5637);
-      const unsigned int v5640 = v5631 * v3;
-      const unsigned int v5641 = v5640 + v65;
-      const unsigned int v5642 = v5641 + v5633;
-      out[v5642] = v5639;
-    }
-    const unsigned int v5643 = static_cast<unsigned int>(v272.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5644 = v1125 + v5643;
-    const unsigned int v5645 = static_cast<unsigned int>(v272.col(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5646 = v1124 + v5645;
-    const bool v5647 = v5644 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5648 = v5646 < v12;
-    const bool v5649 = v5647 && v5648;
-    if (v5649) {
-      const float v5650 = v272.x[71];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5652 = iron_f32_to_bf16(v5650);
-      const unsigned int v5653 = v5644 * v3;
-      const unsigned int v5654 = v5653 + v65;
-      const unsigned int v5655 = v5654 + v5646;
-      out[v5655] = v5652;
-    }
-    const unsigned int v5656 = static_cast<unsigned int>(v272.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5657 = v1125 + v5656;
-    const unsigned int v5658 = static_cast<unsigned int>(v272.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5659 = v1124 + v5658;
-    const bool v5660 = v5657 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5661 = v5659 < v12;
-    const bool v5662 = v5660 && v5661;
-    if (v5662) {
-      const float v5663 = v272.x[72];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5665 = iron_f32_to_bf16(v5663);
-      const unsigned int v5666 = v5657 * v3;
-      const unsigned int v5667 = v5666 + v65;
-      const unsigned int v5668 = v5667 + v5659;
-      out[v5668] = v5665;
-    }
-    const unsigned int v5669 = static_cast<unsigned int>(v272.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5670 = v1125 + v5669;
-    const unsigned int v5671 = static_cast<unsigned int>(v272.col(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5672 = v1124 + v5671;
-    const bool v5673 = v5670 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5674 = v5672 < v12;
-    const bool v5675 = v5673 && v5674;
-    if (v5675) {
-      const float v5676 = v272.x[73];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5678 = iron_f32_to_bf16(v5676);
-      const unsigned int v5679 = v5670 * v3;
-      const unsigned int v5680 = v5679 + v65;
-      const unsigned int v5681 = v5680 + v5672;
-      out[v5681] = v5678;
-    }
-    const unsigned int v5682 = static_cast<unsigned int>(v272.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5683 = v1125 + v5682;
-    const unsigned int v5684 = static_cast<unsigned int>(v272.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5685 = v1124 + v5684;
-    const bool v5686 = v5683 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5687 = v5685 < v12;
-    const bool v5688 = v5686 && v5687;
-    if (v5688) {
-      const float v5689 = v272.x[74];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5691 = iron_f32_to_bf16(v5689);
-      const unsigned int v5692 = v5683 * v3;
-      const unsigned int v5693 = v5692 + v65;
-      const unsigned int v5694 = v5693 + v5685;
-      out[v5694] = v5691;
-    }
-    const unsigned int v5695 = static_cast<unsigned int>(v272.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5696 = v1125 + v5695;
-    const unsigned int v5697 = static_cast<unsigned int>(v272.col(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5698 = v1124 + v5697;
-    const bool v5699 = v5696 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5700 = v5698 < v12;
-    const bool v5701 = v5699 && v5700;
-    if (v5701) {
-      const float v5702 = v272.x[75];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5704 = iron_f32_to_bf16(v5702);
-      const unsigned int v5705 = v5696 * v3;
-      const unsigned int v5706 = v5705 + v65;
-      const unsigned int v5707 = v5706 + v5698;
-      out[v5707] = v5704;
-    }
-    const unsigned int v5708 = static_cast<unsigned int>(v272.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5709 = v1125 + v5708;
-    const unsigned int v5710 = static_cast<unsigned int>(v272.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5711 = v1124 + v5710;
-    const bool v5712 = v5709 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5713 = v5711 < v12;
-    const bool v5714 = v5712 && v5713;
-    if (v5714) {
-      const float v5715 = v272.x[76];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5717 = iron_f32_to_bf16(v5715);
-      const unsigned int v5718 = v5709 * v3;
-      const unsigned int v5719 = v5718 + v65;
-      const unsigned int v5720 = v5719 + v5711;
-      out[v5720] = v5717;
-    }
-    const unsigned int v5721 = static_cast<unsigned int>(v272.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5722 = v1125 + v5721;
-    const unsigned int v5723 = static_cast<unsigned int>(v272.col(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5724 = v1124 + v5723;
-    const bool v5725 = v5722 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5726 = v5724 < v12;
-    const bool v5727 = v5725 && v5726;
-    if (v5727) {
-      const float v5728 = v272.x[77];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5730 = iron_f32_to_bf16(v5728);
-      const unsigned int v5731 = v5722 * v3;
-      const unsigned int v5732 = v5731 + v65;
-      const unsigned int v5733 = v5732 + v5724;
-      out[v5733] = v5730;
-    }
-    const unsigned int v5734 = static_cast<unsigned int>(v272.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5735 = v1125 + v5734;
-    const unsigned int v5736 = static_cast<unsigned int>(v272.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5737 = v1124 + v5736;
-    const bool v5738 = v5735 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5739 = v5737 < v12;
-    const bool v5740 = v5738 && v5739;
-    if (v5740) {
-      const float v5741 = v272.x[78];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5743 = iron_f32_to_bf16(v5741);
-      const unsigned int v5744 = v5735 * v3;
-      const unsigned int v5745 = v5744 + v65;
-      const unsigned int v5746 = v5745 + v5737;
-      out[v5746] = v5743;
-    }
-    const unsigned int v5747 = static_cast<unsigned int>(v272.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5748 = v1125 + v5747;
-    const unsigned int v5749 = static_cast<unsigned int>(v272.col(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5750 = v1124 + v5749;
-    const bool v5751 = v5748 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5752 = v5750 < v12;
-    const bool v5753 = v5751 && v5752;
-    if (v5753) {
-      const float v5754 = v272.x[79];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5756 = iron_f32_to_bf16(v5754);
-      const unsigned int v5757 = v5748 * v3;
-      const unsigned int v5758 = v5757 + v65;
-      const unsigned int v5759 = v5758 + v5750;
-      out[v5759] = v5756;
-    }
-    const unsigned int v5760 = static_cast<unsigned int>(v272.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5761 = v1125 + v5760;
-    const unsigned int v5762 = static_cast<unsigned int>(v272.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5763 = v1124 + v5762;
-    const bool v5764 = v5761 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5765 = v5763 < v12;
-    const bool v5766 = v5764 && v5765;
-    if (v5766) {
-      const float v5767 = v272.x[80];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5769 = iron_f32_to_bf16(v5767);
-      const unsigned int v5770 = v5761 * v3;
-      const unsigned int v5771 = v5770 + v65;
-      const unsigned int v5772 = v5771 + v5763;
-      out[v5772] = v5769;
-    }
-    const unsigned int v5773 = static_cast<unsigned int>(v272.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5774 = v1125 + v5773;
-    const unsigned int v5775 = static_cast<unsigned int>(v272.col(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5776 = v1124 + v5775;
-    const bool v5777 = v5774 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5778 = v5776 < v12;
-    const bool v5779 = v5777 && v5778;
-    if (v5779) {
-      const float v5780 = v272.x[81];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5782 = iron_f32_to_bf16(v5780);
-      const unsigned int v5783 = v5774 * v3;
-      const unsigned int v5784 = v5783 + v65;
-      const unsigned int v5785 = v5784 + v5776;
-      out[v5785] = v5782;
-    }
-    const unsigned int v5786 = static_cast<unsigned int>(v272.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5787 = v1125 + v5786;
-    const unsigned int v5788 = static_cast<unsigned int>(v272.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5789 = v1124 + v5788;
-    const bool v5790 = v5787 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5791 = v5789 < v12;
-    const bool v5792 = v5790 && v5791;
-    if (v5792) {
-      const float v5793 = v272.x[82];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5795 = iron_f32_to_bf16(v5793);
-      const unsigned int v5796 = v5787 * v3;
-      const unsigned int v5797 = v5796 + v65;
-      const unsigned int v5798 = v5797 + v5789;
-      out[v5798] = v5795;
-    }
-    const unsigned int v5799 = static_cast<unsigned int>(v272.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5800 = v1125 + v5799;
-    const unsigned int v5801 = static_cast<unsigned int>(v272.col(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5802 = v1124 + v5801;
-    const bool v5803 = v5800 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5804 = v5802 < v12;
-    const bool v5805 = v5803 && v5804;
-    if (v5805) {
-      const float v5806 = v272.x[83];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5808 = iron_f32_to_bf16(v5806);
-      const unsigned int v5809 = v5800 * v3;
-      const unsigned int v5810 = v5809 + v65;
-      const unsigned int v5811 = v5810 + v5802;
-      out[v5811] = v5808;
-    }
-    const unsigned int v5812 = static_cast<unsigned int>(v272.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5813 = v1125 + v5812;
-    const unsigned int v5814 = static_cast<unsigned int>(v272.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5815 = v1124 + v5814;
-    const bool v5816 = v5813 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5817 = v5815 < v12;
-    const bool v5818 = v5816 && v5817;
-    if (v5818) {
-      const float v5819 = v272.x[84];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5821 = iron_f32_to_bf16(v5819);
-      const unsigned int v5822 = v5813 * v3;
-      const unsigned int v5823 = v5822 + v65;
-      const unsigned int v5824 = v5823 + v5815;
-      out[v5824] = v5821;
-    }
-    const unsigned int v5825 = static_cast<unsigned int>(v272.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5826 = v1125 + v5825;
-    const unsigned int v5827 = static_cast<unsigned int>(v272.col(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5828 = v1124 + v5827;
-    const bool v5829 = v5826 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5830 = v5828 < v12;
-    const bool v5831 = v5829 && v5830;
-    if (v5831) {
-      const float v5832 = v272.x[85];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5834 = iron_f32_to_bf16(v5832);
-      const unsigned int v5835 = v5826 * v3;
-      const unsigned int v5836 = v5835 + v65;
-      const unsigned int v5837 = v5836 + v5828;
-      out[v5837] = v5834;
-    }
-    const unsigned int v5838 = static_cast<unsigned int>(v272.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5839 = v1125 + v5838;
-    const unsigned int v5840 = static_cast<unsigned int>(v272.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5841 = v1124 + v5840;
-    const bool v5842 = v5839 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5843 = v5841 < v12;
-    const bool v5844 = v5842 && v5843;
-    if (v5844) {
-      const float v5845 = v272.x[86];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5847 = iron_f32_to_bf16(v5845);
-      const unsigned int v5848 = v5839 * v3;
-      const unsigned int v5849 = v5848 + v65;
-      const unsigned int v5850 = v5849 + v5841;
-      out[v5850] = v5847;
-    }
-    const unsigned int v5851 = static_cast<unsigned int>(v272.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5852 = v1125 + v5851;
-    const unsigned int v5853 = static_cast<unsigned int>(v272.col(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5854 = v1124 + v5853;
-    const bool v5855 = v5852 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5856 = v5854 < v12;
-    const bool v5857 = v5855 && v5856;
-    if (v5857) {
-      const float v5858 = v272.x[87];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5860 = iron_f32_to_bf16(v5858);
-      const unsigned int v5861 = v5852 * v3;
-      const unsigned int v5862 = v5861 + v65;
-      const unsigned int v5863 = v5862 + v5854;
-      out[v5863] = v5860;
-    }
-    const unsigned int v5864 = static_cast<unsigned int>(v272.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5865 = v1125 + v5864;
-    const unsigned int v5866 = static_cast<unsigned int>(v272.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5867 = v1124 + v5866;
-    const bool v5868 = v5865 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5869 = v5867 < v12;
-    const bool v5870 = v5868 && v5869;
-    if (v5870) {
-      const float v5871 = v272.x[88];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5873 = iron_f32_to_bf16(v5871);
-      const unsigned int v5874 = v5865 * v3;
-      const unsigned int v5875 = v5874 + v65;
-      const unsigned int v5876 = v5875 + v5867;
-      out[v5876] = v5873;
-    }
-    const unsigned int v5877 = static_cast<unsigned int>(v272.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5878 = v1125 + v5877;
-    const unsigned int v5879 = static_cast<unsigned int>(v272.col(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5880 = v1124 + v5879;
-    const bool v5881 = v5878 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5882 = v5880 < v12;
-    const bool v5883 = v5881 && v5882;
-    if (v5883) {
-      const float v5884 = v272.x[89];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5886 = iron_f32_to_bf16(v5884);
-      const unsigned int v5887 = v5878 * v3;
-      const unsigned int v5888 = v5887 + v65;
-      const unsigned int v5889 = v5888 + v5880;
-      out[v5889] = v5886;
-    }
-    const unsigned int v5890 = static_cast<unsigned int>(v272.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5891 = v1125 + v5890;
-    const unsigned int v5892 = static_cast<unsigned int>(v272.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5893 = v1124 + v5892;
-    const bool v5894 = v5891 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5895 = v5893 < v12;
-    const bool v5896 = v5894 && v5895;
-    if (v5896) {
-      const float v5897 = v272.x[90];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5899 = iron_f32_to_bf16(v5897);
-      const unsigned int v5900 = v5891 * v3;
-      const unsigned int v5901 = v5900 + v65;
-      const unsigned int v5902 = v5901 + v5893;
-      out[v5902] = v5899;
-    }
-    const unsigned int v5903 = static_cast<unsigned int>(v272.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5904 = v1125 + v5903;
-    const unsigned int v5905 = static_cast<unsigned int>(v272.col(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5906 = v1124 + v5905;
-    const bool v5907 = v5904 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5908 = v5906 < v12;
-    const bool v5909 = v5907 && v5908;
-    if (v5909) {
-      const float v5910 = v272.x[91];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5912 = iron_f32_to_bf16(v5910);
-      const unsigned int v5913 = v5904 * v3;
-      const unsigned int v5914 = v5913 + v65;
-      const unsigned int v5915 = v5914 + v5906;
-      out[v5915] = v5912;
-    }
-    const unsigned int v5916 = static_cast<unsigned int>(v272.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5917 = v1125 + v5916;
-    const unsigned int v5918 = static_cast<unsigned int>(v272.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5919 = v1124 + v5918;
-    const bool v5920 = v5917 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5921 = v5919 < v12;
-    const bool v5922 = v5920 && v5921;
-    if (v5922) {
-      const float v5923 = v272.x[92];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5925 = iron_f32_to_bf16(v5923);
-      const unsigned int v5926 = v5917 * v3;
-      const unsigned int v5927 = v5926 + v65;
-      const unsigned int v5928 = v5927 + v5919;
-      out[v5928] = v5925;
-    }
-    const unsigned int v5929 = static_cast<unsigned int>(v272.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5930 = v1125 + v5929;
-    const unsigned int v5931 = static_cast<unsigned int>(v272.col(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5932 = v1124 + v5931;
-    const bool v5933 = v5930 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5934 = v5932 < v12;
-    const bool v5935 = v5933 && v5934;
-    if (v5935) {
-      const float v5936 = v272.x[93];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5938 = iron_f32_to_bf16(v5936);
-      const unsigned int v5939 = v5930 * v3;
-      const unsigned int v5940 = v5939 + v65;
-      const unsigned int v5941 = v5940 + v5932;
-      out[v5941] = v5938;
-    }
-    const unsigned int v5942 = static_cast<unsigned int>(v272.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5943 = v1125 + v5942;
-    const unsigned int v5944 = static_cast<unsigned int>(v272.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5945 = v1124 + v5944;
-    const bool v5946 = v5943 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5947 = v5945 < v12;
-    const bool v5948 = v5946 && v5947;
-    if (v5948) {
-      const float v5949 = v272.x[94];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5951 = iron_f32_to_bf16(v5949);
-      const unsigned int v5952 = v5943 * v3;
-      const unsigned int v5953 = v5952 + v65;
-      const unsigned int v5954 = v5953 + v5945;
-      out[v5954] = v5951;
-    }
-    const unsigned int v5955 = static_cast<unsigned int>(v272.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5956 = v1125 + v5955;
-    const unsigned int v5957 = static_cast<unsigned int>(v272.col(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5958 = v1124 + v5957;
-    const bool v5959 = v5956 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5960 = v5958 < v12;
-    const bool v5961 = v5959 && v5960;
-    if (v5961) {
-      const float v5962 = v272.x[95];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5964 = iron_f32_to_bf16(v5962);
-      const unsigned int v5965 = v5956 * v3;
-      const unsigned int v5966 = v5965 + v65;
-      const unsigned int v5967 = v5966 + v5958;
-      out[v5967] = v5964;
-    }
-    const unsigned int v5968 = static_cast<unsigned int>(v272.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5969 = v1125 + v5968;
-    const unsigned int v5970 = static_cast<unsigned int>(v272.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5971 = v1124 + v5970;
-    const bool v5972 = v5969 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5973 = v5971 < v12;
-    const bool v5974 = v5972 && v5973;
-    if (v5974) {
-      const float v5975 = v272.x[96];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5977 = iron_f32_to_bf16(v5975);
-      const unsigned int v5978 = v5969 * v3;
-      const unsigned int v5979 = v5978 + v65;
-      const unsigned int v5980 = v5979 + v5971;
-      out[v5980] = v5977;
-    }
-    const unsigned int v5981 = static_cast<unsigned int>(v272.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5982 = v1125 + v5981;
-    const unsigned int v5983 = static_cast<unsigned int>(v272.col(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5984 = v1124 + v5983;
-    const bool v5985 = v5982 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5986 = v5984 < v12;
-    const bool v5987 = v5985 && v5986;
-    if (v5987) {
-      const float v5988 = v272.x[97];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5990 = iron_f32_to_bf16(v5988);
-      const unsigned int v5991 = v5982 * v3;
-      const unsigned int v5992 = v5991 + v65;
-      const unsigned int v5993 = v5992 + v5984;
-      out[v5993] = v5990;
-    }
-    const unsigned int v5994 = static_cast<unsigned int>(v272.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5995 = v1125 + v5994;
-    const unsigned int v5996 = static_cast<unsigned int>(v272.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5997 = v1124 + v5996;
-    const bool v5998 = v5995 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5999 = v5997 < v12;
-    const bool v6000 = v5998 && v5999;
-    if (v6000) {
-      const float v6001 = v272.x[98];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6003 = iron_f32_to_bf16(v6001);
-      const unsigned int v6004 = v5995 * v3;
-      const unsigned int v6005 = v6004 + v65;
-      const unsigned int v6006 = v6005 + v5997;
-      out[v6006] = v6003;
-    }
-    const unsigned int v6007 = static_cast<unsigned int>(v272.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6008 = v1125 + v6007;
-    const unsigned int v6009 = static_cast<unsigned int>(v272.col(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6010 = v1124 + v6009;
-    const bool v6011 = v6008 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6012 = v6010 < v12;
-    const bool v6013 = v6011 && v6012;
-    if (v6013) {
-      const float v6014 = v272.x[99];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6016 = iron_f32_to_bf16(v6014);
-      const unsigned int v6017 = v6008 * v3;
-      const unsigned int v6018 = v6017 + v65;
-      const unsigned int v6019 = v6018 + v6010;
-      out[v6019] = v6016;
-    }
-    const unsigned int v6020 = static_cast<unsigned int>(v272.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6021 = v1125 + v6020;
-    const unsigned int v6022 = static_cast<unsigned int>(v272.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6023 = v1124 + v6022;
-    const bool v6024 = v6021 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6025 = v6023 < v12;
-    const bool v6026 = v6024 && v6025;
-    if (v6026) {
-      const float v6027 = v272.x[100];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6029 = iron_f32_to_bf16(v6027);
-      const unsigned int v6030 = v6021 * v3;
-      const unsigned int v6031 = v6030 + v65;
-      const unsigned int v6032 = v6031 + v6023;
-      out[v6032] = v6029;
-    }
-    const unsigned int v6033 = static_cast<unsigned int>(v272.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6034 = v1125 + v6033;
-    const unsigned int v6035 = static_cast<unsigned int>(v272.col(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6036 = v1124 + v6035;
-    const bool v6037 = v6034 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6038 = v6036 < v12;
-    const bool v6039 = v6037 && v6038;
-    if (v6039) {
-      const float v6040 = v272.x[101];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6042 = iron_f32_to_bf16(v6040);
-      const unsigned int v6043 = v6034 * v3;
-      const unsigned int v6044 = v6043 + v65;
-      const unsigned int v6045 = v6044 + v6036;
-      out[v6045] = v6042;
-    }
-    const unsigned int v6046 = static_cast<unsigned int>(v272.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6047 = v1125 + v6046;
-    const unsigned int v6048 = static_cast<unsigned int>(v272.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6049 = v1124 + v6048;
-    const bool v6050 = v6047 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6051 = v6049 < v12;
-    const bool v6052 = v6050 && v6051;
-    if (v6052) {
-      const float v6053 = v272.x[102];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6055 = iron_f32_to_bf16(v6053);
-      const unsigned int v6056 = v6047 * v3;
-      const unsigned int v6057 = v6056 + v65;
-      const unsigned int v6058 = v6057 + v6049;
-      out[v6058] = v6055;
-    }
-    const unsigned int v6059 = static_cast<unsigned int>(v272.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6060 = v1125 + v6059;
-    const unsigned int v6061 = static_cast<unsigned int>(v272.col(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6062 = v1124 + v6061;
-    const bool v6063 = v6060 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6064 = v6062 < v12;
-    const bool v6065 = v6063 && v6064;
-    if (v6065) {
-      const float v6066 = v272.x[103];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6068 = iron_f32_to_bf16(v6066);
-      const unsigned int v6069 = v6060 * v3;
-      const unsigned int v6070 = v6069 + v65;
-      const unsigned int v6071 = v6070 + v6062;
-      out[v6071] = v6068;
-    }
-    const unsigned int v6072 = static_cast<unsigned int>(v272.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6073 = v1125 + v6072;
-    const unsigned int v6074 = static_cast<unsigned int>(v272.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6075 = v1124 + v6074;
-    const bool v6076 = v6073 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6077 = v6075 < v12;
-    const bool v6078 = v6076 && v6077;
-    if (v6078) {
-      const float v6079 = v272.x[104];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6081 = iron_f32_to_bf16(v6079);
-      const unsigned int v6082 = v6073 * v3;
-      const unsigned int v6083 = v6082 + v65;
-      const unsigned int v6084 = v6083 + v6075;
-      out[v6084] = v6081;
-    }
-    const unsigned int v6085 = static_cast<unsigned int>(v272.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6086 = v1125 + v6085;
-    const unsigned int v6087 = static_cast<unsigned int>(v272.col(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6088 = v1124 + v6087;
-    const bool v6089 = v6086 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6090 = v6088 < v12;
-    const bool v6091 = v6089 && v6090;
-    if (v6091) {
-      const float v6092 = v272.x[105];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6094 = iron_f32_to_bf16(v6092);
-      const unsigned int v6095 = v6086 * v3;
-      const unsigned int v6096 = v6095 + v65;
-      const unsigned int v6097 = v6096 + v6088;
-      out[v6097] = v6094;
-    }
-    const unsigned int v6098 = static_cast<unsigned int>(v272.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6099 = v1125 + v6098;
-    const unsigned int v6100 = static_cast<unsigned int>(v272.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6101 = v1124 + v6100;
-    const bool v6102 = v6099 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6103 = v6101 < v12;
-    const bool v6104 = v6102 && v6103;
-    if (v6104) {
-      const float v6105 = v272.x[106];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6107 = iron_f32_to_bf16(v6105);
-      const unsigned int v6108 = v6099 * v3;
-      const unsigned int v6109 = v6108 + v65;
-      const unsigned int v6110 = v6109 + v6101;
-      out[v6110] = v6107;
-    }
-    const unsigned int v6111 = static_cast<unsigned int>(v272.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6112 = v1125 + v6111;
-    const unsigned int v6113 = static_cast<unsigned int>(v272.col(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6114 = v1124 + v6113;
-    const bool v6115 = v6112 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6116 = v6114 < v12;
-    const bool v6117 = v6115 && v6116;
-    if (v6117) {
-      const float v6118 = v272.x[107];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6120 = iron_f32_to_bf16(v6118);
-      const unsigned int v6121 = v6112 * v3;
-      const unsigned int v6122 = v6121 + v65;
-      const unsigned int v6123 = v6122 + v6114;
-      out[v6123] = v6120;
-    }
-    const unsigned int v6124 = static_cast<unsigned int>(v272.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6125 = v1125 + v6124;
-    const unsigned int v6126 = static_cast<unsigned int>(v272.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6127 = v1124 + v6126;
-    const bool v6128 = v6125 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6129 = v6127 < v12;
-    const bool v6130 = v6128 && v6129;
-    if (v6130) {
-      const float v6131 = v272.x[108];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6133 = iron_f32_to_bf16(v6131);
-      const unsigned int v6134 = v6125 * v3;
-      const unsigned int v6135 = v6134 + v65;
-      const unsigned int v6136 = v6135 + v6127;
-      out[v6136] = v6133;
-    }
-    const unsigned int v6137 = static_cast<unsigned int>(v272.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6138 = v1125 + v6137;
-    const unsigned int v6139 = static_cast<unsigned int>(v272.col(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6140 = v1124 + v6139;
-    const bool v6141 = v6138 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6142 = v6140 < v12;
-    const bool v6143 = v6141 && v6142;
-    if (v6143) {
-      const float v6144 = v272.x[109];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6146 = iron_f32_to_bf16(v6144);
-      const unsigned int v6147 = v6138 * v3;
-      const unsigned int v6148 = v6147 + v65;
-      const unsigned int v6149 = v6148 + v6140;
-      out[v6149] = v6146;
-    }
-    const unsigned int v6150 = static_cast<unsigned int>(v272.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6151 = v1125 + v6150;
-    const unsigned int v6152 = static_cast<unsigned int>(v272.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6153 = v1124 + v6152;
-    const bool v6154 = v6151 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6155 = v6153 < v12;
-    const bool v6156 = v6154 && v6155;
-    if (v6156) {
-      const float v6157 = v272.x[110];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6159 = iron_f32_to_bf16(v6157);
-      const unsigned int v6160 = v6151 * v3;
-      const unsigned int v6161 = v6160 + v65;
-      const unsigned int v6162 = v6161 + v6153;
-      out[v6162] = v6159;
-    }
-    const unsigned int v6163 = static_cast<unsigned int>(v272.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6164 = v1125 + v6163;
-    const unsigned int v6165 = static_cast<unsigned int>(v272.col(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6166 = v1124 + v6165;
-    const bool v6167 = v6164 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6168 = v6166 < v12;
-    const bool v6169 = v6167 && v6168;
-    if (v6169) {
-      const float v6170 = v272.x[111];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6172 = iron_f32_to_bf16(v6170);
-      const unsigned int v6173 = v6164 * v3;
-      const unsigned int v6174 = v6173 + v65;
-      const unsigned int v6175 = v6174 + v6166;
-      out[v6175] = v6172;
-    }
-    const unsigned int v6176 = static_cast<unsigned int>(v272.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6177 = v1125 + v6176;
-    const unsigned int v6178 = static_cast<unsigned int>(v272.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6179 = v1124 + v6178;
-    const bool v6180 = v6177 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6181 = v6179 < v12;
-    const bool v6182 = v6180 && v6181;
-    if (v6182) {
-      const float v6183 = v272.x[112];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6185 = iron_f32_to_bf16(v6183);
-      const unsigned int v6186 = v6177 * v3;
-      const unsigned int v6187 = v6186 + v65;
-      const unsigned int v6188 = v6187 + v6179;
-      out[v6188] = v6185;
-    }
-    const unsigned int v6189 = static_cast<unsigned int>(v272.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6190 = v1125 + v6189;
-    const unsigned int v6191 = static_cast<unsigned int>(v272.col(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6192 = v1124 + v6191;
-    const bool v6193 = v6190 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6194 = v6192 < v12;
-    const bool v6195 = v6193 && v6194;
-    if (v6195) {
-      const float v6196 = v272.x[113];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6198 = iron_f32_to_bf16(v6196);
-      const unsigned int v6199 = v6190 * v3;
-      const unsigned int v6200 = v6199 + v65;
-      const unsigned int v6201 = v6200 + v6192;
-      out[v6201] = v6198;
-    }
-    const unsigned int v6202 = static_cast<unsigned int>(v272.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6203 = v1125 + v6202;
-    const unsigned int v6204 = static_cast<unsigned int>(v272.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6205 = v1124 + v6204;
-    const bool v6206 = v6203 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6207 = v6205 < v12;
-    const bool v6208 = v6206 && v6207;
-    if (v6208) {
-      const float v6209 = v272.x[114];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6211 = iron_f32_to_bf16(v6209);
-      const unsigned int v6212 = v6203 * v3;
-      const unsigned int v6213 = v6212 + v65;
-      const unsigned int v6214 = v6213 + v6205;
-      out[v6214] = v6211;
-    }
-    const unsigned int v6215 = static_cast<unsigned int>(v272.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6216 = v1125 + v6215;
-    const unsigned int v6217 = static_cast<unsigned int>(v272.col(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6218 = v1124 + v6217;
-    const bool v6219 = v6216 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6220 = v6218 < v12;
-    const bool v6221 = v6219 && v6220;
-    if (v6221) {
-      const float v6222 = v272.x[115];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6224 = iron_f32_to_bf16(v6222);
-      const unsigned int v6225 = v6216 * v3;
-      const unsigned int v6226 = v6225 + v65;
-      const unsigned int v6227 = v6226 + v6218;
-      out[v6227] = v6224;
-    }
-    const unsigned int v6228 = static_cast<unsigned int>(v272.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6229 = v1125 + v6228;
-    const unsigned int v6230 = static_cast<unsigned int>(v272.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6231 = v1124 + v6230;
-    const bool v6232 = v6229 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6233 = v6231 < v12;
-    const bool v6234 = v6232 && v6233;
-    if (v6234) {
-      const float v6235 = v272.x[116];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6237 = iron_f32_to_bf16(v6235);
-      const unsigned int v6238 = v6229 * v3;
-      const unsigned int v6239 = v6238 + v65;
-      const unsigned int v6240 = v6239 + v6231;
-      out[v6240] = v6237;
-    }
-    const unsigned int v6241 = static_cast<unsigned int>(v272.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6242 = v1125 + v6241;
-    const unsigned int v6243 = static_cast<unsigned int>(v272.col(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6244 = v1124 + v6243;
-    const bool v6245 = v6242 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6246 = v6244 < v12;
-    const bool v6247 = v6245 && v6246;
-    if (v6247) {
-      const float v6248 = v272.x[117];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6250 = iron_f32_to_bf16(v6248);
-      const unsigned int v6251 = v6242 * v3;
-      const unsigned int v6252 = v6251 + v65;
-      const unsigned int v6253 = v6252 + v6244;
-      out[v6253] = v6250;
-    }
-    const unsigned int v6254 = static_cast<unsigned int>(v272.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6255 = v1125 + v6254;
-    const unsigned int v6256 = static_cast<unsigned int>(v272.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6257 = v1124 + v6256;
-    const bool v6258 = v6255 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6259 = v6257 < v12;
-    const bool v6260 = v6258 && v6259;
-    if (v6260) {
-      const float v6261 = v272.x[118];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6263 = iron_f32_to_bf16(v6261);
-      const unsigned int v6264 = v6255 * v3;
-      const unsigned int v6265 = v6264 + v65;
-      const unsigned int v6266 = v6265 + v6257;
-      out[v6266] = v6263;
-    }
-    const unsigned int v6267 = static_cast<unsigned int>(v272.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6268 = v1125 + v6267;
-    const unsigned int v6269 = static_cast<unsigned int>(v272.col(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6270 = v1124 + v6269;
-    const bool v6271 = v6268 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6272 = v6270 < v12;
-    const bool v6273 = v6271 && v6272;
-    if (v6273) {
-      const float v6274 = v272.x[119];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6276 = iron_f32_to_bf16(v6274);
-      const unsigned int v6277 = v6268 * v3;
-      const unsigned int v6278 = v6277 + v65;
-      const unsigned int v6279 = v6278 + v6270;
-      out[v6279] = v6276;
-    }
-    const unsigned int v6280 = static_cast<unsigned int>(v272.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6281 = v1125 + v6280;
-    const unsigned int v6282 = static_cast<unsigned int>(v272.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6283 = v1124 + v6282;
-    const bool v6284 = v6281 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6285 = v6283 < v12;
-    const bool v6286 = v6284 && v6285;
-    if (v6286) {
-      const float v6287 = v272.x[120];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6289 = iron_f32_to_bf16(v6287);
-      const unsigned int v6290 = v6281 * v3;
-      const unsigned int v6291 = v6290 + v65;
-      const unsigned int v6292 = v6291 + v6283;
-      out[v6292] = v6289;
-    }
-    const unsigned int v6293 = static_cast<unsigned int>(v272.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6294 = v1125 + v6293;
-    const unsigned int v6295 = static_cast<unsigned int>(v272.col(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6296 = v1124 + v6295;
-    const bool v6297 = v6294 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6298 = v6296 < v12;
-    const bool v6299 = v6297 && v6298;
-    if (v6299) {
-      const float v6300 = v272.x[121];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6302 = iron_f32_to_bf16(v6300);
-      const unsigned int v6303 = v6294 * v3;
-      const unsigned int v6304 = v6303 + v65;
-      const unsigned int v6305 = v6304 + v6296;
-      out[v6305] = v6302;
-    }
-    const unsigned int v6306 = static_cast<unsigned int>(v272.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6307 = v1125 + v6306;
-    const unsigned int v6308 = static_cast<unsigned int>(v272.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6309 = v1124 + v6308;
-    const bool v6310 = v6307 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6311 = v6309 < v12;
-    const bool v6312 = v6310 && v6311;
-    if (v6312) {
-      const float v6313 = v272.x[122];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6315 = iron_f32_to_bf16(v6313);
-      const unsigned int v6316 = v6307 * v3;
-      const unsigned int v6317 = v6316 + v65;
-      const unsigned int v6318 = v6317 + v6309;
-      out[v6318] = v6315;
-    }
-    const unsigned int v6319 = static_cast<unsigned int>(v272.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6320 = v1125 + v6319;
-    const unsigned int v6321 = static_cast<unsigned int>(v272.col(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6322 = v1124 + v6321;
-    const bool v6323 = v6320 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6324 = v6322 < v12;
-    const bool v6325 = v6323 && v6324;
-    if (v6325) {
-      const float v6326 = v272.x[123];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6328 = iron_f32_to_bf16(v6326);
-      const unsigned int v6329 = v6320 * v3;
-      const unsigned int v6330 = v6329 + v65;
-      const unsigned int v6331 = v6330 + v6322;
-      out[v6331] = v6328;
-    }
-    const unsigned int v6332 = static_cast<unsigned int>(v272.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6333 = v1125 + v6332;
-    const unsigned int v6334 = static_cast<unsigned int>(v272.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6335 = v1124 + v6334;
-    const bool v6336 = v6333 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6337 = v6335 < v12;
-    const bool v6338 = v6336 && v6337;
-    if (v6338) {
-      const float v6339 = v272.x[124];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6341 = iron_f32_to_bf16(v6339);
-      const unsigned int v6342 = v6333 * v3;
-      const unsigned int v6343 = v6342 + v65;
-      const unsigned int v6344 = v6343 + v6335;
-      out[v6344] = v6341;
-    }
-    const unsigned int v6345 = static_cast<unsigned int>(v272.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6346 = v1125 + v6345;
-    const unsigned int v6347 = static_cast<unsigned int>(v272.col(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6348 = v1124 + v6347;
-    const bool v6349 = v6346 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6350 = v6348 < v12;
-    const bool v6351 = v6349 && v6350;
-    if (v6351) {
-      const float v6352 = v272.x[125];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6354 = iron_f32_to_bf16(v6352);
-      const unsigned int v6355 = v6346 * v3;
-      const unsigned int v6356 = v6355 + v65;
-      const unsigned int v6357 = v6356 + v6348;
-      out[v6357] = v6354;
-    }
-    const unsigned int v6358 = static_cast<unsigned int>(v272.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6359 = v1125 + v6358;
-    const unsigned int v6360 = static_cast<unsigned int>(v272.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6361 = v1124 + v6360;
-    const bool v6362 = v6359 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6363 = v6361 < v12;
-    const bool v6364 = v6362 && v6363;
-    if (v6364) {
-      const float v6365 = v272.x[126];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6367 = iron_f32_to_bf16(v6365);
-      const unsigned int v6368 = v6359 * v3;
-      const unsigned int v6369 = v6368 + v65;
-      const unsigned int v6370 = v6369 + v6361;
-      out[v6370] = v6367;
-    }
-    const unsigned int v6371 = static_cast<unsigned int>(v272.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6372 = v1125 + v6371;
-    const unsigned int v6373 = static_cast<unsigned int>(v272.col(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6374 = v1124 + v6373;
-    const bool v6375 = v6372 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6376 = v6374 < v12;
-    const bool v6377 = v6375 && v6376;
-    if (v6377) {
-      const float v6378 = v272.x[127];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6380 = iron_f32_to_bf16(v6378);
-      const unsigned int v6381 = v6372 * v3;
-      const unsigned int v6382 = v6381 + v65;
-      const unsigned int v6383 = v6382 + v6374;
-      out[v6383] = v6380;
+    const unsigned int v2164 = static_cast<unsigned int>(v272.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2165 = v1127 + v2164;
+    const unsigned int v2166 = static_cast<unsigned int>(v272.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2167 = v1126 + v2166;
+    const bool v2168 = v2165 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2169 = v2167 < v12;
+    const bool v2170 = v2168 && v2169;
+    if (v2170) {
+      const float v2171 = v272.x[0];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2173 = iron_f32_to_bf16(v2171);
+      const unsigned int v2174 = v2165 * v3;
+      const unsigned int v2175 = v2174 + v65;
+      const unsigned int v2176 = v2175 + v2167;
+      out[v2176] = v2173;
+    }
+    const unsigned int v2177 = static_cast<unsigned int>(v272.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2178 = v1127 + v2177;
+    const unsigned int v2179 = static_cast<unsigned int>(v272.col(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2180 = v1126 + v2179;
+    const bool v2181 = v2178 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2182 = v2180 < v12;
+    const bool v2183 = v2181 && v2182;
+    if (v2183) {
+      const float v2184 = v272.x[1];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2186 = iron_f32_to_bf16(v2184);
+      const unsigned int v2187 = v2178 * v3;
+      const unsigned int v2188 = v2187 + v65;
+      const unsigned int v2189 = v2188 + v2180;
+      out[v2189] = v2186;
+    }
+    const unsigned int v2190 = static_cast<unsigned int>(v272.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2191 = v1127 + v2190;
+    const unsigned int v2192 = static_cast<unsigned int>(v272.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2193 = v1126 + v2192;
+    const bool v2194 = v2191 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2195 = v2193 < v12;
+    const bool v2196 = v2194 && v2195;
+    if (v2196) {
+      const float v2197 = v272.x[2];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2199 = iron_f32_to_bf16(v2197);
+      const unsigned int v2200 = v2191 * v3;
+      const unsigned int v2201 = v2200 + v65;
+      const unsigned int v2202 = v2201 + v2193;
+      out[v2202] = v2199;
+    }
+    const unsigned int v2203 = static_cast<unsigned int>(v272.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2204 = v1127 + v2203;
+    const unsigned int v2205 = static_cast<unsigned int>(v272.col(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2206 = v1126 + v2205;
+    const bool v2207 = v2204 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2208 = v2206 < v12;
+    const bool v2209 = v2207 && v2208;
+    if (v2209) {
+      const float v2210 = v272.x[3];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2212 = iron_f32_to_bf16(v2210);
+      const unsigned int v2213 = v2204 * v3;
+      const unsigned int v2214 = v2213 + v65;
+      const unsigned int v2215 = v2214 + v2206;
+      out[v2215] = v2212;
+    }
+    const unsigned int v2216 = static_cast<unsigned int>(v272.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2217 = v1127 + v2216;
+    const unsigned int v2218 = static_cast<unsigned int>(v272.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2219 = v1126 + v2218;
+    const bool v2220 = v2217 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2221 = v2219 < v12;
+    const bool v2222 = v2220 && v2221;
+    if (v2222) {
+      const float v2223 = v272.x[4];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2225 = iron_f32_to_bf16(v2223);
+      const unsigned int v2226 = v2217 * v3;
+      const unsigned int v2227 = v2226 + v65;
+      const unsigned int v2228 = v2227 + v2219;
+      out[v2228] = v2225;
+    }
+    const unsigned int v2229 = static_cast<unsigned int>(v272.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2230 = v1127 + v2229;
+    const unsigned int v2231 = static_cast<unsigned int>(v272.col(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2232 = v1126 + v2231;
+    const bool v2233 = v2230 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2234 = v2232 < v12;
+    const bool v2235 = v2233 && v2234;
+    if (v2235) {
+      const float v2236 = v272.x[5];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2238 = iron_f32_to_bf16(v2236);
+      const unsigned int v2239 = v2230 * v3;
+      const unsigned int v2240 = v2239 + v65;
+      const unsigned int v2241 = v2240 + v2232;
+      out[v2241] = v2238;
+    }
+    const unsigned int v2242 = static_cast<unsigned int>(v272.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2243 = v1127 + v2242;
+    const unsigned int v2244 = static_cast<unsigned int>(v272.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2245 = v1126 + v2244;
+    const bool v2246 = v2243 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2247 = v2245 < v12;
+    const bool v2248 = v2246 && v2247;
+    if (v2248) {
+      const float v2249 = v272.x[6];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2251 = iron_f32_to_bf16(v2249);
+      const unsigned int v2252 = v2243 * v3;
+      const unsigned int v2253 = v2252 + v65;
+      const unsigned int v2254 = v2253 + v2245;
+      out[v2254] = v2251;
+    }
+    const unsigned int v2255 = static_cast<unsigned int>(v272.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2256 = v1127 + v2255;
+    const unsigned int v2257 = static_cast<unsigned int>(v272.col(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2258 = v1126 + v2257;
+    const bool v2259 = v2256 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2260 = v2258 < v12;
+    const bool v2261 = v2259 && v2260;
+    if (v2261) {
+      const float v2262 = v272.x[7];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2264 = iron_f32_to_bf16(v2262);
+      const unsigned int v2265 = v2256 * v3;
+      const unsigned int v2266 = v2265 + v65;
+      const unsigned int v2267 = v2266 + v2258;
+      out[v2267] = v2264;
+    }
+    const unsigned int v2268 = static_cast<unsigned int>(v272.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2269 = v1127 + v2268;
+    const unsigned int v2270 = static_cast<unsigned int>(v272.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2271 = v1126 + v2270;
+    const bool v2272 = v2269 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2273 = v2271 < v12;
+    const bool v2274 = v2272 && v2273;
+    if (v2274) {
+      const float v2275 = v272.x[8];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2277 = iron_f32_to_bf16(v2275);
+      const unsigned int v2278 = v2269 * v3;
+      const unsigned int v2279 = v2278 + v65;
+      const unsigned int v2280 = v2279 + v2271;
+      out[v2280] = v2277;
+    }
+    const unsigned int v2281 = static_cast<unsigned int>(v272.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2282 = v1127 + v2281;
+    const unsigned int v2283 = static_cast<unsigned int>(v272.col(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2284 = v1126 + v2283;
+    const bool v2285 = v2282 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2286 = v2284 < v12;
+    const bool v2287 = v2285 && v2286;
+    if (v2287) {
+      const float v2288 = v272.x[9];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2290 = iron_f32_to_bf16(v2288);
+      const unsigned int v2291 = v2282 * v3;
+      const unsigned int v2292 = v2291 + v65;
+      const unsigned int v2293 = v2292 + v2284;
+      out[v2293] = v2290;
+    }
+    const unsigned int v2294 = static_cast<unsigned int>(v272.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2295 = v1127 + v2294;
+    const unsigned int v2296 = static_cast<unsigned int>(v272.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2297 = v1126 + v2296;
+    const bool v2298 = v2295 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2299 = v2297 < v12;
+    const bool v2300 = v2298 && v2299;
+    if (v2300) {
+      const float v2301 = v272.x[10];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2303 = iron_f32_to_bf16(v2301);
+      const unsigned int v2304 = v2295 * v3;
+      const unsigned int v2305 = v2304 + v65;
+      const unsigned int v2306 = v2305 + v2297;
+      out[v2306] = v2303;
+    }
+    const unsigned int v2307 = static_cast<unsigned int>(v272.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2308 = v1127 + v2307;
+    const unsigned int v2309 = static_cast<unsigned int>(v272.col(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2310 = v1126 + v2309;
+    const bool v2311 = v2308 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2312 = v2310 < v12;
+    const bool v2313 = v2311 && v2312;
+    if (v2313) {
+      const float v2314 = v272.x[11];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2316 = iron_f32_to_bf16(v2314);
+      const unsigned int v2317 = v2308 * v3;
+      const unsigned int v2318 = v2317 + v65;
+      const unsigned int v2319 = v2318 + v2310;
+      out[v2319] = v2316;
+    }
+    const unsigned int v2320 = static_cast<unsigned int>(v272.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2321 = v1127 + v2320;
+    const unsigned int v2322 = static_cast<unsigned int>(v272.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2323 = v1126 + v2322;
+    const bool v2324 = v2321 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2325 = v2323 < v12;
+    const bool v2326 = v2324 && v2325;
+    if (v2326) {
+      const float v2327 = v272.x[12];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2329 = iron_f32_to_bf16(v2327);
+      const unsigned int v2330 = v2321 * v3;
+      const unsigned int v2331 = v2330 + v65;
+      const unsigned int v2332 = v2331 + v2323;
+      out[v2332] = v2329;
+    }
+    const unsigned int v2333 = static_cast<unsigned int>(v272.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2334 = v1127 + v2333;
+    const unsigned int v2335 = static_cast<unsigned int>(v272.col(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2336 = v1126 + v2335;
+    const bool v2337 = v2334 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2338 = v2336 < v12;
+    const bool v2339 = v2337 && v2338;
+    if (v2339) {
+      const float v2340 = v272.x[13];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2342 = iron_f32_to_bf16(v2340);
+      const unsigned int v2343 = v2334 * v3;
+      const unsigned int v2344 = v2343 + v65;
+      const unsigned int v2345 = v2344 + v2336;
+      out[v2345] = v2342;
+    }
+    const unsigned int v2346 = static_cast<unsigned int>(v272.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2347 = v1127 + v2346;
+    const unsigned int v2348 = static_cast<unsigned int>(v272.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2349 = v1126 + v2348;
+    const bool v2350 = v2347 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2351 = v2349 < v12;
+    const bool v2352 = v2350 && v2351;
+    if (v2352) {
+      const float v2353 = v272.x[14];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2355 = iron_f32_to_bf16(v2353);
+      const unsigned int v2356 = v2347 * v3;
+      const unsigned int v2357 = v2356 + v65;
+      const unsigned int v2358 = v2357 + v2349;
+      out[v2358] = v2355;
+    }
+    const unsigned int v2359 = static_cast<unsigned int>(v272.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2360 = v1127 + v2359;
+    const unsigned int v2361 = static_cast<unsigned int>(v272.col(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2362 = v1126 + v2361;
+    const bool v2363 = v2360 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2364 = v2362 < v12;
+    const bool v2365 = v2363 && v2364;
+    if (v2365) {
+      const float v2366 = v272.x[15];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2368 = iron_f32_to_bf16(v2366);
+      const unsigned int v2369 = v2360 * v3;
+      const unsigned int v2370 = v2369 + v65;
+      const unsigned int v2371 = v2370 + v2362;
+      out[v2371] = v2368;
+    }
+    const unsigned int v2372 = static_cast<unsigned int>(v272.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2373 = v1127 + v2372;
+    const unsigned int v2374 = static_cast<unsigned int>(v272.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2375 = v1126 + v2374;
+    const bool v2376 = v2373 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2377 = v2375 < v12;
+    const bool v2378 = v2376 && v2377;
+    if (v2378) {
+      const float v2379 = v272.x[16];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2381 = iron_f32_to_bf16(v2379);
+      const unsigned int v2382 = v2373 * v3;
+      const unsigned int v2383 = v2382 + v65;
+      const unsigned int v2384 = v2383 + v2375;
+      out[v2384] = v2381;
+    }
+    const unsigned int v2385 = static_cast<unsigned int>(v272.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2386 = v1127 + v2385;
+    const unsigned int v2387 = static_cast<unsigned int>(v272.col(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2388 = v1126 + v2387;
+    const bool v2389 = v2386 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2390 = v2388 < v12;
+    const bool v2391 = v2389 && v2390;
+    if (v2391) {
+      const float v2392 = v272.x[17];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2394 = iron_f32_to_bf16(v2392);
+      const unsigned int v2395 = v2386 * v3;
+      const unsigned int v2396 = v2395 + v65;
+      const unsigned int v2397 = v2396 + v2388;
+      out[v2397] = v2394;
+    }
+    const unsigned int v2398 = static_cast<unsigned int>(v272.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2399 = v1127 + v2398;
+    const unsigned int v2400 = static_cast<unsigned int>(v272.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2401 = v1126 + v2400;
+    const bool v2402 = v2399 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2403 = v2401 < v12;
+    const bool v2404 = v2402 && v2403;
+    if (v2404) {
+      const float v2405 = v272.x[18];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2407 = iron_f32_to_bf16(v2405);
+      const unsigned int v2408 = v2399 * v3;
+      const unsigned int v2409 = v2408 + v65;
+      const unsigned int v2410 = v2409 + v2401;
+      out[v2410] = v2407;
+    }
+    const unsigned int v2411 = static_cast<unsigned int>(v272.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2412 = v1127 + v2411;
+    const unsigned int v2413 = static_cast<unsigned int>(v272.col(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2414 = v1126 + v2413;
+    const bool v2415 = v2412 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2416 = v2414 < v12;
+    const bool v2417 = v2415 && v2416;
+    if (v2417) {
+      const float v2418 = v272.x[19];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2420 = iron_f32_to_bf16(v2418);
+      const unsigned int v2421 = v2412 * v3;
+      const unsigned int v2422 = v2421 + v65;
+      const unsigned int v2423 = v2422 + v2414;
+      out[v2423] = v2420;
+    }
+    const unsigned int v2424 = static_cast<unsigned int>(v272.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2425 = v1127 + v2424;
+    const unsigned int v2426 = static_cast<unsigned int>(v272.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2427 = v1126 + v2426;
+    const bool v2428 = v2425 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2429 = v2427 < v12;
+    const bool v2430 = v2428 && v2429;
+    if (v2430) {
+      const float v2431 = v272.x[20];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2433 = iron_f32_to_bf16(v2431);
+      const unsigned int v2434 = v2425 * v3;
+      const unsigned int v2435 = v2434 + v65;
+      const unsigned int v2436 = v2435 + v2427;
+      out[v2436] = v2433;
+    }
+    const unsigned int v2437 = static_cast<unsigned int>(v272.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2438 = v1127 + v2437;
+    const unsigned int v2439 = static_cast<unsigned int>(v272.col(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2440 = v1126 + v2439;
+    const bool v2441 = v2438 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2442 = v2440 < v12;
+    const bool v2443 = v2441 && v2442;
+    if (v2443) {
+      const float v2444 = v272.x[21];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2446 = iron_f32_to_bf16(v2444);
+      const unsigned int v2447 = v2438 * v3;
+      const unsigned int v2448 = v2447 + v65;
+      const unsigned int v2449 = v2448 + v2440;
+      out[v2449] = v2446;
+    }
+    const unsigned int v2450 = static_cast<unsigned int>(v272.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2451 = v1127 + v2450;
+    const unsigned int v2452 = static_cast<unsigned int>(v272.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2453 = v1126 + v2452;
+    const bool v2454 = v2451 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2455 = v2453 < v12;
+    const bool v2456 = v2454 && v2455;
+    if (v2456) {
+      const float v2457 = v272.x[22];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2459 = iron_f32_to_bf16(v2457);
+      const unsigned int v2460 = v2451 * v3;
+      const unsigned int v2461 = v2460 + v65;
+      const unsigned int v2462 = v2461 + v2453;
+      out[v2462] = v2459;
+    }
+    const unsigned int v2463 = static_cast<unsigned int>(v272.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2464 = v1127 + v2463;
+    const unsigned int v2465 = static_cast<unsigned int>(v272.col(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2466 = v1126 + v2465;
+    const bool v2467 = v2464 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2468 = v2466 < v12;
+    const bool v2469 = v2467 && v2468;
+    if (v2469) {
+      const float v2470 = v272.x[23];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2472 = iron_f32_to_bf16(v2470);
+      const unsigned int v2473 = v2464 * v3;
+      const unsigned int v2474 = v2473 + v65;
+      const unsigned int v2475 = v2474 + v2466;
+      out[v2475] = v2472;
+    }
+    const unsigned int v2476 = static_cast<unsigned int>(v272.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2477 = v1127 + v2476;
+    const unsigned int v2478 = static_cast<unsigned int>(v272.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2479 = v1126 + v2478;
+    const bool v2480 = v2477 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2481 = v2479 < v12;
+    const bool v2482 = v2480 && v2481;
+    if (v2482) {
+      const float v2483 = v272.x[24];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2485 = iron_f32_to_bf16(v2483);
+      const unsigned int v2486 = v2477 * v3;
+      const unsigned int v2487 = v2486 + v65;
+      const unsigned int v2488 = v2487 + v2479;
+      out[v2488] = v2485;
+    }
+    const unsigned int v2489 = static_cast<unsigned int>(v272.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2490 = v1127 + v2489;
+    const unsigned int v2491 = static_cast<unsigned int>(v272.col(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2492 = v1126 + v2491;
+    const bool v2493 = v2490 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2494 = v2492 < v12;
+    const bool v2495 = v2493 && v2494;
+    if (v2495) {
+      const float v2496 = v272.x[25];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2498 = iron_f32_to_bf16(v2496);
+      const unsigned int v2499 = v2490 * v3;
+      const unsigned int v2500 = v2499 + v65;
+      const unsigned int v2501 = v2500 + v2492;
+      out[v2501] = v2498;
+    }
+    const unsigned int v2502 = static_cast<unsigned int>(v272.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2503 = v1127 + v2502;
+    const unsigned int v2504 = static_cast<unsigned int>(v272.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2505 = v1126 + v2504;
+    const bool v2506 = v2503 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2507 = v2505 < v12;
+    const bool v2508 = v2506 && v2507;
+    if (v2508) {
+      const float v2509 = v272.x[26];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2511 = iron_f32_to_bf16(v2509);
+      const unsigned int v2512 = v2503 * v3;
+      const unsigned int v2513 = v2512 + v65;
+      const unsigned int v2514 = v2513 + v2505;
+      out[v2514] = v2511;
+    }
+    const unsigned int v2515 = static_cast<unsigned int>(v272.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2516 = v1127 + v2515;
+    const unsigned int v2517 = static_cast<unsigned int>(v272.col(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2518 = v1126 + v2517;
+    const bool v2519 = v2516 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2520 = v2518 < v12;
+    const bool v2521 = v2519 && v2520;
+    if (v2521) {
+      const float v2522 = v272.x[27];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2524 = iron_f32_to_bf16(v2522);
+      const unsigned int v2525 = v2516 * v3;
+      const unsigned int v2526 = v2525 + v65;
+      const unsigned int v2527 = v2526 + v2518;
+      out[v2527] = v2524;
+    }
+    const unsigned int v2528 = static_cast<unsigned int>(v272.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2529 = v1127 + v2528;
+    const unsigned int v2530 = static_cast<unsigned int>(v272.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2531 = v1126 + v2530;
+    const bool v2532 = v2529 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2533 = v2531 < v12;
+    const bool v2534 = v2532 && v2533;
+    if (v2534) {
+      const float v2535 = v272.x[28];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2537 = iron_f32_to_bf16(v2535);
+      const unsigned int v2538 = v2529 * v3;
+      const unsigned int v2539 = v2538 + v65;
+      const unsigned int v2540 = v2539 + v2531;
+      out[v2540] = v2537;
+    }
+    const unsigned int v2541 = static_cast<unsigned int>(v272.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2542 = v1127 + v2541;
+    const unsigned int v2543 = static_cast<unsigned int>(v272.col(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2544 = v1126 + v2543;
+    const bool v2545 = v2542 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2546 = v2544 < v12;
+    const bool v2547 = v2545 && v2546;
+    if (v2547) {
+      const float v2548 = v272.x[29];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2550 = iron_f32_to_bf16(v2548);
+      const unsigned int v2551 = v2542 * v3;
+      const unsigned int v2552 = v2551 + v65;
+      const unsigned int v2553 = v2552 + v2544;
+      out[v2553] = v2550;
+    }
+    const unsigned int v2554 = static_cast<unsigned int>(v272.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2555 = v1127 + v2554;
+    const unsigned int v2556 = static_cast<unsigned int>(v272.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2557 = v1126 + v2556;
+    const bool v2558 = v2555 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2559 = v2557 < v12;
+    const bool v2560 = v2558 && v2559;
+    if (v2560) {
+      const float v2561 = v272.x[30];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2563 = iron_f32_to_bf16(v2561);
+      const unsigned int v2564 = v2555 * v3;
+      const unsigned int v2565 = v2564 + v65;
+      const unsigned int v2566 = v2565 + v2557;
+      out[v2566] = v2563;
+    }
+    const unsigned int v2567 = static_cast<unsigned int>(v272.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2568 = v1127 + v2567;
+    const unsigned int v2569 = static_cast<unsigned int>(v272.col(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2570 = v1126 + v2569;
+    const bool v2571 = v2568 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2572 = v2570 < v12;
+    const bool v2573 = v2571 && v2572;
+    if (v2573) {
+      const float v2574 = v272.x[31];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2576 = iron_f32_to_bf16(v2574);
+      const unsigned int v2577 = v2568 * v3;
+      const unsigned int v2578 = v2577 + v65;
+      const unsigned int v2579 = v2578 + v2570;
+      out[v2579] = v2576;
+    }
+    const unsigned int v2580 = static_cast<unsigned int>(v272.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2581 = v1127 + v2580;
+    const unsigned int v2582 = static_cast<unsigned int>(v272.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2583 = v1126 + v2582;
+    const bool v2584 = v2581 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2585 = v2583 < v12;
+    const bool v2586 = v2584 && v2585;
+    if (v2586) {
+      const float v2587 = v272.x[32];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2589 = iron_f32_to_bf16(v2587);
+      const unsigned int v2590 = v2581 * v3;
+      const unsigned int v2591 = v2590 + v65;
+      const unsigned int v2592 = v2591 + v2583;
+      out[v2592] = v2589;
+    }
+    const unsigned int v2593 = static_cast<unsigned int>(v272.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2594 = v1127 + v2593;
+    const unsigned int v2595 = static_cast<unsigned int>(v272.col(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2596 = v1126 + v2595;
+    const bool v2597 = v2594 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2598 = v2596 < v12;
+    const bool v2599 = v2597 && v2598;
+    if (v2599) {
+      const float v2600 = v272.x[33];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2602 = iron_f32_to_bf16(v2600);
+      const unsigned int v2603 = v2594 * v3;
+      const unsigned int v2604 = v2603 + v65;
+      const unsigned int v2605 = v2604 + v2596;
+      out[v2605] = v2602;
+    }
+    const unsigned int v2606 = static_cast<unsigned int>(v272.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2607 = v1127 + v2606;
+    const unsigned int v2608 = static_cast<unsigned int>(v272.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2609 = v1126 + v2608;
+    const bool v2610 = v2607 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2611 = v2609 < v12;
+    const bool v2612 = v2610 && v2611;
+    if (v2612) {
+      const float v2613 = v272.x[34];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2615 = iron_f32_to_bf16(v2613);
+      const unsigned int v2616 = v2607 * v3;
+      const unsigned int v2617 = v2616 + v65;
+      const unsigned int v2618 = v2617 + v2609;
+      out[v2618] = v2615;
+    }
+    const unsigned int v2619 = static_cast<unsigned int>(v272.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2620 = v1127 + v2619;
+    const unsigned int v2621 = static_cast<unsigned int>(v272.col(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2622 = v1126 + v2621;
+    const bool v2623 = v2620 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2624 = v2622 < v12;
+    const bool v2625 = v2623 && v2624;
+    if (v2625) {
+      const float v2626 = v272.x[35];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2628 = iron_f32_to_bf16(v2626);
+      const unsigned int v2629 = v2620 * v3;
+      const unsigned int v2630 = v2629 + v65;
+      const unsigned int v2631 = v2630 + v2622;
+      out[v2631] = v2628;
+    }
+    const unsigned int v2632 = static_cast<unsigned int>(v272.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2633 = v1127 + v2632;
+    const unsigned int v2634 = static_cast<unsigned int>(v272.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2635 = v1126 + v2634;
+    const bool v2636 = v2633 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2637 = v2635 < v12;
+    const bool v2638 = v2636 && v2637;
+    if (v2638) {
+      const float v2639 = v272.x[36];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2641 = iron_f32_to_bf16(v2639);
+      const unsigned int v2642 = v2633 * v3;
+      const unsigned int v2643 = v2642 + v65;
+      const unsigned int v2644 = v2643 + v2635;
+      out[v2644] = v2641;
+    }
+    const unsigned int v2645 = static_cast<unsigned int>(v272.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2646 = v1127 + v2645;
+    const unsigned int v2647 = static_cast<unsigned int>(v272.col(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2648 = v1126 + v2647;
+    const bool v2649 = v2646 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2650 = v2648 < v12;
+    const bool v2651 = v2649 && v2650;
+    if (v2651) {
+      const float v2652 = v272.x[37];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2654 = iron_f32_to_bf16(v2652);
+      const unsigned int v2655 = v2646 * v3;
+      const unsigned int v2656 = v2655 + v65;
+      const unsigned int v2657 = v2656 + v2648;
+      out[v2657] = v2654;
+    }
+    const unsigned int v2658 = static_cast<unsigned int>(v272.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2659 = v1127 + v2658;
+    const unsigned int v2660 = static_cast<unsigned int>(v272.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2661 = v1126 + v2660;
+    const bool v2662 = v2659 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2663 = v2661 < v12;
+    const bool v2664 = v2662 && v2663;
+    if (v2664) {
+      const float v2665 = v272.x[38];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2667 = iron_f32_to_bf16(v2665);
+      const unsigned int v2668 = v2659 * v3;
+      const unsigned int v2669 = v2668 + v65;
+      const unsigned int v2670 = v2669 + v2661;
+      out[v2670] = v2667;
+    }
+    const unsigned int v2671 = static_cast<unsigned int>(v272.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2672 = v1127 + v2671;
+    const unsigned int v2673 = static_cast<unsigned int>(v272.col(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2674 = v1126 + v2673;
+    const bool v2675 = v2672 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2676 = v2674 < v12;
+    const bool v2677 = v2675 && v2676;
+    if (v2677) {
+      const float v2678 = v272.x[39];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2680 = iron_f32_to_bf16(v2678);
+      const unsigned int v2681 = v2672 * v3;
+      const unsigned int v2682 = v2681 + v65;
+      const unsigned int v2683 = v2682 + v2674;
+      out[v2683] = v2680;
+    }
+    const unsigned int v2684 = static_cast<unsigned int>(v272.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2685 = v1127 + v2684;
+    const unsigned int v2686 = static_cast<unsigned int>(v272.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2687 = v1126 + v2686;
+    const bool v2688 = v2685 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2689 = v2687 < v12;
+    const bool v2690 = v2688 && v2689;
+    if (v2690) {
+      const float v2691 = v272.x[40];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2693 = iron_f32_to_bf16(v2691);
+      const unsigned int v2694 = v2685 * v3;
+      const unsigned int v2695 = v2694 + v65;
+      const unsigned int v2696 = v2695 + v2687;
+      out[v2696] = v2693;
+    }
+    const unsigned int v2697 = static_cast<unsigned int>(v272.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2698 = v1127 + v2697;
+    const unsigned int v2699 = static_cast<unsigned int>(v272.col(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2700 = v1126 + v2699;
+    const bool v2701 = v2698 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2702 = v2700 < v12;
+    const bool v2703 = v2701 && v2702;
+    if (v2703) {
+      const float v2704 = v272.x[41];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2706 = iron_f32_to_bf16(v2704);
+      const unsigned int v2707 = v2698 * v3;
+      const unsigned int v2708 = v2707 + v65;
+      const unsigned int v2709 = v2708 + v2700;
+      out[v2709] = v2706;
+    }
+    const unsigned int v2710 = static_cast<unsigned int>(v272.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2711 = v1127 + v2710;
+    const unsigned int v2712 = static_cast<unsigned int>(v272.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2713 = v1126 + v2712;
+    const bool v2714 = v2711 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2715 = v2713 < v12;
+    const bool v2716 = v2714 && v2715;
+    if (v2716) {
+      const float v2717 = v272.x[42];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2719 = iron_f32_to_bf16(v2717);
+      const unsigned int v2720 = v2711 * v3;
+      const unsigned int v2721 = v2720 + v65;
+      const unsigned int v2722 = v2721 + v2713;
+      out[v2722] = v2719;
+    }
+    const unsigned int v2723 = static_cast<unsigned int>(v272.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2724 = v1127 + v2723;
+    const unsigned int v2725 = static_cast<unsigned int>(v272.col(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2726 = v1126 + v2725;
+    const bool v2727 = v2724 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2728 = v2726 < v12;
+    const bool v2729 = v2727 && v2728;
+    if (v2729) {
+      const float v2730 = v272.x[43];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2732 = iron_f32_to_bf16(v2730);
+      const unsigned int v2733 = v2724 * v3;
+      const unsigned int v2734 = v2733 + v65;
+      const unsigned int v2735 = v2734 + v2726;
+      out[v2735] = v2732;
+    }
+    const unsigned int v2736 = static_cast<unsigned int>(v272.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2737 = v1127 + v2736;
+    const unsigned int v2738 = static_cast<unsigned int>(v272.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2739 = v1126 + v2738;
+    const bool v2740 = v2737 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2741 = v2739 < v12;
+    const bool v2742 = v2740 && v2741;
+    if (v2742) {
+      const float v2743 = v272.x[44];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2745 = iron_f32_to_bf16(v2743);
+      const unsigned int v2746 = v2737 * v3;
+      const unsigned int v2747 = v2746 + v65;
+      const unsigned int v2748 = v2747 + v2739;
+      out[v2748] = v2745;
+    }
+    const unsigned int v2749 = static_cast<unsigned int>(v272.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2750 = v1127 + v2749;
+    const unsigned int v2751 = static_cast<unsigned int>(v272.col(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2752 = v1126 + v2751;
+    const bool v2753 = v2750 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2754 = v2752 < v12;
+    const bool v2755 = v2753 && v2754;
+    if (v2755) {
+      const float v2756 = v272.x[45];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2758 = iron_f32_to_bf16(v2756);
+      const unsigned int v2759 = v2750 * v3;
+      const unsigned int v2760 = v2759 + v65;
+      const unsigned int v2761 = v2760 + v2752;
+      out[v2761] = v2758;
+    }
+    const unsigned int v2762 = static_cast<unsigned int>(v272.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2763 = v1127 + v2762;
+    const unsigned int v2764 = static_cast<unsigned int>(v272.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2765 = v1126 + v2764;
+    const bool v2766 = v2763 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2767 = v2765 < v12;
+    const bool v2768 = v2766 && v2767;
+    if (v2768) {
+      const float v2769 = v272.x[46];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2771 = iron_f32_to_bf16(v2769);
+      const unsigned int v2772 = v2763 * v3;
+      const unsigned int v2773 = v2772 + v65;
+      const unsigned int v2774 = v2773 + v2765;
+      out[v2774] = v2771;
+    }
+    const unsigned int v2775 = static_cast<unsigned int>(v272.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2776 = v1127 + v2775;
+    const unsigned int v2777 = static_cast<unsigned int>(v272.col(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2778 = v1126 + v2777;
+    const bool v2779 = v2776 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2780 = v2778 < v12;
+    const bool v2781 = v2779 && v2780;
+    if (v2781) {
+      const float v2782 = v272.x[47];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2784 = iron_f32_to_bf16(v2782);
+      const unsigned int v2785 = v2776 * v3;
+      const unsigned int v2786 = v2785 + v65;
+      const unsigned int v2787 = v2786 + v2778;
+      out[v2787] = v2784;
+    }
+    const unsigned int v2788 = static_cast<unsigned int>(v272.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2789 = v1127 + v2788;
+    const unsigned int v2790 = static_cast<unsigned int>(v272.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2791 = v1126 + v2790;
+    const bool v2792 = v2789 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2793 = v2791 < v12;
+    const bool v2794 = v2792 && v2793;
+    if (v2794) {
+      const float v2795 = v272.x[48];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2797 = iron_f32_to_bf16(v2795);
+      const unsigned int v2798 = v2789 * v3;
+      const unsigned int v2799 = v2798 + v65;
+      const unsigned int v2800 = v2799 + v2791;
+      out[v2800] = v2797;
+    }
+    const unsigned int v2801 = static_cast<unsigned int>(v272.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2802 = v1127 + v2801;
+    const unsigned int v2803 = static_cast<unsigned int>(v272.col(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2804 = v1126 + v2803;
+    const bool v2805 = v2802 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2806 = v2804 < v12;
+    const bool v2807 = v2805 && v2806;
+    if (v2807) {
+      const float v2808 = v272.x[49];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2810 = iron_f32_to_bf16(v2808);
+      const unsigned int v2811 = v2802 * v3;
+      const unsigned int v2812 = v2811 + v65;
+      const unsigned int v2813 = v2812 + v2804;
+      out[v2813] = v2810;
+    }
+    const unsigned int v2814 = static_cast<unsigned int>(v272.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2815 = v1127 + v2814;
+    const unsigned int v2816 = static_cast<unsigned int>(v272.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2817 = v1126 + v2816;
+    const bool v2818 = v2815 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2819 = v2817 < v12;
+    const bool v2820 = v2818 && v2819;
+    if (v2820) {
+      const float v2821 = v272.x[50];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2823 = iron_f32_to_bf16(v2821);
+      const unsigned int v2824 = v2815 * v3;
+      const unsigned int v2825 = v2824 + v65;
+      const unsigned int v2826 = v2825 + v2817;
+      out[v2826] = v2823;
+    }
+    const unsigned int v2827 = static_cast<unsigned int>(v272.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2828 = v1127 + v2827;
+    const unsigned int v2829 = static_cast<unsigned int>(v272.col(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2830 = v1126 + v2829;
+    const bool v2831 = v2828 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2832 = v2830 < v12;
+    const bool v2833 = v2831 && v2832;
+    if (v2833) {
+      const float v2834 = v272.x[51];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2836 = iron_f32_to_bf16(v2834);
+      const unsigned int v2837 = v2828 * v3;
+      const unsigned int v2838 = v2837 + v65;
+      const unsigned int v2839 = v2838 + v2830;
+      out[v2839] = v2836;
+    }
+    const unsigned int v2840 = static_cast<unsigned int>(v272.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2841 = v1127 + v2840;
+    const unsigned int v2842 = static_cast<unsigned int>(v272.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2843 = v1126 + v2842;
+    const bool v2844 = v2841 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2845 = v2843 < v12;
+    const bool v2846 = v2844 && v2845;
+    if (v2846) {
+      const float v2847 = v272.x[52];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2849 = iron_f32_to_bf16(v2847);
+      const unsigned int v2850 = v2841 * v3;
+      const unsigned int v2851 = v2850 + v65;
+      const unsigned int v2852 = v2851 + v2843;
+      out[v2852] = v2849;
+    }
+    const unsigned int v2853 = static_cast<unsigned int>(v272.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2854 = v1127 + v2853;
+    const unsigned int v2855 = static_cast<unsigned int>(v272.col(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2856 = v1126 + v2855;
+    const bool v2857 = v2854 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2858 = v2856 < v12;
+    const bool v2859 = v2857 && v2858;
+    if (v2859) {
+      const float v2860 = v272.x[53];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2862 = iron_f32_to_bf16(v2860);
+      const unsigned int v2863 = v2854 * v3;
+      const unsigned int v2864 = v2863 + v65;
+      const unsigned int v2865 = v2864 + v2856;
+      out[v2865] = v2862;
+    }
+    const unsigned int v2866 = static_cast<unsigned int>(v272.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2867 = v1127 + v2866;
+    const unsigned int v2868 = static_cast<unsigned int>(v272.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2869 = v1126 + v2868;
+    const bool v2870 = v2867 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2871 = v2869 < v12;
+    const bool v2872 = v2870 && v2871;
+    if (v2872) {
+      const float v2873 = v272.x[54];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2875 = iron_f32_to_bf16(v2873);
+      const unsigned int v2876 = v2867 * v3;
+      const unsigned int v2877 = v2876 + v65;
+      const unsigned int v2878 = v2877 + v2869;
+      out[v2878] = v2875;
+    }
+    const unsigned int v2879 = static_cast<unsigned int>(v272.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2880 = v1127 + v2879;
+    const unsigned int v2881 = static_cast<unsigned int>(v272.col(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2882 = v1126 + v2881;
+    const bool v2883 = v2880 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2884 = v2882 < v12;
+    const bool v2885 = v2883 && v2884;
+    if (v2885) {
+      const float v2886 = v272.x[55];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2888 = iron_f32_to_bf16(v2886);
+      const unsigned int v2889 = v2880 * v3;
+      const unsigned int v2890 = v2889 + v65;
+      const unsigned int v2891 = v2890 + v2882;
+      out[v2891] = v2888;
+    }
+    const unsigned int v2892 = static_cast<unsigned int>(v272.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2893 = v1127 + v2892;
+    const unsigned int v2894 = static_cast<unsigned int>(v272.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2895 = v1126 + v2894;
+    const bool v2896 = v2893 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2897 = v2895 < v12;
+    const bool v2898 = v2896 && v2897;
+    if (v2898) {
+      const float v2899 = v272.x[56];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2901 = iron_f32_to_bf16(v2899);
+      const unsigned int v2902 = v2893 * v3;
+      const unsigned int v2903 = v2902 + v65;
+      const unsigned int v2904 = v2903 + v2895;
+      out[v2904] = v2901;
+    }
+    const unsigned int v2905 = static_cast<unsigned int>(v272.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2906 = v1127 + v2905;
+    const unsigned int v2907 = static_cast<unsigned int>(v272.col(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2908 = v1126 + v2907;
+    const bool v2909 = v2906 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2910 = v2908 < v12;
+    const bool v2911 = v2909 && v2910;
+    if (v2911) {
+      const float v2912 = v272.x[57];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2914 = iron_f32_to_bf16(v2912);
+      const unsigned int v2915 = v2906 * v3;
+      const unsigned int v2916 = v2915 + v65;
+      const unsigned int v2917 = v2916 + v2908;
+      out[v2917] = v2914;
+    }
+    const unsigned int v2918 = static_cast<unsigned int>(v272.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2919 = v1127 + v2918;
+    const unsigned int v2920 = static_cast<unsigned int>(v272.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2921 = v1126 + v2920;
+    const bool v2922 = v2919 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2923 = v2921 < v12;
+    const bool v2924 = v2922 && v2923;
+    if (v2924) {
+      const float v2925 = v272.x[58];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2927 = iron_f32_to_bf16(v2925);
+      const unsigned int v2928 = v2919 * v3;
+      const unsigned int v2929 = v2928 + v65;
+      const unsigned int v2930 = v2929 + v2921;
+      out[v2930] = v2927;
+    }
+    const unsigned int v2931 = static_cast<unsigned int>(v272.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2932 = v1127 + v2931;
+    const unsigned int v2933 = static_cast<unsigned int>(v272.col(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2934 = v1126 + v2933;
+    const bool v2935 = v2932 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2936 = v2934 < v12;
+    const bool v2937 = v2935 && v2936;
+    if (v2937) {
+      const float v2938 = v272.x[59];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2940 = iron_f32_to_bf16(v2938);
+      const unsigned int v2941 = v2932 * v3;
+      const unsigned int v2942 = v2941 + v65;
+      const unsigned int v2943 = v2942 + v2934;
+      out[v2943] = v2940;
+    }
+    const unsigned int v2944 = static_cast<unsigned int>(v272.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2945 = v1127 + v2944;
+    const unsigned int v2946 = static_cast<unsigned int>(v272.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2947 = v1126 + v2946;
+    const bool v2948 = v2945 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2949 = v2947 < v12;
+    const bool v2950 = v2948 && v2949;
+    if (v2950) {
+      const float v2951 = v272.x[60];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2953 = iron_f32_to_bf16(v2951);
+      const unsigned int v2954 = v2945 * v3;
+      const unsigned int v2955 = v2954 + v65;
+      const unsigned int v2956 = v2955 + v2947;
+      out[v2956] = v2953;
+    }
+    const unsigned int v2957 = static_cast<unsigned int>(v272.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2958 = v1127 + v2957;
+    const unsigned int v2959 = static_cast<unsigned int>(v272.col(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2960 = v1126 + v2959;
+    const bool v2961 = v2958 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2962 = v2960 < v12;
+    const bool v2963 = v2961 && v2962;
+    if (v2963) {
+      const float v2964 = v272.x[61];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2966 = iron_f32_to_bf16(v2964);
+      const unsigned int v2967 = v2958 * v3;
+      const unsigned int v2968 = v2967 + v65;
+      const unsigned int v2969 = v2968 + v2960;
+      out[v2969] = v2966;
+    }
+    const unsigned int v2970 = static_cast<unsigned int>(v272.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2971 = v1127 + v2970;
+    const unsigned int v2972 = static_cast<unsigned int>(v272.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2973 = v1126 + v2972;
+    const bool v2974 = v2971 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2975 = v2973 < v12;
+    const bool v2976 = v2974 && v2975;
+    if (v2976) {
+      const float v2977 = v272.x[62];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2979 = iron_f32_to_bf16(v2977);
+      const unsigned int v2980 = v2971 * v3;
+      const unsigned int v2981 = v2980 + v65;
+      const unsigned int v2982 = v2981 + v2973;
+      out[v2982] = v2979;
+    }
+    const unsigned int v2983 = static_cast<unsigned int>(v272.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2984 = v1127 + v2983;
+    const unsigned int v2985 = static_cast<unsigned int>(v272.col(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2986 = v1126 + v2985;
+    const bool v2987 = v2984 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2988 = v2986 < v12;
+    const bool v2989 = v2987 && v2988;
+    if (v2989) {
+      const float v2990 = v272.x[63];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2992 = iron_f32_to_bf16(v2990);
+      const unsigned int v2993 = v2984 * v3;
+      const unsigned int v2994 = v2993 + v65;
+      const unsigned int v2995 = v2994 + v2986;
+      out[v2995] = v2992;
+    }
+    const unsigned int v2996 = static_cast<unsigned int>(v272.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2997 = v1127 + v2996;
+    const unsigned int v2998 = static_cast<unsigned int>(v272.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2999 = v1126 + v2998;
+    const bool v3000 = v2997 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3001 = v2999 < v12;
+    const bool v3002 = v3000 && v3001;
+    if (v3002) {
+      const float v3003 = v272.x[64];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3005 = iron_f32_to_bf16(v3003);
+      const unsigned int v3006 = v2997 * v3;
+      const unsigned int v3007 = v3006 + v65;
+      const unsigned int v3008 = v3007 + v2999;
+      out[v3008] = v3005;
+    }
+    const unsigned int v3009 = static_cast<unsigned int>(v272.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3010 = v1127 + v3009;
+    const unsigned int v3011 = static_cast<unsigned int>(v272.col(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3012 = v1126 + v3011;
+    const bool v3013 = v3010 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3014 = v3012 < v12;
+    const bool v3015 = v3013 && v3014;
+    if (v3015) {
+      const float v3016 = v272.x[65];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3018 = iron_f32_to_bf16(v3016);
+      const unsigned int v3019 = v3010 * v3;
+      const unsigned int v3020 = v3019 + v65;
+      const unsigned int v3021 = v3020 + v3012;
+      out[v3021] = v3018;
+    }
+    const unsigned int v3022 = static_cast<unsigned int>(v272.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3023 = v1127 + v3022;
+    const unsigned int v3024 = static_cast<unsigned int>(v272.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3025 = v1126 + v3024;
+    const bool v3026 = v3023 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3027 = v3025 < v12;
+    const bool v3028 = v3026 && v3027;
+    if (v3028) {
+      const float v3029 = v272.x[66];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3031 = iron_f32_to_bf16(v3029);
+      const unsigned int v3032 = v3023 * v3;
+      const unsigned int v3033 = v3032 + v65;
+      const unsigned int v3034 = v3033 + v3025;
+      out[v3034] = v3031;
+    }
+    const unsigned int v3035 = static_cast<unsigned int>(v272.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3036 = v1127 + v3035;
+    const unsigned int v3037 = static_cast<unsigned int>(v272.col(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3038 = v1126 + v3037;
+    const bool v3039 = v3036 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3040 = v3038 < v12;
+    const bool v3041 = v3039 && v3040;
+    if (v3041) {
+      const float v3042 = v272.x[67];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3044 = iron_f32_to_bf16(v3042);
+      const unsigned int v3045 = v3036 * v3;
+      const unsigned int v3046 = v3045 + v65;
+      const unsigned int v3047 = v3046 + v3038;
+      out[v3047] = v3044;
+    }
+    const unsigned int v3048 = static_cast<unsigned int>(v272.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3049 = v1127 + v3048;
+    const unsigned int v3050 = static_cast<unsigned int>(v272.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3051 = v1126 + v3050;
+    const bool v3052 = v3049 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3053 = v3051 < v12;
+    const bool v3054 = v3052 && v3053;
+    if (v3054) {
+      const float v3055 = v272.x[68];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3057 = iron_f32_to_bf16(v3055);
+      const unsigned int v3058 = v3049 * v3;
+      const unsigned int v3059 = v3058 + v65;
+      const unsigned int v3060 = v3059 + v3051;
+      out[v3060] = v3057;
+    }
+    const unsigned int v3061 = static_cast<unsigned int>(v272.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3062 = v1127 + v3061;
+    const unsigned int v3063 = static_cast<unsigned int>(v272.col(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3064 = v1126 + v3063;
+    const bool v3065 = v3062 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3066 = v3064 < v12;
+    const bool v3067 = v3065 && v3066;
+    if (v3067) {
+      const float v3068 = v272.x[69];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3070 = iron_f32_to_bf16(v3068);
+      const unsigned int v3071 = v3062 * v3;
+      const unsigned int v3072 = v3071 + v65;
+      const unsigned int v3073 = v3072 + v3064;
+      out[v3073] = v3070;
+    }
+    const unsigned int v3074 = static_cast<unsigned int>(v272.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3075 = v1127 + v3074;
+    const unsigned int v3076 = static_cast<unsigned int>(v272.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3077 = v1126 + v3076;
+    const bool v3078 = v3075 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3079 = v3077 < v12;
+    const bool v3080 = v3078 && v3079;
+    if (v3080) {
+      const float v3081 = v272.x[70];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3083 = iron_f32_to_bf16(v3081);
+      const unsigned int v3084 = v3075 * v3;
+      const unsigned int v3085 = v3084 + v65;
+      const unsigned int v3086 = v3085 + v3077;
+      out[v3086] = v3083;
+    }
+    const unsigned int v3087 = static_cast<unsigned int>(v272.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3088 = v1127 + v3087;
+    const unsigned int v3089 = static_cast<unsigned int>(v272.col(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3090 = v1126 + v3089;
+    const bool v3091 = v3088 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3092 = v3090 < v12;
+    const bool v3093 = v3091 && v3092;
+    if (v3093) {
+      const float v3094 = v272.x[71];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3096 = iron_f32_to_bf16(v3094);
+      const unsigned int v3097 = v3088 * v3;
+      const unsigned int v3098 = v3097 + v65;
+      const unsigned int v3099 = v3098 + v3090;
+      out[v3099] = v3096;
+    }
+    const unsigned int v3100 = static_cast<unsigned int>(v272.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3101 = v1127 + v3100;
+    const unsigned int v3102 = static_cast<unsigned int>(v272.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3103 = v1126 + v3102;
+    const bool v3104 = v3101 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3105 = v3103 < v12;
+    const bool v3106 = v3104 && v3105;
+    if (v3106) {
+      const float v3107 = v272.x[72];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3109 = iron_f32_to_bf16(v3107);
+      const unsigned int v3110 = v3101 * v3;
+      const unsigned int v3111 = v3110 + v65;
+      const unsigned int v3112 = v3111 + v3103;
+      out[v3112] = v3109;
+    }
+    const unsigned int v3113 = static_cast<unsigned int>(v272.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3114 = v1127 + v3113;
+    const unsigned int v3115 = static_cast<unsigned int>(v272.col(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3116 = v1126 + v3115;
+    const bool v3117 = v3114 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3118 = v3116 < v12;
+    const bool v3119 = v3117 && v3118;
+    if (v3119) {
+      const float v3120 = v272.x[73];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3122 = iron_f32_to_bf16(v3120);
+      const unsigned int v3123 = v3114 * v3;
+      const unsigned int v3124 = v3123 + v65;
+      const unsigned int v3125 = v3124 + v3116;
+      out[v3125] = v3122;
+    }
+    const unsigned int v3126 = static_cast<unsigned int>(v272.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3127 = v1127 + v3126;
+    const unsigned int v3128 = static_cast<unsigned int>(v272.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3129 = v1126 + v3128;
+    const bool v3130 = v3127 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3131 = v3129 < v12;
+    const bool v3132 = v3130 && v3131;
+    if (v3132) {
+      const float v3133 = v272.x[74];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3135 = iron_f32_to_bf16(v3133);
+      const unsigned int v3136 = v3127 * v3;
+      const unsigned int v3137 = v3136 + v65;
+      const unsigned int v3138 = v3137 + v3129;
+      out[v3138] = v3135;
+    }
+    const unsigned int v3139 = static_cast<unsigned int>(v272.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3140 = v1127 + v3139;
+    const unsigned int v3141 = static_cast<unsigned int>(v272.col(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3142 = v1126 + v3141;
+    const bool v3143 = v3140 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3144 = v3142 < v12;
+    const bool v3145 = v3143 && v3144;
+    if (v3145) {
+      const float v3146 = v272.x[75];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3148 = iron_f32_to_bf16(v3146);
+      const unsigned int v3149 = v3140 * v3;
+      const unsigned int v3150 = v3149 + v65;
+      const unsigned int v3151 = v3150 + v3142;
+      out[v3151] = v3148;
+    }
+    const unsigned int v3152 = static_cast<unsigned int>(v272.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3153 = v1127 + v3152;
+    const unsigned int v3154 = static_cast<unsigned int>(v272.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3155 = v1126 + v3154;
+    const bool v3156 = v3153 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3157 = v3155 < v12;
+    const bool v3158 = v3156 && v3157;
+    if (v3158) {
+      const float v3159 = v272.x[76];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3161 = iron_f32_to_bf16(v3159);
+      const unsigned int v3162 = v3153 * v3;
+      const unsigned int v3163 = v3162 + v65;
+      const unsigned int v3164 = v3163 + v3155;
+      out[v3164] = v3161;
+    }
+    const unsigned int v3165 = static_cast<unsigned int>(v272.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3166 = v1127 + v3165;
+    const unsigned int v3167 = static_cast<unsigned int>(v272.col(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3168 = v1126 + v3167;
+    const bool v3169 = v3166 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3170 = v3168 < v12;
+    const bool v3171 = v3169 && v3170;
+    if (v3171) {
+      const float v3172 = v272.x[77];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3174 = iron_f32_to_bf16(v3172);
+      const unsigned int v3175 = v3166 * v3;
+      const unsigned int v3176 = v3175 + v65;
+      const unsigned int v3177 = v3176 + v3168;
+      out[v3177] = v3174;
+    }
+    const unsigned int v3178 = static_cast<unsigned int>(v272.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3179 = v1127 + v3178;
+    const unsigned int v3180 = static_cast<unsigned int>(v272.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3181 = v1126 + v3180;
+    const bool v3182 = v3179 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3183 = v3181 < v12;
+    const bool v3184 = v3182 && v3183;
+    if (v3184) {
+      const float v3185 = v272.x[78];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3187 = iron_f32_to_bf16(v3185);
+      const unsigned int v3188 = v3179 * v3;
+      const unsigned int v3189 = v3188 + v65;
+      const unsigned int v3190 = v3189 + v3181;
+      out[v3190] = v3187;
+    }
+    const unsigned int v3191 = static_cast<unsigned int>(v272.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3192 = v1127 + v3191;
+    const unsigned int v3193 = static_cast<unsigned int>(v272.col(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3194 = v1126 + v3193;
+    const bool v3195 = v3192 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3196 = v3194 < v12;
+    const bool v3197 = v3195 && v3196;
+    if (v3197) {
+      const float v3198 = v272.x[79];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3200 = iron_f32_to_bf16(v3198);
+      const unsigned int v3201 = v3192 * v3;
+      const unsigned int v3202 = v3201 + v65;
+      const unsigned int v3203 = v3202 + v3194;
+      out[v3203] = v3200;
+    }
+    const unsigned int v3204 = static_cast<unsigned int>(v272.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3205 = v1127 + v3204;
+    const unsigned int v3206 = static_cast<unsigned int>(v272.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3207 = v1126 + v3206;
+    const bool v3208 = v3205 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3209 = v3207 < v12;
+    const bool v3210 = v3208 && v3209;
+    if (v3210) {
+      const float v3211 = v272.x[80];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3213 = iron_f32_to_bf16(v3211);
+      const unsigned int v3214 = v3205 * v3;
+      const unsigned int v3215 = v3214 + v65;
+      const unsigned int v3216 = v3215 + v3207;
+      out[v3216] = v3213;
+    }
+    const unsigned int v3217 = static_cast<unsigned int>(v272.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3218 = v1127 + v3217;
+    const unsigned int v3219 = static_cast<unsigned int>(v272.col(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3220 = v1126 + v3219;
+    const bool v3221 = v3218 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3222 = v3220 < v12;
+    const bool v3223 = v3221 && v3222;
+    if (v3223) {
+      const float v3224 = v272.x[81];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3226 = iron_f32_to_bf16(v3224);
+      const unsigned int v3227 = v3218 * v3;
+      const unsigned int v3228 = v3227 + v65;
+      const unsigned int v3229 = v3228 + v3220;
+      out[v3229] = v3226;
+    }
+    const unsigned int v3230 = static_cast<unsigned int>(v272.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3231 = v1127 + v3230;
+    const unsigned int v3232 = static_cast<unsigned int>(v272.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3233 = v1126 + v3232;
+    const bool v3234 = v3231 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3235 = v3233 < v12;
+    const bool v3236 = v3234 && v3235;
+    if (v3236) {
+      const float v3237 = v272.x[82];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3239 = iron_f32_to_bf16(v3237);
+      const unsigned int v3240 = v3231 * v3;
+      const unsigned int v3241 = v3240 + v65;
+      const unsigned int v3242 = v3241 + v3233;
+      out[v3242] = v3239;
+    }
+    const unsigned int v3243 = static_cast<unsigned int>(v272.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3244 = v1127 + v3243;
+    const unsigned int v3245 = static_cast<unsigned int>(v272.col(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3246 = v1126 + v3245;
+    const bool v3247 = v3244 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3248 = v3246 < v12;
+    const bool v3249 = v3247 && v3248;
+    if (v3249) {
+      const float v3250 = v272.x[83];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3252 = iron_f32_to_bf16(v3250);
+      const unsigned int v3253 = v3244 * v3;
+      const unsigned int v3254 = v3253 + v65;
+      const unsigned int v3255 = v3254 + v3246;
+      out[v3255] = v3252;
+    }
+    const unsigned int v3256 = static_cast<unsigned int>(v272.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3257 = v1127 + v3256;
+    const unsigned int v3258 = static_cast<unsigned int>(v272.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3259 = v1126 + v3258;
+    const bool v3260 = v3257 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3261 = v3259 < v12;
+    const bool v3262 = v3260 && v3261;
+    if (v3262) {
+      const float v3263 = v272.x[84];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3265 = iron_f32_to_bf16(v3263);
+      const unsigned int v3266 = v3257 * v3;
+      const unsigned int v3267 = v3266 + v65;
+      const unsigned int v3268 = v3267 + v3259;
+      out[v3268] = v3265;
+    }
+    const unsigned int v3269 = static_cast<unsigned int>(v272.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3270 = v1127 + v3269;
+    const unsigned int v3271 = static_cast<unsigned int>(v272.col(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3272 = v1126 + v3271;
+    const bool v3273 = v3270 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3274 = v3272 < v12;
+    const bool v3275 = v3273 && v3274;
+    if (v3275) {
+      const float v3276 = v272.x[85];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3278 = iron_f32_to_bf16(v3276);
+      const unsigned int v3279 = v3270 * v3;
+      const unsigned int v3280 = v3279 + v65;
+      const unsigned int v3281 = v3280 + v3272;
+      out[v3281] = v3278;
+    }
+    const unsigned int v3282 = static_cast<unsigned int>(v272.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3283 = v1127 + v3282;
+    const unsigned int v3284 = static_cast<unsigned int>(v272.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3285 = v1126 + v3284;
+    const bool v3286 = v3283 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3287 = v3285 < v12;
+    const bool v3288 = v3286 && v3287;
+    if (v3288) {
+      const float v3289 = v272.x[86];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3291 = iron_f32_to_bf16(v3289);
+      const unsigned int v3292 = v3283 * v3;
+      const unsigned int v3293 = v3292 + v65;
+      const unsigned int v3294 = v3293 + v3285;
+      out[v3294] = v3291;
+    }
+    const unsigned int v3295 = static_cast<unsigned int>(v272.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3296 = v1127 + v3295;
+    const unsigned int v3297 = static_cast<unsigned int>(v272.col(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3298 = v1126 + v3297;
+    const bool v3299 = v3296 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3300 = v3298 < v12;
+    const bool v3301 = v3299 && v3300;
+    if (v3301) {
+      const float v3302 = v272.x[87];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3304 = iron_f32_to_bf16(v3302);
+      const unsigned int v3305 = v3296 * v3;
+      const unsigned int v3306 = v3305 + v65;
+      const unsigned int v3307 = v3306 + v3298;
+      out[v3307] = v3304;
+    }
+    const unsigned int v3308 = static_cast<unsigned int>(v272.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3309 = v1127 + v3308;
+    const unsigned int v3310 = static_cast<unsigned int>(v272.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3311 = v1126 + v3310;
+    const bool v3312 = v3309 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3313 = v3311 < v12;
+    const bool v3314 = v3312 && v3313;
+    if (v3314) {
+      const float v3315 = v272.x[88];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3317 = iron_f32_to_bf16(v3315);
+      const unsigned int v3318 = v3309 * v3;
+      const unsigned int v3319 = v3318 + v65;
+      const unsigned int v3320 = v3319 + v3311;
+      out[v3320] = v3317;
+    }
+    const unsigned int v3321 = static_cast<unsigned int>(v272.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3322 = v1127 + v3321;
+    const unsigned int v3323 = static_cast<unsigned int>(v272.col(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3324 = v1126 + v3323;
+    const bool v3325 = v3322 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3326 = v3324 < v12;
+    const bool v3327 = v3325 && v3326;
+    if (v3327) {
+      const float v3328 = v272.x[89];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3330 = iron_f32_to_bf16(v3328);
+      const unsigned int v3331 = v3322 * v3;
+      const unsigned int v3332 = v3331 + v65;
+      const unsigned int v3333 = v3332 + v3324;
+      out[v3333] = v3330;
+    }
+    const unsigned int v3334 = static_cast<unsigned int>(v272.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3335 = v1127 + v3334;
+    const unsigned int v3336 = static_cast<unsigned int>(v272.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3337 = v1126 + v3336;
+    const bool v3338 = v3335 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3339 = v3337 < v12;
+    const bool v3340 = v3338 && v3339;
+    if (v3340) {
+      const float v3341 = v272.x[90];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3343 = iron_f32_to_bf16(v3341);
+      const unsigned int v3344 = v3335 * v3;
+      const unsigned int v3345 = v3344 + v65;
+      const unsigned int v3346 = v3345 + v3337;
+      out[v3346] = v3343;
+    }
+    const unsigned int v3347 = static_cast<unsigned int>(v272.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3348 = v1127 + v3347;
+    const unsigned int v3349 = static_cast<unsigned int>(v272.col(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3350 = v1126 + v3349;
+    const bool v3351 = v3348 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3352 = v3350 < v12;
+    const bool v3353 = v3351 && v3352;
+    if (v3353) {
+      const float v3354 = v272.x[91];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3356 = iron_f32_to_bf16(v3354);
+      const unsigned int v3357 = v3348 * v3;
+      const unsigned int v3358 = v3357 + v65;
+      const unsigned int v3359 = v3358 + v3350;
+      out[v3359] = v3356;
+    }
+    const unsigned int v3360 = static_cast<unsigned int>(v272.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3361 = v1127 + v3360;
+    const unsigned int v3362 = static_cast<unsigned int>(v272.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3363 = v1126 + v3362;
+    const bool v3364 = v3361 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3365 = v3363 < v12;
+    const bool v3366 = v3364 && v3365;
+    if (v3366) {
+      const float v3367 = v272.x[92];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3369 = iron_f32_to_bf16(v3367);
+      const unsigned int v3370 = v3361 * v3;
+      const unsigned int v3371 = v3370 + v65;
+      const unsigned int v3372 = v3371 + v3363;
+      out[v3372] = v3369;
+    }
+    const unsigned int v3373 = static_cast<unsigned int>(v272.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3374 = v1127 + v3373;
+    const unsigned int v3375 = static_cast<unsigned int>(v272.col(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3376 = v1126 + v3375;
+    const bool v3377 = v3374 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3378 = v3376 < v12;
+    const bool v3379 = v3377 && v3378;
+    if (v3379) {
+      const float v3380 = v272.x[93];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3382 = iron_f32_to_bf16(v3380);
+      const unsigned int v3383 = v3374 * v3;
+      const unsigned int v3384 = v3383 + v65;
+      const unsigned int v3385 = v3384 + v3376;
+      out[v3385] = v3382;
+    }
+    const unsigned int v3386 = static_cast<unsigned int>(v272.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3387 = v1127 + v3386;
+    const unsigned int v3388 = static_cast<unsigned int>(v272.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3389 = v1126 + v3388;
+    const bool v3390 = v3387 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3391 = v3389 < v12;
+    const bool v3392 = v3390 && v3391;
+    if (v3392) {
+      const float v3393 = v272.x[94];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3395 = iron_f32_to_bf16(v3393);
+      const unsigned int v3396 = v3387 * v3;
+      const unsigned int v3397 = v3396 + v65;
+      const unsigned int v3398 = v3397 + v3389;
+      out[v3398] = v3395;
+    }
+    const unsigned int v3399 = static_cast<unsigned int>(v272.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3400 = v1127 + v3399;
+    const unsigned int v3401 = static_cast<unsigned int>(v272.col(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3402 = v1126 + v3401;
+    const bool v3403 = v3400 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3404 = v3402 < v12;
+    const bool v3405 = v3403 && v3404;
+    if (v3405) {
+      const float v3406 = v272.x[95];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3408 = iron_f32_to_bf16(v3406);
+      const unsigned int v3409 = v3400 * v3;
+      const unsigned int v3410 = v3409 + v65;
+      const unsigned int v3411 = v3410 + v3402;
+      out[v3411] = v3408;
+    }
+    const unsigned int v3412 = static_cast<unsigned int>(v272.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3413 = v1127 + v3412;
+    const unsigned int v3414 = static_cast<unsigned int>(v272.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3415 = v1126 + v3414;
+    const bool v3416 = v3413 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3417 = v3415 < v12;
+    const bool v3418 = v3416 && v3417;
+    if (v3418) {
+      const float v3419 = v272.x[96];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3421 = iron_f32_to_bf16(v3419);
+      const unsigned int v3422 = v3413 * v3;
+      const unsigned int v3423 = v3422 + v65;
+      const unsigned int v3424 = v3423 + v3415;
+      out[v3424] = v3421;
+    }
+    const unsigned int v3425 = static_cast<unsigned int>(v272.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3426 = v1127 + v3425;
+    const unsigned int v3427 = static_cast<unsigned int>(v272.col(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3428 = v1126 + v3427;
+    const bool v3429 = v3426 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3430 = v3428 < v12;
+    const bool v3431 = v3429 && v3430;
+    if (v3431) {
+      const float v3432 = v272.x[97];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3434 = iron_f32_to_bf16(v3432);
+      const unsigned int v3435 = v3426 * v3;
+      const unsigned int v3436 = v3435 + v65;
+      const unsigned int v3437 = v3436 + v3428;
+      out[v3437] = v3434;
+    }
+    const unsigned int v3438 = static_cast<unsigned int>(v272.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3439 = v1127 + v3438;
+    const unsigned int v3440 = static_cast<unsigned int>(v272.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3441 = v1126 + v3440;
+    const bool v3442 = v3439 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3443 = v3441 < v12;
+    const bool v3444 = v3442 && v3443;
+    if (v3444) {
+      const float v3445 = v272.x[98];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3447 = iron_f32_to_bf16(v3445);
+      const unsigned int v3448 = v3439 * v3;
+      const unsigned int v3449 = v3448 + v65;
+      const unsigned int v3450 = v3449 + v3441;
+      out[v3450] = v3447;
+    }
+    const unsigned int v3451 = static_cast<unsigned int>(v272.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3452 = v1127 + v3451;
+    const unsigned int v3453 = static_cast<unsigned int>(v272.col(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3454 = v1126 + v3453;
+    const bool v3455 = v3452 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3456 = v3454 < v12;
+    const bool v3457 = v3455 && v3456;
+    if (v3457) {
+      const float v3458 = v272.x[99];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3460 = iron_f32_to_bf16(v3458);
+      const unsigned int v3461 = v3452 * v3;
+      const unsigned int v3462 = v3461 + v65;
+      const unsigned int v3463 = v3462 + v3454;
+      out[v3463] = v3460;
+    }
+    const unsigned int v3464 = static_cast<unsigned int>(v272.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3465 = v1127 + v3464;
+    const unsigned int v3466 = static_cast<unsigned int>(v272.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3467 = v1126 + v3466;
+    const bool v3468 = v3465 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3469 = v3467 < v12;
+    const bool v3470 = v3468 && v3469;
+    if (v3470) {
+      const float v3471 = v272.x[100];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3473 = iron_f32_to_bf16(v3471);
+      const unsigned int v3474 = v3465 * v3;
+      const unsigned int v3475 = v3474 + v65;
+      const unsigned int v3476 = v3475 + v3467;
+      out[v3476] = v3473;
+    }
+    const unsigned int v3477 = static_cast<unsigned int>(v272.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3478 = v1127 + v3477;
+    const unsigned int v3479 = static_cast<unsigned int>(v272.col(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3480 = v1126 + v3479;
+    const bool v3481 = v3478 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3482 = v3480 < v12;
+    const bool v3483 = v3481 && v3482;
+    if (v3483) {
+      const float v3484 = v272.x[101];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3486 = iron_f32_to_bf16(v3484);
+      const unsigned int v3487 = v3478 * v3;
+      const unsigned int v3488 = v3487 + v65;
+      const unsigned int v3489 = v3488 + v3480;
+      out[v3489] = v3486;
+    }
+    const unsigned int v3490 = static_cast<unsigned int>(v272.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3491 = v1127 + v3490;
+    const unsigned int v3492 = static_cast<unsigned int>(v272.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3493 = v1126 + v3492;
+    const bool v3494 = v3491 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3495 = v3493 < v12;
+    const bool v3496 = v3494 && v3495;
+    if (v3496) {
+      const float v3497 = v272.x[102];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3499 = iron_f32_to_bf16(v3497);
+      const unsigned int v3500 = v3491 * v3;
+      const unsigned int v3501 = v3500 + v65;
+      const unsigned int v3502 = v3501 + v3493;
+      out[v3502] = v3499;
+    }
+    const unsigned int v3503 = static_cast<unsigned int>(v272.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3504 = v1127 + v3503;
+    const unsigned int v3505 = static_cast<unsigned int>(v272.col(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3506 = v1126 + v3505;
+    const bool v3507 = v3504 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3508 = v3506 < v12;
+    const bool v3509 = v3507 && v3508;
+    if (v3509) {
+      const float v3510 = v272.x[103];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3512 = iron_f32_to_bf16(v3510);
+      const unsigned int v3513 = v3504 * v3;
+      const unsigned int v3514 = v3513 + v65;
+      const unsigned int v3515 = v3514 + v3506;
+      out[v3515] = v3512;
+    }
+    const unsigned int v3516 = static_cast<unsigned int>(v272.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3517 = v1127 + v3516;
+    const unsigned int v3518 = static_cast<unsigned int>(v272.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3519 = v1126 + v3518;
+    const bool v3520 = v3517 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3521 = v3519 < v12;
+    const bool v3522 = v3520 && v3521;
+    if (v3522) {
+      const float v3523 = v272.x[104];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3525 = iron_f32_to_bf16(v3523);
+      const unsigned int v3526 = v3517 * v3;
+      const unsigned int v3527 = v3526 + v65;
+      const unsigned int v3528 = v3527 + v3519;
+      out[v3528] = v3525;
+    }
+    const unsigned int v3529 = static_cast<unsigned int>(v272.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3530 = v1127 + v3529;
+    const unsigned int v3531 = static_cast<unsigned int>(v272.col(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3532 = v1126 + v3531;
+    const bool v3533 = v3530 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3534 = v3532 < v12;
+    const bool v3535 = v3533 && v3534;
+    if (v3535) {
+      const float v3536 = v272.x[105];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3538 = iron_f32_to_bf16(v3536);
+      const unsigned int v3539 = v3530 * v3;
+      const unsigned int v3540 = v3539 + v65;
+      const unsigned int v3541 = v3540 + v3532;
+      out[v3541] = v3538;
+    }
+    const unsigned int v3542 = static_cast<unsigned int>(v272.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3543 = v1127 + v3542;
+    const unsigned int v3544 = static_cast<unsigned int>(v272.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3545 = v1126 + v3544;
+    const bool v3546 = v3543 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3547 = v3545 < v12;
+    const bool v3548 = v3546 && v3547;
+    if (v3548) {
+      const float v3549 = v272.x[106];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3551 = iron_f32_to_bf16(v3549);
+      const unsigned int v3552 = v3543 * v3;
+      const unsigned int v3553 = v3552 + v65;
+      const unsigned int v3554 = v3553 + v3545;
+      out[v3554] = v3551;
+    }
+    const unsigned int v3555 = static_cast<unsigned int>(v272.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3556 = v1127 + v3555;
+    const unsigned int v3557 = static_cast<unsigned int>(v272.col(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3558 = v1126 + v3557;
+    const bool v3559 = v3556 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3560 = v3558 < v12;
+    const bool v3561 = v3559 && v3560;
+    if (v3561) {
+      const float v3562 = v272.x[107];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3564 = iron_f32_to_bf16(v3562);
+      const unsigned int v3565 = v3556 * v3;
+      const unsigned int v3566 = v3565 + v65;
+      const unsigned int v3567 = v3566 + v3558;
+      out[v3567] = v3564;
+    }
+    const unsigned int v3568 = static_cast<unsigned int>(v272.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3569 = v1127 + v3568;
+    const unsigned int v3570 = static_cast<unsigned int>(v272.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3571 = v1126 + v3570;
+    const bool v3572 = v3569 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3573 = v3571 < v12;
+    const bool v3574 = v3572 && v3573;
+    if (v3574) {
+      const float v3575 = v272.x[108];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3577 = iron_f32_to_bf16(v3575);
+      const unsigned int v3578 = v3569 * v3;
+      const unsigned int v3579 = v3578 + v65;
+      const unsigned int v3580 = v3579 + v3571;
+      out[v3580] = v3577;
+    }
+    const unsigned int v3581 = static_cast<unsigned int>(v272.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3582 = v1127 + v3581;
+    const unsigned int v3583 = static_cast<unsigned int>(v272.col(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3584 = v1126 + v3583;
+    const bool v3585 = v3582 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3586 = v3584 < v12;
+    const bool v3587 = v3585 && v3586;
+    if (v3587) {
+      const float v3588 = v272.x[109];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3590 = iron_f32_to_bf16(v3588);
+      const unsigned int v3591 = v3582 * v3;
+      const unsigned int v3592 = v3591 + v65;
+      const unsigned int v3593 = v3592 + v3584;
+      out[v3593] = v3590;
+    }
+    const unsigned int v3594 = static_cast<unsigned int>(v272.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3595 = v1127 + v3594;
+    const unsigned int v3596 = static_cast<unsigned int>(v272.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3597 = v1126 + v3596;
+    const bool v3598 = v3595 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3599 = v3597 < v12;
+    const bool v3600 = v3598 && v3599;
+    if (v3600) {
+      const float v3601 = v272.x[110];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3603 = iron_f32_to_bf16(v3601);
+      const unsigned int v3604 = v3595 * v3;
+      const unsigned int v3605 = v3604 + v65;
+      const unsigned int v3606 = v3605 + v3597;
+      out[v3606] = v3603;
+    }
+    const unsigned int v3607 = static_cast<unsigned int>(v272.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3608 = v1127 + v3607;
+    const unsigned int v3609 = static_cast<unsigned int>(v272.col(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3610 = v1126 + v3609;
+    const bool v3611 = v3608 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3612 = v3610 < v12;
+    const bool v3613 = v3611 && v3612;
+    if (v3613) {
+      const float v3614 = v272.x[111];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3616 = iron_f32_to_bf16(v3614);
+      const unsigned int v3617 = v3608 * v3;
+      const unsigned int v3618 = v3617 + v65;
+      const unsigned int v3619 = v3618 + v3610;
+      out[v3619] = v3616;
+    }
+    const unsigned int v3620 = static_cast<unsigned int>(v272.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3621 = v1127 + v3620;
+    const unsigned int v3622 = static_cast<unsigned int>(v272.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3623 = v1126 + v3622;
+    const bool v3624 = v3621 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3625 = v3623 < v12;
+    const bool v3626 = v3624 && v3625;
+    if (v3626) {
+      const float v3627 = v272.x[112];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3629 = iron_f32_to_bf16(v3627);
+      const unsigned int v3630 = v3621 * v3;
+      const unsigned int v3631 = v3630 + v65;
+      const unsigned int v3632 = v3631 + v3623;
+      out[v3632] = v3629;
+    }
+    const unsigned int v3633 = static_cast<unsigned int>(v272.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3634 = v1127 + v3633;
+    const unsigned int v3635 = static_cast<unsigned int>(v272.col(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3636 = v1126 + v3635;
+    const bool v3637 = v3634 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3638 = v3636 < v12;
+    const bool v3639 = v3637 && v3638;
+    if (v3639) {
+      const float v3640 = v272.x[113];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3642 = iron_f32_to_bf16(v3640);
+      const unsigned int v3643 = v3634 * v3;
+      const unsigned int v3644 = v3643 + v65;
+      const unsigned int v3645 = v3644 + v3636;
+      out[v3645] = v3642;
+    }
+    const unsigned int v3646 = static_cast<unsigned int>(v272.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3647 = v1127 + v3646;
+    const unsigned int v3648 = static_cast<unsigned int>(v272.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3649 = v1126 + v3648;
+    const bool v3650 = v3647 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3651 = v3649 < v12;
+    const bool v3652 = v3650 && v3651;
+    if (v3652) {
+      const float v3653 = v272.x[114];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3655 = iron_f32_to_bf16(v3653);
+      const unsigned int v3656 = v3647 * v3;
+      const unsigned int v3657 = v3656 + v65;
+      const unsigned int v3658 = v3657 + v3649;
+      out[v3658] = v3655;
+    }
+    const unsigned int v3659 = static_cast<unsigned int>(v272.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3660 = v1127 + v3659;
+    const unsigned int v3661 = static_cast<unsigned int>(v272.col(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3662 = v1126 + v3661;
+    const bool v3663 = v3660 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3664 = v3662 < v12;
+    const bool v3665 = v3663 && v3664;
+    if (v3665) {
+      const float v3666 = v272.x[115];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3668 = iron_f32_to_bf16(v3666);
+      const unsigned int v3669 = v3660 * v3;
+      const unsigned int v3670 = v3669 + v65;
+      const unsigned int v3671 = v3670 + v3662;
+      out[v3671] = v3668;
+    }
+    const unsigned int v3672 = static_cast<unsigned int>(v272.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3673 = v1127 + v3672;
+    const unsigned int v3674 = static_cast<unsigned int>(v272.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3675 = v1126 + v3674;
+    const bool v3676 = v3673 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3677 = v3675 < v12;
+    const bool v3678 = v3676 && v3677;
+    if (v3678) {
+      const float v3679 = v272.x[116];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3681 = iron_f32_to_bf16(v3679);
+      const unsigned int v3682 = v3673 * v3;
+      const unsigned int v3683 = v3682 + v65;
+      const unsigned int v3684 = v3683 + v3675;
+      out[v3684] = v3681;
+    }
+    const unsigned int v3685 = static_cast<unsigned int>(v272.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3686 = v1127 + v3685;
+    const unsigned int v3687 = static_cast<unsigned int>(v272.col(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3688 = v1126 + v3687;
+    const bool v3689 = v3686 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3690 = v3688 < v12;
+    const bool v3691 = v3689 && v3690;
+    if (v3691) {
+      const float v3692 = v272.x[117];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3694 = iron_f32_to_bf16(v3692);
+      const unsigned int v3695 = v3686 * v3;
+      const unsigned int v3696 = v3695 + v65;
+      const unsigned int v3697 = v3696 + v3688;
+      out[v3697] = v3694;
+    }
+    const unsigned int v3698 = static_cast<unsigned int>(v272.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3699 = v1127 + v3698;
+    const unsigned int v3700 = static_cast<unsigned int>(v272.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3701 = v1126 + v3700;
+    const bool v3702 = v3699 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3703 = v3701 < v12;
+    const bool v3704 = v3702 && v3703;
+    if (v3704) {
+      const float v3705 = v272.x[118];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3707 = iron_f32_to_bf16(v3705);
+      const unsigned int v3708 = v3699 * v3;
+      const unsigned int v3709 = v3708 + v65;
+      const unsigned int v3710 = v3709 + v3701;
+      out[v3710] = v3707;
+    }
+    const unsigned int v3711 = static_cast<unsigned int>(v272.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3712 = v1127 + v3711;
+    const unsigned int v3713 = static_cast<unsigned int>(v272.col(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3714 = v1126 + v3713;
+    const bool v3715 = v3712 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3716 = v3714 < v12;
+    const bool v3717 = v3715 && v3716;
+    if (v3717) {
+      const float v3718 = v272.x[119];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3720 = iron_f32_to_bf16(v3718);
+      const unsigned int v3721 = v3712 * v3;
+      const unsigned int v3722 = v3721 + v65;
+      const unsigned int v3723 = v3722 + v3714;
+      out[v3723] = v3720;
+    }
+    const unsigned int v3724 = static_cast<unsigned int>(v272.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3725 = v1127 + v3724;
+    const unsigned int v3726 = static_cast<unsigned int>(v272.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3727 = v1126 + v3726;
+    const bool v3728 = v3725 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3729 = v3727 < v12;
+    const bool v3730 = v3728 && v3729;
+    if (v3730) {
+      const float v3731 = v272.x[120];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3733 = iron_f32_to_bf16(v3731);
+      const unsigned int v3734 = v3725 * v3;
+      const unsigned int v3735 = v3734 + v65;
+      const unsigned int v3736 = v3735 + v3727;
+      out[v3736] = v3733;
+    }
+    const unsigned int v3737 = static_cast<unsigned int>(v272.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3738 = v1127 + v3737;
+    const unsigned int v3739 = static_cast<unsigned int>(v272.col(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3740 = v1126 + v3739;
+    const bool v3741 = v3738 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3742 = v3740 < v12;
+    const bool v3743 = v3741 && v3742;
+    if (v3743) {
+      const float v3744 = v272.x[121];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3746 = iron_f32_to_bf16(v3744);
+      const unsigned int v3747 = v3738 * v3;
+      const unsigned int v3748 = v3747 + v65;
+      const unsigned int v3749 = v3748 + v3740;
+      out[v3749] = v3746;
+    }
+    const unsigned int v3750 = static_cast<unsigned int>(v272.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3751 = v1127 + v3750;
+    const unsigned int v3752 = static_cast<unsigned int>(v272.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3753 = v1126 + v3752;
+    const bool v3754 = v3751 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3755 = v3753 < v12;
+    const bool v3756 = v3754 && v3755;
+    if (v3756) {
+      const float v3757 = v272.x[122];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3759 = iron_f32_to_bf16(v3757);
+      const unsigned int v3760 = v3751 * v3;
+      const unsigned int v3761 = v3760 + v65;
+      const unsigned int v3762 = v3761 + v3753;
+      out[v3762] = v3759;
+    }
+    const unsigned int v3763 = static_cast<unsigned int>(v272.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3764 = v1127 + v3763;
+    const unsigned int v3765 = static_cast<unsigned int>(v272.col(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3766 = v1126 + v3765;
+    const bool v3767 = v3764 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3768 = v3766 < v12;
+    const bool v3769 = v3767 && v3768;
+    if (v3769) {
+      const float v3770 = v272.x[123];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3772 = iron_f32_to_bf16(v3770);
+      const unsigned int v3773 = v3764 * v3;
+      const unsigned int v3774 = v3773 + v65;
+      const unsigned int v3775 = v3774 + v3766;
+      out[v3775] = v3772;
+    }
+    const unsigned int v3776 = static_cast<unsigned int>(v272.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3777 = v1127 + v3776;
+    const unsigned int v3778 = static_cast<unsigned int>(v272.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3779 = v1126 + v3778;
+    const bool v3780 = v3777 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3781 = v3779 < v12;
+    const bool v3782 = v3780 && v3781;
+    if (v3782) {
+      const float v3783 = v272.x[124];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3785 = iron_f32_to_bf16(v3783);
+      const unsigned int v3786 = v3777 * v3;
+      const unsigned int v3787 = v3786 + v65;
+      const unsigned int v3788 = v3787 + v3779;
+      out[v3788] = v3785;
+    }
+    const unsigned int v3789 = static_cast<unsigned int>(v272.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3790 = v1127 + v3789;
+    const unsigned int v3791 = static_cast<unsigned int>(v272.col(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3792 = v1126 + v3791;
+    const bool v3793 = v3790 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3794 = v3792 < v12;
+    const bool v3795 = v3793 && v3794;
+    if (v3795) {
+      const float v3796 = v272.x[125];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3798 = iron_f32_to_bf16(v3796);
+      const unsigned int v3799 = v3790 * v3;
+      const unsigned int v3800 = v3799 + v65;
+      const unsigned int v3801 = v3800 + v3792;
+      out[v3801] = v3798;
+    }
+    const unsigned int v3802 = static_cast<unsigned int>(v272.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3803 = v1127 + v3802;
+    const unsigned int v3804 = static_cast<unsigned int>(v272.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3805 = v1126 + v3804;
+    const bool v3806 = v3803 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3807 = v3805 < v12;
+    const bool v3808 = v3806 && v3807;
+    if (v3808) {
+      const float v3809 = v272.x[126];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3811 = iron_f32_to_bf16(v3809);
+      const unsigned int v3812 = v3803 * v3;
+      const unsigned int v3813 = v3812 + v65;
+      const unsigned int v3814 = v3813 + v3805;
+      out[v3814] = v3811;
+    }
+    const unsigned int v3815 = static_cast<unsigned int>(v272.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3816 = v1127 + v3815;
+    const unsigned int v3817 = static_cast<unsigned int>(v272.col(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3818 = v1126 + v3817;
+    const bool v3819 = v3816 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3820 = v3818 < v12;
+    const bool v3821 = v3819 && v3820;
+    if (v3821) {
+      const float v3822 = v272.x[127];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3824 = iron_f32_to_bf16(v3822);
+      const unsigned int v3825 = v3816 * v3;
+      const unsigned int v3826 = v3825 + v65;
+      const unsigned int v3827 = v3826 + v3818;
+      out[v3827] = v3824;
     }
   }
 }

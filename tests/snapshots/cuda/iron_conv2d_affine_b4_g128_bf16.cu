@@ -298,8 +298,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
   const unsigned int v10 = pad_w;
   const unsigned int v11 = dil_h;
   const unsigned int v12 = dil_w;
-  const unsigned int v14 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:116
-  const unsigned int v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:119
+  const unsigned int v14 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:112
+  const unsigned int v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:115
   const unsigned int v18 = v17 * v3;
   const unsigned int v22 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const unsigned int v23 = v12 * v22;
@@ -317,7 +317,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
   const unsigned int v40 = v39 - 1u;
   const unsigned int v41 = v40 / v7;
   const unsigned int v42 = v41 + 1u;
-  const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:120
+  const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:116
   const unsigned int v44 = v43 * v30;
   const unsigned int v45 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
   const unsigned int v46 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
@@ -336,8 +336,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
   const unsigned int v63 = v62 << 7u;
   const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v67 = v66 << 7u;
-  const unsigned int v68 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:125
-  const bool v70 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:175
+  const unsigned int v68 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:121
+  const bool v70 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
   const bool v72 = v6 == 1u;
   const bool v73 = v70 && v72;
   const bool v75 = v7 == 1u;
@@ -346,67 +346,67 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
   const bool v79 = v76 && v78;
   const bool v81 = v9 == 0u;
   const bool v82 = v79 && v81;
-  const bool v84 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:176
-  const bool v85 = v82 && v84;  // kernels/convolution/im2col_a.hpp:175
-  const unsigned int v113 = v42 * v30;  // kernels/convolution/im2col_a.hpp:180
-  const unsigned int v115 = threadIdx.x;  // kernels/convolution/im2col_a.hpp:181
+  const bool v84 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:177
+  const bool v85 = v82 && v84;  // kernels/convolution/im2col_a.hpp:176
+  const unsigned int v113 = v42 * v30;  // kernels/convolution/im2col_a.hpp:181
+  const unsigned int v115 = threadIdx.x;  // kernels/convolution/im2col_a.hpp:182
   const unsigned int v116 = v115 >> 2u;
   const unsigned int v117 = v63 + v116;
-  const unsigned int v120 = v117 / v113;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v121 = v120 * v113;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v120 = v117 / v113;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v121 = v120 * v113;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v122 = v117 - v121;
-  const unsigned int v123 = v122 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v124 = v117 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v125 = v1 + v9;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v123 = v122 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v124 = v117 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v125 = v1 + v9;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v126 = v123 * v7;
   const unsigned int v127 = v124 ? v126 : v125;
-  const unsigned int v129 = v123 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v129 = v123 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v130 = v122 - v129;
   const unsigned int v131 = v130 * v8;
   const unsigned int v132 = v124 ? v131 : 0u;
-  const unsigned int v134 = v120 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v134 = v120 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v135 = v124 ? v134 : 0u;
-  const unsigned int v137 = v117 + 32u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v138 = v137 / v113;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v139 = v138 * v113;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v137 = v117 + 32u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v138 = v137 / v113;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v139 = v138 * v113;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v140 = v137 - v139;
-  const unsigned int v141 = v140 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v142 = v137 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v144 = v141 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v141 = v140 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v142 = v137 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v144 = v141 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v145 = v142 ? v144 : v125;
-  const unsigned int v147 = v141 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v147 = v141 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v148 = v140 - v147;
   const unsigned int v149 = v148 * v8;
   const unsigned int v150 = v142 ? v149 : 0u;
-  const unsigned int v152 = v138 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v152 = v138 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v153 = v142 ? v152 : 0u;
-  const unsigned int v155 = v117 + 64u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v156 = v155 / v113;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v157 = v156 * v113;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v155 = v117 + 64u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v156 = v155 / v113;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v157 = v156 * v113;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v158 = v155 - v157;
-  const unsigned int v159 = v158 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v160 = v155 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v162 = v159 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v159 = v158 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v160 = v155 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v162 = v159 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v163 = v160 ? v162 : v125;
-  const unsigned int v165 = v159 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v165 = v159 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v166 = v158 - v165;
   const unsigned int v167 = v166 * v8;
   const unsigned int v168 = v160 ? v167 : 0u;
-  const unsigned int v170 = v156 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v170 = v156 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v171 = v160 ? v170 : 0u;
-  const unsigned int v173 = v117 + 96u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v174 = v173 / v113;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v175 = v174 * v113;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v173 = v117 + 96u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v174 = v173 / v113;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v175 = v174 * v113;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v176 = v173 - v175;
-  const unsigned int v177 = v176 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v178 = v173 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v180 = v177 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v177 = v176 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v178 = v173 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v180 = v177 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v181 = v178 ? v180 : v125;
-  const unsigned int v183 = v177 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v183 = v177 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v184 = v176 - v183;
   const unsigned int v185 = v184 * v8;
   const unsigned int v186 = v178 ? v185 : 0u;
-  const unsigned int v188 = v174 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v188 = v174 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v189 = v178 ? v188 : 0u;
   const unsigned int v190 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
   const unsigned int v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
@@ -423,6857 +423,4555 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
   const bool v208 = v207 == 0u;
   const bool v214 = v208 && v208;
   if (v214) {  // kernels/gemm/gemm_tiles.hpp:260
-    for (unsigned int v7186 = 0u; v7186 < 2u; v7186 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v7187 = v7186 << 5u;
-      const bool v7189 = v7187 < v18;
-      if (v7189) {
-        const unsigned int v7191 = v7186 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
-        if (v85) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v7200 = v115 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7201 = v7200 << 3u;
-          const unsigned int v7204 = v7187 + v7201;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7205 = v7204 < v18;
-          const bool v7206 = v124 && v7205;
-          const unsigned int v7208 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7210 = v7208 + v7187;
-          const unsigned int v7211 = v7210 + v7201;
-          const unsigned int v7212 = v7206 ? v7211 : 0u;
-          const unsigned int v7214 = v116 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7215 = v7191 + v7214;
-          const unsigned int v7216 = v7215 + v7201;
-          iron_copy_async<16>(shm0 + v7216, x + v7212, v7206);
-          const unsigned int v7219 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7221 = v7219 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7224 = v7219 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7225 = v7224 << 3u;
-          const unsigned int v7226 = v63 + v7221;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7227 = v7226 < v44;
-          const unsigned int v7228 = v7187 + v7225;
-          const bool v7229 = v7228 < v18;
-          const bool v7230 = v7227 && v7229;
-          const unsigned int v7232 = v7226 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7234 = v7232 + v7187;
-          const unsigned int v7235 = v7234 + v7225;
-          const unsigned int v7236 = v7230 ? v7235 : 0u;
-          const unsigned int v7238 = v7221 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7239 = v7191 + v7238;
-          const unsigned int v7240 = v7239 + v7225;
-          iron_copy_async<16>(shm0 + v7240, x + v7236, v7230);
-          const unsigned int v7243 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7245 = v7243 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7248 = v7243 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7249 = v7248 << 3u;
-          const unsigned int v7250 = v63 + v7245;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7251 = v7250 < v44;
-          const unsigned int v7252 = v7187 + v7249;
-          const bool v7253 = v7252 < v18;
-          const bool v7254 = v7251 && v7253;
-          const unsigned int v7256 = v7250 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7258 = v7256 + v7187;
-          const unsigned int v7259 = v7258 + v7249;
-          const unsigned int v7260 = v7254 ? v7259 : 0u;
-          const unsigned int v7262 = v7245 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7263 = v7191 + v7262;
-          const unsigned int v7264 = v7263 + v7249;
-          iron_copy_async<16>(shm0 + v7264, x + v7260, v7254);
-          const unsigned int v7267 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7269 = v7267 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7272 = v7267 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7273 = v7272 << 3u;
-          const unsigned int v7274 = v63 + v7269;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7275 = v7274 < v44;
-          const unsigned int v7276 = v7187 + v7273;
-          const bool v7277 = v7276 < v18;
-          const bool v7278 = v7275 && v7277;
-          const unsigned int v7280 = v7274 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7282 = v7280 + v7187;
-          const unsigned int v7283 = v7282 + v7273;
-          const unsigned int v7284 = v7278 ? v7283 : 0u;
-          const unsigned int v7286 = v7269 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7287 = v7191 + v7286;
-          const unsigned int v7288 = v7287 + v7273;
-          iron_copy_async<16>(shm0 + v7288, x + v7284, v7278);
+    for (unsigned int v6294 = 0u; v6294 < 2u; v6294 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
+      const unsigned int v6295 = v6294 << 5u;
+      const bool v6297 = v6295 < v18;
+      if (v6297) {
+        const unsigned int v6299 = v6294 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
+        const bool v6300 = !v85;  // kernels/convolution/im2col_a.hpp:90
+        if (v6300) {
+          const unsigned int v6304 = v115 & 3u;  // kernels/convolution/im2col_a.hpp:109
+          const unsigned int v6305 = v6304 << 3u;
+          const unsigned int v6306 = v6295 + v6305;  // kernels/convolution/im2col_a.hpp:110
+          const unsigned int v6308 = v6306 / v3;  // kernels/convolution/im2col_a.hpp:112
+          const unsigned int v6310 = v6308 * v3;  // kernels/convolution/im2col_a.hpp:113
+          const unsigned int v6311 = v6306 - v6310;
+          const unsigned int v6312 = v6308 / v6;  // kernels/convolution/im2col_a.hpp:114
+          const unsigned int v6313 = v6312 * v11;  // kernels/convolution/im2col_a.hpp:115
+          const unsigned int v6314 = v6312 * v6;  // kernels/convolution/im2col_a.hpp:116
+          const unsigned int v6315 = v6308 - v6314;
+          const unsigned int v6316 = v6315 * v12;
+          const unsigned int v6317 = v68 + v6311;  // kernels/convolution/im2col_a.hpp:117
+          const bool v6318 = v6306 < v18;  // kernels/convolution/im2col_a.hpp:118
+          const unsigned int v6320 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+          const unsigned int v6325 = v116 * 40u;  // kernels/convolution/im2col_a.hpp:121
+          const unsigned int v6326 = v6325 + v6305;
+          const unsigned int v6327 = v127 + v6313;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6328 = v132 + v6316;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6329 = v6327 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6330 = v6318 && v6329;
+          const bool v6331 = v6327 < v125;
+          const bool v6332 = v6330 && v6331;
+          const bool v6333 = v6328 >= v10;
+          const bool v6334 = v6332 && v6333;
+          const bool v6335 = v6328 < v6320;
+          const bool v6336 = v6334 && v6335;
+          const unsigned int v6337 = max(v6327, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6338 = v6337 - v9;
+          const unsigned int v6339 = max(v6328, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6340 = v6339 - v10;
+          const unsigned int v6341 = v135 + v6338;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6342 = v6341 * v2;
+          const unsigned int v6343 = v6342 + v6340;
+          const unsigned int v6344 = v6343 * v3;
+          const unsigned int v6345 = v6344 + v6317;
+          const unsigned int v6347 = v6336 ? v6345 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6349 = v6299 + v6326;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + v6349, x + v6347, v6336);
+          const unsigned int v6351 = v145 + v6313;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6352 = v150 + v6316;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6353 = v6351 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6354 = v6318 && v6353;
+          const bool v6355 = v6351 < v125;
+          const bool v6356 = v6354 && v6355;
+          const bool v6357 = v6352 >= v10;
+          const bool v6358 = v6356 && v6357;
+          const bool v6359 = v6352 < v6320;
+          const bool v6360 = v6358 && v6359;
+          const unsigned int v6361 = max(v6351, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6362 = v6361 - v9;
+          const unsigned int v6363 = max(v6352, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6364 = v6363 - v10;
+          const unsigned int v6365 = v153 + v6362;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6366 = v6365 * v2;
+          const unsigned int v6367 = v6366 + v6364;
+          const unsigned int v6368 = v6367 * v3;
+          const unsigned int v6369 = v6368 + v6317;
+          const unsigned int v6371 = v6360 ? v6369 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6374 = v6349 + 1280u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + v6374, x + v6371, v6360);
+          const unsigned int v6375 = v163 + v6313;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6376 = v168 + v6316;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6377 = v6375 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6378 = v6318 && v6377;
+          const bool v6379 = v6375 < v125;
+          const bool v6380 = v6378 && v6379;
+          const bool v6381 = v6376 >= v10;
+          const bool v6382 = v6380 && v6381;
+          const bool v6383 = v6376 < v6320;
+          const bool v6384 = v6382 && v6383;
+          const unsigned int v6385 = max(v6375, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6386 = v6385 - v9;
+          const unsigned int v6387 = max(v6376, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6388 = v6387 - v10;
+          const unsigned int v6389 = v171 + v6386;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6390 = v6389 * v2;
+          const unsigned int v6391 = v6390 + v6388;
+          const unsigned int v6392 = v6391 * v3;
+          const unsigned int v6393 = v6392 + v6317;
+          const unsigned int v6395 = v6384 ? v6393 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6398 = v6349 + 2560u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + v6398, x + v6395, v6384);
+          const unsigned int v6399 = v181 + v6313;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6400 = v186 + v6316;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6401 = v6399 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6402 = v6318 && v6401;
+          const bool v6403 = v6399 < v125;
+          const bool v6404 = v6402 && v6403;
+          const bool v6405 = v6400 >= v10;
+          const bool v6406 = v6404 && v6405;
+          const bool v6407 = v6400 < v6320;
+          const bool v6408 = v6406 && v6407;
+          const unsigned int v6409 = max(v6399, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6410 = v6409 - v9;
+          const unsigned int v6411 = max(v6400, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6412 = v6411 - v10;
+          const unsigned int v6413 = v189 + v6410;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6414 = v6413 * v2;
+          const unsigned int v6415 = v6414 + v6412;
+          const unsigned int v6416 = v6415 * v3;
+          const unsigned int v6417 = v6416 + v6317;
+          const unsigned int v6419 = v6408 ? v6417 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6422 = v6349 + 3840u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + v6422, x + v6419, v6408);
         } else {
-          const unsigned int v7292 = v115 & 3u;  // kernels/convolution/im2col_a.hpp:108
-          const unsigned int v7293 = v7292 << 3u;
-          const unsigned int v7294 = v7187 + v7293;  // kernels/convolution/im2col_a.hpp:109
-          const unsigned int v7296 = v7294 / v3;  // kernels/convolution/im2col_a.hpp:111
-          const unsigned int v7298 = v7296 * v3;  // kernels/convolution/im2col_a.hpp:112
-          const unsigned int v7299 = v7294 - v7298;
-          const unsigned int v7300 = v7296 / v6;  // kernels/convolution/im2col_a.hpp:113
-          const unsigned int v7301 = v7300 * v11;  // kernels/convolution/im2col_a.hpp:114
-          const unsigned int v7302 = v7300 * v6;  // kernels/convolution/im2col_a.hpp:115
-          const unsigned int v7303 = v7296 - v7302;
-          const unsigned int v7304 = v7303 * v12;
-          const unsigned int v7305 = v68 + v7299;  // kernels/convolution/im2col_a.hpp:116
-          const bool v7306 = v7294 < v18;  // kernels/convolution/im2col_a.hpp:117
-          const unsigned int v7308 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-          const unsigned int v7313 = v116 * 40u;  // kernels/convolution/im2col_a.hpp:120
-          const unsigned int v7314 = v7313 + v7293;
-          const unsigned int v7315 = v127 + v7301;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7316 = v132 + v7304;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7317 = v7315 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7318 = v7306 && v7317;
-          const bool v7319 = v7315 < v125;
-          const bool v7320 = v7318 && v7319;
-          const bool v7321 = v7316 >= v10;
-          const bool v7322 = v7320 && v7321;
-          const bool v7323 = v7316 < v7308;
-          const bool v7324 = v7322 && v7323;
-          const unsigned int v7325 = max(v7315, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7326 = v7325 - v9;
-          const unsigned int v7327 = max(v7316, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7328 = v7327 - v10;
-          const unsigned int v7329 = v135 + v7326;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7330 = v7329 * v2;
-          const unsigned int v7331 = v7330 + v7328;
-          const unsigned int v7332 = v7331 * v3;
-          const unsigned int v7333 = v7332 + v7305;
-          const unsigned int v7335 = v7324 ? v7333 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7337 = v7191 + v7314;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + v7337, x + v7335, v7324);
-          const unsigned int v7339 = v145 + v7301;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7340 = v150 + v7304;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7341 = v7339 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7342 = v7306 && v7341;
-          const bool v7343 = v7339 < v125;
-          const bool v7344 = v7342 && v7343;
-          const bool v7345 = v7340 >= v10;
-          const bool v7346 = v7344 && v7345;
-          const bool v7347 = v7340 < v7308;
-          const bool v7348 = v7346 && v7347;
-          const unsigned int v7349 = max(v7339, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7350 = v7349 - v9;
-          const unsigned int v7351 = max(v7340, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7352 = v7351 - v10;
-          const unsigned int v7353 = v153 + v7350;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7354 = v7353 * v2;
-          const unsigned int v7355 = v7354 + v7352;
-          const unsigned int v7356 = v7355 * v3;
-          const unsigned int v7357 = v7356 + v7305;
-          const unsigned int v7359 = v7348 ? v7357 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7362 = v7337 + 1280u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + v7362, x + v7359, v7348);
-          const unsigned int v7363 = v163 + v7301;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7364 = v168 + v7304;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7365 = v7363 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7366 = v7306 && v7365;
-          const bool v7367 = v7363 < v125;
-          const bool v7368 = v7366 && v7367;
-          const bool v7369 = v7364 >= v10;
-          const bool v7370 = v7368 && v7369;
-          const bool v7371 = v7364 < v7308;
-          const bool v7372 = v7370 && v7371;
-          const unsigned int v7373 = max(v7363, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7374 = v7373 - v9;
-          const unsigned int v7375 = max(v7364, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7376 = v7375 - v10;
-          const unsigned int v7377 = v171 + v7374;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7378 = v7377 * v2;
-          const unsigned int v7379 = v7378 + v7376;
-          const unsigned int v7380 = v7379 * v3;
-          const unsigned int v7381 = v7380 + v7305;
-          const unsigned int v7383 = v7372 ? v7381 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7386 = v7337 + 2560u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + v7386, x + v7383, v7372);
-          const unsigned int v7387 = v181 + v7301;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7388 = v186 + v7304;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7389 = v7387 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7390 = v7306 && v7389;
-          const bool v7391 = v7387 < v125;
-          const bool v7392 = v7390 && v7391;
-          const bool v7393 = v7388 >= v10;
-          const bool v7394 = v7392 && v7393;
-          const bool v7395 = v7388 < v7308;
-          const bool v7396 = v7394 && v7395;
-          const unsigned int v7397 = max(v7387, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7398 = v7397 - v9;
-          const unsigned int v7399 = max(v7388, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7400 = v7399 - v10;
-          const unsigned int v7401 = v189 + v7398;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7402 = v7401 * v2;
-          const unsigned int v7403 = v7402 + v7400;
-          const unsigned int v7404 = v7403 * v3;
-          const unsigned int v7405 = v7404 + v7305;
-          const unsigned int v7407 = v7396 ? v7405 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7410 = v7337 + 3840u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + v7410, x + v7407, v7396);
+          const unsigned int v6431 = v115 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6432 = v6431 << 3u;
+          const unsigned int v6435 = v6295 + v6432;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6436 = v6435 < v18;
+          const bool v6437 = v124 && v6436;
+          const unsigned int v6439 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6441 = v6439 + v6295;
+          const unsigned int v6442 = v6441 + v6432;
+          const unsigned int v6443 = v6437 ? v6442 : 0u;
+          const unsigned int v6445 = v116 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6446 = v6299 + v6445;
+          const unsigned int v6447 = v6446 + v6432;
+          iron_copy_async<16>(shm0 + v6447, x + v6443, v6437);
+          const unsigned int v6450 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6452 = v6450 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6455 = v6450 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6456 = v6455 << 3u;
+          const unsigned int v6457 = v63 + v6452;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6458 = v6457 < v44;
+          const unsigned int v6459 = v6295 + v6456;
+          const bool v6460 = v6459 < v18;
+          const bool v6461 = v6458 && v6460;
+          const unsigned int v6463 = v6457 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6465 = v6463 + v6295;
+          const unsigned int v6466 = v6465 + v6456;
+          const unsigned int v6467 = v6461 ? v6466 : 0u;
+          const unsigned int v6469 = v6452 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6470 = v6299 + v6469;
+          const unsigned int v6471 = v6470 + v6456;
+          iron_copy_async<16>(shm0 + v6471, x + v6467, v6461);
+          const unsigned int v6474 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6476 = v6474 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6479 = v6474 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6480 = v6479 << 3u;
+          const unsigned int v6481 = v63 + v6476;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6482 = v6481 < v44;
+          const unsigned int v6483 = v6295 + v6480;
+          const bool v6484 = v6483 < v18;
+          const bool v6485 = v6482 && v6484;
+          const unsigned int v6487 = v6481 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6489 = v6487 + v6295;
+          const unsigned int v6490 = v6489 + v6480;
+          const unsigned int v6491 = v6485 ? v6490 : 0u;
+          const unsigned int v6493 = v6476 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6494 = v6299 + v6493;
+          const unsigned int v6495 = v6494 + v6480;
+          iron_copy_async<16>(shm0 + v6495, x + v6491, v6485);
+          const unsigned int v6498 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6500 = v6498 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6503 = v6498 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6504 = v6503 << 3u;
+          const unsigned int v6505 = v63 + v6500;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6506 = v6505 < v44;
+          const unsigned int v6507 = v6295 + v6504;
+          const bool v6508 = v6507 < v18;
+          const bool v6509 = v6506 && v6508;
+          const unsigned int v6511 = v6505 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6513 = v6511 + v6295;
+          const unsigned int v6514 = v6513 + v6504;
+          const unsigned int v6515 = v6509 ? v6514 : 0u;
+          const unsigned int v6517 = v6500 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6518 = v6299 + v6517;
+          const unsigned int v6519 = v6518 + v6504;
+          iron_copy_async<16>(shm0 + v6519, x + v6515, v6509);
         }
-        const unsigned int v7420 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
-        const unsigned int v7421 = v7420 << 3u;
-        const unsigned int v7422 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
-        const bool v7423 = v7422 < v4;
-        const unsigned int v7424 = v7187 + v7421;
-        const bool v7425 = v7424 < v18;
-        const bool v7426 = v7423 && v7425;
-        const unsigned int v7428 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v7430 = min(v7424, v7428);
-        const unsigned int v7432 = v4 - 1u;
-        const unsigned int v7434 = min(v7422, v7432);
-        const unsigned int v7436 = v7430 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v7438 = v18 >> 3u;
-        const unsigned int v7439 = v7434 * v7438;
-        const unsigned int v7440 = v7439 + v7436;
-        const unsigned int v7443 = packed[v7440];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v7445 = v7430 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v7447 = v18 >> 7u;
-        const unsigned int v7448 = v7434 * v7447;
-        const unsigned int v7449 = v7448 + v7445;
-        const iron_bf16 v7450 = scales[v7449];  // kernels/gemm/quant_b.hpp:39
-        const float v7451 = iron_to_f32(v7450);
-        const iron_bf16 v7452 = biases[v7449];  // kernels/gemm/quant_b.hpp:40
-        const float v7453 = iron_to_f32(v7452);
-        const unsigned int v7458 = v7443 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7459 = v7458 & 15u;
-        const unsigned int v7462 = v7459 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7463 = __uint_as_float(v7462);
-        const float v7464 = v7463 - 8388608.0f;
-        const float v7465 = fmaf(v7464, v7451, v7453);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v7470 = v7443 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7471 = v7470 & 15u;
-        const unsigned int v7474 = v7471 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7475 = __uint_as_float(v7474);
-        const float v7476 = v7475 - 8388608.0f;
-        const float v7477 = fmaf(v7476, v7451, v7453);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v7482 = v7443 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7483 = v7482 & 15u;
-        const unsigned int v7486 = v7483 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7487 = __uint_as_float(v7486);
-        const float v7488 = v7487 - 8388608.0f;
-        const float v7489 = fmaf(v7488, v7451, v7453);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v7494 = v7443 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7495 = v7494 & 15u;
-        const unsigned int v7498 = v7495 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7499 = __uint_as_float(v7498);
-        const float v7500 = v7499 - 8388608.0f;
-        const float v7501 = fmaf(v7500, v7451, v7453);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v7506 = v7443 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7507 = v7506 & 15u;
-        const unsigned int v7510 = v7507 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7511 = __uint_as_float(v7510);
-        const float v7512 = v7511 - 8388608.0f;
-        const float v7513 = fmaf(v7512, v7451, v7453);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v7518 = v7443 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7519 = v7518 & 15u;
-        const unsigned int v7522 = v7519 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7523 = __uint_as_float(v7522);
-        const float v7524 = v7523 - 8388608.0f;
-        const float v7525 = fmaf(v7524, v7451, v7453);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v7530 = v7443 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7531 = v7530 & 15u;
-        const unsigned int v7534 = v7531 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7535 = __uint_as_float(v7534);
-        const float v7536 = v7535 - 8388608.0f;
-        const float v7537 = fmaf(v7536, v7451, v7453);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v7542 = v7443 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7543 = v7542 & 15u;
-        const unsigned int v7546 = v7543 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7547 = __uint_as_float(v7546);
-        const float v7548 = v7547 - 8388608.0f;
-        const float v7549 = fmaf(v7548, v7451, v7453);  // kernels/gemm/quant_b.hpp:51
-        const float v7551 = v7426 ? v7465 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v7552 = iron_f32_to_bf16(v7551);
-        const float v7554 = v7426 ? v7477 : 0.0f;
-        const iron_bf16 v7555 = iron_f32_to_bf16(v7554);
-        const float v7557 = v7426 ? v7489 : 0.0f;
-        const iron_bf16 v7558 = iron_f32_to_bf16(v7557);
-        const float v7560 = v7426 ? v7501 : 0.0f;
-        const iron_bf16 v7561 = iron_f32_to_bf16(v7560);
-        const float v7563 = v7426 ? v7513 : 0.0f;
-        const iron_bf16 v7564 = iron_f32_to_bf16(v7563);
-        const float v7566 = v7426 ? v7525 : 0.0f;
-        const iron_bf16 v7567 = iron_f32_to_bf16(v7566);
-        const float v7569 = v7426 ? v7537 : 0.0f;
-        const iron_bf16 v7570 = iron_f32_to_bf16(v7569);
-        const float v7572 = v7426 ? v7549 : 0.0f;
-        const iron_bf16 v7573 = iron_f32_to_bf16(v7572);
-        const unsigned int v7576 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v7577 = v7191 + v7576;
-        const unsigned int v7578 = v7577 + v7421;
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v7578) = iron_bf16x8{{v7552, v7555, v7558, v7561, v7564, v7567, v7570, v7573}};
-        const unsigned int v7582 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
-        const unsigned int v7584 = v7582 >> 2u;  // kernels/gemm/quant_b.hpp:135
-        const unsigned int v7587 = v7582 & 3u;  // kernels/gemm/quant_b.hpp:136
-        const unsigned int v7588 = v7587 << 3u;
-        const unsigned int v7589 = v67 + v7584;  // kernels/gemm/quant_b.hpp:137
-        const bool v7590 = v7589 < v4;
-        const unsigned int v7591 = v7187 + v7588;
-        const bool v7592 = v7591 < v18;
-        const bool v7593 = v7590 && v7592;
-        const unsigned int v7597 = min(v7591, v7428);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v7601 = min(v7589, v7432);
-        const unsigned int v7603 = v7597 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v7606 = v7601 * v7438;
-        const unsigned int v7607 = v7606 + v7603;
-        const unsigned int v7610 = packed[v7607];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v7612 = v7597 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v7615 = v7601 * v7447;
-        const unsigned int v7616 = v7615 + v7612;
-        const iron_bf16 v7617 = scales[v7616];  // kernels/gemm/quant_b.hpp:39
-        const float v7618 = iron_to_f32(v7617);
-        const iron_bf16 v7619 = biases[v7616];  // kernels/gemm/quant_b.hpp:40
-        const float v7620 = iron_to_f32(v7619);
-        const unsigned int v7625 = v7610 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7626 = v7625 & 15u;
-        const unsigned int v7629 = v7626 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7630 = __uint_as_float(v7629);
-        const float v7631 = v7630 - 8388608.0f;
-        const float v7632 = fmaf(v7631, v7618, v7620);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v7637 = v7610 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7638 = v7637 & 15u;
-        const unsigned int v7641 = v7638 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7642 = __uint_as_float(v7641);
-        const float v7643 = v7642 - 8388608.0f;
-        const float v7644 = fmaf(v7643, v7618, v7620);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v7649 = v7610 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7650 = v7649 & 15u;
-        const unsigned int v7653 = v7650 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7654 = __uint_as_float(v7653);
-        const float v7655 = v7654 - 8388608.0f;
-        const float v7656 = fmaf(v7655, v7618, v7620);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v7661 = v7610 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7662 = v7661 & 15u;
-        const unsigned int v7665 = v7662 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7666 = __uint_as_float(v7665);
-        const float v7667 = v7666 - 8388608.0f;
-        const float v7668 = fmaf(v7667, v7618, v7620);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v7673 = v7610 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7674 = v7673 & 15u;
-        const unsigned int v7677 = v7674 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7678 = __uint_as_float(v7677);
-        const float v7679 = v7678 - 8388608.0f;
-        const float v7680 = fmaf(v7679, v7618, v7620);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v7685 = v7610 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7686 = v7685 & 15u;
-        const unsigned int v7689 = v7686 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7690 = __uint_as_float(v7689);
-        const float v7691 = v7690 - 8388608.0f;
-        const float v7692 = fmaf(v7691, v7618, v7620);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v7697 = v7610 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7698 = v7697 & 15u;
-        const unsigned int v7701 = v7698 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7702 = __uint_as_float(v7701);
-        const float v7703 = v7702 - 8388608.0f;
-        const float v7704 = fmaf(v7703, v7618, v7620);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v7709 = v7610 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7710 = v7709 & 15u;
-        const unsigned int v7713 = v7710 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7714 = __uint_as_float(v7713);
-        const float v7715 = v7714 - 8388608.0f;
-        const float v7716 = fmaf(v7715, v7618, v7620);  // kernels/gemm/quant_b.hpp:51
-        const float v7718 = v7593 ? v7632 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v7719 = iron_f32_to_bf16(v7718);
-        const float v7721 = v7593 ? v7644 : 0.0f;
-        const iron_bf16 v7722 = iron_f32_to_bf16(v7721);
-        const float v7724 = v7593 ? v7656 : 0.0f;
-        const iron_bf16 v7725 = iron_f32_to_bf16(v7724);
-        const float v7727 = v7593 ? v7668 : 0.0f;
-        const iron_bf16 v7728 = iron_f32_to_bf16(v7727);
-        const float v7730 = v7593 ? v7680 : 0.0f;
-        const iron_bf16 v7731 = iron_f32_to_bf16(v7730);
-        const float v7733 = v7593 ? v7692 : 0.0f;
-        const iron_bf16 v7734 = iron_f32_to_bf16(v7733);
-        const float v7736 = v7593 ? v7704 : 0.0f;
-        const iron_bf16 v7737 = iron_f32_to_bf16(v7736);
-        const float v7739 = v7593 ? v7716 : 0.0f;
-        const iron_bf16 v7740 = iron_f32_to_bf16(v7739);
-        const unsigned int v7743 = v7584 * 40u;  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v7744 = v7191 + v7743;
-        const unsigned int v7745 = v7744 + v7588;
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v7745) = iron_bf16x8{{v7719, v7722, v7725, v7728, v7731, v7734, v7737, v7740}};
-        const unsigned int v7749 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
-        const unsigned int v7751 = v7749 >> 2u;  // kernels/gemm/quant_b.hpp:135
-        const unsigned int v7754 = v7749 & 3u;  // kernels/gemm/quant_b.hpp:136
-        const unsigned int v7755 = v7754 << 3u;
-        const unsigned int v7756 = v67 + v7751;  // kernels/gemm/quant_b.hpp:137
-        const bool v7757 = v7756 < v4;
-        const unsigned int v7758 = v7187 + v7755;
-        const bool v7759 = v7758 < v18;
-        const bool v7760 = v7757 && v7759;
-        const unsigned int v7764 = min(v7758, v7428);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v7768 = min(v7756, v7432);
-        const unsigned int v7770 = v7764 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v7773 = v7768 * v7438;
-        const unsigned int v7774 = v7773 + v7770;
-        const unsigned int v7777 = packed[v7774];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v7779 = v7764 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v7782 = v7768 * v7447;
-        const unsigned int v7783 = v7782 + v7779;
-        const iron_bf16 v7784 = scales[v7783];  // kernels/gemm/quant_b.hpp:39
-        const float v7785 = iron_to_f32(v7784);
-        const iron_bf16 v7786 = biases[v7783];  // kernels/gemm/quant_b.hpp:40
-        const float v7787 = iron_to_f32(v7786);
-        const unsigned int v7792 = v7777 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7793 = v7792 & 15u;
-        const unsigned int v7796 = v7793 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7797 = __uint_as_float(v7796);
-        const float v7798 = v7797 - 8388608.0f;
-        const float v7799 = fmaf(v7798, v7785, v7787);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v7804 = v7777 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7805 = v7804 & 15u;
-        const unsigned int v7808 = v7805 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7809 = __uint_as_float(v7808);
-        const float v7810 = v7809 - 8388608.0f;
-        const float v7811 = fmaf(v7810, v7785, v7787);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v7816 = v7777 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7817 = v7816 & 15u;
-        const unsigned int v7820 = v7817 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7821 = __uint_as_float(v7820);
-        const float v7822 = v7821 - 8388608.0f;
-        const float v7823 = fmaf(v7822, v7785, v7787);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v7828 = v7777 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7829 = v7828 & 15u;
-        const unsigned int v7832 = v7829 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7833 = __uint_as_float(v7832);
-        const float v7834 = v7833 - 8388608.0f;
-        const float v7835 = fmaf(v7834, v7785, v7787);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v7840 = v7777 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7841 = v7840 & 15u;
-        const unsigned int v7844 = v7841 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7845 = __uint_as_float(v7844);
-        const float v7846 = v7845 - 8388608.0f;
-        const float v7847 = fmaf(v7846, v7785, v7787);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v7852 = v7777 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7853 = v7852 & 15u;
-        const unsigned int v7856 = v7853 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7857 = __uint_as_float(v7856);
-        const float v7858 = v7857 - 8388608.0f;
-        const float v7859 = fmaf(v7858, v7785, v7787);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v7864 = v7777 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7865 = v7864 & 15u;
-        const unsigned int v7868 = v7865 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7869 = __uint_as_float(v7868);
-        const float v7870 = v7869 - 8388608.0f;
-        const float v7871 = fmaf(v7870, v7785, v7787);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v7876 = v7777 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7877 = v7876 & 15u;
-        const unsigned int v7880 = v7877 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7881 = __uint_as_float(v7880);
-        const float v7882 = v7881 - 8388608.0f;
-        const float v7883 = fmaf(v7882, v7785, v7787);  // kernels/gemm/quant_b.hpp:51
-        const float v7885 = v7760 ? v7799 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v7886 = iron_f32_to_bf16(v7885);
-        const float v7888 = v7760 ? v7811 : 0.0f;
-        const iron_bf16 v7889 = iron_f32_to_bf16(v7888);
-        const float v7891 = v7760 ? v7823 : 0.0f;
-        const iron_bf16 v7892 = iron_f32_to_bf16(v7891);
-        const float v7894 = v7760 ? v7835 : 0.0f;
-        const iron_bf16 v7895 = iron_f32_to_bf16(v7894);
-        const float v7897 = v7760 ? v7847 : 0.0f;
-        const iron_bf16 v7898 = iron_f32_to_bf16(v7897);
-        const float v7900 = v7760 ? v7859 : 0.0f;
-        const iron_bf16 v7901 = iron_f32_to_bf16(v7900);
-        const float v7903 = v7760 ? v7871 : 0.0f;
-        const iron_bf16 v7904 = iron_f32_to_bf16(v7903);
-        const float v7906 = v7760 ? v7883 : 0.0f;
-        const iron_bf16 v7907 = iron_f32_to_bf16(v7906);
-        const unsigned int v7910 = v7751 * 40u;  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v7911 = v7191 + v7910;
-        const unsigned int v7912 = v7911 + v7755;
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v7912) = iron_bf16x8{{v7886, v7889, v7892, v7895, v7898, v7901, v7904, v7907}};
-        const unsigned int v7916 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
-        const unsigned int v7918 = v7916 >> 2u;  // kernels/gemm/quant_b.hpp:135
-        const unsigned int v7921 = v7916 & 3u;  // kernels/gemm/quant_b.hpp:136
-        const unsigned int v7922 = v7921 << 3u;
-        const unsigned int v7923 = v67 + v7918;  // kernels/gemm/quant_b.hpp:137
-        const bool v7924 = v7923 < v4;
-        const unsigned int v7925 = v7187 + v7922;
-        const bool v7926 = v7925 < v18;
-        const bool v7927 = v7924 && v7926;
-        const unsigned int v7931 = min(v7925, v7428);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v7935 = min(v7923, v7432);
-        const unsigned int v7937 = v7931 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v7940 = v7935 * v7438;
-        const unsigned int v7941 = v7940 + v7937;
-        const unsigned int v7944 = packed[v7941];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v7946 = v7931 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v7949 = v7935 * v7447;
-        const unsigned int v7950 = v7949 + v7946;
-        const iron_bf16 v7951 = scales[v7950];  // kernels/gemm/quant_b.hpp:39
-        const float v7952 = iron_to_f32(v7951);
-        const iron_bf16 v7953 = biases[v7950];  // kernels/gemm/quant_b.hpp:40
-        const float v7954 = iron_to_f32(v7953);
-        const unsigned int v7959 = v7944 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7960 = v7959 & 15u;
-        const unsigned int v7963 = v7960 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7964 = __uint_as_float(v7963);
-        const float v7965 = v7964 - 8388608.0f;
-        const float v7966 = fmaf(v7965, v7952, v7954);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v7971 = v7944 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7972 = v7971 & 15u;
-        const unsigned int v7975 = v7972 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7976 = __uint_as_float(v7975);
-        const float v7977 = v7976 - 8388608.0f;
-        const float v7978 = fmaf(v7977, v7952, v7954);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v7983 = v7944 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7984 = v7983 & 15u;
-        const unsigned int v7987 = v7984 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v7988 = __uint_as_float(v7987);
-        const float v7989 = v7988 - 8388608.0f;
-        const float v7990 = fmaf(v7989, v7952, v7954);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v7995 = v7944 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v7996 = v7995 & 15u;
-        const unsigned int v7999 = v7996 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8000 = __uint_as_float(v7999);
-        const float v8001 = v8000 - 8388608.0f;
-        const float v8002 = fmaf(v8001, v7952, v7954);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8007 = v7944 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8008 = v8007 & 15u;
-        const unsigned int v8011 = v8008 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8012 = __uint_as_float(v8011);
-        const float v8013 = v8012 - 8388608.0f;
-        const float v8014 = fmaf(v8013, v7952, v7954);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8019 = v7944 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8020 = v8019 & 15u;
-        const unsigned int v8023 = v8020 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8024 = __uint_as_float(v8023);
-        const float v8025 = v8024 - 8388608.0f;
-        const float v8026 = fmaf(v8025, v7952, v7954);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8031 = v7944 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8032 = v8031 & 15u;
-        const unsigned int v8035 = v8032 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8036 = __uint_as_float(v8035);
-        const float v8037 = v8036 - 8388608.0f;
-        const float v8038 = fmaf(v8037, v7952, v7954);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8043 = v7944 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8044 = v8043 & 15u;
-        const unsigned int v8047 = v8044 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8048 = __uint_as_float(v8047);
-        const float v8049 = v8048 - 8388608.0f;
-        const float v8050 = fmaf(v8049, v7952, v7954);  // kernels/gemm/quant_b.hpp:51
-        const float v8052 = v7927 ? v7966 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v8053 = iron_f32_to_bf16(v8052);
-        const float v8055 = v7927 ? v7978 : 0.0f;
-        const iron_bf16 v8056 = iron_f32_to_bf16(v8055);
-        const float v8058 = v7927 ? v7990 : 0.0f;
-        const iron_bf16 v8059 = iron_f32_to_bf16(v8058);
-        const float v8061 = v7927 ? v8002 : 0.0f;
-        const iron_bf16 v8062 = iron_f32_to_bf16(v8061);
-        const float v8064 = v7927 ? v8014 : 0.0f;
-        const iron_bf16 v8065 = iron_f32_to_bf16(v8064);
-        const float v8067 = v7927 ? v8026 : 0.0f;
-        const iron_bf16 v8068 = iron_f32_to_bf16(v8067);
-        const float v8070 = v7927 ? v8038 : 0.0f;
-        const iron_bf16 v8071 = iron_f32_to_bf16(v8070);
-        const float v8073 = v7927 ? v8050 : 0.0f;
-        const iron_bf16 v8074 = iron_f32_to_bf16(v8073);
-        const unsigned int v8077 = v7918 * 40u;  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v8078 = v7191 + v8077;
-        const unsigned int v8079 = v8078 + v7922;
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v8079) = iron_bf16x8{{v8053, v8056, v8059, v8062, v8065, v8068, v8071, v8074}};
+        const unsigned int v6529 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
+        const unsigned int v6530 = v6529 << 3u;
+        const unsigned int v6531 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
+        const bool v6532 = v6531 < v4;
+        const unsigned int v6533 = v6295 + v6530;
+        const bool v6534 = v6533 < v18;
+        const bool v6535 = v6532 && v6534;
+        const unsigned int v6537 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v6539 = min(v6533, v6537);
+        const unsigned int v6541 = v4 - 1u;
+        const unsigned int v6543 = min(v6531, v6541);
+        const unsigned int v6545 = v6539 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v6547 = v18 >> 3u;
+        const unsigned int v6548 = v6543 * v6547;
+        const unsigned int v6549 = v6548 + v6545;
+        const unsigned int v6552 = packed[v6549];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v6554 = v6539 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v6556 = v18 >> 7u;
+        const unsigned int v6557 = v6543 * v6556;
+        const unsigned int v6558 = v6557 + v6554;
+        const iron_bf16 v6559 = scales[v6558];  // kernels/gemm/quant_b.hpp:39
+        const float v6560 = iron_to_f32(v6559);
+        const iron_bf16 v6561 = biases[v6558];  // kernels/gemm/quant_b.hpp:40
+        const float v6562 = iron_to_f32(v6561);
+        const unsigned int v6567 = v6552 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v6568 = v6567 & 15u;
+        const unsigned int v6571 = v6568 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v6572 = __uint_as_float(v6571);
+        const float v6573 = v6572 - 8388608.0f;
+        const float v6574 = fmaf(v6573, v6560, v6562);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v6579 = v6552 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v6580 = v6579 & 15u;
+        const unsigned int v6583 = v6580 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v6584 = __uint_as_float(v6583);
+        const float v6585 = v6584 - 8388608.0f;
+        const float v6586 = fmaf(v6585, v6560, v6562);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v6591 = v6552 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v6592 = v6591 & 15u;
+        const unsigned int v6595 = v6592 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v6596 = __uint_as_float(v6595);
+        const float v6597 = v6596 - 8388608.0f;
+        const float v6598 = fmaf(v6597, v6560, v6562);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v6603 = v6552 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v6604 = v6603 & 15u;
+        const unsigned int v6607 = v6604 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v6608 = __uint_as_float(v6607);
+        const float v6609 = v6608 - 8388608.0f;
+        const float v6610 = fmaf(v6609, v6560, v6562);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v6615 = v6552 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v6616 = v6615 & 15u;
+        const unsigned int v6619 = v6616 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v6620 = __uint_as_float(v6619);
+        const float v6621 = v6620 - 8388608.0f;
+        const float v6622 = fmaf(v6621, v6560, v6562);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v6627 = v6552 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v6628 = v6627 & 15u;
+        const unsigned int v6631 = v6628 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v6632 = __uint_as_float(v6631);
+        const float v6633 = v6632 - 8388608.0f;
+        const float v6634 = fmaf(v6633, v6560, v6562);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v6639 = v6552 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v6640 = v6639 & 15u;
+        const unsigned int v6643 = v6640 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v6644 = __uint_as_float(v6643);
+        const float v6645 = v6644 - 8388608.0f;
+        const float v6646 = fmaf(v6645, v6560, v6562);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v6651 = v6552 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v6652 = v6651 & 15u;
+        const unsigned int v6655 = v6652 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v6656 = __uint_as_float(v6655);
+        const float v6657 = v6656 - 8388608.0f;
+        const float v6658 = fmaf(v6657, v6560, v6562);  // kernels/gemm/quant_b.hpp:51
+        const float v6660 = v6535 ? v6574 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v6661 = iron_f32_to_bf16(v6660);
+        const float v6663 = v6535 ? v6586 : 0.0f;
+        const iron_bf16 v6664 = iron_f32_to_bf16(v6663);
+        const float v6666 = v6535 ? v6598 : 0.0f;
+        const iron_bf16 v6667 = iron_f32_to_bf16(v6666);
+        const float v6669 = v6535 ? v6610 : 0.0f;
+        const iron_bf16 v6670 = iron_f32_to_bf16(v6669);
+        const float v6672 = v6535 ? v6622 : 0.0f;
+        const iron_bf16 v6673 = iron_f32_to_bf16(v6672);
+        const float v6675 = v6535 ? v6634 : 0.0f;
+        const iron_bf16 v6676 = iron_f32_to_bf16(v6675);
+        const float v6678 = v6535 ? v6646 : 0.0f;
+        const iron_bf16 v6679 = iron_f32_to_bf16(v6678);
+        const float v6681 = v6535 ? v6658 : 0.0f;
+        const iron_bf16 v6682 = iron_f32_to_bf16(v6681);
+        const unsigned int v6685 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v6686 = v6299 + v6685;
+        const unsigned int v6687 = v6686 + v6530;
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v6687) = iron_bf16x8{{v6661, v6664, v6667, v6670, v6673, v6676, v6679, v6682}};
+        const unsigned int v6691 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v6693 = v6691 >> 2u;  // kernels/gemm/quant_b.hpp:135
+        const unsigned int v6696 = v6691 & 3u;  // kernels/gemm/quant_b.hpp:136
+        const unsigned int v6697 = v6696 << 3u;
+        const unsigned int v6698 = v67 + v6693;  // kernels/gemm/quant_b.hpp:137
+        const bool v6699 = v6698 < v4;
+        const unsigned int v6700 = v6295 + v6697;
+        const bool v6701 = v6700 < v18;
+        const bool v6702 = v6699 && v6701;
+        const unsigned int v6706 = min(v6700, v6537);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v6710 = min(v6698, v6541);
+        const unsigned int v6712 = v6706 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v6715 = v6710 * v6547;
+        const unsigned int v6716 = v6715 + v6712;
+        const unsigned int v6719 = packed[v6716];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v6721 = v6706 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v6724 = v6710 * v6556;
+        const unsigned int v6725 = v6724 + v6721;
+        const iron_bf16 v6726 = scales[v6725];  // kernels/gemm/quant_b.hpp:39
+        const float v6727 = iron_to_f32(v6726);
+        const iron_bf16 v6728 = biases[v6725];  // kernels/gemm/quant_b.hpp:40
+        const float v6729 = iron_to_f32(v6728);
+        const unsigned int v6734 = v6719 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v6735 = v6734 & 15u;
+        const unsigned int v6738 = v6735 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v6739 = __uint_as_float(v6738);
+        const float v6740 = v6739 - 8388608.0f;
+        const float v6741 = fmaf(v6740, v6727, v6729);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v6746 = v6719 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v6747 = v6746 & 15u;
+        const unsigned int v6750 = v6747 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v6751 = __uint_as_float(v6750);
+        const float v6752 = v6751 - 8388608.0f;
+        const float v6753 = fmaf(v6752, v6727, v6729);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v6758 = v6719 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v6759 = v6758 & 15u;
+        const unsigned int v6762 = v6759 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v6763 = __uint_as_float(v6762);
+        const float v6764 = v6763 - 8388608.0f;
+        const float v6765 = fmaf(v6764, v6727, v6729);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v6770 = v6719 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v6771 = v6770 & 15u;
+        const unsigned int v6774 = v6771 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v6775 = __uint_as_float(v6774);
+        const float v6776 = v6775 - 8388608.0f;
+        const float v6777 = fmaf(v6776, v6727, v6729);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v6782 = v6719 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v6783 = v6782 & 15u;
+        const unsigned int v6786 = v6783 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v6787 = __uint_as_float(v6786);
+        const float v6788 = v6787 - 8388608.0f;
+        const float v6789 = fmaf(v6788, v6727, v6729);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v6794 = v6719 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v6795 = v6794 & 15u;
+        const unsigned int v6798 = v6795 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v6799 = __uint_as_float(v6798);
+        const float v6800 = v6799 - 8388608.0f;
+        const float v6801 = fmaf(v6800, v6727, v6729);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v6806 = v6719 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v6807 = v6806 & 15u;
+        const unsigned int v6810 = v6807 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v6811 = __uint_as_float(v6810);
+        const float v6812 = v6811 - 8388608.0f;
+        const float v6813 = fmaf(v6812, v6727, v6729);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v6818 = v6719 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v6819 = v6818 & 15u;
+        const unsigned int v6822 = v6819 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v6823 = __uint_as_float(v6822);
+        const float v6824 = v6823 - 8388608.0f;
+        const float v6825 = fmaf(v6824, v6727, v6729);  // kernels/gemm/quant_b.hpp:51
+        const float v6827 = v6702 ? v6741 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v6828 = iron_f32_to_bf16(v6827);
+        const float v6830 = v6702 ? v6753 : 0.0f;
+        const iron_bf16 v6831 = iron_f32_to_bf16(v6830);
+        const float v6833 = v6702 ? v6765 : 0.0f;
+        const iron_bf16 v6834 = iron_f32_to_bf16(v6833);
+        const float v6836 = v6702 ? v6777 : 0.0f;
+        const iron_bf16 v6837 = iron_f32_to_bf16(v6836);
+        const float v6839 = v6702 ? v6789 : 0.0f;
+        const iron_bf16 v6840 = iron_f32_to_bf16(v6839);
+        const float v6842 = v6702 ? v6801 : 0.0f;
+        const iron_bf16 v6843 = iron_f32_to_bf16(v6842);
+        const float v6845 = v6702 ? v6813 : 0.0f;
+        const iron_bf16 v6846 = iron_f32_to_bf16(v6845);
+        const float v6848 = v6702 ? v6825 : 0.0f;
+        const iron_bf16 v6849 = iron_f32_to_bf16(v6848);
+        const unsigned int v6852 = v6693 * 40u;  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v6853 = v6299 + v6852;
+        const unsigned int v6854 = v6853 + v6697;
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v6854) = iron_bf16x8{{v6828, v6831, v6834, v6837, v6840, v6843, v6846, v6849}};
+        const unsigned int v6858 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v6860 = v6858 >> 2u;  // kernels/gemm/quant_b.hpp:135
+        const unsigned int v6863 = v6858 & 3u;  // kernels/gemm/quant_b.hpp:136
+        const unsigned int v6864 = v6863 << 3u;
+        const unsigned int v6865 = v67 + v6860;  // kernels/gemm/quant_b.hpp:137
+        const bool v6866 = v6865 < v4;
+        const unsigned int v6867 = v6295 + v6864;
+        const bool v6868 = v6867 < v18;
+        const bool v6869 = v6866 && v6868;
+        const unsigned int v6873 = min(v6867, v6537);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v6877 = min(v6865, v6541);
+        const unsigned int v6879 = v6873 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v6882 = v6877 * v6547;
+        const unsigned int v6883 = v6882 + v6879;
+        const unsigned int v6886 = packed[v6883];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v6888 = v6873 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v6891 = v6877 * v6556;
+        const unsigned int v6892 = v6891 + v6888;
+        const iron_bf16 v6893 = scales[v6892];  // kernels/gemm/quant_b.hpp:39
+        const float v6894 = iron_to_f32(v6893);
+        const iron_bf16 v6895 = biases[v6892];  // kernels/gemm/quant_b.hpp:40
+        const float v6896 = iron_to_f32(v6895);
+        const unsigned int v6901 = v6886 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v6902 = v6901 & 15u;
+        const unsigned int v6905 = v6902 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v6906 = __uint_as_float(v6905);
+        const float v6907 = v6906 - 8388608.0f;
+        const float v6908 = fmaf(v6907, v6894, v6896);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v6913 = v6886 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v6914 = v6913 & 15u;
+        const unsigned int v6917 = v6914 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v6918 = __uint_as_float(v6917);
+        const float v6919 = v6918 - 8388608.0f;
+        const float v6920 = fmaf(v6919, v6894, v6896);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v6925 = v6886 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v6926 = v6925 & 15u;
+        const unsigned int v6929 = v6926 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v6930 = __uint_as_float(v6929);
+        const float v6931 = v6930 - 8388608.0f;
+        const float v6932 = fmaf(v6931, v6894, v6896);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v6937 = v6886 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v6938 = v6937 & 15u;
+        const unsigned int v6941 = v6938 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v6942 = __uint_as_float(v6941);
+        const float v6943 = v6942 - 8388608.0f;
+        const float v6944 = fmaf(v6943, v6894, v6896);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v6949 = v6886 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v6950 = v6949 & 15u;
+        const unsigned int v6953 = v6950 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v6954 = __uint_as_float(v6953);
+        const float v6955 = v6954 - 8388608.0f;
+        const float v6956 = fmaf(v6955, v6894, v6896);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v6961 = v6886 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v6962 = v6961 & 15u;
+        const unsigned int v6965 = v6962 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v6966 = __uint_as_float(v6965);
+        const float v6967 = v6966 - 8388608.0f;
+        const float v6968 = fmaf(v6967, v6894, v6896);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v6973 = v6886 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v6974 = v6973 & 15u;
+        const unsigned int v6977 = v6974 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v6978 = __uint_as_float(v6977);
+        const float v6979 = v6978 - 8388608.0f;
+        const float v6980 = fmaf(v6979, v6894, v6896);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v6985 = v6886 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v6986 = v6985 & 15u;
+        const unsigned int v6989 = v6986 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v6990 = __uint_as_float(v6989);
+        const float v6991 = v6990 - 8388608.0f;
+        const float v6992 = fmaf(v6991, v6894, v6896);  // kernels/gemm/quant_b.hpp:51
+        const float v6994 = v6869 ? v6908 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v6995 = iron_f32_to_bf16(v6994);
+        const float v6997 = v6869 ? v6920 : 0.0f;
+        const iron_bf16 v6998 = iron_f32_to_bf16(v6997);
+        const float v7000 = v6869 ? v6932 : 0.0f;
+        const iron_bf16 v7001 = iron_f32_to_bf16(v7000);
+        const float v7003 = v6869 ? v6944 : 0.0f;
+        const iron_bf16 v7004 = iron_f32_to_bf16(v7003);
+        const float v7006 = v6869 ? v6956 : 0.0f;
+        const iron_bf16 v7007 = iron_f32_to_bf16(v7006);
+        const float v7009 = v6869 ? v6968 : 0.0f;
+        const iron_bf16 v7010 = iron_f32_to_bf16(v7009);
+        const float v7012 = v6869 ? v6980 : 0.0f;
+        const iron_bf16 v7013 = iron_f32_to_bf16(v7012);
+        const float v7015 = v6869 ? v6992 : 0.0f;
+        const iron_bf16 v7016 = iron_f32_to_bf16(v7015);
+        const unsigned int v7019 = v6860 * 40u;  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v7020 = v6299 + v7019;
+        const unsigned int v7021 = v7020 + v6864;
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v7021) = iron_bf16x8{{v6995, v6998, v7001, v7004, v7007, v7010, v7013, v7016}};
+        const unsigned int v7025 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v7027 = v7025 >> 2u;  // kernels/gemm/quant_b.hpp:135
+        const unsigned int v7030 = v7025 & 3u;  // kernels/gemm/quant_b.hpp:136
+        const unsigned int v7031 = v7030 << 3u;
+        const unsigned int v7032 = v67 + v7027;  // kernels/gemm/quant_b.hpp:137
+        const bool v7033 = v7032 < v4;
+        const unsigned int v7034 = v6295 + v7031;
+        const bool v7035 = v7034 < v18;
+        const bool v7036 = v7033 && v7035;
+        const unsigned int v7040 = min(v7034, v6537);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v7044 = min(v7032, v6541);
+        const unsigned int v7046 = v7040 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v7049 = v7044 * v6547;
+        const unsigned int v7050 = v7049 + v7046;
+        const unsigned int v7053 = packed[v7050];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v7055 = v7040 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v7058 = v7044 * v6556;
+        const unsigned int v7059 = v7058 + v7055;
+        const iron_bf16 v7060 = scales[v7059];  // kernels/gemm/quant_b.hpp:39
+        const float v7061 = iron_to_f32(v7060);
+        const iron_bf16 v7062 = biases[v7059];  // kernels/gemm/quant_b.hpp:40
+        const float v7063 = iron_to_f32(v7062);
+        const unsigned int v7068 = v7053 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7069 = v7068 & 15u;
+        const unsigned int v7072 = v7069 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7073 = __uint_as_float(v7072);
+        const float v7074 = v7073 - 8388608.0f;
+        const float v7075 = fmaf(v7074, v7061, v7063);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7080 = v7053 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7081 = v7080 & 15u;
+        const unsigned int v7084 = v7081 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7085 = __uint_as_float(v7084);
+        const float v7086 = v7085 - 8388608.0f;
+        const float v7087 = fmaf(v7086, v7061, v7063);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7092 = v7053 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7093 = v7092 & 15u;
+        const unsigned int v7096 = v7093 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7097 = __uint_as_float(v7096);
+        const float v7098 = v7097 - 8388608.0f;
+        const float v7099 = fmaf(v7098, v7061, v7063);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7104 = v7053 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7105 = v7104 & 15u;
+        const unsigned int v7108 = v7105 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7109 = __uint_as_float(v7108);
+        const float v7110 = v7109 - 8388608.0f;
+        const float v7111 = fmaf(v7110, v7061, v7063);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7116 = v7053 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7117 = v7116 & 15u;
+        const unsigned int v7120 = v7117 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7121 = __uint_as_float(v7120);
+        const float v7122 = v7121 - 8388608.0f;
+        const float v7123 = fmaf(v7122, v7061, v7063);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7128 = v7053 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7129 = v7128 & 15u;
+        const unsigned int v7132 = v7129 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7133 = __uint_as_float(v7132);
+        const float v7134 = v7133 - 8388608.0f;
+        const float v7135 = fmaf(v7134, v7061, v7063);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7140 = v7053 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7141 = v7140 & 15u;
+        const unsigned int v7144 = v7141 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7145 = __uint_as_float(v7144);
+        const float v7146 = v7145 - 8388608.0f;
+        const float v7147 = fmaf(v7146, v7061, v7063);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7152 = v7053 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7153 = v7152 & 15u;
+        const unsigned int v7156 = v7153 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7157 = __uint_as_float(v7156);
+        const float v7158 = v7157 - 8388608.0f;
+        const float v7159 = fmaf(v7158, v7061, v7063);  // kernels/gemm/quant_b.hpp:51
+        const float v7161 = v7036 ? v7075 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v7162 = iron_f32_to_bf16(v7161);
+        const float v7164 = v7036 ? v7087 : 0.0f;
+        const iron_bf16 v7165 = iron_f32_to_bf16(v7164);
+        const float v7167 = v7036 ? v7099 : 0.0f;
+        const iron_bf16 v7168 = iron_f32_to_bf16(v7167);
+        const float v7170 = v7036 ? v7111 : 0.0f;
+        const iron_bf16 v7171 = iron_f32_to_bf16(v7170);
+        const float v7173 = v7036 ? v7123 : 0.0f;
+        const iron_bf16 v7174 = iron_f32_to_bf16(v7173);
+        const float v7176 = v7036 ? v7135 : 0.0f;
+        const iron_bf16 v7177 = iron_f32_to_bf16(v7176);
+        const float v7179 = v7036 ? v7147 : 0.0f;
+        const iron_bf16 v7180 = iron_f32_to_bf16(v7179);
+        const float v7182 = v7036 ? v7159 : 0.0f;
+        const iron_bf16 v7183 = iron_f32_to_bf16(v7182);
+        const unsigned int v7186 = v7027 * 40u;  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v7187 = v6299 + v7186;
+        const unsigned int v7188 = v7187 + v7031;
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v7188) = iron_bf16x8{{v7162, v7165, v7168, v7171, v7174, v7177, v7180, v7183}};
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v8093 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v8099 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v7202 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v7208 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v8081 = 0u; v8081 < v18; v8081 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v8083 = v8081 >> 5u;
-      const unsigned int v8085 = v8083 % 3u;
+    for (unsigned int v7190 = 0u; v7190 < v18; v7190 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
+      const unsigned int v7192 = v7190 >> 5u;
+      const unsigned int v7194 = v7192 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v8087 = v8085 * 5120u;  // kernels/gemm/gemm_tiles.hpp:269
-      const unsigned int v8094 = v8087 + v8093;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false>(v202, shm0, v8094, 40u);
-      const unsigned int v8100 = v8087 + v8099;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true>(v204, shm1, v8100, 40u);
+      const unsigned int v7196 = v7194 * 5120u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v7203 = v7196 + v7202;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false>(v202, shm0, v7203, 40u);
+      const unsigned int v7209 = v7196 + v7208;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<true>(v204, shm1, v7209, 40u);
       iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v8107 = v8094 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false>(v202, shm0, v8107, 40u);
-      const unsigned int v8113 = v8100 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true>(v204, shm1, v8113, 40u);
+      const unsigned int v7216 = v7203 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false>(v202, shm0, v7216, 40u);
+      const unsigned int v7222 = v7209 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<true>(v204, shm1, v7222, 40u);
       iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v8116 = v8081 + 64u;  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v8118 = v8083 + 2u;
-      const unsigned int v8119 = v8118 % 3u;
-      const bool v8120 = v8116 < v18;
-      if (v8120) {
-        const unsigned int v8122 = v8119 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
-        if (v85) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v8131 = v115 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8132 = v8131 << 3u;
-          const unsigned int v8135 = v8116 + v8132;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8136 = v8135 < v18;
-          const bool v8137 = v124 && v8136;
-          const unsigned int v8139 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8141 = v8139 + v8116;
-          const unsigned int v8142 = v8141 + v8132;
-          const unsigned int v8143 = v8137 ? v8142 : 0u;
-          const unsigned int v8145 = v116 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8146 = v8122 + v8145;
-          const unsigned int v8147 = v8146 + v8132;
-          iron_copy_async<16>(shm0 + v8147, x + v8143, v8137);
-          const unsigned int v8150 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8152 = v8150 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v8155 = v8150 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8156 = v8155 << 3u;
-          const unsigned int v8157 = v63 + v8152;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8158 = v8157 < v44;
-          const unsigned int v8159 = v8116 + v8156;
-          const bool v8160 = v8159 < v18;
-          const bool v8161 = v8158 && v8160;
-          const unsigned int v8163 = v8157 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8165 = v8163 + v8116;
-          const unsigned int v8166 = v8165 + v8156;
-          const unsigned int v8167 = v8161 ? v8166 : 0u;
-          const unsigned int v8169 = v8152 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8170 = v8122 + v8169;
-          const unsigned int v8171 = v8170 + v8156;
-          iron_copy_async<16>(shm0 + v8171, x + v8167, v8161);
-          const unsigned int v8174 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8176 = v8174 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v8179 = v8174 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8180 = v8179 << 3u;
-          const unsigned int v8181 = v63 + v8176;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8182 = v8181 < v44;
-          const unsigned int v8183 = v8116 + v8180;
-          const bool v8184 = v8183 < v18;
-          const bool v8185 = v8182 && v8184;
-          const unsigned int v8187 = v8181 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8189 = v8187 + v8116;
-          const unsigned int v8190 = v8189 + v8180;
-          const unsigned int v8191 = v8185 ? v8190 : 0u;
-          const unsigned int v8193 = v8176 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8194 = v8122 + v8193;
-          const unsigned int v8195 = v8194 + v8180;
-          iron_copy_async<16>(shm0 + v8195, x + v8191, v8185);
-          const unsigned int v8198 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8200 = v8198 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v8203 = v8198 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8204 = v8203 << 3u;
-          const unsigned int v8205 = v63 + v8200;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8206 = v8205 < v44;
-          const unsigned int v8207 = v8116 + v8204;
-          const bool v8208 = v8207 < v18;
-          const bool v8209 = v8206 && v8208;
-          const unsigned int v8211 = v8205 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8213 = v8211 + v8116;
-          const unsigned int v8214 = v8213 + v8204;
-          const unsigned int v8215 = v8209 ? v8214 : 0u;
-          const unsigned int v8217 = v8200 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8218 = v8122 + v8217;
-          const unsigned int v8219 = v8218 + v8204;
-          iron_copy_async<16>(shm0 + v8219, x + v8215, v8209);
+      const unsigned int v7225 = v7190 + 64u;  // kernels/gemm/gemm_tiles.hpp:267
+      const unsigned int v7227 = v7192 + 2u;
+      const unsigned int v7228 = v7227 % 3u;
+      const bool v7229 = v7225 < v18;
+      if (v7229) {
+        const unsigned int v7231 = v7228 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
+        const bool v7232 = !v85;  // kernels/convolution/im2col_a.hpp:90
+        if (v7232) {
+          const unsigned int v7236 = v115 & 3u;  // kernels/convolution/im2col_a.hpp:109
+          const unsigned int v7237 = v7236 << 3u;
+          const unsigned int v7238 = v7225 + v7237;  // kernels/convolution/im2col_a.hpp:110
+          const unsigned int v7240 = v7238 / v3;  // kernels/convolution/im2col_a.hpp:112
+          const unsigned int v7242 = v7240 * v3;  // kernels/convolution/im2col_a.hpp:113
+          const unsigned int v7243 = v7238 - v7242;
+          const unsigned int v7244 = v7240 / v6;  // kernels/convolution/im2col_a.hpp:114
+          const unsigned int v7245 = v7244 * v11;  // kernels/convolution/im2col_a.hpp:115
+          const unsigned int v7246 = v7244 * v6;  // kernels/convolution/im2col_a.hpp:116
+          const unsigned int v7247 = v7240 - v7246;
+          const unsigned int v7248 = v7247 * v12;
+          const unsigned int v7249 = v68 + v7243;  // kernels/convolution/im2col_a.hpp:117
+          const bool v7250 = v7238 < v18;  // kernels/convolution/im2col_a.hpp:118
+          const unsigned int v7252 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+          const unsigned int v7257 = v116 * 40u;  // kernels/convolution/im2col_a.hpp:121
+          const unsigned int v7258 = v7257 + v7237;
+          const unsigned int v7259 = v127 + v7245;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v7260 = v132 + v7248;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7261 = v7259 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v7262 = v7250 && v7261;
+          const bool v7263 = v7259 < v125;
+          const bool v7264 = v7262 && v7263;
+          const bool v7265 = v7260 >= v10;
+          const bool v7266 = v7264 && v7265;
+          const bool v7267 = v7260 < v7252;
+          const bool v7268 = v7266 && v7267;
+          const unsigned int v7269 = max(v7259, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7270 = v7269 - v9;
+          const unsigned int v7271 = max(v7260, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7272 = v7271 - v10;
+          const unsigned int v7273 = v135 + v7270;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v7274 = v7273 * v2;
+          const unsigned int v7275 = v7274 + v7272;
+          const unsigned int v7276 = v7275 * v3;
+          const unsigned int v7277 = v7276 + v7249;
+          const unsigned int v7279 = v7268 ? v7277 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v7281 = v7231 + v7258;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + v7281, x + v7279, v7268);
+          const unsigned int v7283 = v145 + v7245;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v7284 = v150 + v7248;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7285 = v7283 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v7286 = v7250 && v7285;
+          const bool v7287 = v7283 < v125;
+          const bool v7288 = v7286 && v7287;
+          const bool v7289 = v7284 >= v10;
+          const bool v7290 = v7288 && v7289;
+          const bool v7291 = v7284 < v7252;
+          const bool v7292 = v7290 && v7291;
+          const unsigned int v7293 = max(v7283, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7294 = v7293 - v9;
+          const unsigned int v7295 = max(v7284, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7296 = v7295 - v10;
+          const unsigned int v7297 = v153 + v7294;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v7298 = v7297 * v2;
+          const unsigned int v7299 = v7298 + v7296;
+          const unsigned int v7300 = v7299 * v3;
+          const unsigned int v7301 = v7300 + v7249;
+          const unsigned int v7303 = v7292 ? v7301 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v7306 = v7281 + 1280u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + v7306, x + v7303, v7292);
+          const unsigned int v7307 = v163 + v7245;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v7308 = v168 + v7248;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7309 = v7307 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v7310 = v7250 && v7309;
+          const bool v7311 = v7307 < v125;
+          const bool v7312 = v7310 && v7311;
+          const bool v7313 = v7308 >= v10;
+          const bool v7314 = v7312 && v7313;
+          const bool v7315 = v7308 < v7252;
+          const bool v7316 = v7314 && v7315;
+          const unsigned int v7317 = max(v7307, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7318 = v7317 - v9;
+          const unsigned int v7319 = max(v7308, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7320 = v7319 - v10;
+          const unsigned int v7321 = v171 + v7318;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v7322 = v7321 * v2;
+          const unsigned int v7323 = v7322 + v7320;
+          const unsigned int v7324 = v7323 * v3;
+          const unsigned int v7325 = v7324 + v7249;
+          const unsigned int v7327 = v7316 ? v7325 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v7330 = v7281 + 2560u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + v7330, x + v7327, v7316);
+          const unsigned int v7331 = v181 + v7245;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v7332 = v186 + v7248;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7333 = v7331 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v7334 = v7250 && v7333;
+          const bool v7335 = v7331 < v125;
+          const bool v7336 = v7334 && v7335;
+          const bool v7337 = v7332 >= v10;
+          const bool v7338 = v7336 && v7337;
+          const bool v7339 = v7332 < v7252;
+          const bool v7340 = v7338 && v7339;
+          const unsigned int v7341 = max(v7331, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7342 = v7341 - v9;
+          const unsigned int v7343 = max(v7332, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7344 = v7343 - v10;
+          const unsigned int v7345 = v189 + v7342;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v7346 = v7345 * v2;
+          const unsigned int v7347 = v7346 + v7344;
+          const unsigned int v7348 = v7347 * v3;
+          const unsigned int v7349 = v7348 + v7249;
+          const unsigned int v7351 = v7340 ? v7349 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v7354 = v7281 + 3840u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + v7354, x + v7351, v7340);
         } else {
-          const unsigned int v8223 = v115 & 3u;  // kernels/convolution/im2col_a.hpp:108
-          const unsigned int v8224 = v8223 << 3u;
-          const unsigned int v8225 = v8116 + v8224;  // kernels/convolution/im2col_a.hpp:109
-          const unsigned int v8227 = v8225 / v3;  // kernels/convolution/im2col_a.hpp:111
-          const unsigned int v8229 = v8227 * v3;  // kernels/convolution/im2col_a.hpp:112
-          const unsigned int v8230 = v8225 - v8229;
-          const unsigned int v8231 = v8227 / v6;  // kernels/convolution/im2col_a.hpp:113
-          const unsigned int v8232 = v8231 * v11;  // kernels/convolution/im2col_a.hpp:114
-          const unsigned int v8233 = v8231 * v6;  // kernels/convolution/im2col_a.hpp:115
-          const unsigned int v8234 = v8227 - v8233;
-          const unsigned int v8235 = v8234 * v12;
-          const unsigned int v8236 = v68 + v8230;  // kernels/convolution/im2col_a.hpp:116
-          const bool v8237 = v8225 < v18;  // kernels/convolution/im2col_a.hpp:117
-          const unsigned int v8239 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-          const unsigned int v8244 = v116 * 40u;  // kernels/convolution/im2col_a.hpp:120
-          const unsigned int v8245 = v8244 + v8224;
-          const unsigned int v8246 = v127 + v8232;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8247 = v132 + v8235;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8248 = v8246 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8249 = v8237 && v8248;
-          const bool v8250 = v8246 < v125;
-          const bool v8251 = v8249 && v8250;
-          const bool v8252 = v8247 >= v10;
-          const bool v8253 = v8251 && v8252;
-          const bool v8254 = v8247 < v8239;
-          const bool v8255 = v8253 && v8254;
-          const unsigned int v8256 = max(v8246, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8257 = v8256 - v9;
-          const unsigned int v8258 = max(v8247, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8259 = v8258 - v10;
-          const unsigned int v8260 = v135 + v8257;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8261 = v8260 * v2;
-          const unsigned int v8262 = v8261 + v8259;
-          const unsigned int v8263 = v8262 * v3;
-          const unsigned int v8264 = v8263 + v8236;
-          const unsigned int v8266 = v8255 ? v8264 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8268 = v8122 + v8245;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + v8268, x + v8266, v8255);
-          const unsigned int v8270 = v145 + v8232;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8271 = v150 + v8235;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8272 = v8270 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8273 = v8237 && v8272;
-          const bool v8274 = v8270 < v125;
-          const bool v8275 = v8273 && v8274;
-          const bool v8276 = v8271 >= v10;
-          const bool v8277 = v8275 && v8276;
-          const bool v8278 = v8271 < v8239;
-          const bool v8279 = v8277 && v8278;
-          const unsigned int v8280 = max(v8270, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8281 = v8280 - v9;
-          const unsigned int v8282 = max(v8271, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8283 = v8282 - v10;
-          const unsigned int v8284 = v153 + v8281;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8285 = v8284 * v2;
-          const unsigned int v8286 = v8285 + v8283;
-          const unsigned int v8287 = v8286 * v3;
-          const unsigned int v8288 = v8287 + v8236;
-          const unsigned int v8290 = v8279 ? v8288 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8293 = v8268 + 1280u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + v8293, x + v8290, v8279);
-          const unsigned int v8294 = v163 + v8232;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8295 = v168 + v8235;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8296 = v8294 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8297 = v8237 && v8296;
-          const bool v8298 = v8294 < v125;
-          const bool v8299 = v8297 && v8298;
-          const bool v8300 = v8295 >= v10;
-          const bool v8301 = v8299 && v8300;
-          const bool v8302 = v8295 < v8239;
-          const bool v8303 = v8301 && v8302;
-          const unsigned int v8304 = max(v8294, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8305 = v8304 - v9;
-          const unsigned int v8306 = max(v8295, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8307 = v8306 - v10;
-          const unsigned int v8308 = v171 + v8305;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8309 = v8308 * v2;
-          const unsigned int v8310 = v8309 + v8307;
-          const unsigned int v8311 = v8310 * v3;
-          const unsigned int v8312 = v8311 + v8236;
-          const unsigned int v8314 = v8303 ? v8312 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8317 = v8268 + 2560u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + v8317, x + v8314, v8303);
-          const unsigned int v8318 = v181 + v8232;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8319 = v186 + v8235;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8320 = v8318 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8321 = v8237 && v8320;
-          const bool v8322 = v8318 < v125;
-          const bool v8323 = v8321 && v8322;
-          const bool v8324 = v8319 >= v10;
-          const bool v8325 = v8323 && v8324;
-          const bool v8326 = v8319 < v8239;
-          const bool v8327 = v8325 && v8326;
-          const unsigned int v8328 = max(v8318, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8329 = v8328 - v9;
-          const unsigned int v8330 = max(v8319, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8331 = v8330 - v10;
-          const unsigned int v8332 = v189 + v8329;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8333 = v8332 * v2;
-          const unsigned int v8334 = v8333 + v8331;
-          const unsigned int v8335 = v8334 * v3;
-          const unsigned int v8336 = v8335 + v8236;
-          const unsigned int v8338 = v8327 ? v8336 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8341 = v8268 + 3840u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + v8341, x + v8338, v8327);
+          const unsigned int v7363 = v115 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7364 = v7363 << 3u;
+          const unsigned int v7367 = v7225 + v7364;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7368 = v7367 < v18;
+          const bool v7369 = v124 && v7368;
+          const unsigned int v7371 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7373 = v7371 + v7225;
+          const unsigned int v7374 = v7373 + v7364;
+          const unsigned int v7375 = v7369 ? v7374 : 0u;
+          const unsigned int v7377 = v116 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7378 = v7231 + v7377;
+          const unsigned int v7379 = v7378 + v7364;
+          iron_copy_async<16>(shm0 + v7379, x + v7375, v7369);
+          const unsigned int v7382 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7384 = v7382 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7387 = v7382 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7388 = v7387 << 3u;
+          const unsigned int v7389 = v63 + v7384;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7390 = v7389 < v44;
+          const unsigned int v7391 = v7225 + v7388;
+          const bool v7392 = v7391 < v18;
+          const bool v7393 = v7390 && v7392;
+          const unsigned int v7395 = v7389 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7397 = v7395 + v7225;
+          const unsigned int v7398 = v7397 + v7388;
+          const unsigned int v7399 = v7393 ? v7398 : 0u;
+          const unsigned int v7401 = v7384 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7402 = v7231 + v7401;
+          const unsigned int v7403 = v7402 + v7388;
+          iron_copy_async<16>(shm0 + v7403, x + v7399, v7393);
+          const unsigned int v7406 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7408 = v7406 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7411 = v7406 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7412 = v7411 << 3u;
+          const unsigned int v7413 = v63 + v7408;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7414 = v7413 < v44;
+          const unsigned int v7415 = v7225 + v7412;
+          const bool v7416 = v7415 < v18;
+          const bool v7417 = v7414 && v7416;
+          const unsigned int v7419 = v7413 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7421 = v7419 + v7225;
+          const unsigned int v7422 = v7421 + v7412;
+          const unsigned int v7423 = v7417 ? v7422 : 0u;
+          const unsigned int v7425 = v7408 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7426 = v7231 + v7425;
+          const unsigned int v7427 = v7426 + v7412;
+          iron_copy_async<16>(shm0 + v7427, x + v7423, v7417);
+          const unsigned int v7430 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7432 = v7430 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7435 = v7430 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7436 = v7435 << 3u;
+          const unsigned int v7437 = v63 + v7432;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7438 = v7437 < v44;
+          const unsigned int v7439 = v7225 + v7436;
+          const bool v7440 = v7439 < v18;
+          const bool v7441 = v7438 && v7440;
+          const unsigned int v7443 = v7437 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7445 = v7443 + v7225;
+          const unsigned int v7446 = v7445 + v7436;
+          const unsigned int v7447 = v7441 ? v7446 : 0u;
+          const unsigned int v7449 = v7432 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7450 = v7231 + v7449;
+          const unsigned int v7451 = v7450 + v7436;
+          iron_copy_async<16>(shm0 + v7451, x + v7447, v7441);
         }
-        const unsigned int v8351 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
-        const unsigned int v8352 = v8351 << 3u;
-        const unsigned int v8353 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
-        const bool v8354 = v8353 < v4;
-        const unsigned int v8355 = v8116 + v8352;
-        const bool v8356 = v8355 < v18;
-        const bool v8357 = v8354 && v8356;
-        const unsigned int v8359 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v8361 = min(v8355, v8359);
-        const unsigned int v8363 = v4 - 1u;
-        const unsigned int v8365 = min(v8353, v8363);
-        const unsigned int v8367 = v8361 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v8369 = v18 >> 3u;
-        const unsigned int v8370 = v8365 * v8369;
-        const unsigned int v8371 = v8370 + v8367;
-        const unsigned int v8374 = packed[v8371];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v8376 = v8361 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v8378 = v18 >> 7u;
-        const unsigned int v8379 = v8365 * v8378;
-        const unsigned int v8380 = v8379 + v8376;
-        const iron_bf16 v8381 = scales[v8380];  // kernels/gemm/quant_b.hpp:39
-        const float v8382 = iron_to_f32(v8381);
-        const iron_bf16 v8383 = biases[v8380];  // kernels/gemm/quant_b.hpp:40
-        const float v8384 = iron_to_f32(v8383);
-        const unsigned int v8389 = v8374 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8390 = v8389 & 15u;
-        const unsigned int v8393 = v8390 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8394 = __uint_as_float(v8393);
-        const float v8395 = v8394 - 8388608.0f;
-        const float v8396 = fmaf(v8395, v8382, v8384);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8401 = v8374 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8402 = v8401 & 15u;
-        const unsigned int v8405 = v8402 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8406 = __uint_as_float(v8405);
-        const float v8407 = v8406 - 8388608.0f;
-        const float v8408 = fmaf(v8407, v8382, v8384);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8413 = v8374 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8414 = v8413 & 15u;
-        const unsigned int v8417 = v8414 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8418 = __uint_as_float(v8417);
-        const float v8419 = v8418 - 8388608.0f;
-        const float v8420 = fmaf(v8419, v8382, v8384);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8425 = v8374 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8426 = v8425 & 15u;
-        const unsigned int v8429 = v8426 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8430 = __uint_as_float(v8429);
-        const float v8431 = v8430 - 8388608.0f;
-        const float v8432 = fmaf(v8431, v8382, v8384);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8437 = v8374 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8438 = v8437 & 15u;
-        const unsigned int v8441 = v8438 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8442 = __uint_as_float(v8441);
-        const float v8443 = v8442 - 8388608.0f;
-        const float v8444 = fmaf(v8443, v8382, v8384);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8449 = v8374 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8450 = v8449 & 15u;
-        const unsigned int v8453 = v8450 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8454 = __uint_as_float(v8453);
-        const float v8455 = v8454 - 8388608.0f;
-        const float v8456 = fmaf(v8455, v8382, v8384);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8461 = v8374 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8462 = v8461 & 15u;
-        const unsigned int v8465 = v8462 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8466 = __uint_as_float(v8465);
-        const float v8467 = v8466 - 8388608.0f;
-        const float v8468 = fmaf(v8467, v8382, v8384);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8473 = v8374 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8474 = v8473 & 15u;
-        const unsigned int v8477 = v8474 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8478 = __uint_as_float(v8477);
-        const float v8479 = v8478 - 8388608.0f;
-        const float v8480 = fmaf(v8479, v8382, v8384);  // kernels/gemm/quant_b.hpp:51
-        const float v8482 = v8357 ? v8396 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v8483 = iron_f32_to_bf16(v8482);
-        const float v8485 = v8357 ? v8408 : 0.0f;
-        const iron_bf16 v8486 = iron_f32_to_bf16(v8485);
-        const float v8488 = v8357 ? v8420 : 0.0f;
-        const iron_bf16 v8489 = iron_f32_to_bf16(v8488);
-        const float v8491 = v8357 ? v8432 : 0.0f;
-        const iron_bf16 v8492 = iron_f32_to_bf16(v8491);
-        const float v8494 = v8357 ? v8444 : 0.0f;
-        const iron_bf16 v8495 = iron_f32_to_bf16(v8494);
-        const float v8497 = v8357 ? v8456 : 0.0f;
-        const iron_bf16 v8498 = iron_f32_to_bf16(v8497);
-        const float v8500 = v8357 ? v8468 : 0.0f;
-        const iron_bf16 v8501 = iron_f32_to_bf16(v8500);
-        const float v8503 = v8357 ? v8480 : 0.0f;
-        const iron_bf16 v8504 = iron_f32_to_bf16(v8503);
-        const unsigned int v8507 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v8508 = v8122 + v8507;
-        const unsigned int v8509 = v8508 + v8352;
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v8509) = iron_bf16x8{{v8483, v8486, v8489, v8492, v8495, v8498, v8501, v8504}};
-        const unsigned int v8513 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
-        const unsigned int v8515 = v8513 >> 2u;  // kernels/gemm/quant_b.hpp:135
-        const unsigned int v8518 = v8513 & 3u;  // kernels/gemm/quant_b.hpp:136
-        const unsigned int v8519 = v8518 << 3u;
-        const unsigned int v8520 = v67 + v8515;  // kernels/gemm/quant_b.hpp:137
-        const bool v8521 = v8520 < v4;
-        const unsigned int v8522 = v8116 + v8519;
-        const bool v8523 = v8522 < v18;
-        const bool v8524 = v8521 && v8523;
-        const unsigned int v8528 = min(v8522, v8359);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v8532 = min(v8520, v8363);
-        const unsigned int v8534 = v8528 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v8537 = v8532 * v8369;
-        const unsigned int v8538 = v8537 + v8534;
-        const unsigned int v8541 = packed[v8538];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v8543 = v8528 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v8546 = v8532 * v8378;
-        const unsigned int v8547 = v8546 + v8543;
-        const iron_bf16 v8548 = scales[v8547];  // kernels/gemm/quant_b.hpp:39
-        const float v8549 = iron_to_f32(v8548);
-        const iron_bf16 v8550 = biases[v8547];  // kernels/gemm/quant_b.hpp:40
-        const float v8551 = iron_to_f32(v8550);
-        const unsigned int v8556 = v8541 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8557 = v8556 & 15u;
-        const unsigned int v8560 = v8557 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8561 = __uint_as_float(v8560);
-        const float v8562 = v8561 - 8388608.0f;
-        const float v8563 = fmaf(v8562, v8549, v8551);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8568 = v8541 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8569 = v8568 & 15u;
-        const unsigned int v8572 = v8569 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8573 = __uint_as_float(v8572);
-        const float v8574 = v8573 - 8388608.0f;
-        const float v8575 = fmaf(v8574, v8549, v8551);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8580 = v8541 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8581 = v8580 & 15u;
-        const unsigned int v8584 = v8581 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8585 = __uint_as_float(v8584);
-        const float v8586 = v8585 - 8388608.0f;
-        const float v8587 = fmaf(v8586, v8549, v8551);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8592 = v8541 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8593 = v8592 & 15u;
-        const unsigned int v8596 = v8593 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8597 = __uint_as_float(v8596);
-        const float v8598 = v8597 - 8388608.0f;
-        const float v8599 = fmaf(v8598, v8549, v8551);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8604 = v8541 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8605 = v8604 & 15u;
-        const unsigned int v8608 = v8605 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8609 = __uint_as_float(v8608);
-        const float v8610 = v8609 - 8388608.0f;
-        const float v8611 = fmaf(v8610, v8549, v8551);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8616 = v8541 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8617 = v8616 & 15u;
-        const unsigned int v8620 = v8617 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8621 = __uint_as_float(v8620);
-        const float v8622 = v8621 - 8388608.0f;
-        const float v8623 = fmaf(v8622, v8549, v8551);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8628 = v8541 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8629 = v8628 & 15u;
-        const unsigned int v8632 = v8629 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8633 = __uint_as_float(v8632);
-        const float v8634 = v8633 - 8388608.0f;
-        const float v8635 = fmaf(v8634, v8549, v8551);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8640 = v8541 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8641 = v8640 & 15u;
-        const unsigned int v8644 = v8641 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8645 = __uint_as_float(v8644);
-        const float v8646 = v8645 - 8388608.0f;
-        const float v8647 = fmaf(v8646, v8549, v8551);  // kernels/gemm/quant_b.hpp:51
-        const float v8649 = v8524 ? v8563 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v8650 = iron_f32_to_bf16(v8649);
-        const float v8652 = v8524 ? v8575 : 0.0f;
-        const iron_bf16 v8653 = iron_f32_to_bf16(v8652);
-        const float v8655 = v8524 ? v8587 : 0.0f;
-        const iron_bf16 v8656 = iron_f32_to_bf16(v8655);
-        const float v8658 = v8524 ? v8599 : 0.0f;
-        const iron_bf16 v8659 = iron_f32_to_bf16(v8658);
-        const float v8661 = v8524 ? v8611 : 0.0f;
-        const iron_bf16 v8662 = iron_f32_to_bf16(v8661);
-        const float v8664 = v8524 ? v8623 : 0.0f;
-        const iron_bf16 v8665 = iron_f32_to_bf16(v8664);
-        const float v8667 = v8524 ? v8635 : 0.0f;
-        const iron_bf16 v8668 = iron_f32_to_bf16(v8667);
-        const float v8670 = v8524 ? v8647 : 0.0f;
-        const iron_bf16 v8671 = iron_f32_to_bf16(v8670);
-        const unsigned int v8674 = v8515 * 40u;  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v8675 = v8122 + v8674;
-        const unsigned int v8676 = v8675 + v8519;
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v8676) = iron_bf16x8{{v8650, v8653, v8656, v8659, v8662, v8665, v8668, v8671}};
-        const unsigned int v8680 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
-        const unsigned int v8682 = v8680 >> 2u;  // kernels/gemm/quant_b.hpp:135
-        const unsigned int v8685 = v8680 & 3u;  // kernels/gemm/quant_b.hpp:136
-        const unsigned int v8686 = v8685 << 3u;
-        const unsigned int v8687 = v67 + v8682;  // kernels/gemm/quant_b.hpp:137
-        const bool v8688 = v8687 < v4;
-        const unsigned int v8689 = v8116 + v8686;
-        const bool v8690 = v8689 < v18;
-        const bool v8691 = v8688 && v8690;
-        const unsigned int v8695 = min(v8689, v8359);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v8699 = min(v8687, v8363);
-        const unsigned int v8701 = v8695 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v8704 = v8699 * v8369;
-        const unsigned int v8705 = v8704 + v8701;
-        const unsigned int v8708 = packed[v8705];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v8710 = v8695 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v8713 = v8699 * v8378;
-        const unsigned int v8714 = v8713 + v8710;
-        const iron_bf16 v8715 = scales[v8714];  // kernels/gemm/quant_b.hpp:39
-        const float v8716 = iron_to_f32(v8715);
-        const iron_bf16 v8717 = biases[v8714];  // kernels/gemm/quant_b.hpp:40
-        const float v8718 = iron_to_f32(v8717);
-        const unsigned int v8723 = v8708 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8724 = v8723 & 15u;
-        const unsigned int v8727 = v8724 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8728 = __uint_as_float(v8727);
-        const float v8729 = v8728 - 8388608.0f;
-        const float v8730 = fmaf(v8729, v8716, v8718);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8735 = v8708 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8736 = v8735 & 15u;
-        const unsigned int v8739 = v8736 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8740 = __uint_as_float(v8739);
-        const float v8741 = v8740 - 8388608.0f;
-        const float v8742 = fmaf(v8741, v8716, v8718);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8747 = v8708 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8748 = v8747 & 15u;
-        const unsigned int v8751 = v8748 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8752 = __uint_as_float(v8751);
-        const float v8753 = v8752 - 8388608.0f;
-        const float v8754 = fmaf(v8753, v8716, v8718);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8759 = v8708 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8760 = v8759 & 15u;
-        const unsigned int v8763 = v8760 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8764 = __uint_as_float(v8763);
-        const float v8765 = v8764 - 8388608.0f;
-        const float v8766 = fmaf(v8765, v8716, v8718);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8771 = v8708 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8772 = v8771 & 15u;
-        const unsigned int v8775 = v8772 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8776 = __uint_as_float(v8775);
-        const float v8777 = v8776 - 8388608.0f;
-        const float v8778 = fmaf(v8777, v8716, v8718);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8783 = v8708 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8784 = v8783 & 15u;
-        const unsigned int v8787 = v8784 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8788 = __uint_as_float(v8787);
-        const float v8789 = v8788 - 8388608.0f;
-        const float v8790 = fmaf(v8789, v8716, v8718);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8795 = v8708 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8796 = v8795 & 15u;
-        const unsigned int v8799 = v8796 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8800 = __uint_as_float(v8799);
-        const float v8801 = v8800 - 8388608.0f;
-        const float v8802 = fmaf(v8801, v8716, v8718);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8807 = v8708 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8808 = v8807 & 15u;
-        const unsigned int v8811 = v8808 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8812 = __uint_as_float(v8811);
-        const float v8813 = v8812 - 8388608.0f;
-        const float v8814 = fmaf(v8813, v8716, v8718);  // kernels/gemm/quant_b.hpp:51
-        const float v8816 = v8691 ? v8730 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v8817 = iron_f32_to_bf16(v8816);
-        const float v8819 = v8691 ? v8742 : 0.0f;
-        const iron_bf16 v8820 = iron_f32_to_bf16(v8819);
-        const float v8822 = v8691 ? v8754 : 0.0f;
-        const iron_bf16 v8823 = iron_f32_to_bf16(v8822);
-        const float v8825 = v8691 ? v8766 : 0.0f;
-        const iron_bf16 v8826 = iron_f32_to_bf16(v8825);
-        const float v8828 = v8691 ? v8778 : 0.0f;
-        const iron_bf16 v8829 = iron_f32_to_bf16(v8828);
-        const float v8831 = v8691 ? v8790 : 0.0f;
-        const iron_bf16 v8832 = iron_f32_to_bf16(v8831);
-        const float v8834 = v8691 ? v8802 : 0.0f;
-        const iron_bf16 v8835 = iron_f32_to_bf16(v8834);
-        const float v8837 = v8691 ? v8814 : 0.0f;
-        const iron_bf16 v8838 = iron_f32_to_bf16(v8837);
-        const unsigned int v8841 = v8682 * 40u;  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v8842 = v8122 + v8841;
-        const unsigned int v8843 = v8842 + v8686;
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v8843) = iron_bf16x8{{v8817, v8820, v8823, v8826, v8829, v8832, v8835, v8838}};
-        const unsigned int v8847 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
-        const unsigned int v8849 = v8847 >> 2u;  // kernels/gemm/quant_b.hpp:135
-        const unsigned int v8852 = v8847 & 3u;  // kernels/gemm/quant_b.hpp:136
-        const unsigned int v8853 = v8852 << 3u;
-        const unsigned int v8854 = v67 + v8849;  // kernels/gemm/quant_b.hpp:137
-        const bool v8855 = v8854 < v4;
-        const unsigned int v8856 = v8116 + v8853;
-        const bool v8857 = v8856 < v18;
-        const bool v8858 = v8855 && v8857;
-        const unsigned int v8862 = min(v8856, v8359);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v8866 = min(v8854, v8363);
-        const unsigned int v8868 = v8862 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v8871 = v8866 * v8369;
-        const unsigned int v8872 = v8871 + v8868;
-        const unsigned int v8875 = packed[v8872];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v8877 = v8862 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v8880 = v8866 * v8378;
-        const unsigned int v8881 = v8880 + v8877;
-        const iron_bf16 v8882 = scales[v8881];  // kernels/gemm/quant_b.hpp:39
-        const float v8883 = iron_to_f32(v8882);
-        const iron_bf16 v8884 = biases[v8881];  // kernels/gemm/quant_b.hpp:40
-        const float v8885 = iron_to_f32(v8884);
-        const unsigned int v8890 = v8875 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8891 = v8890 & 15u;
-        const unsigned int v8894 = v8891 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8895 = __uint_as_float(v8894);
-        const float v8896 = v8895 - 8388608.0f;
-        const float v8897 = fmaf(v8896, v8883, v8885);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8902 = v8875 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8903 = v8902 & 15u;
-        const unsigned int v8906 = v8903 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8907 = __uint_as_float(v8906);
-        const float v8908 = v8907 - 8388608.0f;
-        const float v8909 = fmaf(v8908, v8883, v8885);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8914 = v8875 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8915 = v8914 & 15u;
-        const unsigned int v8918 = v8915 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8919 = __uint_as_float(v8918);
-        const float v8920 = v8919 - 8388608.0f;
-        const float v8921 = fmaf(v8920, v8883, v8885);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8926 = v8875 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8927 = v8926 & 15u;
-        const unsigned int v8930 = v8927 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8931 = __uint_as_float(v8930);
-        const float v8932 = v8931 - 8388608.0f;
-        const float v8933 = fmaf(v8932, v8883, v8885);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8938 = v8875 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8939 = v8938 & 15u;
-        const unsigned int v8942 = v8939 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8943 = __uint_as_float(v8942);
-        const float v8944 = v8943 - 8388608.0f;
-        const float v8945 = fmaf(v8944, v8883, v8885);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8950 = v8875 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8951 = v8950 & 15u;
-        const unsigned int v8954 = v8951 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8955 = __uint_as_float(v8954);
-        const float v8956 = v8955 - 8388608.0f;
-        const float v8957 = fmaf(v8956, v8883, v8885);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8962 = v8875 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8963 = v8962 & 15u;
-        const unsigned int v8966 = v8963 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8967 = __uint_as_float(v8966);
-        const float v8968 = v8967 - 8388608.0f;
-        const float v8969 = fmaf(v8968, v8883, v8885);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v8974 = v8875 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v8975 = v8974 & 15u;
-        const unsigned int v8978 = v8975 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v8979 = __uint_as_float(v8978);
-        const float v8980 = v8979 - 8388608.0f;
-        const float v8981 = fmaf(v8980, v8883, v8885);  // kernels/gemm/quant_b.hpp:51
-        const float v8983 = v8858 ? v8897 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v8984 = iron_f32_to_bf16(v8983);
-        const float v8986 = v8858 ? v8909 : 0.0f;
-        const iron_bf16 v8987 = iron_f32_to_bf16(v8986);
-        const float v8989 = v8858 ? v8921 : 0.0f;
-        const iron_bf16 v8990 = iron_f32_to_bf16(v8989);
-        const float v8992 = v8858 ? v8933 : 0.0f;
-        const iron_bf16 v8993 = iron_f32_to_bf16(v8992);
-        const float v8995 = v8858 ? v8945 : 0.0f;
-        const iron_bf16 v8996 = iron_f32_to_bf16(v8995);
-        const float v8998 = v8858 ? v8957 : 0.0f;
-        const iron_bf16 v8999 = iron_f32_to_bf16(v8998);
-        const float v9001 = v8858 ? v8969 : 0.0f;
-        const iron_bf16 v9002 = iron_f32_to_bf16(v9001);
-        const float v9004 = v8858 ? v8981 : 0.0f;
-        const iron_bf16 v9005 = iron_f32_to_bf16(v9004);
-        const unsigned int v9008 = v8849 * 40u;  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v9009 = v8122 + v9008;
-        const unsigned int v9010 = v9009 + v8853;
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v9010) = iron_bf16x8{{v8984, v8987, v8990, v8993, v8996, v8999, v9002, v9005}};
+        const unsigned int v7461 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
+        const unsigned int v7462 = v7461 << 3u;
+        const unsigned int v7463 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
+        const bool v7464 = v7463 < v4;
+        const unsigned int v7465 = v7225 + v7462;
+        const bool v7466 = v7465 < v18;
+        const bool v7467 = v7464 && v7466;
+        const unsigned int v7469 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v7471 = min(v7465, v7469);
+        const unsigned int v7473 = v4 - 1u;
+        const unsigned int v7475 = min(v7463, v7473);
+        const unsigned int v7477 = v7471 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v7479 = v18 >> 3u;
+        const unsigned int v7480 = v7475 * v7479;
+        const unsigned int v7481 = v7480 + v7477;
+        const unsigned int v7484 = packed[v7481];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v7486 = v7471 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v7488 = v18 >> 7u;
+        const unsigned int v7489 = v7475 * v7488;
+        const unsigned int v7490 = v7489 + v7486;
+        const iron_bf16 v7491 = scales[v7490];  // kernels/gemm/quant_b.hpp:39
+        const float v7492 = iron_to_f32(v7491);
+        const iron_bf16 v7493 = biases[v7490];  // kernels/gemm/quant_b.hpp:40
+        const float v7494 = iron_to_f32(v7493);
+        const unsigned int v7499 = v7484 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7500 = v7499 & 15u;
+        const unsigned int v7503 = v7500 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7504 = __uint_as_float(v7503);
+        const float v7505 = v7504 - 8388608.0f;
+        const float v7506 = fmaf(v7505, v7492, v7494);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7511 = v7484 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7512 = v7511 & 15u;
+        const unsigned int v7515 = v7512 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7516 = __uint_as_float(v7515);
+        const float v7517 = v7516 - 8388608.0f;
+        const float v7518 = fmaf(v7517, v7492, v7494);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7523 = v7484 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7524 = v7523 & 15u;
+        const unsigned int v7527 = v7524 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7528 = __uint_as_float(v7527);
+        const float v7529 = v7528 - 8388608.0f;
+        const float v7530 = fmaf(v7529, v7492, v7494);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7535 = v7484 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7536 = v7535 & 15u;
+        const unsigned int v7539 = v7536 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7540 = __uint_as_float(v7539);
+        const float v7541 = v7540 - 8388608.0f;
+        const float v7542 = fmaf(v7541, v7492, v7494);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7547 = v7484 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7548 = v7547 & 15u;
+        const unsigned int v7551 = v7548 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7552 = __uint_as_float(v7551);
+        const float v7553 = v7552 - 8388608.0f;
+        const float v7554 = fmaf(v7553, v7492, v7494);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7559 = v7484 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7560 = v7559 & 15u;
+        const unsigned int v7563 = v7560 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7564 = __uint_as_float(v7563);
+        const float v7565 = v7564 - 8388608.0f;
+        const float v7566 = fmaf(v7565, v7492, v7494);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7571 = v7484 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7572 = v7571 & 15u;
+        const unsigned int v7575 = v7572 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7576 = __uint_as_float(v7575);
+        const float v7577 = v7576 - 8388608.0f;
+        const float v7578 = fmaf(v7577, v7492, v7494);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7583 = v7484 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7584 = v7583 & 15u;
+        const unsigned int v7587 = v7584 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7588 = __uint_as_float(v7587);
+        const float v7589 = v7588 - 8388608.0f;
+        const float v7590 = fmaf(v7589, v7492, v7494);  // kernels/gemm/quant_b.hpp:51
+        const float v7592 = v7467 ? v7506 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v7593 = iron_f32_to_bf16(v7592);
+        const float v7595 = v7467 ? v7518 : 0.0f;
+        const iron_bf16 v7596 = iron_f32_to_bf16(v7595);
+        const float v7598 = v7467 ? v7530 : 0.0f;
+        const iron_bf16 v7599 = iron_f32_to_bf16(v7598);
+        const float v7601 = v7467 ? v7542 : 0.0f;
+        const iron_bf16 v7602 = iron_f32_to_bf16(v7601);
+        const float v7604 = v7467 ? v7554 : 0.0f;
+        const iron_bf16 v7605 = iron_f32_to_bf16(v7604);
+        const float v7607 = v7467 ? v7566 : 0.0f;
+        const iron_bf16 v7608 = iron_f32_to_bf16(v7607);
+        const float v7610 = v7467 ? v7578 : 0.0f;
+        const iron_bf16 v7611 = iron_f32_to_bf16(v7610);
+        const float v7613 = v7467 ? v7590 : 0.0f;
+        const iron_bf16 v7614 = iron_f32_to_bf16(v7613);
+        const unsigned int v7617 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v7618 = v7231 + v7617;
+        const unsigned int v7619 = v7618 + v7462;
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v7619) = iron_bf16x8{{v7593, v7596, v7599, v7602, v7605, v7608, v7611, v7614}};
+        const unsigned int v7623 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v7625 = v7623 >> 2u;  // kernels/gemm/quant_b.hpp:135
+        const unsigned int v7628 = v7623 & 3u;  // kernels/gemm/quant_b.hpp:136
+        const unsigned int v7629 = v7628 << 3u;
+        const unsigned int v7630 = v67 + v7625;  // kernels/gemm/quant_b.hpp:137
+        const bool v7631 = v7630 < v4;
+        const unsigned int v7632 = v7225 + v7629;
+        const bool v7633 = v7632 < v18;
+        const bool v7634 = v7631 && v7633;
+        const unsigned int v7638 = min(v7632, v7469);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v7642 = min(v7630, v7473);
+        const unsigned int v7644 = v7638 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v7647 = v7642 * v7479;
+        const unsigned int v7648 = v7647 + v7644;
+        const unsigned int v7651 = packed[v7648];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v7653 = v7638 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v7656 = v7642 * v7488;
+        const unsigned int v7657 = v7656 + v7653;
+        const iron_bf16 v7658 = scales[v7657];  // kernels/gemm/quant_b.hpp:39
+        const float v7659 = iron_to_f32(v7658);
+        const iron_bf16 v7660 = biases[v7657];  // kernels/gemm/quant_b.hpp:40
+        const float v7661 = iron_to_f32(v7660);
+        const unsigned int v7666 = v7651 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7667 = v7666 & 15u;
+        const unsigned int v7670 = v7667 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7671 = __uint_as_float(v7670);
+        const float v7672 = v7671 - 8388608.0f;
+        const float v7673 = fmaf(v7672, v7659, v7661);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7678 = v7651 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7679 = v7678 & 15u;
+        const unsigned int v7682 = v7679 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7683 = __uint_as_float(v7682);
+        const float v7684 = v7683 - 8388608.0f;
+        const float v7685 = fmaf(v7684, v7659, v7661);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7690 = v7651 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7691 = v7690 & 15u;
+        const unsigned int v7694 = v7691 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7695 = __uint_as_float(v7694);
+        const float v7696 = v7695 - 8388608.0f;
+        const float v7697 = fmaf(v7696, v7659, v7661);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7702 = v7651 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7703 = v7702 & 15u;
+        const unsigned int v7706 = v7703 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7707 = __uint_as_float(v7706);
+        const float v7708 = v7707 - 8388608.0f;
+        const float v7709 = fmaf(v7708, v7659, v7661);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7714 = v7651 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7715 = v7714 & 15u;
+        const unsigned int v7718 = v7715 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7719 = __uint_as_float(v7718);
+        const float v7720 = v7719 - 8388608.0f;
+        const float v7721 = fmaf(v7720, v7659, v7661);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7726 = v7651 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7727 = v7726 & 15u;
+        const unsigned int v7730 = v7727 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7731 = __uint_as_float(v7730);
+        const float v7732 = v7731 - 8388608.0f;
+        const float v7733 = fmaf(v7732, v7659, v7661);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7738 = v7651 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7739 = v7738 & 15u;
+        const unsigned int v7742 = v7739 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7743 = __uint_as_float(v7742);
+        const float v7744 = v7743 - 8388608.0f;
+        const float v7745 = fmaf(v7744, v7659, v7661);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7750 = v7651 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7751 = v7750 & 15u;
+        const unsigned int v7754 = v7751 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7755 = __uint_as_float(v7754);
+        const float v7756 = v7755 - 8388608.0f;
+        const float v7757 = fmaf(v7756, v7659, v7661);  // kernels/gemm/quant_b.hpp:51
+        const float v7759 = v7634 ? v7673 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v7760 = iron_f32_to_bf16(v7759);
+        const float v7762 = v7634 ? v7685 : 0.0f;
+        const iron_bf16 v7763 = iron_f32_to_bf16(v7762);
+        const float v7765 = v7634 ? v7697 : 0.0f;
+        const iron_bf16 v7766 = iron_f32_to_bf16(v7765);
+        const float v7768 = v7634 ? v7709 : 0.0f;
+        const iron_bf16 v7769 = iron_f32_to_bf16(v7768);
+        const float v7771 = v7634 ? v7721 : 0.0f;
+        const iron_bf16 v7772 = iron_f32_to_bf16(v7771);
+        const float v7774 = v7634 ? v7733 : 0.0f;
+        const iron_bf16 v7775 = iron_f32_to_bf16(v7774);
+        const float v7777 = v7634 ? v7745 : 0.0f;
+        const iron_bf16 v7778 = iron_f32_to_bf16(v7777);
+        const float v7780 = v7634 ? v7757 : 0.0f;
+        const iron_bf16 v7781 = iron_f32_to_bf16(v7780);
+        const unsigned int v7784 = v7625 * 40u;  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v7785 = v7231 + v7784;
+        const unsigned int v7786 = v7785 + v7629;
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v7786) = iron_bf16x8{{v7760, v7763, v7766, v7769, v7772, v7775, v7778, v7781}};
+        const unsigned int v7790 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v7792 = v7790 >> 2u;  // kernels/gemm/quant_b.hpp:135
+        const unsigned int v7795 = v7790 & 3u;  // kernels/gemm/quant_b.hpp:136
+        const unsigned int v7796 = v7795 << 3u;
+        const unsigned int v7797 = v67 + v7792;  // kernels/gemm/quant_b.hpp:137
+        const bool v7798 = v7797 < v4;
+        const unsigned int v7799 = v7225 + v7796;
+        const bool v7800 = v7799 < v18;
+        const bool v7801 = v7798 && v7800;
+        const unsigned int v7805 = min(v7799, v7469);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v7809 = min(v7797, v7473);
+        const unsigned int v7811 = v7805 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v7814 = v7809 * v7479;
+        const unsigned int v7815 = v7814 + v7811;
+        const unsigned int v7818 = packed[v7815];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v7820 = v7805 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v7823 = v7809 * v7488;
+        const unsigned int v7824 = v7823 + v7820;
+        const iron_bf16 v7825 = scales[v7824];  // kernels/gemm/quant_b.hpp:39
+        const float v7826 = iron_to_f32(v7825);
+        const iron_bf16 v7827 = biases[v7824];  // kernels/gemm/quant_b.hpp:40
+        const float v7828 = iron_to_f32(v7827);
+        const unsigned int v7833 = v7818 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7834 = v7833 & 15u;
+        const unsigned int v7837 = v7834 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7838 = __uint_as_float(v7837);
+        const float v7839 = v7838 - 8388608.0f;
+        const float v7840 = fmaf(v7839, v7826, v7828);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7845 = v7818 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7846 = v7845 & 15u;
+        const unsigned int v7849 = v7846 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7850 = __uint_as_float(v7849);
+        const float v7851 = v7850 - 8388608.0f;
+        const float v7852 = fmaf(v7851, v7826, v7828);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7857 = v7818 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7858 = v7857 & 15u;
+        const unsigned int v7861 = v7858 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7862 = __uint_as_float(v7861);
+        const float v7863 = v7862 - 8388608.0f;
+        const float v7864 = fmaf(v7863, v7826, v7828);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7869 = v7818 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7870 = v7869 & 15u;
+        const unsigned int v7873 = v7870 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7874 = __uint_as_float(v7873);
+        const float v7875 = v7874 - 8388608.0f;
+        const float v7876 = fmaf(v7875, v7826, v7828);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7881 = v7818 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7882 = v7881 & 15u;
+        const unsigned int v7885 = v7882 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7886 = __uint_as_float(v7885);
+        const float v7887 = v7886 - 8388608.0f;
+        const float v7888 = fmaf(v7887, v7826, v7828);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7893 = v7818 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7894 = v7893 & 15u;
+        const unsigned int v7897 = v7894 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7898 = __uint_as_float(v7897);
+        const float v7899 = v7898 - 8388608.0f;
+        const float v7900 = fmaf(v7899, v7826, v7828);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7905 = v7818 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7906 = v7905 & 15u;
+        const unsigned int v7909 = v7906 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7910 = __uint_as_float(v7909);
+        const float v7911 = v7910 - 8388608.0f;
+        const float v7912 = fmaf(v7911, v7826, v7828);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v7917 = v7818 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v7918 = v7917 & 15u;
+        const unsigned int v7921 = v7918 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v7922 = __uint_as_float(v7921);
+        const float v7923 = v7922 - 8388608.0f;
+        const float v7924 = fmaf(v7923, v7826, v7828);  // kernels/gemm/quant_b.hpp:51
+        const float v7926 = v7801 ? v7840 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v7927 = iron_f32_to_bf16(v7926);
+        const float v7929 = v7801 ? v7852 : 0.0f;
+        const iron_bf16 v7930 = iron_f32_to_bf16(v7929);
+        const float v7932 = v7801 ? v7864 : 0.0f;
+        const iron_bf16 v7933 = iron_f32_to_bf16(v7932);
+        const float v7935 = v7801 ? v7876 : 0.0f;
+        const iron_bf16 v7936 = iron_f32_to_bf16(v7935);
+        const float v7938 = v7801 ? v7888 : 0.0f;
+        const iron_bf16 v7939 = iron_f32_to_bf16(v7938);
+        const float v7941 = v7801 ? v7900 : 0.0f;
+        const iron_bf16 v7942 = iron_f32_to_bf16(v7941);
+        const float v7944 = v7801 ? v7912 : 0.0f;
+        const iron_bf16 v7945 = iron_f32_to_bf16(v7944);
+        const float v7947 = v7801 ? v7924 : 0.0f;
+        const iron_bf16 v7948 = iron_f32_to_bf16(v7947);
+        const unsigned int v7951 = v7792 * 40u;  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v7952 = v7231 + v7951;
+        const unsigned int v7953 = v7952 + v7796;
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v7953) = iron_bf16x8{{v7927, v7930, v7933, v7936, v7939, v7942, v7945, v7948}};
+        const unsigned int v7957 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v7959 = v7957 >> 2u;  // kernels/gemm/quant_b.hpp:135
+        const unsigned int v7962 = v7957 & 3u;  // kernels/gemm/quant_b.hpp:136
+        const unsigned int v7963 = v7962 << 3u;
+        const unsigned int v7964 = v67 + v7959;  // kernels/gemm/quant_b.hpp:137
+        const bool v7965 = v7964 < v4;
+        const unsigned int v7966 = v7225 + v7963;
+        const bool v7967 = v7966 < v18;
+        const bool v7968 = v7965 && v7967;
+        const unsigned int v7972 = min(v7966, v7469);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v7976 = min(v7964, v7473);
+        const unsigned int v7978 = v7972 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v7981 = v7976 * v7479;
+        const unsigned int v7982 = v7981 + v7978;
+        const unsigned int v7985 = packed[v7982];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v7987 = v7972 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v7990 = v7976 * v7488;
+        const unsigned int v7991 = v7990 + v7987;
+        const iron_bf16 v7992 = scales[v7991];  // kernels/gemm/quant_b.hpp:39
+        const float v7993 = iron_to_f32(v7992);
+        const iron_bf16 v7994 = biases[v7991];  // kernels/gemm/quant_b.hpp:40
+        const float v7995 = iron_to_f32(v7994);
+        const unsigned int v8000 = v7985 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v8001 = v8000 & 15u;
+        const unsigned int v8004 = v8001 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v8005 = __uint_as_float(v8004);
+        const float v8006 = v8005 - 8388608.0f;
+        const float v8007 = fmaf(v8006, v7993, v7995);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v8012 = v7985 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v8013 = v8012 & 15u;
+        const unsigned int v8016 = v8013 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v8017 = __uint_as_float(v8016);
+        const float v8018 = v8017 - 8388608.0f;
+        const float v8019 = fmaf(v8018, v7993, v7995);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v8024 = v7985 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v8025 = v8024 & 15u;
+        const unsigned int v8028 = v8025 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v8029 = __uint_as_float(v8028);
+        const float v8030 = v8029 - 8388608.0f;
+        const float v8031 = fmaf(v8030, v7993, v7995);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v8036 = v7985 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v8037 = v8036 & 15u;
+        const unsigned int v8040 = v8037 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v8041 = __uint_as_float(v8040);
+        const float v8042 = v8041 - 8388608.0f;
+        const float v8043 = fmaf(v8042, v7993, v7995);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v8048 = v7985 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v8049 = v8048 & 15u;
+        const unsigned int v8052 = v8049 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v8053 = __uint_as_float(v8052);
+        const float v8054 = v8053 - 8388608.0f;
+        const float v8055 = fmaf(v8054, v7993, v7995);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v8060 = v7985 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v8061 = v8060 & 15u;
+        const unsigned int v8064 = v8061 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v8065 = __uint_as_float(v8064);
+        const float v8066 = v8065 - 8388608.0f;
+        const float v8067 = fmaf(v8066, v7993, v7995);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v8072 = v7985 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v8073 = v8072 & 15u;
+        const unsigned int v8076 = v8073 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v8077 = __uint_as_float(v8076);
+        const float v8078 = v8077 - 8388608.0f;
+        const float v8079 = fmaf(v8078, v7993, v7995);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v8084 = v7985 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v8085 = v8084 & 15u;
+        const unsigned int v8088 = v8085 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v8089 = __uint_as_float(v8088);
+        const float v8090 = v8089 - 8388608.0f;
+        const float v8091 = fmaf(v8090, v7993, v7995);  // kernels/gemm/quant_b.hpp:51
+        const float v8093 = v7968 ? v8007 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v8094 = iron_f32_to_bf16(v8093);
+        const float v8096 = v7968 ? v8019 : 0.0f;
+        const iron_bf16 v8097 = iron_f32_to_bf16(v8096);
+        const float v8099 = v7968 ? v8031 : 0.0f;
+        const iron_bf16 v8100 = iron_f32_to_bf16(v8099);
+        const float v8102 = v7968 ? v8043 : 0.0f;
+        const iron_bf16 v8103 = iron_f32_to_bf16(v8102);
+        const float v8105 = v7968 ? v8055 : 0.0f;
+        const iron_bf16 v8106 = iron_f32_to_bf16(v8105);
+        const float v8108 = v7968 ? v8067 : 0.0f;
+        const iron_bf16 v8109 = iron_f32_to_bf16(v8108);
+        const float v8111 = v7968 ? v8079 : 0.0f;
+        const iron_bf16 v8112 = iron_f32_to_bf16(v8111);
+        const float v8114 = v7968 ? v8091 : 0.0f;
+        const iron_bf16 v8115 = iron_f32_to_bf16(v8114);
+        const unsigned int v8118 = v7959 * 40u;  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v8119 = v7231 + v8118;
+        const unsigned int v8120 = v8119 + v7963;
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v8120) = iron_bf16x8{{v8094, v8097, v8100, v8103, v8106, v8109, v8112, v8115}};
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
-    const unsigned int v1146 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
-    const unsigned int v1205 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1236 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const unsigned int v1237 = v1236 << 3u;
-    const unsigned int v1238 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
-    const bool v1239 = v1238 < v4;
-    const unsigned int v1244 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
-    const unsigned int v1248 = v4 - 1u;
-    const unsigned int v1250 = min(v1238, v1248);
-    const unsigned int v1254 = v18 >> 3u;  // kernels/gemm/quant_b.hpp:35
-    const unsigned int v1255 = v1250 * v1254;
-    const unsigned int v1263 = v18 >> 7u;  // kernels/gemm/quant_b.hpp:38
-    const unsigned int v1264 = v1250 * v1263;
-    const unsigned int v1392 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const unsigned int v1394 = v1392 + v1237;
-    const unsigned int v1398 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
-    const unsigned int v1400 = v1398 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const unsigned int v1403 = v1398 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const unsigned int v1404 = v1403 << 3u;
-    const unsigned int v1405 = v67 + v1400;  // kernels/gemm/quant_b.hpp:137
-    const bool v1406 = v1405 < v4;
-    const unsigned int v1417 = min(v1405, v1248);  // kernels/gemm/quant_b.hpp:138
-    const unsigned int v1422 = v1417 * v1254;  // kernels/gemm/quant_b.hpp:35
-    const unsigned int v1431 = v1417 * v1263;  // kernels/gemm/quant_b.hpp:38
-    const unsigned int v1559 = v1400 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const unsigned int v1561 = v1559 + v1404;
-    const unsigned int v1565 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
-    const unsigned int v1567 = v1565 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const unsigned int v1570 = v1565 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const unsigned int v1571 = v1570 << 3u;
-    const unsigned int v1572 = v67 + v1567;  // kernels/gemm/quant_b.hpp:137
-    const bool v1573 = v1572 < v4;
-    const unsigned int v1584 = min(v1572, v1248);  // kernels/gemm/quant_b.hpp:138
-    const unsigned int v1589 = v1584 * v1254;  // kernels/gemm/quant_b.hpp:35
-    const unsigned int v1598 = v1584 * v1263;  // kernels/gemm/quant_b.hpp:38
-    const unsigned int v1726 = v1567 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const unsigned int v1728 = v1726 + v1571;
-    const unsigned int v1732 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
-    const unsigned int v1734 = v1732 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const unsigned int v1737 = v1732 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const unsigned int v1738 = v1737 << 3u;
-    const unsigned int v1739 = v67 + v1734;  // kernels/gemm/quant_b.hpp:137
-    const bool v1740 = v1739 < v4;
-    const unsigned int v1751 = min(v1739, v1248);  // kernels/gemm/quant_b.hpp:138
-    const unsigned int v1756 = v1751 * v1254;  // kernels/gemm/quant_b.hpp:35
-    const unsigned int v1765 = v1751 * v1263;  // kernels/gemm/quant_b.hpp:38
-    const unsigned int v1893 = v1734 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const unsigned int v1895 = v1893 + v1738;
-    const unsigned int v1902 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1908 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1916 = v1902 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1922 = v1908 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1148 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
+    const unsigned int v1207 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+    const unsigned int v1238 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const unsigned int v1239 = v1238 << 3u;
+    const unsigned int v1240 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
+    const bool v1241 = v1240 < v4;
+    const unsigned int v1246 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
+    const unsigned int v1250 = v4 - 1u;
+    const unsigned int v1252 = min(v1240, v1250);
+    const unsigned int v1256 = v18 >> 3u;  // kernels/gemm/quant_b.hpp:35
+    const unsigned int v1257 = v1252 * v1256;
+    const unsigned int v1265 = v18 >> 7u;  // kernels/gemm/quant_b.hpp:38
+    const unsigned int v1266 = v1252 * v1265;
+    const unsigned int v1394 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const unsigned int v1396 = v1394 + v1239;
+    const unsigned int v1400 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
+    const unsigned int v1402 = v1400 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const unsigned int v1405 = v1400 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const unsigned int v1406 = v1405 << 3u;
+    const unsigned int v1407 = v67 + v1402;  // kernels/gemm/quant_b.hpp:137
+    const bool v1408 = v1407 < v4;
+    const unsigned int v1419 = min(v1407, v1250);  // kernels/gemm/quant_b.hpp:138
+    const unsigned int v1424 = v1419 * v1256;  // kernels/gemm/quant_b.hpp:35
+    const unsigned int v1433 = v1419 * v1265;  // kernels/gemm/quant_b.hpp:38
+    const unsigned int v1561 = v1402 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const unsigned int v1563 = v1561 + v1406;
+    const unsigned int v1567 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
+    const unsigned int v1569 = v1567 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const unsigned int v1572 = v1567 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const unsigned int v1573 = v1572 << 3u;
+    const unsigned int v1574 = v67 + v1569;  // kernels/gemm/quant_b.hpp:137
+    const bool v1575 = v1574 < v4;
+    const unsigned int v1586 = min(v1574, v1250);  // kernels/gemm/quant_b.hpp:138
+    const unsigned int v1591 = v1586 * v1256;  // kernels/gemm/quant_b.hpp:35
+    const unsigned int v1600 = v1586 * v1265;  // kernels/gemm/quant_b.hpp:38
+    const unsigned int v1728 = v1569 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const unsigned int v1730 = v1728 + v1573;
+    const unsigned int v1734 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
+    const unsigned int v1736 = v1734 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const unsigned int v1739 = v1734 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const unsigned int v1740 = v1739 << 3u;
+    const unsigned int v1741 = v67 + v1736;  // kernels/gemm/quant_b.hpp:137
+    const bool v1742 = v1741 < v4;
+    const unsigned int v1753 = min(v1741, v1250);  // kernels/gemm/quant_b.hpp:138
+    const unsigned int v1758 = v1753 * v1256;  // kernels/gemm/quant_b.hpp:35
+    const unsigned int v1767 = v1753 * v1265;  // kernels/gemm/quant_b.hpp:38
+    const unsigned int v1895 = v1736 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const unsigned int v1897 = v1895 + v1740;
+    const unsigned int v1904 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1910 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1918 = v1904 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1924 = v1910 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v1145 = 0u; v1145 < v18; v1145 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
-      for (unsigned int v1149 = v115; v1149 < 4096u; v1149 += v1146) {  // kernels/convolution/im2col_a.hpp:155
-        const unsigned int v1151 = v1149 >> 5u;  // kernels/convolution/im2col_a.hpp:156
-        const unsigned int v1153 = v1149 & 31u;  // kernels/convolution/im2col_a.hpp:157
-        const unsigned int v1154 = v1145 + v1153;  // kernels/convolution/im2col_a.hpp:158
-        const unsigned int v1155 = v63 + v1151;
-        const unsigned int v1181 = v1155 / v113;  // kernels/convolution/im2col_a.hpp:63
-        const unsigned int v1182 = v1155 % v113;  // kernels/convolution/im2col_a.hpp:64
-        const unsigned int v1184 = v1154 / v3;  // kernels/convolution/im2col_a.hpp:66
-        const unsigned int v1185 = v1184 / v6;  // kernels/convolution/im2col_a.hpp:68
-        const unsigned int v1186 = v1185 * v11;
-        const unsigned int v1187 = v1182 / v30;
-        const unsigned int v1188 = v1187 * v7;
-        const unsigned int v1189 = v1188 + v1186;
-        const unsigned int v1190 = v1184 % v6;  // kernels/convolution/im2col_a.hpp:69
-        const unsigned int v1191 = v1190 * v12;
-        const unsigned int v1192 = v1182 % v30;
-        const unsigned int v1193 = v1192 * v8;
-        const unsigned int v1194 = v1193 + v1191;
-        const bool v1195 = v1155 < v44;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1196 = v1154 < v18;
-        const bool v1197 = v1195 && v1196;
-        const bool v1198 = v1189 >= v9;
+    for (unsigned int v1147 = 0u; v1147 < v18; v1147 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
+      for (unsigned int v1151 = v115; v1151 < 4096u; v1151 += v1148) {  // kernels/convolution/im2col_a.hpp:156
+        const unsigned int v1153 = v1151 >> 5u;  // kernels/convolution/im2col_a.hpp:157
+        const unsigned int v1155 = v1151 & 31u;  // kernels/convolution/im2col_a.hpp:158
+        const unsigned int v1156 = v1147 + v1155;  // kernels/convolution/im2col_a.hpp:159
+        const unsigned int v1157 = v63 + v1153;
+        const unsigned int v1183 = v1157 / v113;  // kernels/convolution/im2col_a.hpp:63
+        const unsigned int v1184 = v1157 % v113;  // kernels/convolution/im2col_a.hpp:64
+        const unsigned int v1186 = v1156 / v3;  // kernels/convolution/im2col_a.hpp:66
+        const unsigned int v1187 = v1186 / v6;  // kernels/convolution/im2col_a.hpp:68
+        const unsigned int v1188 = v1187 * v11;
+        const unsigned int v1189 = v1184 / v30;
+        const unsigned int v1190 = v1189 * v7;
+        const unsigned int v1191 = v1190 + v1188;
+        const unsigned int v1192 = v1186 % v6;  // kernels/convolution/im2col_a.hpp:69
+        const unsigned int v1193 = v1192 * v12;
+        const unsigned int v1194 = v1184 % v30;
+        const unsigned int v1195 = v1194 * v8;
+        const unsigned int v1196 = v1195 + v1193;
+        const bool v1197 = v1157 < v44;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1198 = v1156 < v18;
         const bool v1199 = v1197 && v1198;
-        const bool v1201 = v1189 < v125;
-        const bool v1202 = v1199 && v1201;
-        const bool v1203 = v1194 >= v10;
-        const bool v1204 = v1202 && v1203;
-        const bool v1206 = v1194 < v1205;
-        const bool v1207 = v1204 && v1206;
-        const unsigned int v1208 = max(v1189, v9);  // kernels/convolution/im2col_a.hpp:72
-        const unsigned int v1209 = v1208 - v9;
-        const unsigned int v1210 = max(v1194, v10);  // kernels/convolution/im2col_a.hpp:73
-        const unsigned int v1211 = v1210 - v10;
-        const unsigned int v1212 = v1154 % v3;  // kernels/convolution/im2col_a.hpp:74
-        const unsigned int v1213 = v1181 * v1;
-        const unsigned int v1214 = v1213 + v1209;
-        const unsigned int v1215 = v1214 * v2;
+        const bool v1200 = v1191 >= v9;
+        const bool v1201 = v1199 && v1200;
+        const bool v1203 = v1191 < v125;
+        const bool v1204 = v1201 && v1203;
+        const bool v1205 = v1196 >= v10;
+        const bool v1206 = v1204 && v1205;
+        const bool v1208 = v1196 < v1207;
+        const bool v1209 = v1206 && v1208;
+        const unsigned int v1210 = max(v1191, v9);  // kernels/convolution/im2col_a.hpp:72
+        const unsigned int v1211 = v1210 - v9;
+        const unsigned int v1212 = max(v1196, v10);  // kernels/convolution/im2col_a.hpp:73
+        const unsigned int v1213 = v1212 - v10;
+        const unsigned int v1214 = v1156 % v3;  // kernels/convolution/im2col_a.hpp:74
+        const unsigned int v1215 = v1183 * v1;
         const unsigned int v1216 = v1215 + v1211;
-        const unsigned int v1217 = v1216 * v3;
-        const unsigned int v1218 = v1217 + v68;
-        const unsigned int v1219 = v1218 + v1212;
-        if (v1207) {  // kernels/convolution/im2col_a.hpp:159
-          const iron_bf16 v1220 = x[v1219];
-          const unsigned int v1222 = v1151 * 40u;
-          const unsigned int v1223 = v1222 + v1153;
-          shm0[v1223] = v1220;
+        const unsigned int v1217 = v1216 * v2;
+        const unsigned int v1218 = v1217 + v1213;
+        const unsigned int v1219 = v1218 * v3;
+        const unsigned int v1220 = v1219 + v68;
+        const unsigned int v1221 = v1220 + v1214;
+        if (v1209) {  // kernels/convolution/im2col_a.hpp:160
+          const iron_bf16 v1222 = x[v1221];
+          const unsigned int v1224 = v1153 * 40u;
+          const unsigned int v1225 = v1224 + v1155;
+          shm0[v1225] = v1222;
         } else {
-          const unsigned int v1225 = v1151 * 40u;  // kernels/convolution/im2col_a.hpp:160
-          const unsigned int v1226 = v1225 + v1153;
-          shm0[v1226] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1227 = v1153 * 40u;  // kernels/convolution/im2col_a.hpp:161
+          const unsigned int v1228 = v1227 + v1155;
+          shm0[v1228] = iron_f32_to_bf16(0.0f);
         }
       }
-      const unsigned int v1240 = v1145 + v1237;  // kernels/gemm/quant_b.hpp:137
-      const bool v1241 = v1240 < v18;
-      const bool v1242 = v1239 && v1241;
-      const unsigned int v1246 = min(v1240, v1244);  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v1252 = v1246 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v1256 = v1255 + v1252;
-      const unsigned int v1259 = packed[v1256];  // kernels/gemm/quant_b.hpp:37
-      const unsigned int v1261 = v1246 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v1265 = v1264 + v1261;
-      const iron_bf16 v1266 = scales[v1265];  // kernels/gemm/quant_b.hpp:39
-      const float v1267 = iron_to_f32(v1266);
-      const iron_bf16 v1268 = biases[v1265];  // kernels/gemm/quant_b.hpp:40
+      const unsigned int v1242 = v1147 + v1239;  // kernels/gemm/quant_b.hpp:137
+      const bool v1243 = v1242 < v18;
+      const bool v1244 = v1241 && v1243;
+      const unsigned int v1248 = min(v1242, v1246);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1254 = v1248 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v1258 = v1257 + v1254;
+      const unsigned int v1261 = packed[v1258];  // kernels/gemm/quant_b.hpp:37
+      const unsigned int v1263 = v1248 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v1267 = v1266 + v1263;
+      const iron_bf16 v1268 = scales[v1267];  // kernels/gemm/quant_b.hpp:39
       const float v1269 = iron_to_f32(v1268);
-      const unsigned int v1274 = v1259 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1275 = v1274 & 15u;
-      const unsigned int v1278 = v1275 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1279 = __uint_as_float(v1278);
-      const float v1280 = v1279 - 8388608.0f;
-      const float v1281 = fmaf(v1280, v1267, v1269);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1286 = v1259 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1287 = v1286 & 15u;
-      const unsigned int v1290 = v1287 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1291 = __uint_as_float(v1290);
-      const float v1292 = v1291 - 8388608.0f;
-      const float v1293 = fmaf(v1292, v1267, v1269);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1298 = v1259 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1299 = v1298 & 15u;
-      const unsigned int v1302 = v1299 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1303 = __uint_as_float(v1302);
-      const float v1304 = v1303 - 8388608.0f;
-      const float v1305 = fmaf(v1304, v1267, v1269);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1310 = v1259 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1311 = v1310 & 15u;
-      const unsigned int v1314 = v1311 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1315 = __uint_as_float(v1314);
-      const float v1316 = v1315 - 8388608.0f;
-      const float v1317 = fmaf(v1316, v1267, v1269);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1322 = v1259 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1323 = v1322 & 15u;
-      const unsigned int v1326 = v1323 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1327 = __uint_as_float(v1326);
-      const float v1328 = v1327 - 8388608.0f;
-      const float v1329 = fmaf(v1328, v1267, v1269);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1334 = v1259 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1335 = v1334 & 15u;
-      const unsigned int v1338 = v1335 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1339 = __uint_as_float(v1338);
-      const float v1340 = v1339 - 8388608.0f;
-      const float v1341 = fmaf(v1340, v1267, v1269);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1346 = v1259 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1347 = v1346 & 15u;
-      const unsigned int v1350 = v1347 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1351 = __uint_as_float(v1350);
-      const float v1352 = v1351 - 8388608.0f;
-      const float v1353 = fmaf(v1352, v1267, v1269);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1358 = v1259 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1359 = v1358 & 15u;
-      const unsigned int v1362 = v1359 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1363 = __uint_as_float(v1362);
-      const float v1364 = v1363 - 8388608.0f;
-      const float v1365 = fmaf(v1364, v1267, v1269);  // kernels/gemm/quant_b.hpp:51
-      const float v1367 = v1242 ? v1281 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const iron_bf16 v1368 = iron_f32_to_bf16(v1367);
-      const float v1370 = v1242 ? v1293 : 0.0f;
-      const iron_bf16 v1371 = iron_f32_to_bf16(v1370);
-      const float v1373 = v1242 ? v1305 : 0.0f;
-      const iron_bf16 v1374 = iron_f32_to_bf16(v1373);
-      const float v1376 = v1242 ? v1317 : 0.0f;
-      const iron_bf16 v1377 = iron_f32_to_bf16(v1376);
-      const float v1379 = v1242 ? v1329 : 0.0f;
-      const iron_bf16 v1380 = iron_f32_to_bf16(v1379);
-      const float v1382 = v1242 ? v1341 : 0.0f;
-      const iron_bf16 v1383 = iron_f32_to_bf16(v1382);
-      const float v1385 = v1242 ? v1353 : 0.0f;
-      const iron_bf16 v1386 = iron_f32_to_bf16(v1385);
-      const float v1388 = v1242 ? v1365 : 0.0f;
-      const iron_bf16 v1389 = iron_f32_to_bf16(v1388);
-      *reinterpret_cast<iron_bf16x8*>(shm1 + v1394) = iron_bf16x8{{v1368, v1371, v1374, v1377, v1380, v1383, v1386, v1389}};  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v1407 = v1145 + v1404;  // kernels/gemm/quant_b.hpp:137
-      const bool v1408 = v1407 < v18;
-      const bool v1409 = v1406 && v1408;
-      const unsigned int v1413 = min(v1407, v1244);  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v1419 = v1413 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v1423 = v1422 + v1419;
-      const unsigned int v1426 = packed[v1423];  // kernels/gemm/quant_b.hpp:37
-      const unsigned int v1428 = v1413 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v1432 = v1431 + v1428;
-      const iron_bf16 v1433 = scales[v1432];  // kernels/gemm/quant_b.hpp:39
-      const float v1434 = iron_to_f32(v1433);
-      const iron_bf16 v1435 = biases[v1432];  // kernels/gemm/quant_b.hpp:40
+      const iron_bf16 v1270 = biases[v1267];  // kernels/gemm/quant_b.hpp:40
+      const float v1271 = iron_to_f32(v1270);
+      const unsigned int v1276 = v1261 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1277 = v1276 & 15u;
+      const unsigned int v1280 = v1277 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1281 = __uint_as_float(v1280);
+      const float v1282 = v1281 - 8388608.0f;
+      const float v1283 = fmaf(v1282, v1269, v1271);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1288 = v1261 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1289 = v1288 & 15u;
+      const unsigned int v1292 = v1289 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1293 = __uint_as_float(v1292);
+      const float v1294 = v1293 - 8388608.0f;
+      const float v1295 = fmaf(v1294, v1269, v1271);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1300 = v1261 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1301 = v1300 & 15u;
+      const unsigned int v1304 = v1301 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1305 = __uint_as_float(v1304);
+      const float v1306 = v1305 - 8388608.0f;
+      const float v1307 = fmaf(v1306, v1269, v1271);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1312 = v1261 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1313 = v1312 & 15u;
+      const unsigned int v1316 = v1313 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1317 = __uint_as_float(v1316);
+      const float v1318 = v1317 - 8388608.0f;
+      const float v1319 = fmaf(v1318, v1269, v1271);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1324 = v1261 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1325 = v1324 & 15u;
+      const unsigned int v1328 = v1325 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1329 = __uint_as_float(v1328);
+      const float v1330 = v1329 - 8388608.0f;
+      const float v1331 = fmaf(v1330, v1269, v1271);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1336 = v1261 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1337 = v1336 & 15u;
+      const unsigned int v1340 = v1337 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1341 = __uint_as_float(v1340);
+      const float v1342 = v1341 - 8388608.0f;
+      const float v1343 = fmaf(v1342, v1269, v1271);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1348 = v1261 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1349 = v1348 & 15u;
+      const unsigned int v1352 = v1349 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1353 = __uint_as_float(v1352);
+      const float v1354 = v1353 - 8388608.0f;
+      const float v1355 = fmaf(v1354, v1269, v1271);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1360 = v1261 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1361 = v1360 & 15u;
+      const unsigned int v1364 = v1361 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1365 = __uint_as_float(v1364);
+      const float v1366 = v1365 - 8388608.0f;
+      const float v1367 = fmaf(v1366, v1269, v1271);  // kernels/gemm/quant_b.hpp:51
+      const float v1369 = v1244 ? v1283 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const iron_bf16 v1370 = iron_f32_to_bf16(v1369);
+      const float v1372 = v1244 ? v1295 : 0.0f;
+      const iron_bf16 v1373 = iron_f32_to_bf16(v1372);
+      const float v1375 = v1244 ? v1307 : 0.0f;
+      const iron_bf16 v1376 = iron_f32_to_bf16(v1375);
+      const float v1378 = v1244 ? v1319 : 0.0f;
+      const iron_bf16 v1379 = iron_f32_to_bf16(v1378);
+      const float v1381 = v1244 ? v1331 : 0.0f;
+      const iron_bf16 v1382 = iron_f32_to_bf16(v1381);
+      const float v1384 = v1244 ? v1343 : 0.0f;
+      const iron_bf16 v1385 = iron_f32_to_bf16(v1384);
+      const float v1387 = v1244 ? v1355 : 0.0f;
+      const iron_bf16 v1388 = iron_f32_to_bf16(v1387);
+      const float v1390 = v1244 ? v1367 : 0.0f;
+      const iron_bf16 v1391 = iron_f32_to_bf16(v1390);
+      *reinterpret_cast<iron_bf16x8*>(shm1 + v1396) = iron_bf16x8{{v1370, v1373, v1376, v1379, v1382, v1385, v1388, v1391}};  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v1409 = v1147 + v1406;  // kernels/gemm/quant_b.hpp:137
+      const bool v1410 = v1409 < v18;
+      const bool v1411 = v1408 && v1410;
+      const unsigned int v1415 = min(v1409, v1246);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1421 = v1415 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v1425 = v1424 + v1421;
+      const unsigned int v1428 = packed[v1425];  // kernels/gemm/quant_b.hpp:37
+      const unsigned int v1430 = v1415 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v1434 = v1433 + v1430;
+      const iron_bf16 v1435 = scales[v1434];  // kernels/gemm/quant_b.hpp:39
       const float v1436 = iron_to_f32(v1435);
-      const unsigned int v1441 = v1426 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1442 = v1441 & 15u;
-      const unsigned int v1445 = v1442 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1446 = __uint_as_float(v1445);
-      const float v1447 = v1446 - 8388608.0f;
-      const float v1448 = fmaf(v1447, v1434, v1436);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1453 = v1426 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1454 = v1453 & 15u;
-      const unsigned int v1457 = v1454 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1458 = __uint_as_float(v1457);
-      const float v1459 = v1458 - 8388608.0f;
-      const float v1460 = fmaf(v1459, v1434, v1436);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1465 = v1426 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1466 = v1465 & 15u;
-      const unsigned int v1469 = v1466 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1470 = __uint_as_float(v1469);
-      const float v1471 = v1470 - 8388608.0f;
-      const float v1472 = fmaf(v1471, v1434, v1436);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1477 = v1426 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1478 = v1477 & 15u;
-      const unsigned int v1481 = v1478 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1482 = __uint_as_float(v1481);
-      const float v1483 = v1482 - 8388608.0f;
-      const float v1484 = fmaf(v1483, v1434, v1436);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1489 = v1426 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1490 = v1489 & 15u;
-      const unsigned int v1493 = v1490 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1494 = __uint_as_float(v1493);
-      const float v1495 = v1494 - 8388608.0f;
-      const float v1496 = fmaf(v1495, v1434, v1436);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1501 = v1426 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1502 = v1501 & 15u;
-      const unsigned int v1505 = v1502 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1506 = __uint_as_float(v1505);
-      const float v1507 = v1506 - 8388608.0f;
-      const float v1508 = fmaf(v1507, v1434, v1436);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1513 = v1426 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1514 = v1513 & 15u;
-      const unsigned int v1517 = v1514 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1518 = __uint_as_float(v1517);
-      const float v1519 = v1518 - 8388608.0f;
-      const float v1520 = fmaf(v1519, v1434, v1436);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1525 = v1426 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1526 = v1525 & 15u;
-      const unsigned int v1529 = v1526 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1530 = __uint_as_float(v1529);
-      const float v1531 = v1530 - 8388608.0f;
-      const float v1532 = fmaf(v1531, v1434, v1436);  // kernels/gemm/quant_b.hpp:51
-      const float v1534 = v1409 ? v1448 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const iron_bf16 v1535 = iron_f32_to_bf16(v1534);
-      const float v1537 = v1409 ? v1460 : 0.0f;
-      const iron_bf16 v1538 = iron_f32_to_bf16(v1537);
-      const float v1540 = v1409 ? v1472 : 0.0f;
-      const iron_bf16 v1541 = iron_f32_to_bf16(v1540);
-      const float v1543 = v1409 ? v1484 : 0.0f;
-      const iron_bf16 v1544 = iron_f32_to_bf16(v1543);
-      const float v1546 = v1409 ? v1496 : 0.0f;
-      const iron_bf16 v1547 = iron_f32_to_bf16(v1546);
-      const float v1549 = v1409 ? v1508 : 0.0f;
-      const iron_bf16 v1550 = iron_f32_to_bf16(v1549);
-      const float v1552 = v1409 ? v1520 : 0.0f;
-      const iron_bf16 v1553 = iron_f32_to_bf16(v1552);
-      const float v1555 = v1409 ? v1532 : 0.0f;
-      const iron_bf16 v1556 = iron_f32_to_bf16(v1555);
-      *reinterpret_cast<iron_bf16x8*>(shm1 + v1561) = iron_bf16x8{{v1535, v1538, v1541, v1544, v1547, v1550, v1553, v1556}};  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v1574 = v1145 + v1571;  // kernels/gemm/quant_b.hpp:137
-      const bool v1575 = v1574 < v18;
-      const bool v1576 = v1573 && v1575;
-      const unsigned int v1580 = min(v1574, v1244);  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v1586 = v1580 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v1590 = v1589 + v1586;
-      const unsigned int v1593 = packed[v1590];  // kernels/gemm/quant_b.hpp:37
-      const unsigned int v1595 = v1580 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v1599 = v1598 + v1595;
-      const iron_bf16 v1600 = scales[v1599];  // kernels/gemm/quant_b.hpp:39
-      const float v1601 = iron_to_f32(v1600);
-      const iron_bf16 v1602 = biases[v1599];  // kernels/gemm/quant_b.hpp:40
+      const iron_bf16 v1437 = biases[v1434];  // kernels/gemm/quant_b.hpp:40
+      const float v1438 = iron_to_f32(v1437);
+      const unsigned int v1443 = v1428 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1444 = v1443 & 15u;
+      const unsigned int v1447 = v1444 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1448 = __uint_as_float(v1447);
+      const float v1449 = v1448 - 8388608.0f;
+      const float v1450 = fmaf(v1449, v1436, v1438);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1455 = v1428 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1456 = v1455 & 15u;
+      const unsigned int v1459 = v1456 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1460 = __uint_as_float(v1459);
+      const float v1461 = v1460 - 8388608.0f;
+      const float v1462 = fmaf(v1461, v1436, v1438);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1467 = v1428 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1468 = v1467 & 15u;
+      const unsigned int v1471 = v1468 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1472 = __uint_as_float(v1471);
+      const float v1473 = v1472 - 8388608.0f;
+      const float v1474 = fmaf(v1473, v1436, v1438);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1479 = v1428 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1480 = v1479 & 15u;
+      const unsigned int v1483 = v1480 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1484 = __uint_as_float(v1483);
+      const float v1485 = v1484 - 8388608.0f;
+      const float v1486 = fmaf(v1485, v1436, v1438);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1491 = v1428 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1492 = v1491 & 15u;
+      const unsigned int v1495 = v1492 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1496 = __uint_as_float(v1495);
+      const float v1497 = v1496 - 8388608.0f;
+      const float v1498 = fmaf(v1497, v1436, v1438);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1503 = v1428 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1504 = v1503 & 15u;
+      const unsigned int v1507 = v1504 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1508 = __uint_as_float(v1507);
+      const float v1509 = v1508 - 8388608.0f;
+      const float v1510 = fmaf(v1509, v1436, v1438);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1515 = v1428 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1516 = v1515 & 15u;
+      const unsigned int v1519 = v1516 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1520 = __uint_as_float(v1519);
+      const float v1521 = v1520 - 8388608.0f;
+      const float v1522 = fmaf(v1521, v1436, v1438);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1527 = v1428 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1528 = v1527 & 15u;
+      const unsigned int v1531 = v1528 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1532 = __uint_as_float(v1531);
+      const float v1533 = v1532 - 8388608.0f;
+      const float v1534 = fmaf(v1533, v1436, v1438);  // kernels/gemm/quant_b.hpp:51
+      const float v1536 = v1411 ? v1450 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const iron_bf16 v1537 = iron_f32_to_bf16(v1536);
+      const float v1539 = v1411 ? v1462 : 0.0f;
+      const iron_bf16 v1540 = iron_f32_to_bf16(v1539);
+      const float v1542 = v1411 ? v1474 : 0.0f;
+      const iron_bf16 v1543 = iron_f32_to_bf16(v1542);
+      const float v1545 = v1411 ? v1486 : 0.0f;
+      const iron_bf16 v1546 = iron_f32_to_bf16(v1545);
+      const float v1548 = v1411 ? v1498 : 0.0f;
+      const iron_bf16 v1549 = iron_f32_to_bf16(v1548);
+      const float v1551 = v1411 ? v1510 : 0.0f;
+      const iron_bf16 v1552 = iron_f32_to_bf16(v1551);
+      const float v1554 = v1411 ? v1522 : 0.0f;
+      const iron_bf16 v1555 = iron_f32_to_bf16(v1554);
+      const float v1557 = v1411 ? v1534 : 0.0f;
+      const iron_bf16 v1558 = iron_f32_to_bf16(v1557);
+      *reinterpret_cast<iron_bf16x8*>(shm1 + v1563) = iron_bf16x8{{v1537, v1540, v1543, v1546, v1549, v1552, v1555, v1558}};  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v1576 = v1147 + v1573;  // kernels/gemm/quant_b.hpp:137
+      const bool v1577 = v1576 < v18;
+      const bool v1578 = v1575 && v1577;
+      const unsigned int v1582 = min(v1576, v1246);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1588 = v1582 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v1592 = v1591 + v1588;
+      const unsigned int v1595 = packed[v1592];  // kernels/gemm/quant_b.hpp:37
+      const unsigned int v1597 = v1582 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v1601 = v1600 + v1597;
+      const iron_bf16 v1602 = scales[v1601];  // kernels/gemm/quant_b.hpp:39
       const float v1603 = iron_to_f32(v1602);
-      const unsigned int v1608 = v1593 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1609 = v1608 & 15u;
-      const unsigned int v1612 = v1609 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1613 = __uint_as_float(v1612);
-      const float v1614 = v1613 - 8388608.0f;
-      const float v1615 = fmaf(v1614, v1601, v1603);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1620 = v1593 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1621 = v1620 & 15u;
-      const unsigned int v1624 = v1621 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1625 = __uint_as_float(v1624);
-      const float v1626 = v1625 - 8388608.0f;
-      const float v1627 = fmaf(v1626, v1601, v1603);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1632 = v1593 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1633 = v1632 & 15u;
-      const unsigned int v1636 = v1633 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1637 = __uint_as_float(v1636);
-      const float v1638 = v1637 - 8388608.0f;
-      const float v1639 = fmaf(v1638, v1601, v1603);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1644 = v1593 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1645 = v1644 & 15u;
-      const unsigned int v1648 = v1645 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1649 = __uint_as_float(v1648);
-      const float v1650 = v1649 - 8388608.0f;
-      const float v1651 = fmaf(v1650, v1601, v1603);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1656 = v1593 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1657 = v1656 & 15u;
-      const unsigned int v1660 = v1657 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1661 = __uint_as_float(v1660);
-      const float v1662 = v1661 - 8388608.0f;
-      const float v1663 = fmaf(v1662, v1601, v1603);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1668 = v1593 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1669 = v1668 & 15u;
-      const unsigned int v1672 = v1669 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1673 = __uint_as_float(v1672);
-      const float v1674 = v1673 - 8388608.0f;
-      const float v1675 = fmaf(v1674, v1601, v1603);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1680 = v1593 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1681 = v1680 & 15u;
-      const unsigned int v1684 = v1681 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1685 = __uint_as_float(v1684);
-      const float v1686 = v1685 - 8388608.0f;
-      const float v1687 = fmaf(v1686, v1601, v1603);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1692 = v1593 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1693 = v1692 & 15u;
-      const unsigned int v1696 = v1693 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1697 = __uint_as_float(v1696);
-      const float v1698 = v1697 - 8388608.0f;
-      const float v1699 = fmaf(v1698, v1601, v1603);  // kernels/gemm/quant_b.hpp:51
-      const float v1701 = v1576 ? v1615 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const iron_bf16 v1702 = iron_f32_to_bf16(v1701);
-      const float v1704 = v1576 ? v1627 : 0.0f;
-      const iron_bf16 v1705 = iron_f32_to_bf16(v1704);
-      const float v1707 = v1576 ? v1639 : 0.0f;
-      const iron_bf16 v1708 = iron_f32_to_bf16(v1707);
-      const float v1710 = v1576 ? v1651 : 0.0f;
-      const iron_bf16 v1711 = iron_f32_to_bf16(v1710);
-      const float v1713 = v1576 ? v1663 : 0.0f;
-      const iron_bf16 v1714 = iron_f32_to_bf16(v1713);
-      const float v1716 = v1576 ? v1675 : 0.0f;
-      const iron_bf16 v1717 = iron_f32_to_bf16(v1716);
-      const float v1719 = v1576 ? v1687 : 0.0f;
-      const iron_bf16 v1720 = iron_f32_to_bf16(v1719);
-      const float v1722 = v1576 ? v1699 : 0.0f;
-      const iron_bf16 v1723 = iron_f32_to_bf16(v1722);
-      *reinterpret_cast<iron_bf16x8*>(shm1 + v1728) = iron_bf16x8{{v1702, v1705, v1708, v1711, v1714, v1717, v1720, v1723}};  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v1741 = v1145 + v1738;  // kernels/gemm/quant_b.hpp:137
-      const bool v1742 = v1741 < v18;
-      const bool v1743 = v1740 && v1742;
-      const unsigned int v1747 = min(v1741, v1244);  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v1753 = v1747 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v1757 = v1756 + v1753;
-      const unsigned int v1760 = packed[v1757];  // kernels/gemm/quant_b.hpp:37
-      const unsigned int v1762 = v1747 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v1766 = v1765 + v1762;
-      const iron_bf16 v1767 = scales[v1766];  // kernels/gemm/quant_b.hpp:39
-      const float v1768 = iron_to_f32(v1767);
-      const iron_bf16 v1769 = biases[v1766];  // kernels/gemm/quant_b.hpp:40
+      const iron_bf16 v1604 = biases[v1601];  // kernels/gemm/quant_b.hpp:40
+      const float v1605 = iron_to_f32(v1604);
+      const unsigned int v1610 = v1595 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1611 = v1610 & 15u;
+      const unsigned int v1614 = v1611 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1615 = __uint_as_float(v1614);
+      const float v1616 = v1615 - 8388608.0f;
+      const float v1617 = fmaf(v1616, v1603, v1605);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1622 = v1595 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1623 = v1622 & 15u;
+      const unsigned int v1626 = v1623 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1627 = __uint_as_float(v1626);
+      const float v1628 = v1627 - 8388608.0f;
+      const float v1629 = fmaf(v1628, v1603, v1605);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1634 = v1595 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1635 = v1634 & 15u;
+      const unsigned int v1638 = v1635 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1639 = __uint_as_float(v1638);
+      const float v1640 = v1639 - 8388608.0f;
+      const float v1641 = fmaf(v1640, v1603, v1605);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1646 = v1595 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1647 = v1646 & 15u;
+      const unsigned int v1650 = v1647 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1651 = __uint_as_float(v1650);
+      const float v1652 = v1651 - 8388608.0f;
+      const float v1653 = fmaf(v1652, v1603, v1605);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1658 = v1595 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1659 = v1658 & 15u;
+      const unsigned int v1662 = v1659 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1663 = __uint_as_float(v1662);
+      const float v1664 = v1663 - 8388608.0f;
+      const float v1665 = fmaf(v1664, v1603, v1605);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1670 = v1595 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1671 = v1670 & 15u;
+      const unsigned int v1674 = v1671 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1675 = __uint_as_float(v1674);
+      const float v1676 = v1675 - 8388608.0f;
+      const float v1677 = fmaf(v1676, v1603, v1605);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1682 = v1595 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1683 = v1682 & 15u;
+      const unsigned int v1686 = v1683 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1687 = __uint_as_float(v1686);
+      const float v1688 = v1687 - 8388608.0f;
+      const float v1689 = fmaf(v1688, v1603, v1605);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1694 = v1595 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1695 = v1694 & 15u;
+      const unsigned int v1698 = v1695 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1699 = __uint_as_float(v1698);
+      const float v1700 = v1699 - 8388608.0f;
+      const float v1701 = fmaf(v1700, v1603, v1605);  // kernels/gemm/quant_b.hpp:51
+      const float v1703 = v1578 ? v1617 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const iron_bf16 v1704 = iron_f32_to_bf16(v1703);
+      const float v1706 = v1578 ? v1629 : 0.0f;
+      const iron_bf16 v1707 = iron_f32_to_bf16(v1706);
+      const float v1709 = v1578 ? v1641 : 0.0f;
+      const iron_bf16 v1710 = iron_f32_to_bf16(v1709);
+      const float v1712 = v1578 ? v1653 : 0.0f;
+      const iron_bf16 v1713 = iron_f32_to_bf16(v1712);
+      const float v1715 = v1578 ? v1665 : 0.0f;
+      const iron_bf16 v1716 = iron_f32_to_bf16(v1715);
+      const float v1718 = v1578 ? v1677 : 0.0f;
+      const iron_bf16 v1719 = iron_f32_to_bf16(v1718);
+      const float v1721 = v1578 ? v1689 : 0.0f;
+      const iron_bf16 v1722 = iron_f32_to_bf16(v1721);
+      const float v1724 = v1578 ? v1701 : 0.0f;
+      const iron_bf16 v1725 = iron_f32_to_bf16(v1724);
+      *reinterpret_cast<iron_bf16x8*>(shm1 + v1730) = iron_bf16x8{{v1704, v1707, v1710, v1713, v1716, v1719, v1722, v1725}};  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v1743 = v1147 + v1740;  // kernels/gemm/quant_b.hpp:137
+      const bool v1744 = v1743 < v18;
+      const bool v1745 = v1742 && v1744;
+      const unsigned int v1749 = min(v1743, v1246);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1755 = v1749 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v1759 = v1758 + v1755;
+      const unsigned int v1762 = packed[v1759];  // kernels/gemm/quant_b.hpp:37
+      const unsigned int v1764 = v1749 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v1768 = v1767 + v1764;
+      const iron_bf16 v1769 = scales[v1768];  // kernels/gemm/quant_b.hpp:39
       const float v1770 = iron_to_f32(v1769);
-      const unsigned int v1775 = v1760 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1776 = v1775 & 15u;
-      const unsigned int v1779 = v1776 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1780 = __uint_as_float(v1779);
-      const float v1781 = v1780 - 8388608.0f;
-      const float v1782 = fmaf(v1781, v1768, v1770);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1787 = v1760 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1788 = v1787 & 15u;
-      const unsigned int v1791 = v1788 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1792 = __uint_as_float(v1791);
-      const float v1793 = v1792 - 8388608.0f;
-      const float v1794 = fmaf(v1793, v1768, v1770);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1799 = v1760 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1800 = v1799 & 15u;
-      const unsigned int v1803 = v1800 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1804 = __uint_as_float(v1803);
-      const float v1805 = v1804 - 8388608.0f;
-      const float v1806 = fmaf(v1805, v1768, v1770);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1811 = v1760 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1812 = v1811 & 15u;
-      const unsigned int v1815 = v1812 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1816 = __uint_as_float(v1815);
-      const float v1817 = v1816 - 8388608.0f;
-      const float v1818 = fmaf(v1817, v1768, v1770);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1823 = v1760 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1824 = v1823 & 15u;
-      const unsigned int v1827 = v1824 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1828 = __uint_as_float(v1827);
-      const float v1829 = v1828 - 8388608.0f;
-      const float v1830 = fmaf(v1829, v1768, v1770);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1835 = v1760 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1836 = v1835 & 15u;
-      const unsigned int v1839 = v1836 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1840 = __uint_as_float(v1839);
-      const float v1841 = v1840 - 8388608.0f;
-      const float v1842 = fmaf(v1841, v1768, v1770);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1847 = v1760 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1848 = v1847 & 15u;
-      const unsigned int v1851 = v1848 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1852 = __uint_as_float(v1851);
-      const float v1853 = v1852 - 8388608.0f;
-      const float v1854 = fmaf(v1853, v1768, v1770);  // kernels/gemm/quant_b.hpp:51
-      const unsigned int v1859 = v1760 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const unsigned int v1860 = v1859 & 15u;
-      const unsigned int v1863 = v1860 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1864 = __uint_as_float(v1863);
-      const float v1865 = v1864 - 8388608.0f;
-      const float v1866 = fmaf(v1865, v1768, v1770);  // kernels/gemm/quant_b.hpp:51
-      const float v1868 = v1743 ? v1782 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const iron_bf16 v1869 = iron_f32_to_bf16(v1868);
-      const float v1871 = v1743 ? v1794 : 0.0f;
-      const iron_bf16 v1872 = iron_f32_to_bf16(v1871);
-      const float v1874 = v1743 ? v1806 : 0.0f;
-      const iron_bf16 v1875 = iron_f32_to_bf16(v1874);
-      const float v1877 = v1743 ? v1818 : 0.0f;
-      const iron_bf16 v1878 = iron_f32_to_bf16(v1877);
-      const float v1880 = v1743 ? v1830 : 0.0f;
-      const iron_bf16 v1881 = iron_f32_to_bf16(v1880);
-      const float v1883 = v1743 ? v1842 : 0.0f;
-      const iron_bf16 v1884 = iron_f32_to_bf16(v1883);
-      const float v1886 = v1743 ? v1854 : 0.0f;
-      const iron_bf16 v1887 = iron_f32_to_bf16(v1886);
-      const float v1889 = v1743 ? v1866 : 0.0f;
-      const iron_bf16 v1890 = iron_f32_to_bf16(v1889);
-      *reinterpret_cast<iron_bf16x8*>(shm1 + v1895) = iron_bf16x8{{v1869, v1872, v1875, v1878, v1881, v1884, v1887, v1890}};  // kernels/gemm/quant_b.hpp:146
+      const iron_bf16 v1771 = biases[v1768];  // kernels/gemm/quant_b.hpp:40
+      const float v1772 = iron_to_f32(v1771);
+      const unsigned int v1777 = v1762 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1778 = v1777 & 15u;
+      const unsigned int v1781 = v1778 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1782 = __uint_as_float(v1781);
+      const float v1783 = v1782 - 8388608.0f;
+      const float v1784 = fmaf(v1783, v1770, v1772);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1789 = v1762 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1790 = v1789 & 15u;
+      const unsigned int v1793 = v1790 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1794 = __uint_as_float(v1793);
+      const float v1795 = v1794 - 8388608.0f;
+      const float v1796 = fmaf(v1795, v1770, v1772);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1801 = v1762 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1802 = v1801 & 15u;
+      const unsigned int v1805 = v1802 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1806 = __uint_as_float(v1805);
+      const float v1807 = v1806 - 8388608.0f;
+      const float v1808 = fmaf(v1807, v1770, v1772);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1813 = v1762 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1814 = v1813 & 15u;
+      const unsigned int v1817 = v1814 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1818 = __uint_as_float(v1817);
+      const float v1819 = v1818 - 8388608.0f;
+      const float v1820 = fmaf(v1819, v1770, v1772);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1825 = v1762 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1826 = v1825 & 15u;
+      const unsigned int v1829 = v1826 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1830 = __uint_as_float(v1829);
+      const float v1831 = v1830 - 8388608.0f;
+      const float v1832 = fmaf(v1831, v1770, v1772);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1837 = v1762 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1838 = v1837 & 15u;
+      const unsigned int v1841 = v1838 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1842 = __uint_as_float(v1841);
+      const float v1843 = v1842 - 8388608.0f;
+      const float v1844 = fmaf(v1843, v1770, v1772);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1849 = v1762 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1850 = v1849 & 15u;
+      const unsigned int v1853 = v1850 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1854 = __uint_as_float(v1853);
+      const float v1855 = v1854 - 8388608.0f;
+      const float v1856 = fmaf(v1855, v1770, v1772);  // kernels/gemm/quant_b.hpp:51
+      const unsigned int v1861 = v1762 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const unsigned int v1862 = v1861 & 15u;
+      const unsigned int v1865 = v1862 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1866 = __uint_as_float(v1865);
+      const float v1867 = v1866 - 8388608.0f;
+      const float v1868 = fmaf(v1867, v1770, v1772);  // kernels/gemm/quant_b.hpp:51
+      const float v1870 = v1745 ? v1784 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const iron_bf16 v1871 = iron_f32_to_bf16(v1870);
+      const float v1873 = v1745 ? v1796 : 0.0f;
+      const iron_bf16 v1874 = iron_f32_to_bf16(v1873);
+      const float v1876 = v1745 ? v1808 : 0.0f;
+      const iron_bf16 v1877 = iron_f32_to_bf16(v1876);
+      const float v1879 = v1745 ? v1820 : 0.0f;
+      const iron_bf16 v1880 = iron_f32_to_bf16(v1879);
+      const float v1882 = v1745 ? v1832 : 0.0f;
+      const iron_bf16 v1883 = iron_f32_to_bf16(v1882);
+      const float v1885 = v1745 ? v1844 : 0.0f;
+      const iron_bf16 v1886 = iron_f32_to_bf16(v1885);
+      const float v1888 = v1745 ? v1856 : 0.0f;
+      const iron_bf16 v1889 = iron_f32_to_bf16(v1888);
+      const float v1891 = v1745 ? v1868 : 0.0f;
+      const iron_bf16 v1892 = iron_f32_to_bf16(v1891);
+      *reinterpret_cast<iron_bf16x8*>(shm1 + v1897) = iron_bf16x8{{v1871, v1874, v1877, v1880, v1883, v1886, v1889, v1892}};  // kernels/gemm/quant_b.hpp:146
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<false>(v202, shm0, v1902, 40u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true>(v204, shm1, v1908, 40u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<false>(v202, shm0, v1904, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true>(v204, shm1, v1910, 40u);  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false>(v202, shm0, v1916, 40u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true>(v204, shm1, v1922, 40u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<false>(v202, shm0, v1918, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true>(v204, shm1, v1924, 40u);  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v1923 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:280
-  const unsigned int v1924 = v63 + v194;
-  const unsigned int v1925 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:127
-  const unsigned int v1928 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v1929 = v1928 == 0u;
-  const bool v1934 = v1929 && v1929;
-  if (v1934) {
-    const unsigned int v1935 = static_cast<unsigned int>(v200.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1936 = v1924 + v1935;
-    const unsigned int v1937 = static_cast<unsigned int>(v200.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1938 = v1923 + v1937;
-    const unsigned int v1940 = static_cast<unsigned int>(v200.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1941 = v1940 == v1935;
-    const unsigned int v1944 = v1937 + 1u;
-    const unsigned int v1945 = static_cast<unsigned int>(v200.col(1, iron_linear_thread() & 31u));
-    const bool v1946 = v1945 == v1944;
-    const bool v1947 = v1941 && v1946;
-    const unsigned int v1950 = v1938 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1951 = v1950 == 0u;
-    const bool v1952 = v1947 && v1951;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1952) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1953 = v1936 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1954 = v1938 < v4;
-      const bool v1955 = v1953 && v1954;
-      if (v1955) {
-        const unsigned int v1956 = v1925 + v1938;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1957 = v200.x[0];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1958 = iron_f32_to_bf16(v1957);
-        const float v1959 = v200.x[1];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1962 = iron_f32_to_bf16(v1959);
-        const unsigned int v1963 = v1936 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1964 = v1963 + v1956;
-        *reinterpret_cast<iron_bf16x2*>(out + v1964) = iron_bf16x2{{v1958, v1962}};
-      }
-    } else {
-      const bool v1969 = v1936 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1970 = v1938 < v4;
-      const bool v1971 = v1969 && v1970;
-      if (v1971) {
-        const float v1972 = v200.x[0];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1974 = iron_f32_to_bf16(v1972);
-        const unsigned int v1975 = v1936 * v4;
-        const unsigned int v1976 = v1975 + v1925;
-        const unsigned int v1977 = v1976 + v1938;
-        out[v1977] = v1974;
-      }
-      const unsigned int v1979 = v1924 + v1940;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1981 = v1923 + v1945;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1982 = v1979 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1983 = v1981 < v4;
-      const bool v1984 = v1982 && v1983;
-      if (v1984) {
-        const float v1985 = v200.x[1];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1987 = iron_f32_to_bf16(v1985);
-        const unsigned int v1988 = v1979 * v4;
-        const unsigned int v1989 = v1988 + v1925;
-        const unsigned int v1990 = v1989 + v1981;
-        out[v1990] = v1987;
-      }
+  const unsigned int v1925 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:280
+  const unsigned int v1926 = v63 + v194;
+  const unsigned int v1927 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:123
+  const unsigned int v1931 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+  const bool v1932 = v1931 == 0u;
+  const bool v1937 = v1932 && v1932;
+  if (v1937) {
+    const unsigned int v1939 = static_cast<unsigned int>(v200.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1940 = v1926 + v1939;
+    const unsigned int v1941 = static_cast<unsigned int>(v200.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1942 = v1925 + v1941;
+    const bool v1943 = v1940 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1944 = v1942 < v4;
+    const bool v1945 = v1943 && v1944;
+    if (v1945) {
+      const unsigned int v1946 = v1927 + v1942;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1947 = v200.x[0];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1948 = iron_f32_to_bf16(v1947);
+      const float v1949 = v200.x[1];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1952 = iron_f32_to_bf16(v1949);
+      const unsigned int v1953 = v1940 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1954 = v1953 + v1946;
+      *reinterpret_cast<iron_bf16x2*>(out + v1954) = iron_bf16x2{{v1948, v1952}};
     }
-    const unsigned int v1991 = static_cast<unsigned int>(v200.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1992 = v1924 + v1991;
-    const unsigned int v1993 = static_cast<unsigned int>(v200.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1994 = v1923 + v1993;
-    const unsigned int v1996 = static_cast<unsigned int>(v200.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1997 = v1996 == v1991;
-    const unsigned int v2000 = v1993 + 1u;
-    const unsigned int v2001 = static_cast<unsigned int>(v200.col(3, iron_linear_thread() & 31u));
-    const bool v2002 = v2001 == v2000;
-    const bool v2003 = v1997 && v2002;
-    const unsigned int v2006 = v1994 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2007 = v2006 == 0u;
-    const bool v2008 = v2003 && v2007;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2008) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2009 = v1992 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2010 = v1994 < v4;
-      const bool v2011 = v2009 && v2010;
-      if (v2011) {
-        const unsigned int v2012 = v1925 + v1994;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2013 = v200.x[2];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2014 = iron_f32_to_bf16(v2013);
-        const float v2015 = v200.x[3];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2018 = iron_f32_to_bf16(v2015);
-        const unsigned int v2019 = v1992 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2020 = v2019 + v2012;
-        *reinterpret_cast<iron_bf16x2*>(out + v2020) = iron_bf16x2{{v2014, v2018}};
-      }
-    } else {
-      const bool v2025 = v1992 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2026 = v1994 < v4;
-      const bool v2027 = v2025 && v2026;
-      if (v2027) {
-        const float v2028 = v200.x[2];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2030 = iron_f32_to_bf16(v2028);
-        const unsigned int v2031 = v1992 * v4;
-        const unsigned int v2032 = v2031 + v1925;
-        const unsigned int v2033 = v2032 + v1994;
-        out[v2033] = v2030;
-      }
-      const unsigned int v2035 = v1924 + v1996;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2037 = v1923 + v2001;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2038 = v2035 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2039 = v2037 < v4;
-      const bool v2040 = v2038 && v2039;
-      if (v2040) {
-        const float v2041 = v200.x[3];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2043 = iron_f32_to_bf16(v2041);
-        const unsigned int v2044 = v2035 * v4;
-        const unsigned int v2045 = v2044 + v1925;
-        const unsigned int v2046 = v2045 + v2037;
-        out[v2046] = v2043;
-      }
+    const unsigned int v1955 = static_cast<unsigned int>(v200.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1956 = v1926 + v1955;
+    const unsigned int v1957 = static_cast<unsigned int>(v200.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1958 = v1925 + v1957;
+    const bool v1959 = v1956 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1960 = v1958 < v4;
+    const bool v1961 = v1959 && v1960;
+    if (v1961) {
+      const unsigned int v1962 = v1927 + v1958;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1963 = v200.x[2];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1964 = iron_f32_to_bf16(v1963);
+      const float v1965 = v200.x[3];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1968 = iron_f32_to_bf16(v1965);
+      const unsigned int v1969 = v1956 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1970 = v1969 + v1962;
+      *reinterpret_cast<iron_bf16x2*>(out + v1970) = iron_bf16x2{{v1964, v1968}};
     }
-    const unsigned int v2047 = static_cast<unsigned int>(v200.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2048 = v1924 + v2047;
-    const unsigned int v2049 = static_cast<unsigned int>(v200.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2050 = v1923 + v2049;
-    const unsigned int v2052 = static_cast<unsigned int>(v200.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2053 = v2052 == v2047;
-    const unsigned int v2056 = v2049 + 1u;
-    const unsigned int v2057 = static_cast<unsigned int>(v200.col(5, iron_linear_thread() & 31u));
-    const bool v2058 = v2057 == v2056;
-    const bool v2059 = v2053 && v2058;
-    const unsigned int v2062 = v2050 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2063 = v2062 == 0u;
-    const bool v2064 = v2059 && v2063;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2064) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2065 = v2048 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2066 = v2050 < v4;
-      const bool v2067 = v2065 && v2066;
-      if (v2067) {
-        const unsigned int v2068 = v1925 + v2050;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2069 = v200.x[4];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2070 = iron_f32_to_bf16(v2069);
-        const float v2071 = v200.x[5];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2074 = iron_f32_to_bf16(v2071);
-        const unsigned int v2075 = v2048 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2076 = v2075 + v2068;
-        *reinterpret_cast<iron_bf16x2*>(out + v2076) = iron_bf16x2{{v2070, v2074}};
-      }
-    } else {
-      const bool v2081 = v2048 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2082 = v2050 < v4;
-      const bool v2083 = v2081 && v2082;
-      if (v2083) {
-        const float v2084 = v200.x[4];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2086 = iron_f32_to_bf16(v2084);
-        const unsigned int v2087 = v2048 * v4;
-        const unsigned int v2088 = v2087 + v1925;
-        const unsigned int v2089 = v2088 + v2050;
-        out[v2089] = v2086;
-      }
-      const unsigned int v2091 = v1924 + v2052;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2093 = v1923 + v2057;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2094 = v2091 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2095 = v2093 < v4;
-      const bool v2096 = v2094 && v2095;
-      if (v2096) {
-        const float v2097 = v200.x[5];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2099 = iron_f32_to_bf16(v2097);
-        const unsigned int v2100 = v2091 * v4;
-        const unsigned int v2101 = v2100 + v1925;
-        const unsigned int v2102 = v2101 + v2093;
-        out[v2102] = v2099;
-      }
+    const unsigned int v1971 = static_cast<unsigned int>(v200.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1972 = v1926 + v1971;
+    const unsigned int v1973 = static_cast<unsigned int>(v200.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1974 = v1925 + v1973;
+    const bool v1975 = v1972 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1976 = v1974 < v4;
+    const bool v1977 = v1975 && v1976;
+    if (v1977) {
+      const unsigned int v1978 = v1927 + v1974;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1979 = v200.x[4];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1980 = iron_f32_to_bf16(v1979);
+      const float v1981 = v200.x[5];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1984 = iron_f32_to_bf16(v1981);
+      const unsigned int v1985 = v1972 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1986 = v1985 + v1978;
+      *reinterpret_cast<iron_bf16x2*>(out + v1986) = iron_bf16x2{{v1980, v1984}};
     }
-    const unsigned int v2103 = static_cast<unsigned int>(v200.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2104 = v1924 + v2103;
-    const unsigned int v2105 = static_cast<unsigned int>(v200.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2106 = v1923 + v2105;
-    const unsigned int v2108 = static_cast<unsigned int>(v200.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2109 = v2108 == v2103;
-    const unsigned int v2112 = v2105 + 1u;
-    const unsigned int v2113 = static_cast<unsigned int>(v200.col(7, iron_linear_thread() & 31u));
-    const bool v2114 = v2113 == v2112;
-    const bool v2115 = v2109 && v2114;
-    const unsigned int v2118 = v2106 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2119 = v2118 == 0u;
-    const bool v2120 = v2115 && v2119;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2120) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2121 = v2104 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2122 = v2106 < v4;
-      const bool v2123 = v2121 && v2122;
-      if (v2123) {
-        const unsigned int v2124 = v1925 + v2106;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2125 = v200.x[6];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2126 = iron_f32_to_bf16(v2125);
-        const float v2127 = v200.x[7];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2130 = iron_f32_to_bf16(v2127);
-        const unsigned int v2131 = v2104 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2132 = v2131 + v2124;
-        *reinterpret_cast<iron_bf16x2*>(out + v2132) = iron_bf16x2{{v2126, v2130}};
-      }
-    } else {
-      const bool v2137 = v2104 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2138 = v2106 < v4;
-      const bool v2139 = v2137 && v2138;
-      if (v2139) {
-        const float v2140 = v200.x[6];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2142 = iron_f32_to_bf16(v2140);
-        const unsigned int v2143 = v2104 * v4;
-        const unsigned int v2144 = v2143 + v1925;
-        const unsigned int v2145 = v2144 + v2106;
-        out[v2145] = v2142;
-      }
-      const unsigned int v2147 = v1924 + v2108;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2149 = v1923 + v2113;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2150 = v2147 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2151 = v2149 < v4;
-      const bool v2152 = v2150 && v2151;
-      if (v2152) {
-        const float v2153 = v200.x[7];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2155 = iron_f32_to_bf16(v2153);
-        const unsigned int v2156 = v2147 * v4;
-        const unsigned int v2157 = v2156 + v1925;
-        const unsigned int v2158 = v2157 + v2149;
-        out[v2158] = v2155;
-      }
+    const unsigned int v1987 = static_cast<unsigned int>(v200.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1988 = v1926 + v1987;
+    const unsigned int v1989 = static_cast<unsigned int>(v200.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1990 = v1925 + v1989;
+    const bool v1991 = v1988 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1992 = v1990 < v4;
+    const bool v1993 = v1991 && v1992;
+    if (v1993) {
+      const unsigned int v1994 = v1927 + v1990;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1995 = v200.x[6];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1996 = iron_f32_to_bf16(v1995);
+      const float v1997 = v200.x[7];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2000 = iron_f32_to_bf16(v1997);
+      const unsigned int v2001 = v1988 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2002 = v2001 + v1994;
+      *reinterpret_cast<iron_bf16x2*>(out + v2002) = iron_bf16x2{{v1996, v2000}};
     }
-    const unsigned int v2159 = static_cast<unsigned int>(v200.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2160 = v1924 + v2159;
-    const unsigned int v2161 = static_cast<unsigned int>(v200.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2162 = v1923 + v2161;
-    const unsigned int v2164 = static_cast<unsigned int>(v200.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2165 = v2164 == v2159;
-    const unsigned int v2168 = v2161 + 1u;
-    const unsigned int v2169 = static_cast<unsigned int>(v200.col(9, iron_linear_thread() & 31u));
-    const bool v2170 = v2169 == v2168;
-    const bool v2171 = v2165 && v2170;
-    const unsigned int v2174 = v2162 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2175 = v2174 == 0u;
-    const bool v2176 = v2171 && v2175;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2176) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2177 = v2160 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2178 = v2162 < v4;
-      const bool v2179 = v2177 && v2178;
-      if (v2179) {
-        const unsigned int v2180 = v1925 + v2162;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2181 = v200.x[8];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2182 = iron_f32_to_bf16(v2181);
-        const float v2183 = v200.x[9];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2186 = iron_f32_to_bf16(v2183);
-        const unsigned int v2187 = v2160 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2188 = v2187 + v2180;
-        *reinterpret_cast<iron_bf16x2*>(out + v2188) = iron_bf16x2{{v2182, v2186}};
-      }
-    } else {
-      const bool v2193 = v2160 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2194 = v2162 < v4;
-      const bool v2195 = v2193 && v2194;
-      if (v2195) {
-        const float v2196 = v200.x[8];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2198 = iron_f32_to_bf16(v2196);
-        const unsigned int v2199 = v2160 * v4;
-        const unsigned int v2200 = v2199 + v1925;
-        const unsigned int v2201 = v2200 + v2162;
-        out[v2201] = v2198;
-      }
-      const unsigned int v2203 = v1924 + v2164;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2205 = v1923 + v2169;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2206 = v2203 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2207 = v2205 < v4;
-      const bool v2208 = v2206 && v2207;
-      if (v2208) {
-        const float v2209 = v200.x[9];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2211 = iron_f32_to_bf16(v2209);
-        const unsigned int v2212 = v2203 * v4;
-        const unsigned int v2213 = v2212 + v1925;
-        const unsigned int v2214 = v2213 + v2205;
-        out[v2214] = v2211;
-      }
+    const unsigned int v2003 = static_cast<unsigned int>(v200.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2004 = v1926 + v2003;
+    const unsigned int v2005 = static_cast<unsigned int>(v200.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2006 = v1925 + v2005;
+    const bool v2007 = v2004 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2008 = v2006 < v4;
+    const bool v2009 = v2007 && v2008;
+    if (v2009) {
+      const unsigned int v2010 = v1927 + v2006;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2011 = v200.x[8];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2012 = iron_f32_to_bf16(v2011);
+      const float v2013 = v200.x[9];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2016 = iron_f32_to_bf16(v2013);
+      const unsigned int v2017 = v2004 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2018 = v2017 + v2010;
+      *reinterpret_cast<iron_bf16x2*>(out + v2018) = iron_bf16x2{{v2012, v2016}};
     }
-    const unsigned int v2215 = static_cast<unsigned int>(v200.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2216 = v1924 + v2215;
-    const unsigned int v2217 = static_cast<unsigned int>(v200.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2218 = v1923 + v2217;
-    const unsigned int v2220 = static_cast<unsigned int>(v200.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2221 = v2220 == v2215;
-    const unsigned int v2224 = v2217 + 1u;
-    const unsigned int v2225 = static_cast<unsigned int>(v200.col(11, iron_linear_thread() & 31u));
-    const bool v2226 = v2225 == v2224;
-    const bool v2227 = v2221 && v2226;
-    const unsigned int v2230 = v2218 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2231 = v2230 == 0u;
-    const bool v2232 = v2227 && v2231;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2232) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2233 = v2216 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2234 = v2218 < v4;
-      const bool v2235 = v2233 && v2234;
-      if (v2235) {
-        const unsigned int v2236 = v1925 + v2218;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2237 = v200.x[10];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2238 = iron_f32_to_bf16(v2237);
-        const float v2239 = v200.x[11];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2242 = iron_f32_to_bf16(v2239);
-        const unsigned int v2243 = v2216 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2244 = v2243 + v2236;
-        *reinterpret_cast<iron_bf16x2*>(out + v2244) = iron_bf16x2{{v2238, v2242}};
-      }
-    } else {
-      const bool v2249 = v2216 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2250 = v2218 < v4;
-      const bool v2251 = v2249 && v2250;
-      if (v2251) {
-        const float v2252 = v200.x[10];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2254 = iron_f32_to_bf16(v2252);
-        const unsigned int v2255 = v2216 * v4;
-        const unsigned int v2256 = v2255 + v1925;
-        const unsigned int v2257 = v2256 + v2218;
-        out[v2257] = v2254;
-      }
-      const unsigned int v2259 = v1924 + v2220;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2261 = v1923 + v2225;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2262 = v2259 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2263 = v2261 < v4;
-      const bool v2264 = v2262 && v2263;
-      if (v2264) {
-        const float v2265 = v200.x[11];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2267 = iron_f32_to_bf16(v2265);
-        const unsigned int v2268 = v2259 * v4;
-        const unsigned int v2269 = v2268 + v1925;
-        const unsigned int v2270 = v2269 + v2261;
-        out[v2270] = v2267;
-      }
+    const unsigned int v2019 = static_cast<unsigned int>(v200.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2020 = v1926 + v2019;
+    const unsigned int v2021 = static_cast<unsigned int>(v200.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2022 = v1925 + v2021;
+    const bool v2023 = v2020 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2024 = v2022 < v4;
+    const bool v2025 = v2023 && v2024;
+    if (v2025) {
+      const unsigned int v2026 = v1927 + v2022;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2027 = v200.x[10];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2028 = iron_f32_to_bf16(v2027);
+      const float v2029 = v200.x[11];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2032 = iron_f32_to_bf16(v2029);
+      const unsigned int v2033 = v2020 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2034 = v2033 + v2026;
+      *reinterpret_cast<iron_bf16x2*>(out + v2034) = iron_bf16x2{{v2028, v2032}};
     }
-    const unsigned int v2271 = static_cast<unsigned int>(v200.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2272 = v1924 + v2271;
-    const unsigned int v2273 = static_cast<unsigned int>(v200.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2274 = v1923 + v2273;
-    const unsigned int v2276 = static_cast<unsigned int>(v200.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2277 = v2276 == v2271;
-    const unsigned int v2280 = v2273 + 1u;
-    const unsigned int v2281 = static_cast<unsigned int>(v200.col(13, iron_linear_thread() & 31u));
-    const bool v2282 = v2281 == v2280;
-    const bool v2283 = v2277 && v2282;
-    const unsigned int v2286 = v2274 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2287 = v2286 == 0u;
-    const bool v2288 = v2283 && v2287;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2288) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2289 = v2272 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2290 = v2274 < v4;
-      const bool v2291 = v2289 && v2290;
-      if (v2291) {
-        const unsigned int v2292 = v1925 + v2274;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2293 = v200.x[12];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2294 = iron_f32_to_bf16(v2293);
-        const float v2295 = v200.x[13];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2298 = iron_f32_to_bf16(v2295);
-        const unsigned int v2299 = v2272 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2300 = v2299 + v2292;
-        *reinterpret_cast<iron_bf16x2*>(out + v2300) = iron_bf16x2{{v2294, v2298}};
-      }
-    } else {
-      const bool v2305 = v2272 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2306 = v2274 < v4;
-      const bool v2307 = v2305 && v2306;
-      if (v2307) {
-        const float v2308 = v200.x[12];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2310 = iron_f32_to_bf16(v2308);
-        const unsigned int v2311 = v2272 * v4;
-        const unsigned int v2312 = v2311 + v1925;
-        const unsigned int v2313 = v2312 + v2274;
-        out[v2313] = v2310;
-      }
-      const unsigned int v2315 = v1924 + v2276;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2317 = v1923 + v2281;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2318 = v2315 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2319 = v2317 < v4;
-      const bool v2320 = v2318 && v2319;
-      if (v2320) {
-        const float v2321 = v200.x[13];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2323 = iron_f32_to_bf16(v2321);
-        const unsigned int v2324 = v2315 * v4;
-        const unsigned int v2325 = v2324 + v1925;
-        const unsigned int v2326 = v2325 + v2317;
-        out[v2326] = v2323;
-      }
+    const unsigned int v2035 = static_cast<unsigned int>(v200.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2036 = v1926 + v2035;
+    const unsigned int v2037 = static_cast<unsigned int>(v200.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2038 = v1925 + v2037;
+    const bool v2039 = v2036 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2040 = v2038 < v4;
+    const bool v2041 = v2039 && v2040;
+    if (v2041) {
+      const unsigned int v2042 = v1927 + v2038;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2043 = v200.x[12];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2044 = iron_f32_to_bf16(v2043);
+      const float v2045 = v200.x[13];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2048 = iron_f32_to_bf16(v2045);
+      const unsigned int v2049 = v2036 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2050 = v2049 + v2042;
+      *reinterpret_cast<iron_bf16x2*>(out + v2050) = iron_bf16x2{{v2044, v2048}};
     }
-    const unsigned int v2327 = static_cast<unsigned int>(v200.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2328 = v1924 + v2327;
-    const unsigned int v2329 = static_cast<unsigned int>(v200.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2330 = v1923 + v2329;
-    const unsigned int v2332 = static_cast<unsigned int>(v200.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2333 = v2332 == v2327;
-    const unsigned int v2336 = v2329 + 1u;
-    const unsigned int v2337 = static_cast<unsigned int>(v200.col(15, iron_linear_thread() & 31u));
-    const bool v2338 = v2337 == v2336;
-    const bool v2339 = v2333 && v2338;
-    const unsigned int v2342 = v2330 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2343 = v2342 == 0u;
-    const bool v2344 = v2339 && v2343;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2344) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2345 = v2328 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2346 = v2330 < v4;
-      const bool v2347 = v2345 && v2346;
-      if (v2347) {
-        const unsigned int v2348 = v1925 + v2330;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2349 = v200.x[14];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2350 = iron_f32_to_bf16(v2349);
-        const float v2351 = v200.x[15];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2354 = iron_f32_to_bf16(v2351);
-        const unsigned int v2355 = v2328 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2356 = v2355 + v2348;
-        *reinterpret_cast<iron_bf16x2*>(out + v2356) = iron_bf16x2{{v2350, v2354}};
-      }
-    } else {
-      const bool v2361 = v2328 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2362 = v2330 < v4;
-      const bool v2363 = v2361 && v2362;
-      if (v2363) {
-        const float v2364 = v200.x[14];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2366 = iron_f32_to_bf16(v2364);
-        const unsigned int v2367 = v2328 * v4;
-        const unsigned int v2368 = v2367 + v1925;
-        const unsigned int v2369 = v2368 + v2330;
-        out[v2369] = v2366;
-      }
-      const unsigned int v2371 = v1924 + v2332;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2373 = v1923 + v2337;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2374 = v2371 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2375 = v2373 < v4;
-      const bool v2376 = v2374 && v2375;
-      if (v2376) {
-        const float v2377 = v200.x[15];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2379 = iron_f32_to_bf16(v2377);
-        const unsigned int v2380 = v2371 * v4;
-        const unsigned int v2381 = v2380 + v1925;
-        const unsigned int v2382 = v2381 + v2373;
-        out[v2382] = v2379;
-      }
+    const unsigned int v2051 = static_cast<unsigned int>(v200.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2052 = v1926 + v2051;
+    const unsigned int v2053 = static_cast<unsigned int>(v200.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2054 = v1925 + v2053;
+    const bool v2055 = v2052 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2056 = v2054 < v4;
+    const bool v2057 = v2055 && v2056;
+    if (v2057) {
+      const unsigned int v2058 = v1927 + v2054;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2059 = v200.x[14];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2060 = iron_f32_to_bf16(v2059);
+      const float v2061 = v200.x[15];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2064 = iron_f32_to_bf16(v2061);
+      const unsigned int v2065 = v2052 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2066 = v2065 + v2058;
+      *reinterpret_cast<iron_bf16x2*>(out + v2066) = iron_bf16x2{{v2060, v2064}};
     }
-    const unsigned int v2383 = static_cast<unsigned int>(v200.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2384 = v1924 + v2383;
-    const unsigned int v2385 = static_cast<unsigned int>(v200.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2386 = v1923 + v2385;
-    const unsigned int v2388 = static_cast<unsigned int>(v200.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2389 = v2388 == v2383;
-    const unsigned int v2392 = v2385 + 1u;
-    const unsigned int v2393 = static_cast<unsigned int>(v200.col(17, iron_linear_thread() & 31u));
-    const bool v2394 = v2393 == v2392;
-    const bool v2395 = v2389 && v2394;
-    const unsigned int v2398 = v2386 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2399 = v2398 == 0u;
-    const bool v2400 = v2395 && v2399;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2400) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2401 = v2384 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2402 = v2386 < v4;
-      const bool v2403 = v2401 && v2402;
-      if (v2403) {
-        const unsigned int v2404 = v1925 + v2386;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2405 = v200.x[16];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2406 = iron_f32_to_bf16(v2405);
-        const float v2407 = v200.x[17];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2410 = iron_f32_to_bf16(v2407);
-        const unsigned int v2411 = v2384 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2412 = v2411 + v2404;
-        *reinterpret_cast<iron_bf16x2*>(out + v2412) = iron_bf16x2{{v2406, v2410}};
-      }
-    } else {
-      const bool v2417 = v2384 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2418 = v2386 < v4;
-      const bool v2419 = v2417 && v2418;
-      if (v2419) {
-        const float v2420 = v200.x[16];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2422 = iron_f32_to_bf16(v2420);
-        const unsigned int v2423 = v2384 * v4;
-        const unsigned int v2424 = v2423 + v1925;
-        const unsigned int v2425 = v2424 + v2386;
-        out[v2425] = v2422;
-      }
-      const unsigned int v2427 = v1924 + v2388;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2429 = v1923 + v2393;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2430 = v2427 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2431 = v2429 < v4;
-      const bool v2432 = v2430 && v2431;
-      if (v2432) {
-        const float v2433 = v200.x[17];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2435 = iron_f32_to_bf16(v2433);
-        const unsigned int v2436 = v2427 * v4;
-        const unsigned int v2437 = v2436 + v1925;
-        const unsigned int v2438 = v2437 + v2429;
-        out[v2438] = v2435;
-      }
+    const unsigned int v2067 = static_cast<unsigned int>(v200.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2068 = v1926 + v2067;
+    const unsigned int v2069 = static_cast<unsigned int>(v200.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2070 = v1925 + v2069;
+    const bool v2071 = v2068 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2072 = v2070 < v4;
+    const bool v2073 = v2071 && v2072;
+    if (v2073) {
+      const unsigned int v2074 = v1927 + v2070;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2075 = v200.x[16];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2076 = iron_f32_to_bf16(v2075);
+      const float v2077 = v200.x[17];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2080 = iron_f32_to_bf16(v2077);
+      const unsigned int v2081 = v2068 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2082 = v2081 + v2074;
+      *reinterpret_cast<iron_bf16x2*>(out + v2082) = iron_bf16x2{{v2076, v2080}};
     }
-    const unsigned int v2439 = static_cast<unsigned int>(v200.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2440 = v1924 + v2439;
-    const unsigned int v2441 = static_cast<unsigned int>(v200.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2442 = v1923 + v2441;
-    const unsigned int v2444 = static_cast<unsigned int>(v200.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2445 = v2444 == v2439;
-    const unsigned int v2448 = v2441 + 1u;
-    const unsigned int v2449 = static_cast<unsigned int>(v200.col(19, iron_linear_thread() & 31u));
-    const bool v2450 = v2449 == v2448;
-    const bool v2451 = v2445 && v2450;
-    const unsigned int v2454 = v2442 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2455 = v2454 == 0u;
-    const bool v2456 = v2451 && v2455;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2456) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2457 = v2440 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2458 = v2442 < v4;
-      const bool v2459 = v2457 && v2458;
-      if (v2459) {
-        const unsigned int v2460 = v1925 + v2442;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2461 = v200.x[18];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2462 = iron_f32_to_bf16(v2461);
-        const float v2463 = v200.x[19];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2466 = iron_f32_to_bf16(v2463);
-        const unsigned int v2467 = v2440 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2468 = v2467 + v2460;
-        *reinterpret_cast<iron_bf16x2*>(out + v2468) = iron_bf16x2{{v2462, v2466}};
-      }
-    } else {
-      const bool v2473 = v2440 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2474 = v2442 < v4;
-      const bool v2475 = v2473 && v2474;
-      if (v2475) {
-        const float v2476 = v200.x[18];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2478 = iron_f32_to_bf16(v2476);
-        const unsigned int v2479 = v2440 * v4;
-        const unsigned int v2480 = v2479 + v1925;
-        const unsigned int v2481 = v2480 + v2442;
-        out[v2481] = v2478;
-      }
-      const unsigned int v2483 = v1924 + v2444;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2485 = v1923 + v2449;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2486 = v2483 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2487 = v2485 < v4;
-      const bool v2488 = v2486 && v2487;
-      if (v2488) {
-        const float v2489 = v200.x[19];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2491 = iron_f32_to_bf16(v2489);
-        const unsigned int v2492 = v2483 * v4;
-        const unsigned int v2493 = v2492 + v1925;
-        const unsigned int v2494 = v2493 + v2485;
-        out[v2494] = v2491;
-      }
+    const unsigned int v2083 = static_cast<unsigned int>(v200.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2084 = v1926 + v2083;
+    const unsigned int v2085 = static_cast<unsigned int>(v200.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2086 = v1925 + v2085;
+    const bool v2087 = v2084 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2088 = v2086 < v4;
+    const bool v2089 = v2087 && v2088;
+    if (v2089) {
+      const unsigned int v2090 = v1927 + v2086;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2091 = v200.x[18];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2092 = iron_f32_to_bf16(v2091);
+      const float v2093 = v200.x[19];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2096 = iron_f32_to_bf16(v2093);
+      const unsigned int v2097 = v2084 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2098 = v2097 + v2090;
+      *reinterpret_cast<iron_bf16x2*>(out + v2098) = iron_bf16x2{{v2092, v2096}};
     }
-    const unsigned int v2495 = static_cast<unsigned int>(v200.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2496 = v1924 + v2495;
-    const unsigned int v2497 = static_cast<unsigned int>(v200.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2498 = v1923 + v2497;
-    const unsigned int v2500 = static_cast<unsigned int>(v200.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2501 = v2500 == v2495;
-    const unsigned int v2504 = v2497 + 1u;
-    const unsigned int v2505 = static_cast<unsigned int>(v200.col(21, iron_linear_thread() & 31u));
-    const bool v2506 = v2505 == v2504;
-    const bool v2507 = v2501 && v2506;
-    const unsigned int v2510 = v2498 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2511 = v2510 == 0u;
-    const bool v2512 = v2507 && v2511;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2512) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2513 = v2496 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2514 = v2498 < v4;
-      const bool v2515 = v2513 && v2514;
-      if (v2515) {
-        const unsigned int v2516 = v1925 + v2498;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2517 = v200.x[20];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2518 = iron_f32_to_bf16(v2517);
-        const float v2519 = v200.x[21];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2522 = iron_f32_to_bf16(v2519);
-        const unsigned int v2523 = v2496 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2524 = v2523 + v2516;
-        *reinterpret_cast<iron_bf16x2*>(out + v2524) = iron_bf16x2{{v2518, v2522}};
-      }
-    } else {
-      const bool v2529 = v2496 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2530 = v2498 < v4;
-      const bool v2531 = v2529 && v2530;
-      if (v2531) {
-        const float v2532 = v200.x[20];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2534 = iron_f32_to_bf16(v2532);
-        const unsigned int v2535 = v2496 * v4;
-        const unsigned int v2536 = v2535 + v1925;
-        const unsigned int v2537 = v2536 + v2498;
-        out[v2537] = v2534;
-      }
-      const unsigned int v2539 = v1924 + v2500;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2541 = v1923 + v2505;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2542 = v2539 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2543 = v2541 < v4;
-      const bool v2544 = v2542 && v2543;
-      if (v2544) {
-        const float v2545 = v200.x[21];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2547 = iron_f32_to_bf16(v2545);
-        const unsigned int v2548 = v2539 * v4;
-        const unsigned int v2549 = v2548 + v1925;
-        const unsigned int v2550 = v2549 + v2541;
-        out[v2550] = v2547;
-      }
+    const unsigned int v2099 = static_cast<unsigned int>(v200.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2100 = v1926 + v2099;
+    const unsigned int v2101 = static_cast<unsigned int>(v200.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2102 = v1925 + v2101;
+    const bool v2103 = v2100 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2104 = v2102 < v4;
+    const bool v2105 = v2103 && v2104;
+    if (v2105) {
+      const unsigned int v2106 = v1927 + v2102;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2107 = v200.x[20];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2108 = iron_f32_to_bf16(v2107);
+      const float v2109 = v200.x[21];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2112 = iron_f32_to_bf16(v2109);
+      const unsigned int v2113 = v2100 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2114 = v2113 + v2106;
+      *reinterpret_cast<iron_bf16x2*>(out + v2114) = iron_bf16x2{{v2108, v2112}};
     }
-    const unsigned int v2551 = static_cast<unsigned int>(v200.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2552 = v1924 + v2551;
-    const unsigned int v2553 = static_cast<unsigned int>(v200.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2554 = v1923 + v2553;
-    const unsigned int v2556 = static_cast<unsigned int>(v200.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2557 = v2556 == v2551;
-    const unsigned int v2560 = v2553 + 1u;
-    const unsigned int v2561 = static_cast<unsigned int>(v200.col(23, iron_linear_thread() & 31u));
-    const bool v2562 = v2561 == v2560;
-    const bool v2563 = v2557 && v2562;
-    const unsigned int v2566 = v2554 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2567 = v2566 == 0u;
-    const bool v2568 = v2563 && v2567;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2568) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2569 = v2552 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2570 = v2554 < v4;
-      const bool v2571 = v2569 && v2570;
-      if (v2571) {
-        const unsigned int v2572 = v1925 + v2554;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2573 = v200.x[22];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2574 = iron_f32_to_bf16(v2573);
-        const float v2575 = v200.x[23];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2578 = iron_f32_to_bf16(v2575);
-        const unsigned int v2579 = v2552 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2580 = v2579 + v2572;
-        *reinterpret_cast<iron_bf16x2*>(out + v2580) = iron_bf16x2{{v2574, v2578}};
-      }
-    } else {
-      const bool v2585 = v2552 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2586 = v2554 < v4;
-      const bool v2587 = v2585 && v2586;
-      if (v2587) {
-        const float v2588 = v200.x[22];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2590 = iron_f32_to_bf16(v2588);
-        const unsigned int v2591 = v2552 * v4;
-        const unsigned int v2592 = v2591 + v1925;
-        const unsigned int v2593 = v2592 + v2554;
-        out[v2593] = v2590;
-      }
-      const unsigned int v2595 = v1924 + v2556;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2597 = v1923 + v2561;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2598 = v2595 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2599 = v2597 < v4;
-      const bool v2600 = v2598 && v2599;
-      if (v2600) {
-        const float v2601 = v200.x[23];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2603 = iron_f32_to_bf16(v2601);
-        const unsigned int v2604 = v2595 * v4;
-        const unsigned int v2605 = v2604 + v1925;
-        const unsigned int v2606 = v2605 + v2597;
-        out[v2606] = v2603;
-      }
+    const unsigned int v2115 = static_cast<unsigned int>(v200.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2116 = v1926 + v2115;
+    const unsigned int v2117 = static_cast<unsigned int>(v200.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2118 = v1925 + v2117;
+    const bool v2119 = v2116 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2120 = v2118 < v4;
+    const bool v2121 = v2119 && v2120;
+    if (v2121) {
+      const unsigned int v2122 = v1927 + v2118;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2123 = v200.x[22];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2124 = iron_f32_to_bf16(v2123);
+      const float v2125 = v200.x[23];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2128 = iron_f32_to_bf16(v2125);
+      const unsigned int v2129 = v2116 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2130 = v2129 + v2122;
+      *reinterpret_cast<iron_bf16x2*>(out + v2130) = iron_bf16x2{{v2124, v2128}};
     }
-    const unsigned int v2607 = static_cast<unsigned int>(v200.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2608 = v1924 + v2607;
-    const unsigned int v2609 = static_cast<unsigned int>(v200.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2610 = v1923 + v2609;
-    const unsigned int v2612 = static_cast<unsigned int>(v200.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2613 = v2612 == v2607;
-    const unsigned int v2616 = v2609 + 1u;
-    const unsigned int v2617 = static_cast<unsigned int>(v200.col(25, iron_linear_thread() & 31u));
-    const bool v2618 = v2617 == v2616;
-    const bool v2619 = v2613 && v2618;
-    const unsigned int v2622 = v2610 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2623 = v2622 == 0u;
-    const bool v2624 = v2619 && v2623;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2624) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2625 = v2608 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2626 = v2610 < v4;
-      const bool v2627 = v2625 && v2626;
-      if (v2627) {
-        const unsigned int v2628 = v1925 + v2610;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2629 = v200.x[24];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2630 = iron_f32_to_bf16(v2629);
-        const float v2631 = v200.x[25];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2634 = iron_f32_to_bf16(v2631);
-        const unsigned int v2635 = v2608 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2636 = v2635 + v2628;
-        *reinterpret_cast<iron_bf16x2*>(out + v2636) = iron_bf16x2{{v2630, v2634}};
-      }
-    } else {
-      const bool v2641 = v2608 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2642 = v2610 < v4;
-      const bool v2643 = v2641 && v2642;
-      if (v2643) {
-        const float v2644 = v200.x[24];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2646 = iron_f32_to_bf16(v2644);
-        const unsigned int v2647 = v2608 * v4;
-        const unsigned int v2648 = v2647 + v1925;
-        const unsigned int v2649 = v2648 + v2610;
-        out[v2649] = v2646;
-      }
-      const unsigned int v2651 = v1924 + v2612;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2653 = v1923 + v2617;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2654 = v2651 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2655 = v2653 < v4;
-      const bool v2656 = v2654 && v2655;
-      if (v2656) {
-        const float v2657 = v200.x[25];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2659 = iron_f32_to_bf16(v2657);
-        const unsigned int v2660 = v2651 * v4;
-        const unsigned int v2661 = v2660 + v1925;
-        const unsigned int v2662 = v2661 + v2653;
-        out[v2662] = v2659;
-      }
+    const unsigned int v2131 = static_cast<unsigned int>(v200.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2132 = v1926 + v2131;
+    const unsigned int v2133 = static_cast<unsigned int>(v200.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2134 = v1925 + v2133;
+    const bool v2135 = v2132 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2136 = v2134 < v4;
+    const bool v2137 = v2135 && v2136;
+    if (v2137) {
+      const unsigned int v2138 = v1927 + v2134;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2139 = v200.x[24];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2140 = iron_f32_to_bf16(v2139);
+      const float v2141 = v200.x[25];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2144 = iron_f32_to_bf16(v2141);
+      const unsigned int v2145 = v2132 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2146 = v2145 + v2138;
+      *reinterpret_cast<iron_bf16x2*>(out + v2146) = iron_bf16x2{{v2140, v2144}};
     }
-    const unsigned int v2663 = static_cast<unsigned int>(v200.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2664 = v1924 + v2663;
-    const unsigned int v2665 = static_cast<unsigned int>(v200.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2666 = v1923 + v2665;
-    const unsigned int v2668 = static_cast<unsigned int>(v200.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2669 = v2668 == v2663;
-    const unsigned int v2672 = v2665 + 1u;
-    const unsigned int v2673 = static_cast<unsigned int>(v200.col(27, iron_linear_thread() & 31u));
-    const bool v2674 = v2673 == v2672;
-    const bool v2675 = v2669 && v2674;
-    const unsigned int v2678 = v2666 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2679 = v2678 == 0u;
-    const bool v2680 = v2675 && v2679;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2680) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2681 = v2664 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2682 = v2666 < v4;
-      const bool v2683 = v2681 && v2682;
-      if (v2683) {
-        const unsigned int v2684 = v1925 + v2666;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2685 = v200.x[26];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2686 = iron_f32_to_bf16(v2685);
-        const float v2687 = v200.x[27];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2690 = iron_f32_to_bf16(v2687);
-        const unsigned int v2691 = v2664 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2692 = v2691 + v2684;
-        *reinterpret_cast<iron_bf16x2*>(out + v2692) = iron_bf16x2{{v2686, v2690}};
-      }
-    } else {
-      const bool v2697 = v2664 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2698 = v2666 < v4;
-      const bool v2699 = v2697 && v2698;
-      if (v2699) {
-        const float v2700 = v200.x[26];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2702 = iron_f32_to_bf16(v2700);
-        const unsigned int v2703 = v2664 * v4;
-        const unsigned int v2704 = v2703 + v1925;
-        const unsigned int v2705 = v2704 + v2666;
-        out[v2705] = v2702;
-      }
-      const unsigned int v2707 = v1924 + v2668;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2709 = v1923 + v2673;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2710 = v2707 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2711 = v2709 < v4;
-      const bool v2712 = v2710 && v2711;
-      if (v2712) {
-        const float v2713 = v200.x[27];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2715 = iron_f32_to_bf16(v2713);
-        const unsigned int v2716 = v2707 * v4;
-        const unsigned int v2717 = v2716 + v1925;
-        const unsigned int v2718 = v2717 + v2709;
-        out[v2718] = v2715;
-      }
+    const unsigned int v2147 = static_cast<unsigned int>(v200.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2148 = v1926 + v2147;
+    const unsigned int v2149 = static_cast<unsigned int>(v200.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2150 = v1925 + v2149;
+    const bool v2151 = v2148 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2152 = v2150 < v4;
+    const bool v2153 = v2151 && v2152;
+    if (v2153) {
+      const unsigned int v2154 = v1927 + v2150;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2155 = v200.x[26];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2156 = iron_f32_to_bf16(v2155);
+      const float v2157 = v200.x[27];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2160 = iron_f32_to_bf16(v2157);
+      const unsigned int v2161 = v2148 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2162 = v2161 + v2154;
+      *reinterpret_cast<iron_bf16x2*>(out + v2162) = iron_bf16x2{{v2156, v2160}};
     }
-    const unsigned int v2719 = static_cast<unsigned int>(v200.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2720 = v1924 + v2719;
-    const unsigned int v2721 = static_cast<unsigned int>(v200.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2722 = v1923 + v2721;
-    const unsigned int v2724 = static_cast<unsigned int>(v200.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2725 = v2724 == v2719;
-    const unsigned int v2728 = v2721 + 1u;
-    const unsigned int v2729 = static_cast<unsigned int>(v200.col(29, iron_linear_thread() & 31u));
-    const bool v2730 = v2729 == v2728;
-    const bool v2731 = v2725 && v2730;
-    const unsigned int v2734 = v2722 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2735 = v2734 == 0u;
-    const bool v2736 = v2731 && v2735;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2736) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2737 = v2720 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2738 = v2722 < v4;
-      const bool v2739 = v2737 && v2738;
-      if (v2739) {
-        const unsigned int v2740 = v1925 + v2722;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2741 = v200.x[28];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2742 = iron_f32_to_bf16(v2741);
-        const float v2743 = v200.x[29];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2746 = iron_f32_to_bf16(v2743);
-        const unsigned int v2747 = v2720 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2748 = v2747 + v2740;
-        *reinterpret_cast<iron_bf16x2*>(out + v2748) = iron_bf16x2{{v2742, v2746}};
-      }
-    } else {
-      const bool v2753 = v2720 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2754 = v2722 < v4;
-      const bool v2755 = v2753 && v2754;
-      if (v2755) {
-        const float v2756 = v200.x[28];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2758 = iron_f32_to_bf16(v2756);
-        const unsigned int v2759 = v2720 * v4;
-        const unsigned int v2760 = v2759 + v1925;
-        const unsigned int v2761 = v2760 + v2722;
-        out[v2761] = v2758;
-      }
-      const unsigned int v2763 = v1924 + v2724;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2765 = v1923 + v2729;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2766 = v2763 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2767 = v2765 < v4;
-      const bool v2768 = v2766 && v2767;
-      if (v2768) {
-        const float v2769 = v200.x[29];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2771 = iron_f32_to_bf16(v2769);
-        const unsigned int v2772 = v2763 * v4;
-        const unsigned int v2773 = v2772 + v1925;
-        const unsigned int v2774 = v2773 + v2765;
-        out[v2774] = v2771;
-      }
+    const unsigned int v2163 = static_cast<unsigned int>(v200.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2164 = v1926 + v2163;
+    const unsigned int v2165 = static_cast<unsigned int>(v200.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2166 = v1925 + v2165;
+    const bool v2167 = v2164 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2168 = v2166 < v4;
+    const bool v2169 = v2167 && v2168;
+    if (v2169) {
+      const unsigned int v2170 = v1927 + v2166;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2171 = v200.x[28];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2172 = iron_f32_to_bf16(v2171);
+      const float v2173 = v200.x[29];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2176 = iron_f32_to_bf16(v2173);
+      const unsigned int v2177 = v2164 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2178 = v2177 + v2170;
+      *reinterpret_cast<iron_bf16x2*>(out + v2178) = iron_bf16x2{{v2172, v2176}};
     }
-    const unsigned int v2775 = static_cast<unsigned int>(v200.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2776 = v1924 + v2775;
-    const unsigned int v2777 = static_cast<unsigned int>(v200.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2778 = v1923 + v2777;
-    const unsigned int v2780 = static_cast<unsigned int>(v200.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2781 = v2780 == v2775;
-    const unsigned int v2784 = v2777 + 1u;
-    const unsigned int v2785 = static_cast<unsigned int>(v200.col(31, iron_linear_thread() & 31u));
-    const bool v2786 = v2785 == v2784;
-    const bool v2787 = v2781 && v2786;
-    const unsigned int v2790 = v2778 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2791 = v2790 == 0u;
-    const bool v2792 = v2787 && v2791;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2792) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2793 = v2776 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2794 = v2778 < v4;
-      const bool v2795 = v2793 && v2794;
-      if (v2795) {
-        const unsigned int v2796 = v1925 + v2778;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2797 = v200.x[30];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2798 = iron_f32_to_bf16(v2797);
-        const float v2799 = v200.x[31];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2802 = iron_f32_to_bf16(v2799);
-        const unsigned int v2803 = v2776 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2804 = v2803 + v2796;
-        *reinterpret_cast<iron_bf16x2*>(out + v2804) = iron_bf16x2{{v2798, v2802}};
-      }
-    } else {
-      const bool v2809 = v2776 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2810 = v2778 < v4;
-      const bool v2811 = v2809 && v2810;
-      if (v2811) {
-        const float v2812 = v200.x[30];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2814 = iron_f32_to_bf16(v2812);
-        const unsigned int v2815 = v2776 * v4;
-        const unsigned int v2816 = v2815 + v1925;
-        const unsigned int v2817 = v2816 + v2778;
-        out[v2817] = v2814;
-      }
-      const unsigned int v2819 = v1924 + v2780;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2821 = v1923 + v2785;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2822 = v2819 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2823 = v2821 < v4;
-      const bool v2824 = v2822 && v2823;
-      if (v2824) {
-        const float v2825 = v200.x[31];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2827 = iron_f32_to_bf16(v2825);
-        const unsigned int v2828 = v2819 * v4;
-        const unsigned int v2829 = v2828 + v1925;
-        const unsigned int v2830 = v2829 + v2821;
-        out[v2830] = v2827;
-      }
+    const unsigned int v2179 = static_cast<unsigned int>(v200.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2180 = v1926 + v2179;
+    const unsigned int v2181 = static_cast<unsigned int>(v200.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2182 = v1925 + v2181;
+    const bool v2183 = v2180 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2184 = v2182 < v4;
+    const bool v2185 = v2183 && v2184;
+    if (v2185) {
+      const unsigned int v2186 = v1927 + v2182;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2187 = v200.x[30];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2188 = iron_f32_to_bf16(v2187);
+      const float v2189 = v200.x[31];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2192 = iron_f32_to_bf16(v2189);
+      const unsigned int v2193 = v2180 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2194 = v2193 + v2186;
+      *reinterpret_cast<iron_bf16x2*>(out + v2194) = iron_bf16x2{{v2188, v2192}};
     }
-    const unsigned int v2831 = static_cast<unsigned int>(v200.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2832 = v1924 + v2831;
-    const unsigned int v2833 = static_cast<unsigned int>(v200.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2834 = v1923 + v2833;
-    const unsigned int v2836 = static_cast<unsigned int>(v200.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2837 = v2836 == v2831;
-    const unsigned int v2840 = v2833 + 1u;
-    const unsigned int v2841 = static_cast<unsigned int>(v200.col(33, iron_linear_thread() & 31u));
-    const bool v2842 = v2841 == v2840;
-    const bool v2843 = v2837 && v2842;
-    const unsigned int v2846 = v2834 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2847 = v2846 == 0u;
-    const bool v2848 = v2843 && v2847;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2848) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2849 = v2832 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2850 = v2834 < v4;
-      const bool v2851 = v2849 && v2850;
-      if (v2851) {
-        const unsigned int v2852 = v1925 + v2834;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2853 = v200.x[32];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2854 = iron_f32_to_bf16(v2853);
-        const float v2855 = v200.x[33];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2858 = iron_f32_to_bf16(v2855);
-        const unsigned int v2859 = v2832 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2860 = v2859 + v2852;
-        *reinterpret_cast<iron_bf16x2*>(out + v2860) = iron_bf16x2{{v2854, v2858}};
-      }
-    } else {
-      const bool v2865 = v2832 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2866 = v2834 < v4;
-      const bool v2867 = v2865 && v2866;
-      if (v2867) {
-        const float v2868 = v200.x[32];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2870 = iron_f32_to_bf16(v2868);
-        const unsigned int v2871 = v2832 * v4;
-        const unsigned int v2872 = v2871 + v1925;
-        const unsigned int v2873 = v2872 + v2834;
-        out[v2873] = v2870;
-      }
-      const unsigned int v2875 = v1924 + v2836;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2877 = v1923 + v2841;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2878 = v2875 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2879 = v2877 < v4;
-      const bool v2880 = v2878 && v2879;
-      if (v2880) {
-        const float v2881 = v200.x[33];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2883 = iron_f32_to_bf16(v2881);
-        const unsigned int v2884 = v2875 * v4;
-        const unsigned int v2885 = v2884 + v1925;
-        const unsigned int v2886 = v2885 + v2877;
-        out[v2886] = v2883;
-      }
+    const unsigned int v2195 = static_cast<unsigned int>(v200.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2196 = v1926 + v2195;
+    const unsigned int v2197 = static_cast<unsigned int>(v200.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2198 = v1925 + v2197;
+    const bool v2199 = v2196 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2200 = v2198 < v4;
+    const bool v2201 = v2199 && v2200;
+    if (v2201) {
+      const unsigned int v2202 = v1927 + v2198;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2203 = v200.x[32];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2204 = iron_f32_to_bf16(v2203);
+      const float v2205 = v200.x[33];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2208 = iron_f32_to_bf16(v2205);
+      const unsigned int v2209 = v2196 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2210 = v2209 + v2202;
+      *reinterpret_cast<iron_bf16x2*>(out + v2210) = iron_bf16x2{{v2204, v2208}};
     }
-    const unsigned int v2887 = static_cast<unsigned int>(v200.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2888 = v1924 + v2887;
-    const unsigned int v2889 = static_cast<unsigned int>(v200.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2890 = v1923 + v2889;
-    const unsigned int v2892 = static_cast<unsigned int>(v200.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2893 = v2892 == v2887;
-    const unsigned int v2896 = v2889 + 1u;
-    const unsigned int v2897 = static_cast<unsigned int>(v200.col(35, iron_linear_thread() & 31u));
-    const bool v2898 = v2897 == v2896;
-    const bool v2899 = v2893 && v2898;
-    const unsigned int v2902 = v2890 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2903 = v2902 == 0u;
-    const bool v2904 = v2899 && v2903;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2904) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2905 = v2888 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2906 = v2890 < v4;
-      const bool v2907 = v2905 && v2906;
-      if (v2907) {
-        const unsigned int v2908 = v1925 + v2890;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2909 = v200.x[34];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2910 = iron_f32_to_bf16(v2909);
-        const float v2911 = v200.x[35];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2914 = iron_f32_to_bf16(v2911);
-        const unsigned int v2915 = v2888 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2916 = v2915 + v2908;
-        *reinterpret_cast<iron_bf16x2*>(out + v2916) = iron_bf16x2{{v2910, v2914}};
-      }
-    } else {
-      const bool v2921 = v2888 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2922 = v2890 < v4;
-      const bool v2923 = v2921 && v2922;
-      if (v2923) {
-        const float v2924 = v200.x[34];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2926 = iron_f32_to_bf16(v2924);
-        const unsigned int v2927 = v2888 * v4;
-        const unsigned int v2928 = v2927 + v1925;
-        const unsigned int v2929 = v2928 + v2890;
-        out[v2929] = v2926;
-      }
-      const unsigned int v2931 = v1924 + v2892;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2933 = v1923 + v2897;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2934 = v2931 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2935 = v2933 < v4;
-      const bool v2936 = v2934 && v2935;
-      if (v2936) {
-        const float v2937 = v200.x[35];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2939 = iron_f32_to_bf16(v2937);
-        const unsigned int v2940 = v2931 * v4;
-        const unsigned int v2941 = v2940 + v1925;
-        const unsigned int v2942 = v2941 + v2933;
-        out[v2942] = v2939;
-      }
+    const unsigned int v2211 = static_cast<unsigned int>(v200.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2212 = v1926 + v2211;
+    const unsigned int v2213 = static_cast<unsigned int>(v200.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2214 = v1925 + v2213;
+    const bool v2215 = v2212 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2216 = v2214 < v4;
+    const bool v2217 = v2215 && v2216;
+    if (v2217) {
+      const unsigned int v2218 = v1927 + v2214;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2219 = v200.x[34];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2220 = iron_f32_to_bf16(v2219);
+      const float v2221 = v200.x[35];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2224 = iron_f32_to_bf16(v2221);
+      const unsigned int v2225 = v2212 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2226 = v2225 + v2218;
+      *reinterpret_cast<iron_bf16x2*>(out + v2226) = iron_bf16x2{{v2220, v2224}};
     }
-    const unsigned int v2943 = static_cast<unsigned int>(v200.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2944 = v1924 + v2943;
-    const unsigned int v2945 = static_cast<unsigned int>(v200.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2946 = v1923 + v2945;
-    const unsigned int v2948 = static_cast<unsigned int>(v200.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2949 = v2948 == v2943;
-    const unsigned int v2952 = v2945 + 1u;
-    const unsigned int v2953 = static_cast<unsigned int>(v200.col(37, iron_linear_thread() & 31u));
-    const bool v2954 = v2953 == v2952;
-    const bool v2955 = v2949 && v2954;
-    const unsigned int v2958 = v2946 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2959 = v2958 == 0u;
-    const bool v2960 = v2955 && v2959;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2960) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2961 = v2944 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2962 = v2946 < v4;
-      const bool v2963 = v2961 && v2962;
-      if (v2963) {
-        const unsigned int v2964 = v1925 + v2946;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2965 = v200.x[36];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2966 = iron_f32_to_bf16(v2965);
-        const float v2967 = v200.x[37];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2970 = iron_f32_to_bf16(v2967);
-        const unsigned int v2971 = v2944 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2972 = v2971 + v2964;
-        *reinterpret_cast<iron_bf16x2*>(out + v2972) = iron_bf16x2{{v2966, v2970}};
-      }
-    } else {
-      const bool v2977 = v2944 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2978 = v2946 < v4;
-      const bool v2979 = v2977 && v2978;
-      if (v2979) {
-        const float v2980 = v200.x[36];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2982 = iron_f32_to_bf16(v2980);
-        const unsigned int v2983 = v2944 * v4;
-        const unsigned int v2984 = v2983 + v1925;
-        const unsigned int v2985 = v2984 + v2946;
-        out[v2985] = v2982;
-      }
-      const unsigned int v2987 = v1924 + v2948;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2989 = v1923 + v2953;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2990 = v2987 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2991 = v2989 < v4;
-      const bool v2992 = v2990 && v2991;
-      if (v2992) {
-        const float v2993 = v200.x[37];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2995 = iron_f32_to_bf16(v2993);
-        const unsigned int v2996 = v2987 * v4;
-        const unsigned int v2997 = v2996 + v1925;
-        const unsigned int v2998 = v2997 + v2989;
-        out[v2998] = v2995;
-      }
+    const unsigned int v2227 = static_cast<unsigned int>(v200.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2228 = v1926 + v2227;
+    const unsigned int v2229 = static_cast<unsigned int>(v200.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2230 = v1925 + v2229;
+    const bool v2231 = v2228 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2232 = v2230 < v4;
+    const bool v2233 = v2231 && v2232;
+    if (v2233) {
+      const unsigned int v2234 = v1927 + v2230;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2235 = v200.x[36];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2236 = iron_f32_to_bf16(v2235);
+      const float v2237 = v200.x[37];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2240 = iron_f32_to_bf16(v2237);
+      const unsigned int v2241 = v2228 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2242 = v2241 + v2234;
+      *reinterpret_cast<iron_bf16x2*>(out + v2242) = iron_bf16x2{{v2236, v2240}};
     }
-    const unsigned int v2999 = static_cast<unsigned int>(v200.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3000 = v1924 + v2999;
-    const unsigned int v3001 = static_cast<unsigned int>(v200.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3002 = v1923 + v3001;
-    const unsigned int v3004 = static_cast<unsigned int>(v200.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3005 = v3004 == v2999;
-    const unsigned int v3008 = v3001 + 1u;
-    const unsigned int v3009 = static_cast<unsigned int>(v200.col(39, iron_linear_thread() & 31u));
-    const bool v3010 = v3009 == v3008;
-    const bool v3011 = v3005 && v3010;
-    const unsigned int v3014 = v3002 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3015 = v3014 == 0u;
-    const bool v3016 = v3011 && v3015;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3016) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3017 = v3000 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3018 = v3002 < v4;
-      const bool v3019 = v3017 && v3018;
-      if (v3019) {
-        const unsigned int v3020 = v1925 + v3002;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3021 = v200.x[38];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3022 = iron_f32_to_bf16(v3021);
-        const float v3023 = v200.x[39];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3026 = iron_f32_to_bf16(v3023);
-        const unsigned int v3027 = v3000 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3028 = v3027 + v3020;
-        *reinterpret_cast<iron_bf16x2*>(out + v3028) = iron_bf16x2{{v3022, v3026}};
-      }
-    } else {
-      const bool v3033 = v3000 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3034 = v3002 < v4;
-      const bool v3035 = v3033 && v3034;
-      if (v3035) {
-        const float v3036 = v200.x[38];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3038 = iron_f32_to_bf16(v3036);
-        const unsigned int v3039 = v3000 * v4;
-        const unsigned int v3040 = v3039 + v1925;
-        const unsigned int v3041 = v3040 + v3002;
-        out[v3041] = v3038;
-      }
-      const unsigned int v3043 = v1924 + v3004;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3045 = v1923 + v3009;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3046 = v3043 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3047 = v3045 < v4;
-      const bool v3048 = v3046 && v3047;
-      if (v3048) {
-        const float v3049 = v200.x[39];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3051 = iron_f32_to_bf16(v3049);
-        const unsigned int v3052 = v3043 * v4;
-        const unsigned int v3053 = v3052 + v1925;
-        const unsigned int v3054 = v3053 + v3045;
-        out[v3054] = v3051;
-      }
+    const unsigned int v2243 = static_cast<unsigned int>(v200.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2244 = v1926 + v2243;
+    const unsigned int v2245 = static_cast<unsigned int>(v200.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2246 = v1925 + v2245;
+    const bool v2247 = v2244 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2248 = v2246 < v4;
+    const bool v2249 = v2247 && v2248;
+    if (v2249) {
+      const unsigned int v2250 = v1927 + v2246;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2251 = v200.x[38];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2252 = iron_f32_to_bf16(v2251);
+      const float v2253 = v200.x[39];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2256 = iron_f32_to_bf16(v2253);
+      const unsigned int v2257 = v2244 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2258 = v2257 + v2250;
+      *reinterpret_cast<iron_bf16x2*>(out + v2258) = iron_bf16x2{{v2252, v2256}};
     }
-    const unsigned int v3055 = static_cast<unsigned int>(v200.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3056 = v1924 + v3055;
-    const unsigned int v3057 = static_cast<unsigned int>(v200.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3058 = v1923 + v3057;
-    const unsigned int v3060 = static_cast<unsigned int>(v200.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3061 = v3060 == v3055;
-    const unsigned int v3064 = v3057 + 1u;
-    const unsigned int v3065 = static_cast<unsigned int>(v200.col(41, iron_linear_thread() & 31u));
-    const bool v3066 = v3065 == v3064;
-    const bool v3067 = v3061 && v3066;
-    const unsigned int v3070 = v3058 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3071 = v3070 == 0u;
-    const bool v3072 = v3067 && v3071;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3072) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3073 = v3056 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3074 = v3058 < v4;
-      const bool v3075 = v3073 && v3074;
-      if (v3075) {
-        const unsigned int v3076 = v1925 + v3058;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3077 = v200.x[40];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3078 = iron_f32_to_bf16(v3077);
-        const float v3079 = v200.x[41];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3082 = iron_f32_to_bf16(v3079);
-        const unsigned int v3083 = v3056 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3084 = v3083 + v3076;
-        *reinterpret_cast<iron_bf16x2*>(out + v3084) = iron_bf16x2{{v3078, v3082}};
-      }
-    } else {
-      const bool v3089 = v3056 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3090 = v3058 < v4;
-      const bool v3091 = v3089 && v3090;
-      if (v3091) {
-        const float v3092 = v200.x[40];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3094 = iron_f32_to_bf16(v3092);
-        const unsigned int v3095 = v3056 * v4;
-        const unsigned int v3096 = v3095 + v1925;
-        const unsigned int v3097 = v3096 + v3058;
-        out[v3097] = v3094;
-      }
-      const unsigned int v3099 = v1924 + v3060;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3101 = v1923 + v3065;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3102 = v3099 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3103 = v3101 < v4;
-      const bool v3104 = v3102 && v3103;
-      if (v3104) {
-        const float v3105 = v200.x[41];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3107 = iron_f32_to_bf16(v3105);
-        const unsigned int v3108 = v3099 * v4;
-        const unsigned int v3109 = v3108 + v1925;
-        const unsigned int v3110 = v3109 + v3101;
-        out[v3110] = v3107;
-      }
+    const unsigned int v2259 = static_cast<unsigned int>(v200.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2260 = v1926 + v2259;
+    const unsigned int v2261 = static_cast<unsigned int>(v200.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2262 = v1925 + v2261;
+    const bool v2263 = v2260 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2264 = v2262 < v4;
+    const bool v2265 = v2263 && v2264;
+    if (v2265) {
+      const unsigned int v2266 = v1927 + v2262;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2267 = v200.x[40];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2268 = iron_f32_to_bf16(v2267);
+      const float v2269 = v200.x[41];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2272 = iron_f32_to_bf16(v2269);
+      const unsigned int v2273 = v2260 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2274 = v2273 + v2266;
+      *reinterpret_cast<iron_bf16x2*>(out + v2274) = iron_bf16x2{{v2268, v2272}};
     }
-    const unsigned int v3111 = static_cast<unsigned int>(v200.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3112 = v1924 + v3111;
-    const unsigned int v3113 = static_cast<unsigned int>(v200.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3114 = v1923 + v3113;
-    const unsigned int v3116 = static_cast<unsigned int>(v200.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3117 = v3116 == v3111;
-    const unsigned int v3120 = v3113 + 1u;
-    const unsigned int v3121 = static_cast<unsigned int>(v200.col(43, iron_linear_thread() & 31u));
-    const bool v3122 = v3121 == v3120;
-    const bool v3123 = v3117 && v3122;
-    const unsigned int v3126 = v3114 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3127 = v3126 == 0u;
-    const bool v3128 = v3123 && v3127;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3128) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3129 = v3112 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3130 = v3114 < v4;
-      const bool v3131 = v3129 && v3130;
-      if (v3131) {
-        const unsigned int v3132 = v1925 + v3114;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3133 = v200.x[42];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3134 = iron_f32_to_bf16(v3133);
-        const float v3135 = v200.x[43];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3138 = iron_f32_to_bf16(v3135);
-        const unsigned int v3139 = v3112 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3140 = v3139 + v3132;
-        *reinterpret_cast<iron_bf16x2*>(out + v3140) = iron_bf16x2{{v3134, v3138}};
-      }
-    } else {
-      const bool v3145 = v3112 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3146 = v3114 < v4;
-      const bool v3147 = v3145 && v3146;
-      if (v3147) {
-        const float v3148 = v200.x[42];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3150 = iron_f32_to_bf16(v3148);
-        const unsigned int v3151 = v3112 * v4;
-        const unsigned int v3152 = v3151 + v1925;
-        const unsigned int v3153 = v3152 + v3114;
-        out[v3153] = v3150;
-      }
-      const unsigned int v3155 = v1924 + v3116;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3157 = v1923 + v3121;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3158 = v3155 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3159 = v3157 < v4;
-      const bool v3160 = v3158 && v3159;
-      if (v3160) {
-        const float v3161 = v200.x[43];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3163 = iron_f32_to_bf16(v3161);
-        const unsigned int v3164 = v3155 * v4;
-        const unsigned int v3165 = v3164 + v1925;
-        const unsigned int v3166 = v3165 + v3157;
-        out[v3166] = v3163;
-      }
+    const unsigned int v2275 = static_cast<unsigned int>(v200.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2276 = v1926 + v2275;
+    const unsigned int v2277 = static_cast<unsigned int>(v200.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2278 = v1925 + v2277;
+    const bool v2279 = v2276 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2280 = v2278 < v4;
+    const bool v2281 = v2279 && v2280;
+    if (v2281) {
+      const unsigned int v2282 = v1927 + v2278;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2283 = v200.x[42];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2284 = iron_f32_to_bf16(v2283);
+      const float v2285 = v200.x[43];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2288 = iron_f32_to_bf16(v2285);
+      const unsigned int v2289 = v2276 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2290 = v2289 + v2282;
+      *reinterpret_cast<iron_bf16x2*>(out + v2290) = iron_bf16x2{{v2284, v2288}};
     }
-    const unsigned int v3167 = static_cast<unsigned int>(v200.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3168 = v1924 + v3167;
-    const unsigned int v3169 = static_cast<unsigned int>(v200.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3170 = v1923 + v3169;
-    const unsigned int v3172 = static_cast<unsigned int>(v200.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3173 = v3172 == v3167;
-    const unsigned int v3176 = v3169 + 1u;
-    const unsigned int v3177 = static_cast<unsigned int>(v200.col(45, iron_linear_thread() & 31u));
-    const bool v3178 = v3177 == v3176;
-    const bool v3179 = v3173 && v3178;
-    const unsigned int v3182 = v3170 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3183 = v3182 == 0u;
-    const bool v3184 = v3179 && v3183;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3184) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3185 = v3168 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3186 = v3170 < v4;
-      const bool v3187 = v3185 && v3186;
-      if (v3187) {
-        const unsigned int v3188 = v1925 + v3170;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3189 = v200.x[44];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3190 = iron_f32_to_bf16(v3189);
-        const float v3191 = v200.x[45];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3194 = iron_f32_to_bf16(v3191);
-        const unsigned int v3195 = v3168 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3196 = v3195 + v3188;
-        *reinterpret_cast<iron_bf16x2*>(out + v3196) = iron_bf16x2{{v3190, v3194}};
-      }
-    } else {
-      const bool v3201 = v3168 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3202 = v3170 < v4;
-      const bool v3203 = v3201 && v3202;
-      if (v3203) {
-        const float v3204 = v200.x[44];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3206 = iron_f32_to_bf16(v3204);
-        const unsigned int v3207 = v3168 * v4;
-        const unsigned int v3208 = v3207 + v1925;
-        const unsigned int v3209 = v3208 + v3170;
-        out[v3209] = v3206;
-      }
-      const unsigned int v3211 = v1924 + v3172;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3213 = v1923 + v3177;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3214 = v3211 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3215 = v3213 < v4;
-      const bool v3216 = v3214 && v3215;
-      if (v3216) {
-        const float v3217 = v200.x[45];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3219 = iron_f32_to_bf16(v3217);
-        const unsigned int v3220 = v3211 * v4;
-        const unsigned int v3221 = v3220 + v1925;
-        const unsigned int v3222 = v3221 + v3213;
-        out[v3222] = v3219;
-      }
+    const unsigned int v2291 = static_cast<unsigned int>(v200.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2292 = v1926 + v2291;
+    const unsigned int v2293 = static_cast<unsigned int>(v200.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2294 = v1925 + v2293;
+    const bool v2295 = v2292 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2296 = v2294 < v4;
+    const bool v2297 = v2295 && v2296;
+    if (v2297) {
+      const unsigned int v2298 = v1927 + v2294;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2299 = v200.x[44];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2300 = iron_f32_to_bf16(v2299);
+      const float v2301 = v200.x[45];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2304 = iron_f32_to_bf16(v2301);
+      const unsigned int v2305 = v2292 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2306 = v2305 + v2298;
+      *reinterpret_cast<iron_bf16x2*>(out + v2306) = iron_bf16x2{{v2300, v2304}};
     }
-    const unsigned int v3223 = static_cast<unsigned int>(v200.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3224 = v1924 + v3223;
-    const unsigned int v3225 = static_cast<unsigned int>(v200.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3226 = v1923 + v3225;
-    const unsigned int v3228 = static_cast<unsigned int>(v200.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3229 = v3228 == v3223;
-    const unsigned int v3232 = v3225 + 1u;
-    const unsigned int v3233 = static_cast<unsigned int>(v200.col(47, iron_linear_thread() & 31u));
-    const bool v3234 = v3233 == v3232;
-    const bool v3235 = v3229 && v3234;
-    const unsigned int v3238 = v3226 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3239 = v3238 == 0u;
-    const bool v3240 = v3235 && v3239;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3240) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3241 = v3224 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3242 = v3226 < v4;
-      const bool v3243 = v3241 && v3242;
-      if (v3243) {
-        const unsigned int v3244 = v1925 + v3226;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3245 = v200.x[46];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3246 = iron_f32_to_bf16(v3245);
-        const float v3247 = v200.x[47];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3250 = iron_f32_to_bf16(v3247);
-        const unsigned int v3251 = v3224 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3252 = v3251 + v3244;
-        *reinterpret_cast<iron_bf16x2*>(out + v3252) = iron_bf16x2{{v3246, v3250}};
-      }
-    } else {
-      const bool v3257 = v3224 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3258 = v3226 < v4;
-      const bool v3259 = v3257 && v3258;
-      if (v3259) {
-        const float v3260 = v200.x[46];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3262 = iron_f32_to_bf16(v3260);
-        const unsigned int v3263 = v3224 * v4;
-        const unsigned int v3264 = v3263 + v1925;
-        const unsigned int v3265 = v3264 + v3226;
-        out[v3265] = v3262;
-      }
-      const unsigned int v3267 = v1924 + v3228;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3269 = v1923 + v3233;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3270 = v3267 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3271 = v3269 < v4;
-      const bool v3272 = v3270 && v3271;
-      if (v3272) {
-        const float v3273 = v200.x[47];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3275 = iron_f32_to_bf16(v3273);
-        const unsigned int v3276 = v3267 * v4;
-        const unsigned int v3277 = v3276 + v1925;
-        const unsigned int v3278 = v3277 + v3269;
-        out[v3278] = v3275;
-      }
+    const unsigned int v2307 = static_cast<unsigned int>(v200.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2308 = v1926 + v2307;
+    const unsigned int v2309 = static_cast<unsigned int>(v200.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2310 = v1925 + v2309;
+    const bool v2311 = v2308 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2312 = v2310 < v4;
+    const bool v2313 = v2311 && v2312;
+    if (v2313) {
+      const unsigned int v2314 = v1927 + v2310;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2315 = v200.x[46];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2316 = iron_f32_to_bf16(v2315);
+      const float v2317 = v200.x[47];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2320 = iron_f32_to_bf16(v2317);
+      const unsigned int v2321 = v2308 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2322 = v2321 + v2314;
+      *reinterpret_cast<iron_bf16x2*>(out + v2322) = iron_bf16x2{{v2316, v2320}};
     }
-    const unsigned int v3279 = static_cast<unsigned int>(v200.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3280 = v1924 + v3279;
-    const unsigned int v3281 = static_cast<unsigned int>(v200.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3282 = v1923 + v3281;
-    const unsigned int v3284 = static_cast<unsigned int>(v200.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3285 = v3284 == v3279;
-    const unsigned int v3288 = v3281 + 1u;
-    const unsigned int v3289 = static_cast<unsigned int>(v200.col(49, iron_linear_thread() & 31u));
-    const bool v3290 = v3289 == v3288;
-    const bool v3291 = v3285 && v3290;
-    const unsigned int v3294 = v3282 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3295 = v3294 == 0u;
-    const bool v3296 = v3291 && v3295;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3296) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3297 = v3280 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3298 = v3282 < v4;
-      const bool v3299 = v3297 && v3298;
-      if (v3299) {
-        const unsigned int v3300 = v1925 + v3282;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3301 = v200.x[48];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3302 = iron_f32_to_bf16(v3301);
-        const float v3303 = v200.x[49];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3306 = iron_f32_to_bf16(v3303);
-        const unsigned int v3307 = v3280 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3308 = v3307 + v3300;
-        *reinterpret_cast<iron_bf16x2*>(out + v3308) = iron_bf16x2{{v3302, v3306}};
-      }
-    } else {
-      const bool v3313 = v3280 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3314 = v3282 < v4;
-      const bool v3315 = v3313 && v3314;
-      if (v3315) {
-        const float v3316 = v200.x[48];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3318 = iron_f32_to_bf16(v3316);
-        const unsigned int v3319 = v3280 * v4;
-        const unsigned int v3320 = v3319 + v1925;
-        const unsigned int v3321 = v3320 + v3282;
-        out[v3321] = v3318;
-      }
-      const unsigned int v3323 = v1924 + v3284;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3325 = v1923 + v3289;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3326 = v3323 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3327 = v3325 < v4;
-      const bool v3328 = v3326 && v3327;
-      if (v3328) {
-        const float v3329 = v200.x[49];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3331 = iron_f32_to_bf16(v3329);
-        const unsigned int v3332 = v3323 * v4;
-        const unsigned int v3333 = v3332 + v1925;
-        const unsigned int v3334 = v3333 + v3325;
-        out[v3334] = v3331;
-      }
+    const unsigned int v2323 = static_cast<unsigned int>(v200.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2324 = v1926 + v2323;
+    const unsigned int v2325 = static_cast<unsigned int>(v200.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2326 = v1925 + v2325;
+    const bool v2327 = v2324 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2328 = v2326 < v4;
+    const bool v2329 = v2327 && v2328;
+    if (v2329) {
+      const unsigned int v2330 = v1927 + v2326;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2331 = v200.x[48];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2332 = iron_f32_to_bf16(v2331);
+      const float v2333 = v200.x[49];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2336 = iron_f32_to_bf16(v2333);
+      const unsigned int v2337 = v2324 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2338 = v2337 + v2330;
+      *reinterpret_cast<iron_bf16x2*>(out + v2338) = iron_bf16x2{{v2332, v2336}};
     }
-    const unsigned int v3335 = static_cast<unsigned int>(v200.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3336 = v1924 + v3335;
-    const unsigned int v3337 = static_cast<unsigned int>(v200.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3338 = v1923 + v3337;
-    const unsigned int v3340 = static_cast<unsigned int>(v200.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3341 = v3340 == v3335;
-    const unsigned int v3344 = v3337 + 1u;
-    const unsigned int v3345 = static_cast<unsigned int>(v200.col(51, iron_linear_thread() & 31u));
-    const bool v3346 = v3345 == v3344;
-    const bool v3347 = v3341 && v3346;
-    const unsigned int v3350 = v3338 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3351 = v3350 == 0u;
-    const bool v3352 = v3347 && v3351;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3352) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3353 = v3336 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3354 = v3338 < v4;
-      const bool v3355 = v3353 && v3354;
-      if (v3355) {
-        const unsigned int v3356 = v1925 + v3338;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3357 = v200.x[50];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3358 = iron_f32_to_bf16(v3357);
-        const float v3359 = v200.x[51];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3362 = iron_f32_to_bf16(v3359);
-        const unsigned int v3363 = v3336 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3364 = v3363 + v3356;
-        *reinterpret_cast<iron_bf16x2*>(out + v3364) = iron_bf16x2{{v3358, v3362}};
-      }
-    } else {
-      const bool v3369 = v3336 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3370 = v3338 < v4;
-      const bool v3371 = v3369 && v3370;
-      if (v3371) {
-        const float v3372 = v200.x[50];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3374 = iron_f32_to_bf16(v3372);
-        const unsigned int v3375 = v3336 * v4;
-        const unsigned int v3376 = v3375 + v1925;
-        const unsigned int v3377 = v3376 + v3338;
-        out[v3377] = v3374;
-      }
-      const unsigned int v3379 = v1924 + v3340;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3381 = v1923 + v3345;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3382 = v3379 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3383 = v3381 < v4;
-      const bool v3384 = v3382 && v3383;
-      if (v3384) {
-        const float v3385 = v200.x[51];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3387 = iron_f32_to_bf16(v3385);
-        const unsigned int v3388 = v3379 * v4;
-        const unsigned int v3389 = v3388 + v1925;
-        const unsigned int v3390 = v3389 + v3381;
-        out[v3390] = v3387;
-      }
+    const unsigned int v2339 = static_cast<unsigned int>(v200.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2340 = v1926 + v2339;
+    const unsigned int v2341 = static_cast<unsigned int>(v200.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2342 = v1925 + v2341;
+    const bool v2343 = v2340 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2344 = v2342 < v4;
+    const bool v2345 = v2343 && v2344;
+    if (v2345) {
+      const unsigned int v2346 = v1927 + v2342;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2347 = v200.x[50];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2348 = iron_f32_to_bf16(v2347);
+      const float v2349 = v200.x[51];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2352 = iron_f32_to_bf16(v2349);
+      const unsigned int v2353 = v2340 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2354 = v2353 + v2346;
+      *reinterpret_cast<iron_bf16x2*>(out + v2354) = iron_bf16x2{{v2348, v2352}};
     }
-    const unsigned int v3391 = static_cast<unsigned int>(v200.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3392 = v1924 + v3391;
-    const unsigned int v3393 = static_cast<unsigned int>(v200.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3394 = v1923 + v3393;
-    const unsigned int v3396 = static_cast<unsigned int>(v200.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3397 = v3396 == v3391;
-    const unsigned int v3400 = v3393 + 1u;
-    const unsigned int v3401 = static_cast<unsigned int>(v200.col(53, iron_linear_thread() & 31u));
-    const bool v3402 = v3401 == v3400;
-    const bool v3403 = v3397 && v3402;
-    const unsigned int v3406 = v3394 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3407 = v3406 == 0u;
-    const bool v3408 = v3403 && v3407;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3408) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3409 = v3392 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3410 = v3394 < v4;
-      const bool v3411 = v3409 && v3410;
-      if (v3411) {
-        const unsigned int v3412 = v1925 + v3394;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3413 = v200.x[52];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3414 = iron_f32_to_bf16(v3413);
-        const float v3415 = v200.x[53];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3418 = iron_f32_to_bf16(v3415);
-        const unsigned int v3419 = v3392 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3420 = v3419 + v3412;
-        *reinterpret_cast<iron_bf16x2*>(out + v3420) = iron_bf16x2{{v3414, v3418}};
-      }
-    } else {
-      const bool v3425 = v3392 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3426 = v3394 < v4;
-      const bool v3427 = v3425 && v3426;
-      if (v3427) {
-        const float v3428 = v200.x[52];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3430 = iron_f32_to_bf16(v3428);
-        const unsigned int v3431 = v3392 * v4;
-        const unsigned int v3432 = v3431 + v1925;
-        const unsigned int v3433 = v3432 + v3394;
-        out[v3433] = v3430;
-      }
-      const unsigned int v3435 = v1924 + v3396;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3437 = v1923 + v3401;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3438 = v3435 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3439 = v3437 < v4;
-      const bool v3440 = v3438 && v3439;
-      if (v3440) {
-        const float v3441 = v200.x[53];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3443 = iron_f32_to_bf16(v3441);
-        const unsigned int v3444 = v3435 * v4;
-        const unsigned int v3445 = v3444 + v1925;
-        const unsigned int v3446 = v3445 + v3437;
-        out[v3446] = v3443;
-      }
+    const unsigned int v2355 = static_cast<unsigned int>(v200.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2356 = v1926 + v2355;
+    const unsigned int v2357 = static_cast<unsigned int>(v200.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2358 = v1925 + v2357;
+    const bool v2359 = v2356 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2360 = v2358 < v4;
+    const bool v2361 = v2359 && v2360;
+    if (v2361) {
+      const unsigned int v2362 = v1927 + v2358;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2363 = v200.x[52];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2364 = iron_f32_to_bf16(v2363);
+      const float v2365 = v200.x[53];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2368 = iron_f32_to_bf16(v2365);
+      const unsigned int v2369 = v2356 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2370 = v2369 + v2362;
+      *reinterpret_cast<iron_bf16x2*>(out + v2370) = iron_bf16x2{{v2364, v2368}};
     }
-    const unsigned int v3447 = static_cast<unsigned int>(v200.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3448 = v1924 + v3447;
-    const unsigned int v3449 = static_cast<unsigned int>(v200.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3450 = v1923 + v3449;
-    const unsigned int v3452 = static_cast<unsigned int>(v200.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3453 = v3452 == v3447;
-    const unsigned int v3456 = v3449 + 1u;
-    const unsigned int v3457 = static_cast<unsigned int>(v200.col(55, iron_linear_thread() & 31u));
-    const bool v3458 = v3457 == v3456;
-    const bool v3459 = v3453 && v3458;
-    const unsigned int v3462 = v3450 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3463 = v3462 == 0u;
-    const bool v3464 = v3459 && v3463;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3464) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3465 = v3448 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3466 = v3450 < v4;
-      const bool v3467 = v3465 && v3466;
-      if (v3467) {
-        const unsigned int v3468 = v1925 + v3450;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3469 = v200.x[54];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3470 = iron_f32_to_bf16(v3469);
-        const float v3471 = v200.x[55];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3474 = iron_f32_to_bf16(v3471);
-        const unsigned int v3475 = v3448 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3476 = v3475 + v3468;
-        *reinterpret_cast<iron_bf16x2*>(out + v3476) = iron_bf16x2{{v3470, v3474}};
-      }
-    } else {
-      const bool v3481 = v3448 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3482 = v3450 < v4;
-      const bool v3483 = v3481 && v3482;
-      if (v3483) {
-        const float v3484 = v200.x[54];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3486 = iron_f32_to_bf16(v3484);
-        const unsigned int v3487 = v3448 * v4;
-        const unsigned int v3488 = v3487 + v1925;
-        const unsigned int v3489 = v3488 + v3450;
-        out[v3489] = v3486;
-      }
-      const unsigned int v3491 = v1924 + v3452;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3493 = v1923 + v3457;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3494 = v3491 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3495 = v3493 < v4;
-      const bool v3496 = v3494 && v3495;
-      if (v3496) {
-        const float v3497 = v200.x[55];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3499 = iron_f32_to_bf16(v3497);
-        const unsigned int v3500 = v3491 * v4;
-        const unsigned int v3501 = v3500 + v1925;
-        const unsigned int v3502 = v3501 + v3493;
-        out[v3502] = v3499;
-      }
+    const unsigned int v2371 = static_cast<unsigned int>(v200.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2372 = v1926 + v2371;
+    const unsigned int v2373 = static_cast<unsigned int>(v200.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2374 = v1925 + v2373;
+    const bool v2375 = v2372 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2376 = v2374 < v4;
+    const bool v2377 = v2375 && v2376;
+    if (v2377) {
+      const unsigned int v2378 = v1927 + v2374;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2379 = v200.x[54];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2380 = iron_f32_to_bf16(v2379);
+      const float v2381 = v200.x[55];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2384 = iron_f32_to_bf16(v2381);
+      const unsigned int v2385 = v2372 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2386 = v2385 + v2378;
+      *reinterpret_cast<iron_bf16x2*>(out + v2386) = iron_bf16x2{{v2380, v2384}};
     }
-    const unsigned int v3503 = static_cast<unsigned int>(v200.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3504 = v1924 + v3503;
-    const unsigned int v3505 = static_cast<unsigned int>(v200.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3506 = v1923 + v3505;
-    const unsigned int v3508 = static_cast<unsigned int>(v200.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3509 = v3508 == v3503;
-    const unsigned int v3512 = v3505 + 1u;
-    const unsigned int v3513 = static_cast<unsigned int>(v200.col(57, iron_linear_thread() & 31u));
-    const bool v3514 = v3513 == v3512;
-    const bool v3515 = v3509 && v3514;
-    const unsigned int v3518 = v3506 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3519 = v3518 == 0u;
-    const bool v3520 = v3515 && v3519;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3520) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3521 = v3504 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3522 = v3506 < v4;
-      const bool v3523 = v3521 && v3522;
-      if (v3523) {
-        const unsigned int v3524 = v1925 + v3506;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3525 = v200.x[56];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3526 = iron_f32_to_bf16(v3525);
-        const float v3527 = v200.x[57];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3530 = iron_f32_to_bf16(v3527);
-        const unsigned int v3531 = v3504 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3532 = v3531 + v3524;
-        *reinterpret_cast<iron_bf16x2*>(out + v3532) = iron_bf16x2{{v3526, v3530}};
-      }
-    } else {
-      const bool v3537 = v3504 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3538 = v3506 < v4;
-      const bool v3539 = v3537 && v3538;
-      if (v3539) {
-        const float v3540 = v200.x[56];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3542 = iron_f32_to_bf16(v3540);
-        const unsigned int v3543 = v3504 * v4;
-        const unsigned int v3544 = v3543 + v1925;
-        const unsigned int v3545 = v3544 + v3506;
-        out[v3545] = v3542;
-      }
-      const unsigned int v3547 = v1924 + v3508;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3549 = v1923 + v3513;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3550 = v3547 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3551 = v3549 < v4;
-      const bool v3552 = v3550 && v3551;
-      if (v3552) {
-        const float v3553 = v200.x[57];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3555 = iron_f32_to_bf16(v3553);
-        const unsigned int v3556 = v3547 * v4;
-        const unsigned int v3557 = v3556 + v1925;
-        const unsigned int v3558 = v3557 + v3549;
-        out[v3558] = v3555;
-      }
+    const unsigned int v2387 = static_cast<unsigned int>(v200.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2388 = v1926 + v2387;
+    const unsigned int v2389 = static_cast<unsigned int>(v200.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2390 = v1925 + v2389;
+    const bool v2391 = v2388 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2392 = v2390 < v4;
+    const bool v2393 = v2391 && v2392;
+    if (v2393) {
+      const unsigned int v2394 = v1927 + v2390;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2395 = v200.x[56];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2396 = iron_f32_to_bf16(v2395);
+      const float v2397 = v200.x[57];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2400 = iron_f32_to_bf16(v2397);
+      const unsigned int v2401 = v2388 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2402 = v2401 + v2394;
+      *reinterpret_cast<iron_bf16x2*>(out + v2402) = iron_bf16x2{{v2396, v2400}};
     }
-    const unsigned int v3559 = static_cast<unsigned int>(v200.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3560 = v1924 + v3559;
-    const unsigned int v3561 = static_cast<unsigned int>(v200.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3562 = v1923 + v3561;
-    const unsigned int v3564 = static_cast<unsigned int>(v200.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3565 = v3564 == v3559;
-    const unsigned int v3568 = v3561 + 1u;
-    const unsigned int v3569 = static_cast<unsigned int>(v200.col(59, iron_linear_thread() & 31u));
-    const bool v3570 = v3569 == v3568;
-    const bool v3571 = v3565 && v3570;
-    const unsigned int v3574 = v3562 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3575 = v3574 == 0u;
-    const bool v3576 = v3571 && v3575;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3576) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3577 = v3560 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3578 = v3562 < v4;
-      const bool v3579 = v3577 && v3578;
-      if (v3579) {
-        const unsigned int v3580 = v1925 + v3562;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3581 = v200.x[58];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3582 = iron_f32_to_bf16(v3581);
-        const float v3583 = v200.x[59];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3586 = iron_f32_to_bf16(v3583);
-        const unsigned int v3587 = v3560 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3588 = v3587 + v3580;
-        *reinterpret_cast<iron_bf16x2*>(out + v3588) = iron_bf16x2{{v3582, v3586}};
-      }
-    } else {
-      const bool v3593 = v3560 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3594 = v3562 < v4;
-      const bool v3595 = v3593 && v3594;
-      if (v3595) {
-        const float v3596 = v200.x[58];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3598 = iron_f32_to_bf16(v3596);
-        const unsigned int v3599 = v3560 * v4;
-        const unsigned int v3600 = v3599 + v1925;
-        const unsigned int v3601 = v3600 + v3562;
-        out[v3601] = v3598;
-      }
-      const unsigned int v3603 = v1924 + v3564;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3605 = v1923 + v3569;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3606 = v3603 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3607 = v3605 < v4;
-      const bool v3608 = v3606 && v3607;
-      if (v3608) {
-        const float v3609 = v200.x[59];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3611 = iron_f32_to_bf16(v3609);
-        const unsigned int v3612 = v3603 * v4;
-        const unsigned int v3613 = v3612 + v1925;
-        const unsigned int v3614 = v3613 + v3605;
-        out[v3614] = v3611;
-      }
+    const unsigned int v2403 = static_cast<unsigned int>(v200.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2404 = v1926 + v2403;
+    const unsigned int v2405 = static_cast<unsigned int>(v200.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2406 = v1925 + v2405;
+    const bool v2407 = v2404 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2408 = v2406 < v4;
+    const bool v2409 = v2407 && v2408;
+    if (v2409) {
+      const unsigned int v2410 = v1927 + v2406;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2411 = v200.x[58];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2412 = iron_f32_to_bf16(v2411);
+      const float v2413 = v200.x[59];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2416 = iron_f32_to_bf16(v2413);
+      const unsigned int v2417 = v2404 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2418 = v2417 + v2410;
+      *reinterpret_cast<iron_bf16x2*>(out + v2418) = iron_bf16x2{{v2412, v2416}};
     }
-    const unsigned int v3615 = static_cast<unsigned int>(v200.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3616 = v1924 + v3615;
-    const unsigned int v3617 = static_cast<unsigned int>(v200.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3618 = v1923 + v3617;
-    const unsigned int v3620 = static_cast<unsigned int>(v200.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3621 = v3620 == v3615;
-    const unsigned int v3624 = v3617 + 1u;
-    const unsigned int v3625 = static_cast<unsigned int>(v200.col(61, iron_linear_thread() & 31u));
-    const bool v3626 = v3625 == v3624;
-    const bool v3627 = v3621 && v3626;
-    const unsigned int v3630 = v3618 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3631 = v3630 == 0u;
-    const bool v3632 = v3627 && v3631;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3632) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3633 = v3616 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3634 = v3618 < v4;
-      const bool v3635 = v3633 && v3634;
-      if (v3635) {
-        const unsigned int v3636 = v1925 + v3618;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3637 = v200.x[60];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3638 = iron_f32_to_bf16(v3637);
-        const float v3639 = v200.x[61];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3642 = iron_f32_to_bf16(v3639);
-        const unsigned int v3643 = v3616 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3644 = v3643 + v3636;
-        *reinterpret_cast<iron_bf16x2*>(out + v3644) = iron_bf16x2{{v3638, v3642}};
-      }
-    } else {
-      const bool v3649 = v3616 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3650 = v3618 < v4;
-      const bool v3651 = v3649 && v3650;
-      if (v3651) {
-        const float v3652 = v200.x[60];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3654 = iron_f32_to_bf16(v3652);
-        const unsigned int v3655 = v3616 * v4;
-        const unsigned int v3656 = v3655 + v1925;
-        const unsigned int v3657 = v3656 + v3618;
-        out[v3657] = v3654;
-      }
-      const unsigned int v3659 = v1924 + v3620;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3661 = v1923 + v3625;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3662 = v3659 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3663 = v3661 < v4;
-      const bool v3664 = v3662 && v3663;
-      if (v3664) {
-        const float v3665 = v200.x[61];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3667 = iron_f32_to_bf16(v3665);
-        const unsigned int v3668 = v3659 * v4;
-        const unsigned int v3669 = v3668 + v1925;
-        const unsigned int v3670 = v3669 + v3661;
-        out[v3670] = v3667;
-      }
+    const unsigned int v2419 = static_cast<unsigned int>(v200.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2420 = v1926 + v2419;
+    const unsigned int v2421 = static_cast<unsigned int>(v200.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2422 = v1925 + v2421;
+    const bool v2423 = v2420 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2424 = v2422 < v4;
+    const bool v2425 = v2423 && v2424;
+    if (v2425) {
+      const unsigned int v2426 = v1927 + v2422;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2427 = v200.x[60];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2428 = iron_f32_to_bf16(v2427);
+      const float v2429 = v200.x[61];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2432 = iron_f32_to_bf16(v2429);
+      const unsigned int v2433 = v2420 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2434 = v2433 + v2426;
+      *reinterpret_cast<iron_bf16x2*>(out + v2434) = iron_bf16x2{{v2428, v2432}};
     }
-    const unsigned int v3671 = static_cast<unsigned int>(v200.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3672 = v1924 + v3671;
-    const unsigned int v3673 = static_cast<unsigned int>(v200.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3674 = v1923 + v3673;
-    const unsigned int v3676 = static_cast<unsigned int>(v200.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3677 = v3676 == v3671;
-    const unsigned int v3680 = v3673 + 1u;
-    const unsigned int v3681 = static_cast<unsigned int>(v200.col(63, iron_linear_thread() & 31u));
-    const bool v3682 = v3681 == v3680;
-    const bool v3683 = v3677 && v3682;
-    const unsigned int v3686 = v3674 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3687 = v3686 == 0u;
-    const bool v3688 = v3683 && v3687;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3688) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3689 = v3672 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3690 = v3674 < v4;
-      const bool v3691 = v3689 && v3690;
-      if (v3691) {
-        const unsigned int v3692 = v1925 + v3674;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3693 = v200.x[62];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3694 = iron_f32_to_bf16(v3693);
-        const float v3695 = v200.x[63];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3698 = iron_f32_to_bf16(v3695);
-        const unsigned int v3699 = v3672 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3700 = v3699 + v3692;
-        *reinterpret_cast<iron_bf16x2*>(out + v3700) = iron_bf16x2{{v3694, v3698}};
-      }
-    } else {
-      const bool v3705 = v3672 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3706 = v3674 < v4;
-      const bool v3707 = v3705 && v3706;
-      if (v3707) {
-        const float v3708 = v200.x[62];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3710 = iron_f32_to_bf16(v3708);
-        const unsigned int v3711 = v3672 * v4;
-        const unsigned int v3712 = v3711 + v1925;
-        const unsigned int v3713 = v3712 + v3674;
-        out[v3713] = v3710;
-      }
-      const unsigned int v3715 = v1924 + v3676;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3717 = v1923 + v3681;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3718 = v3715 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3719 = v3717 < v4;
-      const bool v3720 = v3718 && v3719;
-      if (v3720) {
-        const float v3721 = v200.x[63];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3723 = iron_f32_to_bf16(v3721);
-        const unsigned int v3724 = v3715 * v4;
-        const unsigned int v3725 = v3724 + v1925;
-        const unsigned int v3726 = v3725 + v3717;
-        out[v3726] = v3723;
-      }
+    const unsigned int v2435 = static_cast<unsigned int>(v200.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2436 = v1926 + v2435;
+    const unsigned int v2437 = static_cast<unsigned int>(v200.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2438 = v1925 + v2437;
+    const bool v2439 = v2436 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2440 = v2438 < v4;
+    const bool v2441 = v2439 && v2440;
+    if (v2441) {
+      const unsigned int v2442 = v1927 + v2438;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2443 = v200.x[62];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2444 = iron_f32_to_bf16(v2443);
+      const float v2445 = v200.x[63];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2448 = iron_f32_to_bf16(v2445);
+      const unsigned int v2449 = v2436 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2450 = v2449 + v2442;
+      *reinterpret_cast<iron_bf16x2*>(out + v2450) = iron_bf16x2{{v2444, v2448}};
     }
-    const unsigned int v3727 = static_cast<unsigned int>(v200.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3728 = v1924 + v3727;
-    const unsigned int v3729 = static_cast<unsigned int>(v200.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3730 = v1923 + v3729;
-    const unsigned int v3732 = static_cast<unsigned int>(v200.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3733 = v3732 == v3727;
-    const unsigned int v3736 = v3729 + 1u;
-    const unsigned int v3737 = static_cast<unsigned int>(v200.col(65, iron_linear_thread() & 31u));
-    const bool v3738 = v3737 == v3736;
-    const bool v3739 = v3733 && v3738;
-    const unsigned int v3742 = v3730 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3743 = v3742 == 0u;
-    const bool v3744 = v3739 && v3743;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3744) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3745 = v3728 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3746 = v3730 < v4;
-      const bool v3747 = v3745 && v3746;
-      if (v3747) {
-        const unsigned int v3748 = v1925 + v3730;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3749 = v200.x[64];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3750 = iron_f32_to_bf16(v3749);
-        const float v3751 = v200.x[65];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3754 = iron_f32_to_bf16(v3751);
-        const unsigned int v3755 = v3728 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3756 = v3755 + v3748;
-        *reinterpret_cast<iron_bf16x2*>(out + v3756) = iron_bf16x2{{v3750, v3754}};
-      }
-    } else {
-      const bool v3761 = v3728 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3762 = v3730 < v4;
-      const bool v3763 = v3761 && v3762;
-      if (v3763) {
-        const float v3764 = v200.x[64];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3766 = iron_f32_to_bf16(v3764);
-        const unsigned int v3767 = v3728 * v4;
-        const unsigned int v3768 = v3767 + v1925;
-        const unsigned int v3769 = v3768 + v3730;
-        out[v3769] = v3766;
-      }
-      const unsigned int v3771 = v1924 + v3732;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3773 = v1923 + v3737;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3774 = v3771 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3775 = v3773 < v4;
-      const bool v3776 = v3774 && v3775;
-      if (v3776) {
-        const float v3777 = v200.x[65];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3779 = iron_f32_to_bf16(v3777);
-        const unsigned int v3780 = v3771 * v4;
-        const unsigned int v3781 = v3780 + v1925;
-        const unsigned int v3782 = v3781 + v3773;
-        out[v3782] = v3779;
-      }
+    const unsigned int v2451 = static_cast<unsigned int>(v200.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2452 = v1926 + v2451;
+    const unsigned int v2453 = static_cast<unsigned int>(v200.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2454 = v1925 + v2453;
+    const bool v2455 = v2452 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2456 = v2454 < v4;
+    const bool v2457 = v2455 && v2456;
+    if (v2457) {
+      const unsigned int v2458 = v1927 + v2454;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2459 = v200.x[64];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2460 = iron_f32_to_bf16(v2459);
+      const float v2461 = v200.x[65];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2464 = iron_f32_to_bf16(v2461);
+      const unsigned int v2465 = v2452 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2466 = v2465 + v2458;
+      *reinterpret_cast<iron_bf16x2*>(out + v2466) = iron_bf16x2{{v2460, v2464}};
     }
-    const unsigned int v3783 = static_cast<unsigned int>(v200.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3784 = v1924 + v3783;
-    const unsigned int v3785 = static_cast<unsigned int>(v200.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3786 = v1923 + v3785;
-    const unsigned int v3788 = static_cast<unsigned int>(v200.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3789 = v3788 == v3783;
-    const unsigned int v3792 = v3785 + 1u;
-    const unsigned int v3793 = static_cast<unsigned int>(v200.col(67, iron_linear_thread() & 31u));
-    const bool v3794 = v3793 == v3792;
-    const bool v3795 = v3789 && v3794;
-    const unsigned int v3798 = v3786 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3799 = v3798 == 0u;
-    const bool v3800 = v3795 && v3799;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3800) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3801 = v3784 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3802 = v3786 < v4;
-      const bool v3803 = v3801 && v3802;
-      if (v3803) {
-        const unsigned int v3804 = v1925 + v3786;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3805 = v200.x[66];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3806 = iron_f32_to_bf16(v3805);
-        const float v3807 = v200.x[67];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3810 = iron_f32_to_bf16(v3807);
-        const unsigned int v3811 = v3784 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3812 = v3811 + v3804;
-        *reinterpret_cast<iron_bf16x2*>(out + v3812) = iron_bf16x2{{v3806, v3810}};
-      }
-    } else {
-      const bool v3817 = v3784 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3818 = v3786 < v4;
-      const bool v3819 = v3817 && v3818;
-      if (v3819) {
-        const float v3820 = v200.x[66];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3822 = iron_f32_to_bf16(v3820);
-        const unsigned int v3823 = v3784 * v4;
-        const unsigned int v3824 = v3823 + v1925;
-        const unsigned int v3825 = v3824 + v3786;
-        out[v3825] = v3822;
-      }
-      const unsigned int v3827 = v1924 + v3788;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3829 = v1923 + v3793;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3830 = v3827 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3831 = v3829 < v4;
-      const bool v3832 = v3830 && v3831;
-      if (v3832) {
-        const float v3833 = v200.x[67];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3835 = iron_f32_to_bf16(v3833);
-        const unsigned int v3836 = v3827 * v4;
-        const unsigned int v3837 = v3836 + v1925;
-        const unsigned int v3838 = v3837 + v3829;
-        out[v3838] = v3835;
-      }
+    const unsigned int v2467 = static_cast<unsigned int>(v200.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2468 = v1926 + v2467;
+    const unsigned int v2469 = static_cast<unsigned int>(v200.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2470 = v1925 + v2469;
+    const bool v2471 = v2468 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2472 = v2470 < v4;
+    const bool v2473 = v2471 && v2472;
+    if (v2473) {
+      const unsigned int v2474 = v1927 + v2470;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2475 = v200.x[66];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2476 = iron_f32_to_bf16(v2475);
+      const float v2477 = v200.x[67];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2480 = iron_f32_to_bf16(v2477);
+      const unsigned int v2481 = v2468 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2482 = v2481 + v2474;
+      *reinterpret_cast<iron_bf16x2*>(out + v2482) = iron_bf16x2{{v2476, v2480}};
     }
-    const unsigned int v3839 = static_cast<unsigned int>(v200.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3840 = v1924 + v3839;
-    const unsigned int v3841 = static_cast<unsigned int>(v200.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3842 = v1923 + v3841;
-    const unsigned int v3844 = static_cast<unsigned int>(v200.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3845 = v3844 == v3839;
-    const unsigned int v3848 = v3841 + 1u;
-    const unsigned int v3849 = static_cast<unsigned int>(v200.col(69, iron_linear_thread() & 31u));
-    const bool v3850 = v3849 == v3848;
-    const bool v3851 = v3845 && v3850;
-    const unsigned int v3854 = v3842 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3855 = v3854 == 0u;
-    const bool v3856 = v3851 && v3855;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3856) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3857 = v3840 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3858 = v3842 < v4;
-      const bool v3859 = v3857 && v3858;
-      if (v3859) {
-        const unsigned int v3860 = v1925 + v3842;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3861 = v200.x[68];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3862 = iron_f32_to_bf16(v3861);
-        const float v3863 = v200.x[69];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3866 = iron_f32_to_bf16(v3863);
-        const unsigned int v3867 = v3840 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3868 = v3867 + v3860;
-        *reinterpret_cast<iron_bf16x2*>(out + v3868) = iron_bf16x2{{v3862, v3866}};
-      }
-    } else {
-      const bool v3873 = v3840 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3874 = v3842 < v4;
-      const bool v3875 = v3873 && v3874;
-      if (v3875) {
-        const float v3876 = v200.x[68];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3878 = iron_f32_to_bf16(v3876);
-        const unsigned int v3879 = v3840 * v4;
-        const unsigned int v3880 = v3879 + v1925;
-        const unsigned int v3881 = v3880 + v3842;
-        out[v3881] = v3878;
-      }
-      const unsigned int v3883 = v1924 + v3844;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3885 = v1923 + v3849;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3886 = v3883 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3887 = v3885 < v4;
-      const bool v3888 = v3886 && v3887;
-      if (v3888) {
-        const float v3889 = v200.x[69];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3891 = iron_f32_to_bf16(v3889);
-        const unsigned int v3892 = v3883 * v4;
-        const unsigned int v3893 = v3892 + v1925;
-        const unsigned int v3894 = v3893 + v3885;
-        out[v3894] = v3891;
-      }
+    const unsigned int v2483 = static_cast<unsigned int>(v200.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2484 = v1926 + v2483;
+    const unsigned int v2485 = static_cast<unsigned int>(v200.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2486 = v1925 + v2485;
+    const bool v2487 = v2484 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2488 = v2486 < v4;
+    const bool v2489 = v2487 && v2488;
+    if (v2489) {
+      const unsigned int v2490 = v1927 + v2486;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2491 = v200.x[68];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2492 = iron_f32_to_bf16(v2491);
+      const float v2493 = v200.x[69];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2496 = iron_f32_to_bf16(v2493);
+      const unsigned int v2497 = v2484 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2498 = v2497 + v2490;
+      *reinterpret_cast<iron_bf16x2*>(out + v2498) = iron_bf16x2{{v2492, v2496}};
     }
-    const unsigned int v3895 = static_cast<unsigned int>(v200.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3896 = v1924 + v3895;
-    const unsigned int v3897 = static_cast<unsigned int>(v200.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3898 = v1923 + v3897;
-    const unsigned int v3900 = static_cast<unsigned int>(v200.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3901 = v3900 == v3895;
-    const unsigned int v3904 = v3897 + 1u;
-    const unsigned int v3905 = static_cast<unsigned int>(v200.col(71, iron_linear_thread() & 31u));
-    const bool v3906 = v3905 == v3904;
-    const bool v3907 = v3901 && v3906;
-    const unsigned int v3910 = v3898 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3911 = v3910 == 0u;
-    const bool v3912 = v3907 && v3911;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3912) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3913 = v3896 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3914 = v3898 < v4;
-      const bool v3915 = v3913 && v3914;
-      if (v3915) {
-        const unsigned int v3916 = v1925 + v3898;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3917 = v200.x[70];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3918 = iron_f32_to_bf16(v3917);
-        const float v3919 = v200.x[71];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3922 = iron_f32_to_bf16(v3919);
-        const unsigned int v3923 = v3896 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3924 = v3923 + v3916;
-        *reinterpret_cast<iron_bf16x2*>(out + v3924) = iron_bf16x2{{v3918, v3922}};
-      }
-    } else {
-      const bool v3929 = v3896 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3930 = v3898 < v4;
-      const bool v3931 = v3929 && v3930;
-      if (v3931) {
-        const float v3932 = v200.x[70];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3934 = iron_f32_to_bf16(v3932);
-        const unsigned int v3935 = v3896 * v4;
-        const unsigned int v3936 = v3935 + v1925;
-        const unsigned int v3937 = v3936 + v3898;
-        out[v3937] = v3934;
-      }
-      const unsigned int v3939 = v1924 + v3900;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3941 = v1923 + v3905;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3942 = v3939 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3943 = v3941 < v4;
-      const bool v3944 = v3942 && v3943;
-      if (v3944) {
-        const float v3945 = v200.x[71];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3947 = iron_f32_to_bf16(v3945);
-        const unsigned int v3948 = v3939 * v4;
-        const unsigned int v3949 = v3948 + v1925;
-        const unsigned int v3950 = v3949 + v3941;
-        out[v3950] = v3947;
-      }
+    const unsigned int v2499 = static_cast<unsigned int>(v200.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2500 = v1926 + v2499;
+    const unsigned int v2501 = static_cast<unsigned int>(v200.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2502 = v1925 + v2501;
+    const bool v2503 = v2500 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2504 = v2502 < v4;
+    const bool v2505 = v2503 && v2504;
+    if (v2505) {
+      const unsigned int v2506 = v1927 + v2502;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2507 = v200.x[70];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2508 = iron_f32_to_bf16(v2507);
+      const float v2509 = v200.x[71];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2512 = iron_f32_to_bf16(v2509);
+      const unsigned int v2513 = v2500 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2514 = v2513 + v2506;
+      *reinterpret_cast<iron_bf16x2*>(out + v2514) = iron_bf16x2{{v2508, v2512}};
     }
-    const unsigned int v3951 = static_cast<unsigned int>(v200.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3952 = v1924 + v3951;
-    const unsigned int v3953 = static_cast<unsigned int>(v200.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3954 = v1923 + v3953;
-    const unsigned int v3956 = static_cast<unsigned int>(v200.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3957 = v3956 == v3951;
-    const unsigned int v3960 = v3953 + 1u;
-    const unsigned int v3961 = static_cast<unsigned int>(v200.col(73, iron_linear_thread() & 31u));
-    const bool v3962 = v3961 == v3960;
-    const bool v3963 = v3957 && v3962;
-    const unsigned int v3966 = v3954 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3967 = v3966 == 0u;
-    const bool v3968 = v3963 && v3967;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3968) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3969 = v3952 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3970 = v3954 < v4;
-      const bool v3971 = v3969 && v3970;
-      if (v3971) {
-        const unsigned int v3972 = v1925 + v3954;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3973 = v200.x[72];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3974 = iron_f32_to_bf16(v3973);
-        const float v3975 = v200.x[73];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3978 = iron_f32_to_bf16(v3975);
-        const unsigned int v3979 = v3952 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3980 = v3979 + v3972;
-        *reinterpret_cast<iron_bf16x2*>(out + v3980) = iron_bf16x2{{v3974, v3978}};
-      }
-    } else {
-      const bool v3985 = v3952 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3986 = v3954 < v4;
-      const bool v3987 = v3985 && v3986;
-      if (v3987) {
-        const float v3988 = v200.x[72];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3990 = iron_f32_to_bf16(v3988);
-        const unsigned int v3991 = v3952 * v4;
-        const unsigned int v3992 = v3991 + v1925;
-        const unsigned int v3993 = v3992 + v3954;
-        out[v3993] = v3990;
-      }
-      const unsigned int v3995 = v1924 + v3956;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3997 = v1923 + v3961;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3998 = v3995 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3999 = v3997 < v4;
-      const bool v4000 = v3998 && v3999;
-      if (v4000) {
-        const float v4001 = v200.x[73];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4003 = iron_f32_to_bf16(v4001);
-        const unsigned int v4004 = v3995 * v4;
-        const unsigned int v4005 = v4004 + v1925;
-        const unsigned int v4006 = v4005 + v3997;
-        out[v4006] = v4003;
-      }
+    const unsigned int v2515 = static_cast<unsigned int>(v200.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2516 = v1926 + v2515;
+    const unsigned int v2517 = static_cast<unsigned int>(v200.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2518 = v1925 + v2517;
+    const bool v2519 = v2516 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2520 = v2518 < v4;
+    const bool v2521 = v2519 && v2520;
+    if (v2521) {
+      const unsigned int v2522 = v1927 + v2518;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2523 = v200.x[72];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2524 = iron_f32_to_bf16(v2523);
+      const float v2525 = v200.x[73];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2528 = iron_f32_to_bf16(v2525);
+      const unsigned int v2529 = v2516 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2530 = v2529 + v2522;
+      *reinterpret_cast<iron_bf16x2*>(out + v2530) = iron_bf16x2{{v2524, v2528}};
     }
-    const unsigned int v4007 = static_cast<unsigned int>(v200.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4008 = v1924 + v4007;
-    const unsigned int v4009 = static_cast<unsigned int>(v200.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4010 = v1923 + v4009;
-    const unsigned int v4012 = static_cast<unsigned int>(v200.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4013 = v4012 == v4007;
-    const unsigned int v4016 = v4009 + 1u;
-    const unsigned int v4017 = static_cast<unsigned int>(v200.col(75, iron_linear_thread() & 31u));
-    const bool v4018 = v4017 == v4016;
-    const bool v4019 = v4013 && v4018;
-    const unsigned int v4022 = v4010 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4023 = v4022 == 0u;
-    const bool v4024 = v4019 && v4023;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4024) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4025 = v4008 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4026 = v4010 < v4;
-      const bool v4027 = v4025 && v4026;
-      if (v4027) {
-        const unsigned int v4028 = v1925 + v4010;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4029 = v200.x[74];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4030 = iron_f32_to_bf16(v4029);
-        const float v4031 = v200.x[75];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4034 = iron_f32_to_bf16(v4031);
-        const unsigned int v4035 = v4008 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4036 = v4035 + v4028;
-        *reinterpret_cast<iron_bf16x2*>(out + v4036) = iron_bf16x2{{v4030, v4034}};
-      }
-    } else {
-      const bool v4041 = v4008 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4042 = v4010 < v4;
-      const bool v4043 = v4041 && v4042;
-      if (v4043) {
-        const float v4044 = v200.x[74];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4046 = iron_f32_to_bf16(v4044);
-        const unsigned int v4047 = v4008 * v4;
-        const unsigned int v4048 = v4047 + v1925;
-        const unsigned int v4049 = v4048 + v4010;
-        out[v4049] = v4046;
-      }
-      const unsigned int v4051 = v1924 + v4012;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4053 = v1923 + v4017;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4054 = v4051 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4055 = v4053 < v4;
-      const bool v4056 = v4054 && v4055;
-      if (v4056) {
-        const float v4057 = v200.x[75];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4059 = iron_f32_to_bf16(v4057);
-        const unsigned int v4060 = v4051 * v4;
-        const unsigned int v4061 = v4060 + v1925;
-        const unsigned int v4062 = v4061 + v4053;
-        out[v4062] = v4059;
-      }
+    const unsigned int v2531 = static_cast<unsigned int>(v200.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2532 = v1926 + v2531;
+    const unsigned int v2533 = static_cast<unsigned int>(v200.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2534 = v1925 + v2533;
+    const bool v2535 = v2532 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2536 = v2534 < v4;
+    const bool v2537 = v2535 && v2536;
+    if (v2537) {
+      const unsigned int v2538 = v1927 + v2534;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2539 = v200.x[74];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2540 = iron_f32_to_bf16(v2539);
+      const float v2541 = v200.x[75];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2544 = iron_f32_to_bf16(v2541);
+      const unsigned int v2545 = v2532 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2546 = v2545 + v2538;
+      *reinterpret_cast<iron_bf16x2*>(out + v2546) = iron_bf16x2{{v2540, v2544}};
     }
-    const unsigned int v4063 = static_cast<unsigned int>(v200.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4064 = v1924 + v4063;
-    const unsigned int v4065 = static_cast<unsigned int>(v200.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4066 = v1923 + v4065;
-    const unsigned int v4068 = static_cast<unsigned int>(v200.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4069 = v4068 == v4063;
-    const unsigned int v4072 = v4065 + 1u;
-    const unsigned int v4073 = static_cast<unsigned int>(v200.col(77, iron_linear_thread() & 31u));
-    const bool v4074 = v4073 == v4072;
-    const bool v4075 = v4069 && v4074;
-    const unsigned int v4078 = v4066 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4079 = v4078 == 0u;
-    const bool v4080 = v4075 && v4079;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4080) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4081 = v4064 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4082 = v4066 < v4;
-      const bool v4083 = v4081 && v4082;
-      if (v4083) {
-        const unsigned int v4084 = v1925 + v4066;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4085 = v200.x[76];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4086 = iron_f32_to_bf16(v4085);
-        const float v4087 = v200.x[77];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4090 = iron_f32_to_bf16(v4087);
-        const unsigned int v4091 = v4064 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4092 = v4091 + v4084;
-        *reinterpret_cast<iron_bf16x2*>(out + v4092) = iron_bf16x2{{v4086, v4090}};
-      }
-    } else {
-      const bool v4097 = v4064 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4098 = v4066 < v4;
-      const bool v4099 = v4097 && v4098;
-      if (v4099) {
-        const float v4100 = v200.x[76];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4102 = iron_f32_to_bf16(v4100);
-        const unsigned int v4103 = v4064 * v4;
-        const unsigned int v4104 = v4103 + v1925;
-        const unsigned int v4105 = v4104 + v4066;
-        out[v4105] = v4102;
-      }
-      const unsigned int v4107 = v1924 + v4068;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4109 = v1923 + v4073;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4110 = v4107 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4111 = v4109 < v4;
-      const bool v4112 = v4110 && v4111;
-      if (v4112) {
-        const float v4113 = v200.x[77];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4115 = iron_f32_to_bf16(v4113);
-        const unsigned int v4116 = v4107 * v4;
-        const unsigned int v4117 = v4116 + v1925;
-        const unsigned int v4118 = v4117 + v4109;
-        out[v4118] = v4115;
-      }
+    const unsigned int v2547 = static_cast<unsigned int>(v200.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2548 = v1926 + v2547;
+    const unsigned int v2549 = static_cast<unsigned int>(v200.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2550 = v1925 + v2549;
+    const bool v2551 = v2548 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2552 = v2550 < v4;
+    const bool v2553 = v2551 && v2552;
+    if (v2553) {
+      const unsigned int v2554 = v1927 + v2550;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2555 = v200.x[76];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2556 = iron_f32_to_bf16(v2555);
+      const float v2557 = v200.x[77];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2560 = iron_f32_to_bf16(v2557);
+      const unsigned int v2561 = v2548 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2562 = v2561 + v2554;
+      *reinterpret_cast<iron_bf16x2*>(out + v2562) = iron_bf16x2{{v2556, v2560}};
     }
-    const unsigned int v4119 = static_cast<unsigned int>(v200.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4120 = v1924 + v4119;
-    const unsigned int v4121 = static_cast<unsigned int>(v200.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4122 = v1923 + v4121;
-    const unsigned int v4124 = static_cast<unsigned int>(v200.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4125 = v4124 == v4119;
-    const unsigned int v4128 = v4121 + 1u;
-    const unsigned int v4129 = static_cast<unsigned int>(v200.col(79, iron_linear_thread() & 31u));
-    const bool v4130 = v4129 == v4128;
-    const bool v4131 = v4125 && v4130;
-    const unsigned int v4134 = v4122 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4135 = v4134 == 0u;
-    const bool v4136 = v4131 && v4135;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4136) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4137 = v4120 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4138 = v4122 < v4;
-      const bool v4139 = v4137 && v4138;
-      if (v4139) {
-        const unsigned int v4140 = v1925 + v4122;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4141 = v200.x[78];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4142 = iron_f32_to_bf16(v4141);
-        const float v4143 = v200.x[79];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4146 = iron_f32_to_bf16(v4143);
-        const unsigned int v4147 = v4120 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4148 = v4147 + v4140;
-        *reinterpret_cast<iron_bf16x2*>(out + v4148) = iron_bf16x2{{v4142, v4146}};
-      }
-    } else {
-      const bool v4153 = v4120 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4154 = v4122 < v4;
-      const bool v4155 = v4153 && v4154;
-      if (v4155) {
-        const float v4156 = v200.x[78];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4158 = iron_f32_to_bf16(v4156);
-        const unsigned int v4159 = v4120 * v4;
-        const unsigned int v4160 = v4159 + v1925;
-        const unsigned int v4161 = v4160 + v4122;
-        out[v4161] = v4158;
-      }
-      const unsigned int v4163 = v1924 + v4124;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4165 = v1923 + v4129;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4166 = v4163 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4167 = v4165 < v4;
-      const bool v4168 = v4166 && v4167;
-      if (v4168) {
-        const float v4169 = v200.x[79];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4171 = iron_f32_to_bf16(v4169);
-        const unsigned int v4172 = v4163 * v4;
-        const unsigned int v4173 = v4172 + v1925;
-        const unsigned int v4174 = v4173 + v4165;
-        out[v4174] = v4171;
-      }
+    const unsigned int v2563 = static_cast<unsigned int>(v200.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2564 = v1926 + v2563;
+    const unsigned int v2565 = static_cast<unsigned int>(v200.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2566 = v1925 + v2565;
+    const bool v2567 = v2564 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2568 = v2566 < v4;
+    const bool v2569 = v2567 && v2568;
+    if (v2569) {
+      const unsigned int v2570 = v1927 + v2566;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2571 = v200.x[78];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2572 = iron_f32_to_bf16(v2571);
+      const float v2573 = v200.x[79];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2576 = iron_f32_to_bf16(v2573);
+      const unsigned int v2577 = v2564 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2578 = v2577 + v2570;
+      *reinterpret_cast<iron_bf16x2*>(out + v2578) = iron_bf16x2{{v2572, v2576}};
     }
-    const unsigned int v4175 = static_cast<unsigned int>(v200.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4176 = v1924 + v4175;
-    const unsigned int v4177 = static_cast<unsigned int>(v200.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4178 = v1923 + v4177;
-    const unsigned int v4180 = static_cast<unsigned int>(v200.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4181 = v4180 == v4175;
-    const unsigned int v4184 = v4177 + 1u;
-    const unsigned int v4185 = static_cast<unsigned int>(v200.col(81, iron_linear_thread() & 31u));
-    const bool v4186 = v4185 == v4184;
-    const bool v4187 = v4181 && v4186;
-    const unsigned int v4190 = v4178 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4191 = v4190 == 0u;
-    const bool v4192 = v4187 && v4191;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4192) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4193 = v4176 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4194 = v4178 < v4;
-      const bool v4195 = v4193 && v4194;
-      if (v4195) {
-        const unsigned int v4196 = v1925 + v4178;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4197 = v200.x[80];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4198 = iron_f32_to_bf16(v4197);
-        const float v4199 = v200.x[81];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4202 = iron_f32_to_bf16(v4199);
-        const unsigned int v4203 = v4176 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4204 = v4203 + v4196;
-        *reinterpret_cast<iron_bf16x2*>(out + v4204) = iron_bf16x2{{v4198, v4202}};
-      }
-    } else {
-      const bool v4209 = v4176 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4210 = v4178 < v4;
-      const bool v4211 = v4209 && v4210;
-      if (v4211) {
-        const float v4212 = v200.x[80];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4214 = iron_f32_to_bf16(v4212);
-        const unsigned int v4215 = v4176 * v4;
-        const unsigned int v4216 = v4215 + v1925;
-        const unsigned int v4217 = v4216 + v4178;
-        out[v4217] = v4214;
-      }
-      const unsigned int v4219 = v1924 + v4180;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4221 = v1923 + v4185;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4222 = v4219 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4223 = v4221 < v4;
-      const bool v4224 = v4222 && v4223;
-      if (v4224) {
-        const float v4225 = v200.x[81];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4227 = iron_f32_to_bf16(v4225);
-        const unsigned int v4228 = v4219 * v4;
-        const unsigned int v4229 = v4228 + v1925;
-        const unsigned int v4230 = v4229 + v4221;
-        out[v4230] = v4227;
-      }
+    const unsigned int v2579 = static_cast<unsigned int>(v200.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2580 = v1926 + v2579;
+    const unsigned int v2581 = static_cast<unsigned int>(v200.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2582 = v1925 + v2581;
+    const bool v2583 = v2580 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2584 = v2582 < v4;
+    const bool v2585 = v2583 && v2584;
+    if (v2585) {
+      const unsigned int v2586 = v1927 + v2582;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2587 = v200.x[80];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2588 = iron_f32_to_bf16(v2587);
+      const float v2589 = v200.x[81];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2592 = iron_f32_to_bf16(v2589);
+      const unsigned int v2593 = v2580 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2594 = v2593 + v2586;
+      *reinterpret_cast<iron_bf16x2*>(out + v2594) = iron_bf16x2{{v2588, v2592}};
     }
-    const unsigned int v4231 = static_cast<unsigned int>(v200.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4232 = v1924 + v4231;
-    const unsigned int v4233 = static_cast<unsigned int>(v200.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4234 = v1923 + v4233;
-    const unsigned int v4236 = static_cast<unsigned int>(v200.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4237 = v4236 == v4231;
-    const unsigned int v4240 = v4233 + 1u;
-    const unsigned int v4241 = static_cast<unsigned int>(v200.col(83, iron_linear_thread() & 31u));
-    const bool v4242 = v4241 == v4240;
-    const bool v4243 = v4237 && v4242;
-    const unsigned int v4246 = v4234 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4247 = v4246 == 0u;
-    const bool v4248 = v4243 && v4247;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4248) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4249 = v4232 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4250 = v4234 < v4;
-      const bool v4251 = v4249 && v4250;
-      if (v4251) {
-        const unsigned int v4252 = v1925 + v4234;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4253 = v200.x[82];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4254 = iron_f32_to_bf16(v4253);
-        const float v4255 = v200.x[83];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4258 = iron_f32_to_bf16(v4255);
-        const unsigned int v4259 = v4232 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4260 = v4259 + v4252;
-        *reinterpret_cast<iron_bf16x2*>(out + v4260) = iron_bf16x2{{v4254, v4258}};
-      }
-    } else {
-      const bool v4265 = v4232 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4266 = v4234 < v4;
-      const bool v4267 = v4265 && v4266;
-      if (v4267) {
-        const float v4268 = v200.x[82];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4270 = iron_f32_to_bf16(v4268);
-        const unsigned int v4271 = v4232 * v4;
-        const unsigned int v4272 = v4271 + v1925;
-        const unsigned int v4273 = v4272 + v4234;
-        out[v4273] = v4270;
-      }
-      const unsigned int v4275 = v1924 + v4236;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4277 = v1923 + v4241;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4278 = v4275 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4279 = v4277 < v4;
-      const bool v4280 = v4278 && v4279;
-      if (v4280) {
-        const float v4281 = v200.x[83];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4283 = iron_f32_to_bf16(v4281);
-        const unsigned int v4284 = v4275 * v4;
-        const unsigned int v4285 = v4284 + v1925;
-        const unsigned int v4286 = v4285 + v4277;
-        out[v4286] = v4283;
-      }
+    const unsigned int v2595 = static_cast<unsigned int>(v200.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2596 = v1926 + v2595;
+    const unsigned int v2597 = static_cast<unsigned int>(v200.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2598 = v1925 + v2597;
+    const bool v2599 = v2596 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2600 = v2598 < v4;
+    const bool v2601 = v2599 && v2600;
+    if (v2601) {
+      const unsigned int v2602 = v1927 + v2598;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2603 = v200.x[82];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2604 = iron_f32_to_bf16(v2603);
+      const float v2605 = v200.x[83];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2608 = iron_f32_to_bf16(v2605);
+      const unsigned int v2609 = v2596 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2610 = v2609 + v2602;
+      *reinterpret_cast<iron_bf16x2*>(out + v2610) = iron_bf16x2{{v2604, v2608}};
     }
-    const unsigned int v4287 = static_cast<unsigned int>(v200.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4288 = v1924 + v4287;
-    const unsigned int v4289 = static_cast<unsigned int>(v200.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4290 = v1923 + v4289;
-    const unsigned int v4292 = static_cast<unsigned int>(v200.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4293 = v4292 == v4287;
-    const unsigned int v4296 = v4289 + 1u;
-    const unsigned int v4297 = static_cast<unsigned int>(v200.col(85, iron_linear_thread() & 31u));
-    const bool v4298 = v4297 == v4296;
-    const bool v4299 = v4293 && v4298;
-    const unsigned int v4302 = v4290 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4303 = v4302 == 0u;
-    const bool v4304 = v4299 && v4303;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4304) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4305 = v4288 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4306 = v4290 < v4;
-      const bool v4307 = v4305 && v4306;
-      if (v4307) {
-        const unsigned int v4308 = v1925 + v4290;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4309 = v200.x[84];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4310 = iron_f32_to_bf16(v4309);
-        const float v4311 = v200.x[85];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4314 = iron_f32_to_bf16(v4311);
-        const unsigned int v4315 = v4288 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4316 = v4315 + v4308;
-        *reinterpret_cast<iron_bf16x2*>(out + v4316) = iron_bf16x2{{v4310, v4314}};
-      }
-    } else {
-      const bool v4321 = v4288 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4322 = v4290 < v4;
-      const bool v4323 = v4321 && v4322;
-      if (v4323) {
-        const float v4324 = v200.x[84];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4326 = iron_f32_to_bf16(v4324);
-        const unsigned int v4327 = v4288 * v4;
-        const unsigned int v4328 = v4327 + v1925;
-        const unsigned int v4329 = v4328 + v4290;
-        out[v4329] = v4326;
-      }
-      const unsigned int v4331 = v1924 + v4292;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4333 = v1923 + v4297;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4334 = v4331 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4335 = v4333 < v4;
-      const bool v4336 = v4334 && v4335;
-      if (v4336) {
-        const float v4337 = v200.x[85];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4339 = iron_f32_to_bf16(v4337);
-        const unsigned int v4340 = v4331 * v4;
-        const unsigned int v4341 = v4340 + v1925;
-        const unsigned int v4342 = v4341 + v4333;
-        out[v4342] = v4339;
-      }
+    const unsigned int v2611 = static_cast<unsigned int>(v200.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2612 = v1926 + v2611;
+    const unsigned int v2613 = static_cast<unsigned int>(v200.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2614 = v1925 + v2613;
+    const bool v2615 = v2612 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2616 = v2614 < v4;
+    const bool v2617 = v2615 && v2616;
+    if (v2617) {
+      const unsigned int v2618 = v1927 + v2614;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2619 = v200.x[84];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2620 = iron_f32_to_bf16(v2619);
+      const float v2621 = v200.x[85];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2624 = iron_f32_to_bf16(v2621);
+      const unsigned int v2625 = v2612 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2626 = v2625 + v2618;
+      *reinterpret_cast<iron_bf16x2*>(out + v2626) = iron_bf16x2{{v2620, v2624}};
     }
-    const unsigned int v4343 = static_cast<unsigned int>(v200.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4344 = v1924 + v4343;
-    const unsigned int v4345 = static_cast<unsigned int>(v200.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4346 = v1923 + v4345;
-    const unsigned int v4348 = static_cast<unsigned int>(v200.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4349 = v4348 == v4343;
-    const unsigned int v4352 = v4345 + 1u;
-    const unsigned int v4353 = static_cast<unsigned int>(v200.col(87, iron_linear_thread() & 31u));
-    const bool v4354 = v4353 == v4352;
-    const bool v4355 = v4349 && v4354;
-    const unsigned int v4358 = v4346 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4359 = v4358 == 0u;
-    const bool v4360 = v4355 && v4359;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4360) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4361 = v4344 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4362 = v4346 < v4;
-      const bool v4363 = v4361 && v4362;
-      if (v4363) {
-        const unsigned int v4364 = v1925 + v4346;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4365 = v200.x[86];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4366 = iron_f32_to_bf16(v4365);
-        const float v4367 = v200.x[87];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4370 = iron_f32_to_bf16(v4367);
-        const unsigned int v4371 = v4344 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4372 = v4371 + v4364;
-        *reinterpret_cast<iron_bf16x2*>(out + v4372) = iron_bf16x2{{v4366, v4370}};
-      }
-    } else {
-      const bool v4377 = v4344 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4378 = v4346 < v4;
-      const bool v4379 = v4377 && v4378;
-      if (v4379) {
-        const float v4380 = v200.x[86];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4382 = iron_f32_to_bf16(v4380);
-        const unsigned int v4383 = v4344 * v4;
-        const unsigned int v4384 = v4383 + v1925;
-        const unsigned int v4385 = v4384 + v4346;
-        out[v4385] = v4382;
-      }
-      const unsigned int v4387 = v1924 + v4348;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4389 = v1923 + v4353;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4390 = v4387 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4391 = v4389 < v4;
-      const bool v4392 = v4390 && v4391;
-      if (v4392) {
-        const float v4393 = v200.x[87];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4395 = iron_f32_to_bf16(v4393);
-        const unsigned int v4396 = v4387 * v4;
-        const unsigned int v4397 = v4396 + v1925;
-        const unsigned int v4398 = v4397 + v4389;
-        out[v4398] = v4395;
-      }
+    const unsigned int v2627 = static_cast<unsigned int>(v200.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2628 = v1926 + v2627;
+    const unsigned int v2629 = static_cast<unsigned int>(v200.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2630 = v1925 + v2629;
+    const bool v2631 = v2628 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2632 = v2630 < v4;
+    const bool v2633 = v2631 && v2632;
+    if (v2633) {
+      const unsigned int v2634 = v1927 + v2630;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2635 = v200.x[86];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2636 = iron_f32_to_bf16(v2635);
+      const float v2637 = v200.x[87];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2640 = iron_f32_to_bf16(v2637);
+      const unsigned int v2641 = v2628 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2642 = v2641 + v2634;
+      *reinterpret_cast<iron_bf16x2*>(out + v2642) = iron_bf16x2{{v2636, v2640}};
     }
-    const unsigned int v4399 = static_cast<unsigned int>(v200.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4400 = v1924 + v4399;
-    const unsigned int v4401 = static_cast<unsigned int>(v200.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4402 = v1923 + v4401;
-    const unsigned int v4404 = static_cast<unsigned int>(v200.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4405 = v4404 == v4399;
-    const unsigned int v4408 = v4401 + 1u;
-    const unsigned int v4409 = static_cast<unsigned int>(v200.col(89, iron_linear_thread() & 31u));
-    const bool v4410 = v4409 == v4408;
-    const bool v4411 = v4405 && v4410;
-    const unsigned int v4414 = v4402 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4415 = v4414 == 0u;
-    const bool v4416 = v4411 && v4415;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4416) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4417 = v4400 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4418 = v4402 < v4;
-      const bool v4419 = v4417 && v4418;
-      if (v4419) {
-        const unsigned int v4420 = v1925 + v4402;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4421 = v200.x[88];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4422 = iron_f32_to_bf16(v4421);
-        const float v4423 = v200.x[89];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4426 = iron_f32_to_bf16(v4423);
-        const unsigned int v4427 = v4400 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4428 = v4427 + v4420;
-        *reinterpret_cast<iron_bf16x2*>(out + v4428) = iron_bf16x2{{v4422, v4426}};
-      }
-    } else {
-      const bool v4433 = v4400 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4434 = v4402 < v4;
-      const bool v4435 = v4433 && v4434;
-      if (v4435) {
-        const float v4436 = v200.x[88];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4438 = iron_f32_to_bf16(v4436);
-        const unsigned int v4439 = v4400 * v4;
-        const unsigned int v4440 = v4439 + v1925;
-        const unsigned int v4441 = v4440 + v4402;
-        out[v4441] = v4438;
-      }
-      const unsigned int v4443 = v1924 + v4404;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4445 = v1923 + v4409;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4446 = v4443 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4447 = v4445 < v4;
-      const bool v4448 = v4446 && v4447;
-      if (v4448) {
-        const float v4449 = v200.x[89];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4451 = iron_f32_to_bf16(v4449);
-        const unsigned int v4452 = v4443 * v4;
-        const unsigned int v4453 = v4452 + v1925;
-        const unsigned int v4454 = v4453 + v4445;
-        out[v4454] = v4451;
-      }
+    const unsigned int v2643 = static_cast<unsigned int>(v200.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2644 = v1926 + v2643;
+    const unsigned int v2645 = static_cast<unsigned int>(v200.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2646 = v1925 + v2645;
+    const bool v2647 = v2644 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2648 = v2646 < v4;
+    const bool v2649 = v2647 && v2648;
+    if (v2649) {
+      const unsigned int v2650 = v1927 + v2646;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2651 = v200.x[88];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2652 = iron_f32_to_bf16(v2651);
+      const float v2653 = v200.x[89];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2656 = iron_f32_to_bf16(v2653);
+      const unsigned int v2657 = v2644 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2658 = v2657 + v2650;
+      *reinterpret_cast<iron_bf16x2*>(out + v2658) = iron_bf16x2{{v2652, v2656}};
     }
-    const unsigned int v4455 = static_cast<unsigned int>(v200.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4456 = v1924 + v4455;
-    const unsigned int v4457 = static_cast<unsigned int>(v200.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4458 = v1923 + v4457;
-    const unsigned int v4460 = static_cast<unsigned int>(v200.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4461 = v4460 == v4455;
-    const unsigned int v4464 = v4457 + 1u;
-    const unsigned int v4465 = static_cast<unsigned int>(v200.col(91, iron_linear_thread() & 31u));
-    const bool v4466 = v4465 == v4464;
-    const bool v4467 = v4461 && v4466;
-    const unsigned int v4470 = v4458 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4471 = v4470 == 0u;
-    const bool v4472 = v4467 && v4471;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4472) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4473 = v4456 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4474 = v4458 < v4;
-      const bool v4475 = v4473 && v4474;
-      if (v4475) {
-        const unsigned int v4476 = v1925 + v4458;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4477 = v200.x[90];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4478 = iron_f32_to_bf16(v4477);
-        const float v4479 = v200.x[91];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4482 = iron_f32_to_bf16(v4479);
-        const unsigned int v4483 = v4456 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4484 = v4483 + v4476;
-        *reinterpret_cast<iron_bf16x2*>(out + v4484) = iron_bf16x2{{v4478, v4482}};
-      }
-    } else {
-      const bool v4489 = v4456 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4490 = v4458 < v4;
-      const bool v4491 = v4489 && v4490;
-      if (v4491) {
-        const float v4492 = v200.x[90];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4494 = iron_f32_to_bf16(v4492);
-        const unsigned int v4495 = v4456 * v4;
-        const unsigned int v4496 = v4495 + v1925;
-        const unsigned int v4497 = v4496 + v4458;
-        out[v4497] = v4494;
-      }
-      const unsigned int v4499 = v1924 + v4460;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4501 = v1923 + v4465;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4502 = v4499 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4503 = v4501 < v4;
-      const bool v4504 = v4502 && v4503;
-      if (v4504) {
-        const float v4505 = v200.x[91];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4507 = iron_f32_to_bf16(v4505);
-        const unsigned int v4508 = v4499 * v4;
-        const unsigned int v4509 = v4508 + v1925;
-        const unsigned int v4510 = v4509 + v4501;
-        out[v4510] = v4507;
-      }
+    const unsigned int v2659 = static_cast<unsigned int>(v200.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2660 = v1926 + v2659;
+    const unsigned int v2661 = static_cast<unsigned int>(v200.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2662 = v1925 + v2661;
+    const bool v2663 = v2660 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2664 = v2662 < v4;
+    const bool v2665 = v2663 && v2664;
+    if (v2665) {
+      const unsigned int v2666 = v1927 + v2662;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2667 = v200.x[90];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2668 = iron_f32_to_bf16(v2667);
+      const float v2669 = v200.x[91];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2672 = iron_f32_to_bf16(v2669);
+      const unsigned int v2673 = v2660 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2674 = v2673 + v2666;
+      *reinterpret_cast<iron_bf16x2*>(out + v2674) = iron_bf16x2{{v2668, v2672}};
     }
-    const unsigned int v4511 = static_cast<unsigned int>(v200.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4512 = v1924 + v4511;
-    const unsigned int v4513 = static_cast<unsigned int>(v200.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4514 = v1923 + v4513;
-    const unsigned int v4516 = static_cast<unsigned int>(v200.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4517 = v4516 == v4511;
-    const unsigned int v4520 = v4513 + 1u;
-    const unsigned int v4521 = static_cast<unsigned int>(v200.col(93, iron_linear_thread() & 31u));
-    const bool v4522 = v4521 == v4520;
-    const bool v4523 = v4517 && v4522;
-    const unsigned int v4526 = v4514 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4527 = v4526 == 0u;
-    const bool v4528 = v4523 && v4527;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4528) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4529 = v4512 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4530 = v4514 < v4;
-      const bool v4531 = v4529 && v4530;
-      if (v4531) {
-        const unsigned int v4532 = v1925 + v4514;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4533 = v200.x[92];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4534 = iron_f32_to_bf16(v4533);
-        const float v4535 = v200.x[93];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4538 = iron_f32_to_bf16(v4535);
-        const unsigned int v4539 = v4512 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4540 = v4539 + v4532;
-        *reinterpret_cast<iron_bf16x2*>(out + v4540) = iron_bf16x2{{v4534, v4538}};
-      }
-    } else {
-      const bool v4545 = v4512 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4546 = v4514 < v4;
-      const bool v4547 = v4545 && v4546;
-      if (v4547) {
-        const float v4548 = v200.x[92];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4550 = iron_f32_to_bf16(v4548);
-        const unsigned int v4551 = v4512 * v4;
-        const unsigned int v4552 = v4551 + v1925;
-        const unsigned int v4553 = v4552 + v4514;
-        out[v4553] = v4550;
-      }
-      const unsigned int v4555 = v1924 + v4516;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4557 = v1923 + v4521;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4558 = v4555 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4559 = v4557 < v4;
-      const bool v4560 = v4558 && v4559;
-      if (v4560) {
-        const float v4561 = v200.x[93];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4563 = iron_f32_to_bf16(v4561);
-        const unsigned int v4564 = v4555 * v4;
-        const unsigned int v4565 = v4564 + v1925;
-        const unsigned int v4566 = v4565 + v4557;
-        out[v4566] = v4563;
-      }
+    const unsigned int v2675 = static_cast<unsigned int>(v200.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2676 = v1926 + v2675;
+    const unsigned int v2677 = static_cast<unsigned int>(v200.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2678 = v1925 + v2677;
+    const bool v2679 = v2676 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2680 = v2678 < v4;
+    const bool v2681 = v2679 && v2680;
+    if (v2681) {
+      const unsigned int v2682 = v1927 + v2678;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2683 = v200.x[92];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2684 = iron_f32_to_bf16(v2683);
+      const float v2685 = v200.x[93];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2688 = iron_f32_to_bf16(v2685);
+      const unsigned int v2689 = v2676 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2690 = v2689 + v2682;
+      *reinterpret_cast<iron_bf16x2*>(out + v2690) = iron_bf16x2{{v2684, v2688}};
     }
-    const unsigned int v4567 = static_cast<unsigned int>(v200.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4568 = v1924 + v4567;
-    const unsigned int v4569 = static_cast<unsigned int>(v200.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4570 = v1923 + v4569;
-    const unsigned int v4572 = static_cast<unsigned int>(v200.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4573 = v4572 == v4567;
-    const unsigned int v4576 = v4569 + 1u;
-    const unsigned int v4577 = static_cast<unsigned int>(v200.col(95, iron_linear_thread() & 31u));
-    const bool v4578 = v4577 == v4576;
-    const bool v4579 = v4573 && v4578;
-    const unsigned int v4582 = v4570 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4583 = v4582 == 0u;
-    const bool v4584 = v4579 && v4583;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4584) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4585 = v4568 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4586 = v4570 < v4;
-      const bool v4587 = v4585 && v4586;
-      if (v4587) {
-        const unsigned int v4588 = v1925 + v4570;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4589 = v200.x[94];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4590 = iron_f32_to_bf16(v4589);
-        const float v4591 = v200.x[95];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4594 = iron_f32_to_bf16(v4591);
-        const unsigned int v4595 = v4568 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4596 = v4595 + v4588;
-        *reinterpret_cast<iron_bf16x2*>(out + v4596) = iron_bf16x2{{v4590, v4594}};
-      }
-    } else {
-      const bool v4601 = v4568 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4602 = v4570 < v4;
-      const bool v4603 = v4601 && v4602;
-      if (v4603) {
-        const float v4604 = v200.x[94];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4606 = iron_f32_to_bf16(v4604);
-        const unsigned int v4607 = v4568 * v4;
-        const unsigned int v4608 = v4607 + v1925;
-        const unsigned int v4609 = v4608 + v4570;
-        out[v4609] = v4606;
-      }
-      const unsigned int v4611 = v1924 + v4572;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4613 = v1923 + v4577;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4614 = v4611 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4615 = v4613 < v4;
-      const bool v4616 = v4614 && v4615;
-      if (v4616) {
-        const float v4617 = v200.x[95];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4619 = iron_f32_to_bf16(v4617);
-        const unsigned int v4620 = v4611 * v4;
-        const unsigned int v4621 = v4620 + v1925;
-        const unsigned int v4622 = v4621 + v4613;
-        out[v4622] = v4619;
-      }
+    const unsigned int v2691 = static_cast<unsigned int>(v200.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2692 = v1926 + v2691;
+    const unsigned int v2693 = static_cast<unsigned int>(v200.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2694 = v1925 + v2693;
+    const bool v2695 = v2692 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2696 = v2694 < v4;
+    const bool v2697 = v2695 && v2696;
+    if (v2697) {
+      const unsigned int v2698 = v1927 + v2694;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2699 = v200.x[94];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2700 = iron_f32_to_bf16(v2699);
+      const float v2701 = v200.x[95];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2704 = iron_f32_to_bf16(v2701);
+      const unsigned int v2705 = v2692 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2706 = v2705 + v2698;
+      *reinterpret_cast<iron_bf16x2*>(out + v2706) = iron_bf16x2{{v2700, v2704}};
     }
-    const unsigned int v4623 = static_cast<unsigned int>(v200.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4624 = v1924 + v4623;
-    const unsigned int v4625 = static_cast<unsigned int>(v200.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4626 = v1923 + v4625;
-    const unsigned int v4628 = static_cast<unsigned int>(v200.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4629 = v4628 == v4623;
-    const unsigned int v4632 = v4625 + 1u;
-    const unsigned int v4633 = static_cast<unsigned int>(v200.col(97, iron_linear_thread() & 31u));
-    const bool v4634 = v4633 == v4632;
-    const bool v4635 = v4629 && v4634;
-    const unsigned int v4638 = v4626 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4639 = v4638 == 0u;
-    const bool v4640 = v4635 && v4639;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4640) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4641 = v4624 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4642 = v4626 < v4;
-      const bool v4643 = v4641 && v4642;
-      if (v4643) {
-        const unsigned int v4644 = v1925 + v4626;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4645 = v200.x[96];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4646 = iron_f32_to_bf16(v4645);
-        const float v4647 = v200.x[97];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4650 = iron_f32_to_bf16(v4647);
-        const unsigned int v4651 = v4624 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4652 = v4651 + v4644;
-        *reinterpret_cast<iron_bf16x2*>(out + v4652) = iron_bf16x2{{v4646, v4650}};
-      }
-    } else {
-      const bool v4657 = v4624 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4658 = v4626 < v4;
-      const bool v4659 = v4657 && v4658;
-      if (v4659) {
-        const float v4660 = v200.x[96];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4662 = iron_f32_to_bf16(v4660);
-        const unsigned int v4663 = v4624 * v4;
-        const unsigned int v4664 = v4663 + v1925;
-        const unsigned int v4665 = v4664 + v4626;
-        out[v4665] = v4662;
-      }
-      const unsigned int v4667 = v1924 + v4628;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4669 = v1923 + v4633;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4670 = v4667 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4671 = v4669 < v4;
-      const bool v4672 = v4670 && v4671;
-      if (v4672) {
-        const float v4673 = v200.x[97];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4675 = iron_f32_to_bf16(v4673);
-        const unsigned int v4676 = v4667 * v4;
-        const unsigned int v4677 = v4676 + v1925;
-        const unsigned int v4678 = v4677 + v4669;
-        out[v4678] = v4675;
-      }
+    const unsigned int v2707 = static_cast<unsigned int>(v200.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2708 = v1926 + v2707;
+    const unsigned int v2709 = static_cast<unsigned int>(v200.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2710 = v1925 + v2709;
+    const bool v2711 = v2708 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2712 = v2710 < v4;
+    const bool v2713 = v2711 && v2712;
+    if (v2713) {
+      const unsigned int v2714 = v1927 + v2710;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2715 = v200.x[96];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2716 = iron_f32_to_bf16(v2715);
+      const float v2717 = v200.x[97];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2720 = iron_f32_to_bf16(v2717);
+      const unsigned int v2721 = v2708 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2722 = v2721 + v2714;
+      *reinterpret_cast<iron_bf16x2*>(out + v2722) = iron_bf16x2{{v2716, v2720}};
     }
-    const unsigned int v4679 = static_cast<unsigned int>(v200.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4680 = v1924 + v4679;
-    const unsigned int v4681 = static_cast<unsigned int>(v200.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4682 = v1923 + v4681;
-    const unsigned int v4684 = static_cast<unsigned int>(v200.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4685 = v4684 == v4679;
-    const unsigned int v4688 = v4681 + 1u;
-    const unsigned int v4689 = static_cast<unsigned int>(v200.col(99, iron_linear_thread() & 31u));
-    const bool v4690 = v4689 == v4688;
-    const bool v4691 = v4685 && v4690;
-    const unsigned int v4694 = v4682 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4695 = v4694 == 0u;
-    const bool v4696 = v4691 && v4695;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4696) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4697 = v4680 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4698 = v4682 < v4;
-      const bool v4699 = v4697 && v4698;
-      if (v4699) {
-        const unsigned int v4700 = v1925 + v4682;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4701 = v200.x[98];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4702 = iron_f32_to_bf16(v4701);
-        const float v4703 = v200.x[99];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4706 = iron_f32_to_bf16(v4703);
-        const unsigned int v4707 = v4680 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4708 = v4707 + v4700;
-        *reinterpret_cast<iron_bf16x2*>(out + v4708) = iron_bf16x2{{v4702, v4706}};
-      }
-    } else {
-      const bool v4713 = v4680 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4714 = v4682 < v4;
-      const bool v4715 = v4713 && v4714;
-      if (v4715) {
-        const float v4716 = v200.x[98];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4718 = iron_f32_to_bf16(v4716);
-        const unsigned int v4719 = v4680 * v4;
-        const unsigned int v4720 = v4719 + v1925;
-        const unsigned int v4721 = v4720 + v4682;
-        out[v4721] = v4718;
-      }
-      const unsigned int v4723 = v1924 + v4684;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4725 = v1923 + v4689;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4726 = v4723 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4727 = v4725 < v4;
-      const bool v4728 = v4726 && v4727;
-      if (v4728) {
-        const float v4729 = v200.x[99];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4731 = iron_f32_to_bf16(v4729);
-        const unsigned int v4732 = v4723 * v4;
-        const unsigned int v4733 = v4732 + v1925;
-        const unsigned int v4734 = v4733 + v4725;
-        out[v4734] = v4731;
-      }
+    const unsigned int v2723 = static_cast<unsigned int>(v200.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2724 = v1926 + v2723;
+    const unsigned int v2725 = static_cast<unsigned int>(v200.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2726 = v1925 + v2725;
+    const bool v2727 = v2724 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2728 = v2726 < v4;
+    const bool v2729 = v2727 && v2728;
+    if (v2729) {
+      const unsigned int v2730 = v1927 + v2726;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2731 = v200.x[98];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2732 = iron_f32_to_bf16(v2731);
+      const float v2733 = v200.x[99];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2736 = iron_f32_to_bf16(v2733);
+      const unsigned int v2737 = v2724 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2738 = v2737 + v2730;
+      *reinterpret_cast<iron_bf16x2*>(out + v2738) = iron_bf16x2{{v2732, v2736}};
     }
-    const unsigned int v4735 = static_cast<unsigned int>(v200.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4736 = v1924 + v4735;
-    const unsigned int v4737 = static_cast<unsigned int>(v200.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4738 = v1923 + v4737;
-    const unsigned int v4740 = static_cast<unsigned int>(v200.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4741 = v4740 == v4735;
-    const unsigned int v4744 = v4737 + 1u;
-    const unsigned int v4745 = static_cast<unsigned int>(v200.col(101, iron_linear_thread() & 31u));
-    const bool v4746 = v4745 == v4744;
-    const bool v4747 = v4741 && v4746;
-    const unsigned int v4750 = v4738 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4751 = v4750 == 0u;
-    const bool v4752 = v4747 && v4751;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4752) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4753 = v4736 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4754 = v4738 < v4;
-      const bool v4755 = v4753 && v4754;
-      if (v4755) {
-        const unsigned int v4756 = v1925 + v4738;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4757 = v200.x[100];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4758 = iron_f32_to_bf16(v4757);
-        const float v4759 = v200.x[101];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4762 = iron_f32_to_bf16(v4759);
-        const unsigned int v4763 = v4736 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4764 = v4763 + v4756;
-        *reinterpret_cast<iron_bf16x2*>(out + v4764) = iron_bf16x2{{v4758, v4762}};
-      }
-    } else {
-      const bool v4769 = v4736 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4770 = v4738 < v4;
-      const bool v4771 = v4769 && v4770;
-      if (v4771) {
-        const float v4772 = v200.x[100];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4774 = iron_f32_to_bf16(v4772);
-        const unsigned int v4775 = v4736 * v4;
-        const unsigned int v4776 = v4775 + v1925;
-        const unsigned int v4777 = v4776 + v4738;
-        out[v4777] = v4774;
-      }
-      const unsigned int v4779 = v1924 + v4740;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4781 = v1923 + v4745;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4782 = v4779 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4783 = v4781 < v4;
-      const bool v4784 = v4782 && v4783;
-      if (v4784) {
-        const float v4785 = v200.x[101];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4787 = iron_f32_to_bf16(v4785);
-        const unsigned int v4788 = v4779 * v4;
-        const unsigned int v4789 = v4788 + v1925;
-        const unsigned int v4790 = v4789 + v4781;
-        out[v4790] = v4787;
-      }
+    const unsigned int v2739 = static_cast<unsigned int>(v200.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2740 = v1926 + v2739;
+    const unsigned int v2741 = static_cast<unsigned int>(v200.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2742 = v1925 + v2741;
+    const bool v2743 = v2740 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2744 = v2742 < v4;
+    const bool v2745 = v2743 && v2744;
+    if (v2745) {
+      const unsigned int v2746 = v1927 + v2742;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2747 = v200.x[100];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2748 = iron_f32_to_bf16(v2747);
+      const float v2749 = v200.x[101];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2752 = iron_f32_to_bf16(v2749);
+      const unsigned int v2753 = v2740 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2754 = v2753 + v2746;
+      *reinterpret_cast<iron_bf16x2*>(out + v2754) = iron_bf16x2{{v2748, v2752}};
     }
-    const unsigned int v4791 = static_cast<unsigned int>(v200.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4792 = v1924 + v4791;
-    const unsigned int v4793 = static_cast<unsigned int>(v200.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4794 = v1923 + v4793;
-    const unsigned int v4796 = static_cast<unsigned int>(v200.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4797 = v4796 == v4791;
-    const unsigned int v4800 = v4793 + 1u;
-    const unsigned int v4801 = static_cast<unsigned int>(v200.col(103, iron_linear_thread() & 31u));
-    const bool v4802 = v4801 == v4800;
-    const bool v4803 = v4797 && v4802;
-    const unsigned int v4806 = v4794 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4807 = v4806 == 0u;
-    const bool v4808 = v4803 && v4807;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4808) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4809 = v4792 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4810 = v4794 < v4;
-      const bool v4811 = v4809 && v4810;
-      if (v4811) {
-        const unsigned int v4812 = v1925 + v4794;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4813 = v200.x[102];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4814 = iron_f32_to_bf16(v4813);
-        const float v4815 = v200.x[103];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4818 = iron_f32_to_bf16(v4815);
-        const unsigned int v4819 = v4792 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4820 = v4819 + v4812;
-        *reinterpret_cast<iron_bf16x2*>(out + v4820) = iron_bf16x2{{v4814, v4818}};
-      }
-    } else {
-      const bool v4825 = v4792 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4826 = v4794 < v4;
-      const bool v4827 = v4825 && v4826;
-      if (v4827) {
-        const float v4828 = v200.x[102];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4830 = iron_f32_to_bf16(v4828);
-        const unsigned int v4831 = v4792 * v4;
-        const unsigned int v4832 = v4831 + v1925;
-        const unsigned int v4833 = v4832 + v4794;
-        out[v4833] = v4830;
-      }
-      const unsigned int v4835 = v1924 + v4796;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4837 = v1923 + v4801;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4838 = v4835 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4839 = v4837 < v4;
-      const bool v4840 = v4838 && v4839;
-      if (v4840) {
-        const float v4841 = v200.x[103];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4843 = iron_f32_to_bf16(v4841);
-        const unsigned int v4844 = v4835 * v4;
-        const unsigned int v4845 = v4844 + v1925;
-        const unsigned int v4846 = v4845 + v4837;
-        out[v4846] = v4843;
-      }
+    const unsigned int v2755 = static_cast<unsigned int>(v200.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2756 = v1926 + v2755;
+    const unsigned int v2757 = static_cast<unsigned int>(v200.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2758 = v1925 + v2757;
+    const bool v2759 = v2756 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2760 = v2758 < v4;
+    const bool v2761 = v2759 && v2760;
+    if (v2761) {
+      const unsigned int v2762 = v1927 + v2758;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2763 = v200.x[102];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2764 = iron_f32_to_bf16(v2763);
+      const float v2765 = v200.x[103];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2768 = iron_f32_to_bf16(v2765);
+      const unsigned int v2769 = v2756 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2770 = v2769 + v2762;
+      *reinterpret_cast<iron_bf16x2*>(out + v2770) = iron_bf16x2{{v2764, v2768}};
     }
-    const unsigned int v4847 = static_cast<unsigned int>(v200.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4848 = v1924 + v4847;
-    const unsigned int v4849 = static_cast<unsigned int>(v200.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4850 = v1923 + v4849;
-    const unsigned int v4852 = static_cast<unsigned int>(v200.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4853 = v4852 == v4847;
-    const unsigned int v4856 = v4849 + 1u;
-    const unsigned int v4857 = static_cast<unsigned int>(v200.col(105, iron_linear_thread() & 31u));
-    const bool v4858 = v4857 == v4856;
-    const bool v4859 = v4853 && v4858;
-    const unsigned int v4862 = v4850 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4863 = v4862 == 0u;
-    const bool v4864 = v4859 && v4863;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4864) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4865 = v4848 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4866 = v4850 < v4;
-      const bool v4867 = v4865 && v4866;
-      if (v4867) {
-        const unsigned int v4868 = v1925 + v4850;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4869 = v200.x[104];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4870 = iron_f32_to_bf16(v4869);
-        const float v4871 = v200.x[105];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4874 = iron_f32_to_bf16(v4871);
-        const unsigned int v4875 = v4848 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4876 = v4875 + v4868;
-        *reinterpret_cast<iron_bf16x2*>(out + v4876) = iron_bf16x2{{v4870, v4874}};
-      }
-    } else {
-      const bool v4881 = v4848 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4882 = v4850 < v4;
-      const bool v4883 = v4881 && v4882;
-      if (v4883) {
-        const float v4884 = v200.x[104];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4886 = iron_f32_to_bf16(v4884);
-        const unsigned int v4887 = v4848 * v4;
-        const unsigned int v4888 = v4887 + v1925;
-        const unsigned int v4889 = v4888 + v4850;
-        out[v4889] = v4886;
-      }
-      const unsigned int v4891 = v1924 + v4852;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4893 = v1923 + v4857;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4894 = v4891 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4895 = v4893 < v4;
-      const bool v4896 = v4894 && v4895;
-      if (v4896) {
-        const float v4897 = v200.x[105];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4899 = iron_f32_to_bf16(v4897);
-        const unsigned int v4900 = v4891 * v4;
-        const unsigned int v4901 = v4900 + v1925;
-        const unsigned int v4902 = v4901 + v4893;
-        out[v4902] = v4899;
-      }
+    const unsigned int v2771 = static_cast<unsigned int>(v200.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2772 = v1926 + v2771;
+    const unsigned int v2773 = static_cast<unsigned int>(v200.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2774 = v1925 + v2773;
+    const bool v2775 = v2772 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2776 = v2774 < v4;
+    const bool v2777 = v2775 && v2776;
+    if (v2777) {
+      const unsigned int v2778 = v1927 + v2774;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2779 = v200.x[104];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2780 = iron_f32_to_bf16(v2779);
+      const float v2781 = v200.x[105];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2784 = iron_f32_to_bf16(v2781);
+      const unsigned int v2785 = v2772 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2786 = v2785 + v2778;
+      *reinterpret_cast<iron_bf16x2*>(out + v2786) = iron_bf16x2{{v2780, v2784}};
     }
-    const unsigned int v4903 = static_cast<unsigned int>(v200.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4904 = v1924 + v4903;
-    const unsigned int v4905 = static_cast<unsigned int>(v200.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4906 = v1923 + v4905;
-    const unsigned int v4908 = static_cast<unsigned int>(v200.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4909 = v4908 == v4903;
-    const unsigned int v4912 = v4905 + 1u;
-    const unsigned int v4913 = static_cast<unsigned int>(v200.col(107, iron_linear_thread() & 31u));
-    const bool v4914 = v4913 == v4912;
-    const bool v4915 = v4909 && v4914;
-    const unsigned int v4918 = v4906 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4919 = v4918 == 0u;
-    const bool v4920 = v4915 && v4919;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4920) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4921 = v4904 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4922 = v4906 < v4;
-      const bool v4923 = v4921 && v4922;
-      if (v4923) {
-        const unsigned int v4924 = v1925 + v4906;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4925 = v200.x[106];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4926 = iron_f32_to_bf16(v4925);
-        const float v4927 = v200.x[107];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4930 = iron_f32_to_bf16(v4927);
-        const unsigned int v4931 = v4904 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4932 = v4931 + v4924;
-        *reinterpret_cast<iron_bf16x2*>(out + v4932) = iron_bf16x2{{v4926, v4930}};
-      }
-    } else {
-      const bool v4937 = v4904 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4938 = v4906 < v4;
-      const bool v4939 = v4937 && v4938;
-      if (v4939) {
-        const float v4940 = v200.x[106];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4942 = iron_f32_to_bf16(v4940);
-        const unsigned int v4943 = v4904 * v4;
-        const unsigned int v4944 = v4943 + v1925;
-        const unsigned int v4945 = v4944 + v4906;
-        out[v4945] = v4942;
-      }
-      const unsigned int v4947 = v1924 + v4908;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4949 = v1923 + v4913;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4950 = v4947 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4951 = v4949 < v4;
-      const bool v4952 = v4950 && v4951;
-      if (v4952) {
-        const float v4953 = v200.x[107];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4955 = iron_f32_to_bf16(v4953);
-        const unsigned int v4956 = v4947 * v4;
-        const unsigned int v4957 = v4956 + v1925;
-        const unsigned int v4958 = v4957 + v4949;
-        out[v4958] = v4955;
-      }
+    const unsigned int v2787 = static_cast<unsigned int>(v200.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2788 = v1926 + v2787;
+    const unsigned int v2789 = static_cast<unsigned int>(v200.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2790 = v1925 + v2789;
+    const bool v2791 = v2788 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2792 = v2790 < v4;
+    const bool v2793 = v2791 && v2792;
+    if (v2793) {
+      const unsigned int v2794 = v1927 + v2790;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2795 = v200.x[106];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2796 = iron_f32_to_bf16(v2795);
+      const float v2797 = v200.x[107];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2800 = iron_f32_to_bf16(v2797);
+      const unsigned int v2801 = v2788 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2802 = v2801 + v2794;
+      *reinterpret_cast<iron_bf16x2*>(out + v2802) = iron_bf16x2{{v2796, v2800}};
     }
-    const unsigned int v4959 = static_cast<unsigned int>(v200.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4960 = v1924 + v4959;
-    const unsigned int v4961 = static_cast<unsigned int>(v200.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4962 = v1923 + v4961;
-    const unsigned int v4964 = static_cast<unsigned int>(v200.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4965 = v4964 == v4959;
-    const unsigned int v4968 = v4961 + 1u;
-    const unsigned int v4969 = static_cast<unsigned int>(v200.col(109, iron_linear_thread() & 31u));
-    const bool v4970 = v4969 == v4968;
-    const bool v4971 = v4965 && v4970;
-    const unsigned int v4974 = v4962 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4975 = v4974 == 0u;
-    const bool v4976 = v4971 && v4975;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4976) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4977 = v4960 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4978 = v4962 < v4;
-      const bool v4979 = v4977 && v4978;
-      if (v4979) {
-        const unsigned int v4980 = v1925 + v4962;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4981 = v200.x[108];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4982 = iron_f32_to_bf16(v4981);
-        const float v4983 = v200.x[109];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4986 = iron_f32_to_bf16(v4983);
-        const unsigned int v4987 = v4960 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4988 = v4987 + v4980;
-        *reinterpret_cast<iron_bf16x2*>(out + v4988) = iron_bf16x2{{v4982, v4986}};
-      }
-    } else {
-      const bool v4993 = v4960 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4994 = v4962 < v4;
-      const bool v4995 = v4993 && v4994;
-      if (v4995) {
-        const float v4996 = v200.x[108];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4998 = iron_f32_to_bf16(v4996);
-        const unsigned int v4999 = v4960 * v4;
-        const unsigned int v5000 = v4999 + v1925;
-        const unsigned int v5001 = v5000 + v4962;
-        out[v5001] = v4998;
-      }
-      const unsigned int v5003 = v1924 + v4964;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5005 = v1923 + v4969;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5006 = v5003 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5007 = v5005 < v4;
-      const bool v5008 = v5006 && v5007;
-      if (v5008) {
-        const float v5009 = v200.x[109];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5011 = iron_f32_to_bf16(v5009);
-        const unsigned int v5012 = v5003 * v4;
-        const unsigned int v5013 = v5012 + v1925;
-        const unsigned int v5014 = v5013 + v5005;
-        out[v5014] = v5011;
-      }
+    const unsigned int v2803 = static_cast<unsigned int>(v200.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2804 = v1926 + v2803;
+    const unsigned int v2805 = static_cast<unsigned int>(v200.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2806 = v1925 + v2805;
+    const bool v2807 = v2804 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2808 = v2806 < v4;
+    const bool v2809 = v2807 && v2808;
+    if (v2809) {
+      const unsigned int v2810 = v1927 + v2806;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2811 = v200.x[108];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2812 = iron_f32_to_bf16(v2811);
+      const float v2813 = v200.x[109];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2816 = iron_f32_to_bf16(v2813);
+      const unsigned int v2817 = v2804 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2818 = v2817 + v2810;
+      *reinterpret_cast<iron_bf16x2*>(out + v2818) = iron_bf16x2{{v2812, v2816}};
     }
-    const unsigned int v5015 = static_cast<unsigned int>(v200.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5016 = v1924 + v5015;
-    const unsigned int v5017 = static_cast<unsigned int>(v200.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5018 = v1923 + v5017;
-    const unsigned int v5020 = static_cast<unsigned int>(v200.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5021 = v5020 == v5015;
-    const unsigned int v5024 = v5017 + 1u;
-    const unsigned int v5025 = static_cast<unsigned int>(v200.col(111, iron_linear_thread() & 31u));
-    const bool v5026 = v5025 == v5024;
-    const bool v5027 = v5021 && v5026;
-    const unsigned int v5030 = v5018 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5031 = v5030 == 0u;
-    const bool v5032 = v5027 && v5031;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5032) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5033 = v5016 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5034 = v5018 < v4;
-      const bool v5035 = v5033 && v5034;
-      if (v5035) {
-        const unsigned int v5036 = v1925 + v5018;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5037 = v200.x[110];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5038 = iron_f32_to_bf16(v5037);
-        const float v5039 = v200.x[111];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5042 = iron_f32_to_bf16(v5039);
-        const unsigned int v5043 = v5016 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5044 = v5043 + v5036;
-        *reinterpret_cast<iron_bf16x2*>(out + v5044) = iron_bf16x2{{v5038, v5042}};
-      }
-    } else {
-      const bool v5049 = v5016 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5050 = v5018 < v4;
-      const bool v5051 = v5049 && v5050;
-      if (v5051) {
-        const float v5052 = v200.x[110];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5054 = iron_f32_to_bf16(v5052);
-        const unsigned int v5055 = v5016 * v4;
-        const unsigned int v5056 = v5055 + v1925;
-        const unsigned int v5057 = v5056 + v5018;
-        out[v5057] = v5054;
-      }
-      const unsigned int v5059 = v1924 + v5020;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5061 = v1923 + v5025;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5062 = v5059 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5063 = v5061 < v4;
-      const bool v5064 = v5062 && v5063;
-      if (v5064) {
-        const float v5065 = v200.x[111];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5067 = iron_f32_to_bf16(v5065);
-        const unsigned int v5068 = v5059 * v4;
-        const unsigned int v5069 = v5068 + v1925;
-        const unsigned int v5070 = v5069 + v5061;
-        out[v5070] = v5067;
-      }
+    const unsigned int v2819 = static_cast<unsigned int>(v200.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2820 = v1926 + v2819;
+    const unsigned int v2821 = static_cast<unsigned int>(v200.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2822 = v1925 + v2821;
+    const bool v2823 = v2820 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2824 = v2822 < v4;
+    const bool v2825 = v2823 && v2824;
+    if (v2825) {
+      const unsigned int v2826 = v1927 + v2822;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2827 = v200.x[110];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2828 = iron_f32_to_bf16(v2827);
+      const float v2829 = v200.x[111];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2832 = iron_f32_to_bf16(v2829);
+      const unsigned int v2833 = v2820 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2834 = v2833 + v2826;
+      *reinterpret_cast<iron_bf16x2*>(out + v2834) = iron_bf16x2{{v2828, v2832}};
     }
-    const unsigned int v5071 = static_cast<unsigned int>(v200.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5072 = v1924 + v5071;
-    const unsigned int v5073 = static_cast<unsigned int>(v200.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5074 = v1923 + v5073;
-    const unsigned int v5076 = static_cast<unsigned int>(v200.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5077 = v5076 == v5071;
-    const unsigned int v5080 = v5073 + 1u;
-    const unsigned int v5081 = static_cast<unsigned int>(v200.col(113, iron_linear_thread() & 31u));
-    const bool v5082 = v5081 == v5080;
-    const bool v5083 = v5077 && v5082;
-    const unsigned int v5086 = v5074 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5087 = v5086 == 0u;
-    const bool v5088 = v5083 && v5087;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5088) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5089 = v5072 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5090 = v5074 < v4;
-      const bool v5091 = v5089 && v5090;
-      if (v5091) {
-        const unsigned int v5092 = v1925 + v5074;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5093 = v200.x[112];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5094 = iron_f32_to_bf16(v5093);
-        const float v5095 = v200.x[113];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5098 = iron_f32_to_bf16(v5095);
-        const unsigned int v5099 = v5072 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5100 = v5099 + v5092;
-        *reinterpret_cast<iron_bf16x2*>(out + v5100) = iron_bf16x2{{v5094, v5098}};
-      }
-    } else {
-      const bool v5105 = v5072 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5106 = v5074 < v4;
-      const bool v5107 = v5105 && v5106;
-      if (v5107) {
-        const float v5108 = v200.x[112];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5110 = iron_f32_to_bf16(v5108);
-        const unsigned int v5111 = v5072 * v4;
-        const unsigned int v5112 = v5111 + v1925;
-        const unsigned int v5113 = v5112 + v5074;
-        out[v5113] = v5110;
-      }
-      const unsigned int v5115 = v1924 + v5076;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5117 = v1923 + v5081;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5118 = v5115 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5119 = v5117 < v4;
-      const bool v5120 = v5118 && v5119;
-      if (v5120) {
-        const float v5121 = v200.x[113];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5123 = iron_f32_to_bf16(v5121);
-        const unsigned int v5124 = v5115 * v4;
-        const unsigned int v5125 = v5124 + v1925;
-        const unsigned int v5126 = v5125 + v5117;
-        out[v5126] = v5123;
-      }
+    const unsigned int v2835 = static_cast<unsigned int>(v200.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2836 = v1926 + v2835;
+    const unsigned int v2837 = static_cast<unsigned int>(v200.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2838 = v1925 + v2837;
+    const bool v2839 = v2836 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2840 = v2838 < v4;
+    const bool v2841 = v2839 && v2840;
+    if (v2841) {
+      const unsigned int v2842 = v1927 + v2838;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2843 = v200.x[112];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2844 = iron_f32_to_bf16(v2843);
+      const float v2845 = v200.x[113];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2848 = iron_f32_to_bf16(v2845);
+      const unsigned int v2849 = v2836 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2850 = v2849 + v2842;
+      *reinterpret_cast<iron_bf16x2*>(out + v2850) = iron_bf16x2{{v2844, v2848}};
     }
-    const unsigned int v5127 = static_cast<unsigned int>(v200.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5128 = v1924 + v5127;
-    const unsigned int v5129 = static_cast<unsigned int>(v200.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5130 = v1923 + v5129;
-    const unsigned int v5132 = static_cast<unsigned int>(v200.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5133 = v5132 == v5127;
-    const unsigned int v5136 = v5129 + 1u;
-    const unsigned int v5137 = static_cast<unsigned int>(v200.col(115, iron_linear_thread() & 31u));
-    const bool v5138 = v5137 == v5136;
-    const bool v5139 = v5133 && v5138;
-    const unsigned int v5142 = v5130 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5143 = v5142 == 0u;
-    const bool v5144 = v5139 && v5143;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5144) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5145 = v5128 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5146 = v5130 < v4;
-      const bool v5147 = v5145 && v5146;
-      if (v5147) {
-        const unsigned int v5148 = v1925 + v5130;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5149 = v200.x[114];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5150 = iron_f32_to_bf16(v5149);
-        const float v5151 = v200.x[115];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5154 = iron_f32_to_bf16(v5151);
-        const unsigned int v5155 = v5128 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5156 = v5155 + v5148;
-        *reinterpret_cast<iron_bf16x2*>(out + v5156) = iron_bf16x2{{v5150, v5154}};
-      }
-    } else {
-      const bool v5161 = v5128 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5162 = v5130 < v4;
-      const bool v5163 = v5161 && v5162;
-      if (v5163) {
-        const float v5164 = v200.x[114];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5166 = iron_f32_to_bf16(v5164);
-        const unsigned int v5167 = v5128 * v4;
-        const unsigned int v5168 = v5167 + v1925;
-        const unsigned int v5169 = v5168 + v5130;
-        out[v5169] = v5166;
-      }
-      const unsigned int v5171 = v1924 + v5132;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5173 = v1923 + v5137;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5174 = v5171 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5175 = v5173 < v4;
-      const bool v5176 = v5174 && v5175;
-      if (v5176) {
-        const float v5177 = v200.x[115];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5179 = iron_f32_to_bf16(v5177);
-        const unsigned int v5180 = v5171 * v4;
-        const unsigned int v5181 = v5180 + v1925;
-        const unsigned int v5182 = v5181 + v5173;
-        out[v5182] = v5179;
-      }
+    const unsigned int v2851 = static_cast<unsigned int>(v200.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2852 = v1926 + v2851;
+    const unsigned int v2853 = static_cast<unsigned int>(v200.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2854 = v1925 + v2853;
+    const bool v2855 = v2852 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2856 = v2854 < v4;
+    const bool v2857 = v2855 && v2856;
+    if (v2857) {
+      const unsigned int v2858 = v1927 + v2854;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2859 = v200.x[114];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2860 = iron_f32_to_bf16(v2859);
+      const float v2861 = v200.x[115];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2864 = iron_f32_to_bf16(v2861);
+      const unsigned int v2865 = v2852 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2866 = v2865 + v2858;
+      *reinterpret_cast<iron_bf16x2*>(out + v2866) = iron_bf16x2{{v2860, v2864}};
     }
-    const unsigned int v5183 = static_cast<unsigned int>(v200.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5184 = v1924 + v5183;
-    const unsigned int v5185 = static_cast<unsigned int>(v200.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5186 = v1923 + v5185;
-    const unsigned int v5188 = static_cast<unsigned int>(v200.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5189 = v5188 == v5183;
-    const unsigned int v5192 = v5185 + 1u;
-    const unsigned int v5193 = static_cast<unsigned int>(v200.col(117, iron_linear_thread() & 31u));
-    const bool v5194 = v5193 == v5192;
-    const bool v5195 = v5189 && v5194;
-    const unsigned int v5198 = v5186 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5199 = v5198 == 0u;
-    const bool v5200 = v5195 && v5199;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5200) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5201 = v5184 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5202 = v5186 < v4;
-      const bool v5203 = v5201 && v5202;
-      if (v5203) {
-        const unsigned int v5204 = v1925 + v5186;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5205 = v200.x[116];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5206 = iron_f32_to_bf16(v5205);
-        const float v5207 = v200.x[117];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5210 = iron_f32_to_bf16(v5207);
-        const unsigned int v5211 = v5184 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5212 = v5211 + v5204;
-        *reinterpret_cast<iron_bf16x2*>(out + v5212) = iron_bf16x2{{v5206, v5210}};
-      }
-    } else {
-      const bool v5217 = v5184 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5218 = v5186 < v4;
-      const bool v5219 = v5217 && v5218;
-      if (v5219) {
-        const float v5220 = v200.x[116];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5222 = iron_f32_to_bf16(v5220);
-        const unsigned int v5223 = v5184 * v4;
-        const unsigned int v5224 = v5223 + v1925;
-        const unsigned int v5225 = v5224 + v5186;
-        out[v5225] = v5222;
-      }
-      const unsigned int v5227 = v1924 + v5188;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5229 = v1923 + v5193;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5230 = v5227 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5231 = v5229 < v4;
-      const bool v5232 = v5230 && v5231;
-      if (v5232) {
-        const float v5233 = v200.x[117];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5235 = iron_f32_to_bf16(v5233);
-        const unsigned int v5236 = v5227 * v4;
-        const unsigned int v5237 = v5236 + v1925;
-        const unsigned int v5238 = v5237 + v5229;
-        out[v5238] = v5235;
-      }
+    const unsigned int v2867 = static_cast<unsigned int>(v200.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2868 = v1926 + v2867;
+    const unsigned int v2869 = static_cast<unsigned int>(v200.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2870 = v1925 + v2869;
+    const bool v2871 = v2868 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2872 = v2870 < v4;
+    const bool v2873 = v2871 && v2872;
+    if (v2873) {
+      const unsigned int v2874 = v1927 + v2870;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2875 = v200.x[116];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2876 = iron_f32_to_bf16(v2875);
+      const float v2877 = v200.x[117];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2880 = iron_f32_to_bf16(v2877);
+      const unsigned int v2881 = v2868 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2882 = v2881 + v2874;
+      *reinterpret_cast<iron_bf16x2*>(out + v2882) = iron_bf16x2{{v2876, v2880}};
     }
-    const unsigned int v5239 = static_cast<unsigned int>(v200.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5240 = v1924 + v5239;
-    const unsigned int v5241 = static_cast<unsigned int>(v200.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5242 = v1923 + v5241;
-    const unsigned int v5244 = static_cast<unsigned int>(v200.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5245 = v5244 == v5239;
-    const unsigned int v5248 = v5241 + 1u;
-    const unsigned int v5249 = static_cast<unsigned int>(v200.col(119, iron_linear_thread() & 31u));
-    const bool v5250 = v5249 == v5248;
-    const bool v5251 = v5245 && v5250;
-    const unsigned int v5254 = v5242 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5255 = v5254 == 0u;
-    const bool v5256 = v5251 && v5255;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5256) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5257 = v5240 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5258 = v5242 < v4;
-      const bool v5259 = v5257 && v5258;
-      if (v5259) {
-        const unsigned int v5260 = v1925 + v5242;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5261 = v200.x[118];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5262 = iron_f32_to_bf16(v5261);
-        const float v5263 = v200.x[119];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5266 = iron_f32_to_bf16(v5263);
-        const unsigned int v5267 = v5240 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5268 = v5267 + v5260;
-        *reinterpret_cast<iron_bf16x2*>(out + v5268) = iron_bf16x2{{v5262, v5266}};
-      }
-    } else {
-      const bool v5273 = v5240 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5274 = v5242 < v4;
-      const bool v5275 = v5273 && v5274;
-      if (v5275) {
-        const float v5276 = v200.x[118];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5278 = iron_f32_to_bf16(v5276);
-        const unsigned int v5279 = v5240 * v4;
-        const unsigned int v5280 = v5279 + v1925;
-        const unsigned int v5281 = v5280 + v5242;
-        out[v5281] = v5278;
-      }
-      const unsigned int v5283 = v1924 + v5244;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5285 = v1923 + v5249;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5286 = v5283 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5287 = v5285 < v4;
-      const bool v5288 = v5286 && v5287;
-      if (v5288) {
-        const float v5289 = v200.x[119];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5291 = iron_f32_to_bf16(v5289);
-        const unsigned int v5292 = v5283 * v4;
-        const unsigned int v5293 = v5292 + v1925;
-        const unsigned int v5294 = v5293 + v5285;
-        out[v5294] = v5291;
-      }
+    const unsigned int v2883 = static_cast<unsigned int>(v200.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2884 = v1926 + v2883;
+    const unsigned int v2885 = static_cast<unsigned int>(v200.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2886 = v1925 + v2885;
+    const bool v2887 = v2884 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2888 = v2886 < v4;
+    const bool v2889 = v2887 && v2888;
+    if (v2889) {
+      const unsigned int v2890 = v1927 + v2886;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2891 = v200.x[118];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2892 = iron_f32_to_bf16(v2891);
+      const float v2893 = v200.x[119];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2896 = iron_f32_to_bf16(v2893);
+      const unsigned int v2897 = v2884 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2898 = v2897 + v2890;
+      *reinterpret_cast<iron_bf16x2*>(out + v2898) = iron_bf16x2{{v2892, v2896}};
     }
-    const unsigned int v5295 = static_cast<unsigned int>(v200.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5296 = v1924 + v5295;
-    const unsigned int v5297 = static_cast<unsigned int>(v200.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5298 = v1923 + v5297;
-    const unsigned int v5300 = static_cast<unsigned int>(v200.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5301 = v5300 == v5295;
-    const unsigned int v5304 = v5297 + 1u;
-    const unsigned int v5305 = static_cast<unsigned int>(v200.col(121, iron_linear_thread() & 31u));
-    const bool v5306 = v5305 == v5304;
-    const bool v5307 = v5301 && v5306;
-    const unsigned int v5310 = v5298 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5311 = v5310 == 0u;
-    const bool v5312 = v5307 && v5311;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5312) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5313 = v5296 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5314 = v5298 < v4;
-      const bool v5315 = v5313 && v5314;
-      if (v5315) {
-        const unsigned int v5316 = v1925 + v5298;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5317 = v200.x[120];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5318 = iron_f32_to_bf16(v5317);
-        const float v5319 = v200.x[121];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5322 = iron_f32_to_bf16(v5319);
-        const unsigned int v5323 = v5296 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5324 = v5323 + v5316;
-        *reinterpret_cast<iron_bf16x2*>(out + v5324) = iron_bf16x2{{v5318, v5322}};
-      }
-    } else {
-      const bool v5329 = v5296 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5330 = v5298 < v4;
-      const bool v5331 = v5329 && v5330;
-      if (v5331) {
-        const float v5332 = v200.x[120];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5334 = iron_f32_to_bf16(v5332);
-        const unsigned int v5335 = v5296 * v4;
-        const unsigned int v5336 = v5335 + v1925;
-        const unsigned int v5337 = v5336 + v5298;
-        out[v5337] = v5334;
-      }
-      const unsigned int v5339 = v1924 + v5300;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5341 = v1923 + v5305;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5342 = v5339 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5343 = v5341 < v4;
-      const bool v5344 = v5342 && v5343;
-      if (v5344) {
-        const float v5345 = v200.x[121];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5347 = iron_f32_to_bf16(v5345);
-        const unsigned int v5348 = v5339 * v4;
-        const unsigned int v5349 = v5348 + v1925;
-        const unsigned int v5350 = v5349 + v5341;
-        out[v5350] = v5347;
-      }
+    const unsigned int v2899 = static_cast<unsigned int>(v200.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2900 = v1926 + v2899;
+    const unsigned int v2901 = static_cast<unsigned int>(v200.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2902 = v1925 + v2901;
+    const bool v2903 = v2900 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2904 = v2902 < v4;
+    const bool v2905 = v2903 && v2904;
+    if (v2905) {
+      const unsigned int v2906 = v1927 + v2902;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2907 = v200.x[120];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2908 = iron_f32_to_bf16(v2907);
+      const float v2909 = v200.x[121];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2912 = iron_f32_to_bf16(v2909);
+      const unsigned int v2913 = v2900 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2914 = v2913 + v2906;
+      *reinterpret_cast<iron_bf16x2*>(out + v2914) = iron_bf16x2{{v2908, v2912}};
     }
-    const unsigned int v5351 = static_cast<unsigned int>(v200.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5352 = v1924 + v5351;
-    const unsigned int v5353 = static_cast<unsigned int>(v200.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5354 = v1923 + v5353;
-    const unsigned int v5356 = static_cast<unsigned int>(v200.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5357 = v5356 == v5351;
-    const unsigned int v5360 = v5353 + 1u;
-    const unsigned int v5361 = static_cast<unsigned int>(v200.col(123, iron_linear_thread() & 31u));
-    const bool v5362 = v5361 == v5360;
-    const bool v5363 = v5357 && v5362;
-    const unsigned int v5366 = v5354 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5367 = v5366 == 0u;
-    const bool v5368 = v5363 && v5367;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5368) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5369 = v5352 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5370 = v5354 < v4;
-      const bool v5371 = v5369 && v5370;
-      if (v5371) {
-        const unsigned int v5372 = v1925 + v5354;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5373 = v200.x[122];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5374 = iron_f32_to_bf16(v5373);
-        const float v5375 = v200.x[123];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5378 = iron_f32_to_bf16(v5375);
-        const unsigned int v5379 = v5352 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5380 = v5379 + v5372;
-        *reinterpret_cast<iron_bf16x2*>(out + v5380) = iron_bf16x2{{v5374, v5378}};
-      }
-    } else {
-      const bool v5385 = v5352 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5386 = v5354 < v4;
-      const bool v5387 = v5385 && v5386;
-      if (v5387) {
-        const float v5388 = v200.x[122];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5390 = iron_f32_to_bf16(v5388);
-        const unsigned int v5391 = v5352 * v4;
-        const unsigned int v5392 = v5391 + v1925;
-        const unsigned int v5393 = v5392 + v5354;
-        out[v5393] = v5390;
-      }
-      const unsigned int v5395 = v1924 + v5356;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5397 = v1923 + v5361;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5398 = v5395 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5399 = v5397 < v4;
-      const bool v5400 = v5398 && v5399;
-      if (v5400) {
-        const float v5401 = v200.x[123];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5403 = iron_f32_to_bf16(v5401);
-        const unsigned int v5404 = v5395 * v4;
-        const unsigned int v5405 = v5404 + v1925;
-        const unsigned int v5406 = v5405 + v5397;
-        out[v5406] = v5403;
-      }
+    const unsigned int v2915 = static_cast<unsigned int>(v200.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2916 = v1926 + v2915;
+    const unsigned int v2917 = static_cast<unsigned int>(v200.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2918 = v1925 + v2917;
+    const bool v2919 = v2916 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2920 = v2918 < v4;
+    const bool v2921 = v2919 && v2920;
+    if (v2921) {
+      const unsigned int v2922 = v1927 + v2918;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2923 = v200.x[122];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2924 = iron_f32_to_bf16(v2923);
+      const float v2925 = v200.x[123];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2928 = iron_f32_to_bf16(v2925);
+      const unsigned int v2929 = v2916 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2930 = v2929 + v2922;
+      *reinterpret_cast<iron_bf16x2*>(out + v2930) = iron_bf16x2{{v2924, v2928}};
     }
-    const unsigned int v5407 = static_cast<unsigned int>(v200.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5408 = v1924 + v5407;
-    const unsigned int v5409 = static_cast<unsigned int>(v200.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5410 = v1923 + v5409;
-    const unsigned int v5412 = static_cast<unsigned int>(v200.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5413 = v5412 == v5407;
-    const unsigned int v5416 = v5409 + 1u;
-    const unsigned int v5417 = static_cast<unsigned int>(v200.col(125, iron_linear_thread() & 31u));
-    const bool v5418 = v5417 == v5416;
-    const bool v5419 = v5413 && v5418;
-    const unsigned int v5422 = v5410 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5423 = v5422 == 0u;
-    const bool v5424 = v5419 && v5423;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5424) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5425 = v5408 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5426 = v5410 < v4;
-      const bool v5427 = v5425 && v5426;
-      if (v5427) {
-        const unsigned int v5428 = v1925 + v5410;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5429 = v200.x[124];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5430 = iron_f32_to_bf16(v5429);
-        const float v5431 = v200.x[125];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5434 = iron_f32_to_bf16(v5431);
-        const unsigned int v5435 = v5408 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5436 = v5435 + v5428;
-        *reinterpret_cast<iron_bf16x2*>(out + v5436) = iron_bf16x2{{v5430, v5434}};
-      }
-    } else {
-      const bool v5441 = v5408 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5442 = v5410 < v4;
-      const bool v5443 = v5441 && v5442;
-      if (v5443) {
-        const float v5444 = v200.x[124];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5446 = iron_f32_to_bf16(v5444);
-        const unsigned int v5447 = v5408 * v4;
-        const unsigned int v5448 = v5447 + v1925;
-        const unsigned int v5449 = v5448 + v5410;
-        out[v5449] = v5446;
-      }
-      const unsigned int v5451 = v1924 + v5412;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5453 = v1923 + v5417;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5454 = v5451 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5455 = v5453 < v4;
-      const bool v5456 = v5454 && v5455;
-      if (v5456) {
-        const float v5457 = v200.x[125];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5459 = iron_f32_to_bf16(v5457);
-        const unsigned int v5460 = v5451 * v4;
-        const unsigned int v5461 = v5460 + v1925;
-        const unsigned int v5462 = v5461 + v5453;
-        out[v5462] = v5459;
-      }
+    const unsigned int v2931 = static_cast<unsigned int>(v200.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2932 = v1926 + v2931;
+    const unsigned int v2933 = static_cast<unsigned int>(v200.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2934 = v1925 + v2933;
+    const bool v2935 = v2932 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2936 = v2934 < v4;
+    const bool v2937 = v2935 && v2936;
+    if (v2937) {
+      const unsigned int v2938 = v1927 + v2934;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2939 = v200.x[124];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2940 = iron_f32_to_bf16(v2939);
+      const float v2941 = v200.x[125];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2944 = iron_f32_to_bf16(v2941);
+      const unsigned int v2945 = v2932 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2946 = v2945 + v2938;
+      *reinterpret_cast<iron_bf16x2*>(out + v2946) = iron_bf16x2{{v2940, v2944}};
     }
-    const unsigned int v5463 = static_cast<unsigned int>(v200.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5464 = v1924 + v5463;
-    const unsigned int v5465 = static_cast<unsigned int>(v200.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5466 = v1923 + v5465;
-    const unsigned int v5468 = static_cast<unsigned int>(v200.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5469 = v5468 == v5463;
-    const unsigned int v5472 = v5465 + 1u;
-    const unsigned int v5473 = static_cast<unsigned int>(v200.col(127, iron_linear_thread() & 31u));
-    const bool v5474 = v5473 == v5472;
-    const bool v5475 = v5469 && v5474;
-    const unsigned int v5478 = v5466 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5479 = v5478 == 0u;
-    const bool v5480 = v5475 && v5479;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5480) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5481 = v5464 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5482 = v5466 < v4;
-      const bool v5483 = v5481 && v5482;
-      if (v5483) {
-        const unsigned int v5484 = v1925 + v5466;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5485 = v200.x[126];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5486 = iron_f32_to_bf16(v5485);
-        const float v5487 = v200.x[127];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5490 = iron_f32_to_bf16(v5487);
-        const unsigned int v5491 = v5464 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5492 = v5491 + v5484;
-        *reinterpret_cast<iron_bf16x2*>(out + v5492) = iron_bf16x2{{v5486, v5490}};
-      }
-    } else {
-      const bool v5497 = v5464 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5498 = v5466 < v4;
-      const bool v5499 = v5497 && v5498;
-      if (v5499) {
-        const float v5500 = v200.x[126];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5502 = iron_f32_to_bf16(v5500);
-        const unsigned int v5503 = v5464 * v4;
-        const unsigned int v5504 = v5503 + v1925;
-        const unsigned int v5505 = v5504 + v5466;
-        out[v5505] = v5502;
-      }
-      const unsigned int v5507 = v1924 + v5468;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5509 = v1923 + v5473;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5510 = v5507 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5511 = v5509 < v4;
-      const bool v5512 = v5510 && v5511;
-      if (v5512) {
-        const float v5513 = v200.x[127];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5515 = iron_f32_to_bf16(v5513);
-        const unsigned int v5516 = v5507 * v4;
-        const unsigned int v5517 = v5516 + v1925;
-        const unsigned int v5518 = v5517 + v5509;
-        out[v5518] = v5515;
-      }
+    const unsigned int v2947 = static_cast<unsigned int>(v200.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2948 = v1926 + v2947;
+    const unsigned int v2949 = static_cast<unsigned int>(v200.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2950 = v1925 + v2949;
+    const bool v2951 = v2948 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2952 = v2950 < v4;
+    const bool v2953 = v2951 && v2952;
+    if (v2953) {
+      const unsigned int v2954 = v1927 + v2950;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2955 = v200.x[126];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2956 = iron_f32_to_bf16(v2955);
+      const float v2957 = v200.x[127];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2960 = iron_f32_to_bf16(v2957);
+      const unsigned int v2961 = v2948 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2962 = v2961 + v2954;
+      *reinterpret_cast<iron_bf16x2*>(out + v2962) = iron_bf16x2{{v2956, v2960}};
     }
   } else {
-    const unsigned int v5519 = static_cast<unsigned int>(v200.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5520 = v1924 + v5519;
-    const unsigned int v5521 = static_cast<unsigned int>(v200.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5522 = v1923 + v5521;
-    const bool v5523 = v5520 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5524 = v5522 < v4;
-    const bool v5525 = v5523 && v5524;
-    if (v5525) {
-      const float v5526 = v200.x[0];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5528 = iron_f32_to_bf16(v5526);
-      const unsigned int v5529 = v5520 * v4;
-      const unsigned int v5530 = v5529 + v1925;
-      const unsigned int v5531 = v5530 + v5522;
-      out[v5531] = v5528;
-    }
-    const unsigned int v5532 = static_cast<unsigned int>(v200.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5533 = v1924 + v5532;
-    const unsigned int v5534 = static_cast<unsigned int>(v200.col(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5535 = v1923 + v5534;
-    const bool v5536 = v5533 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5537 = v5535 < v4;
-    const bool v5538 = v5536 && v5537;
-    if (v5538) {
-      const float v5539 = v200.x[1];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5541 = iron_f32_to_bf16(v5539);
-      const unsigned int v5542 = v5533 * v4;
-      const unsigned int v5543 = v5542 + v1925;
-      const unsigned int v5544 = v5543 + v5535;
-      out[v5544] = v5541;
-    }
-    const unsigned int v5545 = static_cast<unsigned int>(v200.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5546 = v1924 + v5545;
-    const unsigned int v5547 = static_cast<unsigned int>(v200.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5548 = v1923 + v5547;
-    const bool v5549 = v5546 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5550 = v5548 < v4;
-    const bool v5551 = v5549 && v5550;
-    if (v5551) {
-      const float v5552 = v200.x[2];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5554 = iron_f32_to_bf16(v5552);
-      const unsigned int v5555 = v5546 * v4;
-      const unsigned int v5556 = v5555 + v1925;
-      const unsigned int v5557 = v5556 + v5548;
-      out[v5557] = v5554;
-    }
-    const unsigned int v5558 = static_cast<unsigned int>(v200.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5559 = v1924 + v5558;
-    const unsigned int v5560 = static_cast<unsigned int>(v200.col(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5561 = v1923 + v5560;
-    const bool v5562 = v5559 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5563 = v5561 < v4;
-    const bool v5564 = v5562 && v5563;
-    if (v5564) {
-      const float v5565 = v200.x[3];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5567 = iron_f32_to_bf16(v5565);
-      const unsigned int v5568 = v5559 * v4;
-      const unsigned int v5569 = v5568 + v1925;
-      const unsigned int v5570 = v5569 + v5561;
-      out[v5570] = v5567;
-    }
-    const unsigned int v5571 = static_cast<unsigned int>(v200.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5572 = v1924 + v5571;
-    const unsigned int v5573 = static_cast<unsigned int>(v200.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5574 = v1923 + v5573;
-    const bool v5575 = v5572 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5576 = v5574 < v4;
-    const bool v5577 = v5575 && v5576;
-    if (v5577) {
-      const float v5578 = v200.x[4];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5580 = iron_f32_to_bf16(v5578);
-      const unsigned int v5581 = v5572 * v4;
-      const unsigned int v5582 = v5581 + v1925;
-      const unsigned int v5583 = v5582 + v5574;
-      out[v5583] = v5580;
-    }
-    const unsigned int v5584 = static_cast<unsigned int>(v200.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5585 = v1924 + v5584;
-    const unsigned int v5586 = static_cast<unsigned int>(v200.col(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5587 = v1923 + v5586;
-    const bool v5588 = v5585 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5589 = v5587 < v4;
-    const bool v5590 = v5588 && v5589;
-    if (v5590) {
-      const float v5591 = v200.x[5];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5593 = iron_f32_to_bf16(v5591);
-      const unsigned int v5594 = v5585 * v4;
-      const unsigned int v5595 = v5594 + v1925;
-      const unsigned int v5596 = v5595 + v5587;
-      out[v5596] = v5593;
-    }
-    const unsigned int v5597 = static_cast<unsigned int>(v200.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5598 = v1924 + v5597;
-    const unsigned int v5599 = static_cast<unsigned int>(v200.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5600 = v1923 + v5599;
-    const bool v5601 = v5598 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5602 = v5600 < v4;
-    const bool v5603 = v5601 && v5602;
-    if (v5603) {
-      const float v5604 = v200.x[6];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5606 = iron_f32_to_bf16(v5604);
-      const unsigned int v5607 = v5598 * v4;
-      const unsigned int v5608 = v5607 + v1925;
-      const unsigned int v5609 = v5608 + v5600;
-      out[v5609] = v5606;
-    }
-    const unsigned int v5610 = static_cast<unsigned int>(v200.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5611 = v1924 + v5610;
-    const unsigned int v5612 = static_cast<unsigned int>(v200.col(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5613 = v1923 + v5612;
-    const bool v5614 = v5611 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5615 = v5613 < v4;
-    const bool v5616 = v5614 && v5615;
-    if (v5616) {
-      const float v5617 = v200.x[7];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5619 = iron_f32_to_bf16(v5617);
-      const unsigned int v5620 = v5611 * v4;
-      const unsigned int v5621 = v5620 + v1925;
-      const unsigned int v5622 = v5621 + v5613;
-      out[v5622] = v5619;
-    }
-    const unsigned int v5623 = static_cast<unsigned int>(v200.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5624 = v1924 + v5623;
-    const unsigned int v5625 = static_cast<unsigned int>(v200.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5626 = v1923 + v5625;
-    const bool v5627 = v5624 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5628 = v5626 < v4;
-    const bool v5629 = v5627 && v5628;
-    if (v5629) {
-      const float v5630 = v200.x[8];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5632 = iron_f32_to_bf16(v5630);
-      const unsigned int v5633 = v5624 * v4;
-      const unsigned int v5634 = v5633 + v1925;
-      const unsigned int v5635 = v5634 + v5626;
-      out[v5635] = v5632;
-    }
-    const unsigned int v5636 = static_cast<unsigned int>(v200.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5637 = v1924 + v5636;
-    const unsigned int v5638 = static_cast<unsigned int>(v200.col(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5639 = v1923 + v5638;
-    const bool v5640 = v5637 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5641 = v5639 < v4;
-    const bool v5642 = v5640 && v5641;
-    if (v5642) {
-      const float v5643 = v200.x[9];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5645 = iron_f32_to_bf16(v5643);
-      const unsigned int v5646 = v5637 * v4;
-      const unsigned int v5647 = v5646 + v1925;
-      const unsigned int v5648 = v5647 + v5639;
-      out[v5648] = v5645;
-    }
-    const unsigned int v5649 = static_cast<unsigned int>(v200.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5650 = v1924 + v5649;
-    const unsigned int v5651 = static_cast<unsigned int>(v200.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5652 = v1923 + v5651;
-    const bool v5653 = v5650 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5654 = v5652 < v4;
-    const bool v5655 = v5653 && v5654;
-    if (v5655) {
-      const float v5656 = v200.x[10];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5658 = iron_f32_to_bf16(v5656);
-      const unsigned int v5659 = v5650 * v4;
-      const unsigned int v5660 = v5659 + v1925;
-      const unsigned int v5661 = v5660 + v5652;
-      out[v5661] = v5658;
-    }
-    const unsigned int v5662 = static_cast<unsigned int>(v200.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5663 = v1924 + v5662;
-    const unsigned int v5664 = static_cast<unsigned int>(v200.col(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5665 = v1923 + v5664;
-    const bool v5666 = v5663 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5667 = v5665 < v4;
-    const bool v5668 = v5666 && v5667;
-    if (v5668) {
-      const float v5669 = v200.x[11];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5671 = iron_f32_to_bf16(v5669);
-      const unsigned int v5672 = v5663 * v4;
-      const unsigned int v5673 = v5672 + v1925;
-      const unsigned int v5674 = v5673 + v5665;
-      out[v5674] = v5671;
-    }
-    const unsigned int v5675 = static_cast<unsigned int>(v200.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5676 = v1924 + v5675;
-    const unsigned int v5677 = static_cast<unsigned int>(v200.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5678 = v1923 + v5677;
-    const bool v5679 = v5676 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5680 = v5678 < v4;
-    const bool v5681 = v5679 && v5680;
-    if (v5681) {
-      const float v5682 = v200.x[12];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5684 = iron_f32_to_bf16(v5682);
-      const unsigned int v5685 = v5676 * v4;
-      const unsigned int v5686 = v5685 + v1925;
-      const unsigned int v5687 = v5686 + v5678;
-      out[v5687] = v5684;
-    }
-    const unsigned int v5688 = static_cast<unsigned int>(v200.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5689 = v1924 + v5688;
-    const unsigned int v5690 = static_cast<unsigned int>(v200.col(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5691 = v1923 + v5690;
-    const bool v5692 = v5689 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5693 = v5691 < v4;
-    const bool v5694 = v5692 && v5693;
-    if (v5694) {
-      const float v5695 = v200.x[13];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5697 = iron_f32_to_bf16(v5695);
-      const unsigned int v5698 = v5689 * v4;
-      const unsigned int v5699 = v5698 + v1925;
-      const unsigned int v5700 = v5699 + v5691;
-      out[v5700] = v5697;
-    }
-    const unsigned int v5701 = static_cast<unsigned int>(v200.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5702 = v1924 + v5701;
-    const unsigned int v5703 = static_cast<unsigned int>(v200.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5704 = v1923 + v5703;
-    const bool v5705 = v5702 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5706 = v5704 < v4;
-    const bool v5707 = v5705 && v5706;
-    if (v5707) {
-      const float v5708 = v200.x[14];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5710 = iron_f32_to_bf16(v5708);
-      const unsigned int v5711 = v5702 * v4;
-      const unsigned int v5712 = v5711 + v1925;
-      const unsigned int v5713 = v5712 + v5704;
-      out[v5713] = v5710;
-    }
-    const unsigned int v5714 = static_cast<unsigned int>(v200.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5715 = v1924 + v5714;
-    const unsigned int v5716 = static_cast<unsigned int>(v200.col(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5717 = v1923 + v5716;
-    const bool v5718 = v5715 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5719 = v5717 < v4;
-    const bool v5720 = v5718 && v5719;
-    if (v5720) {
-      const float v5721 = v200.x[15];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5723 = iron_f32_to_bf16(v5721);
-      const unsigned int v5724 = v5715 * v4;
-      const unsigned int v5725 = v5724 + v1925;
-      const unsigned int v5726 = v5725 + v5717;
-      out[v5726] = v5723;
-    }
-    const unsigned int v5727 = static_cast<unsigned int>(v200.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5728 = v1924 + v5727;
-    const unsigned int v5729 = static_cast<unsigned int>(v200.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5730 = v1923 + v5729;
-    const bool v5731 = v5728 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5732 = v5730 < v4;
-    const bool v5733 = v5731 && v5732;
-    if (v5733) {
-      const float v5734 = v200.x[16];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5736 = iron_f32_to_bf16(v5734);
-      const unsigned int v5737 = v5728 * v4;
-      const unsigned int v5738 = v5737 + v1925;
-      const unsigned int v5739 = v5738 + v5730;
-      out[v5739] = v5736;
-    }
-    const unsigned int v5740 = static_cast<unsigned int>(v200.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5741 = v1924 + v5740;
-    const unsigned int v5742 = static_cast<unsigned int>(v200.col(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5743 = v1923 + v5742;
-    const bool v5744 = v5741 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5745 = v5743 < v4;
-    const bool v5746 = v5744 && v5745;
-    if (v5746) {
-      const float v5747 = v200.x[17];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5749 = iron_f32_to_bf16(v5747);
-      const unsigned int v5750 = v5741 * v4;
-      const unsigned int v5751 = v5750 + v1925;
-      const unsigned int v5752 = v5751 + v5743;
-      out[v5752] = v5749;
-    }
-    const unsigned int v5753 = static_cast<unsigned int>(v200.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5754 = v1924 + v5753;
-    const unsigned int v5755 = static_cast<unsigned int>(v200.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5756 = v1923 + v5755;
-    const bool v5757 = v5754 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5758 = v5756 < v4;
-    const bool v5759 = v5757 && v5758;
-    if (v5759) {
-      const float v5760 = v200.x[18];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5762 = iron_f32_to_bf16(v5760);
-      const unsigned int v5763 = v5754 * v4;
-      const unsigned int v5764 = v5763 + v1925;
-      const unsigned int v5765 = v5764 + v5756;
-      out[v5765] = v5762;
-    }
-    const unsigned int v5766 = static_cast<unsigned int>(v200.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5767 = v1924 + v5766;
-    const unsigned int v5768 = static_cast<unsigned int>(v200.col(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5769 = v1923 + v5768;
-    const bool v5770 = v5767 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5771 = v5769 < v4;
-    const bool v5772 = v5770 && v5771;
-    if (v5772) {
-      const float v5773 = v200.x[19];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5775 = iron_f32_to_bf16(v5773);
-      const unsigned int v5776 = v5767 * v4;
-      const unsigned int v5777 = v5776 + v1925;
-      const unsigned int v5778 = v5777 + v5769;
-      out[v5778] = v5775;
-    }
-    const unsigned int v5779 = static_cast<unsigned int>(v200.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5780 = v1924 + v5779;
-    const unsigned int v5781 = static_cast<unsigned int>(v200.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5782 = v1923 + v5781;
-    const bool v5783 = v5780 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5784 = v5782 < v4;
-    const bool v5785 = v5783 && v5784;
-    if (v5785) {
-      const float v5786 = v200.x[20];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5788 = iron_f32_to_bf16(v5786);
-      const unsigned int v5789 = v5780 * v4;
-      const unsigned int v5790 = v5789 + v1925;
-      const unsigned int v5791 = v5790 + v5782;
-      out[v5791] = v5788;
-    }
-    const unsigned int v5792 = static_cast<unsigned int>(v200.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5793 = v1924 + v5792;
-    const unsigned int v5794 = static_cast<unsigned int>(v200.col(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5795 = v1923 + v5794;
-    const bool v5796 = v5793 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5797 = v5795 < v4;
-    const bool v5798 = v5796 && v5797;
-    if (v5798) {
-      const float v5799 = v200.x[21];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5801 = iron_f32_to_bf16(v5799);
-      const unsigned int v5802 = v5793 * v4;
-      const unsigned int v5803 = v5802 + v1925;
-      const unsigned int v5804 = v5803 + v5795;
-      out[v5804] = v5801;
-    }
-    const unsigned int v5805 = static_cast<unsigned int>(v200.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5806 = v1924 + v5805;
-    const unsigned int v5807 = static_cast<unsigned int>(v200.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5808 = v1923 + v5807;
-    const bool v5809 = v5806 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5810 = v5808 < v4;
-    const bool v5811 = v5809 && v5810;
-    if (v5811) {
-      const float v5812 = v200.x[22];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5814 = iron_f32_to_bf16(v5812);
-      const unsigned int v5815 = v5806 * v4;
-      const unsigned int v5816 = v5815 + v1925;
-      const unsigned int v5817 = v5816 + v5808;
-      out[v5817] = v5814;
-    }
-    const unsigned int v5818 = static_cast<unsigned int>(v200.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5819 = v1924 + v5818;
-    const unsigned int v5820 = static_cast<unsigned int>(v200.col(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5821 = v1923 + v5820;
-    const bool v5822 = v5819 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5823 = v5821 < v4;
-    const bool v5824 = v5822 && v5823;
-    if (v5824) {
-      const float v5825 = v200.x[23];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5827 = iron_f32_to_bf16(v5825);
-      const unsigned int v5828 = v5819 * v4;
-      const unsigned int v5829 = v5828 + v1925;
-      const unsigned int v5830 = v5829 + v5821;
-      out[v5830] = v5827;
-    }
-    const unsigned int v5831 = static_cast<unsigned int>(v200.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5832 = v1924 + v5831;
-    const unsigned int v5833 = static_cast<unsigned int>(v200.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5834 = v1923 + v5833;
-    const bool v5835 = v5832 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5836 = v5834 < v4;
-    const bool v5837 = v5835 && v5836;
-    if (v5837) {
-      const float v5838 = v200.x[24];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5840 = iron_f32_to_bf16(v5838);
-      const unsigned int v5841 = v5832 * v4;
-      const unsigned int v5842 = v5841 + v1925;
-      const unsigned int v5843 = v5842 + v5834;
-      out[v5843] = v5840;
-    }
-    const unsigned int v5844 = static_cast<unsigned int>(v200.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5845 = v1924 + v5844;
-    const unsigned int v5846 = static_cast<unsigned int>(v200.col(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5847 = v1923 + v5846;
-    const bool v5848 = v5845 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5849 = v5847 < v4;
-    const bool v5850 = v5848 && v5849;
-    if (v5850) {
-      const float v5851 = v200.x[25];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5853 = iron_f32_to_bf16(v5851);
-      const unsigned int v5854 = v5845 * v4;
-      const unsigned int v5855 = v5854 + v1925;
-      const unsigned int v5856 = v5855 + v5847;
-      out[v5856] = v5853;
-    }
-    const unsigned int v5857 = static_cast<unsigned int>(v200.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5858 = v1924 + v5857;
-    const unsigned int v5859 = static_cast<unsigned int>(v200.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5860 = v1923 + v5859;
-    const bool v5861 = v5858 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5862 = v5860 < v4;
-    const bool v5863 = v5861 && v5862;
-    if (v5863) {
-      const float v5864 = v200.x[26];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5866 = iron_f32_to_bf16(v5864);
-      const unsigned int v5867 = v5858 * v4;
-      const unsigned int v5868 = v5867 + v1925;
-      const unsigned int v5869 = v5868 + v5860;
-      out[v5869] = v5866;
-    }
-    const unsigned int v5870 = static_cast<unsigned int>(v200.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5871 = v1924 + v5870;
-    const unsigned int v5872 = static_cast<unsigned int>(v200.col(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5873 = v1923 + v5872;
-    const bool v5874 = v5871 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5875 = v5873 < v4;
-    const bool v5876 = v5874 && v5875;
-    if (v5876) {
-      const float v5877 = v200.x[27];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5879 = iron_f32_to_bf16(v5877);
-      const unsigned int v5880 = v5871 * v4;
-      const unsigned int v5881 = v5880 + v1925;
-      const unsigned int v5882 = v5881 + v5873;
-      out[v5882] = v5879;
-    }
-    const unsigned int v5883 = static_cast<unsigned int>(v200.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5884 = v1924 + v5883;
-    const unsigned int v5885 = static_cast<unsigned int>(v200.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5886 = v1923 + v5885;
-    const bool v5887 = v5884 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5888 = v5886 < v4;
-    const bool v5889 = v5887 && v5888;
-    if (v5889) {
-      const float v5890 = v200.x[28];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5892 = iron_f32_to_bf16(v5890);
-      const unsigned int v5893 = v5884 * v4;
-      const unsigned int v5894 = v5893 + v1925;
-      const unsigned int v5895 = v5894 + v5886;
-      out[v5895] = v5892;
-    }
-    const unsigned int v5896 = static_cast<unsigned int>(v200.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5897 = v1924 + v5896;
-    const unsigned int v5898 = static_cast<unsigned int>(v200.col(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5899 = v1923 + v5898;
-    const bool v5900 = v5897 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5901 = v5899 < v4;
-    const bool v5902 = v5900 && v5901;
-    if (v5902) {
-      const float v5903 = v200.x[29];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5905 = iron_f32_to_bf16(v5903);
-      const unsigned int v5906 = v5897 * v4;
-      const unsigned int v5907 = v5906 + v1925;
-      const unsigned int v5908 = v5907 + v5899;
-      out[v5908] = v5905;
-    }
-    const unsigned int v5909 = static_cast<unsigned int>(v200.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5910 = v1924 + v5909;
-    const unsigned int v5911 = static_cast<unsigned int>(v200.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5912 = v1923 + v5911;
-    const bool v5913 = v5910 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5914 = v5912 < v4;
-    const bool v5915 = v5913 && v5914;
-    if (v5915) {
-      const float v5916 = v200.x[30];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5918 = iron_f32_to_bf16(v5916);
-      const unsigned int v5919 = v5910 * v4;
-      const unsigned int v5920 = v5919 + v1925;
-      const unsigned int v5921 = v5920 + v5912;
-      out[v5921] = v5918;
-    }
-    const unsigned int v5922 = static_cast<unsigned int>(v200.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5923 = v1924 + v5922;
-    const unsigned int v5924 = static_cast<unsigned int>(v200.col(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5925 = v1923 + v5924;
-    const bool v5926 = v5923 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5927 = v5925 < v4;
-    const bool v5928 = v5926 && v5927;
-    if (v5928) {
-      const float v5929 = v200.x[31];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5931 = iron_f32_to_bf16(v5929);
-      const unsigned int v5932 = v5923 * v4;
-      const unsigned int v5933 = v5932 + v1925;
-      const unsigned int v5934 = v5933 + v5925;
-      out[v5934] = v5931;
-    }
-    const unsigned int v5935 = static_cast<unsigned int>(v200.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5936 = v1924 + v5935;
-    const unsigned int v5937 = static_cast<unsigned int>(v200.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5938 = v1923 + v5937;
-    const bool v5939 = v5936 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5940 = v5938 < v4;
-    const bool v5941 = v5939 && v5940;
-    if (v5941) {
-      const float v5942 = v200.x[32];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5944 = iron_f32_to_bf16(v5942);
-      const unsigned int v5945 = v5936 * v4;
-      const unsigned int v5946 = v5945 + v1925;
-      const unsigned int v5947 = v5946 + v5938;
-      out[v5947] = v5944;
-    }
-    const unsigned int v5948 = static_cast<unsigned int>(v200.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5949 = v1924 + v5948;
-    const unsigned int v5950 = static_cast<unsigned int>(v200.col(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5951 = v1923 + v5950;
-    const bool v5952 = v5949 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5953 = v5951 < v4;
-    const bool v5954 = v5952 && v5953;
-    if (v5954) {
-      const float v5955 = v200.x[33];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5957 = iron_f32_to_bf16(v5955);
-      const unsigned int v5958 = v5949 * v4;
-      const unsigned int v5959 = v5958 + v1925;
-      const unsigned int v5960 = v5959 + v5951;
-      out[v5960] = v5957;
-    }
-    const unsigned int v5961 = static_cast<unsigned int>(v200.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5962 = v1924 + v5961;
-    const unsigned int v5963 = static_cast<unsigned int>(v200.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5964 = v1923 + v5963;
-    const bool v5965 = v5962 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5966 = v5964 < v4;
-    const bool v5967 = v5965 && v5966;
-    if (v5967) {
-      const float v5968 = v200.x[34];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5970 = iron_f32_to_bf16(v5968);
-      const unsigned int v5971 = v5962 * v4;
-      const unsigned int v5972 = v5971 + v1925;
-      const unsigned int v5973 = v5972 + v5964;
-      out[v5973] = v5970;
-    }
-    const unsigned int v5974 = static_cast<unsigned int>(v200.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5975 = v1924 + v5974;
-    const unsigned int v5976 = static_cast<unsigned int>(v200.col(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5977 = v1923 + v5976;
-    const bool v5978 = v5975 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5979 = v5977 < v4;
-    const bool v5980 = v5978 && v5979;
-    if (v5980) {
-      const float v5981 = v200.x[35];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5983 = iron_f32_to_bf16(v5981);
-      const unsigned int v5984 = v5975 * v4;
-      const unsigned int v5985 = v5984 + v1925;
-      const unsigned int v5986 = v5985 + v5977;
-      out[v5986] = v5983;
-    }
-    const unsigned int v5987 = static_cast<unsigned int>(v200.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5988 = v1924 + v5987;
-    const unsigned int v5989 = static_cast<unsigned int>(v200.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5990 = v1923 + v5989;
-    const bool v5991 = v5988 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5992 = v5990 < v4;
-    const bool v5993 = v5991 && v5992;
-    if (v5993) {
-      const float v5994 = v200.x[36];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5996 = iron_f32_to_bf16(v5994);
-      const unsigned int v5997 = v5988 * v4;
-      const unsigned int v5998 = v5997 + v1925;
-      const unsigned int v5999 = v5998 + v5990;
-      out[v5999] = v5996;
-    }
-    const unsigned int v6000 = static_cast<unsigned int>(v200.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6001 = v1924 + v6000;
-    const unsigned int v6002 = static_cast<unsigned int>(v200.col(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6003 = v1923 + v6002;
-    const bool v6004 = v6001 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6005 = v6003 < v4;
-    const bool v6006 = v6004 && v6005;
-    if (v6006) {
-      const float v6007 = v200.x[37];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6009 = iron_f32_to_bf16(v6007);
-      const unsigned int v6010 = v6001 * v4;
-      const unsigned int v6011 = v6010 + v1925;
-      const unsigned int v6012 = v6011 + v6003;
-      out[v6012] = v6009;
-    }
-    const unsigned int v6013 = static_cast<unsigned int>(v200.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6014 = v1924 + v6013;
-    const unsigned int v6015 = static_cast<unsigned int>(v200.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6016 = v1923 + v6015;
-    const bool v6017 = v6014 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6018 = v6016 < v4;
-    const bool v6019 = v6017 && v6018;
-    if (v6019) {
-      const float v6020 = v200.x[38];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6022 = iron_f32_to_bf16(v6020);
-      const unsigned int v6023 = v6014 * v4;
-      const unsigned int v6024 = v6023 + v1925;
-      const unsigned int v6025 = v6024 + v6016;
-      out[v6025] = v6022;
-    }
-    const unsigned int v6026 = static_cast<unsigned int>(v200.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6027 = v1924 + v6026;
-    const unsigned int v6028 = static_cast<unsigned int>(v200.col(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6029 = v1923 + v6028;
-    const bool v6030 = v6027 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6031 = v6029 < v4;
-    const bool v6032 = v6030 && v6031;
-    if (v6032) {
-      const float v6033 = v200.x[39];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6035 = iron_f32_to_bf16(v6033);
-      const unsigned int v6036 = v6027 * v4;
-      const unsigned int v6037 = v6036 + v1925;
-      const unsigned int v6038 = v6037 + v6029;
-      out[v6038] = v6035;
-    }
-    const unsigned int v6039 = static_cast<unsigned int>(v200.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6040 = v1924 + v6039;
-    const unsigned int v6041 = static_cast<unsigned int>(v200.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6042 = v1923 + v6041;
-    const bool v6043 = v6040 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6044 = v6042 < v4;
-    const bool v6045 = v6043 && v6044;
-    if (v6045) {
-      const float v6046 = v200.x[40];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6048 = iron_f32_to_bf16(v6046);
-      const unsigned int v6049 = v6040 * v4;
-      const unsigned int v6050 = v6049 + v1925;
-      const unsigned int v6051 = v6050 + v6042;
-      out[v6051] = v6048;
-    }
-    const unsigned int v6052 = static_cast<unsigned int>(v200.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6053 = v1924 + v6052;
-    const unsigned int v6054 = static_cast<unsigned int>(v200.col(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6055 = v1923 + v6054;
-    const bool v6056 = v6053 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6057 = v6055 < v4;
-    const bool v6058 = v6056 && v6057;
-    if (v6058) {
-      const float v6059 = v200.x[41];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6061 = iron_f32_to_bf16(v6059);
-      const unsigned int v6062 = v6053 * v4;
-      const unsigned int v6063 = v6062 + v1925;
-      const unsigned int v6064 = v6063 + v6055;
-      out[v6064] = v6061;
-    }
-    const unsigned int v6065 = static_cast<unsigned int>(v200.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6066 = v1924 + v6065;
-    const unsigned int v6067 = static_cast<unsigned int>(v200.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6068 = v1923 + v6067;
-    const bool v6069 = v6066 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6070 = v6068 < v4;
-    const bool v6071 = v6069 && v6070;
-    if (v6071) {
-      const float v6072 = v200.x[42];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6074 = iron_f32_to_bf16(v6072);
-      const unsigned int v6075 = v6066 * v4;
-      const unsigned int v6076 = v6075 + v1925;
-      const unsigned int v6077 = v6076 + v6068;
-      out[v6077] = v6074;
-    }
-    const unsigned int v6078 = static_cast<unsigned int>(v200.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6079 = v1924 + v6078;
-    const unsigned int v6080 = static_cast<unsigned int>(v200.col(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6081 = v1923 + v6080;
-    const bool v6082 = v6079 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6083 = v6081 < v4;
-    const bool v6084 = v6082 && v6083;
-    if (v6084) {
-      const float v6085 = v200.x[43];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6087 = iron_f32_to_bf16(v6085);
-      const unsigned int v6088 = v6079 * v4;
-      const unsigned int v6089 = v6088 + v1925;
-      const unsigned int v6090 = v6089 + v6081;
-      out[v6090] = v6087;
-    }
-    const unsigned int v6091 = static_cast<unsigned int>(v200.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6092 = v1924 + v6091;
-    const unsigned int v6093 = static_cast<unsigned int>(v200.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6094 = v1923 + v6093;
-    const bool v6095 = v6092 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6096 = v6094 < v4;
-    const bool v6097 = v6095 && v6096;
-    if (v6097) {
-      const float v6098 = v200.x[44];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6100 = iron_f32_to_bf16(v6098);
-      const unsigned int v6101 = v6092 * v4;
-      const unsigned int v6102 = v6101 + v1925;
-      const unsigned int v6103 = v6102 + v6094;
-      out[v6103] = v6100;
-    }
-    const unsigned int v6104 = static_cast<unsigned int>(v200.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6105 = v1924 + v6104;
-    const unsigned int v6106 = static_cast<unsigned int>(v200.col(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6107 = v1923 + v6106;
-    const bool v6108 = v6105 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6109 = v6107 < v4;
-    const bool v6110 = v6108 && v6109;
-    if (v6110) {
-      const float v6111 = v200.x[45];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6113 = iron_f32_to_bf16(v6111);
-      const unsigned int v6114 = v6105 * v4;
-      const unsigned int v6115 = v6114 + v1925;
-      const unsigned int v6116 = v6115 + v6107;
-      out[v6116] = v6113;
-    }
-    const unsigned int v6117 = static_cast<unsigned int>(v200.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6118 = v1924 + v6117;
-    const unsigned int v6119 = static_cast<unsigned int>(v200.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6120 = v1923 + v6119;
-    const bool v6121 = v6118 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6122 = v6120 < v4;
-    const bool v6123 = v6121 && v6122;
-    if (v6123) {
-      const float v6124 = v200.x[46];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6126 = iron_f32_to_bf16(v6124);
-      const unsigned int v6127 = v6118 * v4;
-      const unsigned int v6128 = v6127 + v1925;
-      const unsigned int v6129 = v6128 + v6120;
-      out[v6129] = v6126;
-    }
-    const unsigned int v6130 = static_cast<unsigned int>(v200.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6131 = v1924 + v6130;
-    const unsigned int v6132 = static_cast<unsigned int>(v200.col(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6133 = v1923 + v6132;
-    const bool v6134 = v6131 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6135 = v6133 < v4;
-    const bool v6136 = v6134 && v6135;
-    if (v6136) {
-      const float v6137 = v200.x[47];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6139 = iron_f32_to_bf16(v6137);
-      const unsigned int v6140 = v6131 * v4;
-      const unsigned int v6141 = v6140 + v1925;
-      const unsigned int v6142 = v6141 + v6133;
-      out[v6142] = v6139;
-    }
-    const unsigned int v6143 = static_cast<unsigned int>(v200.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6144 = v1924 + v6143;
-    const unsigned int v6145 = static_cast<unsigned int>(v200.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6146 = v1923 + v6145;
-    const bool v6147 = v6144 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6148 = v6146 < v4;
-    const bool v6149 = v6147 && v6148;
-    if (v6149) {
-      const float v6150 = v200.x[48];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6152 = iron_f32_to_bf16(v6150);
-      const unsigned int v6153 = v6144 * v4;
-      const unsigned int v6154 = v6153 + v1925;
-      const unsigned int v6155 = v6154 + v6146;
-      out[v6155] = v6152;
-    }
-    const unsigned int v6156 = static_cast<unsigned int>(v200.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6157 = v1924 + v6156;
-    const unsigned int v6158 = static_cast<unsigned int>(v200.col(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6159 = v1923 + v6158;
-    const bool v6160 = v6157 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6161 = v6159 < v4;
-    const bool v6162 = v6160 && v6161;
-    if (v6162) {
-      const float v6163 = v200.x[49];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6165 = iron_f32_to_bf16(v6163);
-      const unsigned int v6166 = v6157 * v4;
-      const unsigned int v6167 = v6166 + v1925;
-      const unsigned int v6168 = v6167 + v6159;
-      out[v6168] = v6165;
-    }
-    const unsigned int v6169 = static_cast<unsigned int>(v200.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6170 = v1924 + v6169;
-    const unsigned int v6171 = static_cast<unsigned int>(v200.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6172 = v1923 + v6171;
-    const bool v6173 = v6170 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6174 = v6172 < v4;
-    const bool v6175 = v6173 && v6174;
-    if (v6175) {
-      const float v6176 = v200.x[50];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6178 = iron_f32_to_bf16(v6176);
-      const unsigned int v6179 = v6170 * v4;
-      const unsigned int v6180 = v6179 + v1925;
-      const unsigned int v6181 = v6180 + v6172;
-      out[v6181] = v6178;
-    }
-    const unsigned int v6182 = static_cast<unsigned int>(v200.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6183 = v1924 + v6182;
-    const unsigned int v6184 = static_cast<unsigned int>(v200.col(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6185 = v1923 + v6184;
-    const bool v6186 = v6183 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6187 = v6185 < v4;
-    const bool v6188 = v6186 && v6187;
-    if (v6188) {
-      const float v6189 = v200.x[51];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6191 = iron_f32_to_bf16(v6189);
-      const unsigned int v6192 = v6183 * v4;
-      const unsigned int v6193 = v6192 + v1925;
-      const unsigned int v6194 = v6193 + v6185;
-      out[v6194] = v6191;
-    }
-    const unsigned int v6195 = static_cast<unsigned int>(v200.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6196 = v1924 + v6195;
-    const unsigned int v6197 = static_cast<unsigned int>(v200.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6198 = v1923 + v6197;
-    const bool v6199 = v6196 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6200 = v6198 < v4;
-    const bool v6201 = v6199 && v6200;
-    if (v6201) {
-      const float v6202 = v200.x[52];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6204 = iron_f32_to_bf16(v6202);
-      const unsigned int v6205 = v6196 * v4;
-      const unsigned int v6206 = v6205 + v1925;
-      const unsigned int v6207 = v6206 + v6198;
-      out[v6207] = v6204;
-    }
-    const unsigned int v6208 = static_cast<unsigned int>(v200.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6209 = v1924 + v6208;
-    const unsigned int v6210 = static_cast<unsigned int>(v200.col(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6211 = v1923 + v6210;
-    const bool v6212 = v6209 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6213 = v6211 < v4;
-    const bool v6214 = v6212 && v6213;
-    if (v6214) {
-      const float v6215 = v200.x[53];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6217 = iron_f32_to_bf16(v6215);
-      const unsigned int v6218 = v6209 * v4;
-      const unsigned int v6219 = v6218 + v1925;
-      const unsigned int v6220 = v6219 + v6211;
-      out[v6220] = v6217;
-    }
-    const unsigned int v6221 = static_cast<unsigned int>(v200.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6222 = v1924 + v6221;
-    const unsigned int v6223 = static_cast<unsigned int>(v200.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6224 = v1923 + v6223;
-    const bool v6225 = v6222 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6226 = v6224 < v4;
-    const bool v6227 = v6225 && v6226;
-    if (v6227) {
-      const float v6228 = v200.x[54];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6230 = iron_f32_to_bf16(v6228);
-      const unsigned int v6231 = v6222 * v4;
-      const unsigned int v6232 = v6231 + v1925;
-      const unsigned int v6233 = v6232 + v6224;
-      out[v6233] = v6230;
-    }
-    const unsigned int v6234 = static_cast<unsigned int>(v200.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6235 = v1924 + v6234;
-    const unsigned int v6236 = static_cast<unsigned int>(v200.col(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6237 = v1923 + v6236;
-    const bool v6238 = v6235 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6239 = v6237 < v4;
-    const bool v6240 = v6238 && v6239;
-    if (v6240) {
-      const float v6241 = v200.x[55];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6243 = iron_f32_to_bf16(v6241);
-      const unsigned int v6244 = v6235 * v4;
-      const unsigned int v6245 = v6244 + v1925;
-      const unsigned int v6246 = v6245 + v6237;
-      out[v6246] = v6243;
-    }
-    const unsigned int v6247 = static_cast<unsigned int>(v200.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6248 = v1924 + v6247;
-    const unsigned int v6249 = static_cast<unsigned int>(v200.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6250 = v1923 + v6249;
-    const bool v6251 = v6248 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6252 = v6250 < v4;
-    const bool v6253 = v6251 && v6252;
-    if (v6253) {
-      const float v6254 = v200.x[56];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6256 = iron_f32_to_bf16(v6254);
-      const unsigned int v6257 = v6248 * v4;
-      const unsigned int v6258 = v6257 + v1925;
-      const unsigned int v6259 = v6258 + v6250;
-      out[v6259] = v6256;
-    }
-    const unsigned int v6260 = static_cast<unsigned int>(v200.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6261 = v1924 + v6260;
-    const unsigned int v6262 = static_cast<unsigned int>(v200.col(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6263 = v1923 + v6262;
-    const bool v6264 = v6261 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6265 = v6263 < v4;
-    const bool v6266 = v6264 && v6265;
-    if (v6266) {
-      const float v6267 = v200.x[57];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6269 = iron_f32_to_bf16(v6267);
-      const unsigned int v6270 = v6261 * v4;
-      const unsigned int v6271 = v6270 + v1925;
-      const unsigned int v6272 = v6271 + v6263;
-      out[v6272] = v6269;
-    }
-    const unsigned int v6273 = static_cast<unsigned int>(v200.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6274 = v1924 + v6273;
-    const unsigned int v6275 = static_cast<unsigned int>(v200.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6276 = v1923 + v6275;
-    const bool v6277 = v6274 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6278 = v6276 < v4;
-    const bool v6279 = v6277 && v6278;
-    if (v6279) {
-      const float v6280 = v200.x[58];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6282 = iron_f32_to_bf16(v6280);
-      const unsigned int v6283 = v6274 * v4;
-      const unsigned int v6284 = v6283 + v1925;
-      const unsigned int v6285 = v6284 + v6276;
-      out[v6285] = v6282;
-    }
-    const unsigned int v6286 = static_cast<unsigned int>(v200.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6287 = v1924 + v6286;
-    const unsigned int v6288 = static_cast<unsigned int>(v200.col(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6289 = v1923 + v6288;
-    const bool v6290 = v6287 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6291 = v6289 < v4;
-    const bool v6292 = v6290 && v6291;
-    if (v6292) {
-      const float v6293 = v200.x[59];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6295 = iron_f32_to_bf16(v6293);
-      const unsigned int v6296 = v6287 * v4;
-      const unsigned int v6297 = v6296 + v1925;
-      const unsigned int v6298 = v6297 + v6289;
-      out[v6298] = v6295;
-    }
-    const unsigned int v6299 = static_cast<unsigned int>(v200.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6300 = v1924 + v6299;
-    const unsigned int v6301 = static_cast<unsigned int>(v200.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6302 = v1923 + v6301;
-    const bool v6303 = v6300 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6304 = v6302 < v4;
-    const bool v6305 = v6303 && v6304;
-    if (v6305) {
-      const float v6306 = v200.x[60];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6308 = iron_f32_to_bf16(v6306);
-      const unsigned int v6309 = v6300 * v4;
-      const unsigned int v6310 = v6309 + v1925;
-      const unsigned int v6311 = v6310 + v6302;
-      out[v6311] = v6308;
-    }
-    const unsigned int v6312 = static_cast<unsigned int>(v200.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6313 = v1924 + v6312;
-    const unsigned int v6314 = static_cast<unsigned int>(v200.col(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6315 = v1923 + v6314;
-    const bool v6316 = v6313 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6317 = v6315 < v4;
-    const bool v6318 = v6316 && v6317;
-    if (v6318) {
-      const float v6319 = v200.x[61];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6321 = iron_f32_to_bf16(v6319);
-      const unsigned int v6322 = v6313 * v4;
-      const unsigned int v6323 = v6322 + v1925;
-      const unsigned int v6324 = v6323 + v6315;
-      out[v6324] = v6321;
-    }
-    const unsigned int v6325 = static_cast<unsigned int>(v200.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6326 = v1924 + v6325;
-    const unsigned int v6327 = static_cast<unsigned int>(v200.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6328 = v1923 + v6327;
-    const bool v6329 = v6326 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6330 = v6328 < v4;
-    const bool v6331 = v6329 && v6330;
-    if (v6331) {
-      const float v6332 = v200.x[62];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6334 = iron_f32_to_bf16(v6332);
-      const unsigned int v6335 = v6326 * v4;
-      const unsigned int v6336 = v6335 + v1925;
-      const unsigned int v6337 = v6336 + v6328;
-      out[v6337] = v6334;
-    }
-    const unsigned int v6338 = static_cast<unsigned int>(v200.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6339 = v1924 + v6338;
-    const unsigned int v6340 = static_cast<unsigned int>(v200.col(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6341 = v1923 + v6340;
-    const bool v6342 = v6339 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6343 = v6341 < v4;
-    const bool v6344 = v6342 && v6343;
-    if (v6344) {
-      const float v6345 = v200.x[63];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6347 = iron_f32_to_bf16(v6345);
-      const unsigned int v6348 = v6339 * v4;
-      const unsigned int v6349 = v6348 + v1925;
-      const unsigned int v6350 = v6349 + v6341;
-      out[v6350] = v6347;
-    }
-    const unsigned int v6351 = static_cast<unsigned int>(v200.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6352 = v1924 + v6351;
-    const unsigned int v6353 = static_cast<unsigned int>(v200.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6354 = v1923 + v6353;
-    const bool v6355 = v6352 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6356 = v6354 < v4;
-    const bool v6357 = v6355 && v6356;
-    if (v6357) {
-      const float v6358 = v200.x[64];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6360 = iron_f32_to_bf16(v6358);
-      const unsigned int v6361 = v6352 * v4;
-      const unsigned int v6362 = v6361 + v1925;
-      const unsigned int v6363 = v6362 + v6354;
-      out[v6363] = v6360;
-    }
-    const unsigned int v6364 = static_cast<unsigned int>(v200.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6365 = v1924 + v6364;
-    const unsigned int v6366 = static_cast<unsigned int>(v200.col(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6367 = v1923 + v6366;
-    const bool v6368 = v6365 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6369 = v6367 < v4;
-    const bool v6370 = v6368 && v6369;
-    if (v6370) {
-      const float v6371 = v200.x[65];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6373 = iron_f32_to_bf16(v6371);
-      const unsigned int v6374 = v6365 * v4;
-      const unsigned int v6375 = v6374 + v1925;
-      const unsigned int v6376 = v6375 + v6367;
-      out[v6376] = v6373;
-    }
-    const unsigned int v6377 = static_cast<unsigned int>(v200.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6378 = v1924 + v6377;
-    const unsigned int v6379 = static_cast<unsigned int>(v200.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6380 = v1923 + v6379;
-    const bool v6381 = v6378 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6382 = v6380 < v4;
-    const bool v6383 = v6381 && v6382;
-    if (v6383) {
-      const float v6384 = v200.x[66];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6386 = iron_f32_to_bf16(v6384);
-      const unsigned int v6387 = v6378 * v4;
-      const unsigned int v6388 = v6387 + v1925;
-      const unsigned int v6389 = v6388 + v6380;
-      out[v6389] = v6386;
-    }
-    const unsigned int v6390 = static_cast<unsigned int>(v200.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6391 = v1924 + v6390;
-    const unsigned int v6392 = static_cast<unsigned int>(v200.col(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6393 = v1923 + v6392;
-    const bool v6394 = v6391 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6395 = v6393 < v4;
-    const bool v6396 = v6394 && v6395;
-    if (v6396) {
-      const float v6397 = v200.x[67];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6399 = iron_f32_to_bf16(v6397);
-      const unsigned int v6400 = v6391 * v4;
-      const unsigned int v6401 = v6400 + v1925;
-      const unsigned int v6402 = v6401 + v6393;
-      out[v6402] = v6399;
-    }
-    const unsigned int v6403 = static_cast<unsigned int>(v200.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6404 = v1924 + v6403;
-    const unsigned int v6405 = static_cast<unsigned int>(v200.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6406 = v1923 + v6405;
-    const bool v6407 = v6404 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6408 = v6406 < v4;
-    const bool v6409 = v6407 && v6408;
-    if (v6409) {
-      const float v6410 = v200.x[68];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6412 = iron_f32_to_bf16(v6410);
-      const unsigned int v6413 = v6404 * v4;
-      const unsigned int v6414 = v6413 + v1925;
-      const unsigned int v6415 = v6414 + v6406;
-      out[v6415] = v6412;
-    }
-    const unsigned int v6416 = static_cast<unsigned int>(v200.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6417 = v1924 + v6416;
-    const unsigned int v6418 = static_cast<unsigned int>(v200.col(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6419 = v1923 + v6418;
-    const bool v6420 = v6417 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6421 = v6419 < v4;
-    const bool v6422 = v6420 && v6421;
-    if (v6422) {
-      const float v6423 = v200.x[69];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6425 = iron_f32_to_bf16(v6423);
-      const unsigned int v6426 = v6417 * v4;
-      const unsigned int v6427 = v6426 + v1925;
-      const unsigned int v6428 = v6427 + v6419;
-      out[v6428] = v6425;
-    }
-    const unsigned int v6429 = static_cast<unsigned int>(v200.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6430 = v1924 + v6429;
-    const unsigned int v6431 = static_cast<unsigned int>(v200.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6432 = v1923 + v6431;
-    const bool v6433 = v6430 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6434 = v6432 < v4;
-    const bool v6435 = v6433 && v6434;
-    if (v6435) {
-      const float v6436 = v200.x[70];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6438 = iron_f32_to_bf16(v6436);
-      const unsigned int v6439 = v6430 * v4;
-      const unsigned int v6440 = v6439 + v1925;
-      const unsigned int v6441 = v6440 + v6432;
-      out[v6441] = v6438;
-    }
-    const unsigned int v6442 = static_cast<unsigned int>(v200.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6443 = v1924 + v6442;
-    const unsigned int v6444 = static_cast<unsigned int>(v200.col(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6445 = v1923 + v6444;
-    const bool v6446 = v6443 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6447 = v6445 < v4;
-    const bool v6448 = v6446 && v6447;
-    if (v6448) {
-      const float v6449 = v200.x[71];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6451 = iron_f32_to_bf16(v6449);
-      const unsigned int v6452 = v6443 * v4;
-      const unsigned int v6453 = v6452 + v1925;
-      const unsigned int v6454 = v6453 + v6445;
-      out[v6454] = v6451;
-    }
-    const unsigned int v6455 = static_cast<unsigned int>(v200.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6456 = v1924 + v6455;
-    const unsigned int v6457 = static_cast<unsigned int>(v200.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6458 = v1923 + v6457;
-    const bool v6459 = v6456 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6460 = v6458 < v4;
-    const bool v6461 = v6459 && v6460;
-    if (v6461) {
-      const float v6462 = v200.x[72];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6464 = iron_f32_to_bf16(v6462);
-      const unsigned int v6465 = v6456 * v4;
-      const unsigned int v6466 = v6465 + v1925;
-      const unsigned int v6467 = v6466 + v6458;
-      out[v6467] = v6464;
-    }
-    const unsigned int v6468 = static_cast<unsigned int>(v200.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6469 = v1924 + v6468;
-    const unsigned int v6470 = static_cast<unsigned int>(v200.col(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6471 = v1923 + v6470;
-    const bool v6472 = v6469 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6473 = v6471 < v4;
-    const bool v6474 = v6472 && v6473;
-    if (v6474) {
-      const float v6475 = v200.x[73];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6477 = iron_f32_to_bf16(v6475);
-      const unsigned int v6478 = v6469 * v4;
-      const unsigned int v6479 = v6478 + v1925;
-      const unsigned int v6480 = v6479 + v6471;
-      out[v6480] = v6477;
-    }
-    const unsigned int v6481 = static_cast<unsigned int>(v200.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6482 = v1924 + v6481;
-    const unsigned int v6483 = static_cast<unsigned int>(v200.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6484 = v1923 + v6483;
-    const bool v6485 = v6482 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6486 = v6484 < v4;
-    const bool v6487 = v6485 && v6486;
-    if (v6487) {
-      const float v6488 = v200.x[74];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6490 = iron_f32_to_bf16(v6488);
-      const unsigned int v6491 = v6482 * v4;
-      const unsigned int v6492 = v6491 + v1925;
-      const unsigned int v6493 = v6492 + v6484;
-      out[v6493] = v6490;
-    }
-    const unsigned int v6494 = static_cast<unsigned int>(v200.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6495 = v1924 + v6494;
-    const unsigned int v6496 = static_cast<unsigned int>(v200.col(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6497 = v1923 + v6496;
-    const bool v6498 = v6495 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6499 = v6497 < v4;
-    const bool v6500 = v6498 && v6499;
-    if (v6500) {
-      const float v6501 = v200.x[75];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6503 = iron_f32_to_bf16(v6501);
-      const unsigned int v6504 = v6495 * v4;
-      const unsigned int v6505 = v6504 + v1925;
-      const unsigned int v6506 = v6505 + v6497;
-      out[v6506] = v6503;
-    }
-    const unsigned int v6507 = static_cast<unsigned int>(v200.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6508 = v1924 + v6507;
-    const unsigned int v6509 = static_cast<unsigned int>(v200.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6510 = v1923 + v6509;
-    const bool v6511 = v6508 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6512 = v6510 < v4;
-    const bool v6513 = v6511 && v6512;
-    if (v6513) {
-      const float v6514 = v200.x[76];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6516 = iron_f32_to_bf16(v6514);
-      const unsigned int v6517 = v6508 * v4;
-      const unsigned int v6518 = v6517 + v1925;
-      const unsigned int v6519 = v6518 + v6510;
-      out[v6519] = v6516;
-    }
-    const unsigned int v6520 = static_cast<unsigned int>(v200.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6521 = v1924 + v6520;
-    const unsigned int v6522 = static_cast<unsigned int>(v200.col(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6523 = v1923 + v6522;
-    const bool v6524 = v6521 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6525 = v6523 < v4;
-    const bool v6526 = v6524 && v6525;
-    if (v6526) {
-      const float v6527 = v200.x[77];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6529 = iron_f32_to_bf16(v6527);
-      const unsigned int v6530 = v6521 * v4;
-      const unsigned int v6531 = v6530 + v1925;
-      const unsigned int v6532 = v6531 + v6523;
-      out[v6532] = v6529;
-    }
-    const unsigned int v6533 = static_cast<unsigned int>(v200.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6534 = v1924 + v6533;
-    const unsigned int v6535 = static_cast<unsigned int>(v200.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6536 = v1923 + v6535;
-    const bool v6537 = v6534 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6538 = v6536 < v4;
-    const bool v6539 = v6537 && v6538;
-    if (v6539) {
-      const float v6540 = v200.x[78];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6542 = iron_f32_to_bf16(v6540);
-      const unsigned int v6543 = v6534 * v4;
-      const unsigned int v6544 = v6543 + v1925;
-      const unsigned int v6545 = v6544 + v6536;
-      out[v6545] = v6542;
-    }
-    const unsigned int v6546 = static_cast<unsigned int>(v200.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6547 = v1924 + v6546;
-    const unsigned int v6548 = static_cast<unsigned int>(v200.col(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6549 = v1923 + v6548;
-    const bool v6550 = v6547 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6551 = v6549 < v4;
-    const bool v6552 = v6550 && v6551;
-    if (v6552) {
-      const float v6553 = v200.x[79];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6555 = iron_f32_to_bf16(v6553);
-      const unsigned int v6556 = v6547 * v4;
-      const unsigned int v6557 = v6556 + v1925;
-      const unsigned int v6558 = v6557 + v6549;
-      out[v6558] = v6555;
-    }
-    const unsigned int v6559 = static_cast<unsigned int>(v200.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6560 = v1924 + v6559;
-    const unsigned int v6561 = static_cast<unsigned int>(v200.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6562 = v1923 + v6561;
-    const bool v6563 = v6560 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6564 = v6562 < v4;
-    const bool v6565 = v6563 && v6564;
-    if (v6565) {
-      const float v6566 = v200.x[80];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6568 = iron_f32_to_bf16(v6566);
-      const unsigned int v6569 = v6560 * v4;
-      const unsigned int v6570 = v6569 + v1925;
-      const unsigned int v6571 = v6570 + v6562;
-      out[v6571] = v6568;
-    }
-    const unsigned int v6572 = static_cast<unsigned int>(v200.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6573 = v1924 + v6572;
-    const unsigned int v6574 = static_cast<unsigned int>(v200.col(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6575 = v1923 + v6574;
-    const bool v6576 = v6573 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6577 = v6575 < v4;
-    const bool v6578 = v6576 && v6577;
-    if (v6578) {
-      const float v6579 = v200.x[81];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6581 = iron_f32_to_bf16(v6579);
-      const unsigned int v6582 = v6573 * v4;
-      const unsigned int v6583 = v6582 + v1925;
-      const unsigned int v6584 = v6583 + v6575;
-      out[v6584] = v6581;
-    }
-    const unsigned int v6585 = static_cast<unsigned int>(v200.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6586 = v1924 + v6585;
-    const unsigned int v6587 = static_cast<unsigned int>(v200.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6588 = v1923 + v6587;
-    const bool v6589 = v6586 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6590 = v6588 < v4;
-    const bool v6591 = v6589 && v6590;
-    if (v6591) {
-      const float v6592 = v200.x[82];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6594 = iron_f32_to_bf16(v6592);
-      const unsigned int v6595 = v6586 * v4;
-      const unsigned int v6596 = v6595 + v1925;
-      const unsigned int v6597 = v6596 + v6588;
-      out[v6597] = v6594;
-    }
-    const unsigned int v6598 = static_cast<unsigned int>(v200.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6599 = v1924 + v6598;
-    const unsigned int v6600 = static_cast<unsigned int>(v200.col(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6601 = v1923 + v6600;
-    const bool v6602 = v6599 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6603 = v6601 < v4;
-    const bool v6604 = v6602 && v6603;
-    if (v6604) {
-      const float v6605 = v200.x[83];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6607 = iron_f32_to_bf16(v6605);
-      const unsigned int v6608 = v6599 * v4;
-      const unsigned int v6609 = v6608 + v1925;
-      const unsigned int v6610 = v6609 + v6601;
-      out[v6610] = v6607;
-    }
-    const unsigned int v6611 = static_cast<unsigned int>(v200.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6612 = v1924 + v6611;
-    const unsigned int v6613 = static_cast<unsigned int>(v200.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6614 = v1923 + v6613;
-    const bool v6615 = v6612 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6616 = v6614 < v4;
-    const bool v6617 = v6615 && v6616;
-    if (v6617) {
-      const float v6618 = v200.x[84];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6620 = iron_f32_to_bf16(v6618);
-      const unsigned int v6621 = v6612 * v4;
-      const unsigned int v6622 = v6621 + v1925;
-      const unsigned int v6623 = v6622 + v6614;
-      out[v6623] = v6620;
-    }
-    const unsigned int v6624 = static_cast<unsigned int>(v200.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6625 = v1924 + v6624;
-    const unsigned int v6626 = static_cast<unsigned int>(v200.col(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6627 = v1923 + v6626;
-    const bool v6628 = v6625 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6629 = v6627 < v4;
-    const bool v6630 = v6628 && v6629;
-    if (v6630) {
-      const float v6631 = v200.x[85];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6633 = iron_f32_to_bf16(v6631);
-      const unsigned int v6634 = v6625 * v4;
-      const unsigned int v6635 = v6634 + v1925;
-      const unsigned int v6636 = v6635 + v6627;
-      out[v6636] = v6633;
-    }
-    const unsigned int v6637 = static_cast<unsigned int>(v200.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6638 = v1924 + v6637;
-    const unsigned int v6639 = static_cast<unsigned int>(v200.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6640 = v1923 + v6639;
-    const bool v6641 = v6638 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6642 = v6640 < v4;
-    const bool v6643 = v6641 && v6642;
-    if (v6643) {
-      const float v6644 = v200.x[86];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6646 = iron_f32_to_bf16(v6644);
-      const unsigned int v6647 = v6638 * v4;
-      const unsigned int v6648 = v6647 + v1925;
-      const unsigned int v6649 = v6648 + v6640;
-      out[v6649] = v6646;
-    }
-    const unsigned int v6650 = static_cast<unsigned int>(v200.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6651 = v1924 + v6650;
-    const unsigned int v6652 = static_cast<unsigned int>(v200.col(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6653 = v1923 + v6652;
-    const bool v6654 = v6651 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6655 = v6653 < v4;
-    const bool v6656 = v6654 && v6655;
-    if (v6656) {
-      const float v6657 = v200.x[87];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6659 = iron_f32_to_bf16(v6657);
-      const unsigned int v6660 = v6651 * v4;
-      const unsigned int v6661 = v6660 + v1925;
-      const unsigned int v6662 = v6661 + v6653;
-      out[v6662] = v6659;
-    }
-    const unsigned int v6663 = static_cast<unsigned int>(v200.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6664 = v1924 + v6663;
-    const unsigned int v6665 = static_cast<unsigned int>(v200.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6666 = v1923 + v6665;
-    const bool v6667 = v6664 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6668 = v6666 < v4;
-    const bool v6669 = v6667 && v6668;
-    if (v6669) {
-      const float v6670 = v200.x[88];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6672 = iron_f32_to_bf16(v6670);
-      const unsigned int v6673 = v6664 * v4;
-      const unsigned int v6674 = v6673 + v1925;
-      const unsigned int v6675 = v6674 + v6666;
-      out[v6675] = v6672;
-    }
-    const unsigned int v6676 = static_cast<unsigned int>(v200.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6677 = v1924 + v6676;
-    const unsigned int v6678 = static_cast<unsigned int>(v200.col(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6679 = v1923 + v6678;
-    const bool v6680 = v6677 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6681 = v6679 < v4;
-    const bool v6682 = v6680 && v6681;
-    if (v6682) {
-      const float v6683 = v200.x[89];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6685 = iron_f32_to_bf16(v6683);
-      const unsigned int v6686 = v6677 * v4;
-      const unsigned int v6687 = v6686 + v1925;
-      const unsigned int v6688 = v6687 + v6679;
-      out[v6688] = v6685;
-    }
-    const unsigned int v6689 = static_cast<unsigned int>(v200.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6690 = v1924 + v6689;
-    const unsigned int v6691 = static_cast<unsigned int>(v200.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6692 = v1923 + v6691;
-    const bool v6693 = v6690 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6694 = v6692 < v4;
-    const bool v6695 = v6693 && v6694;
-    if (v6695) {
-      const float v6696 = v200.x[90];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6698 = iron_f32_to_bf16(v6696);
-      const unsigned int v6699 = v6690 * v4;
-      const unsigned int v6700 = v6699 + v1925;
-      const unsigned int v6701 = v6700 + v6692;
-      out[v6701] = v6698;
-    }
-    const unsigned int v6702 = static_cast<unsigned int>(v200.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6703 = v1924 + v6702;
-    const unsigned int v6704 = static_cast<unsigned int>(v200.col(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6705 = v1923 + v6704;
-    const bool v6706 = v6703 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6707 = v6705 < v4;
-    const bool v6708 = v6706 && v6707;
-    if (v6708) {
-      const float v6709 = v200.x[91];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6711 = iron_f32_to_bf16(v6709);
-      const unsigned int v6712 = v6703 * v4;
-      const unsigned int v6713 = v6712 + v1925;
-      const unsigned int v6714 = v6713 + v6705;
-      out[v6714] = v6711;
-    }
-    const unsigned int v6715 = static_cast<unsigned int>(v200.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6716 = v1924 + v6715;
-    const unsigned int v6717 = static_cast<unsigned int>(v200.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6718 = v1923 + v6717;
-    const bool v6719 = v6716 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6720 = v6718 < v4;
-    const bool v6721 = v6719 && v6720;
-    if (v6721) {
-      const float v6722 = v200.x[92];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6724 = iron_f32_to_bf16(v6722);
-      const unsigned int v6725 = v6716 * v4;
-      const unsigned int v6726 = v6725 + v1925;
-      const unsigned int v6727 = v6726 + v6718;
-      out[v6727] = v6724;
-    }
-    const unsigned int v6728 = static_cast<unsigned int>(v200.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6729 = v1924 + v6728;
-    const unsigned int v6730 = static_cast<unsigned int>(v200.col(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6731 = v1923 + v6730;
-    const bool v6732 = v6729 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6733 = v6731 < v4;
-    const bool v6734 = v6732 && v6733;
-    if (v6734) {
-      const float v6735 = v200.x[93];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6737 = iron_f32_to_bf16(v6735);
-      const unsigned int v6738 = v6729 * v4;
-      const unsigned int v6739 = v6738 + v1925;
-      const unsigned int v6740 = v6739 + v6731;
-      out[v6740] = v6737;
-    }
-    const unsigned int v6741 = static_cast<unsigned int>(v200.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6742 = v1924 + v6741;
-    const unsigned int v6743 = static_cast<unsigned int>(v200.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6744 = v1923 + v6743;
-    const bool v6745 = v6742 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6746 = v6744 < v4;
-    const bool v6747 = v6745 && v6746;
-    if (v6747) {
-      const float v6748 = v200.x[94];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6750 = iron_f32_to_bf16(v6748);
-      const unsigned int v6751 = v6742 * v4;
-      const unsigned int v6752 = v6751 + v1925;
-      const unsigned int v6753 = v6752 + v6744;
-      out[v6753] = v6750;
-    }
-    const unsigned int v6754 = static_cast<unsigned int>(v200.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6755 = v1924 + v6754;
-    const unsigned int v6756 = static_cast<unsigned int>(v200.col(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6757 = v1923 + v6756;
-    const bool v6758 = v6755 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6759 = v6757 < v4;
-    const bool v6760 = v6758 && v6759;
-    if (v6760) {
-      const float v6761 = v200.x[95];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6763 = iron_f32_to_bf16(v6761);
-      const unsigned int v6764 = v6755 * v4;
-      const unsigned int v6765 = v6764 + v1925;
-      const unsigned int v6766 = v6765 + v6757;
-      out[v6766] = v6763;
-    }
-    const unsigned int v6767 = static_cast<unsigned int>(v200.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6768 = v1924 + v6767;
-    const unsigned int v6769 = static_cast<unsigned int>(v200.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6770 = v1923 + v6769;
-    const bool v6771 = v6768 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6772 = v6770 < v4;
-    const bool v6773 = v6771 && v6772;
-    if (v6773) {
-      const float v6774 = v200.x[96];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6776 = iron_f32_to_bf16(v6774);
-      const unsigned int v6777 = v6768 * v4;
-      const unsigned int v6778 = v6777 + v1925;
-      const unsigned int v6779 = v6778 + v6770;
-      out[v6779] = v6776;
-    }
-    const unsigned int v6780 = static_cast<unsigned int>(v200.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6781 = v1924 + v6780;
-    const unsigned int v6782 = static_cast<unsigned int>(v200.col(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6783 = v1923 + v6782;
-    const bool v6784 = v6781 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6785 = v6783 < v4;
-    const bool v6786 = v6784 && v6785;
-    if (v6786) {
-      const float v6787 = v200.x[97];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6789 = iron_f32_to_bf16(v6787);
-      const unsigned int v6790 = v6781 * v4;
-      const unsigned int v6791 = v6790 + v1925;
-      const unsigned int v6792 = v6791 + v6783;
-      out[v6792] = v6789;
-    }
-    const unsigned int v6793 = static_cast<unsigned int>(v200.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6794 = v1924 + v6793;
-    const unsigned int v6795 = static_cast<unsigned int>(v200.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6796 = v1923 + v6795;
-    const bool v6797 = v6794 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6798 = v6796 < v4;
-    const bool v6799 = v6797 && v6798;
-    if (v6799) {
-      const float v6800 = v200.x[98];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6802 = iron_f32_to_bf16(v6800);
-      const unsigned int v6803 = v6794 * v4;
-      const unsigned int v6804 = v6803 + v1925;
-      const unsigned int v6805 = v6804 + v6796;
-      out[v6805] = v6802;
-    }
-    const unsigned int v6806 = static_cast<unsigned int>(v200.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6807 = v1924 + v6806;
-    const unsigned int v6808 = static_cast<unsigned int>(v200.col(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6809 = v1923 + v6808;
-    const bool v6810 = v6807 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6811 = v6809 < v4;
-    const bool v6812 = v6810 && v6811;
-    if (v6812) {
-      const float v6813 = v200.x[99];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6815 = iron_f32_to_bf16(v6813);
-      const unsigned int v6816 = v6807 * v4;
-      const unsigned int v6817 = v6816 + v1925;
-      const unsigned int v6818 = v6817 + v6809;
-      out[v6818] = v6815;
-    }
-    const unsigned int v6819 = static_cast<unsigned int>(v200.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6820 = v1924 + v6819;
-    const unsigned int v6821 = static_cast<unsigned int>(v200.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6822 = v1923 + v6821;
-    const bool v6823 = v6820 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6824 = v6822 < v4;
-    const bool v6825 = v6823 && v6824;
-    if (v6825) {
-      const float v6826 = v200.x[100];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6828 = iron_f32_to_bf16(v6826);
-      const unsigned int v6829 = v6820 * v4;
-      const unsigned int v6830 = v6829 + v1925;
-      const unsigned int v6831 = v6830 + v6822;
-      out[v6831] = v6828;
-    }
-    const unsigned int v6832 = static_cast<unsigned int>(v200.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6833 = v1924 + v6832;
-    const unsigned int v6834 = static_cast<unsigned int>(v200.col(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6835 = v1923 + v6834;
-    const bool v6836 = v6833 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6837 = v6835 < v4;
-    const bool v6838 = v6836 && v6837;
-    if (v6838) {
-      const float v6839 = v200.x[101];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6841 = iron_f32_to_bf16(v6839);
-      const unsigned int v6842 = v6833 * v4;
-      const unsigned int v6843 = v6842 + v1925;
-      const unsigned int v6844 = v6843 + v6835;
-      out[v6844] = v6841;
-    }
-    const unsigned int v6845 = static_cast<unsigned int>(v200.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6846 = v1924 + v6845;
-    const unsigned int v6847 = static_cast<unsigned int>(v200.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6848 = v1923 + v6847;
-    const bool v6849 = v6846 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6850 = v6848 < v4;
-    const bool v6851 = v6849 && v6850;
-    if (v6851) {
-      const float v6852 = v200.x[102];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6854 = iron_f32_to_bf16(v6852);
-      const unsigned int v6855 = v6846 * v4;
-      const unsigned int v6856 = v6855 + v1925;
-      const unsigned int v6857 = v6856 + v6848;
-      out[v6857] = v6854;
-    }
-    const unsigned int v6858 = static_cast<unsigned int>(v200.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6859 = v1924 + v6858;
-    const unsigned int v6860 = static_cast<unsigned int>(v200.col(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6861 = v1923 + v6860;
-    const bool v6862 = v6859 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6863 = v6861 < v4;
-    const bool v6864 = v6862 && v6863;
-    if (v6864) {
-      const float v6865 = v200.x[103];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6867 = iron_f32_to_bf16(v6865);
-      const unsigned int v6868 = v6859 * v4;
-      const unsigned int v6869 = v6868 + v1925;
-      const unsigned int v6870 = v6869 + v6861;
-      out[v6870] = v6867;
-    }
-    const unsigned int v6871 = static_cast<unsigned int>(v200.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6872 = v1924 + v6871;
-    const unsigned int v6873 = static_cast<unsigned int>(v200.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6874 = v1923 + v6873;
-    const bool v6875 = v6872 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6876 = v6874 < v4;
-    const bool v6877 = v6875 && v6876;
-    if (v6877) {
-      const float v6878 = v200.x[104];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6880 = iron_f32_to_bf16(v6878);
-      const unsigned int v6881 = v6872 * v4;
-      const unsigned int v6882 = v6881 + v1925;
-      const unsigned int v6883 = v6882 + v6874;
-      out[v6883] = v6880;
-    }
-    const unsigned int v6884 = static_cast<unsigned int>(v200.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6885 = v1924 + v6884;
-    const unsigned int v6886 = static_cast<unsigned int>(v200.col(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6887 = v1923 + v6886;
-    const bool v6888 = v6885 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6889 = v6887 < v4;
-    const bool v6890 = v6888 && v6889;
-    if (v6890) {
-      const float v6891 = v200.x[105];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6893 = iron_f32_to_bf16(v6891);
-      const unsigned int v6894 = v6885 * v4;
-      const unsigned int v6895 = v6894 + v1925;
-      const unsigned int v6896 = v6895 + v6887;
-      out[v6896] = v6893;
-    }
-    const unsigned int v6897 = static_cast<unsigned int>(v200.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6898 = v1924 + v6897;
-    const unsigned int v6899 = static_cast<unsigned int>(v200.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6900 = v1923 + v6899;
-    const bool v6901 = v6898 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6902 = v6900 < v4;
-    const bool v6903 = v6901 && v6902;
-    if (v6903) {
-      const float v6904 = v200.x[106];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6906 = iron_f32_to_bf16(v6904);
-      const unsigned int v6907 = v6898 * v4;
-      const unsigned int v6908 = v6907 + v1925;
-      const unsigned int v6909 = v6908 + v6900;
-      out[v6909] = v6906;
-    }
-    const unsigned int v6910 = static_cast<unsigned int>(v200.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6911 = v1924 + v6910;
-    const unsigned int v6912 = static_cast<unsigned int>(v200.col(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6913 = v1923 + v6912;
-    const bool v6914 = v6911 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6915 = v6913 < v4;
-    const bool v6916 = v6914 && v6915;
-    if (v6916) {
-      const float v6917 = v200.x[107];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6919 = iron_f32_to_bf16(v6917);
-      const unsigned int v6920 = v6911 * v4;
-      const unsigned int v6921 = v6920 + v1925;
-      const unsigned int v6922 = v6921 + v6913;
-      out[v6922] = v6919;
-    }
-    const unsigned int v6923 = static_cast<unsigned int>(v200.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6924 = v1924 + v6923;
-    const unsigned int v6925 = static_cast<unsigned int>(v200.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6926 = v1923 + v6925;
-    const bool v6927 = v6924 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6928 = v6926 < v4;
-    const bool v6929 = v6927 && v6928;
-    if (v6929) {
-      const float v6930 = v200.x[108];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6932 = iron_f32_to_bf16(v6930);
-      const unsigned int v6933 = v6924 * v4;
-      const unsigned int v6934 = v6933 + v1925;
-      const unsigned int v6935 = v6934 + v6926;
-      out[v6935] = v6932;
-    }
-    const unsigned int v6936 = static_cast<unsigned int>(v200.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6937 = v1924 + v6936;
-    const unsigned int v6938 = static_cast<unsigned int>(v200.col(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6939 = v1923 + v6938;
-    const bool v6940 = v6937 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6941 = v6939 < v4;
-    const bool v6942 = v6940 && v6941;
-    if (v6942) {
-      const float v6943 = v200.x[109];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6945 = iron_f32_to_bf16(v6943);
-      const unsigned int v6946 = v6937 * v4;
-      const unsigned int v6947 = v6946 + v1925;
-      const unsigned int v6948 = v6947 + v6939;
-      out[v6948] = v6945;
-    }
-    const unsigned int v6949 = static_cast<unsigned int>(v200.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6950 = v1924 + v6949;
-    const unsigned int v6951 = static_cast<unsigned int>(v200.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6952 = v1923 + v6951;
-    const bool v6953 = v6950 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6954 = v6952 < v4;
-    const bool v6955 = v6953 && v6954;
-    if (v6955) {
-      const float v6956 = v200.x[110];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6958 = iron_f32_to_bf16(v6956);
-      const unsigned int v6959 = v6950 * v4;
-      const unsigned int v6960 = v6959 + v1925;
-      const unsigned int v6961 = v6960 + v6952;
-      out[v6961] = v6958;
-    }
-    const unsigned int v6962 = static_cast<unsigned int>(v200.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6963 = v1924 + v6962;
-    const unsigned int v6964 = static_cast<unsigned int>(v200.col(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6965 = v1923 + v6964;
-    const bool v6966 = v6963 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6967 = v6965 < v4;
-    const bool v6968 = v6966 && v6967;
-    if (v6968) {
-      const float v6969 = v200.x[111];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6971 = iron_f32_to_bf16(v6969);
-      const unsigned int v6972 = v6963 * v4;
-      const unsigned int v6973 = v6972 + v1925;
-      const unsigned int v6974 = v6973 + v6965;
-      out[v6974] = v6971;
-    }
-    const unsigned int v6975 = static_cast<unsigned int>(v200.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6976 = v1924 + v6975;
-    const unsigned int v6977 = static_cast<unsigned int>(v200.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6978 = v1923 + v6977;
-    const bool v6979 = v6976 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6980 = v6978 < v4;
-    const bool v6981 = v6979 && v6980;
-    if (v6981) {
-      const float v6982 = v200.x[112];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6984 = iron_f32_to_bf16(v6982);
-      const unsigned int v6985 = v6976 * v4;
-      const unsigned int v6986 = v6985 + v1925;
-      const unsigned int v6987 = v6986 + v6978;
-      out[v6987] = v6984;
-    }
-    const unsigned int v6988 = static_cast<unsigned int>(v200.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6989 = v1924 + v6988;
-    const unsigned int v6990 = static_cast<unsigned int>(v200.col(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6991 = v1923 + v6990;
-    const bool v6992 = v6989 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6993 = v6991 < v4;
-    const bool v6994 = v6992 && v6993;
-    if (v6994) {
-      const float v6995 = v200.x[113];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6997 = iron_f32_to_bf16(v6995);
-      const unsigned int v6998 = v6989 * v4;
-      const unsigned int v6999 = v6998 + v1925;
-      const unsigned int v7000 = v6999 + v6991;
-      out[v7000] = v6997;
-    }
-    const unsigned int v7001 = static_cast<unsigned int>(v200.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7002 = v1924 + v7001;
-    const unsigned int v7003 = static_cast<unsigned int>(v200.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7004 = v1923 + v7003;
-    const bool v7005 = v7002 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7006 = v7004 < v4;
-    const bool v7007 = v7005 && v7006;
-    if (v7007) {
-      const float v7008 = v200.x[114];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7010 = iron_f32_to_bf16(v7008);
-      const unsigned int v7011 = v7002 * v4;
-      const unsigned int v7012 = v7011 + v1925;
-      const unsigned int v7013 = v7012 + v7004;
-      out[v7013] = v7010;
-    }
-    const unsigned int v7014 = static_cast<unsigned int>(v200.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7015 = v1924 + v7014;
-    const unsigned int v7016 = static_cast<unsigned int>(v200.col(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7017 = v1923 + v7016;
-    const bool v7018 = v7015 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7019 = v7017 < v4;
-    const bool v7020 = v7018 && v7019;
-    if (v7020) {
-      const float v7021 = v200.x[115];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7023 = iron_f32_to_bf16(v7021);
-      const unsigned int v7024 = v7015 * v4;
-      const unsigned int v7025 = v7024 + v1925;
-      const unsigned int v7026 = v7025 + v7017;
-      out[v7026] = v7023;
-    }
-    const unsigned int v7027 = static_cast<unsigned int>(v200.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7028 = v1924 + v7027;
-    const unsigned int v7029 = static_cast<unsigned int>(v200.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7030 = v1923 + v7029;
-    const bool v7031 = v7028 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7032 = v7030 < v4;
-    const bool v7033 = v7031 && v7032;
-    if (v7033) {
-      const float v7034 = v200.x[116];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7036 = iron_f32_to_bf16(v7034);
-      const unsigned int v7037 = v7028 * v4;
-      const unsigned int v7038 = v7037 + v1925;
-      const unsigned int v7039 = v7038 + v7030;
-      out[v7039] = v7036;
-    }
-    const unsigned int v7040 = static_cast<unsigned int>(v200.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7041 = v1924 + v7040;
-    const unsigned int v7042 = static_cast<unsigned int>(v200.col(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7043 = v1923 + v7042;
-    const bool v7044 = v7041 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7045 = v7043 < v4;
-    const bool v7046 = v7044 && v7045;
-    if (v7046) {
-      const float v7047 = v200.x[117];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7049 = iron_f32_to_bf16(v7047);
-      const unsigned int v7050 = v7041 * v4;
-      const unsigned int v7051 = v7050 + v1925;
-      const unsigned int v7052 = v7051 + v7043;
-      out[v7052] = v7049;
-    }
-    const unsigned int v7053 = static_cast<unsigned int>(v200.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7054 = v1924 + v7053;
-    const unsigned int v7055 = static_cast<unsigned int>(v200.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7056 = v1923 + v7055;
-    const bool v7057 = v7054 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7058 = v7056 < v4;
-    const bool v7059 = v7057 && v7058;
-    if (v7059) {
-      const float v7060 = v200.x[118];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7062 = iron_f32_to_bf16(v7060);
-      const unsigned int v7063 = v7054 * v4;
-      const unsigned int v7064 = v7063 + v1925;
-      const unsigned int v7065 = v7064 + v7056;
-      out[v7065] = v7062;
-    }
-    const unsigned int v7066 = static_cast<unsigned int>(v200.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7067 = v1924 + v7066;
-    const unsigned int v7068 = static_cast<unsigned int>(v200.col(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7069 = v1923 + v7068;
-    const bool v7070 = v7067 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7071 = v7069 < v4;
-    const bool v7072 = v7070 && v7071;
-    if (v7072) {
-      const float v7073 = v200.x[119];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7075 = iron_f32_to_bf16(v7073);
-      const unsigned int v7076 = v7067 * v4;
-      const unsigned int v7077 = v7076 + v1925;
-      const unsigned int v7078 = v7077 + v7069;
-      out[v7078] = v7075;
-    }
-    const unsigned int v7079 = static_cast<unsigned int>(v200.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7080 = v1924 + v7079;
-    const unsigned int v7081 = static_cast<unsigned int>(v200.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7082 = v1923 + v7081;
-    const bool v7083 = v7080 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7084 = v7082 < v4;
-    const bool v7085 = v7083 && v7084;
-    if (v7085) {
-      const float v7086 = v200.x[120];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7088 = iron_f32_to_bf16(v7086);
-      const unsigned int v7089 = v7080 * v4;
-      const unsigned int v7090 = v7089 + v1925;
-      const unsigned int v7091 = v7090 + v7082;
-      out[v7091] = v7088;
-    }
-    const unsigned int v7092 = static_cast<unsigned int>(v200.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7093 = v1924 + v7092;
-    const unsigned int v7094 = static_cast<unsigned int>(v200.col(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7095 = v1923 + v7094;
-    const bool v7096 = v7093 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7097 = v7095 < v4;
-    const bool v7098 = v7096 && v7097;
-    if (v7098) {
-      const float v7099 = v200.x[121];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7101 = iron_f32_to_bf16(v7099);
-      const unsigned int v7102 = v7093 * v4;
-      const unsigned int v7103 = v7102 + v1925;
-      const unsigned int v7104 = v7103 + v7095;
-      out[v7104] = v7101;
-    }
-    const unsigned int v7105 = static_cast<unsigned int>(v200.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7106 = v1924 + v7105;
-    const unsigned int v7107 = static_cast<unsigned int>(v200.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7108 = v1923 + v7107;
-    const bool v7109 = v7106 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7110 = v7108 < v4;
-    const bool v7111 = v7109 && v7110;
-    if (v7111) {
-      const float v7112 = v200.x[122];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7114 = iron_f32_to_bf16(v7112);
-      const unsigned int v7115 = v7106 * v4;
-      const unsigned int v7116 = v7115 + v1925;
-      const unsigned int v7117 = v7116 + v7108;
-      out[v7117] = v7114;
-    }
-    const unsigned int v7118 = static_cast<unsigned int>(v200.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7119 = v1924 + v7118;
-    const unsigned int v7120 = static_cast<unsigned int>(v200.col(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7121 = v1923 + v7120;
-    const bool v7122 = v7119 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7123 = v7121 < v4;
-    const bool v7124 = v7122 && v7123;
-    if (v7124) {
-      const float v7125 = v200.x[123];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7127 = iron_f32_to_bf16(v7125);
-      const unsigned int v7128 = v7119 * v4;
-      const unsigned int v7129 = v7128 + v1925;
-      const unsigned int v7130 = v7129 + v7121;
-      out[v7130] = v7127;
-    }
-    const unsigned int v7131 = static_cast<unsigned int>(v200.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7132 = v1924 + v7131;
-    const unsigned int v7133 = static_cast<unsigned int>(v200.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7134 = v1923 + v7133;
-    const bool v7135 = v7132 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7136 = v7134 < v4;
-    const bool v7137 = v7135 && v7136;
-    if (v7137) {
-      const float v7138 = v200.x[124];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7140 = iron_f32_to_bf16(v7138);
-      const unsigned int v7141 = v7132 * v4;
-      const unsigned int v7142 = v7141 + v1925;
-      const unsigned int v7143 = v7142 + v7134;
-      out[v7143] = v7140;
-    }
-    const unsigned int v7144 = static_cast<unsigned int>(v200.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7145 = v1924 + v7144;
-    const unsigned int v7146 = static_cast<unsigned int>(v200.col(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7147 = v1923 + v7146;
-    const bool v7148 = v7145 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7149 = v7147 < v4;
-    const bool v7150 = v7148 && v7149;
-    if (v7150) {
-      const float v7151 = v200.x[125];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7153 = iron_f32_to_bf16(v7151);
-      const unsigned int v7154 = v7145 * v4;
-      const unsigned int v7155 = v7154 + v1925;
-      const unsigned int v7156 = v7155 + v7147;
-      out[v7156] = v7153;
-    }
-    const unsigned int v7157 = static_cast<unsigned int>(v200.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7158 = v1924 + v7157;
-    const unsigned int v7159 = static_cast<unsigned int>(v200.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7160 = v1923 + v7159;
-    const bool v7161 = v7158 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7162 = v7160 < v4;
-    const bool v7163 = v7161 && v7162;
-    if (v7163) {
-      const float v7164 = v200.x[126];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7166 = iron_f32_to_bf16(v7164);
-      const unsigned int v7167 = v7158 * v4;
-      const unsigned int v7168 = v7167 + v1925;
-      const unsigned int v7169 = v7168 + v7160;
-      out[v7169] = v7166;
-    }
-    const unsigned int v7170 = static_cast<unsigned int>(v200.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7171 = v1924 + v7170;
-    const unsigned int v7172 = static_cast<unsigned int>(v200.col(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7173 = v1923 + v7172;
-    const bool v7174 = v7171 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7175 = v7173 < v4;
-    const bool v7176 = v7174 && v7175;
-    if (v7176) {
-      const float v7177 = v200.x[127];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7179 = iron_f32_to_bf16(v7177);
-      const unsigned int v7180 = v7171 * v4;
-      const unsigned int v7181 = v7180 + v1925;
-      const unsigned int v7182 = v7181 + v7173;
-      out[v7182] = v7179;
+    const unsigned int v2963 = static_cast<unsigned int>(v200.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2964 = v1926 + v2963;
+    const unsigned int v2965 = static_cast<unsigned int>(v200.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2966 = v1925 + v2965;
+    const bool v2967 = v2964 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2968 = v2966 < v4;
+    const bool v2969 = v2967 && v2968;
+    if (v2969) {
+      const float v2970 = v200.x[0];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2972 = iron_f32_to_bf16(v2970);
+      const unsigned int v2973 = v2964 * v4;
+      const unsigned int v2974 = v2973 + v1927;
+      const unsigned int v2975 = v2974 + v2966;
+      out[v2975] = v2972;
+    }
+    const unsigned int v2976 = static_cast<unsigned int>(v200.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2977 = v1926 + v2976;
+    const unsigned int v2978 = static_cast<unsigned int>(v200.col(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2979 = v1925 + v2978;
+    const bool v2980 = v2977 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2981 = v2979 < v4;
+    const bool v2982 = v2980 && v2981;
+    if (v2982) {
+      const float v2983 = v200.x[1];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2985 = iron_f32_to_bf16(v2983);
+      const unsigned int v2986 = v2977 * v4;
+      const unsigned int v2987 = v2986 + v1927;
+      const unsigned int v2988 = v2987 + v2979;
+      out[v2988] = v2985;
+    }
+    const unsigned int v2989 = static_cast<unsigned int>(v200.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2990 = v1926 + v2989;
+    const unsigned int v2991 = static_cast<unsigned int>(v200.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2992 = v1925 + v2991;
+    const bool v2993 = v2990 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2994 = v2992 < v4;
+    const bool v2995 = v2993 && v2994;
+    if (v2995) {
+      const float v2996 = v200.x[2];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2998 = iron_f32_to_bf16(v2996);
+      const unsigned int v2999 = v2990 * v4;
+      const unsigned int v3000 = v2999 + v1927;
+      const unsigned int v3001 = v3000 + v2992;
+      out[v3001] = v2998;
+    }
+    const unsigned int v3002 = static_cast<unsigned int>(v200.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3003 = v1926 + v3002;
+    const unsigned int v3004 = static_cast<unsigned int>(v200.col(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3005 = v1925 + v3004;
+    const bool v3006 = v3003 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3007 = v3005 < v4;
+    const bool v3008 = v3006 && v3007;
+    if (v3008) {
+      const float v3009 = v200.x[3];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3011 = iron_f32_to_bf16(v3009);
+      const unsigned int v3012 = v3003 * v4;
+      const unsigned int v3013 = v3012 + v1927;
+      const unsigned int v3014 = v3013 + v3005;
+      out[v3014] = v3011;
+    }
+    const unsigned int v3015 = static_cast<unsigned int>(v200.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3016 = v1926 + v3015;
+    const unsigned int v3017 = static_cast<unsigned int>(v200.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3018 = v1925 + v3017;
+    const bool v3019 = v3016 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3020 = v3018 < v4;
+    const bool v3021 = v3019 && v3020;
+    if (v3021) {
+      const float v3022 = v200.x[4];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3024 = iron_f32_to_bf16(v3022);
+      const unsigned int v3025 = v3016 * v4;
+      const unsigned int v3026 = v3025 + v1927;
+      const unsigned int v3027 = v3026 + v3018;
+      out[v3027] = v3024;
+    }
+    const unsigned int v3028 = static_cast<unsigned int>(v200.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3029 = v1926 + v3028;
+    const unsigned int v3030 = static_cast<unsigned int>(v200.col(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3031 = v1925 + v3030;
+    const bool v3032 = v3029 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3033 = v3031 < v4;
+    const bool v3034 = v3032 && v3033;
+    if (v3034) {
+      const float v3035 = v200.x[5];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3037 = iron_f32_to_bf16(v3035);
+      const unsigned int v3038 = v3029 * v4;
+      const unsigned int v3039 = v3038 + v1927;
+      const unsigned int v3040 = v3039 + v3031;
+      out[v3040] = v3037;
+    }
+    const unsigned int v3041 = static_cast<unsigned int>(v200.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3042 = v1926 + v3041;
+    const unsigned int v3043 = static_cast<unsigned int>(v200.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3044 = v1925 + v3043;
+    const bool v3045 = v3042 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3046 = v3044 < v4;
+    const bool v3047 = v3045 && v3046;
+    if (v3047) {
+      const float v3048 = v200.x[6];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3050 = iron_f32_to_bf16(v3048);
+      const unsigned int v3051 = v3042 * v4;
+      const unsigned int v3052 = v3051 + v1927;
+      const unsigned int v3053 = v3052 + v3044;
+      out[v3053] = v3050;
+    }
+    const unsigned int v3054 = static_cast<unsigned int>(v200.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3055 = v1926 + v3054;
+    const unsigned int v3056 = static_cast<unsigned int>(v200.col(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3057 = v1925 + v3056;
+    const bool v3058 = v3055 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3059 = v3057 < v4;
+    const bool v3060 = v3058 && v3059;
+    if (v3060) {
+      const float v3061 = v200.x[7];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3063 = iron_f32_to_bf16(v3061);
+      const unsigned int v3064 = v3055 * v4;
+      const unsigned int v3065 = v3064 + v1927;
+      const unsigned int v3066 = v3065 + v3057;
+      out[v3066] = v3063;
+    }
+    const unsigned int v3067 = static_cast<unsigned int>(v200.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3068 = v1926 + v3067;
+    const unsigned int v3069 = static_cast<unsigned int>(v200.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3070 = v1925 + v3069;
+    const bool v3071 = v3068 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3072 = v3070 < v4;
+    const bool v3073 = v3071 && v3072;
+    if (v3073) {
+      const float v3074 = v200.x[8];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3076 = iron_f32_to_bf16(v3074);
+      const unsigned int v3077 = v3068 * v4;
+      const unsigned int v3078 = v3077 + v1927;
+      const unsigned int v3079 = v3078 + v3070;
+      out[v3079] = v3076;
+    }
+    const unsigned int v3080 = static_cast<unsigned int>(v200.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3081 = v1926 + v3080;
+    const unsigned int v3082 = static_cast<unsigned int>(v200.col(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3083 = v1925 + v3082;
+    const bool v3084 = v3081 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3085 = v3083 < v4;
+    const bool v3086 = v3084 && v3085;
+    if (v3086) {
+      const float v3087 = v200.x[9];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3089 = iron_f32_to_bf16(v3087);
+      const unsigned int v3090 = v3081 * v4;
+      const unsigned int v3091 = v3090 + v1927;
+      const unsigned int v3092 = v3091 + v3083;
+      out[v3092] = v3089;
+    }
+    const unsigned int v3093 = static_cast<unsigned int>(v200.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3094 = v1926 + v3093;
+    const unsigned int v3095 = static_cast<unsigned int>(v200.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3096 = v1925 + v3095;
+    const bool v3097 = v3094 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3098 = v3096 < v4;
+    const bool v3099 = v3097 && v3098;
+    if (v3099) {
+      const float v3100 = v200.x[10];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3102 = iron_f32_to_bf16(v3100);
+      const unsigned int v3103 = v3094 * v4;
+      const unsigned int v3104 = v3103 + v1927;
+      const unsigned int v3105 = v3104 + v3096;
+      out[v3105] = v3102;
+    }
+    const unsigned int v3106 = static_cast<unsigned int>(v200.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3107 = v1926 + v3106;
+    const unsigned int v3108 = static_cast<unsigned int>(v200.col(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3109 = v1925 + v3108;
+    const bool v3110 = v3107 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3111 = v3109 < v4;
+    const bool v3112 = v3110 && v3111;
+    if (v3112) {
+      const float v3113 = v200.x[11];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3115 = iron_f32_to_bf16(v3113);
+      const unsigned int v3116 = v3107 * v4;
+      const unsigned int v3117 = v3116 + v1927;
+      const unsigned int v3118 = v3117 + v3109;
+      out[v3118] = v3115;
+    }
+    const unsigned int v3119 = static_cast<unsigned int>(v200.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3120 = v1926 + v3119;
+    const unsigned int v3121 = static_cast<unsigned int>(v200.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3122 = v1925 + v3121;
+    const bool v3123 = v3120 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3124 = v3122 < v4;
+    const bool v3125 = v3123 && v3124;
+    if (v3125) {
+      const float v3126 = v200.x[12];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3128 = iron_f32_to_bf16(v3126);
+      const unsigned int v3129 = v3120 * v4;
+      const unsigned int v3130 = v3129 + v1927;
+      const unsigned int v3131 = v3130 + v3122;
+      out[v3131] = v3128;
+    }
+    const unsigned int v3132 = static_cast<unsigned int>(v200.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3133 = v1926 + v3132;
+    const unsigned int v3134 = static_cast<unsigned int>(v200.col(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3135 = v1925 + v3134;
+    const bool v3136 = v3133 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3137 = v3135 < v4;
+    const bool v3138 = v3136 && v3137;
+    if (v3138) {
+      const float v3139 = v200.x[13];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3141 = iron_f32_to_bf16(v3139);
+      const unsigned int v3142 = v3133 * v4;
+      const unsigned int v3143 = v3142 + v1927;
+      const unsigned int v3144 = v3143 + v3135;
+      out[v3144] = v3141;
+    }
+    const unsigned int v3145 = static_cast<unsigned int>(v200.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3146 = v1926 + v3145;
+    const unsigned int v3147 = static_cast<unsigned int>(v200.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3148 = v1925 + v3147;
+    const bool v3149 = v3146 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3150 = v3148 < v4;
+    const bool v3151 = v3149 && v3150;
+    if (v3151) {
+      const float v3152 = v200.x[14];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3154 = iron_f32_to_bf16(v3152);
+      const unsigned int v3155 = v3146 * v4;
+      const unsigned int v3156 = v3155 + v1927;
+      const unsigned int v3157 = v3156 + v3148;
+      out[v3157] = v3154;
+    }
+    const unsigned int v3158 = static_cast<unsigned int>(v200.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3159 = v1926 + v3158;
+    const unsigned int v3160 = static_cast<unsigned int>(v200.col(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3161 = v1925 + v3160;
+    const bool v3162 = v3159 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3163 = v3161 < v4;
+    const bool v3164 = v3162 && v3163;
+    if (v3164) {
+      const float v3165 = v200.x[15];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3167 = iron_f32_to_bf16(v3165);
+      const unsigned int v3168 = v3159 * v4;
+      const unsigned int v3169 = v3168 + v1927;
+      const unsigned int v3170 = v3169 + v3161;
+      out[v3170] = v3167;
+    }
+    const unsigned int v3171 = static_cast<unsigned int>(v200.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3172 = v1926 + v3171;
+    const unsigned int v3173 = static_cast<unsigned int>(v200.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3174 = v1925 + v3173;
+    const bool v3175 = v3172 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3176 = v3174 < v4;
+    const bool v3177 = v3175 && v3176;
+    if (v3177) {
+      const float v3178 = v200.x[16];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3180 = iron_f32_to_bf16(v3178);
+      const unsigned int v3181 = v3172 * v4;
+      const unsigned int v3182 = v3181 + v1927;
+      const unsigned int v3183 = v3182 + v3174;
+      out[v3183] = v3180;
+    }
+    const unsigned int v3184 = static_cast<unsigned int>(v200.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3185 = v1926 + v3184;
+    const unsigned int v3186 = static_cast<unsigned int>(v200.col(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3187 = v1925 + v3186;
+    const bool v3188 = v3185 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3189 = v3187 < v4;
+    const bool v3190 = v3188 && v3189;
+    if (v3190) {
+      const float v3191 = v200.x[17];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3193 = iron_f32_to_bf16(v3191);
+      const unsigned int v3194 = v3185 * v4;
+      const unsigned int v3195 = v3194 + v1927;
+      const unsigned int v3196 = v3195 + v3187;
+      out[v3196] = v3193;
+    }
+    const unsigned int v3197 = static_cast<unsigned int>(v200.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3198 = v1926 + v3197;
+    const unsigned int v3199 = static_cast<unsigned int>(v200.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3200 = v1925 + v3199;
+    const bool v3201 = v3198 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3202 = v3200 < v4;
+    const bool v3203 = v3201 && v3202;
+    if (v3203) {
+      const float v3204 = v200.x[18];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3206 = iron_f32_to_bf16(v3204);
+      const unsigned int v3207 = v3198 * v4;
+      const unsigned int v3208 = v3207 + v1927;
+      const unsigned int v3209 = v3208 + v3200;
+      out[v3209] = v3206;
+    }
+    const unsigned int v3210 = static_cast<unsigned int>(v200.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3211 = v1926 + v3210;
+    const unsigned int v3212 = static_cast<unsigned int>(v200.col(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3213 = v1925 + v3212;
+    const bool v3214 = v3211 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3215 = v3213 < v4;
+    const bool v3216 = v3214 && v3215;
+    if (v3216) {
+      const float v3217 = v200.x[19];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3219 = iron_f32_to_bf16(v3217);
+      const unsigned int v3220 = v3211 * v4;
+      const unsigned int v3221 = v3220 + v1927;
+      const unsigned int v3222 = v3221 + v3213;
+      out[v3222] = v3219;
+    }
+    const unsigned int v3223 = static_cast<unsigned int>(v200.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3224 = v1926 + v3223;
+    const unsigned int v3225 = static_cast<unsigned int>(v200.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3226 = v1925 + v3225;
+    const bool v3227 = v3224 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3228 = v3226 < v4;
+    const bool v3229 = v3227 && v3228;
+    if (v3229) {
+      const float v3230 = v200.x[20];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3232 = iron_f32_to_bf16(v3230);
+      const unsigned int v3233 = v3224 * v4;
+      const unsigned int v3234 = v3233 + v1927;
+      const unsigned int v3235 = v3234 + v3226;
+      out[v3235] = v3232;
+    }
+    const unsigned int v3236 = static_cast<unsigned int>(v200.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3237 = v1926 + v3236;
+    const unsigned int v3238 = static_cast<unsigned int>(v200.col(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3239 = v1925 + v3238;
+    const bool v3240 = v3237 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3241 = v3239 < v4;
+    const bool v3242 = v3240 && v3241;
+    if (v3242) {
+      const float v3243 = v200.x[21];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3245 = iron_f32_to_bf16(v3243);
+      const unsigned int v3246 = v3237 * v4;
+      const unsigned int v3247 = v3246 + v1927;
+      const unsigned int v3248 = v3247 + v3239;
+      out[v3248] = v3245;
+    }
+    const unsigned int v3249 = static_cast<unsigned int>(v200.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3250 = v1926 + v3249;
+    const unsigned int v3251 = static_cast<unsigned int>(v200.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3252 = v1925 + v3251;
+    const bool v3253 = v3250 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3254 = v3252 < v4;
+    const bool v3255 = v3253 && v3254;
+    if (v3255) {
+      const float v3256 = v200.x[22];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3258 = iron_f32_to_bf16(v3256);
+      const unsigned int v3259 = v3250 * v4;
+      const unsigned int v3260 = v3259 + v1927;
+      const unsigned int v3261 = v3260 + v3252;
+      out[v3261] = v3258;
+    }
+    const unsigned int v3262 = static_cast<unsigned int>(v200.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3263 = v1926 + v3262;
+    const unsigned int v3264 = static_cast<unsigned int>(v200.col(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3265 = v1925 + v3264;
+    const bool v3266 = v3263 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3267 = v3265 < v4;
+    const bool v3268 = v3266 && v3267;
+    if (v3268) {
+      const float v3269 = v200.x[23];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3271 = iron_f32_to_bf16(v3269);
+      const unsigned int v3272 = v3263 * v4;
+      const unsigned int v3273 = v3272 + v1927;
+      const unsigned int v3274 = v3273 + v3265;
+      out[v3274] = v3271;
+    }
+    const unsigned int v3275 = static_cast<unsigned int>(v200.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3276 = v1926 + v3275;
+    const unsigned int v3277 = static_cast<unsigned int>(v200.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3278 = v1925 + v3277;
+    const bool v3279 = v3276 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3280 = v3278 < v4;
+    const bool v3281 = v3279 && v3280;
+    if (v3281) {
+      const float v3282 = v200.x[24];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3284 = iron_f32_to_bf16(v3282);
+      const unsigned int v3285 = v3276 * v4;
+      const unsigned int v3286 = v3285 + v1927;
+      const unsigned int v3287 = v3286 + v3278;
+      out[v3287] = v3284;
+    }
+    const unsigned int v3288 = static_cast<unsigned int>(v200.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3289 = v1926 + v3288;
+    const unsigned int v3290 = static_cast<unsigned int>(v200.col(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3291 = v1925 + v3290;
+    const bool v3292 = v3289 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3293 = v3291 < v4;
+    const bool v3294 = v3292 && v3293;
+    if (v3294) {
+      const float v3295 = v200.x[25];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3297 = iron_f32_to_bf16(v3295);
+      const unsigned int v3298 = v3289 * v4;
+      const unsigned int v3299 = v3298 + v1927;
+      const unsigned int v3300 = v3299 + v3291;
+      out[v3300] = v3297;
+    }
+    const unsigned int v3301 = static_cast<unsigned int>(v200.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3302 = v1926 + v3301;
+    const unsigned int v3303 = static_cast<unsigned int>(v200.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3304 = v1925 + v3303;
+    const bool v3305 = v3302 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3306 = v3304 < v4;
+    const bool v3307 = v3305 && v3306;
+    if (v3307) {
+      const float v3308 = v200.x[26];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3310 = iron_f32_to_bf16(v3308);
+      const unsigned int v3311 = v3302 * v4;
+      const unsigned int v3312 = v3311 + v1927;
+      const unsigned int v3313 = v3312 + v3304;
+      out[v3313] = v3310;
+    }
+    const unsigned int v3314 = static_cast<unsigned int>(v200.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3315 = v1926 + v3314;
+    const unsigned int v3316 = static_cast<unsigned int>(v200.col(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3317 = v1925 + v3316;
+    const bool v3318 = v3315 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3319 = v3317 < v4;
+    const bool v3320 = v3318 && v3319;
+    if (v3320) {
+      const float v3321 = v200.x[27];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3323 = iron_f32_to_bf16(v3321);
+      const unsigned int v3324 = v3315 * v4;
+      const unsigned int v3325 = v3324 + v1927;
+      const unsigned int v3326 = v3325 + v3317;
+      out[v3326] = v3323;
+    }
+    const unsigned int v3327 = static_cast<unsigned int>(v200.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3328 = v1926 + v3327;
+    const unsigned int v3329 = static_cast<unsigned int>(v200.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3330 = v1925 + v3329;
+    const bool v3331 = v3328 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3332 = v3330 < v4;
+    const bool v3333 = v3331 && v3332;
+    if (v3333) {
+      const float v3334 = v200.x[28];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3336 = iron_f32_to_bf16(v3334);
+      const unsigned int v3337 = v3328 * v4;
+      const unsigned int v3338 = v3337 + v1927;
+      const unsigned int v3339 = v3338 + v3330;
+      out[v3339] = v3336;
+    }
+    const unsigned int v3340 = static_cast<unsigned int>(v200.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3341 = v1926 + v3340;
+    const unsigned int v3342 = static_cast<unsigned int>(v200.col(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3343 = v1925 + v3342;
+    const bool v3344 = v3341 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3345 = v3343 < v4;
+    const bool v3346 = v3344 && v3345;
+    if (v3346) {
+      const float v3347 = v200.x[29];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3349 = iron_f32_to_bf16(v3347);
+      const unsigned int v3350 = v3341 * v4;
+      const unsigned int v3351 = v3350 + v1927;
+      const unsigned int v3352 = v3351 + v3343;
+      out[v3352] = v3349;
+    }
+    const unsigned int v3353 = static_cast<unsigned int>(v200.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3354 = v1926 + v3353;
+    const unsigned int v3355 = static_cast<unsigned int>(v200.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3356 = v1925 + v3355;
+    const bool v3357 = v3354 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3358 = v3356 < v4;
+    const bool v3359 = v3357 && v3358;
+    if (v3359) {
+      const float v3360 = v200.x[30];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3362 = iron_f32_to_bf16(v3360);
+      const unsigned int v3363 = v3354 * v4;
+      const unsigned int v3364 = v3363 + v1927;
+      const unsigned int v3365 = v3364 + v3356;
+      out[v3365] = v3362;
+    }
+    const unsigned int v3366 = static_cast<unsigned int>(v200.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3367 = v1926 + v3366;
+    const unsigned int v3368 = static_cast<unsigned int>(v200.col(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3369 = v1925 + v3368;
+    const bool v3370 = v3367 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3371 = v3369 < v4;
+    const bool v3372 = v3370 && v3371;
+    if (v3372) {
+      const float v3373 = v200.x[31];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3375 = iron_f32_to_bf16(v3373);
+      const unsigned int v3376 = v3367 * v4;
+      const unsigned int v3377 = v3376 + v1927;
+      const unsigned int v3378 = v3377 + v3369;
+      out[v3378] = v3375;
+    }
+    const unsigned int v3379 = static_cast<unsigned int>(v200.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3380 = v1926 + v3379;
+    const unsigned int v3381 = static_cast<unsigned int>(v200.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3382 = v1925 + v3381;
+    const bool v3383 = v3380 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3384 = v3382 < v4;
+    const bool v3385 = v3383 && v3384;
+    if (v3385) {
+      const float v3386 = v200.x[32];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3388 = iron_f32_to_bf16(v3386);
+      const unsigned int v3389 = v3380 * v4;
+      const unsigned int v3390 = v3389 + v1927;
+      const unsigned int v3391 = v3390 + v3382;
+      out[v3391] = v3388;
+    }
+    const unsigned int v3392 = static_cast<unsigned int>(v200.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3393 = v1926 + v3392;
+    const unsigned int v3394 = static_cast<unsigned int>(v200.col(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3395 = v1925 + v3394;
+    const bool v3396 = v3393 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3397 = v3395 < v4;
+    const bool v3398 = v3396 && v3397;
+    if (v3398) {
+      const float v3399 = v200.x[33];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3401 = iron_f32_to_bf16(v3399);
+      const unsigned int v3402 = v3393 * v4;
+      const unsigned int v3403 = v3402 + v1927;
+      const unsigned int v3404 = v3403 + v3395;
+      out[v3404] = v3401;
+    }
+    const unsigned int v3405 = static_cast<unsigned int>(v200.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3406 = v1926 + v3405;
+    const unsigned int v3407 = static_cast<unsigned int>(v200.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3408 = v1925 + v3407;
+    const bool v3409 = v3406 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3410 = v3408 < v4;
+    const bool v3411 = v3409 && v3410;
+    if (v3411) {
+      const float v3412 = v200.x[34];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3414 = iron_f32_to_bf16(v3412);
+      const unsigned int v3415 = v3406 * v4;
+      const unsigned int v3416 = v3415 + v1927;
+      const unsigned int v3417 = v3416 + v3408;
+      out[v3417] = v3414;
+    }
+    const unsigned int v3418 = static_cast<unsigned int>(v200.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3419 = v1926 + v3418;
+    const unsigned int v3420 = static_cast<unsigned int>(v200.col(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3421 = v1925 + v3420;
+    const bool v3422 = v3419 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3423 = v3421 < v4;
+    const bool v3424 = v3422 && v3423;
+    if (v3424) {
+      const float v3425 = v200.x[35];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3427 = iron_f32_to_bf16(v3425);
+      const unsigned int v3428 = v3419 * v4;
+      const unsigned int v3429 = v3428 + v1927;
+      const unsigned int v3430 = v3429 + v3421;
+      out[v3430] = v3427;
+    }
+    const unsigned int v3431 = static_cast<unsigned int>(v200.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3432 = v1926 + v3431;
+    const unsigned int v3433 = static_cast<unsigned int>(v200.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3434 = v1925 + v3433;
+    const bool v3435 = v3432 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3436 = v3434 < v4;
+    const bool v3437 = v3435 && v3436;
+    if (v3437) {
+      const float v3438 = v200.x[36];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3440 = iron_f32_to_bf16(v3438);
+      const unsigned int v3441 = v3432 * v4;
+      const unsigned int v3442 = v3441 + v1927;
+      const unsigned int v3443 = v3442 + v3434;
+      out[v3443] = v3440;
+    }
+    const unsigned int v3444 = static_cast<unsigned int>(v200.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3445 = v1926 + v3444;
+    const unsigned int v3446 = static_cast<unsigned int>(v200.col(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3447 = v1925 + v3446;
+    const bool v3448 = v3445 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3449 = v3447 < v4;
+    const bool v3450 = v3448 && v3449;
+    if (v3450) {
+      const float v3451 = v200.x[37];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3453 = iron_f32_to_bf16(v3451);
+      const unsigned int v3454 = v3445 * v4;
+      const unsigned int v3455 = v3454 + v1927;
+      const unsigned int v3456 = v3455 + v3447;
+      out[v3456] = v3453;
+    }
+    const unsigned int v3457 = static_cast<unsigned int>(v200.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3458 = v1926 + v3457;
+    const unsigned int v3459 = static_cast<unsigned int>(v200.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3460 = v1925 + v3459;
+    const bool v3461 = v3458 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3462 = v3460 < v4;
+    const bool v3463 = v3461 && v3462;
+    if (v3463) {
+      const float v3464 = v200.x[38];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3466 = iron_f32_to_bf16(v3464);
+      const unsigned int v3467 = v3458 * v4;
+      const unsigned int v3468 = v3467 + v1927;
+      const unsigned int v3469 = v3468 + v3460;
+      out[v3469] = v3466;
+    }
+    const unsigned int v3470 = static_cast<unsigned int>(v200.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3471 = v1926 + v3470;
+    const unsigned int v3472 = static_cast<unsigned int>(v200.col(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3473 = v1925 + v3472;
+    const bool v3474 = v3471 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3475 = v3473 < v4;
+    const bool v3476 = v3474 && v3475;
+    if (v3476) {
+      const float v3477 = v200.x[39];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3479 = iron_f32_to_bf16(v3477);
+      const unsigned int v3480 = v3471 * v4;
+      const unsigned int v3481 = v3480 + v1927;
+      const unsigned int v3482 = v3481 + v3473;
+      out[v3482] = v3479;
+    }
+    const unsigned int v3483 = static_cast<unsigned int>(v200.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3484 = v1926 + v3483;
+    const unsigned int v3485 = static_cast<unsigned int>(v200.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3486 = v1925 + v3485;
+    const bool v3487 = v3484 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3488 = v3486 < v4;
+    const bool v3489 = v3487 && v3488;
+    if (v3489) {
+      const float v3490 = v200.x[40];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3492 = iron_f32_to_bf16(v3490);
+      const unsigned int v3493 = v3484 * v4;
+      const unsigned int v3494 = v3493 + v1927;
+      const unsigned int v3495 = v3494 + v3486;
+      out[v3495] = v3492;
+    }
+    const unsigned int v3496 = static_cast<unsigned int>(v200.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3497 = v1926 + v3496;
+    const unsigned int v3498 = static_cast<unsigned int>(v200.col(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3499 = v1925 + v3498;
+    const bool v3500 = v3497 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3501 = v3499 < v4;
+    const bool v3502 = v3500 && v3501;
+    if (v3502) {
+      const float v3503 = v200.x[41];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3505 = iron_f32_to_bf16(v3503);
+      const unsigned int v3506 = v3497 * v4;
+      const unsigned int v3507 = v3506 + v1927;
+      const unsigned int v3508 = v3507 + v3499;
+      out[v3508] = v3505;
+    }
+    const unsigned int v3509 = static_cast<unsigned int>(v200.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3510 = v1926 + v3509;
+    const unsigned int v3511 = static_cast<unsigned int>(v200.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3512 = v1925 + v3511;
+    const bool v3513 = v3510 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3514 = v3512 < v4;
+    const bool v3515 = v3513 && v3514;
+    if (v3515) {
+      const float v3516 = v200.x[42];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3518 = iron_f32_to_bf16(v3516);
+      const unsigned int v3519 = v3510 * v4;
+      const unsigned int v3520 = v3519 + v1927;
+      const unsigned int v3521 = v3520 + v3512;
+      out[v3521] = v3518;
+    }
+    const unsigned int v3522 = static_cast<unsigned int>(v200.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3523 = v1926 + v3522;
+    const unsigned int v3524 = static_cast<unsigned int>(v200.col(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3525 = v1925 + v3524;
+    const bool v3526 = v3523 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3527 = v3525 < v4;
+    const bool v3528 = v3526 && v3527;
+    if (v3528) {
+      const float v3529 = v200.x[43];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3531 = iron_f32_to_bf16(v3529);
+      const unsigned int v3532 = v3523 * v4;
+      const unsigned int v3533 = v3532 + v1927;
+      const unsigned int v3534 = v3533 + v3525;
+      out[v3534] = v3531;
+    }
+    const unsigned int v3535 = static_cast<unsigned int>(v200.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3536 = v1926 + v3535;
+    const unsigned int v3537 = static_cast<unsigned int>(v200.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3538 = v1925 + v3537;
+    const bool v3539 = v3536 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3540 = v3538 < v4;
+    const bool v3541 = v3539 && v3540;
+    if (v3541) {
+      const float v3542 = v200.x[44];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3544 = iron_f32_to_bf16(v3542);
+      const unsigned int v3545 = v3536 * v4;
+      const unsigned int v3546 = v3545 + v1927;
+      const unsigned int v3547 = v3546 + v3538;
+      out[v3547] = v3544;
+    }
+    const unsigned int v3548 = static_cast<unsigned int>(v200.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3549 = v1926 + v3548;
+    const unsigned int v3550 = static_cast<unsigned int>(v200.col(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3551 = v1925 + v3550;
+    const bool v3552 = v3549 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3553 = v3551 < v4;
+    const bool v3554 = v3552 && v3553;
+    if (v3554) {
+      const float v3555 = v200.x[45];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3557 = iron_f32_to_bf16(v3555);
+      const unsigned int v3558 = v3549 * v4;
+      const unsigned int v3559 = v3558 + v1927;
+      const unsigned int v3560 = v3559 + v3551;
+      out[v3560] = v3557;
+    }
+    const unsigned int v3561 = static_cast<unsigned int>(v200.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3562 = v1926 + v3561;
+    const unsigned int v3563 = static_cast<unsigned int>(v200.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3564 = v1925 + v3563;
+    const bool v3565 = v3562 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3566 = v3564 < v4;
+    const bool v3567 = v3565 && v3566;
+    if (v3567) {
+      const float v3568 = v200.x[46];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3570 = iron_f32_to_bf16(v3568);
+      const unsigned int v3571 = v3562 * v4;
+      const unsigned int v3572 = v3571 + v1927;
+      const unsigned int v3573 = v3572 + v3564;
+      out[v3573] = v3570;
+    }
+    const unsigned int v3574 = static_cast<unsigned int>(v200.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3575 = v1926 + v3574;
+    const unsigned int v3576 = static_cast<unsigned int>(v200.col(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3577 = v1925 + v3576;
+    const bool v3578 = v3575 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3579 = v3577 < v4;
+    const bool v3580 = v3578 && v3579;
+    if (v3580) {
+      const float v3581 = v200.x[47];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3583 = iron_f32_to_bf16(v3581);
+      const unsigned int v3584 = v3575 * v4;
+      const unsigned int v3585 = v3584 + v1927;
+      const unsigned int v3586 = v3585 + v3577;
+      out[v3586] = v3583;
+    }
+    const unsigned int v3587 = static_cast<unsigned int>(v200.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3588 = v1926 + v3587;
+    const unsigned int v3589 = static_cast<unsigned int>(v200.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3590 = v1925 + v3589;
+    const bool v3591 = v3588 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3592 = v3590 < v4;
+    const bool v3593 = v3591 && v3592;
+    if (v3593) {
+      const float v3594 = v200.x[48];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3596 = iron_f32_to_bf16(v3594);
+      const unsigned int v3597 = v3588 * v4;
+      const unsigned int v3598 = v3597 + v1927;
+      const unsigned int v3599 = v3598 + v3590;
+      out[v3599] = v3596;
+    }
+    const unsigned int v3600 = static_cast<unsigned int>(v200.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3601 = v1926 + v3600;
+    const unsigned int v3602 = static_cast<unsigned int>(v200.col(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3603 = v1925 + v3602;
+    const bool v3604 = v3601 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3605 = v3603 < v4;
+    const bool v3606 = v3604 && v3605;
+    if (v3606) {
+      const float v3607 = v200.x[49];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3609 = iron_f32_to_bf16(v3607);
+      const unsigned int v3610 = v3601 * v4;
+      const unsigned int v3611 = v3610 + v1927;
+      const unsigned int v3612 = v3611 + v3603;
+      out[v3612] = v3609;
+    }
+    const unsigned int v3613 = static_cast<unsigned int>(v200.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3614 = v1926 + v3613;
+    const unsigned int v3615 = static_cast<unsigned int>(v200.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3616 = v1925 + v3615;
+    const bool v3617 = v3614 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3618 = v3616 < v4;
+    const bool v3619 = v3617 && v3618;
+    if (v3619) {
+      const float v3620 = v200.x[50];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3622 = iron_f32_to_bf16(v3620);
+      const unsigned int v3623 = v3614 * v4;
+      const unsigned int v3624 = v3623 + v1927;
+      const unsigned int v3625 = v3624 + v3616;
+      out[v3625] = v3622;
+    }
+    const unsigned int v3626 = static_cast<unsigned int>(v200.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3627 = v1926 + v3626;
+    const unsigned int v3628 = static_cast<unsigned int>(v200.col(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3629 = v1925 + v3628;
+    const bool v3630 = v3627 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3631 = v3629 < v4;
+    const bool v3632 = v3630 && v3631;
+    if (v3632) {
+      const float v3633 = v200.x[51];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3635 = iron_f32_to_bf16(v3633);
+      const unsigned int v3636 = v3627 * v4;
+      const unsigned int v3637 = v3636 + v1927;
+      const unsigned int v3638 = v3637 + v3629;
+      out[v3638] = v3635;
+    }
+    const unsigned int v3639 = static_cast<unsigned int>(v200.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3640 = v1926 + v3639;
+    const unsigned int v3641 = static_cast<unsigned int>(v200.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3642 = v1925 + v3641;
+    const bool v3643 = v3640 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3644 = v3642 < v4;
+    const bool v3645 = v3643 && v3644;
+    if (v3645) {
+      const float v3646 = v200.x[52];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3648 = iron_f32_to_bf16(v3646);
+      const unsigned int v3649 = v3640 * v4;
+      const unsigned int v3650 = v3649 + v1927;
+      const unsigned int v3651 = v3650 + v3642;
+      out[v3651] = v3648;
+    }
+    const unsigned int v3652 = static_cast<unsigned int>(v200.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3653 = v1926 + v3652;
+    const unsigned int v3654 = static_cast<unsigned int>(v200.col(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3655 = v1925 + v3654;
+    const bool v3656 = v3653 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3657 = v3655 < v4;
+    const bool v3658 = v3656 && v3657;
+    if (v3658) {
+      const float v3659 = v200.x[53];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3661 = iron_f32_to_bf16(v3659);
+      const unsigned int v3662 = v3653 * v4;
+      const unsigned int v3663 = v3662 + v1927;
+      const unsigned int v3664 = v3663 + v3655;
+      out[v3664] = v3661;
+    }
+    const unsigned int v3665 = static_cast<unsigned int>(v200.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3666 = v1926 + v3665;
+    const unsigned int v3667 = static_cast<unsigned int>(v200.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3668 = v1925 + v3667;
+    const bool v3669 = v3666 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3670 = v3668 < v4;
+    const bool v3671 = v3669 && v3670;
+    if (v3671) {
+      const float v3672 = v200.x[54];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3674 = iron_f32_to_bf16(v3672);
+      const unsigned int v3675 = v3666 * v4;
+      const unsigned int v3676 = v3675 + v1927;
+      const unsigned int v3677 = v3676 + v3668;
+      out[v3677] = v3674;
+    }
+    const unsigned int v3678 = static_cast<unsigned int>(v200.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3679 = v1926 + v3678;
+    const unsigned int v3680 = static_cast<unsigned int>(v200.col(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3681 = v1925 + v3680;
+    const bool v3682 = v3679 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3683 = v3681 < v4;
+    const bool v3684 = v3682 && v3683;
+    if (v3684) {
+      const float v3685 = v200.x[55];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3687 = iron_f32_to_bf16(v3685);
+      const unsigned int v3688 = v3679 * v4;
+      const unsigned int v3689 = v3688 + v1927;
+      const unsigned int v3690 = v3689 + v3681;
+      out[v3690] = v3687;
+    }
+    const unsigned int v3691 = static_cast<unsigned int>(v200.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3692 = v1926 + v3691;
+    const unsigned int v3693 = static_cast<unsigned int>(v200.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3694 = v1925 + v3693;
+    const bool v3695 = v3692 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3696 = v3694 < v4;
+    const bool v3697 = v3695 && v3696;
+    if (v3697) {
+      const float v3698 = v200.x[56];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3700 = iron_f32_to_bf16(v3698);
+      const unsigned int v3701 = v3692 * v4;
+      const unsigned int v3702 = v3701 + v1927;
+      const unsigned int v3703 = v3702 + v3694;
+      out[v3703] = v3700;
+    }
+    const unsigned int v3704 = static_cast<unsigned int>(v200.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3705 = v1926 + v3704;
+    const unsigned int v3706 = static_cast<unsigned int>(v200.col(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3707 = v1925 + v3706;
+    const bool v3708 = v3705 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3709 = v3707 < v4;
+    const bool v3710 = v3708 && v3709;
+    if (v3710) {
+      const float v3711 = v200.x[57];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3713 = iron_f32_to_bf16(v3711);
+      const unsigned int v3714 = v3705 * v4;
+      const unsigned int v3715 = v3714 + v1927;
+      const unsigned int v3716 = v3715 + v3707;
+      out[v3716] = v3713;
+    }
+    const unsigned int v3717 = static_cast<unsigned int>(v200.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3718 = v1926 + v3717;
+    const unsigned int v3719 = static_cast<unsigned int>(v200.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3720 = v1925 + v3719;
+    const bool v3721 = v3718 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3722 = v3720 < v4;
+    const bool v3723 = v3721 && v3722;
+    if (v3723) {
+      const float v3724 = v200.x[58];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3726 = iron_f32_to_bf16(v3724);
+      const unsigned int v3727 = v3718 * v4;
+      const unsigned int v3728 = v3727 + v1927;
+      const unsigned int v3729 = v3728 + v3720;
+      out[v3729] = v3726;
+    }
+    const unsigned int v3730 = static_cast<unsigned int>(v200.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3731 = v1926 + v3730;
+    const unsigned int v3732 = static_cast<unsigned int>(v200.col(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3733 = v1925 + v3732;
+    const bool v3734 = v3731 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3735 = v3733 < v4;
+    const bool v3736 = v3734 && v3735;
+    if (v3736) {
+      const float v3737 = v200.x[59];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3739 = iron_f32_to_bf16(v3737);
+      const unsigned int v3740 = v3731 * v4;
+      const unsigned int v3741 = v3740 + v1927;
+      const unsigned int v3742 = v3741 + v3733;
+      out[v3742] = v3739;
+    }
+    const unsigned int v3743 = static_cast<unsigned int>(v200.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3744 = v1926 + v3743;
+    const unsigned int v3745 = static_cast<unsigned int>(v200.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3746 = v1925 + v3745;
+    const bool v3747 = v3744 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3748 = v3746 < v4;
+    const bool v3749 = v3747 && v3748;
+    if (v3749) {
+      const float v3750 = v200.x[60];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3752 = iron_f32_to_bf16(v3750);
+      const unsigned int v3753 = v3744 * v4;
+      const unsigned int v3754 = v3753 + v1927;
+      const unsigned int v3755 = v3754 + v3746;
+      out[v3755] = v3752;
+    }
+    const unsigned int v3756 = static_cast<unsigned int>(v200.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3757 = v1926 + v3756;
+    const unsigned int v3758 = static_cast<unsigned int>(v200.col(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3759 = v1925 + v3758;
+    const bool v3760 = v3757 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3761 = v3759 < v4;
+    const bool v3762 = v3760 && v3761;
+    if (v3762) {
+      const float v3763 = v200.x[61];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3765 = iron_f32_to_bf16(v3763);
+      const unsigned int v3766 = v3757 * v4;
+      const unsigned int v3767 = v3766 + v1927;
+      const unsigned int v3768 = v3767 + v3759;
+      out[v3768] = v3765;
+    }
+    const unsigned int v3769 = static_cast<unsigned int>(v200.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3770 = v1926 + v3769;
+    const unsigned int v3771 = static_cast<unsigned int>(v200.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3772 = v1925 + v3771;
+    const bool v3773 = v3770 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3774 = v3772 < v4;
+    const bool v3775 = v3773 && v3774;
+    if (v3775) {
+      const float v3776 = v200.x[62];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3778 = iron_f32_to_bf16(v3776);
+      const unsigned int v3779 = v3770 * v4;
+      const unsigned int v3780 = v3779 + v1927;
+      const unsigned int v3781 = v3780 + v3772;
+      out[v3781] = v3778;
+    }
+    const unsigned int v3782 = static_cast<unsigned int>(v200.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3783 = v1926 + v3782;
+    const unsigned int v3784 = static_cast<unsigned int>(v200.col(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3785 = v1925 + v3784;
+    const bool v3786 = v3783 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3787 = v3785 < v4;
+    const bool v3788 = v3786 && v3787;
+    if (v3788) {
+      const float v3789 = v200.x[63];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3791 = iron_f32_to_bf16(v3789);
+      const unsigned int v3792 = v3783 * v4;
+      const unsigned int v3793 = v3792 + v1927;
+      const unsigned int v3794 = v3793 + v3785;
+      out[v3794] = v3791;
+    }
+    const unsigned int v3795 = static_cast<unsigned int>(v200.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3796 = v1926 + v3795;
+    const unsigned int v3797 = static_cast<unsigned int>(v200.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3798 = v1925 + v3797;
+    const bool v3799 = v3796 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3800 = v3798 < v4;
+    const bool v3801 = v3799 && v3800;
+    if (v3801) {
+      const float v3802 = v200.x[64];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3804 = iron_f32_to_bf16(v3802);
+      const unsigned int v3805 = v3796 * v4;
+      const unsigned int v3806 = v3805 + v1927;
+      const unsigned int v3807 = v3806 + v3798;
+      out[v3807] = v3804;
+    }
+    const unsigned int v3808 = static_cast<unsigned int>(v200.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3809 = v1926 + v3808;
+    const unsigned int v3810 = static_cast<unsigned int>(v200.col(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3811 = v1925 + v3810;
+    const bool v3812 = v3809 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3813 = v3811 < v4;
+    const bool v3814 = v3812 && v3813;
+    if (v3814) {
+      const float v3815 = v200.x[65];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3817 = iron_f32_to_bf16(v3815);
+      const unsigned int v3818 = v3809 * v4;
+      const unsigned int v3819 = v3818 + v1927;
+      const unsigned int v3820 = v3819 + v3811;
+      out[v3820] = v3817;
+    }
+    const unsigned int v3821 = static_cast<unsigned int>(v200.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3822 = v1926 + v3821;
+    const unsigned int v3823 = static_cast<unsigned int>(v200.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3824 = v1925 + v3823;
+    const bool v3825 = v3822 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3826 = v3824 < v4;
+    const bool v3827 = v3825 && v3826;
+    if (v3827) {
+      const float v3828 = v200.x[66];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3830 = iron_f32_to_bf16(v3828);
+      const unsigned int v3831 = v3822 * v4;
+      const unsigned int v3832 = v3831 + v1927;
+      const unsigned int v3833 = v3832 + v3824;
+      out[v3833] = v3830;
+    }
+    const unsigned int v3834 = static_cast<unsigned int>(v200.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3835 = v1926 + v3834;
+    const unsigned int v3836 = static_cast<unsigned int>(v200.col(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3837 = v1925 + v3836;
+    const bool v3838 = v3835 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3839 = v3837 < v4;
+    const bool v3840 = v3838 && v3839;
+    if (v3840) {
+      const float v3841 = v200.x[67];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3843 = iron_f32_to_bf16(v3841);
+      const unsigned int v3844 = v3835 * v4;
+      const unsigned int v3845 = v3844 + v1927;
+      const unsigned int v3846 = v3845 + v3837;
+      out[v3846] = v3843;
+    }
+    const unsigned int v3847 = static_cast<unsigned int>(v200.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3848 = v1926 + v3847;
+    const unsigned int v3849 = static_cast<unsigned int>(v200.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3850 = v1925 + v3849;
+    const bool v3851 = v3848 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3852 = v3850 < v4;
+    const bool v3853 = v3851 && v3852;
+    if (v3853) {
+      const float v3854 = v200.x[68];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3856 = iron_f32_to_bf16(v3854);
+      const unsigned int v3857 = v3848 * v4;
+      const unsigned int v3858 = v3857 + v1927;
+      const unsigned int v3859 = v3858 + v3850;
+      out[v3859] = v3856;
+    }
+    const unsigned int v3860 = static_cast<unsigned int>(v200.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3861 = v1926 + v3860;
+    const unsigned int v3862 = static_cast<unsigned int>(v200.col(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3863 = v1925 + v3862;
+    const bool v3864 = v3861 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3865 = v3863 < v4;
+    const bool v3866 = v3864 && v3865;
+    if (v3866) {
+      const float v3867 = v200.x[69];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3869 = iron_f32_to_bf16(v3867);
+      const unsigned int v3870 = v3861 * v4;
+      const unsigned int v3871 = v3870 + v1927;
+      const unsigned int v3872 = v3871 + v3863;
+      out[v3872] = v3869;
+    }
+    const unsigned int v3873 = static_cast<unsigned int>(v200.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3874 = v1926 + v3873;
+    const unsigned int v3875 = static_cast<unsigned int>(v200.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3876 = v1925 + v3875;
+    const bool v3877 = v3874 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3878 = v3876 < v4;
+    const bool v3879 = v3877 && v3878;
+    if (v3879) {
+      const float v3880 = v200.x[70];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3882 = iron_f32_to_bf16(v3880);
+      const unsigned int v3883 = v3874 * v4;
+      const unsigned int v3884 = v3883 + v1927;
+      const unsigned int v3885 = v3884 + v3876;
+      out[v3885] = v3882;
+    }
+    const unsigned int v3886 = static_cast<unsigned int>(v200.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3887 = v1926 + v3886;
+    const unsigned int v3888 = static_cast<unsigned int>(v200.col(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3889 = v1925 + v3888;
+    const bool v3890 = v3887 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3891 = v3889 < v4;
+    const bool v3892 = v3890 && v3891;
+    if (v3892) {
+      const float v3893 = v200.x[71];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3895 = iron_f32_to_bf16(v3893);
+      const unsigned int v3896 = v3887 * v4;
+      const unsigned int v3897 = v3896 + v1927;
+      const unsigned int v3898 = v3897 + v3889;
+      out[v3898] = v3895;
+    }
+    const unsigned int v3899 = static_cast<unsigned int>(v200.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3900 = v1926 + v3899;
+    const unsigned int v3901 = static_cast<unsigned int>(v200.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3902 = v1925 + v3901;
+    const bool v3903 = v3900 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3904 = v3902 < v4;
+    const bool v3905 = v3903 && v3904;
+    if (v3905) {
+      const float v3906 = v200.x[72];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3908 = iron_f32_to_bf16(v3906);
+      const unsigned int v3909 = v3900 * v4;
+      const unsigned int v3910 = v3909 + v1927;
+      const unsigned int v3911 = v3910 + v3902;
+      out[v3911] = v3908;
+    }
+    const unsigned int v3912 = static_cast<unsigned int>(v200.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3913 = v1926 + v3912;
+    const unsigned int v3914 = static_cast<unsigned int>(v200.col(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3915 = v1925 + v3914;
+    const bool v3916 = v3913 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3917 = v3915 < v4;
+    const bool v3918 = v3916 && v3917;
+    if (v3918) {
+      const float v3919 = v200.x[73];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3921 = iron_f32_to_bf16(v3919);
+      const unsigned int v3922 = v3913 * v4;
+      const unsigned int v3923 = v3922 + v1927;
+      const unsigned int v3924 = v3923 + v3915;
+      out[v3924] = v3921;
+    }
+    const unsigned int v3925 = static_cast<unsigned int>(v200.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3926 = v1926 + v3925;
+    const unsigned int v3927 = static_cast<unsigned int>(v200.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3928 = v1925 + v3927;
+    const bool v3929 = v3926 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3930 = v3928 < v4;
+    const bool v3931 = v3929 && v3930;
+    if (v3931) {
+      const float v3932 = v200.x[74];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3934 = iron_f32_to_bf16(v3932);
+      const unsigned int v3935 = v3926 * v4;
+      const unsigned int v3936 = v3935 + v1927;
+      const unsigned int v3937 = v3936 + v3928;
+      out[v3937] = v3934;
+    }
+    const unsigned int v3938 = static_cast<unsigned int>(v200.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3939 = v1926 + v3938;
+    const unsigned int v3940 = static_cast<unsigned int>(v200.col(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3941 = v1925 + v3940;
+    const bool v3942 = v3939 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3943 = v3941 < v4;
+    const bool v3944 = v3942 && v3943;
+    if (v3944) {
+      const float v3945 = v200.x[75];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3947 = iron_f32_to_bf16(v3945);
+      const unsigned int v3948 = v3939 * v4;
+      const unsigned int v3949 = v3948 + v1927;
+      const unsigned int v3950 = v3949 + v3941;
+      out[v3950] = v3947;
+    }
+    const unsigned int v3951 = static_cast<unsigned int>(v200.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3952 = v1926 + v3951;
+    const unsigned int v3953 = static_cast<unsigned int>(v200.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3954 = v1925 + v3953;
+    const bool v3955 = v3952 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3956 = v3954 < v4;
+    const bool v3957 = v3955 && v3956;
+    if (v3957) {
+      const float v3958 = v200.x[76];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3960 = iron_f32_to_bf16(v3958);
+      const unsigned int v3961 = v3952 * v4;
+      const unsigned int v3962 = v3961 + v1927;
+      const unsigned int v3963 = v3962 + v3954;
+      out[v3963] = v3960;
+    }
+    const unsigned int v3964 = static_cast<unsigned int>(v200.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3965 = v1926 + v3964;
+    const unsigned int v3966 = static_cast<unsigned int>(v200.col(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3967 = v1925 + v3966;
+    const bool v3968 = v3965 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3969 = v3967 < v4;
+    const bool v3970 = v3968 && v3969;
+    if (v3970) {
+      const float v3971 = v200.x[77];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3973 = iron_f32_to_bf16(v3971);
+      const unsigned int v3974 = v3965 * v4;
+      const unsigned int v3975 = v3974 + v1927;
+      const unsigned int v3976 = v3975 + v3967;
+      out[v3976] = v3973;
+    }
+    const unsigned int v3977 = static_cast<unsigned int>(v200.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3978 = v1926 + v3977;
+    const unsigned int v3979 = static_cast<unsigned int>(v200.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3980 = v1925 + v3979;
+    const bool v3981 = v3978 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3982 = v3980 < v4;
+    const bool v3983 = v3981 && v3982;
+    if (v3983) {
+      const float v3984 = v200.x[78];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3986 = iron_f32_to_bf16(v3984);
+      const unsigned int v3987 = v3978 * v4;
+      const unsigned int v3988 = v3987 + v1927;
+      const unsigned int v3989 = v3988 + v3980;
+      out[v3989] = v3986;
+    }
+    const unsigned int v3990 = static_cast<unsigned int>(v200.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3991 = v1926 + v3990;
+    const unsigned int v3992 = static_cast<unsigned int>(v200.col(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3993 = v1925 + v3992;
+    const bool v3994 = v3991 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3995 = v3993 < v4;
+    const bool v3996 = v3994 && v3995;
+    if (v3996) {
+      const float v3997 = v200.x[79];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3999 = iron_f32_to_bf16(v3997);
+      const unsigned int v4000 = v3991 * v4;
+      const unsigned int v4001 = v4000 + v1927;
+      const unsigned int v4002 = v4001 + v3993;
+      out[v4002] = v3999;
+    }
+    const unsigned int v4003 = static_cast<unsigned int>(v200.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4004 = v1926 + v4003;
+    const unsigned int v4005 = static_cast<unsigned int>(v200.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4006 = v1925 + v4005;
+    const bool v4007 = v4004 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4008 = v4006 < v4;
+    const bool v4009 = v4007 && v4008;
+    if (v4009) {
+      const float v4010 = v200.x[80];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4012 = iron_f32_to_bf16(v4010);
+      const unsigned int v4013 = v4004 * v4;
+      const unsigned int v4014 = v4013 + v1927;
+      const unsigned int v4015 = v4014 + v4006;
+      out[v4015] = v4012;
+    }
+    const unsigned int v4016 = static_cast<unsigned int>(v200.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4017 = v1926 + v4016;
+    const unsigned int v4018 = static_cast<unsigned int>(v200.col(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4019 = v1925 + v4018;
+    const bool v4020 = v4017 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4021 = v4019 < v4;
+    const bool v4022 = v4020 && v4021;
+    if (v4022) {
+      const float v4023 = v200.x[81];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4025 = iron_f32_to_bf16(v4023);
+      const unsigned int v4026 = v4017 * v4;
+      const unsigned int v4027 = v4026 + v1927;
+      const unsigned int v4028 = v4027 + v4019;
+      out[v4028] = v4025;
+    }
+    const unsigned int v4029 = static_cast<unsigned int>(v200.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4030 = v1926 + v4029;
+    const unsigned int v4031 = static_cast<unsigned int>(v200.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4032 = v1925 + v4031;
+    const bool v4033 = v4030 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4034 = v4032 < v4;
+    const bool v4035 = v4033 && v4034;
+    if (v4035) {
+      const float v4036 = v200.x[82];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4038 = iron_f32_to_bf16(v4036);
+      const unsigned int v4039 = v4030 * v4;
+      const unsigned int v4040 = v4039 + v1927;
+      const unsigned int v4041 = v4040 + v4032;
+      out[v4041] = v4038;
+    }
+    const unsigned int v4042 = static_cast<unsigned int>(v200.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4043 = v1926 + v4042;
+    const unsigned int v4044 = static_cast<unsigned int>(v200.col(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4045 = v1925 + v4044;
+    const bool v4046 = v4043 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4047 = v4045 < v4;
+    const bool v4048 = v4046 && v4047;
+    if (v4048) {
+      const float v4049 = v200.x[83];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4051 = iron_f32_to_bf16(v4049);
+      const unsigned int v4052 = v4043 * v4;
+      const unsigned int v4053 = v4052 + v1927;
+      const unsigned int v4054 = v4053 + v4045;
+      out[v4054] = v4051;
+    }
+    const unsigned int v4055 = static_cast<unsigned int>(v200.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4056 = v1926 + v4055;
+    const unsigned int v4057 = static_cast<unsigned int>(v200.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4058 = v1925 + v4057;
+    const bool v4059 = v4056 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4060 = v4058 < v4;
+    const bool v4061 = v4059 && v4060;
+    if (v4061) {
+      const float v4062 = v200.x[84];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4064 = iron_f32_to_bf16(v4062);
+      const unsigned int v4065 = v4056 * v4;
+      const unsigned int v4066 = v4065 + v1927;
+      const unsigned int v4067 = v4066 + v4058;
+      out[v4067] = v4064;
+    }
+    const unsigned int v4068 = static_cast<unsigned int>(v200.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4069 = v1926 + v4068;
+    const unsigned int v4070 = static_cast<unsigned int>(v200.col(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4071 = v1925 + v4070;
+    const bool v4072 = v4069 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4073 = v4071 < v4;
+    const bool v4074 = v4072 && v4073;
+    if (v4074) {
+      const float v4075 = v200.x[85];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4077 = iron_f32_to_bf16(v4075);
+      const unsigned int v4078 = v4069 * v4;
+      const unsigned int v4079 = v4078 + v1927;
+      const unsigned int v4080 = v4079 + v4071;
+      out[v4080] = v4077;
+    }
+    const unsigned int v4081 = static_cast<unsigned int>(v200.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4082 = v1926 + v4081;
+    const unsigned int v4083 = static_cast<unsigned int>(v200.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4084 = v1925 + v4083;
+    const bool v4085 = v4082 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4086 = v4084 < v4;
+    const bool v4087 = v4085 && v4086;
+    if (v4087) {
+      const float v4088 = v200.x[86];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4090 = iron_f32_to_bf16(v4088);
+      const unsigned int v4091 = v4082 * v4;
+      const unsigned int v4092 = v4091 + v1927;
+      const unsigned int v4093 = v4092 + v4084;
+      out[v4093] = v4090;
+    }
+    const unsigned int v4094 = static_cast<unsigned int>(v200.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4095 = v1926 + v4094;
+    const unsigned int v4096 = static_cast<unsigned int>(v200.col(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4097 = v1925 + v4096;
+    const bool v4098 = v4095 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4099 = v4097 < v4;
+    const bool v4100 = v4098 && v4099;
+    if (v4100) {
+      const float v4101 = v200.x[87];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4103 = iron_f32_to_bf16(v4101);
+      const unsigned int v4104 = v4095 * v4;
+      const unsigned int v4105 = v4104 + v1927;
+      const unsigned int v4106 = v4105 + v4097;
+      out[v4106] = v4103;
+    }
+    const unsigned int v4107 = static_cast<unsigned int>(v200.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4108 = v1926 + v4107;
+    const unsigned int v4109 = static_cast<unsigned int>(v200.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4110 = v1925 + v4109;
+    const bool v4111 = v4108 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4112 = v4110 < v4;
+    const bool v4113 = v4111 && v4112;
+    if (v4113) {
+      const float v4114 = v200.x[88];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4116 = iron_f32_to_bf16(v4114);
+      const unsigned int v4117 = v4108 * v4;
+      const unsigned int v4118 = v4117 + v1927;
+      const unsigned int v4119 = v4118 + v4110;
+      out[v4119] = v4116;
+    }
+    const unsigned int v4120 = static_cast<unsigned int>(v200.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4121 = v1926 + v4120;
+    const unsigned int v4122 = static_cast<unsigned int>(v200.col(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4123 = v1925 + v4122;
+    const bool v4124 = v4121 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4125 = v4123 < v4;
+    const bool v4126 = v4124 && v4125;
+    if (v4126) {
+      const float v4127 = v200.x[89];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4129 = iron_f32_to_bf16(v4127);
+      const unsigned int v4130 = v4121 * v4;
+      const unsigned int v4131 = v4130 + v1927;
+      const unsigned int v4132 = v4131 + v4123;
+      out[v4132] = v4129;
+    }
+    const unsigned int v4133 = static_cast<unsigned int>(v200.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4134 = v1926 + v4133;
+    const unsigned int v4135 = static_cast<unsigned int>(v200.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4136 = v1925 + v4135;
+    const bool v4137 = v4134 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4138 = v4136 < v4;
+    const bool v4139 = v4137 && v4138;
+    if (v4139) {
+      const float v4140 = v200.x[90];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4142 = iron_f32_to_bf16(v4140);
+      const unsigned int v4143 = v4134 * v4;
+      const unsigned int v4144 = v4143 + v1927;
+      const unsigned int v4145 = v4144 + v4136;
+      out[v4145] = v4142;
+    }
+    const unsigned int v4146 = static_cast<unsigned int>(v200.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4147 = v1926 + v4146;
+    const unsigned int v4148 = static_cast<unsigned int>(v200.col(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4149 = v1925 + v4148;
+    const bool v4150 = v4147 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4151 = v4149 < v4;
+    const bool v4152 = v4150 && v4151;
+    if (v4152) {
+      const float v4153 = v200.x[91];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4155 = iron_f32_to_bf16(v4153);
+      const unsigned int v4156 = v4147 * v4;
+      const unsigned int v4157 = v4156 + v1927;
+      const unsigned int v4158 = v4157 + v4149;
+      out[v4158] = v4155;
+    }
+    const unsigned int v4159 = static_cast<unsigned int>(v200.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4160 = v1926 + v4159;
+    const unsigned int v4161 = static_cast<unsigned int>(v200.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4162 = v1925 + v4161;
+    const bool v4163 = v4160 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4164 = v4162 < v4;
+    const bool v4165 = v4163 && v4164;
+    if (v4165) {
+      const float v4166 = v200.x[92];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4168 = iron_f32_to_bf16(v4166);
+      const unsigned int v4169 = v4160 * v4;
+      const unsigned int v4170 = v4169 + v1927;
+      const unsigned int v4171 = v4170 + v4162;
+      out[v4171] = v4168;
+    }
+    const unsigned int v4172 = static_cast<unsigned int>(v200.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4173 = v1926 + v4172;
+    const unsigned int v4174 = static_cast<unsigned int>(v200.col(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4175 = v1925 + v4174;
+    const bool v4176 = v4173 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4177 = v4175 < v4;
+    const bool v4178 = v4176 && v4177;
+    if (v4178) {
+      const float v4179 = v200.x[93];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4181 = iron_f32_to_bf16(v4179);
+      const unsigned int v4182 = v4173 * v4;
+      const unsigned int v4183 = v4182 + v1927;
+      const unsigned int v4184 = v4183 + v4175;
+      out[v4184] = v4181;
+    }
+    const unsigned int v4185 = static_cast<unsigned int>(v200.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4186 = v1926 + v4185;
+    const unsigned int v4187 = static_cast<unsigned int>(v200.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4188 = v1925 + v4187;
+    const bool v4189 = v4186 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4190 = v4188 < v4;
+    const bool v4191 = v4189 && v4190;
+    if (v4191) {
+      const float v4192 = v200.x[94];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4194 = iron_f32_to_bf16(v4192);
+      const unsigned int v4195 = v4186 * v4;
+      const unsigned int v4196 = v4195 + v1927;
+      const unsigned int v4197 = v4196 + v4188;
+      out[v4197] = v4194;
+    }
+    const unsigned int v4198 = static_cast<unsigned int>(v200.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4199 = v1926 + v4198;
+    const unsigned int v4200 = static_cast<unsigned int>(v200.col(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4201 = v1925 + v4200;
+    const bool v4202 = v4199 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4203 = v4201 < v4;
+    const bool v4204 = v4202 && v4203;
+    if (v4204) {
+      const float v4205 = v200.x[95];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4207 = iron_f32_to_bf16(v4205);
+      const unsigned int v4208 = v4199 * v4;
+      const unsigned int v4209 = v4208 + v1927;
+      const unsigned int v4210 = v4209 + v4201;
+      out[v4210] = v4207;
+    }
+    const unsigned int v4211 = static_cast<unsigned int>(v200.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4212 = v1926 + v4211;
+    const unsigned int v4213 = static_cast<unsigned int>(v200.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4214 = v1925 + v4213;
+    const bool v4215 = v4212 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4216 = v4214 < v4;
+    const bool v4217 = v4215 && v4216;
+    if (v4217) {
+      const float v4218 = v200.x[96];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4220 = iron_f32_to_bf16(v4218);
+      const unsigned int v4221 = v4212 * v4;
+      const unsigned int v4222 = v4221 + v1927;
+      const unsigned int v4223 = v4222 + v4214;
+      out[v4223] = v4220;
+    }
+    const unsigned int v4224 = static_cast<unsigned int>(v200.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4225 = v1926 + v4224;
+    const unsigned int v4226 = static_cast<unsigned int>(v200.col(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4227 = v1925 + v4226;
+    const bool v4228 = v4225 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4229 = v4227 < v4;
+    const bool v4230 = v4228 && v4229;
+    if (v4230) {
+      const float v4231 = v200.x[97];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4233 = iron_f32_to_bf16(v4231);
+      const unsigned int v4234 = v4225 * v4;
+      const unsigned int v4235 = v4234 + v1927;
+      const unsigned int v4236 = v4235 + v4227;
+      out[v4236] = v4233;
+    }
+    const unsigned int v4237 = static_cast<unsigned int>(v200.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4238 = v1926 + v4237;
+    const unsigned int v4239 = static_cast<unsigned int>(v200.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4240 = v1925 + v4239;
+    const bool v4241 = v4238 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4242 = v4240 < v4;
+    const bool v4243 = v4241 && v4242;
+    if (v4243) {
+      const float v4244 = v200.x[98];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4246 = iron_f32_to_bf16(v4244);
+      const unsigned int v4247 = v4238 * v4;
+      const unsigned int v4248 = v4247 + v1927;
+      const unsigned int v4249 = v4248 + v4240;
+      out[v4249] = v4246;
+    }
+    const unsigned int v4250 = static_cast<unsigned int>(v200.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4251 = v1926 + v4250;
+    const unsigned int v4252 = static_cast<unsigned int>(v200.col(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4253 = v1925 + v4252;
+    const bool v4254 = v4251 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4255 = v4253 < v4;
+    const bool v4256 = v4254 && v4255;
+    if (v4256) {
+      const float v4257 = v200.x[99];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4259 = iron_f32_to_bf16(v4257);
+      const unsigned int v4260 = v4251 * v4;
+      const unsigned int v4261 = v4260 + v1927;
+      const unsigned int v4262 = v4261 + v4253;
+      out[v4262] = v4259;
+    }
+    const unsigned int v4263 = static_cast<unsigned int>(v200.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4264 = v1926 + v4263;
+    const unsigned int v4265 = static_cast<unsigned int>(v200.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4266 = v1925 + v4265;
+    const bool v4267 = v4264 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4268 = v4266 < v4;
+    const bool v4269 = v4267 && v4268;
+    if (v4269) {
+      const float v4270 = v200.x[100];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4272 = iron_f32_to_bf16(v4270);
+      const unsigned int v4273 = v4264 * v4;
+      const unsigned int v4274 = v4273 + v1927;
+      const unsigned int v4275 = v4274 + v4266;
+      out[v4275] = v4272;
+    }
+    const unsigned int v4276 = static_cast<unsigned int>(v200.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4277 = v1926 + v4276;
+    const unsigned int v4278 = static_cast<unsigned int>(v200.col(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4279 = v1925 + v4278;
+    const bool v4280 = v4277 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4281 = v4279 < v4;
+    const bool v4282 = v4280 && v4281;
+    if (v4282) {
+      const float v4283 = v200.x[101];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4285 = iron_f32_to_bf16(v4283);
+      const unsigned int v4286 = v4277 * v4;
+      const unsigned int v4287 = v4286 + v1927;
+      const unsigned int v4288 = v4287 + v4279;
+      out[v4288] = v4285;
+    }
+    const unsigned int v4289 = static_cast<unsigned int>(v200.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4290 = v1926 + v4289;
+    const unsigned int v4291 = static_cast<unsigned int>(v200.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4292 = v1925 + v4291;
+    const bool v4293 = v4290 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4294 = v4292 < v4;
+    const bool v4295 = v4293 && v4294;
+    if (v4295) {
+      const float v4296 = v200.x[102];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4298 = iron_f32_to_bf16(v4296);
+      const unsigned int v4299 = v4290 * v4;
+      const unsigned int v4300 = v4299 + v1927;
+      const unsigned int v4301 = v4300 + v4292;
+      out[v4301] = v4298;
+    }
+    const unsigned int v4302 = static_cast<unsigned int>(v200.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4303 = v1926 + v4302;
+    const unsigned int v4304 = static_cast<unsigned int>(v200.col(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4305 = v1925 + v4304;
+    const bool v4306 = v4303 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4307 = v4305 < v4;
+    const bool v4308 = v4306 && v4307;
+    if (v4308) {
+      const float v4309 = v200.x[103];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4311 = iron_f32_to_bf16(v4309);
+      const unsigned int v4312 = v4303 * v4;
+      const unsigned int v4313 = v4312 + v1927;
+      const unsigned int v4314 = v4313 + v4305;
+      out[v4314] = v4311;
+    }
+    const unsigned int v4315 = static_cast<unsigned int>(v200.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4316 = v1926 + v4315;
+    const unsigned int v4317 = static_cast<unsigned int>(v200.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4318 = v1925 + v4317;
+    const bool v4319 = v4316 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4320 = v4318 < v4;
+    const bool v4321 = v4319 && v4320;
+    if (v4321) {
+      const float v4322 = v200.x[104];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4324 = iron_f32_to_bf16(v4322);
+      const unsigned int v4325 = v4316 * v4;
+      const unsigned int v4326 = v4325 + v1927;
+      const unsigned int v4327 = v4326 + v4318;
+      out[v4327] = v4324;
+    }
+    const unsigned int v4328 = static_cast<unsigned int>(v200.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4329 = v1926 + v4328;
+    const unsigned int v4330 = static_cast<unsigned int>(v200.col(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4331 = v1925 + v4330;
+    const bool v4332 = v4329 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4333 = v4331 < v4;
+    const bool v4334 = v4332 && v4333;
+    if (v4334) {
+      const float v4335 = v200.x[105];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4337 = iron_f32_to_bf16(v4335);
+      const unsigned int v4338 = v4329 * v4;
+      const unsigned int v4339 = v4338 + v1927;
+      const unsigned int v4340 = v4339 + v4331;
+      out[v4340] = v4337;
+    }
+    const unsigned int v4341 = static_cast<unsigned int>(v200.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4342 = v1926 + v4341;
+    const unsigned int v4343 = static_cast<unsigned int>(v200.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4344 = v1925 + v4343;
+    const bool v4345 = v4342 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4346 = v4344 < v4;
+    const bool v4347 = v4345 && v4346;
+    if (v4347) {
+      const float v4348 = v200.x[106];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4350 = iron_f32_to_bf16(v4348);
+      const unsigned int v4351 = v4342 * v4;
+      const unsigned int v4352 = v4351 + v1927;
+      const unsigned int v4353 = v4352 + v4344;
+      out[v4353] = v4350;
+    }
+    const unsigned int v4354 = static_cast<unsigned int>(v200.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4355 = v1926 + v4354;
+    const unsigned int v4356 = static_cast<unsigned int>(v200.col(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4357 = v1925 + v4356;
+    const bool v4358 = v4355 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4359 = v4357 < v4;
+    const bool v4360 = v4358 && v4359;
+    if (v4360) {
+      const float v4361 = v200.x[107];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4363 = iron_f32_to_bf16(v4361);
+      const unsigned int v4364 = v4355 * v4;
+      const unsigned int v4365 = v4364 + v1927;
+      const unsigned int v4366 = v4365 + v4357;
+      out[v4366] = v4363;
+    }
+    const unsigned int v4367 = static_cast<unsigned int>(v200.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4368 = v1926 + v4367;
+    const unsigned int v4369 = static_cast<unsigned int>(v200.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4370 = v1925 + v4369;
+    const bool v4371 = v4368 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4372 = v4370 < v4;
+    const bool v4373 = v4371 && v4372;
+    if (v4373) {
+      const float v4374 = v200.x[108];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4376 = iron_f32_to_bf16(v4374);
+      const unsigned int v4377 = v4368 * v4;
+      const unsigned int v4378 = v4377 + v1927;
+      const unsigned int v4379 = v4378 + v4370;
+      out[v4379] = v4376;
+    }
+    const unsigned int v4380 = static_cast<unsigned int>(v200.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4381 = v1926 + v4380;
+    const unsigned int v4382 = static_cast<unsigned int>(v200.col(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4383 = v1925 + v4382;
+    const bool v4384 = v4381 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4385 = v4383 < v4;
+    const bool v4386 = v4384 && v4385;
+    if (v4386) {
+      const float v4387 = v200.x[109];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4389 = iron_f32_to_bf16(v4387);
+      const unsigned int v4390 = v4381 * v4;
+      const unsigned int v4391 = v4390 + v1927;
+      const unsigned int v4392 = v4391 + v4383;
+      out[v4392] = v4389;
+    }
+    const unsigned int v4393 = static_cast<unsigned int>(v200.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4394 = v1926 + v4393;
+    const unsigned int v4395 = static_cast<unsigned int>(v200.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4396 = v1925 + v4395;
+    const bool v4397 = v4394 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4398 = v4396 < v4;
+    const bool v4399 = v4397 && v4398;
+    if (v4399) {
+      const float v4400 = v200.x[110];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4402 = iron_f32_to_bf16(v4400);
+      const unsigned int v4403 = v4394 * v4;
+      const unsigned int v4404 = v4403 + v1927;
+      const unsigned int v4405 = v4404 + v4396;
+      out[v4405] = v4402;
+    }
+    const unsigned int v4406 = static_cast<unsigned int>(v200.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4407 = v1926 + v4406;
+    const unsigned int v4408 = static_cast<unsigned int>(v200.col(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4409 = v1925 + v4408;
+    const bool v4410 = v4407 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4411 = v4409 < v4;
+    const bool v4412 = v4410 && v4411;
+    if (v4412) {
+      const float v4413 = v200.x[111];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4415 = iron_f32_to_bf16(v4413);
+      const unsigned int v4416 = v4407 * v4;
+      const unsigned int v4417 = v4416 + v1927;
+      const unsigned int v4418 = v4417 + v4409;
+      out[v4418] = v4415;
+    }
+    const unsigned int v4419 = static_cast<unsigned int>(v200.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4420 = v1926 + v4419;
+    const unsigned int v4421 = static_cast<unsigned int>(v200.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4422 = v1925 + v4421;
+    const bool v4423 = v4420 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4424 = v4422 < v4;
+    const bool v4425 = v4423 && v4424;
+    if (v4425) {
+      const float v4426 = v200.x[112];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4428 = iron_f32_to_bf16(v4426);
+      const unsigned int v4429 = v4420 * v4;
+      const unsigned int v4430 = v4429 + v1927;
+      const unsigned int v4431 = v4430 + v4422;
+      out[v4431] = v4428;
+    }
+    const unsigned int v4432 = static_cast<unsigned int>(v200.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4433 = v1926 + v4432;
+    const unsigned int v4434 = static_cast<unsigned int>(v200.col(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4435 = v1925 + v4434;
+    const bool v4436 = v4433 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4437 = v4435 < v4;
+    const bool v4438 = v4436 && v4437;
+    if (v4438) {
+      const float v4439 = v200.x[113];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4441 = iron_f32_to_bf16(v4439);
+      const unsigned int v4442 = v4433 * v4;
+      const unsigned int v4443 = v4442 + v1927;
+      const unsigned int v4444 = v4443 + v4435;
+      out[v4444] = v4441;
+    }
+    const unsigned int v4445 = static_cast<unsigned int>(v200.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4446 = v1926 + v4445;
+    const unsigned int v4447 = static_cast<unsigned int>(v200.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4448 = v1925 + v4447;
+    const bool v4449 = v4446 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4450 = v4448 < v4;
+    const bool v4451 = v4449 && v4450;
+    if (v4451) {
+      const float v4452 = v200.x[114];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4454 = iron_f32_to_bf16(v4452);
+      const unsigned int v4455 = v4446 * v4;
+      const unsigned int v4456 = v4455 + v1927;
+      const unsigned int v4457 = v4456 + v4448;
+      out[v4457] = v4454;
+    }
+    const unsigned int v4458 = static_cast<unsigned int>(v200.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4459 = v1926 + v4458;
+    const unsigned int v4460 = static_cast<unsigned int>(v200.col(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4461 = v1925 + v4460;
+    const bool v4462 = v4459 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4463 = v4461 < v4;
+    const bool v4464 = v4462 && v4463;
+    if (v4464) {
+      const float v4465 = v200.x[115];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4467 = iron_f32_to_bf16(v4465);
+      const unsigned int v4468 = v4459 * v4;
+      const unsigned int v4469 = v4468 + v1927;
+      const unsigned int v4470 = v4469 + v4461;
+      out[v4470] = v4467;
+    }
+    const unsigned int v4471 = static_cast<unsigned int>(v200.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4472 = v1926 + v4471;
+    const unsigned int v4473 = static_cast<unsigned int>(v200.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4474 = v1925 + v4473;
+    const bool v4475 = v4472 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4476 = v4474 < v4;
+    const bool v4477 = v4475 && v4476;
+    if (v4477) {
+      const float v4478 = v200.x[116];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4480 = iron_f32_to_bf16(v4478);
+      const unsigned int v4481 = v4472 * v4;
+      const unsigned int v4482 = v4481 + v1927;
+      const unsigned int v4483 = v4482 + v4474;
+      out[v4483] = v4480;
+    }
+    const unsigned int v4484 = static_cast<unsigned int>(v200.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4485 = v1926 + v4484;
+    const unsigned int v4486 = static_cast<unsigned int>(v200.col(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4487 = v1925 + v4486;
+    const bool v4488 = v4485 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4489 = v4487 < v4;
+    const bool v4490 = v4488 && v4489;
+    if (v4490) {
+      const float v4491 = v200.x[117];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4493 = iron_f32_to_bf16(v4491);
+      const unsigned int v4494 = v4485 * v4;
+      const unsigned int v4495 = v4494 + v1927;
+      const unsigned int v4496 = v4495 + v4487;
+      out[v4496] = v4493;
+    }
+    const unsigned int v4497 = static_cast<unsigned int>(v200.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4498 = v1926 + v4497;
+    const unsigned int v4499 = static_cast<unsigned int>(v200.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4500 = v1925 + v4499;
+    const bool v4501 = v4498 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4502 = v4500 < v4;
+    const bool v4503 = v4501 && v4502;
+    if (v4503) {
+      const float v4504 = v200.x[118];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4506 = iron_f32_to_bf16(v4504);
+      const unsigned int v4507 = v4498 * v4;
+      const unsigned int v4508 = v4507 + v1927;
+      const unsigned int v4509 = v4508 + v4500;
+      out[v4509] = v4506;
+    }
+    const unsigned int v4510 = static_cast<unsigned int>(v200.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4511 = v1926 + v4510;
+    const unsigned int v4512 = static_cast<unsigned int>(v200.col(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4513 = v1925 + v4512;
+    const bool v4514 = v4511 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4515 = v4513 < v4;
+    const bool v4516 = v4514 && v4515;
+    if (v4516) {
+      const float v4517 = v200.x[119];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4519 = iron_f32_to_bf16(v4517);
+      const unsigned int v4520 = v4511 * v4;
+      const unsigned int v4521 = v4520 + v1927;
+      const unsigned int v4522 = v4521 + v4513;
+      out[v4522] = v4519;
+    }
+    const unsigned int v4523 = static_cast<unsigned int>(v200.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4524 = v1926 + v4523;
+    const unsigned int v4525 = static_cast<unsigned int>(v200.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4526 = v1925 + v4525;
+    const bool v4527 = v4524 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4528 = v4526 < v4;
+    const bool v4529 = v4527 && v4528;
+    if (v4529) {
+      const float v4530 = v200.x[120];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4532 = iron_f32_to_bf16(v4530);
+      const unsigned int v4533 = v4524 * v4;
+      const unsigned int v4534 = v4533 + v1927;
+      const unsigned int v4535 = v4534 + v4526;
+      out[v4535] = v4532;
+    }
+    const unsigned int v4536 = static_cast<unsigned int>(v200.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4537 = v1926 + v4536;
+    const unsigned int v4538 = static_cast<unsigned int>(v200.col(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4539 = v1925 + v4538;
+    const bool v4540 = v4537 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4541 = v4539 < v4;
+    const bool v4542 = v4540 && v4541;
+    if (v4542) {
+      const float v4543 = v200.x[121];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4545 = iron_f32_to_bf16(v4543);
+      const unsigned int v4546 = v4537 * v4;
+      const unsigned int v4547 = v4546 + v1927;
+      const unsigned int v4548 = v4547 + v4539;
+      out[v4548] = v4545;
+    }
+    const unsigned int v4549 = static_cast<unsigned int>(v200.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4550 = v1926 + v4549;
+    const unsigned int v4551 = static_cast<unsigned int>(v200.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4552 = v1925 + v4551;
+    const bool v4553 = v4550 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4554 = v4552 < v4;
+    const bool v4555 = v4553 && v4554;
+    if (v4555) {
+      const float v4556 = v200.x[122];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4558 = iron_f32_to_bf16(v4556);
+      const unsigned int v4559 = v4550 * v4;
+      const unsigned int v4560 = v4559 + v1927;
+      const unsigned int v4561 = v4560 + v4552;
+      out[v4561] = v4558;
+    }
+    const unsigned int v4562 = static_cast<unsigned int>(v200.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4563 = v1926 + v4562;
+    const unsigned int v4564 = static_cast<unsigned int>(v200.col(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4565 = v1925 + v4564;
+    const bool v4566 = v4563 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4567 = v4565 < v4;
+    const bool v4568 = v4566 && v4567;
+    if (v4568) {
+      const float v4569 = v200.x[123];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4571 = iron_f32_to_bf16(v4569);
+      const unsigned int v4572 = v4563 * v4;
+      const unsigned int v4573 = v4572 + v1927;
+      const unsigned int v4574 = v4573 + v4565;
+      out[v4574] = v4571;
+    }
+    const unsigned int v4575 = static_cast<unsigned int>(v200.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4576 = v1926 + v4575;
+    const unsigned int v4577 = static_cast<unsigned int>(v200.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4578 = v1925 + v4577;
+    const bool v4579 = v4576 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4580 = v4578 < v4;
+    const bool v4581 = v4579 && v4580;
+    if (v4581) {
+      const float v4582 = v200.x[124];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4584 = iron_f32_to_bf16(v4582);
+      const unsigned int v4585 = v4576 * v4;
+      const unsigned int v4586 = v4585 + v1927;
+      const unsigned int v4587 = v4586 + v4578;
+      out[v4587] = v4584;
+    }
+    const unsigned int v4588 = static_cast<unsigned int>(v200.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4589 = v1926 + v4588;
+    const unsigned int v4590 = static_cast<unsigned int>(v200.col(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4591 = v1925 + v4590;
+    const bool v4592 = v4589 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4593 = v4591 < v4;
+    const bool v4594 = v4592 && v4593;
+    if (v4594) {
+      const float v4595 = v200.x[125];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4597 = iron_f32_to_bf16(v4595);
+      const unsigned int v4598 = v4589 * v4;
+      const unsigned int v4599 = v4598 + v1927;
+      const unsigned int v4600 = v4599 + v4591;
+      out[v4600] = v4597;
+    }
+    const unsigned int v4601 = static_cast<unsigned int>(v200.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4602 = v1926 + v4601;
+    const unsigned int v4603 = static_cast<unsigned int>(v200.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4604 = v1925 + v4603;
+    const bool v4605 = v4602 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4606 = v4604 < v4;
+    const bool v4607 = v4605 && v4606;
+    if (v4607) {
+      const float v4608 = v200.x[126];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4610 = iron_f32_to_bf16(v4608);
+      const unsigned int v4611 = v4602 * v4;
+      const unsigned int v4612 = v4611 + v1927;
+      const unsigned int v4613 = v4612 + v4604;
+      out[v4613] = v4610;
+    }
+    const unsigned int v4614 = static_cast<unsigned int>(v200.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4615 = v1926 + v4614;
+    const unsigned int v4616 = static_cast<unsigned int>(v200.col(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4617 = v1925 + v4616;
+    const bool v4618 = v4615 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4619 = v4617 < v4;
+    const bool v4620 = v4618 && v4619;
+    if (v4620) {
+      const float v4621 = v200.x[127];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4623 = iron_f32_to_bf16(v4621);
+      const unsigned int v4624 = v4615 * v4;
+      const unsigned int v4625 = v4624 + v1927;
+      const unsigned int v4626 = v4625 + v4617;
+      out[v4626] = v4623;
     }
   }
 }

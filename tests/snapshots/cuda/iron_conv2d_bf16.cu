@@ -294,10 +294,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   const unsigned int v11 = dil_h;
   const unsigned int v12 = dil_w;
   const unsigned int v13 = group_count;
-  const unsigned int v14 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:116
+  const unsigned int v14 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:112
   const unsigned int v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
   const unsigned int v16 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:119
+  const unsigned int v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:115
   const unsigned int v18 = v17 * v16;
   const unsigned int v22 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const unsigned int v23 = v12 * v22;
@@ -315,7 +315,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   const unsigned int v40 = v39 - 1u;
   const unsigned int v41 = v40 / v7;
   const unsigned int v42 = v41 + 1u;
-  const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:120
+  const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:116
   const unsigned int v44 = v43 * v30;
   const unsigned int v45 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
   const unsigned int v46 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
@@ -334,11 +334,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   const unsigned int v63 = v62 << 7u;
   const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v67 = v66 << 7u;
-  const unsigned int v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:140
+  const unsigned int v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:136
   const unsigned int v69 = v68 * v18;
   const unsigned int v70 = v15 * v18;
-  const unsigned int v71 = v14 * v16;  // kernels/convolution/conv_tiles.hpp:125
-  const bool v73 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:175
+  const unsigned int v71 = v14 * v16;  // kernels/convolution/conv_tiles.hpp:121
+  const bool v73 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
   const bool v75 = v6 == 1u;
   const bool v76 = v73 && v75;
   const bool v78 = v7 == 1u;
@@ -347,125 +347,125 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   const bool v82 = v79 && v81;
   const bool v84 = v9 == 0u;
   const bool v85 = v82 && v84;
-  const bool v87 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:176
-  const bool v88 = v85 && v87;  // kernels/convolution/im2col_a.hpp:175
-  const bool v90 = v13 == 1u;  // kernels/convolution/im2col_a.hpp:176
+  const bool v87 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:177
+  const bool v88 = v85 && v87;  // kernels/convolution/im2col_a.hpp:176
+  const bool v90 = v13 == 1u;  // kernels/convolution/im2col_a.hpp:177
   const bool v91 = v88 && v90;
-  const unsigned int v116 = v42 * v30;  // kernels/convolution/im2col_a.hpp:180
-  const unsigned int v118 = threadIdx.x;  // kernels/convolution/im2col_a.hpp:181
+  const unsigned int v116 = v42 * v30;  // kernels/convolution/im2col_a.hpp:181
+  const unsigned int v118 = threadIdx.x;  // kernels/convolution/im2col_a.hpp:182
   const unsigned int v119 = v118 >> 3u;
   const unsigned int v120 = v63 + v119;
-  const unsigned int v123 = v120 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v124 = v123 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v123 = v120 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v124 = v123 * v116;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v125 = v120 - v124;
-  const unsigned int v126 = v125 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v127 = v120 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v128 = v1 + v9;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v126 = v125 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v127 = v120 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v128 = v1 + v9;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v129 = v126 * v7;
   const unsigned int v130 = v127 ? v129 : v128;
-  const unsigned int v132 = v126 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v132 = v126 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v133 = v125 - v132;
   const unsigned int v134 = v133 * v8;
   const unsigned int v135 = v127 ? v134 : 0u;
-  const unsigned int v137 = v123 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v137 = v123 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v138 = v127 ? v137 : 0u;
-  const unsigned int v140 = v120 + 16u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v141 = v140 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v142 = v141 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v140 = v120 + 16u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v141 = v140 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v142 = v141 * v116;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v143 = v140 - v142;
-  const unsigned int v144 = v143 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v145 = v140 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v147 = v144 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v144 = v143 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v145 = v140 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v147 = v144 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v148 = v145 ? v147 : v128;
-  const unsigned int v150 = v144 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v150 = v144 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v151 = v143 - v150;
   const unsigned int v152 = v151 * v8;
   const unsigned int v153 = v145 ? v152 : 0u;
-  const unsigned int v155 = v141 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v155 = v141 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v156 = v145 ? v155 : 0u;
-  const unsigned int v158 = v120 + 32u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v159 = v158 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v160 = v159 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v158 = v120 + 32u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v159 = v158 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v160 = v159 * v116;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v161 = v158 - v160;
-  const unsigned int v162 = v161 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v163 = v158 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v165 = v162 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v162 = v161 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v163 = v158 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v165 = v162 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v166 = v163 ? v165 : v128;
-  const unsigned int v168 = v162 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v168 = v162 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v169 = v161 - v168;
   const unsigned int v170 = v169 * v8;
   const unsigned int v171 = v163 ? v170 : 0u;
-  const unsigned int v173 = v159 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v173 = v159 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v174 = v163 ? v173 : 0u;
-  const unsigned int v176 = v120 + 48u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v177 = v176 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v178 = v177 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v176 = v120 + 48u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v177 = v176 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v178 = v177 * v116;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v179 = v176 - v178;
-  const unsigned int v180 = v179 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v181 = v176 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v183 = v180 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v180 = v179 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v181 = v176 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v183 = v180 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v184 = v181 ? v183 : v128;
-  const unsigned int v186 = v180 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v186 = v180 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v187 = v179 - v186;
   const unsigned int v188 = v187 * v8;
   const unsigned int v189 = v181 ? v188 : 0u;
-  const unsigned int v191 = v177 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v191 = v177 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v192 = v181 ? v191 : 0u;
-  const unsigned int v194 = v120 + 64u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v195 = v194 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v196 = v195 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v194 = v120 + 64u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v195 = v194 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v196 = v195 * v116;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v197 = v194 - v196;
-  const unsigned int v198 = v197 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v199 = v194 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v201 = v198 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v198 = v197 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v199 = v194 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v201 = v198 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v202 = v199 ? v201 : v128;
-  const unsigned int v204 = v198 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v204 = v198 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v205 = v197 - v204;
   const unsigned int v206 = v205 * v8;
   const unsigned int v207 = v199 ? v206 : 0u;
-  const unsigned int v209 = v195 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v209 = v195 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v210 = v199 ? v209 : 0u;
-  const unsigned int v212 = v120 + 80u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v213 = v212 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v214 = v213 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v212 = v120 + 80u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v213 = v212 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v214 = v213 * v116;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v215 = v212 - v214;
-  const unsigned int v216 = v215 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v217 = v212 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v219 = v216 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v216 = v215 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v217 = v212 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v219 = v216 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v220 = v217 ? v219 : v128;
-  const unsigned int v222 = v216 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v222 = v216 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v223 = v215 - v222;
   const unsigned int v224 = v223 * v8;
   const unsigned int v225 = v217 ? v224 : 0u;
-  const unsigned int v227 = v213 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v227 = v213 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v228 = v217 ? v227 : 0u;
-  const unsigned int v230 = v120 + 96u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v231 = v230 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v232 = v231 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v230 = v120 + 96u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v231 = v230 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v232 = v231 * v116;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v233 = v230 - v232;
-  const unsigned int v234 = v233 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v235 = v230 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v237 = v234 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v234 = v233 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v235 = v230 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v237 = v234 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v238 = v235 ? v237 : v128;
-  const unsigned int v240 = v234 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v240 = v234 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v241 = v233 - v240;
   const unsigned int v242 = v241 * v8;
   const unsigned int v243 = v235 ? v242 : 0u;
-  const unsigned int v245 = v231 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v245 = v231 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v246 = v235 ? v245 : 0u;
-  const unsigned int v248 = v120 + 112u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v249 = v248 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v250 = v249 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v248 = v120 + 112u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v249 = v248 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v250 = v249 * v116;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v251 = v248 - v250;
-  const unsigned int v252 = v251 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v253 = v248 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v255 = v252 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v252 = v251 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v253 = v248 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v255 = v252 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v256 = v253 ? v255 : v128;
-  const unsigned int v258 = v252 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v258 = v252 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v259 = v251 - v258;
   const unsigned int v260 = v259 * v8;
   const unsigned int v261 = v253 ? v260 : 0u;
-  const unsigned int v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v264 = v253 ? v263 : 0u;
   const unsigned int v265 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
   const unsigned int v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
@@ -490,6416 +490,4114 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   const bool v298 = v293 && v297;
   const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:260
   if (v299) {
-    for (unsigned int v6390 = 0u; v6390 < 2u; v6390 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v6391 = v6390 << 6u;
-      const bool v6393 = v6391 < v18;
-      if (v6393) {
-        const unsigned int v6395 = v6390 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-        if (v91) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v6404 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6405 = v6404 << 3u;
-          const unsigned int v6408 = v6391 + v6405;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6409 = v6408 < v18;
-          const bool v6410 = v127 && v6409;
-          const unsigned int v6412 = v120 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6414 = v6412 + v6391;
-          const unsigned int v6415 = v6414 + v6405;
-          const unsigned int v6416 = v6410 ? v6415 : 0u;
-          const unsigned int v6418 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6419 = v6395 + v6418;
-          const unsigned int v6420 = v6419 + v6405;
-          iron_copy_async<16>(shm0 + (v6420 ^ (((v6420 >> 6u) & 7u) << 3u)), x + v6416, v6410);
-          const unsigned int v6423 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6425 = v6423 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6428 = v6423 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6429 = v6428 << 3u;
-          const unsigned int v6430 = v63 + v6425;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6431 = v6430 < v44;
-          const unsigned int v6432 = v6391 + v6429;
-          const bool v6433 = v6432 < v18;
-          const bool v6434 = v6431 && v6433;
-          const unsigned int v6436 = v6430 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6438 = v6436 + v6391;
-          const unsigned int v6439 = v6438 + v6429;
-          const unsigned int v6440 = v6434 ? v6439 : 0u;
-          const unsigned int v6442 = v6425 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6443 = v6395 + v6442;
-          const unsigned int v6444 = v6443 + v6429;
-          iron_copy_async<16>(shm0 + (v6444 ^ (((v6444 >> 6u) & 7u) << 3u)), x + v6440, v6434);
-          const unsigned int v6447 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6449 = v6447 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6452 = v6447 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6453 = v6452 << 3u;
-          const unsigned int v6454 = v63 + v6449;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6455 = v6454 < v44;
-          const unsigned int v6456 = v6391 + v6453;
-          const bool v6457 = v6456 < v18;
-          const bool v6458 = v6455 && v6457;
-          const unsigned int v6460 = v6454 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6462 = v6460 + v6391;
-          const unsigned int v6463 = v6462 + v6453;
-          const unsigned int v6464 = v6458 ? v6463 : 0u;
-          const unsigned int v6466 = v6449 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6467 = v6395 + v6466;
-          const unsigned int v6468 = v6467 + v6453;
-          iron_copy_async<16>(shm0 + (v6468 ^ (((v6468 >> 6u) & 7u) << 3u)), x + v6464, v6458);
-          const unsigned int v6471 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6473 = v6471 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6476 = v6471 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6477 = v6476 << 3u;
-          const unsigned int v6478 = v63 + v6473;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6479 = v6478 < v44;
-          const unsigned int v6480 = v6391 + v6477;
-          const bool v6481 = v6480 < v18;
-          const bool v6482 = v6479 && v6481;
-          const unsigned int v6484 = v6478 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6486 = v6484 + v6391;
-          const unsigned int v6487 = v6486 + v6477;
-          const unsigned int v6488 = v6482 ? v6487 : 0u;
-          const unsigned int v6490 = v6473 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6491 = v6395 + v6490;
-          const unsigned int v6492 = v6491 + v6477;
-          iron_copy_async<16>(shm0 + (v6492 ^ (((v6492 >> 6u) & 7u) << 3u)), x + v6488, v6482);
-          const unsigned int v6495 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6497 = v6495 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6500 = v6495 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6501 = v6500 << 3u;
-          const unsigned int v6502 = v63 + v6497;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6503 = v6502 < v44;
-          const unsigned int v6504 = v6391 + v6501;
-          const bool v6505 = v6504 < v18;
-          const bool v6506 = v6503 && v6505;
-          const unsigned int v6508 = v6502 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6510 = v6508 + v6391;
-          const unsigned int v6511 = v6510 + v6501;
-          const unsigned int v6512 = v6506 ? v6511 : 0u;
-          const unsigned int v6514 = v6497 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6515 = v6395 + v6514;
-          const unsigned int v6516 = v6515 + v6501;
-          iron_copy_async<16>(shm0 + (v6516 ^ (((v6516 >> 6u) & 7u) << 3u)), x + v6512, v6506);
-          const unsigned int v6519 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6521 = v6519 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6524 = v6519 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6525 = v6524 << 3u;
-          const unsigned int v6526 = v63 + v6521;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6527 = v6526 < v44;
-          const unsigned int v6528 = v6391 + v6525;
-          const bool v6529 = v6528 < v18;
-          const bool v6530 = v6527 && v6529;
-          const unsigned int v6532 = v6526 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6534 = v6532 + v6391;
-          const unsigned int v6535 = v6534 + v6525;
-          const unsigned int v6536 = v6530 ? v6535 : 0u;
-          const unsigned int v6538 = v6521 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6539 = v6395 + v6538;
-          const unsigned int v6540 = v6539 + v6525;
-          iron_copy_async<16>(shm0 + (v6540 ^ (((v6540 >> 6u) & 7u) << 3u)), x + v6536, v6530);
-          const unsigned int v6543 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6545 = v6543 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6548 = v6543 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6549 = v6548 << 3u;
-          const unsigned int v6550 = v63 + v6545;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6551 = v6550 < v44;
-          const unsigned int v6552 = v6391 + v6549;
-          const bool v6553 = v6552 < v18;
-          const bool v6554 = v6551 && v6553;
-          const unsigned int v6556 = v6550 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6558 = v6556 + v6391;
-          const unsigned int v6559 = v6558 + v6549;
-          const unsigned int v6560 = v6554 ? v6559 : 0u;
-          const unsigned int v6562 = v6545 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6563 = v6395 + v6562;
-          const unsigned int v6564 = v6563 + v6549;
-          iron_copy_async<16>(shm0 + (v6564 ^ (((v6564 >> 6u) & 7u) << 3u)), x + v6560, v6554);
-          const unsigned int v6567 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6569 = v6567 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6572 = v6567 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6573 = v6572 << 3u;
-          const unsigned int v6574 = v63 + v6569;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6575 = v6574 < v44;
-          const unsigned int v6576 = v6391 + v6573;
-          const bool v6577 = v6576 < v18;
-          const bool v6578 = v6575 && v6577;
-          const unsigned int v6580 = v6574 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6582 = v6580 + v6391;
-          const unsigned int v6583 = v6582 + v6573;
-          const unsigned int v6584 = v6578 ? v6583 : 0u;
-          const unsigned int v6586 = v6569 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6587 = v6395 + v6586;
-          const unsigned int v6588 = v6587 + v6573;
-          iron_copy_async<16>(shm0 + (v6588 ^ (((v6588 >> 6u) & 7u) << 3u)), x + v6584, v6578);
+    for (unsigned int v5498 = 0u; v5498 < 2u; v5498 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
+      const unsigned int v5499 = v5498 << 6u;
+      const bool v5501 = v5499 < v18;
+      if (v5501) {
+        const unsigned int v5503 = v5498 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+        const bool v5504 = !v91;  // kernels/convolution/im2col_a.hpp:90
+        if (v5504) {
+          const unsigned int v5508 = v118 & 7u;  // kernels/convolution/im2col_a.hpp:109
+          const unsigned int v5509 = v5508 << 3u;
+          const unsigned int v5510 = v5499 + v5509;  // kernels/convolution/im2col_a.hpp:110
+          const unsigned int v5512 = v5510 / v16;  // kernels/convolution/im2col_a.hpp:112
+          const unsigned int v5514 = v5512 * v16;  // kernels/convolution/im2col_a.hpp:113
+          const unsigned int v5515 = v5510 - v5514;
+          const unsigned int v5516 = v5512 / v6;  // kernels/convolution/im2col_a.hpp:114
+          const unsigned int v5517 = v5516 * v11;  // kernels/convolution/im2col_a.hpp:115
+          const unsigned int v5518 = v5516 * v6;  // kernels/convolution/im2col_a.hpp:116
+          const unsigned int v5519 = v5512 - v5518;
+          const unsigned int v5520 = v5519 * v12;
+          const unsigned int v5521 = v71 + v5515;  // kernels/convolution/im2col_a.hpp:117
+          const bool v5522 = v5510 < v18;  // kernels/convolution/im2col_a.hpp:118
+          const unsigned int v5524 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+          const unsigned int v5529 = v119 << 6u;  // kernels/convolution/im2col_a.hpp:121
+          const unsigned int v5530 = v5529 + v5509;
+          const unsigned int v5531 = v130 + v5517;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v5532 = v135 + v5520;  // kernels/convolution/im2col_a.hpp:125
+          const bool v5533 = v5531 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v5534 = v5522 && v5533;
+          const bool v5535 = v5531 < v128;
+          const bool v5536 = v5534 && v5535;
+          const bool v5537 = v5532 >= v10;
+          const bool v5538 = v5536 && v5537;
+          const bool v5539 = v5532 < v5524;
+          const bool v5540 = v5538 && v5539;
+          const unsigned int v5541 = max(v5531, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v5542 = v5541 - v9;
+          const unsigned int v5543 = max(v5532, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v5544 = v5543 - v10;
+          const unsigned int v5545 = v138 + v5542;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v5546 = v5545 * v2;
+          const unsigned int v5547 = v5546 + v5544;
+          const unsigned int v5548 = v5547 * v3;
+          const unsigned int v5549 = v5548 + v5521;
+          const unsigned int v5551 = v5540 ? v5549 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v5553 = v5503 + v5530;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v5553 ^ (((v5553 >> 6u) & 7u) << 3u)), x + v5551, v5540);
+          const unsigned int v5555 = v148 + v5517;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v5556 = v153 + v5520;  // kernels/convolution/im2col_a.hpp:125
+          const bool v5557 = v5555 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v5558 = v5522 && v5557;
+          const bool v5559 = v5555 < v128;
+          const bool v5560 = v5558 && v5559;
+          const bool v5561 = v5556 >= v10;
+          const bool v5562 = v5560 && v5561;
+          const bool v5563 = v5556 < v5524;
+          const bool v5564 = v5562 && v5563;
+          const unsigned int v5565 = max(v5555, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v5566 = v5565 - v9;
+          const unsigned int v5567 = max(v5556, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v5568 = v5567 - v10;
+          const unsigned int v5569 = v156 + v5566;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v5570 = v5569 * v2;
+          const unsigned int v5571 = v5570 + v5568;
+          const unsigned int v5572 = v5571 * v3;
+          const unsigned int v5573 = v5572 + v5521;
+          const unsigned int v5575 = v5564 ? v5573 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v5578 = v5553 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v5578 ^ (((v5578 >> 6u) & 7u) << 3u)), x + v5575, v5564);
+          const unsigned int v5579 = v166 + v5517;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v5580 = v171 + v5520;  // kernels/convolution/im2col_a.hpp:125
+          const bool v5581 = v5579 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v5582 = v5522 && v5581;
+          const bool v5583 = v5579 < v128;
+          const bool v5584 = v5582 && v5583;
+          const bool v5585 = v5580 >= v10;
+          const bool v5586 = v5584 && v5585;
+          const bool v5587 = v5580 < v5524;
+          const bool v5588 = v5586 && v5587;
+          const unsigned int v5589 = max(v5579, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v5590 = v5589 - v9;
+          const unsigned int v5591 = max(v5580, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v5592 = v5591 - v10;
+          const unsigned int v5593 = v174 + v5590;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v5594 = v5593 * v2;
+          const unsigned int v5595 = v5594 + v5592;
+          const unsigned int v5596 = v5595 * v3;
+          const unsigned int v5597 = v5596 + v5521;
+          const unsigned int v5599 = v5588 ? v5597 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v5602 = v5553 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v5602 ^ (((v5602 >> 6u) & 7u) << 3u)), x + v5599, v5588);
+          const unsigned int v5603 = v184 + v5517;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v5604 = v189 + v5520;  // kernels/convolution/im2col_a.hpp:125
+          const bool v5605 = v5603 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v5606 = v5522 && v5605;
+          const bool v5607 = v5603 < v128;
+          const bool v5608 = v5606 && v5607;
+          const bool v5609 = v5604 >= v10;
+          const bool v5610 = v5608 && v5609;
+          const bool v5611 = v5604 < v5524;
+          const bool v5612 = v5610 && v5611;
+          const unsigned int v5613 = max(v5603, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v5614 = v5613 - v9;
+          const unsigned int v5615 = max(v5604, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v5616 = v5615 - v10;
+          const unsigned int v5617 = v192 + v5614;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v5618 = v5617 * v2;
+          const unsigned int v5619 = v5618 + v5616;
+          const unsigned int v5620 = v5619 * v3;
+          const unsigned int v5621 = v5620 + v5521;
+          const unsigned int v5623 = v5612 ? v5621 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v5626 = v5553 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v5626 ^ (((v5626 >> 6u) & 7u) << 3u)), x + v5623, v5612);
+          const unsigned int v5627 = v202 + v5517;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v5628 = v207 + v5520;  // kernels/convolution/im2col_a.hpp:125
+          const bool v5629 = v5627 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v5630 = v5522 && v5629;
+          const bool v5631 = v5627 < v128;
+          const bool v5632 = v5630 && v5631;
+          const bool v5633 = v5628 >= v10;
+          const bool v5634 = v5632 && v5633;
+          const bool v5635 = v5628 < v5524;
+          const bool v5636 = v5634 && v5635;
+          const unsigned int v5637 = max(v5627, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v5638 = v5637 - v9;
+          const unsigned int v5639 = max(v5628, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v5640 = v5639 - v10;
+          const unsigned int v5641 = v210 + v5638;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v5642 = v5641 * v2;
+          const unsigned int v5643 = v5642 + v5640;
+          const unsigned int v5644 = v5643 * v3;
+          const unsigned int v5645 = v5644 + v5521;
+          const unsigned int v5647 = v5636 ? v5645 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v5650 = v5553 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v5650 ^ (((v5650 >> 6u) & 7u) << 3u)), x + v5647, v5636);
+          const unsigned int v5651 = v220 + v5517;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v5652 = v225 + v5520;  // kernels/convolution/im2col_a.hpp:125
+          const bool v5653 = v5651 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v5654 = v5522 && v5653;
+          const bool v5655 = v5651 < v128;
+          const bool v5656 = v5654 && v5655;
+          const bool v5657 = v5652 >= v10;
+          const bool v5658 = v5656 && v5657;
+          const bool v5659 = v5652 < v5524;
+          const bool v5660 = v5658 && v5659;
+          const unsigned int v5661 = max(v5651, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v5662 = v5661 - v9;
+          const unsigned int v5663 = max(v5652, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v5664 = v5663 - v10;
+          const unsigned int v5665 = v228 + v5662;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v5666 = v5665 * v2;
+          const unsigned int v5667 = v5666 + v5664;
+          const unsigned int v5668 = v5667 * v3;
+          const unsigned int v5669 = v5668 + v5521;
+          const unsigned int v5671 = v5660 ? v5669 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v5674 = v5553 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v5674 ^ (((v5674 >> 6u) & 7u) << 3u)), x + v5671, v5660);
+          const unsigned int v5675 = v238 + v5517;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v5676 = v243 + v5520;  // kernels/convolution/im2col_a.hpp:125
+          const bool v5677 = v5675 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v5678 = v5522 && v5677;
+          const bool v5679 = v5675 < v128;
+          const bool v5680 = v5678 && v5679;
+          const bool v5681 = v5676 >= v10;
+          const bool v5682 = v5680 && v5681;
+          const bool v5683 = v5676 < v5524;
+          const bool v5684 = v5682 && v5683;
+          const unsigned int v5685 = max(v5675, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v5686 = v5685 - v9;
+          const unsigned int v5687 = max(v5676, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v5688 = v5687 - v10;
+          const unsigned int v5689 = v246 + v5686;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v5690 = v5689 * v2;
+          const unsigned int v5691 = v5690 + v5688;
+          const unsigned int v5692 = v5691 * v3;
+          const unsigned int v5693 = v5692 + v5521;
+          const unsigned int v5695 = v5684 ? v5693 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v5698 = v5553 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v5698 ^ (((v5698 >> 6u) & 7u) << 3u)), x + v5695, v5684);
+          const unsigned int v5699 = v256 + v5517;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v5700 = v261 + v5520;  // kernels/convolution/im2col_a.hpp:125
+          const bool v5701 = v5699 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v5702 = v5522 && v5701;
+          const bool v5703 = v5699 < v128;
+          const bool v5704 = v5702 && v5703;
+          const bool v5705 = v5700 >= v10;
+          const bool v5706 = v5704 && v5705;
+          const bool v5707 = v5700 < v5524;
+          const bool v5708 = v5706 && v5707;
+          const unsigned int v5709 = max(v5699, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v5710 = v5709 - v9;
+          const unsigned int v5711 = max(v5700, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v5712 = v5711 - v10;
+          const unsigned int v5713 = v264 + v5710;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v5714 = v5713 * v2;
+          const unsigned int v5715 = v5714 + v5712;
+          const unsigned int v5716 = v5715 * v3;
+          const unsigned int v5717 = v5716 + v5521;
+          const unsigned int v5719 = v5708 ? v5717 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v5722 = v5553 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v5722 ^ (((v5722 >> 6u) & 7u) << 3u)), x + v5719, v5708);
         } else {
-          const unsigned int v6592 = v118 & 7u;  // kernels/convolution/im2col_a.hpp:108
-          const unsigned int v6593 = v6592 << 3u;
-          const unsigned int v6594 = v6391 + v6593;  // kernels/convolution/im2col_a.hpp:109
-          const unsigned int v6596 = v6594 / v16;  // kernels/convolution/im2col_a.hpp:111
-          const unsigned int v6598 = v6596 * v16;  // kernels/convolution/im2col_a.hpp:112
-          const unsigned int v6599 = v6594 - v6598;
-          const unsigned int v6600 = v6596 / v6;  // kernels/convolution/im2col_a.hpp:113
-          const unsigned int v6601 = v6600 * v11;  // kernels/convolution/im2col_a.hpp:114
-          const unsigned int v6602 = v6600 * v6;  // kernels/convolution/im2col_a.hpp:115
-          const unsigned int v6603 = v6596 - v6602;
-          const unsigned int v6604 = v6603 * v12;
-          const unsigned int v6605 = v71 + v6599;  // kernels/convolution/im2col_a.hpp:116
-          const bool v6606 = v6594 < v18;  // kernels/convolution/im2col_a.hpp:117
-          const unsigned int v6608 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-          const unsigned int v6613 = v119 << 6u;  // kernels/convolution/im2col_a.hpp:120
-          const unsigned int v6614 = v6613 + v6593;
-          const unsigned int v6615 = v130 + v6601;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6616 = v135 + v6604;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6617 = v6615 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6618 = v6606 && v6617;
-          const bool v6619 = v6615 < v128;
-          const bool v6620 = v6618 && v6619;
-          const bool v6621 = v6616 >= v10;
-          const bool v6622 = v6620 && v6621;
-          const bool v6623 = v6616 < v6608;
-          const bool v6624 = v6622 && v6623;
-          const unsigned int v6625 = max(v6615, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6626 = v6625 - v9;
-          const unsigned int v6627 = max(v6616, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6628 = v6627 - v10;
-          const unsigned int v6629 = v138 + v6626;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6630 = v6629 * v2;
-          const unsigned int v6631 = v6630 + v6628;
-          const unsigned int v6632 = v6631 * v3;
-          const unsigned int v6633 = v6632 + v6605;
-          const unsigned int v6635 = v6624 ? v6633 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6637 = v6395 + v6614;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6637 ^ (((v6637 >> 6u) & 7u) << 3u)), x + v6635, v6624);
-          const unsigned int v6639 = v148 + v6601;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6640 = v153 + v6604;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6641 = v6639 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6642 = v6606 && v6641;
-          const bool v6643 = v6639 < v128;
-          const bool v6644 = v6642 && v6643;
-          const bool v6645 = v6640 >= v10;
-          const bool v6646 = v6644 && v6645;
-          const bool v6647 = v6640 < v6608;
-          const bool v6648 = v6646 && v6647;
-          const unsigned int v6649 = max(v6639, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6650 = v6649 - v9;
-          const unsigned int v6651 = max(v6640, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6652 = v6651 - v10;
-          const unsigned int v6653 = v156 + v6650;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6654 = v6653 * v2;
-          const unsigned int v6655 = v6654 + v6652;
-          const unsigned int v6656 = v6655 * v3;
-          const unsigned int v6657 = v6656 + v6605;
-          const unsigned int v6659 = v6648 ? v6657 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6662 = v6637 + 1024u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6662 ^ (((v6662 >> 6u) & 7u) << 3u)), x + v6659, v6648);
-          const unsigned int v6663 = v166 + v6601;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6664 = v171 + v6604;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6665 = v6663 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6666 = v6606 && v6665;
-          const bool v6667 = v6663 < v128;
-          const bool v6668 = v6666 && v6667;
-          const bool v6669 = v6664 >= v10;
-          const bool v6670 = v6668 && v6669;
-          const bool v6671 = v6664 < v6608;
-          const bool v6672 = v6670 && v6671;
-          const unsigned int v6673 = max(v6663, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6674 = v6673 - v9;
-          const unsigned int v6675 = max(v6664, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6676 = v6675 - v10;
-          const unsigned int v6677 = v174 + v6674;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6678 = v6677 * v2;
-          const unsigned int v6679 = v6678 + v6676;
-          const unsigned int v6680 = v6679 * v3;
-          const unsigned int v6681 = v6680 + v6605;
-          const unsigned int v6683 = v6672 ? v6681 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6686 = v6637 + 2048u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6686 ^ (((v6686 >> 6u) & 7u) << 3u)), x + v6683, v6672);
-          const unsigned int v6687 = v184 + v6601;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6688 = v189 + v6604;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6689 = v6687 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6690 = v6606 && v6689;
-          const bool v6691 = v6687 < v128;
-          const bool v6692 = v6690 && v6691;
-          const bool v6693 = v6688 >= v10;
-          const bool v6694 = v6692 && v6693;
-          const bool v6695 = v6688 < v6608;
-          const bool v6696 = v6694 && v6695;
-          const unsigned int v6697 = max(v6687, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6698 = v6697 - v9;
-          const unsigned int v6699 = max(v6688, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6700 = v6699 - v10;
-          const unsigned int v6701 = v192 + v6698;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6702 = v6701 * v2;
-          const unsigned int v6703 = v6702 + v6700;
-          const unsigned int v6704 = v6703 * v3;
-          const unsigned int v6705 = v6704 + v6605;
-          const unsigned int v6707 = v6696 ? v6705 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6710 = v6637 + 3072u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6710 ^ (((v6710 >> 6u) & 7u) << 3u)), x + v6707, v6696);
-          const unsigned int v6711 = v202 + v6601;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6712 = v207 + v6604;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6713 = v6711 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6714 = v6606 && v6713;
-          const bool v6715 = v6711 < v128;
-          const bool v6716 = v6714 && v6715;
-          const bool v6717 = v6712 >= v10;
-          const bool v6718 = v6716 && v6717;
-          const bool v6719 = v6712 < v6608;
-          const bool v6720 = v6718 && v6719;
-          const unsigned int v6721 = max(v6711, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6722 = v6721 - v9;
-          const unsigned int v6723 = max(v6712, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6724 = v6723 - v10;
-          const unsigned int v6725 = v210 + v6722;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6726 = v6725 * v2;
-          const unsigned int v6727 = v6726 + v6724;
-          const unsigned int v6728 = v6727 * v3;
-          const unsigned int v6729 = v6728 + v6605;
-          const unsigned int v6731 = v6720 ? v6729 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6734 = v6637 + 4096u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6734 ^ (((v6734 >> 6u) & 7u) << 3u)), x + v6731, v6720);
-          const unsigned int v6735 = v220 + v6601;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6736 = v225 + v6604;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6737 = v6735 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6738 = v6606 && v6737;
-          const bool v6739 = v6735 < v128;
-          const bool v6740 = v6738 && v6739;
-          const bool v6741 = v6736 >= v10;
-          const bool v6742 = v6740 && v6741;
-          const bool v6743 = v6736 < v6608;
-          const bool v6744 = v6742 && v6743;
-          const unsigned int v6745 = max(v6735, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6746 = v6745 - v9;
-          const unsigned int v6747 = max(v6736, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6748 = v6747 - v10;
-          const unsigned int v6749 = v228 + v6746;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6750 = v6749 * v2;
-          const unsigned int v6751 = v6750 + v6748;
-          const unsigned int v6752 = v6751 * v3;
-          const unsigned int v6753 = v6752 + v6605;
-          const unsigned int v6755 = v6744 ? v6753 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6758 = v6637 + 5120u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6758 ^ (((v6758 >> 6u) & 7u) << 3u)), x + v6755, v6744);
-          const unsigned int v6759 = v238 + v6601;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6760 = v243 + v6604;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6761 = v6759 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6762 = v6606 && v6761;
-          const bool v6763 = v6759 < v128;
-          const bool v6764 = v6762 && v6763;
-          const bool v6765 = v6760 >= v10;
-          const bool v6766 = v6764 && v6765;
-          const bool v6767 = v6760 < v6608;
-          const bool v6768 = v6766 && v6767;
-          const unsigned int v6769 = max(v6759, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6770 = v6769 - v9;
-          const unsigned int v6771 = max(v6760, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6772 = v6771 - v10;
-          const unsigned int v6773 = v246 + v6770;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6774 = v6773 * v2;
-          const unsigned int v6775 = v6774 + v6772;
-          const unsigned int v6776 = v6775 * v3;
-          const unsigned int v6777 = v6776 + v6605;
-          const unsigned int v6779 = v6768 ? v6777 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6782 = v6637 + 6144u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6782 ^ (((v6782 >> 6u) & 7u) << 3u)), x + v6779, v6768);
-          const unsigned int v6783 = v256 + v6601;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6784 = v261 + v6604;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6785 = v6783 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6786 = v6606 && v6785;
-          const bool v6787 = v6783 < v128;
-          const bool v6788 = v6786 && v6787;
-          const bool v6789 = v6784 >= v10;
-          const bool v6790 = v6788 && v6789;
-          const bool v6791 = v6784 < v6608;
-          const bool v6792 = v6790 && v6791;
-          const unsigned int v6793 = max(v6783, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6794 = v6793 - v9;
-          const unsigned int v6795 = max(v6784, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6796 = v6795 - v10;
-          const unsigned int v6797 = v264 + v6794;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6798 = v6797 * v2;
-          const unsigned int v6799 = v6798 + v6796;
-          const unsigned int v6800 = v6799 * v3;
-          const unsigned int v6801 = v6800 + v6605;
-          const unsigned int v6803 = v6792 ? v6801 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6806 = v6637 + 7168u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6806 ^ (((v6806 >> 6u) & 7u) << 3u)), x + v6803, v6792);
+          const unsigned int v5731 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v5732 = v5731 << 3u;
+          const unsigned int v5735 = v5499 + v5732;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v5736 = v5735 < v18;
+          const bool v5737 = v127 && v5736;
+          const unsigned int v5739 = v120 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5741 = v5739 + v5499;
+          const unsigned int v5742 = v5741 + v5732;
+          const unsigned int v5743 = v5737 ? v5742 : 0u;
+          const unsigned int v5745 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v5746 = v5503 + v5745;
+          const unsigned int v5747 = v5746 + v5732;
+          iron_copy_async<16>(shm0 + (v5747 ^ (((v5747 >> 6u) & 7u) << 3u)), x + v5743, v5737);
+          const unsigned int v5750 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5752 = v5750 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5755 = v5750 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v5756 = v5755 << 3u;
+          const unsigned int v5757 = v63 + v5752;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v5758 = v5757 < v44;
+          const unsigned int v5759 = v5499 + v5756;
+          const bool v5760 = v5759 < v18;
+          const bool v5761 = v5758 && v5760;
+          const unsigned int v5763 = v5757 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5765 = v5763 + v5499;
+          const unsigned int v5766 = v5765 + v5756;
+          const unsigned int v5767 = v5761 ? v5766 : 0u;
+          const unsigned int v5769 = v5752 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v5770 = v5503 + v5769;
+          const unsigned int v5771 = v5770 + v5756;
+          iron_copy_async<16>(shm0 + (v5771 ^ (((v5771 >> 6u) & 7u) << 3u)), x + v5767, v5761);
+          const unsigned int v5774 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5776 = v5774 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5779 = v5774 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v5780 = v5779 << 3u;
+          const unsigned int v5781 = v63 + v5776;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v5782 = v5781 < v44;
+          const unsigned int v5783 = v5499 + v5780;
+          const bool v5784 = v5783 < v18;
+          const bool v5785 = v5782 && v5784;
+          const unsigned int v5787 = v5781 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5789 = v5787 + v5499;
+          const unsigned int v5790 = v5789 + v5780;
+          const unsigned int v5791 = v5785 ? v5790 : 0u;
+          const unsigned int v5793 = v5776 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v5794 = v5503 + v5793;
+          const unsigned int v5795 = v5794 + v5780;
+          iron_copy_async<16>(shm0 + (v5795 ^ (((v5795 >> 6u) & 7u) << 3u)), x + v5791, v5785);
+          const unsigned int v5798 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5800 = v5798 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5803 = v5798 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v5804 = v5803 << 3u;
+          const unsigned int v5805 = v63 + v5800;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v5806 = v5805 < v44;
+          const unsigned int v5807 = v5499 + v5804;
+          const bool v5808 = v5807 < v18;
+          const bool v5809 = v5806 && v5808;
+          const unsigned int v5811 = v5805 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5813 = v5811 + v5499;
+          const unsigned int v5814 = v5813 + v5804;
+          const unsigned int v5815 = v5809 ? v5814 : 0u;
+          const unsigned int v5817 = v5800 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v5818 = v5503 + v5817;
+          const unsigned int v5819 = v5818 + v5804;
+          iron_copy_async<16>(shm0 + (v5819 ^ (((v5819 >> 6u) & 7u) << 3u)), x + v5815, v5809);
+          const unsigned int v5822 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5824 = v5822 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5827 = v5822 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v5828 = v5827 << 3u;
+          const unsigned int v5829 = v63 + v5824;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v5830 = v5829 < v44;
+          const unsigned int v5831 = v5499 + v5828;
+          const bool v5832 = v5831 < v18;
+          const bool v5833 = v5830 && v5832;
+          const unsigned int v5835 = v5829 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5837 = v5835 + v5499;
+          const unsigned int v5838 = v5837 + v5828;
+          const unsigned int v5839 = v5833 ? v5838 : 0u;
+          const unsigned int v5841 = v5824 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v5842 = v5503 + v5841;
+          const unsigned int v5843 = v5842 + v5828;
+          iron_copy_async<16>(shm0 + (v5843 ^ (((v5843 >> 6u) & 7u) << 3u)), x + v5839, v5833);
+          const unsigned int v5846 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5848 = v5846 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5851 = v5846 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v5852 = v5851 << 3u;
+          const unsigned int v5853 = v63 + v5848;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v5854 = v5853 < v44;
+          const unsigned int v5855 = v5499 + v5852;
+          const bool v5856 = v5855 < v18;
+          const bool v5857 = v5854 && v5856;
+          const unsigned int v5859 = v5853 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5861 = v5859 + v5499;
+          const unsigned int v5862 = v5861 + v5852;
+          const unsigned int v5863 = v5857 ? v5862 : 0u;
+          const unsigned int v5865 = v5848 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v5866 = v5503 + v5865;
+          const unsigned int v5867 = v5866 + v5852;
+          iron_copy_async<16>(shm0 + (v5867 ^ (((v5867 >> 6u) & 7u) << 3u)), x + v5863, v5857);
+          const unsigned int v5870 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5872 = v5870 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5875 = v5870 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v5876 = v5875 << 3u;
+          const unsigned int v5877 = v63 + v5872;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v5878 = v5877 < v44;
+          const unsigned int v5879 = v5499 + v5876;
+          const bool v5880 = v5879 < v18;
+          const bool v5881 = v5878 && v5880;
+          const unsigned int v5883 = v5877 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5885 = v5883 + v5499;
+          const unsigned int v5886 = v5885 + v5876;
+          const unsigned int v5887 = v5881 ? v5886 : 0u;
+          const unsigned int v5889 = v5872 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v5890 = v5503 + v5889;
+          const unsigned int v5891 = v5890 + v5876;
+          iron_copy_async<16>(shm0 + (v5891 ^ (((v5891 >> 6u) & 7u) << 3u)), x + v5887, v5881);
+          const unsigned int v5894 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5896 = v5894 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5899 = v5894 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v5900 = v5899 << 3u;
+          const unsigned int v5901 = v63 + v5896;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v5902 = v5901 < v44;
+          const unsigned int v5903 = v5499 + v5900;
+          const bool v5904 = v5903 < v18;
+          const bool v5905 = v5902 && v5904;
+          const unsigned int v5907 = v5901 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5909 = v5907 + v5499;
+          const unsigned int v5910 = v5909 + v5900;
+          const unsigned int v5911 = v5905 ? v5910 : 0u;
+          const unsigned int v5913 = v5896 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v5914 = v5503 + v5913;
+          const unsigned int v5915 = v5914 + v5900;
+          iron_copy_async<16>(shm0 + (v5915 ^ (((v5915 >> 6u) & 7u) << 3u)), x + v5911, v5905);
         }
-        const unsigned int v6816 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6817 = v6816 << 3u;
-        const unsigned int v6818 = v67 + v119;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6819 = v6818 < v15;
-        const unsigned int v6820 = v6391 + v6817;
-        const bool v6821 = v6820 < v18;
-        const bool v6822 = v6819 && v6821;
-        const unsigned int v6824 = v6818 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6825 = v69 + v6824;
-        const unsigned int v6826 = v6825 + v6391;
-        const unsigned int v6827 = v6826 + v6817;
-        const unsigned int v6828 = v6822 ? v6827 : v69;
-        const unsigned int v6830 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6831 = v6395 + v6830;
-        const unsigned int v6832 = v6831 + v6817;
-        iron_copy_async<16>(shm1 + (v6832 ^ (((v6832 >> 6u) & 7u) << 3u)), weight + v6828, v6822);
-        const unsigned int v6835 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6837 = v6835 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6840 = v6835 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6841 = v6840 << 3u;
-        const unsigned int v6842 = v67 + v6837;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6843 = v6842 < v15;
-        const unsigned int v6844 = v6391 + v6841;
-        const bool v6845 = v6844 < v18;
-        const bool v6846 = v6843 && v6845;
-        const unsigned int v6848 = v6842 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6849 = v69 + v6848;
-        const unsigned int v6850 = v6849 + v6391;
-        const unsigned int v6851 = v6850 + v6841;
-        const unsigned int v6852 = v6846 ? v6851 : v69;
-        const unsigned int v6854 = v6837 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6855 = v6395 + v6854;
-        const unsigned int v6856 = v6855 + v6841;
-        iron_copy_async<16>(shm1 + (v6856 ^ (((v6856 >> 6u) & 7u) << 3u)), weight + v6852, v6846);
-        const unsigned int v6859 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6861 = v6859 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6864 = v6859 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6865 = v6864 << 3u;
-        const unsigned int v6866 = v67 + v6861;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6867 = v6866 < v15;
-        const unsigned int v6868 = v6391 + v6865;
-        const bool v6869 = v6868 < v18;
-        const bool v6870 = v6867 && v6869;
-        const unsigned int v6872 = v6866 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6873 = v69 + v6872;
-        const unsigned int v6874 = v6873 + v6391;
-        const unsigned int v6875 = v6874 + v6865;
-        const unsigned int v6876 = v6870 ? v6875 : v69;
-        const unsigned int v6878 = v6861 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6879 = v6395 + v6878;
-        const unsigned int v6880 = v6879 + v6865;
-        iron_copy_async<16>(shm1 + (v6880 ^ (((v6880 >> 6u) & 7u) << 3u)), weight + v6876, v6870);
-        const unsigned int v6883 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6885 = v6883 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6888 = v6883 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6889 = v6888 << 3u;
-        const unsigned int v6890 = v67 + v6885;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6891 = v6890 < v15;
-        const unsigned int v6892 = v6391 + v6889;
-        const bool v6893 = v6892 < v18;
-        const bool v6894 = v6891 && v6893;
-        const unsigned int v6896 = v6890 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6897 = v69 + v6896;
-        const unsigned int v6898 = v6897 + v6391;
-        const unsigned int v6899 = v6898 + v6889;
-        const unsigned int v6900 = v6894 ? v6899 : v69;
-        const unsigned int v6902 = v6885 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6903 = v6395 + v6902;
-        const unsigned int v6904 = v6903 + v6889;
-        iron_copy_async<16>(shm1 + (v6904 ^ (((v6904 >> 6u) & 7u) << 3u)), weight + v6900, v6894);
-        const unsigned int v6907 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6909 = v6907 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6912 = v6907 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6913 = v6912 << 3u;
-        const unsigned int v6914 = v67 + v6909;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6915 = v6914 < v15;
-        const unsigned int v6916 = v6391 + v6913;
-        const bool v6917 = v6916 < v18;
-        const bool v6918 = v6915 && v6917;
-        const unsigned int v6920 = v6914 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6921 = v69 + v6920;
-        const unsigned int v6922 = v6921 + v6391;
-        const unsigned int v6923 = v6922 + v6913;
-        const unsigned int v6924 = v6918 ? v6923 : v69;
-        const unsigned int v6926 = v6909 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6927 = v6395 + v6926;
-        const unsigned int v6928 = v6927 + v6913;
-        iron_copy_async<16>(shm1 + (v6928 ^ (((v6928 >> 6u) & 7u) << 3u)), weight + v6924, v6918);
-        const unsigned int v6931 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6933 = v6931 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6936 = v6931 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6937 = v6936 << 3u;
-        const unsigned int v6938 = v67 + v6933;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6939 = v6938 < v15;
-        const unsigned int v6940 = v6391 + v6937;
-        const bool v6941 = v6940 < v18;
-        const bool v6942 = v6939 && v6941;
-        const unsigned int v6944 = v6938 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6945 = v69 + v6944;
-        const unsigned int v6946 = v6945 + v6391;
-        const unsigned int v6947 = v6946 + v6937;
-        const unsigned int v6948 = v6942 ? v6947 : v69;
-        const unsigned int v6950 = v6933 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6951 = v6395 + v6950;
-        const unsigned int v6952 = v6951 + v6937;
-        iron_copy_async<16>(shm1 + (v6952 ^ (((v6952 >> 6u) & 7u) << 3u)), weight + v6948, v6942);
-        const unsigned int v6955 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6957 = v6955 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6960 = v6955 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6961 = v6960 << 3u;
-        const unsigned int v6962 = v67 + v6957;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6963 = v6962 < v15;
-        const unsigned int v6964 = v6391 + v6961;
-        const bool v6965 = v6964 < v18;
-        const bool v6966 = v6963 && v6965;
-        const unsigned int v6968 = v6962 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6969 = v69 + v6968;
-        const unsigned int v6970 = v6969 + v6391;
-        const unsigned int v6971 = v6970 + v6961;
-        const unsigned int v6972 = v6966 ? v6971 : v69;
-        const unsigned int v6974 = v6957 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6975 = v6395 + v6974;
-        const unsigned int v6976 = v6975 + v6961;
-        iron_copy_async<16>(shm1 + (v6976 ^ (((v6976 >> 6u) & 7u) << 3u)), weight + v6972, v6966);
-        const unsigned int v6979 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6981 = v6979 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6984 = v6979 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6985 = v6984 << 3u;
-        const unsigned int v6986 = v67 + v6981;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6987 = v6986 < v15;
-        const unsigned int v6988 = v6391 + v6985;
-        const bool v6989 = v6988 < v18;
-        const bool v6990 = v6987 && v6989;
-        const unsigned int v6992 = v6986 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6993 = v69 + v6992;
-        const unsigned int v6994 = v6993 + v6391;
-        const unsigned int v6995 = v6994 + v6985;
-        const unsigned int v6996 = v6990 ? v6995 : v69;
-        const unsigned int v6998 = v6981 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6999 = v6395 + v6998;
-        const unsigned int v7000 = v6999 + v6985;
-        iron_copy_async<16>(shm1 + (v7000 ^ (((v7000 >> 6u) & 7u) << 3u)), weight + v6996, v6990);
+        const unsigned int v5925 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v5926 = v5925 << 3u;
+        const unsigned int v5927 = v67 + v119;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v5928 = v5927 < v15;
+        const unsigned int v5929 = v5499 + v5926;
+        const bool v5930 = v5929 < v18;
+        const bool v5931 = v5928 && v5930;
+        const unsigned int v5933 = v5927 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v5934 = v69 + v5933;
+        const unsigned int v5935 = v5934 + v5499;
+        const unsigned int v5936 = v5935 + v5926;
+        const unsigned int v5937 = v5931 ? v5936 : v69;
+        const unsigned int v5939 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v5940 = v5503 + v5939;
+        const unsigned int v5941 = v5940 + v5926;
+        iron_copy_async<16>(shm1 + (v5941 ^ (((v5941 >> 6u) & 7u) << 3u)), weight + v5937, v5931);
+        const unsigned int v5944 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v5946 = v5944 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v5949 = v5944 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v5950 = v5949 << 3u;
+        const unsigned int v5951 = v67 + v5946;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v5952 = v5951 < v15;
+        const unsigned int v5953 = v5499 + v5950;
+        const bool v5954 = v5953 < v18;
+        const bool v5955 = v5952 && v5954;
+        const unsigned int v5957 = v5951 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v5958 = v69 + v5957;
+        const unsigned int v5959 = v5958 + v5499;
+        const unsigned int v5960 = v5959 + v5950;
+        const unsigned int v5961 = v5955 ? v5960 : v69;
+        const unsigned int v5963 = v5946 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v5964 = v5503 + v5963;
+        const unsigned int v5965 = v5964 + v5950;
+        iron_copy_async<16>(shm1 + (v5965 ^ (((v5965 >> 6u) & 7u) << 3u)), weight + v5961, v5955);
+        const unsigned int v5968 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v5970 = v5968 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v5973 = v5968 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v5974 = v5973 << 3u;
+        const unsigned int v5975 = v67 + v5970;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v5976 = v5975 < v15;
+        const unsigned int v5977 = v5499 + v5974;
+        const bool v5978 = v5977 < v18;
+        const bool v5979 = v5976 && v5978;
+        const unsigned int v5981 = v5975 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v5982 = v69 + v5981;
+        const unsigned int v5983 = v5982 + v5499;
+        const unsigned int v5984 = v5983 + v5974;
+        const unsigned int v5985 = v5979 ? v5984 : v69;
+        const unsigned int v5987 = v5970 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v5988 = v5503 + v5987;
+        const unsigned int v5989 = v5988 + v5974;
+        iron_copy_async<16>(shm1 + (v5989 ^ (((v5989 >> 6u) & 7u) << 3u)), weight + v5985, v5979);
+        const unsigned int v5992 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v5994 = v5992 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v5997 = v5992 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v5998 = v5997 << 3u;
+        const unsigned int v5999 = v67 + v5994;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6000 = v5999 < v15;
+        const unsigned int v6001 = v5499 + v5998;
+        const bool v6002 = v6001 < v18;
+        const bool v6003 = v6000 && v6002;
+        const unsigned int v6005 = v5999 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6006 = v69 + v6005;
+        const unsigned int v6007 = v6006 + v5499;
+        const unsigned int v6008 = v6007 + v5998;
+        const unsigned int v6009 = v6003 ? v6008 : v69;
+        const unsigned int v6011 = v5994 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6012 = v5503 + v6011;
+        const unsigned int v6013 = v6012 + v5998;
+        iron_copy_async<16>(shm1 + (v6013 ^ (((v6013 >> 6u) & 7u) << 3u)), weight + v6009, v6003);
+        const unsigned int v6016 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6018 = v6016 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6021 = v6016 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6022 = v6021 << 3u;
+        const unsigned int v6023 = v67 + v6018;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6024 = v6023 < v15;
+        const unsigned int v6025 = v5499 + v6022;
+        const bool v6026 = v6025 < v18;
+        const bool v6027 = v6024 && v6026;
+        const unsigned int v6029 = v6023 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6030 = v69 + v6029;
+        const unsigned int v6031 = v6030 + v5499;
+        const unsigned int v6032 = v6031 + v6022;
+        const unsigned int v6033 = v6027 ? v6032 : v69;
+        const unsigned int v6035 = v6018 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6036 = v5503 + v6035;
+        const unsigned int v6037 = v6036 + v6022;
+        iron_copy_async<16>(shm1 + (v6037 ^ (((v6037 >> 6u) & 7u) << 3u)), weight + v6033, v6027);
+        const unsigned int v6040 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6042 = v6040 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6045 = v6040 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6046 = v6045 << 3u;
+        const unsigned int v6047 = v67 + v6042;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6048 = v6047 < v15;
+        const unsigned int v6049 = v5499 + v6046;
+        const bool v6050 = v6049 < v18;
+        const bool v6051 = v6048 && v6050;
+        const unsigned int v6053 = v6047 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6054 = v69 + v6053;
+        const unsigned int v6055 = v6054 + v5499;
+        const unsigned int v6056 = v6055 + v6046;
+        const unsigned int v6057 = v6051 ? v6056 : v69;
+        const unsigned int v6059 = v6042 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6060 = v5503 + v6059;
+        const unsigned int v6061 = v6060 + v6046;
+        iron_copy_async<16>(shm1 + (v6061 ^ (((v6061 >> 6u) & 7u) << 3u)), weight + v6057, v6051);
+        const unsigned int v6064 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6066 = v6064 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6069 = v6064 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6070 = v6069 << 3u;
+        const unsigned int v6071 = v67 + v6066;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6072 = v6071 < v15;
+        const unsigned int v6073 = v5499 + v6070;
+        const bool v6074 = v6073 < v18;
+        const bool v6075 = v6072 && v6074;
+        const unsigned int v6077 = v6071 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6078 = v69 + v6077;
+        const unsigned int v6079 = v6078 + v5499;
+        const unsigned int v6080 = v6079 + v6070;
+        const unsigned int v6081 = v6075 ? v6080 : v69;
+        const unsigned int v6083 = v6066 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6084 = v5503 + v6083;
+        const unsigned int v6085 = v6084 + v6070;
+        iron_copy_async<16>(shm1 + (v6085 ^ (((v6085 >> 6u) & 7u) << 3u)), weight + v6081, v6075);
+        const unsigned int v6088 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6090 = v6088 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6093 = v6088 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6094 = v6093 << 3u;
+        const unsigned int v6095 = v67 + v6090;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6096 = v6095 < v15;
+        const unsigned int v6097 = v5499 + v6094;
+        const bool v6098 = v6097 < v18;
+        const bool v6099 = v6096 && v6098;
+        const unsigned int v6101 = v6095 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6102 = v69 + v6101;
+        const unsigned int v6103 = v6102 + v5499;
+        const unsigned int v6104 = v6103 + v6094;
+        const unsigned int v6105 = v6099 ? v6104 : v69;
+        const unsigned int v6107 = v6090 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6108 = v5503 + v6107;
+        const unsigned int v6109 = v6108 + v6094;
+        iron_copy_async<16>(shm1 + (v6109 ^ (((v6109 >> 6u) & 7u) << 3u)), weight + v6105, v6099);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v7013 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v7019 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v6122 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v6128 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v7001 = 0u; v7001 < v18; v7001 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v7003 = v7001 >> 6u;
-      const unsigned int v7005 = v7003 % 3u;
+    for (unsigned int v6110 = 0u; v6110 < v18; v6110 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
+      const unsigned int v6112 = v6110 >> 6u;
+      const unsigned int v6114 = v6112 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v7007 = v7005 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
-      const unsigned int v7014 = v7007 + v7013;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v7014, 64u);
-      const unsigned int v7020 = v7007 + v7019;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v7020, 64u);
+      const unsigned int v6116 = v6114 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v6123 = v6116 + v6122;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v6123, 64u);
+      const unsigned int v6129 = v6116 + v6128;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v6129, 64u);
       iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v7027 = v7014 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v7027, 64u);
-      const unsigned int v7033 = v7020 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v7033, 64u);
+      const unsigned int v6136 = v6123 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v6136, 64u);
+      const unsigned int v6142 = v6129 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v6142, 64u);
       iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v7039 = v7014 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v7039, 64u);
-      const unsigned int v7045 = v7020 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v7045, 64u);
+      const unsigned int v6148 = v6123 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v6148, 64u);
+      const unsigned int v6154 = v6129 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v6154, 64u);
       iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v7051 = v7014 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v7051, 64u);
-      const unsigned int v7057 = v7020 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v7057, 64u);
+      const unsigned int v6160 = v6123 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v6160, 64u);
+      const unsigned int v6166 = v6129 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v6166, 64u);
       iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v7060 = v7001 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v7062 = v7003 + 2u;
-      const unsigned int v7063 = v7062 % 3u;
-      const bool v7064 = v7060 < v18;
-      if (v7064) {
-        const unsigned int v7066 = v7063 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-        if (v91) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v7075 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7076 = v7075 << 3u;
-          const unsigned int v7079 = v7060 + v7076;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7080 = v7079 < v18;
-          const bool v7081 = v127 && v7080;
-          const unsigned int v7083 = v120 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7085 = v7083 + v7060;
-          const unsigned int v7086 = v7085 + v7076;
-          const unsigned int v7087 = v7081 ? v7086 : 0u;
-          const unsigned int v7089 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7090 = v7066 + v7089;
-          const unsigned int v7091 = v7090 + v7076;
-          iron_copy_async<16>(shm0 + (v7091 ^ (((v7091 >> 6u) & 7u) << 3u)), x + v7087, v7081);
-          const unsigned int v7094 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7096 = v7094 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7099 = v7094 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7100 = v7099 << 3u;
-          const unsigned int v7101 = v63 + v7096;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7102 = v7101 < v44;
-          const unsigned int v7103 = v7060 + v7100;
-          const bool v7104 = v7103 < v18;
-          const bool v7105 = v7102 && v7104;
-          const unsigned int v7107 = v7101 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7109 = v7107 + v7060;
-          const unsigned int v7110 = v7109 + v7100;
-          const unsigned int v7111 = v7105 ? v7110 : 0u;
-          const unsigned int v7113 = v7096 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7114 = v7066 + v7113;
-          const unsigned int v7115 = v7114 + v7100;
-          iron_copy_async<16>(shm0 + (v7115 ^ (((v7115 >> 6u) & 7u) << 3u)), x + v7111, v7105);
-          const unsigned int v7118 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7120 = v7118 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7123 = v7118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7124 = v7123 << 3u;
-          const unsigned int v7125 = v63 + v7120;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7126 = v7125 < v44;
-          const unsigned int v7127 = v7060 + v7124;
-          const bool v7128 = v7127 < v18;
-          const bool v7129 = v7126 && v7128;
-          const unsigned int v7131 = v7125 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7133 = v7131 + v7060;
-          const unsigned int v7134 = v7133 + v7124;
-          const unsigned int v7135 = v7129 ? v7134 : 0u;
-          const unsigned int v7137 = v7120 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7138 = v7066 + v7137;
-          const unsigned int v7139 = v7138 + v7124;
-          iron_copy_async<16>(shm0 + (v7139 ^ (((v7139 >> 6u) & 7u) << 3u)), x + v7135, v7129);
-          const unsigned int v7142 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7144 = v7142 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7147 = v7142 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7148 = v7147 << 3u;
-          const unsigned int v7149 = v63 + v7144;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7150 = v7149 < v44;
-          const unsigned int v7151 = v7060 + v7148;
-          const bool v7152 = v7151 < v18;
-          const bool v7153 = v7150 && v7152;
-          const unsigned int v7155 = v7149 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7157 = v7155 + v7060;
-          const unsigned int v7158 = v7157 + v7148;
-          const unsigned int v7159 = v7153 ? v7158 : 0u;
-          const unsigned int v7161 = v7144 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7162 = v7066 + v7161;
-          const unsigned int v7163 = v7162 + v7148;
-          iron_copy_async<16>(shm0 + (v7163 ^ (((v7163 >> 6u) & 7u) << 3u)), x + v7159, v7153);
-          const unsigned int v7166 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7168 = v7166 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7171 = v7166 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7172 = v7171 << 3u;
-          const unsigned int v7173 = v63 + v7168;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7174 = v7173 < v44;
-          const unsigned int v7175 = v7060 + v7172;
-          const bool v7176 = v7175 < v18;
-          const bool v7177 = v7174 && v7176;
-          const unsigned int v7179 = v7173 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7181 = v7179 + v7060;
-          const unsigned int v7182 = v7181 + v7172;
-          const unsigned int v7183 = v7177 ? v7182 : 0u;
-          const unsigned int v7185 = v7168 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7186 = v7066 + v7185;
-          const unsigned int v7187 = v7186 + v7172;
-          iron_copy_async<16>(shm0 + (v7187 ^ (((v7187 >> 6u) & 7u) << 3u)), x + v7183, v7177);
-          const unsigned int v7190 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7192 = v7190 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7195 = v7190 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7196 = v7195 << 3u;
-          const unsigned int v7197 = v63 + v7192;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7198 = v7197 < v44;
-          const unsigned int v7199 = v7060 + v7196;
-          const bool v7200 = v7199 < v18;
-          const bool v7201 = v7198 && v7200;
-          const unsigned int v7203 = v7197 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7205 = v7203 + v7060;
-          const unsigned int v7206 = v7205 + v7196;
-          const unsigned int v7207 = v7201 ? v7206 : 0u;
-          const unsigned int v7209 = v7192 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7210 = v7066 + v7209;
-          const unsigned int v7211 = v7210 + v7196;
-          iron_copy_async<16>(shm0 + (v7211 ^ (((v7211 >> 6u) & 7u) << 3u)), x + v7207, v7201);
-          const unsigned int v7214 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7216 = v7214 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7219 = v7214 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7220 = v7219 << 3u;
-          const unsigned int v7221 = v63 + v7216;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7222 = v7221 < v44;
-          const unsigned int v7223 = v7060 + v7220;
-          const bool v7224 = v7223 < v18;
-          const bool v7225 = v7222 && v7224;
-          const unsigned int v7227 = v7221 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7229 = v7227 + v7060;
-          const unsigned int v7230 = v7229 + v7220;
-          const unsigned int v7231 = v7225 ? v7230 : 0u;
-          const unsigned int v7233 = v7216 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7234 = v7066 + v7233;
-          const unsigned int v7235 = v7234 + v7220;
-          iron_copy_async<16>(shm0 + (v7235 ^ (((v7235 >> 6u) & 7u) << 3u)), x + v7231, v7225);
-          const unsigned int v7238 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7240 = v7238 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7243 = v7238 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7244 = v7243 << 3u;
-          const unsigned int v7245 = v63 + v7240;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7246 = v7245 < v44;
-          const unsigned int v7247 = v7060 + v7244;
-          const bool v7248 = v7247 < v18;
-          const bool v7249 = v7246 && v7248;
-          const unsigned int v7251 = v7245 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7253 = v7251 + v7060;
-          const unsigned int v7254 = v7253 + v7244;
-          const unsigned int v7255 = v7249 ? v7254 : 0u;
-          const unsigned int v7257 = v7240 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7258 = v7066 + v7257;
-          const unsigned int v7259 = v7258 + v7244;
-          iron_copy_async<16>(shm0 + (v7259 ^ (((v7259 >> 6u) & 7u) << 3u)), x + v7255, v7249);
+      const unsigned int v6169 = v6110 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
+      const unsigned int v6171 = v6112 + 2u;
+      const unsigned int v6172 = v6171 % 3u;
+      const bool v6173 = v6169 < v18;
+      if (v6173) {
+        const unsigned int v6175 = v6172 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+        const bool v6176 = !v91;  // kernels/convolution/im2col_a.hpp:90
+        if (v6176) {
+          const unsigned int v6180 = v118 & 7u;  // kernels/convolution/im2col_a.hpp:109
+          const unsigned int v6181 = v6180 << 3u;
+          const unsigned int v6182 = v6169 + v6181;  // kernels/convolution/im2col_a.hpp:110
+          const unsigned int v6184 = v6182 / v16;  // kernels/convolution/im2col_a.hpp:112
+          const unsigned int v6186 = v6184 * v16;  // kernels/convolution/im2col_a.hpp:113
+          const unsigned int v6187 = v6182 - v6186;
+          const unsigned int v6188 = v6184 / v6;  // kernels/convolution/im2col_a.hpp:114
+          const unsigned int v6189 = v6188 * v11;  // kernels/convolution/im2col_a.hpp:115
+          const unsigned int v6190 = v6188 * v6;  // kernels/convolution/im2col_a.hpp:116
+          const unsigned int v6191 = v6184 - v6190;
+          const unsigned int v6192 = v6191 * v12;
+          const unsigned int v6193 = v71 + v6187;  // kernels/convolution/im2col_a.hpp:117
+          const bool v6194 = v6182 < v18;  // kernels/convolution/im2col_a.hpp:118
+          const unsigned int v6196 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+          const unsigned int v6201 = v119 << 6u;  // kernels/convolution/im2col_a.hpp:121
+          const unsigned int v6202 = v6201 + v6181;
+          const unsigned int v6203 = v130 + v6189;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6204 = v135 + v6192;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6205 = v6203 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6206 = v6194 && v6205;
+          const bool v6207 = v6203 < v128;
+          const bool v6208 = v6206 && v6207;
+          const bool v6209 = v6204 >= v10;
+          const bool v6210 = v6208 && v6209;
+          const bool v6211 = v6204 < v6196;
+          const bool v6212 = v6210 && v6211;
+          const unsigned int v6213 = max(v6203, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6214 = v6213 - v9;
+          const unsigned int v6215 = max(v6204, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6216 = v6215 - v10;
+          const unsigned int v6217 = v138 + v6214;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6218 = v6217 * v2;
+          const unsigned int v6219 = v6218 + v6216;
+          const unsigned int v6220 = v6219 * v3;
+          const unsigned int v6221 = v6220 + v6193;
+          const unsigned int v6223 = v6212 ? v6221 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6225 = v6175 + v6202;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v6225 ^ (((v6225 >> 6u) & 7u) << 3u)), x + v6223, v6212);
+          const unsigned int v6227 = v148 + v6189;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6228 = v153 + v6192;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6229 = v6227 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6230 = v6194 && v6229;
+          const bool v6231 = v6227 < v128;
+          const bool v6232 = v6230 && v6231;
+          const bool v6233 = v6228 >= v10;
+          const bool v6234 = v6232 && v6233;
+          const bool v6235 = v6228 < v6196;
+          const bool v6236 = v6234 && v6235;
+          const unsigned int v6237 = max(v6227, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6238 = v6237 - v9;
+          const unsigned int v6239 = max(v6228, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6240 = v6239 - v10;
+          const unsigned int v6241 = v156 + v6238;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6242 = v6241 * v2;
+          const unsigned int v6243 = v6242 + v6240;
+          const unsigned int v6244 = v6243 * v3;
+          const unsigned int v6245 = v6244 + v6193;
+          const unsigned int v6247 = v6236 ? v6245 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6250 = v6225 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v6250 ^ (((v6250 >> 6u) & 7u) << 3u)), x + v6247, v6236);
+          const unsigned int v6251 = v166 + v6189;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6252 = v171 + v6192;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6253 = v6251 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6254 = v6194 && v6253;
+          const bool v6255 = v6251 < v128;
+          const bool v6256 = v6254 && v6255;
+          const bool v6257 = v6252 >= v10;
+          const bool v6258 = v6256 && v6257;
+          const bool v6259 = v6252 < v6196;
+          const bool v6260 = v6258 && v6259;
+          const unsigned int v6261 = max(v6251, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6262 = v6261 - v9;
+          const unsigned int v6263 = max(v6252, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6264 = v6263 - v10;
+          const unsigned int v6265 = v174 + v6262;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6266 = v6265 * v2;
+          const unsigned int v6267 = v6266 + v6264;
+          const unsigned int v6268 = v6267 * v3;
+          const unsigned int v6269 = v6268 + v6193;
+          const unsigned int v6271 = v6260 ? v6269 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6274 = v6225 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v6274 ^ (((v6274 >> 6u) & 7u) << 3u)), x + v6271, v6260);
+          const unsigned int v6275 = v184 + v6189;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6276 = v189 + v6192;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6277 = v6275 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6278 = v6194 && v6277;
+          const bool v6279 = v6275 < v128;
+          const bool v6280 = v6278 && v6279;
+          const bool v6281 = v6276 >= v10;
+          const bool v6282 = v6280 && v6281;
+          const bool v6283 = v6276 < v6196;
+          const bool v6284 = v6282 && v6283;
+          const unsigned int v6285 = max(v6275, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6286 = v6285 - v9;
+          const unsigned int v6287 = max(v6276, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6288 = v6287 - v10;
+          const unsigned int v6289 = v192 + v6286;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6290 = v6289 * v2;
+          const unsigned int v6291 = v6290 + v6288;
+          const unsigned int v6292 = v6291 * v3;
+          const unsigned int v6293 = v6292 + v6193;
+          const unsigned int v6295 = v6284 ? v6293 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6298 = v6225 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v6298 ^ (((v6298 >> 6u) & 7u) << 3u)), x + v6295, v6284);
+          const unsigned int v6299 = v202 + v6189;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6300 = v207 + v6192;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6301 = v6299 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6302 = v6194 && v6301;
+          const bool v6303 = v6299 < v128;
+          const bool v6304 = v6302 && v6303;
+          const bool v6305 = v6300 >= v10;
+          const bool v6306 = v6304 && v6305;
+          const bool v6307 = v6300 < v6196;
+          const bool v6308 = v6306 && v6307;
+          const unsigned int v6309 = max(v6299, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6310 = v6309 - v9;
+          const unsigned int v6311 = max(v6300, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6312 = v6311 - v10;
+          const unsigned int v6313 = v210 + v6310;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6314 = v6313 * v2;
+          const unsigned int v6315 = v6314 + v6312;
+          const unsigned int v6316 = v6315 * v3;
+          const unsigned int v6317 = v6316 + v6193;
+          const unsigned int v6319 = v6308 ? v6317 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6322 = v6225 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v6322 ^ (((v6322 >> 6u) & 7u) << 3u)), x + v6319, v6308);
+          const unsigned int v6323 = v220 + v6189;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6324 = v225 + v6192;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6325 = v6323 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6326 = v6194 && v6325;
+          const bool v6327 = v6323 < v128;
+          const bool v6328 = v6326 && v6327;
+          const bool v6329 = v6324 >= v10;
+          const bool v6330 = v6328 && v6329;
+          const bool v6331 = v6324 < v6196;
+          const bool v6332 = v6330 && v6331;
+          const unsigned int v6333 = max(v6323, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6334 = v6333 - v9;
+          const unsigned int v6335 = max(v6324, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6336 = v6335 - v10;
+          const unsigned int v6337 = v228 + v6334;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6338 = v6337 * v2;
+          const unsigned int v6339 = v6338 + v6336;
+          const unsigned int v6340 = v6339 * v3;
+          const unsigned int v6341 = v6340 + v6193;
+          const unsigned int v6343 = v6332 ? v6341 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6346 = v6225 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v6346 ^ (((v6346 >> 6u) & 7u) << 3u)), x + v6343, v6332);
+          const unsigned int v6347 = v238 + v6189;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6348 = v243 + v6192;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6349 = v6347 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6350 = v6194 && v6349;
+          const bool v6351 = v6347 < v128;
+          const bool v6352 = v6350 && v6351;
+          const bool v6353 = v6348 >= v10;
+          const bool v6354 = v6352 && v6353;
+          const bool v6355 = v6348 < v6196;
+          const bool v6356 = v6354 && v6355;
+          const unsigned int v6357 = max(v6347, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6358 = v6357 - v9;
+          const unsigned int v6359 = max(v6348, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6360 = v6359 - v10;
+          const unsigned int v6361 = v246 + v6358;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6362 = v6361 * v2;
+          const unsigned int v6363 = v6362 + v6360;
+          const unsigned int v6364 = v6363 * v3;
+          const unsigned int v6365 = v6364 + v6193;
+          const unsigned int v6367 = v6356 ? v6365 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6370 = v6225 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v6370 ^ (((v6370 >> 6u) & 7u) << 3u)), x + v6367, v6356);
+          const unsigned int v6371 = v256 + v6189;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6372 = v261 + v6192;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6373 = v6371 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6374 = v6194 && v6373;
+          const bool v6375 = v6371 < v128;
+          const bool v6376 = v6374 && v6375;
+          const bool v6377 = v6372 >= v10;
+          const bool v6378 = v6376 && v6377;
+          const bool v6379 = v6372 < v6196;
+          const bool v6380 = v6378 && v6379;
+          const unsigned int v6381 = max(v6371, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6382 = v6381 - v9;
+          const unsigned int v6383 = max(v6372, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6384 = v6383 - v10;
+          const unsigned int v6385 = v264 + v6382;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6386 = v6385 * v2;
+          const unsigned int v6387 = v6386 + v6384;
+          const unsigned int v6388 = v6387 * v3;
+          const unsigned int v6389 = v6388 + v6193;
+          const unsigned int v6391 = v6380 ? v6389 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6394 = v6225 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v6394 ^ (((v6394 >> 6u) & 7u) << 3u)), x + v6391, v6380);
         } else {
-          const unsigned int v7263 = v118 & 7u;  // kernels/convolution/im2col_a.hpp:108
-          const unsigned int v7264 = v7263 << 3u;
-          const unsigned int v7265 = v7060 + v7264;  // kernels/convolution/im2col_a.hpp:109
-          const unsigned int v7267 = v7265 / v16;  // kernels/convolution/im2col_a.hpp:111
-          const unsigned int v7269 = v7267 * v16;  // kernels/convolution/im2col_a.hpp:112
-          const unsigned int v7270 = v7265 - v7269;
-          const unsigned int v7271 = v7267 / v6;  // kernels/convolution/im2col_a.hpp:113
-          const unsigned int v7272 = v7271 * v11;  // kernels/convolution/im2col_a.hpp:114
-          const unsigned int v7273 = v7271 * v6;  // kernels/convolution/im2col_a.hpp:115
-          const unsigned int v7274 = v7267 - v7273;
-          const unsigned int v7275 = v7274 * v12;
-          const unsigned int v7276 = v71 + v7270;  // kernels/convolution/im2col_a.hpp:116
-          const bool v7277 = v7265 < v18;  // kernels/convolution/im2col_a.hpp:117
-          const unsigned int v7279 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-          const unsigned int v7284 = v119 << 6u;  // kernels/convolution/im2col_a.hpp:120
-          const unsigned int v7285 = v7284 + v7264;
-          const unsigned int v7286 = v130 + v7272;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7287 = v135 + v7275;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7288 = v7286 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7289 = v7277 && v7288;
-          const bool v7290 = v7286 < v128;
-          const bool v7291 = v7289 && v7290;
-          const bool v7292 = v7287 >= v10;
-          const bool v7293 = v7291 && v7292;
-          const bool v7294 = v7287 < v7279;
-          const bool v7295 = v7293 && v7294;
-          const unsigned int v7296 = max(v7286, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7297 = v7296 - v9;
-          const unsigned int v7298 = max(v7287, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7299 = v7298 - v10;
-          const unsigned int v7300 = v138 + v7297;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7301 = v7300 * v2;
-          const unsigned int v7302 = v7301 + v7299;
-          const unsigned int v7303 = v7302 * v3;
-          const unsigned int v7304 = v7303 + v7276;
-          const unsigned int v7306 = v7295 ? v7304 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7308 = v7066 + v7285;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7308 ^ (((v7308 >> 6u) & 7u) << 3u)), x + v7306, v7295);
-          const unsigned int v7310 = v148 + v7272;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7311 = v153 + v7275;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7312 = v7310 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7313 = v7277 && v7312;
-          const bool v7314 = v7310 < v128;
-          const bool v7315 = v7313 && v7314;
-          const bool v7316 = v7311 >= v10;
-          const bool v7317 = v7315 && v7316;
-          const bool v7318 = v7311 < v7279;
-          const bool v7319 = v7317 && v7318;
-          const unsigned int v7320 = max(v7310, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7321 = v7320 - v9;
-          const unsigned int v7322 = max(v7311, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7323 = v7322 - v10;
-          const unsigned int v7324 = v156 + v7321;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7325 = v7324 * v2;
-          const unsigned int v7326 = v7325 + v7323;
-          const unsigned int v7327 = v7326 * v3;
-          const unsigned int v7328 = v7327 + v7276;
-          const unsigned int v7330 = v7319 ? v7328 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7333 = v7308 + 1024u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7333 ^ (((v7333 >> 6u) & 7u) << 3u)), x + v7330, v7319);
-          const unsigned int v7334 = v166 + v7272;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7335 = v171 + v7275;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7336 = v7334 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7337 = v7277 && v7336;
-          const bool v7338 = v7334 < v128;
-          const bool v7339 = v7337 && v7338;
-          const bool v7340 = v7335 >= v10;
-          const bool v7341 = v7339 && v7340;
-          const bool v7342 = v7335 < v7279;
-          const bool v7343 = v7341 && v7342;
-          const unsigned int v7344 = max(v7334, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7345 = v7344 - v9;
-          const unsigned int v7346 = max(v7335, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7347 = v7346 - v10;
-          const unsigned int v7348 = v174 + v7345;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7349 = v7348 * v2;
-          const unsigned int v7350 = v7349 + v7347;
-          const unsigned int v7351 = v7350 * v3;
-          const unsigned int v7352 = v7351 + v7276;
-          const unsigned int v7354 = v7343 ? v7352 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7357 = v7308 + 2048u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7357 ^ (((v7357 >> 6u) & 7u) << 3u)), x + v7354, v7343);
-          const unsigned int v7358 = v184 + v7272;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7359 = v189 + v7275;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7360 = v7358 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7361 = v7277 && v7360;
-          const bool v7362 = v7358 < v128;
-          const bool v7363 = v7361 && v7362;
-          const bool v7364 = v7359 >= v10;
-          const bool v7365 = v7363 && v7364;
-          const bool v7366 = v7359 < v7279;
-          const bool v7367 = v7365 && v7366;
-          const unsigned int v7368 = max(v7358, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7369 = v7368 - v9;
-          const unsigned int v7370 = max(v7359, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7371 = v7370 - v10;
-          const unsigned int v7372 = v192 + v7369;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7373 = v7372 * v2;
-          const unsigned int v7374 = v7373 + v7371;
-          const unsigned int v7375 = v7374 * v3;
-          const unsigned int v7376 = v7375 + v7276;
-          const unsigned int v7378 = v7367 ? v7376 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7381 = v7308 + 3072u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7381 ^ (((v7381 >> 6u) & 7u) << 3u)), x + v7378, v7367);
-          const unsigned int v7382 = v202 + v7272;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7383 = v207 + v7275;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7384 = v7382 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7385 = v7277 && v7384;
-          const bool v7386 = v7382 < v128;
-          const bool v7387 = v7385 && v7386;
-          const bool v7388 = v7383 >= v10;
-          const bool v7389 = v7387 && v7388;
-          const bool v7390 = v7383 < v7279;
-          const bool v7391 = v7389 && v7390;
-          const unsigned int v7392 = max(v7382, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7393 = v7392 - v9;
-          const unsigned int v7394 = max(v7383, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7395 = v7394 - v10;
-          const unsigned int v7396 = v210 + v7393;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7397 = v7396 * v2;
-          const unsigned int v7398 = v7397 + v7395;
-          const unsigned int v7399 = v7398 * v3;
-          const unsigned int v7400 = v7399 + v7276;
-          const unsigned int v7402 = v7391 ? v7400 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7405 = v7308 + 4096u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7405 ^ (((v7405 >> 6u) & 7u) << 3u)), x + v7402, v7391);
-          const unsigned int v7406 = v220 + v7272;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7407 = v225 + v7275;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7408 = v7406 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7409 = v7277 && v7408;
-          const bool v7410 = v7406 < v128;
-          const bool v7411 = v7409 && v7410;
-          const bool v7412 = v7407 >= v10;
-          const bool v7413 = v7411 && v7412;
-          const bool v7414 = v7407 < v7279;
-          const bool v7415 = v7413 && v7414;
-          const unsigned int v7416 = max(v7406, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7417 = v7416 - v9;
-          const unsigned int v7418 = max(v7407, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7419 = v7418 - v10;
-          const unsigned int v7420 = v228 + v7417;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7421 = v7420 * v2;
-          const unsigned int v7422 = v7421 + v7419;
-          const unsigned int v7423 = v7422 * v3;
-          const unsigned int v7424 = v7423 + v7276;
-          const unsigned int v7426 = v7415 ? v7424 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7429 = v7308 + 5120u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7429 ^ (((v7429 >> 6u) & 7u) << 3u)), x + v7426, v7415);
-          const unsigned int v7430 = v238 + v7272;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7431 = v243 + v7275;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7432 = v7430 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7433 = v7277 && v7432;
-          const bool v7434 = v7430 < v128;
-          const bool v7435 = v7433 && v7434;
-          const bool v7436 = v7431 >= v10;
-          const bool v7437 = v7435 && v7436;
-          const bool v7438 = v7431 < v7279;
-          const bool v7439 = v7437 && v7438;
-          const unsigned int v7440 = max(v7430, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7441 = v7440 - v9;
-          const unsigned int v7442 = max(v7431, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7443 = v7442 - v10;
-          const unsigned int v7444 = v246 + v7441;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7445 = v7444 * v2;
-          const unsigned int v7446 = v7445 + v7443;
-          const unsigned int v7447 = v7446 * v3;
-          const unsigned int v7448 = v7447 + v7276;
-          const unsigned int v7450 = v7439 ? v7448 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7453 = v7308 + 6144u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7453 ^ (((v7453 >> 6u) & 7u) << 3u)), x + v7450, v7439);
-          const unsigned int v7454 = v256 + v7272;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7455 = v261 + v7275;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7456 = v7454 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7457 = v7277 && v7456;
-          const bool v7458 = v7454 < v128;
-          const bool v7459 = v7457 && v7458;
-          const bool v7460 = v7455 >= v10;
-          const bool v7461 = v7459 && v7460;
-          const bool v7462 = v7455 < v7279;
-          const bool v7463 = v7461 && v7462;
-          const unsigned int v7464 = max(v7454, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7465 = v7464 - v9;
-          const unsigned int v7466 = max(v7455, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7467 = v7466 - v10;
-          const unsigned int v7468 = v264 + v7465;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7469 = v7468 * v2;
-          const unsigned int v7470 = v7469 + v7467;
-          const unsigned int v7471 = v7470 * v3;
-          const unsigned int v7472 = v7471 + v7276;
-          const unsigned int v7474 = v7463 ? v7472 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7477 = v7308 + 7168u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7477 ^ (((v7477 >> 6u) & 7u) << 3u)), x + v7474, v7463);
+          const unsigned int v6403 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6404 = v6403 << 3u;
+          const unsigned int v6407 = v6169 + v6404;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6408 = v6407 < v18;
+          const bool v6409 = v127 && v6408;
+          const unsigned int v6411 = v120 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6413 = v6411 + v6169;
+          const unsigned int v6414 = v6413 + v6404;
+          const unsigned int v6415 = v6409 ? v6414 : 0u;
+          const unsigned int v6417 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6418 = v6175 + v6417;
+          const unsigned int v6419 = v6418 + v6404;
+          iron_copy_async<16>(shm0 + (v6419 ^ (((v6419 >> 6u) & 7u) << 3u)), x + v6415, v6409);
+          const unsigned int v6422 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6424 = v6422 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6427 = v6422 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6428 = v6427 << 3u;
+          const unsigned int v6429 = v63 + v6424;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6430 = v6429 < v44;
+          const unsigned int v6431 = v6169 + v6428;
+          const bool v6432 = v6431 < v18;
+          const bool v6433 = v6430 && v6432;
+          const unsigned int v6435 = v6429 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6437 = v6435 + v6169;
+          const unsigned int v6438 = v6437 + v6428;
+          const unsigned int v6439 = v6433 ? v6438 : 0u;
+          const unsigned int v6441 = v6424 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6442 = v6175 + v6441;
+          const unsigned int v6443 = v6442 + v6428;
+          iron_copy_async<16>(shm0 + (v6443 ^ (((v6443 >> 6u) & 7u) << 3u)), x + v6439, v6433);
+          const unsigned int v6446 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6448 = v6446 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6451 = v6446 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6452 = v6451 << 3u;
+          const unsigned int v6453 = v63 + v6448;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6454 = v6453 < v44;
+          const unsigned int v6455 = v6169 + v6452;
+          const bool v6456 = v6455 < v18;
+          const bool v6457 = v6454 && v6456;
+          const unsigned int v6459 = v6453 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6461 = v6459 + v6169;
+          const unsigned int v6462 = v6461 + v6452;
+          const unsigned int v6463 = v6457 ? v6462 : 0u;
+          const unsigned int v6465 = v6448 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6466 = v6175 + v6465;
+          const unsigned int v6467 = v6466 + v6452;
+          iron_copy_async<16>(shm0 + (v6467 ^ (((v6467 >> 6u) & 7u) << 3u)), x + v6463, v6457);
+          const unsigned int v6470 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6472 = v6470 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6475 = v6470 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6476 = v6475 << 3u;
+          const unsigned int v6477 = v63 + v6472;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6478 = v6477 < v44;
+          const unsigned int v6479 = v6169 + v6476;
+          const bool v6480 = v6479 < v18;
+          const bool v6481 = v6478 && v6480;
+          const unsigned int v6483 = v6477 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6485 = v6483 + v6169;
+          const unsigned int v6486 = v6485 + v6476;
+          const unsigned int v6487 = v6481 ? v6486 : 0u;
+          const unsigned int v6489 = v6472 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6490 = v6175 + v6489;
+          const unsigned int v6491 = v6490 + v6476;
+          iron_copy_async<16>(shm0 + (v6491 ^ (((v6491 >> 6u) & 7u) << 3u)), x + v6487, v6481);
+          const unsigned int v6494 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6496 = v6494 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6499 = v6494 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6500 = v6499 << 3u;
+          const unsigned int v6501 = v63 + v6496;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6502 = v6501 < v44;
+          const unsigned int v6503 = v6169 + v6500;
+          const bool v6504 = v6503 < v18;
+          const bool v6505 = v6502 && v6504;
+          const unsigned int v6507 = v6501 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6509 = v6507 + v6169;
+          const unsigned int v6510 = v6509 + v6500;
+          const unsigned int v6511 = v6505 ? v6510 : 0u;
+          const unsigned int v6513 = v6496 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6514 = v6175 + v6513;
+          const unsigned int v6515 = v6514 + v6500;
+          iron_copy_async<16>(shm0 + (v6515 ^ (((v6515 >> 6u) & 7u) << 3u)), x + v6511, v6505);
+          const unsigned int v6518 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6520 = v6518 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6523 = v6518 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6524 = v6523 << 3u;
+          const unsigned int v6525 = v63 + v6520;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6526 = v6525 < v44;
+          const unsigned int v6527 = v6169 + v6524;
+          const bool v6528 = v6527 < v18;
+          const bool v6529 = v6526 && v6528;
+          const unsigned int v6531 = v6525 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6533 = v6531 + v6169;
+          const unsigned int v6534 = v6533 + v6524;
+          const unsigned int v6535 = v6529 ? v6534 : 0u;
+          const unsigned int v6537 = v6520 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6538 = v6175 + v6537;
+          const unsigned int v6539 = v6538 + v6524;
+          iron_copy_async<16>(shm0 + (v6539 ^ (((v6539 >> 6u) & 7u) << 3u)), x + v6535, v6529);
+          const unsigned int v6542 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6544 = v6542 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6547 = v6542 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6548 = v6547 << 3u;
+          const unsigned int v6549 = v63 + v6544;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6550 = v6549 < v44;
+          const unsigned int v6551 = v6169 + v6548;
+          const bool v6552 = v6551 < v18;
+          const bool v6553 = v6550 && v6552;
+          const unsigned int v6555 = v6549 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6557 = v6555 + v6169;
+          const unsigned int v6558 = v6557 + v6548;
+          const unsigned int v6559 = v6553 ? v6558 : 0u;
+          const unsigned int v6561 = v6544 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6562 = v6175 + v6561;
+          const unsigned int v6563 = v6562 + v6548;
+          iron_copy_async<16>(shm0 + (v6563 ^ (((v6563 >> 6u) & 7u) << 3u)), x + v6559, v6553);
+          const unsigned int v6566 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6568 = v6566 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6571 = v6566 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6572 = v6571 << 3u;
+          const unsigned int v6573 = v63 + v6568;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6574 = v6573 < v44;
+          const unsigned int v6575 = v6169 + v6572;
+          const bool v6576 = v6575 < v18;
+          const bool v6577 = v6574 && v6576;
+          const unsigned int v6579 = v6573 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6581 = v6579 + v6169;
+          const unsigned int v6582 = v6581 + v6572;
+          const unsigned int v6583 = v6577 ? v6582 : 0u;
+          const unsigned int v6585 = v6568 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6586 = v6175 + v6585;
+          const unsigned int v6587 = v6586 + v6572;
+          iron_copy_async<16>(shm0 + (v6587 ^ (((v6587 >> 6u) & 7u) << 3u)), x + v6583, v6577);
         }
-        const unsigned int v7487 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7488 = v7487 << 3u;
-        const unsigned int v7489 = v67 + v119;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7490 = v7489 < v15;
-        const unsigned int v7491 = v7060 + v7488;
-        const bool v7492 = v7491 < v18;
-        const bool v7493 = v7490 && v7492;
-        const unsigned int v7495 = v7489 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7496 = v69 + v7495;
-        const unsigned int v7497 = v7496 + v7060;
-        const unsigned int v7498 = v7497 + v7488;
-        const unsigned int v7499 = v7493 ? v7498 : v69;
-        const unsigned int v7501 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7502 = v7066 + v7501;
-        const unsigned int v7503 = v7502 + v7488;
-        iron_copy_async<16>(shm1 + (v7503 ^ (((v7503 >> 6u) & 7u) << 3u)), weight + v7499, v7493);
-        const unsigned int v7506 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7508 = v7506 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7511 = v7506 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7512 = v7511 << 3u;
-        const unsigned int v7513 = v67 + v7508;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7514 = v7513 < v15;
-        const unsigned int v7515 = v7060 + v7512;
-        const bool v7516 = v7515 < v18;
-        const bool v7517 = v7514 && v7516;
-        const unsigned int v7519 = v7513 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7520 = v69 + v7519;
-        const unsigned int v7521 = v7520 + v7060;
-        const unsigned int v7522 = v7521 + v7512;
-        const unsigned int v7523 = v7517 ? v7522 : v69;
-        const unsigned int v7525 = v7508 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7526 = v7066 + v7525;
-        const unsigned int v7527 = v7526 + v7512;
-        iron_copy_async<16>(shm1 + (v7527 ^ (((v7527 >> 6u) & 7u) << 3u)), weight + v7523, v7517);
-        const unsigned int v7530 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7532 = v7530 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7535 = v7530 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7536 = v7535 << 3u;
-        const unsigned int v7537 = v67 + v7532;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7538 = v7537 < v15;
-        const unsigned int v7539 = v7060 + v7536;
-        const bool v7540 = v7539 < v18;
-        const bool v7541 = v7538 && v7540;
-        const unsigned int v7543 = v7537 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7544 = v69 + v7543;
-        const unsigned int v7545 = v7544 + v7060;
-        const unsigned int v7546 = v7545 + v7536;
-        const unsigned int v7547 = v7541 ? v7546 : v69;
-        const unsigned int v7549 = v7532 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7550 = v7066 + v7549;
-        const unsigned int v7551 = v7550 + v7536;
-        iron_copy_async<16>(shm1 + (v7551 ^ (((v7551 >> 6u) & 7u) << 3u)), weight + v7547, v7541);
-        const unsigned int v7554 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7556 = v7554 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7559 = v7554 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7560 = v7559 << 3u;
-        const unsigned int v7561 = v67 + v7556;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7562 = v7561 < v15;
-        const unsigned int v7563 = v7060 + v7560;
-        const bool v7564 = v7563 < v18;
-        const bool v7565 = v7562 && v7564;
-        const unsigned int v7567 = v7561 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7568 = v69 + v7567;
-        const unsigned int v7569 = v7568 + v7060;
-        const unsigned int v7570 = v7569 + v7560;
-        const unsigned int v7571 = v7565 ? v7570 : v69;
-        const unsigned int v7573 = v7556 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7574 = v7066 + v7573;
-        const unsigned int v7575 = v7574 + v7560;
-        iron_copy_async<16>(shm1 + (v7575 ^ (((v7575 >> 6u) & 7u) << 3u)), weight + v7571, v7565);
-        const unsigned int v7578 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7580 = v7578 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7583 = v7578 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7584 = v7583 << 3u;
-        const unsigned int v7585 = v67 + v7580;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7586 = v7585 < v15;
-        const unsigned int v7587 = v7060 + v7584;
-        const bool v7588 = v7587 < v18;
-        const bool v7589 = v7586 && v7588;
-        const unsigned int v7591 = v7585 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7592 = v69 + v7591;
-        const unsigned int v7593 = v7592 + v7060;
-        const unsigned int v7594 = v7593 + v7584;
-        const unsigned int v7595 = v7589 ? v7594 : v69;
-        const unsigned int v7597 = v7580 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7598 = v7066 + v7597;
-        const unsigned int v7599 = v7598 + v7584;
-        iron_copy_async<16>(shm1 + (v7599 ^ (((v7599 >> 6u) & 7u) << 3u)), weight + v7595, v7589);
-        const unsigned int v7602 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7604 = v7602 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7607 = v7602 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7608 = v7607 << 3u;
-        const unsigned int v7609 = v67 + v7604;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7610 = v7609 < v15;
-        const unsigned int v7611 = v7060 + v7608;
-        const bool v7612 = v7611 < v18;
-        const bool v7613 = v7610 && v7612;
-        const unsigned int v7615 = v7609 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7616 = v69 + v7615;
-        const unsigned int v7617 = v7616 + v7060;
-        const unsigned int v7618 = v7617 + v7608;
-        const unsigned int v7619 = v7613 ? v7618 : v69;
-        const unsigned int v7621 = v7604 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7622 = v7066 + v7621;
-        const unsigned int v7623 = v7622 + v7608;
-        iron_copy_async<16>(shm1 + (v7623 ^ (((v7623 >> 6u) & 7u) << 3u)), weight + v7619, v7613);
-        const unsigned int v7626 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7628 = v7626 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7631 = v7626 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7632 = v7631 << 3u;
-        const unsigned int v7633 = v67 + v7628;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7634 = v7633 < v15;
-        const unsigned int v7635 = v7060 + v7632;
-        const bool v7636 = v7635 < v18;
-        const bool v7637 = v7634 && v7636;
-        const unsigned int v7639 = v7633 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7640 = v69 + v7639;
-        const unsigned int v7641 = v7640 + v7060;
-        const unsigned int v7642 = v7641 + v7632;
-        const unsigned int v7643 = v7637 ? v7642 : v69;
-        const unsigned int v7645 = v7628 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7646 = v7066 + v7645;
-        const unsigned int v7647 = v7646 + v7632;
-        iron_copy_async<16>(shm1 + (v7647 ^ (((v7647 >> 6u) & 7u) << 3u)), weight + v7643, v7637);
-        const unsigned int v7650 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7652 = v7650 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7655 = v7650 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7656 = v7655 << 3u;
-        const unsigned int v7657 = v67 + v7652;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7658 = v7657 < v15;
-        const unsigned int v7659 = v7060 + v7656;
-        const bool v7660 = v7659 < v18;
-        const bool v7661 = v7658 && v7660;
-        const unsigned int v7663 = v7657 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7664 = v69 + v7663;
-        const unsigned int v7665 = v7664 + v7060;
-        const unsigned int v7666 = v7665 + v7656;
-        const unsigned int v7667 = v7661 ? v7666 : v69;
-        const unsigned int v7669 = v7652 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7670 = v7066 + v7669;
-        const unsigned int v7671 = v7670 + v7656;
-        iron_copy_async<16>(shm1 + (v7671 ^ (((v7671 >> 6u) & 7u) << 3u)), weight + v7667, v7661);
+        const unsigned int v6597 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6598 = v6597 << 3u;
+        const unsigned int v6599 = v67 + v119;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6600 = v6599 < v15;
+        const unsigned int v6601 = v6169 + v6598;
+        const bool v6602 = v6601 < v18;
+        const bool v6603 = v6600 && v6602;
+        const unsigned int v6605 = v6599 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6606 = v69 + v6605;
+        const unsigned int v6607 = v6606 + v6169;
+        const unsigned int v6608 = v6607 + v6598;
+        const unsigned int v6609 = v6603 ? v6608 : v69;
+        const unsigned int v6611 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6612 = v6175 + v6611;
+        const unsigned int v6613 = v6612 + v6598;
+        iron_copy_async<16>(shm1 + (v6613 ^ (((v6613 >> 6u) & 7u) << 3u)), weight + v6609, v6603);
+        const unsigned int v6616 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6618 = v6616 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6621 = v6616 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6622 = v6621 << 3u;
+        const unsigned int v6623 = v67 + v6618;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6624 = v6623 < v15;
+        const unsigned int v6625 = v6169 + v6622;
+        const bool v6626 = v6625 < v18;
+        const bool v6627 = v6624 && v6626;
+        const unsigned int v6629 = v6623 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6630 = v69 + v6629;
+        const unsigned int v6631 = v6630 + v6169;
+        const unsigned int v6632 = v6631 + v6622;
+        const unsigned int v6633 = v6627 ? v6632 : v69;
+        const unsigned int v6635 = v6618 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6636 = v6175 + v6635;
+        const unsigned int v6637 = v6636 + v6622;
+        iron_copy_async<16>(shm1 + (v6637 ^ (((v6637 >> 6u) & 7u) << 3u)), weight + v6633, v6627);
+        const unsigned int v6640 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6642 = v6640 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6645 = v6640 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6646 = v6645 << 3u;
+        const unsigned int v6647 = v67 + v6642;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6648 = v6647 < v15;
+        const unsigned int v6649 = v6169 + v6646;
+        const bool v6650 = v6649 < v18;
+        const bool v6651 = v6648 && v6650;
+        const unsigned int v6653 = v6647 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6654 = v69 + v6653;
+        const unsigned int v6655 = v6654 + v6169;
+        const unsigned int v6656 = v6655 + v6646;
+        const unsigned int v6657 = v6651 ? v6656 : v69;
+        const unsigned int v6659 = v6642 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6660 = v6175 + v6659;
+        const unsigned int v6661 = v6660 + v6646;
+        iron_copy_async<16>(shm1 + (v6661 ^ (((v6661 >> 6u) & 7u) << 3u)), weight + v6657, v6651);
+        const unsigned int v6664 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6666 = v6664 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6669 = v6664 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6670 = v6669 << 3u;
+        const unsigned int v6671 = v67 + v6666;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6672 = v6671 < v15;
+        const unsigned int v6673 = v6169 + v6670;
+        const bool v6674 = v6673 < v18;
+        const bool v6675 = v6672 && v6674;
+        const unsigned int v6677 = v6671 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6678 = v69 + v6677;
+        const unsigned int v6679 = v6678 + v6169;
+        const unsigned int v6680 = v6679 + v6670;
+        const unsigned int v6681 = v6675 ? v6680 : v69;
+        const unsigned int v6683 = v6666 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6684 = v6175 + v6683;
+        const unsigned int v6685 = v6684 + v6670;
+        iron_copy_async<16>(shm1 + (v6685 ^ (((v6685 >> 6u) & 7u) << 3u)), weight + v6681, v6675);
+        const unsigned int v6688 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6690 = v6688 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6693 = v6688 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6694 = v6693 << 3u;
+        const unsigned int v6695 = v67 + v6690;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6696 = v6695 < v15;
+        const unsigned int v6697 = v6169 + v6694;
+        const bool v6698 = v6697 < v18;
+        const bool v6699 = v6696 && v6698;
+        const unsigned int v6701 = v6695 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6702 = v69 + v6701;
+        const unsigned int v6703 = v6702 + v6169;
+        const unsigned int v6704 = v6703 + v6694;
+        const unsigned int v6705 = v6699 ? v6704 : v69;
+        const unsigned int v6707 = v6690 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6708 = v6175 + v6707;
+        const unsigned int v6709 = v6708 + v6694;
+        iron_copy_async<16>(shm1 + (v6709 ^ (((v6709 >> 6u) & 7u) << 3u)), weight + v6705, v6699);
+        const unsigned int v6712 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6714 = v6712 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6717 = v6712 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6718 = v6717 << 3u;
+        const unsigned int v6719 = v67 + v6714;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6720 = v6719 < v15;
+        const unsigned int v6721 = v6169 + v6718;
+        const bool v6722 = v6721 < v18;
+        const bool v6723 = v6720 && v6722;
+        const unsigned int v6725 = v6719 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6726 = v69 + v6725;
+        const unsigned int v6727 = v6726 + v6169;
+        const unsigned int v6728 = v6727 + v6718;
+        const unsigned int v6729 = v6723 ? v6728 : v69;
+        const unsigned int v6731 = v6714 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6732 = v6175 + v6731;
+        const unsigned int v6733 = v6732 + v6718;
+        iron_copy_async<16>(shm1 + (v6733 ^ (((v6733 >> 6u) & 7u) << 3u)), weight + v6729, v6723);
+        const unsigned int v6736 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6738 = v6736 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6741 = v6736 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6742 = v6741 << 3u;
+        const unsigned int v6743 = v67 + v6738;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6744 = v6743 < v15;
+        const unsigned int v6745 = v6169 + v6742;
+        const bool v6746 = v6745 < v18;
+        const bool v6747 = v6744 && v6746;
+        const unsigned int v6749 = v6743 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6750 = v69 + v6749;
+        const unsigned int v6751 = v6750 + v6169;
+        const unsigned int v6752 = v6751 + v6742;
+        const unsigned int v6753 = v6747 ? v6752 : v69;
+        const unsigned int v6755 = v6738 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6756 = v6175 + v6755;
+        const unsigned int v6757 = v6756 + v6742;
+        iron_copy_async<16>(shm1 + (v6757 ^ (((v6757 >> 6u) & 7u) << 3u)), weight + v6753, v6747);
+        const unsigned int v6760 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6762 = v6760 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6765 = v6760 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6766 = v6765 << 3u;
+        const unsigned int v6767 = v67 + v6762;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6768 = v6767 < v15;
+        const unsigned int v6769 = v6169 + v6766;
+        const bool v6770 = v6769 < v18;
+        const bool v6771 = v6768 && v6770;
+        const unsigned int v6773 = v6767 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6774 = v69 + v6773;
+        const unsigned int v6775 = v6774 + v6169;
+        const unsigned int v6776 = v6775 + v6766;
+        const unsigned int v6777 = v6771 ? v6776 : v69;
+        const unsigned int v6779 = v6762 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6780 = v6175 + v6779;
+        const unsigned int v6781 = v6780 + v6766;
+        iron_copy_async<16>(shm1 + (v6781 ^ (((v6781 >> 6u) & 7u) << 3u)), weight + v6777, v6771);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
-    const unsigned int v969 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
-    const unsigned int v1028 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1082 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1088 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1096 = v1082 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1102 = v1088 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1108 = v1082 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1114 = v1088 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1120 = v1082 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1126 = v1088 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v971 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
+    const unsigned int v1030 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+    const unsigned int v1084 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1090 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1098 = v1084 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1104 = v1090 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1110 = v1084 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1116 = v1090 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1122 = v1084 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1128 = v1090 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v968 = 0u; v968 < v18; v968 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
-      for (unsigned int v972 = v118; v972 < 8192u; v972 += v969) {  // kernels/convolution/im2col_a.hpp:155
-        const unsigned int v974 = v972 >> 6u;  // kernels/convolution/im2col_a.hpp:156
-        const unsigned int v976 = v972 & 63u;  // kernels/convolution/im2col_a.hpp:157
-        const unsigned int v977 = v968 + v976;  // kernels/convolution/im2col_a.hpp:158
-        const unsigned int v978 = v63 + v974;
-        const unsigned int v1004 = v978 / v116;  // kernels/convolution/im2col_a.hpp:63
-        const unsigned int v1005 = v978 % v116;  // kernels/convolution/im2col_a.hpp:64
-        const unsigned int v1007 = v977 / v16;  // kernels/convolution/im2col_a.hpp:66
-        const unsigned int v1008 = v1007 / v6;  // kernels/convolution/im2col_a.hpp:68
-        const unsigned int v1009 = v1008 * v11;
-        const unsigned int v1010 = v1005 / v30;
-        const unsigned int v1011 = v1010 * v7;
-        const unsigned int v1012 = v1011 + v1009;
-        const unsigned int v1013 = v1007 % v6;  // kernels/convolution/im2col_a.hpp:69
-        const unsigned int v1014 = v1013 * v12;
-        const unsigned int v1015 = v1005 % v30;
-        const unsigned int v1016 = v1015 * v8;
-        const unsigned int v1017 = v1016 + v1014;
-        const bool v1018 = v978 < v44;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1019 = v977 < v18;
-        const bool v1020 = v1018 && v1019;
-        const bool v1021 = v1012 >= v9;
+    for (unsigned int v970 = 0u; v970 < v18; v970 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+      for (unsigned int v974 = v118; v974 < 8192u; v974 += v971) {  // kernels/convolution/im2col_a.hpp:156
+        const unsigned int v976 = v974 >> 6u;  // kernels/convolution/im2col_a.hpp:157
+        const unsigned int v978 = v974 & 63u;  // kernels/convolution/im2col_a.hpp:158
+        const unsigned int v979 = v970 + v978;  // kernels/convolution/im2col_a.hpp:159
+        const unsigned int v980 = v63 + v976;
+        const unsigned int v1006 = v980 / v116;  // kernels/convolution/im2col_a.hpp:63
+        const unsigned int v1007 = v980 % v116;  // kernels/convolution/im2col_a.hpp:64
+        const unsigned int v1009 = v979 / v16;  // kernels/convolution/im2col_a.hpp:66
+        const unsigned int v1010 = v1009 / v6;  // kernels/convolution/im2col_a.hpp:68
+        const unsigned int v1011 = v1010 * v11;
+        const unsigned int v1012 = v1007 / v30;
+        const unsigned int v1013 = v1012 * v7;
+        const unsigned int v1014 = v1013 + v1011;
+        const unsigned int v1015 = v1009 % v6;  // kernels/convolution/im2col_a.hpp:69
+        const unsigned int v1016 = v1015 * v12;
+        const unsigned int v1017 = v1007 % v30;
+        const unsigned int v1018 = v1017 * v8;
+        const unsigned int v1019 = v1018 + v1016;
+        const bool v1020 = v980 < v44;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1021 = v979 < v18;
         const bool v1022 = v1020 && v1021;
-        const bool v1024 = v1012 < v128;
-        const bool v1025 = v1022 && v1024;
-        const bool v1026 = v1017 >= v10;
-        const bool v1027 = v1025 && v1026;
-        const bool v1029 = v1017 < v1028;
-        const bool v1030 = v1027 && v1029;
-        const unsigned int v1031 = max(v1012, v9);  // kernels/convolution/im2col_a.hpp:72
-        const unsigned int v1032 = v1031 - v9;
-        const unsigned int v1033 = max(v1017, v10);  // kernels/convolution/im2col_a.hpp:73
-        const unsigned int v1034 = v1033 - v10;
-        const unsigned int v1035 = v977 % v16;  // kernels/convolution/im2col_a.hpp:74
-        const unsigned int v1036 = v1004 * v1;
-        const unsigned int v1037 = v1036 + v1032;
-        const unsigned int v1038 = v1037 * v2;
+        const bool v1023 = v1014 >= v9;
+        const bool v1024 = v1022 && v1023;
+        const bool v1026 = v1014 < v128;
+        const bool v1027 = v1024 && v1026;
+        const bool v1028 = v1019 >= v10;
+        const bool v1029 = v1027 && v1028;
+        const bool v1031 = v1019 < v1030;
+        const bool v1032 = v1029 && v1031;
+        const unsigned int v1033 = max(v1014, v9);  // kernels/convolution/im2col_a.hpp:72
+        const unsigned int v1034 = v1033 - v9;
+        const unsigned int v1035 = max(v1019, v10);  // kernels/convolution/im2col_a.hpp:73
+        const unsigned int v1036 = v1035 - v10;
+        const unsigned int v1037 = v979 % v16;  // kernels/convolution/im2col_a.hpp:74
+        const unsigned int v1038 = v1006 * v1;
         const unsigned int v1039 = v1038 + v1034;
-        const unsigned int v1040 = v1039 * v3;
-        const unsigned int v1041 = v1040 + v71;
-        const unsigned int v1042 = v1041 + v1035;
-        if (v1030) {  // kernels/convolution/im2col_a.hpp:159
-          const iron_bf16 v1043 = x[v1042];
-          const unsigned int v1045 = v974 << 6u;
-          const unsigned int v1046 = v1045 + v976;
-          shm0[(v1046 ^ (((v1046 >> 6u) & 7u) << 3u))] = v1043;
+        const unsigned int v1040 = v1039 * v2;
+        const unsigned int v1041 = v1040 + v1036;
+        const unsigned int v1042 = v1041 * v3;
+        const unsigned int v1043 = v1042 + v71;
+        const unsigned int v1044 = v1043 + v1037;
+        if (v1032) {  // kernels/convolution/im2col_a.hpp:160
+          const iron_bf16 v1045 = x[v1044];
+          const unsigned int v1047 = v976 << 6u;
+          const unsigned int v1048 = v1047 + v978;
+          shm0[(v1048 ^ (((v1048 >> 6u) & 7u) << 3u))] = v1045;
         } else {
-          const unsigned int v1048 = v974 << 6u;  // kernels/convolution/im2col_a.hpp:160
-          const unsigned int v1049 = v1048 + v976;
-          shm0[(v1049 ^ (((v1049 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1050 = v976 << 6u;  // kernels/convolution/im2col_a.hpp:161
+          const unsigned int v1051 = v1050 + v978;
+          shm0[(v1051 ^ (((v1051 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v1054 = v118; v1054 < 8192u; v1054 += v969) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1056 = v1054 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v1058 = v1054 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v1059 = v67 + v1056;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1060 = v1059 < v15;
-        const unsigned int v1061 = v968 + v1058;
-        const bool v1062 = v1061 < v18;
-        const bool v1063 = v1060 && v1062;
-        if (v1063) {
-          const unsigned int v1065 = v1059 * v18;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v1066 = v69 + v1065;
-          const unsigned int v1067 = v1066 + v968;
-          const unsigned int v1068 = v1067 + v1058;
-          const iron_bf16 v1069 = weight[v1068];
-          const unsigned int v1071 = v1056 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v1072 = v1071 + v1058;
-          shm1[(v1072 ^ (((v1072 >> 6u) & 7u) << 3u))] = v1069;
+      for (unsigned int v1056 = v118; v1056 < 8192u; v1056 += v971) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1058 = v1056 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1060 = v1056 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1061 = v67 + v1058;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1062 = v1061 < v15;
+        const unsigned int v1063 = v970 + v1060;
+        const bool v1064 = v1063 < v18;
+        const bool v1065 = v1062 && v1064;
+        if (v1065) {
+          const unsigned int v1067 = v1061 * v18;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1068 = v69 + v1067;
+          const unsigned int v1069 = v1068 + v970;
+          const unsigned int v1070 = v1069 + v1060;
+          const iron_bf16 v1071 = weight[v1070];
+          const unsigned int v1073 = v1058 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v1074 = v1073 + v1060;
+          shm1[(v1074 ^ (((v1074 >> 6u) & 7u) << 3u))] = v1071;
         } else {
-          const unsigned int v1074 = v1056 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v1075 = v1074 + v1058;
-          shm1[(v1075 ^ (((v1075 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1076 = v1058 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v1077 = v1076 + v1060;
+          shm1[(v1077 ^ (((v1077 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1082, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1088, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1084, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1090, 64u);  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1096, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1102, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1098, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1104, 64u);  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1108, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1114, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1110, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1116, 64u);  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1120, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1126, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1122, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1128, 64u);  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v1127 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:280
-  const unsigned int v1128 = v63 + v269;
-  const unsigned int v1132 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v1133 = v1132 == 0u;
-  const unsigned int v1136 = v15 & 1u;
-  const bool v1137 = v1136 == 0u;
-  const bool v1138 = v1133 && v1137;
-  if (v1138) {
-    const unsigned int v1139 = static_cast<unsigned int>(v275.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1140 = v1128 + v1139;
-    const unsigned int v1141 = static_cast<unsigned int>(v275.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1142 = v1127 + v1141;
-    const unsigned int v1144 = static_cast<unsigned int>(v275.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1145 = v1144 == v1139;
-    const unsigned int v1148 = v1141 + 1u;
-    const unsigned int v1149 = static_cast<unsigned int>(v275.col(1, iron_linear_thread() & 31u));
-    const bool v1150 = v1149 == v1148;
-    const bool v1151 = v1145 && v1150;
-    const unsigned int v1154 = v1142 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1155 = v1154 == 0u;
-    const bool v1156 = v1151 && v1155;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1156) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1157 = v1140 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1158 = v1142 < v15;
-      const bool v1159 = v1157 && v1158;
-      if (v1159) {
-        const unsigned int v1160 = v68 + v1142;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1161 = v275.x[0];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1162 = iron_f32_to_bf16(v1161);
-        const float v1163 = v275.x[1];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1166 = iron_f32_to_bf16(v1163);
-        const unsigned int v1167 = v1140 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1168 = v1167 + v1160;
-        *reinterpret_cast<iron_bf16x2*>(out + v1168) = iron_bf16x2{{v1162, v1166}};
-      }
-    } else {
-      const bool v1173 = v1140 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1174 = v1142 < v15;
-      const bool v1175 = v1173 && v1174;
-      if (v1175) {
-        const float v1176 = v275.x[0];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1178 = iron_f32_to_bf16(v1176);
-        const unsigned int v1179 = v1140 * v4;
-        const unsigned int v1180 = v1179 + v68;
-        const unsigned int v1181 = v1180 + v1142;
-        out[v1181] = v1178;
-      }
-      const unsigned int v1183 = v1128 + v1144;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1185 = v1127 + v1149;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1186 = v1183 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1187 = v1185 < v15;
-      const bool v1188 = v1186 && v1187;
-      if (v1188) {
-        const float v1189 = v275.x[1];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1191 = iron_f32_to_bf16(v1189);
-        const unsigned int v1192 = v1183 * v4;
-        const unsigned int v1193 = v1192 + v68;
-        const unsigned int v1194 = v1193 + v1185;
-        out[v1194] = v1191;
-      }
+  const unsigned int v1129 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:280
+  const unsigned int v1130 = v63 + v269;
+  const unsigned int v1135 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+  const bool v1136 = v1135 == 0u;
+  const unsigned int v1139 = v15 & 1u;
+  const bool v1140 = v1139 == 0u;
+  const bool v1141 = v1136 && v1140;
+  if (v1141) {
+    const unsigned int v1143 = static_cast<unsigned int>(v275.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1144 = v1130 + v1143;
+    const unsigned int v1145 = static_cast<unsigned int>(v275.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1146 = v1129 + v1145;
+    const bool v1147 = v1144 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1148 = v1146 < v15;
+    const bool v1149 = v1147 && v1148;
+    if (v1149) {
+      const unsigned int v1150 = v68 + v1146;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1151 = v275.x[0];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1152 = iron_f32_to_bf16(v1151);
+      const float v1153 = v275.x[1];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1156 = iron_f32_to_bf16(v1153);
+      const unsigned int v1157 = v1144 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1158 = v1157 + v1150;
+      *reinterpret_cast<iron_bf16x2*>(out + v1158) = iron_bf16x2{{v1152, v1156}};
     }
-    const unsigned int v1195 = static_cast<unsigned int>(v275.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1196 = v1128 + v1195;
-    const unsigned int v1197 = static_cast<unsigned int>(v275.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1198 = v1127 + v1197;
-    const unsigned int v1200 = static_cast<unsigned int>(v275.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1201 = v1200 == v1195;
-    const unsigned int v1204 = v1197 + 1u;
-    const unsigned int v1205 = static_cast<unsigned int>(v275.col(3, iron_linear_thread() & 31u));
-    const bool v1206 = v1205 == v1204;
-    const bool v1207 = v1201 && v1206;
-    const unsigned int v1210 = v1198 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1211 = v1210 == 0u;
-    const bool v1212 = v1207 && v1211;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1212) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1213 = v1196 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1214 = v1198 < v15;
-      const bool v1215 = v1213 && v1214;
-      if (v1215) {
-        const unsigned int v1216 = v68 + v1198;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1217 = v275.x[2];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1218 = iron_f32_to_bf16(v1217);
-        const float v1219 = v275.x[3];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1222 = iron_f32_to_bf16(v1219);
-        const unsigned int v1223 = v1196 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1224 = v1223 + v1216;
-        *reinterpret_cast<iron_bf16x2*>(out + v1224) = iron_bf16x2{{v1218, v1222}};
-      }
-    } else {
-      const bool v1229 = v1196 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1230 = v1198 < v15;
-      const bool v1231 = v1229 && v1230;
-      if (v1231) {
-        const float v1232 = v275.x[2];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1234 = iron_f32_to_bf16(v1232);
-        const unsigned int v1235 = v1196 * v4;
-        const unsigned int v1236 = v1235 + v68;
-        const unsigned int v1237 = v1236 + v1198;
-        out[v1237] = v1234;
-      }
-      const unsigned int v1239 = v1128 + v1200;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1241 = v1127 + v1205;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1242 = v1239 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1243 = v1241 < v15;
-      const bool v1244 = v1242 && v1243;
-      if (v1244) {
-        const float v1245 = v275.x[3];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1247 = iron_f32_to_bf16(v1245);
-        const unsigned int v1248 = v1239 * v4;
-        const unsigned int v1249 = v1248 + v68;
-        const unsigned int v1250 = v1249 + v1241;
-        out[v1250] = v1247;
-      }
+    const unsigned int v1159 = static_cast<unsigned int>(v275.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1160 = v1130 + v1159;
+    const unsigned int v1161 = static_cast<unsigned int>(v275.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1162 = v1129 + v1161;
+    const bool v1163 = v1160 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1164 = v1162 < v15;
+    const bool v1165 = v1163 && v1164;
+    if (v1165) {
+      const unsigned int v1166 = v68 + v1162;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1167 = v275.x[2];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1168 = iron_f32_to_bf16(v1167);
+      const float v1169 = v275.x[3];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1172 = iron_f32_to_bf16(v1169);
+      const unsigned int v1173 = v1160 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1174 = v1173 + v1166;
+      *reinterpret_cast<iron_bf16x2*>(out + v1174) = iron_bf16x2{{v1168, v1172}};
     }
-    const unsigned int v1251 = static_cast<unsigned int>(v275.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1252 = v1128 + v1251;
-    const unsigned int v1253 = static_cast<unsigned int>(v275.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1254 = v1127 + v1253;
-    const unsigned int v1256 = static_cast<unsigned int>(v275.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1257 = v1256 == v1251;
-    const unsigned int v1260 = v1253 + 1u;
-    const unsigned int v1261 = static_cast<unsigned int>(v275.col(5, iron_linear_thread() & 31u));
-    const bool v1262 = v1261 == v1260;
-    const bool v1263 = v1257 && v1262;
-    const unsigned int v1266 = v1254 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1267 = v1266 == 0u;
-    const bool v1268 = v1263 && v1267;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1268) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1269 = v1252 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1270 = v1254 < v15;
-      const bool v1271 = v1269 && v1270;
-      if (v1271) {
-        const unsigned int v1272 = v68 + v1254;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1273 = v275.x[4];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1274 = iron_f32_to_bf16(v1273);
-        const float v1275 = v275.x[5];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1278 = iron_f32_to_bf16(v1275);
-        const unsigned int v1279 = v1252 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1280 = v1279 + v1272;
-        *reinterpret_cast<iron_bf16x2*>(out + v1280) = iron_bf16x2{{v1274, v1278}};
-      }
-    } else {
-      const bool v1285 = v1252 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1286 = v1254 < v15;
-      const bool v1287 = v1285 && v1286;
-      if (v1287) {
-        const float v1288 = v275.x[4];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1290 = iron_f32_to_bf16(v1288);
-        const unsigned int v1291 = v1252 * v4;
-        const unsigned int v1292 = v1291 + v68;
-        const unsigned int v1293 = v1292 + v1254;
-        out[v1293] = v1290;
-      }
-      const unsigned int v1295 = v1128 + v1256;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1297 = v1127 + v1261;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1298 = v1295 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1299 = v1297 < v15;
-      const bool v1300 = v1298 && v1299;
-      if (v1300) {
-        const float v1301 = v275.x[5];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1303 = iron_f32_to_bf16(v1301);
-        const unsigned int v1304 = v1295 * v4;
-        const unsigned int v1305 = v1304 + v68;
-        const unsigned int v1306 = v1305 + v1297;
-        out[v1306] = v1303;
-      }
+    const unsigned int v1175 = static_cast<unsigned int>(v275.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1176 = v1130 + v1175;
+    const unsigned int v1177 = static_cast<unsigned int>(v275.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1178 = v1129 + v1177;
+    const bool v1179 = v1176 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1180 = v1178 < v15;
+    const bool v1181 = v1179 && v1180;
+    if (v1181) {
+      const unsigned int v1182 = v68 + v1178;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1183 = v275.x[4];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1184 = iron_f32_to_bf16(v1183);
+      const float v1185 = v275.x[5];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1188 = iron_f32_to_bf16(v1185);
+      const unsigned int v1189 = v1176 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1190 = v1189 + v1182;
+      *reinterpret_cast<iron_bf16x2*>(out + v1190) = iron_bf16x2{{v1184, v1188}};
     }
-    const unsigned int v1307 = static_cast<unsigned int>(v275.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1308 = v1128 + v1307;
-    const unsigned int v1309 = static_cast<unsigned int>(v275.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1310 = v1127 + v1309;
-    const unsigned int v1312 = static_cast<unsigned int>(v275.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1313 = v1312 == v1307;
-    const unsigned int v1316 = v1309 + 1u;
-    const unsigned int v1317 = static_cast<unsigned int>(v275.col(7, iron_linear_thread() & 31u));
-    const bool v1318 = v1317 == v1316;
-    const bool v1319 = v1313 && v1318;
-    const unsigned int v1322 = v1310 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1323 = v1322 == 0u;
-    const bool v1324 = v1319 && v1323;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1324) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1325 = v1308 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1326 = v1310 < v15;
-      const bool v1327 = v1325 && v1326;
-      if (v1327) {
-        const unsigned int v1328 = v68 + v1310;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1329 = v275.x[6];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1330 = iron_f32_to_bf16(v1329);
-        const float v1331 = v275.x[7];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1334 = iron_f32_to_bf16(v1331);
-        const unsigned int v1335 = v1308 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1336 = v1335 + v1328;
-        *reinterpret_cast<iron_bf16x2*>(out + v1336) = iron_bf16x2{{v1330, v1334}};
-      }
-    } else {
-      const bool v1341 = v1308 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1342 = v1310 < v15;
-      const bool v1343 = v1341 && v1342;
-      if (v1343) {
-        const float v1344 = v275.x[6];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1346 = iron_f32_to_bf16(v1344);
-        const unsigned int v1347 = v1308 * v4;
-        const unsigned int v1348 = v1347 + v68;
-        const unsigned int v1349 = v1348 + v1310;
-        out[v1349] = v1346;
-      }
-      const unsigned int v1351 = v1128 + v1312;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1353 = v1127 + v1317;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1354 = v1351 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1355 = v1353 < v15;
-      const bool v1356 = v1354 && v1355;
-      if (v1356) {
-        const float v1357 = v275.x[7];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1359 = iron_f32_to_bf16(v1357);
-        const unsigned int v1360 = v1351 * v4;
-        const unsigned int v1361 = v1360 + v68;
-        const unsigned int v1362 = v1361 + v1353;
-        out[v1362] = v1359;
-      }
+    const unsigned int v1191 = static_cast<unsigned int>(v275.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1192 = v1130 + v1191;
+    const unsigned int v1193 = static_cast<unsigned int>(v275.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1194 = v1129 + v1193;
+    const bool v1195 = v1192 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1196 = v1194 < v15;
+    const bool v1197 = v1195 && v1196;
+    if (v1197) {
+      const unsigned int v1198 = v68 + v1194;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1199 = v275.x[6];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1200 = iron_f32_to_bf16(v1199);
+      const float v1201 = v275.x[7];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1204 = iron_f32_to_bf16(v1201);
+      const unsigned int v1205 = v1192 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1206 = v1205 + v1198;
+      *reinterpret_cast<iron_bf16x2*>(out + v1206) = iron_bf16x2{{v1200, v1204}};
     }
-    const unsigned int v1363 = static_cast<unsigned int>(v275.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1364 = v1128 + v1363;
-    const unsigned int v1365 = static_cast<unsigned int>(v275.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1366 = v1127 + v1365;
-    const unsigned int v1368 = static_cast<unsigned int>(v275.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1369 = v1368 == v1363;
-    const unsigned int v1372 = v1365 + 1u;
-    const unsigned int v1373 = static_cast<unsigned int>(v275.col(9, iron_linear_thread() & 31u));
-    const bool v1374 = v1373 == v1372;
-    const bool v1375 = v1369 && v1374;
-    const unsigned int v1378 = v1366 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1379 = v1378 == 0u;
-    const bool v1380 = v1375 && v1379;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1380) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1381 = v1364 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1382 = v1366 < v15;
-      const bool v1383 = v1381 && v1382;
-      if (v1383) {
-        const unsigned int v1384 = v68 + v1366;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1385 = v275.x[8];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1386 = iron_f32_to_bf16(v1385);
-        const float v1387 = v275.x[9];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1390 = iron_f32_to_bf16(v1387);
-        const unsigned int v1391 = v1364 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1392 = v1391 + v1384;
-        *reinterpret_cast<iron_bf16x2*>(out + v1392) = iron_bf16x2{{v1386, v1390}};
-      }
-    } else {
-      const bool v1397 = v1364 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1398 = v1366 < v15;
-      const bool v1399 = v1397 && v1398;
-      if (v1399) {
-        const float v1400 = v275.x[8];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1402 = iron_f32_to_bf16(v1400);
-        const unsigned int v1403 = v1364 * v4;
-        const unsigned int v1404 = v1403 + v68;
-        const unsigned int v1405 = v1404 + v1366;
-        out[v1405] = v1402;
-      }
-      const unsigned int v1407 = v1128 + v1368;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1409 = v1127 + v1373;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1410 = v1407 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1411 = v1409 < v15;
-      const bool v1412 = v1410 && v1411;
-      if (v1412) {
-        const float v1413 = v275.x[9];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1415 = iron_f32_to_bf16(v1413);
-        const unsigned int v1416 = v1407 * v4;
-        const unsigned int v1417 = v1416 + v68;
-        const unsigned int v1418 = v1417 + v1409;
-        out[v1418] = v1415;
-      }
+    const unsigned int v1207 = static_cast<unsigned int>(v275.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1208 = v1130 + v1207;
+    const unsigned int v1209 = static_cast<unsigned int>(v275.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1210 = v1129 + v1209;
+    const bool v1211 = v1208 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1212 = v1210 < v15;
+    const bool v1213 = v1211 && v1212;
+    if (v1213) {
+      const unsigned int v1214 = v68 + v1210;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1215 = v275.x[8];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1216 = iron_f32_to_bf16(v1215);
+      const float v1217 = v275.x[9];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1220 = iron_f32_to_bf16(v1217);
+      const unsigned int v1221 = v1208 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1222 = v1221 + v1214;
+      *reinterpret_cast<iron_bf16x2*>(out + v1222) = iron_bf16x2{{v1216, v1220}};
     }
-    const unsigned int v1419 = static_cast<unsigned int>(v275.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1420 = v1128 + v1419;
-    const unsigned int v1421 = static_cast<unsigned int>(v275.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1422 = v1127 + v1421;
-    const unsigned int v1424 = static_cast<unsigned int>(v275.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1425 = v1424 == v1419;
-    const unsigned int v1428 = v1421 + 1u;
-    const unsigned int v1429 = static_cast<unsigned int>(v275.col(11, iron_linear_thread() & 31u));
-    const bool v1430 = v1429 == v1428;
-    const bool v1431 = v1425 && v1430;
-    const unsigned int v1434 = v1422 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1435 = v1434 == 0u;
-    const bool v1436 = v1431 && v1435;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1436) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1437 = v1420 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1438 = v1422 < v15;
-      const bool v1439 = v1437 && v1438;
-      if (v1439) {
-        const unsigned int v1440 = v68 + v1422;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1441 = v275.x[10];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1442 = iron_f32_to_bf16(v1441);
-        const float v1443 = v275.x[11];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1446 = iron_f32_to_bf16(v1443);
-        const unsigned int v1447 = v1420 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1448 = v1447 + v1440;
-        *reinterpret_cast<iron_bf16x2*>(out + v1448) = iron_bf16x2{{v1442, v1446}};
-      }
-    } else {
-      const bool v1453 = v1420 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1454 = v1422 < v15;
-      const bool v1455 = v1453 && v1454;
-      if (v1455) {
-        const float v1456 = v275.x[10];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1458 = iron_f32_to_bf16(v1456);
-        const unsigned int v1459 = v1420 * v4;
-        const unsigned int v1460 = v1459 + v68;
-        const unsigned int v1461 = v1460 + v1422;
-        out[v1461] = v1458;
-      }
-      const unsigned int v1463 = v1128 + v1424;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1465 = v1127 + v1429;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1466 = v1463 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1467 = v1465 < v15;
-      const bool v1468 = v1466 && v1467;
-      if (v1468) {
-        const float v1469 = v275.x[11];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1471 = iron_f32_to_bf16(v1469);
-        const unsigned int v1472 = v1463 * v4;
-        const unsigned int v1473 = v1472 + v68;
-        const unsigned int v1474 = v1473 + v1465;
-        out[v1474] = v1471;
-      }
+    const unsigned int v1223 = static_cast<unsigned int>(v275.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1224 = v1130 + v1223;
+    const unsigned int v1225 = static_cast<unsigned int>(v275.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1226 = v1129 + v1225;
+    const bool v1227 = v1224 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1228 = v1226 < v15;
+    const bool v1229 = v1227 && v1228;
+    if (v1229) {
+      const unsigned int v1230 = v68 + v1226;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1231 = v275.x[10];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1232 = iron_f32_to_bf16(v1231);
+      const float v1233 = v275.x[11];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1236 = iron_f32_to_bf16(v1233);
+      const unsigned int v1237 = v1224 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1238 = v1237 + v1230;
+      *reinterpret_cast<iron_bf16x2*>(out + v1238) = iron_bf16x2{{v1232, v1236}};
     }
-    const unsigned int v1475 = static_cast<unsigned int>(v275.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1476 = v1128 + v1475;
-    const unsigned int v1477 = static_cast<unsigned int>(v275.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1478 = v1127 + v1477;
-    const unsigned int v1480 = static_cast<unsigned int>(v275.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1481 = v1480 == v1475;
-    const unsigned int v1484 = v1477 + 1u;
-    const unsigned int v1485 = static_cast<unsigned int>(v275.col(13, iron_linear_thread() & 31u));
-    const bool v1486 = v1485 == v1484;
-    const bool v1487 = v1481 && v1486;
-    const unsigned int v1490 = v1478 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1491 = v1490 == 0u;
-    const bool v1492 = v1487 && v1491;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1492) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1493 = v1476 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1494 = v1478 < v15;
-      const bool v1495 = v1493 && v1494;
-      if (v1495) {
-        const unsigned int v1496 = v68 + v1478;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1497 = v275.x[12];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1498 = iron_f32_to_bf16(v1497);
-        const float v1499 = v275.x[13];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1502 = iron_f32_to_bf16(v1499);
-        const unsigned int v1503 = v1476 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1504 = v1503 + v1496;
-        *reinterpret_cast<iron_bf16x2*>(out + v1504) = iron_bf16x2{{v1498, v1502}};
-      }
-    } else {
-      const bool v1509 = v1476 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1510 = v1478 < v15;
-      const bool v1511 = v1509 && v1510;
-      if (v1511) {
-        const float v1512 = v275.x[12];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1514 = iron_f32_to_bf16(v1512);
-        const unsigned int v1515 = v1476 * v4;
-        const unsigned int v1516 = v1515 + v68;
-        const unsigned int v1517 = v1516 + v1478;
-        out[v1517] = v1514;
-      }
-      const unsigned int v1519 = v1128 + v1480;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1521 = v1127 + v1485;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1522 = v1519 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1523 = v1521 < v15;
-      const bool v1524 = v1522 && v1523;
-      if (v1524) {
-        const float v1525 = v275.x[13];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1527 = iron_f32_to_bf16(v1525);
-        const unsigned int v1528 = v1519 * v4;
-        const unsigned int v1529 = v1528 + v68;
-        const unsigned int v1530 = v1529 + v1521;
-        out[v1530] = v1527;
-      }
+    const unsigned int v1239 = static_cast<unsigned int>(v275.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1240 = v1130 + v1239;
+    const unsigned int v1241 = static_cast<unsigned int>(v275.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1242 = v1129 + v1241;
+    const bool v1243 = v1240 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1244 = v1242 < v15;
+    const bool v1245 = v1243 && v1244;
+    if (v1245) {
+      const unsigned int v1246 = v68 + v1242;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1247 = v275.x[12];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1248 = iron_f32_to_bf16(v1247);
+      const float v1249 = v275.x[13];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1252 = iron_f32_to_bf16(v1249);
+      const unsigned int v1253 = v1240 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1254 = v1253 + v1246;
+      *reinterpret_cast<iron_bf16x2*>(out + v1254) = iron_bf16x2{{v1248, v1252}};
     }
-    const unsigned int v1531 = static_cast<unsigned int>(v275.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1532 = v1128 + v1531;
-    const unsigned int v1533 = static_cast<unsigned int>(v275.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1534 = v1127 + v1533;
-    const unsigned int v1536 = static_cast<unsigned int>(v275.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1537 = v1536 == v1531;
-    const unsigned int v1540 = v1533 + 1u;
-    const unsigned int v1541 = static_cast<unsigned int>(v275.col(15, iron_linear_thread() & 31u));
-    const bool v1542 = v1541 == v1540;
-    const bool v1543 = v1537 && v1542;
-    const unsigned int v1546 = v1534 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1547 = v1546 == 0u;
-    const bool v1548 = v1543 && v1547;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1548) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1549 = v1532 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1550 = v1534 < v15;
-      const bool v1551 = v1549 && v1550;
-      if (v1551) {
-        const unsigned int v1552 = v68 + v1534;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1553 = v275.x[14];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1554 = iron_f32_to_bf16(v1553);
-        const float v1555 = v275.x[15];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1558 = iron_f32_to_bf16(v1555);
-        const unsigned int v1559 = v1532 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1560 = v1559 + v1552;
-        *reinterpret_cast<iron_bf16x2*>(out + v1560) = iron_bf16x2{{v1554, v1558}};
-      }
-    } else {
-      const bool v1565 = v1532 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1566 = v1534 < v15;
-      const bool v1567 = v1565 && v1566;
-      if (v1567) {
-        const float v1568 = v275.x[14];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1570 = iron_f32_to_bf16(v1568);
-        const unsigned int v1571 = v1532 * v4;
-        const unsigned int v1572 = v1571 + v68;
-        const unsigned int v1573 = v1572 + v1534;
-        out[v1573] = v1570;
-      }
-      const unsigned int v1575 = v1128 + v1536;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1577 = v1127 + v1541;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1578 = v1575 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1579 = v1577 < v15;
-      const bool v1580 = v1578 && v1579;
-      if (v1580) {
-        const float v1581 = v275.x[15];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1583 = iron_f32_to_bf16(v1581);
-        const unsigned int v1584 = v1575 * v4;
-        const unsigned int v1585 = v1584 + v68;
-        const unsigned int v1586 = v1585 + v1577;
-        out[v1586] = v1583;
-      }
+    const unsigned int v1255 = static_cast<unsigned int>(v275.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1256 = v1130 + v1255;
+    const unsigned int v1257 = static_cast<unsigned int>(v275.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1258 = v1129 + v1257;
+    const bool v1259 = v1256 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1260 = v1258 < v15;
+    const bool v1261 = v1259 && v1260;
+    if (v1261) {
+      const unsigned int v1262 = v68 + v1258;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1263 = v275.x[14];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1264 = iron_f32_to_bf16(v1263);
+      const float v1265 = v275.x[15];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1268 = iron_f32_to_bf16(v1265);
+      const unsigned int v1269 = v1256 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1270 = v1269 + v1262;
+      *reinterpret_cast<iron_bf16x2*>(out + v1270) = iron_bf16x2{{v1264, v1268}};
     }
-    const unsigned int v1587 = static_cast<unsigned int>(v275.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1588 = v1128 + v1587;
-    const unsigned int v1589 = static_cast<unsigned int>(v275.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1590 = v1127 + v1589;
-    const unsigned int v1592 = static_cast<unsigned int>(v275.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1593 = v1592 == v1587;
-    const unsigned int v1596 = v1589 + 1u;
-    const unsigned int v1597 = static_cast<unsigned int>(v275.col(17, iron_linear_thread() & 31u));
-    const bool v1598 = v1597 == v1596;
-    const bool v1599 = v1593 && v1598;
-    const unsigned int v1602 = v1590 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1603 = v1602 == 0u;
-    const bool v1604 = v1599 && v1603;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1604) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1605 = v1588 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1606 = v1590 < v15;
-      const bool v1607 = v1605 && v1606;
-      if (v1607) {
-        const unsigned int v1608 = v68 + v1590;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1609 = v275.x[16];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1610 = iron_f32_to_bf16(v1609);
-        const float v1611 = v275.x[17];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1614 = iron_f32_to_bf16(v1611);
-        const unsigned int v1615 = v1588 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1616 = v1615 + v1608;
-        *reinterpret_cast<iron_bf16x2*>(out + v1616) = iron_bf16x2{{v1610, v1614}};
-      }
-    } else {
-      const bool v1621 = v1588 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1622 = v1590 < v15;
-      const bool v1623 = v1621 && v1622;
-      if (v1623) {
-        const float v1624 = v275.x[16];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1626 = iron_f32_to_bf16(v1624);
-        const unsigned int v1627 = v1588 * v4;
-        const unsigned int v1628 = v1627 + v68;
-        const unsigned int v1629 = v1628 + v1590;
-        out[v1629] = v1626;
-      }
-      const unsigned int v1631 = v1128 + v1592;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1633 = v1127 + v1597;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1634 = v1631 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1635 = v1633 < v15;
-      const bool v1636 = v1634 && v1635;
-      if (v1636) {
-        const float v1637 = v275.x[17];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1639 = iron_f32_to_bf16(v1637);
-        const unsigned int v1640 = v1631 * v4;
-        const unsigned int v1641 = v1640 + v68;
-        const unsigned int v1642 = v1641 + v1633;
-        out[v1642] = v1639;
-      }
+    const unsigned int v1271 = static_cast<unsigned int>(v275.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1272 = v1130 + v1271;
+    const unsigned int v1273 = static_cast<unsigned int>(v275.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1274 = v1129 + v1273;
+    const bool v1275 = v1272 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1276 = v1274 < v15;
+    const bool v1277 = v1275 && v1276;
+    if (v1277) {
+      const unsigned int v1278 = v68 + v1274;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1279 = v275.x[16];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1280 = iron_f32_to_bf16(v1279);
+      const float v1281 = v275.x[17];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1284 = iron_f32_to_bf16(v1281);
+      const unsigned int v1285 = v1272 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1286 = v1285 + v1278;
+      *reinterpret_cast<iron_bf16x2*>(out + v1286) = iron_bf16x2{{v1280, v1284}};
     }
-    const unsigned int v1643 = static_cast<unsigned int>(v275.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1644 = v1128 + v1643;
-    const unsigned int v1645 = static_cast<unsigned int>(v275.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1646 = v1127 + v1645;
-    const unsigned int v1648 = static_cast<unsigned int>(v275.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1649 = v1648 == v1643;
-    const unsigned int v1652 = v1645 + 1u;
-    const unsigned int v1653 = static_cast<unsigned int>(v275.col(19, iron_linear_thread() & 31u));
-    const bool v1654 = v1653 == v1652;
-    const bool v1655 = v1649 && v1654;
-    const unsigned int v1658 = v1646 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1659 = v1658 == 0u;
-    const bool v1660 = v1655 && v1659;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1660) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1661 = v1644 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1662 = v1646 < v15;
-      const bool v1663 = v1661 && v1662;
-      if (v1663) {
-        const unsigned int v1664 = v68 + v1646;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1665 = v275.x[18];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1666 = iron_f32_to_bf16(v1665);
-        const float v1667 = v275.x[19];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1670 = iron_f32_to_bf16(v1667);
-        const unsigned int v1671 = v1644 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1672 = v1671 + v1664;
-        *reinterpret_cast<iron_bf16x2*>(out + v1672) = iron_bf16x2{{v1666, v1670}};
-      }
-    } else {
-      const bool v1677 = v1644 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1678 = v1646 < v15;
-      const bool v1679 = v1677 && v1678;
-      if (v1679) {
-        const float v1680 = v275.x[18];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1682 = iron_f32_to_bf16(v1680);
-        const unsigned int v1683 = v1644 * v4;
-        const unsigned int v1684 = v1683 + v68;
-        const unsigned int v1685 = v1684 + v1646;
-        out[v1685] = v1682;
-      }
-      const unsigned int v1687 = v1128 + v1648;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1689 = v1127 + v1653;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1690 = v1687 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1691 = v1689 < v15;
-      const bool v1692 = v1690 && v1691;
-      if (v1692) {
-        const float v1693 = v275.x[19];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1695 = iron_f32_to_bf16(v1693);
-        const unsigned int v1696 = v1687 * v4;
-        const unsigned int v1697 = v1696 + v68;
-        const unsigned int v1698 = v1697 + v1689;
-        out[v1698] = v1695;
-      }
+    const unsigned int v1287 = static_cast<unsigned int>(v275.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1288 = v1130 + v1287;
+    const unsigned int v1289 = static_cast<unsigned int>(v275.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1290 = v1129 + v1289;
+    const bool v1291 = v1288 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1292 = v1290 < v15;
+    const bool v1293 = v1291 && v1292;
+    if (v1293) {
+      const unsigned int v1294 = v68 + v1290;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1295 = v275.x[18];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1296 = iron_f32_to_bf16(v1295);
+      const float v1297 = v275.x[19];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1300 = iron_f32_to_bf16(v1297);
+      const unsigned int v1301 = v1288 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1302 = v1301 + v1294;
+      *reinterpret_cast<iron_bf16x2*>(out + v1302) = iron_bf16x2{{v1296, v1300}};
     }
-    const unsigned int v1699 = static_cast<unsigned int>(v275.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1700 = v1128 + v1699;
-    const unsigned int v1701 = static_cast<unsigned int>(v275.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1702 = v1127 + v1701;
-    const unsigned int v1704 = static_cast<unsigned int>(v275.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1705 = v1704 == v1699;
-    const unsigned int v1708 = v1701 + 1u;
-    const unsigned int v1709 = static_cast<unsigned int>(v275.col(21, iron_linear_thread() & 31u));
-    const bool v1710 = v1709 == v1708;
-    const bool v1711 = v1705 && v1710;
-    const unsigned int v1714 = v1702 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1715 = v1714 == 0u;
-    const bool v1716 = v1711 && v1715;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1716) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1717 = v1700 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1718 = v1702 < v15;
-      const bool v1719 = v1717 && v1718;
-      if (v1719) {
-        const unsigned int v1720 = v68 + v1702;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1721 = v275.x[20];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1722 = iron_f32_to_bf16(v1721);
-        const float v1723 = v275.x[21];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1726 = iron_f32_to_bf16(v1723);
-        const unsigned int v1727 = v1700 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1728 = v1727 + v1720;
-        *reinterpret_cast<iron_bf16x2*>(out + v1728) = iron_bf16x2{{v1722, v1726}};
-      }
-    } else {
-      const bool v1733 = v1700 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1734 = v1702 < v15;
-      const bool v1735 = v1733 && v1734;
-      if (v1735) {
-        const float v1736 = v275.x[20];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1738 = iron_f32_to_bf16(v1736);
-        const unsigned int v1739 = v1700 * v4;
-        const unsigned int v1740 = v1739 + v68;
-        const unsigned int v1741 = v1740 + v1702;
-        out[v1741] = v1738;
-      }
-      const unsigned int v1743 = v1128 + v1704;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1745 = v1127 + v1709;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1746 = v1743 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1747 = v1745 < v15;
-      const bool v1748 = v1746 && v1747;
-      if (v1748) {
-        const float v1749 = v275.x[21];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1751 = iron_f32_to_bf16(v1749);
-        const unsigned int v1752 = v1743 * v4;
-        const unsigned int v1753 = v1752 + v68;
-        const unsigned int v1754 = v1753 + v1745;
-        out[v1754] = v1751;
-      }
+    const unsigned int v1303 = static_cast<unsigned int>(v275.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1304 = v1130 + v1303;
+    const unsigned int v1305 = static_cast<unsigned int>(v275.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1306 = v1129 + v1305;
+    const bool v1307 = v1304 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1308 = v1306 < v15;
+    const bool v1309 = v1307 && v1308;
+    if (v1309) {
+      const unsigned int v1310 = v68 + v1306;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1311 = v275.x[20];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1312 = iron_f32_to_bf16(v1311);
+      const float v1313 = v275.x[21];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1316 = iron_f32_to_bf16(v1313);
+      const unsigned int v1317 = v1304 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1318 = v1317 + v1310;
+      *reinterpret_cast<iron_bf16x2*>(out + v1318) = iron_bf16x2{{v1312, v1316}};
     }
-    const unsigned int v1755 = static_cast<unsigned int>(v275.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1756 = v1128 + v1755;
-    const unsigned int v1757 = static_cast<unsigned int>(v275.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1758 = v1127 + v1757;
-    const unsigned int v1760 = static_cast<unsigned int>(v275.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1761 = v1760 == v1755;
-    const unsigned int v1764 = v1757 + 1u;
-    const unsigned int v1765 = static_cast<unsigned int>(v275.col(23, iron_linear_thread() & 31u));
-    const bool v1766 = v1765 == v1764;
-    const bool v1767 = v1761 && v1766;
-    const unsigned int v1770 = v1758 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1771 = v1770 == 0u;
-    const bool v1772 = v1767 && v1771;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1772) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1773 = v1756 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1774 = v1758 < v15;
-      const bool v1775 = v1773 && v1774;
-      if (v1775) {
-        const unsigned int v1776 = v68 + v1758;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1777 = v275.x[22];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1778 = iron_f32_to_bf16(v1777);
-        const float v1779 = v275.x[23];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1782 = iron_f32_to_bf16(v1779);
-        const unsigned int v1783 = v1756 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1784 = v1783 + v1776;
-        *reinterpret_cast<iron_bf16x2*>(out + v1784) = iron_bf16x2{{v1778, v1782}};
-      }
-    } else {
-      const bool v1789 = v1756 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1790 = v1758 < v15;
-      const bool v1791 = v1789 && v1790;
-      if (v1791) {
-        const float v1792 = v275.x[22];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1794 = iron_f32_to_bf16(v1792);
-        const unsigned int v1795 = v1756 * v4;
-        const unsigned int v1796 = v1795 + v68;
-        const unsigned int v1797 = v1796 + v1758;
-        out[v1797] = v1794;
-      }
-      const unsigned int v1799 = v1128 + v1760;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1801 = v1127 + v1765;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1802 = v1799 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1803 = v1801 < v15;
-      const bool v1804 = v1802 && v1803;
-      if (v1804) {
-        const float v1805 = v275.x[23];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1807 = iron_f32_to_bf16(v1805);
-        const unsigned int v1808 = v1799 * v4;
-        const unsigned int v1809 = v1808 + v68;
-        const unsigned int v1810 = v1809 + v1801;
-        out[v1810] = v1807;
-      }
+    const unsigned int v1319 = static_cast<unsigned int>(v275.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1320 = v1130 + v1319;
+    const unsigned int v1321 = static_cast<unsigned int>(v275.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1322 = v1129 + v1321;
+    const bool v1323 = v1320 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1324 = v1322 < v15;
+    const bool v1325 = v1323 && v1324;
+    if (v1325) {
+      const unsigned int v1326 = v68 + v1322;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1327 = v275.x[22];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1328 = iron_f32_to_bf16(v1327);
+      const float v1329 = v275.x[23];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1332 = iron_f32_to_bf16(v1329);
+      const unsigned int v1333 = v1320 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1334 = v1333 + v1326;
+      *reinterpret_cast<iron_bf16x2*>(out + v1334) = iron_bf16x2{{v1328, v1332}};
     }
-    const unsigned int v1811 = static_cast<unsigned int>(v275.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1812 = v1128 + v1811;
-    const unsigned int v1813 = static_cast<unsigned int>(v275.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1814 = v1127 + v1813;
-    const unsigned int v1816 = static_cast<unsigned int>(v275.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1817 = v1816 == v1811;
-    const unsigned int v1820 = v1813 + 1u;
-    const unsigned int v1821 = static_cast<unsigned int>(v275.col(25, iron_linear_thread() & 31u));
-    const bool v1822 = v1821 == v1820;
-    const bool v1823 = v1817 && v1822;
-    const unsigned int v1826 = v1814 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1827 = v1826 == 0u;
-    const bool v1828 = v1823 && v1827;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1828) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1829 = v1812 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1830 = v1814 < v15;
-      const bool v1831 = v1829 && v1830;
-      if (v1831) {
-        const unsigned int v1832 = v68 + v1814;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1833 = v275.x[24];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1834 = iron_f32_to_bf16(v1833);
-        const float v1835 = v275.x[25];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1838 = iron_f32_to_bf16(v1835);
-        const unsigned int v1839 = v1812 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1840 = v1839 + v1832;
-        *reinterpret_cast<iron_bf16x2*>(out + v1840) = iron_bf16x2{{v1834, v1838}};
-      }
-    } else {
-      const bool v1845 = v1812 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1846 = v1814 < v15;
-      const bool v1847 = v1845 && v1846;
-      if (v1847) {
-        const float v1848 = v275.x[24];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1850 = iron_f32_to_bf16(v1848);
-        const unsigned int v1851 = v1812 * v4;
-        const unsigned int v1852 = v1851 + v68;
-        const unsigned int v1853 = v1852 + v1814;
-        out[v1853] = v1850;
-      }
-      const unsigned int v1855 = v1128 + v1816;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1857 = v1127 + v1821;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1858 = v1855 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1859 = v1857 < v15;
-      const bool v1860 = v1858 && v1859;
-      if (v1860) {
-        const float v1861 = v275.x[25];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1863 = iron_f32_to_bf16(v1861);
-        const unsigned int v1864 = v1855 * v4;
-        const unsigned int v1865 = v1864 + v68;
-        const unsigned int v1866 = v1865 + v1857;
-        out[v1866] = v1863;
-      }
+    const unsigned int v1335 = static_cast<unsigned int>(v275.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1336 = v1130 + v1335;
+    const unsigned int v1337 = static_cast<unsigned int>(v275.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1338 = v1129 + v1337;
+    const bool v1339 = v1336 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1340 = v1338 < v15;
+    const bool v1341 = v1339 && v1340;
+    if (v1341) {
+      const unsigned int v1342 = v68 + v1338;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1343 = v275.x[24];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1344 = iron_f32_to_bf16(v1343);
+      const float v1345 = v275.x[25];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1348 = iron_f32_to_bf16(v1345);
+      const unsigned int v1349 = v1336 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1350 = v1349 + v1342;
+      *reinterpret_cast<iron_bf16x2*>(out + v1350) = iron_bf16x2{{v1344, v1348}};
     }
-    const unsigned int v1867 = static_cast<unsigned int>(v275.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1868 = v1128 + v1867;
-    const unsigned int v1869 = static_cast<unsigned int>(v275.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1870 = v1127 + v1869;
-    const unsigned int v1872 = static_cast<unsigned int>(v275.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1873 = v1872 == v1867;
-    const unsigned int v1876 = v1869 + 1u;
-    const unsigned int v1877 = static_cast<unsigned int>(v275.col(27, iron_linear_thread() & 31u));
-    const bool v1878 = v1877 == v1876;
-    const bool v1879 = v1873 && v1878;
-    const unsigned int v1882 = v1870 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1883 = v1882 == 0u;
-    const bool v1884 = v1879 && v1883;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1884) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1885 = v1868 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1886 = v1870 < v15;
-      const bool v1887 = v1885 && v1886;
-      if (v1887) {
-        const unsigned int v1888 = v68 + v1870;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1889 = v275.x[26];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1890 = iron_f32_to_bf16(v1889);
-        const float v1891 = v275.x[27];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1894 = iron_f32_to_bf16(v1891);
-        const unsigned int v1895 = v1868 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1896 = v1895 + v1888;
-        *reinterpret_cast<iron_bf16x2*>(out + v1896) = iron_bf16x2{{v1890, v1894}};
-      }
-    } else {
-      const bool v1901 = v1868 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1902 = v1870 < v15;
-      const bool v1903 = v1901 && v1902;
-      if (v1903) {
-        const float v1904 = v275.x[26];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1906 = iron_f32_to_bf16(v1904);
-        const unsigned int v1907 = v1868 * v4;
-        const unsigned int v1908 = v1907 + v68;
-        const unsigned int v1909 = v1908 + v1870;
-        out[v1909] = v1906;
-      }
-      const unsigned int v1911 = v1128 + v1872;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1913 = v1127 + v1877;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1914 = v1911 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1915 = v1913 < v15;
-      const bool v1916 = v1914 && v1915;
-      if (v1916) {
-        const float v1917 = v275.x[27];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1919 = iron_f32_to_bf16(v1917);
-        const unsigned int v1920 = v1911 * v4;
-        const unsigned int v1921 = v1920 + v68;
-        const unsigned int v1922 = v1921 + v1913;
-        out[v1922] = v1919;
-      }
+    const unsigned int v1351 = static_cast<unsigned int>(v275.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1352 = v1130 + v1351;
+    const unsigned int v1353 = static_cast<unsigned int>(v275.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1354 = v1129 + v1353;
+    const bool v1355 = v1352 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1356 = v1354 < v15;
+    const bool v1357 = v1355 && v1356;
+    if (v1357) {
+      const unsigned int v1358 = v68 + v1354;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1359 = v275.x[26];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1360 = iron_f32_to_bf16(v1359);
+      const float v1361 = v275.x[27];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1364 = iron_f32_to_bf16(v1361);
+      const unsigned int v1365 = v1352 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1366 = v1365 + v1358;
+      *reinterpret_cast<iron_bf16x2*>(out + v1366) = iron_bf16x2{{v1360, v1364}};
     }
-    const unsigned int v1923 = static_cast<unsigned int>(v275.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1924 = v1128 + v1923;
-    const unsigned int v1925 = static_cast<unsigned int>(v275.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1926 = v1127 + v1925;
-    const unsigned int v1928 = static_cast<unsigned int>(v275.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1929 = v1928 == v1923;
-    const unsigned int v1932 = v1925 + 1u;
-    const unsigned int v1933 = static_cast<unsigned int>(v275.col(29, iron_linear_thread() & 31u));
-    const bool v1934 = v1933 == v1932;
-    const bool v1935 = v1929 && v1934;
-    const unsigned int v1938 = v1926 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1939 = v1938 == 0u;
-    const bool v1940 = v1935 && v1939;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1940) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1941 = v1924 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1942 = v1926 < v15;
-      const bool v1943 = v1941 && v1942;
-      if (v1943) {
-        const unsigned int v1944 = v68 + v1926;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1945 = v275.x[28];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1946 = iron_f32_to_bf16(v1945);
-        const float v1947 = v275.x[29];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1950 = iron_f32_to_bf16(v1947);
-        const unsigned int v1951 = v1924 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1952 = v1951 + v1944;
-        *reinterpret_cast<iron_bf16x2*>(out + v1952) = iron_bf16x2{{v1946, v1950}};
-      }
-    } else {
-      const bool v1957 = v1924 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1958 = v1926 < v15;
-      const bool v1959 = v1957 && v1958;
-      if (v1959) {
-        const float v1960 = v275.x[28];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1962 = iron_f32_to_bf16(v1960);
-        const unsigned int v1963 = v1924 * v4;
-        const unsigned int v1964 = v1963 + v68;
-        const unsigned int v1965 = v1964 + v1926;
-        out[v1965] = v1962;
-      }
-      const unsigned int v1967 = v1128 + v1928;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1969 = v1127 + v1933;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1970 = v1967 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1971 = v1969 < v15;
-      const bool v1972 = v1970 && v1971;
-      if (v1972) {
-        const float v1973 = v275.x[29];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1975 = iron_f32_to_bf16(v1973);
-        const unsigned int v1976 = v1967 * v4;
-        const unsigned int v1977 = v1976 + v68;
-        const unsigned int v1978 = v1977 + v1969;
-        out[v1978] = v1975;
-      }
+    const unsigned int v1367 = static_cast<unsigned int>(v275.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1368 = v1130 + v1367;
+    const unsigned int v1369 = static_cast<unsigned int>(v275.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1370 = v1129 + v1369;
+    const bool v1371 = v1368 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1372 = v1370 < v15;
+    const bool v1373 = v1371 && v1372;
+    if (v1373) {
+      const unsigned int v1374 = v68 + v1370;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1375 = v275.x[28];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1376 = iron_f32_to_bf16(v1375);
+      const float v1377 = v275.x[29];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1380 = iron_f32_to_bf16(v1377);
+      const unsigned int v1381 = v1368 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1382 = v1381 + v1374;
+      *reinterpret_cast<iron_bf16x2*>(out + v1382) = iron_bf16x2{{v1376, v1380}};
     }
-    const unsigned int v1979 = static_cast<unsigned int>(v275.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1980 = v1128 + v1979;
-    const unsigned int v1981 = static_cast<unsigned int>(v275.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1982 = v1127 + v1981;
-    const unsigned int v1984 = static_cast<unsigned int>(v275.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1985 = v1984 == v1979;
-    const unsigned int v1988 = v1981 + 1u;
-    const unsigned int v1989 = static_cast<unsigned int>(v275.col(31, iron_linear_thread() & 31u));
-    const bool v1990 = v1989 == v1988;
-    const bool v1991 = v1985 && v1990;
-    const unsigned int v1994 = v1982 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1995 = v1994 == 0u;
-    const bool v1996 = v1991 && v1995;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1996) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1997 = v1980 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1998 = v1982 < v15;
-      const bool v1999 = v1997 && v1998;
-      if (v1999) {
-        const unsigned int v2000 = v68 + v1982;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2001 = v275.x[30];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2002 = iron_f32_to_bf16(v2001);
-        const float v2003 = v275.x[31];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2006 = iron_f32_to_bf16(v2003);
-        const unsigned int v2007 = v1980 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2008 = v2007 + v2000;
-        *reinterpret_cast<iron_bf16x2*>(out + v2008) = iron_bf16x2{{v2002, v2006}};
-      }
-    } else {
-      const bool v2013 = v1980 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2014 = v1982 < v15;
-      const bool v2015 = v2013 && v2014;
-      if (v2015) {
-        const float v2016 = v275.x[30];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2018 = iron_f32_to_bf16(v2016);
-        const unsigned int v2019 = v1980 * v4;
-        const unsigned int v2020 = v2019 + v68;
-        const unsigned int v2021 = v2020 + v1982;
-        out[v2021] = v2018;
-      }
-      const unsigned int v2023 = v1128 + v1984;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2025 = v1127 + v1989;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2026 = v2023 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2027 = v2025 < v15;
-      const bool v2028 = v2026 && v2027;
-      if (v2028) {
-        const float v2029 = v275.x[31];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2031 = iron_f32_to_bf16(v2029);
-        const unsigned int v2032 = v2023 * v4;
-        const unsigned int v2033 = v2032 + v68;
-        const unsigned int v2034 = v2033 + v2025;
-        out[v2034] = v2031;
-      }
+    const unsigned int v1383 = static_cast<unsigned int>(v275.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1384 = v1130 + v1383;
+    const unsigned int v1385 = static_cast<unsigned int>(v275.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1386 = v1129 + v1385;
+    const bool v1387 = v1384 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1388 = v1386 < v15;
+    const bool v1389 = v1387 && v1388;
+    if (v1389) {
+      const unsigned int v1390 = v68 + v1386;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1391 = v275.x[30];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1392 = iron_f32_to_bf16(v1391);
+      const float v1393 = v275.x[31];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1396 = iron_f32_to_bf16(v1393);
+      const unsigned int v1397 = v1384 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1398 = v1397 + v1390;
+      *reinterpret_cast<iron_bf16x2*>(out + v1398) = iron_bf16x2{{v1392, v1396}};
     }
-    const unsigned int v2035 = static_cast<unsigned int>(v275.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2036 = v1128 + v2035;
-    const unsigned int v2037 = static_cast<unsigned int>(v275.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2038 = v1127 + v2037;
-    const unsigned int v2040 = static_cast<unsigned int>(v275.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2041 = v2040 == v2035;
-    const unsigned int v2044 = v2037 + 1u;
-    const unsigned int v2045 = static_cast<unsigned int>(v275.col(33, iron_linear_thread() & 31u));
-    const bool v2046 = v2045 == v2044;
-    const bool v2047 = v2041 && v2046;
-    const unsigned int v2050 = v2038 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2051 = v2050 == 0u;
-    const bool v2052 = v2047 && v2051;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2052) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2053 = v2036 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2054 = v2038 < v15;
-      const bool v2055 = v2053 && v2054;
-      if (v2055) {
-        const unsigned int v2056 = v68 + v2038;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2057 = v275.x[32];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2058 = iron_f32_to_bf16(v2057);
-        const float v2059 = v275.x[33];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2062 = iron_f32_to_bf16(v2059);
-        const unsigned int v2063 = v2036 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2064 = v2063 + v2056;
-        *reinterpret_cast<iron_bf16x2*>(out + v2064) = iron_bf16x2{{v2058, v2062}};
-      }
-    } else {
-      const bool v2069 = v2036 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2070 = v2038 < v15;
-      const bool v2071 = v2069 && v2070;
-      if (v2071) {
-        const float v2072 = v275.x[32];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2074 = iron_f32_to_bf16(v2072);
-        const unsigned int v2075 = v2036 * v4;
-        const unsigned int v2076 = v2075 + v68;
-        const unsigned int v2077 = v2076 + v2038;
-        out[v2077] = v2074;
-      }
-      const unsigned int v2079 = v1128 + v2040;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2081 = v1127 + v2045;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2082 = v2079 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2083 = v2081 < v15;
-      const bool v2084 = v2082 && v2083;
-      if (v2084) {
-        const float v2085 = v275.x[33];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2087 = iron_f32_to_bf16(v2085);
-        const unsigned int v2088 = v2079 * v4;
-        const unsigned int v2089 = v2088 + v68;
-        const unsigned int v2090 = v2089 + v2081;
-        out[v2090] = v2087;
-      }
+    const unsigned int v1399 = static_cast<unsigned int>(v275.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1400 = v1130 + v1399;
+    const unsigned int v1401 = static_cast<unsigned int>(v275.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1402 = v1129 + v1401;
+    const bool v1403 = v1400 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1404 = v1402 < v15;
+    const bool v1405 = v1403 && v1404;
+    if (v1405) {
+      const unsigned int v1406 = v68 + v1402;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1407 = v275.x[32];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1408 = iron_f32_to_bf16(v1407);
+      const float v1409 = v275.x[33];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1412 = iron_f32_to_bf16(v1409);
+      const unsigned int v1413 = v1400 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1414 = v1413 + v1406;
+      *reinterpret_cast<iron_bf16x2*>(out + v1414) = iron_bf16x2{{v1408, v1412}};
     }
-    const unsigned int v2091 = static_cast<unsigned int>(v275.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2092 = v1128 + v2091;
-    const unsigned int v2093 = static_cast<unsigned int>(v275.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2094 = v1127 + v2093;
-    const unsigned int v2096 = static_cast<unsigned int>(v275.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2097 = v2096 == v2091;
-    const unsigned int v2100 = v2093 + 1u;
-    const unsigned int v2101 = static_cast<unsigned int>(v275.col(35, iron_linear_thread() & 31u));
-    const bool v2102 = v2101 == v2100;
-    const bool v2103 = v2097 && v2102;
-    const unsigned int v2106 = v2094 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2107 = v2106 == 0u;
-    const bool v2108 = v2103 && v2107;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2108) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2109 = v2092 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2110 = v2094 < v15;
-      const bool v2111 = v2109 && v2110;
-      if (v2111) {
-        const unsigned int v2112 = v68 + v2094;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2113 = v275.x[34];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2114 = iron_f32_to_bf16(v2113);
-        const float v2115 = v275.x[35];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2118 = iron_f32_to_bf16(v2115);
-        const unsigned int v2119 = v2092 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2120 = v2119 + v2112;
-        *reinterpret_cast<iron_bf16x2*>(out + v2120) = iron_bf16x2{{v2114, v2118}};
-      }
-    } else {
-      const bool v2125 = v2092 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2126 = v2094 < v15;
-      const bool v2127 = v2125 && v2126;
-      if (v2127) {
-        const float v2128 = v275.x[34];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2130 = iron_f32_to_bf16(v2128);
-        const unsigned int v2131 = v2092 * v4;
-        const unsigned int v2132 = v2131 + v68;
-        const unsigned int v2133 = v2132 + v2094;
-        out[v2133] = v2130;
-      }
-      const unsigned int v2135 = v1128 + v2096;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2137 = v1127 + v2101;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2138 = v2135 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2139 = v2137 < v15;
-      const bool v2140 = v2138 && v2139;
-      if (v2140) {
-        const float v2141 = v275.x[35];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2143 = iron_f32_to_bf16(v2141);
-        const unsigned int v2144 = v2135 * v4;
-        const unsigned int v2145 = v2144 + v68;
-        const unsigned int v2146 = v2145 + v2137;
-        out[v2146] = v2143;
-      }
+    const unsigned int v1415 = static_cast<unsigned int>(v275.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1416 = v1130 + v1415;
+    const unsigned int v1417 = static_cast<unsigned int>(v275.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1418 = v1129 + v1417;
+    const bool v1419 = v1416 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1420 = v1418 < v15;
+    const bool v1421 = v1419 && v1420;
+    if (v1421) {
+      const unsigned int v1422 = v68 + v1418;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1423 = v275.x[34];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1424 = iron_f32_to_bf16(v1423);
+      const float v1425 = v275.x[35];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1428 = iron_f32_to_bf16(v1425);
+      const unsigned int v1429 = v1416 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1430 = v1429 + v1422;
+      *reinterpret_cast<iron_bf16x2*>(out + v1430) = iron_bf16x2{{v1424, v1428}};
     }
-    const unsigned int v2147 = static_cast<unsigned int>(v275.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2148 = v1128 + v2147;
-    const unsigned int v2149 = static_cast<unsigned int>(v275.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2150 = v1127 + v2149;
-    const unsigned int v2152 = static_cast<unsigned int>(v275.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2153 = v2152 == v2147;
-    const unsigned int v2156 = v2149 + 1u;
-    const unsigned int v2157 = static_cast<unsigned int>(v275.col(37, iron_linear_thread() & 31u));
-    const bool v2158 = v2157 == v2156;
-    const bool v2159 = v2153 && v2158;
-    const unsigned int v2162 = v2150 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2163 = v2162 == 0u;
-    const bool v2164 = v2159 && v2163;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2164) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2165 = v2148 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2166 = v2150 < v15;
-      const bool v2167 = v2165 && v2166;
-      if (v2167) {
-        const unsigned int v2168 = v68 + v2150;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2169 = v275.x[36];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2170 = iron_f32_to_bf16(v2169);
-        const float v2171 = v275.x[37];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2174 = iron_f32_to_bf16(v2171);
-        const unsigned int v2175 = v2148 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2176 = v2175 + v2168;
-        *reinterpret_cast<iron_bf16x2*>(out + v2176) = iron_bf16x2{{v2170, v2174}};
-      }
-    } else {
-      const bool v2181 = v2148 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2182 = v2150 < v15;
-      const bool v2183 = v2181 && v2182;
-      if (v2183) {
-        const float v2184 = v275.x[36];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2186 = iron_f32_to_bf16(v2184);
-        const unsigned int v2187 = v2148 * v4;
-        const unsigned int v2188 = v2187 + v68;
-        const unsigned int v2189 = v2188 + v2150;
-        out[v2189] = v2186;
-      }
-      const unsigned int v2191 = v1128 + v2152;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2193 = v1127 + v2157;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2194 = v2191 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2195 = v2193 < v15;
-      const bool v2196 = v2194 && v2195;
-      if (v2196) {
-        const float v2197 = v275.x[37];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2199 = iron_f32_to_bf16(v2197);
-        const unsigned int v2200 = v2191 * v4;
-        const unsigned int v2201 = v2200 + v68;
-        const unsigned int v2202 = v2201 + v2193;
-        out[v2202] = v2199;
-      }
+    const unsigned int v1431 = static_cast<unsigned int>(v275.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1432 = v1130 + v1431;
+    const unsigned int v1433 = static_cast<unsigned int>(v275.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1434 = v1129 + v1433;
+    const bool v1435 = v1432 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1436 = v1434 < v15;
+    const bool v1437 = v1435 && v1436;
+    if (v1437) {
+      const unsigned int v1438 = v68 + v1434;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1439 = v275.x[36];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1440 = iron_f32_to_bf16(v1439);
+      const float v1441 = v275.x[37];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1444 = iron_f32_to_bf16(v1441);
+      const unsigned int v1445 = v1432 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1446 = v1445 + v1438;
+      *reinterpret_cast<iron_bf16x2*>(out + v1446) = iron_bf16x2{{v1440, v1444}};
     }
-    const unsigned int v2203 = static_cast<unsigned int>(v275.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2204 = v1128 + v2203;
-    const unsigned int v2205 = static_cast<unsigned int>(v275.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2206 = v1127 + v2205;
-    const unsigned int v2208 = static_cast<unsigned int>(v275.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2209 = v2208 == v2203;
-    const unsigned int v2212 = v2205 + 1u;
-    const unsigned int v2213 = static_cast<unsigned int>(v275.col(39, iron_linear_thread() & 31u));
-    const bool v2214 = v2213 == v2212;
-    const bool v2215 = v2209 && v2214;
-    const unsigned int v2218 = v2206 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2219 = v2218 == 0u;
-    const bool v2220 = v2215 && v2219;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2220) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2221 = v2204 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2222 = v2206 < v15;
-      const bool v2223 = v2221 && v2222;
-      if (v2223) {
-        const unsigned int v2224 = v68 + v2206;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2225 = v275.x[38];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2226 = iron_f32_to_bf16(v2225);
-        const float v2227 = v275.x[39];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2230 = iron_f32_to_bf16(v2227);
-        const unsigned int v2231 = v2204 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2232 = v2231 + v2224;
-        *reinterpret_cast<iron_bf16x2*>(out + v2232) = iron_bf16x2{{v2226, v2230}};
-      }
-    } else {
-      const bool v2237 = v2204 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2238 = v2206 < v15;
-      const bool v2239 = v2237 && v2238;
-      if (v2239) {
-        const float v2240 = v275.x[38];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2242 = iron_f32_to_bf16(v2240);
-        const unsigned int v2243 = v2204 * v4;
-        const unsigned int v2244 = v2243 + v68;
-        const unsigned int v2245 = v2244 + v2206;
-        out[v2245] = v2242;
-      }
-      const unsigned int v2247 = v1128 + v2208;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2249 = v1127 + v2213;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2250 = v2247 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2251 = v2249 < v15;
-      const bool v2252 = v2250 && v2251;
-      if (v2252) {
-        const float v2253 = v275.x[39];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2255 = iron_f32_to_bf16(v2253);
-        const unsigned int v2256 = v2247 * v4;
-        const unsigned int v2257 = v2256 + v68;
-        const unsigned int v2258 = v2257 + v2249;
-        out[v2258] = v2255;
-      }
+    const unsigned int v1447 = static_cast<unsigned int>(v275.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1448 = v1130 + v1447;
+    const unsigned int v1449 = static_cast<unsigned int>(v275.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1450 = v1129 + v1449;
+    const bool v1451 = v1448 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1452 = v1450 < v15;
+    const bool v1453 = v1451 && v1452;
+    if (v1453) {
+      const unsigned int v1454 = v68 + v1450;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1455 = v275.x[38];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1456 = iron_f32_to_bf16(v1455);
+      const float v1457 = v275.x[39];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1460 = iron_f32_to_bf16(v1457);
+      const unsigned int v1461 = v1448 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1462 = v1461 + v1454;
+      *reinterpret_cast<iron_bf16x2*>(out + v1462) = iron_bf16x2{{v1456, v1460}};
     }
-    const unsigned int v2259 = static_cast<unsigned int>(v275.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2260 = v1128 + v2259;
-    const unsigned int v2261 = static_cast<unsigned int>(v275.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2262 = v1127 + v2261;
-    const unsigned int v2264 = static_cast<unsigned int>(v275.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2265 = v2264 == v2259;
-    const unsigned int v2268 = v2261 + 1u;
-    const unsigned int v2269 = static_cast<unsigned int>(v275.col(41, iron_linear_thread() & 31u));
-    const bool v2270 = v2269 == v2268;
-    const bool v2271 = v2265 && v2270;
-    const unsigned int v2274 = v2262 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2275 = v2274 == 0u;
-    const bool v2276 = v2271 && v2275;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2276) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2277 = v2260 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2278 = v2262 < v15;
-      const bool v2279 = v2277 && v2278;
-      if (v2279) {
-        const unsigned int v2280 = v68 + v2262;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2281 = v275.x[40];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2282 = iron_f32_to_bf16(v2281);
-        const float v2283 = v275.x[41];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2286 = iron_f32_to_bf16(v2283);
-        const unsigned int v2287 = v2260 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2288 = v2287 + v2280;
-        *reinterpret_cast<iron_bf16x2*>(out + v2288) = iron_bf16x2{{v2282, v2286}};
-      }
-    } else {
-      const bool v2293 = v2260 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2294 = v2262 < v15;
-      const bool v2295 = v2293 && v2294;
-      if (v2295) {
-        const float v2296 = v275.x[40];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2298 = iron_f32_to_bf16(v2296);
-        const unsigned int v2299 = v2260 * v4;
-        const unsigned int v2300 = v2299 + v68;
-        const unsigned int v2301 = v2300 + v2262;
-        out[v2301] = v2298;
-      }
-      const unsigned int v2303 = v1128 + v2264;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2305 = v1127 + v2269;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2306 = v2303 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2307 = v2305 < v15;
-      const bool v2308 = v2306 && v2307;
-      if (v2308) {
-        const float v2309 = v275.x[41];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2311 = iron_f32_to_bf16(v2309);
-        const unsigned int v2312 = v2303 * v4;
-        const unsigned int v2313 = v2312 + v68;
-        const unsigned int v2314 = v2313 + v2305;
-        out[v2314] = v2311;
-      }
+    const unsigned int v1463 = static_cast<unsigned int>(v275.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1464 = v1130 + v1463;
+    const unsigned int v1465 = static_cast<unsigned int>(v275.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1466 = v1129 + v1465;
+    const bool v1467 = v1464 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1468 = v1466 < v15;
+    const bool v1469 = v1467 && v1468;
+    if (v1469) {
+      const unsigned int v1470 = v68 + v1466;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1471 = v275.x[40];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1472 = iron_f32_to_bf16(v1471);
+      const float v1473 = v275.x[41];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1476 = iron_f32_to_bf16(v1473);
+      const unsigned int v1477 = v1464 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1478 = v1477 + v1470;
+      *reinterpret_cast<iron_bf16x2*>(out + v1478) = iron_bf16x2{{v1472, v1476}};
     }
-    const unsigned int v2315 = static_cast<unsigned int>(v275.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2316 = v1128 + v2315;
-    const unsigned int v2317 = static_cast<unsigned int>(v275.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2318 = v1127 + v2317;
-    const unsigned int v2320 = static_cast<unsigned int>(v275.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2321 = v2320 == v2315;
-    const unsigned int v2324 = v2317 + 1u;
-    const unsigned int v2325 = static_cast<unsigned int>(v275.col(43, iron_linear_thread() & 31u));
-    const bool v2326 = v2325 == v2324;
-    const bool v2327 = v2321 && v2326;
-    const unsigned int v2330 = v2318 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2331 = v2330 == 0u;
-    const bool v2332 = v2327 && v2331;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2332) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2333 = v2316 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2334 = v2318 < v15;
-      const bool v2335 = v2333 && v2334;
-      if (v2335) {
-        const unsigned int v2336 = v68 + v2318;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2337 = v275.x[42];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2338 = iron_f32_to_bf16(v2337);
-        const float v2339 = v275.x[43];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2342 = iron_f32_to_bf16(v2339);
-        const unsigned int v2343 = v2316 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2344 = v2343 + v2336;
-        *reinterpret_cast<iron_bf16x2*>(out + v2344) = iron_bf16x2{{v2338, v2342}};
-      }
-    } else {
-      const bool v2349 = v2316 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2350 = v2318 < v15;
-      const bool v2351 = v2349 && v2350;
-      if (v2351) {
-        const float v2352 = v275.x[42];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2354 = iron_f32_to_bf16(v2352);
-        const unsigned int v2355 = v2316 * v4;
-        const unsigned int v2356 = v2355 + v68;
-        const unsigned int v2357 = v2356 + v2318;
-        out[v2357] = v2354;
-      }
-      const unsigned int v2359 = v1128 + v2320;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2361 = v1127 + v2325;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2362 = v2359 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2363 = v2361 < v15;
-      const bool v2364 = v2362 && v2363;
-      if (v2364) {
-        const float v2365 = v275.x[43];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2367 = iron_f32_to_bf16(v2365);
-        const unsigned int v2368 = v2359 * v4;
-        const unsigned int v2369 = v2368 + v68;
-        const unsigned int v2370 = v2369 + v2361;
-        out[v2370] = v2367;
-      }
+    const unsigned int v1479 = static_cast<unsigned int>(v275.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1480 = v1130 + v1479;
+    const unsigned int v1481 = static_cast<unsigned int>(v275.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1482 = v1129 + v1481;
+    const bool v1483 = v1480 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1484 = v1482 < v15;
+    const bool v1485 = v1483 && v1484;
+    if (v1485) {
+      const unsigned int v1486 = v68 + v1482;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1487 = v275.x[42];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1488 = iron_f32_to_bf16(v1487);
+      const float v1489 = v275.x[43];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1492 = iron_f32_to_bf16(v1489);
+      const unsigned int v1493 = v1480 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1494 = v1493 + v1486;
+      *reinterpret_cast<iron_bf16x2*>(out + v1494) = iron_bf16x2{{v1488, v1492}};
     }
-    const unsigned int v2371 = static_cast<unsigned int>(v275.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2372 = v1128 + v2371;
-    const unsigned int v2373 = static_cast<unsigned int>(v275.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2374 = v1127 + v2373;
-    const unsigned int v2376 = static_cast<unsigned int>(v275.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2377 = v2376 == v2371;
-    const unsigned int v2380 = v2373 + 1u;
-    const unsigned int v2381 = static_cast<unsigned int>(v275.col(45, iron_linear_thread() & 31u));
-    const bool v2382 = v2381 == v2380;
-    const bool v2383 = v2377 && v2382;
-    const unsigned int v2386 = v2374 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2387 = v2386 == 0u;
-    const bool v2388 = v2383 && v2387;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2388) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2389 = v2372 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2390 = v2374 < v15;
-      const bool v2391 = v2389 && v2390;
-      if (v2391) {
-        const unsigned int v2392 = v68 + v2374;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2393 = v275.x[44];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2394 = iron_f32_to_bf16(v2393);
-        const float v2395 = v275.x[45];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2398 = iron_f32_to_bf16(v2395);
-        const unsigned int v2399 = v2372 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2400 = v2399 + v2392;
-        *reinterpret_cast<iron_bf16x2*>(out + v2400) = iron_bf16x2{{v2394, v2398}};
-      }
-    } else {
-      const bool v2405 = v2372 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2406 = v2374 < v15;
-      const bool v2407 = v2405 && v2406;
-      if (v2407) {
-        const float v2408 = v275.x[44];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2410 = iron_f32_to_bf16(v2408);
-        const unsigned int v2411 = v2372 * v4;
-        const unsigned int v2412 = v2411 + v68;
-        const unsigned int v2413 = v2412 + v2374;
-        out[v2413] = v2410;
-      }
-      const unsigned int v2415 = v1128 + v2376;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2417 = v1127 + v2381;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2418 = v2415 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2419 = v2417 < v15;
-      const bool v2420 = v2418 && v2419;
-      if (v2420) {
-        const float v2421 = v275.x[45];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2423 = iron_f32_to_bf16(v2421);
-        const unsigned int v2424 = v2415 * v4;
-        const unsigned int v2425 = v2424 + v68;
-        const unsigned int v2426 = v2425 + v2417;
-        out[v2426] = v2423;
-      }
+    const unsigned int v1495 = static_cast<unsigned int>(v275.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1496 = v1130 + v1495;
+    const unsigned int v1497 = static_cast<unsigned int>(v275.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1498 = v1129 + v1497;
+    const bool v1499 = v1496 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1500 = v1498 < v15;
+    const bool v1501 = v1499 && v1500;
+    if (v1501) {
+      const unsigned int v1502 = v68 + v1498;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1503 = v275.x[44];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1504 = iron_f32_to_bf16(v1503);
+      const float v1505 = v275.x[45];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1508 = iron_f32_to_bf16(v1505);
+      const unsigned int v1509 = v1496 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1510 = v1509 + v1502;
+      *reinterpret_cast<iron_bf16x2*>(out + v1510) = iron_bf16x2{{v1504, v1508}};
     }
-    const unsigned int v2427 = static_cast<unsigned int>(v275.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2428 = v1128 + v2427;
-    const unsigned int v2429 = static_cast<unsigned int>(v275.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2430 = v1127 + v2429;
-    const unsigned int v2432 = static_cast<unsigned int>(v275.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2433 = v2432 == v2427;
-    const unsigned int v2436 = v2429 + 1u;
-    const unsigned int v2437 = static_cast<unsigned int>(v275.col(47, iron_linear_thread() & 31u));
-    const bool v2438 = v2437 == v2436;
-    const bool v2439 = v2433 && v2438;
-    const unsigned int v2442 = v2430 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2443 = v2442 == 0u;
-    const bool v2444 = v2439 && v2443;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2444) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2445 = v2428 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2446 = v2430 < v15;
-      const bool v2447 = v2445 && v2446;
-      if (v2447) {
-        const unsigned int v2448 = v68 + v2430;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2449 = v275.x[46];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2450 = iron_f32_to_bf16(v2449);
-        const float v2451 = v275.x[47];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2454 = iron_f32_to_bf16(v2451);
-        const unsigned int v2455 = v2428 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2456 = v2455 + v2448;
-        *reinterpret_cast<iron_bf16x2*>(out + v2456) = iron_bf16x2{{v2450, v2454}};
-      }
-    } else {
-      const bool v2461 = v2428 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2462 = v2430 < v15;
-      const bool v2463 = v2461 && v2462;
-      if (v2463) {
-        const float v2464 = v275.x[46];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2466 = iron_f32_to_bf16(v2464);
-        const unsigned int v2467 = v2428 * v4;
-        const unsigned int v2468 = v2467 + v68;
-        const unsigned int v2469 = v2468 + v2430;
-        out[v2469] = v2466;
-      }
-      const unsigned int v2471 = v1128 + v2432;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2473 = v1127 + v2437;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2474 = v2471 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2475 = v2473 < v15;
-      const bool v2476 = v2474 && v2475;
-      if (v2476) {
-        const float v2477 = v275.x[47];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2479 = iron_f32_to_bf16(v2477);
-        const unsigned int v2480 = v2471 * v4;
-        const unsigned int v2481 = v2480 + v68;
-        const unsigned int v2482 = v2481 + v2473;
-        out[v2482] = v2479;
-      }
+    const unsigned int v1511 = static_cast<unsigned int>(v275.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1512 = v1130 + v1511;
+    const unsigned int v1513 = static_cast<unsigned int>(v275.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1514 = v1129 + v1513;
+    const bool v1515 = v1512 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1516 = v1514 < v15;
+    const bool v1517 = v1515 && v1516;
+    if (v1517) {
+      const unsigned int v1518 = v68 + v1514;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1519 = v275.x[46];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1520 = iron_f32_to_bf16(v1519);
+      const float v1521 = v275.x[47];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1524 = iron_f32_to_bf16(v1521);
+      const unsigned int v1525 = v1512 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1526 = v1525 + v1518;
+      *reinterpret_cast<iron_bf16x2*>(out + v1526) = iron_bf16x2{{v1520, v1524}};
     }
-    const unsigned int v2483 = static_cast<unsigned int>(v275.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2484 = v1128 + v2483;
-    const unsigned int v2485 = static_cast<unsigned int>(v275.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2486 = v1127 + v2485;
-    const unsigned int v2488 = static_cast<unsigned int>(v275.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2489 = v2488 == v2483;
-    const unsigned int v2492 = v2485 + 1u;
-    const unsigned int v2493 = static_cast<unsigned int>(v275.col(49, iron_linear_thread() & 31u));
-    const bool v2494 = v2493 == v2492;
-    const bool v2495 = v2489 && v2494;
-    const unsigned int v2498 = v2486 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2499 = v2498 == 0u;
-    const bool v2500 = v2495 && v2499;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2500) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2501 = v2484 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2502 = v2486 < v15;
-      const bool v2503 = v2501 && v2502;
-      if (v2503) {
-        const unsigned int v2504 = v68 + v2486;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2505 = v275.x[48];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2506 = iron_f32_to_bf16(v2505);
-        const float v2507 = v275.x[49];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2510 = iron_f32_to_bf16(v2507);
-        const unsigned int v2511 = v2484 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2512 = v2511 + v2504;
-        *reinterpret_cast<iron_bf16x2*>(out + v2512) = iron_bf16x2{{v2506, v2510}};
-      }
-    } else {
-      const bool v2517 = v2484 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2518 = v2486 < v15;
-      const bool v2519 = v2517 && v2518;
-      if (v2519) {
-        const float v2520 = v275.x[48];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2522 = iron_f32_to_bf16(v2520);
-        const unsigned int v2523 = v2484 * v4;
-        const unsigned int v2524 = v2523 + v68;
-        const unsigned int v2525 = v2524 + v2486;
-        out[v2525] = v2522;
-      }
-      const unsigned int v2527 = v1128 + v2488;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2529 = v1127 + v2493;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2530 = v2527 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2531 = v2529 < v15;
-      const bool v2532 = v2530 && v2531;
-      if (v2532) {
-        const float v2533 = v275.x[49];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2535 = iron_f32_to_bf16(v2533);
-        const unsigned int v2536 = v2527 * v4;
-        const unsigned int v2537 = v2536 + v68;
-        const unsigned int v2538 = v2537 + v2529;
-        out[v2538] = v2535;
-      }
+    const unsigned int v1527 = static_cast<unsigned int>(v275.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1528 = v1130 + v1527;
+    const unsigned int v1529 = static_cast<unsigned int>(v275.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1530 = v1129 + v1529;
+    const bool v1531 = v1528 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1532 = v1530 < v15;
+    const bool v1533 = v1531 && v1532;
+    if (v1533) {
+      const unsigned int v1534 = v68 + v1530;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1535 = v275.x[48];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1536 = iron_f32_to_bf16(v1535);
+      const float v1537 = v275.x[49];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1540 = iron_f32_to_bf16(v1537);
+      const unsigned int v1541 = v1528 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1542 = v1541 + v1534;
+      *reinterpret_cast<iron_bf16x2*>(out + v1542) = iron_bf16x2{{v1536, v1540}};
     }
-    const unsigned int v2539 = static_cast<unsigned int>(v275.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2540 = v1128 + v2539;
-    const unsigned int v2541 = static_cast<unsigned int>(v275.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2542 = v1127 + v2541;
-    const unsigned int v2544 = static_cast<unsigned int>(v275.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2545 = v2544 == v2539;
-    const unsigned int v2548 = v2541 + 1u;
-    const unsigned int v2549 = static_cast<unsigned int>(v275.col(51, iron_linear_thread() & 31u));
-    const bool v2550 = v2549 == v2548;
-    const bool v2551 = v2545 && v2550;
-    const unsigned int v2554 = v2542 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2555 = v2554 == 0u;
-    const bool v2556 = v2551 && v2555;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2556) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2557 = v2540 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2558 = v2542 < v15;
-      const bool v2559 = v2557 && v2558;
-      if (v2559) {
-        const unsigned int v2560 = v68 + v2542;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2561 = v275.x[50];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2562 = iron_f32_to_bf16(v2561);
-        const float v2563 = v275.x[51];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2566 = iron_f32_to_bf16(v2563);
-        const unsigned int v2567 = v2540 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2568 = v2567 + v2560;
-        *reinterpret_cast<iron_bf16x2*>(out + v2568) = iron_bf16x2{{v2562, v2566}};
-      }
-    } else {
-      const bool v2573 = v2540 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2574 = v2542 < v15;
-      const bool v2575 = v2573 && v2574;
-      if (v2575) {
-        const float v2576 = v275.x[50];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2578 = iron_f32_to_bf16(v2576);
-        const unsigned int v2579 = v2540 * v4;
-        const unsigned int v2580 = v2579 + v68;
-        const unsigned int v2581 = v2580 + v2542;
-        out[v2581] = v2578;
-      }
-      const unsigned int v2583 = v1128 + v2544;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2585 = v1127 + v2549;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2586 = v2583 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2587 = v2585 < v15;
-      const bool v2588 = v2586 && v2587;
-      if (v2588) {
-        const float v2589 = v275.x[51];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2591 = iron_f32_to_bf16(v2589);
-        const unsigned int v2592 = v2583 * v4;
-        const unsigned int v2593 = v2592 + v68;
-        const unsigned int v2594 = v2593 + v2585;
-        out[v2594] = v2591;
-      }
+    const unsigned int v1543 = static_cast<unsigned int>(v275.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1544 = v1130 + v1543;
+    const unsigned int v1545 = static_cast<unsigned int>(v275.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1546 = v1129 + v1545;
+    const bool v1547 = v1544 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1548 = v1546 < v15;
+    const bool v1549 = v1547 && v1548;
+    if (v1549) {
+      const unsigned int v1550 = v68 + v1546;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1551 = v275.x[50];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1552 = iron_f32_to_bf16(v1551);
+      const float v1553 = v275.x[51];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1556 = iron_f32_to_bf16(v1553);
+      const unsigned int v1557 = v1544 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1558 = v1557 + v1550;
+      *reinterpret_cast<iron_bf16x2*>(out + v1558) = iron_bf16x2{{v1552, v1556}};
     }
-    const unsigned int v2595 = static_cast<unsigned int>(v275.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2596 = v1128 + v2595;
-    const unsigned int v2597 = static_cast<unsigned int>(v275.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2598 = v1127 + v2597;
-    const unsigned int v2600 = static_cast<unsigned int>(v275.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2601 = v2600 == v2595;
-    const unsigned int v2604 = v2597 + 1u;
-    const unsigned int v2605 = static_cast<unsigned int>(v275.col(53, iron_linear_thread() & 31u));
-    const bool v2606 = v2605 == v2604;
-    const bool v2607 = v2601 && v2606;
-    const unsigned int v2610 = v2598 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2611 = v2610 == 0u;
-    const bool v2612 = v2607 && v2611;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2612) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2613 = v2596 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2614 = v2598 < v15;
-      const bool v2615 = v2613 && v2614;
-      if (v2615) {
-        const unsigned int v2616 = v68 + v2598;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2617 = v275.x[52];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2618 = iron_f32_to_bf16(v2617);
-        const float v2619 = v275.x[53];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2622 = iron_f32_to_bf16(v2619);
-        const unsigned int v2623 = v2596 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2624 = v2623 + v2616;
-        *reinterpret_cast<iron_bf16x2*>(out + v2624) = iron_bf16x2{{v2618, v2622}};
-      }
-    } else {
-      const bool v2629 = v2596 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2630 = v2598 < v15;
-      const bool v2631 = v2629 && v2630;
-      if (v2631) {
-        const float v2632 = v275.x[52];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2634 = iron_f32_to_bf16(v2632);
-        const unsigned int v2635 = v2596 * v4;
-        const unsigned int v2636 = v2635 + v68;
-        const unsigned int v2637 = v2636 + v2598;
-        out[v2637] = v2634;
-      }
-      const unsigned int v2639 = v1128 + v2600;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2641 = v1127 + v2605;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2642 = v2639 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2643 = v2641 < v15;
-      const bool v2644 = v2642 && v2643;
-      if (v2644) {
-        const float v2645 = v275.x[53];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2647 = iron_f32_to_bf16(v2645);
-        const unsigned int v2648 = v2639 * v4;
-        const unsigned int v2649 = v2648 + v68;
-        const unsigned int v2650 = v2649 + v2641;
-        out[v2650] = v2647;
-      }
+    const unsigned int v1559 = static_cast<unsigned int>(v275.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1560 = v1130 + v1559;
+    const unsigned int v1561 = static_cast<unsigned int>(v275.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1562 = v1129 + v1561;
+    const bool v1563 = v1560 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1564 = v1562 < v15;
+    const bool v1565 = v1563 && v1564;
+    if (v1565) {
+      const unsigned int v1566 = v68 + v1562;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1567 = v275.x[52];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1568 = iron_f32_to_bf16(v1567);
+      const float v1569 = v275.x[53];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1572 = iron_f32_to_bf16(v1569);
+      const unsigned int v1573 = v1560 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1574 = v1573 + v1566;
+      *reinterpret_cast<iron_bf16x2*>(out + v1574) = iron_bf16x2{{v1568, v1572}};
     }
-    const unsigned int v2651 = static_cast<unsigned int>(v275.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2652 = v1128 + v2651;
-    const unsigned int v2653 = static_cast<unsigned int>(v275.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2654 = v1127 + v2653;
-    const unsigned int v2656 = static_cast<unsigned int>(v275.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2657 = v2656 == v2651;
-    const unsigned int v2660 = v2653 + 1u;
-    const unsigned int v2661 = static_cast<unsigned int>(v275.col(55, iron_linear_thread() & 31u));
-    const bool v2662 = v2661 == v2660;
-    const bool v2663 = v2657 && v2662;
-    const unsigned int v2666 = v2654 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2667 = v2666 == 0u;
-    const bool v2668 = v2663 && v2667;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2668) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2669 = v2652 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2670 = v2654 < v15;
-      const bool v2671 = v2669 && v2670;
-      if (v2671) {
-        const unsigned int v2672 = v68 + v2654;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2673 = v275.x[54];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2674 = iron_f32_to_bf16(v2673);
-        const float v2675 = v275.x[55];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2678 = iron_f32_to_bf16(v2675);
-        const unsigned int v2679 = v2652 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2680 = v2679 + v2672;
-        *reinterpret_cast<iron_bf16x2*>(out + v2680) = iron_bf16x2{{v2674, v2678}};
-      }
-    } else {
-      const bool v2685 = v2652 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2686 = v2654 < v15;
-      const bool v2687 = v2685 && v2686;
-      if (v2687) {
-        const float v2688 = v275.x[54];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2690 = iron_f32_to_bf16(v2688);
-        const unsigned int v2691 = v2652 * v4;
-        const unsigned int v2692 = v2691 + v68;
-        const unsigned int v2693 = v2692 + v2654;
-        out[v2693] = v2690;
-      }
-      const unsigned int v2695 = v1128 + v2656;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2697 = v1127 + v2661;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2698 = v2695 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2699 = v2697 < v15;
-      const bool v2700 = v2698 && v2699;
-      if (v2700) {
-        const float v2701 = v275.x[55];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2703 = iron_f32_to_bf16(v2701);
-        const unsigned int v2704 = v2695 * v4;
-        const unsigned int v2705 = v2704 + v68;
-        const unsigned int v2706 = v2705 + v2697;
-        out[v2706] = v2703;
-      }
+    const unsigned int v1575 = static_cast<unsigned int>(v275.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1576 = v1130 + v1575;
+    const unsigned int v1577 = static_cast<unsigned int>(v275.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1578 = v1129 + v1577;
+    const bool v1579 = v1576 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1580 = v1578 < v15;
+    const bool v1581 = v1579 && v1580;
+    if (v1581) {
+      const unsigned int v1582 = v68 + v1578;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1583 = v275.x[54];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1584 = iron_f32_to_bf16(v1583);
+      const float v1585 = v275.x[55];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1588 = iron_f32_to_bf16(v1585);
+      const unsigned int v1589 = v1576 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1590 = v1589 + v1582;
+      *reinterpret_cast<iron_bf16x2*>(out + v1590) = iron_bf16x2{{v1584, v1588}};
     }
-    const unsigned int v2707 = static_cast<unsigned int>(v275.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2708 = v1128 + v2707;
-    const unsigned int v2709 = static_cast<unsigned int>(v275.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2710 = v1127 + v2709;
-    const unsigned int v2712 = static_cast<unsigned int>(v275.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2713 = v2712 == v2707;
-    const unsigned int v2716 = v2709 + 1u;
-    const unsigned int v2717 = static_cast<unsigned int>(v275.col(57, iron_linear_thread() & 31u));
-    const bool v2718 = v2717 == v2716;
-    const bool v2719 = v2713 && v2718;
-    const unsigned int v2722 = v2710 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2723 = v2722 == 0u;
-    const bool v2724 = v2719 && v2723;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2724) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2725 = v2708 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2726 = v2710 < v15;
-      const bool v2727 = v2725 && v2726;
-      if (v2727) {
-        const unsigned int v2728 = v68 + v2710;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2729 = v275.x[56];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2730 = iron_f32_to_bf16(v2729);
-        const float v2731 = v275.x[57];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2734 = iron_f32_to_bf16(v2731);
-        const unsigned int v2735 = v2708 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2736 = v2735 + v2728;
-        *reinterpret_cast<iron_bf16x2*>(out + v2736) = iron_bf16x2{{v2730, v2734}};
-      }
-    } else {
-      const bool v2741 = v2708 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2742 = v2710 < v15;
-      const bool v2743 = v2741 && v2742;
-      if (v2743) {
-        const float v2744 = v275.x[56];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2746 = iron_f32_to_bf16(v2744);
-        const unsigned int v2747 = v2708 * v4;
-        const unsigned int v2748 = v2747 + v68;
-        const unsigned int v2749 = v2748 + v2710;
-        out[v2749] = v2746;
-      }
-      const unsigned int v2751 = v1128 + v2712;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2753 = v1127 + v2717;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2754 = v2751 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2755 = v2753 < v15;
-      const bool v2756 = v2754 && v2755;
-      if (v2756) {
-        const float v2757 = v275.x[57];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2759 = iron_f32_to_bf16(v2757);
-        const unsigned int v2760 = v2751 * v4;
-        const unsigned int v2761 = v2760 + v68;
-        const unsigned int v2762 = v2761 + v2753;
-        out[v2762] = v2759;
-      }
+    const unsigned int v1591 = static_cast<unsigned int>(v275.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1592 = v1130 + v1591;
+    const unsigned int v1593 = static_cast<unsigned int>(v275.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1594 = v1129 + v1593;
+    const bool v1595 = v1592 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1596 = v1594 < v15;
+    const bool v1597 = v1595 && v1596;
+    if (v1597) {
+      const unsigned int v1598 = v68 + v1594;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1599 = v275.x[56];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1600 = iron_f32_to_bf16(v1599);
+      const float v1601 = v275.x[57];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1604 = iron_f32_to_bf16(v1601);
+      const unsigned int v1605 = v1592 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1606 = v1605 + v1598;
+      *reinterpret_cast<iron_bf16x2*>(out + v1606) = iron_bf16x2{{v1600, v1604}};
     }
-    const unsigned int v2763 = static_cast<unsigned int>(v275.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2764 = v1128 + v2763;
-    const unsigned int v2765 = static_cast<unsigned int>(v275.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2766 = v1127 + v2765;
-    const unsigned int v2768 = static_cast<unsigned int>(v275.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2769 = v2768 == v2763;
-    const unsigned int v2772 = v2765 + 1u;
-    const unsigned int v2773 = static_cast<unsigned int>(v275.col(59, iron_linear_thread() & 31u));
-    const bool v2774 = v2773 == v2772;
-    const bool v2775 = v2769 && v2774;
-    const unsigned int v2778 = v2766 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2779 = v2778 == 0u;
-    const bool v2780 = v2775 && v2779;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2780) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2781 = v2764 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2782 = v2766 < v15;
-      const bool v2783 = v2781 && v2782;
-      if (v2783) {
-        const unsigned int v2784 = v68 + v2766;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2785 = v275.x[58];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2786 = iron_f32_to_bf16(v2785);
-        const float v2787 = v275.x[59];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2790 = iron_f32_to_bf16(v2787);
-        const unsigned int v2791 = v2764 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2792 = v2791 + v2784;
-        *reinterpret_cast<iron_bf16x2*>(out + v2792) = iron_bf16x2{{v2786, v2790}};
-      }
-    } else {
-      const bool v2797 = v2764 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2798 = v2766 < v15;
-      const bool v2799 = v2797 && v2798;
-      if (v2799) {
-        const float v2800 = v275.x[58];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2802 = iron_f32_to_bf16(v2800);
-        const unsigned int v2803 = v2764 * v4;
-        const unsigned int v2804 = v2803 + v68;
-        const unsigned int v2805 = v2804 + v2766;
-        out[v2805] = v2802;
-      }
-      const unsigned int v2807 = v1128 + v2768;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2809 = v1127 + v2773;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2810 = v2807 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2811 = v2809 < v15;
-      const bool v2812 = v2810 && v2811;
-      if (v2812) {
-        const float v2813 = v275.x[59];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2815 = iron_f32_to_bf16(v2813);
-        const unsigned int v2816 = v2807 * v4;
-        const unsigned int v2817 = v2816 + v68;
-        const unsigned int v2818 = v2817 + v2809;
-        out[v2818] = v2815;
-      }
+    const unsigned int v1607 = static_cast<unsigned int>(v275.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1608 = v1130 + v1607;
+    const unsigned int v1609 = static_cast<unsigned int>(v275.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1610 = v1129 + v1609;
+    const bool v1611 = v1608 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1612 = v1610 < v15;
+    const bool v1613 = v1611 && v1612;
+    if (v1613) {
+      const unsigned int v1614 = v68 + v1610;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1615 = v275.x[58];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1616 = iron_f32_to_bf16(v1615);
+      const float v1617 = v275.x[59];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1620 = iron_f32_to_bf16(v1617);
+      const unsigned int v1621 = v1608 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1622 = v1621 + v1614;
+      *reinterpret_cast<iron_bf16x2*>(out + v1622) = iron_bf16x2{{v1616, v1620}};
     }
-    const unsigned int v2819 = static_cast<unsigned int>(v275.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2820 = v1128 + v2819;
-    const unsigned int v2821 = static_cast<unsigned int>(v275.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2822 = v1127 + v2821;
-    const unsigned int v2824 = static_cast<unsigned int>(v275.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2825 = v2824 == v2819;
-    const unsigned int v2828 = v2821 + 1u;
-    const unsigned int v2829 = static_cast<unsigned int>(v275.col(61, iron_linear_thread() & 31u));
-    const bool v2830 = v2829 == v2828;
-    const bool v2831 = v2825 && v2830;
-    const unsigned int v2834 = v2822 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2835 = v2834 == 0u;
-    const bool v2836 = v2831 && v2835;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2836) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2837 = v2820 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2838 = v2822 < v15;
-      const bool v2839 = v2837 && v2838;
-      if (v2839) {
-        const unsigned int v2840 = v68 + v2822;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2841 = v275.x[60];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2842 = iron_f32_to_bf16(v2841);
-        const float v2843 = v275.x[61];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2846 = iron_f32_to_bf16(v2843);
-        const unsigned int v2847 = v2820 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2848 = v2847 + v2840;
-        *reinterpret_cast<iron_bf16x2*>(out + v2848) = iron_bf16x2{{v2842, v2846}};
-      }
-    } else {
-      const bool v2853 = v2820 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2854 = v2822 < v15;
-      const bool v2855 = v2853 && v2854;
-      if (v2855) {
-        const float v2856 = v275.x[60];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2858 = iron_f32_to_bf16(v2856);
-        const unsigned int v2859 = v2820 * v4;
-        const unsigned int v2860 = v2859 + v68;
-        const unsigned int v2861 = v2860 + v2822;
-        out[v2861] = v2858;
-      }
-      const unsigned int v2863 = v1128 + v2824;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2865 = v1127 + v2829;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2866 = v2863 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2867 = v2865 < v15;
-      const bool v2868 = v2866 && v2867;
-      if (v2868) {
-        const float v2869 = v275.x[61];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2871 = iron_f32_to_bf16(v2869);
-        const unsigned int v2872 = v2863 * v4;
-        const unsigned int v2873 = v2872 + v68;
-        const unsigned int v2874 = v2873 + v2865;
-        out[v2874] = v2871;
-      }
+    const unsigned int v1623 = static_cast<unsigned int>(v275.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1624 = v1130 + v1623;
+    const unsigned int v1625 = static_cast<unsigned int>(v275.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1626 = v1129 + v1625;
+    const bool v1627 = v1624 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1628 = v1626 < v15;
+    const bool v1629 = v1627 && v1628;
+    if (v1629) {
+      const unsigned int v1630 = v68 + v1626;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1631 = v275.x[60];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1632 = iron_f32_to_bf16(v1631);
+      const float v1633 = v275.x[61];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1636 = iron_f32_to_bf16(v1633);
+      const unsigned int v1637 = v1624 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1638 = v1637 + v1630;
+      *reinterpret_cast<iron_bf16x2*>(out + v1638) = iron_bf16x2{{v1632, v1636}};
     }
-    const unsigned int v2875 = static_cast<unsigned int>(v275.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2876 = v1128 + v2875;
-    const unsigned int v2877 = static_cast<unsigned int>(v275.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2878 = v1127 + v2877;
-    const unsigned int v2880 = static_cast<unsigned int>(v275.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2881 = v2880 == v2875;
-    const unsigned int v2884 = v2877 + 1u;
-    const unsigned int v2885 = static_cast<unsigned int>(v275.col(63, iron_linear_thread() & 31u));
-    const bool v2886 = v2885 == v2884;
-    const bool v2887 = v2881 && v2886;
-    const unsigned int v2890 = v2878 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2891 = v2890 == 0u;
-    const bool v2892 = v2887 && v2891;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2892) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2893 = v2876 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2894 = v2878 < v15;
-      const bool v2895 = v2893 && v2894;
-      if (v2895) {
-        const unsigned int v2896 = v68 + v2878;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2897 = v275.x[62];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2898 = iron_f32_to_bf16(v2897);
-        const float v2899 = v275.x[63];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2902 = iron_f32_to_bf16(v2899);
-        const unsigned int v2903 = v2876 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2904 = v2903 + v2896;
-        *reinterpret_cast<iron_bf16x2*>(out + v2904) = iron_bf16x2{{v2898, v2902}};
-      }
-    } else {
-      const bool v2909 = v2876 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2910 = v2878 < v15;
-      const bool v2911 = v2909 && v2910;
-      if (v2911) {
-        const float v2912 = v275.x[62];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2914 = iron_f32_to_bf16(v2912);
-        const unsigned int v2915 = v2876 * v4;
-        const unsigned int v2916 = v2915 + v68;
-        const unsigned int v2917 = v2916 + v2878;
-        out[v2917] = v2914;
-      }
-      const unsigned int v2919 = v1128 + v2880;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2921 = v1127 + v2885;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2922 = v2919 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2923 = v2921 < v15;
-      const bool v2924 = v2922 && v2923;
-      if (v2924) {
-        const float v2925 = v275.x[63];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2927 = iron_f32_to_bf16(v2925);
-        const unsigned int v2928 = v2919 * v4;
-        const unsigned int v2929 = v2928 + v68;
-        const unsigned int v2930 = v2929 + v2921;
-        out[v2930] = v2927;
-      }
+    const unsigned int v1639 = static_cast<unsigned int>(v275.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1640 = v1130 + v1639;
+    const unsigned int v1641 = static_cast<unsigned int>(v275.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1642 = v1129 + v1641;
+    const bool v1643 = v1640 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1644 = v1642 < v15;
+    const bool v1645 = v1643 && v1644;
+    if (v1645) {
+      const unsigned int v1646 = v68 + v1642;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1647 = v275.x[62];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1648 = iron_f32_to_bf16(v1647);
+      const float v1649 = v275.x[63];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1652 = iron_f32_to_bf16(v1649);
+      const unsigned int v1653 = v1640 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1654 = v1653 + v1646;
+      *reinterpret_cast<iron_bf16x2*>(out + v1654) = iron_bf16x2{{v1648, v1652}};
     }
-    const unsigned int v2931 = static_cast<unsigned int>(v275.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2932 = v1128 + v2931;
-    const unsigned int v2933 = static_cast<unsigned int>(v275.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2934 = v1127 + v2933;
-    const unsigned int v2936 = static_cast<unsigned int>(v275.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2937 = v2936 == v2931;
-    const unsigned int v2940 = v2933 + 1u;
-    const unsigned int v2941 = static_cast<unsigned int>(v275.col(65, iron_linear_thread() & 31u));
-    const bool v2942 = v2941 == v2940;
-    const bool v2943 = v2937 && v2942;
-    const unsigned int v2946 = v2934 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2947 = v2946 == 0u;
-    const bool v2948 = v2943 && v2947;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2948) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2949 = v2932 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2950 = v2934 < v15;
-      const bool v2951 = v2949 && v2950;
-      if (v2951) {
-        const unsigned int v2952 = v68 + v2934;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2953 = v275.x[64];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2954 = iron_f32_to_bf16(v2953);
-        const float v2955 = v275.x[65];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2958 = iron_f32_to_bf16(v2955);
-        const unsigned int v2959 = v2932 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2960 = v2959 + v2952;
-        *reinterpret_cast<iron_bf16x2*>(out + v2960) = iron_bf16x2{{v2954, v2958}};
-      }
-    } else {
-      const bool v2965 = v2932 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2966 = v2934 < v15;
-      const bool v2967 = v2965 && v2966;
-      if (v2967) {
-        const float v2968 = v275.x[64];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2970 = iron_f32_to_bf16(v2968);
-        const unsigned int v2971 = v2932 * v4;
-        const unsigned int v2972 = v2971 + v68;
-        const unsigned int v2973 = v2972 + v2934;
-        out[v2973] = v2970;
-      }
-      const unsigned int v2975 = v1128 + v2936;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2977 = v1127 + v2941;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2978 = v2975 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2979 = v2977 < v15;
-      const bool v2980 = v2978 && v2979;
-      if (v2980) {
-        const float v2981 = v275.x[65];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2983 = iron_f32_to_bf16(v2981);
-        const unsigned int v2984 = v2975 * v4;
-        const unsigned int v2985 = v2984 + v68;
-        const unsigned int v2986 = v2985 + v2977;
-        out[v2986] = v2983;
-      }
+    const unsigned int v1655 = static_cast<unsigned int>(v275.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1656 = v1130 + v1655;
+    const unsigned int v1657 = static_cast<unsigned int>(v275.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1658 = v1129 + v1657;
+    const bool v1659 = v1656 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1660 = v1658 < v15;
+    const bool v1661 = v1659 && v1660;
+    if (v1661) {
+      const unsigned int v1662 = v68 + v1658;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1663 = v275.x[64];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1664 = iron_f32_to_bf16(v1663);
+      const float v1665 = v275.x[65];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1668 = iron_f32_to_bf16(v1665);
+      const unsigned int v1669 = v1656 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1670 = v1669 + v1662;
+      *reinterpret_cast<iron_bf16x2*>(out + v1670) = iron_bf16x2{{v1664, v1668}};
     }
-    const unsigned int v2987 = static_cast<unsigned int>(v275.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2988 = v1128 + v2987;
-    const unsigned int v2989 = static_cast<unsigned int>(v275.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2990 = v1127 + v2989;
-    const unsigned int v2992 = static_cast<unsigned int>(v275.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2993 = v2992 == v2987;
-    const unsigned int v2996 = v2989 + 1u;
-    const unsigned int v2997 = static_cast<unsigned int>(v275.col(67, iron_linear_thread() & 31u));
-    const bool v2998 = v2997 == v2996;
-    const bool v2999 = v2993 && v2998;
-    const unsigned int v3002 = v2990 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3003 = v3002 == 0u;
-    const bool v3004 = v2999 && v3003;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3004) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3005 = v2988 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3006 = v2990 < v15;
-      const bool v3007 = v3005 && v3006;
-      if (v3007) {
-        const unsigned int v3008 = v68 + v2990;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3009 = v275.x[66];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3010 = iron_f32_to_bf16(v3009);
-        const float v3011 = v275.x[67];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3014 = iron_f32_to_bf16(v3011);
-        const unsigned int v3015 = v2988 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3016 = v3015 + v3008;
-        *reinterpret_cast<iron_bf16x2*>(out + v3016) = iron_bf16x2{{v3010, v3014}};
-      }
-    } else {
-      const bool v3021 = v2988 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3022 = v2990 < v15;
-      const bool v3023 = v3021 && v3022;
-      if (v3023) {
-        const float v3024 = v275.x[66];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3026 = iron_f32_to_bf16(v3024);
-        const unsigned int v3027 = v2988 * v4;
-        const unsigned int v3028 = v3027 + v68;
-        const unsigned int v3029 = v3028 + v2990;
-        out[v3029] = v3026;
-      }
-      const unsigned int v3031 = v1128 + v2992;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3033 = v1127 + v2997;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3034 = v3031 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3035 = v3033 < v15;
-      const bool v3036 = v3034 && v3035;
-      if (v3036) {
-        const float v3037 = v275.x[67];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3039 = iron_f32_to_bf16(v3037);
-        const unsigned int v3040 = v3031 * v4;
-        const unsigned int v3041 = v3040 + v68;
-        const unsigned int v3042 = v3041 + v3033;
-        out[v3042] = v3039;
-      }
+    const unsigned int v1671 = static_cast<unsigned int>(v275.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1672 = v1130 + v1671;
+    const unsigned int v1673 = static_cast<unsigned int>(v275.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1674 = v1129 + v1673;
+    const bool v1675 = v1672 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1676 = v1674 < v15;
+    const bool v1677 = v1675 && v1676;
+    if (v1677) {
+      const unsigned int v1678 = v68 + v1674;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1679 = v275.x[66];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1680 = iron_f32_to_bf16(v1679);
+      const float v1681 = v275.x[67];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1684 = iron_f32_to_bf16(v1681);
+      const unsigned int v1685 = v1672 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1686 = v1685 + v1678;
+      *reinterpret_cast<iron_bf16x2*>(out + v1686) = iron_bf16x2{{v1680, v1684}};
     }
-    const unsigned int v3043 = static_cast<unsigned int>(v275.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3044 = v1128 + v3043;
-    const unsigned int v3045 = static_cast<unsigned int>(v275.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3046 = v1127 + v3045;
-    const unsigned int v3048 = static_cast<unsigned int>(v275.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3049 = v3048 == v3043;
-    const unsigned int v3052 = v3045 + 1u;
-    const unsigned int v3053 = static_cast<unsigned int>(v275.col(69, iron_linear_thread() & 31u));
-    const bool v3054 = v3053 == v3052;
-    const bool v3055 = v3049 && v3054;
-    const unsigned int v3058 = v3046 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3059 = v3058 == 0u;
-    const bool v3060 = v3055 && v3059;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3060) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3061 = v3044 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3062 = v3046 < v15;
-      const bool v3063 = v3061 && v3062;
-      if (v3063) {
-        const unsigned int v3064 = v68 + v3046;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3065 = v275.x[68];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3066 = iron_f32_to_bf16(v3065);
-        const float v3067 = v275.x[69];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3070 = iron_f32_to_bf16(v3067);
-        const unsigned int v3071 = v3044 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3072 = v3071 + v3064;
-        *reinterpret_cast<iron_bf16x2*>(out + v3072) = iron_bf16x2{{v3066, v3070}};
-      }
-    } else {
-      const bool v3077 = v3044 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3078 = v3046 < v15;
-      const bool v3079 = v3077 && v3078;
-      if (v3079) {
-        const float v3080 = v275.x[68];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3082 = iron_f32_to_bf16(v3080);
-        const unsigned int v3083 = v3044 * v4;
-        const unsigned int v3084 = v3083 + v68;
-        const unsigned int v3085 = v3084 + v3046;
-        out[v3085] = v3082;
-      }
-      const unsigned int v3087 = v1128 + v3048;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3089 = v1127 + v3053;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3090 = v3087 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3091 = v3089 < v15;
-      const bool v3092 = v3090 && v3091;
-      if (v3092) {
-        const float v3093 = v275.x[69];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3095 = iron_f32_to_bf16(v3093);
-        const unsigned int v3096 = v3087 * v4;
-        const unsigned int v3097 = v3096 + v68;
-        const unsigned int v3098 = v3097 + v3089;
-        out[v3098] = v3095;
-      }
+    const unsigned int v1687 = static_cast<unsigned int>(v275.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1688 = v1130 + v1687;
+    const unsigned int v1689 = static_cast<unsigned int>(v275.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1690 = v1129 + v1689;
+    const bool v1691 = v1688 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1692 = v1690 < v15;
+    const bool v1693 = v1691 && v1692;
+    if (v1693) {
+      const unsigned int v1694 = v68 + v1690;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1695 = v275.x[68];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1696 = iron_f32_to_bf16(v1695);
+      const float v1697 = v275.x[69];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1700 = iron_f32_to_bf16(v1697);
+      const unsigned int v1701 = v1688 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1702 = v1701 + v1694;
+      *reinterpret_cast<iron_bf16x2*>(out + v1702) = iron_bf16x2{{v1696, v1700}};
     }
-    const unsigned int v3099 = static_cast<unsigned int>(v275.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3100 = v1128 + v3099;
-    const unsigned int v3101 = static_cast<unsigned int>(v275.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3102 = v1127 + v3101;
-    const unsigned int v3104 = static_cast<unsigned int>(v275.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3105 = v3104 == v3099;
-    const unsigned int v3108 = v3101 + 1u;
-    const unsigned int v3109 = static_cast<unsigned int>(v275.col(71, iron_linear_thread() & 31u));
-    const bool v3110 = v3109 == v3108;
-    const bool v3111 = v3105 && v3110;
-    const unsigned int v3114 = v3102 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3115 = v3114 == 0u;
-    const bool v3116 = v3111 && v3115;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3116) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3117 = v3100 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3118 = v3102 < v15;
-      const bool v3119 = v3117 && v3118;
-      if (v3119) {
-        const unsigned int v3120 = v68 + v3102;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3121 = v275.x[70];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3122 = iron_f32_to_bf16(v3121);
-        const float v3123 = v275.x[71];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3126 = iron_f32_to_bf16(v3123);
-        const unsigned int v3127 = v3100 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3128 = v3127 + v3120;
-        *reinterpret_cast<iron_bf16x2*>(out + v3128) = iron_bf16x2{{v3122, v3126}};
-      }
-    } else {
-      const bool v3133 = v3100 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3134 = v3102 < v15;
-      const bool v3135 = v3133 && v3134;
-      if (v3135) {
-        const float v3136 = v275.x[70];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3138 = iron_f32_to_bf16(v3136);
-        const unsigned int v3139 = v3100 * v4;
-        const unsigned int v3140 = v3139 + v68;
-        const unsigned int v3141 = v3140 + v3102;
-        out[v3141] = v3138;
-      }
-      const unsigned int v3143 = v1128 + v3104;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3145 = v1127 + v3109;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3146 = v3143 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3147 = v3145 < v15;
-      const bool v3148 = v3146 && v3147;
-      if (v3148) {
-        const float v3149 = v275.x[71];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3151 = iron_f32_to_bf16(v3149);
-        const unsigned int v3152 = v3143 * v4;
-        const unsigned int v3153 = v3152 + v68;
-        const unsigned int v3154 = v3153 + v3145;
-        out[v3154] = v3151;
-      }
+    const unsigned int v1703 = static_cast<unsigned int>(v275.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1704 = v1130 + v1703;
+    const unsigned int v1705 = static_cast<unsigned int>(v275.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1706 = v1129 + v1705;
+    const bool v1707 = v1704 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1708 = v1706 < v15;
+    const bool v1709 = v1707 && v1708;
+    if (v1709) {
+      const unsigned int v1710 = v68 + v1706;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1711 = v275.x[70];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1712 = iron_f32_to_bf16(v1711);
+      const float v1713 = v275.x[71];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1716 = iron_f32_to_bf16(v1713);
+      const unsigned int v1717 = v1704 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1718 = v1717 + v1710;
+      *reinterpret_cast<iron_bf16x2*>(out + v1718) = iron_bf16x2{{v1712, v1716}};
     }
-    const unsigned int v3155 = static_cast<unsigned int>(v275.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3156 = v1128 + v3155;
-    const unsigned int v3157 = static_cast<unsigned int>(v275.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3158 = v1127 + v3157;
-    const unsigned int v3160 = static_cast<unsigned int>(v275.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3161 = v3160 == v3155;
-    const unsigned int v3164 = v3157 + 1u;
-    const unsigned int v3165 = static_cast<unsigned int>(v275.col(73, iron_linear_thread() & 31u));
-    const bool v3166 = v3165 == v3164;
-    const bool v3167 = v3161 && v3166;
-    const unsigned int v3170 = v3158 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3171 = v3170 == 0u;
-    const bool v3172 = v3167 && v3171;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3172) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3173 = v3156 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3174 = v3158 < v15;
-      const bool v3175 = v3173 && v3174;
-      if (v3175) {
-        const unsigned int v3176 = v68 + v3158;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3177 = v275.x[72];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3178 = iron_f32_to_bf16(v3177);
-        const float v3179 = v275.x[73];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3182 = iron_f32_to_bf16(v3179);
-        const unsigned int v3183 = v3156 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3184 = v3183 + v3176;
-        *reinterpret_cast<iron_bf16x2*>(out + v3184) = iron_bf16x2{{v3178, v3182}};
-      }
-    } else {
-      const bool v3189 = v3156 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3190 = v3158 < v15;
-      const bool v3191 = v3189 && v3190;
-      if (v3191) {
-        const float v3192 = v275.x[72];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3194 = iron_f32_to_bf16(v3192);
-        const unsigned int v3195 = v3156 * v4;
-        const unsigned int v3196 = v3195 + v68;
-        const unsigned int v3197 = v3196 + v3158;
-        out[v3197] = v3194;
-      }
-      const unsigned int v3199 = v1128 + v3160;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3201 = v1127 + v3165;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3202 = v3199 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3203 = v3201 < v15;
-      const bool v3204 = v3202 && v3203;
-      if (v3204) {
-        const float v3205 = v275.x[73];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3207 = iron_f32_to_bf16(v3205);
-        const unsigned int v3208 = v3199 * v4;
-        const unsigned int v3209 = v3208 + v68;
-        const unsigned int v3210 = v3209 + v3201;
-        out[v3210] = v3207;
-      }
+    const unsigned int v1719 = static_cast<unsigned int>(v275.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1720 = v1130 + v1719;
+    const unsigned int v1721 = static_cast<unsigned int>(v275.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1722 = v1129 + v1721;
+    const bool v1723 = v1720 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1724 = v1722 < v15;
+    const bool v1725 = v1723 && v1724;
+    if (v1725) {
+      const unsigned int v1726 = v68 + v1722;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1727 = v275.x[72];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1728 = iron_f32_to_bf16(v1727);
+      const float v1729 = v275.x[73];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1732 = iron_f32_to_bf16(v1729);
+      const unsigned int v1733 = v1720 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1734 = v1733 + v1726;
+      *reinterpret_cast<iron_bf16x2*>(out + v1734) = iron_bf16x2{{v1728, v1732}};
     }
-    const unsigned int v3211 = static_cast<unsigned int>(v275.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3212 = v1128 + v3211;
-    const unsigned int v3213 = static_cast<unsigned int>(v275.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3214 = v1127 + v3213;
-    const unsigned int v3216 = static_cast<unsigned int>(v275.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3217 = v3216 == v3211;
-    const unsigned int v3220 = v3213 + 1u;
-    const unsigned int v3221 = static_cast<unsigned int>(v275.col(75, iron_linear_thread() & 31u));
-    const bool v3222 = v3221 == v3220;
-    const bool v3223 = v3217 && v3222;
-    const unsigned int v3226 = v3214 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3227 = v3226 == 0u;
-    const bool v3228 = v3223 && v3227;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3228) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3229 = v3212 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3230 = v3214 < v15;
-      const bool v3231 = v3229 && v3230;
-      if (v3231) {
-        const unsigned int v3232 = v68 + v3214;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3233 = v275.x[74];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3234 = iron_f32_to_bf16(v3233);
-        const float v3235 = v275.x[75];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3238 = iron_f32_to_bf16(v3235);
-        const unsigned int v3239 = v3212 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3240 = v3239 + v3232;
-        *reinterpret_cast<iron_bf16x2*>(out + v3240) = iron_bf16x2{{v3234, v3238}};
-      }
-    } else {
-      const bool v3245 = v3212 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3246 = v3214 < v15;
-      const bool v3247 = v3245 && v3246;
-      if (v3247) {
-        const float v3248 = v275.x[74];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3250 = iron_f32_to_bf16(v3248);
-        const unsigned int v3251 = v3212 * v4;
-        const unsigned int v3252 = v3251 + v68;
-        const unsigned int v3253 = v3252 + v3214;
-        out[v3253] = v3250;
-      }
-      const unsigned int v3255 = v1128 + v3216;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3257 = v1127 + v3221;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3258 = v3255 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3259 = v3257 < v15;
-      const bool v3260 = v3258 && v3259;
-      if (v3260) {
-        const float v3261 = v275.x[75];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3263 = iron_f32_to_bf16(v3261);
-        const unsigned int v3264 = v3255 * v4;
-        const unsigned int v3265 = v3264 + v68;
-        const unsigned int v3266 = v3265 + v3257;
-        out[v3266] = v3263;
-      }
+    const unsigned int v1735 = static_cast<unsigned int>(v275.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1736 = v1130 + v1735;
+    const unsigned int v1737 = static_cast<unsigned int>(v275.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1738 = v1129 + v1737;
+    const bool v1739 = v1736 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1740 = v1738 < v15;
+    const bool v1741 = v1739 && v1740;
+    if (v1741) {
+      const unsigned int v1742 = v68 + v1738;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1743 = v275.x[74];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1744 = iron_f32_to_bf16(v1743);
+      const float v1745 = v275.x[75];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1748 = iron_f32_to_bf16(v1745);
+      const unsigned int v1749 = v1736 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1750 = v1749 + v1742;
+      *reinterpret_cast<iron_bf16x2*>(out + v1750) = iron_bf16x2{{v1744, v1748}};
     }
-    const unsigned int v3267 = static_cast<unsigned int>(v275.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3268 = v1128 + v3267;
-    const unsigned int v3269 = static_cast<unsigned int>(v275.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3270 = v1127 + v3269;
-    const unsigned int v3272 = static_cast<unsigned int>(v275.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3273 = v3272 == v3267;
-    const unsigned int v3276 = v3269 + 1u;
-    const unsigned int v3277 = static_cast<unsigned int>(v275.col(77, iron_linear_thread() & 31u));
-    const bool v3278 = v3277 == v3276;
-    const bool v3279 = v3273 && v3278;
-    const unsigned int v3282 = v3270 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3283 = v3282 == 0u;
-    const bool v3284 = v3279 && v3283;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3284) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3285 = v3268 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3286 = v3270 < v15;
-      const bool v3287 = v3285 && v3286;
-      if (v3287) {
-        const unsigned int v3288 = v68 + v3270;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3289 = v275.x[76];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3290 = iron_f32_to_bf16(v3289);
-        const float v3291 = v275.x[77];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3294 = iron_f32_to_bf16(v3291);
-        const unsigned int v3295 = v3268 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3296 = v3295 + v3288;
-        *reinterpret_cast<iron_bf16x2*>(out + v3296) = iron_bf16x2{{v3290, v3294}};
-      }
-    } else {
-      const bool v3301 = v3268 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3302 = v3270 < v15;
-      const bool v3303 = v3301 && v3302;
-      if (v3303) {
-        const float v3304 = v275.x[76];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3306 = iron_f32_to_bf16(v3304);
-        const unsigned int v3307 = v3268 * v4;
-        const unsigned int v3308 = v3307 + v68;
-        const unsigned int v3309 = v3308 + v3270;
-        out[v3309] = v3306;
-      }
-      const unsigned int v3311 = v1128 + v3272;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3313 = v1127 + v3277;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3314 = v3311 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3315 = v3313 < v15;
-      const bool v3316 = v3314 && v3315;
-      if (v3316) {
-        const float v3317 = v275.x[77];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3319 = iron_f32_to_bf16(v3317);
-        const unsigned int v3320 = v3311 * v4;
-        const unsigned int v3321 = v3320 + v68;
-        const unsigned int v3322 = v3321 + v3313;
-        out[v3322] = v3319;
-      }
+    const unsigned int v1751 = static_cast<unsigned int>(v275.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1752 = v1130 + v1751;
+    const unsigned int v1753 = static_cast<unsigned int>(v275.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1754 = v1129 + v1753;
+    const bool v1755 = v1752 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1756 = v1754 < v15;
+    const bool v1757 = v1755 && v1756;
+    if (v1757) {
+      const unsigned int v1758 = v68 + v1754;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1759 = v275.x[76];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1760 = iron_f32_to_bf16(v1759);
+      const float v1761 = v275.x[77];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1764 = iron_f32_to_bf16(v1761);
+      const unsigned int v1765 = v1752 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1766 = v1765 + v1758;
+      *reinterpret_cast<iron_bf16x2*>(out + v1766) = iron_bf16x2{{v1760, v1764}};
     }
-    const unsigned int v3323 = static_cast<unsigned int>(v275.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3324 = v1128 + v3323;
-    const unsigned int v3325 = static_cast<unsigned int>(v275.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3326 = v1127 + v3325;
-    const unsigned int v3328 = static_cast<unsigned int>(v275.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3329 = v3328 == v3323;
-    const unsigned int v3332 = v3325 + 1u;
-    const unsigned int v3333 = static_cast<unsigned int>(v275.col(79, iron_linear_thread() & 31u));
-    const bool v3334 = v3333 == v3332;
-    const bool v3335 = v3329 && v3334;
-    const unsigned int v3338 = v3326 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3339 = v3338 == 0u;
-    const bool v3340 = v3335 && v3339;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3340) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3341 = v3324 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3342 = v3326 < v15;
-      const bool v3343 = v3341 && v3342;
-      if (v3343) {
-        const unsigned int v3344 = v68 + v3326;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3345 = v275.x[78];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3346 = iron_f32_to_bf16(v3345);
-        const float v3347 = v275.x[79];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3350 = iron_f32_to_bf16(v3347);
-        const unsigned int v3351 = v3324 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3352 = v3351 + v3344;
-        *reinterpret_cast<iron_bf16x2*>(out + v3352) = iron_bf16x2{{v3346, v3350}};
-      }
-    } else {
-      const bool v3357 = v3324 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3358 = v3326 < v15;
-      const bool v3359 = v3357 && v3358;
-      if (v3359) {
-        const float v3360 = v275.x[78];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3362 = iron_f32_to_bf16(v3360);
-        const unsigned int v3363 = v3324 * v4;
-        const unsigned int v3364 = v3363 + v68;
-        const unsigned int v3365 = v3364 + v3326;
-        out[v3365] = v3362;
-      }
-      const unsigned int v3367 = v1128 + v3328;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3369 = v1127 + v3333;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3370 = v3367 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3371 = v3369 < v15;
-      const bool v3372 = v3370 && v3371;
-      if (v3372) {
-        const float v3373 = v275.x[79];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3375 = iron_f32_to_bf16(v3373);
-        const unsigned int v3376 = v3367 * v4;
-        const unsigned int v3377 = v3376 + v68;
-        const unsigned int v3378 = v3377 + v3369;
-        out[v3378] = v3375;
-      }
+    const unsigned int v1767 = static_cast<unsigned int>(v275.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1768 = v1130 + v1767;
+    const unsigned int v1769 = static_cast<unsigned int>(v275.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1770 = v1129 + v1769;
+    const bool v1771 = v1768 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1772 = v1770 < v15;
+    const bool v1773 = v1771 && v1772;
+    if (v1773) {
+      const unsigned int v1774 = v68 + v1770;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1775 = v275.x[78];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1776 = iron_f32_to_bf16(v1775);
+      const float v1777 = v275.x[79];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1780 = iron_f32_to_bf16(v1777);
+      const unsigned int v1781 = v1768 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1782 = v1781 + v1774;
+      *reinterpret_cast<iron_bf16x2*>(out + v1782) = iron_bf16x2{{v1776, v1780}};
     }
-    const unsigned int v3379 = static_cast<unsigned int>(v275.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3380 = v1128 + v3379;
-    const unsigned int v3381 = static_cast<unsigned int>(v275.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3382 = v1127 + v3381;
-    const unsigned int v3384 = static_cast<unsigned int>(v275.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3385 = v3384 == v3379;
-    const unsigned int v3388 = v3381 + 1u;
-    const unsigned int v3389 = static_cast<unsigned int>(v275.col(81, iron_linear_thread() & 31u));
-    const bool v3390 = v3389 == v3388;
-    const bool v3391 = v3385 && v3390;
-    const unsigned int v3394 = v3382 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3395 = v3394 == 0u;
-    const bool v3396 = v3391 && v3395;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3396) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3397 = v3380 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3398 = v3382 < v15;
-      const bool v3399 = v3397 && v3398;
-      if (v3399) {
-        const unsigned int v3400 = v68 + v3382;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3401 = v275.x[80];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3402 = iron_f32_to_bf16(v3401);
-        const float v3403 = v275.x[81];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3406 = iron_f32_to_bf16(v3403);
-        const unsigned int v3407 = v3380 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3408 = v3407 + v3400;
-        *reinterpret_cast<iron_bf16x2*>(out + v3408) = iron_bf16x2{{v3402, v3406}};
-      }
-    } else {
-      const bool v3413 = v3380 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3414 = v3382 < v15;
-      const bool v3415 = v3413 && v3414;
-      if (v3415) {
-        const float v3416 = v275.x[80];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3418 = iron_f32_to_bf16(v3416);
-        const unsigned int v3419 = v3380 * v4;
-        const unsigned int v3420 = v3419 + v68;
-        const unsigned int v3421 = v3420 + v3382;
-        out[v3421] = v3418;
-      }
-      const unsigned int v3423 = v1128 + v3384;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3425 = v1127 + v3389;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3426 = v3423 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3427 = v3425 < v15;
-      const bool v3428 = v3426 && v3427;
-      if (v3428) {
-        const float v3429 = v275.x[81];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3431 = iron_f32_to_bf16(v3429);
-        const unsigned int v3432 = v3423 * v4;
-        const unsigned int v3433 = v3432 + v68;
-        const unsigned int v3434 = v3433 + v3425;
-        out[v3434] = v3431;
-      }
+    const unsigned int v1783 = static_cast<unsigned int>(v275.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1784 = v1130 + v1783;
+    const unsigned int v1785 = static_cast<unsigned int>(v275.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1786 = v1129 + v1785;
+    const bool v1787 = v1784 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1788 = v1786 < v15;
+    const bool v1789 = v1787 && v1788;
+    if (v1789) {
+      const unsigned int v1790 = v68 + v1786;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1791 = v275.x[80];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1792 = iron_f32_to_bf16(v1791);
+      const float v1793 = v275.x[81];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1796 = iron_f32_to_bf16(v1793);
+      const unsigned int v1797 = v1784 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1798 = v1797 + v1790;
+      *reinterpret_cast<iron_bf16x2*>(out + v1798) = iron_bf16x2{{v1792, v1796}};
     }
-    const unsigned int v3435 = static_cast<unsigned int>(v275.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3436 = v1128 + v3435;
-    const unsigned int v3437 = static_cast<unsigned int>(v275.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3438 = v1127 + v3437;
-    const unsigned int v3440 = static_cast<unsigned int>(v275.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3441 = v3440 == v3435;
-    const unsigned int v3444 = v3437 + 1u;
-    const unsigned int v3445 = static_cast<unsigned int>(v275.col(83, iron_linear_thread() & 31u));
-    const bool v3446 = v3445 == v3444;
-    const bool v3447 = v3441 && v3446;
-    const unsigned int v3450 = v3438 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3451 = v3450 == 0u;
-    const bool v3452 = v3447 && v3451;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3452) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3453 = v3436 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3454 = v3438 < v15;
-      const bool v3455 = v3453 && v3454;
-      if (v3455) {
-        const unsigned int v3456 = v68 + v3438;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3457 = v275.x[82];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3458 = iron_f32_to_bf16(v3457);
-        const float v3459 = v275.x[83];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3462 = iron_f32_to_bf16(v3459);
-        const unsigned int v3463 = v3436 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3464 = v3463 + v3456;
-        *reinterpret_cast<iron_bf16x2*>(out + v3464) = iron_bf16x2{{v3458, v3462}};
-      }
-    } else {
-      const bool v3469 = v3436 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3470 = v3438 < v15;
-      const bool v3471 = v3469 && v3470;
-      if (v3471) {
-        const float v3472 = v275.x[82];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3474 = iron_f32_to_bf16(v3472);
-        const unsigned int v3475 = v3436 * v4;
-        const unsigned int v3476 = v3475 + v68;
-        const unsigned int v3477 = v3476 + v3438;
-        out[v3477] = v3474;
-      }
-      const unsigned int v3479 = v1128 + v3440;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3481 = v1127 + v3445;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3482 = v3479 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3483 = v3481 < v15;
-      const bool v3484 = v3482 && v3483;
-      if (v3484) {
-        const float v3485 = v275.x[83];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3487 = iron_f32_to_bf16(v3485);
-        const unsigned int v3488 = v3479 * v4;
-        const unsigned int v3489 = v3488 + v68;
-        const unsigned int v3490 = v3489 + v3481;
-        out[v3490] = v3487;
-      }
+    const unsigned int v1799 = static_cast<unsigned int>(v275.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1800 = v1130 + v1799;
+    const unsigned int v1801 = static_cast<unsigned int>(v275.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1802 = v1129 + v1801;
+    const bool v1803 = v1800 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1804 = v1802 < v15;
+    const bool v1805 = v1803 && v1804;
+    if (v1805) {
+      const unsigned int v1806 = v68 + v1802;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1807 = v275.x[82];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1808 = iron_f32_to_bf16(v1807);
+      const float v1809 = v275.x[83];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1812 = iron_f32_to_bf16(v1809);
+      const unsigned int v1813 = v1800 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1814 = v1813 + v1806;
+      *reinterpret_cast<iron_bf16x2*>(out + v1814) = iron_bf16x2{{v1808, v1812}};
     }
-    const unsigned int v3491 = static_cast<unsigned int>(v275.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3492 = v1128 + v3491;
-    const unsigned int v3493 = static_cast<unsigned int>(v275.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3494 = v1127 + v3493;
-    const unsigned int v3496 = static_cast<unsigned int>(v275.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3497 = v3496 == v3491;
-    const unsigned int v3500 = v3493 + 1u;
-    const unsigned int v3501 = static_cast<unsigned int>(v275.col(85, iron_linear_thread() & 31u));
-    const bool v3502 = v3501 == v3500;
-    const bool v3503 = v3497 && v3502;
-    const unsigned int v3506 = v3494 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3507 = v3506 == 0u;
-    const bool v3508 = v3503 && v3507;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3508) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3509 = v3492 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3510 = v3494 < v15;
-      const bool v3511 = v3509 && v3510;
-      if (v3511) {
-        const unsigned int v3512 = v68 + v3494;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3513 = v275.x[84];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3514 = iron_f32_to_bf16(v3513);
-        const float v3515 = v275.x[85];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3518 = iron_f32_to_bf16(v3515);
-        const unsigned int v3519 = v3492 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3520 = v3519 + v3512;
-        *reinterpret_cast<iron_bf16x2*>(out + v3520) = iron_bf16x2{{v3514, v3518}};
-      }
-    } else {
-      const bool v3525 = v3492 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3526 = v3494 < v15;
-      const bool v3527 = v3525 && v3526;
-      if (v3527) {
-        const float v3528 = v275.x[84];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3530 = iron_f32_to_bf16(v3528);
-        const unsigned int v3531 = v3492 * v4;
-        const unsigned int v3532 = v3531 + v68;
-        const unsigned int v3533 = v3532 + v3494;
-        out[v3533] = v3530;
-      }
-      const unsigned int v3535 = v1128 + v3496;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3537 = v1127 + v3501;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3538 = v3535 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3539 = v3537 < v15;
-      const bool v3540 = v3538 && v3539;
-      if (v3540) {
-        const float v3541 = v275.x[85];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3543 = iron_f32_to_bf16(v3541);
-        const unsigned int v3544 = v3535 * v4;
-        const unsigned int v3545 = v3544 + v68;
-        const unsigned int v3546 = v3545 + v3537;
-        out[v3546] = v3543;
-      }
+    const unsigned int v1815 = static_cast<unsigned int>(v275.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1816 = v1130 + v1815;
+    const unsigned int v1817 = static_cast<unsigned int>(v275.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1818 = v1129 + v1817;
+    const bool v1819 = v1816 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1820 = v1818 < v15;
+    const bool v1821 = v1819 && v1820;
+    if (v1821) {
+      const unsigned int v1822 = v68 + v1818;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1823 = v275.x[84];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1824 = iron_f32_to_bf16(v1823);
+      const float v1825 = v275.x[85];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1828 = iron_f32_to_bf16(v1825);
+      const unsigned int v1829 = v1816 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1830 = v1829 + v1822;
+      *reinterpret_cast<iron_bf16x2*>(out + v1830) = iron_bf16x2{{v1824, v1828}};
     }
-    const unsigned int v3547 = static_cast<unsigned int>(v275.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3548 = v1128 + v3547;
-    const unsigned int v3549 = static_cast<unsigned int>(v275.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3550 = v1127 + v3549;
-    const unsigned int v3552 = static_cast<unsigned int>(v275.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3553 = v3552 == v3547;
-    const unsigned int v3556 = v3549 + 1u;
-    const unsigned int v3557 = static_cast<unsigned int>(v275.col(87, iron_linear_thread() & 31u));
-    const bool v3558 = v3557 == v3556;
-    const bool v3559 = v3553 && v3558;
-    const unsigned int v3562 = v3550 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3563 = v3562 == 0u;
-    const bool v3564 = v3559 && v3563;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3564) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3565 = v3548 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3566 = v3550 < v15;
-      const bool v3567 = v3565 && v3566;
-      if (v3567) {
-        const unsigned int v3568 = v68 + v3550;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3569 = v275.x[86];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3570 = iron_f32_to_bf16(v3569);
-        const float v3571 = v275.x[87];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3574 = iron_f32_to_bf16(v3571);
-        const unsigned int v3575 = v3548 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3576 = v3575 + v3568;
-        *reinterpret_cast<iron_bf16x2*>(out + v3576) = iron_bf16x2{{v3570, v3574}};
-      }
-    } else {
-      const bool v3581 = v3548 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3582 = v3550 < v15;
-      const bool v3583 = v3581 && v3582;
-      if (v3583) {
-        const float v3584 = v275.x[86];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3586 = iron_f32_to_bf16(v3584);
-        const unsigned int v3587 = v3548 * v4;
-        const unsigned int v3588 = v3587 + v68;
-        const unsigned int v3589 = v3588 + v3550;
-        out[v3589] = v3586;
-      }
-      const unsigned int v3591 = v1128 + v3552;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3593 = v1127 + v3557;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3594 = v3591 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3595 = v3593 < v15;
-      const bool v3596 = v3594 && v3595;
-      if (v3596) {
-        const float v3597 = v275.x[87];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3599 = iron_f32_to_bf16(v3597);
-        const unsigned int v3600 = v3591 * v4;
-        const unsigned int v3601 = v3600 + v68;
-        const unsigned int v3602 = v3601 + v3593;
-        out[v3602] = v3599;
-      }
+    const unsigned int v1831 = static_cast<unsigned int>(v275.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1832 = v1130 + v1831;
+    const unsigned int v1833 = static_cast<unsigned int>(v275.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1834 = v1129 + v1833;
+    const bool v1835 = v1832 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1836 = v1834 < v15;
+    const bool v1837 = v1835 && v1836;
+    if (v1837) {
+      const unsigned int v1838 = v68 + v1834;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1839 = v275.x[86];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1840 = iron_f32_to_bf16(v1839);
+      const float v1841 = v275.x[87];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1844 = iron_f32_to_bf16(v1841);
+      const unsigned int v1845 = v1832 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1846 = v1845 + v1838;
+      *reinterpret_cast<iron_bf16x2*>(out + v1846) = iron_bf16x2{{v1840, v1844}};
     }
-    const unsigned int v3603 = static_cast<unsigned int>(v275.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3604 = v1128 + v3603;
-    const unsigned int v3605 = static_cast<unsigned int>(v275.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3606 = v1127 + v3605;
-    const unsigned int v3608 = static_cast<unsigned int>(v275.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3609 = v3608 == v3603;
-    const unsigned int v3612 = v3605 + 1u;
-    const unsigned int v3613 = static_cast<unsigned int>(v275.col(89, iron_linear_thread() & 31u));
-    const bool v3614 = v3613 == v3612;
-    const bool v3615 = v3609 && v3614;
-    const unsigned int v3618 = v3606 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3619 = v3618 == 0u;
-    const bool v3620 = v3615 && v3619;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3620) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3621 = v3604 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3622 = v3606 < v15;
-      const bool v3623 = v3621 && v3622;
-      if (v3623) {
-        const unsigned int v3624 = v68 + v3606;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3625 = v275.x[88];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3626 = iron_f32_to_bf16(v3625);
-        const float v3627 = v275.x[89];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3630 = iron_f32_to_bf16(v3627);
-        const unsigned int v3631 = v3604 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3632 = v3631 + v3624;
-        *reinterpret_cast<iron_bf16x2*>(out + v3632) = iron_bf16x2{{v3626, v3630}};
-      }
-    } else {
-      const bool v3637 = v3604 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3638 = v3606 < v15;
-      const bool v3639 = v3637 && v3638;
-      if (v3639) {
-        const float v3640 = v275.x[88];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3642 = iron_f32_to_bf16(v3640);
-        const unsigned int v3643 = v3604 * v4;
-        const unsigned int v3644 = v3643 + v68;
-        const unsigned int v3645 = v3644 + v3606;
-        out[v3645] = v3642;
-      }
-      const unsigned int v3647 = v1128 + v3608;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3649 = v1127 + v3613;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3650 = v3647 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3651 = v3649 < v15;
-      const bool v3652 = v3650 && v3651;
-      if (v3652) {
-        const float v3653 = v275.x[89];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3655 = iron_f32_to_bf16(v3653);
-        const unsigned int v3656 = v3647 * v4;
-        const unsigned int v3657 = v3656 + v68;
-        const unsigned int v3658 = v3657 + v3649;
-        out[v3658] = v3655;
-      }
+    const unsigned int v1847 = static_cast<unsigned int>(v275.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1848 = v1130 + v1847;
+    const unsigned int v1849 = static_cast<unsigned int>(v275.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1850 = v1129 + v1849;
+    const bool v1851 = v1848 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1852 = v1850 < v15;
+    const bool v1853 = v1851 && v1852;
+    if (v1853) {
+      const unsigned int v1854 = v68 + v1850;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1855 = v275.x[88];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1856 = iron_f32_to_bf16(v1855);
+      const float v1857 = v275.x[89];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1860 = iron_f32_to_bf16(v1857);
+      const unsigned int v1861 = v1848 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1862 = v1861 + v1854;
+      *reinterpret_cast<iron_bf16x2*>(out + v1862) = iron_bf16x2{{v1856, v1860}};
     }
-    const unsigned int v3659 = static_cast<unsigned int>(v275.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3660 = v1128 + v3659;
-    const unsigned int v3661 = static_cast<unsigned int>(v275.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3662 = v1127 + v3661;
-    const unsigned int v3664 = static_cast<unsigned int>(v275.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3665 = v3664 == v3659;
-    const unsigned int v3668 = v3661 + 1u;
-    const unsigned int v3669 = static_cast<unsigned int>(v275.col(91, iron_linear_thread() & 31u));
-    const bool v3670 = v3669 == v3668;
-    const bool v3671 = v3665 && v3670;
-    const unsigned int v3674 = v3662 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3675 = v3674 == 0u;
-    const bool v3676 = v3671 && v3675;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3676) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3677 = v3660 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3678 = v3662 < v15;
-      const bool v3679 = v3677 && v3678;
-      if (v3679) {
-        const unsigned int v3680 = v68 + v3662;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3681 = v275.x[90];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3682 = iron_f32_to_bf16(v3681);
-        const float v3683 = v275.x[91];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3686 = iron_f32_to_bf16(v3683);
-        const unsigned int v3687 = v3660 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3688 = v3687 + v3680;
-        *reinterpret_cast<iron_bf16x2*>(out + v3688) = iron_bf16x2{{v3682, v3686}};
-      }
-    } else {
-      const bool v3693 = v3660 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3694 = v3662 < v15;
-      const bool v3695 = v3693 && v3694;
-      if (v3695) {
-        const float v3696 = v275.x[90];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3698 = iron_f32_to_bf16(v3696);
-        const unsigned int v3699 = v3660 * v4;
-        const unsigned int v3700 = v3699 + v68;
-        const unsigned int v3701 = v3700 + v3662;
-        out[v3701] = v3698;
-      }
-      const unsigned int v3703 = v1128 + v3664;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3705 = v1127 + v3669;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3706 = v3703 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3707 = v3705 < v15;
-      const bool v3708 = v3706 && v3707;
-      if (v3708) {
-        const float v3709 = v275.x[91];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3711 = iron_f32_to_bf16(v3709);
-        const unsigned int v3712 = v3703 * v4;
-        const unsigned int v3713 = v3712 + v68;
-        const unsigned int v3714 = v3713 + v3705;
-        out[v3714] = v3711;
-      }
+    const unsigned int v1863 = static_cast<unsigned int>(v275.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1864 = v1130 + v1863;
+    const unsigned int v1865 = static_cast<unsigned int>(v275.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1866 = v1129 + v1865;
+    const bool v1867 = v1864 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1868 = v1866 < v15;
+    const bool v1869 = v1867 && v1868;
+    if (v1869) {
+      const unsigned int v1870 = v68 + v1866;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1871 = v275.x[90];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1872 = iron_f32_to_bf16(v1871);
+      const float v1873 = v275.x[91];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1876 = iron_f32_to_bf16(v1873);
+      const unsigned int v1877 = v1864 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1878 = v1877 + v1870;
+      *reinterpret_cast<iron_bf16x2*>(out + v1878) = iron_bf16x2{{v1872, v1876}};
     }
-    const unsigned int v3715 = static_cast<unsigned int>(v275.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3716 = v1128 + v3715;
-    const unsigned int v3717 = static_cast<unsigned int>(v275.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3718 = v1127 + v3717;
-    const unsigned int v3720 = static_cast<unsigned int>(v275.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3721 = v3720 == v3715;
-    const unsigned int v3724 = v3717 + 1u;
-    const unsigned int v3725 = static_cast<unsigned int>(v275.col(93, iron_linear_thread() & 31u));
-    const bool v3726 = v3725 == v3724;
-    const bool v3727 = v3721 && v3726;
-    const unsigned int v3730 = v3718 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3731 = v3730 == 0u;
-    const bool v3732 = v3727 && v3731;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3732) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3733 = v3716 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3734 = v3718 < v15;
-      const bool v3735 = v3733 && v3734;
-      if (v3735) {
-        const unsigned int v3736 = v68 + v3718;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3737 = v275.x[92];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3738 = iron_f32_to_bf16(v3737);
-        const float v3739 = v275.x[93];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3742 = iron_f32_to_bf16(v3739);
-        const unsigned int v3743 = v3716 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3744 = v3743 + v3736;
-        *reinterpret_cast<iron_bf16x2*>(out + v3744) = iron_bf16x2{{v3738, v3742}};
-      }
-    } else {
-      const bool v3749 = v3716 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3750 = v3718 < v15;
-      const bool v3751 = v3749 && v3750;
-      if (v3751) {
-        const float v3752 = v275.x[92];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3754 = iron_f32_to_bf16(v3752);
-        const unsigned int v3755 = v3716 * v4;
-        const unsigned int v3756 = v3755 + v68;
-        const unsigned int v3757 = v3756 + v3718;
-        out[v3757] = v3754;
-      }
-      const unsigned int v3759 = v1128 + v3720;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3761 = v1127 + v3725;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3762 = v3759 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3763 = v3761 < v15;
-      const bool v3764 = v3762 && v3763;
-      if (v3764) {
-        const float v3765 = v275.x[93];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3767 = iron_f32_to_bf16(v3765);
-        const unsigned int v3768 = v3759 * v4;
-        const unsigned int v3769 = v3768 + v68;
-        const unsigned int v3770 = v3769 + v3761;
-        out[v3770] = v3767;
-      }
+    const unsigned int v1879 = static_cast<unsigned int>(v275.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1880 = v1130 + v1879;
+    const unsigned int v1881 = static_cast<unsigned int>(v275.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1882 = v1129 + v1881;
+    const bool v1883 = v1880 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1884 = v1882 < v15;
+    const bool v1885 = v1883 && v1884;
+    if (v1885) {
+      const unsigned int v1886 = v68 + v1882;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1887 = v275.x[92];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1888 = iron_f32_to_bf16(v1887);
+      const float v1889 = v275.x[93];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1892 = iron_f32_to_bf16(v1889);
+      const unsigned int v1893 = v1880 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1894 = v1893 + v1886;
+      *reinterpret_cast<iron_bf16x2*>(out + v1894) = iron_bf16x2{{v1888, v1892}};
     }
-    const unsigned int v3771 = static_cast<unsigned int>(v275.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3772 = v1128 + v3771;
-    const unsigned int v3773 = static_cast<unsigned int>(v275.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3774 = v1127 + v3773;
-    const unsigned int v3776 = static_cast<unsigned int>(v275.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3777 = v3776 == v3771;
-    const unsigned int v3780 = v3773 + 1u;
-    const unsigned int v3781 = static_cast<unsigned int>(v275.col(95, iron_linear_thread() & 31u));
-    const bool v3782 = v3781 == v3780;
-    const bool v3783 = v3777 && v3782;
-    const unsigned int v3786 = v3774 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3787 = v3786 == 0u;
-    const bool v3788 = v3783 && v3787;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3788) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3789 = v3772 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3790 = v3774 < v15;
-      const bool v3791 = v3789 && v3790;
-      if (v3791) {
-        const unsigned int v3792 = v68 + v3774;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3793 = v275.x[94];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3794 = iron_f32_to_bf16(v3793);
-        const float v3795 = v275.x[95];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3798 = iron_f32_to_bf16(v3795);
-        const unsigned int v3799 = v3772 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3800 = v3799 + v3792;
-        *reinterpret_cast<iron_bf16x2*>(out + v3800) = iron_bf16x2{{v3794, v3798}};
-      }
-    } else {
-      const bool v3805 = v3772 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3806 = v3774 < v15;
-      const bool v3807 = v3805 && v3806;
-      if (v3807) {
-        const float v3808 = v275.x[94];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3810 = iron_f32_to_bf16(v3808);
-        const unsigned int v3811 = v3772 * v4;
-        const unsigned int v3812 = v3811 + v68;
-        const unsigned int v3813 = v3812 + v3774;
-        out[v3813] = v3810;
-      }
-      const unsigned int v3815 = v1128 + v3776;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3817 = v1127 + v3781;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3818 = v3815 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3819 = v3817 < v15;
-      const bool v3820 = v3818 && v3819;
-      if (v3820) {
-        const float v3821 = v275.x[95];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3823 = iron_f32_to_bf16(v3821);
-        const unsigned int v3824 = v3815 * v4;
-        const unsigned int v3825 = v3824 + v68;
-        const unsigned int v3826 = v3825 + v3817;
-        out[v3826] = v3823;
-      }
+    const unsigned int v1895 = static_cast<unsigned int>(v275.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1896 = v1130 + v1895;
+    const unsigned int v1897 = static_cast<unsigned int>(v275.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1898 = v1129 + v1897;
+    const bool v1899 = v1896 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1900 = v1898 < v15;
+    const bool v1901 = v1899 && v1900;
+    if (v1901) {
+      const unsigned int v1902 = v68 + v1898;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1903 = v275.x[94];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1904 = iron_f32_to_bf16(v1903);
+      const float v1905 = v275.x[95];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1908 = iron_f32_to_bf16(v1905);
+      const unsigned int v1909 = v1896 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1910 = v1909 + v1902;
+      *reinterpret_cast<iron_bf16x2*>(out + v1910) = iron_bf16x2{{v1904, v1908}};
     }
-    const unsigned int v3827 = static_cast<unsigned int>(v275.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3828 = v1128 + v3827;
-    const unsigned int v3829 = static_cast<unsigned int>(v275.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3830 = v1127 + v3829;
-    const unsigned int v3832 = static_cast<unsigned int>(v275.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3833 = v3832 == v3827;
-    const unsigned int v3836 = v3829 + 1u;
-    const unsigned int v3837 = static_cast<unsigned int>(v275.col(97, iron_linear_thread() & 31u));
-    const bool v3838 = v3837 == v3836;
-    const bool v3839 = v3833 && v3838;
-    const unsigned int v3842 = v3830 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3843 = v3842 == 0u;
-    const bool v3844 = v3839 && v3843;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3844) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3845 = v3828 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3846 = v3830 < v15;
-      const bool v3847 = v3845 && v3846;
-      if (v3847) {
-        const unsigned int v3848 = v68 + v3830;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3849 = v275.x[96];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3850 = iron_f32_to_bf16(v3849);
-        const float v3851 = v275.x[97];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3854 = iron_f32_to_bf16(v3851);
-        const unsigned int v3855 = v3828 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3856 = v3855 + v3848;
-        *reinterpret_cast<iron_bf16x2*>(out + v3856) = iron_bf16x2{{v3850, v3854}};
-      }
-    } else {
-      const bool v3861 = v3828 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3862 = v3830 < v15;
-      const bool v3863 = v3861 && v3862;
-      if (v3863) {
-        const float v3864 = v275.x[96];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3866 = iron_f32_to_bf16(v3864);
-        const unsigned int v3867 = v3828 * v4;
-        const unsigned int v3868 = v3867 + v68;
-        const unsigned int v3869 = v3868 + v3830;
-        out[v3869] = v3866;
-      }
-      const unsigned int v3871 = v1128 + v3832;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3873 = v1127 + v3837;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3874 = v3871 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3875 = v3873 < v15;
-      const bool v3876 = v3874 && v3875;
-      if (v3876) {
-        const float v3877 = v275.x[97];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3879 = iron_f32_to_bf16(v3877);
-        const unsigned int v3880 = v3871 * v4;
-        const unsigned int v3881 = v3880 + v68;
-        const unsigned int v3882 = v3881 + v3873;
-        out[v3882] = v3879;
-      }
+    const unsigned int v1911 = static_cast<unsigned int>(v275.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1912 = v1130 + v1911;
+    const unsigned int v1913 = static_cast<unsigned int>(v275.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1914 = v1129 + v1913;
+    const bool v1915 = v1912 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1916 = v1914 < v15;
+    const bool v1917 = v1915 && v1916;
+    if (v1917) {
+      const unsigned int v1918 = v68 + v1914;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1919 = v275.x[96];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1920 = iron_f32_to_bf16(v1919);
+      const float v1921 = v275.x[97];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1924 = iron_f32_to_bf16(v1921);
+      const unsigned int v1925 = v1912 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1926 = v1925 + v1918;
+      *reinterpret_cast<iron_bf16x2*>(out + v1926) = iron_bf16x2{{v1920, v1924}};
     }
-    const unsigned int v3883 = static_cast<unsigned int>(v275.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3884 = v1128 + v3883;
-    const unsigned int v3885 = static_cast<unsigned int>(v275.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3886 = v1127 + v3885;
-    const unsigned int v3888 = static_cast<unsigned int>(v275.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3889 = v3888 == v3883;
-    const unsigned int v3892 = v3885 + 1u;
-    const unsigned int v3893 = static_cast<unsigned int>(v275.col(99, iron_linear_thread() & 31u));
-    const bool v3894 = v3893 == v3892;
-    const bool v3895 = v3889 && v3894;
-    const unsigned int v3898 = v3886 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3899 = v3898 == 0u;
-    const bool v3900 = v3895 && v3899;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3900) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3901 = v3884 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3902 = v3886 < v15;
-      const bool v3903 = v3901 && v3902;
-      if (v3903) {
-        const unsigned int v3904 = v68 + v3886;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3905 = v275.x[98];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3906 = iron_f32_to_bf16(v3905);
-        const float v3907 = v275.x[99];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3910 = iron_f32_to_bf16(v3907);
-        const unsigned int v3911 = v3884 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3912 = v3911 + v3904;
-        *reinterpret_cast<iron_bf16x2*>(out + v3912) = iron_bf16x2{{v3906, v3910}};
-      }
-    } else {
-      const bool v3917 = v3884 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3918 = v3886 < v15;
-      const bool v3919 = v3917 && v3918;
-      if (v3919) {
-        const float v3920 = v275.x[98];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3922 = iron_f32_to_bf16(v3920);
-        const unsigned int v3923 = v3884 * v4;
-        const unsigned int v3924 = v3923 + v68;
-        const unsigned int v3925 = v3924 + v3886;
-        out[v3925] = v3922;
-      }
-      const unsigned int v3927 = v1128 + v3888;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3929 = v1127 + v3893;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3930 = v3927 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3931 = v3929 < v15;
-      const bool v3932 = v3930 && v3931;
-      if (v3932) {
-        const float v3933 = v275.x[99];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3935 = iron_f32_to_bf16(v3933);
-        const unsigned int v3936 = v3927 * v4;
-        const unsigned int v3937 = v3936 + v68;
-        const unsigned int v3938 = v3937 + v3929;
-        out[v3938] = v3935;
-      }
+    const unsigned int v1927 = static_cast<unsigned int>(v275.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1928 = v1130 + v1927;
+    const unsigned int v1929 = static_cast<unsigned int>(v275.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1930 = v1129 + v1929;
+    const bool v1931 = v1928 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1932 = v1930 < v15;
+    const bool v1933 = v1931 && v1932;
+    if (v1933) {
+      const unsigned int v1934 = v68 + v1930;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1935 = v275.x[98];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1936 = iron_f32_to_bf16(v1935);
+      const float v1937 = v275.x[99];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1940 = iron_f32_to_bf16(v1937);
+      const unsigned int v1941 = v1928 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1942 = v1941 + v1934;
+      *reinterpret_cast<iron_bf16x2*>(out + v1942) = iron_bf16x2{{v1936, v1940}};
     }
-    const unsigned int v3939 = static_cast<unsigned int>(v275.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3940 = v1128 + v3939;
-    const unsigned int v3941 = static_cast<unsigned int>(v275.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3942 = v1127 + v3941;
-    const unsigned int v3944 = static_cast<unsigned int>(v275.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3945 = v3944 == v3939;
-    const unsigned int v3948 = v3941 + 1u;
-    const unsigned int v3949 = static_cast<unsigned int>(v275.col(101, iron_linear_thread() & 31u));
-    const bool v3950 = v3949 == v3948;
-    const bool v3951 = v3945 && v3950;
-    const unsigned int v3954 = v3942 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3955 = v3954 == 0u;
-    const bool v3956 = v3951 && v3955;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3956) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3957 = v3940 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3958 = v3942 < v15;
-      const bool v3959 = v3957 && v3958;
-      if (v3959) {
-        const unsigned int v3960 = v68 + v3942;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3961 = v275.x[100];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3962 = iron_f32_to_bf16(v3961);
-        const float v3963 = v275.x[101];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3966 = iron_f32_to_bf16(v3963);
-        const unsigned int v3967 = v3940 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3968 = v3967 + v3960;
-        *reinterpret_cast<iron_bf16x2*>(out + v3968) = iron_bf16x2{{v3962, v3966}};
-      }
-    } else {
-      const bool v3973 = v3940 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3974 = v3942 < v15;
-      const bool v3975 = v3973 && v3974;
-      if (v3975) {
-        const float v3976 = v275.x[100];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3978 = iron_f32_to_bf16(v3976);
-        const unsigned int v3979 = v3940 * v4;
-        const unsigned int v3980 = v3979 + v68;
-        const unsigned int v3981 = v3980 + v3942;
-        out[v3981] = v3978;
-      }
-      const unsigned int v3983 = v1128 + v3944;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3985 = v1127 + v3949;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3986 = v3983 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3987 = v3985 < v15;
-      const bool v3988 = v3986 && v3987;
-      if (v3988) {
-        const float v3989 = v275.x[101];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3991 = iron_f32_to_bf16(v3989);
-        const unsigned int v3992 = v3983 * v4;
-        const unsigned int v3993 = v3992 + v68;
-        const unsigned int v3994 = v3993 + v3985;
-        out[v3994] = v3991;
-      }
+    const unsigned int v1943 = static_cast<unsigned int>(v275.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1944 = v1130 + v1943;
+    const unsigned int v1945 = static_cast<unsigned int>(v275.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1946 = v1129 + v1945;
+    const bool v1947 = v1944 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1948 = v1946 < v15;
+    const bool v1949 = v1947 && v1948;
+    if (v1949) {
+      const unsigned int v1950 = v68 + v1946;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1951 = v275.x[100];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1952 = iron_f32_to_bf16(v1951);
+      const float v1953 = v275.x[101];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1956 = iron_f32_to_bf16(v1953);
+      const unsigned int v1957 = v1944 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1958 = v1957 + v1950;
+      *reinterpret_cast<iron_bf16x2*>(out + v1958) = iron_bf16x2{{v1952, v1956}};
     }
-    const unsigned int v3995 = static_cast<unsigned int>(v275.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3996 = v1128 + v3995;
-    const unsigned int v3997 = static_cast<unsigned int>(v275.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3998 = v1127 + v3997;
-    const unsigned int v4000 = static_cast<unsigned int>(v275.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4001 = v4000 == v3995;
-    const unsigned int v4004 = v3997 + 1u;
-    const unsigned int v4005 = static_cast<unsigned int>(v275.col(103, iron_linear_thread() & 31u));
-    const bool v4006 = v4005 == v4004;
-    const bool v4007 = v4001 && v4006;
-    const unsigned int v4010 = v3998 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4011 = v4010 == 0u;
-    const bool v4012 = v4007 && v4011;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4012) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4013 = v3996 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4014 = v3998 < v15;
-      const bool v4015 = v4013 && v4014;
-      if (v4015) {
-        const unsigned int v4016 = v68 + v3998;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4017 = v275.x[102];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4018 = iron_f32_to_bf16(v4017);
-        const float v4019 = v275.x[103];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4022 = iron_f32_to_bf16(v4019);
-        const unsigned int v4023 = v3996 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4024 = v4023 + v4016;
-        *reinterpret_cast<iron_bf16x2*>(out + v4024) = iron_bf16x2{{v4018, v4022}};
-      }
-    } else {
-      const bool v4029 = v3996 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4030 = v3998 < v15;
-      const bool v4031 = v4029 && v4030;
-      if (v4031) {
-        const float v4032 = v275.x[102];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4034 = iron_f32_to_bf16(v4032);
-        const unsigned int v4035 = v3996 * v4;
-        const unsigned int v4036 = v4035 + v68;
-        const unsigned int v4037 = v4036 + v3998;
-        out[v4037] = v4034;
-      }
-      const unsigned int v4039 = v1128 + v4000;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4041 = v1127 + v4005;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4042 = v4039 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4043 = v4041 < v15;
-      const bool v4044 = v4042 && v4043;
-      if (v4044) {
-        const float v4045 = v275.x[103];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4047 = iron_f32_to_bf16(v4045);
-        const unsigned int v4048 = v4039 * v4;
-        const unsigned int v4049 = v4048 + v68;
-        const unsigned int v4050 = v4049 + v4041;
-        out[v4050] = v4047;
-      }
+    const unsigned int v1959 = static_cast<unsigned int>(v275.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1960 = v1130 + v1959;
+    const unsigned int v1961 = static_cast<unsigned int>(v275.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1962 = v1129 + v1961;
+    const bool v1963 = v1960 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1964 = v1962 < v15;
+    const bool v1965 = v1963 && v1964;
+    if (v1965) {
+      const unsigned int v1966 = v68 + v1962;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1967 = v275.x[102];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1968 = iron_f32_to_bf16(v1967);
+      const float v1969 = v275.x[103];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1972 = iron_f32_to_bf16(v1969);
+      const unsigned int v1973 = v1960 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1974 = v1973 + v1966;
+      *reinterpret_cast<iron_bf16x2*>(out + v1974) = iron_bf16x2{{v1968, v1972}};
     }
-    const unsigned int v4051 = static_cast<unsigned int>(v275.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4052 = v1128 + v4051;
-    const unsigned int v4053 = static_cast<unsigned int>(v275.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4054 = v1127 + v4053;
-    const unsigned int v4056 = static_cast<unsigned int>(v275.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4057 = v4056 == v4051;
-    const unsigned int v4060 = v4053 + 1u;
-    const unsigned int v4061 = static_cast<unsigned int>(v275.col(105, iron_linear_thread() & 31u));
-    const bool v4062 = v4061 == v4060;
-    const bool v4063 = v4057 && v4062;
-    const unsigned int v4066 = v4054 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4067 = v4066 == 0u;
-    const bool v4068 = v4063 && v4067;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4068) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4069 = v4052 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4070 = v4054 < v15;
-      const bool v4071 = v4069 && v4070;
-      if (v4071) {
-        const unsigned int v4072 = v68 + v4054;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4073 = v275.x[104];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4074 = iron_f32_to_bf16(v4073);
-        const float v4075 = v275.x[105];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4078 = iron_f32_to_bf16(v4075);
-        const unsigned int v4079 = v4052 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4080 = v4079 + v4072;
-        *reinterpret_cast<iron_bf16x2*>(out + v4080) = iron_bf16x2{{v4074, v4078}};
-      }
-    } else {
-      const bool v4085 = v4052 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4086 = v4054 < v15;
-      const bool v4087 = v4085 && v4086;
-      if (v4087) {
-        const float v4088 = v275.x[104];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4090 = iron_f32_to_bf16(v4088);
-        const unsigned int v4091 = v4052 * v4;
-        const unsigned int v4092 = v4091 + v68;
-        const unsigned int v4093 = v4092 + v4054;
-        out[v4093] = v4090;
-      }
-      const unsigned int v4095 = v1128 + v4056;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4097 = v1127 + v4061;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4098 = v4095 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4099 = v4097 < v15;
-      const bool v4100 = v4098 && v4099;
-      if (v4100) {
-        const float v4101 = v275.x[105];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4103 = iron_f32_to_bf16(v4101);
-        const unsigned int v4104 = v4095 * v4;
-        const unsigned int v4105 = v4104 + v68;
-        const unsigned int v4106 = v4105 + v4097;
-        out[v4106] = v4103;
-      }
+    const unsigned int v1975 = static_cast<unsigned int>(v275.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1976 = v1130 + v1975;
+    const unsigned int v1977 = static_cast<unsigned int>(v275.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1978 = v1129 + v1977;
+    const bool v1979 = v1976 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1980 = v1978 < v15;
+    const bool v1981 = v1979 && v1980;
+    if (v1981) {
+      const unsigned int v1982 = v68 + v1978;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1983 = v275.x[104];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1984 = iron_f32_to_bf16(v1983);
+      const float v1985 = v275.x[105];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v1988 = iron_f32_to_bf16(v1985);
+      const unsigned int v1989 = v1976 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1990 = v1989 + v1982;
+      *reinterpret_cast<iron_bf16x2*>(out + v1990) = iron_bf16x2{{v1984, v1988}};
     }
-    const unsigned int v4107 = static_cast<unsigned int>(v275.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4108 = v1128 + v4107;
-    const unsigned int v4109 = static_cast<unsigned int>(v275.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4110 = v1127 + v4109;
-    const unsigned int v4112 = static_cast<unsigned int>(v275.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4113 = v4112 == v4107;
-    const unsigned int v4116 = v4109 + 1u;
-    const unsigned int v4117 = static_cast<unsigned int>(v275.col(107, iron_linear_thread() & 31u));
-    const bool v4118 = v4117 == v4116;
-    const bool v4119 = v4113 && v4118;
-    const unsigned int v4122 = v4110 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4123 = v4122 == 0u;
-    const bool v4124 = v4119 && v4123;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4124) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4125 = v4108 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4126 = v4110 < v15;
-      const bool v4127 = v4125 && v4126;
-      if (v4127) {
-        const unsigned int v4128 = v68 + v4110;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4129 = v275.x[106];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4130 = iron_f32_to_bf16(v4129);
-        const float v4131 = v275.x[107];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4134 = iron_f32_to_bf16(v4131);
-        const unsigned int v4135 = v4108 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4136 = v4135 + v4128;
-        *reinterpret_cast<iron_bf16x2*>(out + v4136) = iron_bf16x2{{v4130, v4134}};
-      }
-    } else {
-      const bool v4141 = v4108 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4142 = v4110 < v15;
-      const bool v4143 = v4141 && v4142;
-      if (v4143) {
-        const float v4144 = v275.x[106];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4146 = iron_f32_to_bf16(v4144);
-        const unsigned int v4147 = v4108 * v4;
-        const unsigned int v4148 = v4147 + v68;
-        const unsigned int v4149 = v4148 + v4110;
-        out[v4149] = v4146;
-      }
-      const unsigned int v4151 = v1128 + v4112;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4153 = v1127 + v4117;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4154 = v4151 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4155 = v4153 < v15;
-      const bool v4156 = v4154 && v4155;
-      if (v4156) {
-        const float v4157 = v275.x[107];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4159 = iron_f32_to_bf16(v4157);
-        const unsigned int v4160 = v4151 * v4;
-        const unsigned int v4161 = v4160 + v68;
-        const unsigned int v4162 = v4161 + v4153;
-        out[v4162] = v4159;
-      }
+    const unsigned int v1991 = static_cast<unsigned int>(v275.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1992 = v1130 + v1991;
+    const unsigned int v1993 = static_cast<unsigned int>(v275.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1994 = v1129 + v1993;
+    const bool v1995 = v1992 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1996 = v1994 < v15;
+    const bool v1997 = v1995 && v1996;
+    if (v1997) {
+      const unsigned int v1998 = v68 + v1994;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1999 = v275.x[106];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2000 = iron_f32_to_bf16(v1999);
+      const float v2001 = v275.x[107];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2004 = iron_f32_to_bf16(v2001);
+      const unsigned int v2005 = v1992 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2006 = v2005 + v1998;
+      *reinterpret_cast<iron_bf16x2*>(out + v2006) = iron_bf16x2{{v2000, v2004}};
     }
-    const unsigned int v4163 = static_cast<unsigned int>(v275.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4164 = v1128 + v4163;
-    const unsigned int v4165 = static_cast<unsigned int>(v275.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4166 = v1127 + v4165;
-    const unsigned int v4168 = static_cast<unsigned int>(v275.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4169 = v4168 == v4163;
-    const unsigned int v4172 = v4165 + 1u;
-    const unsigned int v4173 = static_cast<unsigned int>(v275.col(109, iron_linear_thread() & 31u));
-    const bool v4174 = v4173 == v4172;
-    const bool v4175 = v4169 && v4174;
-    const unsigned int v4178 = v4166 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4179 = v4178 == 0u;
-    const bool v4180 = v4175 && v4179;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4180) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4181 = v4164 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4182 = v4166 < v15;
-      const bool v4183 = v4181 && v4182;
-      if (v4183) {
-        const unsigned int v4184 = v68 + v4166;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4185 = v275.x[108];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4186 = iron_f32_to_bf16(v4185);
-        const float v4187 = v275.x[109];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4190 = iron_f32_to_bf16(v4187);
-        const unsigned int v4191 = v4164 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4192 = v4191 + v4184;
-        *reinterpret_cast<iron_bf16x2*>(out + v4192) = iron_bf16x2{{v4186, v4190}};
-      }
-    } else {
-      const bool v4197 = v4164 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4198 = v4166 < v15;
-      const bool v4199 = v4197 && v4198;
-      if (v4199) {
-        const float v4200 = v275.x[108];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4202 = iron_f32_to_bf16(v4200);
-        const unsigned int v4203 = v4164 * v4;
-        const unsigned int v4204 = v4203 + v68;
-        const unsigned int v4205 = v4204 + v4166;
-        out[v4205] = v4202;
-      }
-      const unsigned int v4207 = v1128 + v4168;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4209 = v1127 + v4173;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4210 = v4207 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4211 = v4209 < v15;
-      const bool v4212 = v4210 && v4211;
-      if (v4212) {
-        const float v4213 = v275.x[109];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4215 = iron_f32_to_bf16(v4213);
-        const unsigned int v4216 = v4207 * v4;
-        const unsigned int v4217 = v4216 + v68;
-        const unsigned int v4218 = v4217 + v4209;
-        out[v4218] = v4215;
-      }
+    const unsigned int v2007 = static_cast<unsigned int>(v275.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2008 = v1130 + v2007;
+    const unsigned int v2009 = static_cast<unsigned int>(v275.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2010 = v1129 + v2009;
+    const bool v2011 = v2008 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2012 = v2010 < v15;
+    const bool v2013 = v2011 && v2012;
+    if (v2013) {
+      const unsigned int v2014 = v68 + v2010;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2015 = v275.x[108];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2016 = iron_f32_to_bf16(v2015);
+      const float v2017 = v275.x[109];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2020 = iron_f32_to_bf16(v2017);
+      const unsigned int v2021 = v2008 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2022 = v2021 + v2014;
+      *reinterpret_cast<iron_bf16x2*>(out + v2022) = iron_bf16x2{{v2016, v2020}};
     }
-    const unsigned int v4219 = static_cast<unsigned int>(v275.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4220 = v1128 + v4219;
-    const unsigned int v4221 = static_cast<unsigned int>(v275.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4222 = v1127 + v4221;
-    const unsigned int v4224 = static_cast<unsigned int>(v275.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4225 = v4224 == v4219;
-    const unsigned int v4228 = v4221 + 1u;
-    const unsigned int v4229 = static_cast<unsigned int>(v275.col(111, iron_linear_thread() & 31u));
-    const bool v4230 = v4229 == v4228;
-    const bool v4231 = v4225 && v4230;
-    const unsigned int v4234 = v4222 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4235 = v4234 == 0u;
-    const bool v4236 = v4231 && v4235;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4236) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4237 = v4220 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4238 = v4222 < v15;
-      const bool v4239 = v4237 && v4238;
-      if (v4239) {
-        const unsigned int v4240 = v68 + v4222;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4241 = v275.x[110];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4242 = iron_f32_to_bf16(v4241);
-        const float v4243 = v275.x[111];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4246 = iron_f32_to_bf16(v4243);
-        const unsigned int v4247 = v4220 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4248 = v4247 + v4240;
-        *reinterpret_cast<iron_bf16x2*>(out + v4248) = iron_bf16x2{{v4242, v4246}};
-      }
-    } else {
-      const bool v4253 = v4220 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4254 = v4222 < v15;
-      const bool v4255 = v4253 && v4254;
-      if (v4255) {
-        const float v4256 = v275.x[110];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4258 = iron_f32_to_bf16(v4256);
-        const unsigned int v4259 = v4220 * v4;
-        const unsigned int v4260 = v4259 + v68;
-        const unsigned int v4261 = v4260 + v4222;
-        out[v4261] = v4258;
-      }
-      const unsigned int v4263 = v1128 + v4224;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4265 = v1127 + v4229;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4266 = v4263 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4267 = v4265 < v15;
-      const bool v4268 = v4266 && v4267;
-      if (v4268) {
-        const float v4269 = v275.x[111];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4271 = iron_f32_to_bf16(v4269);
-        const unsigned int v4272 = v4263 * v4;
-        const unsigned int v4273 = v4272 + v68;
-        const unsigned int v4274 = v4273 + v4265;
-        out[v4274] = v4271;
-      }
+    const unsigned int v2023 = static_cast<unsigned int>(v275.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2024 = v1130 + v2023;
+    const unsigned int v2025 = static_cast<unsigned int>(v275.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2026 = v1129 + v2025;
+    const bool v2027 = v2024 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2028 = v2026 < v15;
+    const bool v2029 = v2027 && v2028;
+    if (v2029) {
+      const unsigned int v2030 = v68 + v2026;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2031 = v275.x[110];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2032 = iron_f32_to_bf16(v2031);
+      const float v2033 = v275.x[111];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2036 = iron_f32_to_bf16(v2033);
+      const unsigned int v2037 = v2024 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2038 = v2037 + v2030;
+      *reinterpret_cast<iron_bf16x2*>(out + v2038) = iron_bf16x2{{v2032, v2036}};
     }
-    const unsigned int v4275 = static_cast<unsigned int>(v275.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4276 = v1128 + v4275;
-    const unsigned int v4277 = static_cast<unsigned int>(v275.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4278 = v1127 + v4277;
-    const unsigned int v4280 = static_cast<unsigned int>(v275.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4281 = v4280 == v4275;
-    const unsigned int v4284 = v4277 + 1u;
-    const unsigned int v4285 = static_cast<unsigned int>(v275.col(113, iron_linear_thread() & 31u));
-    const bool v4286 = v4285 == v4284;
-    const bool v4287 = v4281 && v4286;
-    const unsigned int v4290 = v4278 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4291 = v4290 == 0u;
-    const bool v4292 = v4287 && v4291;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4292) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4293 = v4276 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4294 = v4278 < v15;
-      const bool v4295 = v4293 && v4294;
-      if (v4295) {
-        const unsigned int v4296 = v68 + v4278;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4297 = v275.x[112];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4298 = iron_f32_to_bf16(v4297);
-        const float v4299 = v275.x[113];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4302 = iron_f32_to_bf16(v4299);
-        const unsigned int v4303 = v4276 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4304 = v4303 + v4296;
-        *reinterpret_cast<iron_bf16x2*>(out + v4304) = iron_bf16x2{{v4298, v4302}};
-      }
-    } else {
-      const bool v4309 = v4276 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4310 = v4278 < v15;
-      const bool v4311 = v4309 && v4310;
-      if (v4311) {
-        const float v4312 = v275.x[112];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4314 = iron_f32_to_bf16(v4312);
-        const unsigned int v4315 = v4276 * v4;
-        const unsigned int v4316 = v4315 + v68;
-        const unsigned int v4317 = v4316 + v4278;
-        out[v4317] = v4314;
-      }
-      const unsigned int v4319 = v1128 + v4280;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4321 = v1127 + v4285;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4322 = v4319 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4323 = v4321 < v15;
-      const bool v4324 = v4322 && v4323;
-      if (v4324) {
-        const float v4325 = v275.x[113];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4327 = iron_f32_to_bf16(v4325);
-        const unsigned int v4328 = v4319 * v4;
-        const unsigned int v4329 = v4328 + v68;
-        const unsigned int v4330 = v4329 + v4321;
-        out[v4330] = v4327;
-      }
+    const unsigned int v2039 = static_cast<unsigned int>(v275.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2040 = v1130 + v2039;
+    const unsigned int v2041 = static_cast<unsigned int>(v275.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2042 = v1129 + v2041;
+    const bool v2043 = v2040 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2044 = v2042 < v15;
+    const bool v2045 = v2043 && v2044;
+    if (v2045) {
+      const unsigned int v2046 = v68 + v2042;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2047 = v275.x[112];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2048 = iron_f32_to_bf16(v2047);
+      const float v2049 = v275.x[113];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2052 = iron_f32_to_bf16(v2049);
+      const unsigned int v2053 = v2040 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2054 = v2053 + v2046;
+      *reinterpret_cast<iron_bf16x2*>(out + v2054) = iron_bf16x2{{v2048, v2052}};
     }
-    const unsigned int v4331 = static_cast<unsigned int>(v275.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4332 = v1128 + v4331;
-    const unsigned int v4333 = static_cast<unsigned int>(v275.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4334 = v1127 + v4333;
-    const unsigned int v4336 = static_cast<unsigned int>(v275.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4337 = v4336 == v4331;
-    const unsigned int v4340 = v4333 + 1u;
-    const unsigned int v4341 = static_cast<unsigned int>(v275.col(115, iron_linear_thread() & 31u));
-    const bool v4342 = v4341 == v4340;
-    const bool v4343 = v4337 && v4342;
-    const unsigned int v4346 = v4334 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4347 = v4346 == 0u;
-    const bool v4348 = v4343 && v4347;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4348) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4349 = v4332 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4350 = v4334 < v15;
-      const bool v4351 = v4349 && v4350;
-      if (v4351) {
-        const unsigned int v4352 = v68 + v4334;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4353 = v275.x[114];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4354 = iron_f32_to_bf16(v4353);
-        const float v4355 = v275.x[115];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4358 = iron_f32_to_bf16(v4355);
-        const unsigned int v4359 = v4332 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4360 = v4359 + v4352;
-        *reinterpret_cast<iron_bf16x2*>(out + v4360) = iron_bf16x2{{v4354, v4358}};
-      }
-    } else {
-      const bool v4365 = v4332 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4366 = v4334 < v15;
-      const bool v4367 = v4365 && v4366;
-      if (v4367) {
-        const float v4368 = v275.x[114];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4370 = iron_f32_to_bf16(v4368);
-        const unsigned int v4371 = v4332 * v4;
-        const unsigned int v4372 = v4371 + v68;
-        const unsigned int v4373 = v4372 + v4334;
-        out[v4373] = v4370;
-      }
-      const unsigned int v4375 = v1128 + v4336;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4377 = v1127 + v4341;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4378 = v4375 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4379 = v4377 < v15;
-      const bool v4380 = v4378 && v4379;
-      if (v4380) {
-        const float v4381 = v275.x[115];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4383 = iron_f32_to_bf16(v4381);
-        const unsigned int v4384 = v4375 * v4;
-        const unsigned int v4385 = v4384 + v68;
-        const unsigned int v4386 = v4385 + v4377;
-        out[v4386] = v4383;
-      }
+    const unsigned int v2055 = static_cast<unsigned int>(v275.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2056 = v1130 + v2055;
+    const unsigned int v2057 = static_cast<unsigned int>(v275.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2058 = v1129 + v2057;
+    const bool v2059 = v2056 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2060 = v2058 < v15;
+    const bool v2061 = v2059 && v2060;
+    if (v2061) {
+      const unsigned int v2062 = v68 + v2058;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2063 = v275.x[114];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2064 = iron_f32_to_bf16(v2063);
+      const float v2065 = v275.x[115];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2068 = iron_f32_to_bf16(v2065);
+      const unsigned int v2069 = v2056 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2070 = v2069 + v2062;
+      *reinterpret_cast<iron_bf16x2*>(out + v2070) = iron_bf16x2{{v2064, v2068}};
     }
-    const unsigned int v4387 = static_cast<unsigned int>(v275.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4388 = v1128 + v4387;
-    const unsigned int v4389 = static_cast<unsigned int>(v275.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4390 = v1127 + v4389;
-    const unsigned int v4392 = static_cast<unsigned int>(v275.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4393 = v4392 == v4387;
-    const unsigned int v4396 = v4389 + 1u;
-    const unsigned int v4397 = static_cast<unsigned int>(v275.col(117, iron_linear_thread() & 31u));
-    const bool v4398 = v4397 == v4396;
-    const bool v4399 = v4393 && v4398;
-    const unsigned int v4402 = v4390 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4403 = v4402 == 0u;
-    const bool v4404 = v4399 && v4403;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4404) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4405 = v4388 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4406 = v4390 < v15;
-      const bool v4407 = v4405 && v4406;
-      if (v4407) {
-        const unsigned int v4408 = v68 + v4390;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4409 = v275.x[116];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4410 = iron_f32_to_bf16(v4409);
-        const float v4411 = v275.x[117];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4414 = iron_f32_to_bf16(v4411);
-        const unsigned int v4415 = v4388 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4416 = v4415 + v4408;
-        *reinterpret_cast<iron_bf16x2*>(out + v4416) = iron_bf16x2{{v4410, v4414}};
-      }
-    } else {
-      const bool v4421 = v4388 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4422 = v4390 < v15;
-      const bool v4423 = v4421 && v4422;
-      if (v4423) {
-        const float v4424 = v275.x[116];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4426 = iron_f32_to_bf16(v4424);
-        const unsigned int v4427 = v4388 * v4;
-        const unsigned int v4428 = v4427 + v68;
-        const unsigned int v4429 = v4428 + v4390;
-        out[v4429] = v4426;
-      }
-      const unsigned int v4431 = v1128 + v4392;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4433 = v1127 + v4397;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4434 = v4431 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4435 = v4433 < v15;
-      const bool v4436 = v4434 && v4435;
-      if (v4436) {
-        const float v4437 = v275.x[117];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4439 = iron_f32_to_bf16(v4437);
-        const unsigned int v4440 = v4431 * v4;
-        const unsigned int v4441 = v4440 + v68;
-        const unsigned int v4442 = v4441 + v4433;
-        out[v4442] = v4439;
-      }
+    const unsigned int v2071 = static_cast<unsigned int>(v275.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2072 = v1130 + v2071;
+    const unsigned int v2073 = static_cast<unsigned int>(v275.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2074 = v1129 + v2073;
+    const bool v2075 = v2072 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2076 = v2074 < v15;
+    const bool v2077 = v2075 && v2076;
+    if (v2077) {
+      const unsigned int v2078 = v68 + v2074;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2079 = v275.x[116];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2080 = iron_f32_to_bf16(v2079);
+      const float v2081 = v275.x[117];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2084 = iron_f32_to_bf16(v2081);
+      const unsigned int v2085 = v2072 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2086 = v2085 + v2078;
+      *reinterpret_cast<iron_bf16x2*>(out + v2086) = iron_bf16x2{{v2080, v2084}};
     }
-    const unsigned int v4443 = static_cast<unsigned int>(v275.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4444 = v1128 + v4443;
-    const unsigned int v4445 = static_cast<unsigned int>(v275.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4446 = v1127 + v4445;
-    const unsigned int v4448 = static_cast<unsigned int>(v275.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4449 = v4448 == v4443;
-    const unsigned int v4452 = v4445 + 1u;
-    const unsigned int v4453 = static_cast<unsigned int>(v275.col(119, iron_linear_thread() & 31u));
-    const bool v4454 = v4453 == v4452;
-    const bool v4455 = v4449 && v4454;
-    const unsigned int v4458 = v4446 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4459 = v4458 == 0u;
-    const bool v4460 = v4455 && v4459;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4460) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4461 = v4444 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4462 = v4446 < v15;
-      const bool v4463 = v4461 && v4462;
-      if (v4463) {
-        const unsigned int v4464 = v68 + v4446;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4465 = v275.x[118];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4466 = iron_f32_to_bf16(v4465);
-        const float v4467 = v275.x[119];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4470 = iron_f32_to_bf16(v4467);
-        const unsigned int v4471 = v4444 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4472 = v4471 + v4464;
-        *reinterpret_cast<iron_bf16x2*>(out + v4472) = iron_bf16x2{{v4466, v4470}};
-      }
-    } else {
-      const bool v4477 = v4444 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4478 = v4446 < v15;
-      const bool v4479 = v4477 && v4478;
-      if (v4479) {
-        const float v4480 = v275.x[118];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4482 = iron_f32_to_bf16(v4480);
-        const unsigned int v4483 = v4444 * v4;
-        const unsigned int v4484 = v4483 + v68;
-        const unsigned int v4485 = v4484 + v4446;
-        out[v4485] = v4482;
-      }
-      const unsigned int v4487 = v1128 + v4448;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4489 = v1127 + v4453;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4490 = v4487 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4491 = v4489 < v15;
-      const bool v4492 = v4490 && v4491;
-      if (v4492) {
-        const float v4493 = v275.x[119];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4495 = iron_f32_to_bf16(v4493);
-        const unsigned int v4496 = v4487 * v4;
-        const unsigned int v4497 = v4496 + v68;
-        const unsigned int v4498 = v4497 + v4489;
-        out[v4498] = v4495;
-      }
+    const unsigned int v2087 = static_cast<unsigned int>(v275.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2088 = v1130 + v2087;
+    const unsigned int v2089 = static_cast<unsigned int>(v275.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2090 = v1129 + v2089;
+    const bool v2091 = v2088 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2092 = v2090 < v15;
+    const bool v2093 = v2091 && v2092;
+    if (v2093) {
+      const unsigned int v2094 = v68 + v2090;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2095 = v275.x[118];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2096 = iron_f32_to_bf16(v2095);
+      const float v2097 = v275.x[119];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2100 = iron_f32_to_bf16(v2097);
+      const unsigned int v2101 = v2088 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2102 = v2101 + v2094;
+      *reinterpret_cast<iron_bf16x2*>(out + v2102) = iron_bf16x2{{v2096, v2100}};
     }
-    const unsigned int v4499 = static_cast<unsigned int>(v275.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4500 = v1128 + v4499;
-    const unsigned int v4501 = static_cast<unsigned int>(v275.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4502 = v1127 + v4501;
-    const unsigned int v4504 = static_cast<unsigned int>(v275.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4505 = v4504 == v4499;
-    const unsigned int v4508 = v4501 + 1u;
-    const unsigned int v4509 = static_cast<unsigned int>(v275.col(121, iron_linear_thread() & 31u));
-    const bool v4510 = v4509 == v4508;
-    const bool v4511 = v4505 && v4510;
-    const unsigned int v4514 = v4502 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4515 = v4514 == 0u;
-    const bool v4516 = v4511 && v4515;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4516) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4517 = v4500 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4518 = v4502 < v15;
-      const bool v4519 = v4517 && v4518;
-      if (v4519) {
-        const unsigned int v4520 = v68 + v4502;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4521 = v275.x[120];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4522 = iron_f32_to_bf16(v4521);
-        const float v4523 = v275.x[121];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4526 = iron_f32_to_bf16(v4523);
-        const unsigned int v4527 = v4500 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4528 = v4527 + v4520;
-        *reinterpret_cast<iron_bf16x2*>(out + v4528) = iron_bf16x2{{v4522, v4526}};
-      }
-    } else {
-      const bool v4533 = v4500 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4534 = v4502 < v15;
-      const bool v4535 = v4533 && v4534;
-      if (v4535) {
-        const float v4536 = v275.x[120];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4538 = iron_f32_to_bf16(v4536);
-        const unsigned int v4539 = v4500 * v4;
-        const unsigned int v4540 = v4539 + v68;
-        const unsigned int v4541 = v4540 + v4502;
-        out[v4541] = v4538;
-      }
-      const unsigned int v4543 = v1128 + v4504;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4545 = v1127 + v4509;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4546 = v4543 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4547 = v4545 < v15;
-      const bool v4548 = v4546 && v4547;
-      if (v4548) {
-        const float v4549 = v275.x[121];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4551 = iron_f32_to_bf16(v4549);
-        const unsigned int v4552 = v4543 * v4;
-        const unsigned int v4553 = v4552 + v68;
-        const unsigned int v4554 = v4553 + v4545;
-        out[v4554] = v4551;
-      }
+    const unsigned int v2103 = static_cast<unsigned int>(v275.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2104 = v1130 + v2103;
+    const unsigned int v2105 = static_cast<unsigned int>(v275.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2106 = v1129 + v2105;
+    const bool v2107 = v2104 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2108 = v2106 < v15;
+    const bool v2109 = v2107 && v2108;
+    if (v2109) {
+      const unsigned int v2110 = v68 + v2106;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2111 = v275.x[120];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2112 = iron_f32_to_bf16(v2111);
+      const float v2113 = v275.x[121];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2116 = iron_f32_to_bf16(v2113);
+      const unsigned int v2117 = v2104 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2118 = v2117 + v2110;
+      *reinterpret_cast<iron_bf16x2*>(out + v2118) = iron_bf16x2{{v2112, v2116}};
     }
-    const unsigned int v4555 = static_cast<unsigned int>(v275.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4556 = v1128 + v4555;
-    const unsigned int v4557 = static_cast<unsigned int>(v275.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4558 = v1127 + v4557;
-    const unsigned int v4560 = static_cast<unsigned int>(v275.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4561 = v4560 == v4555;
-    const unsigned int v4564 = v4557 + 1u;
-    const unsigned int v4565 = static_cast<unsigned int>(v275.col(123, iron_linear_thread() & 31u));
-    const bool v4566 = v4565 == v4564;
-    const bool v4567 = v4561 && v4566;
-    const unsigned int v4570 = v4558 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4571 = v4570 == 0u;
-    const bool v4572 = v4567 && v4571;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4572) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4573 = v4556 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4574 = v4558 < v15;
-      const bool v4575 = v4573 && v4574;
-      if (v4575) {
-        const unsigned int v4576 = v68 + v4558;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4577 = v275.x[122];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4578 = iron_f32_to_bf16(v4577);
-        const float v4579 = v275.x[123];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4582 = iron_f32_to_bf16(v4579);
-        const unsigned int v4583 = v4556 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4584 = v4583 + v4576;
-        *reinterpret_cast<iron_bf16x2*>(out + v4584) = iron_bf16x2{{v4578, v4582}};
-      }
-    } else {
-      const bool v4589 = v4556 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4590 = v4558 < v15;
-      const bool v4591 = v4589 && v4590;
-      if (v4591) {
-        const float v4592 = v275.x[122];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4594 = iron_f32_to_bf16(v4592);
-        const unsigned int v4595 = v4556 * v4;
-        const unsigned int v4596 = v4595 + v68;
-        const unsigned int v4597 = v4596 + v4558;
-        out[v4597] = v4594;
-      }
-      const unsigned int v4599 = v1128 + v4560;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4601 = v1127 + v4565;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4602 = v4599 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4603 = v4601 < v15;
-      const bool v4604 = v4602 && v4603;
-      if (v4604) {
-        const float v4605 = v275.x[123];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4607 = iron_f32_to_bf16(v4605);
-        const unsigned int v4608 = v4599 * v4;
-        const unsigned int v4609 = v4608 + v68;
-        const unsigned int v4610 = v4609 + v4601;
-        out[v4610] = v4607;
-      }
+    const unsigned int v2119 = static_cast<unsigned int>(v275.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2120 = v1130 + v2119;
+    const unsigned int v2121 = static_cast<unsigned int>(v275.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2122 = v1129 + v2121;
+    const bool v2123 = v2120 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2124 = v2122 < v15;
+    const bool v2125 = v2123 && v2124;
+    if (v2125) {
+      const unsigned int v2126 = v68 + v2122;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2127 = v275.x[122];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2128 = iron_f32_to_bf16(v2127);
+      const float v2129 = v275.x[123];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2132 = iron_f32_to_bf16(v2129);
+      const unsigned int v2133 = v2120 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2134 = v2133 + v2126;
+      *reinterpret_cast<iron_bf16x2*>(out + v2134) = iron_bf16x2{{v2128, v2132}};
     }
-    const unsigned int v4611 = static_cast<unsigned int>(v275.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4612 = v1128 + v4611;
-    const unsigned int v4613 = static_cast<unsigned int>(v275.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4614 = v1127 + v4613;
-    const unsigned int v4616 = static_cast<unsigned int>(v275.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4617 = v4616 == v4611;
-    const unsigned int v4620 = v4613 + 1u;
-    const unsigned int v4621 = static_cast<unsigned int>(v275.col(125, iron_linear_thread() & 31u));
-    const bool v4622 = v4621 == v4620;
-    const bool v4623 = v4617 && v4622;
-    const unsigned int v4626 = v4614 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4627 = v4626 == 0u;
-    const bool v4628 = v4623 && v4627;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4628) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4629 = v4612 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4630 = v4614 < v15;
-      const bool v4631 = v4629 && v4630;
-      if (v4631) {
-        const unsigned int v4632 = v68 + v4614;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4633 = v275.x[124];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4634 = iron_f32_to_bf16(v4633);
-        const float v4635 = v275.x[125];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4638 = iron_f32_to_bf16(v4635);
-        const unsigned int v4639 = v4612 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4640 = v4639 + v4632;
-        *reinterpret_cast<iron_bf16x2*>(out + v4640) = iron_bf16x2{{v4634, v4638}};
-      }
-    } else {
-      const bool v4645 = v4612 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4646 = v4614 < v15;
-      const bool v4647 = v4645 && v4646;
-      if (v4647) {
-        const float v4648 = v275.x[124];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4650 = iron_f32_to_bf16(v4648);
-        const unsigned int v4651 = v4612 * v4;
-        const unsigned int v4652 = v4651 + v68;
-        const unsigned int v4653 = v4652 + v4614;
-        out[v4653] = v4650;
-      }
-      const unsigned int v4655 = v1128 + v4616;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4657 = v1127 + v4621;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4658 = v4655 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4659 = v4657 < v15;
-      const bool v4660 = v4658 && v4659;
-      if (v4660) {
-        const float v4661 = v275.x[125];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4663 = iron_f32_to_bf16(v4661);
-        const unsigned int v4664 = v4655 * v4;
-        const unsigned int v4665 = v4664 + v68;
-        const unsigned int v4666 = v4665 + v4657;
-        out[v4666] = v4663;
-      }
+    const unsigned int v2135 = static_cast<unsigned int>(v275.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2136 = v1130 + v2135;
+    const unsigned int v2137 = static_cast<unsigned int>(v275.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2138 = v1129 + v2137;
+    const bool v2139 = v2136 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2140 = v2138 < v15;
+    const bool v2141 = v2139 && v2140;
+    if (v2141) {
+      const unsigned int v2142 = v68 + v2138;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2143 = v275.x[124];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2144 = iron_f32_to_bf16(v2143);
+      const float v2145 = v275.x[125];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2148 = iron_f32_to_bf16(v2145);
+      const unsigned int v2149 = v2136 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2150 = v2149 + v2142;
+      *reinterpret_cast<iron_bf16x2*>(out + v2150) = iron_bf16x2{{v2144, v2148}};
     }
-    const unsigned int v4667 = static_cast<unsigned int>(v275.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4668 = v1128 + v4667;
-    const unsigned int v4669 = static_cast<unsigned int>(v275.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4670 = v1127 + v4669;
-    const unsigned int v4672 = static_cast<unsigned int>(v275.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4673 = v4672 == v4667;
-    const unsigned int v4676 = v4669 + 1u;
-    const unsigned int v4677 = static_cast<unsigned int>(v275.col(127, iron_linear_thread() & 31u));
-    const bool v4678 = v4677 == v4676;
-    const bool v4679 = v4673 && v4678;
-    const unsigned int v4682 = v4670 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4683 = v4682 == 0u;
-    const bool v4684 = v4679 && v4683;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4684) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4685 = v4668 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4686 = v4670 < v15;
-      const bool v4687 = v4685 && v4686;
-      if (v4687) {
-        const unsigned int v4688 = v68 + v4670;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4689 = v275.x[126];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4690 = iron_f32_to_bf16(v4689);
-        const float v4691 = v275.x[127];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4694 = iron_f32_to_bf16(v4691);
-        const unsigned int v4695 = v4668 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4696 = v4695 + v4688;
-        *reinterpret_cast<iron_bf16x2*>(out + v4696) = iron_bf16x2{{v4690, v4694}};
-      }
-    } else {
-      const bool v4701 = v4668 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4702 = v4670 < v15;
-      const bool v4703 = v4701 && v4702;
-      if (v4703) {
-        const float v4704 = v275.x[126];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4706 = iron_f32_to_bf16(v4704);
-        const unsigned int v4707 = v4668 * v4;
-        const unsigned int v4708 = v4707 + v68;
-        const unsigned int v4709 = v4708 + v4670;
-        out[v4709] = v4706;
-      }
-      const unsigned int v4711 = v1128 + v4672;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4713 = v1127 + v4677;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4714 = v4711 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4715 = v4713 < v15;
-      const bool v4716 = v4714 && v4715;
-      if (v4716) {
-        const float v4717 = v275.x[127];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4719 = iron_f32_to_bf16(v4717);
-        const unsigned int v4720 = v4711 * v4;
-        const unsigned int v4721 = v4720 + v68;
-        const unsigned int v4722 = v4721 + v4713;
-        out[v4722] = v4719;
-      }
+    const unsigned int v2151 = static_cast<unsigned int>(v275.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2152 = v1130 + v2151;
+    const unsigned int v2153 = static_cast<unsigned int>(v275.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2154 = v1129 + v2153;
+    const bool v2155 = v2152 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2156 = v2154 < v15;
+    const bool v2157 = v2155 && v2156;
+    if (v2157) {
+      const unsigned int v2158 = v68 + v2154;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2159 = v275.x[126];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2160 = iron_f32_to_bf16(v2159);
+      const float v2161 = v275.x[127];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2164 = iron_f32_to_bf16(v2161);
+      const unsigned int v2165 = v2152 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2166 = v2165 + v2158;
+      *reinterpret_cast<iron_bf16x2*>(out + v2166) = iron_bf16x2{{v2160, v2164}};
     }
   } else {
-    const unsigned int v4723 = static_cast<unsigned int>(v275.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4724 = v1128 + v4723;
-    const unsigned int v4725 = static_cast<unsigned int>(v275.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4726 = v1127 + v4725;
-    const bool v4727 = v4724 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4728 = v4726 < v15;
-    const bool v4729 = v4727 && v4728;
-    if (v4729) {
-      const float v4730 = v275.x[0];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4732 = iron_f32_to_bf16(v4730);
-      const unsigned int v4733 = v4724 * v4;
-      const unsigned int v4734 = v4733 + v68;
-      const unsigned int v4735 = v4734 + v4726;
-      out[v4735] = v4732;
-    }
-    const unsigned int v4736 = static_cast<unsigned int>(v275.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4737 = v1128 + v4736;
-    const unsigned int v4738 = static_cast<unsigned int>(v275.col(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4739 = v1127 + v4738;
-    const bool v4740 = v4737 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4741 = v4739 < v15;
-    const bool v4742 = v4740 && v4741;
-    if (v4742) {
-      const float v4743 = v275.x[1];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4745 = iron_f32_to_bf16(v4743);
-      const unsigned int v4746 = v4737 * v4;
-      const unsigned int v4747 = v4746 + v68;
-      const unsigned int v4748 = v4747 + v4739;
-      out[v4748] = v4745;
-    }
-    const unsigned int v4749 = static_cast<unsigned int>(v275.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4750 = v1128 + v4749;
-    const unsigned int v4751 = static_cast<unsigned int>(v275.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4752 = v1127 + v4751;
-    const bool v4753 = v4750 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4754 = v4752 < v15;
-    const bool v4755 = v4753 && v4754;
-    if (v4755) {
-      const float v4756 = v275.x[2];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4758 = iron_f32_to_bf16(v4756);
-      const unsigned int v4759 = v4750 * v4;
-      const unsigned int v4760 = v4759 + v68;
-      const unsigned int v4761 = v4760 + v4752;
-      out[v4761] = v4758;
-    }
-    const unsigned int v4762 = static_cast<unsigned int>(v275.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4763 = v1128 + v4762;
-    const unsigned int v4764 = static_cast<unsigned int>(v275.col(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4765 = v1127 + v4764;
-    const bool v4766 = v4763 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4767 = v4765 < v15;
-    const bool v4768 = v4766 && v4767;
-    if (v4768) {
-      const float v4769 = v275.x[3];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4771 = iron_f32_to_bf16(v4769);
-      const unsigned int v4772 = v4763 * v4;
-      const unsigned int v4773 = v4772 + v68;
-      const unsigned int v4774 = v4773 + v4765;
-      out[v4774] = v4771;
-    }
-    const unsigned int v4775 = static_cast<unsigned int>(v275.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4776 = v1128 + v4775;
-    const unsigned int v4777 = static_cast<unsigned int>(v275.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4778 = v1127 + v4777;
-    const bool v4779 = v4776 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4780 = v4778 < v15;
-    const bool v4781 = v4779 && v4780;
-    if (v4781) {
-      const float v4782 = v275.x[4];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4784 = iron_f32_to_bf16(v4782);
-      const unsigned int v4785 = v4776 * v4;
-      const unsigned int v4786 = v4785 + v68;
-      const unsigned int v4787 = v4786 + v4778;
-      out[v4787] = v4784;
-    }
-    const unsigned int v4788 = static_cast<unsigned int>(v275.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4789 = v1128 + v4788;
-    const unsigned int v4790 = static_cast<unsigned int>(v275.col(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4791 = v1127 + v4790;
-    const bool v4792 = v4789 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4793 = v4791 < v15;
-    const bool v4794 = v4792 && v4793;
-    if (v4794) {
-      const float v4795 = v275.x[5];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4797 = iron_f32_to_bf16(v4795);
-      const unsigned int v4798 = v4789 * v4;
-      const unsigned int v4799 = v4798 + v68;
-      const unsigned int v4800 = v4799 + v4791;
-      out[v4800] = v4797;
-    }
-    const unsigned int v4801 = static_cast<unsigned int>(v275.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4802 = v1128 + v4801;
-    const unsigned int v4803 = static_cast<unsigned int>(v275.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4804 = v1127 + v4803;
-    const bool v4805 = v4802 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4806 = v4804 < v15;
-    const bool v4807 = v4805 && v4806;
-    if (v4807) {
-      const float v4808 = v275.x[6];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4810 = iron_f32_to_bf16(v4808);
-      const unsigned int v4811 = v4802 * v4;
-      const unsigned int v4812 = v4811 + v68;
-      const unsigned int v4813 = v4812 + v4804;
-      out[v4813] = v4810;
-    }
-    const unsigned int v4814 = static_cast<unsigned int>(v275.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4815 = v1128 + v4814;
-    const unsigned int v4816 = static_cast<unsigned int>(v275.col(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4817 = v1127 + v4816;
-    const bool v4818 = v4815 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4819 = v4817 < v15;
-    const bool v4820 = v4818 && v4819;
-    if (v4820) {
-      const float v4821 = v275.x[7];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4823 = iron_f32_to_bf16(v4821);
-      const unsigned int v4824 = v4815 * v4;
-      const unsigned int v4825 = v4824 + v68;
-      const unsigned int v4826 = v4825 + v4817;
-      out[v4826] = v4823;
-    }
-    const unsigned int v4827 = static_cast<unsigned int>(v275.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4828 = v1128 + v4827;
-    const unsigned int v4829 = static_cast<unsigned int>(v275.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4830 = v1127 + v4829;
-    const bool v4831 = v4828 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4832 = v4830 < v15;
-    const bool v4833 = v4831 && v4832;
-    if (v4833) {
-      const float v4834 = v275.x[8];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4836 = iron_f32_to_bf16(v4834);
-      const unsigned int v4837 = v4828 * v4;
-      const unsigned int v4838 = v4837 + v68;
-      const unsigned int v4839 = v4838 + v4830;
-      out[v4839] = v4836;
-    }
-    const unsigned int v4840 = static_cast<unsigned int>(v275.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4841 = v1128 + v4840;
-    const unsigned int v4842 = static_cast<unsigned int>(v275.col(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4843 = v1127 + v4842;
-    const bool v4844 = v4841 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4845 = v4843 < v15;
-    const bool v4846 = v4844 && v4845;
-    if (v4846) {
-      const float v4847 = v275.x[9];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4849 = iron_f32_to_bf16(v4847);
-      const unsigned int v4850 = v4841 * v4;
-      const unsigned int v4851 = v4850 + v68;
-      const unsigned int v4852 = v4851 + v4843;
-      out[v4852] = v4849;
-    }
-    const unsigned int v4853 = static_cast<unsigned int>(v275.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4854 = v1128 + v4853;
-    const unsigned int v4855 = static_cast<unsigned int>(v275.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4856 = v1127 + v4855;
-    const bool v4857 = v4854 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4858 = v4856 < v15;
-    const bool v4859 = v4857 && v4858;
-    if (v4859) {
-      const float v4860 = v275.x[10];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4862 = iron_f32_to_bf16(v4860);
-      const unsigned int v4863 = v4854 * v4;
-      const unsigned int v4864 = v4863 + v68;
-      const unsigned int v4865 = v4864 + v4856;
-      out[v4865] = v4862;
-    }
-    const unsigned int v4866 = static_cast<unsigned int>(v275.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4867 = v1128 + v4866;
-    const unsigned int v4868 = static_cast<unsigned int>(v275.col(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4869 = v1127 + v4868;
-    const bool v4870 = v4867 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4871 = v4869 < v15;
-    const bool v4872 = v4870 && v4871;
-    if (v4872) {
-      const float v4873 = v275.x[11];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4875 = iron_f32_to_bf16(v4873);
-      const unsigned int v4876 = v4867 * v4;
-      const unsigned int v4877 = v4876 + v68;
-      const unsigned int v4878 = v4877 + v4869;
-      out[v4878] = v4875;
-    }
-    const unsigned int v4879 = static_cast<unsigned int>(v275.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4880 = v1128 + v4879;
-    const unsigned int v4881 = static_cast<unsigned int>(v275.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4882 = v1127 + v4881;
-    const bool v4883 = v4880 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4884 = v4882 < v15;
-    const bool v4885 = v4883 && v4884;
-    if (v4885) {
-      const float v4886 = v275.x[12];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4888 = iron_f32_to_bf16(v4886);
-      const unsigned int v4889 = v4880 * v4;
-      const unsigned int v4890 = v4889 + v68;
-      const unsigned int v4891 = v4890 + v4882;
-      out[v4891] = v4888;
-    }
-    const unsigned int v4892 = static_cast<unsigned int>(v275.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4893 = v1128 + v4892;
-    const unsigned int v4894 = static_cast<unsigned int>(v275.col(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4895 = v1127 + v4894;
-    const bool v4896 = v4893 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4897 = v4895 < v15;
-    const bool v4898 = v4896 && v4897;
-    if (v4898) {
-      const float v4899 = v275.x[13];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4901 = iron_f32_to_bf16(v4899);
-      const unsigned int v4902 = v4893 * v4;
-      const unsigned int v4903 = v4902 + v68;
-      const unsigned int v4904 = v4903 + v4895;
-      out[v4904] = v4901;
-    }
-    const unsigned int v4905 = static_cast<unsigned int>(v275.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4906 = v1128 + v4905;
-    const unsigned int v4907 = static_cast<unsigned int>(v275.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4908 = v1127 + v4907;
-    const bool v4909 = v4906 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4910 = v4908 < v15;
-    const bool v4911 = v4909 && v4910;
-    if (v4911) {
-      const float v4912 = v275.x[14];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4914 = iron_f32_to_bf16(v4912);
-      const unsigned int v4915 = v4906 * v4;
-      const unsigned int v4916 = v4915 + v68;
-      const unsigned int v4917 = v4916 + v4908;
-      out[v4917] = v4914;
-    }
-    const unsigned int v4918 = static_cast<unsigned int>(v275.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4919 = v1128 + v4918;
-    const unsigned int v4920 = static_cast<unsigned int>(v275.col(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4921 = v1127 + v4920;
-    const bool v4922 = v4919 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4923 = v4921 < v15;
-    const bool v4924 = v4922 && v4923;
-    if (v4924) {
-      const float v4925 = v275.x[15];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4927 = iron_f32_to_bf16(v4925);
-      const unsigned int v4928 = v4919 * v4;
-      const unsigned int v4929 = v4928 + v68;
-      const unsigned int v4930 = v4929 + v4921;
-      out[v4930] = v4927;
-    }
-    const unsigned int v4931 = static_cast<unsigned int>(v275.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4932 = v1128 + v4931;
-    const unsigned int v4933 = static_cast<unsigned int>(v275.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4934 = v1127 + v4933;
-    const bool v4935 = v4932 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4936 = v4934 < v15;
-    const bool v4937 = v4935 && v4936;
-    if (v4937) {
-      const float v4938 = v275.x[16];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4940 = iron_f32_to_bf16(v4938);
-      const unsigned int v4941 = v4932 * v4;
-      const unsigned int v4942 = v4941 + v68;
-      const unsigned int v4943 = v4942 + v4934;
-      out[v4943] = v4940;
-    }
-    const unsigned int v4944 = static_cast<unsigned int>(v275.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4945 = v1128 + v4944;
-    const unsigned int v4946 = static_cast<unsigned int>(v275.col(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4947 = v1127 + v4946;
-    const bool v4948 = v4945 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4949 = v4947 < v15;
-    const bool v4950 = v4948 && v4949;
-    if (v4950) {
-      const float v4951 = v275.x[17];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4953 = iron_f32_to_bf16(v4951);
-      const unsigned int v4954 = v4945 * v4;
-      const unsigned int v4955 = v4954 + v68;
-      const unsigned int v4956 = v4955 + v4947;
-      out[v4956] = v4953;
-    }
-    const unsigned int v4957 = static_cast<unsigned int>(v275.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4958 = v1128 + v4957;
-    const unsigned int v4959 = static_cast<unsigned int>(v275.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4960 = v1127 + v4959;
-    const bool v4961 = v4958 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4962 = v4960 < v15;
-    const bool v4963 = v4961 && v4962;
-    if (v4963) {
-      const float v4964 = v275.x[18];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4966 = iron_f32_to_bf16(v4964);
-      const unsigned int v4967 = v4958 * v4;
-      const unsigned int v4968 = v4967 + v68;
-      const unsigned int v4969 = v4968 + v4960;
-      out[v4969] = v4966;
-    }
-    const unsigned int v4970 = static_cast<unsigned int>(v275.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4971 = v1128 + v4970;
-    const unsigned int v4972 = static_cast<unsigned int>(v275.col(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4973 = v1127 + v4972;
-    const bool v4974 = v4971 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4975 = v4973 < v15;
-    const bool v4976 = v4974 && v4975;
-    if (v4976) {
-      const float v4977 = v275.x[19];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4979 = iron_f32_to_bf16(v4977);
-      const unsigned int v4980 = v4971 * v4;
-      const unsigned int v4981 = v4980 + v68;
-      const unsigned int v4982 = v4981 + v4973;
-      out[v4982] = v4979;
-    }
-    const unsigned int v4983 = static_cast<unsigned int>(v275.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4984 = v1128 + v4983;
-    const unsigned int v4985 = static_cast<unsigned int>(v275.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4986 = v1127 + v4985;
-    const bool v4987 = v4984 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4988 = v4986 < v15;
-    const bool v4989 = v4987 && v4988;
-    if (v4989) {
-      const float v4990 = v275.x[20];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4992 = iron_f32_to_bf16(v4990);
-      const unsigned int v4993 = v4984 * v4;
-      const unsigned int v4994 = v4993 + v68;
-      const unsigned int v4995 = v4994 + v4986;
-      out[v4995] = v4992;
-    }
-    const unsigned int v4996 = static_cast<unsigned int>(v275.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4997 = v1128 + v4996;
-    const unsigned int v4998 = static_cast<unsigned int>(v275.col(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4999 = v1127 + v4998;
-    const bool v5000 = v4997 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5001 = v4999 < v15;
-    const bool v5002 = v5000 && v5001;
-    if (v5002) {
-      const float v5003 = v275.x[21];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5005 = iron_f32_to_bf16(v5003);
-      const unsigned int v5006 = v4997 * v4;
-      const unsigned int v5007 = v5006 + v68;
-      const unsigned int v5008 = v5007 + v4999;
-      out[v5008] = v5005;
-    }
-    const unsigned int v5009 = static_cast<unsigned int>(v275.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5010 = v1128 + v5009;
-    const unsigned int v5011 = static_cast<unsigned int>(v275.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5012 = v1127 + v5011;
-    const bool v5013 = v5010 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5014 = v5012 < v15;
-    const bool v5015 = v5013 && v5014;
-    if (v5015) {
-      const float v5016 = v275.x[22];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5018 = iron_f32_to_bf16(v5016);
-      const unsigned int v5019 = v5010 * v4;
-      const unsigned int v5020 = v5019 + v68;
-      const unsigned int v5021 = v5020 + v5012;
-      out[v5021] = v5018;
-    }
-    const unsigned int v5022 = static_cast<unsigned int>(v275.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5023 = v1128 + v5022;
-    const unsigned int v5024 = static_cast<unsigned int>(v275.col(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5025 = v1127 + v5024;
-    const bool v5026 = v5023 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5027 = v5025 < v15;
-    const bool v5028 = v5026 && v5027;
-    if (v5028) {
-      const float v5029 = v275.x[23];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5031 = iron_f32_to_bf16(v5029);
-      const unsigned int v5032 = v5023 * v4;
-      const unsigned int v5033 = v5032 + v68;
-      const unsigned int v5034 = v5033 + v5025;
-      out[v5034] = v5031;
-    }
-    const unsigned int v5035 = static_cast<unsigned int>(v275.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5036 = v1128 + v5035;
-    const unsigned int v5037 = static_cast<unsigned int>(v275.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5038 = v1127 + v5037;
-    const bool v5039 = v5036 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5040 = v5038 < v15;
-    const bool v5041 = v5039 && v5040;
-    if (v5041) {
-      const float v5042 = v275.x[24];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5044 = iron_f32_to_bf16(v5042);
-      const unsigned int v5045 = v5036 * v4;
-      const unsigned int v5046 = v5045 + v68;
-      const unsigned int v5047 = v5046 + v5038;
-      out[v5047] = v5044;
-    }
-    const unsigned int v5048 = static_cast<unsigned int>(v275.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5049 = v1128 + v5048;
-    const unsigned int v5050 = static_cast<unsigned int>(v275.col(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5051 = v1127 + v5050;
-    const bool v5052 = v5049 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5053 = v5051 < v15;
-    const bool v5054 = v5052 && v5053;
-    if (v5054) {
-      const float v5055 = v275.x[25];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5057 = iron_f32_to_bf16(v5055);
-      const unsigned int v5058 = v5049 * v4;
-      const unsigned int v5059 = v5058 + v68;
-      const unsigned int v5060 = v5059 + v5051;
-      out[v5060] = v5057;
-    }
-    const unsigned int v5061 = static_cast<unsigned int>(v275.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5062 = v1128 + v5061;
-    const unsigned int v5063 = static_cast<unsigned int>(v275.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5064 = v1127 + v5063;
-    const bool v5065 = v5062 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5066 = v5064 < v15;
-    const bool v5067 = v5065 && v5066;
-    if (v5067) {
-      const float v5068 = v275.x[26];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5070 = iron_f32_to_bf16(v5068);
-      const unsigned int v5071 = v5062 * v4;
-      const unsigned int v5072 = v5071 + v68;
-      const unsigned int v5073 = v5072 + v5064;
-      out[v5073] = v5070;
-    }
-    const unsigned int v5074 = static_cast<unsigned int>(v275.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5075 = v1128 + v5074;
-    const unsigned int v5076 = static_cast<unsigned int>(v275.col(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5077 = v1127 + v5076;
-    const bool v5078 = v5075 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5079 = v5077 < v15;
-    const bool v5080 = v5078 && v5079;
-    if (v5080) {
-      const float v5081 = v275.x[27];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5083 = iron_f32_to_bf16(v5081);
-      const unsigned int v5084 = v5075 * v4;
-      const unsigned int v5085 = v5084 + v68;
-      const unsigned int v5086 = v5085 + v5077;
-      out[v5086] = v5083;
-    }
-    const unsigned int v5087 = static_cast<unsigned int>(v275.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5088 = v1128 + v5087;
-    const unsigned int v5089 = static_cast<unsigned int>(v275.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5090 = v1127 + v5089;
-    const bool v5091 = v5088 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5092 = v5090 < v15;
-    const bool v5093 = v5091 && v5092;
-    if (v5093) {
-      const float v5094 = v275.x[28];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5096 = iron_f32_to_bf16(v5094);
-      const unsigned int v5097 = v5088 * v4;
-      const unsigned int v5098 = v5097 + v68;
-      const unsigned int v5099 = v5098 + v5090;
-      out[v5099] = v5096;
-    }
-    const unsigned int v5100 = static_cast<unsigned int>(v275.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5101 = v1128 + v5100;
-    const unsigned int v5102 = static_cast<unsigned int>(v275.col(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5103 = v1127 + v5102;
-    const bool v5104 = v5101 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5105 = v5103 < v15;
-    const bool v5106 = v5104 && v5105;
-    if (v5106) {
-      const float v5107 = v275.x[29];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5109 = iron_f32_to_bf16(v5107);
-      const unsigned int v5110 = v5101 * v4;
-      const unsigned int v5111 = v5110 + v68;
-      const unsigned int v5112 = v5111 + v5103;
-      out[v5112] = v5109;
-    }
-    const unsigned int v5113 = static_cast<unsigned int>(v275.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5114 = v1128 + v5113;
-    const unsigned int v5115 = static_cast<unsigned int>(v275.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5116 = v1127 + v5115;
-    const bool v5117 = v5114 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5118 = v5116 < v15;
-    const bool v5119 = v5117 && v5118;
-    if (v5119) {
-      const float v5120 = v275.x[30];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5122 = iron_f32_to_bf16(v5120);
-      const unsigned int v5123 = v5114 * v4;
-      const unsigned int v5124 = v5123 + v68;
-      const unsigned int v5125 = v5124 + v5116;
-      out[v5125] = v5122;
-    }
-    const unsigned int v5126 = static_cast<unsigned int>(v275.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5127 = v1128 + v5126;
-    const unsigned int v5128 = static_cast<unsigned int>(v275.col(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5129 = v1127 + v5128;
-    const bool v5130 = v5127 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5131 = v5129 < v15;
-    const bool v5132 = v5130 && v5131;
-    if (v5132) {
-      const float v5133 = v275.x[31];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5135 = iron_f32_to_bf16(v5133);
-      const unsigned int v5136 = v5127 * v4;
-      const unsigned int v5137 = v5136 + v68;
-      const unsigned int v5138 = v5137 + v5129;
-      out[v5138] = v5135;
-    }
-    const unsigned int v5139 = static_cast<unsigned int>(v275.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5140 = v1128 + v5139;
-    const unsigned int v5141 = static_cast<unsigned int>(v275.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5142 = v1127 + v5141;
-    const bool v5143 = v5140 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5144 = v5142 < v15;
-    const bool v5145 = v5143 && v5144;
-    if (v5145) {
-      const float v5146 = v275.x[32];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5148 = iron_f32_to_bf16(v5146);
-      const unsigned int v5149 = v5140 * v4;
-      const unsigned int v5150 = v5149 + v68;
-      const unsigned int v5151 = v5150 + v5142;
-      out[v5151] = v5148;
-    }
-    const unsigned int v5152 = static_cast<unsigned int>(v275.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5153 = v1128 + v5152;
-    const unsigned int v5154 = static_cast<unsigned int>(v275.col(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5155 = v1127 + v5154;
-    const bool v5156 = v5153 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5157 = v5155 < v15;
-    const bool v5158 = v5156 && v5157;
-    if (v5158) {
-      const float v5159 = v275.x[33];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5161 = iron_f32_to_bf16(v5159);
-      const unsigned int v5162 = v5153 * v4;
-      const unsigned int v5163 = v5162 + v68;
-      const unsigned int v5164 = v5163 + v5155;
-      out[v5164] = v5161;
-    }
-    const unsigned int v5165 = static_cast<unsigned int>(v275.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5166 = v1128 + v5165;
-    const unsigned int v5167 = static_cast<unsigned int>(v275.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5168 = v1127 + v5167;
-    const bool v5169 = v5166 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5170 = v5168 < v15;
-    const bool v5171 = v5169 && v5170;
-    if (v5171) {
-      const float v5172 = v275.x[34];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5174 = iron_f32_to_bf16(v5172);
-      const unsigned int v5175 = v5166 * v4;
-      const unsigned int v5176 = v5175 + v68;
-      const unsigned int v5177 = v5176 + v5168;
-      out[v5177] = v5174;
-    }
-    const unsigned int v5178 = static_cast<unsigned int>(v275.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5179 = v1128 + v5178;
-    const unsigned int v5180 = static_cast<unsigned int>(v275.col(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5181 = v1127 + v5180;
-    const bool v5182 = v5179 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5183 = v5181 < v15;
-    const bool v5184 = v5182 && v5183;
-    if (v5184) {
-      const float v5185 = v275.x[35];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5187 = iron_f32_to_bf16(v5185);
-      const unsigned int v5188 = v5179 * v4;
-      const unsigned int v5189 = v5188 + v68;
-      const unsigned int v5190 = v5189 + v5181;
-      out[v5190] = v5187;
-    }
-    const unsigned int v5191 = static_cast<unsigned int>(v275.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5192 = v1128 + v5191;
-    const unsigned int v5193 = static_cast<unsigned int>(v275.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5194 = v1127 + v5193;
-    const bool v5195 = v5192 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5196 = v5194 < v15;
-    const bool v5197 = v5195 && v5196;
-    if (v5197) {
-      const float v5198 = v275.x[36];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5200 = iron_f32_to_bf16(v5198);
-      const unsigned int v5201 = v5192 * v4;
-      const unsigned int v5202 = v5201 + v68;
-      const unsigned int v5203 = v5202 + v5194;
-      out[v5203] = v5200;
-    }
-    const unsigned int v5204 = static_cast<unsigned int>(v275.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5205 = v1128 + v5204;
-    const unsigned int v5206 = static_cast<unsigned int>(v275.col(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5207 = v1127 + v5206;
-    const bool v5208 = v5205 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5209 = v5207 < v15;
-    const bool v5210 = v5208 && v5209;
-    if (v5210) {
-      const float v5211 = v275.x[37];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5213 = iron_f32_to_bf16(v5211);
-      const unsigned int v5214 = v5205 * v4;
-      const unsigned int v5215 = v5214 + v68;
-      const unsigned int v5216 = v5215 + v5207;
-      out[v5216] = v5213;
-    }
-    const unsigned int v5217 = static_cast<unsigned int>(v275.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5218 = v1128 + v5217;
-    const unsigned int v5219 = static_cast<unsigned int>(v275.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5220 = v1127 + v5219;
-    const bool v5221 = v5218 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5222 = v5220 < v15;
-    const bool v5223 = v5221 && v5222;
-    if (v5223) {
-      const float v5224 = v275.x[38];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5226 = iron_f32_to_bf16(v5224);
-      const unsigned int v5227 = v5218 * v4;
-      const unsigned int v5228 = v5227 + v68;
-      const unsigned int v5229 = v5228 + v5220;
-      out[v5229] = v5226;
-    }
-    const unsigned int v5230 = static_cast<unsigned int>(v275.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5231 = v1128 + v5230;
-    const unsigned int v5232 = static_cast<unsigned int>(v275.col(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5233 = v1127 + v5232;
-    const bool v5234 = v5231 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5235 = v5233 < v15;
-    const bool v5236 = v5234 && v5235;
-    if (v5236) {
-      const float v5237 = v275.x[39];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5239 = iron_f32_to_bf16(v5237);
-      const unsigned int v5240 = v5231 * v4;
-      const unsigned int v5241 = v5240 + v68;
-      const unsigned int v5242 = v5241 + v5233;
-      out[v5242] = v5239;
-    }
-    const unsigned int v5243 = static_cast<unsigned int>(v275.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5244 = v1128 + v5243;
-    const unsigned int v5245 = static_cast<unsigned int>(v275.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5246 = v1127 + v5245;
-    const bool v5247 = v5244 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5248 = v5246 < v15;
-    const bool v5249 = v5247 && v5248;
-    if (v5249) {
-      const float v5250 = v275.x[40];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5252 = iron_f32_to_bf16(v5250);
-      const unsigned int v5253 = v5244 * v4;
-      const unsigned int v5254 = v5253 + v68;
-      const unsigned int v5255 = v5254 + v5246;
-      out[v5255] = v5252;
-    }
-    const unsigned int v5256 = static_cast<unsigned int>(v275.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5257 = v1128 + v5256;
-    const unsigned int v5258 = static_cast<unsigned int>(v275.col(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5259 = v1127 + v5258;
-    const bool v5260 = v5257 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5261 = v5259 < v15;
-    const bool v5262 = v5260 && v5261;
-    if (v5262) {
-      const float v5263 = v275.x[41];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5265 = iron_f32_to_bf16(v5263);
-      const unsigned int v5266 = v5257 * v4;
-      const unsigned int v5267 = v5266 + v68;
-      const unsigned int v5268 = v5267 + v5259;
-      out[v5268] = v5265;
-    }
-    const unsigned int v5269 = static_cast<unsigned int>(v275.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5270 = v1128 + v5269;
-    const unsigned int v5271 = static_cast<unsigned int>(v275.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5272 = v1127 + v5271;
-    const bool v5273 = v5270 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5274 = v5272 < v15;
-    const bool v5275 = v5273 && v5274;
-    if (v5275) {
-      const float v5276 = v275.x[42];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5278 = iron_f32_to_bf16(v5276);
-      const unsigned int v5279 = v5270 * v4;
-      const unsigned int v5280 = v5279 + v68;
-      const unsigned int v5281 = v5280 + v5272;
-      out[v5281] = v5278;
-    }
-    const unsigned int v5282 = static_cast<unsigned int>(v275.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5283 = v1128 + v5282;
-    const unsigned int v5284 = static_cast<unsigned int>(v275.col(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5285 = v1127 + v5284;
-    const bool v5286 = v5283 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5287 = v5285 < v15;
-    const bool v5288 = v5286 && v5287;
-    if (v5288) {
-      const float v5289 = v275.x[43];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5291 = iron_f32_to_bf16(v5289);
-      const unsigned int v5292 = v5283 * v4;
-      const unsigned int v5293 = v5292 + v68;
-      const unsigned int v5294 = v5293 + v5285;
-      out[v5294] = v5291;
-    }
-    const unsigned int v5295 = static_cast<unsigned int>(v275.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5296 = v1128 + v5295;
-    const unsigned int v5297 = static_cast<unsigned int>(v275.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5298 = v1127 + v5297;
-    const bool v5299 = v5296 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5300 = v5298 < v15;
-    const bool v5301 = v5299 && v5300;
-    if (v5301) {
-      const float v5302 = v275.x[44];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5304 = iron_f32_to_bf16(v5302);
-      const unsigned int v5305 = v5296 * v4;
-      const unsigned int v5306 = v5305 + v68;
-      const unsigned int v5307 = v5306 + v5298;
-      out[v5307] = v5304;
-    }
-    const unsigned int v5308 = static_cast<unsigned int>(v275.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5309 = v1128 + v5308;
-    const unsigned int v5310 = static_cast<unsigned int>(v275.col(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5311 = v1127 + v5310;
-    const bool v5312 = v5309 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5313 = v5311 < v15;
-    const bool v5314 = v5312 && v5313;
-    if (v5314) {
-      const float v5315 = v275.x[45];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5317 = iron_f32_to_bf16(v5315);
-      const unsigned int v5318 = v5309 * v4;
-      const unsigned int v5319 = v5318 + v68;
-      const unsigned int v5320 = v5319 + v5311;
-      out[v5320] = v5317;
-    }
-    const unsigned int v5321 = static_cast<unsigned int>(v275.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5322 = v1128 + v5321;
-    const unsigned int v5323 = static_cast<unsigned int>(v275.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5324 = v1127 + v5323;
-    const bool v5325 = v5322 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5326 = v5324 < v15;
-    const bool v5327 = v5325 && v5326;
-    if (v5327) {
-      const float v5328 = v275.x[46];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5330 = iron_f32_to_bf16(v5328);
-      const unsigned int v5331 = v5322 * v4;
-      const unsigned int v5332 = v5331 + v68;
-      const unsigned int v5333 = v5332 + v5324;
-      out[v5333] = v5330;
-    }
-    const unsigned int v5334 = static_cast<unsigned int>(v275.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5335 = v1128 + v5334;
-    const unsigned int v5336 = static_cast<unsigned int>(v275.col(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5337 = v1127 + v5336;
-    const bool v5338 = v5335 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5339 = v5337 < v15;
-    const bool v5340 = v5338 && v5339;
-    if (v5340) {
-      const float v5341 = v275.x[47];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5343 = iron_f32_to_bf16(v5341);
-      const unsigned int v5344 = v5335 * v4;
-      const unsigned int v5345 = v5344 + v68;
-      const unsigned int v5346 = v5345 + v5337;
-      out[v5346] = v5343;
-    }
-    const unsigned int v5347 = static_cast<unsigned int>(v275.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5348 = v1128 + v5347;
-    const unsigned int v5349 = static_cast<unsigned int>(v275.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5350 = v1127 + v5349;
-    const bool v5351 = v5348 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5352 = v5350 < v15;
-    const bool v5353 = v5351 && v5352;
-    if (v5353) {
-      const float v5354 = v275.x[48];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5356 = iron_f32_to_bf16(v5354);
-      const unsigned int v5357 = v5348 * v4;
-      const unsigned int v5358 = v5357 + v68;
-      const unsigned int v5359 = v5358 + v5350;
-      out[v5359] = v5356;
-    }
-    const unsigned int v5360 = static_cast<unsigned int>(v275.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5361 = v1128 + v5360;
-    const unsigned int v5362 = static_cast<unsigned int>(v275.col(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5363 = v1127 + v5362;
-    const bool v5364 = v5361 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5365 = v5363 < v15;
-    const bool v5366 = v5364 && v5365;
-    if (v5366) {
-      const float v5367 = v275.x[49];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5369 = iron_f32_to_bf16(v5367);
-      const unsigned int v5370 = v5361 * v4;
-      const unsigned int v5371 = v5370 + v68;
-      const unsigned int v5372 = v5371 + v5363;
-      out[v5372] = v5369;
-    }
-    const unsigned int v5373 = static_cast<unsigned int>(v275.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5374 = v1128 + v5373;
-    const unsigned int v5375 = static_cast<unsigned int>(v275.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5376 = v1127 + v5375;
-    const bool v5377 = v5374 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5378 = v5376 < v15;
-    const bool v5379 = v5377 && v5378;
-    if (v5379) {
-      const float v5380 = v275.x[50];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5382 = iron_f32_to_bf16(v5380);
-      const unsigned int v5383 = v5374 * v4;
-      const unsigned int v5384 = v5383 + v68;
-      const unsigned int v5385 = v5384 + v5376;
-      out[v5385] = v5382;
-    }
-    const unsigned int v5386 = static_cast<unsigned int>(v275.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5387 = v1128 + v5386;
-    const unsigned int v5388 = static_cast<unsigned int>(v275.col(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5389 = v1127 + v5388;
-    const bool v5390 = v5387 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5391 = v5389 < v15;
-    const bool v5392 = v5390 && v5391;
-    if (v5392) {
-      const float v5393 = v275.x[51];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5395 = iron_f32_to_bf16(v5393);
-      const unsigned int v5396 = v5387 * v4;
-      const unsigned int v5397 = v5396 + v68;
-      const unsigned int v5398 = v5397 + v5389;
-      out[v5398] = v5395;
-    }
-    const unsigned int v5399 = static_cast<unsigned int>(v275.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5400 = v1128 + v5399;
-    const unsigned int v5401 = static_cast<unsigned int>(v275.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5402 = v1127 + v5401;
-    const bool v5403 = v5400 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5404 = v5402 < v15;
-    const bool v5405 = v5403 && v5404;
-    if (v5405) {
-      const float v5406 = v275.x[52];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5408 = iron_f32_to_bf16(v5406);
-      const unsigned int v5409 = v5400 * v4;
-      const unsigned int v5410 = v5409 + v68;
-      const unsigned int v5411 = v5410 + v5402;
-      out[v5411] = v5408;
-    }
-    const unsigned int v5412 = static_cast<unsigned int>(v275.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5413 = v1128 + v5412;
-    const unsigned int v5414 = static_cast<unsigned int>(v275.col(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5415 = v1127 + v5414;
-    const bool v5416 = v5413 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5417 = v5415 < v15;
-    const bool v5418 = v5416 && v5417;
-    if (v5418) {
-      const float v5419 = v275.x[53];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5421 = iron_f32_to_bf16(v5419);
-      const unsigned int v5422 = v5413 * v4;
-      const unsigned int v5423 = v5422 + v68;
-      const unsigned int v5424 = v5423 + v5415;
-      out[v5424] = v5421;
-    }
-    const unsigned int v5425 = static_cast<unsigned int>(v275.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5426 = v1128 + v5425;
-    const unsigned int v5427 = static_cast<unsigned int>(v275.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5428 = v1127 + v5427;
-    const bool v5429 = v5426 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5430 = v5428 < v15;
-    const bool v5431 = v5429 && v5430;
-    if (v5431) {
-      const float v5432 = v275.x[54];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5434 = iron_f32_to_bf16(v5432);
-      const unsigned int v5435 = v5426 * v4;
-      const unsigned int v5436 = v5435 + v68;
-      const unsigned int v5437 = v5436 + v5428;
-      out[v5437] = v5434;
-    }
-    const unsigned int v5438 = static_cast<unsigned int>(v275.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5439 = v1128 + v5438;
-    const unsigned int v5440 = static_cast<unsigned int>(v275.col(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5441 = v1127 + v5440;
-    const bool v5442 = v5439 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5443 = v5441 < v15;
-    const bool v5444 = v5442 && v5443;
-    if (v5444) {
-      const float v5445 = v275.x[55];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5447 = iron_f32_to_bf16(v5445);
-      const unsigned int v5448 = v5439 * v4;
-      const unsigned int v5449 = v5448 + v68;
-      const unsigned int v5450 = v5449 + v5441;
-      out[v5450] = v5447;
-    }
-    const unsigned int v5451 = static_cast<unsigned int>(v275.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5452 = v1128 + v5451;
-    const unsigned int v5453 = static_cast<unsigned int>(v275.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5454 = v1127 + v5453;
-    const bool v5455 = v5452 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5456 = v5454 < v15;
-    const bool v5457 = v5455 && v5456;
-    if (v5457) {
-      const float v5458 = v275.x[56];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5460 = iron_f32_to_bf16(v5458);
-      const unsigned int v5461 = v5452 * v4;
-      const unsigned int v5462 = v5461 + v68;
-      const unsigned int v5463 = v5462 + v5454;
-      out[v5463] = v5460;
-    }
-    const unsigned int v5464 = static_cast<unsigned int>(v275.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5465 = v1128 + v5464;
-    const unsigned int v5466 = static_cast<unsigned int>(v275.col(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5467 = v1127 + v5466;
-    const bool v5468 = v5465 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5469 = v5467 < v15;
-    const bool v5470 = v5468 && v5469;
-    if (v5470) {
-      const float v5471 = v275.x[57];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5473 = iron_f32_to_bf16(v5471);
-      const unsigned int v5474 = v5465 * v4;
-      const unsigned int v5475 = v5474 + v68;
-      const unsigned int v5476 = v5475 + v5467;
-      out[v5476] = v5473;
-    }
-    const unsigned int v5477 = static_cast<unsigned int>(v275.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5478 = v1128 + v5477;
-    const unsigned int v5479 = static_cast<unsigned int>(v275.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5480 = v1127 + v5479;
-    const bool v5481 = v5478 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5482 = v5480 < v15;
-    const bool v5483 = v5481 && v5482;
-    if (v5483) {
-      const float v5484 = v275.x[58];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5486 = iron_f32_to_bf16(v5484);
-      const unsigned int v5487 = v5478 * v4;
-      const unsigned int v5488 = v5487 + v68;
-      const unsigned int v5489 = v5488 + v5480;
-      out[v5489] = v5486;
-    }
-    const unsigned int v5490 = static_cast<unsigned int>(v275.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5491 = v1128 + v5490;
-    const unsigned int v5492 = static_cast<unsigned int>(v275.col(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5493 = v1127 + v5492;
-    const bool v5494 = v5491 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5495 = v5493 < v15;
-    const bool v5496 = v5494 && v5495;
-    if (v5496) {
-      const float v5497 = v275.x[59];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5499 = iron_f32_to_bf16(v5497);
-      const unsigned int v5500 = v5491 * v4;
-      const unsigned int v5501 = v5500 + v68;
-      const unsigned int v5502 = v5501 + v5493;
-      out[v5502] = v5499;
-    }
-    const unsigned int v5503 = static_cast<unsigned int>(v275.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5504 = v1128 + v5503;
-    const unsigned int v5505 = static_cast<unsigned int>(v275.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5506 = v1127 + v5505;
-    const bool v5507 = v5504 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5508 = v5506 < v15;
-    const bool v5509 = v5507 && v5508;
-    if (v5509) {
-      const float v5510 = v275.x[60];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5512 = iron_f32_to_bf16(v5510);
-      const unsigned int v5513 = v5504 * v4;
-      const unsigned int v5514 = v5513 + v68;
-      const unsigned int v5515 = v5514 + v5506;
-      out[v5515] = v5512;
-    }
-    const unsigned int v5516 = static_cast<unsigned int>(v275.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5517 = v1128 + v5516;
-    const unsigned int v5518 = static_cast<unsigned int>(v275.col(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5519 = v1127 + v5518;
-    const bool v5520 = v5517 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5521 = v5519 < v15;
-    const bool v5522 = v5520 && v5521;
-    if (v5522) {
-      const float v5523 = v275.x[61];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5525 = iron_f32_to_bf16(v5523);
-      const unsigned int v5526 = v5517 * v4;
-      const unsigned int v5527 = v5526 + v68;
-      const unsigned int v5528 = v5527 + v5519;
-      out[v5528] = v5525;
-    }
-    const unsigned int v5529 = static_cast<unsigned int>(v275.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5530 = v1128 + v5529;
-    const unsigned int v5531 = static_cast<unsigned int>(v275.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5532 = v1127 + v5531;
-    const bool v5533 = v5530 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5534 = v5532 < v15;
-    const bool v5535 = v5533 && v5534;
-    if (v5535) {
-      const float v5536 = v275.x[62];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5538 = iron_f32_to_bf16(v5536);
-      const unsigned int v5539 = v5530 * v4;
-      const unsigned int v5540 = v5539 + v68;
-      const unsigned int v5541 = v5540 + v5532;
-      out[v5541] = v5538;
-    }
-    const unsigned int v5542 = static_cast<unsigned int>(v275.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5543 = v1128 + v5542;
-    const unsigned int v5544 = static_cast<unsigned int>(v275.col(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5545 = v1127 + v5544;
-    const bool v5546 = v5543 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5547 = v5545 < v15;
-    const bool v5548 = v5546 && v5547;
-    if (v5548) {
-      const float v5549 = v275.x[63];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5551 = iron_f32_to_bf16(v5549);
-      const unsigned int v5552 = v5543 * v4;
-      const unsigned int v5553 = v5552 + v68;
-      const unsigned int v5554 = v5553 + v5545;
-      out[v5554] = v5551;
-    }
-    const unsigned int v5555 = static_cast<unsigned int>(v275.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5556 = v1128 + v5555;
-    const unsigned int v5557 = static_cast<unsigned int>(v275.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5558 = v1127 + v5557;
-    const bool v5559 = v5556 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5560 = v5558 < v15;
-    const bool v5561 = v5559 && v5560;
-    if (v5561) {
-      const float v5562 = v275.x[64];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5564 = iron_f32_to_bf16(v5562);
-      const unsigned int v5565 = v5556 * v4;
-      const unsigned int v5566 = v5565 + v68;
-      const unsigned int v5567 = v5566 + v5558;
-      out[v5567] = v5564;
-    }
-    const unsigned int v5568 = static_cast<unsigned int>(v275.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5569 = v1128 + v5568;
-    const unsigned int v5570 = static_cast<unsigned int>(v275.col(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5571 = v1127 + v5570;
-    const bool v5572 = v5569 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5573 = v5571 < v15;
-    const bool v5574 = v5572 && v5573;
-    if (v5574) {
-      const float v5575 = v275.x[65];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5577 = iron_f32_to_bf16(v5575);
-      const unsigned int v5578 = v5569 * v4;
-      const unsigned int v5579 = v5578 + v68;
-      const unsigned int v5580 = v5579 + v5571;
-      out[v5580] = v5577;
-    }
-    const unsigned int v5581 = static_cast<unsigned int>(v275.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5582 = v1128 + v5581;
-    const unsigned int v5583 = static_cast<unsigned int>(v275.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5584 = v1127 + v5583;
-    const bool v5585 = v5582 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5586 = v5584 < v15;
-    const bool v5587 = v5585 && v5586;
-    if (v5587) {
-      const float v5588 = v275.x[66];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5590 = iron_f32_to_bf16(v5588);
-      const unsigned int v5591 = v5582 * v4;
-      const unsigned int v5592 = v5591 + v68;
-      const unsigned int v5593 = v5592 + v5584;
-      out[v5593] = v5590;
-    }
-    const unsigned int v5594 = static_cast<unsigned int>(v275.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5595 = v1128 + v5594;
-    const unsigned int v5596 = static_cast<unsigned int>(v275.col(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5597 = v1127 + v5596;
-    const bool v5598 = v5595 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5599 = v5597 < v15;
-    const bool v5600 = v5598 && v5599;
-    if (v5600) {
-      const float v5601 = v275.x[67];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5603 = iron_f32_to_bf16(v5601);
-      const unsigned int v5604 = v5595 * v4;
-      const unsigned int v5605 = v5604 + v68;
-      const unsigned int v5606 = v5605 + v5597;
-      out[v5606] = v5603;
-    }
-    const unsigned int v5607 = static_cast<unsigned int>(v275.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5608 = v1128 + v5607;
-    const unsigned int v5609 = static_cast<unsigned int>(v275.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5610 = v1127 + v5609;
-    const bool v5611 = v5608 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5612 = v5610 < v15;
-    const bool v5613 = v5611 && v5612;
-    if (v5613) {
-      const float v5614 = v275.x[68];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5616 = iron_f32_to_bf16(v5614);
-      const unsigned int v5617 = v5608 * v4;
-      const unsigned int v5618 = v5617 + v68;
-      const unsigned int v5619 = v5618 + v5610;
-      out[v5619] = v5616;
-    }
-    const unsigned int v5620 = static_cast<unsigned int>(v275.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5621 = v1128 + v5620;
-    const unsigned int v5622 = static_cast<unsigned int>(v275.col(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5623 = v1127 + v5622;
-    const bool v5624 = v5621 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5625 = v5623 < v15;
-    const bool v5626 = v5624 && v5625;
-    if (v5626) {
-      const float v5627 = v275.x[69];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5629 = iron_f32_to_bf16(v5627);
-      const unsigned int v5630 = v5621 * v4;
-      const unsigned int v5631 = v5630 + v68;
-      const unsigned int v5632 = v5631 + v5623;
-      out[v5632] = v5629;
-    }
-    const unsigned int v5633 = static_cast<unsigned int>(v275.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5634 = v1128 + v5633;
-    const unsigned int v5635 = static_cast<unsigned int>(v275.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5636 = v1127 + v5635;
-    const bool v5637 = v5634 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5638 = v5636 < v15;
-    const bool v5639 = v5637 && v5638;
-    if (v5639) {
-      const float v5640 = v275.x[70];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5642 = iron_f32_to_bf16(v5640);
-      const unsigned int v5643 = v5634 * v4;
-      const unsigned int v5644 = v5643 + v68;
-      const unsigned int v5645 = v5644 + v5636;
-      out[v5645] = v5642;
-    }
-    const unsigned int v5646 = static_cast<unsigned int>(v275.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5647 = v1128 + v5646;
-    const unsigned int v5648 = static_cast<unsigned int>(v275.col(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5649 = v1127 + v5648;
-    const bool v5650 = v5647 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5651 = v5649 < v15;
-    const bool v5652 = v5650 && v5651;
-    if (v5652) {
-      const float v5653 = v275.x[71];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5655 = iron_f32_to_bf16(v5653);
-      const unsigned int v5656 = v5647 * v4;
-      const unsigned int v5657 = v5656 + v68;
-      const unsigned int v5658 = v5657 + v5649;
-      out[v5658] = v5655;
-    }
-    const unsigned int v5659 = static_cast<unsigned int>(v275.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5660 = v1128 + v5659;
-    const unsigned int v5661 = static_cast<unsigned int>(v275.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5662 = v1127 + v5661;
-    const bool v5663 = v5660 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5664 = v5662 < v15;
-    const bool v5665 = v5663 && v5664;
-    if (v5665) {
-      const float v5666 = v275.x[72];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5668 = iron_f32_to_bf16(v5666);
-      const unsigned int v5669 = v5660 * v4;
-      const unsigned int v5670 = v5669 + v68;
-      const unsigned int v5671 = v5670 + v5662;
-      out[v5671] = v5668;
-    }
-    const unsigned int v5672 = static_cast<unsigned int>(v275.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5673 = v1128 + v5672;
-    const unsigned int v5674 = static_cast<unsigned int>(v275.col(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5675 = v1127 + v5674;
-    const bool v5676 = v5673 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5677 = v5675 < v15;
-    const bool v5678 = v5676 && v5677;
-    if (v5678) {
-      const float v5679 = v275.x[73];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5681 = iron_f32_to_bf16(v5679);
-      const unsigned int v5682 = v5673 * v4;
-      const unsigned int v5683 = v5682 + v68;
-      const unsigned int v5684 = v5683 + v5675;
-      out[v5684] = v5681;
-    }
-    const unsigned int v5685 = static_cast<unsigned int>(v275.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5686 = v1128 + v5685;
-    const unsigned int v5687 = static_cast<unsigned int>(v275.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5688 = v1127 + v5687;
-    const bool v5689 = v5686 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5690 = v5688 < v15;
-    const bool v5691 = v5689 && v5690;
-    if (v5691) {
-      const float v5692 = v275.x[74];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5694 = iron_f32_to_bf16(v5692);
-      const unsigned int v5695 = v5686 * v4;
-      const unsigned int v5696 = v5695 + v68;
-      const unsigned int v5697 = v5696 + v5688;
-      out[v5697] = v5694;
-    }
-    const unsigned int v5698 = static_cast<unsigned int>(v275.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5699 = v1128 + v5698;
-    const unsigned int v5700 = static_cast<unsigned int>(v275.col(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5701 = v1127 + v5700;
-    const bool v5702 = v5699 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5703 = v5701 < v15;
-    const bool v5704 = v5702 && v5703;
-    if (v5704) {
-      const float v5705 = v275.x[75];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5707 = iron_f32_to_bf16(v5705);
-      const unsigned int v5708 = v5699 * v4;
-      const unsigned int v5709 = v5708 + v68;
-      const unsigned int v5710 = v5709 + v5701;
-      out[v5710] = v5707;
-    }
-    const unsigned int v5711 = static_cast<unsigned int>(v275.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5712 = v1128 + v5711;
-    const unsigned int v5713 = static_cast<unsigned int>(v275.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5714 = v1127 + v5713;
-    const bool v5715 = v5712 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5716 = v5714 < v15;
-    const bool v5717 = v5715 && v5716;
-    if (v5717) {
-      const float v5718 = v275.x[76];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5720 = iron_f32_to_bf16(v5718);
-      const unsigned int v5721 = v5712 * v4;
-      const unsigned int v5722 = v5721 + v68;
-      const unsigned int v5723 = v5722 + v5714;
-      out[v5723] = v5720;
-    }
-    const unsigned int v5724 = static_cast<unsigned int>(v275.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5725 = v1128 + v5724;
-    const unsigned int v5726 = static_cast<unsigned int>(v275.col(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5727 = v1127 + v5726;
-    const bool v5728 = v5725 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5729 = v5727 < v15;
-    const bool v5730 = v5728 && v5729;
-    if (v5730) {
-      const float v5731 = v275.x[77];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5733 = iron_f32_to_bf16(v5731);
-      const unsigned int v5734 = v5725 * v4;
-      const unsigned int v5735 = v5734 + v68;
-      const unsigned int v5736 = v5735 + v5727;
-      out[v5736] = v5733;
-    }
-    const unsigned int v5737 = static_cast<unsigned int>(v275.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5738 = v1128 + v5737;
-    const unsigned int v5739 = static_cast<unsigned int>(v275.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5740 = v1127 + v5739;
-    const bool v5741 = v5738 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5742 = v5740 < v15;
-    const bool v5743 = v5741 && v5742;
-    if (v5743) {
-      const float v5744 = v275.x[78];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5746 = iron_f32_to_bf16(v5744);
-      const unsigned int v5747 = v5738 * v4;
-      const unsigned int v5748 = v5747 + v68;
-      const unsigned int v5749 = v5748 + v5740;
-      out[v5749] = v5746;
-    }
-    const unsigned int v5750 = static_cast<unsigned int>(v275.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5751 = v1128 + v5750;
-    const unsigned int v5752 = static_cast<unsigned int>(v275.col(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5753 = v1127 + v5752;
-    const bool v5754 = v5751 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5755 = v5753 < v15;
-    const bool v5756 = v5754 && v5755;
-    if (v5756) {
-      const float v5757 = v275.x[79];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5759 = iron_f32_to_bf16(v5757);
-      const unsigned int v5760 = v5751 * v4;
-      const unsigned int v5761 = v5760 + v68;
-      const unsigned int v5762 = v5761 + v5753;
-      out[v5762] = v5759;
-    }
-    const unsigned int v5763 = static_cast<unsigned int>(v275.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5764 = v1128 + v5763;
-    const unsigned int v5765 = static_cast<unsigned int>(v275.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5766 = v1127 + v5765;
-    const bool v5767 = v5764 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5768 = v5766 < v15;
-    const bool v5769 = v5767 && v5768;
-    if (v5769) {
-      const float v5770 = v275.x[80];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5772 = iron_f32_to_bf16(v5770);
-      const unsigned int v5773 = v5764 * v4;
-      const unsigned int v5774 = v5773 + v68;
-      const unsigned int v5775 = v5774 + v5766;
-      out[v5775] = v5772;
-    }
-    const unsigned int v5776 = static_cast<unsigned int>(v275.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5777 = v1128 + v5776;
-    const unsigned int v5778 = static_cast<unsigned int>(v275.col(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5779 = v1127 + v5778;
-    const bool v5780 = v5777 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5781 = v5779 < v15;
-    const bool v5782 = v5780 && v5781;
-    if (v5782) {
-      const float v5783 = v275.x[81];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5785 = iron_f32_to_bf16(v5783);
-      const unsigned int v5786 = v5777 * v4;
-      const unsigned int v5787 = v5786 + v68;
-      const unsigned int v5788 = v5787 + v5779;
-      out[v5788] = v5785;
-    }
-    const unsigned int v5789 = static_cast<unsigned int>(v275.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5790 = v1128 + v5789;
-    const unsigned int v5791 = static_cast<unsigned int>(v275.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5792 = v1127 + v5791;
-    const bool v5793 = v5790 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5794 = v5792 < v15;
-    const bool v5795 = v5793 && v5794;
-    if (v5795) {
-      const float v5796 = v275.x[82];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5798 = iron_f32_to_bf16(v5796);
-      const unsigned int v5799 = v5790 * v4;
-      const unsigned int v5800 = v5799 + v68;
-      const unsigned int v5801 = v5800 + v5792;
-      out[v5801] = v5798;
-    }
-    const unsigned int v5802 = static_cast<unsigned int>(v275.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5803 = v1128 + v5802;
-    const unsigned int v5804 = static_cast<unsigned int>(v275.col(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5805 = v1127 + v5804;
-    const bool v5806 = v5803 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5807 = v5805 < v15;
-    const bool v5808 = v5806 && v5807;
-    if (v5808) {
-      const float v5809 = v275.x[83];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5811 = iron_f32_to_bf16(v5809);
-      const unsigned int v5812 = v5803 * v4;
-      const unsigned int v5813 = v5812 + v68;
-      const unsigned int v5814 = v5813 + v5805;
-      out[v5814] = v5811;
-    }
-    const unsigned int v5815 = static_cast<unsigned int>(v275.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5816 = v1128 + v5815;
-    const unsigned int v5817 = static_cast<unsigned int>(v275.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5818 = v1127 + v5817;
-    const bool v5819 = v5816 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5820 = v5818 < v15;
-    const bool v5821 = v5819 && v5820;
-    if (v5821) {
-      const float v5822 = v275.x[84];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5824 = iron_f32_to_bf16(v5822);
-      const unsigned int v5825 = v5816 * v4;
-      const unsigned int v5826 = v5825 + v68;
-      const unsigned int v5827 = v5826 + v5818;
-      out[v5827] = v5824;
-    }
-    const unsigned int v5828 = static_cast<unsigned int>(v275.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5829 = v1128 + v5828;
-    const unsigned int v5830 = static_cast<unsigned int>(v275.col(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5831 = v1127 + v5830;
-    const bool v5832 = v5829 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5833 = v5831 < v15;
-    const bool v5834 = v5832 && v5833;
-    if (v5834) {
-      const float v5835 = v275.x[85];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5837 = iron_f32_to_bf16(v5835);
-      const unsigned int v5838 = v5829 * v4;
-      const unsigned int v5839 = v5838 + v68;
-      const unsigned int v5840 = v5839 + v5831;
-      out[v5840] = v5837;
-    }
-    const unsigned int v5841 = static_cast<unsigned int>(v275.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5842 = v1128 + v5841;
-    const unsigned int v5843 = static_cast<unsigned int>(v275.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5844 = v1127 + v5843;
-    const bool v5845 = v5842 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5846 = v5844 < v15;
-    const bool v5847 = v5845 && v5846;
-    if (v5847) {
-      const float v5848 = v275.x[86];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5850 = iron_f32_to_bf16(v5848);
-      const unsigned int v5851 = v5842 * v4;
-      const unsigned int v5852 = v5851 + v68;
-      const unsigned int v5853 = v5852 + v5844;
-      out[v5853] = v5850;
-    }
-    const unsigned int v5854 = static_cast<unsigned int>(v275.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5855 = v1128 + v5854;
-    const unsigned int v5856 = static_cast<unsigned int>(v275.col(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5857 = v1127 + v5856;
-    const bool v5858 = v5855 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5859 = v5857 < v15;
-    const bool v5860 = v5858 && v5859;
-    if (v5860) {
-      const float v5861 = v275.x[87];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5863 = iron_f32_to_bf16(v5861);
-      const unsigned int v5864 = v5855 * v4;
-      const unsigned int v5865 = v5864 + v68;
-      const unsigned int v5866 = v5865 + v5857;
-      out[v5866] = v5863;
-    }
-    const unsigned int v5867 = static_cast<unsigned int>(v275.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5868 = v1128 + v5867;
-    const unsigned int v5869 = static_cast<unsigned int>(v275.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5870 = v1127 + v5869;
-    const bool v5871 = v5868 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5872 = v5870 < v15;
-    const bool v5873 = v5871 && v5872;
-    if (v5873) {
-      const float v5874 = v275.x[88];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5876 = iron_f32_to_bf16(v5874);
-      const unsigned int v5877 = v5868 * v4;
-      const unsigned int v5878 = v5877 + v68;
-      const unsigned int v5879 = v5878 + v5870;
-      out[v5879] = v5876;
-    }
-    const unsigned int v5880 = static_cast<unsigned int>(v275.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5881 = v1128 + v5880;
-    const unsigned int v5882 = static_cast<unsigned int>(v275.col(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5883 = v1127 + v5882;
-    const bool v5884 = v5881 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5885 = v5883 < v15;
-    const bool v5886 = v5884 && v5885;
-    if (v5886) {
-      const float v5887 = v275.x[89];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5889 = iron_f32_to_bf16(v5887);
-      const unsigned int v5890 = v5881 * v4;
-      const unsigned int v5891 = v5890 + v68;
-      const unsigned int v5892 = v5891 + v5883;
-      out[v5892] = v5889;
-    }
-    const unsigned int v5893 = static_cast<unsigned int>(v275.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5894 = v1128 + v5893;
-    const unsigned int v5895 = static_cast<unsigned int>(v275.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5896 = v1127 + v5895;
-    const bool v5897 = v5894 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5898 = v5896 < v15;
-    const bool v5899 = v5897 && v5898;
-    if (v5899) {
-      const float v5900 = v275.x[90];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5902 = iron_f32_to_bf16(v5900);
-      const unsigned int v5903 = v5894 * v4;
-      const unsigned int v5904 = v5903 + v68;
-      const unsigned int v5905 = v5904 + v5896;
-      out[v5905] = v5902;
-    }
-    const unsigned int v5906 = static_cast<unsigned int>(v275.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5907 = v1128 + v5906;
-    const unsigned int v5908 = static_cast<unsigned int>(v275.col(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5909 = v1127 + v5908;
-    const bool v5910 = v5907 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5911 = v5909 < v15;
-    const bool v5912 = v5910 && v5911;
-    if (v5912) {
-      const float v5913 = v275.x[91];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5915 = iron_f32_to_bf16(v5913);
-      const unsigned int v5916 = v5907 * v4;
-      const unsigned int v5917 = v5916 + v68;
-      const unsigned int v5918 = v5917 + v5909;
-      out[v5918] = v5915;
-    }
-    const unsigned int v5919 = static_cast<unsigned int>(v275.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5920 = v1128 + v5919;
-    const unsigned int v5921 = static_cast<unsigned int>(v275.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5922 = v1127 + v5921;
-    const bool v5923 = v5920 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5924 = v5922 < v15;
-    const bool v5925 = v5923 && v5924;
-    if (v5925) {
-      const float v5926 = v275.x[92];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5928 = iron_f32_to_bf16(v5926);
-      const unsigned int v5929 = v5920 * v4;
-      const unsigned int v5930 = v5929 + v68;
-      const unsigned int v5931 = v5930 + v5922;
-      out[v5931] = v5928;
-    }
-    const unsigned int v5932 = static_cast<unsigned int>(v275.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5933 = v1128 + v5932;
-    const unsigned int v5934 = static_cast<unsigned int>(v275.col(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5935 = v1127 + v5934;
-    const bool v5936 = v5933 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5937 = v5935 < v15;
-    const bool v5938 = v5936 && v5937;
-    if (v5938) {
-      const float v5939 = v275.x[93];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5941 = iron_f32_to_bf16(v5939);
-      const unsigned int v5942 = v5933 * v4;
-      const unsigned int v5943 = v5942 + v68;
-      const unsigned int v5944 = v5943 + v5935;
-      out[v5944] = v5941;
-    }
-    const unsigned int v5945 = static_cast<unsigned int>(v275.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5946 = v1128 + v5945;
-    const unsigned int v5947 = static_cast<unsigned int>(v275.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5948 = v1127 + v5947;
-    const bool v5949 = v5946 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5950 = v5948 < v15;
-    const bool v5951 = v5949 && v5950;
-    if (v5951) {
-      const float v5952 = v275.x[94];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5954 = iron_f32_to_bf16(v5952);
-      const unsigned int v5955 = v5946 * v4;
-      const unsigned int v5956 = v5955 + v68;
-      const unsigned int v5957 = v5956 + v5948;
-      out[v5957] = v5954;
-    }
-    const unsigned int v5958 = static_cast<unsigned int>(v275.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5959 = v1128 + v5958;
-    const unsigned int v5960 = static_cast<unsigned int>(v275.col(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5961 = v1127 + v5960;
-    const bool v5962 = v5959 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5963 = v5961 < v15;
-    const bool v5964 = v5962 && v5963;
-    if (v5964) {
-      const float v5965 = v275.x[95];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5967 = iron_f32_to_bf16(v5965);
-      const unsigned int v5968 = v5959 * v4;
-      const unsigned int v5969 = v5968 + v68;
-      const unsigned int v5970 = v5969 + v5961;
-      out[v5970] = v5967;
-    }
-    const unsigned int v5971 = static_cast<unsigned int>(v275.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5972 = v1128 + v5971;
-    const unsigned int v5973 = static_cast<unsigned int>(v275.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5974 = v1127 + v5973;
-    const bool v5975 = v5972 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5976 = v5974 < v15;
-    const bool v5977 = v5975 && v5976;
-    if (v5977) {
-      const float v5978 = v275.x[96];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5980 = iron_f32_to_bf16(v5978);
-      const unsigned int v5981 = v5972 * v4;
-      const unsigned int v5982 = v5981 + v68;
-      const unsigned int v5983 = v5982 + v5974;
-      out[v5983] = v5980;
-    }
-    const unsigned int v5984 = static_cast<unsigned int>(v275.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5985 = v1128 + v5984;
-    const unsigned int v5986 = static_cast<unsigned int>(v275.col(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5987 = v1127 + v5986;
-    const bool v5988 = v5985 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5989 = v5987 < v15;
-    const bool v5990 = v5988 && v5989;
-    if (v5990) {
-      const float v5991 = v275.x[97];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5993 = iron_f32_to_bf16(v5991);
-      const unsigned int v5994 = v5985 * v4;
-      const unsigned int v5995 = v5994 + v68;
-      const unsigned int v5996 = v5995 + v5987;
-      out[v5996] = v5993;
-    }
-    const unsigned int v5997 = static_cast<unsigned int>(v275.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5998 = v1128 + v5997;
-    const unsigned int v5999 = static_cast<unsigned int>(v275.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6000 = v1127 + v5999;
-    const bool v6001 = v5998 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6002 = v6000 < v15;
-    const bool v6003 = v6001 && v6002;
-    if (v6003) {
-      const float v6004 = v275.x[98];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6006 = iron_f32_to_bf16(v6004);
-      const unsigned int v6007 = v5998 * v4;
-      const unsigned int v6008 = v6007 + v68;
-      const unsigned int v6009 = v6008 + v6000;
-      out[v6009] = v6006;
-    }
-    const unsigned int v6010 = static_cast<unsigned int>(v275.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6011 = v1128 + v6010;
-    const unsigned int v6012 = static_cast<unsigned int>(v275.col(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6013 = v1127 + v6012;
-    const bool v6014 = v6011 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6015 = v6013 < v15;
-    const bool v6016 = v6014 && v6015;
-    if (v6016) {
-      const float v6017 = v275.x[99];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6019 = iron_f32_to_bf16(v6017);
-      const unsigned int v6020 = v6011 * v4;
-      const unsigned int v6021 = v6020 + v68;
-      const unsigned int v6022 = v6021 + v6013;
-      out[v6022] = v6019;
-    }
-    const unsigned int v6023 = static_cast<unsigned int>(v275.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6024 = v1128 + v6023;
-    const unsigned int v6025 = static_cast<unsigned int>(v275.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6026 = v1127 + v6025;
-    const bool v6027 = v6024 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6028 = v6026 < v15;
-    const bool v6029 = v6027 && v6028;
-    if (v6029) {
-      const float v6030 = v275.x[100];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6032 = iron_f32_to_bf16(v6030);
-      const unsigned int v6033 = v6024 * v4;
-      const unsigned int v6034 = v6033 + v68;
-      const unsigned int v6035 = v6034 + v6026;
-      out[v6035] = v6032;
-    }
-    const unsigned int v6036 = static_cast<unsigned int>(v275.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6037 = v1128 + v6036;
-    const unsigned int v6038 = static_cast<unsigned int>(v275.col(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6039 = v1127 + v6038;
-    const bool v6040 = v6037 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6041 = v6039 < v15;
-    const bool v6042 = v6040 && v6041;
-    if (v6042) {
-      const float v6043 = v275.x[101];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6045 = iron_f32_to_bf16(v6043);
-      const unsigned int v6046 = v6037 * v4;
-      const unsigned int v6047 = v6046 + v68;
-      const unsigned int v6048 = v6047 + v6039;
-      out[v6048] = v6045;
-    }
-    const unsigned int v6049 = static_cast<unsigned int>(v275.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6050 = v1128 + v6049;
-    const unsigned int v6051 = static_cast<unsigned int>(v275.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6052 = v1127 + v6051;
-    const bool v6053 = v6050 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6054 = v6052 < v15;
-    const bool v6055 = v6053 && v6054;
-    if (v6055) {
-      const float v6056 = v275.x[102];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6058 = iron_f32_to_bf16(v6056);
-      const unsigned int v6059 = v6050 * v4;
-      const unsigned int v6060 = v6059 + v68;
-      const unsigned int v6061 = v6060 + v6052;
-      out[v6061] = v6058;
-    }
-    const unsigned int v6062 = static_cast<unsigned int>(v275.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6063 = v1128 + v6062;
-    const unsigned int v6064 = static_cast<unsigned int>(v275.col(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6065 = v1127 + v6064;
-    const bool v6066 = v6063 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6067 = v6065 < v15;
-    const bool v6068 = v6066 && v6067;
-    if (v6068) {
-      const float v6069 = v275.x[103];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6071 = iron_f32_to_bf16(v6069);
-      const unsigned int v6072 = v6063 * v4;
-      const unsigned int v6073 = v6072 + v68;
-      const unsigned int v6074 = v6073 + v6065;
-      out[v6074] = v6071;
-    }
-    const unsigned int v6075 = static_cast<unsigned int>(v275.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6076 = v1128 + v6075;
-    const unsigned int v6077 = static_cast<unsigned int>(v275.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6078 = v1127 + v6077;
-    const bool v6079 = v6076 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6080 = v6078 < v15;
-    const bool v6081 = v6079 && v6080;
-    if (v6081) {
-      const float v6082 = v275.x[104];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6084 = iron_f32_to_bf16(v6082);
-      const unsigned int v6085 = v6076 * v4;
-      const unsigned int v6086 = v6085 + v68;
-      const unsigned int v6087 = v6086 + v6078;
-      out[v6087] = v6084;
-    }
-    const unsigned int v6088 = static_cast<unsigned int>(v275.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6089 = v1128 + v6088;
-    const unsigned int v6090 = static_cast<unsigned int>(v275.col(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6091 = v1127 + v6090;
-    const bool v6092 = v6089 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6093 = v6091 < v15;
-    const bool v6094 = v6092 && v6093;
-    if (v6094) {
-      const float v6095 = v275.x[105];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6097 = iron_f32_to_bf16(v6095);
-      const unsigned int v6098 = v6089 * v4;
-      const unsigned int v6099 = v6098 + v68;
-      const unsigned int v6100 = v6099 + v6091;
-      out[v6100] = v6097;
-    }
-    const unsigned int v6101 = static_cast<unsigned int>(v275.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6102 = v1128 + v6101;
-    const unsigned int v6103 = static_cast<unsigned int>(v275.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6104 = v1127 + v6103;
-    const bool v6105 = v6102 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6106 = v6104 < v15;
-    const bool v6107 = v6105 && v6106;
-    if (v6107) {
-      const float v6108 = v275.x[106];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6110 = iron_f32_to_bf16(v6108);
-      const unsigned int v6111 = v6102 * v4;
-      const unsigned int v6112 = v6111 + v68;
-      const unsigned int v6113 = v6112 + v6104;
-      out[v6113] = v6110;
-    }
-    const unsigned int v6114 = static_cast<unsigned int>(v275.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6115 = v1128 + v6114;
-    const unsigned int v6116 = static_cast<unsigned int>(v275.col(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6117 = v1127 + v6116;
-    const bool v6118 = v6115 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6119 = v6117 < v15;
-    const bool v6120 = v6118 && v6119;
-    if (v6120) {
-      const float v6121 = v275.x[107];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6123 = iron_f32_to_bf16(v6121);
-      const unsigned int v6124 = v6115 * v4;
-      const unsigned int v6125 = v6124 + v68;
-      const unsigned int v6126 = v6125 + v6117;
-      out[v6126] = v6123;
-    }
-    const unsigned int v6127 = static_cast<unsigned int>(v275.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6128 = v1128 + v6127;
-    const unsigned int v6129 = static_cast<unsigned int>(v275.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6130 = v1127 + v6129;
-    const bool v6131 = v6128 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6132 = v6130 < v15;
-    const bool v6133 = v6131 && v6132;
-    if (v6133) {
-      const float v6134 = v275.x[108];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6136 = iron_f32_to_bf16(v6134);
-      const unsigned int v6137 = v6128 * v4;
-      const unsigned int v6138 = v6137 + v68;
-      const unsigned int v6139 = v6138 + v6130;
-      out[v6139] = v6136;
-    }
-    const unsigned int v6140 = static_cast<unsigned int>(v275.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6141 = v1128 + v6140;
-    const unsigned int v6142 = static_cast<unsigned int>(v275.col(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6143 = v1127 + v6142;
-    const bool v6144 = v6141 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6145 = v6143 < v15;
-    const bool v6146 = v6144 && v6145;
-    if (v6146) {
-      const float v6147 = v275.x[109];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6149 = iron_f32_to_bf16(v6147);
-      const unsigned int v6150 = v6141 * v4;
-      const unsigned int v6151 = v6150 + v68;
-      const unsigned int v6152 = v6151 + v6143;
-      out[v6152] = v6149;
-    }
-    const unsigned int v6153 = static_cast<unsigned int>(v275.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6154 = v1128 + v6153;
-    const unsigned int v6155 = static_cast<unsigned int>(v275.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6156 = v1127 + v6155;
-    const bool v6157 = v6154 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6158 = v6156 < v15;
-    const bool v6159 = v6157 && v6158;
-    if (v6159) {
-      const float v6160 = v275.x[110];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6162 = iron_f32_to_bf16(v6160);
-      const unsigned int v6163 = v6154 * v4;
-      const unsigned int v6164 = v6163 + v68;
-      const unsigned int v6165 = v6164 + v6156;
-      out[v6165] = v6162;
-    }
-    const unsigned int v6166 = static_cast<unsigned int>(v275.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6167 = v1128 + v6166;
-    const unsigned int v6168 = static_cast<unsigned int>(v275.col(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6169 = v1127 + v6168;
-    const bool v6170 = v6167 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6171 = v6169 < v15;
-    const bool v6172 = v6170 && v6171;
-    if (v6172) {
-      const float v6173 = v275.x[111];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6175 = iron_f32_to_bf16(v6173);
-      const unsigned int v6176 = v6167 * v4;
-      const unsigned int v6177 = v6176 + v68;
-      const unsigned int v6178 = v6177 + v6169;
-      out[v6178] = v6175;
-    }
-    const unsigned int v6179 = static_cast<unsigned int>(v275.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6180 = v1128 + v6179;
-    const unsigned int v6181 = static_cast<unsigned int>(v275.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6182 = v1127 + v6181;
-    const bool v6183 = v6180 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6184 = v6182 < v15;
-    const bool v6185 = v6183 && v6184;
-    if (v6185) {
-      const float v6186 = v275.x[112];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6188 = iron_f32_to_bf16(v6186);
-      const unsigned int v6189 = v6180 * v4;
-      const unsigned int v6190 = v6189 + v68;
-      const unsigned int v6191 = v6190 + v6182;
-      out[v6191] = v6188;
-    }
-    const unsigned int v6192 = static_cast<unsigned int>(v275.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6193 = v1128 + v6192;
-    const unsigned int v6194 = static_cast<unsigned int>(v275.col(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6195 = v1127 + v6194;
-    const bool v6196 = v6193 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6197 = v6195 < v15;
-    const bool v6198 = v6196 && v6197;
-    if (v6198) {
-      const float v6199 = v275.x[113];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6201 = iron_f32_to_bf16(v6199);
-      const unsigned int v6202 = v6193 * v4;
-      const unsigned int v6203 = v6202 + v68;
-      const unsigned int v6204 = v6203 + v6195;
-      out[v6204] = v6201;
-    }
-    const unsigned int v6205 = static_cast<unsigned int>(v275.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6206 = v1128 + v6205;
-    const unsigned int v6207 = static_cast<unsigned int>(v275.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6208 = v1127 + v6207;
-    const bool v6209 = v6206 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6210 = v6208 < v15;
-    const bool v6211 = v6209 && v6210;
-    if (v6211) {
-      const float v6212 = v275.x[114];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6214 = iron_f32_to_bf16(v6212);
-      const unsigned int v6215 = v6206 * v4;
-      const unsigned int v6216 = v6215 + v68;
-      const unsigned int v6217 = v6216 + v6208;
-      out[v6217] = v6214;
-    }
-    const unsigned int v6218 = static_cast<unsigned int>(v275.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6219 = v1128 + v6218;
-    const unsigned int v6220 = static_cast<unsigned int>(v275.col(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6221 = v1127 + v6220;
-    const bool v6222 = v6219 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6223 = v6221 < v15;
-    const bool v6224 = v6222 && v6223;
-    if (v6224) {
-      const float v6225 = v275.x[115];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6227 = iron_f32_to_bf16(v6225);
-      const unsigned int v6228 = v6219 * v4;
-      const unsigned int v6229 = v6228 + v68;
-      const unsigned int v6230 = v6229 + v6221;
-      out[v6230] = v6227;
-    }
-    const unsigned int v6231 = static_cast<unsigned int>(v275.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6232 = v1128 + v6231;
-    const unsigned int v6233 = static_cast<unsigned int>(v275.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6234 = v1127 + v6233;
-    const bool v6235 = v6232 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6236 = v6234 < v15;
-    const bool v6237 = v6235 && v6236;
-    if (v6237) {
-      const float v6238 = v275.x[116];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6240 = iron_f32_to_bf16(v6238);
-      const unsigned int v6241 = v6232 * v4;
-      const unsigned int v6242 = v6241 + v68;
-      const unsigned int v6243 = v6242 + v6234;
-      out[v6243] = v6240;
-    }
-    const unsigned int v6244 = static_cast<unsigned int>(v275.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6245 = v1128 + v6244;
-    const unsigned int v6246 = static_cast<unsigned int>(v275.col(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6247 = v1127 + v6246;
-    const bool v6248 = v6245 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6249 = v6247 < v15;
-    const bool v6250 = v6248 && v6249;
-    if (v6250) {
-      const float v6251 = v275.x[117];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6253 = iron_f32_to_bf16(v6251);
-      const unsigned int v6254 = v6245 * v4;
-      const unsigned int v6255 = v6254 + v68;
-      const unsigned int v6256 = v6255 + v6247;
-      out[v6256] = v6253;
-    }
-    const unsigned int v6257 = static_cast<unsigned int>(v275.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6258 = v1128 + v6257;
-    const unsigned int v6259 = static_cast<unsigned int>(v275.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6260 = v1127 + v6259;
-    const bool v6261 = v6258 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6262 = v6260 < v15;
-    const bool v6263 = v6261 && v6262;
-    if (v6263) {
-      const float v6264 = v275.x[118];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6266 = iron_f32_to_bf16(v6264);
-      const unsigned int v6267 = v6258 * v4;
-      const unsigned int v6268 = v6267 + v68;
-      const unsigned int v6269 = v6268 + v6260;
-      out[v6269] = v6266;
-    }
-    const unsigned int v6270 = static_cast<unsigned int>(v275.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6271 = v1128 + v6270;
-    const unsigned int v6272 = static_cast<unsigned int>(v275.col(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6273 = v1127 + v6272;
-    const bool v6274 = v6271 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6275 = v6273 < v15;
-    const bool v6276 = v6274 && v6275;
-    if (v6276) {
-      const float v6277 = v275.x[119];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6279 = iron_f32_to_bf16(v6277);
-      const unsigned int v6280 = v6271 * v4;
-      const unsigned int v6281 = v6280 + v68;
-      const unsigned int v6282 = v6281 + v6273;
-      out[v6282] = v6279;
-    }
-    const unsigned int v6283 = static_cast<unsigned int>(v275.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6284 = v1128 + v6283;
-    const unsigned int v6285 = static_cast<unsigned int>(v275.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6286 = v1127 + v6285;
-    const bool v6287 = v6284 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6288 = v6286 < v15;
-    const bool v6289 = v6287 && v6288;
-    if (v6289) {
-      const float v6290 = v275.x[120];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6292 = iron_f32_to_bf16(v6290);
-      const unsigned int v6293 = v6284 * v4;
-      const unsigned int v6294 = v6293 + v68;
-      const unsigned int v6295 = v6294 + v6286;
-      out[v6295] = v6292;
-    }
-    const unsigned int v6296 = static_cast<unsigned int>(v275.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6297 = v1128 + v6296;
-    const unsigned int v6298 = static_cast<unsigned int>(v275.col(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6299 = v1127 + v6298;
-    const bool v6300 = v6297 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6301 = v6299 < v15;
-    const bool v6302 = v6300 && v6301;
-    if (v6302) {
-      const float v6303 = v275.x[121];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6305 = iron_f32_to_bf16(v6303);
-      const unsigned int v6306 = v6297 * v4;
-      const unsigned int v6307 = v6306 + v68;
-      const unsigned int v6308 = v6307 + v6299;
-      out[v6308] = v6305;
-    }
-    const unsigned int v6309 = static_cast<unsigned int>(v275.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6310 = v1128 + v6309;
-    const unsigned int v6311 = static_cast<unsigned int>(v275.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6312 = v1127 + v6311;
-    const bool v6313 = v6310 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6314 = v6312 < v15;
-    const bool v6315 = v6313 && v6314;
-    if (v6315) {
-      const float v6316 = v275.x[122];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6318 = iron_f32_to_bf16(v6316);
-      const unsigned int v6319 = v6310 * v4;
-      const unsigned int v6320 = v6319 + v68;
-      const unsigned int v6321 = v6320 + v6312;
-      out[v6321] = v6318;
-    }
-    const unsigned int v6322 = static_cast<unsigned int>(v275.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6323 = v1128 + v6322;
-    const unsigned int v6324 = static_cast<unsigned int>(v275.col(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6325 = v1127 + v6324;
-    const bool v6326 = v6323 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6327 = v6325 < v15;
-    const bool v6328 = v6326 && v6327;
-    if (v6328) {
-      const float v6329 = v275.x[123];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6331 = iron_f32_to_bf16(v6329);
-      const unsigned int v6332 = v6323 * v4;
-      const unsigned int v6333 = v6332 + v68;
-      const unsigned int v6334 = v6333 + v6325;
-      out[v6334] = v6331;
-    }
-    const unsigned int v6335 = static_cast<unsigned int>(v275.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6336 = v1128 + v6335;
-    const unsigned int v6337 = static_cast<unsigned int>(v275.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6338 = v1127 + v6337;
-    const bool v6339 = v6336 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6340 = v6338 < v15;
-    const bool v6341 = v6339 && v6340;
-    if (v6341) {
-      const float v6342 = v275.x[124];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6344 = iron_f32_to_bf16(v6342);
-      const unsigned int v6345 = v6336 * v4;
-      const unsigned int v6346 = v6345 + v68;
-      const unsigned int v6347 = v6346 + v6338;
-      out[v6347] = v6344;
-    }
-    const unsigned int v6348 = static_cast<unsigned int>(v275.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6349 = v1128 + v6348;
-    const unsigned int v6350 = static_cast<unsigned int>(v275.col(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6351 = v1127 + v6350;
-    const bool v6352 = v6349 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6353 = v6351 < v15;
-    const bool v6354 = v6352 && v6353;
-    if (v6354) {
-      const float v6355 = v275.x[125];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6357 = iron_f32_to_bf16(v6355);
-      const unsigned int v6358 = v6349 * v4;
-      const unsigned int v6359 = v6358 + v68;
-      const unsigned int v6360 = v6359 + v6351;
-      out[v6360] = v6357;
-    }
-    const unsigned int v6361 = static_cast<unsigned int>(v275.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6362 = v1128 + v6361;
-    const unsigned int v6363 = static_cast<unsigned int>(v275.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6364 = v1127 + v6363;
-    const bool v6365 = v6362 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6366 = v6364 < v15;
-    const bool v6367 = v6365 && v6366;
-    if (v6367) {
-      const float v6368 = v275.x[126];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6370 = iron_f32_to_bf16(v6368);
-      const unsigned int v6371 = v6362 * v4;
-      const unsigned int v6372 = v6371 + v68;
-      const unsigned int v6373 = v6372 + v6364;
-      out[v6373] = v6370;
-    }
-    const unsigned int v6374 = static_cast<unsigned int>(v275.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6375 = v1128 + v6374;
-    const unsigned int v6376 = static_cast<unsigned int>(v275.col(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6377 = v1127 + v6376;
-    const bool v6378 = v6375 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6379 = v6377 < v15;
-    const bool v6380 = v6378 && v6379;
-    if (v6380) {
-      const float v6381 = v275.x[127];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6383 = iron_f32_to_bf16(v6381);
-      const unsigned int v6384 = v6375 * v4;
-      const unsigned int v6385 = v6384 + v68;
-      const unsigned int v6386 = v6385 + v6377;
-      out[v6386] = v6383;
+    const unsigned int v2167 = static_cast<unsigned int>(v275.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2168 = v1130 + v2167;
+    const unsigned int v2169 = static_cast<unsigned int>(v275.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2170 = v1129 + v2169;
+    const bool v2171 = v2168 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2172 = v2170 < v15;
+    const bool v2173 = v2171 && v2172;
+    if (v2173) {
+      const float v2174 = v275.x[0];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2176 = iron_f32_to_bf16(v2174);
+      const unsigned int v2177 = v2168 * v4;
+      const unsigned int v2178 = v2177 + v68;
+      const unsigned int v2179 = v2178 + v2170;
+      out[v2179] = v2176;
+    }
+    const unsigned int v2180 = static_cast<unsigned int>(v275.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2181 = v1130 + v2180;
+    const unsigned int v2182 = static_cast<unsigned int>(v275.col(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2183 = v1129 + v2182;
+    const bool v2184 = v2181 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2185 = v2183 < v15;
+    const bool v2186 = v2184 && v2185;
+    if (v2186) {
+      const float v2187 = v275.x[1];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2189 = iron_f32_to_bf16(v2187);
+      const unsigned int v2190 = v2181 * v4;
+      const unsigned int v2191 = v2190 + v68;
+      const unsigned int v2192 = v2191 + v2183;
+      out[v2192] = v2189;
+    }
+    const unsigned int v2193 = static_cast<unsigned int>(v275.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2194 = v1130 + v2193;
+    const unsigned int v2195 = static_cast<unsigned int>(v275.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2196 = v1129 + v2195;
+    const bool v2197 = v2194 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2198 = v2196 < v15;
+    const bool v2199 = v2197 && v2198;
+    if (v2199) {
+      const float v2200 = v275.x[2];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2202 = iron_f32_to_bf16(v2200);
+      const unsigned int v2203 = v2194 * v4;
+      const unsigned int v2204 = v2203 + v68;
+      const unsigned int v2205 = v2204 + v2196;
+      out[v2205] = v2202;
+    }
+    const unsigned int v2206 = static_cast<unsigned int>(v275.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2207 = v1130 + v2206;
+    const unsigned int v2208 = static_cast<unsigned int>(v275.col(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2209 = v1129 + v2208;
+    const bool v2210 = v2207 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2211 = v2209 < v15;
+    const bool v2212 = v2210 && v2211;
+    if (v2212) {
+      const float v2213 = v275.x[3];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2215 = iron_f32_to_bf16(v2213);
+      const unsigned int v2216 = v2207 * v4;
+      const unsigned int v2217 = v2216 + v68;
+      const unsigned int v2218 = v2217 + v2209;
+      out[v2218] = v2215;
+    }
+    const unsigned int v2219 = static_cast<unsigned int>(v275.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2220 = v1130 + v2219;
+    const unsigned int v2221 = static_cast<unsigned int>(v275.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2222 = v1129 + v2221;
+    const bool v2223 = v2220 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2224 = v2222 < v15;
+    const bool v2225 = v2223 && v2224;
+    if (v2225) {
+      const float v2226 = v275.x[4];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2228 = iron_f32_to_bf16(v2226);
+      const unsigned int v2229 = v2220 * v4;
+      const unsigned int v2230 = v2229 + v68;
+      const unsigned int v2231 = v2230 + v2222;
+      out[v2231] = v2228;
+    }
+    const unsigned int v2232 = static_cast<unsigned int>(v275.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2233 = v1130 + v2232;
+    const unsigned int v2234 = static_cast<unsigned int>(v275.col(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2235 = v1129 + v2234;
+    const bool v2236 = v2233 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2237 = v2235 < v15;
+    const bool v2238 = v2236 && v2237;
+    if (v2238) {
+      const float v2239 = v275.x[5];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2241 = iron_f32_to_bf16(v2239);
+      const unsigned int v2242 = v2233 * v4;
+      const unsigned int v2243 = v2242 + v68;
+      const unsigned int v2244 = v2243 + v2235;
+      out[v2244] = v2241;
+    }
+    const unsigned int v2245 = static_cast<unsigned int>(v275.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2246 = v1130 + v2245;
+    const unsigned int v2247 = static_cast<unsigned int>(v275.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2248 = v1129 + v2247;
+    const bool v2249 = v2246 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2250 = v2248 < v15;
+    const bool v2251 = v2249 && v2250;
+    if (v2251) {
+      const float v2252 = v275.x[6];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2254 = iron_f32_to_bf16(v2252);
+      const unsigned int v2255 = v2246 * v4;
+      const unsigned int v2256 = v2255 + v68;
+      const unsigned int v2257 = v2256 + v2248;
+      out[v2257] = v2254;
+    }
+    const unsigned int v2258 = static_cast<unsigned int>(v275.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2259 = v1130 + v2258;
+    const unsigned int v2260 = static_cast<unsigned int>(v275.col(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2261 = v1129 + v2260;
+    const bool v2262 = v2259 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2263 = v2261 < v15;
+    const bool v2264 = v2262 && v2263;
+    if (v2264) {
+      const float v2265 = v275.x[7];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2267 = iron_f32_to_bf16(v2265);
+      const unsigned int v2268 = v2259 * v4;
+      const unsigned int v2269 = v2268 + v68;
+      const unsigned int v2270 = v2269 + v2261;
+      out[v2270] = v2267;
+    }
+    const unsigned int v2271 = static_cast<unsigned int>(v275.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2272 = v1130 + v2271;
+    const unsigned int v2273 = static_cast<unsigned int>(v275.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2274 = v1129 + v2273;
+    const bool v2275 = v2272 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2276 = v2274 < v15;
+    const bool v2277 = v2275 && v2276;
+    if (v2277) {
+      const float v2278 = v275.x[8];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2280 = iron_f32_to_bf16(v2278);
+      const unsigned int v2281 = v2272 * v4;
+      const unsigned int v2282 = v2281 + v68;
+      const unsigned int v2283 = v2282 + v2274;
+      out[v2283] = v2280;
+    }
+    const unsigned int v2284 = static_cast<unsigned int>(v275.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2285 = v1130 + v2284;
+    const unsigned int v2286 = static_cast<unsigned int>(v275.col(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2287 = v1129 + v2286;
+    const bool v2288 = v2285 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2289 = v2287 < v15;
+    const bool v2290 = v2288 && v2289;
+    if (v2290) {
+      const float v2291 = v275.x[9];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2293 = iron_f32_to_bf16(v2291);
+      const unsigned int v2294 = v2285 * v4;
+      const unsigned int v2295 = v2294 + v68;
+      const unsigned int v2296 = v2295 + v2287;
+      out[v2296] = v2293;
+    }
+    const unsigned int v2297 = static_cast<unsigned int>(v275.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2298 = v1130 + v2297;
+    const unsigned int v2299 = static_cast<unsigned int>(v275.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2300 = v1129 + v2299;
+    const bool v2301 = v2298 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2302 = v2300 < v15;
+    const bool v2303 = v2301 && v2302;
+    if (v2303) {
+      const float v2304 = v275.x[10];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2306 = iron_f32_to_bf16(v2304);
+      const unsigned int v2307 = v2298 * v4;
+      const unsigned int v2308 = v2307 + v68;
+      const unsigned int v2309 = v2308 + v2300;
+      out[v2309] = v2306;
+    }
+    const unsigned int v2310 = static_cast<unsigned int>(v275.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2311 = v1130 + v2310;
+    const unsigned int v2312 = static_cast<unsigned int>(v275.col(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2313 = v1129 + v2312;
+    const bool v2314 = v2311 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2315 = v2313 < v15;
+    const bool v2316 = v2314 && v2315;
+    if (v2316) {
+      const float v2317 = v275.x[11];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2319 = iron_f32_to_bf16(v2317);
+      const unsigned int v2320 = v2311 * v4;
+      const unsigned int v2321 = v2320 + v68;
+      const unsigned int v2322 = v2321 + v2313;
+      out[v2322] = v2319;
+    }
+    const unsigned int v2323 = static_cast<unsigned int>(v275.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2324 = v1130 + v2323;
+    const unsigned int v2325 = static_cast<unsigned int>(v275.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2326 = v1129 + v2325;
+    const bool v2327 = v2324 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2328 = v2326 < v15;
+    const bool v2329 = v2327 && v2328;
+    if (v2329) {
+      const float v2330 = v275.x[12];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2332 = iron_f32_to_bf16(v2330);
+      const unsigned int v2333 = v2324 * v4;
+      const unsigned int v2334 = v2333 + v68;
+      const unsigned int v2335 = v2334 + v2326;
+      out[v2335] = v2332;
+    }
+    const unsigned int v2336 = static_cast<unsigned int>(v275.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2337 = v1130 + v2336;
+    const unsigned int v2338 = static_cast<unsigned int>(v275.col(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2339 = v1129 + v2338;
+    const bool v2340 = v2337 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2341 = v2339 < v15;
+    const bool v2342 = v2340 && v2341;
+    if (v2342) {
+      const float v2343 = v275.x[13];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2345 = iron_f32_to_bf16(v2343);
+      const unsigned int v2346 = v2337 * v4;
+      const unsigned int v2347 = v2346 + v68;
+      const unsigned int v2348 = v2347 + v2339;
+      out[v2348] = v2345;
+    }
+    const unsigned int v2349 = static_cast<unsigned int>(v275.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2350 = v1130 + v2349;
+    const unsigned int v2351 = static_cast<unsigned int>(v275.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2352 = v1129 + v2351;
+    const bool v2353 = v2350 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2354 = v2352 < v15;
+    const bool v2355 = v2353 && v2354;
+    if (v2355) {
+      const float v2356 = v275.x[14];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2358 = iron_f32_to_bf16(v2356);
+      const unsigned int v2359 = v2350 * v4;
+      const unsigned int v2360 = v2359 + v68;
+      const unsigned int v2361 = v2360 + v2352;
+      out[v2361] = v2358;
+    }
+    const unsigned int v2362 = static_cast<unsigned int>(v275.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2363 = v1130 + v2362;
+    const unsigned int v2364 = static_cast<unsigned int>(v275.col(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2365 = v1129 + v2364;
+    const bool v2366 = v2363 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2367 = v2365 < v15;
+    const bool v2368 = v2366 && v2367;
+    if (v2368) {
+      const float v2369 = v275.x[15];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2371 = iron_f32_to_bf16(v2369);
+      const unsigned int v2372 = v2363 * v4;
+      const unsigned int v2373 = v2372 + v68;
+      const unsigned int v2374 = v2373 + v2365;
+      out[v2374] = v2371;
+    }
+    const unsigned int v2375 = static_cast<unsigned int>(v275.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2376 = v1130 + v2375;
+    const unsigned int v2377 = static_cast<unsigned int>(v275.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2378 = v1129 + v2377;
+    const bool v2379 = v2376 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2380 = v2378 < v15;
+    const bool v2381 = v2379 && v2380;
+    if (v2381) {
+      const float v2382 = v275.x[16];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2384 = iron_f32_to_bf16(v2382);
+      const unsigned int v2385 = v2376 * v4;
+      const unsigned int v2386 = v2385 + v68;
+      const unsigned int v2387 = v2386 + v2378;
+      out[v2387] = v2384;
+    }
+    const unsigned int v2388 = static_cast<unsigned int>(v275.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2389 = v1130 + v2388;
+    const unsigned int v2390 = static_cast<unsigned int>(v275.col(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2391 = v1129 + v2390;
+    const bool v2392 = v2389 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2393 = v2391 < v15;
+    const bool v2394 = v2392 && v2393;
+    if (v2394) {
+      const float v2395 = v275.x[17];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2397 = iron_f32_to_bf16(v2395);
+      const unsigned int v2398 = v2389 * v4;
+      const unsigned int v2399 = v2398 + v68;
+      const unsigned int v2400 = v2399 + v2391;
+      out[v2400] = v2397;
+    }
+    const unsigned int v2401 = static_cast<unsigned int>(v275.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2402 = v1130 + v2401;
+    const unsigned int v2403 = static_cast<unsigned int>(v275.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2404 = v1129 + v2403;
+    const bool v2405 = v2402 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2406 = v2404 < v15;
+    const bool v2407 = v2405 && v2406;
+    if (v2407) {
+      const float v2408 = v275.x[18];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2410 = iron_f32_to_bf16(v2408);
+      const unsigned int v2411 = v2402 * v4;
+      const unsigned int v2412 = v2411 + v68;
+      const unsigned int v2413 = v2412 + v2404;
+      out[v2413] = v2410;
+    }
+    const unsigned int v2414 = static_cast<unsigned int>(v275.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2415 = v1130 + v2414;
+    const unsigned int v2416 = static_cast<unsigned int>(v275.col(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2417 = v1129 + v2416;
+    const bool v2418 = v2415 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2419 = v2417 < v15;
+    const bool v2420 = v2418 && v2419;
+    if (v2420) {
+      const float v2421 = v275.x[19];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2423 = iron_f32_to_bf16(v2421);
+      const unsigned int v2424 = v2415 * v4;
+      const unsigned int v2425 = v2424 + v68;
+      const unsigned int v2426 = v2425 + v2417;
+      out[v2426] = v2423;
+    }
+    const unsigned int v2427 = static_cast<unsigned int>(v275.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2428 = v1130 + v2427;
+    const unsigned int v2429 = static_cast<unsigned int>(v275.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2430 = v1129 + v2429;
+    const bool v2431 = v2428 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2432 = v2430 < v15;
+    const bool v2433 = v2431 && v2432;
+    if (v2433) {
+      const float v2434 = v275.x[20];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2436 = iron_f32_to_bf16(v2434);
+      const unsigned int v2437 = v2428 * v4;
+      const unsigned int v2438 = v2437 + v68;
+      const unsigned int v2439 = v2438 + v2430;
+      out[v2439] = v2436;
+    }
+    const unsigned int v2440 = static_cast<unsigned int>(v275.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2441 = v1130 + v2440;
+    const unsigned int v2442 = static_cast<unsigned int>(v275.col(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2443 = v1129 + v2442;
+    const bool v2444 = v2441 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2445 = v2443 < v15;
+    const bool v2446 = v2444 && v2445;
+    if (v2446) {
+      const float v2447 = v275.x[21];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2449 = iron_f32_to_bf16(v2447);
+      const unsigned int v2450 = v2441 * v4;
+      const unsigned int v2451 = v2450 + v68;
+      const unsigned int v2452 = v2451 + v2443;
+      out[v2452] = v2449;
+    }
+    const unsigned int v2453 = static_cast<unsigned int>(v275.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2454 = v1130 + v2453;
+    const unsigned int v2455 = static_cast<unsigned int>(v275.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2456 = v1129 + v2455;
+    const bool v2457 = v2454 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2458 = v2456 < v15;
+    const bool v2459 = v2457 && v2458;
+    if (v2459) {
+      const float v2460 = v275.x[22];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2462 = iron_f32_to_bf16(v2460);
+      const unsigned int v2463 = v2454 * v4;
+      const unsigned int v2464 = v2463 + v68;
+      const unsigned int v2465 = v2464 + v2456;
+      out[v2465] = v2462;
+    }
+    const unsigned int v2466 = static_cast<unsigned int>(v275.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2467 = v1130 + v2466;
+    const unsigned int v2468 = static_cast<unsigned int>(v275.col(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2469 = v1129 + v2468;
+    const bool v2470 = v2467 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2471 = v2469 < v15;
+    const bool v2472 = v2470 && v2471;
+    if (v2472) {
+      const float v2473 = v275.x[23];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2475 = iron_f32_to_bf16(v2473);
+      const unsigned int v2476 = v2467 * v4;
+      const unsigned int v2477 = v2476 + v68;
+      const unsigned int v2478 = v2477 + v2469;
+      out[v2478] = v2475;
+    }
+    const unsigned int v2479 = static_cast<unsigned int>(v275.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2480 = v1130 + v2479;
+    const unsigned int v2481 = static_cast<unsigned int>(v275.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2482 = v1129 + v2481;
+    const bool v2483 = v2480 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2484 = v2482 < v15;
+    const bool v2485 = v2483 && v2484;
+    if (v2485) {
+      const float v2486 = v275.x[24];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2488 = iron_f32_to_bf16(v2486);
+      const unsigned int v2489 = v2480 * v4;
+      const unsigned int v2490 = v2489 + v68;
+      const unsigned int v2491 = v2490 + v2482;
+      out[v2491] = v2488;
+    }
+    const unsigned int v2492 = static_cast<unsigned int>(v275.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2493 = v1130 + v2492;
+    const unsigned int v2494 = static_cast<unsigned int>(v275.col(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2495 = v1129 + v2494;
+    const bool v2496 = v2493 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2497 = v2495 < v15;
+    const bool v2498 = v2496 && v2497;
+    if (v2498) {
+      const float v2499 = v275.x[25];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2501 = iron_f32_to_bf16(v2499);
+      const unsigned int v2502 = v2493 * v4;
+      const unsigned int v2503 = v2502 + v68;
+      const unsigned int v2504 = v2503 + v2495;
+      out[v2504] = v2501;
+    }
+    const unsigned int v2505 = static_cast<unsigned int>(v275.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2506 = v1130 + v2505;
+    const unsigned int v2507 = static_cast<unsigned int>(v275.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2508 = v1129 + v2507;
+    const bool v2509 = v2506 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2510 = v2508 < v15;
+    const bool v2511 = v2509 && v2510;
+    if (v2511) {
+      const float v2512 = v275.x[26];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2514 = iron_f32_to_bf16(v2512);
+      const unsigned int v2515 = v2506 * v4;
+      const unsigned int v2516 = v2515 + v68;
+      const unsigned int v2517 = v2516 + v2508;
+      out[v2517] = v2514;
+    }
+    const unsigned int v2518 = static_cast<unsigned int>(v275.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2519 = v1130 + v2518;
+    const unsigned int v2520 = static_cast<unsigned int>(v275.col(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2521 = v1129 + v2520;
+    const bool v2522 = v2519 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2523 = v2521 < v15;
+    const bool v2524 = v2522 && v2523;
+    if (v2524) {
+      const float v2525 = v275.x[27];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2527 = iron_f32_to_bf16(v2525);
+      const unsigned int v2528 = v2519 * v4;
+      const unsigned int v2529 = v2528 + v68;
+      const unsigned int v2530 = v2529 + v2521;
+      out[v2530] = v2527;
+    }
+    const unsigned int v2531 = static_cast<unsigned int>(v275.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2532 = v1130 + v2531;
+    const unsigned int v2533 = static_cast<unsigned int>(v275.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2534 = v1129 + v2533;
+    const bool v2535 = v2532 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2536 = v2534 < v15;
+    const bool v2537 = v2535 && v2536;
+    if (v2537) {
+      const float v2538 = v275.x[28];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2540 = iron_f32_to_bf16(v2538);
+      const unsigned int v2541 = v2532 * v4;
+      const unsigned int v2542 = v2541 + v68;
+      const unsigned int v2543 = v2542 + v2534;
+      out[v2543] = v2540;
+    }
+    const unsigned int v2544 = static_cast<unsigned int>(v275.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2545 = v1130 + v2544;
+    const unsigned int v2546 = static_cast<unsigned int>(v275.col(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2547 = v1129 + v2546;
+    const bool v2548 = v2545 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2549 = v2547 < v15;
+    const bool v2550 = v2548 && v2549;
+    if (v2550) {
+      const float v2551 = v275.x[29];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2553 = iron_f32_to_bf16(v2551);
+      const unsigned int v2554 = v2545 * v4;
+      const unsigned int v2555 = v2554 + v68;
+      const unsigned int v2556 = v2555 + v2547;
+      out[v2556] = v2553;
+    }
+    const unsigned int v2557 = static_cast<unsigned int>(v275.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2558 = v1130 + v2557;
+    const unsigned int v2559 = static_cast<unsigned int>(v275.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2560 = v1129 + v2559;
+    const bool v2561 = v2558 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2562 = v2560 < v15;
+    const bool v2563 = v2561 && v2562;
+    if (v2563) {
+      const float v2564 = v275.x[30];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2566 = iron_f32_to_bf16(v2564);
+      const unsigned int v2567 = v2558 * v4;
+      const unsigned int v2568 = v2567 + v68;
+      const unsigned int v2569 = v2568 + v2560;
+      out[v2569] = v2566;
+    }
+    const unsigned int v2570 = static_cast<unsigned int>(v275.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2571 = v1130 + v2570;
+    const unsigned int v2572 = static_cast<unsigned int>(v275.col(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2573 = v1129 + v2572;
+    const bool v2574 = v2571 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2575 = v2573 < v15;
+    const bool v2576 = v2574 && v2575;
+    if (v2576) {
+      const float v2577 = v275.x[31];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2579 = iron_f32_to_bf16(v2577);
+      const unsigned int v2580 = v2571 * v4;
+      const unsigned int v2581 = v2580 + v68;
+      const unsigned int v2582 = v2581 + v2573;
+      out[v2582] = v2579;
+    }
+    const unsigned int v2583 = static_cast<unsigned int>(v275.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2584 = v1130 + v2583;
+    const unsigned int v2585 = static_cast<unsigned int>(v275.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2586 = v1129 + v2585;
+    const bool v2587 = v2584 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2588 = v2586 < v15;
+    const bool v2589 = v2587 && v2588;
+    if (v2589) {
+      const float v2590 = v275.x[32];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2592 = iron_f32_to_bf16(v2590);
+      const unsigned int v2593 = v2584 * v4;
+      const unsigned int v2594 = v2593 + v68;
+      const unsigned int v2595 = v2594 + v2586;
+      out[v2595] = v2592;
+    }
+    const unsigned int v2596 = static_cast<unsigned int>(v275.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2597 = v1130 + v2596;
+    const unsigned int v2598 = static_cast<unsigned int>(v275.col(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2599 = v1129 + v2598;
+    const bool v2600 = v2597 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2601 = v2599 < v15;
+    const bool v2602 = v2600 && v2601;
+    if (v2602) {
+      const float v2603 = v275.x[33];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2605 = iron_f32_to_bf16(v2603);
+      const unsigned int v2606 = v2597 * v4;
+      const unsigned int v2607 = v2606 + v68;
+      const unsigned int v2608 = v2607 + v2599;
+      out[v2608] = v2605;
+    }
+    const unsigned int v2609 = static_cast<unsigned int>(v275.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2610 = v1130 + v2609;
+    const unsigned int v2611 = static_cast<unsigned int>(v275.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2612 = v1129 + v2611;
+    const bool v2613 = v2610 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2614 = v2612 < v15;
+    const bool v2615 = v2613 && v2614;
+    if (v2615) {
+      const float v2616 = v275.x[34];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2618 = iron_f32_to_bf16(v2616);
+      const unsigned int v2619 = v2610 * v4;
+      const unsigned int v2620 = v2619 + v68;
+      const unsigned int v2621 = v2620 + v2612;
+      out[v2621] = v2618;
+    }
+    const unsigned int v2622 = static_cast<unsigned int>(v275.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2623 = v1130 + v2622;
+    const unsigned int v2624 = static_cast<unsigned int>(v275.col(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2625 = v1129 + v2624;
+    const bool v2626 = v2623 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2627 = v2625 < v15;
+    const bool v2628 = v2626 && v2627;
+    if (v2628) {
+      const float v2629 = v275.x[35];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2631 = iron_f32_to_bf16(v2629);
+      const unsigned int v2632 = v2623 * v4;
+      const unsigned int v2633 = v2632 + v68;
+      const unsigned int v2634 = v2633 + v2625;
+      out[v2634] = v2631;
+    }
+    const unsigned int v2635 = static_cast<unsigned int>(v275.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2636 = v1130 + v2635;
+    const unsigned int v2637 = static_cast<unsigned int>(v275.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2638 = v1129 + v2637;
+    const bool v2639 = v2636 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2640 = v2638 < v15;
+    const bool v2641 = v2639 && v2640;
+    if (v2641) {
+      const float v2642 = v275.x[36];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2644 = iron_f32_to_bf16(v2642);
+      const unsigned int v2645 = v2636 * v4;
+      const unsigned int v2646 = v2645 + v68;
+      const unsigned int v2647 = v2646 + v2638;
+      out[v2647] = v2644;
+    }
+    const unsigned int v2648 = static_cast<unsigned int>(v275.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2649 = v1130 + v2648;
+    const unsigned int v2650 = static_cast<unsigned int>(v275.col(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2651 = v1129 + v2650;
+    const bool v2652 = v2649 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2653 = v2651 < v15;
+    const bool v2654 = v2652 && v2653;
+    if (v2654) {
+      const float v2655 = v275.x[37];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2657 = iron_f32_to_bf16(v2655);
+      const unsigned int v2658 = v2649 * v4;
+      const unsigned int v2659 = v2658 + v68;
+      const unsigned int v2660 = v2659 + v2651;
+      out[v2660] = v2657;
+    }
+    const unsigned int v2661 = static_cast<unsigned int>(v275.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2662 = v1130 + v2661;
+    const unsigned int v2663 = static_cast<unsigned int>(v275.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2664 = v1129 + v2663;
+    const bool v2665 = v2662 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2666 = v2664 < v15;
+    const bool v2667 = v2665 && v2666;
+    if (v2667) {
+      const float v2668 = v275.x[38];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2670 = iron_f32_to_bf16(v2668);
+      const unsigned int v2671 = v2662 * v4;
+      const unsigned int v2672 = v2671 + v68;
+      const unsigned int v2673 = v2672 + v2664;
+      out[v2673] = v2670;
+    }
+    const unsigned int v2674 = static_cast<unsigned int>(v275.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2675 = v1130 + v2674;
+    const unsigned int v2676 = static_cast<unsigned int>(v275.col(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2677 = v1129 + v2676;
+    const bool v2678 = v2675 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2679 = v2677 < v15;
+    const bool v2680 = v2678 && v2679;
+    if (v2680) {
+      const float v2681 = v275.x[39];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2683 = iron_f32_to_bf16(v2681);
+      const unsigned int v2684 = v2675 * v4;
+      const unsigned int v2685 = v2684 + v68;
+      const unsigned int v2686 = v2685 + v2677;
+      out[v2686] = v2683;
+    }
+    const unsigned int v2687 = static_cast<unsigned int>(v275.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2688 = v1130 + v2687;
+    const unsigned int v2689 = static_cast<unsigned int>(v275.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2690 = v1129 + v2689;
+    const bool v2691 = v2688 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2692 = v2690 < v15;
+    const bool v2693 = v2691 && v2692;
+    if (v2693) {
+      const float v2694 = v275.x[40];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2696 = iron_f32_to_bf16(v2694);
+      const unsigned int v2697 = v2688 * v4;
+      const unsigned int v2698 = v2697 + v68;
+      const unsigned int v2699 = v2698 + v2690;
+      out[v2699] = v2696;
+    }
+    const unsigned int v2700 = static_cast<unsigned int>(v275.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2701 = v1130 + v2700;
+    const unsigned int v2702 = static_cast<unsigned int>(v275.col(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2703 = v1129 + v2702;
+    const bool v2704 = v2701 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2705 = v2703 < v15;
+    const bool v2706 = v2704 && v2705;
+    if (v2706) {
+      const float v2707 = v275.x[41];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2709 = iron_f32_to_bf16(v2707);
+      const unsigned int v2710 = v2701 * v4;
+      const unsigned int v2711 = v2710 + v68;
+      const unsigned int v2712 = v2711 + v2703;
+      out[v2712] = v2709;
+    }
+    const unsigned int v2713 = static_cast<unsigned int>(v275.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2714 = v1130 + v2713;
+    const unsigned int v2715 = static_cast<unsigned int>(v275.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2716 = v1129 + v2715;
+    const bool v2717 = v2714 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2718 = v2716 < v15;
+    const bool v2719 = v2717 && v2718;
+    if (v2719) {
+      const float v2720 = v275.x[42];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2722 = iron_f32_to_bf16(v2720);
+      const unsigned int v2723 = v2714 * v4;
+      const unsigned int v2724 = v2723 + v68;
+      const unsigned int v2725 = v2724 + v2716;
+      out[v2725] = v2722;
+    }
+    const unsigned int v2726 = static_cast<unsigned int>(v275.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2727 = v1130 + v2726;
+    const unsigned int v2728 = static_cast<unsigned int>(v275.col(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2729 = v1129 + v2728;
+    const bool v2730 = v2727 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2731 = v2729 < v15;
+    const bool v2732 = v2730 && v2731;
+    if (v2732) {
+      const float v2733 = v275.x[43];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2735 = iron_f32_to_bf16(v2733);
+      const unsigned int v2736 = v2727 * v4;
+      const unsigned int v2737 = v2736 + v68;
+      const unsigned int v2738 = v2737 + v2729;
+      out[v2738] = v2735;
+    }
+    const unsigned int v2739 = static_cast<unsigned int>(v275.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2740 = v1130 + v2739;
+    const unsigned int v2741 = static_cast<unsigned int>(v275.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2742 = v1129 + v2741;
+    const bool v2743 = v2740 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2744 = v2742 < v15;
+    const bool v2745 = v2743 && v2744;
+    if (v2745) {
+      const float v2746 = v275.x[44];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2748 = iron_f32_to_bf16(v2746);
+      const unsigned int v2749 = v2740 * v4;
+      const unsigned int v2750 = v2749 + v68;
+      const unsigned int v2751 = v2750 + v2742;
+      out[v2751] = v2748;
+    }
+    const unsigned int v2752 = static_cast<unsigned int>(v275.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2753 = v1130 + v2752;
+    const unsigned int v2754 = static_cast<unsigned int>(v275.col(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2755 = v1129 + v2754;
+    const bool v2756 = v2753 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2757 = v2755 < v15;
+    const bool v2758 = v2756 && v2757;
+    if (v2758) {
+      const float v2759 = v275.x[45];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2761 = iron_f32_to_bf16(v2759);
+      const unsigned int v2762 = v2753 * v4;
+      const unsigned int v2763 = v2762 + v68;
+      const unsigned int v2764 = v2763 + v2755;
+      out[v2764] = v2761;
+    }
+    const unsigned int v2765 = static_cast<unsigned int>(v275.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2766 = v1130 + v2765;
+    const unsigned int v2767 = static_cast<unsigned int>(v275.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2768 = v1129 + v2767;
+    const bool v2769 = v2766 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2770 = v2768 < v15;
+    const bool v2771 = v2769 && v2770;
+    if (v2771) {
+      const float v2772 = v275.x[46];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2774 = iron_f32_to_bf16(v2772);
+      const unsigned int v2775 = v2766 * v4;
+      const unsigned int v2776 = v2775 + v68;
+      const unsigned int v2777 = v2776 + v2768;
+      out[v2777] = v2774;
+    }
+    const unsigned int v2778 = static_cast<unsigned int>(v275.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2779 = v1130 + v2778;
+    const unsigned int v2780 = static_cast<unsigned int>(v275.col(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2781 = v1129 + v2780;
+    const bool v2782 = v2779 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2783 = v2781 < v15;
+    const bool v2784 = v2782 && v2783;
+    if (v2784) {
+      const float v2785 = v275.x[47];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2787 = iron_f32_to_bf16(v2785);
+      const unsigned int v2788 = v2779 * v4;
+      const unsigned int v2789 = v2788 + v68;
+      const unsigned int v2790 = v2789 + v2781;
+      out[v2790] = v2787;
+    }
+    const unsigned int v2791 = static_cast<unsigned int>(v275.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2792 = v1130 + v2791;
+    const unsigned int v2793 = static_cast<unsigned int>(v275.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2794 = v1129 + v2793;
+    const bool v2795 = v2792 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2796 = v2794 < v15;
+    const bool v2797 = v2795 && v2796;
+    if (v2797) {
+      const float v2798 = v275.x[48];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2800 = iron_f32_to_bf16(v2798);
+      const unsigned int v2801 = v2792 * v4;
+      const unsigned int v2802 = v2801 + v68;
+      const unsigned int v2803 = v2802 + v2794;
+      out[v2803] = v2800;
+    }
+    const unsigned int v2804 = static_cast<unsigned int>(v275.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2805 = v1130 + v2804;
+    const unsigned int v2806 = static_cast<unsigned int>(v275.col(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2807 = v1129 + v2806;
+    const bool v2808 = v2805 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2809 = v2807 < v15;
+    const bool v2810 = v2808 && v2809;
+    if (v2810) {
+      const float v2811 = v275.x[49];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2813 = iron_f32_to_bf16(v2811);
+      const unsigned int v2814 = v2805 * v4;
+      const unsigned int v2815 = v2814 + v68;
+      const unsigned int v2816 = v2815 + v2807;
+      out[v2816] = v2813;
+    }
+    const unsigned int v2817 = static_cast<unsigned int>(v275.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2818 = v1130 + v2817;
+    const unsigned int v2819 = static_cast<unsigned int>(v275.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2820 = v1129 + v2819;
+    const bool v2821 = v2818 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2822 = v2820 < v15;
+    const bool v2823 = v2821 && v2822;
+    if (v2823) {
+      const float v2824 = v275.x[50];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2826 = iron_f32_to_bf16(v2824);
+      const unsigned int v2827 = v2818 * v4;
+      const unsigned int v2828 = v2827 + v68;
+      const unsigned int v2829 = v2828 + v2820;
+      out[v2829] = v2826;
+    }
+    const unsigned int v2830 = static_cast<unsigned int>(v275.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2831 = v1130 + v2830;
+    const unsigned int v2832 = static_cast<unsigned int>(v275.col(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2833 = v1129 + v2832;
+    const bool v2834 = v2831 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2835 = v2833 < v15;
+    const bool v2836 = v2834 && v2835;
+    if (v2836) {
+      const float v2837 = v275.x[51];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2839 = iron_f32_to_bf16(v2837);
+      const unsigned int v2840 = v2831 * v4;
+      const unsigned int v2841 = v2840 + v68;
+      const unsigned int v2842 = v2841 + v2833;
+      out[v2842] = v2839;
+    }
+    const unsigned int v2843 = static_cast<unsigned int>(v275.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2844 = v1130 + v2843;
+    const unsigned int v2845 = static_cast<unsigned int>(v275.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2846 = v1129 + v2845;
+    const bool v2847 = v2844 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2848 = v2846 < v15;
+    const bool v2849 = v2847 && v2848;
+    if (v2849) {
+      const float v2850 = v275.x[52];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2852 = iron_f32_to_bf16(v2850);
+      const unsigned int v2853 = v2844 * v4;
+      const unsigned int v2854 = v2853 + v68;
+      const unsigned int v2855 = v2854 + v2846;
+      out[v2855] = v2852;
+    }
+    const unsigned int v2856 = static_cast<unsigned int>(v275.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2857 = v1130 + v2856;
+    const unsigned int v2858 = static_cast<unsigned int>(v275.col(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2859 = v1129 + v2858;
+    const bool v2860 = v2857 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2861 = v2859 < v15;
+    const bool v2862 = v2860 && v2861;
+    if (v2862) {
+      const float v2863 = v275.x[53];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2865 = iron_f32_to_bf16(v2863);
+      const unsigned int v2866 = v2857 * v4;
+      const unsigned int v2867 = v2866 + v68;
+      const unsigned int v2868 = v2867 + v2859;
+      out[v2868] = v2865;
+    }
+    const unsigned int v2869 = static_cast<unsigned int>(v275.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2870 = v1130 + v2869;
+    const unsigned int v2871 = static_cast<unsigned int>(v275.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2872 = v1129 + v2871;
+    const bool v2873 = v2870 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2874 = v2872 < v15;
+    const bool v2875 = v2873 && v2874;
+    if (v2875) {
+      const float v2876 = v275.x[54];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2878 = iron_f32_to_bf16(v2876);
+      const unsigned int v2879 = v2870 * v4;
+      const unsigned int v2880 = v2879 + v68;
+      const unsigned int v2881 = v2880 + v2872;
+      out[v2881] = v2878;
+    }
+    const unsigned int v2882 = static_cast<unsigned int>(v275.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2883 = v1130 + v2882;
+    const unsigned int v2884 = static_cast<unsigned int>(v275.col(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2885 = v1129 + v2884;
+    const bool v2886 = v2883 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2887 = v2885 < v15;
+    const bool v2888 = v2886 && v2887;
+    if (v2888) {
+      const float v2889 = v275.x[55];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2891 = iron_f32_to_bf16(v2889);
+      const unsigned int v2892 = v2883 * v4;
+      const unsigned int v2893 = v2892 + v68;
+      const unsigned int v2894 = v2893 + v2885;
+      out[v2894] = v2891;
+    }
+    const unsigned int v2895 = static_cast<unsigned int>(v275.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2896 = v1130 + v2895;
+    const unsigned int v2897 = static_cast<unsigned int>(v275.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2898 = v1129 + v2897;
+    const bool v2899 = v2896 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2900 = v2898 < v15;
+    const bool v2901 = v2899 && v2900;
+    if (v2901) {
+      const float v2902 = v275.x[56];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2904 = iron_f32_to_bf16(v2902);
+      const unsigned int v2905 = v2896 * v4;
+      const unsigned int v2906 = v2905 + v68;
+      const unsigned int v2907 = v2906 + v2898;
+      out[v2907] = v2904;
+    }
+    const unsigned int v2908 = static_cast<unsigned int>(v275.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2909 = v1130 + v2908;
+    const unsigned int v2910 = static_cast<unsigned int>(v275.col(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2911 = v1129 + v2910;
+    const bool v2912 = v2909 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2913 = v2911 < v15;
+    const bool v2914 = v2912 && v2913;
+    if (v2914) {
+      const float v2915 = v275.x[57];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2917 = iron_f32_to_bf16(v2915);
+      const unsigned int v2918 = v2909 * v4;
+      const unsigned int v2919 = v2918 + v68;
+      const unsigned int v2920 = v2919 + v2911;
+      out[v2920] = v2917;
+    }
+    const unsigned int v2921 = static_cast<unsigned int>(v275.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2922 = v1130 + v2921;
+    const unsigned int v2923 = static_cast<unsigned int>(v275.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2924 = v1129 + v2923;
+    const bool v2925 = v2922 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2926 = v2924 < v15;
+    const bool v2927 = v2925 && v2926;
+    if (v2927) {
+      const float v2928 = v275.x[58];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2930 = iron_f32_to_bf16(v2928);
+      const unsigned int v2931 = v2922 * v4;
+      const unsigned int v2932 = v2931 + v68;
+      const unsigned int v2933 = v2932 + v2924;
+      out[v2933] = v2930;
+    }
+    const unsigned int v2934 = static_cast<unsigned int>(v275.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2935 = v1130 + v2934;
+    const unsigned int v2936 = static_cast<unsigned int>(v275.col(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2937 = v1129 + v2936;
+    const bool v2938 = v2935 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2939 = v2937 < v15;
+    const bool v2940 = v2938 && v2939;
+    if (v2940) {
+      const float v2941 = v275.x[59];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2943 = iron_f32_to_bf16(v2941);
+      const unsigned int v2944 = v2935 * v4;
+      const unsigned int v2945 = v2944 + v68;
+      const unsigned int v2946 = v2945 + v2937;
+      out[v2946] = v2943;
+    }
+    const unsigned int v2947 = static_cast<unsigned int>(v275.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2948 = v1130 + v2947;
+    const unsigned int v2949 = static_cast<unsigned int>(v275.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2950 = v1129 + v2949;
+    const bool v2951 = v2948 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2952 = v2950 < v15;
+    const bool v2953 = v2951 && v2952;
+    if (v2953) {
+      const float v2954 = v275.x[60];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2956 = iron_f32_to_bf16(v2954);
+      const unsigned int v2957 = v2948 * v4;
+      const unsigned int v2958 = v2957 + v68;
+      const unsigned int v2959 = v2958 + v2950;
+      out[v2959] = v2956;
+    }
+    const unsigned int v2960 = static_cast<unsigned int>(v275.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2961 = v1130 + v2960;
+    const unsigned int v2962 = static_cast<unsigned int>(v275.col(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2963 = v1129 + v2962;
+    const bool v2964 = v2961 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2965 = v2963 < v15;
+    const bool v2966 = v2964 && v2965;
+    if (v2966) {
+      const float v2967 = v275.x[61];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2969 = iron_f32_to_bf16(v2967);
+      const unsigned int v2970 = v2961 * v4;
+      const unsigned int v2971 = v2970 + v68;
+      const unsigned int v2972 = v2971 + v2963;
+      out[v2972] = v2969;
+    }
+    const unsigned int v2973 = static_cast<unsigned int>(v275.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2974 = v1130 + v2973;
+    const unsigned int v2975 = static_cast<unsigned int>(v275.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2976 = v1129 + v2975;
+    const bool v2977 = v2974 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2978 = v2976 < v15;
+    const bool v2979 = v2977 && v2978;
+    if (v2979) {
+      const float v2980 = v275.x[62];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2982 = iron_f32_to_bf16(v2980);
+      const unsigned int v2983 = v2974 * v4;
+      const unsigned int v2984 = v2983 + v68;
+      const unsigned int v2985 = v2984 + v2976;
+      out[v2985] = v2982;
+    }
+    const unsigned int v2986 = static_cast<unsigned int>(v275.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2987 = v1130 + v2986;
+    const unsigned int v2988 = static_cast<unsigned int>(v275.col(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2989 = v1129 + v2988;
+    const bool v2990 = v2987 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2991 = v2989 < v15;
+    const bool v2992 = v2990 && v2991;
+    if (v2992) {
+      const float v2993 = v275.x[63];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v2995 = iron_f32_to_bf16(v2993);
+      const unsigned int v2996 = v2987 * v4;
+      const unsigned int v2997 = v2996 + v68;
+      const unsigned int v2998 = v2997 + v2989;
+      out[v2998] = v2995;
+    }
+    const unsigned int v2999 = static_cast<unsigned int>(v275.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3000 = v1130 + v2999;
+    const unsigned int v3001 = static_cast<unsigned int>(v275.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3002 = v1129 + v3001;
+    const bool v3003 = v3000 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3004 = v3002 < v15;
+    const bool v3005 = v3003 && v3004;
+    if (v3005) {
+      const float v3006 = v275.x[64];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3008 = iron_f32_to_bf16(v3006);
+      const unsigned int v3009 = v3000 * v4;
+      const unsigned int v3010 = v3009 + v68;
+      const unsigned int v3011 = v3010 + v3002;
+      out[v3011] = v3008;
+    }
+    const unsigned int v3012 = static_cast<unsigned int>(v275.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3013 = v1130 + v3012;
+    const unsigned int v3014 = static_cast<unsigned int>(v275.col(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3015 = v1129 + v3014;
+    const bool v3016 = v3013 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3017 = v3015 < v15;
+    const bool v3018 = v3016 && v3017;
+    if (v3018) {
+      const float v3019 = v275.x[65];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3021 = iron_f32_to_bf16(v3019);
+      const unsigned int v3022 = v3013 * v4;
+      const unsigned int v3023 = v3022 + v68;
+      const unsigned int v3024 = v3023 + v3015;
+      out[v3024] = v3021;
+    }
+    const unsigned int v3025 = static_cast<unsigned int>(v275.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3026 = v1130 + v3025;
+    const unsigned int v3027 = static_cast<unsigned int>(v275.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3028 = v1129 + v3027;
+    const bool v3029 = v3026 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3030 = v3028 < v15;
+    const bool v3031 = v3029 && v3030;
+    if (v3031) {
+      const float v3032 = v275.x[66];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3034 = iron_f32_to_bf16(v3032);
+      const unsigned int v3035 = v3026 * v4;
+      const unsigned int v3036 = v3035 + v68;
+      const unsigned int v3037 = v3036 + v3028;
+      out[v3037] = v3034;
+    }
+    const unsigned int v3038 = static_cast<unsigned int>(v275.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3039 = v1130 + v3038;
+    const unsigned int v3040 = static_cast<unsigned int>(v275.col(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3041 = v1129 + v3040;
+    const bool v3042 = v3039 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3043 = v3041 < v15;
+    const bool v3044 = v3042 && v3043;
+    if (v3044) {
+      const float v3045 = v275.x[67];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3047 = iron_f32_to_bf16(v3045);
+      const unsigned int v3048 = v3039 * v4;
+      const unsigned int v3049 = v3048 + v68;
+      const unsigned int v3050 = v3049 + v3041;
+      out[v3050] = v3047;
+    }
+    const unsigned int v3051 = static_cast<unsigned int>(v275.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3052 = v1130 + v3051;
+    const unsigned int v3053 = static_cast<unsigned int>(v275.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3054 = v1129 + v3053;
+    const bool v3055 = v3052 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3056 = v3054 < v15;
+    const bool v3057 = v3055 && v3056;
+    if (v3057) {
+      const float v3058 = v275.x[68];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3060 = iron_f32_to_bf16(v3058);
+      const unsigned int v3061 = v3052 * v4;
+      const unsigned int v3062 = v3061 + v68;
+      const unsigned int v3063 = v3062 + v3054;
+      out[v3063] = v3060;
+    }
+    const unsigned int v3064 = static_cast<unsigned int>(v275.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3065 = v1130 + v3064;
+    const unsigned int v3066 = static_cast<unsigned int>(v275.col(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3067 = v1129 + v3066;
+    const bool v3068 = v3065 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3069 = v3067 < v15;
+    const bool v3070 = v3068 && v3069;
+    if (v3070) {
+      const float v3071 = v275.x[69];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3073 = iron_f32_to_bf16(v3071);
+      const unsigned int v3074 = v3065 * v4;
+      const unsigned int v3075 = v3074 + v68;
+      const unsigned int v3076 = v3075 + v3067;
+      out[v3076] = v3073;
+    }
+    const unsigned int v3077 = static_cast<unsigned int>(v275.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3078 = v1130 + v3077;
+    const unsigned int v3079 = static_cast<unsigned int>(v275.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3080 = v1129 + v3079;
+    const bool v3081 = v3078 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3082 = v3080 < v15;
+    const bool v3083 = v3081 && v3082;
+    if (v3083) {
+      const float v3084 = v275.x[70];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3086 = iron_f32_to_bf16(v3084);
+      const unsigned int v3087 = v3078 * v4;
+      const unsigned int v3088 = v3087 + v68;
+      const unsigned int v3089 = v3088 + v3080;
+      out[v3089] = v3086;
+    }
+    const unsigned int v3090 = static_cast<unsigned int>(v275.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3091 = v1130 + v3090;
+    const unsigned int v3092 = static_cast<unsigned int>(v275.col(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3093 = v1129 + v3092;
+    const bool v3094 = v3091 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3095 = v3093 < v15;
+    const bool v3096 = v3094 && v3095;
+    if (v3096) {
+      const float v3097 = v275.x[71];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3099 = iron_f32_to_bf16(v3097);
+      const unsigned int v3100 = v3091 * v4;
+      const unsigned int v3101 = v3100 + v68;
+      const unsigned int v3102 = v3101 + v3093;
+      out[v3102] = v3099;
+    }
+    const unsigned int v3103 = static_cast<unsigned int>(v275.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3104 = v1130 + v3103;
+    const unsigned int v3105 = static_cast<unsigned int>(v275.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3106 = v1129 + v3105;
+    const bool v3107 = v3104 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3108 = v3106 < v15;
+    const bool v3109 = v3107 && v3108;
+    if (v3109) {
+      const float v3110 = v275.x[72];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3112 = iron_f32_to_bf16(v3110);
+      const unsigned int v3113 = v3104 * v4;
+      const unsigned int v3114 = v3113 + v68;
+      const unsigned int v3115 = v3114 + v3106;
+      out[v3115] = v3112;
+    }
+    const unsigned int v3116 = static_cast<unsigned int>(v275.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3117 = v1130 + v3116;
+    const unsigned int v3118 = static_cast<unsigned int>(v275.col(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3119 = v1129 + v3118;
+    const bool v3120 = v3117 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3121 = v3119 < v15;
+    const bool v3122 = v3120 && v3121;
+    if (v3122) {
+      const float v3123 = v275.x[73];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3125 = iron_f32_to_bf16(v3123);
+      const unsigned int v3126 = v3117 * v4;
+      const unsigned int v3127 = v3126 + v68;
+      const unsigned int v3128 = v3127 + v3119;
+      out[v3128] = v3125;
+    }
+    const unsigned int v3129 = static_cast<unsigned int>(v275.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3130 = v1130 + v3129;
+    const unsigned int v3131 = static_cast<unsigned int>(v275.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3132 = v1129 + v3131;
+    const bool v3133 = v3130 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3134 = v3132 < v15;
+    const bool v3135 = v3133 && v3134;
+    if (v3135) {
+      const float v3136 = v275.x[74];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3138 = iron_f32_to_bf16(v3136);
+      const unsigned int v3139 = v3130 * v4;
+      const unsigned int v3140 = v3139 + v68;
+      const unsigned int v3141 = v3140 + v3132;
+      out[v3141] = v3138;
+    }
+    const unsigned int v3142 = static_cast<unsigned int>(v275.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3143 = v1130 + v3142;
+    const unsigned int v3144 = static_cast<unsigned int>(v275.col(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3145 = v1129 + v3144;
+    const bool v3146 = v3143 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3147 = v3145 < v15;
+    const bool v3148 = v3146 && v3147;
+    if (v3148) {
+      const float v3149 = v275.x[75];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3151 = iron_f32_to_bf16(v3149);
+      const unsigned int v3152 = v3143 * v4;
+      const unsigned int v3153 = v3152 + v68;
+      const unsigned int v3154 = v3153 + v3145;
+      out[v3154] = v3151;
+    }
+    const unsigned int v3155 = static_cast<unsigned int>(v275.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3156 = v1130 + v3155;
+    const unsigned int v3157 = static_cast<unsigned int>(v275.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3158 = v1129 + v3157;
+    const bool v3159 = v3156 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3160 = v3158 < v15;
+    const bool v3161 = v3159 && v3160;
+    if (v3161) {
+      const float v3162 = v275.x[76];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3164 = iron_f32_to_bf16(v3162);
+      const unsigned int v3165 = v3156 * v4;
+      const unsigned int v3166 = v3165 + v68;
+      const unsigned int v3167 = v3166 + v3158;
+      out[v3167] = v3164;
+    }
+    const unsigned int v3168 = static_cast<unsigned int>(v275.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3169 = v1130 + v3168;
+    const unsigned int v3170 = static_cast<unsigned int>(v275.col(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3171 = v1129 + v3170;
+    const bool v3172 = v3169 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3173 = v3171 < v15;
+    const bool v3174 = v3172 && v3173;
+    if (v3174) {
+      const float v3175 = v275.x[77];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3177 = iron_f32_to_bf16(v3175);
+      const unsigned int v3178 = v3169 * v4;
+      const unsigned int v3179 = v3178 + v68;
+      const unsigned int v3180 = v3179 + v3171;
+      out[v3180] = v3177;
+    }
+    const unsigned int v3181 = static_cast<unsigned int>(v275.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3182 = v1130 + v3181;
+    const unsigned int v3183 = static_cast<unsigned int>(v275.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3184 = v1129 + v3183;
+    const bool v3185 = v3182 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3186 = v3184 < v15;
+    const bool v3187 = v3185 && v3186;
+    if (v3187) {
+      const float v3188 = v275.x[78];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3190 = iron_f32_to_bf16(v3188);
+      const unsigned int v3191 = v3182 * v4;
+      const unsigned int v3192 = v3191 + v68;
+      const unsigned int v3193 = v3192 + v3184;
+      out[v3193] = v3190;
+    }
+    const unsigned int v3194 = static_cast<unsigned int>(v275.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3195 = v1130 + v3194;
+    const unsigned int v3196 = static_cast<unsigned int>(v275.col(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3197 = v1129 + v3196;
+    const bool v3198 = v3195 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3199 = v3197 < v15;
+    const bool v3200 = v3198 && v3199;
+    if (v3200) {
+      const float v3201 = v275.x[79];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3203 = iron_f32_to_bf16(v3201);
+      const unsigned int v3204 = v3195 * v4;
+      const unsigned int v3205 = v3204 + v68;
+      const unsigned int v3206 = v3205 + v3197;
+      out[v3206] = v3203;
+    }
+    const unsigned int v3207 = static_cast<unsigned int>(v275.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3208 = v1130 + v3207;
+    const unsigned int v3209 = static_cast<unsigned int>(v275.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3210 = v1129 + v3209;
+    const bool v3211 = v3208 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3212 = v3210 < v15;
+    const bool v3213 = v3211 && v3212;
+    if (v3213) {
+      const float v3214 = v275.x[80];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3216 = iron_f32_to_bf16(v3214);
+      const unsigned int v3217 = v3208 * v4;
+      const unsigned int v3218 = v3217 + v68;
+      const unsigned int v3219 = v3218 + v3210;
+      out[v3219] = v3216;
+    }
+    const unsigned int v3220 = static_cast<unsigned int>(v275.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3221 = v1130 + v3220;
+    const unsigned int v3222 = static_cast<unsigned int>(v275.col(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3223 = v1129 + v3222;
+    const bool v3224 = v3221 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3225 = v3223 < v15;
+    const bool v3226 = v3224 && v3225;
+    if (v3226) {
+      const float v3227 = v275.x[81];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3229 = iron_f32_to_bf16(v3227);
+      const unsigned int v3230 = v3221 * v4;
+      const unsigned int v3231 = v3230 + v68;
+      const unsigned int v3232 = v3231 + v3223;
+      out[v3232] = v3229;
+    }
+    const unsigned int v3233 = static_cast<unsigned int>(v275.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3234 = v1130 + v3233;
+    const unsigned int v3235 = static_cast<unsigned int>(v275.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3236 = v1129 + v3235;
+    const bool v3237 = v3234 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3238 = v3236 < v15;
+    const bool v3239 = v3237 && v3238;
+    if (v3239) {
+      const float v3240 = v275.x[82];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3242 = iron_f32_to_bf16(v3240);
+      const unsigned int v3243 = v3234 * v4;
+      const unsigned int v3244 = v3243 + v68;
+      const unsigned int v3245 = v3244 + v3236;
+      out[v3245] = v3242;
+    }
+    const unsigned int v3246 = static_cast<unsigned int>(v275.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3247 = v1130 + v3246;
+    const unsigned int v3248 = static_cast<unsigned int>(v275.col(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3249 = v1129 + v3248;
+    const bool v3250 = v3247 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3251 = v3249 < v15;
+    const bool v3252 = v3250 && v3251;
+    if (v3252) {
+      const float v3253 = v275.x[83];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3255 = iron_f32_to_bf16(v3253);
+      const unsigned int v3256 = v3247 * v4;
+      const unsigned int v3257 = v3256 + v68;
+      const unsigned int v3258 = v3257 + v3249;
+      out[v3258] = v3255;
+    }
+    const unsigned int v3259 = static_cast<unsigned int>(v275.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3260 = v1130 + v3259;
+    const unsigned int v3261 = static_cast<unsigned int>(v275.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3262 = v1129 + v3261;
+    const bool v3263 = v3260 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3264 = v3262 < v15;
+    const bool v3265 = v3263 && v3264;
+    if (v3265) {
+      const float v3266 = v275.x[84];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3268 = iron_f32_to_bf16(v3266);
+      const unsigned int v3269 = v3260 * v4;
+      const unsigned int v3270 = v3269 + v68;
+      const unsigned int v3271 = v3270 + v3262;
+      out[v3271] = v3268;
+    }
+    const unsigned int v3272 = static_cast<unsigned int>(v275.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3273 = v1130 + v3272;
+    const unsigned int v3274 = static_cast<unsigned int>(v275.col(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3275 = v1129 + v3274;
+    const bool v3276 = v3273 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3277 = v3275 < v15;
+    const bool v3278 = v3276 && v3277;
+    if (v3278) {
+      const float v3279 = v275.x[85];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3281 = iron_f32_to_bf16(v3279);
+      const unsigned int v3282 = v3273 * v4;
+      const unsigned int v3283 = v3282 + v68;
+      const unsigned int v3284 = v3283 + v3275;
+      out[v3284] = v3281;
+    }
+    const unsigned int v3285 = static_cast<unsigned int>(v275.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3286 = v1130 + v3285;
+    const unsigned int v3287 = static_cast<unsigned int>(v275.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3288 = v1129 + v3287;
+    const bool v3289 = v3286 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3290 = v3288 < v15;
+    const bool v3291 = v3289 && v3290;
+    if (v3291) {
+      const float v3292 = v275.x[86];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3294 = iron_f32_to_bf16(v3292);
+      const unsigned int v3295 = v3286 * v4;
+      const unsigned int v3296 = v3295 + v68;
+      const unsigned int v3297 = v3296 + v3288;
+      out[v3297] = v3294;
+    }
+    const unsigned int v3298 = static_cast<unsigned int>(v275.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3299 = v1130 + v3298;
+    const unsigned int v3300 = static_cast<unsigned int>(v275.col(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3301 = v1129 + v3300;
+    const bool v3302 = v3299 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3303 = v3301 < v15;
+    const bool v3304 = v3302 && v3303;
+    if (v3304) {
+      const float v3305 = v275.x[87];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3307 = iron_f32_to_bf16(v3305);
+      const unsigned int v3308 = v3299 * v4;
+      const unsigned int v3309 = v3308 + v68;
+      const unsigned int v3310 = v3309 + v3301;
+      out[v3310] = v3307;
+    }
+    const unsigned int v3311 = static_cast<unsigned int>(v275.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3312 = v1130 + v3311;
+    const unsigned int v3313 = static_cast<unsigned int>(v275.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3314 = v1129 + v3313;
+    const bool v3315 = v3312 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3316 = v3314 < v15;
+    const bool v3317 = v3315 && v3316;
+    if (v3317) {
+      const float v3318 = v275.x[88];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3320 = iron_f32_to_bf16(v3318);
+      const unsigned int v3321 = v3312 * v4;
+      const unsigned int v3322 = v3321 + v68;
+      const unsigned int v3323 = v3322 + v3314;
+      out[v3323] = v3320;
+    }
+    const unsigned int v3324 = static_cast<unsigned int>(v275.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3325 = v1130 + v3324;
+    const unsigned int v3326 = static_cast<unsigned int>(v275.col(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3327 = v1129 + v3326;
+    const bool v3328 = v3325 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3329 = v3327 < v15;
+    const bool v3330 = v3328 && v3329;
+    if (v3330) {
+      const float v3331 = v275.x[89];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3333 = iron_f32_to_bf16(v3331);
+      const unsigned int v3334 = v3325 * v4;
+      const unsigned int v3335 = v3334 + v68;
+      const unsigned int v3336 = v3335 + v3327;
+      out[v3336] = v3333;
+    }
+    const unsigned int v3337 = static_cast<unsigned int>(v275.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3338 = v1130 + v3337;
+    const unsigned int v3339 = static_cast<unsigned int>(v275.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3340 = v1129 + v3339;
+    const bool v3341 = v3338 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3342 = v3340 < v15;
+    const bool v3343 = v3341 && v3342;
+    if (v3343) {
+      const float v3344 = v275.x[90];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3346 = iron_f32_to_bf16(v3344);
+      const unsigned int v3347 = v3338 * v4;
+      const unsigned int v3348 = v3347 + v68;
+      const unsigned int v3349 = v3348 + v3340;
+      out[v3349] = v3346;
+    }
+    const unsigned int v3350 = static_cast<unsigned int>(v275.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3351 = v1130 + v3350;
+    const unsigned int v3352 = static_cast<unsigned int>(v275.col(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3353 = v1129 + v3352;
+    const bool v3354 = v3351 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3355 = v3353 < v15;
+    const bool v3356 = v3354 && v3355;
+    if (v3356) {
+      const float v3357 = v275.x[91];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3359 = iron_f32_to_bf16(v3357);
+      const unsigned int v3360 = v3351 * v4;
+      const unsigned int v3361 = v3360 + v68;
+      const unsigned int v3362 = v3361 + v3353;
+      out[v3362] = v3359;
+    }
+    const unsigned int v3363 = static_cast<unsigned int>(v275.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3364 = v1130 + v3363;
+    const unsigned int v3365 = static_cast<unsigned int>(v275.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3366 = v1129 + v3365;
+    const bool v3367 = v3364 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3368 = v3366 < v15;
+    const bool v3369 = v3367 && v3368;
+    if (v3369) {
+      const float v3370 = v275.x[92];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3372 = iron_f32_to_bf16(v3370);
+      const unsigned int v3373 = v3364 * v4;
+      const unsigned int v3374 = v3373 + v68;
+      const unsigned int v3375 = v3374 + v3366;
+      out[v3375] = v3372;
+    }
+    const unsigned int v3376 = static_cast<unsigned int>(v275.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3377 = v1130 + v3376;
+    const unsigned int v3378 = static_cast<unsigned int>(v275.col(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3379 = v1129 + v3378;
+    const bool v3380 = v3377 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3381 = v3379 < v15;
+    const bool v3382 = v3380 && v3381;
+    if (v3382) {
+      const float v3383 = v275.x[93];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3385 = iron_f32_to_bf16(v3383);
+      const unsigned int v3386 = v3377 * v4;
+      const unsigned int v3387 = v3386 + v68;
+      const unsigned int v3388 = v3387 + v3379;
+      out[v3388] = v3385;
+    }
+    const unsigned int v3389 = static_cast<unsigned int>(v275.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3390 = v1130 + v3389;
+    const unsigned int v3391 = static_cast<unsigned int>(v275.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3392 = v1129 + v3391;
+    const bool v3393 = v3390 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3394 = v3392 < v15;
+    const bool v3395 = v3393 && v3394;
+    if (v3395) {
+      const float v3396 = v275.x[94];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3398 = iron_f32_to_bf16(v3396);
+      const unsigned int v3399 = v3390 * v4;
+      const unsigned int v3400 = v3399 + v68;
+      const unsigned int v3401 = v3400 + v3392;
+      out[v3401] = v3398;
+    }
+    const unsigned int v3402 = static_cast<unsigned int>(v275.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3403 = v1130 + v3402;
+    const unsigned int v3404 = static_cast<unsigned int>(v275.col(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3405 = v1129 + v3404;
+    const bool v3406 = v3403 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3407 = v3405 < v15;
+    const bool v3408 = v3406 && v3407;
+    if (v3408) {
+      const float v3409 = v275.x[95];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3411 = iron_f32_to_bf16(v3409);
+      const unsigned int v3412 = v3403 * v4;
+      const unsigned int v3413 = v3412 + v68;
+      const unsigned int v3414 = v3413 + v3405;
+      out[v3414] = v3411;
+    }
+    const unsigned int v3415 = static_cast<unsigned int>(v275.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3416 = v1130 + v3415;
+    const unsigned int v3417 = static_cast<unsigned int>(v275.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3418 = v1129 + v3417;
+    const bool v3419 = v3416 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3420 = v3418 < v15;
+    const bool v3421 = v3419 && v3420;
+    if (v3421) {
+      const float v3422 = v275.x[96];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3424 = iron_f32_to_bf16(v3422);
+      const unsigned int v3425 = v3416 * v4;
+      const unsigned int v3426 = v3425 + v68;
+      const unsigned int v3427 = v3426 + v3418;
+      out[v3427] = v3424;
+    }
+    const unsigned int v3428 = static_cast<unsigned int>(v275.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3429 = v1130 + v3428;
+    const unsigned int v3430 = static_cast<unsigned int>(v275.col(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3431 = v1129 + v3430;
+    const bool v3432 = v3429 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3433 = v3431 < v15;
+    const bool v3434 = v3432 && v3433;
+    if (v3434) {
+      const float v3435 = v275.x[97];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3437 = iron_f32_to_bf16(v3435);
+      const unsigned int v3438 = v3429 * v4;
+      const unsigned int v3439 = v3438 + v68;
+      const unsigned int v3440 = v3439 + v3431;
+      out[v3440] = v3437;
+    }
+    const unsigned int v3441 = static_cast<unsigned int>(v275.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3442 = v1130 + v3441;
+    const unsigned int v3443 = static_cast<unsigned int>(v275.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3444 = v1129 + v3443;
+    const bool v3445 = v3442 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3446 = v3444 < v15;
+    const bool v3447 = v3445 && v3446;
+    if (v3447) {
+      const float v3448 = v275.x[98];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3450 = iron_f32_to_bf16(v3448);
+      const unsigned int v3451 = v3442 * v4;
+      const unsigned int v3452 = v3451 + v68;
+      const unsigned int v3453 = v3452 + v3444;
+      out[v3453] = v3450;
+    }
+    const unsigned int v3454 = static_cast<unsigned int>(v275.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3455 = v1130 + v3454;
+    const unsigned int v3456 = static_cast<unsigned int>(v275.col(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3457 = v1129 + v3456;
+    const bool v3458 = v3455 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3459 = v3457 < v15;
+    const bool v3460 = v3458 && v3459;
+    if (v3460) {
+      const float v3461 = v275.x[99];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3463 = iron_f32_to_bf16(v3461);
+      const unsigned int v3464 = v3455 * v4;
+      const unsigned int v3465 = v3464 + v68;
+      const unsigned int v3466 = v3465 + v3457;
+      out[v3466] = v3463;
+    }
+    const unsigned int v3467 = static_cast<unsigned int>(v275.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3468 = v1130 + v3467;
+    const unsigned int v3469 = static_cast<unsigned int>(v275.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3470 = v1129 + v3469;
+    const bool v3471 = v3468 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3472 = v3470 < v15;
+    const bool v3473 = v3471 && v3472;
+    if (v3473) {
+      const float v3474 = v275.x[100];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3476 = iron_f32_to_bf16(v3474);
+      const unsigned int v3477 = v3468 * v4;
+      const unsigned int v3478 = v3477 + v68;
+      const unsigned int v3479 = v3478 + v3470;
+      out[v3479] = v3476;
+    }
+    const unsigned int v3480 = static_cast<unsigned int>(v275.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3481 = v1130 + v3480;
+    const unsigned int v3482 = static_cast<unsigned int>(v275.col(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3483 = v1129 + v3482;
+    const bool v3484 = v3481 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3485 = v3483 < v15;
+    const bool v3486 = v3484 && v3485;
+    if (v3486) {
+      const float v3487 = v275.x[101];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3489 = iron_f32_to_bf16(v3487);
+      const unsigned int v3490 = v3481 * v4;
+      const unsigned int v3491 = v3490 + v68;
+      const unsigned int v3492 = v3491 + v3483;
+      out[v3492] = v3489;
+    }
+    const unsigned int v3493 = static_cast<unsigned int>(v275.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3494 = v1130 + v3493;
+    const unsigned int v3495 = static_cast<unsigned int>(v275.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3496 = v1129 + v3495;
+    const bool v3497 = v3494 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3498 = v3496 < v15;
+    const bool v3499 = v3497 && v3498;
+    if (v3499) {
+      const float v3500 = v275.x[102];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3502 = iron_f32_to_bf16(v3500);
+      const unsigned int v3503 = v3494 * v4;
+      const unsigned int v3504 = v3503 + v68;
+      const unsigned int v3505 = v3504 + v3496;
+      out[v3505] = v3502;
+    }
+    const unsigned int v3506 = static_cast<unsigned int>(v275.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3507 = v1130 + v3506;
+    const unsigned int v3508 = static_cast<unsigned int>(v275.col(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3509 = v1129 + v3508;
+    const bool v3510 = v3507 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3511 = v3509 < v15;
+    const bool v3512 = v3510 && v3511;
+    if (v3512) {
+      const float v3513 = v275.x[103];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3515 = iron_f32_to_bf16(v3513);
+      const unsigned int v3516 = v3507 * v4;
+      const unsigned int v3517 = v3516 + v68;
+      const unsigned int v3518 = v3517 + v3509;
+      out[v3518] = v3515;
+    }
+    const unsigned int v3519 = static_cast<unsigned int>(v275.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3520 = v1130 + v3519;
+    const unsigned int v3521 = static_cast<unsigned int>(v275.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3522 = v1129 + v3521;
+    const bool v3523 = v3520 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3524 = v3522 < v15;
+    const bool v3525 = v3523 && v3524;
+    if (v3525) {
+      const float v3526 = v275.x[104];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3528 = iron_f32_to_bf16(v3526);
+      const unsigned int v3529 = v3520 * v4;
+      const unsigned int v3530 = v3529 + v68;
+      const unsigned int v3531 = v3530 + v3522;
+      out[v3531] = v3528;
+    }
+    const unsigned int v3532 = static_cast<unsigned int>(v275.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3533 = v1130 + v3532;
+    const unsigned int v3534 = static_cast<unsigned int>(v275.col(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3535 = v1129 + v3534;
+    const bool v3536 = v3533 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3537 = v3535 < v15;
+    const bool v3538 = v3536 && v3537;
+    if (v3538) {
+      const float v3539 = v275.x[105];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3541 = iron_f32_to_bf16(v3539);
+      const unsigned int v3542 = v3533 * v4;
+      const unsigned int v3543 = v3542 + v68;
+      const unsigned int v3544 = v3543 + v3535;
+      out[v3544] = v3541;
+    }
+    const unsigned int v3545 = static_cast<unsigned int>(v275.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3546 = v1130 + v3545;
+    const unsigned int v3547 = static_cast<unsigned int>(v275.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3548 = v1129 + v3547;
+    const bool v3549 = v3546 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3550 = v3548 < v15;
+    const bool v3551 = v3549 && v3550;
+    if (v3551) {
+      const float v3552 = v275.x[106];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3554 = iron_f32_to_bf16(v3552);
+      const unsigned int v3555 = v3546 * v4;
+      const unsigned int v3556 = v3555 + v68;
+      const unsigned int v3557 = v3556 + v3548;
+      out[v3557] = v3554;
+    }
+    const unsigned int v3558 = static_cast<unsigned int>(v275.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3559 = v1130 + v3558;
+    const unsigned int v3560 = static_cast<unsigned int>(v275.col(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3561 = v1129 + v3560;
+    const bool v3562 = v3559 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3563 = v3561 < v15;
+    const bool v3564 = v3562 && v3563;
+    if (v3564) {
+      const float v3565 = v275.x[107];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3567 = iron_f32_to_bf16(v3565);
+      const unsigned int v3568 = v3559 * v4;
+      const unsigned int v3569 = v3568 + v68;
+      const unsigned int v3570 = v3569 + v3561;
+      out[v3570] = v3567;
+    }
+    const unsigned int v3571 = static_cast<unsigned int>(v275.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3572 = v1130 + v3571;
+    const unsigned int v3573 = static_cast<unsigned int>(v275.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3574 = v1129 + v3573;
+    const bool v3575 = v3572 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3576 = v3574 < v15;
+    const bool v3577 = v3575 && v3576;
+    if (v3577) {
+      const float v3578 = v275.x[108];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3580 = iron_f32_to_bf16(v3578);
+      const unsigned int v3581 = v3572 * v4;
+      const unsigned int v3582 = v3581 + v68;
+      const unsigned int v3583 = v3582 + v3574;
+      out[v3583] = v3580;
+    }
+    const unsigned int v3584 = static_cast<unsigned int>(v275.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3585 = v1130 + v3584;
+    const unsigned int v3586 = static_cast<unsigned int>(v275.col(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3587 = v1129 + v3586;
+    const bool v3588 = v3585 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3589 = v3587 < v15;
+    const bool v3590 = v3588 && v3589;
+    if (v3590) {
+      const float v3591 = v275.x[109];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3593 = iron_f32_to_bf16(v3591);
+      const unsigned int v3594 = v3585 * v4;
+      const unsigned int v3595 = v3594 + v68;
+      const unsigned int v3596 = v3595 + v3587;
+      out[v3596] = v3593;
+    }
+    const unsigned int v3597 = static_cast<unsigned int>(v275.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3598 = v1130 + v3597;
+    const unsigned int v3599 = static_cast<unsigned int>(v275.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3600 = v1129 + v3599;
+    const bool v3601 = v3598 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3602 = v3600 < v15;
+    const bool v3603 = v3601 && v3602;
+    if (v3603) {
+      const float v3604 = v275.x[110];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3606 = iron_f32_to_bf16(v3604);
+      const unsigned int v3607 = v3598 * v4;
+      const unsigned int v3608 = v3607 + v68;
+      const unsigned int v3609 = v3608 + v3600;
+      out[v3609] = v3606;
+    }
+    const unsigned int v3610 = static_cast<unsigned int>(v275.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3611 = v1130 + v3610;
+    const unsigned int v3612 = static_cast<unsigned int>(v275.col(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3613 = v1129 + v3612;
+    const bool v3614 = v3611 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3615 = v3613 < v15;
+    const bool v3616 = v3614 && v3615;
+    if (v3616) {
+      const float v3617 = v275.x[111];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3619 = iron_f32_to_bf16(v3617);
+      const unsigned int v3620 = v3611 * v4;
+      const unsigned int v3621 = v3620 + v68;
+      const unsigned int v3622 = v3621 + v3613;
+      out[v3622] = v3619;
+    }
+    const unsigned int v3623 = static_cast<unsigned int>(v275.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3624 = v1130 + v3623;
+    const unsigned int v3625 = static_cast<unsigned int>(v275.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3626 = v1129 + v3625;
+    const bool v3627 = v3624 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3628 = v3626 < v15;
+    const bool v3629 = v3627 && v3628;
+    if (v3629) {
+      const float v3630 = v275.x[112];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3632 = iron_f32_to_bf16(v3630);
+      const unsigned int v3633 = v3624 * v4;
+      const unsigned int v3634 = v3633 + v68;
+      const unsigned int v3635 = v3634 + v3626;
+      out[v3635] = v3632;
+    }
+    const unsigned int v3636 = static_cast<unsigned int>(v275.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3637 = v1130 + v3636;
+    const unsigned int v3638 = static_cast<unsigned int>(v275.col(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3639 = v1129 + v3638;
+    const bool v3640 = v3637 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3641 = v3639 < v15;
+    const bool v3642 = v3640 && v3641;
+    if (v3642) {
+      const float v3643 = v275.x[113];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3645 = iron_f32_to_bf16(v3643);
+      const unsigned int v3646 = v3637 * v4;
+      const unsigned int v3647 = v3646 + v68;
+      const unsigned int v3648 = v3647 + v3639;
+      out[v3648] = v3645;
+    }
+    const unsigned int v3649 = static_cast<unsigned int>(v275.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3650 = v1130 + v3649;
+    const unsigned int v3651 = static_cast<unsigned int>(v275.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3652 = v1129 + v3651;
+    const bool v3653 = v3650 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3654 = v3652 < v15;
+    const bool v3655 = v3653 && v3654;
+    if (v3655) {
+      const float v3656 = v275.x[114];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3658 = iron_f32_to_bf16(v3656);
+      const unsigned int v3659 = v3650 * v4;
+      const unsigned int v3660 = v3659 + v68;
+      const unsigned int v3661 = v3660 + v3652;
+      out[v3661] = v3658;
+    }
+    const unsigned int v3662 = static_cast<unsigned int>(v275.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3663 = v1130 + v3662;
+    const unsigned int v3664 = static_cast<unsigned int>(v275.col(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3665 = v1129 + v3664;
+    const bool v3666 = v3663 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3667 = v3665 < v15;
+    const bool v3668 = v3666 && v3667;
+    if (v3668) {
+      const float v3669 = v275.x[115];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3671 = iron_f32_to_bf16(v3669);
+      const unsigned int v3672 = v3663 * v4;
+      const unsigned int v3673 = v3672 + v68;
+      const unsigned int v3674 = v3673 + v3665;
+      out[v3674] = v3671;
+    }
+    const unsigned int v3675 = static_cast<unsigned int>(v275.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3676 = v1130 + v3675;
+    const unsigned int v3677 = static_cast<unsigned int>(v275.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3678 = v1129 + v3677;
+    const bool v3679 = v3676 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3680 = v3678 < v15;
+    const bool v3681 = v3679 && v3680;
+    if (v3681) {
+      const float v3682 = v275.x[116];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3684 = iron_f32_to_bf16(v3682);
+      const unsigned int v3685 = v3676 * v4;
+      const unsigned int v3686 = v3685 + v68;
+      const unsigned int v3687 = v3686 + v3678;
+      out[v3687] = v3684;
+    }
+    const unsigned int v3688 = static_cast<unsigned int>(v275.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3689 = v1130 + v3688;
+    const unsigned int v3690 = static_cast<unsigned int>(v275.col(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3691 = v1129 + v3690;
+    const bool v3692 = v3689 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3693 = v3691 < v15;
+    const bool v3694 = v3692 && v3693;
+    if (v3694) {
+      const float v3695 = v275.x[117];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3697 = iron_f32_to_bf16(v3695);
+      const unsigned int v3698 = v3689 * v4;
+      const unsigned int v3699 = v3698 + v68;
+      const unsigned int v3700 = v3699 + v3691;
+      out[v3700] = v3697;
+    }
+    const unsigned int v3701 = static_cast<unsigned int>(v275.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3702 = v1130 + v3701;
+    const unsigned int v3703 = static_cast<unsigned int>(v275.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3704 = v1129 + v3703;
+    const bool v3705 = v3702 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3706 = v3704 < v15;
+    const bool v3707 = v3705 && v3706;
+    if (v3707) {
+      const float v3708 = v275.x[118];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3710 = iron_f32_to_bf16(v3708);
+      const unsigned int v3711 = v3702 * v4;
+      const unsigned int v3712 = v3711 + v68;
+      const unsigned int v3713 = v3712 + v3704;
+      out[v3713] = v3710;
+    }
+    const unsigned int v3714 = static_cast<unsigned int>(v275.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3715 = v1130 + v3714;
+    const unsigned int v3716 = static_cast<unsigned int>(v275.col(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3717 = v1129 + v3716;
+    const bool v3718 = v3715 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3719 = v3717 < v15;
+    const bool v3720 = v3718 && v3719;
+    if (v3720) {
+      const float v3721 = v275.x[119];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3723 = iron_f32_to_bf16(v3721);
+      const unsigned int v3724 = v3715 * v4;
+      const unsigned int v3725 = v3724 + v68;
+      const unsigned int v3726 = v3725 + v3717;
+      out[v3726] = v3723;
+    }
+    const unsigned int v3727 = static_cast<unsigned int>(v275.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3728 = v1130 + v3727;
+    const unsigned int v3729 = static_cast<unsigned int>(v275.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3730 = v1129 + v3729;
+    const bool v3731 = v3728 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3732 = v3730 < v15;
+    const bool v3733 = v3731 && v3732;
+    if (v3733) {
+      const float v3734 = v275.x[120];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3736 = iron_f32_to_bf16(v3734);
+      const unsigned int v3737 = v3728 * v4;
+      const unsigned int v3738 = v3737 + v68;
+      const unsigned int v3739 = v3738 + v3730;
+      out[v3739] = v3736;
+    }
+    const unsigned int v3740 = static_cast<unsigned int>(v275.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3741 = v1130 + v3740;
+    const unsigned int v3742 = static_cast<unsigned int>(v275.col(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3743 = v1129 + v3742;
+    const bool v3744 = v3741 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3745 = v3743 < v15;
+    const bool v3746 = v3744 && v3745;
+    if (v3746) {
+      const float v3747 = v275.x[121];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3749 = iron_f32_to_bf16(v3747);
+      const unsigned int v3750 = v3741 * v4;
+      const unsigned int v3751 = v3750 + v68;
+      const unsigned int v3752 = v3751 + v3743;
+      out[v3752] = v3749;
+    }
+    const unsigned int v3753 = static_cast<unsigned int>(v275.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3754 = v1130 + v3753;
+    const unsigned int v3755 = static_cast<unsigned int>(v275.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3756 = v1129 + v3755;
+    const bool v3757 = v3754 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3758 = v3756 < v15;
+    const bool v3759 = v3757 && v3758;
+    if (v3759) {
+      const float v3760 = v275.x[122];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3762 = iron_f32_to_bf16(v3760);
+      const unsigned int v3763 = v3754 * v4;
+      const unsigned int v3764 = v3763 + v68;
+      const unsigned int v3765 = v3764 + v3756;
+      out[v3765] = v3762;
+    }
+    const unsigned int v3766 = static_cast<unsigned int>(v275.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3767 = v1130 + v3766;
+    const unsigned int v3768 = static_cast<unsigned int>(v275.col(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3769 = v1129 + v3768;
+    const bool v3770 = v3767 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3771 = v3769 < v15;
+    const bool v3772 = v3770 && v3771;
+    if (v3772) {
+      const float v3773 = v275.x[123];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3775 = iron_f32_to_bf16(v3773);
+      const unsigned int v3776 = v3767 * v4;
+      const unsigned int v3777 = v3776 + v68;
+      const unsigned int v3778 = v3777 + v3769;
+      out[v3778] = v3775;
+    }
+    const unsigned int v3779 = static_cast<unsigned int>(v275.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3780 = v1130 + v3779;
+    const unsigned int v3781 = static_cast<unsigned int>(v275.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3782 = v1129 + v3781;
+    const bool v3783 = v3780 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3784 = v3782 < v15;
+    const bool v3785 = v3783 && v3784;
+    if (v3785) {
+      const float v3786 = v275.x[124];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3788 = iron_f32_to_bf16(v3786);
+      const unsigned int v3789 = v3780 * v4;
+      const unsigned int v3790 = v3789 + v68;
+      const unsigned int v3791 = v3790 + v3782;
+      out[v3791] = v3788;
+    }
+    const unsigned int v3792 = static_cast<unsigned int>(v275.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3793 = v1130 + v3792;
+    const unsigned int v3794 = static_cast<unsigned int>(v275.col(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3795 = v1129 + v3794;
+    const bool v3796 = v3793 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3797 = v3795 < v15;
+    const bool v3798 = v3796 && v3797;
+    if (v3798) {
+      const float v3799 = v275.x[125];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3801 = iron_f32_to_bf16(v3799);
+      const unsigned int v3802 = v3793 * v4;
+      const unsigned int v3803 = v3802 + v68;
+      const unsigned int v3804 = v3803 + v3795;
+      out[v3804] = v3801;
+    }
+    const unsigned int v3805 = static_cast<unsigned int>(v275.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3806 = v1130 + v3805;
+    const unsigned int v3807 = static_cast<unsigned int>(v275.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3808 = v1129 + v3807;
+    const bool v3809 = v3806 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3810 = v3808 < v15;
+    const bool v3811 = v3809 && v3810;
+    if (v3811) {
+      const float v3812 = v275.x[126];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3814 = iron_f32_to_bf16(v3812);
+      const unsigned int v3815 = v3806 * v4;
+      const unsigned int v3816 = v3815 + v68;
+      const unsigned int v3817 = v3816 + v3808;
+      out[v3817] = v3814;
+    }
+    const unsigned int v3818 = static_cast<unsigned int>(v275.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3819 = v1130 + v3818;
+    const unsigned int v3820 = static_cast<unsigned int>(v275.col(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3821 = v1129 + v3820;
+    const bool v3822 = v3819 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3823 = v3821 < v15;
+    const bool v3824 = v3822 && v3823;
+    if (v3824) {
+      const float v3825 = v275.x[127];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3827 = iron_f32_to_bf16(v3825);
+      const unsigned int v3828 = v3819 * v4;
+      const unsigned int v3829 = v3828 + v68;
+      const unsigned int v3830 = v3829 + v3821;
+      out[v3830] = v3827;
     }
   }
 }

@@ -296,10 +296,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
   const unsigned int v11 = dil_h;
   const unsigned int v12 = dil_w;
   const unsigned int v13 = group_count;
-  const unsigned int v14 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:116
+  const unsigned int v14 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:112
   const unsigned int v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
   const unsigned int v16 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:119
+  const unsigned int v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:115
   const unsigned int v18 = v17 * v16;
   const unsigned int v22 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const unsigned int v23 = v12 * v22;
@@ -317,7 +317,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
   const unsigned int v40 = v39 - 1u;
   const unsigned int v41 = v40 / v7;
   const unsigned int v42 = v41 + 1u;
-  const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:120
+  const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:116
   const unsigned int v44 = v43 * v30;
   const unsigned int v45 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
   const unsigned int v46 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
@@ -336,11 +336,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
   const unsigned int v63 = v62 << 7u;
   const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v67 = v66 << 7u;
-  const unsigned int v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:140
+  const unsigned int v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:136
   const unsigned int v69 = v68 * v18;
   const unsigned int v70 = v15 * v18;
-  const unsigned int v71 = v14 * v16;  // kernels/convolution/conv_tiles.hpp:125
-  const bool v73 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:175
+  const unsigned int v71 = v14 * v16;  // kernels/convolution/conv_tiles.hpp:121
+  const bool v73 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
   const bool v75 = v6 == 1u;
   const bool v76 = v73 && v75;
   const bool v78 = v7 == 1u;
@@ -349,125 +349,125 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
   const bool v82 = v79 && v81;
   const bool v84 = v9 == 0u;
   const bool v85 = v82 && v84;
-  const bool v87 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:176
-  const bool v88 = v85 && v87;  // kernels/convolution/im2col_a.hpp:175
-  const bool v90 = v13 == 1u;  // kernels/convolution/im2col_a.hpp:176
+  const bool v87 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:177
+  const bool v88 = v85 && v87;  // kernels/convolution/im2col_a.hpp:176
+  const bool v90 = v13 == 1u;  // kernels/convolution/im2col_a.hpp:177
   const bool v91 = v88 && v90;
-  const unsigned int v116 = v42 * v30;  // kernels/convolution/im2col_a.hpp:180
-  const unsigned int v118 = threadIdx.x;  // kernels/convolution/im2col_a.hpp:181
+  const unsigned int v116 = v42 * v30;  // kernels/convolution/im2col_a.hpp:181
+  const unsigned int v118 = threadIdx.x;  // kernels/convolution/im2col_a.hpp:182
   const unsigned int v119 = v118 >> 3u;
   const unsigned int v120 = v63 + v119;
-  const unsigned int v123 = v120 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v124 = v123 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v123 = v120 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v124 = v123 * v116;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v125 = v120 - v124;
-  const unsigned int v126 = v125 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v127 = v120 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v128 = v1 + v9;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v126 = v125 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v127 = v120 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v128 = v1 + v9;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v129 = v126 * v7;
   const unsigned int v130 = v127 ? v129 : v128;
-  const unsigned int v132 = v126 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v132 = v126 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v133 = v125 - v132;
   const unsigned int v134 = v133 * v8;
   const unsigned int v135 = v127 ? v134 : 0u;
-  const unsigned int v137 = v123 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v137 = v123 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v138 = v127 ? v137 : 0u;
-  const unsigned int v140 = v120 + 16u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v141 = v140 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v142 = v141 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v140 = v120 + 16u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v141 = v140 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v142 = v141 * v116;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v143 = v140 - v142;
-  const unsigned int v144 = v143 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v145 = v140 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v147 = v144 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v144 = v143 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v145 = v140 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v147 = v144 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v148 = v145 ? v147 : v128;
-  const unsigned int v150 = v144 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v150 = v144 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v151 = v143 - v150;
   const unsigned int v152 = v151 * v8;
   const unsigned int v153 = v145 ? v152 : 0u;
-  const unsigned int v155 = v141 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v155 = v141 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v156 = v145 ? v155 : 0u;
-  const unsigned int v158 = v120 + 32u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v159 = v158 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v160 = v159 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v158 = v120 + 32u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v159 = v158 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v160 = v159 * v116;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v161 = v158 - v160;
-  const unsigned int v162 = v161 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v163 = v158 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v165 = v162 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v162 = v161 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v163 = v158 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v165 = v162 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v166 = v163 ? v165 : v128;
-  const unsigned int v168 = v162 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v168 = v162 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v169 = v161 - v168;
   const unsigned int v170 = v169 * v8;
   const unsigned int v171 = v163 ? v170 : 0u;
-  const unsigned int v173 = v159 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v173 = v159 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v174 = v163 ? v173 : 0u;
-  const unsigned int v176 = v120 + 48u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v177 = v176 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v178 = v177 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v176 = v120 + 48u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v177 = v176 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v178 = v177 * v116;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v179 = v176 - v178;
-  const unsigned int v180 = v179 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v181 = v176 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v183 = v180 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v180 = v179 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v181 = v176 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v183 = v180 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v184 = v181 ? v183 : v128;
-  const unsigned int v186 = v180 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v186 = v180 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v187 = v179 - v186;
   const unsigned int v188 = v187 * v8;
   const unsigned int v189 = v181 ? v188 : 0u;
-  const unsigned int v191 = v177 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v191 = v177 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v192 = v181 ? v191 : 0u;
-  const unsigned int v194 = v120 + 64u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v195 = v194 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v196 = v195 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v194 = v120 + 64u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v195 = v194 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v196 = v195 * v116;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v197 = v194 - v196;
-  const unsigned int v198 = v197 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v199 = v194 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v201 = v198 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v198 = v197 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v199 = v194 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v201 = v198 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v202 = v199 ? v201 : v128;
-  const unsigned int v204 = v198 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v204 = v198 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v205 = v197 - v204;
   const unsigned int v206 = v205 * v8;
   const unsigned int v207 = v199 ? v206 : 0u;
-  const unsigned int v209 = v195 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v209 = v195 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v210 = v199 ? v209 : 0u;
-  const unsigned int v212 = v120 + 80u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v213 = v212 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v214 = v213 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v212 = v120 + 80u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v213 = v212 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v214 = v213 * v116;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v215 = v212 - v214;
-  const unsigned int v216 = v215 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v217 = v212 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v219 = v216 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v216 = v215 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v217 = v212 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v219 = v216 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v220 = v217 ? v219 : v128;
-  const unsigned int v222 = v216 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v222 = v216 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v223 = v215 - v222;
   const unsigned int v224 = v223 * v8;
   const unsigned int v225 = v217 ? v224 : 0u;
-  const unsigned int v227 = v213 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v227 = v213 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v228 = v217 ? v227 : 0u;
-  const unsigned int v230 = v120 + 96u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v231 = v230 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v232 = v231 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v230 = v120 + 96u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v231 = v230 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v232 = v231 * v116;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v233 = v230 - v232;
-  const unsigned int v234 = v233 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v235 = v230 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v237 = v234 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v234 = v233 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v235 = v230 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v237 = v234 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v238 = v235 ? v237 : v128;
-  const unsigned int v240 = v234 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v240 = v234 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v241 = v233 - v240;
   const unsigned int v242 = v241 * v8;
   const unsigned int v243 = v235 ? v242 : 0u;
-  const unsigned int v245 = v231 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v245 = v231 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v246 = v235 ? v245 : 0u;
-  const unsigned int v248 = v120 + 112u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v249 = v248 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v250 = v249 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v248 = v120 + 112u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v249 = v248 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v250 = v249 * v116;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v251 = v248 - v250;
-  const unsigned int v252 = v251 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v253 = v248 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v255 = v252 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v252 = v251 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v253 = v248 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v255 = v252 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v256 = v253 ? v255 : v128;
-  const unsigned int v258 = v252 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v258 = v252 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v259 = v251 - v258;
   const unsigned int v260 = v259 * v8;
   const unsigned int v261 = v253 ? v260 : 0u;
-  const unsigned int v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v264 = v253 ? v263 : 0u;
   const unsigned int v265 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
   const unsigned int v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
@@ -492,7888 +492,5074 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
   const bool v298 = v293 && v297;
   const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:260
   if (v299) {
-    for (unsigned int v7542 = 0u; v7542 < 2u; v7542 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v7543 = v7542 << 6u;
-      const bool v7545 = v7543 < v18;
-      if (v7545) {
-        const unsigned int v7547 = v7542 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-        if (v91) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v7556 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7557 = v7556 << 3u;
-          const unsigned int v7560 = v7543 + v7557;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7561 = v7560 < v18;
-          const bool v7562 = v127 && v7561;
-          const unsigned int v7564 = v120 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7566 = v7564 + v7543;
-          const unsigned int v7567 = v7566 + v7557;
-          const unsigned int v7568 = v7562 ? v7567 : 0u;
-          const unsigned int v7570 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7571 = v7547 + v7570;
-          const unsigned int v7572 = v7571 + v7557;
-          iron_copy_async<16>(shm0 + (v7572 ^ (((v7572 >> 6u) & 7u) << 3u)), x + v7568, v7562);
-          const unsigned int v7575 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7577 = v7575 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7580 = v7575 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7581 = v7580 << 3u;
-          const unsigned int v7582 = v63 + v7577;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7583 = v7582 < v44;
-          const unsigned int v7584 = v7543 + v7581;
-          const bool v7585 = v7584 < v18;
-          const bool v7586 = v7583 && v7585;
-          const unsigned int v7588 = v7582 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7590 = v7588 + v7543;
-          const unsigned int v7591 = v7590 + v7581;
-          const unsigned int v7592 = v7586 ? v7591 : 0u;
-          const unsigned int v7594 = v7577 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7595 = v7547 + v7594;
-          const unsigned int v7596 = v7595 + v7581;
-          iron_copy_async<16>(shm0 + (v7596 ^ (((v7596 >> 6u) & 7u) << 3u)), x + v7592, v7586);
-          const unsigned int v7599 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7601 = v7599 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7604 = v7599 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7605 = v7604 << 3u;
-          const unsigned int v7606 = v63 + v7601;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7607 = v7606 < v44;
-          const unsigned int v7608 = v7543 + v7605;
-          const bool v7609 = v7608 < v18;
-          const bool v7610 = v7607 && v7609;
-          const unsigned int v7612 = v7606 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7614 = v7612 + v7543;
-          const unsigned int v7615 = v7614 + v7605;
-          const unsigned int v7616 = v7610 ? v7615 : 0u;
-          const unsigned int v7618 = v7601 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7619 = v7547 + v7618;
-          const unsigned int v7620 = v7619 + v7605;
-          iron_copy_async<16>(shm0 + (v7620 ^ (((v7620 >> 6u) & 7u) << 3u)), x + v7616, v7610);
-          const unsigned int v7623 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7625 = v7623 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7628 = v7623 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7629 = v7628 << 3u;
-          const unsigned int v7630 = v63 + v7625;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7631 = v7630 < v44;
-          const unsigned int v7632 = v7543 + v7629;
-          const bool v7633 = v7632 < v18;
-          const bool v7634 = v7631 && v7633;
-          const unsigned int v7636 = v7630 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7638 = v7636 + v7543;
-          const unsigned int v7639 = v7638 + v7629;
-          const unsigned int v7640 = v7634 ? v7639 : 0u;
-          const unsigned int v7642 = v7625 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7643 = v7547 + v7642;
-          const unsigned int v7644 = v7643 + v7629;
-          iron_copy_async<16>(shm0 + (v7644 ^ (((v7644 >> 6u) & 7u) << 3u)), x + v7640, v7634);
-          const unsigned int v7647 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7649 = v7647 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7652 = v7647 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7653 = v7652 << 3u;
-          const unsigned int v7654 = v63 + v7649;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7655 = v7654 < v44;
-          const unsigned int v7656 = v7543 + v7653;
-          const bool v7657 = v7656 < v18;
-          const bool v7658 = v7655 && v7657;
-          const unsigned int v7660 = v7654 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7662 = v7660 + v7543;
-          const unsigned int v7663 = v7662 + v7653;
-          const unsigned int v7664 = v7658 ? v7663 : 0u;
-          const unsigned int v7666 = v7649 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7667 = v7547 + v7666;
-          const unsigned int v7668 = v7667 + v7653;
-          iron_copy_async<16>(shm0 + (v7668 ^ (((v7668 >> 6u) & 7u) << 3u)), x + v7664, v7658);
-          const unsigned int v7671 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7673 = v7671 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7676 = v7671 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7677 = v7676 << 3u;
-          const unsigned int v7678 = v63 + v7673;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7679 = v7678 < v44;
-          const unsigned int v7680 = v7543 + v7677;
-          const bool v7681 = v7680 < v18;
-          const bool v7682 = v7679 && v7681;
-          const unsigned int v7684 = v7678 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7686 = v7684 + v7543;
-          const unsigned int v7687 = v7686 + v7677;
-          const unsigned int v7688 = v7682 ? v7687 : 0u;
-          const unsigned int v7690 = v7673 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7691 = v7547 + v7690;
-          const unsigned int v7692 = v7691 + v7677;
-          iron_copy_async<16>(shm0 + (v7692 ^ (((v7692 >> 6u) & 7u) << 3u)), x + v7688, v7682);
-          const unsigned int v7695 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7697 = v7695 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7700 = v7695 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7701 = v7700 << 3u;
-          const unsigned int v7702 = v63 + v7697;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7703 = v7702 < v44;
-          const unsigned int v7704 = v7543 + v7701;
-          const bool v7705 = v7704 < v18;
-          const bool v7706 = v7703 && v7705;
-          const unsigned int v7708 = v7702 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7710 = v7708 + v7543;
-          const unsigned int v7711 = v7710 + v7701;
-          const unsigned int v7712 = v7706 ? v7711 : 0u;
-          const unsigned int v7714 = v7697 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7715 = v7547 + v7714;
-          const unsigned int v7716 = v7715 + v7701;
-          iron_copy_async<16>(shm0 + (v7716 ^ (((v7716 >> 6u) & 7u) << 3u)), x + v7712, v7706);
-          const unsigned int v7719 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7721 = v7719 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7724 = v7719 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7725 = v7724 << 3u;
-          const unsigned int v7726 = v63 + v7721;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7727 = v7726 < v44;
-          const unsigned int v7728 = v7543 + v7725;
-          const bool v7729 = v7728 < v18;
-          const bool v7730 = v7727 && v7729;
-          const unsigned int v7732 = v7726 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7734 = v7732 + v7543;
-          const unsigned int v7735 = v7734 + v7725;
-          const unsigned int v7736 = v7730 ? v7735 : 0u;
-          const unsigned int v7738 = v7721 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7739 = v7547 + v7738;
-          const unsigned int v7740 = v7739 + v7725;
-          iron_copy_async<16>(shm0 + (v7740 ^ (((v7740 >> 6u) & 7u) << 3u)), x + v7736, v7730);
+    for (unsigned int v6650 = 0u; v6650 < 2u; v6650 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
+      const unsigned int v6651 = v6650 << 6u;
+      const bool v6653 = v6651 < v18;
+      if (v6653) {
+        const unsigned int v6655 = v6650 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+        const bool v6656 = !v91;  // kernels/convolution/im2col_a.hpp:90
+        if (v6656) {
+          const unsigned int v6660 = v118 & 7u;  // kernels/convolution/im2col_a.hpp:109
+          const unsigned int v6661 = v6660 << 3u;
+          const unsigned int v6662 = v6651 + v6661;  // kernels/convolution/im2col_a.hpp:110
+          const unsigned int v6664 = v6662 / v16;  // kernels/convolution/im2col_a.hpp:112
+          const unsigned int v6666 = v6664 * v16;  // kernels/convolution/im2col_a.hpp:113
+          const unsigned int v6667 = v6662 - v6666;
+          const unsigned int v6668 = v6664 / v6;  // kernels/convolution/im2col_a.hpp:114
+          const unsigned int v6669 = v6668 * v11;  // kernels/convolution/im2col_a.hpp:115
+          const unsigned int v6670 = v6668 * v6;  // kernels/convolution/im2col_a.hpp:116
+          const unsigned int v6671 = v6664 - v6670;
+          const unsigned int v6672 = v6671 * v12;
+          const unsigned int v6673 = v71 + v6667;  // kernels/convolution/im2col_a.hpp:117
+          const bool v6674 = v6662 < v18;  // kernels/convolution/im2col_a.hpp:118
+          const unsigned int v6676 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+          const unsigned int v6681 = v119 << 6u;  // kernels/convolution/im2col_a.hpp:121
+          const unsigned int v6682 = v6681 + v6661;
+          const unsigned int v6683 = v130 + v6669;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6684 = v135 + v6672;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6685 = v6683 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6686 = v6674 && v6685;
+          const bool v6687 = v6683 < v128;
+          const bool v6688 = v6686 && v6687;
+          const bool v6689 = v6684 >= v10;
+          const bool v6690 = v6688 && v6689;
+          const bool v6691 = v6684 < v6676;
+          const bool v6692 = v6690 && v6691;
+          const unsigned int v6693 = max(v6683, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6694 = v6693 - v9;
+          const unsigned int v6695 = max(v6684, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6696 = v6695 - v10;
+          const unsigned int v6697 = v138 + v6694;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6698 = v6697 * v2;
+          const unsigned int v6699 = v6698 + v6696;
+          const unsigned int v6700 = v6699 * v3;
+          const unsigned int v6701 = v6700 + v6673;
+          const unsigned int v6703 = v6692 ? v6701 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6705 = v6655 + v6682;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v6705 ^ (((v6705 >> 6u) & 7u) << 3u)), x + v6703, v6692);
+          const unsigned int v6707 = v148 + v6669;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6708 = v153 + v6672;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6709 = v6707 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6710 = v6674 && v6709;
+          const bool v6711 = v6707 < v128;
+          const bool v6712 = v6710 && v6711;
+          const bool v6713 = v6708 >= v10;
+          const bool v6714 = v6712 && v6713;
+          const bool v6715 = v6708 < v6676;
+          const bool v6716 = v6714 && v6715;
+          const unsigned int v6717 = max(v6707, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6718 = v6717 - v9;
+          const unsigned int v6719 = max(v6708, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6720 = v6719 - v10;
+          const unsigned int v6721 = v156 + v6718;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6722 = v6721 * v2;
+          const unsigned int v6723 = v6722 + v6720;
+          const unsigned int v6724 = v6723 * v3;
+          const unsigned int v6725 = v6724 + v6673;
+          const unsigned int v6727 = v6716 ? v6725 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6730 = v6705 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v6730 ^ (((v6730 >> 6u) & 7u) << 3u)), x + v6727, v6716);
+          const unsigned int v6731 = v166 + v6669;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6732 = v171 + v6672;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6733 = v6731 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6734 = v6674 && v6733;
+          const bool v6735 = v6731 < v128;
+          const bool v6736 = v6734 && v6735;
+          const bool v6737 = v6732 >= v10;
+          const bool v6738 = v6736 && v6737;
+          const bool v6739 = v6732 < v6676;
+          const bool v6740 = v6738 && v6739;
+          const unsigned int v6741 = max(v6731, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6742 = v6741 - v9;
+          const unsigned int v6743 = max(v6732, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6744 = v6743 - v10;
+          const unsigned int v6745 = v174 + v6742;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6746 = v6745 * v2;
+          const unsigned int v6747 = v6746 + v6744;
+          const unsigned int v6748 = v6747 * v3;
+          const unsigned int v6749 = v6748 + v6673;
+          const unsigned int v6751 = v6740 ? v6749 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6754 = v6705 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v6754 ^ (((v6754 >> 6u) & 7u) << 3u)), x + v6751, v6740);
+          const unsigned int v6755 = v184 + v6669;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6756 = v189 + v6672;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6757 = v6755 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6758 = v6674 && v6757;
+          const bool v6759 = v6755 < v128;
+          const bool v6760 = v6758 && v6759;
+          const bool v6761 = v6756 >= v10;
+          const bool v6762 = v6760 && v6761;
+          const bool v6763 = v6756 < v6676;
+          const bool v6764 = v6762 && v6763;
+          const unsigned int v6765 = max(v6755, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6766 = v6765 - v9;
+          const unsigned int v6767 = max(v6756, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6768 = v6767 - v10;
+          const unsigned int v6769 = v192 + v6766;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6770 = v6769 * v2;
+          const unsigned int v6771 = v6770 + v6768;
+          const unsigned int v6772 = v6771 * v3;
+          const unsigned int v6773 = v6772 + v6673;
+          const unsigned int v6775 = v6764 ? v6773 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6778 = v6705 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v6778 ^ (((v6778 >> 6u) & 7u) << 3u)), x + v6775, v6764);
+          const unsigned int v6779 = v202 + v6669;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6780 = v207 + v6672;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6781 = v6779 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6782 = v6674 && v6781;
+          const bool v6783 = v6779 < v128;
+          const bool v6784 = v6782 && v6783;
+          const bool v6785 = v6780 >= v10;
+          const bool v6786 = v6784 && v6785;
+          const bool v6787 = v6780 < v6676;
+          const bool v6788 = v6786 && v6787;
+          const unsigned int v6789 = max(v6779, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6790 = v6789 - v9;
+          const unsigned int v6791 = max(v6780, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6792 = v6791 - v10;
+          const unsigned int v6793 = v210 + v6790;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6794 = v6793 * v2;
+          const unsigned int v6795 = v6794 + v6792;
+          const unsigned int v6796 = v6795 * v3;
+          const unsigned int v6797 = v6796 + v6673;
+          const unsigned int v6799 = v6788 ? v6797 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6802 = v6705 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v6802 ^ (((v6802 >> 6u) & 7u) << 3u)), x + v6799, v6788);
+          const unsigned int v6803 = v220 + v6669;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6804 = v225 + v6672;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6805 = v6803 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6806 = v6674 && v6805;
+          const bool v6807 = v6803 < v128;
+          const bool v6808 = v6806 && v6807;
+          const bool v6809 = v6804 >= v10;
+          const bool v6810 = v6808 && v6809;
+          const bool v6811 = v6804 < v6676;
+          const bool v6812 = v6810 && v6811;
+          const unsigned int v6813 = max(v6803, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6814 = v6813 - v9;
+          const unsigned int v6815 = max(v6804, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6816 = v6815 - v10;
+          const unsigned int v6817 = v228 + v6814;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6818 = v6817 * v2;
+          const unsigned int v6819 = v6818 + v6816;
+          const unsigned int v6820 = v6819 * v3;
+          const unsigned int v6821 = v6820 + v6673;
+          const unsigned int v6823 = v6812 ? v6821 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6826 = v6705 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v6826 ^ (((v6826 >> 6u) & 7u) << 3u)), x + v6823, v6812);
+          const unsigned int v6827 = v238 + v6669;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6828 = v243 + v6672;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6829 = v6827 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6830 = v6674 && v6829;
+          const bool v6831 = v6827 < v128;
+          const bool v6832 = v6830 && v6831;
+          const bool v6833 = v6828 >= v10;
+          const bool v6834 = v6832 && v6833;
+          const bool v6835 = v6828 < v6676;
+          const bool v6836 = v6834 && v6835;
+          const unsigned int v6837 = max(v6827, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6838 = v6837 - v9;
+          const unsigned int v6839 = max(v6828, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6840 = v6839 - v10;
+          const unsigned int v6841 = v246 + v6838;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6842 = v6841 * v2;
+          const unsigned int v6843 = v6842 + v6840;
+          const unsigned int v6844 = v6843 * v3;
+          const unsigned int v6845 = v6844 + v6673;
+          const unsigned int v6847 = v6836 ? v6845 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6850 = v6705 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v6850 ^ (((v6850 >> 6u) & 7u) << 3u)), x + v6847, v6836);
+          const unsigned int v6851 = v256 + v6669;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6852 = v261 + v6672;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6853 = v6851 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6854 = v6674 && v6853;
+          const bool v6855 = v6851 < v128;
+          const bool v6856 = v6854 && v6855;
+          const bool v6857 = v6852 >= v10;
+          const bool v6858 = v6856 && v6857;
+          const bool v6859 = v6852 < v6676;
+          const bool v6860 = v6858 && v6859;
+          const unsigned int v6861 = max(v6851, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6862 = v6861 - v9;
+          const unsigned int v6863 = max(v6852, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6864 = v6863 - v10;
+          const unsigned int v6865 = v264 + v6862;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6866 = v6865 * v2;
+          const unsigned int v6867 = v6866 + v6864;
+          const unsigned int v6868 = v6867 * v3;
+          const unsigned int v6869 = v6868 + v6673;
+          const unsigned int v6871 = v6860 ? v6869 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6874 = v6705 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v6874 ^ (((v6874 >> 6u) & 7u) << 3u)), x + v6871, v6860);
         } else {
-          const unsigned int v7744 = v118 & 7u;  // kernels/convolution/im2col_a.hpp:108
-          const unsigned int v7745 = v7744 << 3u;
-          const unsigned int v7746 = v7543 + v7745;  // kernels/convolution/im2col_a.hpp:109
-          const unsigned int v7748 = v7746 / v16;  // kernels/convolution/im2col_a.hpp:111
-          const unsigned int v7750 = v7748 * v16;  // kernels/convolution/im2col_a.hpp:112
-          const unsigned int v7751 = v7746 - v7750;
-          const unsigned int v7752 = v7748 / v6;  // kernels/convolution/im2col_a.hpp:113
-          const unsigned int v7753 = v7752 * v11;  // kernels/convolution/im2col_a.hpp:114
-          const unsigned int v7754 = v7752 * v6;  // kernels/convolution/im2col_a.hpp:115
-          const unsigned int v7755 = v7748 - v7754;
-          const unsigned int v7756 = v7755 * v12;
-          const unsigned int v7757 = v71 + v7751;  // kernels/convolution/im2col_a.hpp:116
-          const bool v7758 = v7746 < v18;  // kernels/convolution/im2col_a.hpp:117
-          const unsigned int v7760 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-          const unsigned int v7765 = v119 << 6u;  // kernels/convolution/im2col_a.hpp:120
-          const unsigned int v7766 = v7765 + v7745;
-          const unsigned int v7767 = v130 + v7753;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7768 = v135 + v7756;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7769 = v7767 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7770 = v7758 && v7769;
-          const bool v7771 = v7767 < v128;
-          const bool v7772 = v7770 && v7771;
-          const bool v7773 = v7768 >= v10;
-          const bool v7774 = v7772 && v7773;
-          const bool v7775 = v7768 < v7760;
-          const bool v7776 = v7774 && v7775;
-          const unsigned int v7777 = max(v7767, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7778 = v7777 - v9;
-          const unsigned int v7779 = max(v7768, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7780 = v7779 - v10;
-          const unsigned int v7781 = v138 + v7778;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7782 = v7781 * v2;
-          const unsigned int v7783 = v7782 + v7780;
-          const unsigned int v7784 = v7783 * v3;
-          const unsigned int v7785 = v7784 + v7757;
-          const unsigned int v7787 = v7776 ? v7785 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7789 = v7547 + v7766;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7789 ^ (((v7789 >> 6u) & 7u) << 3u)), x + v7787, v7776);
-          const unsigned int v7791 = v148 + v7753;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7792 = v153 + v7756;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7793 = v7791 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7794 = v7758 && v7793;
-          const bool v7795 = v7791 < v128;
-          const bool v7796 = v7794 && v7795;
-          const bool v7797 = v7792 >= v10;
-          const bool v7798 = v7796 && v7797;
-          const bool v7799 = v7792 < v7760;
-          const bool v7800 = v7798 && v7799;
-          const unsigned int v7801 = max(v7791, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7802 = v7801 - v9;
-          const unsigned int v7803 = max(v7792, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7804 = v7803 - v10;
-          const unsigned int v7805 = v156 + v7802;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7806 = v7805 * v2;
-          const unsigned int v7807 = v7806 + v7804;
-          const unsigned int v7808 = v7807 * v3;
-          const unsigned int v7809 = v7808 + v7757;
-          const unsigned int v7811 = v7800 ? v7809 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7814 = v7789 + 1024u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7814 ^ (((v7814 >> 6u) & 7u) << 3u)), x + v7811, v7800);
-          const unsigned int v7815 = v166 + v7753;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7816 = v171 + v7756;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7817 = v7815 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7818 = v7758 && v7817;
-          const bool v7819 = v7815 < v128;
-          const bool v7820 = v7818 && v7819;
-          const bool v7821 = v7816 >= v10;
-          const bool v7822 = v7820 && v7821;
-          const bool v7823 = v7816 < v7760;
-          const bool v7824 = v7822 && v7823;
-          const unsigned int v7825 = max(v7815, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7826 = v7825 - v9;
-          const unsigned int v7827 = max(v7816, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7828 = v7827 - v10;
-          const unsigned int v7829 = v174 + v7826;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7830 = v7829 * v2;
-          const unsigned int v7831 = v7830 + v7828;
-          const unsigned int v7832 = v7831 * v3;
-          const unsigned int v7833 = v7832 + v7757;
-          const unsigned int v7835 = v7824 ? v7833 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7838 = v7789 + 2048u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7838 ^ (((v7838 >> 6u) & 7u) << 3u)), x + v7835, v7824);
-          const unsigned int v7839 = v184 + v7753;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7840 = v189 + v7756;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7841 = v7839 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7842 = v7758 && v7841;
-          const bool v7843 = v7839 < v128;
-          const bool v7844 = v7842 && v7843;
-          const bool v7845 = v7840 >= v10;
-          const bool v7846 = v7844 && v7845;
-          const bool v7847 = v7840 < v7760;
-          const bool v7848 = v7846 && v7847;
-          const unsigned int v7849 = max(v7839, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7850 = v7849 - v9;
-          const unsigned int v7851 = max(v7840, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7852 = v7851 - v10;
-          const unsigned int v7853 = v192 + v7850;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7854 = v7853 * v2;
-          const unsigned int v7855 = v7854 + v7852;
-          const unsigned int v7856 = v7855 * v3;
-          const unsigned int v7857 = v7856 + v7757;
-          const unsigned int v7859 = v7848 ? v7857 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7862 = v7789 + 3072u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7862 ^ (((v7862 >> 6u) & 7u) << 3u)), x + v7859, v7848);
-          const unsigned int v7863 = v202 + v7753;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7864 = v207 + v7756;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7865 = v7863 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7866 = v7758 && v7865;
-          const bool v7867 = v7863 < v128;
-          const bool v7868 = v7866 && v7867;
-          const bool v7869 = v7864 >= v10;
-          const bool v7870 = v7868 && v7869;
-          const bool v7871 = v7864 < v7760;
-          const bool v7872 = v7870 && v7871;
-          const unsigned int v7873 = max(v7863, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7874 = v7873 - v9;
-          const unsigned int v7875 = max(v7864, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7876 = v7875 - v10;
-          const unsigned int v7877 = v210 + v7874;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7878 = v7877 * v2;
-          const unsigned int v7879 = v7878 + v7876;
-          const unsigned int v7880 = v7879 * v3;
-          const unsigned int v7881 = v7880 + v7757;
-          const unsigned int v7883 = v7872 ? v7881 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7886 = v7789 + 4096u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7886 ^ (((v7886 >> 6u) & 7u) << 3u)), x + v7883, v7872);
-          const unsigned int v7887 = v220 + v7753;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7888 = v225 + v7756;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7889 = v7887 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7890 = v7758 && v7889;
-          const bool v7891 = v7887 < v128;
-          const bool v7892 = v7890 && v7891;
-          const bool v7893 = v7888 >= v10;
-          const bool v7894 = v7892 && v7893;
-          const bool v7895 = v7888 < v7760;
-          const bool v7896 = v7894 && v7895;
-          const unsigned int v7897 = max(v7887, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7898 = v7897 - v9;
-          const unsigned int v7899 = max(v7888, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7900 = v7899 - v10;
-          const unsigned int v7901 = v228 + v7898;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7902 = v7901 * v2;
-          const unsigned int v7903 = v7902 + v7900;
-          const unsigned int v7904 = v7903 * v3;
-          const unsigned int v7905 = v7904 + v7757;
-          const unsigned int v7907 = v7896 ? v7905 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7910 = v7789 + 5120u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7910 ^ (((v7910 >> 6u) & 7u) << 3u)), x + v7907, v7896);
-          const unsigned int v7911 = v238 + v7753;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7912 = v243 + v7756;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7913 = v7911 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7914 = v7758 && v7913;
-          const bool v7915 = v7911 < v128;
-          const bool v7916 = v7914 && v7915;
-          const bool v7917 = v7912 >= v10;
-          const bool v7918 = v7916 && v7917;
-          const bool v7919 = v7912 < v7760;
-          const bool v7920 = v7918 && v7919;
-          const unsigned int v7921 = max(v7911, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7922 = v7921 - v9;
-          const unsigned int v7923 = max(v7912, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7924 = v7923 - v10;
-          const unsigned int v7925 = v246 + v7922;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7926 = v7925 * v2;
-          const unsigned int v7927 = v7926 + v7924;
-          const unsigned int v7928 = v7927 * v3;
-          const unsigned int v7929 = v7928 + v7757;
-          const unsigned int v7931 = v7920 ? v7929 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7934 = v7789 + 6144u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7934 ^ (((v7934 >> 6u) & 7u) << 3u)), x + v7931, v7920);
-          const unsigned int v7935 = v256 + v7753;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7936 = v261 + v7756;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7937 = v7935 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7938 = v7758 && v7937;
-          const bool v7939 = v7935 < v128;
-          const bool v7940 = v7938 && v7939;
-          const bool v7941 = v7936 >= v10;
-          const bool v7942 = v7940 && v7941;
-          const bool v7943 = v7936 < v7760;
-          const bool v7944 = v7942 && v7943;
-          const unsigned int v7945 = max(v7935, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7946 = v7945 - v9;
-          const unsigned int v7947 = max(v7936, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7948 = v7947 - v10;
-          const unsigned int v7949 = v264 + v7946;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7950 = v7949 * v2;
-          const unsigned int v7951 = v7950 + v7948;
-          const unsigned int v7952 = v7951 * v3;
-          const unsigned int v7953 = v7952 + v7757;
-          const unsigned int v7955 = v7944 ? v7953 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7958 = v7789 + 7168u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7958 ^ (((v7958 >> 6u) & 7u) << 3u)), x + v7955, v7944);
+          const unsigned int v6883 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6884 = v6883 << 3u;
+          const unsigned int v6887 = v6651 + v6884;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6888 = v6887 < v18;
+          const bool v6889 = v127 && v6888;
+          const unsigned int v6891 = v120 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6893 = v6891 + v6651;
+          const unsigned int v6894 = v6893 + v6884;
+          const unsigned int v6895 = v6889 ? v6894 : 0u;
+          const unsigned int v6897 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6898 = v6655 + v6897;
+          const unsigned int v6899 = v6898 + v6884;
+          iron_copy_async<16>(shm0 + (v6899 ^ (((v6899 >> 6u) & 7u) << 3u)), x + v6895, v6889);
+          const unsigned int v6902 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6904 = v6902 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6907 = v6902 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6908 = v6907 << 3u;
+          const unsigned int v6909 = v63 + v6904;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6910 = v6909 < v44;
+          const unsigned int v6911 = v6651 + v6908;
+          const bool v6912 = v6911 < v18;
+          const bool v6913 = v6910 && v6912;
+          const unsigned int v6915 = v6909 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6917 = v6915 + v6651;
+          const unsigned int v6918 = v6917 + v6908;
+          const unsigned int v6919 = v6913 ? v6918 : 0u;
+          const unsigned int v6921 = v6904 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6922 = v6655 + v6921;
+          const unsigned int v6923 = v6922 + v6908;
+          iron_copy_async<16>(shm0 + (v6923 ^ (((v6923 >> 6u) & 7u) << 3u)), x + v6919, v6913);
+          const unsigned int v6926 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6928 = v6926 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6931 = v6926 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6932 = v6931 << 3u;
+          const unsigned int v6933 = v63 + v6928;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6934 = v6933 < v44;
+          const unsigned int v6935 = v6651 + v6932;
+          const bool v6936 = v6935 < v18;
+          const bool v6937 = v6934 && v6936;
+          const unsigned int v6939 = v6933 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6941 = v6939 + v6651;
+          const unsigned int v6942 = v6941 + v6932;
+          const unsigned int v6943 = v6937 ? v6942 : 0u;
+          const unsigned int v6945 = v6928 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6946 = v6655 + v6945;
+          const unsigned int v6947 = v6946 + v6932;
+          iron_copy_async<16>(shm0 + (v6947 ^ (((v6947 >> 6u) & 7u) << 3u)), x + v6943, v6937);
+          const unsigned int v6950 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6952 = v6950 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6955 = v6950 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6956 = v6955 << 3u;
+          const unsigned int v6957 = v63 + v6952;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6958 = v6957 < v44;
+          const unsigned int v6959 = v6651 + v6956;
+          const bool v6960 = v6959 < v18;
+          const bool v6961 = v6958 && v6960;
+          const unsigned int v6963 = v6957 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6965 = v6963 + v6651;
+          const unsigned int v6966 = v6965 + v6956;
+          const unsigned int v6967 = v6961 ? v6966 : 0u;
+          const unsigned int v6969 = v6952 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6970 = v6655 + v6969;
+          const unsigned int v6971 = v6970 + v6956;
+          iron_copy_async<16>(shm0 + (v6971 ^ (((v6971 >> 6u) & 7u) << 3u)), x + v6967, v6961);
+          const unsigned int v6974 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6976 = v6974 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6979 = v6974 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6980 = v6979 << 3u;
+          const unsigned int v6981 = v63 + v6976;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6982 = v6981 < v44;
+          const unsigned int v6983 = v6651 + v6980;
+          const bool v6984 = v6983 < v18;
+          const bool v6985 = v6982 && v6984;
+          const unsigned int v6987 = v6981 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6989 = v6987 + v6651;
+          const unsigned int v6990 = v6989 + v6980;
+          const unsigned int v6991 = v6985 ? v6990 : 0u;
+          const unsigned int v6993 = v6976 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6994 = v6655 + v6993;
+          const unsigned int v6995 = v6994 + v6980;
+          iron_copy_async<16>(shm0 + (v6995 ^ (((v6995 >> 6u) & 7u) << 3u)), x + v6991, v6985);
+          const unsigned int v6998 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7000 = v6998 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7003 = v6998 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7004 = v7003 << 3u;
+          const unsigned int v7005 = v63 + v7000;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7006 = v7005 < v44;
+          const unsigned int v7007 = v6651 + v7004;
+          const bool v7008 = v7007 < v18;
+          const bool v7009 = v7006 && v7008;
+          const unsigned int v7011 = v7005 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7013 = v7011 + v6651;
+          const unsigned int v7014 = v7013 + v7004;
+          const unsigned int v7015 = v7009 ? v7014 : 0u;
+          const unsigned int v7017 = v7000 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7018 = v6655 + v7017;
+          const unsigned int v7019 = v7018 + v7004;
+          iron_copy_async<16>(shm0 + (v7019 ^ (((v7019 >> 6u) & 7u) << 3u)), x + v7015, v7009);
+          const unsigned int v7022 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7024 = v7022 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7027 = v7022 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7028 = v7027 << 3u;
+          const unsigned int v7029 = v63 + v7024;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7030 = v7029 < v44;
+          const unsigned int v7031 = v6651 + v7028;
+          const bool v7032 = v7031 < v18;
+          const bool v7033 = v7030 && v7032;
+          const unsigned int v7035 = v7029 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7037 = v7035 + v6651;
+          const unsigned int v7038 = v7037 + v7028;
+          const unsigned int v7039 = v7033 ? v7038 : 0u;
+          const unsigned int v7041 = v7024 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7042 = v6655 + v7041;
+          const unsigned int v7043 = v7042 + v7028;
+          iron_copy_async<16>(shm0 + (v7043 ^ (((v7043 >> 6u) & 7u) << 3u)), x + v7039, v7033);
+          const unsigned int v7046 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7048 = v7046 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7051 = v7046 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7052 = v7051 << 3u;
+          const unsigned int v7053 = v63 + v7048;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7054 = v7053 < v44;
+          const unsigned int v7055 = v6651 + v7052;
+          const bool v7056 = v7055 < v18;
+          const bool v7057 = v7054 && v7056;
+          const unsigned int v7059 = v7053 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7061 = v7059 + v6651;
+          const unsigned int v7062 = v7061 + v7052;
+          const unsigned int v7063 = v7057 ? v7062 : 0u;
+          const unsigned int v7065 = v7048 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7066 = v6655 + v7065;
+          const unsigned int v7067 = v7066 + v7052;
+          iron_copy_async<16>(shm0 + (v7067 ^ (((v7067 >> 6u) & 7u) << 3u)), x + v7063, v7057);
         }
-        const unsigned int v7968 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7969 = v7968 << 3u;
-        const unsigned int v7970 = v67 + v119;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7971 = v7970 < v15;
-        const unsigned int v7972 = v7543 + v7969;
-        const bool v7973 = v7972 < v18;
-        const bool v7974 = v7971 && v7973;
-        const unsigned int v7976 = v7970 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7977 = v69 + v7976;
-        const unsigned int v7978 = v7977 + v7543;
-        const unsigned int v7979 = v7978 + v7969;
-        const unsigned int v7980 = v7974 ? v7979 : v69;
-        const unsigned int v7982 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7983 = v7547 + v7982;
-        const unsigned int v7984 = v7983 + v7969;
-        iron_copy_async<16>(shm1 + (v7984 ^ (((v7984 >> 6u) & 7u) << 3u)), weight + v7980, v7974);
-        const unsigned int v7987 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7989 = v7987 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7992 = v7987 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7993 = v7992 << 3u;
-        const unsigned int v7994 = v67 + v7989;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7995 = v7994 < v15;
-        const unsigned int v7996 = v7543 + v7993;
-        const bool v7997 = v7996 < v18;
-        const bool v7998 = v7995 && v7997;
-        const unsigned int v8000 = v7994 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8001 = v69 + v8000;
-        const unsigned int v8002 = v8001 + v7543;
-        const unsigned int v8003 = v8002 + v7993;
-        const unsigned int v8004 = v7998 ? v8003 : v69;
-        const unsigned int v8006 = v7989 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8007 = v7547 + v8006;
-        const unsigned int v8008 = v8007 + v7993;
-        iron_copy_async<16>(shm1 + (v8008 ^ (((v8008 >> 6u) & 7u) << 3u)), weight + v8004, v7998);
-        const unsigned int v8011 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8013 = v8011 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8016 = v8011 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8017 = v8016 << 3u;
-        const unsigned int v8018 = v67 + v8013;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8019 = v8018 < v15;
-        const unsigned int v8020 = v7543 + v8017;
-        const bool v8021 = v8020 < v18;
-        const bool v8022 = v8019 && v8021;
-        const unsigned int v8024 = v8018 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8025 = v69 + v8024;
-        const unsigned int v8026 = v8025 + v7543;
-        const unsigned int v8027 = v8026 + v8017;
-        const unsigned int v8028 = v8022 ? v8027 : v69;
-        const unsigned int v8030 = v8013 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8031 = v7547 + v8030;
-        const unsigned int v8032 = v8031 + v8017;
-        iron_copy_async<16>(shm1 + (v8032 ^ (((v8032 >> 6u) & 7u) << 3u)), weight + v8028, v8022);
-        const unsigned int v8035 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8037 = v8035 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8040 = v8035 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8041 = v8040 << 3u;
-        const unsigned int v8042 = v67 + v8037;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8043 = v8042 < v15;
-        const unsigned int v8044 = v7543 + v8041;
-        const bool v8045 = v8044 < v18;
-        const bool v8046 = v8043 && v8045;
-        const unsigned int v8048 = v8042 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8049 = v69 + v8048;
-        const unsigned int v8050 = v8049 + v7543;
-        const unsigned int v8051 = v8050 + v8041;
-        const unsigned int v8052 = v8046 ? v8051 : v69;
-        const unsigned int v8054 = v8037 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8055 = v7547 + v8054;
-        const unsigned int v8056 = v8055 + v8041;
-        iron_copy_async<16>(shm1 + (v8056 ^ (((v8056 >> 6u) & 7u) << 3u)), weight + v8052, v8046);
-        const unsigned int v8059 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8061 = v8059 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8064 = v8059 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8065 = v8064 << 3u;
-        const unsigned int v8066 = v67 + v8061;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8067 = v8066 < v15;
-        const unsigned int v8068 = v7543 + v8065;
-        const bool v8069 = v8068 < v18;
-        const bool v8070 = v8067 && v8069;
-        const unsigned int v8072 = v8066 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8073 = v69 + v8072;
-        const unsigned int v8074 = v8073 + v7543;
-        const unsigned int v8075 = v8074 + v8065;
-        const unsigned int v8076 = v8070 ? v8075 : v69;
-        const unsigned int v8078 = v8061 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8079 = v7547 + v8078;
-        const unsigned int v8080 = v8079 + v8065;
-        iron_copy_async<16>(shm1 + (v8080 ^ (((v8080 >> 6u) & 7u) << 3u)), weight + v8076, v8070);
-        const unsigned int v8083 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8085 = v8083 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8088 = v8083 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8089 = v8088 << 3u;
-        const unsigned int v8090 = v67 + v8085;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8091 = v8090 < v15;
-        const unsigned int v8092 = v7543 + v8089;
-        const bool v8093 = v8092 < v18;
-        const bool v8094 = v8091 && v8093;
-        const unsigned int v8096 = v8090 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8097 = v69 + v8096;
-        const unsigned int v8098 = v8097 + v7543;
-        const unsigned int v8099 = v8098 + v8089;
-        const unsigned int v8100 = v8094 ? v8099 : v69;
-        const unsigned int v8102 = v8085 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8103 = v7547 + v8102;
-        const unsigned int v8104 = v8103 + v8089;
-        iron_copy_async<16>(shm1 + (v8104 ^ (((v8104 >> 6u) & 7u) << 3u)), weight + v8100, v8094);
-        const unsigned int v8107 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8109 = v8107 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8112 = v8107 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8113 = v8112 << 3u;
-        const unsigned int v8114 = v67 + v8109;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8115 = v8114 < v15;
-        const unsigned int v8116 = v7543 + v8113;
-        const bool v8117 = v8116 < v18;
-        const bool v8118 = v8115 && v8117;
-        const unsigned int v8120 = v8114 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8121 = v69 + v8120;
-        const unsigned int v8122 = v8121 + v7543;
-        const unsigned int v8123 = v8122 + v8113;
-        const unsigned int v8124 = v8118 ? v8123 : v69;
-        const unsigned int v8126 = v8109 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8127 = v7547 + v8126;
-        const unsigned int v8128 = v8127 + v8113;
-        iron_copy_async<16>(shm1 + (v8128 ^ (((v8128 >> 6u) & 7u) << 3u)), weight + v8124, v8118);
-        const unsigned int v8131 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8133 = v8131 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8136 = v8131 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8137 = v8136 << 3u;
-        const unsigned int v8138 = v67 + v8133;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8139 = v8138 < v15;
-        const unsigned int v8140 = v7543 + v8137;
-        const bool v8141 = v8140 < v18;
-        const bool v8142 = v8139 && v8141;
-        const unsigned int v8144 = v8138 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8145 = v69 + v8144;
-        const unsigned int v8146 = v8145 + v7543;
-        const unsigned int v8147 = v8146 + v8137;
-        const unsigned int v8148 = v8142 ? v8147 : v69;
-        const unsigned int v8150 = v8133 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8151 = v7547 + v8150;
-        const unsigned int v8152 = v8151 + v8137;
-        iron_copy_async<16>(shm1 + (v8152 ^ (((v8152 >> 6u) & 7u) << 3u)), weight + v8148, v8142);
+        const unsigned int v7077 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7078 = v7077 << 3u;
+        const unsigned int v7079 = v67 + v119;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7080 = v7079 < v15;
+        const unsigned int v7081 = v6651 + v7078;
+        const bool v7082 = v7081 < v18;
+        const bool v7083 = v7080 && v7082;
+        const unsigned int v7085 = v7079 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7086 = v69 + v7085;
+        const unsigned int v7087 = v7086 + v6651;
+        const unsigned int v7088 = v7087 + v7078;
+        const unsigned int v7089 = v7083 ? v7088 : v69;
+        const unsigned int v7091 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7092 = v6655 + v7091;
+        const unsigned int v7093 = v7092 + v7078;
+        iron_copy_async<16>(shm1 + (v7093 ^ (((v7093 >> 6u) & 7u) << 3u)), weight + v7089, v7083);
+        const unsigned int v7096 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7098 = v7096 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7101 = v7096 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7102 = v7101 << 3u;
+        const unsigned int v7103 = v67 + v7098;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7104 = v7103 < v15;
+        const unsigned int v7105 = v6651 + v7102;
+        const bool v7106 = v7105 < v18;
+        const bool v7107 = v7104 && v7106;
+        const unsigned int v7109 = v7103 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7110 = v69 + v7109;
+        const unsigned int v7111 = v7110 + v6651;
+        const unsigned int v7112 = v7111 + v7102;
+        const unsigned int v7113 = v7107 ? v7112 : v69;
+        const unsigned int v7115 = v7098 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7116 = v6655 + v7115;
+        const unsigned int v7117 = v7116 + v7102;
+        iron_copy_async<16>(shm1 + (v7117 ^ (((v7117 >> 6u) & 7u) << 3u)), weight + v7113, v7107);
+        const unsigned int v7120 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7122 = v7120 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7125 = v7120 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7126 = v7125 << 3u;
+        const unsigned int v7127 = v67 + v7122;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7128 = v7127 < v15;
+        const unsigned int v7129 = v6651 + v7126;
+        const bool v7130 = v7129 < v18;
+        const bool v7131 = v7128 && v7130;
+        const unsigned int v7133 = v7127 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7134 = v69 + v7133;
+        const unsigned int v7135 = v7134 + v6651;
+        const unsigned int v7136 = v7135 + v7126;
+        const unsigned int v7137 = v7131 ? v7136 : v69;
+        const unsigned int v7139 = v7122 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7140 = v6655 + v7139;
+        const unsigned int v7141 = v7140 + v7126;
+        iron_copy_async<16>(shm1 + (v7141 ^ (((v7141 >> 6u) & 7u) << 3u)), weight + v7137, v7131);
+        const unsigned int v7144 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7146 = v7144 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7149 = v7144 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7150 = v7149 << 3u;
+        const unsigned int v7151 = v67 + v7146;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7152 = v7151 < v15;
+        const unsigned int v7153 = v6651 + v7150;
+        const bool v7154 = v7153 < v18;
+        const bool v7155 = v7152 && v7154;
+        const unsigned int v7157 = v7151 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7158 = v69 + v7157;
+        const unsigned int v7159 = v7158 + v6651;
+        const unsigned int v7160 = v7159 + v7150;
+        const unsigned int v7161 = v7155 ? v7160 : v69;
+        const unsigned int v7163 = v7146 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7164 = v6655 + v7163;
+        const unsigned int v7165 = v7164 + v7150;
+        iron_copy_async<16>(shm1 + (v7165 ^ (((v7165 >> 6u) & 7u) << 3u)), weight + v7161, v7155);
+        const unsigned int v7168 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7170 = v7168 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7173 = v7168 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7174 = v7173 << 3u;
+        const unsigned int v7175 = v67 + v7170;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7176 = v7175 < v15;
+        const unsigned int v7177 = v6651 + v7174;
+        const bool v7178 = v7177 < v18;
+        const bool v7179 = v7176 && v7178;
+        const unsigned int v7181 = v7175 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7182 = v69 + v7181;
+        const unsigned int v7183 = v7182 + v6651;
+        const unsigned int v7184 = v7183 + v7174;
+        const unsigned int v7185 = v7179 ? v7184 : v69;
+        const unsigned int v7187 = v7170 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7188 = v6655 + v7187;
+        const unsigned int v7189 = v7188 + v7174;
+        iron_copy_async<16>(shm1 + (v7189 ^ (((v7189 >> 6u) & 7u) << 3u)), weight + v7185, v7179);
+        const unsigned int v7192 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7194 = v7192 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7197 = v7192 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7198 = v7197 << 3u;
+        const unsigned int v7199 = v67 + v7194;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7200 = v7199 < v15;
+        const unsigned int v7201 = v6651 + v7198;
+        const bool v7202 = v7201 < v18;
+        const bool v7203 = v7200 && v7202;
+        const unsigned int v7205 = v7199 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7206 = v69 + v7205;
+        const unsigned int v7207 = v7206 + v6651;
+        const unsigned int v7208 = v7207 + v7198;
+        const unsigned int v7209 = v7203 ? v7208 : v69;
+        const unsigned int v7211 = v7194 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7212 = v6655 + v7211;
+        const unsigned int v7213 = v7212 + v7198;
+        iron_copy_async<16>(shm1 + (v7213 ^ (((v7213 >> 6u) & 7u) << 3u)), weight + v7209, v7203);
+        const unsigned int v7216 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7218 = v7216 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7221 = v7216 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7222 = v7221 << 3u;
+        const unsigned int v7223 = v67 + v7218;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7224 = v7223 < v15;
+        const unsigned int v7225 = v6651 + v7222;
+        const bool v7226 = v7225 < v18;
+        const bool v7227 = v7224 && v7226;
+        const unsigned int v7229 = v7223 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7230 = v69 + v7229;
+        const unsigned int v7231 = v7230 + v6651;
+        const unsigned int v7232 = v7231 + v7222;
+        const unsigned int v7233 = v7227 ? v7232 : v69;
+        const unsigned int v7235 = v7218 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7236 = v6655 + v7235;
+        const unsigned int v7237 = v7236 + v7222;
+        iron_copy_async<16>(shm1 + (v7237 ^ (((v7237 >> 6u) & 7u) << 3u)), weight + v7233, v7227);
+        const unsigned int v7240 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7242 = v7240 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7245 = v7240 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7246 = v7245 << 3u;
+        const unsigned int v7247 = v67 + v7242;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7248 = v7247 < v15;
+        const unsigned int v7249 = v6651 + v7246;
+        const bool v7250 = v7249 < v18;
+        const bool v7251 = v7248 && v7250;
+        const unsigned int v7253 = v7247 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7254 = v69 + v7253;
+        const unsigned int v7255 = v7254 + v6651;
+        const unsigned int v7256 = v7255 + v7246;
+        const unsigned int v7257 = v7251 ? v7256 : v69;
+        const unsigned int v7259 = v7242 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7260 = v6655 + v7259;
+        const unsigned int v7261 = v7260 + v7246;
+        iron_copy_async<16>(shm1 + (v7261 ^ (((v7261 >> 6u) & 7u) << 3u)), weight + v7257, v7251);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v8165 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v8171 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v7274 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v7280 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v8153 = 0u; v8153 < v18; v8153 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v8155 = v8153 >> 6u;
-      const unsigned int v8157 = v8155 % 3u;
+    for (unsigned int v7262 = 0u; v7262 < v18; v7262 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
+      const unsigned int v7264 = v7262 >> 6u;
+      const unsigned int v7266 = v7264 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v8159 = v8157 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
-      const unsigned int v8166 = v8159 + v8165;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v8166, 64u);
-      const unsigned int v8172 = v8159 + v8171;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v8172, 64u);
+      const unsigned int v7268 = v7266 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v7275 = v7268 + v7274;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v7275, 64u);
+      const unsigned int v7281 = v7268 + v7280;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v7281, 64u);
       iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v8179 = v8166 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v8179, 64u);
-      const unsigned int v8185 = v8172 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v8185, 64u);
+      const unsigned int v7288 = v7275 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v7288, 64u);
+      const unsigned int v7294 = v7281 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v7294, 64u);
       iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v8191 = v8166 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v8191, 64u);
-      const unsigned int v8197 = v8172 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v8197, 64u);
+      const unsigned int v7300 = v7275 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v7300, 64u);
+      const unsigned int v7306 = v7281 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v7306, 64u);
       iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v8203 = v8166 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v8203, 64u);
-      const unsigned int v8209 = v8172 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v8209, 64u);
+      const unsigned int v7312 = v7275 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v7312, 64u);
+      const unsigned int v7318 = v7281 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v7318, 64u);
       iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v8212 = v8153 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v8214 = v8155 + 2u;
-      const unsigned int v8215 = v8214 % 3u;
-      const bool v8216 = v8212 < v18;
-      if (v8216) {
-        const unsigned int v8218 = v8215 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-        if (v91) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v8227 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8228 = v8227 << 3u;
-          const unsigned int v8231 = v8212 + v8228;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8232 = v8231 < v18;
-          const bool v8233 = v127 && v8232;
-          const unsigned int v8235 = v120 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8237 = v8235 + v8212;
-          const unsigned int v8238 = v8237 + v8228;
-          const unsigned int v8239 = v8233 ? v8238 : 0u;
-          const unsigned int v8241 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8242 = v8218 + v8241;
-          const unsigned int v8243 = v8242 + v8228;
-          iron_copy_async<16>(shm0 + (v8243 ^ (((v8243 >> 6u) & 7u) << 3u)), x + v8239, v8233);
-          const unsigned int v8246 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8248 = v8246 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v8251 = v8246 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8252 = v8251 << 3u;
-          const unsigned int v8253 = v63 + v8248;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8254 = v8253 < v44;
-          const unsigned int v8255 = v8212 + v8252;
-          const bool v8256 = v8255 < v18;
-          const bool v8257 = v8254 && v8256;
-          const unsigned int v8259 = v8253 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8261 = v8259 + v8212;
-          const unsigned int v8262 = v8261 + v8252;
-          const unsigned int v8263 = v8257 ? v8262 : 0u;
-          const unsigned int v8265 = v8248 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8266 = v8218 + v8265;
-          const unsigned int v8267 = v8266 + v8252;
-          iron_copy_async<16>(shm0 + (v8267 ^ (((v8267 >> 6u) & 7u) << 3u)), x + v8263, v8257);
-          const unsigned int v8270 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8272 = v8270 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v8275 = v8270 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8276 = v8275 << 3u;
-          const unsigned int v8277 = v63 + v8272;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8278 = v8277 < v44;
-          const unsigned int v8279 = v8212 + v8276;
-          const bool v8280 = v8279 < v18;
-          const bool v8281 = v8278 && v8280;
-          const unsigned int v8283 = v8277 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8285 = v8283 + v8212;
-          const unsigned int v8286 = v8285 + v8276;
-          const unsigned int v8287 = v8281 ? v8286 : 0u;
-          const unsigned int v8289 = v8272 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8290 = v8218 + v8289;
-          const unsigned int v8291 = v8290 + v8276;
-          iron_copy_async<16>(shm0 + (v8291 ^ (((v8291 >> 6u) & 7u) << 3u)), x + v8287, v8281);
-          const unsigned int v8294 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8296 = v8294 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v8299 = v8294 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8300 = v8299 << 3u;
-          const unsigned int v8301 = v63 + v8296;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8302 = v8301 < v44;
-          const unsigned int v8303 = v8212 + v8300;
-          const bool v8304 = v8303 < v18;
-          const bool v8305 = v8302 && v8304;
-          const unsigned int v8307 = v8301 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8309 = v8307 + v8212;
-          const unsigned int v8310 = v8309 + v8300;
-          const unsigned int v8311 = v8305 ? v8310 : 0u;
-          const unsigned int v8313 = v8296 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8314 = v8218 + v8313;
-          const unsigned int v8315 = v8314 + v8300;
-          iron_copy_async<16>(shm0 + (v8315 ^ (((v8315 >> 6u) & 7u) << 3u)), x + v8311, v8305);
-          const unsigned int v8318 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8320 = v8318 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v8323 = v8318 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8324 = v8323 << 3u;
-          const unsigned int v8325 = v63 + v8320;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8326 = v8325 < v44;
-          const unsigned int v8327 = v8212 + v8324;
-          const bool v8328 = v8327 < v18;
-          const bool v8329 = v8326 && v8328;
-          const unsigned int v8331 = v8325 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8333 = v8331 + v8212;
-          const unsigned int v8334 = v8333 + v8324;
-          const unsigned int v8335 = v8329 ? v8334 : 0u;
-          const unsigned int v8337 = v8320 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8338 = v8218 + v8337;
-          const unsigned int v8339 = v8338 + v8324;
-          iron_copy_async<16>(shm0 + (v8339 ^ (((v8339 >> 6u) & 7u) << 3u)), x + v8335, v8329);
-          const unsigned int v8342 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8344 = v8342 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v8347 = v8342 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8348 = v8347 << 3u;
-          const unsigned int v8349 = v63 + v8344;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8350 = v8349 < v44;
-          const unsigned int v8351 = v8212 + v8348;
-          const bool v8352 = v8351 < v18;
-          const bool v8353 = v8350 && v8352;
-          const unsigned int v8355 = v8349 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8357 = v8355 + v8212;
-          const unsigned int v8358 = v8357 + v8348;
-          const unsigned int v8359 = v8353 ? v8358 : 0u;
-          const unsigned int v8361 = v8344 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8362 = v8218 + v8361;
-          const unsigned int v8363 = v8362 + v8348;
-          iron_copy_async<16>(shm0 + (v8363 ^ (((v8363 >> 6u) & 7u) << 3u)), x + v8359, v8353);
-          const unsigned int v8366 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8368 = v8366 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v8371 = v8366 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8372 = v8371 << 3u;
-          const unsigned int v8373 = v63 + v8368;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8374 = v8373 < v44;
-          const unsigned int v8375 = v8212 + v8372;
-          const bool v8376 = v8375 < v18;
-          const bool v8377 = v8374 && v8376;
-          const unsigned int v8379 = v8373 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8381 = v8379 + v8212;
-          const unsigned int v8382 = v8381 + v8372;
-          const unsigned int v8383 = v8377 ? v8382 : 0u;
-          const unsigned int v8385 = v8368 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8386 = v8218 + v8385;
-          const unsigned int v8387 = v8386 + v8372;
-          iron_copy_async<16>(shm0 + (v8387 ^ (((v8387 >> 6u) & 7u) << 3u)), x + v8383, v8377);
-          const unsigned int v8390 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8392 = v8390 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v8395 = v8390 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8396 = v8395 << 3u;
-          const unsigned int v8397 = v63 + v8392;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8398 = v8397 < v44;
-          const unsigned int v8399 = v8212 + v8396;
-          const bool v8400 = v8399 < v18;
-          const bool v8401 = v8398 && v8400;
-          const unsigned int v8403 = v8397 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8405 = v8403 + v8212;
-          const unsigned int v8406 = v8405 + v8396;
-          const unsigned int v8407 = v8401 ? v8406 : 0u;
-          const unsigned int v8409 = v8392 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8410 = v8218 + v8409;
-          const unsigned int v8411 = v8410 + v8396;
-          iron_copy_async<16>(shm0 + (v8411 ^ (((v8411 >> 6u) & 7u) << 3u)), x + v8407, v8401);
+      const unsigned int v7321 = v7262 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
+      const unsigned int v7323 = v7264 + 2u;
+      const unsigned int v7324 = v7323 % 3u;
+      const bool v7325 = v7321 < v18;
+      if (v7325) {
+        const unsigned int v7327 = v7324 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+        const bool v7328 = !v91;  // kernels/convolution/im2col_a.hpp:90
+        if (v7328) {
+          const unsigned int v7332 = v118 & 7u;  // kernels/convolution/im2col_a.hpp:109
+          const unsigned int v7333 = v7332 << 3u;
+          const unsigned int v7334 = v7321 + v7333;  // kernels/convolution/im2col_a.hpp:110
+          const unsigned int v7336 = v7334 / v16;  // kernels/convolution/im2col_a.hpp:112
+          const unsigned int v7338 = v7336 * v16;  // kernels/convolution/im2col_a.hpp:113
+          const unsigned int v7339 = v7334 - v7338;
+          const unsigned int v7340 = v7336 / v6;  // kernels/convolution/im2col_a.hpp:114
+          const unsigned int v7341 = v7340 * v11;  // kernels/convolution/im2col_a.hpp:115
+          const unsigned int v7342 = v7340 * v6;  // kernels/convolution/im2col_a.hpp:116
+          const unsigned int v7343 = v7336 - v7342;
+          const unsigned int v7344 = v7343 * v12;
+          const unsigned int v7345 = v71 + v7339;  // kernels/convolution/im2col_a.hpp:117
+          const bool v7346 = v7334 < v18;  // kernels/convolution/im2col_a.hpp:118
+          const unsigned int v7348 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+          const unsigned int v7353 = v119 << 6u;  // kernels/convolution/im2col_a.hpp:121
+          const unsigned int v7354 = v7353 + v7333;
+          const unsigned int v7355 = v130 + v7341;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v7356 = v135 + v7344;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7357 = v7355 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v7358 = v7346 && v7357;
+          const bool v7359 = v7355 < v128;
+          const bool v7360 = v7358 && v7359;
+          const bool v7361 = v7356 >= v10;
+          const bool v7362 = v7360 && v7361;
+          const bool v7363 = v7356 < v7348;
+          const bool v7364 = v7362 && v7363;
+          const unsigned int v7365 = max(v7355, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7366 = v7365 - v9;
+          const unsigned int v7367 = max(v7356, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7368 = v7367 - v10;
+          const unsigned int v7369 = v138 + v7366;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v7370 = v7369 * v2;
+          const unsigned int v7371 = v7370 + v7368;
+          const unsigned int v7372 = v7371 * v3;
+          const unsigned int v7373 = v7372 + v7345;
+          const unsigned int v7375 = v7364 ? v7373 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v7377 = v7327 + v7354;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v7377 ^ (((v7377 >> 6u) & 7u) << 3u)), x + v7375, v7364);
+          const unsigned int v7379 = v148 + v7341;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v7380 = v153 + v7344;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7381 = v7379 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v7382 = v7346 && v7381;
+          const bool v7383 = v7379 < v128;
+          const bool v7384 = v7382 && v7383;
+          const bool v7385 = v7380 >= v10;
+          const bool v7386 = v7384 && v7385;
+          const bool v7387 = v7380 < v7348;
+          const bool v7388 = v7386 && v7387;
+          const unsigned int v7389 = max(v7379, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7390 = v7389 - v9;
+          const unsigned int v7391 = max(v7380, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7392 = v7391 - v10;
+          const unsigned int v7393 = v156 + v7390;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v7394 = v7393 * v2;
+          const unsigned int v7395 = v7394 + v7392;
+          const unsigned int v7396 = v7395 * v3;
+          const unsigned int v7397 = v7396 + v7345;
+          const unsigned int v7399 = v7388 ? v7397 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v7402 = v7377 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v7402 ^ (((v7402 >> 6u) & 7u) << 3u)), x + v7399, v7388);
+          const unsigned int v7403 = v166 + v7341;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v7404 = v171 + v7344;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7405 = v7403 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v7406 = v7346 && v7405;
+          const bool v7407 = v7403 < v128;
+          const bool v7408 = v7406 && v7407;
+          const bool v7409 = v7404 >= v10;
+          const bool v7410 = v7408 && v7409;
+          const bool v7411 = v7404 < v7348;
+          const bool v7412 = v7410 && v7411;
+          const unsigned int v7413 = max(v7403, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7414 = v7413 - v9;
+          const unsigned int v7415 = max(v7404, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7416 = v7415 - v10;
+          const unsigned int v7417 = v174 + v7414;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v7418 = v7417 * v2;
+          const unsigned int v7419 = v7418 + v7416;
+          const unsigned int v7420 = v7419 * v3;
+          const unsigned int v7421 = v7420 + v7345;
+          const unsigned int v7423 = v7412 ? v7421 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v7426 = v7377 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v7426 ^ (((v7426 >> 6u) & 7u) << 3u)), x + v7423, v7412);
+          const unsigned int v7427 = v184 + v7341;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v7428 = v189 + v7344;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7429 = v7427 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v7430 = v7346 && v7429;
+          const bool v7431 = v7427 < v128;
+          const bool v7432 = v7430 && v7431;
+          const bool v7433 = v7428 >= v10;
+          const bool v7434 = v7432 && v7433;
+          const bool v7435 = v7428 < v7348;
+          const bool v7436 = v7434 && v7435;
+          const unsigned int v7437 = max(v7427, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7438 = v7437 - v9;
+          const unsigned int v7439 = max(v7428, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7440 = v7439 - v10;
+          const unsigned int v7441 = v192 + v7438;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v7442 = v7441 * v2;
+          const unsigned int v7443 = v7442 + v7440;
+          const unsigned int v7444 = v7443 * v3;
+          const unsigned int v7445 = v7444 + v7345;
+          const unsigned int v7447 = v7436 ? v7445 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v7450 = v7377 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v7450 ^ (((v7450 >> 6u) & 7u) << 3u)), x + v7447, v7436);
+          const unsigned int v7451 = v202 + v7341;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v7452 = v207 + v7344;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7453 = v7451 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v7454 = v7346 && v7453;
+          const bool v7455 = v7451 < v128;
+          const bool v7456 = v7454 && v7455;
+          const bool v7457 = v7452 >= v10;
+          const bool v7458 = v7456 && v7457;
+          const bool v7459 = v7452 < v7348;
+          const bool v7460 = v7458 && v7459;
+          const unsigned int v7461 = max(v7451, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7462 = v7461 - v9;
+          const unsigned int v7463 = max(v7452, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7464 = v7463 - v10;
+          const unsigned int v7465 = v210 + v7462;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v7466 = v7465 * v2;
+          const unsigned int v7467 = v7466 + v7464;
+          const unsigned int v7468 = v7467 * v3;
+          const unsigned int v7469 = v7468 + v7345;
+          const unsigned int v7471 = v7460 ? v7469 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v7474 = v7377 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v7474 ^ (((v7474 >> 6u) & 7u) << 3u)), x + v7471, v7460);
+          const unsigned int v7475 = v220 + v7341;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v7476 = v225 + v7344;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7477 = v7475 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v7478 = v7346 && v7477;
+          const bool v7479 = v7475 < v128;
+          const bool v7480 = v7478 && v7479;
+          const bool v7481 = v7476 >= v10;
+          const bool v7482 = v7480 && v7481;
+          const bool v7483 = v7476 < v7348;
+          const bool v7484 = v7482 && v7483;
+          const unsigned int v7485 = max(v7475, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7486 = v7485 - v9;
+          const unsigned int v7487 = max(v7476, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7488 = v7487 - v10;
+          const unsigned int v7489 = v228 + v7486;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v7490 = v7489 * v2;
+          const unsigned int v7491 = v7490 + v7488;
+          const unsigned int v7492 = v7491 * v3;
+          const unsigned int v7493 = v7492 + v7345;
+          const unsigned int v7495 = v7484 ? v7493 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v7498 = v7377 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v7498 ^ (((v7498 >> 6u) & 7u) << 3u)), x + v7495, v7484);
+          const unsigned int v7499 = v238 + v7341;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v7500 = v243 + v7344;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7501 = v7499 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v7502 = v7346 && v7501;
+          const bool v7503 = v7499 < v128;
+          const bool v7504 = v7502 && v7503;
+          const bool v7505 = v7500 >= v10;
+          const bool v7506 = v7504 && v7505;
+          const bool v7507 = v7500 < v7348;
+          const bool v7508 = v7506 && v7507;
+          const unsigned int v7509 = max(v7499, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7510 = v7509 - v9;
+          const unsigned int v7511 = max(v7500, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7512 = v7511 - v10;
+          const unsigned int v7513 = v246 + v7510;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v7514 = v7513 * v2;
+          const unsigned int v7515 = v7514 + v7512;
+          const unsigned int v7516 = v7515 * v3;
+          const unsigned int v7517 = v7516 + v7345;
+          const unsigned int v7519 = v7508 ? v7517 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v7522 = v7377 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v7522 ^ (((v7522 >> 6u) & 7u) << 3u)), x + v7519, v7508);
+          const unsigned int v7523 = v256 + v7341;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v7524 = v261 + v7344;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7525 = v7523 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v7526 = v7346 && v7525;
+          const bool v7527 = v7523 < v128;
+          const bool v7528 = v7526 && v7527;
+          const bool v7529 = v7524 >= v10;
+          const bool v7530 = v7528 && v7529;
+          const bool v7531 = v7524 < v7348;
+          const bool v7532 = v7530 && v7531;
+          const unsigned int v7533 = max(v7523, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7534 = v7533 - v9;
+          const unsigned int v7535 = max(v7524, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7536 = v7535 - v10;
+          const unsigned int v7537 = v264 + v7534;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v7538 = v7537 * v2;
+          const unsigned int v7539 = v7538 + v7536;
+          const unsigned int v7540 = v7539 * v3;
+          const unsigned int v7541 = v7540 + v7345;
+          const unsigned int v7543 = v7532 ? v7541 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v7546 = v7377 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v7546 ^ (((v7546 >> 6u) & 7u) << 3u)), x + v7543, v7532);
         } else {
-          const unsigned int v8415 = v118 & 7u;  // kernels/convolution/im2col_a.hpp:108
-          const unsigned int v8416 = v8415 << 3u;
-          const unsigned int v8417 = v8212 + v8416;  // kernels/convolution/im2col_a.hpp:109
-          const unsigned int v8419 = v8417 / v16;  // kernels/convolution/im2col_a.hpp:111
-          const unsigned int v8421 = v8419 * v16;  // kernels/convolution/im2col_a.hpp:112
-          const unsigned int v8422 = v8417 - v8421;
-          const unsigned int v8423 = v8419 / v6;  // kernels/convolution/im2col_a.hpp:113
-          const unsigned int v8424 = v8423 * v11;  // kernels/convolution/im2col_a.hpp:114
-          const unsigned int v8425 = v8423 * v6;  // kernels/convolution/im2col_a.hpp:115
-          const unsigned int v8426 = v8419 - v8425;
-          const unsigned int v8427 = v8426 * v12;
-          const unsigned int v8428 = v71 + v8422;  // kernels/convolution/im2col_a.hpp:116
-          const bool v8429 = v8417 < v18;  // kernels/convolution/im2col_a.hpp:117
-          const unsigned int v8431 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-          const unsigned int v8436 = v119 << 6u;  // kernels/convolution/im2col_a.hpp:120
-          const unsigned int v8437 = v8436 + v8416;
-          const unsigned int v8438 = v130 + v8424;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8439 = v135 + v8427;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8440 = v8438 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8441 = v8429 && v8440;
-          const bool v8442 = v8438 < v128;
-          const bool v8443 = v8441 && v8442;
-          const bool v8444 = v8439 >= v10;
-          const bool v8445 = v8443 && v8444;
-          const bool v8446 = v8439 < v8431;
-          const bool v8447 = v8445 && v8446;
-          const unsigned int v8448 = max(v8438, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8449 = v8448 - v9;
-          const unsigned int v8450 = max(v8439, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8451 = v8450 - v10;
-          const unsigned int v8452 = v138 + v8449;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8453 = v8452 * v2;
-          const unsigned int v8454 = v8453 + v8451;
-          const unsigned int v8455 = v8454 * v3;
-          const unsigned int v8456 = v8455 + v8428;
-          const unsigned int v8458 = v8447 ? v8456 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8460 = v8218 + v8437;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v8460 ^ (((v8460 >> 6u) & 7u) << 3u)), x + v8458, v8447);
-          const unsigned int v8462 = v148 + v8424;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8463 = v153 + v8427;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8464 = v8462 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8465 = v8429 && v8464;
-          const bool v8466 = v8462 < v128;
-          const bool v8467 = v8465 && v8466;
-          const bool v8468 = v8463 >= v10;
-          const bool v8469 = v8467 && v8468;
-          const bool v8470 = v8463 < v8431;
-          const bool v8471 = v8469 && v8470;
-          const unsigned int v8472 = max(v8462, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8473 = v8472 - v9;
-          const unsigned int v8474 = max(v8463, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8475 = v8474 - v10;
-          const unsigned int v8476 = v156 + v8473;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8477 = v8476 * v2;
-          const unsigned int v8478 = v8477 + v8475;
-          const unsigned int v8479 = v8478 * v3;
-          const unsigned int v8480 = v8479 + v8428;
-          const unsigned int v8482 = v8471 ? v8480 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8485 = v8460 + 1024u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v8485 ^ (((v8485 >> 6u) & 7u) << 3u)), x + v8482, v8471);
-          const unsigned int v8486 = v166 + v8424;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8487 = v171 + v8427;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8488 = v8486 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8489 = v8429 && v8488;
-          const bool v8490 = v8486 < v128;
-          const bool v8491 = v8489 && v8490;
-          const bool v8492 = v8487 >= v10;
-          const bool v8493 = v8491 && v8492;
-          const bool v8494 = v8487 < v8431;
-          const bool v8495 = v8493 && v8494;
-          const unsigned int v8496 = max(v8486, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8497 = v8496 - v9;
-          const unsigned int v8498 = max(v8487, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8499 = v8498 - v10;
-          const unsigned int v8500 = v174 + v8497;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8501 = v8500 * v2;
-          const unsigned int v8502 = v8501 + v8499;
-          const unsigned int v8503 = v8502 * v3;
-          const unsigned int v8504 = v8503 + v8428;
-          const unsigned int v8506 = v8495 ? v8504 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8509 = v8460 + 2048u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v8509 ^ (((v8509 >> 6u) & 7u) << 3u)), x + v8506, v8495);
-          const unsigned int v8510 = v184 + v8424;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8511 = v189 + v8427;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8512 = v8510 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8513 = v8429 && v8512;
-          const bool v8514 = v8510 < v128;
-          const bool v8515 = v8513 && v8514;
-          const bool v8516 = v8511 >= v10;
-          const bool v8517 = v8515 && v8516;
-          const bool v8518 = v8511 < v8431;
-          const bool v8519 = v8517 && v8518;
-          const unsigned int v8520 = max(v8510, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8521 = v8520 - v9;
-          const unsigned int v8522 = max(v8511, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8523 = v8522 - v10;
-          const unsigned int v8524 = v192 + v8521;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8525 = v8524 * v2;
-          const unsigned int v8526 = v8525 + v8523;
-          const unsigned int v8527 = v8526 * v3;
-          const unsigned int v8528 = v8527 + v8428;
-          const unsigned int v8530 = v8519 ? v8528 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8533 = v8460 + 3072u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v8533 ^ (((v8533 >> 6u) & 7u) << 3u)), x + v8530, v8519);
-          const unsigned int v8534 = v202 + v8424;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8535 = v207 + v8427;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8536 = v8534 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8537 = v8429 && v8536;
-          const bool v8538 = v8534 < v128;
-          const bool v8539 = v8537 && v8538;
-          const bool v8540 = v8535 >= v10;
-          const bool v8541 = v8539 && v8540;
-          const bool v8542 = v8535 < v8431;
-          const bool v8543 = v8541 && v8542;
-          const unsigned int v8544 = max(v8534, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8545 = v8544 - v9;
-          const unsigned int v8546 = max(v8535, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8547 = v8546 - v10;
-          const unsigned int v8548 = v210 + v8545;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8549 = v8548 * v2;
-          const unsigned int v8550 = v8549 + v8547;
-          const unsigned int v8551 = v8550 * v3;
-          const unsigned int v8552 = v8551 + v8428;
-          const unsigned int v8554 = v8543 ? v8552 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8557 = v8460 + 4096u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v8557 ^ (((v8557 >> 6u) & 7u) << 3u)), x + v8554, v8543);
-          const unsigned int v8558 = v220 + v8424;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8559 = v225 + v8427;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8560 = v8558 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8561 = v8429 && v8560;
-          const bool v8562 = v8558 < v128;
-          const bool v8563 = v8561 && v8562;
-          const bool v8564 = v8559 >= v10;
-          const bool v8565 = v8563 && v8564;
-          const bool v8566 = v8559 < v8431;
-          const bool v8567 = v8565 && v8566;
-          const unsigned int v8568 = max(v8558, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8569 = v8568 - v9;
-          const unsigned int v8570 = max(v8559, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8571 = v8570 - v10;
-          const unsigned int v8572 = v228 + v8569;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8573 = v8572 * v2;
-          const unsigned int v8574 = v8573 + v8571;
-          const unsigned int v8575 = v8574 * v3;
-          const unsigned int v8576 = v8575 + v8428;
-          const unsigned int v8578 = v8567 ? v8576 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8581 = v8460 + 5120u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v8581 ^ (((v8581 >> 6u) & 7u) << 3u)), x + v8578, v8567);
-          const unsigned int v8582 = v238 + v8424;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8583 = v243 + v8427;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8584 = v8582 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8585 = v8429 && v8584;
-          const bool v8586 = v8582 < v128;
-          const bool v8587 = v8585 && v8586;
-          const bool v8588 = v8583 >= v10;
-          const bool v8589 = v8587 && v8588;
-          const bool v8590 = v8583 < v8431;
-          const bool v8591 = v8589 && v8590;
-          const unsigned int v8592 = max(v8582, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8593 = v8592 - v9;
-          const unsigned int v8594 = max(v8583, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8595 = v8594 - v10;
-          const unsigned int v8596 = v246 + v8593;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8597 = v8596 * v2;
-          const unsigned int v8598 = v8597 + v8595;
-          const unsigned int v8599 = v8598 * v3;
-          const unsigned int v8600 = v8599 + v8428;
-          const unsigned int v8602 = v8591 ? v8600 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8605 = v8460 + 6144u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v8605 ^ (((v8605 >> 6u) & 7u) << 3u)), x + v8602, v8591);
-          const unsigned int v8606 = v256 + v8424;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8607 = v261 + v8427;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8608 = v8606 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8609 = v8429 && v8608;
-          const bool v8610 = v8606 < v128;
-          const bool v8611 = v8609 && v8610;
-          const bool v8612 = v8607 >= v10;
-          const bool v8613 = v8611 && v8612;
-          const bool v8614 = v8607 < v8431;
-          const bool v8615 = v8613 && v8614;
-          const unsigned int v8616 = max(v8606, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8617 = v8616 - v9;
-          const unsigned int v8618 = max(v8607, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8619 = v8618 - v10;
-          const unsigned int v8620 = v264 + v8617;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8621 = v8620 * v2;
-          const unsigned int v8622 = v8621 + v8619;
-          const unsigned int v8623 = v8622 * v3;
-          const unsigned int v8624 = v8623 + v8428;
-          const unsigned int v8626 = v8615 ? v8624 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8629 = v8460 + 7168u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v8629 ^ (((v8629 >> 6u) & 7u) << 3u)), x + v8626, v8615);
+          const unsigned int v7555 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7556 = v7555 << 3u;
+          const unsigned int v7559 = v7321 + v7556;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7560 = v7559 < v18;
+          const bool v7561 = v127 && v7560;
+          const unsigned int v7563 = v120 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7565 = v7563 + v7321;
+          const unsigned int v7566 = v7565 + v7556;
+          const unsigned int v7567 = v7561 ? v7566 : 0u;
+          const unsigned int v7569 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7570 = v7327 + v7569;
+          const unsigned int v7571 = v7570 + v7556;
+          iron_copy_async<16>(shm0 + (v7571 ^ (((v7571 >> 6u) & 7u) << 3u)), x + v7567, v7561);
+          const unsigned int v7574 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7576 = v7574 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7579 = v7574 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7580 = v7579 << 3u;
+          const unsigned int v7581 = v63 + v7576;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7582 = v7581 < v44;
+          const unsigned int v7583 = v7321 + v7580;
+          const bool v7584 = v7583 < v18;
+          const bool v7585 = v7582 && v7584;
+          const unsigned int v7587 = v7581 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7589 = v7587 + v7321;
+          const unsigned int v7590 = v7589 + v7580;
+          const unsigned int v7591 = v7585 ? v7590 : 0u;
+          const unsigned int v7593 = v7576 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7594 = v7327 + v7593;
+          const unsigned int v7595 = v7594 + v7580;
+          iron_copy_async<16>(shm0 + (v7595 ^ (((v7595 >> 6u) & 7u) << 3u)), x + v7591, v7585);
+          const unsigned int v7598 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7600 = v7598 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7603 = v7598 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7604 = v7603 << 3u;
+          const unsigned int v7605 = v63 + v7600;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7606 = v7605 < v44;
+          const unsigned int v7607 = v7321 + v7604;
+          const bool v7608 = v7607 < v18;
+          const bool v7609 = v7606 && v7608;
+          const unsigned int v7611 = v7605 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7613 = v7611 + v7321;
+          const unsigned int v7614 = v7613 + v7604;
+          const unsigned int v7615 = v7609 ? v7614 : 0u;
+          const unsigned int v7617 = v7600 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7618 = v7327 + v7617;
+          const unsigned int v7619 = v7618 + v7604;
+          iron_copy_async<16>(shm0 + (v7619 ^ (((v7619 >> 6u) & 7u) << 3u)), x + v7615, v7609);
+          const unsigned int v7622 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7624 = v7622 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7627 = v7622 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7628 = v7627 << 3u;
+          const unsigned int v7629 = v63 + v7624;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7630 = v7629 < v44;
+          const unsigned int v7631 = v7321 + v7628;
+          const bool v7632 = v7631 < v18;
+          const bool v7633 = v7630 && v7632;
+          const unsigned int v7635 = v7629 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7637 = v7635 + v7321;
+          const unsigned int v7638 = v7637 + v7628;
+          const unsigned int v7639 = v7633 ? v7638 : 0u;
+          const unsigned int v7641 = v7624 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7642 = v7327 + v7641;
+          const unsigned int v7643 = v7642 + v7628;
+          iron_copy_async<16>(shm0 + (v7643 ^ (((v7643 >> 6u) & 7u) << 3u)), x + v7639, v7633);
+          const unsigned int v7646 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7648 = v7646 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7651 = v7646 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7652 = v7651 << 3u;
+          const unsigned int v7653 = v63 + v7648;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7654 = v7653 < v44;
+          const unsigned int v7655 = v7321 + v7652;
+          const bool v7656 = v7655 < v18;
+          const bool v7657 = v7654 && v7656;
+          const unsigned int v7659 = v7653 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7661 = v7659 + v7321;
+          const unsigned int v7662 = v7661 + v7652;
+          const unsigned int v7663 = v7657 ? v7662 : 0u;
+          const unsigned int v7665 = v7648 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7666 = v7327 + v7665;
+          const unsigned int v7667 = v7666 + v7652;
+          iron_copy_async<16>(shm0 + (v7667 ^ (((v7667 >> 6u) & 7u) << 3u)), x + v7663, v7657);
+          const unsigned int v7670 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7672 = v7670 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7675 = v7670 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7676 = v7675 << 3u;
+          const unsigned int v7677 = v63 + v7672;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7678 = v7677 < v44;
+          const unsigned int v7679 = v7321 + v7676;
+          const bool v7680 = v7679 < v18;
+          const bool v7681 = v7678 && v7680;
+          const unsigned int v7683 = v7677 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7685 = v7683 + v7321;
+          const unsigned int v7686 = v7685 + v7676;
+          const unsigned int v7687 = v7681 ? v7686 : 0u;
+          const unsigned int v7689 = v7672 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7690 = v7327 + v7689;
+          const unsigned int v7691 = v7690 + v7676;
+          iron_copy_async<16>(shm0 + (v7691 ^ (((v7691 >> 6u) & 7u) << 3u)), x + v7687, v7681);
+          const unsigned int v7694 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7696 = v7694 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7699 = v7694 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7700 = v7699 << 3u;
+          const unsigned int v7701 = v63 + v7696;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7702 = v7701 < v44;
+          const unsigned int v7703 = v7321 + v7700;
+          const bool v7704 = v7703 < v18;
+          const bool v7705 = v7702 && v7704;
+          const unsigned int v7707 = v7701 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7709 = v7707 + v7321;
+          const unsigned int v7710 = v7709 + v7700;
+          const unsigned int v7711 = v7705 ? v7710 : 0u;
+          const unsigned int v7713 = v7696 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7714 = v7327 + v7713;
+          const unsigned int v7715 = v7714 + v7700;
+          iron_copy_async<16>(shm0 + (v7715 ^ (((v7715 >> 6u) & 7u) << 3u)), x + v7711, v7705);
+          const unsigned int v7718 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7720 = v7718 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7723 = v7718 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7724 = v7723 << 3u;
+          const unsigned int v7725 = v63 + v7720;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7726 = v7725 < v44;
+          const unsigned int v7727 = v7321 + v7724;
+          const bool v7728 = v7727 < v18;
+          const bool v7729 = v7726 && v7728;
+          const unsigned int v7731 = v7725 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7733 = v7731 + v7321;
+          const unsigned int v7734 = v7733 + v7724;
+          const unsigned int v7735 = v7729 ? v7734 : 0u;
+          const unsigned int v7737 = v7720 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7738 = v7327 + v7737;
+          const unsigned int v7739 = v7738 + v7724;
+          iron_copy_async<16>(shm0 + (v7739 ^ (((v7739 >> 6u) & 7u) << 3u)), x + v7735, v7729);
         }
-        const unsigned int v8639 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8640 = v8639 << 3u;
-        const unsigned int v8641 = v67 + v119;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8642 = v8641 < v15;
-        const unsigned int v8643 = v8212 + v8640;
-        const bool v8644 = v8643 < v18;
-        const bool v8645 = v8642 && v8644;
-        const unsigned int v8647 = v8641 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8648 = v69 + v8647;
-        const unsigned int v8649 = v8648 + v8212;
-        const unsigned int v8650 = v8649 + v8640;
-        const unsigned int v8651 = v8645 ? v8650 : v69;
-        const unsigned int v8653 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8654 = v8218 + v8653;
-        const unsigned int v8655 = v8654 + v8640;
-        iron_copy_async<16>(shm1 + (v8655 ^ (((v8655 >> 6u) & 7u) << 3u)), weight + v8651, v8645);
-        const unsigned int v8658 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8660 = v8658 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8663 = v8658 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8664 = v8663 << 3u;
-        const unsigned int v8665 = v67 + v8660;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8666 = v8665 < v15;
-        const unsigned int v8667 = v8212 + v8664;
-        const bool v8668 = v8667 < v18;
-        const bool v8669 = v8666 && v8668;
-        const unsigned int v8671 = v8665 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8672 = v69 + v8671;
-        const unsigned int v8673 = v8672 + v8212;
-        const unsigned int v8674 = v8673 + v8664;
-        const unsigned int v8675 = v8669 ? v8674 : v69;
-        const unsigned int v8677 = v8660 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8678 = v8218 + v8677;
-        const unsigned int v8679 = v8678 + v8664;
-        iron_copy_async<16>(shm1 + (v8679 ^ (((v8679 >> 6u) & 7u) << 3u)), weight + v8675, v8669);
-        const unsigned int v8682 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8684 = v8682 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8687 = v8682 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8688 = v8687 << 3u;
-        const unsigned int v8689 = v67 + v8684;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8690 = v8689 < v15;
-        const unsigned int v8691 = v8212 + v8688;
-        const bool v8692 = v8691 < v18;
-        const bool v8693 = v8690 && v8692;
-        const unsigned int v8695 = v8689 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8696 = v69 + v8695;
-        const unsigned int v8697 = v8696 + v8212;
-        const unsigned int v8698 = v8697 + v8688;
-        const unsigned int v8699 = v8693 ? v8698 : v69;
-        const unsigned int v8701 = v8684 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8702 = v8218 + v8701;
-        const unsigned int v8703 = v8702 + v8688;
-        iron_copy_async<16>(shm1 + (v8703 ^ (((v8703 >> 6u) & 7u) << 3u)), weight + v8699, v8693);
-        const unsigned int v8706 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8708 = v8706 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8711 = v8706 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8712 = v8711 << 3u;
-        const unsigned int v8713 = v67 + v8708;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8714 = v8713 < v15;
-        const unsigned int v8715 = v8212 + v8712;
-        const bool v8716 = v8715 < v18;
-        const bool v8717 = v8714 && v8716;
-        const unsigned int v8719 = v8713 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8720 = v69 + v8719;
-        const unsigned int v8721 = v8720 + v8212;
-        const unsigned int v8722 = v8721 + v8712;
-        const unsigned int v8723 = v8717 ? v8722 : v69;
-        const unsigned int v8725 = v8708 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8726 = v8218 + v8725;
-        const unsigned int v8727 = v8726 + v8712;
-        iron_copy_async<16>(shm1 + (v8727 ^ (((v8727 >> 6u) & 7u) << 3u)), weight + v8723, v8717);
-        const unsigned int v8730 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8732 = v8730 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8735 = v8730 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8736 = v8735 << 3u;
-        const unsigned int v8737 = v67 + v8732;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8738 = v8737 < v15;
-        const unsigned int v8739 = v8212 + v8736;
-        const bool v8740 = v8739 < v18;
-        const bool v8741 = v8738 && v8740;
-        const unsigned int v8743 = v8737 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8744 = v69 + v8743;
-        const unsigned int v8745 = v8744 + v8212;
-        const unsigned int v8746 = v8745 + v8736;
-        const unsigned int v8747 = v8741 ? v8746 : v69;
-        const unsigned int v8749 = v8732 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8750 = v8218 + v8749;
-        const unsigned int v8751 = v8750 + v8736;
-        iron_copy_async<16>(shm1 + (v8751 ^ (((v8751 >> 6u) & 7u) << 3u)), weight + v8747, v8741);
-        const unsigned int v8754 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8756 = v8754 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8759 = v8754 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8760 = v8759 << 3u;
-        const unsigned int v8761 = v67 + v8756;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8762 = v8761 < v15;
-        const unsigned int v8763 = v8212 + v8760;
-        const bool v8764 = v8763 < v18;
-        const bool v8765 = v8762 && v8764;
-        const unsigned int v8767 = v8761 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8768 = v69 + v8767;
-        const unsigned int v8769 = v8768 + v8212;
-        const unsigned int v8770 = v8769 + v8760;
-        const unsigned int v8771 = v8765 ? v8770 : v69;
-        const unsigned int v8773 = v8756 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8774 = v8218 + v8773;
-        const unsigned int v8775 = v8774 + v8760;
-        iron_copy_async<16>(shm1 + (v8775 ^ (((v8775 >> 6u) & 7u) << 3u)), weight + v8771, v8765);
-        const unsigned int v8778 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8780 = v8778 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8783 = v8778 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8784 = v8783 << 3u;
-        const unsigned int v8785 = v67 + v8780;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8786 = v8785 < v15;
-        const unsigned int v8787 = v8212 + v8784;
-        const bool v8788 = v8787 < v18;
-        const bool v8789 = v8786 && v8788;
-        const unsigned int v8791 = v8785 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8792 = v69 + v8791;
-        const unsigned int v8793 = v8792 + v8212;
-        const unsigned int v8794 = v8793 + v8784;
-        const unsigned int v8795 = v8789 ? v8794 : v69;
-        const unsigned int v8797 = v8780 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8798 = v8218 + v8797;
-        const unsigned int v8799 = v8798 + v8784;
-        iron_copy_async<16>(shm1 + (v8799 ^ (((v8799 >> 6u) & 7u) << 3u)), weight + v8795, v8789);
-        const unsigned int v8802 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8804 = v8802 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8807 = v8802 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8808 = v8807 << 3u;
-        const unsigned int v8809 = v67 + v8804;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8810 = v8809 < v15;
-        const unsigned int v8811 = v8212 + v8808;
-        const bool v8812 = v8811 < v18;
-        const bool v8813 = v8810 && v8812;
-        const unsigned int v8815 = v8809 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8816 = v69 + v8815;
-        const unsigned int v8817 = v8816 + v8212;
-        const unsigned int v8818 = v8817 + v8808;
-        const unsigned int v8819 = v8813 ? v8818 : v69;
-        const unsigned int v8821 = v8804 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8822 = v8218 + v8821;
-        const unsigned int v8823 = v8822 + v8808;
-        iron_copy_async<16>(shm1 + (v8823 ^ (((v8823 >> 6u) & 7u) << 3u)), weight + v8819, v8813);
+        const unsigned int v7749 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7750 = v7749 << 3u;
+        const unsigned int v7751 = v67 + v119;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7752 = v7751 < v15;
+        const unsigned int v7753 = v7321 + v7750;
+        const bool v7754 = v7753 < v18;
+        const bool v7755 = v7752 && v7754;
+        const unsigned int v7757 = v7751 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7758 = v69 + v7757;
+        const unsigned int v7759 = v7758 + v7321;
+        const unsigned int v7760 = v7759 + v7750;
+        const unsigned int v7761 = v7755 ? v7760 : v69;
+        const unsigned int v7763 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7764 = v7327 + v7763;
+        const unsigned int v7765 = v7764 + v7750;
+        iron_copy_async<16>(shm1 + (v7765 ^ (((v7765 >> 6u) & 7u) << 3u)), weight + v7761, v7755);
+        const unsigned int v7768 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7770 = v7768 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7773 = v7768 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7774 = v7773 << 3u;
+        const unsigned int v7775 = v67 + v7770;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7776 = v7775 < v15;
+        const unsigned int v7777 = v7321 + v7774;
+        const bool v7778 = v7777 < v18;
+        const bool v7779 = v7776 && v7778;
+        const unsigned int v7781 = v7775 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7782 = v69 + v7781;
+        const unsigned int v7783 = v7782 + v7321;
+        const unsigned int v7784 = v7783 + v7774;
+        const unsigned int v7785 = v7779 ? v7784 : v69;
+        const unsigned int v7787 = v7770 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7788 = v7327 + v7787;
+        const unsigned int v7789 = v7788 + v7774;
+        iron_copy_async<16>(shm1 + (v7789 ^ (((v7789 >> 6u) & 7u) << 3u)), weight + v7785, v7779);
+        const unsigned int v7792 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7794 = v7792 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7797 = v7792 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7798 = v7797 << 3u;
+        const unsigned int v7799 = v67 + v7794;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7800 = v7799 < v15;
+        const unsigned int v7801 = v7321 + v7798;
+        const bool v7802 = v7801 < v18;
+        const bool v7803 = v7800 && v7802;
+        const unsigned int v7805 = v7799 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7806 = v69 + v7805;
+        const unsigned int v7807 = v7806 + v7321;
+        const unsigned int v7808 = v7807 + v7798;
+        const unsigned int v7809 = v7803 ? v7808 : v69;
+        const unsigned int v7811 = v7794 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7812 = v7327 + v7811;
+        const unsigned int v7813 = v7812 + v7798;
+        iron_copy_async<16>(shm1 + (v7813 ^ (((v7813 >> 6u) & 7u) << 3u)), weight + v7809, v7803);
+        const unsigned int v7816 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7818 = v7816 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7821 = v7816 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7822 = v7821 << 3u;
+        const unsigned int v7823 = v67 + v7818;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7824 = v7823 < v15;
+        const unsigned int v7825 = v7321 + v7822;
+        const bool v7826 = v7825 < v18;
+        const bool v7827 = v7824 && v7826;
+        const unsigned int v7829 = v7823 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7830 = v69 + v7829;
+        const unsigned int v7831 = v7830 + v7321;
+        const unsigned int v7832 = v7831 + v7822;
+        const unsigned int v7833 = v7827 ? v7832 : v69;
+        const unsigned int v7835 = v7818 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7836 = v7327 + v7835;
+        const unsigned int v7837 = v7836 + v7822;
+        iron_copy_async<16>(shm1 + (v7837 ^ (((v7837 >> 6u) & 7u) << 3u)), weight + v7833, v7827);
+        const unsigned int v7840 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7842 = v7840 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7845 = v7840 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7846 = v7845 << 3u;
+        const unsigned int v7847 = v67 + v7842;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7848 = v7847 < v15;
+        const unsigned int v7849 = v7321 + v7846;
+        const bool v7850 = v7849 < v18;
+        const bool v7851 = v7848 && v7850;
+        const unsigned int v7853 = v7847 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7854 = v69 + v7853;
+        const unsigned int v7855 = v7854 + v7321;
+        const unsigned int v7856 = v7855 + v7846;
+        const unsigned int v7857 = v7851 ? v7856 : v69;
+        const unsigned int v7859 = v7842 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7860 = v7327 + v7859;
+        const unsigned int v7861 = v7860 + v7846;
+        iron_copy_async<16>(shm1 + (v7861 ^ (((v7861 >> 6u) & 7u) << 3u)), weight + v7857, v7851);
+        const unsigned int v7864 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7866 = v7864 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7869 = v7864 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7870 = v7869 << 3u;
+        const unsigned int v7871 = v67 + v7866;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7872 = v7871 < v15;
+        const unsigned int v7873 = v7321 + v7870;
+        const bool v7874 = v7873 < v18;
+        const bool v7875 = v7872 && v7874;
+        const unsigned int v7877 = v7871 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7878 = v69 + v7877;
+        const unsigned int v7879 = v7878 + v7321;
+        const unsigned int v7880 = v7879 + v7870;
+        const unsigned int v7881 = v7875 ? v7880 : v69;
+        const unsigned int v7883 = v7866 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7884 = v7327 + v7883;
+        const unsigned int v7885 = v7884 + v7870;
+        iron_copy_async<16>(shm1 + (v7885 ^ (((v7885 >> 6u) & 7u) << 3u)), weight + v7881, v7875);
+        const unsigned int v7888 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7890 = v7888 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7893 = v7888 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7894 = v7893 << 3u;
+        const unsigned int v7895 = v67 + v7890;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7896 = v7895 < v15;
+        const unsigned int v7897 = v7321 + v7894;
+        const bool v7898 = v7897 < v18;
+        const bool v7899 = v7896 && v7898;
+        const unsigned int v7901 = v7895 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7902 = v69 + v7901;
+        const unsigned int v7903 = v7902 + v7321;
+        const unsigned int v7904 = v7903 + v7894;
+        const unsigned int v7905 = v7899 ? v7904 : v69;
+        const unsigned int v7907 = v7890 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7908 = v7327 + v7907;
+        const unsigned int v7909 = v7908 + v7894;
+        iron_copy_async<16>(shm1 + (v7909 ^ (((v7909 >> 6u) & 7u) << 3u)), weight + v7905, v7899);
+        const unsigned int v7912 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7914 = v7912 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7917 = v7912 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7918 = v7917 << 3u;
+        const unsigned int v7919 = v67 + v7914;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7920 = v7919 < v15;
+        const unsigned int v7921 = v7321 + v7918;
+        const bool v7922 = v7921 < v18;
+        const bool v7923 = v7920 && v7922;
+        const unsigned int v7925 = v7919 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7926 = v69 + v7925;
+        const unsigned int v7927 = v7926 + v7321;
+        const unsigned int v7928 = v7927 + v7918;
+        const unsigned int v7929 = v7923 ? v7928 : v69;
+        const unsigned int v7931 = v7914 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7932 = v7327 + v7931;
+        const unsigned int v7933 = v7932 + v7918;
+        iron_copy_async<16>(shm1 + (v7933 ^ (((v7933 >> 6u) & 7u) << 3u)), weight + v7929, v7923);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
-    const unsigned int v969 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
-    const unsigned int v1028 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1082 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1088 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1096 = v1082 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1102 = v1088 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1108 = v1082 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1114 = v1088 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1120 = v1082 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1126 = v1088 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v971 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
+    const unsigned int v1030 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+    const unsigned int v1084 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1090 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1098 = v1084 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1104 = v1090 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1110 = v1084 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1116 = v1090 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1122 = v1084 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1128 = v1090 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v968 = 0u; v968 < v18; v968 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
-      for (unsigned int v972 = v118; v972 < 8192u; v972 += v969) {  // kernels/convolution/im2col_a.hpp:155
-        const unsigned int v974 = v972 >> 6u;  // kernels/convolution/im2col_a.hpp:156
-        const unsigned int v976 = v972 & 63u;  // kernels/convolution/im2col_a.hpp:157
-        const unsigned int v977 = v968 + v976;  // kernels/convolution/im2col_a.hpp:158
-        const unsigned int v978 = v63 + v974;
-        const unsigned int v1004 = v978 / v116;  // kernels/convolution/im2col_a.hpp:63
-        const unsigned int v1005 = v978 % v116;  // kernels/convolution/im2col_a.hpp:64
-        const unsigned int v1007 = v977 / v16;  // kernels/convolution/im2col_a.hpp:66
-        const unsigned int v1008 = v1007 / v6;  // kernels/convolution/im2col_a.hpp:68
-        const unsigned int v1009 = v1008 * v11;
-        const unsigned int v1010 = v1005 / v30;
-        const unsigned int v1011 = v1010 * v7;
-        const unsigned int v1012 = v1011 + v1009;
-        const unsigned int v1013 = v1007 % v6;  // kernels/convolution/im2col_a.hpp:69
-        const unsigned int v1014 = v1013 * v12;
-        const unsigned int v1015 = v1005 % v30;
-        const unsigned int v1016 = v1015 * v8;
-        const unsigned int v1017 = v1016 + v1014;
-        const bool v1018 = v978 < v44;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1019 = v977 < v18;
-        const bool v1020 = v1018 && v1019;
-        const bool v1021 = v1012 >= v9;
+    for (unsigned int v970 = 0u; v970 < v18; v970 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+      for (unsigned int v974 = v118; v974 < 8192u; v974 += v971) {  // kernels/convolution/im2col_a.hpp:156
+        const unsigned int v976 = v974 >> 6u;  // kernels/convolution/im2col_a.hpp:157
+        const unsigned int v978 = v974 & 63u;  // kernels/convolution/im2col_a.hpp:158
+        const unsigned int v979 = v970 + v978;  // kernels/convolution/im2col_a.hpp:159
+        const unsigned int v980 = v63 + v976;
+        const unsigned int v1006 = v980 / v116;  // kernels/convolution/im2col_a.hpp:63
+        const unsigned int v1007 = v980 % v116;  // kernels/convolution/im2col_a.hpp:64
+        const unsigned int v1009 = v979 / v16;  // kernels/convolution/im2col_a.hpp:66
+        const unsigned int v1010 = v1009 / v6;  // kernels/convolution/im2col_a.hpp:68
+        const unsigned int v1011 = v1010 * v11;
+        const unsigned int v1012 = v1007 / v30;
+        const unsigned int v1013 = v1012 * v7;
+        const unsigned int v1014 = v1013 + v1011;
+        const unsigned int v1015 = v1009 % v6;  // kernels/convolution/im2col_a.hpp:69
+        const unsigned int v1016 = v1015 * v12;
+        const unsigned int v1017 = v1007 % v30;
+        const unsigned int v1018 = v1017 * v8;
+        const unsigned int v1019 = v1018 + v1016;
+        const bool v1020 = v980 < v44;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1021 = v979 < v18;
         const bool v1022 = v1020 && v1021;
-        const bool v1024 = v1012 < v128;
-        const bool v1025 = v1022 && v1024;
-        const bool v1026 = v1017 >= v10;
-        const bool v1027 = v1025 && v1026;
-        const bool v1029 = v1017 < v1028;
-        const bool v1030 = v1027 && v1029;
-        const unsigned int v1031 = max(v1012, v9);  // kernels/convolution/im2col_a.hpp:72
-        const unsigned int v1032 = v1031 - v9;
-        const unsigned int v1033 = max(v1017, v10);  // kernels/convolution/im2col_a.hpp:73
-        const unsigned int v1034 = v1033 - v10;
-        const unsigned int v1035 = v977 % v16;  // kernels/convolution/im2col_a.hpp:74
-        const unsigned int v1036 = v1004 * v1;
-        const unsigned int v1037 = v1036 + v1032;
-        const unsigned int v1038 = v1037 * v2;
+        const bool v1023 = v1014 >= v9;
+        const bool v1024 = v1022 && v1023;
+        const bool v1026 = v1014 < v128;
+        const bool v1027 = v1024 && v1026;
+        const bool v1028 = v1019 >= v10;
+        const bool v1029 = v1027 && v1028;
+        const bool v1031 = v1019 < v1030;
+        const bool v1032 = v1029 && v1031;
+        const unsigned int v1033 = max(v1014, v9);  // kernels/convolution/im2col_a.hpp:72
+        const unsigned int v1034 = v1033 - v9;
+        const unsigned int v1035 = max(v1019, v10);  // kernels/convolution/im2col_a.hpp:73
+        const unsigned int v1036 = v1035 - v10;
+        const unsigned int v1037 = v979 % v16;  // kernels/convolution/im2col_a.hpp:74
+        const unsigned int v1038 = v1006 * v1;
         const unsigned int v1039 = v1038 + v1034;
-        const unsigned int v1040 = v1039 * v3;
-        const unsigned int v1041 = v1040 + v71;
-        const unsigned int v1042 = v1041 + v1035;
-        if (v1030) {  // kernels/convolution/im2col_a.hpp:159
-          const iron_bf16 v1043 = x[v1042];
-          const unsigned int v1045 = v974 << 6u;
-          const unsigned int v1046 = v1045 + v976;
-          shm0[(v1046 ^ (((v1046 >> 6u) & 7u) << 3u))] = v1043;
+        const unsigned int v1040 = v1039 * v2;
+        const unsigned int v1041 = v1040 + v1036;
+        const unsigned int v1042 = v1041 * v3;
+        const unsigned int v1043 = v1042 + v71;
+        const unsigned int v1044 = v1043 + v1037;
+        if (v1032) {  // kernels/convolution/im2col_a.hpp:160
+          const iron_bf16 v1045 = x[v1044];
+          const unsigned int v1047 = v976 << 6u;
+          const unsigned int v1048 = v1047 + v978;
+          shm0[(v1048 ^ (((v1048 >> 6u) & 7u) << 3u))] = v1045;
         } else {
-          const unsigned int v1048 = v974 << 6u;  // kernels/convolution/im2col_a.hpp:160
-          const unsigned int v1049 = v1048 + v976;
-          shm0[(v1049 ^ (((v1049 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1050 = v976 << 6u;  // kernels/convolution/im2col_a.hpp:161
+          const unsigned int v1051 = v1050 + v978;
+          shm0[(v1051 ^ (((v1051 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v1054 = v118; v1054 < 8192u; v1054 += v969) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1056 = v1054 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v1058 = v1054 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v1059 = v67 + v1056;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1060 = v1059 < v15;
-        const unsigned int v1061 = v968 + v1058;
-        const bool v1062 = v1061 < v18;
-        const bool v1063 = v1060 && v1062;
-        if (v1063) {
-          const unsigned int v1065 = v1059 * v18;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v1066 = v69 + v1065;
-          const unsigned int v1067 = v1066 + v968;
-          const unsigned int v1068 = v1067 + v1058;
-          const iron_bf16 v1069 = weight[v1068];
-          const unsigned int v1071 = v1056 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v1072 = v1071 + v1058;
-          shm1[(v1072 ^ (((v1072 >> 6u) & 7u) << 3u))] = v1069;
+      for (unsigned int v1056 = v118; v1056 < 8192u; v1056 += v971) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1058 = v1056 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1060 = v1056 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1061 = v67 + v1058;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1062 = v1061 < v15;
+        const unsigned int v1063 = v970 + v1060;
+        const bool v1064 = v1063 < v18;
+        const bool v1065 = v1062 && v1064;
+        if (v1065) {
+          const unsigned int v1067 = v1061 * v18;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1068 = v69 + v1067;
+          const unsigned int v1069 = v1068 + v970;
+          const unsigned int v1070 = v1069 + v1060;
+          const iron_bf16 v1071 = weight[v1070];
+          const unsigned int v1073 = v1058 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v1074 = v1073 + v1060;
+          shm1[(v1074 ^ (((v1074 >> 6u) & 7u) << 3u))] = v1071;
         } else {
-          const unsigned int v1074 = v1056 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v1075 = v1074 + v1058;
-          shm1[(v1075 ^ (((v1075 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1076 = v1058 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v1077 = v1076 + v1060;
+          shm1[(v1077 ^ (((v1077 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1082, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1088, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1084, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1090, 64u);  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1096, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1102, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1098, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1104, 64u);  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1108, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1114, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1110, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1116, 64u);  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1120, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1126, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1122, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1128, 64u);  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v1127 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:280
-  const unsigned int v1128 = v63 + v269;
-  const unsigned int v1132 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v1133 = v1132 == 0u;
-  const unsigned int v1136 = v15 & 1u;
-  const bool v1137 = v1136 == 0u;
-  const bool v1138 = v1133 && v1137;
-  if (v1138) {
-    const unsigned int v1139 = static_cast<unsigned int>(v275.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1140 = v1128 + v1139;
-    const unsigned int v1141 = static_cast<unsigned int>(v275.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1142 = v1127 + v1141;
-    const unsigned int v1144 = static_cast<unsigned int>(v275.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1145 = v1144 == v1139;
-    const unsigned int v1148 = v1141 + 1u;
-    const unsigned int v1149 = static_cast<unsigned int>(v275.col(1, iron_linear_thread() & 31u));
-    const bool v1150 = v1149 == v1148;
-    const bool v1151 = v1145 && v1150;
-    const unsigned int v1154 = v1142 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1155 = v1154 == 0u;
-    const bool v1156 = v1151 && v1155;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1156) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1157 = v1140 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1158 = v1142 < v15;
-      const bool v1159 = v1157 && v1158;
-      if (v1159) {
-        const unsigned int v1160 = v68 + v1142;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1161 = v275.x[0];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1162 = bias[v1160];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1163 = iron_to_f32(v1162);
-        const float v1164 = v1161 + v1163;
-        const iron_bf16 v1165 = iron_f32_to_bf16(v1164);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1166 = v275.x[1];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1168 = v1160 + 1u;
-        const iron_bf16 v1169 = bias[v1168];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1170 = iron_to_f32(v1169);
-        const float v1171 = v1166 + v1170;
-        const iron_bf16 v1172 = iron_f32_to_bf16(v1171);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1173 = v1140 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1174 = v1173 + v1160;
-        *reinterpret_cast<iron_bf16x2*>(out + v1174) = iron_bf16x2{{v1165, v1172}};
-      }
-    } else {
-      const bool v1179 = v1140 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1180 = v1142 < v15;
-      const bool v1181 = v1179 && v1180;
-      if (v1181) {
-        const float v1182 = v275.x[0];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1183 = v68 + v1142;
-        const iron_bf16 v1184 = bias[v1183];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1185 = iron_to_f32(v1184);
-        const float v1186 = v1182 + v1185;
-        const iron_bf16 v1187 = iron_f32_to_bf16(v1186);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1188 = v1140 * v4;
-        const unsigned int v1189 = v1188 + v68;
-        const unsigned int v1190 = v1189 + v1142;
-        out[v1190] = v1187;
-      }
-      const unsigned int v1192 = v1128 + v1144;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1194 = v1127 + v1149;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1195 = v1192 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1196 = v1194 < v15;
-      const bool v1197 = v1195 && v1196;
-      if (v1197) {
-        const float v1198 = v275.x[1];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1199 = v68 + v1194;
-        const iron_bf16 v1200 = bias[v1199];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1201 = iron_to_f32(v1200);
-        const float v1202 = v1198 + v1201;
-        const iron_bf16 v1203 = iron_f32_to_bf16(v1202);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1204 = v1192 * v4;
-        const unsigned int v1205 = v1204 + v68;
-        const unsigned int v1206 = v1205 + v1194;
-        out[v1206] = v1203;
-      }
+  const unsigned int v1129 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:280
+  const unsigned int v1130 = v63 + v269;
+  const unsigned int v1135 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+  const bool v1136 = v1135 == 0u;
+  const unsigned int v1139 = v15 & 1u;
+  const bool v1140 = v1139 == 0u;
+  const bool v1141 = v1136 && v1140;
+  if (v1141) {
+    const unsigned int v1143 = static_cast<unsigned int>(v275.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1144 = v1130 + v1143;
+    const unsigned int v1145 = static_cast<unsigned int>(v275.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1146 = v1129 + v1145;
+    const bool v1147 = v1144 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1148 = v1146 < v15;
+    const bool v1149 = v1147 && v1148;
+    if (v1149) {
+      const unsigned int v1150 = v68 + v1146;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1151 = v275.x[0];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1152 = bias[v1150];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1153 = iron_to_f32(v1152);
+      const float v1154 = v1151 + v1153;
+      const iron_bf16 v1155 = iron_f32_to_bf16(v1154);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1156 = v275.x[1];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1158 = v1150 + 1u;
+      const iron_bf16 v1159 = bias[v1158];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1160 = iron_to_f32(v1159);
+      const float v1161 = v1156 + v1160;
+      const iron_bf16 v1162 = iron_f32_to_bf16(v1161);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1163 = v1144 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1164 = v1163 + v1150;
+      *reinterpret_cast<iron_bf16x2*>(out + v1164) = iron_bf16x2{{v1155, v1162}};
     }
-    const unsigned int v1207 = static_cast<unsigned int>(v275.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1208 = v1128 + v1207;
-    const unsigned int v1209 = static_cast<unsigned int>(v275.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1210 = v1127 + v1209;
-    const unsigned int v1212 = static_cast<unsigned int>(v275.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1213 = v1212 == v1207;
-    const unsigned int v1216 = v1209 + 1u;
-    const unsigned int v1217 = static_cast<unsigned int>(v275.col(3, iron_linear_thread() & 31u));
-    const bool v1218 = v1217 == v1216;
-    const bool v1219 = v1213 && v1218;
-    const unsigned int v1222 = v1210 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1223 = v1222 == 0u;
-    const bool v1224 = v1219 && v1223;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1224) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1225 = v1208 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1226 = v1210 < v15;
-      const bool v1227 = v1225 && v1226;
-      if (v1227) {
-        const unsigned int v1228 = v68 + v1210;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1229 = v275.x[2];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1230 = bias[v1228];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1231 = iron_to_f32(v1230);
-        const float v1232 = v1229 + v1231;
-        const iron_bf16 v1233 = iron_f32_to_bf16(v1232);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1234 = v275.x[3];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1236 = v1228 + 1u;
-        const iron_bf16 v1237 = bias[v1236];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1238 = iron_to_f32(v1237);
-        const float v1239 = v1234 + v1238;
-        const iron_bf16 v1240 = iron_f32_to_bf16(v1239);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1241 = v1208 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1242 = v1241 + v1228;
-        *reinterpret_cast<iron_bf16x2*>(out + v1242) = iron_bf16x2{{v1233, v1240}};
-      }
-    } else {
-      const bool v1247 = v1208 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1248 = v1210 < v15;
-      const bool v1249 = v1247 && v1248;
-      if (v1249) {
-        const float v1250 = v275.x[2];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1251 = v68 + v1210;
-        const iron_bf16 v1252 = bias[v1251];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1253 = iron_to_f32(v1252);
-        const float v1254 = v1250 + v1253;
-        const iron_bf16 v1255 = iron_f32_to_bf16(v1254);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1256 = v1208 * v4;
-        const unsigned int v1257 = v1256 + v68;
-        const unsigned int v1258 = v1257 + v1210;
-        out[v1258] = v1255;
-      }
-      const unsigned int v1260 = v1128 + v1212;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1262 = v1127 + v1217;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1263 = v1260 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1264 = v1262 < v15;
-      const bool v1265 = v1263 && v1264;
-      if (v1265) {
-        const float v1266 = v275.x[3];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1267 = v68 + v1262;
-        const iron_bf16 v1268 = bias[v1267];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1269 = iron_to_f32(v1268);
-        const float v1270 = v1266 + v1269;
-        const iron_bf16 v1271 = iron_f32_to_bf16(v1270);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1272 = v1260 * v4;
-        const unsigned int v1273 = v1272 + v68;
-        const unsigned int v1274 = v1273 + v1262;
-        out[v1274] = v1271;
-      }
+    const unsigned int v1165 = static_cast<unsigned int>(v275.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1166 = v1130 + v1165;
+    const unsigned int v1167 = static_cast<unsigned int>(v275.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1168 = v1129 + v1167;
+    const bool v1169 = v1166 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1170 = v1168 < v15;
+    const bool v1171 = v1169 && v1170;
+    if (v1171) {
+      const unsigned int v1172 = v68 + v1168;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1173 = v275.x[2];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1174 = bias[v1172];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1175 = iron_to_f32(v1174);
+      const float v1176 = v1173 + v1175;
+      const iron_bf16 v1177 = iron_f32_to_bf16(v1176);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1178 = v275.x[3];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1180 = v1172 + 1u;
+      const iron_bf16 v1181 = bias[v1180];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1182 = iron_to_f32(v1181);
+      const float v1183 = v1178 + v1182;
+      const iron_bf16 v1184 = iron_f32_to_bf16(v1183);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1185 = v1166 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1186 = v1185 + v1172;
+      *reinterpret_cast<iron_bf16x2*>(out + v1186) = iron_bf16x2{{v1177, v1184}};
     }
-    const unsigned int v1275 = static_cast<unsigned int>(v275.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1276 = v1128 + v1275;
-    const unsigned int v1277 = static_cast<unsigned int>(v275.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1278 = v1127 + v1277;
-    const unsigned int v1280 = static_cast<unsigned int>(v275.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1281 = v1280 == v1275;
-    const unsigned int v1284 = v1277 + 1u;
-    const unsigned int v1285 = static_cast<unsigned int>(v275.col(5, iron_linear_thread() & 31u));
-    const bool v1286 = v1285 == v1284;
-    const bool v1287 = v1281 && v1286;
-    const unsigned int v1290 = v1278 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1291 = v1290 == 0u;
-    const bool v1292 = v1287 && v1291;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1292) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1293 = v1276 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1294 = v1278 < v15;
-      const bool v1295 = v1293 && v1294;
-      if (v1295) {
-        const unsigned int v1296 = v68 + v1278;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1297 = v275.x[4];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1298 = bias[v1296];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1299 = iron_to_f32(v1298);
-        const float v1300 = v1297 + v1299;
-        const iron_bf16 v1301 = iron_f32_to_bf16(v1300);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1302 = v275.x[5];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1304 = v1296 + 1u;
-        const iron_bf16 v1305 = bias[v1304];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1306 = iron_to_f32(v1305);
-        const float v1307 = v1302 + v1306;
-        const iron_bf16 v1308 = iron_f32_to_bf16(v1307);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1309 = v1276 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1310 = v1309 + v1296;
-        *reinterpret_cast<iron_bf16x2*>(out + v1310) = iron_bf16x2{{v1301, v1308}};
-      }
-    } else {
-      const bool v1315 = v1276 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1316 = v1278 < v15;
-      const bool v1317 = v1315 && v1316;
-      if (v1317) {
-        const float v1318 = v275.x[4];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1319 = v68 + v1278;
-        const iron_bf16 v1320 = bias[v1319];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1321 = iron_to_f32(v1320);
-        const float v1322 = v1318 + v1321;
-        const iron_bf16 v1323 = iron_f32_to_bf16(v1322);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1324 = v1276 * v4;
-        const unsigned int v1325 = v1324 + v68;
-        const unsigned int v1326 = v1325 + v1278;
-        out[v1326] = v1323;
-      }
-      const unsigned int v1328 = v1128 + v1280;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1330 = v1127 + v1285;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1331 = v1328 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1332 = v1330 < v15;
-      const bool v1333 = v1331 && v1332;
-      if (v1333) {
-        const float v1334 = v275.x[5];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1335 = v68 + v1330;
-        const iron_bf16 v1336 = bias[v1335];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1337 = iron_to_f32(v1336);
-        const float v1338 = v1334 + v1337;
-        const iron_bf16 v1339 = iron_f32_to_bf16(v1338);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1340 = v1328 * v4;
-        const unsigned int v1341 = v1340 + v68;
-        const unsigned int v1342 = v1341 + v1330;
-        out[v1342] = v1339;
-      }
+    const unsigned int v1187 = static_cast<unsigned int>(v275.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1188 = v1130 + v1187;
+    const unsigned int v1189 = static_cast<unsigned int>(v275.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1190 = v1129 + v1189;
+    const bool v1191 = v1188 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1192 = v1190 < v15;
+    const bool v1193 = v1191 && v1192;
+    if (v1193) {
+      const unsigned int v1194 = v68 + v1190;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1195 = v275.x[4];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1196 = bias[v1194];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1197 = iron_to_f32(v1196);
+      const float v1198 = v1195 + v1197;
+      const iron_bf16 v1199 = iron_f32_to_bf16(v1198);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1200 = v275.x[5];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1202 = v1194 + 1u;
+      const iron_bf16 v1203 = bias[v1202];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1204 = iron_to_f32(v1203);
+      const float v1205 = v1200 + v1204;
+      const iron_bf16 v1206 = iron_f32_to_bf16(v1205);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1207 = v1188 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1208 = v1207 + v1194;
+      *reinterpret_cast<iron_bf16x2*>(out + v1208) = iron_bf16x2{{v1199, v1206}};
     }
-    const unsigned int v1343 = static_cast<unsigned int>(v275.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1344 = v1128 + v1343;
-    const unsigned int v1345 = static_cast<unsigned int>(v275.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1346 = v1127 + v1345;
-    const unsigned int v1348 = static_cast<unsigned int>(v275.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1349 = v1348 == v1343;
-    const unsigned int v1352 = v1345 + 1u;
-    const unsigned int v1353 = static_cast<unsigned int>(v275.col(7, iron_linear_thread() & 31u));
-    const bool v1354 = v1353 == v1352;
-    const bool v1355 = v1349 && v1354;
-    const unsigned int v1358 = v1346 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1359 = v1358 == 0u;
-    const bool v1360 = v1355 && v1359;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1360) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1361 = v1344 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1362 = v1346 < v15;
-      const bool v1363 = v1361 && v1362;
-      if (v1363) {
-        const unsigned int v1364 = v68 + v1346;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1365 = v275.x[6];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1366 = bias[v1364];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1367 = iron_to_f32(v1366);
-        const float v1368 = v1365 + v1367;
-        const iron_bf16 v1369 = iron_f32_to_bf16(v1368);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1370 = v275.x[7];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1372 = v1364 + 1u;
-        const iron_bf16 v1373 = bias[v1372];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1374 = iron_to_f32(v1373);
-        const float v1375 = v1370 + v1374;
-        const iron_bf16 v1376 = iron_f32_to_bf16(v1375);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1377 = v1344 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1378 = v1377 + v1364;
-        *reinterpret_cast<iron_bf16x2*>(out + v1378) = iron_bf16x2{{v1369, v1376}};
-      }
-    } else {
-      const bool v1383 = v1344 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1384 = v1346 < v15;
-      const bool v1385 = v1383 && v1384;
-      if (v1385) {
-        const float v1386 = v275.x[6];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1387 = v68 + v1346;
-        const iron_bf16 v1388 = bias[v1387];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1389 = iron_to_f32(v1388);
-        const float v1390 = v1386 + v1389;
-        const iron_bf16 v1391 = iron_f32_to_bf16(v1390);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1392 = v1344 * v4;
-        const unsigned int v1393 = v1392 + v68;
-        const unsigned int v1394 = v1393 + v1346;
-        out[v1394] = v1391;
-      }
-      const unsigned int v1396 = v1128 + v1348;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1398 = v1127 + v1353;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1399 = v1396 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1400 = v1398 < v15;
-      const bool v1401 = v1399 && v1400;
-      if (v1401) {
-        const float v1402 = v275.x[7];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1403 = v68 + v1398;
-        const iron_bf16 v1404 = bias[v1403];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1405 = iron_to_f32(v1404);
-        const float v1406 = v1402 + v1405;
-        const iron_bf16 v1407 = iron_f32_to_bf16(v1406);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1408 = v1396 * v4;
-        const unsigned int v1409 = v1408 + v68;
-        const unsigned int v1410 = v1409 + v1398;
-        out[v1410] = v1407;
-      }
+    const unsigned int v1209 = static_cast<unsigned int>(v275.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1210 = v1130 + v1209;
+    const unsigned int v1211 = static_cast<unsigned int>(v275.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1212 = v1129 + v1211;
+    const bool v1213 = v1210 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1214 = v1212 < v15;
+    const bool v1215 = v1213 && v1214;
+    if (v1215) {
+      const unsigned int v1216 = v68 + v1212;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1217 = v275.x[6];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1218 = bias[v1216];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1219 = iron_to_f32(v1218);
+      const float v1220 = v1217 + v1219;
+      const iron_bf16 v1221 = iron_f32_to_bf16(v1220);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1222 = v275.x[7];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1224 = v1216 + 1u;
+      const iron_bf16 v1225 = bias[v1224];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1226 = iron_to_f32(v1225);
+      const float v1227 = v1222 + v1226;
+      const iron_bf16 v1228 = iron_f32_to_bf16(v1227);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1229 = v1210 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1230 = v1229 + v1216;
+      *reinterpret_cast<iron_bf16x2*>(out + v1230) = iron_bf16x2{{v1221, v1228}};
     }
-    const unsigned int v1411 = static_cast<unsigned int>(v275.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1412 = v1128 + v1411;
-    const unsigned int v1413 = static_cast<unsigned int>(v275.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1414 = v1127 + v1413;
-    const unsigned int v1416 = static_cast<unsigned int>(v275.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1417 = v1416 == v1411;
-    const unsigned int v1420 = v1413 + 1u;
-    const unsigned int v1421 = static_cast<unsigned int>(v275.col(9, iron_linear_thread() & 31u));
-    const bool v1422 = v1421 == v1420;
-    const bool v1423 = v1417 && v1422;
-    const unsigned int v1426 = v1414 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1427 = v1426 == 0u;
-    const bool v1428 = v1423 && v1427;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1428) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1429 = v1412 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1430 = v1414 < v15;
-      const bool v1431 = v1429 && v1430;
-      if (v1431) {
-        const unsigned int v1432 = v68 + v1414;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1433 = v275.x[8];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1434 = bias[v1432];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1435 = iron_to_f32(v1434);
-        const float v1436 = v1433 + v1435;
-        const iron_bf16 v1437 = iron_f32_to_bf16(v1436);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1438 = v275.x[9];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1440 = v1432 + 1u;
-        const iron_bf16 v1441 = bias[v1440];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1442 = iron_to_f32(v1441);
-        const float v1443 = v1438 + v1442;
-        const iron_bf16 v1444 = iron_f32_to_bf16(v1443);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1445 = v1412 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1446 = v1445 + v1432;
-        *reinterpret_cast<iron_bf16x2*>(out + v1446) = iron_bf16x2{{v1437, v1444}};
-      }
-    } else {
-      const bool v1451 = v1412 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1452 = v1414 < v15;
-      const bool v1453 = v1451 && v1452;
-      if (v1453) {
-        const float v1454 = v275.x[8];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1455 = v68 + v1414;
-        const iron_bf16 v1456 = bias[v1455];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1457 = iron_to_f32(v1456);
-        const float v1458 = v1454 + v1457;
-        const iron_bf16 v1459 = iron_f32_to_bf16(v1458);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1460 = v1412 * v4;
-        const unsigned int v1461 = v1460 + v68;
-        const unsigned int v1462 = v1461 + v1414;
-        out[v1462] = v1459;
-      }
-      const unsigned int v1464 = v1128 + v1416;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1466 = v1127 + v1421;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1467 = v1464 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1468 = v1466 < v15;
-      const bool v1469 = v1467 && v1468;
-      if (v1469) {
-        const float v1470 = v275.x[9];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1471 = v68 + v1466;
-        const iron_bf16 v1472 = bias[v1471];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1473 = iron_to_f32(v1472);
-        const float v1474 = v1470 + v1473;
-        const iron_bf16 v1475 = iron_f32_to_bf16(v1474);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1476 = v1464 * v4;
-        const unsigned int v1477 = v1476 + v68;
-        const unsigned int v1478 = v1477 + v1466;
-        out[v1478] = v1475;
-      }
+    const unsigned int v1231 = static_cast<unsigned int>(v275.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1232 = v1130 + v1231;
+    const unsigned int v1233 = static_cast<unsigned int>(v275.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1234 = v1129 + v1233;
+    const bool v1235 = v1232 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1236 = v1234 < v15;
+    const bool v1237 = v1235 && v1236;
+    if (v1237) {
+      const unsigned int v1238 = v68 + v1234;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1239 = v275.x[8];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1240 = bias[v1238];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1241 = iron_to_f32(v1240);
+      const float v1242 = v1239 + v1241;
+      const iron_bf16 v1243 = iron_f32_to_bf16(v1242);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1244 = v275.x[9];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1246 = v1238 + 1u;
+      const iron_bf16 v1247 = bias[v1246];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1248 = iron_to_f32(v1247);
+      const float v1249 = v1244 + v1248;
+      const iron_bf16 v1250 = iron_f32_to_bf16(v1249);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1251 = v1232 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1252 = v1251 + v1238;
+      *reinterpret_cast<iron_bf16x2*>(out + v1252) = iron_bf16x2{{v1243, v1250}};
     }
-    const unsigned int v1479 = static_cast<unsigned int>(v275.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1480 = v1128 + v1479;
-    const unsigned int v1481 = static_cast<unsigned int>(v275.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1482 = v1127 + v1481;
-    const unsigned int v1484 = static_cast<unsigned int>(v275.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1485 = v1484 == v1479;
-    const unsigned int v1488 = v1481 + 1u;
-    const unsigned int v1489 = static_cast<unsigned int>(v275.col(11, iron_linear_thread() & 31u));
-    const bool v1490 = v1489 == v1488;
-    const bool v1491 = v1485 && v1490;
-    const unsigned int v1494 = v1482 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1495 = v1494 == 0u;
-    const bool v1496 = v1491 && v1495;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1496) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1497 = v1480 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1498 = v1482 < v15;
-      const bool v1499 = v1497 && v1498;
-      if (v1499) {
-        const unsigned int v1500 = v68 + v1482;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1501 = v275.x[10];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1502 = bias[v1500];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1503 = iron_to_f32(v1502);
-        const float v1504 = v1501 + v1503;
-        const iron_bf16 v1505 = iron_f32_to_bf16(v1504);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1506 = v275.x[11];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1508 = v1500 + 1u;
-        const iron_bf16 v1509 = bias[v1508];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1510 = iron_to_f32(v1509);
-        const float v1511 = v1506 + v1510;
-        const iron_bf16 v1512 = iron_f32_to_bf16(v1511);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1513 = v1480 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1514 = v1513 + v1500;
-        *reinterpret_cast<iron_bf16x2*>(out + v1514) = iron_bf16x2{{v1505, v1512}};
-      }
-    } else {
-      const bool v1519 = v1480 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1520 = v1482 < v15;
-      const bool v1521 = v1519 && v1520;
-      if (v1521) {
-        const float v1522 = v275.x[10];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1523 = v68 + v1482;
-        const iron_bf16 v1524 = bias[v1523];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1525 = iron_to_f32(v1524);
-        const float v1526 = v1522 + v1525;
-        const iron_bf16 v1527 = iron_f32_to_bf16(v1526);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1528 = v1480 * v4;
-        const unsigned int v1529 = v1528 + v68;
-        const unsigned int v1530 = v1529 + v1482;
-        out[v1530] = v1527;
-      }
-      const unsigned int v1532 = v1128 + v1484;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1534 = v1127 + v1489;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1535 = v1532 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1536 = v1534 < v15;
-      const bool v1537 = v1535 && v1536;
-      if (v1537) {
-        const float v1538 = v275.x[11];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1539 = v68 + v1534;
-        const iron_bf16 v1540 = bias[v1539];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1541 = iron_to_f32(v1540);
-        const float v1542 = v1538 + v1541;
-        const iron_bf16 v1543 = iron_f32_to_bf16(v1542);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1544 = v1532 * v4;
-        const unsigned int v1545 = v1544 + v68;
-        const unsigned int v1546 = v1545 + v1534;
-        out[v1546] = v1543;
-      }
+    const unsigned int v1253 = static_cast<unsigned int>(v275.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1254 = v1130 + v1253;
+    const unsigned int v1255 = static_cast<unsigned int>(v275.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1256 = v1129 + v1255;
+    const bool v1257 = v1254 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1258 = v1256 < v15;
+    const bool v1259 = v1257 && v1258;
+    if (v1259) {
+      const unsigned int v1260 = v68 + v1256;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1261 = v275.x[10];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1262 = bias[v1260];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1263 = iron_to_f32(v1262);
+      const float v1264 = v1261 + v1263;
+      const iron_bf16 v1265 = iron_f32_to_bf16(v1264);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1266 = v275.x[11];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1268 = v1260 + 1u;
+      const iron_bf16 v1269 = bias[v1268];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1270 = iron_to_f32(v1269);
+      const float v1271 = v1266 + v1270;
+      const iron_bf16 v1272 = iron_f32_to_bf16(v1271);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1273 = v1254 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1274 = v1273 + v1260;
+      *reinterpret_cast<iron_bf16x2*>(out + v1274) = iron_bf16x2{{v1265, v1272}};
     }
-    const unsigned int v1547 = static_cast<unsigned int>(v275.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1548 = v1128 + v1547;
-    const unsigned int v1549 = static_cast<unsigned int>(v275.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1550 = v1127 + v1549;
-    const unsigned int v1552 = static_cast<unsigned int>(v275.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1553 = v1552 == v1547;
-    const unsigned int v1556 = v1549 + 1u;
-    const unsigned int v1557 = static_cast<unsigned int>(v275.col(13, iron_linear_thread() & 31u));
-    const bool v1558 = v1557 == v1556;
-    const bool v1559 = v1553 && v1558;
-    const unsigned int v1562 = v1550 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1563 = v1562 == 0u;
-    const bool v1564 = v1559 && v1563;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1564) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1565 = v1548 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1566 = v1550 < v15;
-      const bool v1567 = v1565 && v1566;
-      if (v1567) {
-        const unsigned int v1568 = v68 + v1550;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1569 = v275.x[12];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1570 = bias[v1568];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1571 = iron_to_f32(v1570);
-        const float v1572 = v1569 + v1571;
-        const iron_bf16 v1573 = iron_f32_to_bf16(v1572);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1574 = v275.x[13];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1576 = v1568 + 1u;
-        const iron_bf16 v1577 = bias[v1576];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1578 = iron_to_f32(v1577);
-        const float v1579 = v1574 + v1578;
-        const iron_bf16 v1580 = iron_f32_to_bf16(v1579);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1581 = v1548 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1582 = v1581 + v1568;
-        *reinterpret_cast<iron_bf16x2*>(out + v1582) = iron_bf16x2{{v1573, v1580}};
-      }
-    } else {
-      const bool v1587 = v1548 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1588 = v1550 < v15;
-      const bool v1589 = v1587 && v1588;
-      if (v1589) {
-        const float v1590 = v275.x[12];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1591 = v68 + v1550;
-        const iron_bf16 v1592 = bias[v1591];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1593 = iron_to_f32(v1592);
-        const float v1594 = v1590 + v1593;
-        const iron_bf16 v1595 = iron_f32_to_bf16(v1594);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1596 = v1548 * v4;
-        const unsigned int v1597 = v1596 + v68;
-        const unsigned int v1598 = v1597 + v1550;
-        out[v1598] = v1595;
-      }
-      const unsigned int v1600 = v1128 + v1552;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1602 = v1127 + v1557;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1603 = v1600 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1604 = v1602 < v15;
-      const bool v1605 = v1603 && v1604;
-      if (v1605) {
-        const float v1606 = v275.x[13];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1607 = v68 + v1602;
-        const iron_bf16 v1608 = bias[v1607];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1609 = iron_to_f32(v1608);
-        const float v1610 = v1606 + v1609;
-        const iron_bf16 v1611 = iron_f32_to_bf16(v1610);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1612 = v1600 * v4;
-        const unsigned int v1613 = v1612 + v68;
-        const unsigned int v1614 = v1613 + v1602;
-        out[v1614] = v1611;
-      }
+    const unsigned int v1275 = static_cast<unsigned int>(v275.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1276 = v1130 + v1275;
+    const unsigned int v1277 = static_cast<unsigned int>(v275.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1278 = v1129 + v1277;
+    const bool v1279 = v1276 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1280 = v1278 < v15;
+    const bool v1281 = v1279 && v1280;
+    if (v1281) {
+      const unsigned int v1282 = v68 + v1278;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1283 = v275.x[12];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1284 = bias[v1282];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1285 = iron_to_f32(v1284);
+      const float v1286 = v1283 + v1285;
+      const iron_bf16 v1287 = iron_f32_to_bf16(v1286);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1288 = v275.x[13];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1290 = v1282 + 1u;
+      const iron_bf16 v1291 = bias[v1290];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1292 = iron_to_f32(v1291);
+      const float v1293 = v1288 + v1292;
+      const iron_bf16 v1294 = iron_f32_to_bf16(v1293);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1295 = v1276 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1296 = v1295 + v1282;
+      *reinterpret_cast<iron_bf16x2*>(out + v1296) = iron_bf16x2{{v1287, v1294}};
     }
-    const unsigned int v1615 = static_cast<unsigned int>(v275.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1616 = v1128 + v1615;
-    const unsigned int v1617 = static_cast<unsigned int>(v275.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1618 = v1127 + v1617;
-    const unsigned int v1620 = static_cast<unsigned int>(v275.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1621 = v1620 == v1615;
-    const unsigned int v1624 = v1617 + 1u;
-    const unsigned int v1625 = static_cast<unsigned int>(v275.col(15, iron_linear_thread() & 31u));
-    const bool v1626 = v1625 == v1624;
-    const bool v1627 = v1621 && v1626;
-    const unsigned int v1630 = v1618 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1631 = v1630 == 0u;
-    const bool v1632 = v1627 && v1631;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1632) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1633 = v1616 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1634 = v1618 < v15;
-      const bool v1635 = v1633 && v1634;
-      if (v1635) {
-        const unsigned int v1636 = v68 + v1618;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1637 = v275.x[14];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1638 = bias[v1636];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1639 = iron_to_f32(v1638);
-        const float v1640 = v1637 + v1639;
-        const iron_bf16 v1641 = iron_f32_to_bf16(v1640);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1642 = v275.x[15];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1644 = v1636 + 1u;
-        const iron_bf16 v1645 = bias[v1644];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1646 = iron_to_f32(v1645);
-        const float v1647 = v1642 + v1646;
-        const iron_bf16 v1648 = iron_f32_to_bf16(v1647);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1649 = v1616 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1650 = v1649 + v1636;
-        *reinterpret_cast<iron_bf16x2*>(out + v1650) = iron_bf16x2{{v1641, v1648}};
-      }
-    } else {
-      const bool v1655 = v1616 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1656 = v1618 < v15;
-      const bool v1657 = v1655 && v1656;
-      if (v1657) {
-        const float v1658 = v275.x[14];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1659 = v68 + v1618;
-        const iron_bf16 v1660 = bias[v1659];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1661 = iron_to_f32(v1660);
-        const float v1662 = v1658 + v1661;
-        const iron_bf16 v1663 = iron_f32_to_bf16(v1662);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1664 = v1616 * v4;
-        const unsigned int v1665 = v1664 + v68;
-        const unsigned int v1666 = v1665 + v1618;
-        out[v1666] = v1663;
-      }
-      const unsigned int v1668 = v1128 + v1620;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1670 = v1127 + v1625;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1671 = v1668 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1672 = v1670 < v15;
-      const bool v1673 = v1671 && v1672;
-      if (v1673) {
-        const float v1674 = v275.x[15];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1675 = v68 + v1670;
-        const iron_bf16 v1676 = bias[v1675];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1677 = iron_to_f32(v1676);
-        const float v1678 = v1674 + v1677;
-        const iron_bf16 v1679 = iron_f32_to_bf16(v1678);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1680 = v1668 * v4;
-        const unsigned int v1681 = v1680 + v68;
-        const unsigned int v1682 = v1681 + v1670;
-        out[v1682] = v1679;
-      }
+    const unsigned int v1297 = static_cast<unsigned int>(v275.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1298 = v1130 + v1297;
+    const unsigned int v1299 = static_cast<unsigned int>(v275.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1300 = v1129 + v1299;
+    const bool v1301 = v1298 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1302 = v1300 < v15;
+    const bool v1303 = v1301 && v1302;
+    if (v1303) {
+      const unsigned int v1304 = v68 + v1300;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1305 = v275.x[14];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1306 = bias[v1304];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1307 = iron_to_f32(v1306);
+      const float v1308 = v1305 + v1307;
+      const iron_bf16 v1309 = iron_f32_to_bf16(v1308);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1310 = v275.x[15];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1312 = v1304 + 1u;
+      const iron_bf16 v1313 = bias[v1312];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1314 = iron_to_f32(v1313);
+      const float v1315 = v1310 + v1314;
+      const iron_bf16 v1316 = iron_f32_to_bf16(v1315);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1317 = v1298 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1318 = v1317 + v1304;
+      *reinterpret_cast<iron_bf16x2*>(out + v1318) = iron_bf16x2{{v1309, v1316}};
     }
-    const unsigned int v1683 = static_cast<unsigned int>(v275.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1684 = v1128 + v1683;
-    const unsigned int v1685 = static_cast<unsigned int>(v275.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1686 = v1127 + v1685;
-    const unsigned int v1688 = static_cast<unsigned int>(v275.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1689 = v1688 == v1683;
-    const unsigned int v1692 = v1685 + 1u;
-    const unsigned int v1693 = static_cast<unsigned int>(v275.col(17, iron_linear_thread() & 31u));
-    const bool v1694 = v1693 == v1692;
-    const bool v1695 = v1689 && v1694;
-    const unsigned int v1698 = v1686 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1699 = v1698 == 0u;
-    const bool v1700 = v1695 && v1699;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1700) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1701 = v1684 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1702 = v1686 < v15;
-      const bool v1703 = v1701 && v1702;
-      if (v1703) {
-        const unsigned int v1704 = v68 + v1686;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1705 = v275.x[16];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1706 = bias[v1704];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1707 = iron_to_f32(v1706);
-        const float v1708 = v1705 + v1707;
-        const iron_bf16 v1709 = iron_f32_to_bf16(v1708);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1710 = v275.x[17];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1712 = v1704 + 1u;
-        const iron_bf16 v1713 = bias[v1712];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1714 = iron_to_f32(v1713);
-        const float v1715 = v1710 + v1714;
-        const iron_bf16 v1716 = iron_f32_to_bf16(v1715);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1717 = v1684 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1718 = v1717 + v1704;
-        *reinterpret_cast<iron_bf16x2*>(out + v1718) = iron_bf16x2{{v1709, v1716}};
-      }
-    } else {
-      const bool v1723 = v1684 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1724 = v1686 < v15;
-      const bool v1725 = v1723 && v1724;
-      if (v1725) {
-        const float v1726 = v275.x[16];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1727 = v68 + v1686;
-        const iron_bf16 v1728 = bias[v1727];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1729 = iron_to_f32(v1728);
-        const float v1730 = v1726 + v1729;
-        const iron_bf16 v1731 = iron_f32_to_bf16(v1730);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1732 = v1684 * v4;
-        const unsigned int v1733 = v1732 + v68;
-        const unsigned int v1734 = v1733 + v1686;
-        out[v1734] = v1731;
-      }
-      const unsigned int v1736 = v1128 + v1688;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1738 = v1127 + v1693;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1739 = v1736 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1740 = v1738 < v15;
-      const bool v1741 = v1739 && v1740;
-      if (v1741) {
-        const float v1742 = v275.x[17];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1743 = v68 + v1738;
-        const iron_bf16 v1744 = bias[v1743];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1745 = iron_to_f32(v1744);
-        const float v1746 = v1742 + v1745;
-        const iron_bf16 v1747 = iron_f32_to_bf16(v1746);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1748 = v1736 * v4;
-        const unsigned int v1749 = v1748 + v68;
-        const unsigned int v1750 = v1749 + v1738;
-        out[v1750] = v1747;
-      }
+    const unsigned int v1319 = static_cast<unsigned int>(v275.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1320 = v1130 + v1319;
+    const unsigned int v1321 = static_cast<unsigned int>(v275.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1322 = v1129 + v1321;
+    const bool v1323 = v1320 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1324 = v1322 < v15;
+    const bool v1325 = v1323 && v1324;
+    if (v1325) {
+      const unsigned int v1326 = v68 + v1322;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1327 = v275.x[16];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1328 = bias[v1326];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1329 = iron_to_f32(v1328);
+      const float v1330 = v1327 + v1329;
+      const iron_bf16 v1331 = iron_f32_to_bf16(v1330);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1332 = v275.x[17];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1334 = v1326 + 1u;
+      const iron_bf16 v1335 = bias[v1334];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1336 = iron_to_f32(v1335);
+      const float v1337 = v1332 + v1336;
+      const iron_bf16 v1338 = iron_f32_to_bf16(v1337);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1339 = v1320 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1340 = v1339 + v1326;
+      *reinterpret_cast<iron_bf16x2*>(out + v1340) = iron_bf16x2{{v1331, v1338}};
     }
-    const unsigned int v1751 = static_cast<unsigned int>(v275.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1752 = v1128 + v1751;
-    const unsigned int v1753 = static_cast<unsigned int>(v275.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1754 = v1127 + v1753;
-    const unsigned int v1756 = static_cast<unsigned int>(v275.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1757 = v1756 == v1751;
-    const unsigned int v1760 = v1753 + 1u;
-    const unsigned int v1761 = static_cast<unsigned int>(v275.col(19, iron_linear_thread() & 31u));
-    const bool v1762 = v1761 == v1760;
-    const bool v1763 = v1757 && v1762;
-    const unsigned int v1766 = v1754 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1767 = v1766 == 0u;
-    const bool v1768 = v1763 && v1767;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1768) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1769 = v1752 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1770 = v1754 < v15;
-      const bool v1771 = v1769 && v1770;
-      if (v1771) {
-        const unsigned int v1772 = v68 + v1754;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1773 = v275.x[18];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1774 = bias[v1772];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1775 = iron_to_f32(v1774);
-        const float v1776 = v1773 + v1775;
-        const iron_bf16 v1777 = iron_f32_to_bf16(v1776);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1778 = v275.x[19];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1780 = v1772 + 1u;
-        const iron_bf16 v1781 = bias[v1780];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1782 = iron_to_f32(v1781);
-        const float v1783 = v1778 + v1782;
-        const iron_bf16 v1784 = iron_f32_to_bf16(v1783);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1785 = v1752 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1786 = v1785 + v1772;
-        *reinterpret_cast<iron_bf16x2*>(out + v1786) = iron_bf16x2{{v1777, v1784}};
-      }
-    } else {
-      const bool v1791 = v1752 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1792 = v1754 < v15;
-      const bool v1793 = v1791 && v1792;
-      if (v1793) {
-        const float v1794 = v275.x[18];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1795 = v68 + v1754;
-        const iron_bf16 v1796 = bias[v1795];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1797 = iron_to_f32(v1796);
-        const float v1798 = v1794 + v1797;
-        const iron_bf16 v1799 = iron_f32_to_bf16(v1798);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1800 = v1752 * v4;
-        const unsigned int v1801 = v1800 + v68;
-        const unsigned int v1802 = v1801 + v1754;
-        out[v1802] = v1799;
-      }
-      const unsigned int v1804 = v1128 + v1756;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1806 = v1127 + v1761;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1807 = v1804 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1808 = v1806 < v15;
-      const bool v1809 = v1807 && v1808;
-      if (v1809) {
-        const float v1810 = v275.x[19];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1811 = v68 + v1806;
-        const iron_bf16 v1812 = bias[v1811];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1813 = iron_to_f32(v1812);
-        const float v1814 = v1810 + v1813;
-        const iron_bf16 v1815 = iron_f32_to_bf16(v1814);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1816 = v1804 * v4;
-        const unsigned int v1817 = v1816 + v68;
-        const unsigned int v1818 = v1817 + v1806;
-        out[v1818] = v1815;
-      }
+    const unsigned int v1341 = static_cast<unsigned int>(v275.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1342 = v1130 + v1341;
+    const unsigned int v1343 = static_cast<unsigned int>(v275.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1344 = v1129 + v1343;
+    const bool v1345 = v1342 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1346 = v1344 < v15;
+    const bool v1347 = v1345 && v1346;
+    if (v1347) {
+      const unsigned int v1348 = v68 + v1344;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1349 = v275.x[18];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1350 = bias[v1348];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1351 = iron_to_f32(v1350);
+      const float v1352 = v1349 + v1351;
+      const iron_bf16 v1353 = iron_f32_to_bf16(v1352);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1354 = v275.x[19];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1356 = v1348 + 1u;
+      const iron_bf16 v1357 = bias[v1356];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1358 = iron_to_f32(v1357);
+      const float v1359 = v1354 + v1358;
+      const iron_bf16 v1360 = iron_f32_to_bf16(v1359);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1361 = v1342 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1362 = v1361 + v1348;
+      *reinterpret_cast<iron_bf16x2*>(out + v1362) = iron_bf16x2{{v1353, v1360}};
     }
-    const unsigned int v1819 = static_cast<unsigned int>(v275.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1820 = v1128 + v1819;
-    const unsigned int v1821 = static_cast<unsigned int>(v275.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1822 = v1127 + v1821;
-    const unsigned int v1824 = static_cast<unsigned int>(v275.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1825 = v1824 == v1819;
-    const unsigned int v1828 = v1821 + 1u;
-    const unsigned int v1829 = static_cast<unsigned int>(v275.col(21, iron_linear_thread() & 31u));
-    const bool v1830 = v1829 == v1828;
-    const bool v1831 = v1825 && v1830;
-    const unsigned int v1834 = v1822 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1835 = v1834 == 0u;
-    const bool v1836 = v1831 && v1835;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1836) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1837 = v1820 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1838 = v1822 < v15;
-      const bool v1839 = v1837 && v1838;
-      if (v1839) {
-        const unsigned int v1840 = v68 + v1822;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1841 = v275.x[20];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1842 = bias[v1840];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1843 = iron_to_f32(v1842);
-        const float v1844 = v1841 + v1843;
-        const iron_bf16 v1845 = iron_f32_to_bf16(v1844);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1846 = v275.x[21];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1848 = v1840 + 1u;
-        const iron_bf16 v1849 = bias[v1848];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1850 = iron_to_f32(v1849);
-        const float v1851 = v1846 + v1850;
-        const iron_bf16 v1852 = iron_f32_to_bf16(v1851);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1853 = v1820 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1854 = v1853 + v1840;
-        *reinterpret_cast<iron_bf16x2*>(out + v1854) = iron_bf16x2{{v1845, v1852}};
-      }
-    } else {
-      const bool v1859 = v1820 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1860 = v1822 < v15;
-      const bool v1861 = v1859 && v1860;
-      if (v1861) {
-        const float v1862 = v275.x[20];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1863 = v68 + v1822;
-        const iron_bf16 v1864 = bias[v1863];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1865 = iron_to_f32(v1864);
-        const float v1866 = v1862 + v1865;
-        const iron_bf16 v1867 = iron_f32_to_bf16(v1866);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1868 = v1820 * v4;
-        const unsigned int v1869 = v1868 + v68;
-        const unsigned int v1870 = v1869 + v1822;
-        out[v1870] = v1867;
-      }
-      const unsigned int v1872 = v1128 + v1824;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1874 = v1127 + v1829;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1875 = v1872 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1876 = v1874 < v15;
-      const bool v1877 = v1875 && v1876;
-      if (v1877) {
-        const float v1878 = v275.x[21];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1879 = v68 + v1874;
-        const iron_bf16 v1880 = bias[v1879];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1881 = iron_to_f32(v1880);
-        const float v1882 = v1878 + v1881;
-        const iron_bf16 v1883 = iron_f32_to_bf16(v1882);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1884 = v1872 * v4;
-        const unsigned int v1885 = v1884 + v68;
-        const unsigned int v1886 = v1885 + v1874;
-        out[v1886] = v1883;
-      }
+    const unsigned int v1363 = static_cast<unsigned int>(v275.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1364 = v1130 + v1363;
+    const unsigned int v1365 = static_cast<unsigned int>(v275.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1366 = v1129 + v1365;
+    const bool v1367 = v1364 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1368 = v1366 < v15;
+    const bool v1369 = v1367 && v1368;
+    if (v1369) {
+      const unsigned int v1370 = v68 + v1366;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1371 = v275.x[20];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1372 = bias[v1370];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1373 = iron_to_f32(v1372);
+      const float v1374 = v1371 + v1373;
+      const iron_bf16 v1375 = iron_f32_to_bf16(v1374);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1376 = v275.x[21];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1378 = v1370 + 1u;
+      const iron_bf16 v1379 = bias[v1378];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1380 = iron_to_f32(v1379);
+      const float v1381 = v1376 + v1380;
+      const iron_bf16 v1382 = iron_f32_to_bf16(v1381);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1383 = v1364 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1384 = v1383 + v1370;
+      *reinterpret_cast<iron_bf16x2*>(out + v1384) = iron_bf16x2{{v1375, v1382}};
     }
-    const unsigned int v1887 = static_cast<unsigned int>(v275.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1888 = v1128 + v1887;
-    const unsigned int v1889 = static_cast<unsigned int>(v275.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1890 = v1127 + v1889;
-    const unsigned int v1892 = static_cast<unsigned int>(v275.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1893 = v1892 == v1887;
-    const unsigned int v1896 = v1889 + 1u;
-    const unsigned int v1897 = static_cast<unsigned int>(v275.col(23, iron_linear_thread() & 31u));
-    const bool v1898 = v1897 == v1896;
-    const bool v1899 = v1893 && v1898;
-    const unsigned int v1902 = v1890 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1903 = v1902 == 0u;
-    const bool v1904 = v1899 && v1903;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1904) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1905 = v1888 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1906 = v1890 < v15;
-      const bool v1907 = v1905 && v1906;
-      if (v1907) {
-        const unsigned int v1908 = v68 + v1890;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1909 = v275.x[22];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1910 = bias[v1908];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1911 = iron_to_f32(v1910);
-        const float v1912 = v1909 + v1911;
-        const iron_bf16 v1913 = iron_f32_to_bf16(v1912);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1914 = v275.x[23];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1916 = v1908 + 1u;
-        const iron_bf16 v1917 = bias[v1916];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1918 = iron_to_f32(v1917);
-        const float v1919 = v1914 + v1918;
-        const iron_bf16 v1920 = iron_f32_to_bf16(v1919);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1921 = v1888 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1922 = v1921 + v1908;
-        *reinterpret_cast<iron_bf16x2*>(out + v1922) = iron_bf16x2{{v1913, v1920}};
-      }
-    } else {
-      const bool v1927 = v1888 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1928 = v1890 < v15;
-      const bool v1929 = v1927 && v1928;
-      if (v1929) {
-        const float v1930 = v275.x[22];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1931 = v68 + v1890;
-        const iron_bf16 v1932 = bias[v1931];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1933 = iron_to_f32(v1932);
-        const float v1934 = v1930 + v1933;
-        const iron_bf16 v1935 = iron_f32_to_bf16(v1934);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1936 = v1888 * v4;
-        const unsigned int v1937 = v1936 + v68;
-        const unsigned int v1938 = v1937 + v1890;
-        out[v1938] = v1935;
-      }
-      const unsigned int v1940 = v1128 + v1892;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1942 = v1127 + v1897;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1943 = v1940 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1944 = v1942 < v15;
-      const bool v1945 = v1943 && v1944;
-      if (v1945) {
-        const float v1946 = v275.x[23];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1947 = v68 + v1942;
-        const iron_bf16 v1948 = bias[v1947];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1949 = iron_to_f32(v1948);
-        const float v1950 = v1946 + v1949;
-        const iron_bf16 v1951 = iron_f32_to_bf16(v1950);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1952 = v1940 * v4;
-        const unsigned int v1953 = v1952 + v68;
-        const unsigned int v1954 = v1953 + v1942;
-        out[v1954] = v1951;
-      }
+    const unsigned int v1385 = static_cast<unsigned int>(v275.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1386 = v1130 + v1385;
+    const unsigned int v1387 = static_cast<unsigned int>(v275.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1388 = v1129 + v1387;
+    const bool v1389 = v1386 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1390 = v1388 < v15;
+    const bool v1391 = v1389 && v1390;
+    if (v1391) {
+      const unsigned int v1392 = v68 + v1388;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1393 = v275.x[22];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1394 = bias[v1392];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1395 = iron_to_f32(v1394);
+      const float v1396 = v1393 + v1395;
+      const iron_bf16 v1397 = iron_f32_to_bf16(v1396);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1398 = v275.x[23];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1400 = v1392 + 1u;
+      const iron_bf16 v1401 = bias[v1400];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1402 = iron_to_f32(v1401);
+      const float v1403 = v1398 + v1402;
+      const iron_bf16 v1404 = iron_f32_to_bf16(v1403);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1405 = v1386 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1406 = v1405 + v1392;
+      *reinterpret_cast<iron_bf16x2*>(out + v1406) = iron_bf16x2{{v1397, v1404}};
     }
-    const unsigned int v1955 = static_cast<unsigned int>(v275.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1956 = v1128 + v1955;
-    const unsigned int v1957 = static_cast<unsigned int>(v275.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1958 = v1127 + v1957;
-    const unsigned int v1960 = static_cast<unsigned int>(v275.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1961 = v1960 == v1955;
-    const unsigned int v1964 = v1957 + 1u;
-    const unsigned int v1965 = static_cast<unsigned int>(v275.col(25, iron_linear_thread() & 31u));
-    const bool v1966 = v1965 == v1964;
-    const bool v1967 = v1961 && v1966;
-    const unsigned int v1970 = v1958 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1971 = v1970 == 0u;
-    const bool v1972 = v1967 && v1971;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1972) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1973 = v1956 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1974 = v1958 < v15;
-      const bool v1975 = v1973 && v1974;
-      if (v1975) {
-        const unsigned int v1976 = v68 + v1958;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1977 = v275.x[24];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1978 = bias[v1976];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1979 = iron_to_f32(v1978);
-        const float v1980 = v1977 + v1979;
-        const iron_bf16 v1981 = iron_f32_to_bf16(v1980);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1982 = v275.x[25];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1984 = v1976 + 1u;
-        const iron_bf16 v1985 = bias[v1984];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1986 = iron_to_f32(v1985);
-        const float v1987 = v1982 + v1986;
-        const iron_bf16 v1988 = iron_f32_to_bf16(v1987);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1989 = v1956 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1990 = v1989 + v1976;
-        *reinterpret_cast<iron_bf16x2*>(out + v1990) = iron_bf16x2{{v1981, v1988}};
-      }
-    } else {
-      const bool v1995 = v1956 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1996 = v1958 < v15;
-      const bool v1997 = v1995 && v1996;
-      if (v1997) {
-        const float v1998 = v275.x[24];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1999 = v68 + v1958;
-        const iron_bf16 v2000 = bias[v1999];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2001 = iron_to_f32(v2000);
-        const float v2002 = v1998 + v2001;
-        const iron_bf16 v2003 = iron_f32_to_bf16(v2002);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2004 = v1956 * v4;
-        const unsigned int v2005 = v2004 + v68;
-        const unsigned int v2006 = v2005 + v1958;
-        out[v2006] = v2003;
-      }
-      const unsigned int v2008 = v1128 + v1960;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2010 = v1127 + v1965;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2011 = v2008 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2012 = v2010 < v15;
-      const bool v2013 = v2011 && v2012;
-      if (v2013) {
-        const float v2014 = v275.x[25];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2015 = v68 + v2010;
-        const iron_bf16 v2016 = bias[v2015];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2017 = iron_to_f32(v2016);
-        const float v2018 = v2014 + v2017;
-        const iron_bf16 v2019 = iron_f32_to_bf16(v2018);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2020 = v2008 * v4;
-        const unsigned int v2021 = v2020 + v68;
-        const unsigned int v2022 = v2021 + v2010;
-        out[v2022] = v2019;
-      }
+    const unsigned int v1407 = static_cast<unsigned int>(v275.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1408 = v1130 + v1407;
+    const unsigned int v1409 = static_cast<unsigned int>(v275.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1410 = v1129 + v1409;
+    const bool v1411 = v1408 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1412 = v1410 < v15;
+    const bool v1413 = v1411 && v1412;
+    if (v1413) {
+      const unsigned int v1414 = v68 + v1410;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1415 = v275.x[24];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1416 = bias[v1414];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1417 = iron_to_f32(v1416);
+      const float v1418 = v1415 + v1417;
+      const iron_bf16 v1419 = iron_f32_to_bf16(v1418);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1420 = v275.x[25];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1422 = v1414 + 1u;
+      const iron_bf16 v1423 = bias[v1422];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1424 = iron_to_f32(v1423);
+      const float v1425 = v1420 + v1424;
+      const iron_bf16 v1426 = iron_f32_to_bf16(v1425);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1427 = v1408 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1428 = v1427 + v1414;
+      *reinterpret_cast<iron_bf16x2*>(out + v1428) = iron_bf16x2{{v1419, v1426}};
     }
-    const unsigned int v2023 = static_cast<unsigned int>(v275.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2024 = v1128 + v2023;
-    const unsigned int v2025 = static_cast<unsigned int>(v275.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2026 = v1127 + v2025;
-    const unsigned int v2028 = static_cast<unsigned int>(v275.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2029 = v2028 == v2023;
-    const unsigned int v2032 = v2025 + 1u;
-    const unsigned int v2033 = static_cast<unsigned int>(v275.col(27, iron_linear_thread() & 31u));
-    const bool v2034 = v2033 == v2032;
-    const bool v2035 = v2029 && v2034;
-    const unsigned int v2038 = v2026 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2039 = v2038 == 0u;
-    const bool v2040 = v2035 && v2039;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2040) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2041 = v2024 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2042 = v2026 < v15;
-      const bool v2043 = v2041 && v2042;
-      if (v2043) {
-        const unsigned int v2044 = v68 + v2026;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2045 = v275.x[26];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2046 = bias[v2044];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2047 = iron_to_f32(v2046);
-        const float v2048 = v2045 + v2047;
-        const iron_bf16 v2049 = iron_f32_to_bf16(v2048);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2050 = v275.x[27];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2052 = v2044 + 1u;
-        const iron_bf16 v2053 = bias[v2052];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2054 = iron_to_f32(v2053);
-        const float v2055 = v2050 + v2054;
-        const iron_bf16 v2056 = iron_f32_to_bf16(v2055);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2057 = v2024 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2058 = v2057 + v2044;
-        *reinterpret_cast<iron_bf16x2*>(out + v2058) = iron_bf16x2{{v2049, v2056}};
-      }
-    } else {
-      const bool v2063 = v2024 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2064 = v2026 < v15;
-      const bool v2065 = v2063 && v2064;
-      if (v2065) {
-        const float v2066 = v275.x[26];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2067 = v68 + v2026;
-        const iron_bf16 v2068 = bias[v2067];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2069 = iron_to_f32(v2068);
-        const float v2070 = v2066 + v2069;
-        const iron_bf16 v2071 = iron_f32_to_bf16(v2070);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2072 = v2024 * v4;
-        const unsigned int v2073 = v2072 + v68;
-        const unsigned int v2074 = v2073 + v2026;
-        out[v2074] = v2071;
-      }
-      const unsigned int v2076 = v1128 + v2028;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2078 = v1127 + v2033;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2079 = v2076 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2080 = v2078 < v15;
-      const bool v2081 = v2079 && v2080;
-      if (v2081) {
-        const float v2082 = v275.x[27];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2083 = v68 + v2078;
-        const iron_bf16 v2084 = bias[v2083];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2085 = iron_to_f32(v2084);
-        const float v2086 = v2082 + v2085;
-        const iron_bf16 v2087 = iron_f32_to_bf16(v2086);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2088 = v2076 * v4;
-        const unsigned int v2089 = v2088 + v68;
-        const unsigned int v2090 = v2089 + v2078;
-        out[v2090] = v2087;
-      }
+    const unsigned int v1429 = static_cast<unsigned int>(v275.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1430 = v1130 + v1429;
+    const unsigned int v1431 = static_cast<unsigned int>(v275.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1432 = v1129 + v1431;
+    const bool v1433 = v1430 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1434 = v1432 < v15;
+    const bool v1435 = v1433 && v1434;
+    if (v1435) {
+      const unsigned int v1436 = v68 + v1432;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1437 = v275.x[26];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1438 = bias[v1436];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1439 = iron_to_f32(v1438);
+      const float v1440 = v1437 + v1439;
+      const iron_bf16 v1441 = iron_f32_to_bf16(v1440);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1442 = v275.x[27];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1444 = v1436 + 1u;
+      const iron_bf16 v1445 = bias[v1444];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1446 = iron_to_f32(v1445);
+      const float v1447 = v1442 + v1446;
+      const iron_bf16 v1448 = iron_f32_to_bf16(v1447);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1449 = v1430 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1450 = v1449 + v1436;
+      *reinterpret_cast<iron_bf16x2*>(out + v1450) = iron_bf16x2{{v1441, v1448}};
     }
-    const unsigned int v2091 = static_cast<unsigned int>(v275.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2092 = v1128 + v2091;
-    const unsigned int v2093 = static_cast<unsigned int>(v275.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2094 = v1127 + v2093;
-    const unsigned int v2096 = static_cast<unsigned int>(v275.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2097 = v2096 == v2091;
-    const unsigned int v2100 = v2093 + 1u;
-    const unsigned int v2101 = static_cast<unsigned int>(v275.col(29, iron_linear_thread() & 31u));
-    const bool v2102 = v2101 == v2100;
-    const bool v2103 = v2097 && v2102;
-    const unsigned int v2106 = v2094 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2107 = v2106 == 0u;
-    const bool v2108 = v2103 && v2107;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2108) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2109 = v2092 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2110 = v2094 < v15;
-      const bool v2111 = v2109 && v2110;
-      if (v2111) {
-        const unsigned int v2112 = v68 + v2094;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2113 = v275.x[28];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2114 = bias[v2112];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2115 = iron_to_f32(v2114);
-        const float v2116 = v2113 + v2115;
-        const iron_bf16 v2117 = iron_f32_to_bf16(v2116);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2118 = v275.x[29];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2120 = v2112 + 1u;
-        const iron_bf16 v2121 = bias[v2120];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2122 = iron_to_f32(v2121);
-        const float v2123 = v2118 + v2122;
-        const iron_bf16 v2124 = iron_f32_to_bf16(v2123);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2125 = v2092 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2126 = v2125 + v2112;
-        *reinterpret_cast<iron_bf16x2*>(out + v2126) = iron_bf16x2{{v2117, v2124}};
-      }
-    } else {
-      const bool v2131 = v2092 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2132 = v2094 < v15;
-      const bool v2133 = v2131 && v2132;
-      if (v2133) {
-        const float v2134 = v275.x[28];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2135 = v68 + v2094;
-        const iron_bf16 v2136 = bias[v2135];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2137 = iron_to_f32(v2136);
-        const float v2138 = v2134 + v2137;
-        const iron_bf16 v2139 = iron_f32_to_bf16(v2138);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2140 = v2092 * v4;
-        const unsigned int v2141 = v2140 + v68;
-        const unsigned int v2142 = v2141 + v2094;
-        out[v2142] = v2139;
-      }
-      const unsigned int v2144 = v1128 + v2096;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2146 = v1127 + v2101;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2147 = v2144 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2148 = v2146 < v15;
-      const bool v2149 = v2147 && v2148;
-      if (v2149) {
-        const float v2150 = v275.x[29];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2151 = v68 + v2146;
-        const iron_bf16 v2152 = bias[v2151];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2153 = iron_to_f32(v2152);
-        const float v2154 = v2150 + v2153;
-        const iron_bf16 v2155 = iron_f32_to_bf16(v2154);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2156 = v2144 * v4;
-        const unsigned int v2157 = v2156 + v68;
-        const unsigned int v2158 = v2157 + v2146;
-        out[v2158] = v2155;
-      }
+    const unsigned int v1451 = static_cast<unsigned int>(v275.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1452 = v1130 + v1451;
+    const unsigned int v1453 = static_cast<unsigned int>(v275.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1454 = v1129 + v1453;
+    const bool v1455 = v1452 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1456 = v1454 < v15;
+    const bool v1457 = v1455 && v1456;
+    if (v1457) {
+      const unsigned int v1458 = v68 + v1454;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1459 = v275.x[28];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1460 = bias[v1458];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1461 = iron_to_f32(v1460);
+      const float v1462 = v1459 + v1461;
+      const iron_bf16 v1463 = iron_f32_to_bf16(v1462);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1464 = v275.x[29];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1466 = v1458 + 1u;
+      const iron_bf16 v1467 = bias[v1466];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1468 = iron_to_f32(v1467);
+      const float v1469 = v1464 + v1468;
+      const iron_bf16 v1470 = iron_f32_to_bf16(v1469);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1471 = v1452 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1472 = v1471 + v1458;
+      *reinterpret_cast<iron_bf16x2*>(out + v1472) = iron_bf16x2{{v1463, v1470}};
     }
-    const unsigned int v2159 = static_cast<unsigned int>(v275.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2160 = v1128 + v2159;
-    const unsigned int v2161 = static_cast<unsigned int>(v275.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2162 = v1127 + v2161;
-    const unsigned int v2164 = static_cast<unsigned int>(v275.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2165 = v2164 == v2159;
-    const unsigned int v2168 = v2161 + 1u;
-    const unsigned int v2169 = static_cast<unsigned int>(v275.col(31, iron_linear_thread() & 31u));
-    const bool v2170 = v2169 == v2168;
-    const bool v2171 = v2165 && v2170;
-    const unsigned int v2174 = v2162 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2175 = v2174 == 0u;
-    const bool v2176 = v2171 && v2175;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2176) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2177 = v2160 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2178 = v2162 < v15;
-      const bool v2179 = v2177 && v2178;
-      if (v2179) {
-        const unsigned int v2180 = v68 + v2162;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2181 = v275.x[30];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2182 = bias[v2180];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2183 = iron_to_f32(v2182);
-        const float v2184 = v2181 + v2183;
-        const iron_bf16 v2185 = iron_f32_to_bf16(v2184);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2186 = v275.x[31];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2188 = v2180 + 1u;
-        const iron_bf16 v2189 = bias[v2188];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2190 = iron_to_f32(v2189);
-        const float v2191 = v2186 + v2190;
-        const iron_bf16 v2192 = iron_f32_to_bf16(v2191);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2193 = v2160 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2194 = v2193 + v2180;
-        *reinterpret_cast<iron_bf16x2*>(out + v2194) = iron_bf16x2{{v2185, v2192}};
-      }
-    } else {
-      const bool v2199 = v2160 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2200 = v2162 < v15;
-      const bool v2201 = v2199 && v2200;
-      if (v2201) {
-        const float v2202 = v275.x[30];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2203 = v68 + v2162;
-        const iron_bf16 v2204 = bias[v2203];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2205 = iron_to_f32(v2204);
-        const float v2206 = v2202 + v2205;
-        const iron_bf16 v2207 = iron_f32_to_bf16(v2206);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2208 = v2160 * v4;
-        const unsigned int v2209 = v2208 + v68;
-        const unsigned int v2210 = v2209 + v2162;
-        out[v2210] = v2207;
-      }
-      const unsigned int v2212 = v1128 + v2164;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2214 = v1127 + v2169;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2215 = v2212 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2216 = v2214 < v15;
-      const bool v2217 = v2215 && v2216;
-      if (v2217) {
-        const float v2218 = v275.x[31];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2219 = v68 + v2214;
-        const iron_bf16 v2220 = bias[v2219];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2221 = iron_to_f32(v2220);
-        const float v2222 = v2218 + v2221;
-        const iron_bf16 v2223 = iron_f32_to_bf16(v2222);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2224 = v2212 * v4;
-        const unsigned int v2225 = v2224 + v68;
-        const unsigned int v2226 = v2225 + v2214;
-        out[v2226] = v2223;
-      }
+    const unsigned int v1473 = static_cast<unsigned int>(v275.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1474 = v1130 + v1473;
+    const unsigned int v1475 = static_cast<unsigned int>(v275.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1476 = v1129 + v1475;
+    const bool v1477 = v1474 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1478 = v1476 < v15;
+    const bool v1479 = v1477 && v1478;
+    if (v1479) {
+      const unsigned int v1480 = v68 + v1476;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1481 = v275.x[30];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1482 = bias[v1480];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1483 = iron_to_f32(v1482);
+      const float v1484 = v1481 + v1483;
+      const iron_bf16 v1485 = iron_f32_to_bf16(v1484);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1486 = v275.x[31];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1488 = v1480 + 1u;
+      const iron_bf16 v1489 = bias[v1488];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1490 = iron_to_f32(v1489);
+      const float v1491 = v1486 + v1490;
+      const iron_bf16 v1492 = iron_f32_to_bf16(v1491);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1493 = v1474 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1494 = v1493 + v1480;
+      *reinterpret_cast<iron_bf16x2*>(out + v1494) = iron_bf16x2{{v1485, v1492}};
     }
-    const unsigned int v2227 = static_cast<unsigned int>(v275.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2228 = v1128 + v2227;
-    const unsigned int v2229 = static_cast<unsigned int>(v275.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2230 = v1127 + v2229;
-    const unsigned int v2232 = static_cast<unsigned int>(v275.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2233 = v2232 == v2227;
-    const unsigned int v2236 = v2229 + 1u;
-    const unsigned int v2237 = static_cast<unsigned int>(v275.col(33, iron_linear_thread() & 31u));
-    const bool v2238 = v2237 == v2236;
-    const bool v2239 = v2233 && v2238;
-    const unsigned int v2242 = v2230 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2243 = v2242 == 0u;
-    const bool v2244 = v2239 && v2243;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2244) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2245 = v2228 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2246 = v2230 < v15;
-      const bool v2247 = v2245 && v2246;
-      if (v2247) {
-        const unsigned int v2248 = v68 + v2230;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2249 = v275.x[32];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2250 = bias[v2248];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2251 = iron_to_f32(v2250);
-        const float v2252 = v2249 + v2251;
-        const iron_bf16 v2253 = iron_f32_to_bf16(v2252);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2254 = v275.x[33];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2256 = v2248 + 1u;
-        const iron_bf16 v2257 = bias[v2256];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2258 = iron_to_f32(v2257);
-        const float v2259 = v2254 + v2258;
-        const iron_bf16 v2260 = iron_f32_to_bf16(v2259);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2261 = v2228 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2262 = v2261 + v2248;
-        *reinterpret_cast<iron_bf16x2*>(out + v2262) = iron_bf16x2{{v2253, v2260}};
-      }
-    } else {
-      const bool v2267 = v2228 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2268 = v2230 < v15;
-      const bool v2269 = v2267 && v2268;
-      if (v2269) {
-        const float v2270 = v275.x[32];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2271 = v68 + v2230;
-        const iron_bf16 v2272 = bias[v2271];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2273 = iron_to_f32(v2272);
-        const float v2274 = v2270 + v2273;
-        const iron_bf16 v2275 = iron_f32_to_bf16(v2274);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2276 = v2228 * v4;
-        const unsigned int v2277 = v2276 + v68;
-        const unsigned int v2278 = v2277 + v2230;
-        out[v2278] = v2275;
-      }
-      const unsigned int v2280 = v1128 + v2232;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2282 = v1127 + v2237;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2283 = v2280 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2284 = v2282 < v15;
-      const bool v2285 = v2283 && v2284;
-      if (v2285) {
-        const float v2286 = v275.x[33];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2287 = v68 + v2282;
-        const iron_bf16 v2288 = bias[v2287];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2289 = iron_to_f32(v2288);
-        const float v2290 = v2286 + v2289;
-        const iron_bf16 v2291 = iron_f32_to_bf16(v2290);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2292 = v2280 * v4;
-        const unsigned int v2293 = v2292 + v68;
-        const unsigned int v2294 = v2293 + v2282;
-        out[v2294] = v2291;
-      }
+    const unsigned int v1495 = static_cast<unsigned int>(v275.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1496 = v1130 + v1495;
+    const unsigned int v1497 = static_cast<unsigned int>(v275.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1498 = v1129 + v1497;
+    const bool v1499 = v1496 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1500 = v1498 < v15;
+    const bool v1501 = v1499 && v1500;
+    if (v1501) {
+      const unsigned int v1502 = v68 + v1498;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1503 = v275.x[32];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1504 = bias[v1502];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1505 = iron_to_f32(v1504);
+      const float v1506 = v1503 + v1505;
+      const iron_bf16 v1507 = iron_f32_to_bf16(v1506);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1508 = v275.x[33];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1510 = v1502 + 1u;
+      const iron_bf16 v1511 = bias[v1510];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1512 = iron_to_f32(v1511);
+      const float v1513 = v1508 + v1512;
+      const iron_bf16 v1514 = iron_f32_to_bf16(v1513);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1515 = v1496 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1516 = v1515 + v1502;
+      *reinterpret_cast<iron_bf16x2*>(out + v1516) = iron_bf16x2{{v1507, v1514}};
     }
-    const unsigned int v2295 = static_cast<unsigned int>(v275.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2296 = v1128 + v2295;
-    const unsigned int v2297 = static_cast<unsigned int>(v275.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2298 = v1127 + v2297;
-    const unsigned int v2300 = static_cast<unsigned int>(v275.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2301 = v2300 == v2295;
-    const unsigned int v2304 = v2297 + 1u;
-    const unsigned int v2305 = static_cast<unsigned int>(v275.col(35, iron_linear_thread() & 31u));
-    const bool v2306 = v2305 == v2304;
-    const bool v2307 = v2301 && v2306;
-    const unsigned int v2310 = v2298 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2311 = v2310 == 0u;
-    const bool v2312 = v2307 && v2311;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2312) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2313 = v2296 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2314 = v2298 < v15;
-      const bool v2315 = v2313 && v2314;
-      if (v2315) {
-        const unsigned int v2316 = v68 + v2298;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2317 = v275.x[34];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2318 = bias[v2316];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2319 = iron_to_f32(v2318);
-        const float v2320 = v2317 + v2319;
-        const iron_bf16 v2321 = iron_f32_to_bf16(v2320);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2322 = v275.x[35];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2324 = v2316 + 1u;
-        const iron_bf16 v2325 = bias[v2324];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2326 = iron_to_f32(v2325);
-        const float v2327 = v2322 + v2326;
-        const iron_bf16 v2328 = iron_f32_to_bf16(v2327);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2329 = v2296 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2330 = v2329 + v2316;
-        *reinterpret_cast<iron_bf16x2*>(out + v2330) = iron_bf16x2{{v2321, v2328}};
-      }
-    } else {
-      const bool v2335 = v2296 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2336 = v2298 < v15;
-      const bool v2337 = v2335 && v2336;
-      if (v2337) {
-        const float v2338 = v275.x[34];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2339 = v68 + v2298;
-        const iron_bf16 v2340 = bias[v2339];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2341 = iron_to_f32(v2340);
-        const float v2342 = v2338 + v2341;
-        const iron_bf16 v2343 = iron_f32_to_bf16(v2342);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2344 = v2296 * v4;
-        const unsigned int v2345 = v2344 + v68;
-        const unsigned int v2346 = v2345 + v2298;
-        out[v2346] = v2343;
-      }
-      const unsigned int v2348 = v1128 + v2300;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2350 = v1127 + v2305;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2351 = v2348 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2352 = v2350 < v15;
-      const bool v2353 = v2351 && v2352;
-      if (v2353) {
-        const float v2354 = v275.x[35];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2355 = v68 + v2350;
-        const iron_bf16 v2356 = bias[v2355];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2357 = iron_to_f32(v2356);
-        const float v2358 = v2354 + v2357;
-        const iron_bf16 v2359 = iron_f32_to_bf16(v2358);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2360 = v2348 * v4;
-        const unsigned int v2361 = v2360 + v68;
-        const unsigned int v2362 = v2361 + v2350;
-        out[v2362] = v2359;
-      }
+    const unsigned int v1517 = static_cast<unsigned int>(v275.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1518 = v1130 + v1517;
+    const unsigned int v1519 = static_cast<unsigned int>(v275.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1520 = v1129 + v1519;
+    const bool v1521 = v1518 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1522 = v1520 < v15;
+    const bool v1523 = v1521 && v1522;
+    if (v1523) {
+      const unsigned int v1524 = v68 + v1520;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1525 = v275.x[34];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1526 = bias[v1524];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1527 = iron_to_f32(v1526);
+      const float v1528 = v1525 + v1527;
+      const iron_bf16 v1529 = iron_f32_to_bf16(v1528);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1530 = v275.x[35];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1532 = v1524 + 1u;
+      const iron_bf16 v1533 = bias[v1532];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1534 = iron_to_f32(v1533);
+      const float v1535 = v1530 + v1534;
+      const iron_bf16 v1536 = iron_f32_to_bf16(v1535);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1537 = v1518 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1538 = v1537 + v1524;
+      *reinterpret_cast<iron_bf16x2*>(out + v1538) = iron_bf16x2{{v1529, v1536}};
     }
-    const unsigned int v2363 = static_cast<unsigned int>(v275.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2364 = v1128 + v2363;
-    const unsigned int v2365 = static_cast<unsigned int>(v275.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2366 = v1127 + v2365;
-    const unsigned int v2368 = static_cast<unsigned int>(v275.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2369 = v2368 == v2363;
-    const unsigned int v2372 = v2365 + 1u;
-    const unsigned int v2373 = static_cast<unsigned int>(v275.col(37, iron_linear_thread() & 31u));
-    const bool v2374 = v2373 == v2372;
-    const bool v2375 = v2369 && v2374;
-    const unsigned int v2378 = v2366 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2379 = v2378 == 0u;
-    const bool v2380 = v2375 && v2379;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2380) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2381 = v2364 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2382 = v2366 < v15;
-      const bool v2383 = v2381 && v2382;
-      if (v2383) {
-        const unsigned int v2384 = v68 + v2366;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2385 = v275.x[36];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2386 = bias[v2384];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2387 = iron_to_f32(v2386);
-        const float v2388 = v2385 + v2387;
-        const iron_bf16 v2389 = iron_f32_to_bf16(v2388);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2390 = v275.x[37];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2392 = v2384 + 1u;
-        const iron_bf16 v2393 = bias[v2392];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2394 = iron_to_f32(v2393);
-        const float v2395 = v2390 + v2394;
-        const iron_bf16 v2396 = iron_f32_to_bf16(v2395);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2397 = v2364 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2398 = v2397 + v2384;
-        *reinterpret_cast<iron_bf16x2*>(out + v2398) = iron_bf16x2{{v2389, v2396}};
-      }
-    } else {
-      const bool v2403 = v2364 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2404 = v2366 < v15;
-      const bool v2405 = v2403 && v2404;
-      if (v2405) {
-        const float v2406 = v275.x[36];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2407 = v68 + v2366;
-        const iron_bf16 v2408 = bias[v2407];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2409 = iron_to_f32(v2408);
-        const float v2410 = v2406 + v2409;
-        const iron_bf16 v2411 = iron_f32_to_bf16(v2410);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2412 = v2364 * v4;
-        const unsigned int v2413 = v2412 + v68;
-        const unsigned int v2414 = v2413 + v2366;
-        out[v2414] = v2411;
-      }
-      const unsigned int v2416 = v1128 + v2368;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2418 = v1127 + v2373;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2419 = v2416 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2420 = v2418 < v15;
-      const bool v2421 = v2419 && v2420;
-      if (v2421) {
-        const float v2422 = v275.x[37];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2423 = v68 + v2418;
-        const iron_bf16 v2424 = bias[v2423];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2425 = iron_to_f32(v2424);
-        const float v2426 = v2422 + v2425;
-        const iron_bf16 v2427 = iron_f32_to_bf16(v2426);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2428 = v2416 * v4;
-        const unsigned int v2429 = v2428 + v68;
-        const unsigned int v2430 = v2429 + v2418;
-        out[v2430] = v2427;
-      }
+    const unsigned int v1539 = static_cast<unsigned int>(v275.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1540 = v1130 + v1539;
+    const unsigned int v1541 = static_cast<unsigned int>(v275.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1542 = v1129 + v1541;
+    const bool v1543 = v1540 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1544 = v1542 < v15;
+    const bool v1545 = v1543 && v1544;
+    if (v1545) {
+      const unsigned int v1546 = v68 + v1542;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1547 = v275.x[36];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1548 = bias[v1546];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1549 = iron_to_f32(v1548);
+      const float v1550 = v1547 + v1549;
+      const iron_bf16 v1551 = iron_f32_to_bf16(v1550);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1552 = v275.x[37];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1554 = v1546 + 1u;
+      const iron_bf16 v1555 = bias[v1554];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1556 = iron_to_f32(v1555);
+      const float v1557 = v1552 + v1556;
+      const iron_bf16 v1558 = iron_f32_to_bf16(v1557);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1559 = v1540 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1560 = v1559 + v1546;
+      *reinterpret_cast<iron_bf16x2*>(out + v1560) = iron_bf16x2{{v1551, v1558}};
     }
-    const unsigned int v2431 = static_cast<unsigned int>(v275.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2432 = v1128 + v2431;
-    const unsigned int v2433 = static_cast<unsigned int>(v275.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2434 = v1127 + v2433;
-    const unsigned int v2436 = static_cast<unsigned int>(v275.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2437 = v2436 == v2431;
-    const unsigned int v2440 = v2433 + 1u;
-    const unsigned int v2441 = static_cast<unsigned int>(v275.col(39, iron_linear_thread() & 31u));
-    const bool v2442 = v2441 == v2440;
-    const bool v2443 = v2437 && v2442;
-    const unsigned int v2446 = v2434 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2447 = v2446 == 0u;
-    const bool v2448 = v2443 && v2447;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2448) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2449 = v2432 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2450 = v2434 < v15;
-      const bool v2451 = v2449 && v2450;
-      if (v2451) {
-        const unsigned int v2452 = v68 + v2434;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2453 = v275.x[38];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2454 = bias[v2452];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2455 = iron_to_f32(v2454);
-        const float v2456 = v2453 + v2455;
-        const iron_bf16 v2457 = iron_f32_to_bf16(v2456);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2458 = v275.x[39];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2460 = v2452 + 1u;
-        const iron_bf16 v2461 = bias[v2460];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2462 = iron_to_f32(v2461);
-        const float v2463 = v2458 + v2462;
-        const iron_bf16 v2464 = iron_f32_to_bf16(v2463);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2465 = v2432 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2466 = v2465 + v2452;
-        *reinterpret_cast<iron_bf16x2*>(out + v2466) = iron_bf16x2{{v2457, v2464}};
-      }
-    } else {
-      const bool v2471 = v2432 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2472 = v2434 < v15;
-      const bool v2473 = v2471 && v2472;
-      if (v2473) {
-        const float v2474 = v275.x[38];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2475 = v68 + v2434;
-        const iron_bf16 v2476 = bias[v2475];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2477 = iron_to_f32(v2476);
-        const float v2478 = v2474 + v2477;
-        const iron_bf16 v2479 = iron_f32_to_bf16(v2478);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2480 = v2432 * v4;
-        const unsigned int v2481 = v2480 + v68;
-        const unsigned int v2482 = v2481 + v2434;
-        out[v2482] = v2479;
-      }
-      const unsigned int v2484 = v1128 + v2436;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2486 = v1127 + v2441;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2487 = v2484 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2488 = v2486 < v15;
-      const bool v2489 = v2487 && v2488;
-      if (v2489) {
-        const float v2490 = v275.x[39];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2491 = v68 + v2486;
-        const iron_bf16 v2492 = bias[v2491];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2493 = iron_to_f32(v2492);
-        const float v2494 = v2490 + v2493;
-        const iron_bf16 v2495 = iron_f32_to_bf16(v2494);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2496 = v2484 * v4;
-        const unsigned int v2497 = v2496 + v68;
-        const unsigned int v2498 = v2497 + v2486;
-        out[v2498] = v2495;
-      }
+    const unsigned int v1561 = static_cast<unsigned int>(v275.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1562 = v1130 + v1561;
+    const unsigned int v1563 = static_cast<unsigned int>(v275.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1564 = v1129 + v1563;
+    const bool v1565 = v1562 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1566 = v1564 < v15;
+    const bool v1567 = v1565 && v1566;
+    if (v1567) {
+      const unsigned int v1568 = v68 + v1564;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1569 = v275.x[38];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1570 = bias[v1568];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1571 = iron_to_f32(v1570);
+      const float v1572 = v1569 + v1571;
+      const iron_bf16 v1573 = iron_f32_to_bf16(v1572);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1574 = v275.x[39];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1576 = v1568 + 1u;
+      const iron_bf16 v1577 = bias[v1576];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1578 = iron_to_f32(v1577);
+      const float v1579 = v1574 + v1578;
+      const iron_bf16 v1580 = iron_f32_to_bf16(v1579);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1581 = v1562 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1582 = v1581 + v1568;
+      *reinterpret_cast<iron_bf16x2*>(out + v1582) = iron_bf16x2{{v1573, v1580}};
     }
-    const unsigned int v2499 = static_cast<unsigned int>(v275.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2500 = v1128 + v2499;
-    const unsigned int v2501 = static_cast<unsigned int>(v275.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2502 = v1127 + v2501;
-    const unsigned int v2504 = static_cast<unsigned int>(v275.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2505 = v2504 == v2499;
-    const unsigned int v2508 = v2501 + 1u;
-    const unsigned int v2509 = static_cast<unsigned int>(v275.col(41, iron_linear_thread() & 31u));
-    const bool v2510 = v2509 == v2508;
-    const bool v2511 = v2505 && v2510;
-    const unsigned int v2514 = v2502 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2515 = v2514 == 0u;
-    const bool v2516 = v2511 && v2515;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2516) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2517 = v2500 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2518 = v2502 < v15;
-      const bool v2519 = v2517 && v2518;
-      if (v2519) {
-        const unsigned int v2520 = v68 + v2502;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2521 = v275.x[40];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2522 = bias[v2520];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2523 = iron_to_f32(v2522);
-        const float v2524 = v2521 + v2523;
-        const iron_bf16 v2525 = iron_f32_to_bf16(v2524);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2526 = v275.x[41];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2528 = v2520 + 1u;
-        const iron_bf16 v2529 = bias[v2528];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2530 = iron_to_f32(v2529);
-        const float v2531 = v2526 + v2530;
-        const iron_bf16 v2532 = iron_f32_to_bf16(v2531);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2533 = v2500 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2534 = v2533 + v2520;
-        *reinterpret_cast<iron_bf16x2*>(out + v2534) = iron_bf16x2{{v2525, v2532}};
-      }
-    } else {
-      const bool v2539 = v2500 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2540 = v2502 < v15;
-      const bool v2541 = v2539 && v2540;
-      if (v2541) {
-        const float v2542 = v275.x[40];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2543 = v68 + v2502;
-        const iron_bf16 v2544 = bias[v2543];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2545 = iron_to_f32(v2544);
-        const float v2546 = v2542 + v2545;
-        const iron_bf16 v2547 = iron_f32_to_bf16(v2546);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2548 = v2500 * v4;
-        const unsigned int v2549 = v2548 + v68;
-        const unsigned int v2550 = v2549 + v2502;
-        out[v2550] = v2547;
-      }
-      const unsigned int v2552 = v1128 + v2504;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2554 = v1127 + v2509;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2555 = v2552 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2556 = v2554 < v15;
-      const bool v2557 = v2555 && v2556;
-      if (v2557) {
-        const float v2558 = v275.x[41];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2559 = v68 + v2554;
-        const iron_bf16 v2560 = bias[v2559];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2561 = iron_to_f32(v2560);
-        const float v2562 = v2558 + v2561;
-        const iron_bf16 v2563 = iron_f32_to_bf16(v2562);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2564 = v2552 * v4;
-        const unsigned int v2565 = v2564 + v68;
-        const unsigned int v2566 = v2565 + v2554;
-        out[v2566] = v2563;
-      }
+    const unsigned int v1583 = static_cast<unsigned int>(v275.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1584 = v1130 + v1583;
+    const unsigned int v1585 = static_cast<unsigned int>(v275.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1586 = v1129 + v1585;
+    const bool v1587 = v1584 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1588 = v1586 < v15;
+    const bool v1589 = v1587 && v1588;
+    if (v1589) {
+      const unsigned int v1590 = v68 + v1586;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1591 = v275.x[40];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1592 = bias[v1590];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1593 = iron_to_f32(v1592);
+      const float v1594 = v1591 + v1593;
+      const iron_bf16 v1595 = iron_f32_to_bf16(v1594);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1596 = v275.x[41];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1598 = v1590 + 1u;
+      const iron_bf16 v1599 = bias[v1598];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1600 = iron_to_f32(v1599);
+      const float v1601 = v1596 + v1600;
+      const iron_bf16 v1602 = iron_f32_to_bf16(v1601);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1603 = v1584 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1604 = v1603 + v1590;
+      *reinterpret_cast<iron_bf16x2*>(out + v1604) = iron_bf16x2{{v1595, v1602}};
     }
-    const unsigned int v2567 = static_cast<unsigned int>(v275.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2568 = v1128 + v2567;
-    const unsigned int v2569 = static_cast<unsigned int>(v275.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2570 = v1127 + v2569;
-    const unsigned int v2572 = static_cast<unsigned int>(v275.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2573 = v2572 == v2567;
-    const unsigned int v2576 = v2569 + 1u;
-    const unsigned int v2577 = static_cast<unsigned int>(v275.col(43, iron_linear_thread() & 31u));
-    const bool v2578 = v2577 == v2576;
-    const bool v2579 = v2573 && v2578;
-    const unsigned int v2582 = v2570 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2583 = v2582 == 0u;
-    const bool v2584 = v2579 && v2583;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2584) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2585 = v2568 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2586 = v2570 < v15;
-      const bool v2587 = v2585 && v2586;
-      if (v2587) {
-        const unsigned int v2588 = v68 + v2570;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2589 = v275.x[42];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2590 = bias[v2588];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2591 = iron_to_f32(v2590);
-        const float v2592 = v2589 + v2591;
-        const iron_bf16 v2593 = iron_f32_to_bf16(v2592);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2594 = v275.x[43];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2596 = v2588 + 1u;
-        const iron_bf16 v2597 = bias[v2596];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2598 = iron_to_f32(v2597);
-        const float v2599 = v2594 + v2598;
-        const iron_bf16 v2600 = iron_f32_to_bf16(v2599);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2601 = v2568 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2602 = v2601 + v2588;
-        *reinterpret_cast<iron_bf16x2*>(out + v2602) = iron_bf16x2{{v2593, v2600}};
-      }
-    } else {
-      const bool v2607 = v2568 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2608 = v2570 < v15;
-      const bool v2609 = v2607 && v2608;
-      if (v2609) {
-        const float v2610 = v275.x[42];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2611 = v68 + v2570;
-        const iron_bf16 v2612 = bias[v2611];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2613 = iron_to_f32(v2612);
-        const float v2614 = v2610 + v2613;
-        const iron_bf16 v2615 = iron_f32_to_bf16(v2614);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2616 = v2568 * v4;
-        const unsigned int v2617 = v2616 + v68;
-        const unsigned int v2618 = v2617 + v2570;
-        out[v2618] = v2615;
-      }
-      const unsigned int v2620 = v1128 + v2572;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2622 = v1127 + v2577;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2623 = v2620 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2624 = v2622 < v15;
-      const bool v2625 = v2623 && v2624;
-      if (v2625) {
-        const float v2626 = v275.x[43];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2627 = v68 + v2622;
-        const iron_bf16 v2628 = bias[v2627];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2629 = iron_to_f32(v2628);
-        const float v2630 = v2626 + v2629;
-        const iron_bf16 v2631 = iron_f32_to_bf16(v2630);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2632 = v2620 * v4;
-        const unsigned int v2633 = v2632 + v68;
-        const unsigned int v2634 = v2633 + v2622;
-        out[v2634] = v2631;
-      }
+    const unsigned int v1605 = static_cast<unsigned int>(v275.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1606 = v1130 + v1605;
+    const unsigned int v1607 = static_cast<unsigned int>(v275.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1608 = v1129 + v1607;
+    const bool v1609 = v1606 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1610 = v1608 < v15;
+    const bool v1611 = v1609 && v1610;
+    if (v1611) {
+      const unsigned int v1612 = v68 + v1608;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1613 = v275.x[42];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1614 = bias[v1612];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1615 = iron_to_f32(v1614);
+      const float v1616 = v1613 + v1615;
+      const iron_bf16 v1617 = iron_f32_to_bf16(v1616);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1618 = v275.x[43];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1620 = v1612 + 1u;
+      const iron_bf16 v1621 = bias[v1620];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1622 = iron_to_f32(v1621);
+      const float v1623 = v1618 + v1622;
+      const iron_bf16 v1624 = iron_f32_to_bf16(v1623);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1625 = v1606 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1626 = v1625 + v1612;
+      *reinterpret_cast<iron_bf16x2*>(out + v1626) = iron_bf16x2{{v1617, v1624}};
     }
-    const unsigned int v2635 = static_cast<unsigned int>(v275.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2636 = v1128 + v2635;
-    const unsigned int v2637 = static_cast<unsigned int>(v275.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2638 = v1127 + v2637;
-    const unsigned int v2640 = static_cast<unsigned int>(v275.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2641 = v2640 == v2635;
-    const unsigned int v2644 = v2637 + 1u;
-    const unsigned int v2645 = static_cast<unsigned int>(v275.col(45, iron_linear_thread() & 31u));
-    const bool v2646 = v2645 == v2644;
-    const bool v2647 = v2641 && v2646;
-    const unsigned int v2650 = v2638 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2651 = v2650 == 0u;
-    const bool v2652 = v2647 && v2651;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2652) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2653 = v2636 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2654 = v2638 < v15;
-      const bool v2655 = v2653 && v2654;
-      if (v2655) {
-        const unsigned int v2656 = v68 + v2638;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2657 = v275.x[44];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2658 = bias[v2656];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2659 = iron_to_f32(v2658);
-        const float v2660 = v2657 + v2659;
-        const iron_bf16 v2661 = iron_f32_to_bf16(v2660);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2662 = v275.x[45];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2664 = v2656 + 1u;
-        const iron_bf16 v2665 = bias[v2664];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2666 = iron_to_f32(v2665);
-        const float v2667 = v2662 + v2666;
-        const iron_bf16 v2668 = iron_f32_to_bf16(v2667);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2669 = v2636 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2670 = v2669 + v2656;
-        *reinterpret_cast<iron_bf16x2*>(out + v2670) = iron_bf16x2{{v2661, v2668}};
-      }
-    } else {
-      const bool v2675 = v2636 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2676 = v2638 < v15;
-      const bool v2677 = v2675 && v2676;
-      if (v2677) {
-        const float v2678 = v275.x[44];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2679 = v68 + v2638;
-        const iron_bf16 v2680 = bias[v2679];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2681 = iron_to_f32(v2680);
-        const float v2682 = v2678 + v2681;
-        const iron_bf16 v2683 = iron_f32_to_bf16(v2682);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2684 = v2636 * v4;
-        const unsigned int v2685 = v2684 + v68;
-        const unsigned int v2686 = v2685 + v2638;
-        out[v2686] = v2683;
-      }
-      const unsigned int v2688 = v1128 + v2640;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2690 = v1127 + v2645;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2691 = v2688 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2692 = v2690 < v15;
-      const bool v2693 = v2691 && v2692;
-      if (v2693) {
-        const float v2694 = v275.x[45];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2695 = v68 + v2690;
-        const iron_bf16 v2696 = bias[v2695];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2697 = iron_to_f32(v2696);
-        const float v2698 = v2694 + v2697;
-        const iron_bf16 v2699 = iron_f32_to_bf16(v2698);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2700 = v2688 * v4;
-        const unsigned int v2701 = v2700 + v68;
-        const unsigned int v2702 = v2701 + v2690;
-        out[v2702] = v2699;
-      }
+    const unsigned int v1627 = static_cast<unsigned int>(v275.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1628 = v1130 + v1627;
+    const unsigned int v1629 = static_cast<unsigned int>(v275.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1630 = v1129 + v1629;
+    const bool v1631 = v1628 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1632 = v1630 < v15;
+    const bool v1633 = v1631 && v1632;
+    if (v1633) {
+      const unsigned int v1634 = v68 + v1630;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1635 = v275.x[44];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1636 = bias[v1634];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1637 = iron_to_f32(v1636);
+      const float v1638 = v1635 + v1637;
+      const iron_bf16 v1639 = iron_f32_to_bf16(v1638);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1640 = v275.x[45];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1642 = v1634 + 1u;
+      const iron_bf16 v1643 = bias[v1642];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1644 = iron_to_f32(v1643);
+      const float v1645 = v1640 + v1644;
+      const iron_bf16 v1646 = iron_f32_to_bf16(v1645);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1647 = v1628 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1648 = v1647 + v1634;
+      *reinterpret_cast<iron_bf16x2*>(out + v1648) = iron_bf16x2{{v1639, v1646}};
     }
-    const unsigned int v2703 = static_cast<unsigned int>(v275.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2704 = v1128 + v2703;
-    const unsigned int v2705 = static_cast<unsigned int>(v275.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2706 = v1127 + v2705;
-    const unsigned int v2708 = static_cast<unsigned int>(v275.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2709 = v2708 == v2703;
-    const unsigned int v2712 = v2705 + 1u;
-    const unsigned int v2713 = static_cast<unsigned int>(v275.col(47, iron_linear_thread() & 31u));
-    const bool v2714 = v2713 == v2712;
-    const bool v2715 = v2709 && v2714;
-    const unsigned int v2718 = v2706 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2719 = v2718 == 0u;
-    const bool v2720 = v2715 && v2719;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2720) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2721 = v2704 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2722 = v2706 < v15;
-      const bool v2723 = v2721 && v2722;
-      if (v2723) {
-        const unsigned int v2724 = v68 + v2706;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2725 = v275.x[46];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2726 = bias[v2724];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2727 = iron_to_f32(v2726);
-        const float v2728 = v2725 + v2727;
-        const iron_bf16 v2729 = iron_f32_to_bf16(v2728);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2730 = v275.x[47];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2732 = v2724 + 1u;
-        const iron_bf16 v2733 = bias[v2732];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2734 = iron_to_f32(v2733);
-        const float v2735 = v2730 + v2734;
-        const iron_bf16 v2736 = iron_f32_to_bf16(v2735);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2737 = v2704 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2738 = v2737 + v2724;
-        *reinterpret_cast<iron_bf16x2*>(out + v2738) = iron_bf16x2{{v2729, v2736}};
-      }
-    } else {
-      const bool v2743 = v2704 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2744 = v2706 < v15;
-      const bool v2745 = v2743 && v2744;
-      if (v2745) {
-        const float v2746 = v275.x[46];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2747 = v68 + v2706;
-        const iron_bf16 v2748 = bias[v2747];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2749 = iron_to_f32(v2748);
-        const float v2750 = v2746 + v2749;
-        const iron_bf16 v2751 = iron_f32_to_bf16(v2750);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2752 = v2704 * v4;
-        const unsigned int v2753 = v2752 + v68;
-        const unsigned int v2754 = v2753 + v2706;
-        out[v2754] = v2751;
-      }
-      const unsigned int v2756 = v1128 + v2708;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2758 = v1127 + v2713;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2759 = v2756 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2760 = v2758 < v15;
-      const bool v2761 = v2759 && v2760;
-      if (v2761) {
-        const float v2762 = v275.x[47];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2763 = v68 + v2758;
-        const iron_bf16 v2764 = bias[v2763];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2765 = iron_to_f32(v2764);
-        const float v2766 = v2762 + v2765;
-        const iron_bf16 v2767 = iron_f32_to_bf16(v2766);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2768 = v2756 * v4;
-        const unsigned int v2769 = v2768 + v68;
-        const unsigned int v2770 = v2769 + v2758;
-        out[v2770] = v2767;
-      }
+    const unsigned int v1649 = static_cast<unsigned int>(v275.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1650 = v1130 + v1649;
+    const unsigned int v1651 = static_cast<unsigned int>(v275.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1652 = v1129 + v1651;
+    const bool v1653 = v1650 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1654 = v1652 < v15;
+    const bool v1655 = v1653 && v1654;
+    if (v1655) {
+      const unsigned int v1656 = v68 + v1652;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1657 = v275.x[46];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1658 = bias[v1656];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1659 = iron_to_f32(v1658);
+      const float v1660 = v1657 + v1659;
+      const iron_bf16 v1661 = iron_f32_to_bf16(v1660);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1662 = v275.x[47];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1664 = v1656 + 1u;
+      const iron_bf16 v1665 = bias[v1664];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1666 = iron_to_f32(v1665);
+      const float v1667 = v1662 + v1666;
+      const iron_bf16 v1668 = iron_f32_to_bf16(v1667);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1669 = v1650 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1670 = v1669 + v1656;
+      *reinterpret_cast<iron_bf16x2*>(out + v1670) = iron_bf16x2{{v1661, v1668}};
     }
-    const unsigned int v2771 = static_cast<unsigned int>(v275.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2772 = v1128 + v2771;
-    const unsigned int v2773 = static_cast<unsigned int>(v275.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2774 = v1127 + v2773;
-    const unsigned int v2776 = static_cast<unsigned int>(v275.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2777 = v2776 == v2771;
-    const unsigned int v2780 = v2773 + 1u;
-    const unsigned int v2781 = static_cast<unsigned int>(v275.col(49, iron_linear_thread() & 31u));
-    const bool v2782 = v2781 == v2780;
-    const bool v2783 = v2777 && v2782;
-    const unsigned int v2786 = v2774 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2787 = v2786 == 0u;
-    const bool v2788 = v2783 && v2787;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2788) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2789 = v2772 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2790 = v2774 < v15;
-      const bool v2791 = v2789 && v2790;
-      if (v2791) {
-        const unsigned int v2792 = v68 + v2774;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2793 = v275.x[48];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2794 = bias[v2792];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2795 = iron_to_f32(v2794);
-        const float v2796 = v2793 + v2795;
-        const iron_bf16 v2797 = iron_f32_to_bf16(v2796);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2798 = v275.x[49];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2800 = v2792 + 1u;
-        const iron_bf16 v2801 = bias[v2800];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2802 = iron_to_f32(v2801);
-        const float v2803 = v2798 + v2802;
-        const iron_bf16 v2804 = iron_f32_to_bf16(v2803);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2805 = v2772 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2806 = v2805 + v2792;
-        *reinterpret_cast<iron_bf16x2*>(out + v2806) = iron_bf16x2{{v2797, v2804}};
-      }
-    } else {
-      const bool v2811 = v2772 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2812 = v2774 < v15;
-      const bool v2813 = v2811 && v2812;
-      if (v2813) {
-        const float v2814 = v275.x[48];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2815 = v68 + v2774;
-        const iron_bf16 v2816 = bias[v2815];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2817 = iron_to_f32(v2816);
-        const float v2818 = v2814 + v2817;
-        const iron_bf16 v2819 = iron_f32_to_bf16(v2818);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2820 = v2772 * v4;
-        const unsigned int v2821 = v2820 + v68;
-        const unsigned int v2822 = v2821 + v2774;
-        out[v2822] = v2819;
-      }
-      const unsigned int v2824 = v1128 + v2776;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2826 = v1127 + v2781;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2827 = v2824 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2828 = v2826 < v15;
-      const bool v2829 = v2827 && v2828;
-      if (v2829) {
-        const float v2830 = v275.x[49];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2831 = v68 + v2826;
-        const iron_bf16 v2832 = bias[v2831];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2833 = iron_to_f32(v2832);
-        const float v2834 = v2830 + v2833;
-        const iron_bf16 v2835 = iron_f32_to_bf16(v2834);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2836 = v2824 * v4;
-        const unsigned int v2837 = v2836 + v68;
-        const unsigned int v2838 = v2837 + v2826;
-        out[v2838] = v2835;
-      }
+    const unsigned int v1671 = static_cast<unsigned int>(v275.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1672 = v1130 + v1671;
+    const unsigned int v1673 = static_cast<unsigned int>(v275.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1674 = v1129 + v1673;
+    const bool v1675 = v1672 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1676 = v1674 < v15;
+    const bool v1677 = v1675 && v1676;
+    if (v1677) {
+      const unsigned int v1678 = v68 + v1674;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1679 = v275.x[48];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1680 = bias[v1678];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1681 = iron_to_f32(v1680);
+      const float v1682 = v1679 + v1681;
+      const iron_bf16 v1683 = iron_f32_to_bf16(v1682);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1684 = v275.x[49];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1686 = v1678 + 1u;
+      const iron_bf16 v1687 = bias[v1686];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1688 = iron_to_f32(v1687);
+      const float v1689 = v1684 + v1688;
+      const iron_bf16 v1690 = iron_f32_to_bf16(v1689);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1691 = v1672 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1692 = v1691 + v1678;
+      *reinterpret_cast<iron_bf16x2*>(out + v1692) = iron_bf16x2{{v1683, v1690}};
     }
-    const unsigned int v2839 = static_cast<unsigned int>(v275.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2840 = v1128 + v2839;
-    const unsigned int v2841 = static_cast<unsigned int>(v275.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2842 = v1127 + v2841;
-    const unsigned int v2844 = static_cast<unsigned int>(v275.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2845 = v2844 == v2839;
-    const unsigned int v2848 = v2841 + 1u;
-    const unsigned int v2849 = static_cast<unsigned int>(v275.col(51, iron_linear_thread() & 31u));
-    const bool v2850 = v2849 == v2848;
-    const bool v2851 = v2845 && v2850;
-    const unsigned int v2854 = v2842 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2855 = v2854 == 0u;
-    const bool v2856 = v2851 && v2855;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2856) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2857 = v2840 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2858 = v2842 < v15;
-      const bool v2859 = v2857 && v2858;
-      if (v2859) {
-        const unsigned int v2860 = v68 + v2842;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2861 = v275.x[50];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2862 = bias[v2860];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2863 = iron_to_f32(v2862);
-        const float v2864 = v2861 + v2863;
-        const iron_bf16 v2865 = iron_f32_to_bf16(v2864);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2866 = v275.x[51];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2868 = v2860 + 1u;
-        const iron_bf16 v2869 = bias[v2868];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2870 = iron_to_f32(v2869);
-        const float v2871 = v2866 + v2870;
-        const iron_bf16 v2872 = iron_f32_to_bf16(v2871);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2873 = v2840 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2874 = v2873 + v2860;
-        *reinterpret_cast<iron_bf16x2*>(out + v2874) = iron_bf16x2{{v2865, v2872}};
-      }
-    } else {
-      const bool v2879 = v2840 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2880 = v2842 < v15;
-      const bool v2881 = v2879 && v2880;
-      if (v2881) {
-        const float v2882 = v275.x[50];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2883 = v68 + v2842;
-        const iron_bf16 v2884 = bias[v2883];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2885 = iron_to_f32(v2884);
-        const float v2886 = v2882 + v2885;
-        const iron_bf16 v2887 = iron_f32_to_bf16(v2886);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2888 = v2840 * v4;
-        const unsigned int v2889 = v2888 + v68;
-        const unsigned int v2890 = v2889 + v2842;
-        out[v2890] = v2887;
-      }
-      const unsigned int v2892 = v1128 + v2844;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2894 = v1127 + v2849;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2895 = v2892 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2896 = v2894 < v15;
-      const bool v2897 = v2895 && v2896;
-      if (v2897) {
-        const float v2898 = v275.x[51];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2899 = v68 + v2894;
-        const iron_bf16 v2900 = bias[v2899];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2901 = iron_to_f32(v2900);
-        const float v2902 = v2898 + v2901;
-        const iron_bf16 v2903 = iron_f32_to_bf16(v2902);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2904 = v2892 * v4;
-        const unsigned int v2905 = v2904 + v68;
-        const unsigned int v2906 = v2905 + v2894;
-        out[v2906] = v2903;
-      }
+    const unsigned int v1693 = static_cast<unsigned int>(v275.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1694 = v1130 + v1693;
+    const unsigned int v1695 = static_cast<unsigned int>(v275.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1696 = v1129 + v1695;
+    const bool v1697 = v1694 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1698 = v1696 < v15;
+    const bool v1699 = v1697 && v1698;
+    if (v1699) {
+      const unsigned int v1700 = v68 + v1696;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1701 = v275.x[50];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1702 = bias[v1700];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1703 = iron_to_f32(v1702);
+      const float v1704 = v1701 + v1703;
+      const iron_bf16 v1705 = iron_f32_to_bf16(v1704);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1706 = v275.x[51];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1708 = v1700 + 1u;
+      const iron_bf16 v1709 = bias[v1708];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1710 = iron_to_f32(v1709);
+      const float v1711 = v1706 + v1710;
+      const iron_bf16 v1712 = iron_f32_to_bf16(v1711);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1713 = v1694 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1714 = v1713 + v1700;
+      *reinterpret_cast<iron_bf16x2*>(out + v1714) = iron_bf16x2{{v1705, v1712}};
     }
-    const unsigned int v2907 = static_cast<unsigned int>(v275.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2908 = v1128 + v2907;
-    const unsigned int v2909 = static_cast<unsigned int>(v275.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2910 = v1127 + v2909;
-    const unsigned int v2912 = static_cast<unsigned int>(v275.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2913 = v2912 == v2907;
-    const unsigned int v2916 = v2909 + 1u;
-    const unsigned int v2917 = static_cast<unsigned int>(v275.col(53, iron_linear_thread() & 31u));
-    const bool v2918 = v2917 == v2916;
-    const bool v2919 = v2913 && v2918;
-    const unsigned int v2922 = v2910 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2923 = v2922 == 0u;
-    const bool v2924 = v2919 && v2923;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2924) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2925 = v2908 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2926 = v2910 < v15;
-      const bool v2927 = v2925 && v2926;
-      if (v2927) {
-        const unsigned int v2928 = v68 + v2910;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2929 = v275.x[52];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2930 = bias[v2928];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2931 = iron_to_f32(v2930);
-        const float v2932 = v2929 + v2931;
-        const iron_bf16 v2933 = iron_f32_to_bf16(v2932);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2934 = v275.x[53];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2936 = v2928 + 1u;
-        const iron_bf16 v2937 = bias[v2936];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2938 = iron_to_f32(v2937);
-        const float v2939 = v2934 + v2938;
-        const iron_bf16 v2940 = iron_f32_to_bf16(v2939);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2941 = v2908 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2942 = v2941 + v2928;
-        *reinterpret_cast<iron_bf16x2*>(out + v2942) = iron_bf16x2{{v2933, v2940}};
-      }
-    } else {
-      const bool v2947 = v2908 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2948 = v2910 < v15;
-      const bool v2949 = v2947 && v2948;
-      if (v2949) {
-        const float v2950 = v275.x[52];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2951 = v68 + v2910;
-        const iron_bf16 v2952 = bias[v2951];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2953 = iron_to_f32(v2952);
-        const float v2954 = v2950 + v2953;
-        const iron_bf16 v2955 = iron_f32_to_bf16(v2954);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2956 = v2908 * v4;
-        const unsigned int v2957 = v2956 + v68;
-        const unsigned int v2958 = v2957 + v2910;
-        out[v2958] = v2955;
-      }
-      const unsigned int v2960 = v1128 + v2912;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2962 = v1127 + v2917;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2963 = v2960 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2964 = v2962 < v15;
-      const bool v2965 = v2963 && v2964;
-      if (v2965) {
-        const float v2966 = v275.x[53];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2967 = v68 + v2962;
-        const iron_bf16 v2968 = bias[v2967];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2969 = iron_to_f32(v2968);
-        const float v2970 = v2966 + v2969;
-        const iron_bf16 v2971 = iron_f32_to_bf16(v2970);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2972 = v2960 * v4;
-        const unsigned int v2973 = v2972 + v68;
-        const unsigned int v2974 = v2973 + v2962;
-        out[v2974] = v2971;
-      }
+    const unsigned int v1715 = static_cast<unsigned int>(v275.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1716 = v1130 + v1715;
+    const unsigned int v1717 = static_cast<unsigned int>(v275.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1718 = v1129 + v1717;
+    const bool v1719 = v1716 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1720 = v1718 < v15;
+    const bool v1721 = v1719 && v1720;
+    if (v1721) {
+      const unsigned int v1722 = v68 + v1718;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1723 = v275.x[52];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1724 = bias[v1722];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1725 = iron_to_f32(v1724);
+      const float v1726 = v1723 + v1725;
+      const iron_bf16 v1727 = iron_f32_to_bf16(v1726);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1728 = v275.x[53];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1730 = v1722 + 1u;
+      const iron_bf16 v1731 = bias[v1730];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1732 = iron_to_f32(v1731);
+      const float v1733 = v1728 + v1732;
+      const iron_bf16 v1734 = iron_f32_to_bf16(v1733);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1735 = v1716 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1736 = v1735 + v1722;
+      *reinterpret_cast<iron_bf16x2*>(out + v1736) = iron_bf16x2{{v1727, v1734}};
     }
-    const unsigned int v2975 = static_cast<unsigned int>(v275.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2976 = v1128 + v2975;
-    const unsigned int v2977 = static_cast<unsigned int>(v275.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2978 = v1127 + v2977;
-    const unsigned int v2980 = static_cast<unsigned int>(v275.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2981 = v2980 == v2975;
-    const unsigned int v2984 = v2977 + 1u;
-    const unsigned int v2985 = static_cast<unsigned int>(v275.col(55, iron_linear_thread() & 31u));
-    const bool v2986 = v2985 == v2984;
-    const bool v2987 = v2981 && v2986;
-    const unsigned int v2990 = v2978 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2991 = v2990 == 0u;
-    const bool v2992 = v2987 && v2991;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2992) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2993 = v2976 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2994 = v2978 < v15;
-      const bool v2995 = v2993 && v2994;
-      if (v2995) {
-        const unsigned int v2996 = v68 + v2978;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2997 = v275.x[54];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2998 = bias[v2996];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2999 = iron_to_f32(v2998);
-        const float v3000 = v2997 + v2999;
-        const iron_bf16 v3001 = iron_f32_to_bf16(v3000);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3002 = v275.x[55];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3004 = v2996 + 1u;
-        const iron_bf16 v3005 = bias[v3004];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3006 = iron_to_f32(v3005);
-        const float v3007 = v3002 + v3006;
-        const iron_bf16 v3008 = iron_f32_to_bf16(v3007);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3009 = v2976 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3010 = v3009 + v2996;
-        *reinterpret_cast<iron_bf16x2*>(out + v3010) = iron_bf16x2{{v3001, v3008}};
-      }
-    } else {
-      const bool v3015 = v2976 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3016 = v2978 < v15;
-      const bool v3017 = v3015 && v3016;
-      if (v3017) {
-        const float v3018 = v275.x[54];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3019 = v68 + v2978;
-        const iron_bf16 v3020 = bias[v3019];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3021 = iron_to_f32(v3020);
-        const float v3022 = v3018 + v3021;
-        const iron_bf16 v3023 = iron_f32_to_bf16(v3022);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3024 = v2976 * v4;
-        const unsigned int v3025 = v3024 + v68;
-        const unsigned int v3026 = v3025 + v2978;
-        out[v3026] = v3023;
-      }
-      const unsigned int v3028 = v1128 + v2980;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3030 = v1127 + v2985;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3031 = v3028 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3032 = v3030 < v15;
-      const bool v3033 = v3031 && v3032;
-      if (v3033) {
-        const float v3034 = v275.x[55];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3035 = v68 + v3030;
-        const iron_bf16 v3036 = bias[v3035];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3037 = iron_to_f32(v3036);
-        const float v3038 = v3034 + v3037;
-        const iron_bf16 v3039 = iron_f32_to_bf16(v3038);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3040 = v3028 * v4;
-        const unsigned int v3041 = v3040 + v68;
-        const unsigned int v3042 = v3041 + v3030;
-        out[v3042] = v3039;
-      }
+    const unsigned int v1737 = static_cast<unsigned int>(v275.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1738 = v1130 + v1737;
+    const unsigned int v1739 = static_cast<unsigned int>(v275.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1740 = v1129 + v1739;
+    const bool v1741 = v1738 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1742 = v1740 < v15;
+    const bool v1743 = v1741 && v1742;
+    if (v1743) {
+      const unsigned int v1744 = v68 + v1740;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1745 = v275.x[54];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1746 = bias[v1744];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1747 = iron_to_f32(v1746);
+      const float v1748 = v1745 + v1747;
+      const iron_bf16 v1749 = iron_f32_to_bf16(v1748);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1750 = v275.x[55];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1752 = v1744 + 1u;
+      const iron_bf16 v1753 = bias[v1752];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1754 = iron_to_f32(v1753);
+      const float v1755 = v1750 + v1754;
+      const iron_bf16 v1756 = iron_f32_to_bf16(v1755);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1757 = v1738 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1758 = v1757 + v1744;
+      *reinterpret_cast<iron_bf16x2*>(out + v1758) = iron_bf16x2{{v1749, v1756}};
     }
-    const unsigned int v3043 = static_cast<unsigned int>(v275.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3044 = v1128 + v3043;
-    const unsigned int v3045 = static_cast<unsigned int>(v275.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3046 = v1127 + v3045;
-    const unsigned int v3048 = static_cast<unsigned int>(v275.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3049 = v3048 == v3043;
-    const unsigned int v3052 = v3045 + 1u;
-    const unsigned int v3053 = static_cast<unsigned int>(v275.col(57, iron_linear_thread() & 31u));
-    const bool v3054 = v3053 == v3052;
-    const bool v3055 = v3049 && v3054;
-    const unsigned int v3058 = v3046 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3059 = v3058 == 0u;
-    const bool v3060 = v3055 && v3059;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3060) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3061 = v3044 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3062 = v3046 < v15;
-      const bool v3063 = v3061 && v3062;
-      if (v3063) {
-        const unsigned int v3064 = v68 + v3046;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3065 = v275.x[56];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3066 = bias[v3064];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3067 = iron_to_f32(v3066);
-        const float v3068 = v3065 + v3067;
-        const iron_bf16 v3069 = iron_f32_to_bf16(v3068);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3070 = v275.x[57];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3072 = v3064 + 1u;
-        const iron_bf16 v3073 = bias[v3072];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3074 = iron_to_f32(v3073);
-        const float v3075 = v3070 + v3074;
-        const iron_bf16 v3076 = iron_f32_to_bf16(v3075);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3077 = v3044 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3078 = v3077 + v3064;
-        *reinterpret_cast<iron_bf16x2*>(out + v3078) = iron_bf16x2{{v3069, v3076}};
-      }
-    } else {
-      const bool v3083 = v3044 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3084 = v3046 < v15;
-      const bool v3085 = v3083 && v3084;
-      if (v3085) {
-        const float v3086 = v275.x[56];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3087 = v68 + v3046;
-        const iron_bf16 v3088 = bias[v3087];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3089 = iron_to_f32(v3088);
-        const float v3090 = v3086 + v3089;
-        const iron_bf16 v3091 = iron_f32_to_bf16(v3090);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3092 = v3044 * v4;
-        const unsigned int v3093 = v3092 + v68;
-        const unsigned int v3094 = v3093 + v3046;
-        out[v3094] = v3091;
-      }
-      const unsigned int v3096 = v1128 + v3048;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3098 = v1127 + v3053;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3099 = v3096 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3100 = v3098 < v15;
-      const bool v3101 = v3099 && v3100;
-      if (v3101) {
-        const float v3102 = v275.x[57];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3103 = v68 + v3098;
-        const iron_bf16 v3104 = bias[v3103];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3105 = iron_to_f32(v3104);
-        const float v3106 = v3102 + v3105;
-        const iron_bf16 v3107 = iron_f32_to_bf16(v3106);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3108 = v3096 * v4;
-        const unsigned int v3109 = v3108 + v68;
-        const unsigned int v3110 = v3109 + v3098;
-        out[v3110] = v3107;
-      }
+    const unsigned int v1759 = static_cast<unsigned int>(v275.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1760 = v1130 + v1759;
+    const unsigned int v1761 = static_cast<unsigned int>(v275.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1762 = v1129 + v1761;
+    const bool v1763 = v1760 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1764 = v1762 < v15;
+    const bool v1765 = v1763 && v1764;
+    if (v1765) {
+      const unsigned int v1766 = v68 + v1762;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1767 = v275.x[56];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1768 = bias[v1766];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1769 = iron_to_f32(v1768);
+      const float v1770 = v1767 + v1769;
+      const iron_bf16 v1771 = iron_f32_to_bf16(v1770);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1772 = v275.x[57];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1774 = v1766 + 1u;
+      const iron_bf16 v1775 = bias[v1774];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1776 = iron_to_f32(v1775);
+      const float v1777 = v1772 + v1776;
+      const iron_bf16 v1778 = iron_f32_to_bf16(v1777);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1779 = v1760 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1780 = v1779 + v1766;
+      *reinterpret_cast<iron_bf16x2*>(out + v1780) = iron_bf16x2{{v1771, v1778}};
     }
-    const unsigned int v3111 = static_cast<unsigned int>(v275.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3112 = v1128 + v3111;
-    const unsigned int v3113 = static_cast<unsigned int>(v275.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3114 = v1127 + v3113;
-    const unsigned int v3116 = static_cast<unsigned int>(v275.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3117 = v3116 == v3111;
-    const unsigned int v3120 = v3113 + 1u;
-    const unsigned int v3121 = static_cast<unsigned int>(v275.col(59, iron_linear_thread() & 31u));
-    const bool v3122 = v3121 == v3120;
-    const bool v3123 = v3117 && v3122;
-    const unsigned int v3126 = v3114 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3127 = v3126 == 0u;
-    const bool v3128 = v3123 && v3127;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3128) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3129 = v3112 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3130 = v3114 < v15;
-      const bool v3131 = v3129 && v3130;
-      if (v3131) {
-        const unsigned int v3132 = v68 + v3114;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3133 = v275.x[58];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3134 = bias[v3132];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3135 = iron_to_f32(v3134);
-        const float v3136 = v3133 + v3135;
-        const iron_bf16 v3137 = iron_f32_to_bf16(v3136);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3138 = v275.x[59];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3140 = v3132 + 1u;
-        const iron_bf16 v3141 = bias[v3140];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3142 = iron_to_f32(v3141);
-        const float v3143 = v3138 + v3142;
-        const iron_bf16 v3144 = iron_f32_to_bf16(v3143);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3145 = v3112 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3146 = v3145 + v3132;
-        *reinterpret_cast<iron_bf16x2*>(out + v3146) = iron_bf16x2{{v3137, v3144}};
-      }
-    } else {
-      const bool v3151 = v3112 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3152 = v3114 < v15;
-      const bool v3153 = v3151 && v3152;
-      if (v3153) {
-        const float v3154 = v275.x[58];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3155 = v68 + v3114;
-        const iron_bf16 v3156 = bias[v3155];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3157 = iron_to_f32(v3156);
-        const float v3158 = v3154 + v3157;
-        const iron_bf16 v3159 = iron_f32_to_bf16(v3158);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3160 = v3112 * v4;
-        const unsigned int v3161 = v3160 + v68;
-        const unsigned int v3162 = v3161 + v3114;
-        out[v3162] = v3159;
-      }
-      const unsigned int v3164 = v1128 + v3116;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3166 = v1127 + v3121;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3167 = v3164 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3168 = v3166 < v15;
-      const bool v3169 = v3167 && v3168;
-      if (v3169) {
-        const float v3170 = v275.x[59];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3171 = v68 + v3166;
-        const iron_bf16 v3172 = bias[v3171];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3173 = iron_to_f32(v3172);
-        const float v3174 = v3170 + v3173;
-        const iron_bf16 v3175 = iron_f32_to_bf16(v3174);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3176 = v3164 * v4;
-        const unsigned int v3177 = v3176 + v68;
-        const unsigned int v3178 = v3177 + v3166;
-        out[v3178] = v3175;
-      }
+    const unsigned int v1781 = static_cast<unsigned int>(v275.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1782 = v1130 + v1781;
+    const unsigned int v1783 = static_cast<unsigned int>(v275.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1784 = v1129 + v1783;
+    const bool v1785 = v1782 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1786 = v1784 < v15;
+    const bool v1787 = v1785 && v1786;
+    if (v1787) {
+      const unsigned int v1788 = v68 + v1784;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1789 = v275.x[58];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1790 = bias[v1788];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1791 = iron_to_f32(v1790);
+      const float v1792 = v1789 + v1791;
+      const iron_bf16 v1793 = iron_f32_to_bf16(v1792);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1794 = v275.x[59];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1796 = v1788 + 1u;
+      const iron_bf16 v1797 = bias[v1796];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1798 = iron_to_f32(v1797);
+      const float v1799 = v1794 + v1798;
+      const iron_bf16 v1800 = iron_f32_to_bf16(v1799);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1801 = v1782 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1802 = v1801 + v1788;
+      *reinterpret_cast<iron_bf16x2*>(out + v1802) = iron_bf16x2{{v1793, v1800}};
     }
-    const unsigned int v3179 = static_cast<unsigned int>(v275.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3180 = v1128 + v3179;
-    const unsigned int v3181 = static_cast<unsigned int>(v275.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3182 = v1127 + v3181;
-    const unsigned int v3184 = static_cast<unsigned int>(v275.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3185 = v3184 == v3179;
-    const unsigned int v3188 = v3181 + 1u;
-    const unsigned int v3189 = static_cast<unsigned int>(v275.col(61, iron_linear_thread() & 31u));
-    const bool v3190 = v3189 == v3188;
-    const bool v3191 = v3185 && v3190;
-    const unsigned int v3194 = v3182 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3195 = v3194 == 0u;
-    const bool v3196 = v3191 && v3195;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3196) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3197 = v3180 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3198 = v3182 < v15;
-      const bool v3199 = v3197 && v3198;
-      if (v3199) {
-        const unsigned int v3200 = v68 + v3182;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3201 = v275.x[60];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3202 = bias[v3200];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3203 = iron_to_f32(v3202);
-        const float v3204 = v3201 + v3203;
-        const iron_bf16 v3205 = iron_f32_to_bf16(v3204);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3206 = v275.x[61];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3208 = v3200 + 1u;
-        const iron_bf16 v3209 = bias[v3208];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3210 = iron_to_f32(v3209);
-        const float v3211 = v3206 + v3210;
-        const iron_bf16 v3212 = iron_f32_to_bf16(v3211);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3213 = v3180 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3214 = v3213 + v3200;
-        *reinterpret_cast<iron_bf16x2*>(out + v3214) = iron_bf16x2{{v3205, v3212}};
-      }
-    } else {
-      const bool v3219 = v3180 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3220 = v3182 < v15;
-      const bool v3221 = v3219 && v3220;
-      if (v3221) {
-        const float v3222 = v275.x[60];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3223 = v68 + v3182;
-        const iron_bf16 v3224 = bias[v3223];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3225 = iron_to_f32(v3224);
-        const float v3226 = v3222 + v3225;
-        const iron_bf16 v3227 = iron_f32_to_bf16(v3226);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3228 = v3180 * v4;
-        const unsigned int v3229 = v3228 + v68;
-        const unsigned int v3230 = v3229 + v3182;
-        out[v3230] = v3227;
-      }
-      const unsigned int v3232 = v1128 + v3184;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3234 = v1127 + v3189;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3235 = v3232 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3236 = v3234 < v15;
-      const bool v3237 = v3235 && v3236;
-      if (v3237) {
-        const float v3238 = v275.x[61];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3239 = v68 + v3234;
-        const iron_bf16 v3240 = bias[v3239];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3241 = iron_to_f32(v3240);
-        const float v3242 = v3238 + v3241;
-        const iron_bf16 v3243 = iron_f32_to_bf16(v3242);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3244 = v3232 * v4;
-        const unsigned int v3245 = v3244 + v68;
-        const unsigned int v3246 = v3245 + v3234;
-        out[v3246] = v3243;
-      }
+    const unsigned int v1803 = static_cast<unsigned int>(v275.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1804 = v1130 + v1803;
+    const unsigned int v1805 = static_cast<unsigned int>(v275.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1806 = v1129 + v1805;
+    const bool v1807 = v1804 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1808 = v1806 < v15;
+    const bool v1809 = v1807 && v1808;
+    if (v1809) {
+      const unsigned int v1810 = v68 + v1806;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1811 = v275.x[60];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1812 = bias[v1810];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1813 = iron_to_f32(v1812);
+      const float v1814 = v1811 + v1813;
+      const iron_bf16 v1815 = iron_f32_to_bf16(v1814);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1816 = v275.x[61];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1818 = v1810 + 1u;
+      const iron_bf16 v1819 = bias[v1818];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1820 = iron_to_f32(v1819);
+      const float v1821 = v1816 + v1820;
+      const iron_bf16 v1822 = iron_f32_to_bf16(v1821);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1823 = v1804 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1824 = v1823 + v1810;
+      *reinterpret_cast<iron_bf16x2*>(out + v1824) = iron_bf16x2{{v1815, v1822}};
     }
-    const unsigned int v3247 = static_cast<unsigned int>(v275.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3248 = v1128 + v3247;
-    const unsigned int v3249 = static_cast<unsigned int>(v275.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3250 = v1127 + v3249;
-    const unsigned int v3252 = static_cast<unsigned int>(v275.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3253 = v3252 == v3247;
-    const unsigned int v3256 = v3249 + 1u;
-    const unsigned int v3257 = static_cast<unsigned int>(v275.col(63, iron_linear_thread() & 31u));
-    const bool v3258 = v3257 == v3256;
-    const bool v3259 = v3253 && v3258;
-    const unsigned int v3262 = v3250 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3263 = v3262 == 0u;
-    const bool v3264 = v3259 && v3263;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3264) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3265 = v3248 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3266 = v3250 < v15;
-      const bool v3267 = v3265 && v3266;
-      if (v3267) {
-        const unsigned int v3268 = v68 + v3250;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3269 = v275.x[62];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3270 = bias[v3268];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3271 = iron_to_f32(v3270);
-        const float v3272 = v3269 + v3271;
-        const iron_bf16 v3273 = iron_f32_to_bf16(v3272);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3274 = v275.x[63];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3276 = v3268 + 1u;
-        const iron_bf16 v3277 = bias[v3276];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3278 = iron_to_f32(v3277);
-        const float v3279 = v3274 + v3278;
-        const iron_bf16 v3280 = iron_f32_to_bf16(v3279);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3281 = v3248 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3282 = v3281 + v3268;
-        *reinterpret_cast<iron_bf16x2*>(out + v3282) = iron_bf16x2{{v3273, v3280}};
-      }
-    } else {
-      const bool v3287 = v3248 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3288 = v3250 < v15;
-      const bool v3289 = v3287 && v3288;
-      if (v3289) {
-        const float v3290 = v275.x[62];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3291 = v68 + v3250;
-        const iron_bf16 v3292 = bias[v3291];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3293 = iron_to_f32(v3292);
-        const float v3294 = v3290 + v3293;
-        const iron_bf16 v3295 = iron_f32_to_bf16(v3294);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3296 = v3248 * v4;
-        const unsigned int v3297 = v3296 + v68;
-        const unsigned int v3298 = v3297 + v3250;
-        out[v3298] = v3295;
-      }
-      const unsigned int v3300 = v1128 + v3252;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3302 = v1127 + v3257;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3303 = v3300 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3304 = v3302 < v15;
-      const bool v3305 = v3303 && v3304;
-      if (v3305) {
-        const float v3306 = v275.x[63];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3307 = v68 + v3302;
-        const iron_bf16 v3308 = bias[v3307];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3309 = iron_to_f32(v3308);
-        const float v3310 = v3306 + v3309;
-        const iron_bf16 v3311 = iron_f32_to_bf16(v3310);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3312 = v3300 * v4;
-        const unsigned int v3313 = v3312 + v68;
-        const unsigned int v3314 = v3313 + v3302;
-        out[v3314] = v3311;
-      }
+    const unsigned int v1825 = static_cast<unsigned int>(v275.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1826 = v1130 + v1825;
+    const unsigned int v1827 = static_cast<unsigned int>(v275.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1828 = v1129 + v1827;
+    const bool v1829 = v1826 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1830 = v1828 < v15;
+    const bool v1831 = v1829 && v1830;
+    if (v1831) {
+      const unsigned int v1832 = v68 + v1828;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1833 = v275.x[62];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1834 = bias[v1832];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1835 = iron_to_f32(v1834);
+      const float v1836 = v1833 + v1835;
+      const iron_bf16 v1837 = iron_f32_to_bf16(v1836);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1838 = v275.x[63];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1840 = v1832 + 1u;
+      const iron_bf16 v1841 = bias[v1840];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1842 = iron_to_f32(v1841);
+      const float v1843 = v1838 + v1842;
+      const iron_bf16 v1844 = iron_f32_to_bf16(v1843);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1845 = v1826 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1846 = v1845 + v1832;
+      *reinterpret_cast<iron_bf16x2*>(out + v1846) = iron_bf16x2{{v1837, v1844}};
     }
-    const unsigned int v3315 = static_cast<unsigned int>(v275.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3316 = v1128 + v3315;
-    const unsigned int v3317 = static_cast<unsigned int>(v275.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3318 = v1127 + v3317;
-    const unsigned int v3320 = static_cast<unsigned int>(v275.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3321 = v3320 == v3315;
-    const unsigned int v3324 = v3317 + 1u;
-    const unsigned int v3325 = static_cast<unsigned int>(v275.col(65, iron_linear_thread() & 31u));
-    const bool v3326 = v3325 == v3324;
-    const bool v3327 = v3321 && v3326;
-    const unsigned int v3330 = v3318 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3331 = v3330 == 0u;
-    const bool v3332 = v3327 && v3331;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3332) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3333 = v3316 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3334 = v3318 < v15;
-      const bool v3335 = v3333 && v3334;
-      if (v3335) {
-        const unsigned int v3336 = v68 + v3318;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3337 = v275.x[64];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3338 = bias[v3336];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3339 = iron_to_f32(v3338);
-        const float v3340 = v3337 + v3339;
-        const iron_bf16 v3341 = iron_f32_to_bf16(v3340);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3342 = v275.x[65];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3344 = v3336 + 1u;
-        const iron_bf16 v3345 = bias[v3344];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3346 = iron_to_f32(v3345);
-        const float v3347 = v3342 + v3346;
-        const iron_bf16 v3348 = iron_f32_to_bf16(v3347);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3349 = v3316 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3350 = v3349 + v3336;
-        *reinterpret_cast<iron_bf16x2*>(out + v3350) = iron_bf16x2{{v3341, v3348}};
-      }
-    } else {
-      const bool v3355 = v3316 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3356 = v3318 < v15;
-      const bool v3357 = v3355 && v3356;
-      if (v3357) {
-        const float v3358 = v275.x[64];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3359 = v68 + v3318;
-        const iron_bf16 v3360 = bias[v3359];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3361 = iron_to_f32(v3360);
-        const float v3362 = v3358 + v3361;
-        const iron_bf16 v3363 = iron_f32_to_bf16(v3362);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3364 = v3316 * v4;
-        const unsigned int v3365 = v3364 + v68;
-        const unsigned int v3366 = v3365 + v3318;
-        out[v3366] = v3363;
-      }
-      const unsigned int v3368 = v1128 + v3320;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3370 = v1127 + v3325;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3371 = v3368 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3372 = v3370 < v15;
-      const bool v3373 = v3371 && v3372;
-      if (v3373) {
-        const float v3374 = v275.x[65];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3375 = v68 + v3370;
-        const iron_bf16 v3376 = bias[v3375];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3377 = iron_to_f32(v3376);
-        const float v3378 = v3374 + v3377;
-        const iron_bf16 v3379 = iron_f32_to_bf16(v3378);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3380 = v3368 * v4;
-        const unsigned int v3381 = v3380 + v68;
-        const unsigned int v3382 = v3381 + v3370;
-        out[v3382] = v3379;
-      }
+    const unsigned int v1847 = static_cast<unsigned int>(v275.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1848 = v1130 + v1847;
+    const unsigned int v1849 = static_cast<unsigned int>(v275.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1850 = v1129 + v1849;
+    const bool v1851 = v1848 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1852 = v1850 < v15;
+    const bool v1853 = v1851 && v1852;
+    if (v1853) {
+      const unsigned int v1854 = v68 + v1850;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1855 = v275.x[64];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1856 = bias[v1854];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1857 = iron_to_f32(v1856);
+      const float v1858 = v1855 + v1857;
+      const iron_bf16 v1859 = iron_f32_to_bf16(v1858);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1860 = v275.x[65];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1862 = v1854 + 1u;
+      const iron_bf16 v1863 = bias[v1862];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1864 = iron_to_f32(v1863);
+      const float v1865 = v1860 + v1864;
+      const iron_bf16 v1866 = iron_f32_to_bf16(v1865);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1867 = v1848 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1868 = v1867 + v1854;
+      *reinterpret_cast<iron_bf16x2*>(out + v1868) = iron_bf16x2{{v1859, v1866}};
     }
-    const unsigned int v3383 = static_cast<unsigned int>(v275.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3384 = v1128 + v3383;
-    const unsigned int v3385 = static_cast<unsigned int>(v275.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3386 = v1127 + v3385;
-    const unsigned int v3388 = static_cast<unsigned int>(v275.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3389 = v3388 == v3383;
-    const unsigned int v3392 = v3385 + 1u;
-    const unsigned int v3393 = static_cast<unsigned int>(v275.col(67, iron_linear_thread() & 31u));
-    const bool v3394 = v3393 == v3392;
-    const bool v3395 = v3389 && v3394;
-    const unsigned int v3398 = v3386 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3399 = v3398 == 0u;
-    const bool v3400 = v3395 && v3399;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3400) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3401 = v3384 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3402 = v3386 < v15;
-      const bool v3403 = v3401 && v3402;
-      if (v3403) {
-        const unsigned int v3404 = v68 + v3386;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3405 = v275.x[66];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3406 = bias[v3404];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3407 = iron_to_f32(v3406);
-        const float v3408 = v3405 + v3407;
-        const iron_bf16 v3409 = iron_f32_to_bf16(v3408);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3410 = v275.x[67];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3412 = v3404 + 1u;
-        const iron_bf16 v3413 = bias[v3412];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3414 = iron_to_f32(v3413);
-        const float v3415 = v3410 + v3414;
-        const iron_bf16 v3416 = iron_f32_to_bf16(v3415);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3417 = v3384 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3418 = v3417 + v3404;
-        *reinterpret_cast<iron_bf16x2*>(out + v3418) = iron_bf16x2{{v3409, v3416}};
-      }
-    } else {
-      const bool v3423 = v3384 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3424 = v3386 < v15;
-      const bool v3425 = v3423 && v3424;
-      if (v3425) {
-        const float v3426 = v275.x[66];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3427 = v68 + v3386;
-        const iron_bf16 v3428 = bias[v3427];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3429 = iron_to_f32(v3428);
-        const float v3430 = v3426 + v3429;
-        const iron_bf16 v3431 = iron_f32_to_bf16(v3430);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3432 = v3384 * v4;
-        const unsigned int v3433 = v3432 + v68;
-        const unsigned int v3434 = v3433 + v3386;
-        out[v3434] = v3431;
-      }
-      const unsigned int v3436 = v1128 + v3388;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3438 = v1127 + v3393;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3439 = v3436 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3440 = v3438 < v15;
-      const bool v3441 = v3439 && v3440;
-      if (v3441) {
-        const float v3442 = v275.x[67];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3443 = v68 + v3438;
-        const iron_bf16 v3444 = bias[v3443];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3445 = iron_to_f32(v3444);
-        const float v3446 = v3442 + v3445;
-        const iron_bf16 v3447 = iron_f32_to_bf16(v3446);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3448 = v3436 * v4;
-        const unsigned int v3449 = v3448 + v68;
-        const unsigned int v3450 = v3449 + v3438;
-        out[v3450] = v3447;
-      }
+    const unsigned int v1869 = static_cast<unsigned int>(v275.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1870 = v1130 + v1869;
+    const unsigned int v1871 = static_cast<unsigned int>(v275.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1872 = v1129 + v1871;
+    const bool v1873 = v1870 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1874 = v1872 < v15;
+    const bool v1875 = v1873 && v1874;
+    if (v1875) {
+      const unsigned int v1876 = v68 + v1872;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1877 = v275.x[66];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1878 = bias[v1876];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1879 = iron_to_f32(v1878);
+      const float v1880 = v1877 + v1879;
+      const iron_bf16 v1881 = iron_f32_to_bf16(v1880);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1882 = v275.x[67];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1884 = v1876 + 1u;
+      const iron_bf16 v1885 = bias[v1884];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1886 = iron_to_f32(v1885);
+      const float v1887 = v1882 + v1886;
+      const iron_bf16 v1888 = iron_f32_to_bf16(v1887);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1889 = v1870 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1890 = v1889 + v1876;
+      *reinterpret_cast<iron_bf16x2*>(out + v1890) = iron_bf16x2{{v1881, v1888}};
     }
-    const unsigned int v3451 = static_cast<unsigned int>(v275.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3452 = v1128 + v3451;
-    const unsigned int v3453 = static_cast<unsigned int>(v275.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3454 = v1127 + v3453;
-    const unsigned int v3456 = static_cast<unsigned int>(v275.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3457 = v3456 == v3451;
-    const unsigned int v3460 = v3453 + 1u;
-    const unsigned int v3461 = static_cast<unsigned int>(v275.col(69, iron_linear_thread() & 31u));
-    const bool v3462 = v3461 == v3460;
-    const bool v3463 = v3457 && v3462;
-    const unsigned int v3466 = v3454 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3467 = v3466 == 0u;
-    const bool v3468 = v3463 && v3467;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3468) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3469 = v3452 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3470 = v3454 < v15;
-      const bool v3471 = v3469 && v3470;
-      if (v3471) {
-        const unsigned int v3472 = v68 + v3454;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3473 = v275.x[68];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3474 = bias[v3472];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3475 = iron_to_f32(v3474);
-        const float v3476 = v3473 + v3475;
-        const iron_bf16 v3477 = iron_f32_to_bf16(v3476);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3478 = v275.x[69];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3480 = v3472 + 1u;
-        const iron_bf16 v3481 = bias[v3480];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3482 = iron_to_f32(v3481);
-        const float v3483 = v3478 + v3482;
-        const iron_bf16 v3484 = iron_f32_to_bf16(v3483);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3485 = v3452 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3486 = v3485 + v3472;
-        *reinterpret_cast<iron_bf16x2*>(out + v3486) = iron_bf16x2{{v3477, v3484}};
-      }
-    } else {
-      const bool v3491 = v3452 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3492 = v3454 < v15;
-      const bool v3493 = v3491 && v3492;
-      if (v3493) {
-        const float v3494 = v275.x[68];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3495 = v68 + v3454;
-        const iron_bf16 v3496 = bias[v3495];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3497 = iron_to_f32(v3496);
-        const float v3498 = v3494 + v3497;
-        const iron_bf16 v3499 = iron_f32_to_bf16(v3498);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3500 = v3452 * v4;
-        const unsigned int v3501 = v3500 + v68;
-        const unsigned int v3502 = v3501 + v3454;
-        out[v3502] = v3499;
-      }
-      const unsigned int v3504 = v1128 + v3456;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3506 = v1127 + v3461;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3507 = v3504 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3508 = v3506 < v15;
-      const bool v3509 = v3507 && v3508;
-      if (v3509) {
-        const float v3510 = v275.x[69];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3511 = v68 + v3506;
-        const iron_bf16 v3512 = bias[v3511];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3513 = iron_to_f32(v3512);
-        const float v3514 = v3510 + v3513;
-        const iron_bf16 v3515 = iron_f32_to_bf16(v3514);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3516 = v3504 * v4;
-        const unsigned int v3517 = v3516 + v68;
-        const unsigned int v3518 = v3517 + v3506;
-        out[v3518] = v3515;
-      }
+    const unsigned int v1891 = static_cast<unsigned int>(v275.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1892 = v1130 + v1891;
+    const unsigned int v1893 = static_cast<unsigned int>(v275.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1894 = v1129 + v1893;
+    const bool v1895 = v1892 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1896 = v1894 < v15;
+    const bool v1897 = v1895 && v1896;
+    if (v1897) {
+      const unsigned int v1898 = v68 + v1894;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1899 = v275.x[68];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1900 = bias[v1898];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1901 = iron_to_f32(v1900);
+      const float v1902 = v1899 + v1901;
+      const iron_bf16 v1903 = iron_f32_to_bf16(v1902);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1904 = v275.x[69];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1906 = v1898 + 1u;
+      const iron_bf16 v1907 = bias[v1906];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1908 = iron_to_f32(v1907);
+      const float v1909 = v1904 + v1908;
+      const iron_bf16 v1910 = iron_f32_to_bf16(v1909);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1911 = v1892 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1912 = v1911 + v1898;
+      *reinterpret_cast<iron_bf16x2*>(out + v1912) = iron_bf16x2{{v1903, v1910}};
     }
-    const unsigned int v3519 = static_cast<unsigned int>(v275.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3520 = v1128 + v3519;
-    const unsigned int v3521 = static_cast<unsigned int>(v275.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3522 = v1127 + v3521;
-    const unsigned int v3524 = static_cast<unsigned int>(v275.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3525 = v3524 == v3519;
-    const unsigned int v3528 = v3521 + 1u;
-    const unsigned int v3529 = static_cast<unsigned int>(v275.col(71, iron_linear_thread() & 31u));
-    const bool v3530 = v3529 == v3528;
-    const bool v3531 = v3525 && v3530;
-    const unsigned int v3534 = v3522 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3535 = v3534 == 0u;
-    const bool v3536 = v3531 && v3535;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3536) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3537 = v3520 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3538 = v3522 < v15;
-      const bool v3539 = v3537 && v3538;
-      if (v3539) {
-        const unsigned int v3540 = v68 + v3522;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3541 = v275.x[70];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3542 = bias[v3540];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3543 = iron_to_f32(v3542);
-        const float v3544 = v3541 + v3543;
-        const iron_bf16 v3545 = iron_f32_to_bf16(v3544);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3546 = v275.x[71];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3548 = v3540 + 1u;
-        const iron_bf16 v3549 = bias[v3548];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3550 = iron_to_f32(v3549);
-        const float v3551 = v3546 + v3550;
-        const iron_bf16 v3552 = iron_f32_to_bf16(v3551);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3553 = v3520 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3554 = v3553 + v3540;
-        *reinterpret_cast<iron_bf16x2*>(out + v3554) = iron_bf16x2{{v3545, v3552}};
-      }
-    } else {
-      const bool v3559 = v3520 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3560 = v3522 < v15;
-      const bool v3561 = v3559 && v3560;
-      if (v3561) {
-        const float v3562 = v275.x[70];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3563 = v68 + v3522;
-        const iron_bf16 v3564 = bias[v3563];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3565 = iron_to_f32(v3564);
-        const float v3566 = v3562 + v3565;
-        const iron_bf16 v3567 = iron_f32_to_bf16(v3566);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3568 = v3520 * v4;
-        const unsigned int v3569 = v3568 + v68;
-        const unsigned int v3570 = v3569 + v3522;
-        out[v3570] = v3567;
-      }
-      const unsigned int v3572 = v1128 + v3524;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3574 = v1127 + v3529;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3575 = v3572 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3576 = v3574 < v15;
-      const bool v3577 = v3575 && v3576;
-      if (v3577) {
-        const float v3578 = v275.x[71];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3579 = v68 + v3574;
-        const iron_bf16 v3580 = bias[v3579];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3581 = iron_to_f32(v3580);
-        const float v3582 = v3578 + v3581;
-        const iron_bf16 v3583 = iron_f32_to_bf16(v3582);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3584 = v3572 * v4;
-        const unsigned int v3585 = v3584 + v68;
-        const unsigned int v3586 = v3585 + v3574;
-        out[v3586] = v3583;
-      }
+    const unsigned int v1913 = static_cast<unsigned int>(v275.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1914 = v1130 + v1913;
+    const unsigned int v1915 = static_cast<unsigned int>(v275.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1916 = v1129 + v1915;
+    const bool v1917 = v1914 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1918 = v1916 < v15;
+    const bool v1919 = v1917 && v1918;
+    if (v1919) {
+      const unsigned int v1920 = v68 + v1916;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1921 = v275.x[70];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1922 = bias[v1920];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1923 = iron_to_f32(v1922);
+      const float v1924 = v1921 + v1923;
+      const iron_bf16 v1925 = iron_f32_to_bf16(v1924);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1926 = v275.x[71];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1928 = v1920 + 1u;
+      const iron_bf16 v1929 = bias[v1928];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1930 = iron_to_f32(v1929);
+      const float v1931 = v1926 + v1930;
+      const iron_bf16 v1932 = iron_f32_to_bf16(v1931);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1933 = v1914 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1934 = v1933 + v1920;
+      *reinterpret_cast<iron_bf16x2*>(out + v1934) = iron_bf16x2{{v1925, v1932}};
     }
-    const unsigned int v3587 = static_cast<unsigned int>(v275.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3588 = v1128 + v3587;
-    const unsigned int v3589 = static_cast<unsigned int>(v275.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3590 = v1127 + v3589;
-    const unsigned int v3592 = static_cast<unsigned int>(v275.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3593 = v3592 == v3587;
-    const unsigned int v3596 = v3589 + 1u;
-    const unsigned int v3597 = static_cast<unsigned int>(v275.col(73, iron_linear_thread() & 31u));
-    const bool v3598 = v3597 == v3596;
-    const bool v3599 = v3593 && v3598;
-    const unsigned int v3602 = v3590 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3603 = v3602 == 0u;
-    const bool v3604 = v3599 && v3603;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3604) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3605 = v3588 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3606 = v3590 < v15;
-      const bool v3607 = v3605 && v3606;
-      if (v3607) {
-        const unsigned int v3608 = v68 + v3590;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3609 = v275.x[72];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3610 = bias[v3608];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3611 = iron_to_f32(v3610);
-        const float v3612 = v3609 + v3611;
-        const iron_bf16 v3613 = iron_f32_to_bf16(v3612);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3614 = v275.x[73];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3616 = v3608 + 1u;
-        const iron_bf16 v3617 = bias[v3616];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3618 = iron_to_f32(v3617);
-        const float v3619 = v3614 + v3618;
-        const iron_bf16 v3620 = iron_f32_to_bf16(v3619);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3621 = v3588 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3622 = v3621 + v3608;
-        *reinterpret_cast<iron_bf16x2*>(out + v3622) = iron_bf16x2{{v3613, v3620}};
-      }
-    } else {
-      const bool v3627 = v3588 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3628 = v3590 < v15;
-      const bool v3629 = v3627 && v3628;
-      if (v3629) {
-        const float v3630 = v275.x[72];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3631 = v68 + v3590;
-        const iron_bf16 v3632 = bias[v3631];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3633 = iron_to_f32(v3632);
-        const float v3634 = v3630 + v3633;
-        const iron_bf16 v3635 = iron_f32_to_bf16(v3634);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3636 = v3588 * v4;
-        const unsigned int v3637 = v3636 + v68;
-        const unsigned int v3638 = v3637 + v3590;
-        out[v3638] = v3635;
-      }
-      const unsigned int v3640 = v1128 + v3592;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3642 = v1127 + v3597;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3643 = v3640 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3644 = v3642 < v15;
-      const bool v3645 = v3643 && v3644;
-      if (v3645) {
-        const float v3646 = v275.x[73];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3647 = v68 + v3642;
-        const iron_bf16 v3648 = bias[v3647];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3649 = iron_to_f32(v3648);
-        const float v3650 = v3646 + v3649;
-        const iron_bf16 v3651 = iron_f32_to_bf16(v3650);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3652 = v3640 * v4;
-        const unsigned int v3653 = v3652 + v68;
-        const unsigned int v3654 = v3653 + v3642;
-        out[v3654] = v3651;
-      }
+    const unsigned int v1935 = static_cast<unsigned int>(v275.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1936 = v1130 + v1935;
+    const unsigned int v1937 = static_cast<unsigned int>(v275.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1938 = v1129 + v1937;
+    const bool v1939 = v1936 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1940 = v1938 < v15;
+    const bool v1941 = v1939 && v1940;
+    if (v1941) {
+      const unsigned int v1942 = v68 + v1938;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1943 = v275.x[72];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1944 = bias[v1942];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1945 = iron_to_f32(v1944);
+      const float v1946 = v1943 + v1945;
+      const iron_bf16 v1947 = iron_f32_to_bf16(v1946);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1948 = v275.x[73];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1950 = v1942 + 1u;
+      const iron_bf16 v1951 = bias[v1950];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1952 = iron_to_f32(v1951);
+      const float v1953 = v1948 + v1952;
+      const iron_bf16 v1954 = iron_f32_to_bf16(v1953);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1955 = v1936 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1956 = v1955 + v1942;
+      *reinterpret_cast<iron_bf16x2*>(out + v1956) = iron_bf16x2{{v1947, v1954}};
     }
-    const unsigned int v3655 = static_cast<unsigned int>(v275.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3656 = v1128 + v3655;
-    const unsigned int v3657 = static_cast<unsigned int>(v275.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3658 = v1127 + v3657;
-    const unsigned int v3660 = static_cast<unsigned int>(v275.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3661 = v3660 == v3655;
-    const unsigned int v3664 = v3657 + 1u;
-    const unsigned int v3665 = static_cast<unsigned int>(v275.col(75, iron_linear_thread() & 31u));
-    const bool v3666 = v3665 == v3664;
-    const bool v3667 = v3661 && v3666;
-    const unsigned int v3670 = v3658 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3671 = v3670 == 0u;
-    const bool v3672 = v3667 && v3671;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3672) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3673 = v3656 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3674 = v3658 < v15;
-      const bool v3675 = v3673 && v3674;
-      if (v3675) {
-        const unsigned int v3676 = v68 + v3658;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3677 = v275.x[74];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3678 = bias[v3676];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3679 = iron_to_f32(v3678);
-        const float v3680 = v3677 + v3679;
-        const iron_bf16 v3681 = iron_f32_to_bf16(v3680);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3682 = v275.x[75];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3684 = v3676 + 1u;
-        const iron_bf16 v3685 = bias[v3684];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3686 = iron_to_f32(v3685);
-        const float v3687 = v3682 + v3686;
-        const iron_bf16 v3688 = iron_f32_to_bf16(v3687);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3689 = v3656 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3690 = v3689 + v3676;
-        *reinterpret_cast<iron_bf16x2*>(out + v3690) = iron_bf16x2{{v3681, v3688}};
-      }
-    } else {
-      const bool v3695 = v3656 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3696 = v3658 < v15;
-      const bool v3697 = v3695 && v3696;
-      if (v3697) {
-        const float v3698 = v275.x[74];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3699 = v68 + v3658;
-        const iron_bf16 v3700 = bias[v3699];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3701 = iron_to_f32(v3700);
-        const float v3702 = v3698 + v3701;
-        const iron_bf16 v3703 = iron_f32_to_bf16(v3702);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3704 = v3656 * v4;
-        const unsigned int v3705 = v3704 + v68;
-        const unsigned int v3706 = v3705 + v3658;
-        out[v3706] = v3703;
-      }
-      const unsigned int v3708 = v1128 + v3660;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3710 = v1127 + v3665;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3711 = v3708 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3712 = v3710 < v15;
-      const bool v3713 = v3711 && v3712;
-      if (v3713) {
-        const float v3714 = v275.x[75];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3715 = v68 + v3710;
-        const iron_bf16 v3716 = bias[v3715];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3717 = iron_to_f32(v3716);
-        const float v3718 = v3714 + v3717;
-        const iron_bf16 v3719 = iron_f32_to_bf16(v3718);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3720 = v3708 * v4;
-        const unsigned int v3721 = v3720 + v68;
-        const unsigned int v3722 = v3721 + v3710;
-        out[v3722] = v3719;
-      }
+    const unsigned int v1957 = static_cast<unsigned int>(v275.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1958 = v1130 + v1957;
+    const unsigned int v1959 = static_cast<unsigned int>(v275.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1960 = v1129 + v1959;
+    const bool v1961 = v1958 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1962 = v1960 < v15;
+    const bool v1963 = v1961 && v1962;
+    if (v1963) {
+      const unsigned int v1964 = v68 + v1960;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1965 = v275.x[74];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1966 = bias[v1964];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1967 = iron_to_f32(v1966);
+      const float v1968 = v1965 + v1967;
+      const iron_bf16 v1969 = iron_f32_to_bf16(v1968);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1970 = v275.x[75];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1972 = v1964 + 1u;
+      const iron_bf16 v1973 = bias[v1972];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1974 = iron_to_f32(v1973);
+      const float v1975 = v1970 + v1974;
+      const iron_bf16 v1976 = iron_f32_to_bf16(v1975);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1977 = v1958 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1978 = v1977 + v1964;
+      *reinterpret_cast<iron_bf16x2*>(out + v1978) = iron_bf16x2{{v1969, v1976}};
     }
-    const unsigned int v3723 = static_cast<unsigned int>(v275.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3724 = v1128 + v3723;
-    const unsigned int v3725 = static_cast<unsigned int>(v275.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3726 = v1127 + v3725;
-    const unsigned int v3728 = static_cast<unsigned int>(v275.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3729 = v3728 == v3723;
-    const unsigned int v3732 = v3725 + 1u;
-    const unsigned int v3733 = static_cast<unsigned int>(v275.col(77, iron_linear_thread() & 31u));
-    const bool v3734 = v3733 == v3732;
-    const bool v3735 = v3729 && v3734;
-    const unsigned int v3738 = v3726 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3739 = v3738 == 0u;
-    const bool v3740 = v3735 && v3739;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3740) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3741 = v3724 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3742 = v3726 < v15;
-      const bool v3743 = v3741 && v3742;
-      if (v3743) {
-        const unsigned int v3744 = v68 + v3726;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3745 = v275.x[76];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3746 = bias[v3744];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3747 = iron_to_f32(v3746);
-        const float v3748 = v3745 + v3747;
-        const iron_bf16 v3749 = iron_f32_to_bf16(v3748);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3750 = v275.x[77];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3752 = v3744 + 1u;
-        const iron_bf16 v3753 = bias[v3752];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3754 = iron_to_f32(v3753);
-        const float v3755 = v3750 + v3754;
-        const iron_bf16 v3756 = iron_f32_to_bf16(v3755);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3757 = v3724 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3758 = v3757 + v3744;
-        *reinterpret_cast<iron_bf16x2*>(out + v3758) = iron_bf16x2{{v3749, v3756}};
-      }
-    } else {
-      const bool v3763 = v3724 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3764 = v3726 < v15;
-      const bool v3765 = v3763 && v3764;
-      if (v3765) {
-        const float v3766 = v275.x[76];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3767 = v68 + v3726;
-        const iron_bf16 v3768 = bias[v3767];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3769 = iron_to_f32(v3768);
-        const float v3770 = v3766 + v3769;
-        const iron_bf16 v3771 = iron_f32_to_bf16(v3770);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3772 = v3724 * v4;
-        const unsigned int v3773 = v3772 + v68;
-        const unsigned int v3774 = v3773 + v3726;
-        out[v3774] = v3771;
-      }
-      const unsigned int v3776 = v1128 + v3728;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3778 = v1127 + v3733;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3779 = v3776 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3780 = v3778 < v15;
-      const bool v3781 = v3779 && v3780;
-      if (v3781) {
-        const float v3782 = v275.x[77];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3783 = v68 + v3778;
-        const iron_bf16 v3784 = bias[v3783];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3785 = iron_to_f32(v3784);
-        const float v3786 = v3782 + v3785;
-        const iron_bf16 v3787 = iron_f32_to_bf16(v3786);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3788 = v3776 * v4;
-        const unsigned int v3789 = v3788 + v68;
-        const unsigned int v3790 = v3789 + v3778;
-        out[v3790] = v3787;
-      }
+    const unsigned int v1979 = static_cast<unsigned int>(v275.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1980 = v1130 + v1979;
+    const unsigned int v1981 = static_cast<unsigned int>(v275.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1982 = v1129 + v1981;
+    const bool v1983 = v1980 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1984 = v1982 < v15;
+    const bool v1985 = v1983 && v1984;
+    if (v1985) {
+      const unsigned int v1986 = v68 + v1982;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1987 = v275.x[76];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1988 = bias[v1986];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1989 = iron_to_f32(v1988);
+      const float v1990 = v1987 + v1989;
+      const iron_bf16 v1991 = iron_f32_to_bf16(v1990);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1992 = v275.x[77];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1994 = v1986 + 1u;
+      const iron_bf16 v1995 = bias[v1994];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1996 = iron_to_f32(v1995);
+      const float v1997 = v1992 + v1996;
+      const iron_bf16 v1998 = iron_f32_to_bf16(v1997);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1999 = v1980 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2000 = v1999 + v1986;
+      *reinterpret_cast<iron_bf16x2*>(out + v2000) = iron_bf16x2{{v1991, v1998}};
     }
-    const unsigned int v3791 = static_cast<unsigned int>(v275.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3792 = v1128 + v3791;
-    const unsigned int v3793 = static_cast<unsigned int>(v275.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3794 = v1127 + v3793;
-    const unsigned int v3796 = static_cast<unsigned int>(v275.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3797 = v3796 == v3791;
-    const unsigned int v3800 = v3793 + 1u;
-    const unsigned int v3801 = static_cast<unsigned int>(v275.col(79, iron_linear_thread() & 31u));
-    const bool v3802 = v3801 == v3800;
-    const bool v3803 = v3797 && v3802;
-    const unsigned int v3806 = v3794 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3807 = v3806 == 0u;
-    const bool v3808 = v3803 && v3807;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3808) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3809 = v3792 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3810 = v3794 < v15;
-      const bool v3811 = v3809 && v3810;
-      if (v3811) {
-        const unsigned int v3812 = v68 + v3794;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3813 = v275.x[78];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3814 = bias[v3812];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3815 = iron_to_f32(v3814);
-        const float v3816 = v3813 + v3815;
-        const iron_bf16 v3817 = iron_f32_to_bf16(v3816);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3818 = v275.x[79];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3820 = v3812 + 1u;
-        const iron_bf16 v3821 = bias[v3820];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3822 = iron_to_f32(v3821);
-        const float v3823 = v3818 + v3822;
-        const iron_bf16 v3824 = iron_f32_to_bf16(v3823);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3825 = v3792 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3826 = v3825 + v3812;
-        *reinterpret_cast<iron_bf16x2*>(out + v3826) = iron_bf16x2{{v3817, v3824}};
-      }
-    } else {
-      const bool v3831 = v3792 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3832 = v3794 < v15;
-      const bool v3833 = v3831 && v3832;
-      if (v3833) {
-        const float v3834 = v275.x[78];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3835 = v68 + v3794;
-        const iron_bf16 v3836 = bias[v3835];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3837 = iron_to_f32(v3836);
-        const float v3838 = v3834 + v3837;
-        const iron_bf16 v3839 = iron_f32_to_bf16(v3838);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3840 = v3792 * v4;
-        const unsigned int v3841 = v3840 + v68;
-        const unsigned int v3842 = v3841 + v3794;
-        out[v3842] = v3839;
-      }
-      const unsigned int v3844 = v1128 + v3796;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3846 = v1127 + v3801;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3847 = v3844 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3848 = v3846 < v15;
-      const bool v3849 = v3847 && v3848;
-      if (v3849) {
-        const float v3850 = v275.x[79];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3851 = v68 + v3846;
-        const iron_bf16 v3852 = bias[v3851];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3853 = iron_to_f32(v3852);
-        const float v3854 = v3850 + v3853;
-        const iron_bf16 v3855 = iron_f32_to_bf16(v3854);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3856 = v3844 * v4;
-        const unsigned int v3857 = v3856 + v68;
-        const unsigned int v3858 = v3857 + v3846;
-        out[v3858] = v3855;
-      }
+    const unsigned int v2001 = static_cast<unsigned int>(v275.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2002 = v1130 + v2001;
+    const unsigned int v2003 = static_cast<unsigned int>(v275.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2004 = v1129 + v2003;
+    const bool v2005 = v2002 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2006 = v2004 < v15;
+    const bool v2007 = v2005 && v2006;
+    if (v2007) {
+      const unsigned int v2008 = v68 + v2004;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2009 = v275.x[78];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2010 = bias[v2008];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2011 = iron_to_f32(v2010);
+      const float v2012 = v2009 + v2011;
+      const iron_bf16 v2013 = iron_f32_to_bf16(v2012);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2014 = v275.x[79];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2016 = v2008 + 1u;
+      const iron_bf16 v2017 = bias[v2016];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2018 = iron_to_f32(v2017);
+      const float v2019 = v2014 + v2018;
+      const iron_bf16 v2020 = iron_f32_to_bf16(v2019);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2021 = v2002 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2022 = v2021 + v2008;
+      *reinterpret_cast<iron_bf16x2*>(out + v2022) = iron_bf16x2{{v2013, v2020}};
     }
-    const unsigned int v3859 = static_cast<unsigned int>(v275.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3860 = v1128 + v3859;
-    const unsigned int v3861 = static_cast<unsigned int>(v275.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3862 = v1127 + v3861;
-    const unsigned int v3864 = static_cast<unsigned int>(v275.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3865 = v3864 == v3859;
-    const unsigned int v3868 = v3861 + 1u;
-    const unsigned int v3869 = static_cast<unsigned int>(v275.col(81, iron_linear_thread() & 31u));
-    const bool v3870 = v3869 == v3868;
-    const bool v3871 = v3865 && v3870;
-    const unsigned int v3874 = v3862 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3875 = v3874 == 0u;
-    const bool v3876 = v3871 && v3875;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3876) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3877 = v3860 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3878 = v3862 < v15;
-      const bool v3879 = v3877 && v3878;
-      if (v3879) {
-        const unsigned int v3880 = v68 + v3862;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3881 = v275.x[80];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3882 = bias[v3880];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3883 = iron_to_f32(v3882);
-        const float v3884 = v3881 + v3883;
-        const iron_bf16 v3885 = iron_f32_to_bf16(v3884);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3886 = v275.x[81];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3888 = v3880 + 1u;
-        const iron_bf16 v3889 = bias[v3888];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3890 = iron_to_f32(v3889);
-        const float v3891 = v3886 + v3890;
-        const iron_bf16 v3892 = iron_f32_to_bf16(v3891);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3893 = v3860 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3894 = v3893 + v3880;
-        *reinterpret_cast<iron_bf16x2*>(out + v3894) = iron_bf16x2{{v3885, v3892}};
-      }
-    } else {
-      const bool v3899 = v3860 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3900 = v3862 < v15;
-      const bool v3901 = v3899 && v3900;
-      if (v3901) {
-        const float v3902 = v275.x[80];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3903 = v68 + v3862;
-        const iron_bf16 v3904 = bias[v3903];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3905 = iron_to_f32(v3904);
-        const float v3906 = v3902 + v3905;
-        const iron_bf16 v3907 = iron_f32_to_bf16(v3906);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3908 = v3860 * v4;
-        const unsigned int v3909 = v3908 + v68;
-        const unsigned int v3910 = v3909 + v3862;
-        out[v3910] = v3907;
-      }
-      const unsigned int v3912 = v1128 + v3864;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3914 = v1127 + v3869;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3915 = v3912 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3916 = v3914 < v15;
-      const bool v3917 = v3915 && v3916;
-      if (v3917) {
-        const float v3918 = v275.x[81];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3919 = v68 + v3914;
-        const iron_bf16 v3920 = bias[v3919];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3921 = iron_to_f32(v3920);
-        const float v3922 = v3918 + v3921;
-        const iron_bf16 v3923 = iron_f32_to_bf16(v3922);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3924 = v3912 * v4;
-        const unsigned int v3925 = v3924 + v68;
-        const unsigned int v3926 = v3925 + v3914;
-        out[v3926] = v3923;
-      }
+    const unsigned int v2023 = static_cast<unsigned int>(v275.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2024 = v1130 + v2023;
+    const unsigned int v2025 = static_cast<unsigned int>(v275.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2026 = v1129 + v2025;
+    const bool v2027 = v2024 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2028 = v2026 < v15;
+    const bool v2029 = v2027 && v2028;
+    if (v2029) {
+      const unsigned int v2030 = v68 + v2026;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2031 = v275.x[80];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2032 = bias[v2030];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2033 = iron_to_f32(v2032);
+      const float v2034 = v2031 + v2033;
+      const iron_bf16 v2035 = iron_f32_to_bf16(v2034);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2036 = v275.x[81];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2038 = v2030 + 1u;
+      const iron_bf16 v2039 = bias[v2038];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2040 = iron_to_f32(v2039);
+      const float v2041 = v2036 + v2040;
+      const iron_bf16 v2042 = iron_f32_to_bf16(v2041);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2043 = v2024 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2044 = v2043 + v2030;
+      *reinterpret_cast<iron_bf16x2*>(out + v2044) = iron_bf16x2{{v2035, v2042}};
     }
-    const unsigned int v3927 = static_cast<unsigned int>(v275.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3928 = v1128 + v3927;
-    const unsigned int v3929 = static_cast<unsigned int>(v275.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3930 = v1127 + v3929;
-    const unsigned int v3932 = static_cast<unsigned int>(v275.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3933 = v3932 == v3927;
-    const unsigned int v3936 = v3929 + 1u;
-    const unsigned int v3937 = static_cast<unsigned int>(v275.col(83, iron_linear_thread() & 31u));
-    const bool v3938 = v3937 == v3936;
-    const bool v3939 = v3933 && v3938;
-    const unsigned int v3942 = v3930 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3943 = v3942 == 0u;
-    const bool v3944 = v3939 && v3943;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3944) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3945 = v3928 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3946 = v3930 < v15;
-      const bool v3947 = v3945 && v3946;
-      if (v3947) {
-        const unsigned int v3948 = v68 + v3930;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3949 = v275.x[82];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3950 = bias[v3948];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3951 = iron_to_f32(v3950);
-        const float v3952 = v3949 + v3951;
-        const iron_bf16 v3953 = iron_f32_to_bf16(v3952);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3954 = v275.x[83];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3956 = v3948 + 1u;
-        const iron_bf16 v3957 = bias[v3956];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3958 = iron_to_f32(v3957);
-        const float v3959 = v3954 + v3958;
-        const iron_bf16 v3960 = iron_f32_to_bf16(v3959);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3961 = v3928 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3962 = v3961 + v3948;
-        *reinterpret_cast<iron_bf16x2*>(out + v3962) = iron_bf16x2{{v3953, v3960}};
-      }
-    } else {
-      const bool v3967 = v3928 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3968 = v3930 < v15;
-      const bool v3969 = v3967 && v3968;
-      if (v3969) {
-        const float v3970 = v275.x[82];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3971 = v68 + v3930;
-        const iron_bf16 v3972 = bias[v3971];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3973 = iron_to_f32(v3972);
-        const float v3974 = v3970 + v3973;
-        const iron_bf16 v3975 = iron_f32_to_bf16(v3974);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3976 = v3928 * v4;
-        const unsigned int v3977 = v3976 + v68;
-        const unsigned int v3978 = v3977 + v3930;
-        out[v3978] = v3975;
-      }
-      const unsigned int v3980 = v1128 + v3932;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3982 = v1127 + v3937;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3983 = v3980 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3984 = v3982 < v15;
-      const bool v3985 = v3983 && v3984;
-      if (v3985) {
-        const float v3986 = v275.x[83];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3987 = v68 + v3982;
-        const iron_bf16 v3988 = bias[v3987];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3989 = iron_to_f32(v3988);
-        const float v3990 = v3986 + v3989;
-        const iron_bf16 v3991 = iron_f32_to_bf16(v3990);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3992 = v3980 * v4;
-        const unsigned int v3993 = v3992 + v68;
-        const unsigned int v3994 = v3993 + v3982;
-        out[v3994] = v3991;
-      }
+    const unsigned int v2045 = static_cast<unsigned int>(v275.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2046 = v1130 + v2045;
+    const unsigned int v2047 = static_cast<unsigned int>(v275.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2048 = v1129 + v2047;
+    const bool v2049 = v2046 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2050 = v2048 < v15;
+    const bool v2051 = v2049 && v2050;
+    if (v2051) {
+      const unsigned int v2052 = v68 + v2048;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2053 = v275.x[82];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2054 = bias[v2052];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2055 = iron_to_f32(v2054);
+      const float v2056 = v2053 + v2055;
+      const iron_bf16 v2057 = iron_f32_to_bf16(v2056);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2058 = v275.x[83];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2060 = v2052 + 1u;
+      const iron_bf16 v2061 = bias[v2060];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2062 = iron_to_f32(v2061);
+      const float v2063 = v2058 + v2062;
+      const iron_bf16 v2064 = iron_f32_to_bf16(v2063);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2065 = v2046 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2066 = v2065 + v2052;
+      *reinterpret_cast<iron_bf16x2*>(out + v2066) = iron_bf16x2{{v2057, v2064}};
     }
-    const unsigned int v3995 = static_cast<unsigned int>(v275.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3996 = v1128 + v3995;
-    const unsigned int v3997 = static_cast<unsigned int>(v275.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3998 = v1127 + v3997;
-    const unsigned int v4000 = static_cast<unsigned int>(v275.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4001 = v4000 == v3995;
-    const unsigned int v4004 = v3997 + 1u;
-    const unsigned int v4005 = static_cast<unsigned int>(v275.col(85, iron_linear_thread() & 31u));
-    const bool v4006 = v4005 == v4004;
-    const bool v4007 = v4001 && v4006;
-    const unsigned int v4010 = v3998 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4011 = v4010 == 0u;
-    const bool v4012 = v4007 && v4011;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4012) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4013 = v3996 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4014 = v3998 < v15;
-      const bool v4015 = v4013 && v4014;
-      if (v4015) {
-        const unsigned int v4016 = v68 + v3998;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4017 = v275.x[84];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4018 = bias[v4016];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4019 = iron_to_f32(v4018);
-        const float v4020 = v4017 + v4019;
-        const iron_bf16 v4021 = iron_f32_to_bf16(v4020);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4022 = v275.x[85];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4024 = v4016 + 1u;
-        const iron_bf16 v4025 = bias[v4024];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4026 = iron_to_f32(v4025);
-        const float v4027 = v4022 + v4026;
-        const iron_bf16 v4028 = iron_f32_to_bf16(v4027);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4029 = v3996 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4030 = v4029 + v4016;
-        *reinterpret_cast<iron_bf16x2*>(out + v4030) = iron_bf16x2{{v4021, v4028}};
-      }
-    } else {
-      const bool v4035 = v3996 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4036 = v3998 < v15;
-      const bool v4037 = v4035 && v4036;
-      if (v4037) {
-        const float v4038 = v275.x[84];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4039 = v68 + v3998;
-        const iron_bf16 v4040 = bias[v4039];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4041 = iron_to_f32(v4040);
-        const float v4042 = v4038 + v4041;
-        const iron_bf16 v4043 = iron_f32_to_bf16(v4042);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4044 = v3996 * v4;
-        const unsigned int v4045 = v4044 + v68;
-        const unsigned int v4046 = v4045 + v3998;
-        out[v4046] = v4043;
-      }
-      const unsigned int v4048 = v1128 + v4000;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4050 = v1127 + v4005;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4051 = v4048 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4052 = v4050 < v15;
-      const bool v4053 = v4051 && v4052;
-      if (v4053) {
-        const float v4054 = v275.x[85];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4055 = v68 + v4050;
-        const iron_bf16 v4056 = bias[v4055];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4057 = iron_to_f32(v4056);
-        const float v4058 = v4054 + v4057;
-        const iron_bf16 v4059 = iron_f32_to_bf16(v4058);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4060 = v4048 * v4;
-        const unsigned int v4061 = v4060 + v68;
-        const unsigned int v4062 = v4061 + v4050;
-        out[v4062] = v4059;
-      }
+    const unsigned int v2067 = static_cast<unsigned int>(v275.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2068 = v1130 + v2067;
+    const unsigned int v2069 = static_cast<unsigned int>(v275.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2070 = v1129 + v2069;
+    const bool v2071 = v2068 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2072 = v2070 < v15;
+    const bool v2073 = v2071 && v2072;
+    if (v2073) {
+      const unsigned int v2074 = v68 + v2070;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2075 = v275.x[84];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2076 = bias[v2074];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2077 = iron_to_f32(v2076);
+      const float v2078 = v2075 + v2077;
+      const iron_bf16 v2079 = iron_f32_to_bf16(v2078);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2080 = v275.x[85];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2082 = v2074 + 1u;
+      const iron_bf16 v2083 = bias[v2082];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2084 = iron_to_f32(v2083);
+      const float v2085 = v2080 + v2084;
+      const iron_bf16 v2086 = iron_f32_to_bf16(v2085);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2087 = v2068 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2088 = v2087 + v2074;
+      *reinterpret_cast<iron_bf16x2*>(out + v2088) = iron_bf16x2{{v2079, v2086}};
     }
-    const unsigned int v4063 = static_cast<unsigned int>(v275.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4064 = v1128 + v4063;
-    const unsigned int v4065 = static_cast<unsigned int>(v275.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4066 = v1127 + v4065;
-    const unsigned int v4068 = static_cast<unsigned int>(v275.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4069 = v4068 == v4063;
-    const unsigned int v4072 = v4065 + 1u;
-    const unsigned int v4073 = static_cast<unsigned int>(v275.col(87, iron_linear_thread() & 31u));
-    const bool v4074 = v4073 == v4072;
-    const bool v4075 = v4069 && v4074;
-    const unsigned int v4078 = v4066 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4079 = v4078 == 0u;
-    const bool v4080 = v4075 && v4079;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4080) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4081 = v4064 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4082 = v4066 < v15;
-      const bool v4083 = v4081 && v4082;
-      if (v4083) {
-        const unsigned int v4084 = v68 + v4066;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4085 = v275.x[86];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4086 = bias[v4084];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4087 = iron_to_f32(v4086);
-        const float v4088 = v4085 + v4087;
-        const iron_bf16 v4089 = iron_f32_to_bf16(v4088);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4090 = v275.x[87];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4092 = v4084 + 1u;
-        const iron_bf16 v4093 = bias[v4092];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4094 = iron_to_f32(v4093);
-        const float v4095 = v4090 + v4094;
-        const iron_bf16 v4096 = iron_f32_to_bf16(v4095);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4097 = v4064 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4098 = v4097 + v4084;
-        *reinterpret_cast<iron_bf16x2*>(out + v4098) = iron_bf16x2{{v4089, v4096}};
-      }
-    } else {
-      const bool v4103 = v4064 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4104 = v4066 < v15;
-      const bool v4105 = v4103 && v4104;
-      if (v4105) {
-        const float v4106 = v275.x[86];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4107 = v68 + v4066;
-        const iron_bf16 v4108 = bias[v4107];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4109 = iron_to_f32(v4108);
-        const float v4110 = v4106 + v4109;
-        const iron_bf16 v4111 = iron_f32_to_bf16(v4110);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4112 = v4064 * v4;
-        const unsigned int v4113 = v4112 + v68;
-        const unsigned int v4114 = v4113 + v4066;
-        out[v4114] = v4111;
-      }
-      const unsigned int v4116 = v1128 + v4068;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4118 = v1127 + v4073;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4119 = v4116 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4120 = v4118 < v15;
-      const bool v4121 = v4119 && v4120;
-      if (v4121) {
-        const float v4122 = v275.x[87];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4123 = v68 + v4118;
-        const iron_bf16 v4124 = bias[v4123];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4125 = iron_to_f32(v4124);
-        const float v4126 = v4122 + v4125;
-        const iron_bf16 v4127 = iron_f32_to_bf16(v4126);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4128 = v4116 * v4;
-        const unsigned int v4129 = v4128 + v68;
-        const unsigned int v4130 = v4129 + v4118;
-        out[v4130] = v4127;
-      }
+    const unsigned int v2089 = static_cast<unsigned int>(v275.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2090 = v1130 + v2089;
+    const unsigned int v2091 = static_cast<unsigned int>(v275.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2092 = v1129 + v2091;
+    const bool v2093 = v2090 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2094 = v2092 < v15;
+    const bool v2095 = v2093 && v2094;
+    if (v2095) {
+      const unsigned int v2096 = v68 + v2092;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2097 = v275.x[86];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2098 = bias[v2096];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2099 = iron_to_f32(v2098);
+      const float v2100 = v2097 + v2099;
+      const iron_bf16 v2101 = iron_f32_to_bf16(v2100);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2102 = v275.x[87];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2104 = v2096 + 1u;
+      const iron_bf16 v2105 = bias[v2104];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2106 = iron_to_f32(v2105);
+      const float v2107 = v2102 + v2106;
+      const iron_bf16 v2108 = iron_f32_to_bf16(v2107);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2109 = v2090 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2110 = v2109 + v2096;
+      *reinterpret_cast<iron_bf16x2*>(out + v2110) = iron_bf16x2{{v2101, v2108}};
     }
-    const unsigned int v4131 = static_cast<unsigned int>(v275.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4132 = v1128 + v4131;
-    const unsigned int v4133 = static_cast<unsigned int>(v275.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4134 = v1127 + v4133;
-    const unsigned int v4136 = static_cast<unsigned int>(v275.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4137 = v4136 == v4131;
-    const unsigned int v4140 = v4133 + 1u;
-    const unsigned int v4141 = static_cast<unsigned int>(v275.col(89, iron_linear_thread() & 31u));
-    const bool v4142 = v4141 == v4140;
-    const bool v4143 = v4137 && v4142;
-    const unsigned int v4146 = v4134 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4147 = v4146 == 0u;
-    const bool v4148 = v4143 && v4147;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4148) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4149 = v4132 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4150 = v4134 < v15;
-      const bool v4151 = v4149 && v4150;
-      if (v4151) {
-        const unsigned int v4152 = v68 + v4134;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4153 = v275.x[88];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4154 = bias[v4152];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4155 = iron_to_f32(v4154);
-        const float v4156 = v4153 + v4155;
-        const iron_bf16 v4157 = iron_f32_to_bf16(v4156);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4158 = v275.x[89];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4160 = v4152 + 1u;
-        const iron_bf16 v4161 = bias[v4160];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4162 = iron_to_f32(v4161);
-        const float v4163 = v4158 + v4162;
-        const iron_bf16 v4164 = iron_f32_to_bf16(v4163);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4165 = v4132 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4166 = v4165 + v4152;
-        *reinterpret_cast<iron_bf16x2*>(out + v4166) = iron_bf16x2{{v4157, v4164}};
-      }
-    } else {
-      const bool v4171 = v4132 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4172 = v4134 < v15;
-      const bool v4173 = v4171 && v4172;
-      if (v4173) {
-        const float v4174 = v275.x[88];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4175 = v68 + v4134;
-        const iron_bf16 v4176 = bias[v4175];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4177 = iron_to_f32(v4176);
-        const float v4178 = v4174 + v4177;
-        const iron_bf16 v4179 = iron_f32_to_bf16(v4178);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4180 = v4132 * v4;
-        const unsigned int v4181 = v4180 + v68;
-        const unsigned int v4182 = v4181 + v4134;
-        out[v4182] = v4179;
-      }
-      const unsigned int v4184 = v1128 + v4136;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4186 = v1127 + v4141;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4187 = v4184 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4188 = v4186 < v15;
-      const bool v4189 = v4187 && v4188;
-      if (v4189) {
-        const float v4190 = v275.x[89];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4191 = v68 + v4186;
-        const iron_bf16 v4192 = bias[v4191];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4193 = iron_to_f32(v4192);
-        const float v4194 = v4190 + v4193;
-        const iron_bf16 v4195 = iron_f32_to_bf16(v4194);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4196 = v4184 * v4;
-        const unsigned int v4197 = v4196 + v68;
-        const unsigned int v4198 = v4197 + v4186;
-        out[v4198] = v4195;
-      }
+    const unsigned int v2111 = static_cast<unsigned int>(v275.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2112 = v1130 + v2111;
+    const unsigned int v2113 = static_cast<unsigned int>(v275.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2114 = v1129 + v2113;
+    const bool v2115 = v2112 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2116 = v2114 < v15;
+    const bool v2117 = v2115 && v2116;
+    if (v2117) {
+      const unsigned int v2118 = v68 + v2114;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2119 = v275.x[88];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2120 = bias[v2118];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2121 = iron_to_f32(v2120);
+      const float v2122 = v2119 + v2121;
+      const iron_bf16 v2123 = iron_f32_to_bf16(v2122);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2124 = v275.x[89];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2126 = v2118 + 1u;
+      const iron_bf16 v2127 = bias[v2126];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2128 = iron_to_f32(v2127);
+      const float v2129 = v2124 + v2128;
+      const iron_bf16 v2130 = iron_f32_to_bf16(v2129);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2131 = v2112 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2132 = v2131 + v2118;
+      *reinterpret_cast<iron_bf16x2*>(out + v2132) = iron_bf16x2{{v2123, v2130}};
     }
-    const unsigned int v4199 = static_cast<unsigned int>(v275.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4200 = v1128 + v4199;
-    const unsigned int v4201 = static_cast<unsigned int>(v275.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4202 = v1127 + v4201;
-    const unsigned int v4204 = static_cast<unsigned int>(v275.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4205 = v4204 == v4199;
-    const unsigned int v4208 = v4201 + 1u;
-    const unsigned int v4209 = static_cast<unsigned int>(v275.col(91, iron_linear_thread() & 31u));
-    const bool v4210 = v4209 == v4208;
-    const bool v4211 = v4205 && v4210;
-    const unsigned int v4214 = v4202 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4215 = v4214 == 0u;
-    const bool v4216 = v4211 && v4215;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4216) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4217 = v4200 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4218 = v4202 < v15;
-      const bool v4219 = v4217 && v4218;
-      if (v4219) {
-        const unsigned int v4220 = v68 + v4202;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4221 = v275.x[90];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4222 = bias[v4220];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4223 = iron_to_f32(v4222);
-        const float v4224 = v4221 + v4223;
-        const iron_bf16 v4225 = iron_f32_to_bf16(v4224);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4226 = v275.x[91];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4228 = v4220 + 1u;
-        const iron_bf16 v4229 = bias[v4228];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4230 = iron_to_f32(v4229);
-        const float v4231 = v4226 + v4230;
-        const iron_bf16 v4232 = iron_f32_to_bf16(v4231);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4233 = v4200 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4234 = v4233 + v4220;
-        *reinterpret_cast<iron_bf16x2*>(out + v4234) = iron_bf16x2{{v4225, v4232}};
-      }
-    } else {
-      const bool v4239 = v4200 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4240 = v4202 < v15;
-      const bool v4241 = v4239 && v4240;
-      if (v4241) {
-        const float v4242 = v275.x[90];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4243 = v68 + v4202;
-        const iron_bf16 v4244 = bias[v4243];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4245 = iron_to_f32(v4244);
-        const float v4246 = v4242 + v4245;
-        const iron_bf16 v4247 = iron_f32_to_bf16(v4246);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4248 = v4200 * v4;
-        const unsigned int v4249 = v4248 + v68;
-        const unsigned int v4250 = v4249 + v4202;
-        out[v4250] = v4247;
-      }
-      const unsigned int v4252 = v1128 + v4204;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4254 = v1127 + v4209;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4255 = v4252 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4256 = v4254 < v15;
-      const bool v4257 = v4255 && v4256;
-      if (v4257) {
-        const float v4258 = v275.x[91];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4259 = v68 + v4254;
-        const iron_bf16 v4260 = bias[v4259];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4261 = iron_to_f32(v4260);
-        const float v4262 = v4258 + v4261;
-        const iron_bf16 v4263 = iron_f32_to_bf16(v4262);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4264 = v4252 * v4;
-        const unsigned int v4265 = v4264 + v68;
-        const unsigned int v4266 = v4265 + v4254;
-        out[v4266] = v4263;
-      }
+    const unsigned int v2133 = static_cast<unsigned int>(v275.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2134 = v1130 + v2133;
+    const unsigned int v2135 = static_cast<unsigned int>(v275.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2136 = v1129 + v2135;
+    const bool v2137 = v2134 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2138 = v2136 < v15;
+    const bool v2139 = v2137 && v2138;
+    if (v2139) {
+      const unsigned int v2140 = v68 + v2136;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2141 = v275.x[90];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2142 = bias[v2140];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2143 = iron_to_f32(v2142);
+      const float v2144 = v2141 + v2143;
+      const iron_bf16 v2145 = iron_f32_to_bf16(v2144);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2146 = v275.x[91];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2148 = v2140 + 1u;
+      const iron_bf16 v2149 = bias[v2148];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2150 = iron_to_f32(v2149);
+      const float v2151 = v2146 + v2150;
+      const iron_bf16 v2152 = iron_f32_to_bf16(v2151);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2153 = v2134 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2154 = v2153 + v2140;
+      *reinterpret_cast<iron_bf16x2*>(out + v2154) = iron_bf16x2{{v2145, v2152}};
     }
-    const unsigned int v4267 = static_cast<unsigned int>(v275.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4268 = v1128 + v4267;
-    const unsigned int v4269 = static_cast<unsigned int>(v275.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4270 = v1127 + v4269;
-    const unsigned int v4272 = static_cast<unsigned int>(v275.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4273 = v4272 == v4267;
-    const unsigned int v4276 = v4269 + 1u;
-    const unsigned int v4277 = static_cast<unsigned int>(v275.col(93, iron_linear_thread() & 31u));
-    const bool v4278 = v4277 == v4276;
-    const bool v4279 = v4273 && v4278;
-    const unsigned int v4282 = v4270 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4283 = v4282 == 0u;
-    const bool v4284 = v4279 && v4283;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4284) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4285 = v4268 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4286 = v4270 < v15;
-      const bool v4287 = v4285 && v4286;
-      if (v4287) {
-        const unsigned int v4288 = v68 + v4270;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4289 = v275.x[92];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4290 = bias[v4288];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4291 = iron_to_f32(v4290);
-        const float v4292 = v4289 + v4291;
-        const iron_bf16 v4293 = iron_f32_to_bf16(v4292);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4294 = v275.x[93];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4296 = v4288 + 1u;
-        const iron_bf16 v4297 = bias[v4296];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4298 = iron_to_f32(v4297);
-        const float v4299 = v4294 + v4298;
-        const iron_bf16 v4300 = iron_f32_to_bf16(v4299);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4301 = v4268 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4302 = v4301 + v4288;
-        *reinterpret_cast<iron_bf16x2*>(out + v4302) = iron_bf16x2{{v4293, v4300}};
-      }
-    } else {
-      const bool v4307 = v4268 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4308 = v4270 < v15;
-      const bool v4309 = v4307 && v4308;
-      if (v4309) {
-        const float v4310 = v275.x[92];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4311 = v68 + v4270;
-        const iron_bf16 v4312 = bias[v4311];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4313 = iron_to_f32(v4312);
-        const float v4314 = v4310 + v4313;
-        const iron_bf16 v4315 = iron_f32_to_bf16(v4314);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4316 = v4268 * v4;
-        const unsigned int v4317 = v4316 + v68;
-        const unsigned int v4318 = v4317 + v4270;
-        out[v4318] = v4315;
-      }
-      const unsigned int v4320 = v1128 + v4272;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4322 = v1127 + v4277;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4323 = v4320 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4324 = v4322 < v15;
-      const bool v4325 = v4323 && v4324;
-      if (v4325) {
-        const float v4326 = v275.x[93];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4327 = v68 + v4322;
-        const iron_bf16 v4328 = bias[v4327];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4329 = iron_to_f32(v4328);
-        const float v4330 = v4326 + v4329;
-        const iron_bf16 v4331 = iron_f32_to_bf16(v4330);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4332 = v4320 * v4;
-        const unsigned int v4333 = v4332 + v68;
-        const unsigned int v4334 = v4333 + v4322;
-        out[v4334] = v4331;
-      }
+    const unsigned int v2155 = static_cast<unsigned int>(v275.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2156 = v1130 + v2155;
+    const unsigned int v2157 = static_cast<unsigned int>(v275.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2158 = v1129 + v2157;
+    const bool v2159 = v2156 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2160 = v2158 < v15;
+    const bool v2161 = v2159 && v2160;
+    if (v2161) {
+      const unsigned int v2162 = v68 + v2158;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2163 = v275.x[92];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2164 = bias[v2162];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2165 = iron_to_f32(v2164);
+      const float v2166 = v2163 + v2165;
+      const iron_bf16 v2167 = iron_f32_to_bf16(v2166);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2168 = v275.x[93];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2170 = v2162 + 1u;
+      const iron_bf16 v2171 = bias[v2170];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2172 = iron_to_f32(v2171);
+      const float v2173 = v2168 + v2172;
+      const iron_bf16 v2174 = iron_f32_to_bf16(v2173);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2175 = v2156 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2176 = v2175 + v2162;
+      *reinterpret_cast<iron_bf16x2*>(out + v2176) = iron_bf16x2{{v2167, v2174}};
     }
-    const unsigned int v4335 = static_cast<unsigned int>(v275.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4336 = v1128 + v4335;
-    const unsigned int v4337 = static_cast<unsigned int>(v275.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4338 = v1127 + v4337;
-    const unsigned int v4340 = static_cast<unsigned int>(v275.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4341 = v4340 == v4335;
-    const unsigned int v4344 = v4337 + 1u;
-    const unsigned int v4345 = static_cast<unsigned int>(v275.col(95, iron_linear_thread() & 31u));
-    const bool v4346 = v4345 == v4344;
-    const bool v4347 = v4341 && v4346;
-    const unsigned int v4350 = v4338 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4351 = v4350 == 0u;
-    const bool v4352 = v4347 && v4351;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4352) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4353 = v4336 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4354 = v4338 < v15;
-      const bool v4355 = v4353 && v4354;
-      if (v4355) {
-        const unsigned int v4356 = v68 + v4338;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4357 = v275.x[94];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4358 = bias[v4356];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4359 = iron_to_f32(v4358);
-        const float v4360 = v4357 + v4359;
-        const iron_bf16 v4361 = iron_f32_to_bf16(v4360);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4362 = v275.x[95];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4364 = v4356 + 1u;
-        const iron_bf16 v4365 = bias[v4364];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4366 = iron_to_f32(v4365);
-        const float v4367 = v4362 + v4366;
-        const iron_bf16 v4368 = iron_f32_to_bf16(v4367);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4369 = v4336 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4370 = v4369 + v4356;
-        *reinterpret_cast<iron_bf16x2*>(out + v4370) = iron_bf16x2{{v4361, v4368}};
-      }
-    } else {
-      const bool v4375 = v4336 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4376 = v4338 < v15;
-      const bool v4377 = v4375 && v4376;
-      if (v4377) {
-        const float v4378 = v275.x[94];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4379 = v68 + v4338;
-        const iron_bf16 v4380 = bias[v4379];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4381 = iron_to_f32(v4380);
-        const float v4382 = v4378 + v4381;
-        const iron_bf16 v4383 = iron_f32_to_bf16(v4382);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4384 = v4336 * v4;
-        const unsigned int v4385 = v4384 + v68;
-        const unsigned int v4386 = v4385 + v4338;
-        out[v4386] = v4383;
-      }
-      const unsigned int v4388 = v1128 + v4340;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4390 = v1127 + v4345;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4391 = v4388 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4392 = v4390 < v15;
-      const bool v4393 = v4391 && v4392;
-      if (v4393) {
-        const float v4394 = v275.x[95];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4395 = v68 + v4390;
-        const iron_bf16 v4396 = bias[v4395];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4397 = iron_to_f32(v4396);
-        const float v4398 = v4394 + v4397;
-        const iron_bf16 v4399 = iron_f32_to_bf16(v4398);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4400 = v4388 * v4;
-        const unsigned int v4401 = v4400 + v68;
-        const unsigned int v4402 = v4401 + v4390;
-        out[v4402] = v4399;
-      }
+    const unsigned int v2177 = static_cast<unsigned int>(v275.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2178 = v1130 + v2177;
+    const unsigned int v2179 = static_cast<unsigned int>(v275.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2180 = v1129 + v2179;
+    const bool v2181 = v2178 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2182 = v2180 < v15;
+    const bool v2183 = v2181 && v2182;
+    if (v2183) {
+      const unsigned int v2184 = v68 + v2180;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2185 = v275.x[94];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2186 = bias[v2184];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2187 = iron_to_f32(v2186);
+      const float v2188 = v2185 + v2187;
+      const iron_bf16 v2189 = iron_f32_to_bf16(v2188);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2190 = v275.x[95];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2192 = v2184 + 1u;
+      const iron_bf16 v2193 = bias[v2192];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2194 = iron_to_f32(v2193);
+      const float v2195 = v2190 + v2194;
+      const iron_bf16 v2196 = iron_f32_to_bf16(v2195);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2197 = v2178 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2198 = v2197 + v2184;
+      *reinterpret_cast<iron_bf16x2*>(out + v2198) = iron_bf16x2{{v2189, v2196}};
     }
-    const unsigned int v4403 = static_cast<unsigned int>(v275.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4404 = v1128 + v4403;
-    const unsigned int v4405 = static_cast<unsigned int>(v275.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4406 = v1127 + v4405;
-    const unsigned int v4408 = static_cast<unsigned int>(v275.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4409 = v4408 == v4403;
-    const unsigned int v4412 = v4405 + 1u;
-    const unsigned int v4413 = static_cast<unsigned int>(v275.col(97, iron_linear_thread() & 31u));
-    const bool v4414 = v4413 == v4412;
-    const bool v4415 = v4409 && v4414;
-    const unsigned int v4418 = v4406 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4419 = v4418 == 0u;
-    const bool v4420 = v4415 && v4419;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4420) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4421 = v4404 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4422 = v4406 < v15;
-      const bool v4423 = v4421 && v4422;
-      if (v4423) {
-        const unsigned int v4424 = v68 + v4406;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4425 = v275.x[96];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4426 = bias[v4424];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4427 = iron_to_f32(v4426);
-        const float v4428 = v4425 + v4427;
-        const iron_bf16 v4429 = iron_f32_to_bf16(v4428);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4430 = v275.x[97];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4432 = v4424 + 1u;
-        const iron_bf16 v4433 = bias[v4432];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4434 = iron_to_f32(v4433);
-        const float v4435 = v4430 + v4434;
-        const iron_bf16 v4436 = iron_f32_to_bf16(v4435);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4437 = v4404 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4438 = v4437 + v4424;
-        *reinterpret_cast<iron_bf16x2*>(out + v4438) = iron_bf16x2{{v4429, v4436}};
-      }
-    } else {
-      const bool v4443 = v4404 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4444 = v4406 < v15;
-      const bool v4445 = v4443 && v4444;
-      if (v4445) {
-        const float v4446 = v275.x[96];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4447 = v68 + v4406;
-        const iron_bf16 v4448 = bias[v4447];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4449 = iron_to_f32(v4448);
-        const float v4450 = v4446 + v4449;
-        const iron_bf16 v4451 = iron_f32_to_bf16(v4450);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4452 = v4404 * v4;
-        const unsigned int v4453 = v4452 + v68;
-        const unsigned int v4454 = v4453 + v4406;
-        out[v4454] = v4451;
-      }
-      const unsigned int v4456 = v1128 + v4408;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4458 = v1127 + v4413;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4459 = v4456 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4460 = v4458 < v15;
-      const bool v4461 = v4459 && v4460;
-      if (v4461) {
-        const float v4462 = v275.x[97];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4463 = v68 + v4458;
-        const iron_bf16 v4464 = bias[v4463];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4465 = iron_to_f32(v4464);
-        const float v4466 = v4462 + v4465;
-        const iron_bf16 v4467 = iron_f32_to_bf16(v4466);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4468 = v4456 * v4;
-        const unsigned int v4469 = v4468 + v68;
-        const unsigned int v4470 = v4469 + v4458;
-        out[v4470] = v4467;
-      }
+    const unsigned int v2199 = static_cast<unsigned int>(v275.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2200 = v1130 + v2199;
+    const unsigned int v2201 = static_cast<unsigned int>(v275.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2202 = v1129 + v2201;
+    const bool v2203 = v2200 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2204 = v2202 < v15;
+    const bool v2205 = v2203 && v2204;
+    if (v2205) {
+      const unsigned int v2206 = v68 + v2202;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2207 = v275.x[96];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2208 = bias[v2206];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2209 = iron_to_f32(v2208);
+      const float v2210 = v2207 + v2209;
+      const iron_bf16 v2211 = iron_f32_to_bf16(v2210);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2212 = v275.x[97];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2214 = v2206 + 1u;
+      const iron_bf16 v2215 = bias[v2214];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2216 = iron_to_f32(v2215);
+      const float v2217 = v2212 + v2216;
+      const iron_bf16 v2218 = iron_f32_to_bf16(v2217);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2219 = v2200 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2220 = v2219 + v2206;
+      *reinterpret_cast<iron_bf16x2*>(out + v2220) = iron_bf16x2{{v2211, v2218}};
     }
-    const unsigned int v4471 = static_cast<unsigned int>(v275.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4472 = v1128 + v4471;
-    const unsigned int v4473 = static_cast<unsigned int>(v275.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4474 = v1127 + v4473;
-    const unsigned int v4476 = static_cast<unsigned int>(v275.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4477 = v4476 == v4471;
-    const unsigned int v4480 = v4473 + 1u;
-    const unsigned int v4481 = static_cast<unsigned int>(v275.col(99, iron_linear_thread() & 31u));
-    const bool v4482 = v4481 == v4480;
-    const bool v4483 = v4477 && v4482;
-    const unsigned int v4486 = v4474 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4487 = v4486 == 0u;
-    const bool v4488 = v4483 && v4487;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4488) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4489 = v4472 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4490 = v4474 < v15;
-      const bool v4491 = v4489 && v4490;
-      if (v4491) {
-        const unsigned int v4492 = v68 + v4474;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4493 = v275.x[98];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4494 = bias[v4492];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4495 = iron_to_f32(v4494);
-        const float v4496 = v4493 + v4495;
-        const iron_bf16 v4497 = iron_f32_to_bf16(v4496);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4498 = v275.x[99];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4500 = v4492 + 1u;
-        const iron_bf16 v4501 = bias[v4500];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4502 = iron_to_f32(v4501);
-        const float v4503 = v4498 + v4502;
-        const iron_bf16 v4504 = iron_f32_to_bf16(v4503);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4505 = v4472 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4506 = v4505 + v4492;
-        *reinterpret_cast<iron_bf16x2*>(out + v4506) = iron_bf16x2{{v4497, v4504}};
-      }
-    } else {
-      const bool v4511 = v4472 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4512 = v4474 < v15;
-      const bool v4513 = v4511 && v4512;
-      if (v4513) {
-        const float v4514 = v275.x[98];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4515 = v68 + v4474;
-        const iron_bf16 v4516 = bias[v4515];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4517 = iron_to_f32(v4516);
-        const float v4518 = v4514 + v4517;
-        const iron_bf16 v4519 = iron_f32_to_bf16(v4518);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4520 = v4472 * v4;
-        const unsigned int v4521 = v4520 + v68;
-        const unsigned int v4522 = v4521 + v4474;
-        out[v4522] = v4519;
-      }
-      const unsigned int v4524 = v1128 + v4476;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4526 = v1127 + v4481;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4527 = v4524 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4528 = v4526 < v15;
-      const bool v4529 = v4527 && v4528;
-      if (v4529) {
-        const float v4530 = v275.x[99];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4531 = v68 + v4526;
-        const iron_bf16 v4532 = bias[v4531];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4533 = iron_to_f32(v4532);
-        const float v4534 = v4530 + v4533;
-        const iron_bf16 v4535 = iron_f32_to_bf16(v4534);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4536 = v4524 * v4;
-        const unsigned int v4537 = v4536 + v68;
-        const unsigned int v4538 = v4537 + v4526;
-        out[v4538] = v4535;
-      }
+    const unsigned int v2221 = static_cast<unsigned int>(v275.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2222 = v1130 + v2221;
+    const unsigned int v2223 = static_cast<unsigned int>(v275.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2224 = v1129 + v2223;
+    const bool v2225 = v2222 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2226 = v2224 < v15;
+    const bool v2227 = v2225 && v2226;
+    if (v2227) {
+      const unsigned int v2228 = v68 + v2224;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2229 = v275.x[98];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2230 = bias[v2228];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2231 = iron_to_f32(v2230);
+      const float v2232 = v2229 + v2231;
+      const iron_bf16 v2233 = iron_f32_to_bf16(v2232);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2234 = v275.x[99];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2236 = v2228 + 1u;
+      const iron_bf16 v2237 = bias[v2236];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2238 = iron_to_f32(v2237);
+      const float v2239 = v2234 + v2238;
+      const iron_bf16 v2240 = iron_f32_to_bf16(v2239);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2241 = v2222 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2242 = v2241 + v2228;
+      *reinterpret_cast<iron_bf16x2*>(out + v2242) = iron_bf16x2{{v2233, v2240}};
     }
-    const unsigned int v4539 = static_cast<unsigned int>(v275.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4540 = v1128 + v4539;
-    const unsigned int v4541 = static_cast<unsigned int>(v275.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4542 = v1127 + v4541;
-    const unsigned int v4544 = static_cast<unsigned int>(v275.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4545 = v4544 == v4539;
-    const unsigned int v4548 = v4541 + 1u;
-    const unsigned int v4549 = static_cast<unsigned int>(v275.col(101, iron_linear_thread() & 31u));
-    const bool v4550 = v4549 == v4548;
-    const bool v4551 = v4545 && v4550;
-    const unsigned int v4554 = v4542 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4555 = v4554 == 0u;
-    const bool v4556 = v4551 && v4555;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4556) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4557 = v4540 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4558 = v4542 < v15;
-      const bool v4559 = v4557 && v4558;
-      if (v4559) {
-        const unsigned int v4560 = v68 + v4542;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4561 = v275.x[100];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4562 = bias[v4560];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4563 = iron_to_f32(v4562);
-        const float v4564 = v4561 + v4563;
-        const iron_bf16 v4565 = iron_f32_to_bf16(v4564);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4566 = v275.x[101];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4568 = v4560 + 1u;
-        const iron_bf16 v4569 = bias[v4568];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4570 = iron_to_f32(v4569);
-        const float v4571 = v4566 + v4570;
-        const iron_bf16 v4572 = iron_f32_to_bf16(v4571);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4573 = v4540 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4574 = v4573 + v4560;
-        *reinterpret_cast<iron_bf16x2*>(out + v4574) = iron_bf16x2{{v4565, v4572}};
-      }
-    } else {
-      const bool v4579 = v4540 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4580 = v4542 < v15;
-      const bool v4581 = v4579 && v4580;
-      if (v4581) {
-        const float v4582 = v275.x[100];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4583 = v68 + v4542;
-        const iron_bf16 v4584 = bias[v4583];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4585 = iron_to_f32(v4584);
-        const float v4586 = v4582 + v4585;
-        const iron_bf16 v4587 = iron_f32_to_bf16(v4586);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4588 = v4540 * v4;
-        const unsigned int v4589 = v4588 + v68;
-        const unsigned int v4590 = v4589 + v4542;
-        out[v4590] = v4587;
-      }
-      const unsigned int v4592 = v1128 + v4544;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4594 = v1127 + v4549;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4595 = v4592 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4596 = v4594 < v15;
-      const bool v4597 = v4595 && v4596;
-      if (v4597) {
-        const float v4598 = v275.x[101];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4599 = v68 + v4594;
-        const iron_bf16 v4600 = bias[v4599];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4601 = iron_to_f32(v4600);
-        const float v4602 = v4598 + v4601;
-        const iron_bf16 v4603 = iron_f32_to_bf16(v4602);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4604 = v4592 * v4;
-        const unsigned int v4605 = v4604 + v68;
-        const unsigned int v4606 = v4605 + v4594;
-        out[v4606] = v4603;
-      }
+    const unsigned int v2243 = static_cast<unsigned int>(v275.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2244 = v1130 + v2243;
+    const unsigned int v2245 = static_cast<unsigned int>(v275.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2246 = v1129 + v2245;
+    const bool v2247 = v2244 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2248 = v2246 < v15;
+    const bool v2249 = v2247 && v2248;
+    if (v2249) {
+      const unsigned int v2250 = v68 + v2246;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2251 = v275.x[100];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2252 = bias[v2250];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2253 = iron_to_f32(v2252);
+      const float v2254 = v2251 + v2253;
+      const iron_bf16 v2255 = iron_f32_to_bf16(v2254);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2256 = v275.x[101];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2258 = v2250 + 1u;
+      const iron_bf16 v2259 = bias[v2258];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2260 = iron_to_f32(v2259);
+      const float v2261 = v2256 + v2260;
+      const iron_bf16 v2262 = iron_f32_to_bf16(v2261);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2263 = v2244 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2264 = v2263 + v2250;
+      *reinterpret_cast<iron_bf16x2*>(out + v2264) = iron_bf16x2{{v2255, v2262}};
     }
-    const unsigned int v4607 = static_cast<unsigned int>(v275.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4608 = v1128 + v4607;
-    const unsigned int v4609 = static_cast<unsigned int>(v275.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4610 = v1127 + v4609;
-    const unsigned int v4612 = static_cast<unsigned int>(v275.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4613 = v4612 == v4607;
-    const unsigned int v4616 = v4609 + 1u;
-    const unsigned int v4617 = static_cast<unsigned int>(v275.col(103, iron_linear_thread() & 31u));
-    const bool v4618 = v4617 == v4616;
-    const bool v4619 = v4613 && v4618;
-    const unsigned int v4622 = v4610 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4623 = v4622 == 0u;
-    const bool v4624 = v4619 && v4623;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4624) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4625 = v4608 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4626 = v4610 < v15;
-      const bool v4627 = v4625 && v4626;
-      if (v4627) {
-        const unsigned int v4628 = v68 + v4610;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4629 = v275.x[102];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4630 = bias[v4628];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4631 = iron_to_f32(v4630);
-        const float v4632 = v4629 + v4631;
-        const iron_bf16 v4633 = iron_f32_to_bf16(v4632);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4634 = v275.x[103];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4636 = v4628 + 1u;
-        const iron_bf16 v4637 = bias[v4636];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4638 = iron_to_f32(v4637);
-        const float v4639 = v4634 + v4638;
-        const iron_bf16 v4640 = iron_f32_to_bf16(v4639);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4641 = v4608 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4642 = v4641 + v4628;
-        *reinterpret_cast<iron_bf16x2*>(out + v4642) = iron_bf16x2{{v4633, v4640}};
-      }
-    } else {
-      const bool v4647 = v4608 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4648 = v4610 < v15;
-      const bool v4649 = v4647 && v4648;
-      if (v4649) {
-        const float v4650 = v275.x[102];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4651 = v68 + v4610;
-        const iron_bf16 v4652 = bias[v4651];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4653 = iron_to_f32(v4652);
-        const float v4654 = v4650 + v4653;
-        const iron_bf16 v4655 = iron_f32_to_bf16(v4654);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4656 = v4608 * v4;
-        const unsigned int v4657 = v4656 + v68;
-        const unsigned int v4658 = v4657 + v4610;
-        out[v4658] = v4655;
-      }
-      const unsigned int v4660 = v1128 + v4612;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4662 = v1127 + v4617;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4663 = v4660 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4664 = v4662 < v15;
-      const bool v4665 = v4663 && v4664;
-      if (v4665) {
-        const float v4666 = v275.x[103];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4667 = v68 + v4662;
-        const iron_bf16 v4668 = bias[v4667];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4669 = iron_to_f32(v4668);
-        const float v4670 = v4666 + v4669;
-        const iron_bf16 v4671 = iron_f32_to_bf16(v4670);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4672 = v4660 * v4;
-        const unsigned int v4673 = v4672 + v68;
-        const unsigned int v4674 = v4673 + v4662;
-        out[v4674] = v4671;
-      }
+    const unsigned int v2265 = static_cast<unsigned int>(v275.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2266 = v1130 + v2265;
+    const unsigned int v2267 = static_cast<unsigned int>(v275.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2268 = v1129 + v2267;
+    const bool v2269 = v2266 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2270 = v2268 < v15;
+    const bool v2271 = v2269 && v2270;
+    if (v2271) {
+      const unsigned int v2272 = v68 + v2268;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2273 = v275.x[102];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2274 = bias[v2272];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2275 = iron_to_f32(v2274);
+      const float v2276 = v2273 + v2275;
+      const iron_bf16 v2277 = iron_f32_to_bf16(v2276);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2278 = v275.x[103];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2280 = v2272 + 1u;
+      const iron_bf16 v2281 = bias[v2280];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2282 = iron_to_f32(v2281);
+      const float v2283 = v2278 + v2282;
+      const iron_bf16 v2284 = iron_f32_to_bf16(v2283);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2285 = v2266 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2286 = v2285 + v2272;
+      *reinterpret_cast<iron_bf16x2*>(out + v2286) = iron_bf16x2{{v2277, v2284}};
     }
-    const unsigned int v4675 = static_cast<unsigned int>(v275.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4676 = v1128 + v4675;
-    const unsigned int v4677 = static_cast<unsigned int>(v275.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4678 = v1127 + v4677;
-    const unsigned int v4680 = static_cast<unsigned int>(v275.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4681 = v4680 == v4675;
-    const unsigned int v4684 = v4677 + 1u;
-    const unsigned int v4685 = static_cast<unsigned int>(v275.col(105, iron_linear_thread() & 31u));
-    const bool v4686 = v4685 == v4684;
-    const bool v4687 = v4681 && v4686;
-    const unsigned int v4690 = v4678 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4691 = v4690 == 0u;
-    const bool v4692 = v4687 && v4691;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4692) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4693 = v4676 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4694 = v4678 < v15;
-      const bool v4695 = v4693 && v4694;
-      if (v4695) {
-        const unsigned int v4696 = v68 + v4678;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4697 = v275.x[104];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4698 = bias[v4696];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4699 = iron_to_f32(v4698);
-        const float v4700 = v4697 + v4699;
-        const iron_bf16 v4701 = iron_f32_to_bf16(v4700);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4702 = v275.x[105];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4704 = v4696 + 1u;
-        const iron_bf16 v4705 = bias[v4704];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4706 = iron_to_f32(v4705);
-        const float v4707 = v4702 + v4706;
-        const iron_bf16 v4708 = iron_f32_to_bf16(v4707);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4709 = v4676 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4710 = v4709 + v4696;
-        *reinterpret_cast<iron_bf16x2*>(out + v4710) = iron_bf16x2{{v4701, v4708}};
-      }
-    } else {
-      const bool v4715 = v4676 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4716 = v4678 < v15;
-      const bool v4717 = v4715 && v4716;
-      if (v4717) {
-        const float v4718 = v275.x[104];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4719 = v68 + v4678;
-        const iron_bf16 v4720 = bias[v4719];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4721 = iron_to_f32(v4720);
-        const float v4722 = v4718 + v4721;
-        const iron_bf16 v4723 = iron_f32_to_bf16(v4722);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4724 = v4676 * v4;
-        const unsigned int v4725 = v4724 + v68;
-        const unsigned int v4726 = v4725 + v4678;
-        out[v4726] = v4723;
-      }
-      const unsigned int v4728 = v1128 + v4680;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4730 = v1127 + v4685;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4731 = v4728 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4732 = v4730 < v15;
-      const bool v4733 = v4731 && v4732;
-      if (v4733) {
-        const float v4734 = v275.x[105];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4735 = v68 + v4730;
-        const iron_bf16 v4736 = bias[v4735];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4737 = iron_to_f32(v4736);
-        const float v4738 = v4734 + v4737;
-        const iron_bf16 v4739 = iron_f32_to_bf16(v4738);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4740 = v4728 * v4;
-        const unsigned int v4741 = v4740 + v68;
-        const unsigned int v4742 = v4741 + v4730;
-        out[v4742] = v4739;
-      }
+    const unsigned int v2287 = static_cast<unsigned int>(v275.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2288 = v1130 + v2287;
+    const unsigned int v2289 = static_cast<unsigned int>(v275.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2290 = v1129 + v2289;
+    const bool v2291 = v2288 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2292 = v2290 < v15;
+    const bool v2293 = v2291 && v2292;
+    if (v2293) {
+      const unsigned int v2294 = v68 + v2290;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2295 = v275.x[104];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2296 = bias[v2294];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2297 = iron_to_f32(v2296);
+      const float v2298 = v2295 + v2297;
+      const iron_bf16 v2299 = iron_f32_to_bf16(v2298);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2300 = v275.x[105];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2302 = v2294 + 1u;
+      const iron_bf16 v2303 = bias[v2302];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2304 = iron_to_f32(v2303);
+      const float v2305 = v2300 + v2304;
+      const iron_bf16 v2306 = iron_f32_to_bf16(v2305);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2307 = v2288 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2308 = v2307 + v2294;
+      *reinterpret_cast<iron_bf16x2*>(out + v2308) = iron_bf16x2{{v2299, v2306}};
     }
-    const unsigned int v4743 = static_cast<unsigned int>(v275.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4744 = v1128 + v4743;
-    const unsigned int v4745 = static_cast<unsigned int>(v275.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4746 = v1127 + v4745;
-    const unsigned int v4748 = static_cast<unsigned int>(v275.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4749 = v4748 == v4743;
-    const unsigned int v4752 = v4745 + 1u;
-    const unsigned int v4753 = static_cast<unsigned int>(v275.col(107, iron_linear_thread() & 31u));
-    const bool v4754 = v4753 == v4752;
-    const bool v4755 = v4749 && v4754;
-    const unsigned int v4758 = v4746 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4759 = v4758 == 0u;
-    const bool v4760 = v4755 && v4759;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4760) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4761 = v4744 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4762 = v4746 < v15;
-      const bool v4763 = v4761 && v4762;
-      if (v4763) {
-        const unsigned int v4764 = v68 + v4746;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4765 = v275.x[106];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4766 = bias[v4764];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4767 = iron_to_f32(v4766);
-        const float v4768 = v4765 + v4767;
-        const iron_bf16 v4769 = iron_f32_to_bf16(v4768);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4770 = v275.x[107];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4772 = v4764 + 1u;
-        const iron_bf16 v4773 = bias[v4772];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4774 = iron_to_f32(v4773);
-        const float v4775 = v4770 + v4774;
-        const iron_bf16 v4776 = iron_f32_to_bf16(v4775);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4777 = v4744 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4778 = v4777 + v4764;
-        *reinterpret_cast<iron_bf16x2*>(out + v4778) = iron_bf16x2{{v4769, v4776}};
-      }
-    } else {
-      const bool v4783 = v4744 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4784 = v4746 < v15;
-      const bool v4785 = v4783 && v4784;
-      if (v4785) {
-        const float v4786 = v275.x[106];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4787 = v68 + v4746;
-        const iron_bf16 v4788 = bias[v4787];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4789 = iron_to_f32(v4788);
-        const float v4790 = v4786 + v4789;
-        const iron_bf16 v4791 = iron_f32_to_bf16(v4790);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4792 = v4744 * v4;
-        const unsigned int v4793 = v4792 + v68;
-        const unsigned int v4794 = v4793 + v4746;
-        out[v4794] = v4791;
-      }
-      const unsigned int v4796 = v1128 + v4748;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4798 = v1127 + v4753;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4799 = v4796 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4800 = v4798 < v15;
-      const bool v4801 = v4799 && v4800;
-      if (v4801) {
-        const float v4802 = v275.x[107];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4803 = v68 + v4798;
-        const iron_bf16 v4804 = bias[v4803];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4805 = iron_to_f32(v4804);
-        const float v4806 = v4802 + v4805;
-        const iron_bf16 v4807 = iron_f32_to_bf16(v4806);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4808 = v4796 * v4;
-        const unsigned int v4809 = v4808 + v68;
-        const unsigned int v4810 = v4809 + v4798;
-        out[v4810] = v4807;
-      }
+    const unsigned int v2309 = static_cast<unsigned int>(v275.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2310 = v1130 + v2309;
+    const unsigned int v2311 = static_cast<unsigned int>(v275.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2312 = v1129 + v2311;
+    const bool v2313 = v2310 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2314 = v2312 < v15;
+    const bool v2315 = v2313 && v2314;
+    if (v2315) {
+      const unsigned int v2316 = v68 + v2312;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2317 = v275.x[106];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2318 = bias[v2316];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2319 = iron_to_f32(v2318);
+      const float v2320 = v2317 + v2319;
+      const iron_bf16 v2321 = iron_f32_to_bf16(v2320);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2322 = v275.x[107];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2324 = v2316 + 1u;
+      const iron_bf16 v2325 = bias[v2324];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2326 = iron_to_f32(v2325);
+      const float v2327 = v2322 + v2326;
+      const iron_bf16 v2328 = iron_f32_to_bf16(v2327);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2329 = v2310 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2330 = v2329 + v2316;
+      *reinterpret_cast<iron_bf16x2*>(out + v2330) = iron_bf16x2{{v2321, v2328}};
     }
-    const unsigned int v4811 = static_cast<unsigned int>(v275.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4812 = v1128 + v4811;
-    const unsigned int v4813 = static_cast<unsigned int>(v275.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4814 = v1127 + v4813;
-    const unsigned int v4816 = static_cast<unsigned int>(v275.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4817 = v4816 == v4811;
-    const unsigned int v4820 = v4813 + 1u;
-    const unsigned int v4821 = static_cast<unsigned int>(v275.col(109, iron_linear_thread() & 31u));
-    const bool v4822 = v4821 == v4820;
-    const bool v4823 = v4817 && v4822;
-    const unsigned int v4826 = v4814 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4827 = v4826 == 0u;
-    const bool v4828 = v4823 && v4827;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4828) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4829 = v4812 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4830 = v4814 < v15;
-      const bool v4831 = v4829 && v4830;
-      if (v4831) {
-        const unsigned int v4832 = v68 + v4814;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4833 = v275.x[108];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4834 = bias[v4832];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4835 = iron_to_f32(v4834);
-        const float v4836 = v4833 + v4835;
-        const iron_bf16 v4837 = iron_f32_to_bf16(v4836);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4838 = v275.x[109];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4840 = v4832 + 1u;
-        const iron_bf16 v4841 = bias[v4840];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4842 = iron_to_f32(v4841);
-        const float v4843 = v4838 + v4842;
-        const iron_bf16 v4844 = iron_f32_to_bf16(v4843);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4845 = v4812 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4846 = v4845 + v4832;
-        *reinterpret_cast<iron_bf16x2*>(out + v4846) = iron_bf16x2{{v4837, v4844}};
-      }
-    } else {
-      const bool v4851 = v4812 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4852 = v4814 < v15;
-      const bool v4853 = v4851 && v4852;
-      if (v4853) {
-        const float v4854 = v275.x[108];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4855 = v68 + v4814;
-        const iron_bf16 v4856 = bias[v4855];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4857 = iron_to_f32(v4856);
-        const float v4858 = v4854 + v4857;
-        const iron_bf16 v4859 = iron_f32_to_bf16(v4858);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4860 = v4812 * v4;
-        const unsigned int v4861 = v4860 + v68;
-        const unsigned int v4862 = v4861 + v4814;
-        out[v4862] = v4859;
-      }
-      const unsigned int v4864 = v1128 + v4816;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4866 = v1127 + v4821;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4867 = v4864 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4868 = v4866 < v15;
-      const bool v4869 = v4867 && v4868;
-      if (v4869) {
-        const float v4870 = v275.x[109];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4871 = v68 + v4866;
-        const iron_bf16 v4872 = bias[v4871];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4873 = iron_to_f32(v4872);
-        const float v4874 = v4870 + v4873;
-        const iron_bf16 v4875 = iron_f32_to_bf16(v4874);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4876 = v4864 * v4;
-        const unsigned int v4877 = v4876 + v68;
-        const unsigned int v4878 = v4877 + v4866;
-        out[v4878] = v4875;
-      }
+    const unsigned int v2331 = static_cast<unsigned int>(v275.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2332 = v1130 + v2331;
+    const unsigned int v2333 = static_cast<unsigned int>(v275.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2334 = v1129 + v2333;
+    const bool v2335 = v2332 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2336 = v2334 < v15;
+    const bool v2337 = v2335 && v2336;
+    if (v2337) {
+      const unsigned int v2338 = v68 + v2334;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2339 = v275.x[108];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2340 = bias[v2338];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2341 = iron_to_f32(v2340);
+      const float v2342 = v2339 + v2341;
+      const iron_bf16 v2343 = iron_f32_to_bf16(v2342);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2344 = v275.x[109];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2346 = v2338 + 1u;
+      const iron_bf16 v2347 = bias[v2346];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2348 = iron_to_f32(v2347);
+      const float v2349 = v2344 + v2348;
+      const iron_bf16 v2350 = iron_f32_to_bf16(v2349);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2351 = v2332 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2352 = v2351 + v2338;
+      *reinterpret_cast<iron_bf16x2*>(out + v2352) = iron_bf16x2{{v2343, v2350}};
     }
-    const unsigned int v4879 = static_cast<unsigned int>(v275.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4880 = v1128 + v4879;
-    const unsigned int v4881 = static_cast<unsigned int>(v275.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4882 = v1127 + v4881;
-    const unsigned int v4884 = static_cast<unsigned int>(v275.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4885 = v4884 == v4879;
-    const unsigned int v4888 = v4881 + 1u;
-    const unsigned int v4889 = static_cast<unsigned int>(v275.col(111, iron_linear_thread() & 31u));
-    const bool v4890 = v4889 == v4888;
-    const bool v4891 = v4885 && v4890;
-    const unsigned int v4894 = v4882 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4895 = v4894 == 0u;
-    const bool v4896 = v4891 && v4895;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4896) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4897 = v4880 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4898 = v4882 < v15;
-      const bool v4899 = v4897 && v4898;
-      if (v4899) {
-        const unsigned int v4900 = v68 + v4882;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4901 = v275.x[110];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4902 = bias[v4900];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4903 = iron_to_f32(v4902);
-        const float v4904 = v4901 + v4903;
-        const iron_bf16 v4905 = iron_f32_to_bf16(v4904);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4906 = v275.x[111];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4908 = v4900 + 1u;
-        const iron_bf16 v4909 = bias[v4908];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4910 = iron_to_f32(v4909);
-        const float v4911 = v4906 + v4910;
-        const iron_bf16 v4912 = iron_f32_to_bf16(v4911);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4913 = v4880 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4914 = v4913 + v4900;
-        *reinterpret_cast<iron_bf16x2*>(out + v4914) = iron_bf16x2{{v4905, v4912}};
-      }
-    } else {
-      const bool v4919 = v4880 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4920 = v4882 < v15;
-      const bool v4921 = v4919 && v4920;
-      if (v4921) {
-        const float v4922 = v275.x[110];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4923 = v68 + v4882;
-        const iron_bf16 v4924 = bias[v4923];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4925 = iron_to_f32(v4924);
-        const float v4926 = v4922 + v4925;
-        const iron_bf16 v4927 = iron_f32_to_bf16(v4926);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4928 = v4880 * v4;
-        const unsigned int v4929 = v4928 + v68;
-        const unsigned int v4930 = v4929 + v4882;
-        out[v4930] = v4927;
-      }
-      const unsigned int v4932 = v1128 + v4884;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4934 = v1127 + v4889;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4935 = v4932 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4936 = v4934 < v15;
-      const bool v4937 = v4935 && v4936;
-      if (v4937) {
-        const float v4938 = v275.x[111];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4939 = v68 + v4934;
-        const iron_bf16 v4940 = bias[v4939];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4941 = iron_to_f32(v4940);
-        const float v4942 = v4938 + v4941;
-        const iron_bf16 v4943 = iron_f32_to_bf16(v4942);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4944 = v4932 * v4;
-        const unsigned int v4945 = v4944 + v68;
-        const unsigned int v4946 = v4945 + v4934;
-        out[v4946] = v4943;
-      }
+    const unsigned int v2353 = static_cast<unsigned int>(v275.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2354 = v1130 + v2353;
+    const unsigned int v2355 = static_cast<unsigned int>(v275.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2356 = v1129 + v2355;
+    const bool v2357 = v2354 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2358 = v2356 < v15;
+    const bool v2359 = v2357 && v2358;
+    if (v2359) {
+      const unsigned int v2360 = v68 + v2356;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2361 = v275.x[110];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2362 = bias[v2360];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2363 = iron_to_f32(v2362);
+      const float v2364 = v2361 + v2363;
+      const iron_bf16 v2365 = iron_f32_to_bf16(v2364);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2366 = v275.x[111];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2368 = v2360 + 1u;
+      const iron_bf16 v2369 = bias[v2368];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2370 = iron_to_f32(v2369);
+      const float v2371 = v2366 + v2370;
+      const iron_bf16 v2372 = iron_f32_to_bf16(v2371);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2373 = v2354 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2374 = v2373 + v2360;
+      *reinterpret_cast<iron_bf16x2*>(out + v2374) = iron_bf16x2{{v2365, v2372}};
     }
-    const unsigned int v4947 = static_cast<unsigned int>(v275.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4948 = v1128 + v4947;
-    const unsigned int v4949 = static_cast<unsigned int>(v275.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4950 = v1127 + v4949;
-    const unsigned int v4952 = static_cast<unsigned int>(v275.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4953 = v4952 == v4947;
-    const unsigned int v4956 = v4949 + 1u;
-    const unsigned int v4957 = static_cast<unsigned int>(v275.col(113, iron_linear_thread() & 31u));
-    const bool v4958 = v4957 == v4956;
-    const bool v4959 = v4953 && v4958;
-    const unsigned int v4962 = v4950 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4963 = v4962 == 0u;
-    const bool v4964 = v4959 && v4963;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4964) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4965 = v4948 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4966 = v4950 < v15;
-      const bool v4967 = v4965 && v4966;
-      if (v4967) {
-        const unsigned int v4968 = v68 + v4950;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4969 = v275.x[112];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4970 = bias[v4968];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4971 = iron_to_f32(v4970);
-        const float v4972 = v4969 + v4971;
-        const iron_bf16 v4973 = iron_f32_to_bf16(v4972);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4974 = v275.x[113];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4976 = v4968 + 1u;
-        const iron_bf16 v4977 = bias[v4976];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4978 = iron_to_f32(v4977);
-        const float v4979 = v4974 + v4978;
-        const iron_bf16 v4980 = iron_f32_to_bf16(v4979);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4981 = v4948 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4982 = v4981 + v4968;
-        *reinterpret_cast<iron_bf16x2*>(out + v4982) = iron_bf16x2{{v4973, v4980}};
-      }
-    } else {
-      const bool v4987 = v4948 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4988 = v4950 < v15;
-      const bool v4989 = v4987 && v4988;
-      if (v4989) {
-        const float v4990 = v275.x[112];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4991 = v68 + v4950;
-        const iron_bf16 v4992 = bias[v4991];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4993 = iron_to_f32(v4992);
-        const float v4994 = v4990 + v4993;
-        const iron_bf16 v4995 = iron_f32_to_bf16(v4994);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4996 = v4948 * v4;
-        const unsigned int v4997 = v4996 + v68;
-        const unsigned int v4998 = v4997 + v4950;
-        out[v4998] = v4995;
-      }
-      const unsigned int v5000 = v1128 + v4952;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5002 = v1127 + v4957;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5003 = v5000 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5004 = v5002 < v15;
-      const bool v5005 = v5003 && v5004;
-      if (v5005) {
-        const float v5006 = v275.x[113];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5007 = v68 + v5002;
-        const iron_bf16 v5008 = bias[v5007];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5009 = iron_to_f32(v5008);
-        const float v5010 = v5006 + v5009;
-        const iron_bf16 v5011 = iron_f32_to_bf16(v5010);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5012 = v5000 * v4;
-        const unsigned int v5013 = v5012 + v68;
-        const unsigned int v5014 = v5013 + v5002;
-        out[v5014] = v5011;
-      }
+    const unsigned int v2375 = static_cast<unsigned int>(v275.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2376 = v1130 + v2375;
+    const unsigned int v2377 = static_cast<unsigned int>(v275.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2378 = v1129 + v2377;
+    const bool v2379 = v2376 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2380 = v2378 < v15;
+    const bool v2381 = v2379 && v2380;
+    if (v2381) {
+      const unsigned int v2382 = v68 + v2378;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2383 = v275.x[112];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2384 = bias[v2382];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2385 = iron_to_f32(v2384);
+      const float v2386 = v2383 + v2385;
+      const iron_bf16 v2387 = iron_f32_to_bf16(v2386);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2388 = v275.x[113];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2390 = v2382 + 1u;
+      const iron_bf16 v2391 = bias[v2390];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2392 = iron_to_f32(v2391);
+      const float v2393 = v2388 + v2392;
+      const iron_bf16 v2394 = iron_f32_to_bf16(v2393);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2395 = v2376 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2396 = v2395 + v2382;
+      *reinterpret_cast<iron_bf16x2*>(out + v2396) = iron_bf16x2{{v2387, v2394}};
     }
-    const unsigned int v5015 = static_cast<unsigned int>(v275.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5016 = v1128 + v5015;
-    const unsigned int v5017 = static_cast<unsigned int>(v275.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5018 = v1127 + v5017;
-    const unsigned int v5020 = static_cast<unsigned int>(v275.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5021 = v5020 == v5015;
-    const unsigned int v5024 = v5017 + 1u;
-    const unsigned int v5025 = static_cast<unsigned int>(v275.col(115, iron_linear_thread() & 31u));
-    const bool v5026 = v5025 == v5024;
-    const bool v5027 = v5021 && v5026;
-    const unsigned int v5030 = v5018 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5031 = v5030 == 0u;
-    const bool v5032 = v5027 && v5031;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5032) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5033 = v5016 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5034 = v5018 < v15;
-      const bool v5035 = v5033 && v5034;
-      if (v5035) {
-        const unsigned int v5036 = v68 + v5018;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5037 = v275.x[114];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5038 = bias[v5036];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5039 = iron_to_f32(v5038);
-        const float v5040 = v5037 + v5039;
-        const iron_bf16 v5041 = iron_f32_to_bf16(v5040);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5042 = v275.x[115];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5044 = v5036 + 1u;
-        const iron_bf16 v5045 = bias[v5044];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5046 = iron_to_f32(v5045);
-        const float v5047 = v5042 + v5046;
-        const iron_bf16 v5048 = iron_f32_to_bf16(v5047);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5049 = v5016 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5050 = v5049 + v5036;
-        *reinterpret_cast<iron_bf16x2*>(out + v5050) = iron_bf16x2{{v5041, v5048}};
-      }
-    } else {
-      const bool v5055 = v5016 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5056 = v5018 < v15;
-      const bool v5057 = v5055 && v5056;
-      if (v5057) {
-        const float v5058 = v275.x[114];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5059 = v68 + v5018;
-        const iron_bf16 v5060 = bias[v5059];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5061 = iron_to_f32(v5060);
-        const float v5062 = v5058 + v5061;
-        const iron_bf16 v5063 = iron_f32_to_bf16(v5062);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5064 = v5016 * v4;
-        const unsigned int v5065 = v5064 + v68;
-        const unsigned int v5066 = v5065 + v5018;
-        out[v5066] = v5063;
-      }
-      const unsigned int v5068 = v1128 + v5020;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5070 = v1127 + v5025;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5071 = v5068 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5072 = v5070 < v15;
-      const bool v5073 = v5071 && v5072;
-      if (v5073) {
-        const float v5074 = v275.x[115];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5075 = v68 + v5070;
-        const iron_bf16 v5076 = bias[v5075];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5077 = iron_to_f32(v5076);
-        const float v5078 = v5074 + v5077;
-        const iron_bf16 v5079 = iron_f32_to_bf16(v5078);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5080 = v5068 * v4;
-        const unsigned int v5081 = v5080 + v68;
-        const unsigned int v5082 = v5081 + v5070;
-        out[v5082] = v5079;
-      }
+    const unsigned int v2397 = static_cast<unsigned int>(v275.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2398 = v1130 + v2397;
+    const unsigned int v2399 = static_cast<unsigned int>(v275.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2400 = v1129 + v2399;
+    const bool v2401 = v2398 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2402 = v2400 < v15;
+    const bool v2403 = v2401 && v2402;
+    if (v2403) {
+      const unsigned int v2404 = v68 + v2400;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2405 = v275.x[114];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2406 = bias[v2404];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2407 = iron_to_f32(v2406);
+      const float v2408 = v2405 + v2407;
+      const iron_bf16 v2409 = iron_f32_to_bf16(v2408);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2410 = v275.x[115];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2412 = v2404 + 1u;
+      const iron_bf16 v2413 = bias[v2412];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2414 = iron_to_f32(v2413);
+      const float v2415 = v2410 + v2414;
+      const iron_bf16 v2416 = iron_f32_to_bf16(v2415);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2417 = v2398 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2418 = v2417 + v2404;
+      *reinterpret_cast<iron_bf16x2*>(out + v2418) = iron_bf16x2{{v2409, v2416}};
     }
-    const unsigned int v5083 = static_cast<unsigned int>(v275.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5084 = v1128 + v5083;
-    const unsigned int v5085 = static_cast<unsigned int>(v275.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5086 = v1127 + v5085;
-    const unsigned int v5088 = static_cast<unsigned int>(v275.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5089 = v5088 == v5083;
-    const unsigned int v5092 = v5085 + 1u;
-    const unsigned int v5093 = static_cast<unsigned int>(v275.col(117, iron_linear_thread() & 31u));
-    const bool v5094 = v5093 == v5092;
-    const bool v5095 = v5089 && v5094;
-    const unsigned int v5098 = v5086 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5099 = v5098 == 0u;
-    const bool v5100 = v5095 && v5099;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5100) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5101 = v5084 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5102 = v5086 < v15;
-      const bool v5103 = v5101 && v5102;
-      if (v5103) {
-        const unsigned int v5104 = v68 + v5086;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5105 = v275.x[116];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5106 = bias[v5104];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5107 = iron_to_f32(v5106);
-        const float v5108 = v5105 + v5107;
-        const iron_bf16 v5109 = iron_f32_to_bf16(v5108);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5110 = v275.x[117];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5112 = v5104 + 1u;
-        const iron_bf16 v5113 = bias[v5112];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5114 = iron_to_f32(v5113);
-        const float v5115 = v5110 + v5114;
-        const iron_bf16 v5116 = iron_f32_to_bf16(v5115);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5117 = v5084 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5118 = v5117 + v5104;
-        *reinterpret_cast<iron_bf16x2*>(out + v5118) = iron_bf16x2{{v5109, v5116}};
-      }
-    } else {
-      const bool v5123 = v5084 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5124 = v5086 < v15;
-      const bool v5125 = v5123 && v5124;
-      if (v5125) {
-        const float v5126 = v275.x[116];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5127 = v68 + v5086;
-        const iron_bf16 v5128 = bias[v5127];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5129 = iron_to_f32(v5128);
-        const float v5130 = v5126 + v5129;
-        const iron_bf16 v5131 = iron_f32_to_bf16(v5130);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5132 = v5084 * v4;
-        const unsigned int v5133 = v5132 + v68;
-        const unsigned int v5134 = v5133 + v5086;
-        out[v5134] = v5131;
-      }
-      const unsigned int v5136 = v1128 + v5088;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5138 = v1127 + v5093;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5139 = v5136 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5140 = v5138 < v15;
-      const bool v5141 = v5139 && v5140;
-      if (v5141) {
-        const float v5142 = v275.x[117];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5143 = v68 + v5138;
-        const iron_bf16 v5144 = bias[v5143];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5145 = iron_to_f32(v5144);
-        const float v5146 = v5142 + v5145;
-        const iron_bf16 v5147 = iron_f32_to_bf16(v5146);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5148 = v5136 * v4;
-        const unsigned int v5149 = v5148 + v68;
-        const unsigned int v5150 = v5149 + v5138;
-        out[v5150] = v5147;
-      }
+    const unsigned int v2419 = static_cast<unsigned int>(v275.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2420 = v1130 + v2419;
+    const unsigned int v2421 = static_cast<unsigned int>(v275.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2422 = v1129 + v2421;
+    const bool v2423 = v2420 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2424 = v2422 < v15;
+    const bool v2425 = v2423 && v2424;
+    if (v2425) {
+      const unsigned int v2426 = v68 + v2422;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2427 = v275.x[116];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2428 = bias[v2426];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2429 = iron_to_f32(v2428);
+      const float v2430 = v2427 + v2429;
+      const iron_bf16 v2431 = iron_f32_to_bf16(v2430);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2432 = v275.x[117];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2434 = v2426 + 1u;
+      const iron_bf16 v2435 = bias[v2434];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2436 = iron_to_f32(v2435);
+      const float v2437 = v2432 + v2436;
+      const iron_bf16 v2438 = iron_f32_to_bf16(v2437);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2439 = v2420 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2440 = v2439 + v2426;
+      *reinterpret_cast<iron_bf16x2*>(out + v2440) = iron_bf16x2{{v2431, v2438}};
     }
-    const unsigned int v5151 = static_cast<unsigned int>(v275.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5152 = v1128 + v5151;
-    const unsigned int v5153 = static_cast<unsigned int>(v275.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5154 = v1127 + v5153;
-    const unsigned int v5156 = static_cast<unsigned int>(v275.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5157 = v5156 == v5151;
-    const unsigned int v5160 = v5153 + 1u;
-    const unsigned int v5161 = static_cast<unsigned int>(v275.col(119, iron_linear_thread() & 31u));
-    const bool v5162 = v5161 == v5160;
-    const bool v5163 = v5157 && v5162;
-    const unsigned int v5166 = v5154 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5167 = v5166 == 0u;
-    const bool v5168 = v5163 && v5167;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5168) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5169 = v5152 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5170 = v5154 < v15;
-      const bool v5171 = v5169 && v5170;
-      if (v5171) {
-        const unsigned int v5172 = v68 + v5154;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5173 = v275.x[118];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5174 = bias[v5172];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5175 = iron_to_f32(v5174);
-        const float v5176 = v5173 + v5175;
-        const iron_bf16 v5177 = iron_f32_to_bf16(v5176);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5178 = v275.x[119];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5180 = v5172 + 1u;
-        const iron_bf16 v5181 = bias[v5180];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5182 = iron_to_f32(v5181);
-        const float v5183 = v5178 + v5182;
-        const iron_bf16 v5184 = iron_f32_to_bf16(v5183);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5185 = v5152 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5186 = v5185 + v5172;
-        *reinterpret_cast<iron_bf16x2*>(out + v5186) = iron_bf16x2{{v5177, v5184}};
-      }
-    } else {
-      const bool v5191 = v5152 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5192 = v5154 < v15;
-      const bool v5193 = v5191 && v5192;
-      if (v5193) {
-        const float v5194 = v275.x[118];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5195 = v68 + v5154;
-        const iron_bf16 v5196 = bias[v5195];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5197 = iron_to_f32(v5196);
-        const float v5198 = v5194 + v5197;
-        const iron_bf16 v5199 = iron_f32_to_bf16(v5198);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5200 = v5152 * v4;
-        const unsigned int v5201 = v5200 + v68;
-        const unsigned int v5202 = v5201 + v5154;
-        out[v5202] = v5199;
-      }
-      const unsigned int v5204 = v1128 + v5156;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5206 = v1127 + v5161;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5207 = v5204 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5208 = v5206 < v15;
-      const bool v5209 = v5207 && v5208;
-      if (v5209) {
-        const float v5210 = v275.x[119];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5211 = v68 + v5206;
-        const iron_bf16 v5212 = bias[v5211];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5213 = iron_to_f32(v5212);
-        const float v5214 = v5210 + v5213;
-        const iron_bf16 v5215 = iron_f32_to_bf16(v5214);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5216 = v5204 * v4;
-        const unsigned int v5217 = v5216 + v68;
-        const unsigned int v5218 = v5217 + v5206;
-        out[v5218] = v5215;
-      }
+    const unsigned int v2441 = static_cast<unsigned int>(v275.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2442 = v1130 + v2441;
+    const unsigned int v2443 = static_cast<unsigned int>(v275.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2444 = v1129 + v2443;
+    const bool v2445 = v2442 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2446 = v2444 < v15;
+    const bool v2447 = v2445 && v2446;
+    if (v2447) {
+      const unsigned int v2448 = v68 + v2444;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2449 = v275.x[118];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2450 = bias[v2448];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2451 = iron_to_f32(v2450);
+      const float v2452 = v2449 + v2451;
+      const iron_bf16 v2453 = iron_f32_to_bf16(v2452);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2454 = v275.x[119];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2456 = v2448 + 1u;
+      const iron_bf16 v2457 = bias[v2456];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2458 = iron_to_f32(v2457);
+      const float v2459 = v2454 + v2458;
+      const iron_bf16 v2460 = iron_f32_to_bf16(v2459);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2461 = v2442 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2462 = v2461 + v2448;
+      *reinterpret_cast<iron_bf16x2*>(out + v2462) = iron_bf16x2{{v2453, v2460}};
     }
-    const unsigned int v5219 = static_cast<unsigned int>(v275.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5220 = v1128 + v5219;
-    const unsigned int v5221 = static_cast<unsigned int>(v275.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5222 = v1127 + v5221;
-    const unsigned int v5224 = static_cast<unsigned int>(v275.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5225 = v5224 == v5219;
-    const unsigned int v5228 = v5221 + 1u;
-    const unsigned int v5229 = static_cast<unsigned int>(v275.col(121, iron_linear_thread() & 31u));
-    const bool v5230 = v5229 == v5228;
-    const bool v5231 = v5225 && v5230;
-    const unsigned int v5234 = v5222 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5235 = v5234 == 0u;
-    const bool v5236 = v5231 && v5235;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5236) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5237 = v5220 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5238 = v5222 < v15;
-      const bool v5239 = v5237 && v5238;
-      if (v5239) {
-        const unsigned int v5240 = v68 + v5222;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5241 = v275.x[120];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5242 = bias[v5240];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5243 = iron_to_f32(v5242);
-        const float v5244 = v5241 + v5243;
-        const iron_bf16 v5245 = iron_f32_to_bf16(v5244);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5246 = v275.x[121];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5248 = v5240 + 1u;
-        const iron_bf16 v5249 = bias[v5248];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5250 = iron_to_f32(v5249);
-        const float v5251 = v5246 + v5250;
-        const iron_bf16 v5252 = iron_f32_to_bf16(v5251);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5253 = v5220 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5254 = v5253 + v5240;
-        *reinterpret_cast<iron_bf16x2*>(out + v5254) = iron_bf16x2{{v5245, v5252}};
-      }
-    } else {
-      const bool v5259 = v5220 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5260 = v5222 < v15;
-      const bool v5261 = v5259 && v5260;
-      if (v5261) {
-        const float v5262 = v275.x[120];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5263 = v68 + v5222;
-        const iron_bf16 v5264 = bias[v5263];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5265 = iron_to_f32(v5264);
-        const float v5266 = v5262 + v5265;
-        const iron_bf16 v5267 = iron_f32_to_bf16(v5266);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5268 = v5220 * v4;
-        const unsigned int v5269 = v5268 + v68;
-        const unsigned int v5270 = v5269 + v5222;
-        out[v5270] = v5267;
-      }
-      const unsigned int v5272 = v1128 + v5224;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5274 = v1127 + v5229;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5275 = v5272 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5276 = v5274 < v15;
-      const bool v5277 = v5275 && v5276;
-      if (v5277) {
-        const float v5278 = v275.x[121];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5279 = v68 + v5274;
-        const iron_bf16 v5280 = bias[v5279];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5281 = iron_to_f32(v5280);
-        const float v5282 = v5278 + v5281;
-        const iron_bf16 v5283 = iron_f32_to_bf16(v5282);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5284 = v5272 * v4;
-        const unsigned int v5285 = v5284 + v68;
-        const unsigned int v5286 = v5285 + v5274;
-        out[v5286] = v5283;
-      }
+    const unsigned int v2463 = static_cast<unsigned int>(v275.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2464 = v1130 + v2463;
+    const unsigned int v2465 = static_cast<unsigned int>(v275.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2466 = v1129 + v2465;
+    const bool v2467 = v2464 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2468 = v2466 < v15;
+    const bool v2469 = v2467 && v2468;
+    if (v2469) {
+      const unsigned int v2470 = v68 + v2466;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2471 = v275.x[120];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2472 = bias[v2470];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2473 = iron_to_f32(v2472);
+      const float v2474 = v2471 + v2473;
+      const iron_bf16 v2475 = iron_f32_to_bf16(v2474);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2476 = v275.x[121];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2478 = v2470 + 1u;
+      const iron_bf16 v2479 = bias[v2478];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2480 = iron_to_f32(v2479);
+      const float v2481 = v2476 + v2480;
+      const iron_bf16 v2482 = iron_f32_to_bf16(v2481);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2483 = v2464 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2484 = v2483 + v2470;
+      *reinterpret_cast<iron_bf16x2*>(out + v2484) = iron_bf16x2{{v2475, v2482}};
     }
-    const unsigned int v5287 = static_cast<unsigned int>(v275.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5288 = v1128 + v5287;
-    const unsigned int v5289 = static_cast<unsigned int>(v275.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5290 = v1127 + v5289;
-    const unsigned int v5292 = static_cast<unsigned int>(v275.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5293 = v5292 == v5287;
-    const unsigned int v5296 = v5289 + 1u;
-    const unsigned int v5297 = static_cast<unsigned int>(v275.col(123, iron_linear_thread() & 31u));
-    const bool v5298 = v5297 == v5296;
-    const bool v5299 = v5293 && v5298;
-    const unsigned int v5302 = v5290 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5303 = v5302 == 0u;
-    const bool v5304 = v5299 && v5303;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5304) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5305 = v5288 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5306 = v5290 < v15;
-      const bool v5307 = v5305 && v5306;
-      if (v5307) {
-        const unsigned int v5308 = v68 + v5290;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5309 = v275.x[122];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5310 = bias[v5308];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5311 = iron_to_f32(v5310);
-        const float v5312 = v5309 + v5311;
-        const iron_bf16 v5313 = iron_f32_to_bf16(v5312);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5314 = v275.x[123];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5316 = v5308 + 1u;
-        const iron_bf16 v5317 = bias[v5316];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5318 = iron_to_f32(v5317);
-        const float v5319 = v5314 + v5318;
-        const iron_bf16 v5320 = iron_f32_to_bf16(v5319);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5321 = v5288 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5322 = v5321 + v5308;
-        *reinterpret_cast<iron_bf16x2*>(out + v5322) = iron_bf16x2{{v5313, v5320}};
-      }
-    } else {
-      const bool v5327 = v5288 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5328 = v5290 < v15;
-      const bool v5329 = v5327 && v5328;
-      if (v5329) {
-        const float v5330 = v275.x[122];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5331 = v68 + v5290;
-        const iron_bf16 v5332 = bias[v5331];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5333 = iron_to_f32(v5332);
-        const float v5334 = v5330 + v5333;
-        const iron_bf16 v5335 = iron_f32_to_bf16(v5334);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5336 = v5288 * v4;
-        const unsigned int v5337 = v5336 + v68;
-        const unsigned int v5338 = v5337 + v5290;
-        out[v5338] = v5335;
-      }
-      const unsigned int v5340 = v1128 + v5292;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5342 = v1127 + v5297;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5343 = v5340 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5344 = v5342 < v15;
-      const bool v5345 = v5343 && v5344;
-      if (v5345) {
-        const float v5346 = v275.x[123];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5347 = v68 + v5342;
-        const iron_bf16 v5348 = bias[v5347];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5349 = iron_to_f32(v5348);
-        const float v5350 = v5346 + v5349;
-        const iron_bf16 v5351 = iron_f32_to_bf16(v5350);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5352 = v5340 * v4;
-        const unsigned int v5353 = v5352 + v68;
-        const unsigned int v5354 = v5353 + v5342;
-        out[v5354] = v5351;
-      }
+    const unsigned int v2485 = static_cast<unsigned int>(v275.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2486 = v1130 + v2485;
+    const unsigned int v2487 = static_cast<unsigned int>(v275.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2488 = v1129 + v2487;
+    const bool v2489 = v2486 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2490 = v2488 < v15;
+    const bool v2491 = v2489 && v2490;
+    if (v2491) {
+      const unsigned int v2492 = v68 + v2488;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2493 = v275.x[122];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2494 = bias[v2492];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2495 = iron_to_f32(v2494);
+      const float v2496 = v2493 + v2495;
+      const iron_bf16 v2497 = iron_f32_to_bf16(v2496);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2498 = v275.x[123];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2500 = v2492 + 1u;
+      const iron_bf16 v2501 = bias[v2500];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2502 = iron_to_f32(v2501);
+      const float v2503 = v2498 + v2502;
+      const iron_bf16 v2504 = iron_f32_to_bf16(v2503);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2505 = v2486 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2506 = v2505 + v2492;
+      *reinterpret_cast<iron_bf16x2*>(out + v2506) = iron_bf16x2{{v2497, v2504}};
     }
-    const unsigned int v5355 = static_cast<unsigned int>(v275.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5356 = v1128 + v5355;
-    const unsigned int v5357 = static_cast<unsigned int>(v275.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5358 = v1127 + v5357;
-    const unsigned int v5360 = static_cast<unsigned int>(v275.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5361 = v5360 == v5355;
-    const unsigned int v5364 = v5357 + 1u;
-    const unsigned int v5365 = static_cast<unsigned int>(v275.col(125, iron_linear_thread() & 31u));
-    const bool v5366 = v5365 == v5364;
-    const bool v5367 = v5361 && v5366;
-    const unsigned int v5370 = v5358 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5371 = v5370 == 0u;
-    const bool v5372 = v5367 && v5371;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5372) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5373 = v5356 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5374 = v5358 < v15;
-      const bool v5375 = v5373 && v5374;
-      if (v5375) {
-        const unsigned int v5376 = v68 + v5358;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5377 = v275.x[124];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5378 = bias[v5376];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5379 = iron_to_f32(v5378);
-        const float v5380 = v5377 + v5379;
-        const iron_bf16 v5381 = iron_f32_to_bf16(v5380);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5382 = v275.x[125];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5384 = v5376 + 1u;
-        const iron_bf16 v5385 = bias[v5384];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5386 = iron_to_f32(v5385);
-        const float v5387 = v5382 + v5386;
-        const iron_bf16 v5388 = iron_f32_to_bf16(v5387);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5389 = v5356 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5390 = v5389 + v5376;
-        *reinterpret_cast<iron_bf16x2*>(out + v5390) = iron_bf16x2{{v5381, v5388}};
-      }
-    } else {
-      const bool v5395 = v5356 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5396 = v5358 < v15;
-      const bool v5397 = v5395 && v5396;
-      if (v5397) {
-        const float v5398 = v275.x[124];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5399 = v68 + v5358;
-        const iron_bf16 v5400 = bias[v5399];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5401 = iron_to_f32(v5400);
-        const float v5402 = v5398 + v5401;
-        const iron_bf16 v5403 = iron_f32_to_bf16(v5402);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5404 = v5356 * v4;
-        const unsigned int v5405 = v5404 + v68;
-        const unsigned int v5406 = v5405 + v5358;
-        out[v5406] = v5403;
-      }
-      const unsigned int v5408 = v1128 + v5360;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5410 = v1127 + v5365;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5411 = v5408 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5412 = v5410 < v15;
-      const bool v5413 = v5411 && v5412;
-      if (v5413) {
-        const float v5414 = v275.x[125];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5415 = v68 + v5410;
-        const iron_bf16 v5416 = bias[v5415];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5417 = iron_to_f32(v5416);
-        const float v5418 = v5414 + v5417;
-        const iron_bf16 v5419 = iron_f32_to_bf16(v5418);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5420 = v5408 * v4;
-        const unsigned int v5421 = v5420 + v68;
-        const unsigned int v5422 = v5421 + v5410;
-        out[v5422] = v5419;
-      }
+    const unsigned int v2507 = static_cast<unsigned int>(v275.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2508 = v1130 + v2507;
+    const unsigned int v2509 = static_cast<unsigned int>(v275.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2510 = v1129 + v2509;
+    const bool v2511 = v2508 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2512 = v2510 < v15;
+    const bool v2513 = v2511 && v2512;
+    if (v2513) {
+      const unsigned int v2514 = v68 + v2510;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2515 = v275.x[124];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2516 = bias[v2514];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2517 = iron_to_f32(v2516);
+      const float v2518 = v2515 + v2517;
+      const iron_bf16 v2519 = iron_f32_to_bf16(v2518);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2520 = v275.x[125];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2522 = v2514 + 1u;
+      const iron_bf16 v2523 = bias[v2522];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2524 = iron_to_f32(v2523);
+      const float v2525 = v2520 + v2524;
+      const iron_bf16 v2526 = iron_f32_to_bf16(v2525);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2527 = v2508 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2528 = v2527 + v2514;
+      *reinterpret_cast<iron_bf16x2*>(out + v2528) = iron_bf16x2{{v2519, v2526}};
     }
-    const unsigned int v5423 = static_cast<unsigned int>(v275.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5424 = v1128 + v5423;
-    const unsigned int v5425 = static_cast<unsigned int>(v275.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5426 = v1127 + v5425;
-    const unsigned int v5428 = static_cast<unsigned int>(v275.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5429 = v5428 == v5423;
-    const unsigned int v5432 = v5425 + 1u;
-    const unsigned int v5433 = static_cast<unsigned int>(v275.col(127, iron_linear_thread() & 31u));
-    const bool v5434 = v5433 == v5432;
-    const bool v5435 = v5429 && v5434;
-    const unsigned int v5438 = v5426 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5439 = v5438 == 0u;
-    const bool v5440 = v5435 && v5439;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5440) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5441 = v5424 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5442 = v5426 < v15;
-      const bool v5443 = v5441 && v5442;
-      if (v5443) {
-        const unsigned int v5444 = v68 + v5426;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5445 = v275.x[126];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5446 = bias[v5444];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5447 = iron_to_f32(v5446);
-        const float v5448 = v5445 + v5447;
-        const iron_bf16 v5449 = iron_f32_to_bf16(v5448);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5450 = v275.x[127];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5452 = v5444 + 1u;
-        const iron_bf16 v5453 = bias[v5452];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5454 = iron_to_f32(v5453);
-        const float v5455 = v5450 + v5454;
-        const iron_bf16 v5456 = iron_f32_to_bf16(v5455);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5457 = v5424 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5458 = v5457 + v5444;
-        *reinterpret_cast<iron_bf16x2*>(out + v5458) = iron_bf16x2{{v5449, v5456}};
-      }
-    } else {
-      const bool v5463 = v5424 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5464 = v5426 < v15;
-      const bool v5465 = v5463 && v5464;
-      if (v5465) {
-        const float v5466 = v275.x[126];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5467 = v68 + v5426;
-        const iron_bf16 v5468 = bias[v5467];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5469 = iron_to_f32(v5468);
-        const float v5470 = v5466 + v5469;
-        const iron_bf16 v5471 = iron_f32_to_bf16(v5470);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5472 = v5424 * v4;
-        const unsigned int v5473 = v5472 + v68;
-        const unsigned int v5474 = v5473 + v5426;
-        out[v5474] = v5471;
-      }
-      const unsigned int v5476 = v1128 + v5428;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5478 = v1127 + v5433;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5479 = v5476 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5480 = v5478 < v15;
-      const bool v5481 = v5479 && v5480;
-      if (v5481) {
-        const float v5482 = v275.x[127];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5483 = v68 + v5478;
-        const iron_bf16 v5484 = bias[v5483];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5485 = iron_to_f32(v5484);
-        const float v5486 = v5482 + v5485;
-        const iron_bf16 v5487 = iron_f32_to_bf16(v5486);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5488 = v5476 * v4;
-        const unsigned int v5489 = v5488 + v68;
-        const unsigned int v5490 = v5489 + v5478;
-        out[v5490] = v5487;
-      }
+    const unsigned int v2529 = static_cast<unsigned int>(v275.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2530 = v1130 + v2529;
+    const unsigned int v2531 = static_cast<unsigned int>(v275.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2532 = v1129 + v2531;
+    const bool v2533 = v2530 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2534 = v2532 < v15;
+    const bool v2535 = v2533 && v2534;
+    if (v2535) {
+      const unsigned int v2536 = v68 + v2532;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2537 = v275.x[126];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2538 = bias[v2536];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2539 = iron_to_f32(v2538);
+      const float v2540 = v2537 + v2539;
+      const iron_bf16 v2541 = iron_f32_to_bf16(v2540);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2542 = v275.x[127];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2544 = v2536 + 1u;
+      const iron_bf16 v2545 = bias[v2544];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2546 = iron_to_f32(v2545);
+      const float v2547 = v2542 + v2546;
+      const iron_bf16 v2548 = iron_f32_to_bf16(v2547);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2549 = v2530 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2550 = v2549 + v2536;
+      *reinterpret_cast<iron_bf16x2*>(out + v2550) = iron_bf16x2{{v2541, v2548}};
     }
   } else {
-    const unsigned int v5491 = static_cast<unsigned int>(v275.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5492 = v1128 + v5491;
-    const unsigned int v5493 = static_cast<unsigned int>(v275.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5494 = v1127 + v5493;
-    const bool v5495 = v5492 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5496 = v5494 < v15;
-    const bool v5497 = v5495 && v5496;
-    if (v5497) {
-      const float v5498 = v275.x[0];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5499 = v68 + v5494;
-      const iron_bf16 v5500 = bias[v5499];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5501 = iron_to_f32(v5500);
-      const float v5502 = v5498 + v5501;
-      const iron_bf16 v5503 = iron_f32_to_bf16(v5502);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5504 = v5492 * v4;
-      const unsigned int v5505 = v5504 + v68;
-      const unsigned int v5506 = v5505 + v5494;
-      out[v5506] = v5503;
-    }
-    const unsigned int v5507 = static_cast<unsigned int>(v275.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5508 = v1128 + v5507;
-    const unsigned int v5509 = static_cast<unsigned int>(v275.col(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5510 = v1127 + v5509;
-    const bool v5511 = v5508 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5512 = v5510 < v15;
-    const bool v5513 = v5511 && v5512;
-    if (v5513) {
-      const float v5514 = v275.x[1];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5515 = v68 + v5510;
-      const iron_bf16 v5516 = bias[v5515];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5517 = iron_to_f32(v5516);
-      const float v5518 = v5514 + v5517;
-      const iron_bf16 v5519 = iron_f32_to_bf16(v5518);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5520 = v5508 * v4;
-      const unsigned int v5521 = v5520 + v68;
-      const unsigned int v5522 = v5521 + v5510;
-      out[v5522] = v5519;
-    }
-    const unsigned int v5523 = static_cast<unsigned int>(v275.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5524 = v1128 + v5523;
-    const unsigned int v5525 = static_cast<unsigned int>(v275.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5526 = v1127 + v5525;
-    const bool v5527 = v5524 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5528 = v5526 < v15;
-    const bool v5529 = v5527 && v5528;
-    if (v5529) {
-      const float v5530 = v275.x[2];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5531 = v68 + v5526;
-      const iron_bf16 v5532 = bias[v5531];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5533 = iron_to_f32(v5532);
-      const float v5534 = v5530 + v5533;
-      const iron_bf16 v5535 = iron_f32_to_bf16(v5534);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5536 = v5524 * v4;
-      const unsigned int v5537 = v5536 + v68;
-      const unsigned int v5538 = v5537 + v5526;
-      out[v5538] = v5535;
-    }
-    const unsigned int v5539 = static_cast<unsigned int>(v275.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5540 = v1128 + v5539;
-    const unsigned int v5541 = static_cast<unsigned int>(v275.col(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5542 = v1127 + v5541;
-    const bool v5543 = v5540 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5544 = v5542 < v15;
-    const bool v5545 = v5543 && v5544;
-    if (v5545) {
-      const float v5546 = v275.x[3];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5547 = v68 + v5542;
-      const iron_bf16 v5548 = bias[v5547];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5549 = iron_to_f32(v5548);
-      const float v5550 = v5546 + v5549;
-      const iron_bf16 v5551 = iron_f32_to_bf16(v5550);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5552 = v5540 * v4;
-      const unsigned int v5553 = v5552 + v68;
-      const unsigned int v5554 = v5553 + v5542;
-      out[v5554] = v5551;
-    }
-    const unsigned int v5555 = static_cast<unsigned int>(v275.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5556 = v1128 + v5555;
-    const unsigned int v5557 = static_cast<unsigned int>(v275.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5558 = v1127 + v5557;
-    const bool v5559 = v5556 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5560 = v5558 < v15;
-    const bool v5561 = v5559 && v5560;
-    if (v5561) {
-      const float v5562 = v275.x[4];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5563 = v68 + v5558;
-      const iron_bf16 v5564 = bias[v5563];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5565 = iron_to_f32(v5564);
-      const float v5566 = v5562 + v5565;
-      const iron_bf16 v5567 = iron_f32_to_bf16(v5566);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5568 = v5556 * v4;
-      const unsigned int v5569 = v5568 + v68;
-      const unsigned int v5570 = v5569 + v5558;
-      out[v5570] = v5567;
-    }
-    const unsigned int v5571 = static_cast<unsigned int>(v275.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5572 = v1128 + v5571;
-    const unsigned int v5573 = static_cast<unsigned int>(v275.col(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5574 = v1127 + v5573;
-    const bool v5575 = v5572 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5576 = v5574 < v15;
-    const bool v5577 = v5575 && v5576;
-    if (v5577) {
-      const float v5578 = v275.x[5];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5579 = v68 + v5574;
-      const iron_bf16 v5580 = bias[v5579];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5581 = iron_to_f32(v5580);
-      const float v5582 = v5578 + v5581;
-      const iron_bf16 v5583 = iron_f32_to_bf16(v5582);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5584 = v5572 * v4;
-      const unsigned int v5585 = v5584 + v68;
-      const unsigned int v5586 = v5585 + v5574;
-      out[v5586] = v5583;
-    }
-    const unsigned int v5587 = static_cast<unsigned int>(v275.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5588 = v1128 + v5587;
-    const unsigned int v5589 = static_cast<unsigned int>(v275.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5590 = v1127 + v5589;
-    const bool v5591 = v5588 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5592 = v5590 < v15;
-    const bool v5593 = v5591 && v5592;
-    if (v5593) {
-      const float v5594 = v275.x[6];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5595 = v68 + v5590;
-      const iron_bf16 v5596 = bias[v5595];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5597 = iron_to_f32(v5596);
-      const float v5598 = v5594 + v5597;
-      const iron_bf16 v5599 = iron_f32_to_bf16(v5598);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5600 = v5588 * v4;
-      const unsigned int v5601 = v5600 + v68;
-      const unsigned int v5602 = v5601 + v5590;
-      out[v5602] = v5599;
-    }
-    const unsigned int v5603 = static_cast<unsigned int>(v275.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5604 = v1128 + v5603;
-    const unsigned int v5605 = static_cast<unsigned int>(v275.col(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5606 = v1127 + v5605;
-    const bool v5607 = v5604 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5608 = v5606 < v15;
-    const bool v5609 = v5607 && v5608;
-    if (v5609) {
-      const float v5610 = v275.x[7];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5611 = v68 + v5606;
-      const iron_bf16 v5612 = bias[v5611];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5613 = iron_to_f32(v5612);
-      const float v5614 = v5610 + v5613;
-      const iron_bf16 v5615 = iron_f32_to_bf16(v5614);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5616 = v5604 * v4;
-      const unsigned int v5617 = v5616 + v68;
-      const unsigned int v5618 = v5617 + v5606;
-      out[v5618] = v5615;
-    }
-    const unsigned int v5619 = static_cast<unsigned int>(v275.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5620 = v1128 + v5619;
-    const unsigned int v5621 = static_cast<unsigned int>(v275.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5622 = v1127 + v5621;
-    const bool v5623 = v5620 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5624 = v5622 < v15;
-    const bool v5625 = v5623 && v5624;
-    if (v5625) {
-      const float v5626 = v275.x[8];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5627 = v68 + v5622;
-      const iron_bf16 v5628 = bias[v5627];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5629 = iron_to_f32(v5628);
-      const float v5630 = v5626 + v5629;
-      const iron_bf16 v5631 = iron_f32_to_bf16(v5630);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5632 = v5620 * v4;
-      const unsigned int v5633 = v5632 + v68;
-      const unsigned int v5634 = v5633 + v5622;
-      out[v5634] = v5631;
-    }
-    const unsigned int v5635 = static_cast<unsigned int>(v275.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5636 = v1128 + v5635;
-    const unsigned int v5637 = static_cast<unsigned int>(v275.col(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5638 = v1127 + v5637;
-    const bool v5639 = v5636 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5640 = v5638 < v15;
-    const bool v5641 = v5639 && v5640;
-    if (v5641) {
-      const float v5642 = v275.x[9];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5643 = v68 + v5638;
-      const iron_bf16 v5644 = bias[v5643];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5645 = iron_to_f32(v5644);
-      const float v5646 = v5642 + v5645;
-      const iron_bf16 v5647 = iron_f32_to_bf16(v5646);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5648 = v5636 * v4;
-      const unsigned int v5649 = v5648 + v68;
-      const unsigned int v5650 = v5649 + v5638;
-      out[v5650] = v5647;
-    }
-    const unsigned int v5651 = static_cast<unsigned int>(v275.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5652 = v1128 + v5651;
-    const unsigned int v5653 = static_cast<unsigned int>(v275.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5654 = v1127 + v5653;
-    const bool v5655 = v5652 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5656 = v5654 < v15;
-    const bool v5657 = v5655 && v5656;
-    if (v5657) {
-      const float v5658 = v275.x[10];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5659 = v68 + v5654;
-      const iron_bf16 v5660 = bias[v5659];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5661 = iron_to_f32(v5660);
-      const float v5662 = v5658 + v5661;
-      const iron_bf16 v5663 = iron_f32_to_bf16(v5662);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5664 = v5652 * v4;
-      const unsigned int v5665 = v5664 + v68;
-      const unsigned int v5666 = v5665 + v5654;
-      out[v5666] = v5663;
-    }
-    const unsigned int v5667 = static_cast<unsigned int>(v275.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5668 = v1128 + v5667;
-    const unsigned int v5669 = static_cast<unsigned int>(v275.col(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5670 = v1127 + v5669;
-    const bool v5671 = v5668 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5672 = v5670 < v15;
-    const bool v5673 = v5671 && v5672;
-    if (v5673) {
-      const float v5674 = v275.x[11];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5675 = v68 + v5670;
-      const iron_bf16 v5676 = bias[v5675];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5677 = iron_to_f32(v5676);
-      const float v5678 = v5674 + v5677;
-      const iron_bf16 v5679 = iron_f32_to_bf16(v5678);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5680 = v5668 * v4;
-      const unsigned int v5681 = v5680 + v68;
-      const unsigned int v5682 = v5681 + v5670;
-      out[v5682] = v5679;
-    }
-    const unsigned int v5683 = static_cast<unsigned int>(v275.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5684 = v1128 + v5683;
-    const unsigned int v5685 = static_cast<unsigned int>(v275.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5686 = v1127 + v5685;
-    const bool v5687 = v5684 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5688 = v5686 < v15;
-    const bool v5689 = v5687 && v5688;
-    if (v5689) {
-      const float v5690 = v275.x[12];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5691 = v68 + v5686;
-      const iron_bf16 v5692 = bias[v5691];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5693 = iron_to_f32(v5692);
-      const float v5694 = v5690 + v5693;
-      const iron_bf16 v5695 = iron_f32_to_bf16(v5694);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5696 = v5684 * v4;
-      const unsigned int v5697 = v5696 + v68;
-      const unsigned int v5698 = v5697 + v5686;
-      out[v5698] = v5695;
-    }
-    const unsigned int v5699 = static_cast<unsigned int>(v275.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5700 = v1128 + v5699;
-    const unsigned int v5701 = static_cast<unsigned int>(v275.col(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5702 = v1127 + v5701;
-    const bool v5703 = v5700 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5704 = v5702 < v15;
-    const bool v5705 = v5703 && v5704;
-    if (v5705) {
-      const float v5706 = v275.x[13];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5707 = v68 + v5702;
-      const iron_bf16 v5708 = bias[v5707];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5709 = iron_to_f32(v5708);
-      const float v5710 = v5706 + v5709;
-      const iron_bf16 v5711 = iron_f32_to_bf16(v5710);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5712 = v5700 * v4;
-      const unsigned int v5713 = v5712 + v68;
-      const unsigned int v5714 = v5713 + v5702;
-      out[v5714] = v5711;
-    }
-    const unsigned int v5715 = static_cast<unsigned int>(v275.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5716 = v1128 + v5715;
-    const unsigned int v5717 = static_cast<unsigned int>(v275.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5718 = v1127 + v5717;
-    const bool v5719 = v5716 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5720 = v5718 < v15;
-    const bool v5721 = v5719 && v5720;
-    if (v5721) {
-      const float v5722 = v275.x[14];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5723 = v68 + v5718;
-      const iron_bf16 v5724 = bias[v5723];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5725 = iron_to_f32(v5724);
-      const float v5726 = v5722 + v5725;
-      const iron_bf16 v5727 = iron_f32_to_bf16(v5726);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5728 = v5716 * v4;
-      const unsigned int v5729 = v5728 + v68;
-      const unsigned int v5730 = v5729 + v5718;
-      out[v5730] = v5727;
-    }
-    const unsigned int v5731 = static_cast<unsigned int>(v275.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5732 = v1128 + v5731;
-    const unsigned int v5733 = static_cast<unsigned int>(v275.col(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5734 = v1127 + v5733;
-    const bool v5735 = v5732 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5736 = v5734 < v15;
-    const bool v5737 = v5735 && v5736;
-    if (v5737) {
-      const float v5738 = v275.x[15];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5739 = v68 + v5734;
-      const iron_bf16 v5740 = bias[v5739];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5741 = iron_to_f32(v5740);
-      const float v5742 = v5738 + v5741;
-      const iron_bf16 v5743 = iron_f32_to_bf16(v5742);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5744 = v5732 * v4;
-      const unsigned int v5745 = v5744 + v68;
-      const unsigned int v5746 = v5745 + v5734;
-      out[v5746] = v5743;
-    }
-    const unsigned int v5747 = static_cast<unsigned int>(v275.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5748 = v1128 + v5747;
-    const unsigned int v5749 = static_cast<unsigned int>(v275.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5750 = v1127 + v5749;
-    const bool v5751 = v5748 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5752 = v5750 < v15;
-    const bool v5753 = v5751 && v5752;
-    if (v5753) {
-      const float v5754 = v275.x[16];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5755 = v68 + v5750;
-      const iron_bf16 v5756 = bias[v5755];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5757 = iron_to_f32(v5756);
-      const float v5758 = v5754 + v5757;
-      const iron_bf16 v5759 = iron_f32_to_bf16(v5758);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5760 = v5748 * v4;
-      const unsigned int v5761 = v5760 + v68;
-      const unsigned int v5762 = v5761 + v5750;
-      out[v5762] = v5759;
-    }
-    const unsigned int v5763 = static_cast<unsigned int>(v275.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5764 = v1128 + v5763;
-    const unsigned int v5765 = static_cast<unsigned int>(v275.col(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5766 = v1127 + v5765;
-    const bool v5767 = v5764 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5768 = v5766 < v15;
-    const bool v5769 = v5767 && v5768;
-    if (v5769) {
-      const float v5770 = v275.x[17];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5771 = v68 + v5766;
-      const iron_bf16 v5772 = bias[v5771];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5773 = iron_to_f32(v5772);
-      const float v5774 = v5770 + v5773;
-      const iron_bf16 v5775 = iron_f32_to_bf16(v5774);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5776 = v5764 * v4;
-      const unsigned int v5777 = v5776 + v68;
-      const unsigned int v5778 = v5777 + v5766;
-      out[v5778] = v5775;
-    }
-    const unsigned int v5779 = static_cast<unsigned int>(v275.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5780 = v1128 + v5779;
-    const unsigned int v5781 = static_cast<unsigned int>(v275.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5782 = v1127 + v5781;
-    const bool v5783 = v5780 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5784 = v5782 < v15;
-    const bool v5785 = v5783 && v5784;
-    if (v5785) {
-      const float v5786 = v275.x[18];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5787 = v68 + v5782;
-      const iron_bf16 v5788 = bias[v5787];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5789 = iron_to_f32(v5788);
-      const float v5790 = v5786 + v5789;
-      const iron_bf16 v5791 = iron_f32_to_bf16(v5790);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5792 = v5780 * v4;
-      const unsigned int v5793 = v5792 + v68;
-      const unsigned int v5794 = v5793 + v5782;
-      out[v5794] = v5791;
-    }
-    const unsigned int v5795 = static_cast<unsigned int>(v275.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5796 = v1128 + v5795;
-    const unsigned int v5797 = static_cast<unsigned int>(v275.col(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5798 = v1127 + v5797;
-    const bool v5799 = v5796 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5800 = v5798 < v15;
-    const bool v5801 = v5799 && v5800;
-    if (v5801) {
-      const float v5802 = v275.x[19];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5803 = v68 + v5798;
-      const iron_bf16 v5804 = bias[v5803];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5805 = iron_to_f32(v5804);
-      const float v5806 = v5802 + v5805;
-      const iron_bf16 v5807 = iron_f32_to_bf16(v5806);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5808 = v5796 * v4;
-      const unsigned int v5809 = v5808 + v68;
-      const unsigned int v5810 = v5809 + v5798;
-      out[v5810] = v5807;
-    }
-    const unsigned int v5811 = static_cast<unsigned int>(v275.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5812 = v1128 + v5811;
-    const unsigned int v5813 = static_cast<unsigned int>(v275.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5814 = v1127 + v5813;
-    const bool v5815 = v5812 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5816 = v5814 < v15;
-    const bool v5817 = v5815 && v5816;
-    if (v5817) {
-      const float v5818 = v275.x[20];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5819 = v68 + v5814;
-      const iron_bf16 v5820 = bias[v5819];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5821 = iron_to_f32(v5820);
-      const float v5822 = v5818 + v5821;
-      const iron_bf16 v5823 = iron_f32_to_bf16(v5822);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5824 = v5812 * v4;
-      const unsigned int v5825 = v5824 + v68;
-      const unsigned int v5826 = v5825 + v5814;
-      out[v5826] = v5823;
-    }
-    const unsigned int v5827 = static_cast<unsigned int>(v275.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5828 = v1128 + v5827;
-    const unsigned int v5829 = static_cast<unsigned int>(v275.col(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5830 = v1127 + v5829;
-    const bool v5831 = v5828 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5832 = v5830 < v15;
-    const bool v5833 = v5831 && v5832;
-    if (v5833) {
-      const float v5834 = v275.x[21];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5835 = v68 + v5830;
-      const iron_bf16 v5836 = bias[v5835];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5837 = iron_to_f32(v5836);
-      const float v5838 = v5834 + v5837;
-      const iron_bf16 v5839 = iron_f32_to_bf16(v5838);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5840 = v5828 * v4;
-      const unsigned int v5841 = v5840 + v68;
-      const unsigned int v5842 = v5841 + v5830;
-      out[v5842] = v5839;
-    }
-    const unsigned int v5843 = static_cast<unsigned int>(v275.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5844 = v1128 + v5843;
-    const unsigned int v5845 = static_cast<unsigned int>(v275.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5846 = v1127 + v5845;
-    const bool v5847 = v5844 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5848 = v5846 < v15;
-    const bool v5849 = v5847 && v5848;
-    if (v5849) {
-      const float v5850 = v275.x[22];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5851 = v68 + v5846;
-      const iron_bf16 v5852 = bias[v5851];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5853 = iron_to_f32(v5852);
-      const float v5854 = v5850 + v5853;
-      const iron_bf16 v5855 = iron_f32_to_bf16(v5854);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5856 = v5844 * v4;
-      const unsigned int v5857 = v5856 + v68;
-      const unsigned int v5858 = v5857 + v5846;
-      out[v5858] = v5855;
-    }
-    const unsigned int v5859 = static_cast<unsigned int>(v275.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5860 = v1128 + v5859;
-    const unsigned int v5861 = static_cast<unsigned int>(v275.col(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5862 = v1127 + v5861;
-    const bool v5863 = v5860 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5864 = v5862 < v15;
-    const bool v5865 = v5863 && v5864;
-    if (v5865) {
-      const float v5866 = v275.x[23];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5867 = v68 + v5862;
-      const iron_bf16 v5868 = bias[v5867];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5869 = iron_to_f32(v5868);
-      const float v5870 = v5866 + v5869;
-      const iron_bf16 v5871 = iron_f32_to_bf16(v5870);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5872 = v5860 * v4;
-      const unsigned int v5873 = v5872 + v68;
-      const unsigned int v5874 = v5873 + v5862;
-      out[v5874] = v5871;
-    }
-    const unsigned int v5875 = static_cast<unsigned int>(v275.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5876 = v1128 + v5875;
-    const unsigned int v5877 = static_cast<unsigned int>(v275.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5878 = v1127 + v5877;
-    const bool v5879 = v5876 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5880 = v5878 < v15;
-    const bool v5881 = v5879 && v5880;
-    if (v5881) {
-      const float v5882 = v275.x[24];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5883 = v68 + v5878;
-      const iron_bf16 v5884 = bias[v5883];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5885 = iron_to_f32(v5884);
-      const float v5886 = v5882 + v5885;
-      const iron_bf16 v5887 = iron_f32_to_bf16(v5886);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5888 = v5876 * v4;
-      const unsigned int v5889 = v5888 + v68;
-      const unsigned int v5890 = v5889 + v5878;
-      out[v5890] = v5887;
-    }
-    const unsigned int v5891 = static_cast<unsigned int>(v275.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5892 = v1128 + v5891;
-    const unsigned int v5893 = static_cast<unsigned int>(v275.col(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5894 = v1127 + v5893;
-    const bool v5895 = v5892 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5896 = v5894 < v15;
-    const bool v5897 = v5895 && v5896;
-    if (v5897) {
-      const float v5898 = v275.x[25];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5899 = v68 + v5894;
-      const iron_bf16 v5900 = bias[v5899];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5901 = iron_to_f32(v5900);
-      const float v5902 = v5898 + v5901;
-      const iron_bf16 v5903 = iron_f32_to_bf16(v5902);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5904 = v5892 * v4;
-      const unsigned int v5905 = v5904 + v68;
-      const unsigned int v5906 = v5905 + v5894;
-      out[v5906] = v5903;
-    }
-    const unsigned int v5907 = static_cast<unsigned int>(v275.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5908 = v1128 + v5907;
-    const unsigned int v5909 = static_cast<unsigned int>(v275.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5910 = v1127 + v5909;
-    const bool v5911 = v5908 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5912 = v5910 < v15;
-    const bool v5913 = v5911 && v5912;
-    if (v5913) {
-      const float v5914 = v275.x[26];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5915 = v68 + v5910;
-      const iron_bf16 v5916 = bias[v5915];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5917 = iron_to_f32(v5916);
-      const float v5918 = v5914 + v5917;
-      const iron_bf16 v5919 = iron_f32_to_bf16(v5918);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5920 = v5908 * v4;
-      const unsigned int v5921 = v5920 + v68;
-      const unsigned int v5922 = v5921 + v5910;
-      out[v5922] = v5919;
-    }
-    const unsigned int v5923 = static_cast<unsigned int>(v275.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5924 = v1128 + v5923;
-    const unsigned int v5925 = static_cast<unsigned int>(v275.col(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5926 = v1127 + v5925;
-    const bool v5927 = v5924 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5928 = v5926 < v15;
-    const bool v5929 = v5927 && v5928;
-    if (v5929) {
-      const float v5930 = v275.x[27];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5931 = v68 + v5926;
-      const iron_bf16 v5932 = bias[v5931];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5933 = iron_to_f32(v5932);
-      const float v5934 = v5930 + v5933;
-      const iron_bf16 v5935 = iron_f32_to_bf16(v5934);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5936 = v5924 * v4;
-      const unsigned int v5937 = v5936 + v68;
-      const unsigned int v5938 = v5937 + v5926;
-      out[v5938] = v5935;
-    }
-    const unsigned int v5939 = static_cast<unsigned int>(v275.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5940 = v1128 + v5939;
-    const unsigned int v5941 = static_cast<unsigned int>(v275.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5942 = v1127 + v5941;
-    const bool v5943 = v5940 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5944 = v5942 < v15;
-    const bool v5945 = v5943 && v5944;
-    if (v5945) {
-      const float v5946 = v275.x[28];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5947 = v68 + v5942;
-      const iron_bf16 v5948 = bias[v5947];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5949 = iron_to_f32(v5948);
-      const float v5950 = v5946 + v5949;
-      const iron_bf16 v5951 = iron_f32_to_bf16(v5950);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5952 = v5940 * v4;
-      const unsigned int v5953 = v5952 + v68;
-      const unsigned int v5954 = v5953 + v5942;
-      out[v5954] = v5951;
-    }
-    const unsigned int v5955 = static_cast<unsigned int>(v275.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5956 = v1128 + v5955;
-    const unsigned int v5957 = static_cast<unsigned int>(v275.col(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5958 = v1127 + v5957;
-    const bool v5959 = v5956 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5960 = v5958 < v15;
-    const bool v5961 = v5959 && v5960;
-    if (v5961) {
-      const float v5962 = v275.x[29];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5963 = v68 + v5958;
-      const iron_bf16 v5964 = bias[v5963];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5965 = iron_to_f32(v5964);
-      const float v5966 = v5962 + v5965;
-      const iron_bf16 v5967 = iron_f32_to_bf16(v5966);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5968 = v5956 * v4;
-      const unsigned int v5969 = v5968 + v68;
-      const unsigned int v5970 = v5969 + v5958;
-      out[v5970] = v5967;
-    }
-    const unsigned int v5971 = static_cast<unsigned int>(v275.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5972 = v1128 + v5971;
-    const unsigned int v5973 = static_cast<unsigned int>(v275.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5974 = v1127 + v5973;
-    const bool v5975 = v5972 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5976 = v5974 < v15;
-    const bool v5977 = v5975 && v5976;
-    if (v5977) {
-      const float v5978 = v275.x[30];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5979 = v68 + v5974;
-      const iron_bf16 v5980 = bias[v5979];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5981 = iron_to_f32(v5980);
-      const float v5982 = v5978 + v5981;
-      const iron_bf16 v5983 = iron_f32_to_bf16(v5982);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5984 = v5972 * v4;
-      const unsigned int v5985 = v5984 + v68;
-      const unsigned int v5986 = v5985 + v5974;
-      out[v5986] = v5983;
-    }
-    const unsigned int v5987 = static_cast<unsigned int>(v275.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5988 = v1128 + v5987;
-    const unsigned int v5989 = static_cast<unsigned int>(v275.col(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5990 = v1127 + v5989;
-    const bool v5991 = v5988 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5992 = v5990 < v15;
-    const bool v5993 = v5991 && v5992;
-    if (v5993) {
-      const float v5994 = v275.x[31];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v5995 = v68 + v5990;
-      const iron_bf16 v5996 = bias[v5995];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5997 = iron_to_f32(v5996);
-      const float v5998 = v5994 + v5997;
-      const iron_bf16 v5999 = iron_f32_to_bf16(v5998);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6000 = v5988 * v4;
-      const unsigned int v6001 = v6000 + v68;
-      const unsigned int v6002 = v6001 + v5990;
-      out[v6002] = v5999;
-    }
-    const unsigned int v6003 = static_cast<unsigned int>(v275.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6004 = v1128 + v6003;
-    const unsigned int v6005 = static_cast<unsigned int>(v275.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6006 = v1127 + v6005;
-    const bool v6007 = v6004 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6008 = v6006 < v15;
-    const bool v6009 = v6007 && v6008;
-    if (v6009) {
-      const float v6010 = v275.x[32];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6011 = v68 + v6006;
-      const iron_bf16 v6012 = bias[v6011];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6013 = iron_to_f32(v6012);
-      const float v6014 = v6010 + v6013;
-      const iron_bf16 v6015 = iron_f32_to_bf16(v6014);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6016 = v6004 * v4;
-      const unsigned int v6017 = v6016 + v68;
-      const unsigned int v6018 = v6017 + v6006;
-      out[v6018] = v6015;
-    }
-    const unsigned int v6019 = static_cast<unsigned int>(v275.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6020 = v1128 + v6019;
-    const unsigned int v6021 = static_cast<unsigned int>(v275.col(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6022 = v1127 + v6021;
-    const bool v6023 = v6020 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6024 = v6022 < v15;
-    const bool v6025 = v6023 && v6024;
-    if (v6025) {
-      const float v6026 = v275.x[33];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6027 = v68 + v6022;
-      const iron_bf16 v6028 = bias[v6027];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6029 = iron_to_f32(v6028);
-      const float v6030 = v6026 + v6029;
-      const iron_bf16 v6031 = iron_f32_to_bf16(v6030);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6032 = v6020 * v4;
-      const unsigned int v6033 = v6032 + v68;
-      const unsigned int v6034 = v6033 + v6022;
-      out[v6034] = v6031;
-    }
-    const unsigned int v6035 = static_cast<unsigned int>(v275.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6036 = v1128 + v6035;
-    const unsigned int v6037 = static_cast<unsigned int>(v275.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6038 = v1127 + v6037;
-    const bool v6039 = v6036 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6040 = v6038 < v15;
-    const bool v6041 = v6039 && v6040;
-    if (v6041) {
-      const float v6042 = v275.x[34];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6043 = v68 + v6038;
-      const iron_bf16 v6044 = bias[v6043];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6045 = iron_to_f32(v6044);
-      const float v6046 = v6042 + v6045;
-      const iron_bf16 v6047 = iron_f32_to_bf16(v6046);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6048 = v6036 * v4;
-      const unsigned int v6049 = v6048 + v68;
-      const unsigned int v6050 = v6049 + v6038;
-      out[v6050] = v6047;
-    }
-    const unsigned int v6051 = static_cast<unsigned int>(v275.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6052 = v1128 + v6051;
-    const unsigned int v6053 = static_cast<unsigned int>(v275.col(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6054 = v1127 + v6053;
-    const bool v6055 = v6052 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6056 = v6054 < v15;
-    const bool v6057 = v6055 && v6056;
-    if (v6057) {
-      const float v6058 = v275.x[35];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6059 = v68 + v6054;
-      const iron_bf16 v6060 = bias[v6059];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6061 = iron_to_f32(v6060);
-      const float v6062 = v6058 + v6061;
-      const iron_bf16 v6063 = iron_f32_to_bf16(v6062);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6064 = v6052 * v4;
-      const unsigned int v6065 = v6064 + v68;
-      const unsigned int v6066 = v6065 + v6054;
-      out[v6066] = v6063;
-    }
-    const unsigned int v6067 = static_cast<unsigned int>(v275.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6068 = v1128 + v6067;
-    const unsigned int v6069 = static_cast<unsigned int>(v275.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6070 = v1127 + v6069;
-    const bool v6071 = v6068 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6072 = v6070 < v15;
-    const bool v6073 = v6071 && v6072;
-    if (v6073) {
-      const float v6074 = v275.x[36];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6075 = v68 + v6070;
-      const iron_bf16 v6076 = bias[v6075];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6077 = iron_to_f32(v6076);
-      const float v6078 = v6074 + v6077;
-      const iron_bf16 v6079 = iron_f32_to_bf16(v6078);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6080 = v6068 * v4;
-      const unsigned int v6081 = v6080 + v68;
-      const unsigned int v6082 = v6081 + v6070;
-      out[v6082] = v6079;
-    }
-    const unsigned int v6083 = static_cast<unsigned int>(v275.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6084 = v1128 + v6083;
-    const unsigned int v6085 = static_cast<unsigned int>(v275.col(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6086 = v1127 + v6085;
-    const bool v6087 = v6084 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6088 = v6086 < v15;
-    const bool v6089 = v6087 && v6088;
-    if (v6089) {
-      const float v6090 = v275.x[37];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6091 = v68 + v6086;
-      const iron_bf16 v6092 = bias[v6091];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6093 = iron_to_f32(v6092);
-      const float v6094 = v6090 + v6093;
-      const iron_bf16 v6095 = iron_f32_to_bf16(v6094);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6096 = v6084 * v4;
-      const unsigned int v6097 = v6096 + v68;
-      const unsigned int v6098 = v6097 + v6086;
-      out[v6098] = v6095;
-    }
-    const unsigned int v6099 = static_cast<unsigned int>(v275.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6100 = v1128 + v6099;
-    const unsigned int v6101 = static_cast<unsigned int>(v275.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6102 = v1127 + v6101;
-    const bool v6103 = v6100 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6104 = v6102 < v15;
-    const bool v6105 = v6103 && v6104;
-    if (v6105) {
-      const float v6106 = v275.x[38];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6107 = v68 + v6102;
-      const iron_bf16 v6108 = bias[v6107];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6109 = iron_to_f32(v6108);
-      const float v6110 = v6106 + v6109;
-      const iron_bf16 v6111 = iron_f32_to_bf16(v6110);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6112 = v6100 * v4;
-      const unsigned int v6113 = v6112 + v68;
-      const unsigned int v6114 = v6113 + v6102;
-      out[v6114] = v6111;
-    }
-    const unsigned int v6115 = static_cast<unsigned int>(v275.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6116 = v1128 + v6115;
-    const unsigned int v6117 = static_cast<unsigned int>(v275.col(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6118 = v1127 + v6117;
-    const bool v6119 = v6116 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6120 = v6118 < v15;
-    const bool v6121 = v6119 && v6120;
-    if (v6121) {
-      const float v6122 = v275.x[39];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6123 = v68 + v6118;
-      const iron_bf16 v6124 = bias[v6123];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6125 = iron_to_f32(v6124);
-      const float v6126 = v6122 + v6125;
-      const iron_bf16 v6127 = iron_f32_to_bf16(v6126);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6128 = v6116 * v4;
-      const unsigned int v6129 = v6128 + v68;
-      const unsigned int v6130 = v6129 + v6118;
-      out[v6130] = v6127;
-    }
-    const unsigned int v6131 = static_cast<unsigned int>(v275.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6132 = v1128 + v6131;
-    const unsigned int v6133 = static_cast<unsigned int>(v275.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6134 = v1127 + v6133;
-    const bool v6135 = v6132 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6136 = v6134 < v15;
-    const bool v6137 = v6135 && v6136;
-    if (v6137) {
-      const float v6138 = v275.x[40];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6139 = v68 + v6134;
-      const iron_bf16 v6140 = bias[v6139];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6141 = iron_to_f32(v6140);
-      const float v6142 = v6138 + v6141;
-      const iron_bf16 v6143 = iron_f32_to_bf16(v6142);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6144 = v6132 * v4;
-      const unsigned int v6145 = v6144 + v68;
-      const unsigned int v6146 = v6145 + v6134;
-      out[v6146] = v6143;
-    }
-    const unsigned int v6147 = static_cast<unsigned int>(v275.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6148 = v1128 + v6147;
-    const unsigned int v6149 = static_cast<unsigned int>(v275.col(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6150 = v1127 + v6149;
-    const bool v6151 = v6148 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6152 = v6150 < v15;
-    const bool v6153 = v6151 && v6152;
-    if (v6153) {
-      const float v6154 = v275.x[41];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6155 = v68 + v6150;
-      const iron_bf16 v6156 = bias[v6155];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6157 = iron_to_f32(v6156);
-      const float v6158 = v6154 + v6157;
-      const iron_bf16 v6159 = iron_f32_to_bf16(v6158);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6160 = v6148 * v4;
-      const unsigned int v6161 = v6160 + v68;
-      const unsigned int v6162 = v6161 + v6150;
-      out[v6162] = v6159;
-    }
-    const unsigned int v6163 = static_cast<unsigned int>(v275.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6164 = v1128 + v6163;
-    const unsigned int v6165 = static_cast<unsigned int>(v275.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6166 = v1127 + v6165;
-    const bool v6167 = v6164 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6168 = v6166 < v15;
-    const bool v6169 = v6167 && v6168;
-    if (v6169) {
-      const float v6170 = v275.x[42];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6171 = v68 + v6166;
-      const iron_bf16 v6172 = bias[v6171];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6173 = iron_to_f32(v6172);
-      const float v6174 = v6170 + v6173;
-      const iron_bf16 v6175 = iron_f32_to_bf16(v6174);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6176 = v6164 * v4;
-      const unsigned int v6177 = v6176 + v68;
-      const unsigned int v6178 = v6177 + v6166;
-      out[v6178] = v6175;
-    }
-    const unsigned int v6179 = static_cast<unsigned int>(v275.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6180 = v1128 + v6179;
-    const unsigned int v6181 = static_cast<unsigned int>(v275.col(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6182 = v1127 + v6181;
-    const bool v6183 = v6180 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6184 = v6182 < v15;
-    const bool v6185 = v6183 && v6184;
-    if (v6185) {
-      const float v6186 = v275.x[43];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6187 = v68 + v6182;
-      const iron_bf16 v6188 = bias[v6187];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6189 = iron_to_f32(v6188);
-      const float v6190 = v6186 + v6189;
-      const iron_bf16 v6191 = iron_f32_to_bf16(v6190);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6192 = v6180 * v4;
-      const unsigned int v6193 = v6192 + v68;
-      const unsigned int v6194 = v6193 + v6182;
-      out[v6194] = v6191;
-    }
-    const unsigned int v6195 = static_cast<unsigned int>(v275.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6196 = v1128 + v6195;
-    const unsigned int v6197 = static_cast<unsigned int>(v275.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6198 = v1127 + v6197;
-    const bool v6199 = v6196 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6200 = v6198 < v15;
-    const bool v6201 = v6199 && v6200;
-    if (v6201) {
-      const float v6202 = v275.x[44];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6203 = v68 + v6198;
-      const iron_bf16 v6204 = bias[v6203];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6205 = iron_to_f32(v6204);
-      const float v6206 = v6202 + v6205;
-      const iron_bf16 v6207 = iron_f32_to_bf16(v6206);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6208 = v6196 * v4;
-      const unsigned int v6209 = v6208 + v68;
-      const unsigned int v6210 = v6209 + v6198;
-      out[v6210] = v6207;
-    }
-    const unsigned int v6211 = static_cast<unsigned int>(v275.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6212 = v1128 + v6211;
-    const unsigned int v6213 = static_cast<unsigned int>(v275.col(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6214 = v1127 + v6213;
-    const bool v6215 = v6212 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6216 = v6214 < v15;
-    const bool v6217 = v6215 && v6216;
-    if (v6217) {
-      const float v6218 = v275.x[45];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6219 = v68 + v6214;
-      const iron_bf16 v6220 = bias[v6219];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6221 = iron_to_f32(v6220);
-      const float v6222 = v6218 + v6221;
-      const iron_bf16 v6223 = iron_f32_to_bf16(v6222);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6224 = v6212 * v4;
-      const unsigned int v6225 = v6224 + v68;
-      const unsigned int v6226 = v6225 + v6214;
-      out[v6226] = v6223;
-    }
-    const unsigned int v6227 = static_cast<unsigned int>(v275.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6228 = v1128 + v6227;
-    const unsigned int v6229 = static_cast<unsigned int>(v275.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6230 = v1127 + v6229;
-    const bool v6231 = v6228 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6232 = v6230 < v15;
-    const bool v6233 = v6231 && v6232;
-    if (v6233) {
-      const float v6234 = v275.x[46];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6235 = v68 + v6230;
-      const iron_bf16 v6236 = bias[v6235];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6237 = iron_to_f32(v6236);
-      const float v6238 = v6234 + v6237;
-      const iron_bf16 v6239 = iron_f32_to_bf16(v6238);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6240 = v6228 * v4;
-      const unsigned int v6241 = v6240 + v68;
-      const unsigned int v6242 = v6241 + v6230;
-      out[v6242] = v6239;
-    }
-    const unsigned int v6243 = static_cast<unsigned int>(v275.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6244 = v1128 + v6243;
-    const unsigned int v6245 = static_cast<unsigned int>(v275.col(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6246 = v1127 + v6245;
-    const bool v6247 = v6244 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6248 = v6246 < v15;
-    const bool v6249 = v6247 && v6248;
-    if (v6249) {
-      const float v6250 = v275.x[47];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6251 = v68 + v6246;
-      const iron_bf16 v6252 = bias[v6251];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6253 = iron_to_f32(v6252);
-      const float v6254 = v6250 + v6253;
-      const iron_bf16 v6255 = iron_f32_to_bf16(v6254);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6256 = v6244 * v4;
-      const unsigned int v6257 = v6256 + v68;
-      const unsigned int v6258 = v6257 + v6246;
-      out[v6258] = v6255;
-    }
-    const unsigned int v6259 = static_cast<unsigned int>(v275.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6260 = v1128 + v6259;
-    const unsigned int v6261 = static_cast<unsigned int>(v275.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6262 = v1127 + v6261;
-    const bool v6263 = v6260 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6264 = v6262 < v15;
-    const bool v6265 = v6263 && v6264;
-    if (v6265) {
-      const float v6266 = v275.x[48];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6267 = v68 + v6262;
-      const iron_bf16 v6268 = bias[v6267];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6269 = iron_to_f32(v6268);
-      const float v6270 = v6266 + v6269;
-      const iron_bf16 v6271 = iron_f32_to_bf16(v6270);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6272 = v6260 * v4;
-      const unsigned int v6273 = v6272 + v68;
-      const unsigned int v6274 = v6273 + v6262;
-      out[v6274] = v6271;
-    }
-    const unsigned int v6275 = static_cast<unsigned int>(v275.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6276 = v1128 + v6275;
-    const unsigned int v6277 = static_cast<unsigned int>(v275.col(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6278 = v1127 + v6277;
-    const bool v6279 = v6276 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6280 = v6278 < v15;
-    const bool v6281 = v6279 && v6280;
-    if (v6281) {
-      const float v6282 = v275.x[49];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6283 = v68 + v6278;
-      const iron_bf16 v6284 = bias[v6283];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6285 = iron_to_f32(v6284);
-      const float v6286 = v6282 + v6285;
-      const iron_bf16 v6287 = iron_f32_to_bf16(v6286);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6288 = v6276 * v4;
-      const unsigned int v6289 = v6288 + v68;
-      const unsigned int v6290 = v6289 + v6278;
-      out[v6290] = v6287;
-    }
-    const unsigned int v6291 = static_cast<unsigned int>(v275.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6292 = v1128 + v6291;
-    const unsigned int v6293 = static_cast<unsigned int>(v275.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6294 = v1127 + v6293;
-    const bool v6295 = v6292 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6296 = v6294 < v15;
-    const bool v6297 = v6295 && v6296;
-    if (v6297) {
-      const float v6298 = v275.x[50];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6299 = v68 + v6294;
-      const iron_bf16 v6300 = bias[v6299];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6301 = iron_to_f32(v6300);
-      const float v6302 = v6298 + v6301;
-      const iron_bf16 v6303 = iron_f32_to_bf16(v6302);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6304 = v6292 * v4;
-      const unsigned int v6305 = v6304 + v68;
-      const unsigned int v6306 = v6305 + v6294;
-      out[v6306] = v6303;
-    }
-    const unsigned int v6307 = static_cast<unsigned int>(v275.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6308 = v1128 + v6307;
-    const unsigned int v6309 = static_cast<unsigned int>(v275.col(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6310 = v1127 + v6309;
-    const bool v6311 = v6308 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6312 = v6310 < v15;
-    const bool v6313 = v6311 && v6312;
-    if (v6313) {
-      const float v6314 = v275.x[51];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6315 = v68 + v6310;
-      const iron_bf16 v6316 = bias[v6315];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6317 = iron_to_f32(v6316);
-      const float v6318 = v6314 + v6317;
-      const iron_bf16 v6319 = iron_f32_to_bf16(v6318);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6320 = v6308 * v4;
-      const unsigned int v6321 = v6320 + v68;
-      const unsigned int v6322 = v6321 + v6310;
-      out[v6322] = v6319;
-    }
-    const unsigned int v6323 = static_cast<unsigned int>(v275.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6324 = v1128 + v6323;
-    const unsigned int v6325 = static_cast<unsigned int>(v275.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6326 = v1127 + v6325;
-    const bool v6327 = v6324 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6328 = v6326 < v15;
-    const bool v6329 = v6327 && v6328;
-    if (v6329) {
-      const float v6330 = v275.x[52];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6331 = v68 + v6326;
-      const iron_bf16 v6332 = bias[v6331];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6333 = iron_to_f32(v6332);
-      const float v6334 = v6330 + v6333;
-      const iron_bf16 v6335 = iron_f32_to_bf16(v6334);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6336 = v6324 * v4;
-      const unsigned int v6337 = v6336 + v68;
-      const unsigned int v6338 = v6337 + v6326;
-      out[v6338] = v6335;
-    }
-    const unsigned int v6339 = static_cast<unsigned int>(v275.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6340 = v1128 + v6339;
-    const unsigned int v6341 = static_cast<unsigned int>(v275.col(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6342 = v1127 + v6341;
-    const bool v6343 = v6340 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6344 = v6342 < v15;
-    const bool v6345 = v6343 && v6344;
-    if (v6345) {
-      const float v6346 = v275.x[53];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6347 = v68 + v6342;
-      const iron_bf16 v6348 = bias[v6347];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6349 = iron_to_f32(v6348);
-      const float v6350 = v6346 + v6349;
-      const iron_bf16 v6351 = iron_f32_to_bf16(v6350);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6352 = v6340 * v4;
-      const unsigned int v6353 = v6352 + v68;
-      const unsigned int v6354 = v6353 + v6342;
-      out[v6354] = v6351;
-    }
-    const unsigned int v6355 = static_cast<unsigned int>(v275.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6356 = v1128 + v6355;
-    const unsigned int v6357 = static_cast<unsigned int>(v275.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6358 = v1127 + v6357;
-    const bool v6359 = v6356 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6360 = v6358 < v15;
-    const bool v6361 = v6359 && v6360;
-    if (v6361) {
-      const float v6362 = v275.x[54];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6363 = v68 + v6358;
-      const iron_bf16 v6364 = bias[v6363];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6365 = iron_to_f32(v6364);
-      const float v6366 = v6362 + v6365;
-      const iron_bf16 v6367 = iron_f32_to_bf16(v6366);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6368 = v6356 * v4;
-      const unsigned int v6369 = v6368 + v68;
-      const unsigned int v6370 = v6369 + v6358;
-      out[v6370] = v6367;
-    }
-    const unsigned int v6371 = static_cast<unsigned int>(v275.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6372 = v1128 + v6371;
-    const unsigned int v6373 = static_cast<unsigned int>(v275.col(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6374 = v1127 + v6373;
-    const bool v6375 = v6372 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6376 = v6374 < v15;
-    const bool v6377 = v6375 && v6376;
-    if (v6377) {
-      const float v6378 = v275.x[55];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6379 = v68 + v6374;
-      const iron_bf16 v6380 = bias[v6379];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6381 = iron_to_f32(v6380);
-      const float v6382 = v6378 + v6381;
-      const iron_bf16 v6383 = iron_f32_to_bf16(v6382);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6384 = v6372 * v4;
-      const unsigned int v6385 = v6384 + v68;
-      const unsigned int v6386 = v6385 + v6374;
-      out[v6386] = v6383;
-    }
-    const unsigned int v6387 = static_cast<unsigned int>(v275.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6388 = v1128 + v6387;
-    const unsigned int v6389 = static_cast<unsigned int>(v275.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6390 = v1127 + v6389;
-    const bool v6391 = v6388 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6392 = v6390 < v15;
-    const bool v6393 = v6391 && v6392;
-    if (v6393) {
-      const float v6394 = v275.x[56];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6395 = v68 + v6390;
-      const iron_bf16 v6396 = bias[v6395];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6397 = iron_to_f32(v6396);
-      const float v6398 = v6394 + v6397;
-      const iron_bf16 v6399 = iron_f32_to_bf16(v6398);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6400 = v6388 * v4;
-      const unsigned int v6401 = v6400 + v68;
-      const unsigned int v6402 = v6401 + v6390;
-      out[v6402] = v6399;
-    }
-    const unsigned int v6403 = static_cast<unsigned int>(v275.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6404 = v1128 + v6403;
-    const unsigned int v6405 = static_cast<unsigned int>(v275.col(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6406 = v1127 + v6405;
-    const bool v6407 = v6404 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6408 = v6406 < v15;
-    const bool v6409 = v6407 && v6408;
-    if (v6409) {
-      const float v6410 = v275.x[57];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6411 = v68 + v6406;
-      const iron_bf16 v6412 = bias[v6411];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6413 = iron_to_f32(v6412);
-      const float v6414 = v6410 + v6413;
-      const iron_bf16 v6415 = iron_f32_to_bf16(v6414);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6416 = v6404 * v4;
-      const unsigned int v6417 = v6416 + v68;
-      const unsigned int v6418 = v6417 + v6406;
-      out[v6418] = v6415;
-    }
-    const unsigned int v6419 = static_cast<unsigned int>(v275.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6420 = v1128 + v6419;
-    const unsigned int v6421 = static_cast<unsigned int>(v275.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6422 = v1127 + v6421;
-    const bool v6423 = v6420 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6424 = v6422 < v15;
-    const bool v6425 = v6423 && v6424;
-    if (v6425) {
-      const float v6426 = v275.x[58];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6427 = v68 + v6422;
-      const iron_bf16 v6428 = bias[v6427];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6429 = iron_to_f32(v6428);
-      const float v6430 = v6426 + v6429;
-      const iron_bf16 v6431 = iron_f32_to_bf16(v6430);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6432 = v6420 * v4;
-      const unsigned int v6433 = v6432 + v68;
-      const unsigned int v6434 = v6433 + v6422;
-      out[v6434] = v6431;
-    }
-    const unsigned int v6435 = static_cast<unsigned int>(v275.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6436 = v1128 + v6435;
-    const unsigned int v6437 = static_cast<unsigned int>(v275.col(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6438 = v1127 + v6437;
-    const bool v6439 = v6436 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6440 = v6438 < v15;
-    const bool v6441 = v6439 && v6440;
-    if (v6441) {
-      const float v6442 = v275.x[59];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6443 = v68 + v6438;
-      const iron_bf16 v6444 = bias[v6443];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6445 = iron_to_f32(v6444);
-      const float v6446 = v6442 + v6445;
-      const iron_bf16 v6447 = iron_f32_to_bf16(v6446);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6448 = v6436 * v4;
-      const unsigned int v6449 = v6448 + v68;
-      const unsigned int v6450 = v6449 + v6438;
-      out[v6450] = v6447;
-    }
-    const unsigned int v6451 = static_cast<unsigned int>(v275.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6452 = v1128 + v6451;
-    const unsigned int v6453 = static_cast<unsigned int>(v275.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6454 = v1127 + v6453;
-    const bool v6455 = v6452 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6456 = v6454 < v15;
-    const bool v6457 = v6455 && v6456;
-    if (v6457) {
-      const float v6458 = v275.x[60];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6459 = v68 + v6454;
-      const iron_bf16 v6460 = bias[v6459];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6461 = iron_to_f32(v6460);
-      const float v6462 = v6458 + v6461;
-      const iron_bf16 v6463 = iron_f32_to_bf16(v6462);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6464 = v6452 * v4;
-      const unsigned int v6465 = v6464 + v68;
-      const unsigned int v6466 = v6465 + v6454;
-      out[v6466] = v6463;
-    }
-    const unsigned int v6467 = static_cast<unsigned int>(v275.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6468 = v1128 + v6467;
-    const unsigned int v6469 = static_cast<unsigned int>(v275.col(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6470 = v1127 + v6469;
-    const bool v6471 = v6468 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6472 = v6470 < v15;
-    const bool v6473 = v6471 && v6472;
-    if (v6473) {
-      const float v6474 = v275.x[61];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6475 = v68 + v6470;
-      const iron_bf16 v6476 = bias[v6475];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6477 = iron_to_f32(v6476);
-      const float v6478 = v6474 + v6477;
-      const iron_bf16 v6479 = iron_f32_to_bf16(v6478);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6480 = v6468 * v4;
-      const unsigned int v6481 = v6480 + v68;
-      const unsigned int v6482 = v6481 + v6470;
-      out[v6482] = v6479;
-    }
-    const unsigned int v6483 = static_cast<unsigned int>(v275.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6484 = v1128 + v6483;
-    const unsigned int v6485 = static_cast<unsigned int>(v275.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6486 = v1127 + v6485;
-    const bool v6487 = v6484 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6488 = v6486 < v15;
-    const bool v6489 = v6487 && v6488;
-    if (v6489) {
-      const float v6490 = v275.x[62];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6491 = v68 + v6486;
-      const iron_bf16 v6492 = bias[v6491];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6493 = iron_to_f32(v6492);
-      const float v6494 = v6490 + v6493;
-      const iron_bf16 v6495 = iron_f32_to_bf16(v6494);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6496 = v6484 * v4;
-      const unsigned int v6497 = v6496 + v68;
-      const unsigned int v6498 = v6497 + v6486;
-      out[v6498] = v6495;
-    }
-    const unsigned int v6499 = static_cast<unsigned int>(v275.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6500 = v1128 + v6499;
-    const unsigned int v6501 = static_cast<unsigned int>(v275.col(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6502 = v1127 + v6501;
-    const bool v6503 = v6500 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6504 = v6502 < v15;
-    const bool v6505 = v6503 && v6504;
-    if (v6505) {
-      const float v6506 = v275.x[63];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6507 = v68 + v6502;
-      const iron_bf16 v6508 = bias[v6507];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6509 = iron_to_f32(v6508);
-      const float v6510 = v6506 + v6509;
-      const iron_bf16 v6511 = iron_f32_to_bf16(v6510);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6512 = v6500 * v4;
-      const unsigned int v6513 = v6512 + v68;
-      const unsigned int v6514 = v6513 + v6502;
-      out[v6514] = v6511;
-    }
-    const unsigned int v6515 = static_cast<unsigned int>(v275.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6516 = v1128 + v6515;
-    const unsigned int v6517 = static_cast<unsigned int>(v275.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6518 = v1127 + v6517;
-    const bool v6519 = v6516 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6520 = v6518 < v15;
-    const bool v6521 = v6519 && v6520;
-    if (v6521) {
-      const float v6522 = v275.x[64];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6523 = v68 + v6518;
-      const iron_bf16 v6524 = bias[v6523];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6525 = iron_to_f32(v6524);
-      const float v6526 = v6522 + v6525;
-      const iron_bf16 v6527 = iron_f32_to_bf16(v6526);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6528 = v6516 * v4;
-      const unsigned int v6529 = v6528 + v68;
-      const unsigned int v6530 = v6529 + v6518;
-      out[v6530] = v6527;
-    }
-    const unsigned int v6531 = static_cast<unsigned int>(v275.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6532 = v1128 + v6531;
-    const unsigned int v6533 = static_cast<unsigned int>(v275.col(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6534 = v1127 + v6533;
-    const bool v6535 = v6532 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6536 = v6534 < v15;
-    const bool v6537 = v6535 && v6536;
-    if (v6537) {
-      const float v6538 = v275.x[65];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6539 = v68 + v6534;
-      const iron_bf16 v6540 = bias[v6539];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6541 = iron_to_f32(v6540);
-      const float v6542 = v6538 + v6541;
-      const iron_bf16 v6543 = iron_f32_to_bf16(v6542);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6544 = v6532 * v4;
-      const unsigned int v6545 = v6544 + v68;
-      const unsigned int v6546 = v6545 + v6534;
-      out[v6546] = v6543;
-    }
-    const unsigned int v6547 = static_cast<unsigned int>(v275.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6548 = v1128 + v6547;
-    const unsigned int v6549 = static_cast<unsigned int>(v275.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6550 = v1127 + v6549;
-    const bool v6551 = v6548 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6552 = v6550 < v15;
-    const bool v6553 = v6551 && v6552;
-    if (v6553) {
-      const float v6554 = v275.x[66];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6555 = v68 + v6550;
-      const iron_bf16 v6556 = bias[v6555];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6557 = iron_to_f32(v6556);
-      const float v6558 = v6554 + v6557;
-      const iron_bf16 v6559 = iron_f32_to_bf16(v6558);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6560 = v6548 * v4;
-      const unsigned int v6561 = v6560 + v68;
-      const unsigned int v6562 = v6561 + v6550;
-      out[v6562] = v6559;
-    }
-    const unsigned int v6563 = static_cast<unsigned int>(v275.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6564 = v1128 + v6563;
-    const unsigned int v6565 = static_cast<unsigned int>(v275.col(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6566 = v1127 + v6565;
-    const bool v6567 = v6564 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6568 = v6566 < v15;
-    const bool v6569 = v6567 && v6568;
-    if (v6569) {
-      const float v6570 = v275.x[67];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6571 = v68 + v6566;
-      const iron_bf16 v6572 = bias[v6571];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6573 = iron_to_f32(v6572);
-      const float v6574 = v6570 + v6573;
-      const iron_bf16 v6575 = iron_f32_to_bf16(v6574);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6576 = v6564 * v4;
-      const unsigned int v6577 = v6576 + v68;
-      const unsigned int v6578 = v6577 + v6566;
-      out[v6578] = v6575;
-    }
-    const unsigned int v6579 = static_cast<unsigned int>(v275.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6580 = v1128 + v6579;
-    const unsigned int v6581 = static_cast<unsigned int>(v275.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6582 = v1127 + v6581;
-    const bool v6583 = v6580 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6584 = v6582 < v15;
-    const bool v6585 = v6583 && v6584;
-    if (v6585) {
-      const float v6586 = v275.x[68];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6587 = v68 + v6582;
-      const iron_bf16 v6588 = bias[v6587];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6589 = iron_to_f32(v6588);
-      const float v6590 = v6586 + v6589;
-      const iron_bf16 v6591 = iron_f32_to_bf16(v6590);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6592 = v6580 * v4;
-      const unsigned int v6593 = v6592 + v68;
-      const unsigned int v6594 = v6593 + v6582;
-      out[v6594] = v6591;
-    }
-    const unsigned int v6595 = static_cast<unsigned int>(v275.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6596 = v1128 + v6595;
-    const unsigned int v6597 = static_cast<unsigned int>(v275.col(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6598 = v1127 + v6597;
-    const bool v6599 = v6596 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6600 = v6598 < v15;
-    const bool v6601 = v6599 && v6600;
-    if (v6601) {
-      const float v6602 = v275.x[69];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6603 = v68 + v6598;
-      const iron_bf16 v6604 = bias[v6603];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6605 = iron_to_f32(v6604);
-      const float v6606 = v6602 + v6605;
-      const iron_bf16 v6607 = iron_f32_to_bf16(v6606);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6608 = v6596 * v4;
-      const unsigned int v6609 = v6608 + v68;
-      const unsigned int v6610 = v6609 + v6598;
-      out[v6610] = v6607;
-    }
-    const unsigned int v6611 = static_cast<unsigned int>(v275.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6612 = v1128 + v6611;
-    const unsigned int v6613 = static_cast<unsigned int>(v275.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6614 = v1127 + v6613;
-    const bool v6615 = v6612 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6616 = v6614 < v15;
-    const bool v6617 = v6615 && v6616;
-    if (v6617) {
-      const float v6618 = v275.x[70];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6619 = v68 + v6614;
-      const iron_bf16 v6620 = bias[v6619];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6621 = iron_to_f32(v6620);
-      const float v6622 = v6618 + v6621;
-      const iron_bf16 v6623 = iron_f32_to_bf16(v6622);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6624 = v6612 * v4;
-      const unsigned int v6625 = v6624 + v68;
-      const unsigned int v6626 = v6625 + v6614;
-      out[v6626] = v6623;
-    }
-    const unsigned int v6627 = static_cast<unsigned int>(v275.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6628 = v1128 + v6627;
-    const unsigned int v6629 = static_cast<unsigned int>(v275.col(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6630 = v1127 + v6629;
-    const bool v6631 = v6628 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6632 = v6630 < v15;
-    const bool v6633 = v6631 && v6632;
-    if (v6633) {
-      const float v6634 = v275.x[71];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6635 = v68 + v6630;
-      const iron_bf16 v6636 = bias[v6635];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6637 = iron_to_f32(v6636);
-      const float v6638 = v6634 + v6637;
-      const iron_bf16 v6639 = iron_f32_to_bf16(v6638);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6640 = v6628 * v4;
-      const unsigned int v6641 = v6640 + v68;
-      const unsigned int v6642 = v6641 + v6630;
-      out[v6642] = v6639;
-    }
-    const unsigned int v6643 = static_cast<unsigned int>(v275.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6644 = v1128 + v6643;
-    const unsigned int v6645 = static_cast<unsigned int>(v275.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6646 = v1127 + v6645;
-    const bool v6647 = v6644 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6648 = v6646 < v15;
-    const bool v6649 = v6647 && v6648;
-    if (v6649) {
-      const float v6650 = v275.x[72];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6651 = v68 + v6646;
-      const iron_bf16 v6652 = bias[v6651];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6653 = iron_to_f32(v6652);
-      const float v6654 = v6650 + v6653;
-      const iron_bf16 v6655 = iron_f32_to_bf16(v6654);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6656 = v6644 * v4;
-      const unsigned int v6657 = v6656 + v68;
-      const unsigned int v6658 = v6657 + v6646;
-      out[v6658] = v6655;
-    }
-    const unsigned int v6659 = static_cast<unsigned int>(v275.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6660 = v1128 + v6659;
-    const unsigned int v6661 = static_cast<unsigned int>(v275.col(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6662 = v1127 + v6661;
-    const bool v6663 = v6660 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6664 = v6662 < v15;
-    const bool v6665 = v6663 && v6664;
-    if (v6665) {
-      const float v6666 = v275.x[73];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6667 = v68 + v6662;
-      const iron_bf16 v6668 = bias[v6667];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6669 = iron_to_f32(v6668);
-      const float v6670 = v6666 + v6669;
-      const iron_bf16 v6671 = iron_f32_to_bf16(v6670);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6672 = v6660 * v4;
-      const unsigned int v6673 = v6672 + v68;
-      const unsigned int v6674 = v6673 + v6662;
-      out[v6674] = v6671;
-    }
-    const unsigned int v6675 = static_cast<unsigned int>(v275.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6676 = v1128 + v6675;
-    const unsigned int v6677 = static_cast<unsigned int>(v275.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6678 = v1127 + v6677;
-    const bool v6679 = v6676 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6680 = v6678 < v15;
-    const bool v6681 = v6679 && v6680;
-    if (v6681) {
-      const float v6682 = v275.x[74];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6683 = v68 + v6678;
-      const iron_bf16 v6684 = bias[v6683];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6685 = iron_to_f32(v6684);
-      const float v6686 = v6682 + v6685;
-      const iron_bf16 v6687 = iron_f32_to_bf16(v6686);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6688 = v6676 * v4;
-      const unsigned int v6689 = v6688 + v68;
-      const unsigned int v6690 = v6689 + v6678;
-      out[v6690] = v6687;
-    }
-    const unsigned int v6691 = static_cast<unsigned int>(v275.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6692 = v1128 + v6691;
-    const unsigned int v6693 = static_cast<unsigned int>(v275.col(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6694 = v1127 + v6693;
-    const bool v6695 = v6692 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6696 = v6694 < v15;
-    const bool v6697 = v6695 && v6696;
-    if (v6697) {
-      const float v6698 = v275.x[75];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6699 = v68 + v6694;
-      const iron_bf16 v6700 = bias[v6699];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6701 = iron_to_f32(v6700);
-      const float v6702 = v6698 + v6701;
-      const iron_bf16 v6703 = iron_f32_to_bf16(v6702);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6704 = v6692 * v4;
-      const unsigned int v6705 = v6704 + v68;
-      const unsigned int v6706 = v6705 + v6694;
-      out[v6706] = v6703;
-    }
-    const unsigned int v6707 = static_cast<unsigned int>(v275.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6708 = v1128 + v6707;
-    const unsigned int v6709 = static_cast<unsigned int>(v275.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6710 = v1127 + v6709;
-    const bool v6711 = v6708 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6712 = v6710 < v15;
-    const bool v6713 = v6711 && v6712;
-    if (v6713) {
-      const float v6714 = v275.x[76];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6715 = v68 + v6710;
-      const iron_bf16 v6716 = bias[v6715];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6717 = iron_to_f32(v6716);
-      const float v6718 = v6714 + v6717;
-      const iron_bf16 v6719 = iron_f32_to_bf16(v6718);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6720 = v6708 * v4;
-      const unsigned int v6721 = v6720 + v68;
-      const unsigned int v6722 = v6721 + v6710;
-      out[v6722] = v6719;
-    }
-    const unsigned int v6723 = static_cast<unsigned int>(v275.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6724 = v1128 + v6723;
-    const unsigned int v6725 = static_cast<unsigned int>(v275.col(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6726 = v1127 + v6725;
-    const bool v6727 = v6724 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6728 = v6726 < v15;
-    const bool v6729 = v6727 && v6728;
-    if (v6729) {
-      const float v6730 = v275.x[77];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6731 = v68 + v6726;
-      const iron_bf16 v6732 = bias[v6731];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6733 = iron_to_f32(v6732);
-      const float v6734 = v6730 + v6733;
-      const iron_bf16 v6735 = iron_f32_to_bf16(v6734);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6736 = v6724 * v4;
-      const unsigned int v6737 = v6736 + v68;
-      const unsigned int v6738 = v6737 + v6726;
-      out[v6738] = v6735;
-    }
-    const unsigned int v6739 = static_cast<unsigned int>(v275.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6740 = v1128 + v6739;
-    const unsigned int v6741 = static_cast<unsigned int>(v275.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6742 = v1127 + v6741;
-    const bool v6743 = v6740 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6744 = v6742 < v15;
-    const bool v6745 = v6743 && v6744;
-    if (v6745) {
-      const float v6746 = v275.x[78];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6747 = v68 + v6742;
-      const iron_bf16 v6748 = bias[v6747];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6749 = iron_to_f32(v6748);
-      const float v6750 = v6746 + v6749;
-      const iron_bf16 v6751 = iron_f32_to_bf16(v6750);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6752 = v6740 * v4;
-      const unsigned int v6753 = v6752 + v68;
-      const unsigned int v6754 = v6753 + v6742;
-      out[v6754] = v6751;
-    }
-    const unsigned int v6755 = static_cast<unsigned int>(v275.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6756 = v1128 + v6755;
-    const unsigned int v6757 = static_cast<unsigned int>(v275.col(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6758 = v1127 + v6757;
-    const bool v6759 = v6756 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6760 = v6758 < v15;
-    const bool v6761 = v6759 && v6760;
-    if (v6761) {
-      const float v6762 = v275.x[79];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6763 = v68 + v6758;
-      const iron_bf16 v6764 = bias[v6763];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6765 = iron_to_f32(v6764);
-      const float v6766 = v6762 + v6765;
-      const iron_bf16 v6767 = iron_f32_to_bf16(v6766);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6768 = v6756 * v4;
-      const unsigned int v6769 = v6768 + v68;
-      const unsigned int v6770 = v6769 + v6758;
-      out[v6770] = v6767;
-    }
-    const unsigned int v6771 = static_cast<unsigned int>(v275.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6772 = v1128 + v6771;
-    const unsigned int v6773 = static_cast<unsigned int>(v275.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6774 = v1127 + v6773;
-    const bool v6775 = v6772 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6776 = v6774 < v15;
-    const bool v6777 = v6775 && v6776;
-    if (v6777) {
-      const float v6778 = v275.x[80];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6779 = v68 + v6774;
-      const iron_bf16 v6780 = bias[v6779];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6781 = iron_to_f32(v6780);
-      const float v6782 = v6778 + v6781;
-      const iron_bf16 v6783 = iron_f32_to_bf16(v6782);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6784 = v6772 * v4;
-      const unsigned int v6785 = v6784 + v68;
-      const unsigned int v6786 = v6785 + v6774;
-      out[v6786] = v6783;
-    }
-    const unsigned int v6787 = static_cast<unsigned int>(v275.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6788 = v1128 + v6787;
-    const unsigned int v6789 = static_cast<unsigned int>(v275.col(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6790 = v1127 + v6789;
-    const bool v6791 = v6788 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6792 = v6790 < v15;
-    const bool v6793 = v6791 && v6792;
-    if (v6793) {
-      const float v6794 = v275.x[81];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6795 = v68 + v6790;
-      const iron_bf16 v6796 = bias[v6795];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6797 = iron_to_f32(v6796);
-      const float v6798 = v6794 + v6797;
-      const iron_bf16 v6799 = iron_f32_to_bf16(v6798);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6800 = v6788 * v4;
-      const unsigned int v6801 = v6800 + v68;
-      const unsigned int v6802 = v6801 + v6790;
-      out[v6802] = v6799;
-    }
-    const unsigned int v6803 = static_cast<unsigned int>(v275.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6804 = v1128 + v6803;
-    const unsigned int v6805 = static_cast<unsigned int>(v275.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6806 = v1127 + v6805;
-    const bool v6807 = v6804 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6808 = v6806 < v15;
-    const bool v6809 = v6807 && v6808;
-    if (v6809) {
-      const float v6810 = v275.x[82];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6811 = v68 + v6806;
-      const iron_bf16 v6812 = bias[v6811];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6813 = iron_to_f32(v6812);
-      const float v6814 = v6810 + v6813;
-      const iron_bf16 v6815 = iron_f32_to_bf16(v6814);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6816 = v6804 * v4;
-      const unsigned int v6817 = v6816 + v68;
-      const unsigned int v6818 = v6817 + v6806;
-      out[v6818] = v6815;
-    }
-    const unsigned int v6819 = static_cast<unsigned int>(v275.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6820 = v1128 + v6819;
-    const unsigned int v6821 = static_cast<unsigned int>(v275.col(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6822 = v1127 + v6821;
-    const bool v6823 = v6820 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6824 = v6822 < v15;
-    const bool v6825 = v6823 && v6824;
-    if (v6825) {
-      const float v6826 = v275.x[83];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6827 = v68 + v6822;
-      const iron_bf16 v6828 = bias[v6827];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6829 = iron_to_f32(v6828);
-      const float v6830 = v6826 + v6829;
-      const iron_bf16 v6831 = iron_f32_to_bf16(v6830);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6832 = v6820 * v4;
-      const unsigned int v6833 = v6832 + v68;
-      const unsigned int v6834 = v6833 + v6822;
-      out[v6834] = v6831;
-    }
-    const unsigned int v6835 = static_cast<unsigned int>(v275.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6836 = v1128 + v6835;
-    const unsigned int v6837 = static_cast<unsigned int>(v275.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6838 = v1127 + v6837;
-    const bool v6839 = v6836 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6840 = v6838 < v15;
-    const bool v6841 = v6839 && v6840;
-    if (v6841) {
-      const float v6842 = v275.x[84];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6843 = v68 + v6838;
-      const iron_bf16 v6844 = bias[v6843];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6845 = iron_to_f32(v6844);
-      const float v6846 = v6842 + v6845;
-      const iron_bf16 v6847 = iron_f32_to_bf16(v6846);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6848 = v6836 * v4;
-      const unsigned int v6849 = v6848 + v68;
-      const unsigned int v6850 = v6849 + v6838;
-      out[v6850] = v6847;
-    }
-    const unsigned int v6851 = static_cast<unsigned int>(v275.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6852 = v1128 + v6851;
-    const unsigned int v6853 = static_cast<unsigned int>(v275.col(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6854 = v1127 + v6853;
-    const bool v6855 = v6852 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6856 = v6854 < v15;
-    const bool v6857 = v6855 && v6856;
-    if (v6857) {
-      const float v6858 = v275.x[85];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6859 = v68 + v6854;
-      const iron_bf16 v6860 = bias[v6859];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6861 = iron_to_f32(v6860);
-      const float v6862 = v6858 + v6861;
-      const iron_bf16 v6863 = iron_f32_to_bf16(v6862);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6864 = v6852 * v4;
-      const unsigned int v6865 = v6864 + v68;
-      const unsigned int v6866 = v6865 + v6854;
-      out[v6866] = v6863;
-    }
-    const unsigned int v6867 = static_cast<unsigned int>(v275.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6868 = v1128 + v6867;
-    const unsigned int v6869 = static_cast<unsigned int>(v275.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6870 = v1127 + v6869;
-    const bool v6871 = v6868 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6872 = v6870 < v15;
-    const bool v6873 = v6871 && v6872;
-    if (v6873) {
-      const float v6874 = v275.x[86];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6875 = v68 + v6870;
-      const iron_bf16 v6876 = bias[v6875];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6877 = iron_to_f32(v6876);
-      const float v6878 = v6874 + v6877;
-      const iron_bf16 v6879 = iron_f32_to_bf16(v6878);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6880 = v6868 * v4;
-      const unsigned int v6881 = v6880 + v68;
-      const unsigned int v6882 = v6881 + v6870;
-      out[v6882] = v6879;
-    }
-    const unsigned int v6883 = static_cast<unsigned int>(v275.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6884 = v1128 + v6883;
-    const unsigned int v6885 = static_cast<unsigned int>(v275.col(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6886 = v1127 + v6885;
-    const bool v6887 = v6884 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6888 = v6886 < v15;
-    const bool v6889 = v6887 && v6888;
-    if (v6889) {
-      const float v6890 = v275.x[87];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6891 = v68 + v6886;
-      const iron_bf16 v6892 = bias[v6891];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6893 = iron_to_f32(v6892);
-      const float v6894 = v6890 + v6893;
-      const iron_bf16 v6895 = iron_f32_to_bf16(v6894);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6896 = v6884 * v4;
-      const unsigned int v6897 = v6896 + v68;
-      const unsigned int v6898 = v6897 + v6886;
-      out[v6898] = v6895;
-    }
-    const unsigned int v6899 = static_cast<unsigned int>(v275.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6900 = v1128 + v6899;
-    const unsigned int v6901 = static_cast<unsigned int>(v275.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6902 = v1127 + v6901;
-    const bool v6903 = v6900 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6904 = v6902 < v15;
-    const bool v6905 = v6903 && v6904;
-    if (v6905) {
-      const float v6906 = v275.x[88];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6907 = v68 + v6902;
-      const iron_bf16 v6908 = bias[v6907];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6909 = iron_to_f32(v6908);
-      const float v6910 = v6906 + v6909;
-      const iron_bf16 v6911 = iron_f32_to_bf16(v6910);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6912 = v6900 * v4;
-      const unsigned int v6913 = v6912 + v68;
-      const unsigned int v6914 = v6913 + v6902;
-      out[v6914] = v6911;
-    }
-    const unsigned int v6915 = static_cast<unsigned int>(v275.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6916 = v1128 + v6915;
-    const unsigned int v6917 = static_cast<unsigned int>(v275.col(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6918 = v1127 + v6917;
-    const bool v6919 = v6916 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6920 = v6918 < v15;
-    const bool v6921 = v6919 && v6920;
-    if (v6921) {
-      const float v6922 = v275.x[89];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6923 = v68 + v6918;
-      const iron_bf16 v6924 = bias[v6923];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6925 = iron_to_f32(v6924);
-      const float v6926 = v6922 + v6925;
-      const iron_bf16 v6927 = iron_f32_to_bf16(v6926);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6928 = v6916 * v4;
-      const unsigned int v6929 = v6928 + v68;
-      const unsigned int v6930 = v6929 + v6918;
-      out[v6930] = v6927;
-    }
-    const unsigned int v6931 = static_cast<unsigned int>(v275.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6932 = v1128 + v6931;
-    const unsigned int v6933 = static_cast<unsigned int>(v275.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6934 = v1127 + v6933;
-    const bool v6935 = v6932 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6936 = v6934 < v15;
-    const bool v6937 = v6935 && v6936;
-    if (v6937) {
-      const float v6938 = v275.x[90];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6939 = v68 + v6934;
-      const iron_bf16 v6940 = bias[v6939];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6941 = iron_to_f32(v6940);
-      const float v6942 = v6938 + v6941;
-      const iron_bf16 v6943 = iron_f32_to_bf16(v6942);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6944 = v6932 * v4;
-      const unsigned int v6945 = v6944 + v68;
-      const unsigned int v6946 = v6945 + v6934;
-      out[v6946] = v6943;
-    }
-    const unsigned int v6947 = static_cast<unsigned int>(v275.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6948 = v1128 + v6947;
-    const unsigned int v6949 = static_cast<unsigned int>(v275.col(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6950 = v1127 + v6949;
-    const bool v6951 = v6948 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6952 = v6950 < v15;
-    const bool v6953 = v6951 && v6952;
-    if (v6953) {
-      const float v6954 = v275.x[91];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6955 = v68 + v6950;
-      const iron_bf16 v6956 = bias[v6955];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6957 = iron_to_f32(v6956);
-      const float v6958 = v6954 + v6957;
-      const iron_bf16 v6959 = iron_f32_to_bf16(v6958);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6960 = v6948 * v4;
-      const unsigned int v6961 = v6960 + v68;
-      const unsigned int v6962 = v6961 + v6950;
-      out[v6962] = v6959;
-    }
-    const unsigned int v6963 = static_cast<unsigned int>(v275.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6964 = v1128 + v6963;
-    const unsigned int v6965 = static_cast<unsigned int>(v275.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6966 = v1127 + v6965;
-    const bool v6967 = v6964 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6968 = v6966 < v15;
-    const bool v6969 = v6967 && v6968;
-    if (v6969) {
-      const float v6970 = v275.x[92];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6971 = v68 + v6966;
-      const iron_bf16 v6972 = bias[v6971];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6973 = iron_to_f32(v6972);
-      const float v6974 = v6970 + v6973;
-      const iron_bf16 v6975 = iron_f32_to_bf16(v6974);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6976 = v6964 * v4;
-      const unsigned int v6977 = v6976 + v68;
-      const unsigned int v6978 = v6977 + v6966;
-      out[v6978] = v6975;
-    }
-    const unsigned int v6979 = static_cast<unsigned int>(v275.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6980 = v1128 + v6979;
-    const unsigned int v6981 = static_cast<unsigned int>(v275.col(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6982 = v1127 + v6981;
-    const bool v6983 = v6980 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6984 = v6982 < v15;
-    const bool v6985 = v6983 && v6984;
-    if (v6985) {
-      const float v6986 = v275.x[93];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6987 = v68 + v6982;
-      const iron_bf16 v6988 = bias[v6987];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6989 = iron_to_f32(v6988);
-      const float v6990 = v6986 + v6989;
-      const iron_bf16 v6991 = iron_f32_to_bf16(v6990);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6992 = v6980 * v4;
-      const unsigned int v6993 = v6992 + v68;
-      const unsigned int v6994 = v6993 + v6982;
-      out[v6994] = v6991;
-    }
-    const unsigned int v6995 = static_cast<unsigned int>(v275.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6996 = v1128 + v6995;
-    const unsigned int v6997 = static_cast<unsigned int>(v275.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6998 = v1127 + v6997;
-    const bool v6999 = v6996 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7000 = v6998 < v15;
-    const bool v7001 = v6999 && v7000;
-    if (v7001) {
-      const float v7002 = v275.x[94];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7003 = v68 + v6998;
-      const iron_bf16 v7004 = bias[v7003];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7005 = iron_to_f32(v7004);
-      const float v7006 = v7002 + v7005;
-      const iron_bf16 v7007 = iron_f32_to_bf16(v7006);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7008 = v6996 * v4;
-      const unsigned int v7009 = v7008 + v68;
-      const unsigned int v7010 = v7009 + v6998;
-      out[v7010] = v7007;
-    }
-    const unsigned int v7011 = static_cast<unsigned int>(v275.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7012 = v1128 + v7011;
-    const unsigned int v7013 = static_cast<unsigned int>(v275.col(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7014 = v1127 + v7013;
-    const bool v7015 = v7012 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7016 = v7014 < v15;
-    const bool v7017 = v7015 && v7016;
-    if (v7017) {
-      const float v7018 = v275.x[95];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7019 = v68 + v7014;
-      const iron_bf16 v7020 = bias[v7019];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7021 = iron_to_f32(v7020);
-      const float v7022 = v7018 + v7021;
-      const iron_bf16 v7023 = iron_f32_to_bf16(v7022);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7024 = v7012 * v4;
-      const unsigned int v7025 = v7024 + v68;
-      const unsigned int v7026 = v7025 + v7014;
-      out[v7026] = v7023;
-    }
-    const unsigned int v7027 = static_cast<unsigned int>(v275.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7028 = v1128 + v7027;
-    const unsigned int v7029 = static_cast<unsigned int>(v275.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7030 = v1127 + v7029;
-    const bool v7031 = v7028 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7032 = v7030 < v15;
-    const bool v7033 = v7031 && v7032;
-    if (v7033) {
-      const float v7034 = v275.x[96];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7035 = v68 + v7030;
-      const iron_bf16 v7036 = bias[v7035];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7037 = iron_to_f32(v7036);
-      const float v7038 = v7034 + v7037;
-      const iron_bf16 v7039 = iron_f32_to_bf16(v7038);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7040 = v7028 * v4;
-      const unsigned int v7041 = v7040 + v68;
-      const unsigned int v7042 = v7041 + v7030;
-      out[v7042] = v7039;
-    }
-    const unsigned int v7043 = static_cast<unsigned int>(v275.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7044 = v1128 + v7043;
-    const unsigned int v7045 = static_cast<unsigned int>(v275.col(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7046 = v1127 + v7045;
-    const bool v7047 = v7044 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7048 = v7046 < v15;
-    const bool v7049 = v7047 && v7048;
-    if (v7049) {
-      const float v7050 = v275.x[97];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7051 = v68 + v7046;
-      const iron_bf16 v7052 = bias[v7051];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7053 = iron_to_f32(v7052);
-      const float v7054 = v7050 + v7053;
-      const iron_bf16 v7055 = iron_f32_to_bf16(v7054);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7056 = v7044 * v4;
-      const unsigned int v7057 = v7056 + v68;
-      const unsigned int v7058 = v7057 + v7046;
-      out[v7058] = v7055;
-    }
-    const unsigned int v7059 = static_cast<unsigned int>(v275.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7060 = v1128 + v7059;
-    const unsigned int v7061 = static_cast<unsigned int>(v275.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7062 = v1127 + v7061;
-    const bool v7063 = v7060 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7064 = v7062 < v15;
-    const bool v7065 = v7063 && v7064;
-    if (v7065) {
-      const float v7066 = v275.x[98];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7067 = v68 + v7062;
-      const iron_bf16 v7068 = bias[v7067];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7069 = iron_to_f32(v7068);
-      const float v7070 = v7066 + v7069;
-      const iron_bf16 v7071 = iron_f32_to_bf16(v7070);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7072 = v7060 * v4;
-      const unsigned int v7073 = v7072 + v68;
-      const unsigned int v7074 = v7073 + v7062;
-      out[v7074] = v7071;
-    }
-    const unsigned int v7075 = static_cast<unsigned int>(v275.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7076 = v1128 + v7075;
-    const unsigned int v7077 = static_cast<unsigned int>(v275.col(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7078 = v1127 + v7077;
-    const bool v7079 = v7076 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7080 = v7078 < v15;
-    const bool v7081 = v7079 && v7080;
-    if (v7081) {
-      const float v7082 = v275.x[99];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7083 = v68 + v7078;
-      const iron_bf16 v7084 = bias[v7083];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7085 = iron_to_f32(v7084);
-      const float v7086 = v7082 + v7085;
-      const iron_bf16 v7087 = iron_f32_to_bf16(v7086);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7088 = v7076 * v4;
-      const unsigned int v7089 = v7088 + v68;
-      const unsigned int v7090 = v7089 + v7078;
-      out[v7090] = v7087;
-    }
-    const unsigned int v7091 = static_cast<unsigned int>(v275.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7092 = v1128 + v7091;
-    const unsigned int v7093 = static_cast<unsigned int>(v275.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7094 = v1127 + v7093;
-    const bool v7095 = v7092 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7096 = v7094 < v15;
-    const bool v7097 = v7095 && v7096;
-    if (v7097) {
-      const float v7098 = v275.x[100];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7099 = v68 + v7094;
-      const iron_bf16 v7100 = bias[v7099];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7101 = iron_to_f32(v7100);
-      const float v7102 = v7098 + v7101;
-      const iron_bf16 v7103 = iron_f32_to_bf16(v7102);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7104 = v7092 * v4;
-      const unsigned int v7105 = v7104 + v68;
-      const unsigned int v7106 = v7105 + v7094;
-      out[v7106] = v7103;
-    }
-    const unsigned int v7107 = static_cast<unsigned int>(v275.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7108 = v1128 + v7107;
-    const unsigned int v7109 = static_cast<unsigned int>(v275.col(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7110 = v1127 + v7109;
-    const bool v7111 = v7108 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7112 = v7110 < v15;
-    const bool v7113 = v7111 && v7112;
-    if (v7113) {
-      const float v7114 = v275.x[101];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7115 = v68 + v7110;
-      const iron_bf16 v7116 = bias[v7115];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7117 = iron_to_f32(v7116);
-      const float v7118 = v7114 + v7117;
-      const iron_bf16 v7119 = iron_f32_to_bf16(v7118);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7120 = v7108 * v4;
-      const unsigned int v7121 = v7120 + v68;
-      const unsigned int v7122 = v7121 + v7110;
-      out[v7122] = v7119;
-    }
-    const unsigned int v7123 = static_cast<unsigned int>(v275.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7124 = v1128 + v7123;
-    const unsigned int v7125 = static_cast<unsigned int>(v275.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7126 = v1127 + v7125;
-    const bool v7127 = v7124 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7128 = v7126 < v15;
-    const bool v7129 = v7127 && v7128;
-    if (v7129) {
-      const float v7130 = v275.x[102];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7131 = v68 + v7126;
-      const iron_bf16 v7132 = bias[v7131];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7133 = iron_to_f32(v7132);
-      const float v7134 = v7130 + v7133;
-      const iron_bf16 v7135 = iron_f32_to_bf16(v7134);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7136 = v7124 * v4;
-      const unsigned int v7137 = v7136 + v68;
-      const unsigned int v7138 = v7137 + v7126;
-      out[v7138] = v7135;
-    }
-    const unsigned int v7139 = static_cast<unsigned int>(v275.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7140 = v1128 + v7139;
-    const unsigned int v7141 = static_cast<unsigned int>(v275.col(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7142 = v1127 + v7141;
-    const bool v7143 = v7140 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7144 = v7142 < v15;
-    const bool v7145 = v7143 && v7144;
-    if (v7145) {
-      const float v7146 = v275.x[103];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7147 = v68 + v7142;
-      const iron_bf16 v7148 = bias[v7147];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7149 = iron_to_f32(v7148);
-      const float v7150 = v7146 + v7149;
-      const iron_bf16 v7151 = iron_f32_to_bf16(v7150);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7152 = v7140 * v4;
-      const unsigned int v7153 = v7152 + v68;
-      const unsigned int v7154 = v7153 + v7142;
-      out[v7154] = v7151;
-    }
-    const unsigned int v7155 = static_cast<unsigned int>(v275.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7156 = v1128 + v7155;
-    const unsigned int v7157 = static_cast<unsigned int>(v275.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7158 = v1127 + v7157;
-    const bool v7159 = v7156 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7160 = v7158 < v15;
-    const bool v7161 = v7159 && v7160;
-    if (v7161) {
-      const float v7162 = v275.x[104];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7163 = v68 + v7158;
-      const iron_bf16 v7164 = bias[v7163];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7165 = iron_to_f32(v7164);
-      const float v7166 = v7162 + v7165;
-      const iron_bf16 v7167 = iron_f32_to_bf16(v7166);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7168 = v7156 * v4;
-      const unsigned int v7169 = v7168 + v68;
-      const unsigned int v7170 = v7169 + v7158;
-      out[v7170] = v7167;
-    }
-    const unsigned int v7171 = static_cast<unsigned int>(v275.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7172 = v1128 + v7171;
-    const unsigned int v7173 = static_cast<unsigned int>(v275.col(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7174 = v1127 + v7173;
-    const bool v7175 = v7172 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7176 = v7174 < v15;
-    const bool v7177 = v7175 && v7176;
-    if (v7177) {
-      const float v7178 = v275.x[105];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7179 = v68 + v7174;
-      const iron_bf16 v7180 = bias[v7179];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7181 = iron_to_f32(v7180);
-      const float v7182 = v7178 + v7181;
-      const iron_bf16 v7183 = iron_f32_to_bf16(v7182);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7184 = v7172 * v4;
-      const unsigned int v7185 = v7184 + v68;
-      const unsigned int v7186 = v7185 + v7174;
-      out[v7186] = v7183;
-    }
-    const unsigned int v7187 = static_cast<unsigned int>(v275.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7188 = v1128 + v7187;
-    const unsigned int v7189 = static_cast<unsigned int>(v275.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7190 = v1127 + v7189;
-    const bool v7191 = v7188 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7192 = v7190 < v15;
-    const bool v7193 = v7191 && v7192;
-    if (v7193) {
-      const float v7194 = v275.x[106];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7195 = v68 + v7190;
-      const iron_bf16 v7196 = bias[v7195];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7197 = iron_to_f32(v7196);
-      const float v7198 = v7194 + v7197;
-      const iron_bf16 v7199 = iron_f32_to_bf16(v7198);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7200 = v7188 * v4;
-      const unsigned int v7201 = v7200 + v68;
-      const unsigned int v7202 = v7201 + v7190;
-      out[v7202] = v7199;
-    }
-    const unsigned int v7203 = static_cast<unsigned int>(v275.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7204 = v1128 + v7203;
-    const unsigned int v7205 = static_cast<unsigned int>(v275.col(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7206 = v1127 + v7205;
-    const bool v7207 = v7204 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7208 = v7206 < v15;
-    const bool v7209 = v7207 && v7208;
-    if (v7209) {
-      const float v7210 = v275.x[107];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7211 = v68 + v7206;
-      const iron_bf16 v7212 = bias[v7211];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7213 = iron_to_f32(v7212);
-      const float v7214 = v7210 + v7213;
-      const iron_bf16 v7215 = iron_f32_to_bf16(v7214);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7216 = v7204 * v4;
-      const unsigned int v7217 = v7216 + v68;
-      const unsigned int v7218 = v7217 + v7206;
-      out[v7218] = v7215;
-    }
-    const unsigned int v7219 = static_cast<unsigned int>(v275.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7220 = v1128 + v7219;
-    const unsigned int v7221 = static_cast<unsigned int>(v275.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7222 = v1127 + v7221;
-    const bool v7223 = v7220 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7224 = v7222 < v15;
-    const bool v7225 = v7223 && v7224;
-    if (v7225) {
-      const float v7226 = v275.x[108];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7227 = v68 + v7222;
-      const iron_bf16 v7228 = bias[v7227];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7229 = iron_to_f32(v7228);
-      const float v7230 = v7226 + v7229;
-      const iron_bf16 v7231 = iron_f32_to_bf16(v7230);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7232 = v7220 * v4;
-      const unsigned int v7233 = v7232 + v68;
-      const unsigned int v7234 = v7233 + v7222;
-      out[v7234] = v7231;
-    }
-    const unsigned int v7235 = static_cast<unsigned int>(v275.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7236 = v1128 + v7235;
-    const unsigned int v7237 = static_cast<unsigned int>(v275.col(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7238 = v1127 + v7237;
-    const bool v7239 = v7236 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7240 = v7238 < v15;
-    const bool v7241 = v7239 && v7240;
-    if (v7241) {
-      const float v7242 = v275.x[109];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7243 = v68 + v7238;
-      const iron_bf16 v7244 = bias[v7243];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7245 = iron_to_f32(v7244);
-      const float v7246 = v7242 + v7245;
-      const iron_bf16 v7247 = iron_f32_to_bf16(v7246);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7248 = v7236 * v4;
-      const unsigned int v7249 = v7248 + v68;
-      const unsigned int v7250 = v7249 + v7238;
-      out[v7250] = v7247;
-    }
-    const unsigned int v7251 = static_cast<unsigned int>(v275.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7252 = v1128 + v7251;
-    const unsigned int v7253 = static_cast<unsigned int>(v275.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7254 = v1127 + v7253;
-    const bool v7255 = v7252 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7256 = v7254 < v15;
-    const bool v7257 = v7255 && v7256;
-    if (v7257) {
-      const float v7258 = v275.x[110];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7259 = v68 + v7254;
-      const iron_bf16 v7260 = bias[v7259];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7261 = iron_to_f32(v7260);
-      const float v7262 = v7258 + v7261;
-      const iron_bf16 v7263 = iron_f32_to_bf16(v7262);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7264 = v7252 * v4;
-      const unsigned int v7265 = v7264 + v68;
-      const unsigned int v7266 = v7265 + v7254;
-      out[v7266] = v7263;
-    }
-    const unsigned int v7267 = static_cast<unsigned int>(v275.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7268 = v1128 + v7267;
-    const unsigned int v7269 = static_cast<unsigned int>(v275.col(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7270 = v1127 + v7269;
-    const bool v7271 = v7268 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7272 = v7270 < v15;
-    const bool v7273 = v7271 && v7272;
-    if (v7273) {
-      const float v7274 = v275.x[111];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7275 = v68 + v7270;
-      const iron_bf16 v7276 = bias[v7275];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7277 = iron_to_f32(v7276);
-      const float v7278 = v7274 + v7277;
-      const iron_bf16 v7279 = iron_f32_to_bf16(v7278);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7280 = v7268 * v4;
-      const unsigned int v7281 = v7280 + v68;
-      const unsigned int v7282 = v7281 + v7270;
-      out[v7282] = v7279;
-    }
-    const unsigned int v7283 = static_cast<unsigned int>(v275.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7284 = v1128 + v7283;
-    const unsigned int v7285 = static_cast<unsigned int>(v275.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7286 = v1127 + v7285;
-    const bool v7287 = v7284 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7288 = v7286 < v15;
-    const bool v7289 = v7287 && v7288;
-    if (v7289) {
-      const float v7290 = v275.x[112];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7291 = v68 + v7286;
-      const iron_bf16 v7292 = bias[v7291];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7293 = iron_to_f32(v7292);
-      const float v7294 = v7290 + v7293;
-      const iron_bf16 v7295 = iron_f32_to_bf16(v7294);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7296 = v7284 * v4;
-      const unsigned int v7297 = v7296 + v68;
-      const unsigned int v7298 = v7297 + v7286;
-      out[v7298] = v7295;
-    }
-    const unsigned int v7299 = static_cast<unsigned int>(v275.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7300 = v1128 + v7299;
-    const unsigned int v7301 = static_cast<unsigned int>(v275.col(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7302 = v1127 + v7301;
-    const bool v7303 = v7300 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7304 = v7302 < v15;
-    const bool v7305 = v7303 && v7304;
-    if (v7305) {
-      const float v7306 = v275.x[113];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7307 = v68 + v7302;
-      const iron_bf16 v7308 = bias[v7307];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7309 = iron_to_f32(v7308);
-      const float v7310 = v7306 + v7309;
-      const iron_bf16 v7311 = iron_f32_to_bf16(v7310);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7312 = v7300 * v4;
-      const unsigned int v7313 = v7312 + v68;
-      const unsigned int v7314 = v7313 + v7302;
-      out[v7314] = v7311;
-    }
-    const unsigned int v7315 = static_cast<unsigned int>(v275.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7316 = v1128 + v7315;
-    const unsigned int v7317 = static_cast<unsigned int>(v275.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7318 = v1127 + v7317;
-    const bool v7319 = v7316 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7320 = v7318 < v15;
-    const bool v7321 = v7319 && v7320;
-    if (v7321) {
-      const float v7322 = v275.x[114];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7323 = v68 + v7318;
-      const iron_bf16 v7324 = bias[v7323];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7325 = iron_to_f32(v7324);
-      const float v7326 = v7322 + v7325;
-      const iron_bf16 v7327 = iron_f32_to_bf16(v7326);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7328 = v7316 * v4;
-      const unsigned int v7329 = v7328 + v68;
-      const unsigned int v7330 = v7329 + v7318;
-      out[v7330] = v7327;
-    }
-    const unsigned int v7331 = static_cast<unsigned int>(v275.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7332 = v1128 + v7331;
-    const unsigned int v7333 = static_cast<unsigned int>(v275.col(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7334 = v1127 + v7333;
-    const bool v7335 = v7332 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7336 = v7334 < v15;
-    const bool v7337 = v7335 && v7336;
-    if (v7337) {
-      const float v7338 = v275.x[115];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7339 = v68 + v7334;
-      const iron_bf16 v7340 = bias[v7339];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7341 = iron_to_f32(v7340);
-      const float v7342 = v7338 + v7341;
-      const iron_bf16 v7343 = iron_f32_to_bf16(v7342);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7344 = v7332 * v4;
-      const unsigned int v7345 = v7344 + v68;
-      const unsigned int v7346 = v7345 + v7334;
-      out[v7346] = v7343;
-    }
-    const unsigned int v7347 = static_cast<unsigned int>(v275.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7348 = v1128 + v7347;
-    const unsigned int v7349 = static_cast<unsigned int>(v275.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7350 = v1127 + v7349;
-    const bool v7351 = v7348 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7352 = v7350 < v15;
-    const bool v7353 = v7351 && v7352;
-    if (v7353) {
-      const float v7354 = v275.x[116];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7355 = v68 + v7350;
-      const iron_bf16 v7356 = bias[v7355];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7357 = iron_to_f32(v7356);
-      const float v7358 = v7354 + v7357;
-      const iron_bf16 v7359 = iron_f32_to_bf16(v7358);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7360 = v7348 * v4;
-      const unsigned int v7361 = v7360 + v68;
-      const unsigned int v7362 = v7361 + v7350;
-      out[v7362] = v7359;
-    }
-    const unsigned int v7363 = static_cast<unsigned int>(v275.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7364 = v1128 + v7363;
-    const unsigned int v7365 = static_cast<unsigned int>(v275.col(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7366 = v1127 + v7365;
-    const bool v7367 = v7364 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7368 = v7366 < v15;
-    const bool v7369 = v7367 && v7368;
-    if (v7369) {
-      const float v7370 = v275.x[117];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7371 = v68 + v7366;
-      const iron_bf16 v7372 = bias[v7371];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7373 = iron_to_f32(v7372);
-      const float v7374 = v7370 + v7373;
-      const iron_bf16 v7375 = iron_f32_to_bf16(v7374);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7376 = v7364 * v4;
-      const unsigned int v7377 = v7376 + v68;
-      const unsigned int v7378 = v7377 + v7366;
-      out[v7378] = v7375;
-    }
-    const unsigned int v7379 = static_cast<unsigned int>(v275.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7380 = v1128 + v7379;
-    const unsigned int v7381 = static_cast<unsigned int>(v275.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7382 = v1127 + v7381;
-    const bool v7383 = v7380 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7384 = v7382 < v15;
-    const bool v7385 = v7383 && v7384;
-    if (v7385) {
-      const float v7386 = v275.x[118];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7387 = v68 + v7382;
-      const iron_bf16 v7388 = bias[v7387];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7389 = iron_to_f32(v7388);
-      const float v7390 = v7386 + v7389;
-      const iron_bf16 v7391 = iron_f32_to_bf16(v7390);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7392 = v7380 * v4;
-      const unsigned int v7393 = v7392 + v68;
-      const unsigned int v7394 = v7393 + v7382;
-      out[v7394] = v7391;
-    }
-    const unsigned int v7395 = static_cast<unsigned int>(v275.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7396 = v1128 + v7395;
-    const unsigned int v7397 = static_cast<unsigned int>(v275.col(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7398 = v1127 + v7397;
-    const bool v7399 = v7396 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7400 = v7398 < v15;
-    const bool v7401 = v7399 && v7400;
-    if (v7401) {
-      const float v7402 = v275.x[119];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7403 = v68 + v7398;
-      const iron_bf16 v7404 = bias[v7403];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7405 = iron_to_f32(v7404);
-      const float v7406 = v7402 + v7405;
-      const iron_bf16 v7407 = iron_f32_to_bf16(v7406);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7408 = v7396 * v4;
-      const unsigned int v7409 = v7408 + v68;
-      const unsigned int v7410 = v7409 + v7398;
-      out[v7410] = v7407;
-    }
-    const unsigned int v7411 = static_cast<unsigned int>(v275.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7412 = v1128 + v7411;
-    const unsigned int v7413 = static_cast<unsigned int>(v275.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7414 = v1127 + v7413;
-    const bool v7415 = v7412 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7416 = v7414 < v15;
-    const bool v7417 = v7415 && v7416;
-    if (v7417) {
-      const float v7418 = v275.x[120];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7419 = v68 + v7414;
-      const iron_bf16 v7420 = bias[v7419];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7421 = iron_to_f32(v7420);
-      const float v7422 = v7418 + v7421;
-      const iron_bf16 v7423 = iron_f32_to_bf16(v7422);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7424 = v7412 * v4;
-      const unsigned int v7425 = v7424 + v68;
-      const unsigned int v7426 = v7425 + v7414;
-      out[v7426] = v7423;
-    }
-    const unsigned int v7427 = static_cast<unsigned int>(v275.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7428 = v1128 + v7427;
-    const unsigned int v7429 = static_cast<unsigned int>(v275.col(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7430 = v1127 + v7429;
-    const bool v7431 = v7428 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7432 = v7430 < v15;
-    const bool v7433 = v7431 && v7432;
-    if (v7433) {
-      const float v7434 = v275.x[121];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7435 = v68 + v7430;
-      const iron_bf16 v7436 = bias[v7435];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7437 = iron_to_f32(v7436);
-      const float v7438 = v7434 + v7437;
-      const iron_bf16 v7439 = iron_f32_to_bf16(v7438);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7440 = v7428 * v4;
-      const unsigned int v7441 = v7440 + v68;
-      const unsigned int v7442 = v7441 + v7430;
-      out[v7442] = v7439;
-    }
-    const unsigned int v7443 = static_cast<unsigned int>(v275.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7444 = v1128 + v7443;
-    const unsigned int v7445 = static_cast<unsigned int>(v275.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7446 = v1127 + v7445;
-    const bool v7447 = v7444 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7448 = v7446 < v15;
-    const bool v7449 = v7447 && v7448;
-    if (v7449) {
-      const float v7450 = v275.x[122];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7451 = v68 + v7446;
-      const iron_bf16 v7452 = bias[v7451];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7453 = iron_to_f32(v7452);
-      const float v7454 = v7450 + v7453;
-      const iron_bf16 v7455 = iron_f32_to_bf16(v7454);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7456 = v7444 * v4;
-      const unsigned int v7457 = v7456 + v68;
-      const unsigned int v7458 = v7457 + v7446;
-      out[v7458] = v7455;
-    }
-    const unsigned int v7459 = static_cast<unsigned int>(v275.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7460 = v1128 + v7459;
-    const unsigned int v7461 = static_cast<unsigned int>(v275.col(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7462 = v1127 + v7461;
-    const bool v7463 = v7460 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7464 = v7462 < v15;
-    const bool v7465 = v7463 && v7464;
-    if (v7465) {
-      const float v7466 = v275.x[123];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7467 = v68 + v7462;
-      const iron_bf16 v7468 = bias[v7467];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7469 = iron_to_f32(v7468);
-      const float v7470 = v7466 + v7469;
-      const iron_bf16 v7471 = iron_f32_to_bf16(v7470);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7472 = v7460 * v4;
-      const unsigned int v7473 = v7472 + v68;
-      const unsigned int v7474 = v7473 + v7462;
-      out[v7474] = v7471;
-    }
-    const unsigned int v7475 = static_cast<unsigned int>(v275.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7476 = v1128 + v7475;
-    const unsigned int v7477 = static_cast<unsigned int>(v275.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7478 = v1127 + v7477;
-    const bool v7479 = v7476 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7480 = v7478 < v15;
-    const bool v7481 = v7479 && v7480;
-    if (v7481) {
-      const float v7482 = v275.x[124];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7483 = v68 + v7478;
-      const iron_bf16 v7484 = bias[v7483];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7485 = iron_to_f32(v7484);
-      const float v7486 = v7482 + v7485;
-      const iron_bf16 v7487 = iron_f32_to_bf16(v7486);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7488 = v7476 * v4;
-      const unsigned int v7489 = v7488 + v68;
-      const unsigned int v7490 = v7489 + v7478;
-      out[v7490] = v7487;
-    }
-    const unsigned int v7491 = static_cast<unsigned int>(v275.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7492 = v1128 + v7491;
-    const unsigned int v7493 = static_cast<unsigned int>(v275.col(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7494 = v1127 + v7493;
-    const bool v7495 = v7492 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7496 = v7494 < v15;
-    const bool v7497 = v7495 && v7496;
-    if (v7497) {
-      const float v7498 = v275.x[125];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7499 = v68 + v7494;
-      const iron_bf16 v7500 = bias[v7499];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7501 = iron_to_f32(v7500);
-      const float v7502 = v7498 + v7501;
-      const iron_bf16 v7503 = iron_f32_to_bf16(v7502);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7504 = v7492 * v4;
-      const unsigned int v7505 = v7504 + v68;
-      const unsigned int v7506 = v7505 + v7494;
-      out[v7506] = v7503;
-    }
-    const unsigned int v7507 = static_cast<unsigned int>(v275.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7508 = v1128 + v7507;
-    const unsigned int v7509 = static_cast<unsigned int>(v275.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7510 = v1127 + v7509;
-    const bool v7511 = v7508 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7512 = v7510 < v15;
-    const bool v7513 = v7511 && v7512;
-    if (v7513) {
-      const float v7514 = v275.x[126];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7515 = v68 + v7510;
-      const iron_bf16 v7516 = bias[v7515];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7517 = iron_to_f32(v7516);
-      const float v7518 = v7514 + v7517;
-      const iron_bf16 v7519 = iron_f32_to_bf16(v7518);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7520 = v7508 * v4;
-      const unsigned int v7521 = v7520 + v68;
-      const unsigned int v7522 = v7521 + v7510;
-      out[v7522] = v7519;
-    }
-    const unsigned int v7523 = static_cast<unsigned int>(v275.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7524 = v1128 + v7523;
-    const unsigned int v7525 = static_cast<unsigned int>(v275.col(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7526 = v1127 + v7525;
-    const bool v7527 = v7524 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7528 = v7526 < v15;
-    const bool v7529 = v7527 && v7528;
-    if (v7529) {
-      const float v7530 = v275.x[127];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7531 = v68 + v7526;
-      const iron_bf16 v7532 = bias[v7531];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7533 = iron_to_f32(v7532);
-      const float v7534 = v7530 + v7533;
-      const iron_bf16 v7535 = iron_f32_to_bf16(v7534);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7536 = v7524 * v4;
-      const unsigned int v7537 = v7536 + v68;
-      const unsigned int v7538 = v7537 + v7526;
-      out[v7538] = v7535;
+    const unsigned int v2551 = static_cast<unsigned int>(v275.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2552 = v1130 + v2551;
+    const unsigned int v2553 = static_cast<unsigned int>(v275.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2554 = v1129 + v2553;
+    const bool v2555 = v2552 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2556 = v2554 < v15;
+    const bool v2557 = v2555 && v2556;
+    if (v2557) {
+      const float v2558 = v275.x[0];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2559 = v68 + v2554;
+      const iron_bf16 v2560 = bias[v2559];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2561 = iron_to_f32(v2560);
+      const float v2562 = v2558 + v2561;
+      const iron_bf16 v2563 = iron_f32_to_bf16(v2562);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2564 = v2552 * v4;
+      const unsigned int v2565 = v2564 + v68;
+      const unsigned int v2566 = v2565 + v2554;
+      out[v2566] = v2563;
+    }
+    const unsigned int v2567 = static_cast<unsigned int>(v275.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2568 = v1130 + v2567;
+    const unsigned int v2569 = static_cast<unsigned int>(v275.col(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2570 = v1129 + v2569;
+    const bool v2571 = v2568 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2572 = v2570 < v15;
+    const bool v2573 = v2571 && v2572;
+    if (v2573) {
+      const float v2574 = v275.x[1];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2575 = v68 + v2570;
+      const iron_bf16 v2576 = bias[v2575];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2577 = iron_to_f32(v2576);
+      const float v2578 = v2574 + v2577;
+      const iron_bf16 v2579 = iron_f32_to_bf16(v2578);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2580 = v2568 * v4;
+      const unsigned int v2581 = v2580 + v68;
+      const unsigned int v2582 = v2581 + v2570;
+      out[v2582] = v2579;
+    }
+    const unsigned int v2583 = static_cast<unsigned int>(v275.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2584 = v1130 + v2583;
+    const unsigned int v2585 = static_cast<unsigned int>(v275.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2586 = v1129 + v2585;
+    const bool v2587 = v2584 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2588 = v2586 < v15;
+    const bool v2589 = v2587 && v2588;
+    if (v2589) {
+      const float v2590 = v275.x[2];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2591 = v68 + v2586;
+      const iron_bf16 v2592 = bias[v2591];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2593 = iron_to_f32(v2592);
+      const float v2594 = v2590 + v2593;
+      const iron_bf16 v2595 = iron_f32_to_bf16(v2594);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2596 = v2584 * v4;
+      const unsigned int v2597 = v2596 + v68;
+      const unsigned int v2598 = v2597 + v2586;
+      out[v2598] = v2595;
+    }
+    const unsigned int v2599 = static_cast<unsigned int>(v275.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2600 = v1130 + v2599;
+    const unsigned int v2601 = static_cast<unsigned int>(v275.col(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2602 = v1129 + v2601;
+    const bool v2603 = v2600 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2604 = v2602 < v15;
+    const bool v2605 = v2603 && v2604;
+    if (v2605) {
+      const float v2606 = v275.x[3];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2607 = v68 + v2602;
+      const iron_bf16 v2608 = bias[v2607];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2609 = iron_to_f32(v2608);
+      const float v2610 = v2606 + v2609;
+      const iron_bf16 v2611 = iron_f32_to_bf16(v2610);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2612 = v2600 * v4;
+      const unsigned int v2613 = v2612 + v68;
+      const unsigned int v2614 = v2613 + v2602;
+      out[v2614] = v2611;
+    }
+    const unsigned int v2615 = static_cast<unsigned int>(v275.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2616 = v1130 + v2615;
+    const unsigned int v2617 = static_cast<unsigned int>(v275.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2618 = v1129 + v2617;
+    const bool v2619 = v2616 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2620 = v2618 < v15;
+    const bool v2621 = v2619 && v2620;
+    if (v2621) {
+      const float v2622 = v275.x[4];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2623 = v68 + v2618;
+      const iron_bf16 v2624 = bias[v2623];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2625 = iron_to_f32(v2624);
+      const float v2626 = v2622 + v2625;
+      const iron_bf16 v2627 = iron_f32_to_bf16(v2626);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2628 = v2616 * v4;
+      const unsigned int v2629 = v2628 + v68;
+      const unsigned int v2630 = v2629 + v2618;
+      out[v2630] = v2627;
+    }
+    const unsigned int v2631 = static_cast<unsigned int>(v275.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2632 = v1130 + v2631;
+    const unsigned int v2633 = static_cast<unsigned int>(v275.col(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2634 = v1129 + v2633;
+    const bool v2635 = v2632 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2636 = v2634 < v15;
+    const bool v2637 = v2635 && v2636;
+    if (v2637) {
+      const float v2638 = v275.x[5];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2639 = v68 + v2634;
+      const iron_bf16 v2640 = bias[v2639];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2641 = iron_to_f32(v2640);
+      const float v2642 = v2638 + v2641;
+      const iron_bf16 v2643 = iron_f32_to_bf16(v2642);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2644 = v2632 * v4;
+      const unsigned int v2645 = v2644 + v68;
+      const unsigned int v2646 = v2645 + v2634;
+      out[v2646] = v2643;
+    }
+    const unsigned int v2647 = static_cast<unsigned int>(v275.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2648 = v1130 + v2647;
+    const unsigned int v2649 = static_cast<unsigned int>(v275.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2650 = v1129 + v2649;
+    const bool v2651 = v2648 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2652 = v2650 < v15;
+    const bool v2653 = v2651 && v2652;
+    if (v2653) {
+      const float v2654 = v275.x[6];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2655 = v68 + v2650;
+      const iron_bf16 v2656 = bias[v2655];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2657 = iron_to_f32(v2656);
+      const float v2658 = v2654 + v2657;
+      const iron_bf16 v2659 = iron_f32_to_bf16(v2658);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2660 = v2648 * v4;
+      const unsigned int v2661 = v2660 + v68;
+      const unsigned int v2662 = v2661 + v2650;
+      out[v2662] = v2659;
+    }
+    const unsigned int v2663 = static_cast<unsigned int>(v275.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2664 = v1130 + v2663;
+    const unsigned int v2665 = static_cast<unsigned int>(v275.col(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2666 = v1129 + v2665;
+    const bool v2667 = v2664 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2668 = v2666 < v15;
+    const bool v2669 = v2667 && v2668;
+    if (v2669) {
+      const float v2670 = v275.x[7];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2671 = v68 + v2666;
+      const iron_bf16 v2672 = bias[v2671];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2673 = iron_to_f32(v2672);
+      const float v2674 = v2670 + v2673;
+      const iron_bf16 v2675 = iron_f32_to_bf16(v2674);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2676 = v2664 * v4;
+      const unsigned int v2677 = v2676 + v68;
+      const unsigned int v2678 = v2677 + v2666;
+      out[v2678] = v2675;
+    }
+    const unsigned int v2679 = static_cast<unsigned int>(v275.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2680 = v1130 + v2679;
+    const unsigned int v2681 = static_cast<unsigned int>(v275.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2682 = v1129 + v2681;
+    const bool v2683 = v2680 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2684 = v2682 < v15;
+    const bool v2685 = v2683 && v2684;
+    if (v2685) {
+      const float v2686 = v275.x[8];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2687 = v68 + v2682;
+      const iron_bf16 v2688 = bias[v2687];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2689 = iron_to_f32(v2688);
+      const float v2690 = v2686 + v2689;
+      const iron_bf16 v2691 = iron_f32_to_bf16(v2690);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2692 = v2680 * v4;
+      const unsigned int v2693 = v2692 + v68;
+      const unsigned int v2694 = v2693 + v2682;
+      out[v2694] = v2691;
+    }
+    const unsigned int v2695 = static_cast<unsigned int>(v275.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2696 = v1130 + v2695;
+    const unsigned int v2697 = static_cast<unsigned int>(v275.col(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2698 = v1129 + v2697;
+    const bool v2699 = v2696 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2700 = v2698 < v15;
+    const bool v2701 = v2699 && v2700;
+    if (v2701) {
+      const float v2702 = v275.x[9];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2703 = v68 + v2698;
+      const iron_bf16 v2704 = bias[v2703];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2705 = iron_to_f32(v2704);
+      const float v2706 = v2702 + v2705;
+      const iron_bf16 v2707 = iron_f32_to_bf16(v2706);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2708 = v2696 * v4;
+      const unsigned int v2709 = v2708 + v68;
+      const unsigned int v2710 = v2709 + v2698;
+      out[v2710] = v2707;
+    }
+    const unsigned int v2711 = static_cast<unsigned int>(v275.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2712 = v1130 + v2711;
+    const unsigned int v2713 = static_cast<unsigned int>(v275.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2714 = v1129 + v2713;
+    const bool v2715 = v2712 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2716 = v2714 < v15;
+    const bool v2717 = v2715 && v2716;
+    if (v2717) {
+      const float v2718 = v275.x[10];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2719 = v68 + v2714;
+      const iron_bf16 v2720 = bias[v2719];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2721 = iron_to_f32(v2720);
+      const float v2722 = v2718 + v2721;
+      const iron_bf16 v2723 = iron_f32_to_bf16(v2722);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2724 = v2712 * v4;
+      const unsigned int v2725 = v2724 + v68;
+      const unsigned int v2726 = v2725 + v2714;
+      out[v2726] = v2723;
+    }
+    const unsigned int v2727 = static_cast<unsigned int>(v275.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2728 = v1130 + v2727;
+    const unsigned int v2729 = static_cast<unsigned int>(v275.col(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2730 = v1129 + v2729;
+    const bool v2731 = v2728 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2732 = v2730 < v15;
+    const bool v2733 = v2731 && v2732;
+    if (v2733) {
+      const float v2734 = v275.x[11];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2735 = v68 + v2730;
+      const iron_bf16 v2736 = bias[v2735];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2737 = iron_to_f32(v2736);
+      const float v2738 = v2734 + v2737;
+      const iron_bf16 v2739 = iron_f32_to_bf16(v2738);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2740 = v2728 * v4;
+      const unsigned int v2741 = v2740 + v68;
+      const unsigned int v2742 = v2741 + v2730;
+      out[v2742] = v2739;
+    }
+    const unsigned int v2743 = static_cast<unsigned int>(v275.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2744 = v1130 + v2743;
+    const unsigned int v2745 = static_cast<unsigned int>(v275.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2746 = v1129 + v2745;
+    const bool v2747 = v2744 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2748 = v2746 < v15;
+    const bool v2749 = v2747 && v2748;
+    if (v2749) {
+      const float v2750 = v275.x[12];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2751 = v68 + v2746;
+      const iron_bf16 v2752 = bias[v2751];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2753 = iron_to_f32(v2752);
+      const float v2754 = v2750 + v2753;
+      const iron_bf16 v2755 = iron_f32_to_bf16(v2754);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2756 = v2744 * v4;
+      const unsigned int v2757 = v2756 + v68;
+      const unsigned int v2758 = v2757 + v2746;
+      out[v2758] = v2755;
+    }
+    const unsigned int v2759 = static_cast<unsigned int>(v275.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2760 = v1130 + v2759;
+    const unsigned int v2761 = static_cast<unsigned int>(v275.col(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2762 = v1129 + v2761;
+    const bool v2763 = v2760 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2764 = v2762 < v15;
+    const bool v2765 = v2763 && v2764;
+    if (v2765) {
+      const float v2766 = v275.x[13];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2767 = v68 + v2762;
+      const iron_bf16 v2768 = bias[v2767];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2769 = iron_to_f32(v2768);
+      const float v2770 = v2766 + v2769;
+      const iron_bf16 v2771 = iron_f32_to_bf16(v2770);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2772 = v2760 * v4;
+      const unsigned int v2773 = v2772 + v68;
+      const unsigned int v2774 = v2773 + v2762;
+      out[v2774] = v2771;
+    }
+    const unsigned int v2775 = static_cast<unsigned int>(v275.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2776 = v1130 + v2775;
+    const unsigned int v2777 = static_cast<unsigned int>(v275.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2778 = v1129 + v2777;
+    const bool v2779 = v2776 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2780 = v2778 < v15;
+    const bool v2781 = v2779 && v2780;
+    if (v2781) {
+      const float v2782 = v275.x[14];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2783 = v68 + v2778;
+      const iron_bf16 v2784 = bias[v2783];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2785 = iron_to_f32(v2784);
+      const float v2786 = v2782 + v2785;
+      const iron_bf16 v2787 = iron_f32_to_bf16(v2786);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2788 = v2776 * v4;
+      const unsigned int v2789 = v2788 + v68;
+      const unsigned int v2790 = v2789 + v2778;
+      out[v2790] = v2787;
+    }
+    const unsigned int v2791 = static_cast<unsigned int>(v275.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2792 = v1130 + v2791;
+    const unsigned int v2793 = static_cast<unsigned int>(v275.col(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2794 = v1129 + v2793;
+    const bool v2795 = v2792 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2796 = v2794 < v15;
+    const bool v2797 = v2795 && v2796;
+    if (v2797) {
+      const float v2798 = v275.x[15];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2799 = v68 + v2794;
+      const iron_bf16 v2800 = bias[v2799];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2801 = iron_to_f32(v2800);
+      const float v2802 = v2798 + v2801;
+      const iron_bf16 v2803 = iron_f32_to_bf16(v2802);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2804 = v2792 * v4;
+      const unsigned int v2805 = v2804 + v68;
+      const unsigned int v2806 = v2805 + v2794;
+      out[v2806] = v2803;
+    }
+    const unsigned int v2807 = static_cast<unsigned int>(v275.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2808 = v1130 + v2807;
+    const unsigned int v2809 = static_cast<unsigned int>(v275.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2810 = v1129 + v2809;
+    const bool v2811 = v2808 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2812 = v2810 < v15;
+    const bool v2813 = v2811 && v2812;
+    if (v2813) {
+      const float v2814 = v275.x[16];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2815 = v68 + v2810;
+      const iron_bf16 v2816 = bias[v2815];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2817 = iron_to_f32(v2816);
+      const float v2818 = v2814 + v2817;
+      const iron_bf16 v2819 = iron_f32_to_bf16(v2818);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2820 = v2808 * v4;
+      const unsigned int v2821 = v2820 + v68;
+      const unsigned int v2822 = v2821 + v2810;
+      out[v2822] = v2819;
+    }
+    const unsigned int v2823 = static_cast<unsigned int>(v275.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2824 = v1130 + v2823;
+    const unsigned int v2825 = static_cast<unsigned int>(v275.col(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2826 = v1129 + v2825;
+    const bool v2827 = v2824 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2828 = v2826 < v15;
+    const bool v2829 = v2827 && v2828;
+    if (v2829) {
+      const float v2830 = v275.x[17];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2831 = v68 + v2826;
+      const iron_bf16 v2832 = bias[v2831];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2833 = iron_to_f32(v2832);
+      const float v2834 = v2830 + v2833;
+      const iron_bf16 v2835 = iron_f32_to_bf16(v2834);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2836 = v2824 * v4;
+      const unsigned int v2837 = v2836 + v68;
+      const unsigned int v2838 = v2837 + v2826;
+      out[v2838] = v2835;
+    }
+    const unsigned int v2839 = static_cast<unsigned int>(v275.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2840 = v1130 + v2839;
+    const unsigned int v2841 = static_cast<unsigned int>(v275.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2842 = v1129 + v2841;
+    const bool v2843 = v2840 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2844 = v2842 < v15;
+    const bool v2845 = v2843 && v2844;
+    if (v2845) {
+      const float v2846 = v275.x[18];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2847 = v68 + v2842;
+      const iron_bf16 v2848 = bias[v2847];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2849 = iron_to_f32(v2848);
+      const float v2850 = v2846 + v2849;
+      const iron_bf16 v2851 = iron_f32_to_bf16(v2850);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2852 = v2840 * v4;
+      const unsigned int v2853 = v2852 + v68;
+      const unsigned int v2854 = v2853 + v2842;
+      out[v2854] = v2851;
+    }
+    const unsigned int v2855 = static_cast<unsigned int>(v275.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2856 = v1130 + v2855;
+    const unsigned int v2857 = static_cast<unsigned int>(v275.col(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2858 = v1129 + v2857;
+    const bool v2859 = v2856 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2860 = v2858 < v15;
+    const bool v2861 = v2859 && v2860;
+    if (v2861) {
+      const float v2862 = v275.x[19];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2863 = v68 + v2858;
+      const iron_bf16 v2864 = bias[v2863];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2865 = iron_to_f32(v2864);
+      const float v2866 = v2862 + v2865;
+      const iron_bf16 v2867 = iron_f32_to_bf16(v2866);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2868 = v2856 * v4;
+      const unsigned int v2869 = v2868 + v68;
+      const unsigned int v2870 = v2869 + v2858;
+      out[v2870] = v2867;
+    }
+    const unsigned int v2871 = static_cast<unsigned int>(v275.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2872 = v1130 + v2871;
+    const unsigned int v2873 = static_cast<unsigned int>(v275.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2874 = v1129 + v2873;
+    const bool v2875 = v2872 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2876 = v2874 < v15;
+    const bool v2877 = v2875 && v2876;
+    if (v2877) {
+      const float v2878 = v275.x[20];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2879 = v68 + v2874;
+      const iron_bf16 v2880 = bias[v2879];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2881 = iron_to_f32(v2880);
+      const float v2882 = v2878 + v2881;
+      const iron_bf16 v2883 = iron_f32_to_bf16(v2882);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2884 = v2872 * v4;
+      const unsigned int v2885 = v2884 + v68;
+      const unsigned int v2886 = v2885 + v2874;
+      out[v2886] = v2883;
+    }
+    const unsigned int v2887 = static_cast<unsigned int>(v275.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2888 = v1130 + v2887;
+    const unsigned int v2889 = static_cast<unsigned int>(v275.col(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2890 = v1129 + v2889;
+    const bool v2891 = v2888 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2892 = v2890 < v15;
+    const bool v2893 = v2891 && v2892;
+    if (v2893) {
+      const float v2894 = v275.x[21];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2895 = v68 + v2890;
+      const iron_bf16 v2896 = bias[v2895];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2897 = iron_to_f32(v2896);
+      const float v2898 = v2894 + v2897;
+      const iron_bf16 v2899 = iron_f32_to_bf16(v2898);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2900 = v2888 * v4;
+      const unsigned int v2901 = v2900 + v68;
+      const unsigned int v2902 = v2901 + v2890;
+      out[v2902] = v2899;
+    }
+    const unsigned int v2903 = static_cast<unsigned int>(v275.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2904 = v1130 + v2903;
+    const unsigned int v2905 = static_cast<unsigned int>(v275.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2906 = v1129 + v2905;
+    const bool v2907 = v2904 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2908 = v2906 < v15;
+    const bool v2909 = v2907 && v2908;
+    if (v2909) {
+      const float v2910 = v275.x[22];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2911 = v68 + v2906;
+      const iron_bf16 v2912 = bias[v2911];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2913 = iron_to_f32(v2912);
+      const float v2914 = v2910 + v2913;
+      const iron_bf16 v2915 = iron_f32_to_bf16(v2914);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2916 = v2904 * v4;
+      const unsigned int v2917 = v2916 + v68;
+      const unsigned int v2918 = v2917 + v2906;
+      out[v2918] = v2915;
+    }
+    const unsigned int v2919 = static_cast<unsigned int>(v275.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2920 = v1130 + v2919;
+    const unsigned int v2921 = static_cast<unsigned int>(v275.col(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2922 = v1129 + v2921;
+    const bool v2923 = v2920 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2924 = v2922 < v15;
+    const bool v2925 = v2923 && v2924;
+    if (v2925) {
+      const float v2926 = v275.x[23];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2927 = v68 + v2922;
+      const iron_bf16 v2928 = bias[v2927];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2929 = iron_to_f32(v2928);
+      const float v2930 = v2926 + v2929;
+      const iron_bf16 v2931 = iron_f32_to_bf16(v2930);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2932 = v2920 * v4;
+      const unsigned int v2933 = v2932 + v68;
+      const unsigned int v2934 = v2933 + v2922;
+      out[v2934] = v2931;
+    }
+    const unsigned int v2935 = static_cast<unsigned int>(v275.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2936 = v1130 + v2935;
+    const unsigned int v2937 = static_cast<unsigned int>(v275.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2938 = v1129 + v2937;
+    const bool v2939 = v2936 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2940 = v2938 < v15;
+    const bool v2941 = v2939 && v2940;
+    if (v2941) {
+      const float v2942 = v275.x[24];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2943 = v68 + v2938;
+      const iron_bf16 v2944 = bias[v2943];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2945 = iron_to_f32(v2944);
+      const float v2946 = v2942 + v2945;
+      const iron_bf16 v2947 = iron_f32_to_bf16(v2946);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2948 = v2936 * v4;
+      const unsigned int v2949 = v2948 + v68;
+      const unsigned int v2950 = v2949 + v2938;
+      out[v2950] = v2947;
+    }
+    const unsigned int v2951 = static_cast<unsigned int>(v275.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2952 = v1130 + v2951;
+    const unsigned int v2953 = static_cast<unsigned int>(v275.col(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2954 = v1129 + v2953;
+    const bool v2955 = v2952 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2956 = v2954 < v15;
+    const bool v2957 = v2955 && v2956;
+    if (v2957) {
+      const float v2958 = v275.x[25];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2959 = v68 + v2954;
+      const iron_bf16 v2960 = bias[v2959];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2961 = iron_to_f32(v2960);
+      const float v2962 = v2958 + v2961;
+      const iron_bf16 v2963 = iron_f32_to_bf16(v2962);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2964 = v2952 * v4;
+      const unsigned int v2965 = v2964 + v68;
+      const unsigned int v2966 = v2965 + v2954;
+      out[v2966] = v2963;
+    }
+    const unsigned int v2967 = static_cast<unsigned int>(v275.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2968 = v1130 + v2967;
+    const unsigned int v2969 = static_cast<unsigned int>(v275.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2970 = v1129 + v2969;
+    const bool v2971 = v2968 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2972 = v2970 < v15;
+    const bool v2973 = v2971 && v2972;
+    if (v2973) {
+      const float v2974 = v275.x[26];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2975 = v68 + v2970;
+      const iron_bf16 v2976 = bias[v2975];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2977 = iron_to_f32(v2976);
+      const float v2978 = v2974 + v2977;
+      const iron_bf16 v2979 = iron_f32_to_bf16(v2978);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2980 = v2968 * v4;
+      const unsigned int v2981 = v2980 + v68;
+      const unsigned int v2982 = v2981 + v2970;
+      out[v2982] = v2979;
+    }
+    const unsigned int v2983 = static_cast<unsigned int>(v275.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2984 = v1130 + v2983;
+    const unsigned int v2985 = static_cast<unsigned int>(v275.col(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2986 = v1129 + v2985;
+    const bool v2987 = v2984 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2988 = v2986 < v15;
+    const bool v2989 = v2987 && v2988;
+    if (v2989) {
+      const float v2990 = v275.x[27];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2991 = v68 + v2986;
+      const iron_bf16 v2992 = bias[v2991];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2993 = iron_to_f32(v2992);
+      const float v2994 = v2990 + v2993;
+      const iron_bf16 v2995 = iron_f32_to_bf16(v2994);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2996 = v2984 * v4;
+      const unsigned int v2997 = v2996 + v68;
+      const unsigned int v2998 = v2997 + v2986;
+      out[v2998] = v2995;
+    }
+    const unsigned int v2999 = static_cast<unsigned int>(v275.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3000 = v1130 + v2999;
+    const unsigned int v3001 = static_cast<unsigned int>(v275.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3002 = v1129 + v3001;
+    const bool v3003 = v3000 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3004 = v3002 < v15;
+    const bool v3005 = v3003 && v3004;
+    if (v3005) {
+      const float v3006 = v275.x[28];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3007 = v68 + v3002;
+      const iron_bf16 v3008 = bias[v3007];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3009 = iron_to_f32(v3008);
+      const float v3010 = v3006 + v3009;
+      const iron_bf16 v3011 = iron_f32_to_bf16(v3010);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3012 = v3000 * v4;
+      const unsigned int v3013 = v3012 + v68;
+      const unsigned int v3014 = v3013 + v3002;
+      out[v3014] = v3011;
+    }
+    const unsigned int v3015 = static_cast<unsigned int>(v275.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3016 = v1130 + v3015;
+    const unsigned int v3017 = static_cast<unsigned int>(v275.col(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3018 = v1129 + v3017;
+    const bool v3019 = v3016 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3020 = v3018 < v15;
+    const bool v3021 = v3019 && v3020;
+    if (v3021) {
+      const float v3022 = v275.x[29];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3023 = v68 + v3018;
+      const iron_bf16 v3024 = bias[v3023];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3025 = iron_to_f32(v3024);
+      const float v3026 = v3022 + v3025;
+      const iron_bf16 v3027 = iron_f32_to_bf16(v3026);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3028 = v3016 * v4;
+      const unsigned int v3029 = v3028 + v68;
+      const unsigned int v3030 = v3029 + v3018;
+      out[v3030] = v3027;
+    }
+    const unsigned int v3031 = static_cast<unsigned int>(v275.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3032 = v1130 + v3031;
+    const unsigned int v3033 = static_cast<unsigned int>(v275.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3034 = v1129 + v3033;
+    const bool v3035 = v3032 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3036 = v3034 < v15;
+    const bool v3037 = v3035 && v3036;
+    if (v3037) {
+      const float v3038 = v275.x[30];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3039 = v68 + v3034;
+      const iron_bf16 v3040 = bias[v3039];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3041 = iron_to_f32(v3040);
+      const float v3042 = v3038 + v3041;
+      const iron_bf16 v3043 = iron_f32_to_bf16(v3042);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3044 = v3032 * v4;
+      const unsigned int v3045 = v3044 + v68;
+      const unsigned int v3046 = v3045 + v3034;
+      out[v3046] = v3043;
+    }
+    const unsigned int v3047 = static_cast<unsigned int>(v275.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3048 = v1130 + v3047;
+    const unsigned int v3049 = static_cast<unsigned int>(v275.col(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3050 = v1129 + v3049;
+    const bool v3051 = v3048 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3052 = v3050 < v15;
+    const bool v3053 = v3051 && v3052;
+    if (v3053) {
+      const float v3054 = v275.x[31];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3055 = v68 + v3050;
+      const iron_bf16 v3056 = bias[v3055];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3057 = iron_to_f32(v3056);
+      const float v3058 = v3054 + v3057;
+      const iron_bf16 v3059 = iron_f32_to_bf16(v3058);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3060 = v3048 * v4;
+      const unsigned int v3061 = v3060 + v68;
+      const unsigned int v3062 = v3061 + v3050;
+      out[v3062] = v3059;
+    }
+    const unsigned int v3063 = static_cast<unsigned int>(v275.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3064 = v1130 + v3063;
+    const unsigned int v3065 = static_cast<unsigned int>(v275.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3066 = v1129 + v3065;
+    const bool v3067 = v3064 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3068 = v3066 < v15;
+    const bool v3069 = v3067 && v3068;
+    if (v3069) {
+      const float v3070 = v275.x[32];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3071 = v68 + v3066;
+      const iron_bf16 v3072 = bias[v3071];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3073 = iron_to_f32(v3072);
+      const float v3074 = v3070 + v3073;
+      const iron_bf16 v3075 = iron_f32_to_bf16(v3074);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3076 = v3064 * v4;
+      const unsigned int v3077 = v3076 + v68;
+      const unsigned int v3078 = v3077 + v3066;
+      out[v3078] = v3075;
+    }
+    const unsigned int v3079 = static_cast<unsigned int>(v275.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3080 = v1130 + v3079;
+    const unsigned int v3081 = static_cast<unsigned int>(v275.col(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3082 = v1129 + v3081;
+    const bool v3083 = v3080 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3084 = v3082 < v15;
+    const bool v3085 = v3083 && v3084;
+    if (v3085) {
+      const float v3086 = v275.x[33];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3087 = v68 + v3082;
+      const iron_bf16 v3088 = bias[v3087];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3089 = iron_to_f32(v3088);
+      const float v3090 = v3086 + v3089;
+      const iron_bf16 v3091 = iron_f32_to_bf16(v3090);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3092 = v3080 * v4;
+      const unsigned int v3093 = v3092 + v68;
+      const unsigned int v3094 = v3093 + v3082;
+      out[v3094] = v3091;
+    }
+    const unsigned int v3095 = static_cast<unsigned int>(v275.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3096 = v1130 + v3095;
+    const unsigned int v3097 = static_cast<unsigned int>(v275.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3098 = v1129 + v3097;
+    const bool v3099 = v3096 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3100 = v3098 < v15;
+    const bool v3101 = v3099 && v3100;
+    if (v3101) {
+      const float v3102 = v275.x[34];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3103 = v68 + v3098;
+      const iron_bf16 v3104 = bias[v3103];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3105 = iron_to_f32(v3104);
+      const float v3106 = v3102 + v3105;
+      const iron_bf16 v3107 = iron_f32_to_bf16(v3106);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3108 = v3096 * v4;
+      const unsigned int v3109 = v3108 + v68;
+      const unsigned int v3110 = v3109 + v3098;
+      out[v3110] = v3107;
+    }
+    const unsigned int v3111 = static_cast<unsigned int>(v275.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3112 = v1130 + v3111;
+    const unsigned int v3113 = static_cast<unsigned int>(v275.col(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3114 = v1129 + v3113;
+    const bool v3115 = v3112 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3116 = v3114 < v15;
+    const bool v3117 = v3115 && v3116;
+    if (v3117) {
+      const float v3118 = v275.x[35];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3119 = v68 + v3114;
+      const iron_bf16 v3120 = bias[v3119];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3121 = iron_to_f32(v3120);
+      const float v3122 = v3118 + v3121;
+      const iron_bf16 v3123 = iron_f32_to_bf16(v3122);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3124 = v3112 * v4;
+      const unsigned int v3125 = v3124 + v68;
+      const unsigned int v3126 = v3125 + v3114;
+      out[v3126] = v3123;
+    }
+    const unsigned int v3127 = static_cast<unsigned int>(v275.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3128 = v1130 + v3127;
+    const unsigned int v3129 = static_cast<unsigned int>(v275.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3130 = v1129 + v3129;
+    const bool v3131 = v3128 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3132 = v3130 < v15;
+    const bool v3133 = v3131 && v3132;
+    if (v3133) {
+      const float v3134 = v275.x[36];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3135 = v68 + v3130;
+      const iron_bf16 v3136 = bias[v3135];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3137 = iron_to_f32(v3136);
+      const float v3138 = v3134 + v3137;
+      const iron_bf16 v3139 = iron_f32_to_bf16(v3138);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3140 = v3128 * v4;
+      const unsigned int v3141 = v3140 + v68;
+      const unsigned int v3142 = v3141 + v3130;
+      out[v3142] = v3139;
+    }
+    const unsigned int v3143 = static_cast<unsigned int>(v275.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3144 = v1130 + v3143;
+    const unsigned int v3145 = static_cast<unsigned int>(v275.col(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3146 = v1129 + v3145;
+    const bool v3147 = v3144 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3148 = v3146 < v15;
+    const bool v3149 = v3147 && v3148;
+    if (v3149) {
+      const float v3150 = v275.x[37];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3151 = v68 + v3146;
+      const iron_bf16 v3152 = bias[v3151];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3153 = iron_to_f32(v3152);
+      const float v3154 = v3150 + v3153;
+      const iron_bf16 v3155 = iron_f32_to_bf16(v3154);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3156 = v3144 * v4;
+      const unsigned int v3157 = v3156 + v68;
+      const unsigned int v3158 = v3157 + v3146;
+      out[v3158] = v3155;
+    }
+    const unsigned int v3159 = static_cast<unsigned int>(v275.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3160 = v1130 + v3159;
+    const unsigned int v3161 = static_cast<unsigned int>(v275.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3162 = v1129 + v3161;
+    const bool v3163 = v3160 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3164 = v3162 < v15;
+    const bool v3165 = v3163 && v3164;
+    if (v3165) {
+      const float v3166 = v275.x[38];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3167 = v68 + v3162;
+      const iron_bf16 v3168 = bias[v3167];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3169 = iron_to_f32(v3168);
+      const float v3170 = v3166 + v3169;
+      const iron_bf16 v3171 = iron_f32_to_bf16(v3170);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3172 = v3160 * v4;
+      const unsigned int v3173 = v3172 + v68;
+      const unsigned int v3174 = v3173 + v3162;
+      out[v3174] = v3171;
+    }
+    const unsigned int v3175 = static_cast<unsigned int>(v275.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3176 = v1130 + v3175;
+    const unsigned int v3177 = static_cast<unsigned int>(v275.col(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3178 = v1129 + v3177;
+    const bool v3179 = v3176 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3180 = v3178 < v15;
+    const bool v3181 = v3179 && v3180;
+    if (v3181) {
+      const float v3182 = v275.x[39];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3183 = v68 + v3178;
+      const iron_bf16 v3184 = bias[v3183];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3185 = iron_to_f32(v3184);
+      const float v3186 = v3182 + v3185;
+      const iron_bf16 v3187 = iron_f32_to_bf16(v3186);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3188 = v3176 * v4;
+      const unsigned int v3189 = v3188 + v68;
+      const unsigned int v3190 = v3189 + v3178;
+      out[v3190] = v3187;
+    }
+    const unsigned int v3191 = static_cast<unsigned int>(v275.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3192 = v1130 + v3191;
+    const unsigned int v3193 = static_cast<unsigned int>(v275.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3194 = v1129 + v3193;
+    const bool v3195 = v3192 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3196 = v3194 < v15;
+    const bool v3197 = v3195 && v3196;
+    if (v3197) {
+      const float v3198 = v275.x[40];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3199 = v68 + v3194;
+      const iron_bf16 v3200 = bias[v3199];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3201 = iron_to_f32(v3200);
+      const float v3202 = v3198 + v3201;
+      const iron_bf16 v3203 = iron_f32_to_bf16(v3202);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3204 = v3192 * v4;
+      const unsigned int v3205 = v3204 + v68;
+      const unsigned int v3206 = v3205 + v3194;
+      out[v3206] = v3203;
+    }
+    const unsigned int v3207 = static_cast<unsigned int>(v275.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3208 = v1130 + v3207;
+    const unsigned int v3209 = static_cast<unsigned int>(v275.col(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3210 = v1129 + v3209;
+    const bool v3211 = v3208 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3212 = v3210 < v15;
+    const bool v3213 = v3211 && v3212;
+    if (v3213) {
+      const float v3214 = v275.x[41];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3215 = v68 + v3210;
+      const iron_bf16 v3216 = bias[v3215];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3217 = iron_to_f32(v3216);
+      const float v3218 = v3214 + v3217;
+      const iron_bf16 v3219 = iron_f32_to_bf16(v3218);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3220 = v3208 * v4;
+      const unsigned int v3221 = v3220 + v68;
+      const unsigned int v3222 = v3221 + v3210;
+      out[v3222] = v3219;
+    }
+    const unsigned int v3223 = static_cast<unsigned int>(v275.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3224 = v1130 + v3223;
+    const unsigned int v3225 = static_cast<unsigned int>(v275.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3226 = v1129 + v3225;
+    const bool v3227 = v3224 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3228 = v3226 < v15;
+    const bool v3229 = v3227 && v3228;
+    if (v3229) {
+      const float v3230 = v275.x[42];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3231 = v68 + v3226;
+      const iron_bf16 v3232 = bias[v3231];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3233 = iron_to_f32(v3232);
+      const float v3234 = v3230 + v3233;
+      const iron_bf16 v3235 = iron_f32_to_bf16(v3234);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3236 = v3224 * v4;
+      const unsigned int v3237 = v3236 + v68;
+      const unsigned int v3238 = v3237 + v3226;
+      out[v3238] = v3235;
+    }
+    const unsigned int v3239 = static_cast<unsigned int>(v275.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3240 = v1130 + v3239;
+    const unsigned int v3241 = static_cast<unsigned int>(v275.col(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3242 = v1129 + v3241;
+    const bool v3243 = v3240 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3244 = v3242 < v15;
+    const bool v3245 = v3243 && v3244;
+    if (v3245) {
+      const float v3246 = v275.x[43];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3247 = v68 + v3242;
+      const iron_bf16 v3248 = bias[v3247];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3249 = iron_to_f32(v3248);
+      const float v3250 = v3246 + v3249;
+      const iron_bf16 v3251 = iron_f32_to_bf16(v3250);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3252 = v3240 * v4;
+      const unsigned int v3253 = v3252 + v68;
+      const unsigned int v3254 = v3253 + v3242;
+      out[v3254] = v3251;
+    }
+    const unsigned int v3255 = static_cast<unsigned int>(v275.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3256 = v1130 + v3255;
+    const unsigned int v3257 = static_cast<unsigned int>(v275.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3258 = v1129 + v3257;
+    const bool v3259 = v3256 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3260 = v3258 < v15;
+    const bool v3261 = v3259 && v3260;
+    if (v3261) {
+      const float v3262 = v275.x[44];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3263 = v68 + v3258;
+      const iron_bf16 v3264 = bias[v3263];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3265 = iron_to_f32(v3264);
+      const float v3266 = v3262 + v3265;
+      const iron_bf16 v3267 = iron_f32_to_bf16(v3266);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3268 = v3256 * v4;
+      const unsigned int v3269 = v3268 + v68;
+      const unsigned int v3270 = v3269 + v3258;
+      out[v3270] = v3267;
+    }
+    const unsigned int v3271 = static_cast<unsigned int>(v275.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3272 = v1130 + v3271;
+    const unsigned int v3273 = static_cast<unsigned int>(v275.col(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3274 = v1129 + v3273;
+    const bool v3275 = v3272 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3276 = v3274 < v15;
+    const bool v3277 = v3275 && v3276;
+    if (v3277) {
+      const float v3278 = v275.x[45];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3279 = v68 + v3274;
+      const iron_bf16 v3280 = bias[v3279];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3281 = iron_to_f32(v3280);
+      const float v3282 = v3278 + v3281;
+      const iron_bf16 v3283 = iron_f32_to_bf16(v3282);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3284 = v3272 * v4;
+      const unsigned int v3285 = v3284 + v68;
+      const unsigned int v3286 = v3285 + v3274;
+      out[v3286] = v3283;
+    }
+    const unsigned int v3287 = static_cast<unsigned int>(v275.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3288 = v1130 + v3287;
+    const unsigned int v3289 = static_cast<unsigned int>(v275.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3290 = v1129 + v3289;
+    const bool v3291 = v3288 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3292 = v3290 < v15;
+    const bool v3293 = v3291 && v3292;
+    if (v3293) {
+      const float v3294 = v275.x[46];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3295 = v68 + v3290;
+      const iron_bf16 v3296 = bias[v3295];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3297 = iron_to_f32(v3296);
+      const float v3298 = v3294 + v3297;
+      const iron_bf16 v3299 = iron_f32_to_bf16(v3298);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3300 = v3288 * v4;
+      const unsigned int v3301 = v3300 + v68;
+      const unsigned int v3302 = v3301 + v3290;
+      out[v3302] = v3299;
+    }
+    const unsigned int v3303 = static_cast<unsigned int>(v275.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3304 = v1130 + v3303;
+    const unsigned int v3305 = static_cast<unsigned int>(v275.col(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3306 = v1129 + v3305;
+    const bool v3307 = v3304 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3308 = v3306 < v15;
+    const bool v3309 = v3307 && v3308;
+    if (v3309) {
+      const float v3310 = v275.x[47];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3311 = v68 + v3306;
+      const iron_bf16 v3312 = bias[v3311];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3313 = iron_to_f32(v3312);
+      const float v3314 = v3310 + v3313;
+      const iron_bf16 v3315 = iron_f32_to_bf16(v3314);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3316 = v3304 * v4;
+      const unsigned int v3317 = v3316 + v68;
+      const unsigned int v3318 = v3317 + v3306;
+      out[v3318] = v3315;
+    }
+    const unsigned int v3319 = static_cast<unsigned int>(v275.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3320 = v1130 + v3319;
+    const unsigned int v3321 = static_cast<unsigned int>(v275.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3322 = v1129 + v3321;
+    const bool v3323 = v3320 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3324 = v3322 < v15;
+    const bool v3325 = v3323 && v3324;
+    if (v3325) {
+      const float v3326 = v275.x[48];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3327 = v68 + v3322;
+      const iron_bf16 v3328 = bias[v3327];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3329 = iron_to_f32(v3328);
+      const float v3330 = v3326 + v3329;
+      const iron_bf16 v3331 = iron_f32_to_bf16(v3330);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3332 = v3320 * v4;
+      const unsigned int v3333 = v3332 + v68;
+      const unsigned int v3334 = v3333 + v3322;
+      out[v3334] = v3331;
+    }
+    const unsigned int v3335 = static_cast<unsigned int>(v275.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3336 = v1130 + v3335;
+    const unsigned int v3337 = static_cast<unsigned int>(v275.col(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3338 = v1129 + v3337;
+    const bool v3339 = v3336 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3340 = v3338 < v15;
+    const bool v3341 = v3339 && v3340;
+    if (v3341) {
+      const float v3342 = v275.x[49];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3343 = v68 + v3338;
+      const iron_bf16 v3344 = bias[v3343];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3345 = iron_to_f32(v3344);
+      const float v3346 = v3342 + v3345;
+      const iron_bf16 v3347 = iron_f32_to_bf16(v3346);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3348 = v3336 * v4;
+      const unsigned int v3349 = v3348 + v68;
+      const unsigned int v3350 = v3349 + v3338;
+      out[v3350] = v3347;
+    }
+    const unsigned int v3351 = static_cast<unsigned int>(v275.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3352 = v1130 + v3351;
+    const unsigned int v3353 = static_cast<unsigned int>(v275.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3354 = v1129 + v3353;
+    const bool v3355 = v3352 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3356 = v3354 < v15;
+    const bool v3357 = v3355 && v3356;
+    if (v3357) {
+      const float v3358 = v275.x[50];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3359 = v68 + v3354;
+      const iron_bf16 v3360 = bias[v3359];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3361 = iron_to_f32(v3360);
+      const float v3362 = v3358 + v3361;
+      const iron_bf16 v3363 = iron_f32_to_bf16(v3362);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3364 = v3352 * v4;
+      const unsigned int v3365 = v3364 + v68;
+      const unsigned int v3366 = v3365 + v3354;
+      out[v3366] = v3363;
+    }
+    const unsigned int v3367 = static_cast<unsigned int>(v275.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3368 = v1130 + v3367;
+    const unsigned int v3369 = static_cast<unsigned int>(v275.col(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3370 = v1129 + v3369;
+    const bool v3371 = v3368 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3372 = v3370 < v15;
+    const bool v3373 = v3371 && v3372;
+    if (v3373) {
+      const float v3374 = v275.x[51];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3375 = v68 + v3370;
+      const iron_bf16 v3376 = bias[v3375];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3377 = iron_to_f32(v3376);
+      const float v3378 = v3374 + v3377;
+      const iron_bf16 v3379 = iron_f32_to_bf16(v3378);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3380 = v3368 * v4;
+      const unsigned int v3381 = v3380 + v68;
+      const unsigned int v3382 = v3381 + v3370;
+      out[v3382] = v3379;
+    }
+    const unsigned int v3383 = static_cast<unsigned int>(v275.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3384 = v1130 + v3383;
+    const unsigned int v3385 = static_cast<unsigned int>(v275.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3386 = v1129 + v3385;
+    const bool v3387 = v3384 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3388 = v3386 < v15;
+    const bool v3389 = v3387 && v3388;
+    if (v3389) {
+      const float v3390 = v275.x[52];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3391 = v68 + v3386;
+      const iron_bf16 v3392 = bias[v3391];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3393 = iron_to_f32(v3392);
+      const float v3394 = v3390 + v3393;
+      const iron_bf16 v3395 = iron_f32_to_bf16(v3394);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3396 = v3384 * v4;
+      const unsigned int v3397 = v3396 + v68;
+      const unsigned int v3398 = v3397 + v3386;
+      out[v3398] = v3395;
+    }
+    const unsigned int v3399 = static_cast<unsigned int>(v275.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3400 = v1130 + v3399;
+    const unsigned int v3401 = static_cast<unsigned int>(v275.col(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3402 = v1129 + v3401;
+    const bool v3403 = v3400 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3404 = v3402 < v15;
+    const bool v3405 = v3403 && v3404;
+    if (v3405) {
+      const float v3406 = v275.x[53];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3407 = v68 + v3402;
+      const iron_bf16 v3408 = bias[v3407];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3409 = iron_to_f32(v3408);
+      const float v3410 = v3406 + v3409;
+      const iron_bf16 v3411 = iron_f32_to_bf16(v3410);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3412 = v3400 * v4;
+      const unsigned int v3413 = v3412 + v68;
+      const unsigned int v3414 = v3413 + v3402;
+      out[v3414] = v3411;
+    }
+    const unsigned int v3415 = static_cast<unsigned int>(v275.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3416 = v1130 + v3415;
+    const unsigned int v3417 = static_cast<unsigned int>(v275.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3418 = v1129 + v3417;
+    const bool v3419 = v3416 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3420 = v3418 < v15;
+    const bool v3421 = v3419 && v3420;
+    if (v3421) {
+      const float v3422 = v275.x[54];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3423 = v68 + v3418;
+      const iron_bf16 v3424 = bias[v3423];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3425 = iron_to_f32(v3424);
+      const float v3426 = v3422 + v3425;
+      const iron_bf16 v3427 = iron_f32_to_bf16(v3426);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3428 = v3416 * v4;
+      const unsigned int v3429 = v3428 + v68;
+      const unsigned int v3430 = v3429 + v3418;
+      out[v3430] = v3427;
+    }
+    const unsigned int v3431 = static_cast<unsigned int>(v275.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3432 = v1130 + v3431;
+    const unsigned int v3433 = static_cast<unsigned int>(v275.col(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3434 = v1129 + v3433;
+    const bool v3435 = v3432 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3436 = v3434 < v15;
+    const bool v3437 = v3435 && v3436;
+    if (v3437) {
+      const float v3438 = v275.x[55];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3439 = v68 + v3434;
+      const iron_bf16 v3440 = bias[v3439];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3441 = iron_to_f32(v3440);
+      const float v3442 = v3438 + v3441;
+      const iron_bf16 v3443 = iron_f32_to_bf16(v3442);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3444 = v3432 * v4;
+      const unsigned int v3445 = v3444 + v68;
+      const unsigned int v3446 = v3445 + v3434;
+      out[v3446] = v3443;
+    }
+    const unsigned int v3447 = static_cast<unsigned int>(v275.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3448 = v1130 + v3447;
+    const unsigned int v3449 = static_cast<unsigned int>(v275.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3450 = v1129 + v3449;
+    const bool v3451 = v3448 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3452 = v3450 < v15;
+    const bool v3453 = v3451 && v3452;
+    if (v3453) {
+      const float v3454 = v275.x[56];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3455 = v68 + v3450;
+      const iron_bf16 v3456 = bias[v3455];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3457 = iron_to_f32(v3456);
+      const float v3458 = v3454 + v3457;
+      const iron_bf16 v3459 = iron_f32_to_bf16(v3458);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3460 = v3448 * v4;
+      const unsigned int v3461 = v3460 + v68;
+      const unsigned int v3462 = v3461 + v3450;
+      out[v3462] = v3459;
+    }
+    const unsigned int v3463 = static_cast<unsigned int>(v275.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3464 = v1130 + v3463;
+    const unsigned int v3465 = static_cast<unsigned int>(v275.col(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3466 = v1129 + v3465;
+    const bool v3467 = v3464 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3468 = v3466 < v15;
+    const bool v3469 = v3467 && v3468;
+    if (v3469) {
+      const float v3470 = v275.x[57];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3471 = v68 + v3466;
+      const iron_bf16 v3472 = bias[v3471];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3473 = iron_to_f32(v3472);
+      const float v3474 = v3470 + v3473;
+      const iron_bf16 v3475 = iron_f32_to_bf16(v3474);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3476 = v3464 * v4;
+      const unsigned int v3477 = v3476 + v68;
+      const unsigned int v3478 = v3477 + v3466;
+      out[v3478] = v3475;
+    }
+    const unsigned int v3479 = static_cast<unsigned int>(v275.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3480 = v1130 + v3479;
+    const unsigned int v3481 = static_cast<unsigned int>(v275.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3482 = v1129 + v3481;
+    const bool v3483 = v3480 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3484 = v3482 < v15;
+    const bool v3485 = v3483 && v3484;
+    if (v3485) {
+      const float v3486 = v275.x[58];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3487 = v68 + v3482;
+      const iron_bf16 v3488 = bias[v3487];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3489 = iron_to_f32(v3488);
+      const float v3490 = v3486 + v3489;
+      const iron_bf16 v3491 = iron_f32_to_bf16(v3490);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3492 = v3480 * v4;
+      const unsigned int v3493 = v3492 + v68;
+      const unsigned int v3494 = v3493 + v3482;
+      out[v3494] = v3491;
+    }
+    const unsigned int v3495 = static_cast<unsigned int>(v275.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3496 = v1130 + v3495;
+    const unsigned int v3497 = static_cast<unsigned int>(v275.col(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3498 = v1129 + v3497;
+    const bool v3499 = v3496 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3500 = v3498 < v15;
+    const bool v3501 = v3499 && v3500;
+    if (v3501) {
+      const float v3502 = v275.x[59];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3503 = v68 + v3498;
+      const iron_bf16 v3504 = bias[v3503];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3505 = iron_to_f32(v3504);
+      const float v3506 = v3502 + v3505;
+      const iron_bf16 v3507 = iron_f32_to_bf16(v3506);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3508 = v3496 * v4;
+      const unsigned int v3509 = v3508 + v68;
+      const unsigned int v3510 = v3509 + v3498;
+      out[v3510] = v3507;
+    }
+    const unsigned int v3511 = static_cast<unsigned int>(v275.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3512 = v1130 + v3511;
+    const unsigned int v3513 = static_cast<unsigned int>(v275.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3514 = v1129 + v3513;
+    const bool v3515 = v3512 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3516 = v3514 < v15;
+    const bool v3517 = v3515 && v3516;
+    if (v3517) {
+      const float v3518 = v275.x[60];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3519 = v68 + v3514;
+      const iron_bf16 v3520 = bias[v3519];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3521 = iron_to_f32(v3520);
+      const float v3522 = v3518 + v3521;
+      const iron_bf16 v3523 = iron_f32_to_bf16(v3522);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3524 = v3512 * v4;
+      const unsigned int v3525 = v3524 + v68;
+      const unsigned int v3526 = v3525 + v3514;
+      out[v3526] = v3523;
+    }
+    const unsigned int v3527 = static_cast<unsigned int>(v275.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3528 = v1130 + v3527;
+    const unsigned int v3529 = static_cast<unsigned int>(v275.col(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3530 = v1129 + v3529;
+    const bool v3531 = v3528 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3532 = v3530 < v15;
+    const bool v3533 = v3531 && v3532;
+    if (v3533) {
+      const float v3534 = v275.x[61];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3535 = v68 + v3530;
+      const iron_bf16 v3536 = bias[v3535];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3537 = iron_to_f32(v3536);
+      const float v3538 = v3534 + v3537;
+      const iron_bf16 v3539 = iron_f32_to_bf16(v3538);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3540 = v3528 * v4;
+      const unsigned int v3541 = v3540 + v68;
+      const unsigned int v3542 = v3541 + v3530;
+      out[v3542] = v3539;
+    }
+    const unsigned int v3543 = static_cast<unsigned int>(v275.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3544 = v1130 + v3543;
+    const unsigned int v3545 = static_cast<unsigned int>(v275.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3546 = v1129 + v3545;
+    const bool v3547 = v3544 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3548 = v3546 < v15;
+    const bool v3549 = v3547 && v3548;
+    if (v3549) {
+      const float v3550 = v275.x[62];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3551 = v68 + v3546;
+      const iron_bf16 v3552 = bias[v3551];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3553 = iron_to_f32(v3552);
+      const float v3554 = v3550 + v3553;
+      const iron_bf16 v3555 = iron_f32_to_bf16(v3554);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3556 = v3544 * v4;
+      const unsigned int v3557 = v3556 + v68;
+      const unsigned int v3558 = v3557 + v3546;
+      out[v3558] = v3555;
+    }
+    const unsigned int v3559 = static_cast<unsigned int>(v275.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3560 = v1130 + v3559;
+    const unsigned int v3561 = static_cast<unsigned int>(v275.col(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3562 = v1129 + v3561;
+    const bool v3563 = v3560 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3564 = v3562 < v15;
+    const bool v3565 = v3563 && v3564;
+    if (v3565) {
+      const float v3566 = v275.x[63];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3567 = v68 + v3562;
+      const iron_bf16 v3568 = bias[v3567];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3569 = iron_to_f32(v3568);
+      const float v3570 = v3566 + v3569;
+      const iron_bf16 v3571 = iron_f32_to_bf16(v3570);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3572 = v3560 * v4;
+      const unsigned int v3573 = v3572 + v68;
+      const unsigned int v3574 = v3573 + v3562;
+      out[v3574] = v3571;
+    }
+    const unsigned int v3575 = static_cast<unsigned int>(v275.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3576 = v1130 + v3575;
+    const unsigned int v3577 = static_cast<unsigned int>(v275.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3578 = v1129 + v3577;
+    const bool v3579 = v3576 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3580 = v3578 < v15;
+    const bool v3581 = v3579 && v3580;
+    if (v3581) {
+      const float v3582 = v275.x[64];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3583 = v68 + v3578;
+      const iron_bf16 v3584 = bias[v3583];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3585 = iron_to_f32(v3584);
+      const float v3586 = v3582 + v3585;
+      const iron_bf16 v3587 = iron_f32_to_bf16(v3586);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3588 = v3576 * v4;
+      const unsigned int v3589 = v3588 + v68;
+      const unsigned int v3590 = v3589 + v3578;
+      out[v3590] = v3587;
+    }
+    const unsigned int v3591 = static_cast<unsigned int>(v275.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3592 = v1130 + v3591;
+    const unsigned int v3593 = static_cast<unsigned int>(v275.col(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3594 = v1129 + v3593;
+    const bool v3595 = v3592 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3596 = v3594 < v15;
+    const bool v3597 = v3595 && v3596;
+    if (v3597) {
+      const float v3598 = v275.x[65];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3599 = v68 + v3594;
+      const iron_bf16 v3600 = bias[v3599];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3601 = iron_to_f32(v3600);
+      const float v3602 = v3598 + v3601;
+      const iron_bf16 v3603 = iron_f32_to_bf16(v3602);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3604 = v3592 * v4;
+      const unsigned int v3605 = v3604 + v68;
+      const unsigned int v3606 = v3605 + v3594;
+      out[v3606] = v3603;
+    }
+    const unsigned int v3607 = static_cast<unsigned int>(v275.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3608 = v1130 + v3607;
+    const unsigned int v3609 = static_cast<unsigned int>(v275.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3610 = v1129 + v3609;
+    const bool v3611 = v3608 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3612 = v3610 < v15;
+    const bool v3613 = v3611 && v3612;
+    if (v3613) {
+      const float v3614 = v275.x[66];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3615 = v68 + v3610;
+      const iron_bf16 v3616 = bias[v3615];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3617 = iron_to_f32(v3616);
+      const float v3618 = v3614 + v3617;
+      const iron_bf16 v3619 = iron_f32_to_bf16(v3618);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3620 = v3608 * v4;
+      const unsigned int v3621 = v3620 + v68;
+      const unsigned int v3622 = v3621 + v3610;
+      out[v3622] = v3619;
+    }
+    const unsigned int v3623 = static_cast<unsigned int>(v275.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3624 = v1130 + v3623;
+    const unsigned int v3625 = static_cast<unsigned int>(v275.col(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3626 = v1129 + v3625;
+    const bool v3627 = v3624 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3628 = v3626 < v15;
+    const bool v3629 = v3627 && v3628;
+    if (v3629) {
+      const float v3630 = v275.x[67];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3631 = v68 + v3626;
+      const iron_bf16 v3632 = bias[v3631];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3633 = iron_to_f32(v3632);
+      const float v3634 = v3630 + v3633;
+      const iron_bf16 v3635 = iron_f32_to_bf16(v3634);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3636 = v3624 * v4;
+      const unsigned int v3637 = v3636 + v68;
+      const unsigned int v3638 = v3637 + v3626;
+      out[v3638] = v3635;
+    }
+    const unsigned int v3639 = static_cast<unsigned int>(v275.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3640 = v1130 + v3639;
+    const unsigned int v3641 = static_cast<unsigned int>(v275.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3642 = v1129 + v3641;
+    const bool v3643 = v3640 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3644 = v3642 < v15;
+    const bool v3645 = v3643 && v3644;
+    if (v3645) {
+      const float v3646 = v275.x[68];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3647 = v68 + v3642;
+      const iron_bf16 v3648 = bias[v3647];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3649 = iron_to_f32(v3648);
+      const float v3650 = v3646 + v3649;
+      const iron_bf16 v3651 = iron_f32_to_bf16(v3650);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3652 = v3640 * v4;
+      const unsigned int v3653 = v3652 + v68;
+      const unsigned int v3654 = v3653 + v3642;
+      out[v3654] = v3651;
+    }
+    const unsigned int v3655 = static_cast<unsigned int>(v275.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3656 = v1130 + v3655;
+    const unsigned int v3657 = static_cast<unsigned int>(v275.col(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3658 = v1129 + v3657;
+    const bool v3659 = v3656 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3660 = v3658 < v15;
+    const bool v3661 = v3659 && v3660;
+    if (v3661) {
+      const float v3662 = v275.x[69];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3663 = v68 + v3658;
+      const iron_bf16 v3664 = bias[v3663];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3665 = iron_to_f32(v3664);
+      const float v3666 = v3662 + v3665;
+      const iron_bf16 v3667 = iron_f32_to_bf16(v3666);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3668 = v3656 * v4;
+      const unsigned int v3669 = v3668 + v68;
+      const unsigned int v3670 = v3669 + v3658;
+      out[v3670] = v3667;
+    }
+    const unsigned int v3671 = static_cast<unsigned int>(v275.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3672 = v1130 + v3671;
+    const unsigned int v3673 = static_cast<unsigned int>(v275.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3674 = v1129 + v3673;
+    const bool v3675 = v3672 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3676 = v3674 < v15;
+    const bool v3677 = v3675 && v3676;
+    if (v3677) {
+      const float v3678 = v275.x[70];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3679 = v68 + v3674;
+      const iron_bf16 v3680 = bias[v3679];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3681 = iron_to_f32(v3680);
+      const float v3682 = v3678 + v3681;
+      const iron_bf16 v3683 = iron_f32_to_bf16(v3682);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3684 = v3672 * v4;
+      const unsigned int v3685 = v3684 + v68;
+      const unsigned int v3686 = v3685 + v3674;
+      out[v3686] = v3683;
+    }
+    const unsigned int v3687 = static_cast<unsigned int>(v275.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3688 = v1130 + v3687;
+    const unsigned int v3689 = static_cast<unsigned int>(v275.col(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3690 = v1129 + v3689;
+    const bool v3691 = v3688 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3692 = v3690 < v15;
+    const bool v3693 = v3691 && v3692;
+    if (v3693) {
+      const float v3694 = v275.x[71];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3695 = v68 + v3690;
+      const iron_bf16 v3696 = bias[v3695];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3697 = iron_to_f32(v3696);
+      const float v3698 = v3694 + v3697;
+      const iron_bf16 v3699 = iron_f32_to_bf16(v3698);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3700 = v3688 * v4;
+      const unsigned int v3701 = v3700 + v68;
+      const unsigned int v3702 = v3701 + v3690;
+      out[v3702] = v3699;
+    }
+    const unsigned int v3703 = static_cast<unsigned int>(v275.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3704 = v1130 + v3703;
+    const unsigned int v3705 = static_cast<unsigned int>(v275.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3706 = v1129 + v3705;
+    const bool v3707 = v3704 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3708 = v3706 < v15;
+    const bool v3709 = v3707 && v3708;
+    if (v3709) {
+      const float v3710 = v275.x[72];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3711 = v68 + v3706;
+      const iron_bf16 v3712 = bias[v3711];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3713 = iron_to_f32(v3712);
+      const float v3714 = v3710 + v3713;
+      const iron_bf16 v3715 = iron_f32_to_bf16(v3714);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3716 = v3704 * v4;
+      const unsigned int v3717 = v3716 + v68;
+      const unsigned int v3718 = v3717 + v3706;
+      out[v3718] = v3715;
+    }
+    const unsigned int v3719 = static_cast<unsigned int>(v275.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3720 = v1130 + v3719;
+    const unsigned int v3721 = static_cast<unsigned int>(v275.col(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3722 = v1129 + v3721;
+    const bool v3723 = v3720 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3724 = v3722 < v15;
+    const bool v3725 = v3723 && v3724;
+    if (v3725) {
+      const float v3726 = v275.x[73];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3727 = v68 + v3722;
+      const iron_bf16 v3728 = bias[v3727];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3729 = iron_to_f32(v3728);
+      const float v3730 = v3726 + v3729;
+      const iron_bf16 v3731 = iron_f32_to_bf16(v3730);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3732 = v3720 * v4;
+      const unsigned int v3733 = v3732 + v68;
+      const unsigned int v3734 = v3733 + v3722;
+      out[v3734] = v3731;
+    }
+    const unsigned int v3735 = static_cast<unsigned int>(v275.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3736 = v1130 + v3735;
+    const unsigned int v3737 = static_cast<unsigned int>(v275.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3738 = v1129 + v3737;
+    const bool v3739 = v3736 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3740 = v3738 < v15;
+    const bool v3741 = v3739 && v3740;
+    if (v3741) {
+      const float v3742 = v275.x[74];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3743 = v68 + v3738;
+      const iron_bf16 v3744 = bias[v3743];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3745 = iron_to_f32(v3744);
+      const float v3746 = v3742 + v3745;
+      const iron_bf16 v3747 = iron_f32_to_bf16(v3746);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3748 = v3736 * v4;
+      const unsigned int v3749 = v3748 + v68;
+      const unsigned int v3750 = v3749 + v3738;
+      out[v3750] = v3747;
+    }
+    const unsigned int v3751 = static_cast<unsigned int>(v275.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3752 = v1130 + v3751;
+    const unsigned int v3753 = static_cast<unsigned int>(v275.col(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3754 = v1129 + v3753;
+    const bool v3755 = v3752 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3756 = v3754 < v15;
+    const bool v3757 = v3755 && v3756;
+    if (v3757) {
+      const float v3758 = v275.x[75];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3759 = v68 + v3754;
+      const iron_bf16 v3760 = bias[v3759];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3761 = iron_to_f32(v3760);
+      const float v3762 = v3758 + v3761;
+      const iron_bf16 v3763 = iron_f32_to_bf16(v3762);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3764 = v3752 * v4;
+      const unsigned int v3765 = v3764 + v68;
+      const unsigned int v3766 = v3765 + v3754;
+      out[v3766] = v3763;
+    }
+    const unsigned int v3767 = static_cast<unsigned int>(v275.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3768 = v1130 + v3767;
+    const unsigned int v3769 = static_cast<unsigned int>(v275.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3770 = v1129 + v3769;
+    const bool v3771 = v3768 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3772 = v3770 < v15;
+    const bool v3773 = v3771 && v3772;
+    if (v3773) {
+      const float v3774 = v275.x[76];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3775 = v68 + v3770;
+      const iron_bf16 v3776 = bias[v3775];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3777 = iron_to_f32(v3776);
+      const float v3778 = v3774 + v3777;
+      const iron_bf16 v3779 = iron_f32_to_bf16(v3778);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3780 = v3768 * v4;
+      const unsigned int v3781 = v3780 + v68;
+      const unsigned int v3782 = v3781 + v3770;
+      out[v3782] = v3779;
+    }
+    const unsigned int v3783 = static_cast<unsigned int>(v275.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3784 = v1130 + v3783;
+    const unsigned int v3785 = static_cast<unsigned int>(v275.col(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3786 = v1129 + v3785;
+    const bool v3787 = v3784 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3788 = v3786 < v15;
+    const bool v3789 = v3787 && v3788;
+    if (v3789) {
+      const float v3790 = v275.x[77];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3791 = v68 + v3786;
+      const iron_bf16 v3792 = bias[v3791];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3793 = iron_to_f32(v3792);
+      const float v3794 = v3790 + v3793;
+      const iron_bf16 v3795 = iron_f32_to_bf16(v3794);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3796 = v3784 * v4;
+      const unsigned int v3797 = v3796 + v68;
+      const unsigned int v3798 = v3797 + v3786;
+      out[v3798] = v3795;
+    }
+    const unsigned int v3799 = static_cast<unsigned int>(v275.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3800 = v1130 + v3799;
+    const unsigned int v3801 = static_cast<unsigned int>(v275.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3802 = v1129 + v3801;
+    const bool v3803 = v3800 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3804 = v3802 < v15;
+    const bool v3805 = v3803 && v3804;
+    if (v3805) {
+      const float v3806 = v275.x[78];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3807 = v68 + v3802;
+      const iron_bf16 v3808 = bias[v3807];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3809 = iron_to_f32(v3808);
+      const float v3810 = v3806 + v3809;
+      const iron_bf16 v3811 = iron_f32_to_bf16(v3810);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3812 = v3800 * v4;
+      const unsigned int v3813 = v3812 + v68;
+      const unsigned int v3814 = v3813 + v3802;
+      out[v3814] = v3811;
+    }
+    const unsigned int v3815 = static_cast<unsigned int>(v275.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3816 = v1130 + v3815;
+    const unsigned int v3817 = static_cast<unsigned int>(v275.col(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3818 = v1129 + v3817;
+    const bool v3819 = v3816 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3820 = v3818 < v15;
+    const bool v3821 = v3819 && v3820;
+    if (v3821) {
+      const float v3822 = v275.x[79];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3823 = v68 + v3818;
+      const iron_bf16 v3824 = bias[v3823];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3825 = iron_to_f32(v3824);
+      const float v3826 = v3822 + v3825;
+      const iron_bf16 v3827 = iron_f32_to_bf16(v3826);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3828 = v3816 * v4;
+      const unsigned int v3829 = v3828 + v68;
+      const unsigned int v3830 = v3829 + v3818;
+      out[v3830] = v3827;
+    }
+    const unsigned int v3831 = static_cast<unsigned int>(v275.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3832 = v1130 + v3831;
+    const unsigned int v3833 = static_cast<unsigned int>(v275.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3834 = v1129 + v3833;
+    const bool v3835 = v3832 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3836 = v3834 < v15;
+    const bool v3837 = v3835 && v3836;
+    if (v3837) {
+      const float v3838 = v275.x[80];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3839 = v68 + v3834;
+      const iron_bf16 v3840 = bias[v3839];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3841 = iron_to_f32(v3840);
+      const float v3842 = v3838 + v3841;
+      const iron_bf16 v3843 = iron_f32_to_bf16(v3842);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3844 = v3832 * v4;
+      const unsigned int v3845 = v3844 + v68;
+      const unsigned int v3846 = v3845 + v3834;
+      out[v3846] = v3843;
+    }
+    const unsigned int v3847 = static_cast<unsigned int>(v275.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3848 = v1130 + v3847;
+    const unsigned int v3849 = static_cast<unsigned int>(v275.col(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3850 = v1129 + v3849;
+    const bool v3851 = v3848 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3852 = v3850 < v15;
+    const bool v3853 = v3851 && v3852;
+    if (v3853) {
+      const float v3854 = v275.x[81];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3855 = v68 + v3850;
+      const iron_bf16 v3856 = bias[v3855];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3857 = iron_to_f32(v3856);
+      const float v3858 = v3854 + v3857;
+      const iron_bf16 v3859 = iron_f32_to_bf16(v3858);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3860 = v3848 * v4;
+      const unsigned int v3861 = v3860 + v68;
+      const unsigned int v3862 = v3861 + v3850;
+      out[v3862] = v3859;
+    }
+    const unsigned int v3863 = static_cast<unsigned int>(v275.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3864 = v1130 + v3863;
+    const unsigned int v3865 = static_cast<unsigned int>(v275.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3866 = v1129 + v3865;
+    const bool v3867 = v3864 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3868 = v3866 < v15;
+    const bool v3869 = v3867 && v3868;
+    if (v3869) {
+      const float v3870 = v275.x[82];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3871 = v68 + v3866;
+      const iron_bf16 v3872 = bias[v3871];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3873 = iron_to_f32(v3872);
+      const float v3874 = v3870 + v3873;
+      const iron_bf16 v3875 = iron_f32_to_bf16(v3874);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3876 = v3864 * v4;
+      const unsigned int v3877 = v3876 + v68;
+      const unsigned int v3878 = v3877 + v3866;
+      out[v3878] = v3875;
+    }
+    const unsigned int v3879 = static_cast<unsigned int>(v275.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3880 = v1130 + v3879;
+    const unsigned int v3881 = static_cast<unsigned int>(v275.col(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3882 = v1129 + v3881;
+    const bool v3883 = v3880 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3884 = v3882 < v15;
+    const bool v3885 = v3883 && v3884;
+    if (v3885) {
+      const float v3886 = v275.x[83];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3887 = v68 + v3882;
+      const iron_bf16 v3888 = bias[v3887];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3889 = iron_to_f32(v3888);
+      const float v3890 = v3886 + v3889;
+      const iron_bf16 v3891 = iron_f32_to_bf16(v3890);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3892 = v3880 * v4;
+      const unsigned int v3893 = v3892 + v68;
+      const unsigned int v3894 = v3893 + v3882;
+      out[v3894] = v3891;
+    }
+    const unsigned int v3895 = static_cast<unsigned int>(v275.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3896 = v1130 + v3895;
+    const unsigned int v3897 = static_cast<unsigned int>(v275.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3898 = v1129 + v3897;
+    const bool v3899 = v3896 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3900 = v3898 < v15;
+    const bool v3901 = v3899 && v3900;
+    if (v3901) {
+      const float v3902 = v275.x[84];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3903 = v68 + v3898;
+      const iron_bf16 v3904 = bias[v3903];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3905 = iron_to_f32(v3904);
+      const float v3906 = v3902 + v3905;
+      const iron_bf16 v3907 = iron_f32_to_bf16(v3906);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3908 = v3896 * v4;
+      const unsigned int v3909 = v3908 + v68;
+      const unsigned int v3910 = v3909 + v3898;
+      out[v3910] = v3907;
+    }
+    const unsigned int v3911 = static_cast<unsigned int>(v275.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3912 = v1130 + v3911;
+    const unsigned int v3913 = static_cast<unsigned int>(v275.col(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3914 = v1129 + v3913;
+    const bool v3915 = v3912 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3916 = v3914 < v15;
+    const bool v3917 = v3915 && v3916;
+    if (v3917) {
+      const float v3918 = v275.x[85];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3919 = v68 + v3914;
+      const iron_bf16 v3920 = bias[v3919];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3921 = iron_to_f32(v3920);
+      const float v3922 = v3918 + v3921;
+      const iron_bf16 v3923 = iron_f32_to_bf16(v3922);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3924 = v3912 * v4;
+      const unsigned int v3925 = v3924 + v68;
+      const unsigned int v3926 = v3925 + v3914;
+      out[v3926] = v3923;
+    }
+    const unsigned int v3927 = static_cast<unsigned int>(v275.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3928 = v1130 + v3927;
+    const unsigned int v3929 = static_cast<unsigned int>(v275.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3930 = v1129 + v3929;
+    const bool v3931 = v3928 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3932 = v3930 < v15;
+    const bool v3933 = v3931 && v3932;
+    if (v3933) {
+      const float v3934 = v275.x[86];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3935 = v68 + v3930;
+      const iron_bf16 v3936 = bias[v3935];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3937 = iron_to_f32(v3936);
+      const float v3938 = v3934 + v3937;
+      const iron_bf16 v3939 = iron_f32_to_bf16(v3938);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3940 = v3928 * v4;
+      const unsigned int v3941 = v3940 + v68;
+      const unsigned int v3942 = v3941 + v3930;
+      out[v3942] = v3939;
+    }
+    const unsigned int v3943 = static_cast<unsigned int>(v275.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3944 = v1130 + v3943;
+    const unsigned int v3945 = static_cast<unsigned int>(v275.col(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3946 = v1129 + v3945;
+    const bool v3947 = v3944 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3948 = v3946 < v15;
+    const bool v3949 = v3947 && v3948;
+    if (v3949) {
+      const float v3950 = v275.x[87];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3951 = v68 + v3946;
+      const iron_bf16 v3952 = bias[v3951];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3953 = iron_to_f32(v3952);
+      const float v3954 = v3950 + v3953;
+      const iron_bf16 v3955 = iron_f32_to_bf16(v3954);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3956 = v3944 * v4;
+      const unsigned int v3957 = v3956 + v68;
+      const unsigned int v3958 = v3957 + v3946;
+      out[v3958] = v3955;
+    }
+    const unsigned int v3959 = static_cast<unsigned int>(v275.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3960 = v1130 + v3959;
+    const unsigned int v3961 = static_cast<unsigned int>(v275.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3962 = v1129 + v3961;
+    const bool v3963 = v3960 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3964 = v3962 < v15;
+    const bool v3965 = v3963 && v3964;
+    if (v3965) {
+      const float v3966 = v275.x[88];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3967 = v68 + v3962;
+      const iron_bf16 v3968 = bias[v3967];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3969 = iron_to_f32(v3968);
+      const float v3970 = v3966 + v3969;
+      const iron_bf16 v3971 = iron_f32_to_bf16(v3970);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3972 = v3960 * v4;
+      const unsigned int v3973 = v3972 + v68;
+      const unsigned int v3974 = v3973 + v3962;
+      out[v3974] = v3971;
+    }
+    const unsigned int v3975 = static_cast<unsigned int>(v275.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3976 = v1130 + v3975;
+    const unsigned int v3977 = static_cast<unsigned int>(v275.col(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3978 = v1129 + v3977;
+    const bool v3979 = v3976 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3980 = v3978 < v15;
+    const bool v3981 = v3979 && v3980;
+    if (v3981) {
+      const float v3982 = v275.x[89];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3983 = v68 + v3978;
+      const iron_bf16 v3984 = bias[v3983];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3985 = iron_to_f32(v3984);
+      const float v3986 = v3982 + v3985;
+      const iron_bf16 v3987 = iron_f32_to_bf16(v3986);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3988 = v3976 * v4;
+      const unsigned int v3989 = v3988 + v68;
+      const unsigned int v3990 = v3989 + v3978;
+      out[v3990] = v3987;
+    }
+    const unsigned int v3991 = static_cast<unsigned int>(v275.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3992 = v1130 + v3991;
+    const unsigned int v3993 = static_cast<unsigned int>(v275.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3994 = v1129 + v3993;
+    const bool v3995 = v3992 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3996 = v3994 < v15;
+    const bool v3997 = v3995 && v3996;
+    if (v3997) {
+      const float v3998 = v275.x[90];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3999 = v68 + v3994;
+      const iron_bf16 v4000 = bias[v3999];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4001 = iron_to_f32(v4000);
+      const float v4002 = v3998 + v4001;
+      const iron_bf16 v4003 = iron_f32_to_bf16(v4002);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4004 = v3992 * v4;
+      const unsigned int v4005 = v4004 + v68;
+      const unsigned int v4006 = v4005 + v3994;
+      out[v4006] = v4003;
+    }
+    const unsigned int v4007 = static_cast<unsigned int>(v275.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4008 = v1130 + v4007;
+    const unsigned int v4009 = static_cast<unsigned int>(v275.col(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4010 = v1129 + v4009;
+    const bool v4011 = v4008 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4012 = v4010 < v15;
+    const bool v4013 = v4011 && v4012;
+    if (v4013) {
+      const float v4014 = v275.x[91];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4015 = v68 + v4010;
+      const iron_bf16 v4016 = bias[v4015];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4017 = iron_to_f32(v4016);
+      const float v4018 = v4014 + v4017;
+      const iron_bf16 v4019 = iron_f32_to_bf16(v4018);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4020 = v4008 * v4;
+      const unsigned int v4021 = v4020 + v68;
+      const unsigned int v4022 = v4021 + v4010;
+      out[v4022] = v4019;
+    }
+    const unsigned int v4023 = static_cast<unsigned int>(v275.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4024 = v1130 + v4023;
+    const unsigned int v4025 = static_cast<unsigned int>(v275.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4026 = v1129 + v4025;
+    const bool v4027 = v4024 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4028 = v4026 < v15;
+    const bool v4029 = v4027 && v4028;
+    if (v4029) {
+      const float v4030 = v275.x[92];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4031 = v68 + v4026;
+      const iron_bf16 v4032 = bias[v4031];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4033 = iron_to_f32(v4032);
+      const float v4034 = v4030 + v4033;
+      const iron_bf16 v4035 = iron_f32_to_bf16(v4034);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4036 = v4024 * v4;
+      const unsigned int v4037 = v4036 + v68;
+      const unsigned int v4038 = v4037 + v4026;
+      out[v4038] = v4035;
+    }
+    const unsigned int v4039 = static_cast<unsigned int>(v275.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4040 = v1130 + v4039;
+    const unsigned int v4041 = static_cast<unsigned int>(v275.col(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4042 = v1129 + v4041;
+    const bool v4043 = v4040 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4044 = v4042 < v15;
+    const bool v4045 = v4043 && v4044;
+    if (v4045) {
+      const float v4046 = v275.x[93];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4047 = v68 + v4042;
+      const iron_bf16 v4048 = bias[v4047];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4049 = iron_to_f32(v4048);
+      const float v4050 = v4046 + v4049;
+      const iron_bf16 v4051 = iron_f32_to_bf16(v4050);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4052 = v4040 * v4;
+      const unsigned int v4053 = v4052 + v68;
+      const unsigned int v4054 = v4053 + v4042;
+      out[v4054] = v4051;
+    }
+    const unsigned int v4055 = static_cast<unsigned int>(v275.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4056 = v1130 + v4055;
+    const unsigned int v4057 = static_cast<unsigned int>(v275.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4058 = v1129 + v4057;
+    const bool v4059 = v4056 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4060 = v4058 < v15;
+    const bool v4061 = v4059 && v4060;
+    if (v4061) {
+      const float v4062 = v275.x[94];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4063 = v68 + v4058;
+      const iron_bf16 v4064 = bias[v4063];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4065 = iron_to_f32(v4064);
+      const float v4066 = v4062 + v4065;
+      const iron_bf16 v4067 = iron_f32_to_bf16(v4066);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4068 = v4056 * v4;
+      const unsigned int v4069 = v4068 + v68;
+      const unsigned int v4070 = v4069 + v4058;
+      out[v4070] = v4067;
+    }
+    const unsigned int v4071 = static_cast<unsigned int>(v275.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4072 = v1130 + v4071;
+    const unsigned int v4073 = static_cast<unsigned int>(v275.col(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4074 = v1129 + v4073;
+    const bool v4075 = v4072 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4076 = v4074 < v15;
+    const bool v4077 = v4075 && v4076;
+    if (v4077) {
+      const float v4078 = v275.x[95];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4079 = v68 + v4074;
+      const iron_bf16 v4080 = bias[v4079];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4081 = iron_to_f32(v4080);
+      const float v4082 = v4078 + v4081;
+      const iron_bf16 v4083 = iron_f32_to_bf16(v4082);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4084 = v4072 * v4;
+      const unsigned int v4085 = v4084 + v68;
+      const unsigned int v4086 = v4085 + v4074;
+      out[v4086] = v4083;
+    }
+    const unsigned int v4087 = static_cast<unsigned int>(v275.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4088 = v1130 + v4087;
+    const unsigned int v4089 = static_cast<unsigned int>(v275.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4090 = v1129 + v4089;
+    const bool v4091 = v4088 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4092 = v4090 < v15;
+    const bool v4093 = v4091 && v4092;
+    if (v4093) {
+      const float v4094 = v275.x[96];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4095 = v68 + v4090;
+      const iron_bf16 v4096 = bias[v4095];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4097 = iron_to_f32(v4096);
+      const float v4098 = v4094 + v4097;
+      const iron_bf16 v4099 = iron_f32_to_bf16(v4098);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4100 = v4088 * v4;
+      const unsigned int v4101 = v4100 + v68;
+      const unsigned int v4102 = v4101 + v4090;
+      out[v4102] = v4099;
+    }
+    const unsigned int v4103 = static_cast<unsigned int>(v275.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4104 = v1130 + v4103;
+    const unsigned int v4105 = static_cast<unsigned int>(v275.col(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4106 = v1129 + v4105;
+    const bool v4107 = v4104 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4108 = v4106 < v15;
+    const bool v4109 = v4107 && v4108;
+    if (v4109) {
+      const float v4110 = v275.x[97];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4111 = v68 + v4106;
+      const iron_bf16 v4112 = bias[v4111];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4113 = iron_to_f32(v4112);
+      const float v4114 = v4110 + v4113;
+      const iron_bf16 v4115 = iron_f32_to_bf16(v4114);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4116 = v4104 * v4;
+      const unsigned int v4117 = v4116 + v68;
+      const unsigned int v4118 = v4117 + v4106;
+      out[v4118] = v4115;
+    }
+    const unsigned int v4119 = static_cast<unsigned int>(v275.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4120 = v1130 + v4119;
+    const unsigned int v4121 = static_cast<unsigned int>(v275.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4122 = v1129 + v4121;
+    const bool v4123 = v4120 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4124 = v4122 < v15;
+    const bool v4125 = v4123 && v4124;
+    if (v4125) {
+      const float v4126 = v275.x[98];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4127 = v68 + v4122;
+      const iron_bf16 v4128 = bias[v4127];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4129 = iron_to_f32(v4128);
+      const float v4130 = v4126 + v4129;
+      const iron_bf16 v4131 = iron_f32_to_bf16(v4130);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4132 = v4120 * v4;
+      const unsigned int v4133 = v4132 + v68;
+      const unsigned int v4134 = v4133 + v4122;
+      out[v4134] = v4131;
+    }
+    const unsigned int v4135 = static_cast<unsigned int>(v275.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4136 = v1130 + v4135;
+    const unsigned int v4137 = static_cast<unsigned int>(v275.col(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4138 = v1129 + v4137;
+    const bool v4139 = v4136 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4140 = v4138 < v15;
+    const bool v4141 = v4139 && v4140;
+    if (v4141) {
+      const float v4142 = v275.x[99];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4143 = v68 + v4138;
+      const iron_bf16 v4144 = bias[v4143];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4145 = iron_to_f32(v4144);
+      const float v4146 = v4142 + v4145;
+      const iron_bf16 v4147 = iron_f32_to_bf16(v4146);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4148 = v4136 * v4;
+      const unsigned int v4149 = v4148 + v68;
+      const unsigned int v4150 = v4149 + v4138;
+      out[v4150] = v4147;
+    }
+    const unsigned int v4151 = static_cast<unsigned int>(v275.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4152 = v1130 + v4151;
+    const unsigned int v4153 = static_cast<unsigned int>(v275.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4154 = v1129 + v4153;
+    const bool v4155 = v4152 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4156 = v4154 < v15;
+    const bool v4157 = v4155 && v4156;
+    if (v4157) {
+      const float v4158 = v275.x[100];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4159 = v68 + v4154;
+      const iron_bf16 v4160 = bias[v4159];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4161 = iron_to_f32(v4160);
+      const float v4162 = v4158 + v4161;
+      const iron_bf16 v4163 = iron_f32_to_bf16(v4162);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4164 = v4152 * v4;
+      const unsigned int v4165 = v4164 + v68;
+      const unsigned int v4166 = v4165 + v4154;
+      out[v4166] = v4163;
+    }
+    const unsigned int v4167 = static_cast<unsigned int>(v275.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4168 = v1130 + v4167;
+    const unsigned int v4169 = static_cast<unsigned int>(v275.col(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4170 = v1129 + v4169;
+    const bool v4171 = v4168 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4172 = v4170 < v15;
+    const bool v4173 = v4171 && v4172;
+    if (v4173) {
+      const float v4174 = v275.x[101];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4175 = v68 + v4170;
+      const iron_bf16 v4176 = bias[v4175];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4177 = iron_to_f32(v4176);
+      const float v4178 = v4174 + v4177;
+      const iron_bf16 v4179 = iron_f32_to_bf16(v4178);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4180 = v4168 * v4;
+      const unsigned int v4181 = v4180 + v68;
+      const unsigned int v4182 = v4181 + v4170;
+      out[v4182] = v4179;
+    }
+    const unsigned int v4183 = static_cast<unsigned int>(v275.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4184 = v1130 + v4183;
+    const unsigned int v4185 = static_cast<unsigned int>(v275.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4186 = v1129 + v4185;
+    const bool v4187 = v4184 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4188 = v4186 < v15;
+    const bool v4189 = v4187 && v4188;
+    if (v4189) {
+      const float v4190 = v275.x[102];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4191 = v68 + v4186;
+      const iron_bf16 v4192 = bias[v4191];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4193 = iron_to_f32(v4192);
+      const float v4194 = v4190 + v4193;
+      const iron_bf16 v4195 = iron_f32_to_bf16(v4194);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4196 = v4184 * v4;
+      const unsigned int v4197 = v4196 + v68;
+      const unsigned int v4198 = v4197 + v4186;
+      out[v4198] = v4195;
+    }
+    const unsigned int v4199 = static_cast<unsigned int>(v275.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4200 = v1130 + v4199;
+    const unsigned int v4201 = static_cast<unsigned int>(v275.col(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4202 = v1129 + v4201;
+    const bool v4203 = v4200 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4204 = v4202 < v15;
+    const bool v4205 = v4203 && v4204;
+    if (v4205) {
+      const float v4206 = v275.x[103];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4207 = v68 + v4202;
+      const iron_bf16 v4208 = bias[v4207];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4209 = iron_to_f32(v4208);
+      const float v4210 = v4206 + v4209;
+      const iron_bf16 v4211 = iron_f32_to_bf16(v4210);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4212 = v4200 * v4;
+      const unsigned int v4213 = v4212 + v68;
+      const unsigned int v4214 = v4213 + v4202;
+      out[v4214] = v4211;
+    }
+    const unsigned int v4215 = static_cast<unsigned int>(v275.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4216 = v1130 + v4215;
+    const unsigned int v4217 = static_cast<unsigned int>(v275.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4218 = v1129 + v4217;
+    const bool v4219 = v4216 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4220 = v4218 < v15;
+    const bool v4221 = v4219 && v4220;
+    if (v4221) {
+      const float v4222 = v275.x[104];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4223 = v68 + v4218;
+      const iron_bf16 v4224 = bias[v4223];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4225 = iron_to_f32(v4224);
+      const float v4226 = v4222 + v4225;
+      const iron_bf16 v4227 = iron_f32_to_bf16(v4226);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4228 = v4216 * v4;
+      const unsigned int v4229 = v4228 + v68;
+      const unsigned int v4230 = v4229 + v4218;
+      out[v4230] = v4227;
+    }
+    const unsigned int v4231 = static_cast<unsigned int>(v275.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4232 = v1130 + v4231;
+    const unsigned int v4233 = static_cast<unsigned int>(v275.col(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4234 = v1129 + v4233;
+    const bool v4235 = v4232 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4236 = v4234 < v15;
+    const bool v4237 = v4235 && v4236;
+    if (v4237) {
+      const float v4238 = v275.x[105];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4239 = v68 + v4234;
+      const iron_bf16 v4240 = bias[v4239];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4241 = iron_to_f32(v4240);
+      const float v4242 = v4238 + v4241;
+      const iron_bf16 v4243 = iron_f32_to_bf16(v4242);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4244 = v4232 * v4;
+      const unsigned int v4245 = v4244 + v68;
+      const unsigned int v4246 = v4245 + v4234;
+      out[v4246] = v4243;
+    }
+    const unsigned int v4247 = static_cast<unsigned int>(v275.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4248 = v1130 + v4247;
+    const unsigned int v4249 = static_cast<unsigned int>(v275.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4250 = v1129 + v4249;
+    const bool v4251 = v4248 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4252 = v4250 < v15;
+    const bool v4253 = v4251 && v4252;
+    if (v4253) {
+      const float v4254 = v275.x[106];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4255 = v68 + v4250;
+      const iron_bf16 v4256 = bias[v4255];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4257 = iron_to_f32(v4256);
+      const float v4258 = v4254 + v4257;
+      const iron_bf16 v4259 = iron_f32_to_bf16(v4258);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4260 = v4248 * v4;
+      const unsigned int v4261 = v4260 + v68;
+      const unsigned int v4262 = v4261 + v4250;
+      out[v4262] = v4259;
+    }
+    const unsigned int v4263 = static_cast<unsigned int>(v275.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4264 = v1130 + v4263;
+    const unsigned int v4265 = static_cast<unsigned int>(v275.col(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4266 = v1129 + v4265;
+    const bool v4267 = v4264 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4268 = v4266 < v15;
+    const bool v4269 = v4267 && v4268;
+    if (v4269) {
+      const float v4270 = v275.x[107];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4271 = v68 + v4266;
+      const iron_bf16 v4272 = bias[v4271];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4273 = iron_to_f32(v4272);
+      const float v4274 = v4270 + v4273;
+      const iron_bf16 v4275 = iron_f32_to_bf16(v4274);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4276 = v4264 * v4;
+      const unsigned int v4277 = v4276 + v68;
+      const unsigned int v4278 = v4277 + v4266;
+      out[v4278] = v4275;
+    }
+    const unsigned int v4279 = static_cast<unsigned int>(v275.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4280 = v1130 + v4279;
+    const unsigned int v4281 = static_cast<unsigned int>(v275.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4282 = v1129 + v4281;
+    const bool v4283 = v4280 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4284 = v4282 < v15;
+    const bool v4285 = v4283 && v4284;
+    if (v4285) {
+      const float v4286 = v275.x[108];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4287 = v68 + v4282;
+      const iron_bf16 v4288 = bias[v4287];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4289 = iron_to_f32(v4288);
+      const float v4290 = v4286 + v4289;
+      const iron_bf16 v4291 = iron_f32_to_bf16(v4290);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4292 = v4280 * v4;
+      const unsigned int v4293 = v4292 + v68;
+      const unsigned int v4294 = v4293 + v4282;
+      out[v4294] = v4291;
+    }
+    const unsigned int v4295 = static_cast<unsigned int>(v275.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4296 = v1130 + v4295;
+    const unsigned int v4297 = static_cast<unsigned int>(v275.col(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4298 = v1129 + v4297;
+    const bool v4299 = v4296 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4300 = v4298 < v15;
+    const bool v4301 = v4299 && v4300;
+    if (v4301) {
+      const float v4302 = v275.x[109];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4303 = v68 + v4298;
+      const iron_bf16 v4304 = bias[v4303];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4305 = iron_to_f32(v4304);
+      const float v4306 = v4302 + v4305;
+      const iron_bf16 v4307 = iron_f32_to_bf16(v4306);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4308 = v4296 * v4;
+      const unsigned int v4309 = v4308 + v68;
+      const unsigned int v4310 = v4309 + v4298;
+      out[v4310] = v4307;
+    }
+    const unsigned int v4311 = static_cast<unsigned int>(v275.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4312 = v1130 + v4311;
+    const unsigned int v4313 = static_cast<unsigned int>(v275.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4314 = v1129 + v4313;
+    const bool v4315 = v4312 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4316 = v4314 < v15;
+    const bool v4317 = v4315 && v4316;
+    if (v4317) {
+      const float v4318 = v275.x[110];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4319 = v68 + v4314;
+      const iron_bf16 v4320 = bias[v4319];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4321 = iron_to_f32(v4320);
+      const float v4322 = v4318 + v4321;
+      const iron_bf16 v4323 = iron_f32_to_bf16(v4322);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4324 = v4312 * v4;
+      const unsigned int v4325 = v4324 + v68;
+      const unsigned int v4326 = v4325 + v4314;
+      out[v4326] = v4323;
+    }
+    const unsigned int v4327 = static_cast<unsigned int>(v275.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4328 = v1130 + v4327;
+    const unsigned int v4329 = static_cast<unsigned int>(v275.col(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4330 = v1129 + v4329;
+    const bool v4331 = v4328 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4332 = v4330 < v15;
+    const bool v4333 = v4331 && v4332;
+    if (v4333) {
+      const float v4334 = v275.x[111];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4335 = v68 + v4330;
+      const iron_bf16 v4336 = bias[v4335];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4337 = iron_to_f32(v4336);
+      const float v4338 = v4334 + v4337;
+      const iron_bf16 v4339 = iron_f32_to_bf16(v4338);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4340 = v4328 * v4;
+      const unsigned int v4341 = v4340 + v68;
+      const unsigned int v4342 = v4341 + v4330;
+      out[v4342] = v4339;
+    }
+    const unsigned int v4343 = static_cast<unsigned int>(v275.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4344 = v1130 + v4343;
+    const unsigned int v4345 = static_cast<unsigned int>(v275.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4346 = v1129 + v4345;
+    const bool v4347 = v4344 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4348 = v4346 < v15;
+    const bool v4349 = v4347 && v4348;
+    if (v4349) {
+      const float v4350 = v275.x[112];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4351 = v68 + v4346;
+      const iron_bf16 v4352 = bias[v4351];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4353 = iron_to_f32(v4352);
+      const float v4354 = v4350 + v4353;
+      const iron_bf16 v4355 = iron_f32_to_bf16(v4354);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4356 = v4344 * v4;
+      const unsigned int v4357 = v4356 + v68;
+      const unsigned int v4358 = v4357 + v4346;
+      out[v4358] = v4355;
+    }
+    const unsigned int v4359 = static_cast<unsigned int>(v275.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4360 = v1130 + v4359;
+    const unsigned int v4361 = static_cast<unsigned int>(v275.col(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4362 = v1129 + v4361;
+    const bool v4363 = v4360 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4364 = v4362 < v15;
+    const bool v4365 = v4363 && v4364;
+    if (v4365) {
+      const float v4366 = v275.x[113];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4367 = v68 + v4362;
+      const iron_bf16 v4368 = bias[v4367];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4369 = iron_to_f32(v4368);
+      const float v4370 = v4366 + v4369;
+      const iron_bf16 v4371 = iron_f32_to_bf16(v4370);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4372 = v4360 * v4;
+      const unsigned int v4373 = v4372 + v68;
+      const unsigned int v4374 = v4373 + v4362;
+      out[v4374] = v4371;
+    }
+    const unsigned int v4375 = static_cast<unsigned int>(v275.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4376 = v1130 + v4375;
+    const unsigned int v4377 = static_cast<unsigned int>(v275.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4378 = v1129 + v4377;
+    const bool v4379 = v4376 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4380 = v4378 < v15;
+    const bool v4381 = v4379 && v4380;
+    if (v4381) {
+      const float v4382 = v275.x[114];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4383 = v68 + v4378;
+      const iron_bf16 v4384 = bias[v4383];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4385 = iron_to_f32(v4384);
+      const float v4386 = v4382 + v4385;
+      const iron_bf16 v4387 = iron_f32_to_bf16(v4386);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4388 = v4376 * v4;
+      const unsigned int v4389 = v4388 + v68;
+      const unsigned int v4390 = v4389 + v4378;
+      out[v4390] = v4387;
+    }
+    const unsigned int v4391 = static_cast<unsigned int>(v275.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4392 = v1130 + v4391;
+    const unsigned int v4393 = static_cast<unsigned int>(v275.col(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4394 = v1129 + v4393;
+    const bool v4395 = v4392 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4396 = v4394 < v15;
+    const bool v4397 = v4395 && v4396;
+    if (v4397) {
+      const float v4398 = v275.x[115];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4399 = v68 + v4394;
+      const iron_bf16 v4400 = bias[v4399];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4401 = iron_to_f32(v4400);
+      const float v4402 = v4398 + v4401;
+      const iron_bf16 v4403 = iron_f32_to_bf16(v4402);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4404 = v4392 * v4;
+      const unsigned int v4405 = v4404 + v68;
+      const unsigned int v4406 = v4405 + v4394;
+      out[v4406] = v4403;
+    }
+    const unsigned int v4407 = static_cast<unsigned int>(v275.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4408 = v1130 + v4407;
+    const unsigned int v4409 = static_cast<unsigned int>(v275.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4410 = v1129 + v4409;
+    const bool v4411 = v4408 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4412 = v4410 < v15;
+    const bool v4413 = v4411 && v4412;
+    if (v4413) {
+      const float v4414 = v275.x[116];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4415 = v68 + v4410;
+      const iron_bf16 v4416 = bias[v4415];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4417 = iron_to_f32(v4416);
+      const float v4418 = v4414 + v4417;
+      const iron_bf16 v4419 = iron_f32_to_bf16(v4418);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4420 = v4408 * v4;
+      const unsigned int v4421 = v4420 + v68;
+      const unsigned int v4422 = v4421 + v4410;
+      out[v4422] = v4419;
+    }
+    const unsigned int v4423 = static_cast<unsigned int>(v275.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4424 = v1130 + v4423;
+    const unsigned int v4425 = static_cast<unsigned int>(v275.col(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4426 = v1129 + v4425;
+    const bool v4427 = v4424 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4428 = v4426 < v15;
+    const bool v4429 = v4427 && v4428;
+    if (v4429) {
+      const float v4430 = v275.x[117];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4431 = v68 + v4426;
+      const iron_bf16 v4432 = bias[v4431];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4433 = iron_to_f32(v4432);
+      const float v4434 = v4430 + v4433;
+      const iron_bf16 v4435 = iron_f32_to_bf16(v4434);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4436 = v4424 * v4;
+      const unsigned int v4437 = v4436 + v68;
+      const unsigned int v4438 = v4437 + v4426;
+      out[v4438] = v4435;
+    }
+    const unsigned int v4439 = static_cast<unsigned int>(v275.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4440 = v1130 + v4439;
+    const unsigned int v4441 = static_cast<unsigned int>(v275.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4442 = v1129 + v4441;
+    const bool v4443 = v4440 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4444 = v4442 < v15;
+    const bool v4445 = v4443 && v4444;
+    if (v4445) {
+      const float v4446 = v275.x[118];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4447 = v68 + v4442;
+      const iron_bf16 v4448 = bias[v4447];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4449 = iron_to_f32(v4448);
+      const float v4450 = v4446 + v4449;
+      const iron_bf16 v4451 = iron_f32_to_bf16(v4450);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4452 = v4440 * v4;
+      const unsigned int v4453 = v4452 + v68;
+      const unsigned int v4454 = v4453 + v4442;
+      out[v4454] = v4451;
+    }
+    const unsigned int v4455 = static_cast<unsigned int>(v275.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4456 = v1130 + v4455;
+    const unsigned int v4457 = static_cast<unsigned int>(v275.col(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4458 = v1129 + v4457;
+    const bool v4459 = v4456 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4460 = v4458 < v15;
+    const bool v4461 = v4459 && v4460;
+    if (v4461) {
+      const float v4462 = v275.x[119];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4463 = v68 + v4458;
+      const iron_bf16 v4464 = bias[v4463];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4465 = iron_to_f32(v4464);
+      const float v4466 = v4462 + v4465;
+      const iron_bf16 v4467 = iron_f32_to_bf16(v4466);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4468 = v4456 * v4;
+      const unsigned int v4469 = v4468 + v68;
+      const unsigned int v4470 = v4469 + v4458;
+      out[v4470] = v4467;
+    }
+    const unsigned int v4471 = static_cast<unsigned int>(v275.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4472 = v1130 + v4471;
+    const unsigned int v4473 = static_cast<unsigned int>(v275.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4474 = v1129 + v4473;
+    const bool v4475 = v4472 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4476 = v4474 < v15;
+    const bool v4477 = v4475 && v4476;
+    if (v4477) {
+      const float v4478 = v275.x[120];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4479 = v68 + v4474;
+      const iron_bf16 v4480 = bias[v4479];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4481 = iron_to_f32(v4480);
+      const float v4482 = v4478 + v4481;
+      const iron_bf16 v4483 = iron_f32_to_bf16(v4482);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4484 = v4472 * v4;
+      const unsigned int v4485 = v4484 + v68;
+      const unsigned int v4486 = v4485 + v4474;
+      out[v4486] = v4483;
+    }
+    const unsigned int v4487 = static_cast<unsigned int>(v275.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4488 = v1130 + v4487;
+    const unsigned int v4489 = static_cast<unsigned int>(v275.col(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4490 = v1129 + v4489;
+    const bool v4491 = v4488 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4492 = v4490 < v15;
+    const bool v4493 = v4491 && v4492;
+    if (v4493) {
+      const float v4494 = v275.x[121];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4495 = v68 + v4490;
+      const iron_bf16 v4496 = bias[v4495];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4497 = iron_to_f32(v4496);
+      const float v4498 = v4494 + v4497;
+      const iron_bf16 v4499 = iron_f32_to_bf16(v4498);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4500 = v4488 * v4;
+      const unsigned int v4501 = v4500 + v68;
+      const unsigned int v4502 = v4501 + v4490;
+      out[v4502] = v4499;
+    }
+    const unsigned int v4503 = static_cast<unsigned int>(v275.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4504 = v1130 + v4503;
+    const unsigned int v4505 = static_cast<unsigned int>(v275.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4506 = v1129 + v4505;
+    const bool v4507 = v4504 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4508 = v4506 < v15;
+    const bool v4509 = v4507 && v4508;
+    if (v4509) {
+      const float v4510 = v275.x[122];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4511 = v68 + v4506;
+      const iron_bf16 v4512 = bias[v4511];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4513 = iron_to_f32(v4512);
+      const float v4514 = v4510 + v4513;
+      const iron_bf16 v4515 = iron_f32_to_bf16(v4514);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4516 = v4504 * v4;
+      const unsigned int v4517 = v4516 + v68;
+      const unsigned int v4518 = v4517 + v4506;
+      out[v4518] = v4515;
+    }
+    const unsigned int v4519 = static_cast<unsigned int>(v275.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4520 = v1130 + v4519;
+    const unsigned int v4521 = static_cast<unsigned int>(v275.col(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4522 = v1129 + v4521;
+    const bool v4523 = v4520 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4524 = v4522 < v15;
+    const bool v4525 = v4523 && v4524;
+    if (v4525) {
+      const float v4526 = v275.x[123];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4527 = v68 + v4522;
+      const iron_bf16 v4528 = bias[v4527];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4529 = iron_to_f32(v4528);
+      const float v4530 = v4526 + v4529;
+      const iron_bf16 v4531 = iron_f32_to_bf16(v4530);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4532 = v4520 * v4;
+      const unsigned int v4533 = v4532 + v68;
+      const unsigned int v4534 = v4533 + v4522;
+      out[v4534] = v4531;
+    }
+    const unsigned int v4535 = static_cast<unsigned int>(v275.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4536 = v1130 + v4535;
+    const unsigned int v4537 = static_cast<unsigned int>(v275.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4538 = v1129 + v4537;
+    const bool v4539 = v4536 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4540 = v4538 < v15;
+    const bool v4541 = v4539 && v4540;
+    if (v4541) {
+      const float v4542 = v275.x[124];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4543 = v68 + v4538;
+      const iron_bf16 v4544 = bias[v4543];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4545 = iron_to_f32(v4544);
+      const float v4546 = v4542 + v4545;
+      const iron_bf16 v4547 = iron_f32_to_bf16(v4546);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4548 = v4536 * v4;
+      const unsigned int v4549 = v4548 + v68;
+      const unsigned int v4550 = v4549 + v4538;
+      out[v4550] = v4547;
+    }
+    const unsigned int v4551 = static_cast<unsigned int>(v275.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4552 = v1130 + v4551;
+    const unsigned int v4553 = static_cast<unsigned int>(v275.col(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4554 = v1129 + v4553;
+    const bool v4555 = v4552 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4556 = v4554 < v15;
+    const bool v4557 = v4555 && v4556;
+    if (v4557) {
+      const float v4558 = v275.x[125];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4559 = v68 + v4554;
+      const iron_bf16 v4560 = bias[v4559];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4561 = iron_to_f32(v4560);
+      const float v4562 = v4558 + v4561;
+      const iron_bf16 v4563 = iron_f32_to_bf16(v4562);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4564 = v4552 * v4;
+      const unsigned int v4565 = v4564 + v68;
+      const unsigned int v4566 = v4565 + v4554;
+      out[v4566] = v4563;
+    }
+    const unsigned int v4567 = static_cast<unsigned int>(v275.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4568 = v1130 + v4567;
+    const unsigned int v4569 = static_cast<unsigned int>(v275.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4570 = v1129 + v4569;
+    const bool v4571 = v4568 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4572 = v4570 < v15;
+    const bool v4573 = v4571 && v4572;
+    if (v4573) {
+      const float v4574 = v275.x[126];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4575 = v68 + v4570;
+      const iron_bf16 v4576 = bias[v4575];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4577 = iron_to_f32(v4576);
+      const float v4578 = v4574 + v4577;
+      const iron_bf16 v4579 = iron_f32_to_bf16(v4578);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4580 = v4568 * v4;
+      const unsigned int v4581 = v4580 + v68;
+      const unsigned int v4582 = v4581 + v4570;
+      out[v4582] = v4579;
+    }
+    const unsigned int v4583 = static_cast<unsigned int>(v275.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4584 = v1130 + v4583;
+    const unsigned int v4585 = static_cast<unsigned int>(v275.col(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4586 = v1129 + v4585;
+    const bool v4587 = v4584 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4588 = v4586 < v15;
+    const bool v4589 = v4587 && v4588;
+    if (v4589) {
+      const float v4590 = v275.x[127];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4591 = v68 + v4586;
+      const iron_bf16 v4592 = bias[v4591];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4593 = iron_to_f32(v4592);
+      const float v4594 = v4590 + v4593;
+      const iron_bf16 v4595 = iron_f32_to_bf16(v4594);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4596 = v4584 * v4;
+      const unsigned int v4597 = v4596 + v68;
+      const unsigned int v4598 = v4597 + v4586;
+      out[v4598] = v4595;
     }
   }
 }

@@ -296,10 +296,10 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
   const unsigned int v11 = dil_h;
   const unsigned int v12 = dil_w;
   const unsigned int v13 = group_count;
-  const unsigned int v14 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:116
+  const unsigned int v14 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:112
   const unsigned int v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
   const unsigned int v16 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:119
+  const unsigned int v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:115
   const unsigned int v18 = v17 * v16;
   const unsigned int v22 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const unsigned int v23 = v12 * v22;
@@ -317,7 +317,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
   const unsigned int v40 = v39 - 1u;
   const unsigned int v41 = v40 / v7;
   const unsigned int v42 = v41 + 1u;
-  const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:120
+  const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:116
   const unsigned int v44 = v43 * v30;
   const unsigned int v45 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
   const unsigned int v46 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
@@ -336,11 +336,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
   const unsigned int v63 = v62 << 7u;
   const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v67 = v66 << 7u;
-  const unsigned int v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:140
+  const unsigned int v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:136
   const unsigned int v69 = v68 * v18;
   const unsigned int v70 = v15 * v18;
-  const unsigned int v71 = v14 * v16;  // kernels/convolution/conv_tiles.hpp:125
-  const bool v73 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:175
+  const unsigned int v71 = v14 * v16;  // kernels/convolution/conv_tiles.hpp:121
+  const bool v73 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
   const bool v75 = v6 == 1u;
   const bool v76 = v73 && v75;
   const bool v78 = v7 == 1u;
@@ -349,125 +349,125 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
   const bool v82 = v79 && v81;
   const bool v84 = v9 == 0u;
   const bool v85 = v82 && v84;
-  const bool v87 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:176
-  const bool v88 = v85 && v87;  // kernels/convolution/im2col_a.hpp:175
-  const bool v90 = v13 == 1u;  // kernels/convolution/im2col_a.hpp:176
+  const bool v87 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:177
+  const bool v88 = v85 && v87;  // kernels/convolution/im2col_a.hpp:176
+  const bool v90 = v13 == 1u;  // kernels/convolution/im2col_a.hpp:177
   const bool v91 = v88 && v90;
-  const unsigned int v116 = v42 * v30;  // kernels/convolution/im2col_a.hpp:180
-  const unsigned int v118 = threadIdx.x;  // kernels/convolution/im2col_a.hpp:181
+  const unsigned int v116 = v42 * v30;  // kernels/convolution/im2col_a.hpp:181
+  const unsigned int v118 = threadIdx.x;  // kernels/convolution/im2col_a.hpp:182
   const unsigned int v119 = v118 >> 3u;
   const unsigned int v120 = v63 + v119;
-  const unsigned int v123 = v120 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v124 = v123 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v123 = v120 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v124 = v123 * v116;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v125 = v120 - v124;
-  const unsigned int v126 = v125 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v127 = v120 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v128 = v1 + v9;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v126 = v125 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v127 = v120 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v128 = v1 + v9;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v129 = v126 * v7;
   const unsigned int v130 = v127 ? v129 : v128;
-  const unsigned int v132 = v126 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v132 = v126 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v133 = v125 - v132;
   const unsigned int v134 = v133 * v8;
   const unsigned int v135 = v127 ? v134 : 0u;
-  const unsigned int v137 = v123 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v137 = v123 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v138 = v127 ? v137 : 0u;
-  const unsigned int v140 = v120 + 16u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v141 = v140 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v142 = v141 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v140 = v120 + 16u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v141 = v140 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v142 = v141 * v116;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v143 = v140 - v142;
-  const unsigned int v144 = v143 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v145 = v140 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v147 = v144 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v144 = v143 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v145 = v140 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v147 = v144 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v148 = v145 ? v147 : v128;
-  const unsigned int v150 = v144 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v150 = v144 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v151 = v143 - v150;
   const unsigned int v152 = v151 * v8;
   const unsigned int v153 = v145 ? v152 : 0u;
-  const unsigned int v155 = v141 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v155 = v141 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v156 = v145 ? v155 : 0u;
-  const unsigned int v158 = v120 + 32u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v159 = v158 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v160 = v159 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v158 = v120 + 32u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v159 = v158 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v160 = v159 * v116;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v161 = v158 - v160;
-  const unsigned int v162 = v161 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v163 = v158 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v165 = v162 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v162 = v161 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v163 = v158 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v165 = v162 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v166 = v163 ? v165 : v128;
-  const unsigned int v168 = v162 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v168 = v162 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v169 = v161 - v168;
   const unsigned int v170 = v169 * v8;
   const unsigned int v171 = v163 ? v170 : 0u;
-  const unsigned int v173 = v159 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v173 = v159 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v174 = v163 ? v173 : 0u;
-  const unsigned int v176 = v120 + 48u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v177 = v176 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v178 = v177 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v176 = v120 + 48u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v177 = v176 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v178 = v177 * v116;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v179 = v176 - v178;
-  const unsigned int v180 = v179 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v181 = v176 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v183 = v180 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v180 = v179 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v181 = v176 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v183 = v180 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v184 = v181 ? v183 : v128;
-  const unsigned int v186 = v180 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v186 = v180 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v187 = v179 - v186;
   const unsigned int v188 = v187 * v8;
   const unsigned int v189 = v181 ? v188 : 0u;
-  const unsigned int v191 = v177 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v191 = v177 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v192 = v181 ? v191 : 0u;
-  const unsigned int v194 = v120 + 64u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v195 = v194 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v196 = v195 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v194 = v120 + 64u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v195 = v194 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v196 = v195 * v116;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v197 = v194 - v196;
-  const unsigned int v198 = v197 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v199 = v194 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v201 = v198 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v198 = v197 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v199 = v194 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v201 = v198 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v202 = v199 ? v201 : v128;
-  const unsigned int v204 = v198 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v204 = v198 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v205 = v197 - v204;
   const unsigned int v206 = v205 * v8;
   const unsigned int v207 = v199 ? v206 : 0u;
-  const unsigned int v209 = v195 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v209 = v195 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v210 = v199 ? v209 : 0u;
-  const unsigned int v212 = v120 + 80u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v213 = v212 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v214 = v213 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v212 = v120 + 80u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v213 = v212 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v214 = v213 * v116;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v215 = v212 - v214;
-  const unsigned int v216 = v215 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v217 = v212 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v219 = v216 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v216 = v215 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v217 = v212 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v219 = v216 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v220 = v217 ? v219 : v128;
-  const unsigned int v222 = v216 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v222 = v216 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v223 = v215 - v222;
   const unsigned int v224 = v223 * v8;
   const unsigned int v225 = v217 ? v224 : 0u;
-  const unsigned int v227 = v213 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v227 = v213 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v228 = v217 ? v227 : 0u;
-  const unsigned int v230 = v120 + 96u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v231 = v230 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v232 = v231 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v230 = v120 + 96u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v231 = v230 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v232 = v231 * v116;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v233 = v230 - v232;
-  const unsigned int v234 = v233 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v235 = v230 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v237 = v234 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v234 = v233 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v235 = v230 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v237 = v234 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v238 = v235 ? v237 : v128;
-  const unsigned int v240 = v234 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v240 = v234 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v241 = v233 - v240;
   const unsigned int v242 = v241 * v8;
   const unsigned int v243 = v235 ? v242 : 0u;
-  const unsigned int v245 = v231 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v245 = v231 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v246 = v235 ? v245 : 0u;
-  const unsigned int v248 = v120 + 112u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v249 = v248 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v250 = v249 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v248 = v120 + 112u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v249 = v248 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v250 = v249 * v116;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v251 = v248 - v250;
-  const unsigned int v252 = v251 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v253 = v248 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v255 = v252 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v252 = v251 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v253 = v248 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v255 = v252 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v256 = v253 ? v255 : v128;
-  const unsigned int v258 = v252 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v258 = v252 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v259 = v251 - v258;
   const unsigned int v260 = v259 * v8;
   const unsigned int v261 = v253 ? v260 : 0u;
-  const unsigned int v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v264 = v253 ? v263 : 0u;
   const unsigned int v265 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
   const unsigned int v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
@@ -492,8272 +492,5330 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
   const bool v298 = v293 && v297;
   const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:260
   if (v299) {
-    for (unsigned int v8310 = 0u; v8310 < 2u; v8310 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v8311 = v8310 << 6u;
-      const bool v8313 = v8311 < v18;
-      if (v8313) {
-        const unsigned int v8315 = v8310 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-        if (v91) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v8324 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8325 = v8324 << 3u;
-          const unsigned int v8328 = v8311 + v8325;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8329 = v8328 < v18;
-          const bool v8330 = v127 && v8329;
-          const unsigned int v8332 = v120 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8334 = v8332 + v8311;
-          const unsigned int v8335 = v8334 + v8325;
-          const unsigned int v8336 = v8330 ? v8335 : 0u;
-          const unsigned int v8338 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8339 = v8315 + v8338;
-          const unsigned int v8340 = v8339 + v8325;
-          iron_copy_async<16>(shm0 + (v8340 ^ (((v8340 >> 6u) & 7u) << 3u)), x + v8336, v8330);
-          const unsigned int v8343 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8345 = v8343 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v8348 = v8343 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8349 = v8348 << 3u;
-          const unsigned int v8350 = v63 + v8345;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8351 = v8350 < v44;
-          const unsigned int v8352 = v8311 + v8349;
-          const bool v8353 = v8352 < v18;
-          const bool v8354 = v8351 && v8353;
-          const unsigned int v8356 = v8350 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8358 = v8356 + v8311;
-          const unsigned int v8359 = v8358 + v8349;
-          const unsigned int v8360 = v8354 ? v8359 : 0u;
-          const unsigned int v8362 = v8345 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8363 = v8315 + v8362;
-          const unsigned int v8364 = v8363 + v8349;
-          iron_copy_async<16>(shm0 + (v8364 ^ (((v8364 >> 6u) & 7u) << 3u)), x + v8360, v8354);
-          const unsigned int v8367 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8369 = v8367 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v8372 = v8367 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8373 = v8372 << 3u;
-          const unsigned int v8374 = v63 + v8369;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8375 = v8374 < v44;
-          const unsigned int v8376 = v8311 + v8373;
-          const bool v8377 = v8376 < v18;
-          const bool v8378 = v8375 && v8377;
-          const unsigned int v8380 = v8374 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8382 = v8380 + v8311;
-          const unsigned int v8383 = v8382 + v8373;
-          const unsigned int v8384 = v8378 ? v8383 : 0u;
-          const unsigned int v8386 = v8369 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8387 = v8315 + v8386;
-          const unsigned int v8388 = v8387 + v8373;
-          iron_copy_async<16>(shm0 + (v8388 ^ (((v8388 >> 6u) & 7u) << 3u)), x + v8384, v8378);
-          const unsigned int v8391 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8393 = v8391 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v8396 = v8391 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8397 = v8396 << 3u;
-          const unsigned int v8398 = v63 + v8393;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8399 = v8398 < v44;
-          const unsigned int v8400 = v8311 + v8397;
-          const bool v8401 = v8400 < v18;
-          const bool v8402 = v8399 && v8401;
-          const unsigned int v8404 = v8398 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8406 = v8404 + v8311;
-          const unsigned int v8407 = v8406 + v8397;
-          const unsigned int v8408 = v8402 ? v8407 : 0u;
-          const unsigned int v8410 = v8393 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8411 = v8315 + v8410;
-          const unsigned int v8412 = v8411 + v8397;
-          iron_copy_async<16>(shm0 + (v8412 ^ (((v8412 >> 6u) & 7u) << 3u)), x + v8408, v8402);
-          const unsigned int v8415 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8417 = v8415 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v8420 = v8415 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8421 = v8420 << 3u;
-          const unsigned int v8422 = v63 + v8417;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8423 = v8422 < v44;
-          const unsigned int v8424 = v8311 + v8421;
-          const bool v8425 = v8424 < v18;
-          const bool v8426 = v8423 && v8425;
-          const unsigned int v8428 = v8422 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8430 = v8428 + v8311;
-          const unsigned int v8431 = v8430 + v8421;
-          const unsigned int v8432 = v8426 ? v8431 : 0u;
-          const unsigned int v8434 = v8417 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8435 = v8315 + v8434;
-          const unsigned int v8436 = v8435 + v8421;
-          iron_copy_async<16>(shm0 + (v8436 ^ (((v8436 >> 6u) & 7u) << 3u)), x + v8432, v8426);
-          const unsigned int v8439 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8441 = v8439 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v8444 = v8439 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8445 = v8444 << 3u;
-          const unsigned int v8446 = v63 + v8441;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8447 = v8446 < v44;
-          const unsigned int v8448 = v8311 + v8445;
-          const bool v8449 = v8448 < v18;
-          const bool v8450 = v8447 && v8449;
-          const unsigned int v8452 = v8446 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8454 = v8452 + v8311;
-          const unsigned int v8455 = v8454 + v8445;
-          const unsigned int v8456 = v8450 ? v8455 : 0u;
-          const unsigned int v8458 = v8441 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8459 = v8315 + v8458;
-          const unsigned int v8460 = v8459 + v8445;
-          iron_copy_async<16>(shm0 + (v8460 ^ (((v8460 >> 6u) & 7u) << 3u)), x + v8456, v8450);
-          const unsigned int v8463 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8465 = v8463 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v8468 = v8463 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8469 = v8468 << 3u;
-          const unsigned int v8470 = v63 + v8465;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8471 = v8470 < v44;
-          const unsigned int v8472 = v8311 + v8469;
-          const bool v8473 = v8472 < v18;
-          const bool v8474 = v8471 && v8473;
-          const unsigned int v8476 = v8470 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8478 = v8476 + v8311;
-          const unsigned int v8479 = v8478 + v8469;
-          const unsigned int v8480 = v8474 ? v8479 : 0u;
-          const unsigned int v8482 = v8465 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8483 = v8315 + v8482;
-          const unsigned int v8484 = v8483 + v8469;
-          iron_copy_async<16>(shm0 + (v8484 ^ (((v8484 >> 6u) & 7u) << 3u)), x + v8480, v8474);
-          const unsigned int v8487 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v8489 = v8487 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v8492 = v8487 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8493 = v8492 << 3u;
-          const unsigned int v8494 = v63 + v8489;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8495 = v8494 < v44;
-          const unsigned int v8496 = v8311 + v8493;
-          const bool v8497 = v8496 < v18;
-          const bool v8498 = v8495 && v8497;
-          const unsigned int v8500 = v8494 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8502 = v8500 + v8311;
-          const unsigned int v8503 = v8502 + v8493;
-          const unsigned int v8504 = v8498 ? v8503 : 0u;
-          const unsigned int v8506 = v8489 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8507 = v8315 + v8506;
-          const unsigned int v8508 = v8507 + v8493;
-          iron_copy_async<16>(shm0 + (v8508 ^ (((v8508 >> 6u) & 7u) << 3u)), x + v8504, v8498);
+    for (unsigned int v7418 = 0u; v7418 < 2u; v7418 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
+      const unsigned int v7419 = v7418 << 6u;
+      const bool v7421 = v7419 < v18;
+      if (v7421) {
+        const unsigned int v7423 = v7418 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+        const bool v7424 = !v91;  // kernels/convolution/im2col_a.hpp:90
+        if (v7424) {
+          const unsigned int v7428 = v118 & 7u;  // kernels/convolution/im2col_a.hpp:109
+          const unsigned int v7429 = v7428 << 3u;
+          const unsigned int v7430 = v7419 + v7429;  // kernels/convolution/im2col_a.hpp:110
+          const unsigned int v7432 = v7430 / v16;  // kernels/convolution/im2col_a.hpp:112
+          const unsigned int v7434 = v7432 * v16;  // kernels/convolution/im2col_a.hpp:113
+          const unsigned int v7435 = v7430 - v7434;
+          const unsigned int v7436 = v7432 / v6;  // kernels/convolution/im2col_a.hpp:114
+          const unsigned int v7437 = v7436 * v11;  // kernels/convolution/im2col_a.hpp:115
+          const unsigned int v7438 = v7436 * v6;  // kernels/convolution/im2col_a.hpp:116
+          const unsigned int v7439 = v7432 - v7438;
+          const unsigned int v7440 = v7439 * v12;
+          const unsigned int v7441 = v71 + v7435;  // kernels/convolution/im2col_a.hpp:117
+          const bool v7442 = v7430 < v18;  // kernels/convolution/im2col_a.hpp:118
+          const unsigned int v7444 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+          const unsigned int v7449 = v119 << 6u;  // kernels/convolution/im2col_a.hpp:121
+          const unsigned int v7450 = v7449 + v7429;
+          const unsigned int v7451 = v130 + v7437;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v7452 = v135 + v7440;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7453 = v7451 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v7454 = v7442 && v7453;
+          const bool v7455 = v7451 < v128;
+          const bool v7456 = v7454 && v7455;
+          const bool v7457 = v7452 >= v10;
+          const bool v7458 = v7456 && v7457;
+          const bool v7459 = v7452 < v7444;
+          const bool v7460 = v7458 && v7459;
+          const unsigned int v7461 = max(v7451, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7462 = v7461 - v9;
+          const unsigned int v7463 = max(v7452, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7464 = v7463 - v10;
+          const unsigned int v7465 = v138 + v7462;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v7466 = v7465 * v2;
+          const unsigned int v7467 = v7466 + v7464;
+          const unsigned int v7468 = v7467 * v3;
+          const unsigned int v7469 = v7468 + v7441;
+          const unsigned int v7471 = v7460 ? v7469 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v7473 = v7423 + v7450;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v7473 ^ (((v7473 >> 6u) & 7u) << 3u)), x + v7471, v7460);
+          const unsigned int v7475 = v148 + v7437;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v7476 = v153 + v7440;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7477 = v7475 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v7478 = v7442 && v7477;
+          const bool v7479 = v7475 < v128;
+          const bool v7480 = v7478 && v7479;
+          const bool v7481 = v7476 >= v10;
+          const bool v7482 = v7480 && v7481;
+          const bool v7483 = v7476 < v7444;
+          const bool v7484 = v7482 && v7483;
+          const unsigned int v7485 = max(v7475, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7486 = v7485 - v9;
+          const unsigned int v7487 = max(v7476, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7488 = v7487 - v10;
+          const unsigned int v7489 = v156 + v7486;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v7490 = v7489 * v2;
+          const unsigned int v7491 = v7490 + v7488;
+          const unsigned int v7492 = v7491 * v3;
+          const unsigned int v7493 = v7492 + v7441;
+          const unsigned int v7495 = v7484 ? v7493 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v7498 = v7473 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v7498 ^ (((v7498 >> 6u) & 7u) << 3u)), x + v7495, v7484);
+          const unsigned int v7499 = v166 + v7437;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v7500 = v171 + v7440;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7501 = v7499 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v7502 = v7442 && v7501;
+          const bool v7503 = v7499 < v128;
+          const bool v7504 = v7502 && v7503;
+          const bool v7505 = v7500 >= v10;
+          const bool v7506 = v7504 && v7505;
+          const bool v7507 = v7500 < v7444;
+          const bool v7508 = v7506 && v7507;
+          const unsigned int v7509 = max(v7499, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7510 = v7509 - v9;
+          const unsigned int v7511 = max(v7500, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7512 = v7511 - v10;
+          const unsigned int v7513 = v174 + v7510;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v7514 = v7513 * v2;
+          const unsigned int v7515 = v7514 + v7512;
+          const unsigned int v7516 = v7515 * v3;
+          const unsigned int v7517 = v7516 + v7441;
+          const unsigned int v7519 = v7508 ? v7517 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v7522 = v7473 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v7522 ^ (((v7522 >> 6u) & 7u) << 3u)), x + v7519, v7508);
+          const unsigned int v7523 = v184 + v7437;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v7524 = v189 + v7440;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7525 = v7523 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v7526 = v7442 && v7525;
+          const bool v7527 = v7523 < v128;
+          const bool v7528 = v7526 && v7527;
+          const bool v7529 = v7524 >= v10;
+          const bool v7530 = v7528 && v7529;
+          const bool v7531 = v7524 < v7444;
+          const bool v7532 = v7530 && v7531;
+          const unsigned int v7533 = max(v7523, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7534 = v7533 - v9;
+          const unsigned int v7535 = max(v7524, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7536 = v7535 - v10;
+          const unsigned int v7537 = v192 + v7534;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v7538 = v7537 * v2;
+          const unsigned int v7539 = v7538 + v7536;
+          const unsigned int v7540 = v7539 * v3;
+          const unsigned int v7541 = v7540 + v7441;
+          const unsigned int v7543 = v7532 ? v7541 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v7546 = v7473 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v7546 ^ (((v7546 >> 6u) & 7u) << 3u)), x + v7543, v7532);
+          const unsigned int v7547 = v202 + v7437;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v7548 = v207 + v7440;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7549 = v7547 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v7550 = v7442 && v7549;
+          const bool v7551 = v7547 < v128;
+          const bool v7552 = v7550 && v7551;
+          const bool v7553 = v7548 >= v10;
+          const bool v7554 = v7552 && v7553;
+          const bool v7555 = v7548 < v7444;
+          const bool v7556 = v7554 && v7555;
+          const unsigned int v7557 = max(v7547, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7558 = v7557 - v9;
+          const unsigned int v7559 = max(v7548, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7560 = v7559 - v10;
+          const unsigned int v7561 = v210 + v7558;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v7562 = v7561 * v2;
+          const unsigned int v7563 = v7562 + v7560;
+          const unsigned int v7564 = v7563 * v3;
+          const unsigned int v7565 = v7564 + v7441;
+          const unsigned int v7567 = v7556 ? v7565 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v7570 = v7473 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v7570 ^ (((v7570 >> 6u) & 7u) << 3u)), x + v7567, v7556);
+          const unsigned int v7571 = v220 + v7437;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v7572 = v225 + v7440;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7573 = v7571 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v7574 = v7442 && v7573;
+          const bool v7575 = v7571 < v128;
+          const bool v7576 = v7574 && v7575;
+          const bool v7577 = v7572 >= v10;
+          const bool v7578 = v7576 && v7577;
+          const bool v7579 = v7572 < v7444;
+          const bool v7580 = v7578 && v7579;
+          const unsigned int v7581 = max(v7571, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7582 = v7581 - v9;
+          const unsigned int v7583 = max(v7572, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7584 = v7583 - v10;
+          const unsigned int v7585 = v228 + v7582;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v7586 = v7585 * v2;
+          const unsigned int v7587 = v7586 + v7584;
+          const unsigned int v7588 = v7587 * v3;
+          const unsigned int v7589 = v7588 + v7441;
+          const unsigned int v7591 = v7580 ? v7589 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v7594 = v7473 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v7594 ^ (((v7594 >> 6u) & 7u) << 3u)), x + v7591, v7580);
+          const unsigned int v7595 = v238 + v7437;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v7596 = v243 + v7440;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7597 = v7595 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v7598 = v7442 && v7597;
+          const bool v7599 = v7595 < v128;
+          const bool v7600 = v7598 && v7599;
+          const bool v7601 = v7596 >= v10;
+          const bool v7602 = v7600 && v7601;
+          const bool v7603 = v7596 < v7444;
+          const bool v7604 = v7602 && v7603;
+          const unsigned int v7605 = max(v7595, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7606 = v7605 - v9;
+          const unsigned int v7607 = max(v7596, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7608 = v7607 - v10;
+          const unsigned int v7609 = v246 + v7606;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v7610 = v7609 * v2;
+          const unsigned int v7611 = v7610 + v7608;
+          const unsigned int v7612 = v7611 * v3;
+          const unsigned int v7613 = v7612 + v7441;
+          const unsigned int v7615 = v7604 ? v7613 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v7618 = v7473 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v7618 ^ (((v7618 >> 6u) & 7u) << 3u)), x + v7615, v7604);
+          const unsigned int v7619 = v256 + v7437;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v7620 = v261 + v7440;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7621 = v7619 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v7622 = v7442 && v7621;
+          const bool v7623 = v7619 < v128;
+          const bool v7624 = v7622 && v7623;
+          const bool v7625 = v7620 >= v10;
+          const bool v7626 = v7624 && v7625;
+          const bool v7627 = v7620 < v7444;
+          const bool v7628 = v7626 && v7627;
+          const unsigned int v7629 = max(v7619, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7630 = v7629 - v9;
+          const unsigned int v7631 = max(v7620, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7632 = v7631 - v10;
+          const unsigned int v7633 = v264 + v7630;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v7634 = v7633 * v2;
+          const unsigned int v7635 = v7634 + v7632;
+          const unsigned int v7636 = v7635 * v3;
+          const unsigned int v7637 = v7636 + v7441;
+          const unsigned int v7639 = v7628 ? v7637 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v7642 = v7473 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v7642 ^ (((v7642 >> 6u) & 7u) << 3u)), x + v7639, v7628);
         } else {
-          const unsigned int v8512 = v118 & 7u;  // kernels/convolution/im2col_a.hpp:108
-          const unsigned int v8513 = v8512 << 3u;
-          const unsigned int v8514 = v8311 + v8513;  // kernels/convolution/im2col_a.hpp:109
-          const unsigned int v8516 = v8514 / v16;  // kernels/convolution/im2col_a.hpp:111
-          const unsigned int v8518 = v8516 * v16;  // kernels/convolution/im2col_a.hpp:112
-          const unsigned int v8519 = v8514 - v8518;
-          const unsigned int v8520 = v8516 / v6;  // kernels/convolution/im2col_a.hpp:113
-          const unsigned int v8521 = v8520 * v11;  // kernels/convolution/im2col_a.hpp:114
-          const unsigned int v8522 = v8520 * v6;  // kernels/convolution/im2col_a.hpp:115
-          const unsigned int v8523 = v8516 - v8522;
-          const unsigned int v8524 = v8523 * v12;
-          const unsigned int v8525 = v71 + v8519;  // kernels/convolution/im2col_a.hpp:116
-          const bool v8526 = v8514 < v18;  // kernels/convolution/im2col_a.hpp:117
-          const unsigned int v8528 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-          const unsigned int v8533 = v119 << 6u;  // kernels/convolution/im2col_a.hpp:120
-          const unsigned int v8534 = v8533 + v8513;
-          const unsigned int v8535 = v130 + v8521;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8536 = v135 + v8524;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8537 = v8535 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8538 = v8526 && v8537;
-          const bool v8539 = v8535 < v128;
-          const bool v8540 = v8538 && v8539;
-          const bool v8541 = v8536 >= v10;
-          const bool v8542 = v8540 && v8541;
-          const bool v8543 = v8536 < v8528;
-          const bool v8544 = v8542 && v8543;
-          const unsigned int v8545 = max(v8535, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8546 = v8545 - v9;
-          const unsigned int v8547 = max(v8536, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8548 = v8547 - v10;
-          const unsigned int v8549 = v138 + v8546;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8550 = v8549 * v2;
-          const unsigned int v8551 = v8550 + v8548;
-          const unsigned int v8552 = v8551 * v3;
-          const unsigned int v8553 = v8552 + v8525;
-          const unsigned int v8555 = v8544 ? v8553 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8557 = v8315 + v8534;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v8557 ^ (((v8557 >> 6u) & 7u) << 3u)), x + v8555, v8544);
-          const unsigned int v8559 = v148 + v8521;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8560 = v153 + v8524;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8561 = v8559 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8562 = v8526 && v8561;
-          const bool v8563 = v8559 < v128;
-          const bool v8564 = v8562 && v8563;
-          const bool v8565 = v8560 >= v10;
-          const bool v8566 = v8564 && v8565;
-          const bool v8567 = v8560 < v8528;
-          const bool v8568 = v8566 && v8567;
-          const unsigned int v8569 = max(v8559, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8570 = v8569 - v9;
-          const unsigned int v8571 = max(v8560, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8572 = v8571 - v10;
-          const unsigned int v8573 = v156 + v8570;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8574 = v8573 * v2;
-          const unsigned int v8575 = v8574 + v8572;
-          const unsigned int v8576 = v8575 * v3;
-          const unsigned int v8577 = v8576 + v8525;
-          const unsigned int v8579 = v8568 ? v8577 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8582 = v8557 + 1024u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v8582 ^ (((v8582 >> 6u) & 7u) << 3u)), x + v8579, v8568);
-          const unsigned int v8583 = v166 + v8521;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8584 = v171 + v8524;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8585 = v8583 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8586 = v8526 && v8585;
-          const bool v8587 = v8583 < v128;
-          const bool v8588 = v8586 && v8587;
-          const bool v8589 = v8584 >= v10;
-          const bool v8590 = v8588 && v8589;
-          const bool v8591 = v8584 < v8528;
-          const bool v8592 = v8590 && v8591;
-          const unsigned int v8593 = max(v8583, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8594 = v8593 - v9;
-          const unsigned int v8595 = max(v8584, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8596 = v8595 - v10;
-          const unsigned int v8597 = v174 + v8594;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8598 = v8597 * v2;
-          const unsigned int v8599 = v8598 + v8596;
-          const unsigned int v8600 = v8599 * v3;
-          const unsigned int v8601 = v8600 + v8525;
-          const unsigned int v8603 = v8592 ? v8601 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8606 = v8557 + 2048u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v8606 ^ (((v8606 >> 6u) & 7u) << 3u)), x + v8603, v8592);
-          const unsigned int v8607 = v184 + v8521;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8608 = v189 + v8524;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8609 = v8607 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8610 = v8526 && v8609;
-          const bool v8611 = v8607 < v128;
-          const bool v8612 = v8610 && v8611;
-          const bool v8613 = v8608 >= v10;
-          const bool v8614 = v8612 && v8613;
-          const bool v8615 = v8608 < v8528;
-          const bool v8616 = v8614 && v8615;
-          const unsigned int v8617 = max(v8607, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8618 = v8617 - v9;
-          const unsigned int v8619 = max(v8608, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8620 = v8619 - v10;
-          const unsigned int v8621 = v192 + v8618;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8622 = v8621 * v2;
-          const unsigned int v8623 = v8622 + v8620;
-          const unsigned int v8624 = v8623 * v3;
-          const unsigned int v8625 = v8624 + v8525;
-          const unsigned int v8627 = v8616 ? v8625 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8630 = v8557 + 3072u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v8630 ^ (((v8630 >> 6u) & 7u) << 3u)), x + v8627, v8616);
-          const unsigned int v8631 = v202 + v8521;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8632 = v207 + v8524;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8633 = v8631 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8634 = v8526 && v8633;
-          const bool v8635 = v8631 < v128;
-          const bool v8636 = v8634 && v8635;
-          const bool v8637 = v8632 >= v10;
-          const bool v8638 = v8636 && v8637;
-          const bool v8639 = v8632 < v8528;
-          const bool v8640 = v8638 && v8639;
-          const unsigned int v8641 = max(v8631, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8642 = v8641 - v9;
-          const unsigned int v8643 = max(v8632, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8644 = v8643 - v10;
-          const unsigned int v8645 = v210 + v8642;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8646 = v8645 * v2;
-          const unsigned int v8647 = v8646 + v8644;
-          const unsigned int v8648 = v8647 * v3;
-          const unsigned int v8649 = v8648 + v8525;
-          const unsigned int v8651 = v8640 ? v8649 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8654 = v8557 + 4096u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v8654 ^ (((v8654 >> 6u) & 7u) << 3u)), x + v8651, v8640);
-          const unsigned int v8655 = v220 + v8521;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8656 = v225 + v8524;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8657 = v8655 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8658 = v8526 && v8657;
-          const bool v8659 = v8655 < v128;
-          const bool v8660 = v8658 && v8659;
-          const bool v8661 = v8656 >= v10;
-          const bool v8662 = v8660 && v8661;
-          const bool v8663 = v8656 < v8528;
-          const bool v8664 = v8662 && v8663;
-          const unsigned int v8665 = max(v8655, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8666 = v8665 - v9;
-          const unsigned int v8667 = max(v8656, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8668 = v8667 - v10;
-          const unsigned int v8669 = v228 + v8666;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8670 = v8669 * v2;
-          const unsigned int v8671 = v8670 + v8668;
-          const unsigned int v8672 = v8671 * v3;
-          const unsigned int v8673 = v8672 + v8525;
-          const unsigned int v8675 = v8664 ? v8673 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8678 = v8557 + 5120u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v8678 ^ (((v8678 >> 6u) & 7u) << 3u)), x + v8675, v8664);
-          const unsigned int v8679 = v238 + v8521;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8680 = v243 + v8524;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8681 = v8679 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8682 = v8526 && v8681;
-          const bool v8683 = v8679 < v128;
-          const bool v8684 = v8682 && v8683;
-          const bool v8685 = v8680 >= v10;
-          const bool v8686 = v8684 && v8685;
-          const bool v8687 = v8680 < v8528;
-          const bool v8688 = v8686 && v8687;
-          const unsigned int v8689 = max(v8679, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8690 = v8689 - v9;
-          const unsigned int v8691 = max(v8680, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8692 = v8691 - v10;
-          const unsigned int v8693 = v246 + v8690;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8694 = v8693 * v2;
-          const unsigned int v8695 = v8694 + v8692;
-          const unsigned int v8696 = v8695 * v3;
-          const unsigned int v8697 = v8696 + v8525;
-          const unsigned int v8699 = v8688 ? v8697 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8702 = v8557 + 6144u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v8702 ^ (((v8702 >> 6u) & 7u) << 3u)), x + v8699, v8688);
-          const unsigned int v8703 = v256 + v8521;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v8704 = v261 + v8524;  // kernels/convolution/im2col_a.hpp:124
-          const bool v8705 = v8703 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v8706 = v8526 && v8705;
-          const bool v8707 = v8703 < v128;
-          const bool v8708 = v8706 && v8707;
-          const bool v8709 = v8704 >= v10;
-          const bool v8710 = v8708 && v8709;
-          const bool v8711 = v8704 < v8528;
-          const bool v8712 = v8710 && v8711;
-          const unsigned int v8713 = max(v8703, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v8714 = v8713 - v9;
-          const unsigned int v8715 = max(v8704, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v8716 = v8715 - v10;
-          const unsigned int v8717 = v264 + v8714;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v8718 = v8717 * v2;
-          const unsigned int v8719 = v8718 + v8716;
-          const unsigned int v8720 = v8719 * v3;
-          const unsigned int v8721 = v8720 + v8525;
-          const unsigned int v8723 = v8712 ? v8721 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v8726 = v8557 + 7168u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v8726 ^ (((v8726 >> 6u) & 7u) << 3u)), x + v8723, v8712);
+          const unsigned int v7651 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7652 = v7651 << 3u;
+          const unsigned int v7655 = v7419 + v7652;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7656 = v7655 < v18;
+          const bool v7657 = v127 && v7656;
+          const unsigned int v7659 = v120 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7661 = v7659 + v7419;
+          const unsigned int v7662 = v7661 + v7652;
+          const unsigned int v7663 = v7657 ? v7662 : 0u;
+          const unsigned int v7665 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7666 = v7423 + v7665;
+          const unsigned int v7667 = v7666 + v7652;
+          iron_copy_async<16>(shm0 + (v7667 ^ (((v7667 >> 6u) & 7u) << 3u)), x + v7663, v7657);
+          const unsigned int v7670 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7672 = v7670 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7675 = v7670 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7676 = v7675 << 3u;
+          const unsigned int v7677 = v63 + v7672;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7678 = v7677 < v44;
+          const unsigned int v7679 = v7419 + v7676;
+          const bool v7680 = v7679 < v18;
+          const bool v7681 = v7678 && v7680;
+          const unsigned int v7683 = v7677 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7685 = v7683 + v7419;
+          const unsigned int v7686 = v7685 + v7676;
+          const unsigned int v7687 = v7681 ? v7686 : 0u;
+          const unsigned int v7689 = v7672 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7690 = v7423 + v7689;
+          const unsigned int v7691 = v7690 + v7676;
+          iron_copy_async<16>(shm0 + (v7691 ^ (((v7691 >> 6u) & 7u) << 3u)), x + v7687, v7681);
+          const unsigned int v7694 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7696 = v7694 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7699 = v7694 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7700 = v7699 << 3u;
+          const unsigned int v7701 = v63 + v7696;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7702 = v7701 < v44;
+          const unsigned int v7703 = v7419 + v7700;
+          const bool v7704 = v7703 < v18;
+          const bool v7705 = v7702 && v7704;
+          const unsigned int v7707 = v7701 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7709 = v7707 + v7419;
+          const unsigned int v7710 = v7709 + v7700;
+          const unsigned int v7711 = v7705 ? v7710 : 0u;
+          const unsigned int v7713 = v7696 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7714 = v7423 + v7713;
+          const unsigned int v7715 = v7714 + v7700;
+          iron_copy_async<16>(shm0 + (v7715 ^ (((v7715 >> 6u) & 7u) << 3u)), x + v7711, v7705);
+          const unsigned int v7718 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7720 = v7718 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7723 = v7718 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7724 = v7723 << 3u;
+          const unsigned int v7725 = v63 + v7720;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7726 = v7725 < v44;
+          const unsigned int v7727 = v7419 + v7724;
+          const bool v7728 = v7727 < v18;
+          const bool v7729 = v7726 && v7728;
+          const unsigned int v7731 = v7725 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7733 = v7731 + v7419;
+          const unsigned int v7734 = v7733 + v7724;
+          const unsigned int v7735 = v7729 ? v7734 : 0u;
+          const unsigned int v7737 = v7720 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7738 = v7423 + v7737;
+          const unsigned int v7739 = v7738 + v7724;
+          iron_copy_async<16>(shm0 + (v7739 ^ (((v7739 >> 6u) & 7u) << 3u)), x + v7735, v7729);
+          const unsigned int v7742 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7744 = v7742 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7747 = v7742 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7748 = v7747 << 3u;
+          const unsigned int v7749 = v63 + v7744;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7750 = v7749 < v44;
+          const unsigned int v7751 = v7419 + v7748;
+          const bool v7752 = v7751 < v18;
+          const bool v7753 = v7750 && v7752;
+          const unsigned int v7755 = v7749 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7757 = v7755 + v7419;
+          const unsigned int v7758 = v7757 + v7748;
+          const unsigned int v7759 = v7753 ? v7758 : 0u;
+          const unsigned int v7761 = v7744 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7762 = v7423 + v7761;
+          const unsigned int v7763 = v7762 + v7748;
+          iron_copy_async<16>(shm0 + (v7763 ^ (((v7763 >> 6u) & 7u) << 3u)), x + v7759, v7753);
+          const unsigned int v7766 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7768 = v7766 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7771 = v7766 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7772 = v7771 << 3u;
+          const unsigned int v7773 = v63 + v7768;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7774 = v7773 < v44;
+          const unsigned int v7775 = v7419 + v7772;
+          const bool v7776 = v7775 < v18;
+          const bool v7777 = v7774 && v7776;
+          const unsigned int v7779 = v7773 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7781 = v7779 + v7419;
+          const unsigned int v7782 = v7781 + v7772;
+          const unsigned int v7783 = v7777 ? v7782 : 0u;
+          const unsigned int v7785 = v7768 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7786 = v7423 + v7785;
+          const unsigned int v7787 = v7786 + v7772;
+          iron_copy_async<16>(shm0 + (v7787 ^ (((v7787 >> 6u) & 7u) << 3u)), x + v7783, v7777);
+          const unsigned int v7790 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7792 = v7790 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7795 = v7790 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7796 = v7795 << 3u;
+          const unsigned int v7797 = v63 + v7792;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7798 = v7797 < v44;
+          const unsigned int v7799 = v7419 + v7796;
+          const bool v7800 = v7799 < v18;
+          const bool v7801 = v7798 && v7800;
+          const unsigned int v7803 = v7797 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7805 = v7803 + v7419;
+          const unsigned int v7806 = v7805 + v7796;
+          const unsigned int v7807 = v7801 ? v7806 : 0u;
+          const unsigned int v7809 = v7792 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7810 = v7423 + v7809;
+          const unsigned int v7811 = v7810 + v7796;
+          iron_copy_async<16>(shm0 + (v7811 ^ (((v7811 >> 6u) & 7u) << 3u)), x + v7807, v7801);
+          const unsigned int v7814 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7816 = v7814 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7819 = v7814 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7820 = v7819 << 3u;
+          const unsigned int v7821 = v63 + v7816;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7822 = v7821 < v44;
+          const unsigned int v7823 = v7419 + v7820;
+          const bool v7824 = v7823 < v18;
+          const bool v7825 = v7822 && v7824;
+          const unsigned int v7827 = v7821 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7829 = v7827 + v7419;
+          const unsigned int v7830 = v7829 + v7820;
+          const unsigned int v7831 = v7825 ? v7830 : 0u;
+          const unsigned int v7833 = v7816 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7834 = v7423 + v7833;
+          const unsigned int v7835 = v7834 + v7820;
+          iron_copy_async<16>(shm0 + (v7835 ^ (((v7835 >> 6u) & 7u) << 3u)), x + v7831, v7825);
         }
-        const unsigned int v8736 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8737 = v8736 << 3u;
-        const unsigned int v8738 = v67 + v119;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8739 = v8738 < v15;
-        const unsigned int v8740 = v8311 + v8737;
-        const bool v8741 = v8740 < v18;
-        const bool v8742 = v8739 && v8741;
-        const unsigned int v8744 = v8738 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8745 = v69 + v8744;
-        const unsigned int v8746 = v8745 + v8311;
-        const unsigned int v8747 = v8746 + v8737;
-        const unsigned int v8748 = v8742 ? v8747 : v69;
-        const unsigned int v8750 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8751 = v8315 + v8750;
-        const unsigned int v8752 = v8751 + v8737;
-        iron_copy_async<16>(shm1 + (v8752 ^ (((v8752 >> 6u) & 7u) << 3u)), weight + v8748, v8742);
-        const unsigned int v8755 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8757 = v8755 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8760 = v8755 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8761 = v8760 << 3u;
-        const unsigned int v8762 = v67 + v8757;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8763 = v8762 < v15;
-        const unsigned int v8764 = v8311 + v8761;
-        const bool v8765 = v8764 < v18;
-        const bool v8766 = v8763 && v8765;
-        const unsigned int v8768 = v8762 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8769 = v69 + v8768;
-        const unsigned int v8770 = v8769 + v8311;
-        const unsigned int v8771 = v8770 + v8761;
-        const unsigned int v8772 = v8766 ? v8771 : v69;
-        const unsigned int v8774 = v8757 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8775 = v8315 + v8774;
-        const unsigned int v8776 = v8775 + v8761;
-        iron_copy_async<16>(shm1 + (v8776 ^ (((v8776 >> 6u) & 7u) << 3u)), weight + v8772, v8766);
-        const unsigned int v8779 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8781 = v8779 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8784 = v8779 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8785 = v8784 << 3u;
-        const unsigned int v8786 = v67 + v8781;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8787 = v8786 < v15;
-        const unsigned int v8788 = v8311 + v8785;
-        const bool v8789 = v8788 < v18;
-        const bool v8790 = v8787 && v8789;
-        const unsigned int v8792 = v8786 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8793 = v69 + v8792;
-        const unsigned int v8794 = v8793 + v8311;
-        const unsigned int v8795 = v8794 + v8785;
-        const unsigned int v8796 = v8790 ? v8795 : v69;
-        const unsigned int v8798 = v8781 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8799 = v8315 + v8798;
-        const unsigned int v8800 = v8799 + v8785;
-        iron_copy_async<16>(shm1 + (v8800 ^ (((v8800 >> 6u) & 7u) << 3u)), weight + v8796, v8790);
-        const unsigned int v8803 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8805 = v8803 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8808 = v8803 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8809 = v8808 << 3u;
-        const unsigned int v8810 = v67 + v8805;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8811 = v8810 < v15;
-        const unsigned int v8812 = v8311 + v8809;
-        const bool v8813 = v8812 < v18;
-        const bool v8814 = v8811 && v8813;
-        const unsigned int v8816 = v8810 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8817 = v69 + v8816;
-        const unsigned int v8818 = v8817 + v8311;
-        const unsigned int v8819 = v8818 + v8809;
-        const unsigned int v8820 = v8814 ? v8819 : v69;
-        const unsigned int v8822 = v8805 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8823 = v8315 + v8822;
-        const unsigned int v8824 = v8823 + v8809;
-        iron_copy_async<16>(shm1 + (v8824 ^ (((v8824 >> 6u) & 7u) << 3u)), weight + v8820, v8814);
-        const unsigned int v8827 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8829 = v8827 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8832 = v8827 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8833 = v8832 << 3u;
-        const unsigned int v8834 = v67 + v8829;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8835 = v8834 < v15;
-        const unsigned int v8836 = v8311 + v8833;
-        const bool v8837 = v8836 < v18;
-        const bool v8838 = v8835 && v8837;
-        const unsigned int v8840 = v8834 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8841 = v69 + v8840;
-        const unsigned int v8842 = v8841 + v8311;
-        const unsigned int v8843 = v8842 + v8833;
-        const unsigned int v8844 = v8838 ? v8843 : v69;
-        const unsigned int v8846 = v8829 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8847 = v8315 + v8846;
-        const unsigned int v8848 = v8847 + v8833;
-        iron_copy_async<16>(shm1 + (v8848 ^ (((v8848 >> 6u) & 7u) << 3u)), weight + v8844, v8838);
-        const unsigned int v8851 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8853 = v8851 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8856 = v8851 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8857 = v8856 << 3u;
-        const unsigned int v8858 = v67 + v8853;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8859 = v8858 < v15;
-        const unsigned int v8860 = v8311 + v8857;
-        const bool v8861 = v8860 < v18;
-        const bool v8862 = v8859 && v8861;
-        const unsigned int v8864 = v8858 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8865 = v69 + v8864;
-        const unsigned int v8866 = v8865 + v8311;
-        const unsigned int v8867 = v8866 + v8857;
-        const unsigned int v8868 = v8862 ? v8867 : v69;
-        const unsigned int v8870 = v8853 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8871 = v8315 + v8870;
-        const unsigned int v8872 = v8871 + v8857;
-        iron_copy_async<16>(shm1 + (v8872 ^ (((v8872 >> 6u) & 7u) << 3u)), weight + v8868, v8862);
-        const unsigned int v8875 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8877 = v8875 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8880 = v8875 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8881 = v8880 << 3u;
-        const unsigned int v8882 = v67 + v8877;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8883 = v8882 < v15;
-        const unsigned int v8884 = v8311 + v8881;
-        const bool v8885 = v8884 < v18;
-        const bool v8886 = v8883 && v8885;
-        const unsigned int v8888 = v8882 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8889 = v69 + v8888;
-        const unsigned int v8890 = v8889 + v8311;
-        const unsigned int v8891 = v8890 + v8881;
-        const unsigned int v8892 = v8886 ? v8891 : v69;
-        const unsigned int v8894 = v8877 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8895 = v8315 + v8894;
-        const unsigned int v8896 = v8895 + v8881;
-        iron_copy_async<16>(shm1 + (v8896 ^ (((v8896 >> 6u) & 7u) << 3u)), weight + v8892, v8886);
-        const unsigned int v8899 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v8901 = v8899 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v8904 = v8899 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v8905 = v8904 << 3u;
-        const unsigned int v8906 = v67 + v8901;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8907 = v8906 < v15;
-        const unsigned int v8908 = v8311 + v8905;
-        const bool v8909 = v8908 < v18;
-        const bool v8910 = v8907 && v8909;
-        const unsigned int v8912 = v8906 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v8913 = v69 + v8912;
-        const unsigned int v8914 = v8913 + v8311;
-        const unsigned int v8915 = v8914 + v8905;
-        const unsigned int v8916 = v8910 ? v8915 : v69;
-        const unsigned int v8918 = v8901 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v8919 = v8315 + v8918;
-        const unsigned int v8920 = v8919 + v8905;
-        iron_copy_async<16>(shm1 + (v8920 ^ (((v8920 >> 6u) & 7u) << 3u)), weight + v8916, v8910);
+        const unsigned int v7845 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7846 = v7845 << 3u;
+        const unsigned int v7847 = v67 + v119;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7848 = v7847 < v15;
+        const unsigned int v7849 = v7419 + v7846;
+        const bool v7850 = v7849 < v18;
+        const bool v7851 = v7848 && v7850;
+        const unsigned int v7853 = v7847 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7854 = v69 + v7853;
+        const unsigned int v7855 = v7854 + v7419;
+        const unsigned int v7856 = v7855 + v7846;
+        const unsigned int v7857 = v7851 ? v7856 : v69;
+        const unsigned int v7859 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7860 = v7423 + v7859;
+        const unsigned int v7861 = v7860 + v7846;
+        iron_copy_async<16>(shm1 + (v7861 ^ (((v7861 >> 6u) & 7u) << 3u)), weight + v7857, v7851);
+        const unsigned int v7864 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7866 = v7864 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7869 = v7864 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7870 = v7869 << 3u;
+        const unsigned int v7871 = v67 + v7866;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7872 = v7871 < v15;
+        const unsigned int v7873 = v7419 + v7870;
+        const bool v7874 = v7873 < v18;
+        const bool v7875 = v7872 && v7874;
+        const unsigned int v7877 = v7871 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7878 = v69 + v7877;
+        const unsigned int v7879 = v7878 + v7419;
+        const unsigned int v7880 = v7879 + v7870;
+        const unsigned int v7881 = v7875 ? v7880 : v69;
+        const unsigned int v7883 = v7866 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7884 = v7423 + v7883;
+        const unsigned int v7885 = v7884 + v7870;
+        iron_copy_async<16>(shm1 + (v7885 ^ (((v7885 >> 6u) & 7u) << 3u)), weight + v7881, v7875);
+        const unsigned int v7888 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7890 = v7888 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7893 = v7888 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7894 = v7893 << 3u;
+        const unsigned int v7895 = v67 + v7890;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7896 = v7895 < v15;
+        const unsigned int v7897 = v7419 + v7894;
+        const bool v7898 = v7897 < v18;
+        const bool v7899 = v7896 && v7898;
+        const unsigned int v7901 = v7895 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7902 = v69 + v7901;
+        const unsigned int v7903 = v7902 + v7419;
+        const unsigned int v7904 = v7903 + v7894;
+        const unsigned int v7905 = v7899 ? v7904 : v69;
+        const unsigned int v7907 = v7890 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7908 = v7423 + v7907;
+        const unsigned int v7909 = v7908 + v7894;
+        iron_copy_async<16>(shm1 + (v7909 ^ (((v7909 >> 6u) & 7u) << 3u)), weight + v7905, v7899);
+        const unsigned int v7912 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7914 = v7912 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7917 = v7912 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7918 = v7917 << 3u;
+        const unsigned int v7919 = v67 + v7914;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7920 = v7919 < v15;
+        const unsigned int v7921 = v7419 + v7918;
+        const bool v7922 = v7921 < v18;
+        const bool v7923 = v7920 && v7922;
+        const unsigned int v7925 = v7919 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7926 = v69 + v7925;
+        const unsigned int v7927 = v7926 + v7419;
+        const unsigned int v7928 = v7927 + v7918;
+        const unsigned int v7929 = v7923 ? v7928 : v69;
+        const unsigned int v7931 = v7914 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7932 = v7423 + v7931;
+        const unsigned int v7933 = v7932 + v7918;
+        iron_copy_async<16>(shm1 + (v7933 ^ (((v7933 >> 6u) & 7u) << 3u)), weight + v7929, v7923);
+        const unsigned int v7936 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7938 = v7936 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7941 = v7936 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7942 = v7941 << 3u;
+        const unsigned int v7943 = v67 + v7938;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7944 = v7943 < v15;
+        const unsigned int v7945 = v7419 + v7942;
+        const bool v7946 = v7945 < v18;
+        const bool v7947 = v7944 && v7946;
+        const unsigned int v7949 = v7943 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7950 = v69 + v7949;
+        const unsigned int v7951 = v7950 + v7419;
+        const unsigned int v7952 = v7951 + v7942;
+        const unsigned int v7953 = v7947 ? v7952 : v69;
+        const unsigned int v7955 = v7938 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7956 = v7423 + v7955;
+        const unsigned int v7957 = v7956 + v7942;
+        iron_copy_async<16>(shm1 + (v7957 ^ (((v7957 >> 6u) & 7u) << 3u)), weight + v7953, v7947);
+        const unsigned int v7960 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7962 = v7960 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7965 = v7960 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7966 = v7965 << 3u;
+        const unsigned int v7967 = v67 + v7962;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7968 = v7967 < v15;
+        const unsigned int v7969 = v7419 + v7966;
+        const bool v7970 = v7969 < v18;
+        const bool v7971 = v7968 && v7970;
+        const unsigned int v7973 = v7967 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7974 = v69 + v7973;
+        const unsigned int v7975 = v7974 + v7419;
+        const unsigned int v7976 = v7975 + v7966;
+        const unsigned int v7977 = v7971 ? v7976 : v69;
+        const unsigned int v7979 = v7962 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7980 = v7423 + v7979;
+        const unsigned int v7981 = v7980 + v7966;
+        iron_copy_async<16>(shm1 + (v7981 ^ (((v7981 >> 6u) & 7u) << 3u)), weight + v7977, v7971);
+        const unsigned int v7984 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7986 = v7984 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7989 = v7984 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7990 = v7989 << 3u;
+        const unsigned int v7991 = v67 + v7986;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7992 = v7991 < v15;
+        const unsigned int v7993 = v7419 + v7990;
+        const bool v7994 = v7993 < v18;
+        const bool v7995 = v7992 && v7994;
+        const unsigned int v7997 = v7991 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7998 = v69 + v7997;
+        const unsigned int v7999 = v7998 + v7419;
+        const unsigned int v8000 = v7999 + v7990;
+        const unsigned int v8001 = v7995 ? v8000 : v69;
+        const unsigned int v8003 = v7986 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8004 = v7423 + v8003;
+        const unsigned int v8005 = v8004 + v7990;
+        iron_copy_async<16>(shm1 + (v8005 ^ (((v8005 >> 6u) & 7u) << 3u)), weight + v8001, v7995);
+        const unsigned int v8008 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8010 = v8008 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8013 = v8008 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8014 = v8013 << 3u;
+        const unsigned int v8015 = v67 + v8010;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8016 = v8015 < v15;
+        const unsigned int v8017 = v7419 + v8014;
+        const bool v8018 = v8017 < v18;
+        const bool v8019 = v8016 && v8018;
+        const unsigned int v8021 = v8015 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8022 = v69 + v8021;
+        const unsigned int v8023 = v8022 + v7419;
+        const unsigned int v8024 = v8023 + v8014;
+        const unsigned int v8025 = v8019 ? v8024 : v69;
+        const unsigned int v8027 = v8010 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8028 = v7423 + v8027;
+        const unsigned int v8029 = v8028 + v8014;
+        iron_copy_async<16>(shm1 + (v8029 ^ (((v8029 >> 6u) & 7u) << 3u)), weight + v8025, v8019);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v8933 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v8939 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v8042 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v8048 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v8921 = 0u; v8921 < v18; v8921 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v8923 = v8921 >> 6u;
-      const unsigned int v8925 = v8923 % 3u;
+    for (unsigned int v8030 = 0u; v8030 < v18; v8030 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
+      const unsigned int v8032 = v8030 >> 6u;
+      const unsigned int v8034 = v8032 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v8927 = v8925 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
-      const unsigned int v8934 = v8927 + v8933;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v8934, 64u);
-      const unsigned int v8940 = v8927 + v8939;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v8940, 64u);
+      const unsigned int v8036 = v8034 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v8043 = v8036 + v8042;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v8043, 64u);
+      const unsigned int v8049 = v8036 + v8048;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v8049, 64u);
       iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v8947 = v8934 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v8947, 64u);
-      const unsigned int v8953 = v8940 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v8953, 64u);
+      const unsigned int v8056 = v8043 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v8056, 64u);
+      const unsigned int v8062 = v8049 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v8062, 64u);
       iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v8959 = v8934 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v8959, 64u);
-      const unsigned int v8965 = v8940 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v8965, 64u);
+      const unsigned int v8068 = v8043 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v8068, 64u);
+      const unsigned int v8074 = v8049 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v8074, 64u);
       iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v8971 = v8934 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v8971, 64u);
-      const unsigned int v8977 = v8940 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v8977, 64u);
+      const unsigned int v8080 = v8043 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v8080, 64u);
+      const unsigned int v8086 = v8049 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v8086, 64u);
       iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v8980 = v8921 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v8982 = v8923 + 2u;
-      const unsigned int v8983 = v8982 % 3u;
-      const bool v8984 = v8980 < v18;
-      if (v8984) {
-        const unsigned int v8986 = v8983 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-        if (v91) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v8995 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8996 = v8995 << 3u;
-          const unsigned int v8999 = v8980 + v8996;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v9000 = v8999 < v18;
-          const bool v9001 = v127 && v9000;
-          const unsigned int v9003 = v120 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v9005 = v9003 + v8980;
-          const unsigned int v9006 = v9005 + v8996;
-          const unsigned int v9007 = v9001 ? v9006 : 0u;
-          const unsigned int v9009 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v9010 = v8986 + v9009;
-          const unsigned int v9011 = v9010 + v8996;
-          iron_copy_async<16>(shm0 + (v9011 ^ (((v9011 >> 6u) & 7u) << 3u)), x + v9007, v9001);
-          const unsigned int v9014 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v9016 = v9014 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v9019 = v9014 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v9020 = v9019 << 3u;
-          const unsigned int v9021 = v63 + v9016;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v9022 = v9021 < v44;
-          const unsigned int v9023 = v8980 + v9020;
-          const bool v9024 = v9023 < v18;
-          const bool v9025 = v9022 && v9024;
-          const unsigned int v9027 = v9021 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v9029 = v9027 + v8980;
-          const unsigned int v9030 = v9029 + v9020;
-          const unsigned int v9031 = v9025 ? v9030 : 0u;
-          const unsigned int v9033 = v9016 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v9034 = v8986 + v9033;
-          const unsigned int v9035 = v9034 + v9020;
-          iron_copy_async<16>(shm0 + (v9035 ^ (((v9035 >> 6u) & 7u) << 3u)), x + v9031, v9025);
-          const unsigned int v9038 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v9040 = v9038 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v9043 = v9038 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v9044 = v9043 << 3u;
-          const unsigned int v9045 = v63 + v9040;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v9046 = v9045 < v44;
-          const unsigned int v9047 = v8980 + v9044;
-          const bool v9048 = v9047 < v18;
-          const bool v9049 = v9046 && v9048;
-          const unsigned int v9051 = v9045 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v9053 = v9051 + v8980;
-          const unsigned int v9054 = v9053 + v9044;
-          const unsigned int v9055 = v9049 ? v9054 : 0u;
-          const unsigned int v9057 = v9040 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v9058 = v8986 + v9057;
-          const unsigned int v9059 = v9058 + v9044;
-          iron_copy_async<16>(shm0 + (v9059 ^ (((v9059 >> 6u) & 7u) << 3u)), x + v9055, v9049);
-          const unsigned int v9062 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v9064 = v9062 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v9067 = v9062 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v9068 = v9067 << 3u;
-          const unsigned int v9069 = v63 + v9064;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v9070 = v9069 < v44;
-          const unsigned int v9071 = v8980 + v9068;
-          const bool v9072 = v9071 < v18;
-          const bool v9073 = v9070 && v9072;
-          const unsigned int v9075 = v9069 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v9077 = v9075 + v8980;
-          const unsigned int v9078 = v9077 + v9068;
-          const unsigned int v9079 = v9073 ? v9078 : 0u;
-          const unsigned int v9081 = v9064 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v9082 = v8986 + v9081;
-          const unsigned int v9083 = v9082 + v9068;
-          iron_copy_async<16>(shm0 + (v9083 ^ (((v9083 >> 6u) & 7u) << 3u)), x + v9079, v9073);
-          const unsigned int v9086 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v9088 = v9086 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v9091 = v9086 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v9092 = v9091 << 3u;
-          const unsigned int v9093 = v63 + v9088;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v9094 = v9093 < v44;
-          const unsigned int v9095 = v8980 + v9092;
-          const bool v9096 = v9095 < v18;
-          const bool v9097 = v9094 && v9096;
-          const unsigned int v9099 = v9093 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v9101 = v9099 + v8980;
-          const unsigned int v9102 = v9101 + v9092;
-          const unsigned int v9103 = v9097 ? v9102 : 0u;
-          const unsigned int v9105 = v9088 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v9106 = v8986 + v9105;
-          const unsigned int v9107 = v9106 + v9092;
-          iron_copy_async<16>(shm0 + (v9107 ^ (((v9107 >> 6u) & 7u) << 3u)), x + v9103, v9097);
-          const unsigned int v9110 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v9112 = v9110 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v9115 = v9110 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v9116 = v9115 << 3u;
-          const unsigned int v9117 = v63 + v9112;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v9118 = v9117 < v44;
-          const unsigned int v9119 = v8980 + v9116;
-          const bool v9120 = v9119 < v18;
-          const bool v9121 = v9118 && v9120;
-          const unsigned int v9123 = v9117 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v9125 = v9123 + v8980;
-          const unsigned int v9126 = v9125 + v9116;
-          const unsigned int v9127 = v9121 ? v9126 : 0u;
-          const unsigned int v9129 = v9112 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v9130 = v8986 + v9129;
-          const unsigned int v9131 = v9130 + v9116;
-          iron_copy_async<16>(shm0 + (v9131 ^ (((v9131 >> 6u) & 7u) << 3u)), x + v9127, v9121);
-          const unsigned int v9134 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v9136 = v9134 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v9139 = v9134 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v9140 = v9139 << 3u;
-          const unsigned int v9141 = v63 + v9136;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v9142 = v9141 < v44;
-          const unsigned int v9143 = v8980 + v9140;
-          const bool v9144 = v9143 < v18;
-          const bool v9145 = v9142 && v9144;
-          const unsigned int v9147 = v9141 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v9149 = v9147 + v8980;
-          const unsigned int v9150 = v9149 + v9140;
-          const unsigned int v9151 = v9145 ? v9150 : 0u;
-          const unsigned int v9153 = v9136 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v9154 = v8986 + v9153;
-          const unsigned int v9155 = v9154 + v9140;
-          iron_copy_async<16>(shm0 + (v9155 ^ (((v9155 >> 6u) & 7u) << 3u)), x + v9151, v9145);
-          const unsigned int v9158 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v9160 = v9158 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v9163 = v9158 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v9164 = v9163 << 3u;
-          const unsigned int v9165 = v63 + v9160;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v9166 = v9165 < v44;
-          const unsigned int v9167 = v8980 + v9164;
-          const bool v9168 = v9167 < v18;
-          const bool v9169 = v9166 && v9168;
-          const unsigned int v9171 = v9165 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v9173 = v9171 + v8980;
-          const unsigned int v9174 = v9173 + v9164;
-          const unsigned int v9175 = v9169 ? v9174 : 0u;
-          const unsigned int v9177 = v9160 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v9178 = v8986 + v9177;
-          const unsigned int v9179 = v9178 + v9164;
-          iron_copy_async<16>(shm0 + (v9179 ^ (((v9179 >> 6u) & 7u) << 3u)), x + v9175, v9169);
+      const unsigned int v8089 = v8030 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
+      const unsigned int v8091 = v8032 + 2u;
+      const unsigned int v8092 = v8091 % 3u;
+      const bool v8093 = v8089 < v18;
+      if (v8093) {
+        const unsigned int v8095 = v8092 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+        const bool v8096 = !v91;  // kernels/convolution/im2col_a.hpp:90
+        if (v8096) {
+          const unsigned int v8100 = v118 & 7u;  // kernels/convolution/im2col_a.hpp:109
+          const unsigned int v8101 = v8100 << 3u;
+          const unsigned int v8102 = v8089 + v8101;  // kernels/convolution/im2col_a.hpp:110
+          const unsigned int v8104 = v8102 / v16;  // kernels/convolution/im2col_a.hpp:112
+          const unsigned int v8106 = v8104 * v16;  // kernels/convolution/im2col_a.hpp:113
+          const unsigned int v8107 = v8102 - v8106;
+          const unsigned int v8108 = v8104 / v6;  // kernels/convolution/im2col_a.hpp:114
+          const unsigned int v8109 = v8108 * v11;  // kernels/convolution/im2col_a.hpp:115
+          const unsigned int v8110 = v8108 * v6;  // kernels/convolution/im2col_a.hpp:116
+          const unsigned int v8111 = v8104 - v8110;
+          const unsigned int v8112 = v8111 * v12;
+          const unsigned int v8113 = v71 + v8107;  // kernels/convolution/im2col_a.hpp:117
+          const bool v8114 = v8102 < v18;  // kernels/convolution/im2col_a.hpp:118
+          const unsigned int v8116 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+          const unsigned int v8121 = v119 << 6u;  // kernels/convolution/im2col_a.hpp:121
+          const unsigned int v8122 = v8121 + v8101;
+          const unsigned int v8123 = v130 + v8109;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v8124 = v135 + v8112;  // kernels/convolution/im2col_a.hpp:125
+          const bool v8125 = v8123 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v8126 = v8114 && v8125;
+          const bool v8127 = v8123 < v128;
+          const bool v8128 = v8126 && v8127;
+          const bool v8129 = v8124 >= v10;
+          const bool v8130 = v8128 && v8129;
+          const bool v8131 = v8124 < v8116;
+          const bool v8132 = v8130 && v8131;
+          const unsigned int v8133 = max(v8123, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v8134 = v8133 - v9;
+          const unsigned int v8135 = max(v8124, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v8136 = v8135 - v10;
+          const unsigned int v8137 = v138 + v8134;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v8138 = v8137 * v2;
+          const unsigned int v8139 = v8138 + v8136;
+          const unsigned int v8140 = v8139 * v3;
+          const unsigned int v8141 = v8140 + v8113;
+          const unsigned int v8143 = v8132 ? v8141 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v8145 = v8095 + v8122;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v8145 ^ (((v8145 >> 6u) & 7u) << 3u)), x + v8143, v8132);
+          const unsigned int v8147 = v148 + v8109;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v8148 = v153 + v8112;  // kernels/convolution/im2col_a.hpp:125
+          const bool v8149 = v8147 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v8150 = v8114 && v8149;
+          const bool v8151 = v8147 < v128;
+          const bool v8152 = v8150 && v8151;
+          const bool v8153 = v8148 >= v10;
+          const bool v8154 = v8152 && v8153;
+          const bool v8155 = v8148 < v8116;
+          const bool v8156 = v8154 && v8155;
+          const unsigned int v8157 = max(v8147, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v8158 = v8157 - v9;
+          const unsigned int v8159 = max(v8148, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v8160 = v8159 - v10;
+          const unsigned int v8161 = v156 + v8158;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v8162 = v8161 * v2;
+          const unsigned int v8163 = v8162 + v8160;
+          const unsigned int v8164 = v8163 * v3;
+          const unsigned int v8165 = v8164 + v8113;
+          const unsigned int v8167 = v8156 ? v8165 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v8170 = v8145 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v8170 ^ (((v8170 >> 6u) & 7u) << 3u)), x + v8167, v8156);
+          const unsigned int v8171 = v166 + v8109;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v8172 = v171 + v8112;  // kernels/convolution/im2col_a.hpp:125
+          const bool v8173 = v8171 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v8174 = v8114 && v8173;
+          const bool v8175 = v8171 < v128;
+          const bool v8176 = v8174 && v8175;
+          const bool v8177 = v8172 >= v10;
+          const bool v8178 = v8176 && v8177;
+          const bool v8179 = v8172 < v8116;
+          const bool v8180 = v8178 && v8179;
+          const unsigned int v8181 = max(v8171, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v8182 = v8181 - v9;
+          const unsigned int v8183 = max(v8172, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v8184 = v8183 - v10;
+          const unsigned int v8185 = v174 + v8182;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v8186 = v8185 * v2;
+          const unsigned int v8187 = v8186 + v8184;
+          const unsigned int v8188 = v8187 * v3;
+          const unsigned int v8189 = v8188 + v8113;
+          const unsigned int v8191 = v8180 ? v8189 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v8194 = v8145 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v8194 ^ (((v8194 >> 6u) & 7u) << 3u)), x + v8191, v8180);
+          const unsigned int v8195 = v184 + v8109;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v8196 = v189 + v8112;  // kernels/convolution/im2col_a.hpp:125
+          const bool v8197 = v8195 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v8198 = v8114 && v8197;
+          const bool v8199 = v8195 < v128;
+          const bool v8200 = v8198 && v8199;
+          const bool v8201 = v8196 >= v10;
+          const bool v8202 = v8200 && v8201;
+          const bool v8203 = v8196 < v8116;
+          const bool v8204 = v8202 && v8203;
+          const unsigned int v8205 = max(v8195, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v8206 = v8205 - v9;
+          const unsigned int v8207 = max(v8196, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v8208 = v8207 - v10;
+          const unsigned int v8209 = v192 + v8206;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v8210 = v8209 * v2;
+          const unsigned int v8211 = v8210 + v8208;
+          const unsigned int v8212 = v8211 * v3;
+          const unsigned int v8213 = v8212 + v8113;
+          const unsigned int v8215 = v8204 ? v8213 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v8218 = v8145 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v8218 ^ (((v8218 >> 6u) & 7u) << 3u)), x + v8215, v8204);
+          const unsigned int v8219 = v202 + v8109;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v8220 = v207 + v8112;  // kernels/convolution/im2col_a.hpp:125
+          const bool v8221 = v8219 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v8222 = v8114 && v8221;
+          const bool v8223 = v8219 < v128;
+          const bool v8224 = v8222 && v8223;
+          const bool v8225 = v8220 >= v10;
+          const bool v8226 = v8224 && v8225;
+          const bool v8227 = v8220 < v8116;
+          const bool v8228 = v8226 && v8227;
+          const unsigned int v8229 = max(v8219, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v8230 = v8229 - v9;
+          const unsigned int v8231 = max(v8220, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v8232 = v8231 - v10;
+          const unsigned int v8233 = v210 + v8230;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v8234 = v8233 * v2;
+          const unsigned int v8235 = v8234 + v8232;
+          const unsigned int v8236 = v8235 * v3;
+          const unsigned int v8237 = v8236 + v8113;
+          const unsigned int v8239 = v8228 ? v8237 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v8242 = v8145 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v8242 ^ (((v8242 >> 6u) & 7u) << 3u)), x + v8239, v8228);
+          const unsigned int v8243 = v220 + v8109;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v8244 = v225 + v8112;  // kernels/convolution/im2col_a.hpp:125
+          const bool v8245 = v8243 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v8246 = v8114 && v8245;
+          const bool v8247 = v8243 < v128;
+          const bool v8248 = v8246 && v8247;
+          const bool v8249 = v8244 >= v10;
+          const bool v8250 = v8248 && v8249;
+          const bool v8251 = v8244 < v8116;
+          const bool v8252 = v8250 && v8251;
+          const unsigned int v8253 = max(v8243, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v8254 = v8253 - v9;
+          const unsigned int v8255 = max(v8244, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v8256 = v8255 - v10;
+          const unsigned int v8257 = v228 + v8254;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v8258 = v8257 * v2;
+          const unsigned int v8259 = v8258 + v8256;
+          const unsigned int v8260 = v8259 * v3;
+          const unsigned int v8261 = v8260 + v8113;
+          const unsigned int v8263 = v8252 ? v8261 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v8266 = v8145 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v8266 ^ (((v8266 >> 6u) & 7u) << 3u)), x + v8263, v8252);
+          const unsigned int v8267 = v238 + v8109;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v8268 = v243 + v8112;  // kernels/convolution/im2col_a.hpp:125
+          const bool v8269 = v8267 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v8270 = v8114 && v8269;
+          const bool v8271 = v8267 < v128;
+          const bool v8272 = v8270 && v8271;
+          const bool v8273 = v8268 >= v10;
+          const bool v8274 = v8272 && v8273;
+          const bool v8275 = v8268 < v8116;
+          const bool v8276 = v8274 && v8275;
+          const unsigned int v8277 = max(v8267, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v8278 = v8277 - v9;
+          const unsigned int v8279 = max(v8268, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v8280 = v8279 - v10;
+          const unsigned int v8281 = v246 + v8278;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v8282 = v8281 * v2;
+          const unsigned int v8283 = v8282 + v8280;
+          const unsigned int v8284 = v8283 * v3;
+          const unsigned int v8285 = v8284 + v8113;
+          const unsigned int v8287 = v8276 ? v8285 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v8290 = v8145 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v8290 ^ (((v8290 >> 6u) & 7u) << 3u)), x + v8287, v8276);
+          const unsigned int v8291 = v256 + v8109;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v8292 = v261 + v8112;  // kernels/convolution/im2col_a.hpp:125
+          const bool v8293 = v8291 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v8294 = v8114 && v8293;
+          const bool v8295 = v8291 < v128;
+          const bool v8296 = v8294 && v8295;
+          const bool v8297 = v8292 >= v10;
+          const bool v8298 = v8296 && v8297;
+          const bool v8299 = v8292 < v8116;
+          const bool v8300 = v8298 && v8299;
+          const unsigned int v8301 = max(v8291, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v8302 = v8301 - v9;
+          const unsigned int v8303 = max(v8292, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v8304 = v8303 - v10;
+          const unsigned int v8305 = v264 + v8302;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v8306 = v8305 * v2;
+          const unsigned int v8307 = v8306 + v8304;
+          const unsigned int v8308 = v8307 * v3;
+          const unsigned int v8309 = v8308 + v8113;
+          const unsigned int v8311 = v8300 ? v8309 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v8314 = v8145 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + (v8314 ^ (((v8314 >> 6u) & 7u) << 3u)), x + v8311, v8300);
         } else {
-          const unsigned int v9183 = v118 & 7u;  // kernels/convolution/im2col_a.hpp:108
-          const unsigned int v9184 = v9183 << 3u;
-          const unsigned int v9185 = v8980 + v9184;  // kernels/convolution/im2col_a.hpp:109
-          const unsigned int v9187 = v9185 / v16;  // kernels/convolution/im2col_a.hpp:111
-          const unsigned int v9189 = v9187 * v16;  // kernels/convolution/im2col_a.hpp:112
-          const unsigned int v9190 = v9185 - v9189;
-          const unsigned int v9191 = v9187 / v6;  // kernels/convolution/im2col_a.hpp:113
-          const unsigned int v9192 = v9191 * v11;  // kernels/convolution/im2col_a.hpp:114
-          const unsigned int v9193 = v9191 * v6;  // kernels/convolution/im2col_a.hpp:115
-          const unsigned int v9194 = v9187 - v9193;
-          const unsigned int v9195 = v9194 * v12;
-          const unsigned int v9196 = v71 + v9190;  // kernels/convolution/im2col_a.hpp:116
-          const bool v9197 = v9185 < v18;  // kernels/convolution/im2col_a.hpp:117
-          const unsigned int v9199 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-          const unsigned int v9204 = v119 << 6u;  // kernels/convolution/im2col_a.hpp:120
-          const unsigned int v9205 = v9204 + v9184;
-          const unsigned int v9206 = v130 + v9192;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v9207 = v135 + v9195;  // kernels/convolution/im2col_a.hpp:124
-          const bool v9208 = v9206 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v9209 = v9197 && v9208;
-          const bool v9210 = v9206 < v128;
-          const bool v9211 = v9209 && v9210;
-          const bool v9212 = v9207 >= v10;
-          const bool v9213 = v9211 && v9212;
-          const bool v9214 = v9207 < v9199;
-          const bool v9215 = v9213 && v9214;
-          const unsigned int v9216 = max(v9206, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v9217 = v9216 - v9;
-          const unsigned int v9218 = max(v9207, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v9219 = v9218 - v10;
-          const unsigned int v9220 = v138 + v9217;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v9221 = v9220 * v2;
-          const unsigned int v9222 = v9221 + v9219;
-          const unsigned int v9223 = v9222 * v3;
-          const unsigned int v9224 = v9223 + v9196;
-          const unsigned int v9226 = v9215 ? v9224 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v9228 = v8986 + v9205;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v9228 ^ (((v9228 >> 6u) & 7u) << 3u)), x + v9226, v9215);
-          const unsigned int v9230 = v148 + v9192;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v9231 = v153 + v9195;  // kernels/convolution/im2col_a.hpp:124
-          const bool v9232 = v9230 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v9233 = v9197 && v9232;
-          const bool v9234 = v9230 < v128;
-          const bool v9235 = v9233 && v9234;
-          const bool v9236 = v9231 >= v10;
-          const bool v9237 = v9235 && v9236;
-          const bool v9238 = v9231 < v9199;
-          const bool v9239 = v9237 && v9238;
-          const unsigned int v9240 = max(v9230, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v9241 = v9240 - v9;
-          const unsigned int v9242 = max(v9231, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v9243 = v9242 - v10;
-          const unsigned int v9244 = v156 + v9241;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v9245 = v9244 * v2;
-          const unsigned int v9246 = v9245 + v9243;
-          const unsigned int v9247 = v9246 * v3;
-          const unsigned int v9248 = v9247 + v9196;
-          const unsigned int v9250 = v9239 ? v9248 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v9253 = v9228 + 1024u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v9253 ^ (((v9253 >> 6u) & 7u) << 3u)), x + v9250, v9239);
-          const unsigned int v9254 = v166 + v9192;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v9255 = v171 + v9195;  // kernels/convolution/im2col_a.hpp:124
-          const bool v9256 = v9254 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v9257 = v9197 && v9256;
-          const bool v9258 = v9254 < v128;
-          const bool v9259 = v9257 && v9258;
-          const bool v9260 = v9255 >= v10;
-          const bool v9261 = v9259 && v9260;
-          const bool v9262 = v9255 < v9199;
-          const bool v9263 = v9261 && v9262;
-          const unsigned int v9264 = max(v9254, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v9265 = v9264 - v9;
-          const unsigned int v9266 = max(v9255, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v9267 = v9266 - v10;
-          const unsigned int v9268 = v174 + v9265;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v9269 = v9268 * v2;
-          const unsigned int v9270 = v9269 + v9267;
-          const unsigned int v9271 = v9270 * v3;
-          const unsigned int v9272 = v9271 + v9196;
-          const unsigned int v9274 = v9263 ? v9272 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v9277 = v9228 + 2048u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v9277 ^ (((v9277 >> 6u) & 7u) << 3u)), x + v9274, v9263);
-          const unsigned int v9278 = v184 + v9192;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v9279 = v189 + v9195;  // kernels/convolution/im2col_a.hpp:124
-          const bool v9280 = v9278 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v9281 = v9197 && v9280;
-          const bool v9282 = v9278 < v128;
-          const bool v9283 = v9281 && v9282;
-          const bool v9284 = v9279 >= v10;
-          const bool v9285 = v9283 && v9284;
-          const bool v9286 = v9279 < v9199;
-          const bool v9287 = v9285 && v9286;
-          const unsigned int v9288 = max(v9278, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v9289 = v9288 - v9;
-          const unsigned int v9290 = max(v9279, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v9291 = v9290 - v10;
-          const unsigned int v9292 = v192 + v9289;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v9293 = v9292 * v2;
-          const unsigned int v9294 = v9293 + v9291;
-          const unsigned int v9295 = v9294 * v3;
-          const unsigned int v9296 = v9295 + v9196;
-          const unsigned int v9298 = v9287 ? v9296 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v9301 = v9228 + 3072u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v9301 ^ (((v9301 >> 6u) & 7u) << 3u)), x + v9298, v9287);
-          const unsigned int v9302 = v202 + v9192;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v9303 = v207 + v9195;  // kernels/convolution/im2col_a.hpp:124
-          const bool v9304 = v9302 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v9305 = v9197 && v9304;
-          const bool v9306 = v9302 < v128;
-          const bool v9307 = v9305 && v9306;
-          const bool v9308 = v9303 >= v10;
-          const bool v9309 = v9307 && v9308;
-          const bool v9310 = v9303 < v9199;
-          const bool v9311 = v9309 && v9310;
-          const unsigned int v9312 = max(v9302, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v9313 = v9312 - v9;
-          const unsigned int v9314 = max(v9303, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v9315 = v9314 - v10;
-          const unsigned int v9316 = v210 + v9313;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v9317 = v9316 * v2;
-          const unsigned int v9318 = v9317 + v9315;
-          const unsigned int v9319 = v9318 * v3;
-          const unsigned int v9320 = v9319 + v9196;
-          const unsigned int v9322 = v9311 ? v9320 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v9325 = v9228 + 4096u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v9325 ^ (((v9325 >> 6u) & 7u) << 3u)), x + v9322, v9311);
-          const unsigned int v9326 = v220 + v9192;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v9327 = v225 + v9195;  // kernels/convolution/im2col_a.hpp:124
-          const bool v9328 = v9326 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v9329 = v9197 && v9328;
-          const bool v9330 = v9326 < v128;
-          const bool v9331 = v9329 && v9330;
-          const bool v9332 = v9327 >= v10;
-          const bool v9333 = v9331 && v9332;
-          const bool v9334 = v9327 < v9199;
-          const bool v9335 = v9333 && v9334;
-          const unsigned int v9336 = max(v9326, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v9337 = v9336 - v9;
-          const unsigned int v9338 = max(v9327, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v9339 = v9338 - v10;
-          const unsigned int v9340 = v228 + v9337;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v9341 = v9340 * v2;
-          const unsigned int v9342 = v9341 + v9339;
-          const unsigned int v9343 = v9342 * v3;
-          const unsigned int v9344 = v9343 + v9196;
-          const unsigned int v9346 = v9335 ? v9344 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v9349 = v9228 + 5120u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v9349 ^ (((v9349 >> 6u) & 7u) << 3u)), x + v9346, v9335);
-          const unsigned int v9350 = v238 + v9192;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v9351 = v243 + v9195;  // kernels/convolution/im2col_a.hpp:124
-          const bool v9352 = v9350 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v9353 = v9197 && v9352;
-          const bool v9354 = v9350 < v128;
-          const bool v9355 = v9353 && v9354;
-          const bool v9356 = v9351 >= v10;
-          const bool v9357 = v9355 && v9356;
-          const bool v9358 = v9351 < v9199;
-          const bool v9359 = v9357 && v9358;
-          const unsigned int v9360 = max(v9350, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v9361 = v9360 - v9;
-          const unsigned int v9362 = max(v9351, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v9363 = v9362 - v10;
-          const unsigned int v9364 = v246 + v9361;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v9365 = v9364 * v2;
-          const unsigned int v9366 = v9365 + v9363;
-          const unsigned int v9367 = v9366 * v3;
-          const unsigned int v9368 = v9367 + v9196;
-          const unsigned int v9370 = v9359 ? v9368 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v9373 = v9228 + 6144u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v9373 ^ (((v9373 >> 6u) & 7u) << 3u)), x + v9370, v9359);
-          const unsigned int v9374 = v256 + v9192;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v9375 = v261 + v9195;  // kernels/convolution/im2col_a.hpp:124
-          const bool v9376 = v9374 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v9377 = v9197 && v9376;
-          const bool v9378 = v9374 < v128;
-          const bool v9379 = v9377 && v9378;
-          const bool v9380 = v9375 >= v10;
-          const bool v9381 = v9379 && v9380;
-          const bool v9382 = v9375 < v9199;
-          const bool v9383 = v9381 && v9382;
-          const unsigned int v9384 = max(v9374, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v9385 = v9384 - v9;
-          const unsigned int v9386 = max(v9375, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v9387 = v9386 - v10;
-          const unsigned int v9388 = v264 + v9385;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v9389 = v9388 * v2;
-          const unsigned int v9390 = v9389 + v9387;
-          const unsigned int v9391 = v9390 * v3;
-          const unsigned int v9392 = v9391 + v9196;
-          const unsigned int v9394 = v9383 ? v9392 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v9397 = v9228 + 7168u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v9397 ^ (((v9397 >> 6u) & 7u) << 3u)), x + v9394, v9383);
+          const unsigned int v8323 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8324 = v8323 << 3u;
+          const unsigned int v8327 = v8089 + v8324;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v8328 = v8327 < v18;
+          const bool v8329 = v127 && v8328;
+          const unsigned int v8331 = v120 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8333 = v8331 + v8089;
+          const unsigned int v8334 = v8333 + v8324;
+          const unsigned int v8335 = v8329 ? v8334 : 0u;
+          const unsigned int v8337 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v8338 = v8095 + v8337;
+          const unsigned int v8339 = v8338 + v8324;
+          iron_copy_async<16>(shm0 + (v8339 ^ (((v8339 >> 6u) & 7u) << 3u)), x + v8335, v8329);
+          const unsigned int v8342 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8344 = v8342 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8347 = v8342 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8348 = v8347 << 3u;
+          const unsigned int v8349 = v63 + v8344;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v8350 = v8349 < v44;
+          const unsigned int v8351 = v8089 + v8348;
+          const bool v8352 = v8351 < v18;
+          const bool v8353 = v8350 && v8352;
+          const unsigned int v8355 = v8349 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8357 = v8355 + v8089;
+          const unsigned int v8358 = v8357 + v8348;
+          const unsigned int v8359 = v8353 ? v8358 : 0u;
+          const unsigned int v8361 = v8344 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v8362 = v8095 + v8361;
+          const unsigned int v8363 = v8362 + v8348;
+          iron_copy_async<16>(shm0 + (v8363 ^ (((v8363 >> 6u) & 7u) << 3u)), x + v8359, v8353);
+          const unsigned int v8366 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8368 = v8366 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8371 = v8366 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8372 = v8371 << 3u;
+          const unsigned int v8373 = v63 + v8368;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v8374 = v8373 < v44;
+          const unsigned int v8375 = v8089 + v8372;
+          const bool v8376 = v8375 < v18;
+          const bool v8377 = v8374 && v8376;
+          const unsigned int v8379 = v8373 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8381 = v8379 + v8089;
+          const unsigned int v8382 = v8381 + v8372;
+          const unsigned int v8383 = v8377 ? v8382 : 0u;
+          const unsigned int v8385 = v8368 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v8386 = v8095 + v8385;
+          const unsigned int v8387 = v8386 + v8372;
+          iron_copy_async<16>(shm0 + (v8387 ^ (((v8387 >> 6u) & 7u) << 3u)), x + v8383, v8377);
+          const unsigned int v8390 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8392 = v8390 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8395 = v8390 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8396 = v8395 << 3u;
+          const unsigned int v8397 = v63 + v8392;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v8398 = v8397 < v44;
+          const unsigned int v8399 = v8089 + v8396;
+          const bool v8400 = v8399 < v18;
+          const bool v8401 = v8398 && v8400;
+          const unsigned int v8403 = v8397 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8405 = v8403 + v8089;
+          const unsigned int v8406 = v8405 + v8396;
+          const unsigned int v8407 = v8401 ? v8406 : 0u;
+          const unsigned int v8409 = v8392 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v8410 = v8095 + v8409;
+          const unsigned int v8411 = v8410 + v8396;
+          iron_copy_async<16>(shm0 + (v8411 ^ (((v8411 >> 6u) & 7u) << 3u)), x + v8407, v8401);
+          const unsigned int v8414 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8416 = v8414 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8419 = v8414 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8420 = v8419 << 3u;
+          const unsigned int v8421 = v63 + v8416;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v8422 = v8421 < v44;
+          const unsigned int v8423 = v8089 + v8420;
+          const bool v8424 = v8423 < v18;
+          const bool v8425 = v8422 && v8424;
+          const unsigned int v8427 = v8421 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8429 = v8427 + v8089;
+          const unsigned int v8430 = v8429 + v8420;
+          const unsigned int v8431 = v8425 ? v8430 : 0u;
+          const unsigned int v8433 = v8416 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v8434 = v8095 + v8433;
+          const unsigned int v8435 = v8434 + v8420;
+          iron_copy_async<16>(shm0 + (v8435 ^ (((v8435 >> 6u) & 7u) << 3u)), x + v8431, v8425);
+          const unsigned int v8438 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8440 = v8438 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8443 = v8438 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8444 = v8443 << 3u;
+          const unsigned int v8445 = v63 + v8440;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v8446 = v8445 < v44;
+          const unsigned int v8447 = v8089 + v8444;
+          const bool v8448 = v8447 < v18;
+          const bool v8449 = v8446 && v8448;
+          const unsigned int v8451 = v8445 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8453 = v8451 + v8089;
+          const unsigned int v8454 = v8453 + v8444;
+          const unsigned int v8455 = v8449 ? v8454 : 0u;
+          const unsigned int v8457 = v8440 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v8458 = v8095 + v8457;
+          const unsigned int v8459 = v8458 + v8444;
+          iron_copy_async<16>(shm0 + (v8459 ^ (((v8459 >> 6u) & 7u) << 3u)), x + v8455, v8449);
+          const unsigned int v8462 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8464 = v8462 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8467 = v8462 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8468 = v8467 << 3u;
+          const unsigned int v8469 = v63 + v8464;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v8470 = v8469 < v44;
+          const unsigned int v8471 = v8089 + v8468;
+          const bool v8472 = v8471 < v18;
+          const bool v8473 = v8470 && v8472;
+          const unsigned int v8475 = v8469 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8477 = v8475 + v8089;
+          const unsigned int v8478 = v8477 + v8468;
+          const unsigned int v8479 = v8473 ? v8478 : 0u;
+          const unsigned int v8481 = v8464 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v8482 = v8095 + v8481;
+          const unsigned int v8483 = v8482 + v8468;
+          iron_copy_async<16>(shm0 + (v8483 ^ (((v8483 >> 6u) & 7u) << 3u)), x + v8479, v8473);
+          const unsigned int v8486 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8488 = v8486 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8491 = v8486 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8492 = v8491 << 3u;
+          const unsigned int v8493 = v63 + v8488;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v8494 = v8493 < v44;
+          const unsigned int v8495 = v8089 + v8492;
+          const bool v8496 = v8495 < v18;
+          const bool v8497 = v8494 && v8496;
+          const unsigned int v8499 = v8493 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8501 = v8499 + v8089;
+          const unsigned int v8502 = v8501 + v8492;
+          const unsigned int v8503 = v8497 ? v8502 : 0u;
+          const unsigned int v8505 = v8488 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v8506 = v8095 + v8505;
+          const unsigned int v8507 = v8506 + v8492;
+          iron_copy_async<16>(shm0 + (v8507 ^ (((v8507 >> 6u) & 7u) << 3u)), x + v8503, v8497);
         }
-        const unsigned int v9407 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v9408 = v9407 << 3u;
-        const unsigned int v9409 = v67 + v119;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v9410 = v9409 < v15;
-        const unsigned int v9411 = v8980 + v9408;
-        const bool v9412 = v9411 < v18;
-        const bool v9413 = v9410 && v9412;
-        const unsigned int v9415 = v9409 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v9416 = v69 + v9415;
-        const unsigned int v9417 = v9416 + v8980;
-        const unsigned int v9418 = v9417 + v9408;
-        const unsigned int v9419 = v9413 ? v9418 : v69;
-        const unsigned int v9421 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v9422 = v8986 + v9421;
-        const unsigned int v9423 = v9422 + v9408;
-        iron_copy_async<16>(shm1 + (v9423 ^ (((v9423 >> 6u) & 7u) << 3u)), weight + v9419, v9413);
-        const unsigned int v9426 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v9428 = v9426 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v9431 = v9426 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v9432 = v9431 << 3u;
-        const unsigned int v9433 = v67 + v9428;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v9434 = v9433 < v15;
-        const unsigned int v9435 = v8980 + v9432;
-        const bool v9436 = v9435 < v18;
-        const bool v9437 = v9434 && v9436;
-        const unsigned int v9439 = v9433 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v9440 = v69 + v9439;
-        const unsigned int v9441 = v9440 + v8980;
-        const unsigned int v9442 = v9441 + v9432;
-        const unsigned int v9443 = v9437 ? v9442 : v69;
-        const unsigned int v9445 = v9428 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v9446 = v8986 + v9445;
-        const unsigned int v9447 = v9446 + v9432;
-        iron_copy_async<16>(shm1 + (v9447 ^ (((v9447 >> 6u) & 7u) << 3u)), weight + v9443, v9437);
-        const unsigned int v9450 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v9452 = v9450 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v9455 = v9450 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v9456 = v9455 << 3u;
-        const unsigned int v9457 = v67 + v9452;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v9458 = v9457 < v15;
-        const unsigned int v9459 = v8980 + v9456;
-        const bool v9460 = v9459 < v18;
-        const bool v9461 = v9458 && v9460;
-        const unsigned int v9463 = v9457 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v9464 = v69 + v9463;
-        const unsigned int v9465 = v9464 + v8980;
-        const unsigned int v9466 = v9465 + v9456;
-        const unsigned int v9467 = v9461 ? v9466 : v69;
-        const unsigned int v9469 = v9452 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v9470 = v8986 + v9469;
-        const unsigned int v9471 = v9470 + v9456;
-        iron_copy_async<16>(shm1 + (v9471 ^ (((v9471 >> 6u) & 7u) << 3u)), weight + v9467, v9461);
-        const unsigned int v9474 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v9476 = v9474 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v9479 = v9474 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v9480 = v9479 << 3u;
-        const unsigned int v9481 = v67 + v9476;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v9482 = v9481 < v15;
-        const unsigned int v9483 = v8980 + v9480;
-        const bool v9484 = v9483 < v18;
-        const bool v9485 = v9482 && v9484;
-        const unsigned int v9487 = v9481 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v9488 = v69 + v9487;
-        const unsigned int v9489 = v9488 + v8980;
-        const unsigned int v9490 = v9489 + v9480;
-        const unsigned int v9491 = v9485 ? v9490 : v69;
-        const unsigned int v9493 = v9476 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v9494 = v8986 + v9493;
-        const unsigned int v9495 = v9494 + v9480;
-        iron_copy_async<16>(shm1 + (v9495 ^ (((v9495 >> 6u) & 7u) << 3u)), weight + v9491, v9485);
-        const unsigned int v9498 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v9500 = v9498 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v9503 = v9498 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v9504 = v9503 << 3u;
-        const unsigned int v9505 = v67 + v9500;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v9506 = v9505 < v15;
-        const unsigned int v9507 = v8980 + v9504;
-        const bool v9508 = v9507 < v18;
-        const bool v9509 = v9506 && v9508;
-        const unsigned int v9511 = v9505 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v9512 = v69 + v9511;
-        const unsigned int v9513 = v9512 + v8980;
-        const unsigned int v9514 = v9513 + v9504;
-        const unsigned int v9515 = v9509 ? v9514 : v69;
-        const unsigned int v9517 = v9500 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v9518 = v8986 + v9517;
-        const unsigned int v9519 = v9518 + v9504;
-        iron_copy_async<16>(shm1 + (v9519 ^ (((v9519 >> 6u) & 7u) << 3u)), weight + v9515, v9509);
-        const unsigned int v9522 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v9524 = v9522 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v9527 = v9522 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v9528 = v9527 << 3u;
-        const unsigned int v9529 = v67 + v9524;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v9530 = v9529 < v15;
-        const unsigned int v9531 = v8980 + v9528;
-        const bool v9532 = v9531 < v18;
-        const bool v9533 = v9530 && v9532;
-        const unsigned int v9535 = v9529 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v9536 = v69 + v9535;
-        const unsigned int v9537 = v9536 + v8980;
-        const unsigned int v9538 = v9537 + v9528;
-        const unsigned int v9539 = v9533 ? v9538 : v69;
-        const unsigned int v9541 = v9524 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v9542 = v8986 + v9541;
-        const unsigned int v9543 = v9542 + v9528;
-        iron_copy_async<16>(shm1 + (v9543 ^ (((v9543 >> 6u) & 7u) << 3u)), weight + v9539, v9533);
-        const unsigned int v9546 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v9548 = v9546 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v9551 = v9546 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v9552 = v9551 << 3u;
-        const unsigned int v9553 = v67 + v9548;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v9554 = v9553 < v15;
-        const unsigned int v9555 = v8980 + v9552;
-        const bool v9556 = v9555 < v18;
-        const bool v9557 = v9554 && v9556;
-        const unsigned int v9559 = v9553 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v9560 = v69 + v9559;
-        const unsigned int v9561 = v9560 + v8980;
-        const unsigned int v9562 = v9561 + v9552;
-        const unsigned int v9563 = v9557 ? v9562 : v69;
-        const unsigned int v9565 = v9548 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v9566 = v8986 + v9565;
-        const unsigned int v9567 = v9566 + v9552;
-        iron_copy_async<16>(shm1 + (v9567 ^ (((v9567 >> 6u) & 7u) << 3u)), weight + v9563, v9557);
-        const unsigned int v9570 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v9572 = v9570 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v9575 = v9570 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v9576 = v9575 << 3u;
-        const unsigned int v9577 = v67 + v9572;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v9578 = v9577 < v15;
-        const unsigned int v9579 = v8980 + v9576;
-        const bool v9580 = v9579 < v18;
-        const bool v9581 = v9578 && v9580;
-        const unsigned int v9583 = v9577 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v9584 = v69 + v9583;
-        const unsigned int v9585 = v9584 + v8980;
-        const unsigned int v9586 = v9585 + v9576;
-        const unsigned int v9587 = v9581 ? v9586 : v69;
-        const unsigned int v9589 = v9572 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v9590 = v8986 + v9589;
-        const unsigned int v9591 = v9590 + v9576;
-        iron_copy_async<16>(shm1 + (v9591 ^ (((v9591 >> 6u) & 7u) << 3u)), weight + v9587, v9581);
+        const unsigned int v8517 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8518 = v8517 << 3u;
+        const unsigned int v8519 = v67 + v119;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8520 = v8519 < v15;
+        const unsigned int v8521 = v8089 + v8518;
+        const bool v8522 = v8521 < v18;
+        const bool v8523 = v8520 && v8522;
+        const unsigned int v8525 = v8519 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8526 = v69 + v8525;
+        const unsigned int v8527 = v8526 + v8089;
+        const unsigned int v8528 = v8527 + v8518;
+        const unsigned int v8529 = v8523 ? v8528 : v69;
+        const unsigned int v8531 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8532 = v8095 + v8531;
+        const unsigned int v8533 = v8532 + v8518;
+        iron_copy_async<16>(shm1 + (v8533 ^ (((v8533 >> 6u) & 7u) << 3u)), weight + v8529, v8523);
+        const unsigned int v8536 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8538 = v8536 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8541 = v8536 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8542 = v8541 << 3u;
+        const unsigned int v8543 = v67 + v8538;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8544 = v8543 < v15;
+        const unsigned int v8545 = v8089 + v8542;
+        const bool v8546 = v8545 < v18;
+        const bool v8547 = v8544 && v8546;
+        const unsigned int v8549 = v8543 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8550 = v69 + v8549;
+        const unsigned int v8551 = v8550 + v8089;
+        const unsigned int v8552 = v8551 + v8542;
+        const unsigned int v8553 = v8547 ? v8552 : v69;
+        const unsigned int v8555 = v8538 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8556 = v8095 + v8555;
+        const unsigned int v8557 = v8556 + v8542;
+        iron_copy_async<16>(shm1 + (v8557 ^ (((v8557 >> 6u) & 7u) << 3u)), weight + v8553, v8547);
+        const unsigned int v8560 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8562 = v8560 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8565 = v8560 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8566 = v8565 << 3u;
+        const unsigned int v8567 = v67 + v8562;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8568 = v8567 < v15;
+        const unsigned int v8569 = v8089 + v8566;
+        const bool v8570 = v8569 < v18;
+        const bool v8571 = v8568 && v8570;
+        const unsigned int v8573 = v8567 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8574 = v69 + v8573;
+        const unsigned int v8575 = v8574 + v8089;
+        const unsigned int v8576 = v8575 + v8566;
+        const unsigned int v8577 = v8571 ? v8576 : v69;
+        const unsigned int v8579 = v8562 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8580 = v8095 + v8579;
+        const unsigned int v8581 = v8580 + v8566;
+        iron_copy_async<16>(shm1 + (v8581 ^ (((v8581 >> 6u) & 7u) << 3u)), weight + v8577, v8571);
+        const unsigned int v8584 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8586 = v8584 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8589 = v8584 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8590 = v8589 << 3u;
+        const unsigned int v8591 = v67 + v8586;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8592 = v8591 < v15;
+        const unsigned int v8593 = v8089 + v8590;
+        const bool v8594 = v8593 < v18;
+        const bool v8595 = v8592 && v8594;
+        const unsigned int v8597 = v8591 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8598 = v69 + v8597;
+        const unsigned int v8599 = v8598 + v8089;
+        const unsigned int v8600 = v8599 + v8590;
+        const unsigned int v8601 = v8595 ? v8600 : v69;
+        const unsigned int v8603 = v8586 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8604 = v8095 + v8603;
+        const unsigned int v8605 = v8604 + v8590;
+        iron_copy_async<16>(shm1 + (v8605 ^ (((v8605 >> 6u) & 7u) << 3u)), weight + v8601, v8595);
+        const unsigned int v8608 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8610 = v8608 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8613 = v8608 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8614 = v8613 << 3u;
+        const unsigned int v8615 = v67 + v8610;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8616 = v8615 < v15;
+        const unsigned int v8617 = v8089 + v8614;
+        const bool v8618 = v8617 < v18;
+        const bool v8619 = v8616 && v8618;
+        const unsigned int v8621 = v8615 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8622 = v69 + v8621;
+        const unsigned int v8623 = v8622 + v8089;
+        const unsigned int v8624 = v8623 + v8614;
+        const unsigned int v8625 = v8619 ? v8624 : v69;
+        const unsigned int v8627 = v8610 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8628 = v8095 + v8627;
+        const unsigned int v8629 = v8628 + v8614;
+        iron_copy_async<16>(shm1 + (v8629 ^ (((v8629 >> 6u) & 7u) << 3u)), weight + v8625, v8619);
+        const unsigned int v8632 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8634 = v8632 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8637 = v8632 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8638 = v8637 << 3u;
+        const unsigned int v8639 = v67 + v8634;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8640 = v8639 < v15;
+        const unsigned int v8641 = v8089 + v8638;
+        const bool v8642 = v8641 < v18;
+        const bool v8643 = v8640 && v8642;
+        const unsigned int v8645 = v8639 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8646 = v69 + v8645;
+        const unsigned int v8647 = v8646 + v8089;
+        const unsigned int v8648 = v8647 + v8638;
+        const unsigned int v8649 = v8643 ? v8648 : v69;
+        const unsigned int v8651 = v8634 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8652 = v8095 + v8651;
+        const unsigned int v8653 = v8652 + v8638;
+        iron_copy_async<16>(shm1 + (v8653 ^ (((v8653 >> 6u) & 7u) << 3u)), weight + v8649, v8643);
+        const unsigned int v8656 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8658 = v8656 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8661 = v8656 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8662 = v8661 << 3u;
+        const unsigned int v8663 = v67 + v8658;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8664 = v8663 < v15;
+        const unsigned int v8665 = v8089 + v8662;
+        const bool v8666 = v8665 < v18;
+        const bool v8667 = v8664 && v8666;
+        const unsigned int v8669 = v8663 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8670 = v69 + v8669;
+        const unsigned int v8671 = v8670 + v8089;
+        const unsigned int v8672 = v8671 + v8662;
+        const unsigned int v8673 = v8667 ? v8672 : v69;
+        const unsigned int v8675 = v8658 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8676 = v8095 + v8675;
+        const unsigned int v8677 = v8676 + v8662;
+        iron_copy_async<16>(shm1 + (v8677 ^ (((v8677 >> 6u) & 7u) << 3u)), weight + v8673, v8667);
+        const unsigned int v8680 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v8682 = v8680 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v8685 = v8680 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v8686 = v8685 << 3u;
+        const unsigned int v8687 = v67 + v8682;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8688 = v8687 < v15;
+        const unsigned int v8689 = v8089 + v8686;
+        const bool v8690 = v8689 < v18;
+        const bool v8691 = v8688 && v8690;
+        const unsigned int v8693 = v8687 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v8694 = v69 + v8693;
+        const unsigned int v8695 = v8694 + v8089;
+        const unsigned int v8696 = v8695 + v8686;
+        const unsigned int v8697 = v8691 ? v8696 : v69;
+        const unsigned int v8699 = v8682 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v8700 = v8095 + v8699;
+        const unsigned int v8701 = v8700 + v8686;
+        iron_copy_async<16>(shm1 + (v8701 ^ (((v8701 >> 6u) & 7u) << 3u)), weight + v8697, v8691);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
-    const unsigned int v969 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
-    const unsigned int v1028 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1082 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1088 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1096 = v1082 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1102 = v1088 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1108 = v1082 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1114 = v1088 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v1120 = v1082 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1126 = v1088 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v971 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
+    const unsigned int v1030 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+    const unsigned int v1084 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1090 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1098 = v1084 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1104 = v1090 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1110 = v1084 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1116 = v1090 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1122 = v1084 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1128 = v1090 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v968 = 0u; v968 < v18; v968 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
-      for (unsigned int v972 = v118; v972 < 8192u; v972 += v969) {  // kernels/convolution/im2col_a.hpp:155
-        const unsigned int v974 = v972 >> 6u;  // kernels/convolution/im2col_a.hpp:156
-        const unsigned int v976 = v972 & 63u;  // kernels/convolution/im2col_a.hpp:157
-        const unsigned int v977 = v968 + v976;  // kernels/convolution/im2col_a.hpp:158
-        const unsigned int v978 = v63 + v974;
-        const unsigned int v1004 = v978 / v116;  // kernels/convolution/im2col_a.hpp:63
-        const unsigned int v1005 = v978 % v116;  // kernels/convolution/im2col_a.hpp:64
-        const unsigned int v1007 = v977 / v16;  // kernels/convolution/im2col_a.hpp:66
-        const unsigned int v1008 = v1007 / v6;  // kernels/convolution/im2col_a.hpp:68
-        const unsigned int v1009 = v1008 * v11;
-        const unsigned int v1010 = v1005 / v30;
-        const unsigned int v1011 = v1010 * v7;
-        const unsigned int v1012 = v1011 + v1009;
-        const unsigned int v1013 = v1007 % v6;  // kernels/convolution/im2col_a.hpp:69
-        const unsigned int v1014 = v1013 * v12;
-        const unsigned int v1015 = v1005 % v30;
-        const unsigned int v1016 = v1015 * v8;
-        const unsigned int v1017 = v1016 + v1014;
-        const bool v1018 = v978 < v44;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1019 = v977 < v18;
-        const bool v1020 = v1018 && v1019;
-        const bool v1021 = v1012 >= v9;
+    for (unsigned int v970 = 0u; v970 < v18; v970 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+      for (unsigned int v974 = v118; v974 < 8192u; v974 += v971) {  // kernels/convolution/im2col_a.hpp:156
+        const unsigned int v976 = v974 >> 6u;  // kernels/convolution/im2col_a.hpp:157
+        const unsigned int v978 = v974 & 63u;  // kernels/convolution/im2col_a.hpp:158
+        const unsigned int v979 = v970 + v978;  // kernels/convolution/im2col_a.hpp:159
+        const unsigned int v980 = v63 + v976;
+        const unsigned int v1006 = v980 / v116;  // kernels/convolution/im2col_a.hpp:63
+        const unsigned int v1007 = v980 % v116;  // kernels/convolution/im2col_a.hpp:64
+        const unsigned int v1009 = v979 / v16;  // kernels/convolution/im2col_a.hpp:66
+        const unsigned int v1010 = v1009 / v6;  // kernels/convolution/im2col_a.hpp:68
+        const unsigned int v1011 = v1010 * v11;
+        const unsigned int v1012 = v1007 / v30;
+        const unsigned int v1013 = v1012 * v7;
+        const unsigned int v1014 = v1013 + v1011;
+        const unsigned int v1015 = v1009 % v6;  // kernels/convolution/im2col_a.hpp:69
+        const unsigned int v1016 = v1015 * v12;
+        const unsigned int v1017 = v1007 % v30;
+        const unsigned int v1018 = v1017 * v8;
+        const unsigned int v1019 = v1018 + v1016;
+        const bool v1020 = v980 < v44;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1021 = v979 < v18;
         const bool v1022 = v1020 && v1021;
-        const bool v1024 = v1012 < v128;
-        const bool v1025 = v1022 && v1024;
-        const bool v1026 = v1017 >= v10;
-        const bool v1027 = v1025 && v1026;
-        const bool v1029 = v1017 < v1028;
-        const bool v1030 = v1027 && v1029;
-        const unsigned int v1031 = max(v1012, v9);  // kernels/convolution/im2col_a.hpp:72
-        const unsigned int v1032 = v1031 - v9;
-        const unsigned int v1033 = max(v1017, v10);  // kernels/convolution/im2col_a.hpp:73
-        const unsigned int v1034 = v1033 - v10;
-        const unsigned int v1035 = v977 % v16;  // kernels/convolution/im2col_a.hpp:74
-        const unsigned int v1036 = v1004 * v1;
-        const unsigned int v1037 = v1036 + v1032;
-        const unsigned int v1038 = v1037 * v2;
+        const bool v1023 = v1014 >= v9;
+        const bool v1024 = v1022 && v1023;
+        const bool v1026 = v1014 < v128;
+        const bool v1027 = v1024 && v1026;
+        const bool v1028 = v1019 >= v10;
+        const bool v1029 = v1027 && v1028;
+        const bool v1031 = v1019 < v1030;
+        const bool v1032 = v1029 && v1031;
+        const unsigned int v1033 = max(v1014, v9);  // kernels/convolution/im2col_a.hpp:72
+        const unsigned int v1034 = v1033 - v9;
+        const unsigned int v1035 = max(v1019, v10);  // kernels/convolution/im2col_a.hpp:73
+        const unsigned int v1036 = v1035 - v10;
+        const unsigned int v1037 = v979 % v16;  // kernels/convolution/im2col_a.hpp:74
+        const unsigned int v1038 = v1006 * v1;
         const unsigned int v1039 = v1038 + v1034;
-        const unsigned int v1040 = v1039 * v3;
-        const unsigned int v1041 = v1040 + v71;
-        const unsigned int v1042 = v1041 + v1035;
-        if (v1030) {  // kernels/convolution/im2col_a.hpp:159
-          const iron_bf16 v1043 = x[v1042];
-          const unsigned int v1045 = v974 << 6u;
-          const unsigned int v1046 = v1045 + v976;
-          shm0[(v1046 ^ (((v1046 >> 6u) & 7u) << 3u))] = v1043;
+        const unsigned int v1040 = v1039 * v2;
+        const unsigned int v1041 = v1040 + v1036;
+        const unsigned int v1042 = v1041 * v3;
+        const unsigned int v1043 = v1042 + v71;
+        const unsigned int v1044 = v1043 + v1037;
+        if (v1032) {  // kernels/convolution/im2col_a.hpp:160
+          const iron_bf16 v1045 = x[v1044];
+          const unsigned int v1047 = v976 << 6u;
+          const unsigned int v1048 = v1047 + v978;
+          shm0[(v1048 ^ (((v1048 >> 6u) & 7u) << 3u))] = v1045;
         } else {
-          const unsigned int v1048 = v974 << 6u;  // kernels/convolution/im2col_a.hpp:160
-          const unsigned int v1049 = v1048 + v976;
-          shm0[(v1049 ^ (((v1049 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1050 = v976 << 6u;  // kernels/convolution/im2col_a.hpp:161
+          const unsigned int v1051 = v1050 + v978;
+          shm0[(v1051 ^ (((v1051 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v1054 = v118; v1054 < 8192u; v1054 += v969) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1056 = v1054 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v1058 = v1054 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v1059 = v67 + v1056;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1060 = v1059 < v15;
-        const unsigned int v1061 = v968 + v1058;
-        const bool v1062 = v1061 < v18;
-        const bool v1063 = v1060 && v1062;
-        if (v1063) {
-          const unsigned int v1065 = v1059 * v18;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v1066 = v69 + v1065;
-          const unsigned int v1067 = v1066 + v968;
-          const unsigned int v1068 = v1067 + v1058;
-          const iron_bf16 v1069 = weight[v1068];
-          const unsigned int v1071 = v1056 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v1072 = v1071 + v1058;
-          shm1[(v1072 ^ (((v1072 >> 6u) & 7u) << 3u))] = v1069;
+      for (unsigned int v1056 = v118; v1056 < 8192u; v1056 += v971) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1058 = v1056 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1060 = v1056 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1061 = v67 + v1058;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1062 = v1061 < v15;
+        const unsigned int v1063 = v970 + v1060;
+        const bool v1064 = v1063 < v18;
+        const bool v1065 = v1062 && v1064;
+        if (v1065) {
+          const unsigned int v1067 = v1061 * v18;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1068 = v69 + v1067;
+          const unsigned int v1069 = v1068 + v970;
+          const unsigned int v1070 = v1069 + v1060;
+          const iron_bf16 v1071 = weight[v1070];
+          const unsigned int v1073 = v1058 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v1074 = v1073 + v1060;
+          shm1[(v1074 ^ (((v1074 >> 6u) & 7u) << 3u))] = v1071;
         } else {
-          const unsigned int v1074 = v1056 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v1075 = v1074 + v1058;
-          shm1[(v1075 ^ (((v1075 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1076 = v1058 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v1077 = v1076 + v1060;
+          shm1[(v1077 ^ (((v1077 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1082, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1088, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1084, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1090, 64u);  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1096, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1102, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1098, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1104, 64u);  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1108, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1114, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1110, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1116, 64u);  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1120, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1126, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1122, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1128, 64u);  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v1127 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:280
-  const unsigned int v1128 = v63 + v269;
-  const unsigned int v1132 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v1133 = v1132 == 0u;
-  const unsigned int v1136 = v15 & 1u;
-  const bool v1137 = v1136 == 0u;
-  const bool v1138 = v1133 && v1137;
-  if (v1138) {
-    const unsigned int v1139 = static_cast<unsigned int>(v275.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1140 = v1128 + v1139;
-    const unsigned int v1141 = static_cast<unsigned int>(v275.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1142 = v1127 + v1141;
-    const unsigned int v1144 = static_cast<unsigned int>(v275.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1145 = v1144 == v1139;
-    const unsigned int v1148 = v1141 + 1u;
-    const unsigned int v1149 = static_cast<unsigned int>(v275.col(1, iron_linear_thread() & 31u));
-    const bool v1150 = v1149 == v1148;
-    const bool v1151 = v1145 && v1150;
-    const unsigned int v1154 = v1142 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1155 = v1154 == 0u;
-    const bool v1156 = v1151 && v1155;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1156) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1157 = v1140 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1158 = v1142 < v15;
-      const bool v1159 = v1157 && v1158;
-      if (v1159) {
-        const unsigned int v1160 = v68 + v1142;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1161 = v275.x[0];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1162 = bias[v1160];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1163 = iron_to_f32(v1162);
-        const float v1164 = v1161 + v1163;
-        const float v1166 = fmaxf(v1164, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1167 = iron_f32_to_bf16(v1166);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1168 = v275.x[1];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1170 = v1160 + 1u;
-        const iron_bf16 v1171 = bias[v1170];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1172 = iron_to_f32(v1171);
-        const float v1173 = v1168 + v1172;
-        const float v1175 = fmaxf(v1173, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1176 = iron_f32_to_bf16(v1175);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1177 = v1140 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1178 = v1177 + v1160;
-        *reinterpret_cast<iron_bf16x2*>(out + v1178) = iron_bf16x2{{v1167, v1176}};
-      }
-    } else {
-      const bool v1183 = v1140 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1184 = v1142 < v15;
-      const bool v1185 = v1183 && v1184;
-      if (v1185) {
-        const float v1186 = v275.x[0];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1187 = v68 + v1142;
-        const iron_bf16 v1188 = bias[v1187];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1189 = iron_to_f32(v1188);
-        const float v1190 = v1186 + v1189;
-        const float v1192 = fmaxf(v1190, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1193 = iron_f32_to_bf16(v1192);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1194 = v1140 * v4;
-        const unsigned int v1195 = v1194 + v68;
-        const unsigned int v1196 = v1195 + v1142;
-        out[v1196] = v1193;
-      }
-      const unsigned int v1198 = v1128 + v1144;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1200 = v1127 + v1149;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1201 = v1198 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1202 = v1200 < v15;
-      const bool v1203 = v1201 && v1202;
-      if (v1203) {
-        const float v1204 = v275.x[1];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1205 = v68 + v1200;
-        const iron_bf16 v1206 = bias[v1205];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1207 = iron_to_f32(v1206);
-        const float v1208 = v1204 + v1207;
-        const float v1210 = fmaxf(v1208, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1211 = iron_f32_to_bf16(v1210);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1212 = v1198 * v4;
-        const unsigned int v1213 = v1212 + v68;
-        const unsigned int v1214 = v1213 + v1200;
-        out[v1214] = v1211;
-      }
+  const unsigned int v1129 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:280
+  const unsigned int v1130 = v63 + v269;
+  const unsigned int v1135 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+  const bool v1136 = v1135 == 0u;
+  const unsigned int v1139 = v15 & 1u;
+  const bool v1140 = v1139 == 0u;
+  const bool v1141 = v1136 && v1140;
+  if (v1141) {
+    const unsigned int v1143 = static_cast<unsigned int>(v275.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1144 = v1130 + v1143;
+    const unsigned int v1145 = static_cast<unsigned int>(v275.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1146 = v1129 + v1145;
+    const bool v1147 = v1144 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1148 = v1146 < v15;
+    const bool v1149 = v1147 && v1148;
+    if (v1149) {
+      const unsigned int v1150 = v68 + v1146;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1151 = v275.x[0];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1152 = bias[v1150];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1153 = iron_to_f32(v1152);
+      const float v1154 = v1151 + v1153;
+      const float v1156 = fmaxf(v1154, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1157 = iron_f32_to_bf16(v1156);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1158 = v275.x[1];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1160 = v1150 + 1u;
+      const iron_bf16 v1161 = bias[v1160];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1162 = iron_to_f32(v1161);
+      const float v1163 = v1158 + v1162;
+      const float v1165 = fmaxf(v1163, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1166 = iron_f32_to_bf16(v1165);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1167 = v1144 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1168 = v1167 + v1150;
+      *reinterpret_cast<iron_bf16x2*>(out + v1168) = iron_bf16x2{{v1157, v1166}};
     }
-    const unsigned int v1215 = static_cast<unsigned int>(v275.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1216 = v1128 + v1215;
-    const unsigned int v1217 = static_cast<unsigned int>(v275.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1218 = v1127 + v1217;
-    const unsigned int v1220 = static_cast<unsigned int>(v275.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1221 = v1220 == v1215;
-    const unsigned int v1224 = v1217 + 1u;
-    const unsigned int v1225 = static_cast<unsigned int>(v275.col(3, iron_linear_thread() & 31u));
-    const bool v1226 = v1225 == v1224;
-    const bool v1227 = v1221 && v1226;
-    const unsigned int v1230 = v1218 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1231 = v1230 == 0u;
-    const bool v1232 = v1227 && v1231;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1232) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1233 = v1216 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1234 = v1218 < v15;
-      const bool v1235 = v1233 && v1234;
-      if (v1235) {
-        const unsigned int v1236 = v68 + v1218;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1237 = v275.x[2];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1238 = bias[v1236];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1239 = iron_to_f32(v1238);
-        const float v1240 = v1237 + v1239;
-        const float v1242 = fmaxf(v1240, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1243 = iron_f32_to_bf16(v1242);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1244 = v275.x[3];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1246 = v1236 + 1u;
-        const iron_bf16 v1247 = bias[v1246];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1248 = iron_to_f32(v1247);
-        const float v1249 = v1244 + v1248;
-        const float v1251 = fmaxf(v1249, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1252 = iron_f32_to_bf16(v1251);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1253 = v1216 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1254 = v1253 + v1236;
-        *reinterpret_cast<iron_bf16x2*>(out + v1254) = iron_bf16x2{{v1243, v1252}};
-      }
-    } else {
-      const bool v1259 = v1216 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1260 = v1218 < v15;
-      const bool v1261 = v1259 && v1260;
-      if (v1261) {
-        const float v1262 = v275.x[2];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1263 = v68 + v1218;
-        const iron_bf16 v1264 = bias[v1263];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1265 = iron_to_f32(v1264);
-        const float v1266 = v1262 + v1265;
-        const float v1268 = fmaxf(v1266, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1269 = iron_f32_to_bf16(v1268);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1270 = v1216 * v4;
-        const unsigned int v1271 = v1270 + v68;
-        const unsigned int v1272 = v1271 + v1218;
-        out[v1272] = v1269;
-      }
-      const unsigned int v1274 = v1128 + v1220;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1276 = v1127 + v1225;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1277 = v1274 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1278 = v1276 < v15;
-      const bool v1279 = v1277 && v1278;
-      if (v1279) {
-        const float v1280 = v275.x[3];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1281 = v68 + v1276;
-        const iron_bf16 v1282 = bias[v1281];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1283 = iron_to_f32(v1282);
-        const float v1284 = v1280 + v1283;
-        const float v1286 = fmaxf(v1284, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1287 = iron_f32_to_bf16(v1286);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1288 = v1274 * v4;
-        const unsigned int v1289 = v1288 + v68;
-        const unsigned int v1290 = v1289 + v1276;
-        out[v1290] = v1287;
-      }
+    const unsigned int v1169 = static_cast<unsigned int>(v275.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1170 = v1130 + v1169;
+    const unsigned int v1171 = static_cast<unsigned int>(v275.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1172 = v1129 + v1171;
+    const bool v1173 = v1170 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1174 = v1172 < v15;
+    const bool v1175 = v1173 && v1174;
+    if (v1175) {
+      const unsigned int v1176 = v68 + v1172;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1177 = v275.x[2];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1178 = bias[v1176];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1179 = iron_to_f32(v1178);
+      const float v1180 = v1177 + v1179;
+      const float v1182 = fmaxf(v1180, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1183 = iron_f32_to_bf16(v1182);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1184 = v275.x[3];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1186 = v1176 + 1u;
+      const iron_bf16 v1187 = bias[v1186];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1188 = iron_to_f32(v1187);
+      const float v1189 = v1184 + v1188;
+      const float v1191 = fmaxf(v1189, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1192 = iron_f32_to_bf16(v1191);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1193 = v1170 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1194 = v1193 + v1176;
+      *reinterpret_cast<iron_bf16x2*>(out + v1194) = iron_bf16x2{{v1183, v1192}};
     }
-    const unsigned int v1291 = static_cast<unsigned int>(v275.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1292 = v1128 + v1291;
-    const unsigned int v1293 = static_cast<unsigned int>(v275.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1294 = v1127 + v1293;
-    const unsigned int v1296 = static_cast<unsigned int>(v275.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1297 = v1296 == v1291;
-    const unsigned int v1300 = v1293 + 1u;
-    const unsigned int v1301 = static_cast<unsigned int>(v275.col(5, iron_linear_thread() & 31u));
-    const bool v1302 = v1301 == v1300;
-    const bool v1303 = v1297 && v1302;
-    const unsigned int v1306 = v1294 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1307 = v1306 == 0u;
-    const bool v1308 = v1303 && v1307;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1308) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1309 = v1292 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1310 = v1294 < v15;
-      const bool v1311 = v1309 && v1310;
-      if (v1311) {
-        const unsigned int v1312 = v68 + v1294;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1313 = v275.x[4];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1314 = bias[v1312];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1315 = iron_to_f32(v1314);
-        const float v1316 = v1313 + v1315;
-        const float v1318 = fmaxf(v1316, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1319 = iron_f32_to_bf16(v1318);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1320 = v275.x[5];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1322 = v1312 + 1u;
-        const iron_bf16 v1323 = bias[v1322];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1324 = iron_to_f32(v1323);
-        const float v1325 = v1320 + v1324;
-        const float v1327 = fmaxf(v1325, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1328 = iron_f32_to_bf16(v1327);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1329 = v1292 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1330 = v1329 + v1312;
-        *reinterpret_cast<iron_bf16x2*>(out + v1330) = iron_bf16x2{{v1319, v1328}};
-      }
-    } else {
-      const bool v1335 = v1292 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1336 = v1294 < v15;
-      const bool v1337 = v1335 && v1336;
-      if (v1337) {
-        const float v1338 = v275.x[4];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1339 = v68 + v1294;
-        const iron_bf16 v1340 = bias[v1339];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1341 = iron_to_f32(v1340);
-        const float v1342 = v1338 + v1341;
-        const float v1344 = fmaxf(v1342, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1345 = iron_f32_to_bf16(v1344);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1346 = v1292 * v4;
-        const unsigned int v1347 = v1346 + v68;
-        const unsigned int v1348 = v1347 + v1294;
-        out[v1348] = v1345;
-      }
-      const unsigned int v1350 = v1128 + v1296;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1352 = v1127 + v1301;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1353 = v1350 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1354 = v1352 < v15;
-      const bool v1355 = v1353 && v1354;
-      if (v1355) {
-        const float v1356 = v275.x[5];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1357 = v68 + v1352;
-        const iron_bf16 v1358 = bias[v1357];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1359 = iron_to_f32(v1358);
-        const float v1360 = v1356 + v1359;
-        const float v1362 = fmaxf(v1360, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1363 = iron_f32_to_bf16(v1362);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1364 = v1350 * v4;
-        const unsigned int v1365 = v1364 + v68;
-        const unsigned int v1366 = v1365 + v1352;
-        out[v1366] = v1363;
-      }
+    const unsigned int v1195 = static_cast<unsigned int>(v275.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1196 = v1130 + v1195;
+    const unsigned int v1197 = static_cast<unsigned int>(v275.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1198 = v1129 + v1197;
+    const bool v1199 = v1196 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1200 = v1198 < v15;
+    const bool v1201 = v1199 && v1200;
+    if (v1201) {
+      const unsigned int v1202 = v68 + v1198;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1203 = v275.x[4];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1204 = bias[v1202];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1205 = iron_to_f32(v1204);
+      const float v1206 = v1203 + v1205;
+      const float v1208 = fmaxf(v1206, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1209 = iron_f32_to_bf16(v1208);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1210 = v275.x[5];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1212 = v1202 + 1u;
+      const iron_bf16 v1213 = bias[v1212];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1214 = iron_to_f32(v1213);
+      const float v1215 = v1210 + v1214;
+      const float v1217 = fmaxf(v1215, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1218 = iron_f32_to_bf16(v1217);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1219 = v1196 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1220 = v1219 + v1202;
+      *reinterpret_cast<iron_bf16x2*>(out + v1220) = iron_bf16x2{{v1209, v1218}};
     }
-    const unsigned int v1367 = static_cast<unsigned int>(v275.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1368 = v1128 + v1367;
-    const unsigned int v1369 = static_cast<unsigned int>(v275.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1370 = v1127 + v1369;
-    const unsigned int v1372 = static_cast<unsigned int>(v275.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1373 = v1372 == v1367;
-    const unsigned int v1376 = v1369 + 1u;
-    const unsigned int v1377 = static_cast<unsigned int>(v275.col(7, iron_linear_thread() & 31u));
-    const bool v1378 = v1377 == v1376;
-    const bool v1379 = v1373 && v1378;
-    const unsigned int v1382 = v1370 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1383 = v1382 == 0u;
-    const bool v1384 = v1379 && v1383;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1384) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1385 = v1368 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1386 = v1370 < v15;
-      const bool v1387 = v1385 && v1386;
-      if (v1387) {
-        const unsigned int v1388 = v68 + v1370;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1389 = v275.x[6];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1390 = bias[v1388];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1391 = iron_to_f32(v1390);
-        const float v1392 = v1389 + v1391;
-        const float v1394 = fmaxf(v1392, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1395 = iron_f32_to_bf16(v1394);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1396 = v275.x[7];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1398 = v1388 + 1u;
-        const iron_bf16 v1399 = bias[v1398];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1400 = iron_to_f32(v1399);
-        const float v1401 = v1396 + v1400;
-        const float v1403 = fmaxf(v1401, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1404 = iron_f32_to_bf16(v1403);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1405 = v1368 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1406 = v1405 + v1388;
-        *reinterpret_cast<iron_bf16x2*>(out + v1406) = iron_bf16x2{{v1395, v1404}};
-      }
-    } else {
-      const bool v1411 = v1368 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1412 = v1370 < v15;
-      const bool v1413 = v1411 && v1412;
-      if (v1413) {
-        const float v1414 = v275.x[6];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1415 = v68 + v1370;
-        const iron_bf16 v1416 = bias[v1415];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1417 = iron_to_f32(v1416);
-        const float v1418 = v1414 + v1417;
-        const float v1420 = fmaxf(v1418, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1421 = iron_f32_to_bf16(v1420);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1422 = v1368 * v4;
-        const unsigned int v1423 = v1422 + v68;
-        const unsigned int v1424 = v1423 + v1370;
-        out[v1424] = v1421;
-      }
-      const unsigned int v1426 = v1128 + v1372;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1428 = v1127 + v1377;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1429 = v1426 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1430 = v1428 < v15;
-      const bool v1431 = v1429 && v1430;
-      if (v1431) {
-        const float v1432 = v275.x[7];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1433 = v68 + v1428;
-        const iron_bf16 v1434 = bias[v1433];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1435 = iron_to_f32(v1434);
-        const float v1436 = v1432 + v1435;
-        const float v1438 = fmaxf(v1436, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1439 = iron_f32_to_bf16(v1438);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1440 = v1426 * v4;
-        const unsigned int v1441 = v1440 + v68;
-        const unsigned int v1442 = v1441 + v1428;
-        out[v1442] = v1439;
-      }
+    const unsigned int v1221 = static_cast<unsigned int>(v275.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1222 = v1130 + v1221;
+    const unsigned int v1223 = static_cast<unsigned int>(v275.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1224 = v1129 + v1223;
+    const bool v1225 = v1222 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1226 = v1224 < v15;
+    const bool v1227 = v1225 && v1226;
+    if (v1227) {
+      const unsigned int v1228 = v68 + v1224;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1229 = v275.x[6];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1230 = bias[v1228];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1231 = iron_to_f32(v1230);
+      const float v1232 = v1229 + v1231;
+      const float v1234 = fmaxf(v1232, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1235 = iron_f32_to_bf16(v1234);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1236 = v275.x[7];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1238 = v1228 + 1u;
+      const iron_bf16 v1239 = bias[v1238];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1240 = iron_to_f32(v1239);
+      const float v1241 = v1236 + v1240;
+      const float v1243 = fmaxf(v1241, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1244 = iron_f32_to_bf16(v1243);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1245 = v1222 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1246 = v1245 + v1228;
+      *reinterpret_cast<iron_bf16x2*>(out + v1246) = iron_bf16x2{{v1235, v1244}};
     }
-    const unsigned int v1443 = static_cast<unsigned int>(v275.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1444 = v1128 + v1443;
-    const unsigned int v1445 = static_cast<unsigned int>(v275.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1446 = v1127 + v1445;
-    const unsigned int v1448 = static_cast<unsigned int>(v275.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1449 = v1448 == v1443;
-    const unsigned int v1452 = v1445 + 1u;
-    const unsigned int v1453 = static_cast<unsigned int>(v275.col(9, iron_linear_thread() & 31u));
-    const bool v1454 = v1453 == v1452;
-    const bool v1455 = v1449 && v1454;
-    const unsigned int v1458 = v1446 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1459 = v1458 == 0u;
-    const bool v1460 = v1455 && v1459;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1460) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1461 = v1444 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1462 = v1446 < v15;
-      const bool v1463 = v1461 && v1462;
-      if (v1463) {
-        const unsigned int v1464 = v68 + v1446;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1465 = v275.x[8];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1466 = bias[v1464];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1467 = iron_to_f32(v1466);
-        const float v1468 = v1465 + v1467;
-        const float v1470 = fmaxf(v1468, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1471 = iron_f32_to_bf16(v1470);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1472 = v275.x[9];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1474 = v1464 + 1u;
-        const iron_bf16 v1475 = bias[v1474];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1476 = iron_to_f32(v1475);
-        const float v1477 = v1472 + v1476;
-        const float v1479 = fmaxf(v1477, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1480 = iron_f32_to_bf16(v1479);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1481 = v1444 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1482 = v1481 + v1464;
-        *reinterpret_cast<iron_bf16x2*>(out + v1482) = iron_bf16x2{{v1471, v1480}};
-      }
-    } else {
-      const bool v1487 = v1444 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1488 = v1446 < v15;
-      const bool v1489 = v1487 && v1488;
-      if (v1489) {
-        const float v1490 = v275.x[8];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1491 = v68 + v1446;
-        const iron_bf16 v1492 = bias[v1491];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1493 = iron_to_f32(v1492);
-        const float v1494 = v1490 + v1493;
-        const float v1496 = fmaxf(v1494, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1497 = iron_f32_to_bf16(v1496);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1498 = v1444 * v4;
-        const unsigned int v1499 = v1498 + v68;
-        const unsigned int v1500 = v1499 + v1446;
-        out[v1500] = v1497;
-      }
-      const unsigned int v1502 = v1128 + v1448;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1504 = v1127 + v1453;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1505 = v1502 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1506 = v1504 < v15;
-      const bool v1507 = v1505 && v1506;
-      if (v1507) {
-        const float v1508 = v275.x[9];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1509 = v68 + v1504;
-        const iron_bf16 v1510 = bias[v1509];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1511 = iron_to_f32(v1510);
-        const float v1512 = v1508 + v1511;
-        const float v1514 = fmaxf(v1512, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1515 = iron_f32_to_bf16(v1514);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1516 = v1502 * v4;
-        const unsigned int v1517 = v1516 + v68;
-        const unsigned int v1518 = v1517 + v1504;
-        out[v1518] = v1515;
-      }
+    const unsigned int v1247 = static_cast<unsigned int>(v275.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1248 = v1130 + v1247;
+    const unsigned int v1249 = static_cast<unsigned int>(v275.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1250 = v1129 + v1249;
+    const bool v1251 = v1248 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1252 = v1250 < v15;
+    const bool v1253 = v1251 && v1252;
+    if (v1253) {
+      const unsigned int v1254 = v68 + v1250;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1255 = v275.x[8];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1256 = bias[v1254];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1257 = iron_to_f32(v1256);
+      const float v1258 = v1255 + v1257;
+      const float v1260 = fmaxf(v1258, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1261 = iron_f32_to_bf16(v1260);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1262 = v275.x[9];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1264 = v1254 + 1u;
+      const iron_bf16 v1265 = bias[v1264];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1266 = iron_to_f32(v1265);
+      const float v1267 = v1262 + v1266;
+      const float v1269 = fmaxf(v1267, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1270 = iron_f32_to_bf16(v1269);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1271 = v1248 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1272 = v1271 + v1254;
+      *reinterpret_cast<iron_bf16x2*>(out + v1272) = iron_bf16x2{{v1261, v1270}};
     }
-    const unsigned int v1519 = static_cast<unsigned int>(v275.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1520 = v1128 + v1519;
-    const unsigned int v1521 = static_cast<unsigned int>(v275.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1522 = v1127 + v1521;
-    const unsigned int v1524 = static_cast<unsigned int>(v275.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1525 = v1524 == v1519;
-    const unsigned int v1528 = v1521 + 1u;
-    const unsigned int v1529 = static_cast<unsigned int>(v275.col(11, iron_linear_thread() & 31u));
-    const bool v1530 = v1529 == v1528;
-    const bool v1531 = v1525 && v1530;
-    const unsigned int v1534 = v1522 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1535 = v1534 == 0u;
-    const bool v1536 = v1531 && v1535;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1536) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1537 = v1520 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1538 = v1522 < v15;
-      const bool v1539 = v1537 && v1538;
-      if (v1539) {
-        const unsigned int v1540 = v68 + v1522;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1541 = v275.x[10];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1542 = bias[v1540];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1543 = iron_to_f32(v1542);
-        const float v1544 = v1541 + v1543;
-        const float v1546 = fmaxf(v1544, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1547 = iron_f32_to_bf16(v1546);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1548 = v275.x[11];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1550 = v1540 + 1u;
-        const iron_bf16 v1551 = bias[v1550];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1552 = iron_to_f32(v1551);
-        const float v1553 = v1548 + v1552;
-        const float v1555 = fmaxf(v1553, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1556 = iron_f32_to_bf16(v1555);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1557 = v1520 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1558 = v1557 + v1540;
-        *reinterpret_cast<iron_bf16x2*>(out + v1558) = iron_bf16x2{{v1547, v1556}};
-      }
-    } else {
-      const bool v1563 = v1520 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1564 = v1522 < v15;
-      const bool v1565 = v1563 && v1564;
-      if (v1565) {
-        const float v1566 = v275.x[10];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1567 = v68 + v1522;
-        const iron_bf16 v1568 = bias[v1567];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1569 = iron_to_f32(v1568);
-        const float v1570 = v1566 + v1569;
-        const float v1572 = fmaxf(v1570, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1573 = iron_f32_to_bf16(v1572);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1574 = v1520 * v4;
-        const unsigned int v1575 = v1574 + v68;
-        const unsigned int v1576 = v1575 + v1522;
-        out[v1576] = v1573;
-      }
-      const unsigned int v1578 = v1128 + v1524;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1580 = v1127 + v1529;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1581 = v1578 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1582 = v1580 < v15;
-      const bool v1583 = v1581 && v1582;
-      if (v1583) {
-        const float v1584 = v275.x[11];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1585 = v68 + v1580;
-        const iron_bf16 v1586 = bias[v1585];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1587 = iron_to_f32(v1586);
-        const float v1588 = v1584 + v1587;
-        const float v1590 = fmaxf(v1588, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1591 = iron_f32_to_bf16(v1590);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1592 = v1578 * v4;
-        const unsigned int v1593 = v1592 + v68;
-        const unsigned int v1594 = v1593 + v1580;
-        out[v1594] = v1591;
-      }
+    const unsigned int v1273 = static_cast<unsigned int>(v275.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1274 = v1130 + v1273;
+    const unsigned int v1275 = static_cast<unsigned int>(v275.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1276 = v1129 + v1275;
+    const bool v1277 = v1274 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1278 = v1276 < v15;
+    const bool v1279 = v1277 && v1278;
+    if (v1279) {
+      const unsigned int v1280 = v68 + v1276;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1281 = v275.x[10];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1282 = bias[v1280];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1283 = iron_to_f32(v1282);
+      const float v1284 = v1281 + v1283;
+      const float v1286 = fmaxf(v1284, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1287 = iron_f32_to_bf16(v1286);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1288 = v275.x[11];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1290 = v1280 + 1u;
+      const iron_bf16 v1291 = bias[v1290];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1292 = iron_to_f32(v1291);
+      const float v1293 = v1288 + v1292;
+      const float v1295 = fmaxf(v1293, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1296 = iron_f32_to_bf16(v1295);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1297 = v1274 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1298 = v1297 + v1280;
+      *reinterpret_cast<iron_bf16x2*>(out + v1298) = iron_bf16x2{{v1287, v1296}};
     }
-    const unsigned int v1595 = static_cast<unsigned int>(v275.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1596 = v1128 + v1595;
-    const unsigned int v1597 = static_cast<unsigned int>(v275.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1598 = v1127 + v1597;
-    const unsigned int v1600 = static_cast<unsigned int>(v275.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1601 = v1600 == v1595;
-    const unsigned int v1604 = v1597 + 1u;
-    const unsigned int v1605 = static_cast<unsigned int>(v275.col(13, iron_linear_thread() & 31u));
-    const bool v1606 = v1605 == v1604;
-    const bool v1607 = v1601 && v1606;
-    const unsigned int v1610 = v1598 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1611 = v1610 == 0u;
-    const bool v1612 = v1607 && v1611;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1612) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1613 = v1596 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1614 = v1598 < v15;
-      const bool v1615 = v1613 && v1614;
-      if (v1615) {
-        const unsigned int v1616 = v68 + v1598;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1617 = v275.x[12];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1618 = bias[v1616];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1619 = iron_to_f32(v1618);
-        const float v1620 = v1617 + v1619;
-        const float v1622 = fmaxf(v1620, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1623 = iron_f32_to_bf16(v1622);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1624 = v275.x[13];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1626 = v1616 + 1u;
-        const iron_bf16 v1627 = bias[v1626];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1628 = iron_to_f32(v1627);
-        const float v1629 = v1624 + v1628;
-        const float v1631 = fmaxf(v1629, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1632 = iron_f32_to_bf16(v1631);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1633 = v1596 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1634 = v1633 + v1616;
-        *reinterpret_cast<iron_bf16x2*>(out + v1634) = iron_bf16x2{{v1623, v1632}};
-      }
-    } else {
-      const bool v1639 = v1596 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1640 = v1598 < v15;
-      const bool v1641 = v1639 && v1640;
-      if (v1641) {
-        const float v1642 = v275.x[12];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1643 = v68 + v1598;
-        const iron_bf16 v1644 = bias[v1643];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1645 = iron_to_f32(v1644);
-        const float v1646 = v1642 + v1645;
-        const float v1648 = fmaxf(v1646, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1649 = iron_f32_to_bf16(v1648);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1650 = v1596 * v4;
-        const unsigned int v1651 = v1650 + v68;
-        const unsigned int v1652 = v1651 + v1598;
-        out[v1652] = v1649;
-      }
-      const unsigned int v1654 = v1128 + v1600;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1656 = v1127 + v1605;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1657 = v1654 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1658 = v1656 < v15;
-      const bool v1659 = v1657 && v1658;
-      if (v1659) {
-        const float v1660 = v275.x[13];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1661 = v68 + v1656;
-        const iron_bf16 v1662 = bias[v1661];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1663 = iron_to_f32(v1662);
-        const float v1664 = v1660 + v1663;
-        const float v1666 = fmaxf(v1664, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1667 = iron_f32_to_bf16(v1666);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1668 = v1654 * v4;
-        const unsigned int v1669 = v1668 + v68;
-        const unsigned int v1670 = v1669 + v1656;
-        out[v1670] = v1667;
-      }
+    const unsigned int v1299 = static_cast<unsigned int>(v275.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1300 = v1130 + v1299;
+    const unsigned int v1301 = static_cast<unsigned int>(v275.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1302 = v1129 + v1301;
+    const bool v1303 = v1300 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1304 = v1302 < v15;
+    const bool v1305 = v1303 && v1304;
+    if (v1305) {
+      const unsigned int v1306 = v68 + v1302;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1307 = v275.x[12];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1308 = bias[v1306];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1309 = iron_to_f32(v1308);
+      const float v1310 = v1307 + v1309;
+      const float v1312 = fmaxf(v1310, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1313 = iron_f32_to_bf16(v1312);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1314 = v275.x[13];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1316 = v1306 + 1u;
+      const iron_bf16 v1317 = bias[v1316];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1318 = iron_to_f32(v1317);
+      const float v1319 = v1314 + v1318;
+      const float v1321 = fmaxf(v1319, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1322 = iron_f32_to_bf16(v1321);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1323 = v1300 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1324 = v1323 + v1306;
+      *reinterpret_cast<iron_bf16x2*>(out + v1324) = iron_bf16x2{{v1313, v1322}};
     }
-    const unsigned int v1671 = static_cast<unsigned int>(v275.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1672 = v1128 + v1671;
-    const unsigned int v1673 = static_cast<unsigned int>(v275.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1674 = v1127 + v1673;
-    const unsigned int v1676 = static_cast<unsigned int>(v275.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1677 = v1676 == v1671;
-    const unsigned int v1680 = v1673 + 1u;
-    const unsigned int v1681 = static_cast<unsigned int>(v275.col(15, iron_linear_thread() & 31u));
-    const bool v1682 = v1681 == v1680;
-    const bool v1683 = v1677 && v1682;
-    const unsigned int v1686 = v1674 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1687 = v1686 == 0u;
-    const bool v1688 = v1683 && v1687;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1688) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1689 = v1672 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1690 = v1674 < v15;
-      const bool v1691 = v1689 && v1690;
-      if (v1691) {
-        const unsigned int v1692 = v68 + v1674;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1693 = v275.x[14];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1694 = bias[v1692];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1695 = iron_to_f32(v1694);
-        const float v1696 = v1693 + v1695;
-        const float v1698 = fmaxf(v1696, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1699 = iron_f32_to_bf16(v1698);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1700 = v275.x[15];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1702 = v1692 + 1u;
-        const iron_bf16 v1703 = bias[v1702];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1704 = iron_to_f32(v1703);
-        const float v1705 = v1700 + v1704;
-        const float v1707 = fmaxf(v1705, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1708 = iron_f32_to_bf16(v1707);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1709 = v1672 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1710 = v1709 + v1692;
-        *reinterpret_cast<iron_bf16x2*>(out + v1710) = iron_bf16x2{{v1699, v1708}};
-      }
-    } else {
-      const bool v1715 = v1672 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1716 = v1674 < v15;
-      const bool v1717 = v1715 && v1716;
-      if (v1717) {
-        const float v1718 = v275.x[14];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1719 = v68 + v1674;
-        const iron_bf16 v1720 = bias[v1719];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1721 = iron_to_f32(v1720);
-        const float v1722 = v1718 + v1721;
-        const float v1724 = fmaxf(v1722, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1725 = iron_f32_to_bf16(v1724);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1726 = v1672 * v4;
-        const unsigned int v1727 = v1726 + v68;
-        const unsigned int v1728 = v1727 + v1674;
-        out[v1728] = v1725;
-      }
-      const unsigned int v1730 = v1128 + v1676;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1732 = v1127 + v1681;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1733 = v1730 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1734 = v1732 < v15;
-      const bool v1735 = v1733 && v1734;
-      if (v1735) {
-        const float v1736 = v275.x[15];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1737 = v68 + v1732;
-        const iron_bf16 v1738 = bias[v1737];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1739 = iron_to_f32(v1738);
-        const float v1740 = v1736 + v1739;
-        const float v1742 = fmaxf(v1740, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1743 = iron_f32_to_bf16(v1742);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1744 = v1730 * v4;
-        const unsigned int v1745 = v1744 + v68;
-        const unsigned int v1746 = v1745 + v1732;
-        out[v1746] = v1743;
-      }
+    const unsigned int v1325 = static_cast<unsigned int>(v275.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1326 = v1130 + v1325;
+    const unsigned int v1327 = static_cast<unsigned int>(v275.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1328 = v1129 + v1327;
+    const bool v1329 = v1326 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1330 = v1328 < v15;
+    const bool v1331 = v1329 && v1330;
+    if (v1331) {
+      const unsigned int v1332 = v68 + v1328;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1333 = v275.x[14];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1334 = bias[v1332];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1335 = iron_to_f32(v1334);
+      const float v1336 = v1333 + v1335;
+      const float v1338 = fmaxf(v1336, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1339 = iron_f32_to_bf16(v1338);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1340 = v275.x[15];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1342 = v1332 + 1u;
+      const iron_bf16 v1343 = bias[v1342];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1344 = iron_to_f32(v1343);
+      const float v1345 = v1340 + v1344;
+      const float v1347 = fmaxf(v1345, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1348 = iron_f32_to_bf16(v1347);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1349 = v1326 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1350 = v1349 + v1332;
+      *reinterpret_cast<iron_bf16x2*>(out + v1350) = iron_bf16x2{{v1339, v1348}};
     }
-    const unsigned int v1747 = static_cast<unsigned int>(v275.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1748 = v1128 + v1747;
-    const unsigned int v1749 = static_cast<unsigned int>(v275.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1750 = v1127 + v1749;
-    const unsigned int v1752 = static_cast<unsigned int>(v275.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1753 = v1752 == v1747;
-    const unsigned int v1756 = v1749 + 1u;
-    const unsigned int v1757 = static_cast<unsigned int>(v275.col(17, iron_linear_thread() & 31u));
-    const bool v1758 = v1757 == v1756;
-    const bool v1759 = v1753 && v1758;
-    const unsigned int v1762 = v1750 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1763 = v1762 == 0u;
-    const bool v1764 = v1759 && v1763;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1764) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1765 = v1748 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1766 = v1750 < v15;
-      const bool v1767 = v1765 && v1766;
-      if (v1767) {
-        const unsigned int v1768 = v68 + v1750;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1769 = v275.x[16];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1770 = bias[v1768];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1771 = iron_to_f32(v1770);
-        const float v1772 = v1769 + v1771;
-        const float v1774 = fmaxf(v1772, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1775 = iron_f32_to_bf16(v1774);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1776 = v275.x[17];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1778 = v1768 + 1u;
-        const iron_bf16 v1779 = bias[v1778];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1780 = iron_to_f32(v1779);
-        const float v1781 = v1776 + v1780;
-        const float v1783 = fmaxf(v1781, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1784 = iron_f32_to_bf16(v1783);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1785 = v1748 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1786 = v1785 + v1768;
-        *reinterpret_cast<iron_bf16x2*>(out + v1786) = iron_bf16x2{{v1775, v1784}};
-      }
-    } else {
-      const bool v1791 = v1748 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1792 = v1750 < v15;
-      const bool v1793 = v1791 && v1792;
-      if (v1793) {
-        const float v1794 = v275.x[16];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1795 = v68 + v1750;
-        const iron_bf16 v1796 = bias[v1795];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1797 = iron_to_f32(v1796);
-        const float v1798 = v1794 + v1797;
-        const float v1800 = fmaxf(v1798, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1801 = iron_f32_to_bf16(v1800);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1802 = v1748 * v4;
-        const unsigned int v1803 = v1802 + v68;
-        const unsigned int v1804 = v1803 + v1750;
-        out[v1804] = v1801;
-      }
-      const unsigned int v1806 = v1128 + v1752;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1808 = v1127 + v1757;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1809 = v1806 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1810 = v1808 < v15;
-      const bool v1811 = v1809 && v1810;
-      if (v1811) {
-        const float v1812 = v275.x[17];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1813 = v68 + v1808;
-        const iron_bf16 v1814 = bias[v1813];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1815 = iron_to_f32(v1814);
-        const float v1816 = v1812 + v1815;
-        const float v1818 = fmaxf(v1816, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1819 = iron_f32_to_bf16(v1818);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1820 = v1806 * v4;
-        const unsigned int v1821 = v1820 + v68;
-        const unsigned int v1822 = v1821 + v1808;
-        out[v1822] = v1819;
-      }
+    const unsigned int v1351 = static_cast<unsigned int>(v275.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1352 = v1130 + v1351;
+    const unsigned int v1353 = static_cast<unsigned int>(v275.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1354 = v1129 + v1353;
+    const bool v1355 = v1352 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1356 = v1354 < v15;
+    const bool v1357 = v1355 && v1356;
+    if (v1357) {
+      const unsigned int v1358 = v68 + v1354;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1359 = v275.x[16];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1360 = bias[v1358];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1361 = iron_to_f32(v1360);
+      const float v1362 = v1359 + v1361;
+      const float v1364 = fmaxf(v1362, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1365 = iron_f32_to_bf16(v1364);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1366 = v275.x[17];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1368 = v1358 + 1u;
+      const iron_bf16 v1369 = bias[v1368];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1370 = iron_to_f32(v1369);
+      const float v1371 = v1366 + v1370;
+      const float v1373 = fmaxf(v1371, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1374 = iron_f32_to_bf16(v1373);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1375 = v1352 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1376 = v1375 + v1358;
+      *reinterpret_cast<iron_bf16x2*>(out + v1376) = iron_bf16x2{{v1365, v1374}};
     }
-    const unsigned int v1823 = static_cast<unsigned int>(v275.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1824 = v1128 + v1823;
-    const unsigned int v1825 = static_cast<unsigned int>(v275.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1826 = v1127 + v1825;
-    const unsigned int v1828 = static_cast<unsigned int>(v275.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1829 = v1828 == v1823;
-    const unsigned int v1832 = v1825 + 1u;
-    const unsigned int v1833 = static_cast<unsigned int>(v275.col(19, iron_linear_thread() & 31u));
-    const bool v1834 = v1833 == v1832;
-    const bool v1835 = v1829 && v1834;
-    const unsigned int v1838 = v1826 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1839 = v1838 == 0u;
-    const bool v1840 = v1835 && v1839;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1840) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1841 = v1824 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1842 = v1826 < v15;
-      const bool v1843 = v1841 && v1842;
-      if (v1843) {
-        const unsigned int v1844 = v68 + v1826;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1845 = v275.x[18];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1846 = bias[v1844];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1847 = iron_to_f32(v1846);
-        const float v1848 = v1845 + v1847;
-        const float v1850 = fmaxf(v1848, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1851 = iron_f32_to_bf16(v1850);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1852 = v275.x[19];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1854 = v1844 + 1u;
-        const iron_bf16 v1855 = bias[v1854];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1856 = iron_to_f32(v1855);
-        const float v1857 = v1852 + v1856;
-        const float v1859 = fmaxf(v1857, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1860 = iron_f32_to_bf16(v1859);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1861 = v1824 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1862 = v1861 + v1844;
-        *reinterpret_cast<iron_bf16x2*>(out + v1862) = iron_bf16x2{{v1851, v1860}};
-      }
-    } else {
-      const bool v1867 = v1824 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1868 = v1826 < v15;
-      const bool v1869 = v1867 && v1868;
-      if (v1869) {
-        const float v1870 = v275.x[18];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1871 = v68 + v1826;
-        const iron_bf16 v1872 = bias[v1871];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1873 = iron_to_f32(v1872);
-        const float v1874 = v1870 + v1873;
-        const float v1876 = fmaxf(v1874, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1877 = iron_f32_to_bf16(v1876);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1878 = v1824 * v4;
-        const unsigned int v1879 = v1878 + v68;
-        const unsigned int v1880 = v1879 + v1826;
-        out[v1880] = v1877;
-      }
-      const unsigned int v1882 = v1128 + v1828;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1884 = v1127 + v1833;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1885 = v1882 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1886 = v1884 < v15;
-      const bool v1887 = v1885 && v1886;
-      if (v1887) {
-        const float v1888 = v275.x[19];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1889 = v68 + v1884;
-        const iron_bf16 v1890 = bias[v1889];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1891 = iron_to_f32(v1890);
-        const float v1892 = v1888 + v1891;
-        const float v1894 = fmaxf(v1892, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1895 = iron_f32_to_bf16(v1894);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1896 = v1882 * v4;
-        const unsigned int v1897 = v1896 + v68;
-        const unsigned int v1898 = v1897 + v1884;
-        out[v1898] = v1895;
-      }
+    const unsigned int v1377 = static_cast<unsigned int>(v275.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1378 = v1130 + v1377;
+    const unsigned int v1379 = static_cast<unsigned int>(v275.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1380 = v1129 + v1379;
+    const bool v1381 = v1378 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1382 = v1380 < v15;
+    const bool v1383 = v1381 && v1382;
+    if (v1383) {
+      const unsigned int v1384 = v68 + v1380;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1385 = v275.x[18];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1386 = bias[v1384];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1387 = iron_to_f32(v1386);
+      const float v1388 = v1385 + v1387;
+      const float v1390 = fmaxf(v1388, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1391 = iron_f32_to_bf16(v1390);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1392 = v275.x[19];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1394 = v1384 + 1u;
+      const iron_bf16 v1395 = bias[v1394];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1396 = iron_to_f32(v1395);
+      const float v1397 = v1392 + v1396;
+      const float v1399 = fmaxf(v1397, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1400 = iron_f32_to_bf16(v1399);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1401 = v1378 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1402 = v1401 + v1384;
+      *reinterpret_cast<iron_bf16x2*>(out + v1402) = iron_bf16x2{{v1391, v1400}};
     }
-    const unsigned int v1899 = static_cast<unsigned int>(v275.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1900 = v1128 + v1899;
-    const unsigned int v1901 = static_cast<unsigned int>(v275.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1902 = v1127 + v1901;
-    const unsigned int v1904 = static_cast<unsigned int>(v275.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1905 = v1904 == v1899;
-    const unsigned int v1908 = v1901 + 1u;
-    const unsigned int v1909 = static_cast<unsigned int>(v275.col(21, iron_linear_thread() & 31u));
-    const bool v1910 = v1909 == v1908;
-    const bool v1911 = v1905 && v1910;
-    const unsigned int v1914 = v1902 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1915 = v1914 == 0u;
-    const bool v1916 = v1911 && v1915;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1916) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1917 = v1900 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1918 = v1902 < v15;
-      const bool v1919 = v1917 && v1918;
-      if (v1919) {
-        const unsigned int v1920 = v68 + v1902;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1921 = v275.x[20];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1922 = bias[v1920];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1923 = iron_to_f32(v1922);
-        const float v1924 = v1921 + v1923;
-        const float v1926 = fmaxf(v1924, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1927 = iron_f32_to_bf16(v1926);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1928 = v275.x[21];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1930 = v1920 + 1u;
-        const iron_bf16 v1931 = bias[v1930];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1932 = iron_to_f32(v1931);
-        const float v1933 = v1928 + v1932;
-        const float v1935 = fmaxf(v1933, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1936 = iron_f32_to_bf16(v1935);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v1937 = v1900 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1938 = v1937 + v1920;
-        *reinterpret_cast<iron_bf16x2*>(out + v1938) = iron_bf16x2{{v1927, v1936}};
-      }
-    } else {
-      const bool v1943 = v1900 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1944 = v1902 < v15;
-      const bool v1945 = v1943 && v1944;
-      if (v1945) {
-        const float v1946 = v275.x[20];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1947 = v68 + v1902;
-        const iron_bf16 v1948 = bias[v1947];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1949 = iron_to_f32(v1948);
-        const float v1950 = v1946 + v1949;
-        const float v1952 = fmaxf(v1950, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1953 = iron_f32_to_bf16(v1952);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1954 = v1900 * v4;
-        const unsigned int v1955 = v1954 + v68;
-        const unsigned int v1956 = v1955 + v1902;
-        out[v1956] = v1953;
-      }
-      const unsigned int v1958 = v1128 + v1904;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1960 = v1127 + v1909;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1961 = v1958 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1962 = v1960 < v15;
-      const bool v1963 = v1961 && v1962;
-      if (v1963) {
-        const float v1964 = v275.x[21];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1965 = v68 + v1960;
-        const iron_bf16 v1966 = bias[v1965];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1967 = iron_to_f32(v1966);
-        const float v1968 = v1964 + v1967;
-        const float v1970 = fmaxf(v1968, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v1971 = iron_f32_to_bf16(v1970);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v1972 = v1958 * v4;
-        const unsigned int v1973 = v1972 + v68;
-        const unsigned int v1974 = v1973 + v1960;
-        out[v1974] = v1971;
-      }
+    const unsigned int v1403 = static_cast<unsigned int>(v275.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1404 = v1130 + v1403;
+    const unsigned int v1405 = static_cast<unsigned int>(v275.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1406 = v1129 + v1405;
+    const bool v1407 = v1404 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1408 = v1406 < v15;
+    const bool v1409 = v1407 && v1408;
+    if (v1409) {
+      const unsigned int v1410 = v68 + v1406;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1411 = v275.x[20];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1412 = bias[v1410];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1413 = iron_to_f32(v1412);
+      const float v1414 = v1411 + v1413;
+      const float v1416 = fmaxf(v1414, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1417 = iron_f32_to_bf16(v1416);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1418 = v275.x[21];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1420 = v1410 + 1u;
+      const iron_bf16 v1421 = bias[v1420];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1422 = iron_to_f32(v1421);
+      const float v1423 = v1418 + v1422;
+      const float v1425 = fmaxf(v1423, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1426 = iron_f32_to_bf16(v1425);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1427 = v1404 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1428 = v1427 + v1410;
+      *reinterpret_cast<iron_bf16x2*>(out + v1428) = iron_bf16x2{{v1417, v1426}};
     }
-    const unsigned int v1975 = static_cast<unsigned int>(v275.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1976 = v1128 + v1975;
-    const unsigned int v1977 = static_cast<unsigned int>(v275.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1978 = v1127 + v1977;
-    const unsigned int v1980 = static_cast<unsigned int>(v275.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1981 = v1980 == v1975;
-    const unsigned int v1984 = v1977 + 1u;
-    const unsigned int v1985 = static_cast<unsigned int>(v275.col(23, iron_linear_thread() & 31u));
-    const bool v1986 = v1985 == v1984;
-    const bool v1987 = v1981 && v1986;
-    const unsigned int v1990 = v1978 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1991 = v1990 == 0u;
-    const bool v1992 = v1987 && v1991;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1992) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1993 = v1976 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1994 = v1978 < v15;
-      const bool v1995 = v1993 && v1994;
-      if (v1995) {
-        const unsigned int v1996 = v68 + v1978;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1997 = v275.x[22];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1998 = bias[v1996];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1999 = iron_to_f32(v1998);
-        const float v2000 = v1997 + v1999;
-        const float v2002 = fmaxf(v2000, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2003 = iron_f32_to_bf16(v2002);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2004 = v275.x[23];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2006 = v1996 + 1u;
-        const iron_bf16 v2007 = bias[v2006];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2008 = iron_to_f32(v2007);
-        const float v2009 = v2004 + v2008;
-        const float v2011 = fmaxf(v2009, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2012 = iron_f32_to_bf16(v2011);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2013 = v1976 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2014 = v2013 + v1996;
-        *reinterpret_cast<iron_bf16x2*>(out + v2014) = iron_bf16x2{{v2003, v2012}};
-      }
-    } else {
-      const bool v2019 = v1976 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2020 = v1978 < v15;
-      const bool v2021 = v2019 && v2020;
-      if (v2021) {
-        const float v2022 = v275.x[22];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2023 = v68 + v1978;
-        const iron_bf16 v2024 = bias[v2023];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2025 = iron_to_f32(v2024);
-        const float v2026 = v2022 + v2025;
-        const float v2028 = fmaxf(v2026, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2029 = iron_f32_to_bf16(v2028);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2030 = v1976 * v4;
-        const unsigned int v2031 = v2030 + v68;
-        const unsigned int v2032 = v2031 + v1978;
-        out[v2032] = v2029;
-      }
-      const unsigned int v2034 = v1128 + v1980;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2036 = v1127 + v1985;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2037 = v2034 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2038 = v2036 < v15;
-      const bool v2039 = v2037 && v2038;
-      if (v2039) {
-        const float v2040 = v275.x[23];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2041 = v68 + v2036;
-        const iron_bf16 v2042 = bias[v2041];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2043 = iron_to_f32(v2042);
-        const float v2044 = v2040 + v2043;
-        const float v2046 = fmaxf(v2044, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2047 = iron_f32_to_bf16(v2046);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2048 = v2034 * v4;
-        const unsigned int v2049 = v2048 + v68;
-        const unsigned int v2050 = v2049 + v2036;
-        out[v2050] = v2047;
-      }
+    const unsigned int v1429 = static_cast<unsigned int>(v275.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1430 = v1130 + v1429;
+    const unsigned int v1431 = static_cast<unsigned int>(v275.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1432 = v1129 + v1431;
+    const bool v1433 = v1430 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1434 = v1432 < v15;
+    const bool v1435 = v1433 && v1434;
+    if (v1435) {
+      const unsigned int v1436 = v68 + v1432;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1437 = v275.x[22];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1438 = bias[v1436];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1439 = iron_to_f32(v1438);
+      const float v1440 = v1437 + v1439;
+      const float v1442 = fmaxf(v1440, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1443 = iron_f32_to_bf16(v1442);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1444 = v275.x[23];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1446 = v1436 + 1u;
+      const iron_bf16 v1447 = bias[v1446];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1448 = iron_to_f32(v1447);
+      const float v1449 = v1444 + v1448;
+      const float v1451 = fmaxf(v1449, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1452 = iron_f32_to_bf16(v1451);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1453 = v1430 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1454 = v1453 + v1436;
+      *reinterpret_cast<iron_bf16x2*>(out + v1454) = iron_bf16x2{{v1443, v1452}};
     }
-    const unsigned int v2051 = static_cast<unsigned int>(v275.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2052 = v1128 + v2051;
-    const unsigned int v2053 = static_cast<unsigned int>(v275.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2054 = v1127 + v2053;
-    const unsigned int v2056 = static_cast<unsigned int>(v275.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2057 = v2056 == v2051;
-    const unsigned int v2060 = v2053 + 1u;
-    const unsigned int v2061 = static_cast<unsigned int>(v275.col(25, iron_linear_thread() & 31u));
-    const bool v2062 = v2061 == v2060;
-    const bool v2063 = v2057 && v2062;
-    const unsigned int v2066 = v2054 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2067 = v2066 == 0u;
-    const bool v2068 = v2063 && v2067;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2068) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2069 = v2052 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2070 = v2054 < v15;
-      const bool v2071 = v2069 && v2070;
-      if (v2071) {
-        const unsigned int v2072 = v68 + v2054;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2073 = v275.x[24];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2074 = bias[v2072];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2075 = iron_to_f32(v2074);
-        const float v2076 = v2073 + v2075;
-        const float v2078 = fmaxf(v2076, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2079 = iron_f32_to_bf16(v2078);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2080 = v275.x[25];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2082 = v2072 + 1u;
-        const iron_bf16 v2083 = bias[v2082];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2084 = iron_to_f32(v2083);
-        const float v2085 = v2080 + v2084;
-        const float v2087 = fmaxf(v2085, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2088 = iron_f32_to_bf16(v2087);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2089 = v2052 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2090 = v2089 + v2072;
-        *reinterpret_cast<iron_bf16x2*>(out + v2090) = iron_bf16x2{{v2079, v2088}};
-      }
-    } else {
-      const bool v2095 = v2052 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2096 = v2054 < v15;
-      const bool v2097 = v2095 && v2096;
-      if (v2097) {
-        const float v2098 = v275.x[24];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2099 = v68 + v2054;
-        const iron_bf16 v2100 = bias[v2099];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2101 = iron_to_f32(v2100);
-        const float v2102 = v2098 + v2101;
-        const float v2104 = fmaxf(v2102, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2105 = iron_f32_to_bf16(v2104);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2106 = v2052 * v4;
-        const unsigned int v2107 = v2106 + v68;
-        const unsigned int v2108 = v2107 + v2054;
-        out[v2108] = v2105;
-      }
-      const unsigned int v2110 = v1128 + v2056;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2112 = v1127 + v2061;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2113 = v2110 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2114 = v2112 < v15;
-      const bool v2115 = v2113 && v2114;
-      if (v2115) {
-        const float v2116 = v275.x[25];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2117 = v68 + v2112;
-        const iron_bf16 v2118 = bias[v2117];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2119 = iron_to_f32(v2118);
-        const float v2120 = v2116 + v2119;
-        const float v2122 = fmaxf(v2120, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2123 = iron_f32_to_bf16(v2122);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2124 = v2110 * v4;
-        const unsigned int v2125 = v2124 + v68;
-        const unsigned int v2126 = v2125 + v2112;
-        out[v2126] = v2123;
-      }
+    const unsigned int v1455 = static_cast<unsigned int>(v275.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1456 = v1130 + v1455;
+    const unsigned int v1457 = static_cast<unsigned int>(v275.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1458 = v1129 + v1457;
+    const bool v1459 = v1456 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1460 = v1458 < v15;
+    const bool v1461 = v1459 && v1460;
+    if (v1461) {
+      const unsigned int v1462 = v68 + v1458;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1463 = v275.x[24];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1464 = bias[v1462];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1465 = iron_to_f32(v1464);
+      const float v1466 = v1463 + v1465;
+      const float v1468 = fmaxf(v1466, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1469 = iron_f32_to_bf16(v1468);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1470 = v275.x[25];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1472 = v1462 + 1u;
+      const iron_bf16 v1473 = bias[v1472];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1474 = iron_to_f32(v1473);
+      const float v1475 = v1470 + v1474;
+      const float v1477 = fmaxf(v1475, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1478 = iron_f32_to_bf16(v1477);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1479 = v1456 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1480 = v1479 + v1462;
+      *reinterpret_cast<iron_bf16x2*>(out + v1480) = iron_bf16x2{{v1469, v1478}};
     }
-    const unsigned int v2127 = static_cast<unsigned int>(v275.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2128 = v1128 + v2127;
-    const unsigned int v2129 = static_cast<unsigned int>(v275.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2130 = v1127 + v2129;
-    const unsigned int v2132 = static_cast<unsigned int>(v275.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2133 = v2132 == v2127;
-    const unsigned int v2136 = v2129 + 1u;
-    const unsigned int v2137 = static_cast<unsigned int>(v275.col(27, iron_linear_thread() & 31u));
-    const bool v2138 = v2137 == v2136;
-    const bool v2139 = v2133 && v2138;
-    const unsigned int v2142 = v2130 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2143 = v2142 == 0u;
-    const bool v2144 = v2139 && v2143;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2144) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2145 = v2128 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2146 = v2130 < v15;
-      const bool v2147 = v2145 && v2146;
-      if (v2147) {
-        const unsigned int v2148 = v68 + v2130;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2149 = v275.x[26];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2150 = bias[v2148];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2151 = iron_to_f32(v2150);
-        const float v2152 = v2149 + v2151;
-        const float v2154 = fmaxf(v2152, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2155 = iron_f32_to_bf16(v2154);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2156 = v275.x[27];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2158 = v2148 + 1u;
-        const iron_bf16 v2159 = bias[v2158];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2160 = iron_to_f32(v2159);
-        const float v2161 = v2156 + v2160;
-        const float v2163 = fmaxf(v2161, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2164 = iron_f32_to_bf16(v2163);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2165 = v2128 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2166 = v2165 + v2148;
-        *reinterpret_cast<iron_bf16x2*>(out + v2166) = iron_bf16x2{{v2155, v2164}};
-      }
-    } else {
-      const bool v2171 = v2128 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2172 = v2130 < v15;
-      const bool v2173 = v2171 && v2172;
-      if (v2173) {
-        const float v2174 = v275.x[26];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2175 = v68 + v2130;
-        const iron_bf16 v2176 = bias[v2175];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2177 = iron_to_f32(v2176);
-        const float v2178 = v2174 + v2177;
-        const float v2180 = fmaxf(v2178, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2181 = iron_f32_to_bf16(v2180);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2182 = v2128 * v4;
-        const unsigned int v2183 = v2182 + v68;
-        const unsigned int v2184 = v2183 + v2130;
-        out[v2184] = v2181;
-      }
-      const unsigned int v2186 = v1128 + v2132;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2188 = v1127 + v2137;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2189 = v2186 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2190 = v2188 < v15;
-      const bool v2191 = v2189 && v2190;
-      if (v2191) {
-        const float v2192 = v275.x[27];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2193 = v68 + v2188;
-        const iron_bf16 v2194 = bias[v2193];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2195 = iron_to_f32(v2194);
-        const float v2196 = v2192 + v2195;
-        const float v2198 = fmaxf(v2196, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2199 = iron_f32_to_bf16(v2198);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2200 = v2186 * v4;
-        const unsigned int v2201 = v2200 + v68;
-        const unsigned int v2202 = v2201 + v2188;
-        out[v2202] = v2199;
-      }
+    const unsigned int v1481 = static_cast<unsigned int>(v275.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1482 = v1130 + v1481;
+    const unsigned int v1483 = static_cast<unsigned int>(v275.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1484 = v1129 + v1483;
+    const bool v1485 = v1482 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1486 = v1484 < v15;
+    const bool v1487 = v1485 && v1486;
+    if (v1487) {
+      const unsigned int v1488 = v68 + v1484;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1489 = v275.x[26];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1490 = bias[v1488];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1491 = iron_to_f32(v1490);
+      const float v1492 = v1489 + v1491;
+      const float v1494 = fmaxf(v1492, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1495 = iron_f32_to_bf16(v1494);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1496 = v275.x[27];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1498 = v1488 + 1u;
+      const iron_bf16 v1499 = bias[v1498];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1500 = iron_to_f32(v1499);
+      const float v1501 = v1496 + v1500;
+      const float v1503 = fmaxf(v1501, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1504 = iron_f32_to_bf16(v1503);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1505 = v1482 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1506 = v1505 + v1488;
+      *reinterpret_cast<iron_bf16x2*>(out + v1506) = iron_bf16x2{{v1495, v1504}};
     }
-    const unsigned int v2203 = static_cast<unsigned int>(v275.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2204 = v1128 + v2203;
-    const unsigned int v2205 = static_cast<unsigned int>(v275.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2206 = v1127 + v2205;
-    const unsigned int v2208 = static_cast<unsigned int>(v275.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2209 = v2208 == v2203;
-    const unsigned int v2212 = v2205 + 1u;
-    const unsigned int v2213 = static_cast<unsigned int>(v275.col(29, iron_linear_thread() & 31u));
-    const bool v2214 = v2213 == v2212;
-    const bool v2215 = v2209 && v2214;
-    const unsigned int v2218 = v2206 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2219 = v2218 == 0u;
-    const bool v2220 = v2215 && v2219;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2220) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2221 = v2204 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2222 = v2206 < v15;
-      const bool v2223 = v2221 && v2222;
-      if (v2223) {
-        const unsigned int v2224 = v68 + v2206;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2225 = v275.x[28];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2226 = bias[v2224];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2227 = iron_to_f32(v2226);
-        const float v2228 = v2225 + v2227;
-        const float v2230 = fmaxf(v2228, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2231 = iron_f32_to_bf16(v2230);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2232 = v275.x[29];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2234 = v2224 + 1u;
-        const iron_bf16 v2235 = bias[v2234];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2236 = iron_to_f32(v2235);
-        const float v2237 = v2232 + v2236;
-        const float v2239 = fmaxf(v2237, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2240 = iron_f32_to_bf16(v2239);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2241 = v2204 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2242 = v2241 + v2224;
-        *reinterpret_cast<iron_bf16x2*>(out + v2242) = iron_bf16x2{{v2231, v2240}};
-      }
-    } else {
-      const bool v2247 = v2204 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2248 = v2206 < v15;
-      const bool v2249 = v2247 && v2248;
-      if (v2249) {
-        const float v2250 = v275.x[28];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2251 = v68 + v2206;
-        const iron_bf16 v2252 = bias[v2251];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2253 = iron_to_f32(v2252);
-        const float v2254 = v2250 + v2253;
-        const float v2256 = fmaxf(v2254, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2257 = iron_f32_to_bf16(v2256);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2258 = v2204 * v4;
-        const unsigned int v2259 = v2258 + v68;
-        const unsigned int v2260 = v2259 + v2206;
-        out[v2260] = v2257;
-      }
-      const unsigned int v2262 = v1128 + v2208;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2264 = v1127 + v2213;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2265 = v2262 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2266 = v2264 < v15;
-      const bool v2267 = v2265 && v2266;
-      if (v2267) {
-        const float v2268 = v275.x[29];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2269 = v68 + v2264;
-        const iron_bf16 v2270 = bias[v2269];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2271 = iron_to_f32(v2270);
-        const float v2272 = v2268 + v2271;
-        const float v2274 = fmaxf(v2272, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2275 = iron_f32_to_bf16(v2274);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2276 = v2262 * v4;
-        const unsigned int v2277 = v2276 + v68;
-        const unsigned int v2278 = v2277 + v2264;
-        out[v2278] = v2275;
-      }
+    const unsigned int v1507 = static_cast<unsigned int>(v275.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1508 = v1130 + v1507;
+    const unsigned int v1509 = static_cast<unsigned int>(v275.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1510 = v1129 + v1509;
+    const bool v1511 = v1508 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1512 = v1510 < v15;
+    const bool v1513 = v1511 && v1512;
+    if (v1513) {
+      const unsigned int v1514 = v68 + v1510;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1515 = v275.x[28];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1516 = bias[v1514];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1517 = iron_to_f32(v1516);
+      const float v1518 = v1515 + v1517;
+      const float v1520 = fmaxf(v1518, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1521 = iron_f32_to_bf16(v1520);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1522 = v275.x[29];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1524 = v1514 + 1u;
+      const iron_bf16 v1525 = bias[v1524];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1526 = iron_to_f32(v1525);
+      const float v1527 = v1522 + v1526;
+      const float v1529 = fmaxf(v1527, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1530 = iron_f32_to_bf16(v1529);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1531 = v1508 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1532 = v1531 + v1514;
+      *reinterpret_cast<iron_bf16x2*>(out + v1532) = iron_bf16x2{{v1521, v1530}};
     }
-    const unsigned int v2279 = static_cast<unsigned int>(v275.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2280 = v1128 + v2279;
-    const unsigned int v2281 = static_cast<unsigned int>(v275.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2282 = v1127 + v2281;
-    const unsigned int v2284 = static_cast<unsigned int>(v275.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2285 = v2284 == v2279;
-    const unsigned int v2288 = v2281 + 1u;
-    const unsigned int v2289 = static_cast<unsigned int>(v275.col(31, iron_linear_thread() & 31u));
-    const bool v2290 = v2289 == v2288;
-    const bool v2291 = v2285 && v2290;
-    const unsigned int v2294 = v2282 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2295 = v2294 == 0u;
-    const bool v2296 = v2291 && v2295;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2296) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2297 = v2280 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2298 = v2282 < v15;
-      const bool v2299 = v2297 && v2298;
-      if (v2299) {
-        const unsigned int v2300 = v68 + v2282;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2301 = v275.x[30];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2302 = bias[v2300];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2303 = iron_to_f32(v2302);
-        const float v2304 = v2301 + v2303;
-        const float v2306 = fmaxf(v2304, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2307 = iron_f32_to_bf16(v2306);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2308 = v275.x[31];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2310 = v2300 + 1u;
-        const iron_bf16 v2311 = bias[v2310];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2312 = iron_to_f32(v2311);
-        const float v2313 = v2308 + v2312;
-        const float v2315 = fmaxf(v2313, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2316 = iron_f32_to_bf16(v2315);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2317 = v2280 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2318 = v2317 + v2300;
-        *reinterpret_cast<iron_bf16x2*>(out + v2318) = iron_bf16x2{{v2307, v2316}};
-      }
-    } else {
-      const bool v2323 = v2280 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2324 = v2282 < v15;
-      const bool v2325 = v2323 && v2324;
-      if (v2325) {
-        const float v2326 = v275.x[30];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2327 = v68 + v2282;
-        const iron_bf16 v2328 = bias[v2327];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2329 = iron_to_f32(v2328);
-        const float v2330 = v2326 + v2329;
-        const float v2332 = fmaxf(v2330, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2333 = iron_f32_to_bf16(v2332);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2334 = v2280 * v4;
-        const unsigned int v2335 = v2334 + v68;
-        const unsigned int v2336 = v2335 + v2282;
-        out[v2336] = v2333;
-      }
-      const unsigned int v2338 = v1128 + v2284;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2340 = v1127 + v2289;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2341 = v2338 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2342 = v2340 < v15;
-      const bool v2343 = v2341 && v2342;
-      if (v2343) {
-        const float v2344 = v275.x[31];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2345 = v68 + v2340;
-        const iron_bf16 v2346 = bias[v2345];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2347 = iron_to_f32(v2346);
-        const float v2348 = v2344 + v2347;
-        const float v2350 = fmaxf(v2348, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2351 = iron_f32_to_bf16(v2350);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2352 = v2338 * v4;
-        const unsigned int v2353 = v2352 + v68;
-        const unsigned int v2354 = v2353 + v2340;
-        out[v2354] = v2351;
-      }
+    const unsigned int v1533 = static_cast<unsigned int>(v275.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1534 = v1130 + v1533;
+    const unsigned int v1535 = static_cast<unsigned int>(v275.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1536 = v1129 + v1535;
+    const bool v1537 = v1534 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1538 = v1536 < v15;
+    const bool v1539 = v1537 && v1538;
+    if (v1539) {
+      const unsigned int v1540 = v68 + v1536;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1541 = v275.x[30];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1542 = bias[v1540];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1543 = iron_to_f32(v1542);
+      const float v1544 = v1541 + v1543;
+      const float v1546 = fmaxf(v1544, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1547 = iron_f32_to_bf16(v1546);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1548 = v275.x[31];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1550 = v1540 + 1u;
+      const iron_bf16 v1551 = bias[v1550];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1552 = iron_to_f32(v1551);
+      const float v1553 = v1548 + v1552;
+      const float v1555 = fmaxf(v1553, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1556 = iron_f32_to_bf16(v1555);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1557 = v1534 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1558 = v1557 + v1540;
+      *reinterpret_cast<iron_bf16x2*>(out + v1558) = iron_bf16x2{{v1547, v1556}};
     }
-    const unsigned int v2355 = static_cast<unsigned int>(v275.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2356 = v1128 + v2355;
-    const unsigned int v2357 = static_cast<unsigned int>(v275.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2358 = v1127 + v2357;
-    const unsigned int v2360 = static_cast<unsigned int>(v275.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2361 = v2360 == v2355;
-    const unsigned int v2364 = v2357 + 1u;
-    const unsigned int v2365 = static_cast<unsigned int>(v275.col(33, iron_linear_thread() & 31u));
-    const bool v2366 = v2365 == v2364;
-    const bool v2367 = v2361 && v2366;
-    const unsigned int v2370 = v2358 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2371 = v2370 == 0u;
-    const bool v2372 = v2367 && v2371;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2372) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2373 = v2356 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2374 = v2358 < v15;
-      const bool v2375 = v2373 && v2374;
-      if (v2375) {
-        const unsigned int v2376 = v68 + v2358;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2377 = v275.x[32];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2378 = bias[v2376];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2379 = iron_to_f32(v2378);
-        const float v2380 = v2377 + v2379;
-        const float v2382 = fmaxf(v2380, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2383 = iron_f32_to_bf16(v2382);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2384 = v275.x[33];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2386 = v2376 + 1u;
-        const iron_bf16 v2387 = bias[v2386];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2388 = iron_to_f32(v2387);
-        const float v2389 = v2384 + v2388;
-        const float v2391 = fmaxf(v2389, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2392 = iron_f32_to_bf16(v2391);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2393 = v2356 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2394 = v2393 + v2376;
-        *reinterpret_cast<iron_bf16x2*>(out + v2394) = iron_bf16x2{{v2383, v2392}};
-      }
-    } else {
-      const bool v2399 = v2356 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2400 = v2358 < v15;
-      const bool v2401 = v2399 && v2400;
-      if (v2401) {
-        const float v2402 = v275.x[32];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2403 = v68 + v2358;
-        const iron_bf16 v2404 = bias[v2403];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2405 = iron_to_f32(v2404);
-        const float v2406 = v2402 + v2405;
-        const float v2408 = fmaxf(v2406, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2409 = iron_f32_to_bf16(v2408);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2410 = v2356 * v4;
-        const unsigned int v2411 = v2410 + v68;
-        const unsigned int v2412 = v2411 + v2358;
-        out[v2412] = v2409;
-      }
-      const unsigned int v2414 = v1128 + v2360;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2416 = v1127 + v2365;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2417 = v2414 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2418 = v2416 < v15;
-      const bool v2419 = v2417 && v2418;
-      if (v2419) {
-        const float v2420 = v275.x[33];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2421 = v68 + v2416;
-        const iron_bf16 v2422 = bias[v2421];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2423 = iron_to_f32(v2422);
-        const float v2424 = v2420 + v2423;
-        const float v2426 = fmaxf(v2424, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2427 = iron_f32_to_bf16(v2426);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2428 = v2414 * v4;
-        const unsigned int v2429 = v2428 + v68;
-        const unsigned int v2430 = v2429 + v2416;
-        out[v2430] = v2427;
-      }
+    const unsigned int v1559 = static_cast<unsigned int>(v275.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1560 = v1130 + v1559;
+    const unsigned int v1561 = static_cast<unsigned int>(v275.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1562 = v1129 + v1561;
+    const bool v1563 = v1560 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1564 = v1562 < v15;
+    const bool v1565 = v1563 && v1564;
+    if (v1565) {
+      const unsigned int v1566 = v68 + v1562;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1567 = v275.x[32];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1568 = bias[v1566];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1569 = iron_to_f32(v1568);
+      const float v1570 = v1567 + v1569;
+      const float v1572 = fmaxf(v1570, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1573 = iron_f32_to_bf16(v1572);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1574 = v275.x[33];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1576 = v1566 + 1u;
+      const iron_bf16 v1577 = bias[v1576];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1578 = iron_to_f32(v1577);
+      const float v1579 = v1574 + v1578;
+      const float v1581 = fmaxf(v1579, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1582 = iron_f32_to_bf16(v1581);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1583 = v1560 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1584 = v1583 + v1566;
+      *reinterpret_cast<iron_bf16x2*>(out + v1584) = iron_bf16x2{{v1573, v1582}};
     }
-    const unsigned int v2431 = static_cast<unsigned int>(v275.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2432 = v1128 + v2431;
-    const unsigned int v2433 = static_cast<unsigned int>(v275.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2434 = v1127 + v2433;
-    const unsigned int v2436 = static_cast<unsigned int>(v275.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2437 = v2436 == v2431;
-    const unsigned int v2440 = v2433 + 1u;
-    const unsigned int v2441 = static_cast<unsigned int>(v275.col(35, iron_linear_thread() & 31u));
-    const bool v2442 = v2441 == v2440;
-    const bool v2443 = v2437 && v2442;
-    const unsigned int v2446 = v2434 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2447 = v2446 == 0u;
-    const bool v2448 = v2443 && v2447;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2448) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2449 = v2432 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2450 = v2434 < v15;
-      const bool v2451 = v2449 && v2450;
-      if (v2451) {
-        const unsigned int v2452 = v68 + v2434;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2453 = v275.x[34];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2454 = bias[v2452];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2455 = iron_to_f32(v2454);
-        const float v2456 = v2453 + v2455;
-        const float v2458 = fmaxf(v2456, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2459 = iron_f32_to_bf16(v2458);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2460 = v275.x[35];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2462 = v2452 + 1u;
-        const iron_bf16 v2463 = bias[v2462];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2464 = iron_to_f32(v2463);
-        const float v2465 = v2460 + v2464;
-        const float v2467 = fmaxf(v2465, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2468 = iron_f32_to_bf16(v2467);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2469 = v2432 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2470 = v2469 + v2452;
-        *reinterpret_cast<iron_bf16x2*>(out + v2470) = iron_bf16x2{{v2459, v2468}};
-      }
-    } else {
-      const bool v2475 = v2432 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2476 = v2434 < v15;
-      const bool v2477 = v2475 && v2476;
-      if (v2477) {
-        const float v2478 = v275.x[34];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2479 = v68 + v2434;
-        const iron_bf16 v2480 = bias[v2479];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2481 = iron_to_f32(v2480);
-        const float v2482 = v2478 + v2481;
-        const float v2484 = fmaxf(v2482, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2485 = iron_f32_to_bf16(v2484);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2486 = v2432 * v4;
-        const unsigned int v2487 = v2486 + v68;
-        const unsigned int v2488 = v2487 + v2434;
-        out[v2488] = v2485;
-      }
-      const unsigned int v2490 = v1128 + v2436;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2492 = v1127 + v2441;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2493 = v2490 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2494 = v2492 < v15;
-      const bool v2495 = v2493 && v2494;
-      if (v2495) {
-        const float v2496 = v275.x[35];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2497 = v68 + v2492;
-        const iron_bf16 v2498 = bias[v2497];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2499 = iron_to_f32(v2498);
-        const float v2500 = v2496 + v2499;
-        const float v2502 = fmaxf(v2500, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2503 = iron_f32_to_bf16(v2502);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2504 = v2490 * v4;
-        const unsigned int v2505 = v2504 + v68;
-        const unsigned int v2506 = v2505 + v2492;
-        out[v2506] = v2503;
-      }
+    const unsigned int v1585 = static_cast<unsigned int>(v275.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1586 = v1130 + v1585;
+    const unsigned int v1587 = static_cast<unsigned int>(v275.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1588 = v1129 + v1587;
+    const bool v1589 = v1586 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1590 = v1588 < v15;
+    const bool v1591 = v1589 && v1590;
+    if (v1591) {
+      const unsigned int v1592 = v68 + v1588;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1593 = v275.x[34];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1594 = bias[v1592];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1595 = iron_to_f32(v1594);
+      const float v1596 = v1593 + v1595;
+      const float v1598 = fmaxf(v1596, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1599 = iron_f32_to_bf16(v1598);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1600 = v275.x[35];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1602 = v1592 + 1u;
+      const iron_bf16 v1603 = bias[v1602];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1604 = iron_to_f32(v1603);
+      const float v1605 = v1600 + v1604;
+      const float v1607 = fmaxf(v1605, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1608 = iron_f32_to_bf16(v1607);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1609 = v1586 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1610 = v1609 + v1592;
+      *reinterpret_cast<iron_bf16x2*>(out + v1610) = iron_bf16x2{{v1599, v1608}};
     }
-    const unsigned int v2507 = static_cast<unsigned int>(v275.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2508 = v1128 + v2507;
-    const unsigned int v2509 = static_cast<unsigned int>(v275.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2510 = v1127 + v2509;
-    const unsigned int v2512 = static_cast<unsigned int>(v275.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2513 = v2512 == v2507;
-    const unsigned int v2516 = v2509 + 1u;
-    const unsigned int v2517 = static_cast<unsigned int>(v275.col(37, iron_linear_thread() & 31u));
-    const bool v2518 = v2517 == v2516;
-    const bool v2519 = v2513 && v2518;
-    const unsigned int v2522 = v2510 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2523 = v2522 == 0u;
-    const bool v2524 = v2519 && v2523;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2524) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2525 = v2508 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2526 = v2510 < v15;
-      const bool v2527 = v2525 && v2526;
-      if (v2527) {
-        const unsigned int v2528 = v68 + v2510;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2529 = v275.x[36];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2530 = bias[v2528];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2531 = iron_to_f32(v2530);
-        const float v2532 = v2529 + v2531;
-        const float v2534 = fmaxf(v2532, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2535 = iron_f32_to_bf16(v2534);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2536 = v275.x[37];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2538 = v2528 + 1u;
-        const iron_bf16 v2539 = bias[v2538];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2540 = iron_to_f32(v2539);
-        const float v2541 = v2536 + v2540;
-        const float v2543 = fmaxf(v2541, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2544 = iron_f32_to_bf16(v2543);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2545 = v2508 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2546 = v2545 + v2528;
-        *reinterpret_cast<iron_bf16x2*>(out + v2546) = iron_bf16x2{{v2535, v2544}};
-      }
-    } else {
-      const bool v2551 = v2508 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2552 = v2510 < v15;
-      const bool v2553 = v2551 && v2552;
-      if (v2553) {
-        const float v2554 = v275.x[36];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2555 = v68 + v2510;
-        const iron_bf16 v2556 = bias[v2555];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2557 = iron_to_f32(v2556);
-        const float v2558 = v2554 + v2557;
-        const float v2560 = fmaxf(v2558, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2561 = iron_f32_to_bf16(v2560);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2562 = v2508 * v4;
-        const unsigned int v2563 = v2562 + v68;
-        const unsigned int v2564 = v2563 + v2510;
-        out[v2564] = v2561;
-      }
-      const unsigned int v2566 = v1128 + v2512;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2568 = v1127 + v2517;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2569 = v2566 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2570 = v2568 < v15;
-      const bool v2571 = v2569 && v2570;
-      if (v2571) {
-        const float v2572 = v275.x[37];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2573 = v68 + v2568;
-        const iron_bf16 v2574 = bias[v2573];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2575 = iron_to_f32(v2574);
-        const float v2576 = v2572 + v2575;
-        const float v2578 = fmaxf(v2576, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2579 = iron_f32_to_bf16(v2578);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2580 = v2566 * v4;
-        const unsigned int v2581 = v2580 + v68;
-        const unsigned int v2582 = v2581 + v2568;
-        out[v2582] = v2579;
-      }
+    const unsigned int v1611 = static_cast<unsigned int>(v275.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1612 = v1130 + v1611;
+    const unsigned int v1613 = static_cast<unsigned int>(v275.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1614 = v1129 + v1613;
+    const bool v1615 = v1612 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1616 = v1614 < v15;
+    const bool v1617 = v1615 && v1616;
+    if (v1617) {
+      const unsigned int v1618 = v68 + v1614;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1619 = v275.x[36];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1620 = bias[v1618];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1621 = iron_to_f32(v1620);
+      const float v1622 = v1619 + v1621;
+      const float v1624 = fmaxf(v1622, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1625 = iron_f32_to_bf16(v1624);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1626 = v275.x[37];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1628 = v1618 + 1u;
+      const iron_bf16 v1629 = bias[v1628];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1630 = iron_to_f32(v1629);
+      const float v1631 = v1626 + v1630;
+      const float v1633 = fmaxf(v1631, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1634 = iron_f32_to_bf16(v1633);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1635 = v1612 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1636 = v1635 + v1618;
+      *reinterpret_cast<iron_bf16x2*>(out + v1636) = iron_bf16x2{{v1625, v1634}};
     }
-    const unsigned int v2583 = static_cast<unsigned int>(v275.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2584 = v1128 + v2583;
-    const unsigned int v2585 = static_cast<unsigned int>(v275.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2586 = v1127 + v2585;
-    const unsigned int v2588 = static_cast<unsigned int>(v275.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2589 = v2588 == v2583;
-    const unsigned int v2592 = v2585 + 1u;
-    const unsigned int v2593 = static_cast<unsigned int>(v275.col(39, iron_linear_thread() & 31u));
-    const bool v2594 = v2593 == v2592;
-    const bool v2595 = v2589 && v2594;
-    const unsigned int v2598 = v2586 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2599 = v2598 == 0u;
-    const bool v2600 = v2595 && v2599;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2600) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2601 = v2584 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2602 = v2586 < v15;
-      const bool v2603 = v2601 && v2602;
-      if (v2603) {
-        const unsigned int v2604 = v68 + v2586;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2605 = v275.x[38];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2606 = bias[v2604];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2607 = iron_to_f32(v2606);
-        const float v2608 = v2605 + v2607;
-        const float v2610 = fmaxf(v2608, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2611 = iron_f32_to_bf16(v2610);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2612 = v275.x[39];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2614 = v2604 + 1u;
-        const iron_bf16 v2615 = bias[v2614];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2616 = iron_to_f32(v2615);
-        const float v2617 = v2612 + v2616;
-        const float v2619 = fmaxf(v2617, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2620 = iron_f32_to_bf16(v2619);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2621 = v2584 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2622 = v2621 + v2604;
-        *reinterpret_cast<iron_bf16x2*>(out + v2622) = iron_bf16x2{{v2611, v2620}};
-      }
-    } else {
-      const bool v2627 = v2584 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2628 = v2586 < v15;
-      const bool v2629 = v2627 && v2628;
-      if (v2629) {
-        const float v2630 = v275.x[38];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2631 = v68 + v2586;
-        const iron_bf16 v2632 = bias[v2631];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2633 = iron_to_f32(v2632);
-        const float v2634 = v2630 + v2633;
-        const float v2636 = fmaxf(v2634, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2637 = iron_f32_to_bf16(v2636);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2638 = v2584 * v4;
-        const unsigned int v2639 = v2638 + v68;
-        const unsigned int v2640 = v2639 + v2586;
-        out[v2640] = v2637;
-      }
-      const unsigned int v2642 = v1128 + v2588;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2644 = v1127 + v2593;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2645 = v2642 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2646 = v2644 < v15;
-      const bool v2647 = v2645 && v2646;
-      if (v2647) {
-        const float v2648 = v275.x[39];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2649 = v68 + v2644;
-        const iron_bf16 v2650 = bias[v2649];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2651 = iron_to_f32(v2650);
-        const float v2652 = v2648 + v2651;
-        const float v2654 = fmaxf(v2652, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2655 = iron_f32_to_bf16(v2654);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2656 = v2642 * v4;
-        const unsigned int v2657 = v2656 + v68;
-        const unsigned int v2658 = v2657 + v2644;
-        out[v2658] = v2655;
-      }
+    const unsigned int v1637 = static_cast<unsigned int>(v275.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1638 = v1130 + v1637;
+    const unsigned int v1639 = static_cast<unsigned int>(v275.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1640 = v1129 + v1639;
+    const bool v1641 = v1638 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1642 = v1640 < v15;
+    const bool v1643 = v1641 && v1642;
+    if (v1643) {
+      const unsigned int v1644 = v68 + v1640;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1645 = v275.x[38];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1646 = bias[v1644];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1647 = iron_to_f32(v1646);
+      const float v1648 = v1645 + v1647;
+      const float v1650 = fmaxf(v1648, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1651 = iron_f32_to_bf16(v1650);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1652 = v275.x[39];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1654 = v1644 + 1u;
+      const iron_bf16 v1655 = bias[v1654];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1656 = iron_to_f32(v1655);
+      const float v1657 = v1652 + v1656;
+      const float v1659 = fmaxf(v1657, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1660 = iron_f32_to_bf16(v1659);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1661 = v1638 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1662 = v1661 + v1644;
+      *reinterpret_cast<iron_bf16x2*>(out + v1662) = iron_bf16x2{{v1651, v1660}};
     }
-    const unsigned int v2659 = static_cast<unsigned int>(v275.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2660 = v1128 + v2659;
-    const unsigned int v2661 = static_cast<unsigned int>(v275.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2662 = v1127 + v2661;
-    const unsigned int v2664 = static_cast<unsigned int>(v275.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2665 = v2664 == v2659;
-    const unsigned int v2668 = v2661 + 1u;
-    const unsigned int v2669 = static_cast<unsigned int>(v275.col(41, iron_linear_thread() & 31u));
-    const bool v2670 = v2669 == v2668;
-    const bool v2671 = v2665 && v2670;
-    const unsigned int v2674 = v2662 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2675 = v2674 == 0u;
-    const bool v2676 = v2671 && v2675;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2676) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2677 = v2660 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2678 = v2662 < v15;
-      const bool v2679 = v2677 && v2678;
-      if (v2679) {
-        const unsigned int v2680 = v68 + v2662;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2681 = v275.x[40];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2682 = bias[v2680];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2683 = iron_to_f32(v2682);
-        const float v2684 = v2681 + v2683;
-        const float v2686 = fmaxf(v2684, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2687 = iron_f32_to_bf16(v2686);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2688 = v275.x[41];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2690 = v2680 + 1u;
-        const iron_bf16 v2691 = bias[v2690];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2692 = iron_to_f32(v2691);
-        const float v2693 = v2688 + v2692;
-        const float v2695 = fmaxf(v2693, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2696 = iron_f32_to_bf16(v2695);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2697 = v2660 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2698 = v2697 + v2680;
-        *reinterpret_cast<iron_bf16x2*>(out + v2698) = iron_bf16x2{{v2687, v2696}};
-      }
-    } else {
-      const bool v2703 = v2660 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2704 = v2662 < v15;
-      const bool v2705 = v2703 && v2704;
-      if (v2705) {
-        const float v2706 = v275.x[40];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2707 = v68 + v2662;
-        const iron_bf16 v2708 = bias[v2707];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2709 = iron_to_f32(v2708);
-        const float v2710 = v2706 + v2709;
-        const float v2712 = fmaxf(v2710, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2713 = iron_f32_to_bf16(v2712);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2714 = v2660 * v4;
-        const unsigned int v2715 = v2714 + v68;
-        const unsigned int v2716 = v2715 + v2662;
-        out[v2716] = v2713;
-      }
-      const unsigned int v2718 = v1128 + v2664;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2720 = v1127 + v2669;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2721 = v2718 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2722 = v2720 < v15;
-      const bool v2723 = v2721 && v2722;
-      if (v2723) {
-        const float v2724 = v275.x[41];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2725 = v68 + v2720;
-        const iron_bf16 v2726 = bias[v2725];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2727 = iron_to_f32(v2726);
-        const float v2728 = v2724 + v2727;
-        const float v2730 = fmaxf(v2728, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2731 = iron_f32_to_bf16(v2730);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2732 = v2718 * v4;
-        const unsigned int v2733 = v2732 + v68;
-        const unsigned int v2734 = v2733 + v2720;
-        out[v2734] = v2731;
-      }
+    const unsigned int v1663 = static_cast<unsigned int>(v275.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1664 = v1130 + v1663;
+    const unsigned int v1665 = static_cast<unsigned int>(v275.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1666 = v1129 + v1665;
+    const bool v1667 = v1664 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1668 = v1666 < v15;
+    const bool v1669 = v1667 && v1668;
+    if (v1669) {
+      const unsigned int v1670 = v68 + v1666;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1671 = v275.x[40];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1672 = bias[v1670];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1673 = iron_to_f32(v1672);
+      const float v1674 = v1671 + v1673;
+      const float v1676 = fmaxf(v1674, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1677 = iron_f32_to_bf16(v1676);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1678 = v275.x[41];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1680 = v1670 + 1u;
+      const iron_bf16 v1681 = bias[v1680];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1682 = iron_to_f32(v1681);
+      const float v1683 = v1678 + v1682;
+      const float v1685 = fmaxf(v1683, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1686 = iron_f32_to_bf16(v1685);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1687 = v1664 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1688 = v1687 + v1670;
+      *reinterpret_cast<iron_bf16x2*>(out + v1688) = iron_bf16x2{{v1677, v1686}};
     }
-    const unsigned int v2735 = static_cast<unsigned int>(v275.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2736 = v1128 + v2735;
-    const unsigned int v2737 = static_cast<unsigned int>(v275.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2738 = v1127 + v2737;
-    const unsigned int v2740 = static_cast<unsigned int>(v275.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2741 = v2740 == v2735;
-    const unsigned int v2744 = v2737 + 1u;
-    const unsigned int v2745 = static_cast<unsigned int>(v275.col(43, iron_linear_thread() & 31u));
-    const bool v2746 = v2745 == v2744;
-    const bool v2747 = v2741 && v2746;
-    const unsigned int v2750 = v2738 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2751 = v2750 == 0u;
-    const bool v2752 = v2747 && v2751;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2752) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2753 = v2736 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2754 = v2738 < v15;
-      const bool v2755 = v2753 && v2754;
-      if (v2755) {
-        const unsigned int v2756 = v68 + v2738;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2757 = v275.x[42];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2758 = bias[v2756];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2759 = iron_to_f32(v2758);
-        const float v2760 = v2757 + v2759;
-        const float v2762 = fmaxf(v2760, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2763 = iron_f32_to_bf16(v2762);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2764 = v275.x[43];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2766 = v2756 + 1u;
-        const iron_bf16 v2767 = bias[v2766];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2768 = iron_to_f32(v2767);
-        const float v2769 = v2764 + v2768;
-        const float v2771 = fmaxf(v2769, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2772 = iron_f32_to_bf16(v2771);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2773 = v2736 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2774 = v2773 + v2756;
-        *reinterpret_cast<iron_bf16x2*>(out + v2774) = iron_bf16x2{{v2763, v2772}};
-      }
-    } else {
-      const bool v2779 = v2736 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2780 = v2738 < v15;
-      const bool v2781 = v2779 && v2780;
-      if (v2781) {
-        const float v2782 = v275.x[42];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2783 = v68 + v2738;
-        const iron_bf16 v2784 = bias[v2783];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2785 = iron_to_f32(v2784);
-        const float v2786 = v2782 + v2785;
-        const float v2788 = fmaxf(v2786, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2789 = iron_f32_to_bf16(v2788);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2790 = v2736 * v4;
-        const unsigned int v2791 = v2790 + v68;
-        const unsigned int v2792 = v2791 + v2738;
-        out[v2792] = v2789;
-      }
-      const unsigned int v2794 = v1128 + v2740;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2796 = v1127 + v2745;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2797 = v2794 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2798 = v2796 < v15;
-      const bool v2799 = v2797 && v2798;
-      if (v2799) {
-        const float v2800 = v275.x[43];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2801 = v68 + v2796;
-        const iron_bf16 v2802 = bias[v2801];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2803 = iron_to_f32(v2802);
-        const float v2804 = v2800 + v2803;
-        const float v2806 = fmaxf(v2804, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2807 = iron_f32_to_bf16(v2806);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2808 = v2794 * v4;
-        const unsigned int v2809 = v2808 + v68;
-        const unsigned int v2810 = v2809 + v2796;
-        out[v2810] = v2807;
-      }
+    const unsigned int v1689 = static_cast<unsigned int>(v275.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1690 = v1130 + v1689;
+    const unsigned int v1691 = static_cast<unsigned int>(v275.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1692 = v1129 + v1691;
+    const bool v1693 = v1690 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1694 = v1692 < v15;
+    const bool v1695 = v1693 && v1694;
+    if (v1695) {
+      const unsigned int v1696 = v68 + v1692;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1697 = v275.x[42];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1698 = bias[v1696];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1699 = iron_to_f32(v1698);
+      const float v1700 = v1697 + v1699;
+      const float v1702 = fmaxf(v1700, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1703 = iron_f32_to_bf16(v1702);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1704 = v275.x[43];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1706 = v1696 + 1u;
+      const iron_bf16 v1707 = bias[v1706];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1708 = iron_to_f32(v1707);
+      const float v1709 = v1704 + v1708;
+      const float v1711 = fmaxf(v1709, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1712 = iron_f32_to_bf16(v1711);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1713 = v1690 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1714 = v1713 + v1696;
+      *reinterpret_cast<iron_bf16x2*>(out + v1714) = iron_bf16x2{{v1703, v1712}};
     }
-    const unsigned int v2811 = static_cast<unsigned int>(v275.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2812 = v1128 + v2811;
-    const unsigned int v2813 = static_cast<unsigned int>(v275.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2814 = v1127 + v2813;
-    const unsigned int v2816 = static_cast<unsigned int>(v275.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2817 = v2816 == v2811;
-    const unsigned int v2820 = v2813 + 1u;
-    const unsigned int v2821 = static_cast<unsigned int>(v275.col(45, iron_linear_thread() & 31u));
-    const bool v2822 = v2821 == v2820;
-    const bool v2823 = v2817 && v2822;
-    const unsigned int v2826 = v2814 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2827 = v2826 == 0u;
-    const bool v2828 = v2823 && v2827;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2828) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2829 = v2812 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2830 = v2814 < v15;
-      const bool v2831 = v2829 && v2830;
-      if (v2831) {
-        const unsigned int v2832 = v68 + v2814;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2833 = v275.x[44];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2834 = bias[v2832];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2835 = iron_to_f32(v2834);
-        const float v2836 = v2833 + v2835;
-        const float v2838 = fmaxf(v2836, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2839 = iron_f32_to_bf16(v2838);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2840 = v275.x[45];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2842 = v2832 + 1u;
-        const iron_bf16 v2843 = bias[v2842];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2844 = iron_to_f32(v2843);
-        const float v2845 = v2840 + v2844;
-        const float v2847 = fmaxf(v2845, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2848 = iron_f32_to_bf16(v2847);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2849 = v2812 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2850 = v2849 + v2832;
-        *reinterpret_cast<iron_bf16x2*>(out + v2850) = iron_bf16x2{{v2839, v2848}};
-      }
-    } else {
-      const bool v2855 = v2812 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2856 = v2814 < v15;
-      const bool v2857 = v2855 && v2856;
-      if (v2857) {
-        const float v2858 = v275.x[44];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2859 = v68 + v2814;
-        const iron_bf16 v2860 = bias[v2859];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2861 = iron_to_f32(v2860);
-        const float v2862 = v2858 + v2861;
-        const float v2864 = fmaxf(v2862, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2865 = iron_f32_to_bf16(v2864);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2866 = v2812 * v4;
-        const unsigned int v2867 = v2866 + v68;
-        const unsigned int v2868 = v2867 + v2814;
-        out[v2868] = v2865;
-      }
-      const unsigned int v2870 = v1128 + v2816;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2872 = v1127 + v2821;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2873 = v2870 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2874 = v2872 < v15;
-      const bool v2875 = v2873 && v2874;
-      if (v2875) {
-        const float v2876 = v275.x[45];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2877 = v68 + v2872;
-        const iron_bf16 v2878 = bias[v2877];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2879 = iron_to_f32(v2878);
-        const float v2880 = v2876 + v2879;
-        const float v2882 = fmaxf(v2880, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2883 = iron_f32_to_bf16(v2882);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2884 = v2870 * v4;
-        const unsigned int v2885 = v2884 + v68;
-        const unsigned int v2886 = v2885 + v2872;
-        out[v2886] = v2883;
-      }
+    const unsigned int v1715 = static_cast<unsigned int>(v275.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1716 = v1130 + v1715;
+    const unsigned int v1717 = static_cast<unsigned int>(v275.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1718 = v1129 + v1717;
+    const bool v1719 = v1716 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1720 = v1718 < v15;
+    const bool v1721 = v1719 && v1720;
+    if (v1721) {
+      const unsigned int v1722 = v68 + v1718;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1723 = v275.x[44];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1724 = bias[v1722];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1725 = iron_to_f32(v1724);
+      const float v1726 = v1723 + v1725;
+      const float v1728 = fmaxf(v1726, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1729 = iron_f32_to_bf16(v1728);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1730 = v275.x[45];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1732 = v1722 + 1u;
+      const iron_bf16 v1733 = bias[v1732];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1734 = iron_to_f32(v1733);
+      const float v1735 = v1730 + v1734;
+      const float v1737 = fmaxf(v1735, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1738 = iron_f32_to_bf16(v1737);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1739 = v1716 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1740 = v1739 + v1722;
+      *reinterpret_cast<iron_bf16x2*>(out + v1740) = iron_bf16x2{{v1729, v1738}};
     }
-    const unsigned int v2887 = static_cast<unsigned int>(v275.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2888 = v1128 + v2887;
-    const unsigned int v2889 = static_cast<unsigned int>(v275.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2890 = v1127 + v2889;
-    const unsigned int v2892 = static_cast<unsigned int>(v275.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2893 = v2892 == v2887;
-    const unsigned int v2896 = v2889 + 1u;
-    const unsigned int v2897 = static_cast<unsigned int>(v275.col(47, iron_linear_thread() & 31u));
-    const bool v2898 = v2897 == v2896;
-    const bool v2899 = v2893 && v2898;
-    const unsigned int v2902 = v2890 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2903 = v2902 == 0u;
-    const bool v2904 = v2899 && v2903;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2904) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2905 = v2888 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2906 = v2890 < v15;
-      const bool v2907 = v2905 && v2906;
-      if (v2907) {
-        const unsigned int v2908 = v68 + v2890;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2909 = v275.x[46];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2910 = bias[v2908];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2911 = iron_to_f32(v2910);
-        const float v2912 = v2909 + v2911;
-        const float v2914 = fmaxf(v2912, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2915 = iron_f32_to_bf16(v2914);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2916 = v275.x[47];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2918 = v2908 + 1u;
-        const iron_bf16 v2919 = bias[v2918];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2920 = iron_to_f32(v2919);
-        const float v2921 = v2916 + v2920;
-        const float v2923 = fmaxf(v2921, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2924 = iron_f32_to_bf16(v2923);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2925 = v2888 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2926 = v2925 + v2908;
-        *reinterpret_cast<iron_bf16x2*>(out + v2926) = iron_bf16x2{{v2915, v2924}};
-      }
-    } else {
-      const bool v2931 = v2888 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2932 = v2890 < v15;
-      const bool v2933 = v2931 && v2932;
-      if (v2933) {
-        const float v2934 = v275.x[46];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2935 = v68 + v2890;
-        const iron_bf16 v2936 = bias[v2935];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2937 = iron_to_f32(v2936);
-        const float v2938 = v2934 + v2937;
-        const float v2940 = fmaxf(v2938, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2941 = iron_f32_to_bf16(v2940);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2942 = v2888 * v4;
-        const unsigned int v2943 = v2942 + v68;
-        const unsigned int v2944 = v2943 + v2890;
-        out[v2944] = v2941;
-      }
-      const unsigned int v2946 = v1128 + v2892;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2948 = v1127 + v2897;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2949 = v2946 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2950 = v2948 < v15;
-      const bool v2951 = v2949 && v2950;
-      if (v2951) {
-        const float v2952 = v275.x[47];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2953 = v68 + v2948;
-        const iron_bf16 v2954 = bias[v2953];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2955 = iron_to_f32(v2954);
-        const float v2956 = v2952 + v2955;
-        const float v2958 = fmaxf(v2956, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2959 = iron_f32_to_bf16(v2958);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v2960 = v2946 * v4;
-        const unsigned int v2961 = v2960 + v68;
-        const unsigned int v2962 = v2961 + v2948;
-        out[v2962] = v2959;
-      }
+    const unsigned int v1741 = static_cast<unsigned int>(v275.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1742 = v1130 + v1741;
+    const unsigned int v1743 = static_cast<unsigned int>(v275.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1744 = v1129 + v1743;
+    const bool v1745 = v1742 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1746 = v1744 < v15;
+    const bool v1747 = v1745 && v1746;
+    if (v1747) {
+      const unsigned int v1748 = v68 + v1744;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1749 = v275.x[46];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1750 = bias[v1748];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1751 = iron_to_f32(v1750);
+      const float v1752 = v1749 + v1751;
+      const float v1754 = fmaxf(v1752, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1755 = iron_f32_to_bf16(v1754);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1756 = v275.x[47];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1758 = v1748 + 1u;
+      const iron_bf16 v1759 = bias[v1758];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1760 = iron_to_f32(v1759);
+      const float v1761 = v1756 + v1760;
+      const float v1763 = fmaxf(v1761, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1764 = iron_f32_to_bf16(v1763);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1765 = v1742 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1766 = v1765 + v1748;
+      *reinterpret_cast<iron_bf16x2*>(out + v1766) = iron_bf16x2{{v1755, v1764}};
     }
-    const unsigned int v2963 = static_cast<unsigned int>(v275.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2964 = v1128 + v2963;
-    const unsigned int v2965 = static_cast<unsigned int>(v275.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2966 = v1127 + v2965;
-    const unsigned int v2968 = static_cast<unsigned int>(v275.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2969 = v2968 == v2963;
-    const unsigned int v2972 = v2965 + 1u;
-    const unsigned int v2973 = static_cast<unsigned int>(v275.col(49, iron_linear_thread() & 31u));
-    const bool v2974 = v2973 == v2972;
-    const bool v2975 = v2969 && v2974;
-    const unsigned int v2978 = v2966 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2979 = v2978 == 0u;
-    const bool v2980 = v2975 && v2979;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2980) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2981 = v2964 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2982 = v2966 < v15;
-      const bool v2983 = v2981 && v2982;
-      if (v2983) {
-        const unsigned int v2984 = v68 + v2966;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2985 = v275.x[48];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2986 = bias[v2984];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2987 = iron_to_f32(v2986);
-        const float v2988 = v2985 + v2987;
-        const float v2990 = fmaxf(v2988, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2991 = iron_f32_to_bf16(v2990);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2992 = v275.x[49];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v2994 = v2984 + 1u;
-        const iron_bf16 v2995 = bias[v2994];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2996 = iron_to_f32(v2995);
-        const float v2997 = v2992 + v2996;
-        const float v2999 = fmaxf(v2997, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3000 = iron_f32_to_bf16(v2999);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3001 = v2964 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3002 = v3001 + v2984;
-        *reinterpret_cast<iron_bf16x2*>(out + v3002) = iron_bf16x2{{v2991, v3000}};
-      }
-    } else {
-      const bool v3007 = v2964 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3008 = v2966 < v15;
-      const bool v3009 = v3007 && v3008;
-      if (v3009) {
-        const float v3010 = v275.x[48];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3011 = v68 + v2966;
-        const iron_bf16 v3012 = bias[v3011];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3013 = iron_to_f32(v3012);
-        const float v3014 = v3010 + v3013;
-        const float v3016 = fmaxf(v3014, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3017 = iron_f32_to_bf16(v3016);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3018 = v2964 * v4;
-        const unsigned int v3019 = v3018 + v68;
-        const unsigned int v3020 = v3019 + v2966;
-        out[v3020] = v3017;
-      }
-      const unsigned int v3022 = v1128 + v2968;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3024 = v1127 + v2973;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3025 = v3022 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3026 = v3024 < v15;
-      const bool v3027 = v3025 && v3026;
-      if (v3027) {
-        const float v3028 = v275.x[49];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3029 = v68 + v3024;
-        const iron_bf16 v3030 = bias[v3029];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3031 = iron_to_f32(v3030);
-        const float v3032 = v3028 + v3031;
-        const float v3034 = fmaxf(v3032, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3035 = iron_f32_to_bf16(v3034);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3036 = v3022 * v4;
-        const unsigned int v3037 = v3036 + v68;
-        const unsigned int v3038 = v3037 + v3024;
-        out[v3038] = v3035;
-      }
+    const unsigned int v1767 = static_cast<unsigned int>(v275.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1768 = v1130 + v1767;
+    const unsigned int v1769 = static_cast<unsigned int>(v275.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1770 = v1129 + v1769;
+    const bool v1771 = v1768 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1772 = v1770 < v15;
+    const bool v1773 = v1771 && v1772;
+    if (v1773) {
+      const unsigned int v1774 = v68 + v1770;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1775 = v275.x[48];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1776 = bias[v1774];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1777 = iron_to_f32(v1776);
+      const float v1778 = v1775 + v1777;
+      const float v1780 = fmaxf(v1778, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1781 = iron_f32_to_bf16(v1780);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1782 = v275.x[49];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1784 = v1774 + 1u;
+      const iron_bf16 v1785 = bias[v1784];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1786 = iron_to_f32(v1785);
+      const float v1787 = v1782 + v1786;
+      const float v1789 = fmaxf(v1787, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1790 = iron_f32_to_bf16(v1789);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1791 = v1768 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1792 = v1791 + v1774;
+      *reinterpret_cast<iron_bf16x2*>(out + v1792) = iron_bf16x2{{v1781, v1790}};
     }
-    const unsigned int v3039 = static_cast<unsigned int>(v275.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3040 = v1128 + v3039;
-    const unsigned int v3041 = static_cast<unsigned int>(v275.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3042 = v1127 + v3041;
-    const unsigned int v3044 = static_cast<unsigned int>(v275.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3045 = v3044 == v3039;
-    const unsigned int v3048 = v3041 + 1u;
-    const unsigned int v3049 = static_cast<unsigned int>(v275.col(51, iron_linear_thread() & 31u));
-    const bool v3050 = v3049 == v3048;
-    const bool v3051 = v3045 && v3050;
-    const unsigned int v3054 = v3042 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3055 = v3054 == 0u;
-    const bool v3056 = v3051 && v3055;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3056) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3057 = v3040 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3058 = v3042 < v15;
-      const bool v3059 = v3057 && v3058;
-      if (v3059) {
-        const unsigned int v3060 = v68 + v3042;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3061 = v275.x[50];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3062 = bias[v3060];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3063 = iron_to_f32(v3062);
-        const float v3064 = v3061 + v3063;
-        const float v3066 = fmaxf(v3064, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3067 = iron_f32_to_bf16(v3066);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3068 = v275.x[51];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3070 = v3060 + 1u;
-        const iron_bf16 v3071 = bias[v3070];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3072 = iron_to_f32(v3071);
-        const float v3073 = v3068 + v3072;
-        const float v3075 = fmaxf(v3073, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3076 = iron_f32_to_bf16(v3075);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3077 = v3040 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3078 = v3077 + v3060;
-        *reinterpret_cast<iron_bf16x2*>(out + v3078) = iron_bf16x2{{v3067, v3076}};
-      }
-    } else {
-      const bool v3083 = v3040 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3084 = v3042 < v15;
-      const bool v3085 = v3083 && v3084;
-      if (v3085) {
-        const float v3086 = v275.x[50];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3087 = v68 + v3042;
-        const iron_bf16 v3088 = bias[v3087];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3089 = iron_to_f32(v3088);
-        const float v3090 = v3086 + v3089;
-        const float v3092 = fmaxf(v3090, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3093 = iron_f32_to_bf16(v3092);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3094 = v3040 * v4;
-        const unsigned int v3095 = v3094 + v68;
-        const unsigned int v3096 = v3095 + v3042;
-        out[v3096] = v3093;
-      }
-      const unsigned int v3098 = v1128 + v3044;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3100 = v1127 + v3049;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3101 = v3098 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3102 = v3100 < v15;
-      const bool v3103 = v3101 && v3102;
-      if (v3103) {
-        const float v3104 = v275.x[51];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3105 = v68 + v3100;
-        const iron_bf16 v3106 = bias[v3105];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3107 = iron_to_f32(v3106);
-        const float v3108 = v3104 + v3107;
-        const float v3110 = fmaxf(v3108, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3111 = iron_f32_to_bf16(v3110);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3112 = v3098 * v4;
-        const unsigned int v3113 = v3112 + v68;
-        const unsigned int v3114 = v3113 + v3100;
-        out[v3114] = v3111;
-      }
+    const unsigned int v1793 = static_cast<unsigned int>(v275.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1794 = v1130 + v1793;
+    const unsigned int v1795 = static_cast<unsigned int>(v275.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1796 = v1129 + v1795;
+    const bool v1797 = v1794 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1798 = v1796 < v15;
+    const bool v1799 = v1797 && v1798;
+    if (v1799) {
+      const unsigned int v1800 = v68 + v1796;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1801 = v275.x[50];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1802 = bias[v1800];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1803 = iron_to_f32(v1802);
+      const float v1804 = v1801 + v1803;
+      const float v1806 = fmaxf(v1804, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1807 = iron_f32_to_bf16(v1806);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1808 = v275.x[51];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1810 = v1800 + 1u;
+      const iron_bf16 v1811 = bias[v1810];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1812 = iron_to_f32(v1811);
+      const float v1813 = v1808 + v1812;
+      const float v1815 = fmaxf(v1813, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1816 = iron_f32_to_bf16(v1815);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1817 = v1794 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1818 = v1817 + v1800;
+      *reinterpret_cast<iron_bf16x2*>(out + v1818) = iron_bf16x2{{v1807, v1816}};
     }
-    const unsigned int v3115 = static_cast<unsigned int>(v275.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3116 = v1128 + v3115;
-    const unsigned int v3117 = static_cast<unsigned int>(v275.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3118 = v1127 + v3117;
-    const unsigned int v3120 = static_cast<unsigned int>(v275.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3121 = v3120 == v3115;
-    const unsigned int v3124 = v3117 + 1u;
-    const unsigned int v3125 = static_cast<unsigned int>(v275.col(53, iron_linear_thread() & 31u));
-    const bool v3126 = v3125 == v3124;
-    const bool v3127 = v3121 && v3126;
-    const unsigned int v3130 = v3118 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3131 = v3130 == 0u;
-    const bool v3132 = v3127 && v3131;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3132) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3133 = v3116 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3134 = v3118 < v15;
-      const bool v3135 = v3133 && v3134;
-      if (v3135) {
-        const unsigned int v3136 = v68 + v3118;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3137 = v275.x[52];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3138 = bias[v3136];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3139 = iron_to_f32(v3138);
-        const float v3140 = v3137 + v3139;
-        const float v3142 = fmaxf(v3140, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3143 = iron_f32_to_bf16(v3142);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3144 = v275.x[53];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3146 = v3136 + 1u;
-        const iron_bf16 v3147 = bias[v3146];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3148 = iron_to_f32(v3147);
-        const float v3149 = v3144 + v3148;
-        const float v3151 = fmaxf(v3149, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3152 = iron_f32_to_bf16(v3151);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3153 = v3116 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3154 = v3153 + v3136;
-        *reinterpret_cast<iron_bf16x2*>(out + v3154) = iron_bf16x2{{v3143, v3152}};
-      }
-    } else {
-      const bool v3159 = v3116 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3160 = v3118 < v15;
-      const bool v3161 = v3159 && v3160;
-      if (v3161) {
-        const float v3162 = v275.x[52];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3163 = v68 + v3118;
-        const iron_bf16 v3164 = bias[v3163];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3165 = iron_to_f32(v3164);
-        const float v3166 = v3162 + v3165;
-        const float v3168 = fmaxf(v3166, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3169 = iron_f32_to_bf16(v3168);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3170 = v3116 * v4;
-        const unsigned int v3171 = v3170 + v68;
-        const unsigned int v3172 = v3171 + v3118;
-        out[v3172] = v3169;
-      }
-      const unsigned int v3174 = v1128 + v3120;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3176 = v1127 + v3125;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3177 = v3174 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3178 = v3176 < v15;
-      const bool v3179 = v3177 && v3178;
-      if (v3179) {
-        const float v3180 = v275.x[53];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3181 = v68 + v3176;
-        const iron_bf16 v3182 = bias[v3181];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3183 = iron_to_f32(v3182);
-        const float v3184 = v3180 + v3183;
-        const float v3186 = fmaxf(v3184, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3187 = iron_f32_to_bf16(v3186);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3188 = v3174 * v4;
-        const unsigned int v3189 = v3188 + v68;
-        const unsigned int v3190 = v3189 + v3176;
-        out[v3190] = v3187;
-      }
+    const unsigned int v1819 = static_cast<unsigned int>(v275.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1820 = v1130 + v1819;
+    const unsigned int v1821 = static_cast<unsigned int>(v275.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1822 = v1129 + v1821;
+    const bool v1823 = v1820 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1824 = v1822 < v15;
+    const bool v1825 = v1823 && v1824;
+    if (v1825) {
+      const unsigned int v1826 = v68 + v1822;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1827 = v275.x[52];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1828 = bias[v1826];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1829 = iron_to_f32(v1828);
+      const float v1830 = v1827 + v1829;
+      const float v1832 = fmaxf(v1830, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1833 = iron_f32_to_bf16(v1832);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1834 = v275.x[53];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1836 = v1826 + 1u;
+      const iron_bf16 v1837 = bias[v1836];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1838 = iron_to_f32(v1837);
+      const float v1839 = v1834 + v1838;
+      const float v1841 = fmaxf(v1839, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1842 = iron_f32_to_bf16(v1841);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1843 = v1820 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1844 = v1843 + v1826;
+      *reinterpret_cast<iron_bf16x2*>(out + v1844) = iron_bf16x2{{v1833, v1842}};
     }
-    const unsigned int v3191 = static_cast<unsigned int>(v275.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3192 = v1128 + v3191;
-    const unsigned int v3193 = static_cast<unsigned int>(v275.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3194 = v1127 + v3193;
-    const unsigned int v3196 = static_cast<unsigned int>(v275.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3197 = v3196 == v3191;
-    const unsigned int v3200 = v3193 + 1u;
-    const unsigned int v3201 = static_cast<unsigned int>(v275.col(55, iron_linear_thread() & 31u));
-    const bool v3202 = v3201 == v3200;
-    const bool v3203 = v3197 && v3202;
-    const unsigned int v3206 = v3194 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3207 = v3206 == 0u;
-    const bool v3208 = v3203 && v3207;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3208) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3209 = v3192 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3210 = v3194 < v15;
-      const bool v3211 = v3209 && v3210;
-      if (v3211) {
-        const unsigned int v3212 = v68 + v3194;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3213 = v275.x[54];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3214 = bias[v3212];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3215 = iron_to_f32(v3214);
-        const float v3216 = v3213 + v3215;
-        const float v3218 = fmaxf(v3216, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3219 = iron_f32_to_bf16(v3218);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3220 = v275.x[55];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3222 = v3212 + 1u;
-        const iron_bf16 v3223 = bias[v3222];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3224 = iron_to_f32(v3223);
-        const float v3225 = v3220 + v3224;
-        const float v3227 = fmaxf(v3225, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3228 = iron_f32_to_bf16(v3227);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3229 = v3192 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3230 = v3229 + v3212;
-        *reinterpret_cast<iron_bf16x2*>(out + v3230) = iron_bf16x2{{v3219, v3228}};
-      }
-    } else {
-      const bool v3235 = v3192 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3236 = v3194 < v15;
-      const bool v3237 = v3235 && v3236;
-      if (v3237) {
-        const float v3238 = v275.x[54];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3239 = v68 + v3194;
-        const iron_bf16 v3240 = bias[v3239];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3241 = iron_to_f32(v3240);
-        const float v3242 = v3238 + v3241;
-        const float v3244 = fmaxf(v3242, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3245 = iron_f32_to_bf16(v3244);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3246 = v3192 * v4;
-        const unsigned int v3247 = v3246 + v68;
-        const unsigned int v3248 = v3247 + v3194;
-        out[v3248] = v3245;
-      }
-      const unsigned int v3250 = v1128 + v3196;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3252 = v1127 + v3201;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3253 = v3250 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3254 = v3252 < v15;
-      const bool v3255 = v3253 && v3254;
-      if (v3255) {
-        const float v3256 = v275.x[55];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3257 = v68 + v3252;
-        const iron_bf16 v3258 = bias[v3257];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3259 = iron_to_f32(v3258);
-        const float v3260 = v3256 + v3259;
-        const float v3262 = fmaxf(v3260, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3263 = iron_f32_to_bf16(v3262);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3264 = v3250 * v4;
-        const unsigned int v3265 = v3264 + v68;
-        const unsigned int v3266 = v3265 + v3252;
-        out[v3266] = v3263;
-      }
+    const unsigned int v1845 = static_cast<unsigned int>(v275.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1846 = v1130 + v1845;
+    const unsigned int v1847 = static_cast<unsigned int>(v275.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1848 = v1129 + v1847;
+    const bool v1849 = v1846 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1850 = v1848 < v15;
+    const bool v1851 = v1849 && v1850;
+    if (v1851) {
+      const unsigned int v1852 = v68 + v1848;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1853 = v275.x[54];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1854 = bias[v1852];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1855 = iron_to_f32(v1854);
+      const float v1856 = v1853 + v1855;
+      const float v1858 = fmaxf(v1856, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1859 = iron_f32_to_bf16(v1858);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1860 = v275.x[55];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1862 = v1852 + 1u;
+      const iron_bf16 v1863 = bias[v1862];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1864 = iron_to_f32(v1863);
+      const float v1865 = v1860 + v1864;
+      const float v1867 = fmaxf(v1865, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1868 = iron_f32_to_bf16(v1867);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1869 = v1846 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1870 = v1869 + v1852;
+      *reinterpret_cast<iron_bf16x2*>(out + v1870) = iron_bf16x2{{v1859, v1868}};
     }
-    const unsigned int v3267 = static_cast<unsigned int>(v275.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3268 = v1128 + v3267;
-    const unsigned int v3269 = static_cast<unsigned int>(v275.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3270 = v1127 + v3269;
-    const unsigned int v3272 = static_cast<unsigned int>(v275.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3273 = v3272 == v3267;
-    const unsigned int v3276 = v3269 + 1u;
-    const unsigned int v3277 = static_cast<unsigned int>(v275.col(57, iron_linear_thread() & 31u));
-    const bool v3278 = v3277 == v3276;
-    const bool v3279 = v3273 && v3278;
-    const unsigned int v3282 = v3270 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3283 = v3282 == 0u;
-    const bool v3284 = v3279 && v3283;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3284) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3285 = v3268 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3286 = v3270 < v15;
-      const bool v3287 = v3285 && v3286;
-      if (v3287) {
-        const unsigned int v3288 = v68 + v3270;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3289 = v275.x[56];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3290 = bias[v3288];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3291 = iron_to_f32(v3290);
-        const float v3292 = v3289 + v3291;
-        const float v3294 = fmaxf(v3292, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3295 = iron_f32_to_bf16(v3294);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3296 = v275.x[57];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3298 = v3288 + 1u;
-        const iron_bf16 v3299 = bias[v3298];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3300 = iron_to_f32(v3299);
-        const float v3301 = v3296 + v3300;
-        const float v3303 = fmaxf(v3301, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3304 = iron_f32_to_bf16(v3303);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3305 = v3268 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3306 = v3305 + v3288;
-        *reinterpret_cast<iron_bf16x2*>(out + v3306) = iron_bf16x2{{v3295, v3304}};
-      }
-    } else {
-      const bool v3311 = v3268 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3312 = v3270 < v15;
-      const bool v3313 = v3311 && v3312;
-      if (v3313) {
-        const float v3314 = v275.x[56];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3315 = v68 + v3270;
-        const iron_bf16 v3316 = bias[v3315];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3317 = iron_to_f32(v3316);
-        const float v3318 = v3314 + v3317;
-        const float v3320 = fmaxf(v3318, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3321 = iron_f32_to_bf16(v3320);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3322 = v3268 * v4;
-        const unsigned int v3323 = v3322 + v68;
-        const unsigned int v3324 = v3323 + v3270;
-        out[v3324] = v3321;
-      }
-      const unsigned int v3326 = v1128 + v3272;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3328 = v1127 + v3277;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3329 = v3326 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3330 = v3328 < v15;
-      const bool v3331 = v3329 && v3330;
-      if (v3331) {
-        const float v3332 = v275.x[57];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3333 = v68 + v3328;
-        const iron_bf16 v3334 = bias[v3333];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3335 = iron_to_f32(v3334);
-        const float v3336 = v3332 + v3335;
-        const float v3338 = fmaxf(v3336, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3339 = iron_f32_to_bf16(v3338);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3340 = v3326 * v4;
-        const unsigned int v3341 = v3340 + v68;
-        const unsigned int v3342 = v3341 + v3328;
-        out[v3342] = v3339;
-      }
+    const unsigned int v1871 = static_cast<unsigned int>(v275.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1872 = v1130 + v1871;
+    const unsigned int v1873 = static_cast<unsigned int>(v275.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1874 = v1129 + v1873;
+    const bool v1875 = v1872 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1876 = v1874 < v15;
+    const bool v1877 = v1875 && v1876;
+    if (v1877) {
+      const unsigned int v1878 = v68 + v1874;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1879 = v275.x[56];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1880 = bias[v1878];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1881 = iron_to_f32(v1880);
+      const float v1882 = v1879 + v1881;
+      const float v1884 = fmaxf(v1882, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1885 = iron_f32_to_bf16(v1884);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1886 = v275.x[57];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1888 = v1878 + 1u;
+      const iron_bf16 v1889 = bias[v1888];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1890 = iron_to_f32(v1889);
+      const float v1891 = v1886 + v1890;
+      const float v1893 = fmaxf(v1891, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1894 = iron_f32_to_bf16(v1893);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1895 = v1872 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1896 = v1895 + v1878;
+      *reinterpret_cast<iron_bf16x2*>(out + v1896) = iron_bf16x2{{v1885, v1894}};
     }
-    const unsigned int v3343 = static_cast<unsigned int>(v275.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3344 = v1128 + v3343;
-    const unsigned int v3345 = static_cast<unsigned int>(v275.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3346 = v1127 + v3345;
-    const unsigned int v3348 = static_cast<unsigned int>(v275.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3349 = v3348 == v3343;
-    const unsigned int v3352 = v3345 + 1u;
-    const unsigned int v3353 = static_cast<unsigned int>(v275.col(59, iron_linear_thread() & 31u));
-    const bool v3354 = v3353 == v3352;
-    const bool v3355 = v3349 && v3354;
-    const unsigned int v3358 = v3346 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3359 = v3358 == 0u;
-    const bool v3360 = v3355 && v3359;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3360) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3361 = v3344 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3362 = v3346 < v15;
-      const bool v3363 = v3361 && v3362;
-      if (v3363) {
-        const unsigned int v3364 = v68 + v3346;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3365 = v275.x[58];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3366 = bias[v3364];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3367 = iron_to_f32(v3366);
-        const float v3368 = v3365 + v3367;
-        const float v3370 = fmaxf(v3368, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3371 = iron_f32_to_bf16(v3370);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3372 = v275.x[59];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3374 = v3364 + 1u;
-        const iron_bf16 v3375 = bias[v3374];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3376 = iron_to_f32(v3375);
-        const float v3377 = v3372 + v3376;
-        const float v3379 = fmaxf(v3377, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3380 = iron_f32_to_bf16(v3379);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3381 = v3344 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3382 = v3381 + v3364;
-        *reinterpret_cast<iron_bf16x2*>(out + v3382) = iron_bf16x2{{v3371, v3380}};
-      }
-    } else {
-      const bool v3387 = v3344 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3388 = v3346 < v15;
-      const bool v3389 = v3387 && v3388;
-      if (v3389) {
-        const float v3390 = v275.x[58];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3391 = v68 + v3346;
-        const iron_bf16 v3392 = bias[v3391];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3393 = iron_to_f32(v3392);
-        const float v3394 = v3390 + v3393;
-        const float v3396 = fmaxf(v3394, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3397 = iron_f32_to_bf16(v3396);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3398 = v3344 * v4;
-        const unsigned int v3399 = v3398 + v68;
-        const unsigned int v3400 = v3399 + v3346;
-        out[v3400] = v3397;
-      }
-      const unsigned int v3402 = v1128 + v3348;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3404 = v1127 + v3353;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3405 = v3402 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3406 = v3404 < v15;
-      const bool v3407 = v3405 && v3406;
-      if (v3407) {
-        const float v3408 = v275.x[59];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3409 = v68 + v3404;
-        const iron_bf16 v3410 = bias[v3409];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3411 = iron_to_f32(v3410);
-        const float v3412 = v3408 + v3411;
-        const float v3414 = fmaxf(v3412, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3415 = iron_f32_to_bf16(v3414);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3416 = v3402 * v4;
-        const unsigned int v3417 = v3416 + v68;
-        const unsigned int v3418 = v3417 + v3404;
-        out[v3418] = v3415;
-      }
+    const unsigned int v1897 = static_cast<unsigned int>(v275.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1898 = v1130 + v1897;
+    const unsigned int v1899 = static_cast<unsigned int>(v275.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1900 = v1129 + v1899;
+    const bool v1901 = v1898 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1902 = v1900 < v15;
+    const bool v1903 = v1901 && v1902;
+    if (v1903) {
+      const unsigned int v1904 = v68 + v1900;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1905 = v275.x[58];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1906 = bias[v1904];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1907 = iron_to_f32(v1906);
+      const float v1908 = v1905 + v1907;
+      const float v1910 = fmaxf(v1908, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1911 = iron_f32_to_bf16(v1910);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1912 = v275.x[59];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1914 = v1904 + 1u;
+      const iron_bf16 v1915 = bias[v1914];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1916 = iron_to_f32(v1915);
+      const float v1917 = v1912 + v1916;
+      const float v1919 = fmaxf(v1917, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1920 = iron_f32_to_bf16(v1919);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1921 = v1898 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1922 = v1921 + v1904;
+      *reinterpret_cast<iron_bf16x2*>(out + v1922) = iron_bf16x2{{v1911, v1920}};
     }
-    const unsigned int v3419 = static_cast<unsigned int>(v275.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3420 = v1128 + v3419;
-    const unsigned int v3421 = static_cast<unsigned int>(v275.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3422 = v1127 + v3421;
-    const unsigned int v3424 = static_cast<unsigned int>(v275.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3425 = v3424 == v3419;
-    const unsigned int v3428 = v3421 + 1u;
-    const unsigned int v3429 = static_cast<unsigned int>(v275.col(61, iron_linear_thread() & 31u));
-    const bool v3430 = v3429 == v3428;
-    const bool v3431 = v3425 && v3430;
-    const unsigned int v3434 = v3422 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3435 = v3434 == 0u;
-    const bool v3436 = v3431 && v3435;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3436) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3437 = v3420 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3438 = v3422 < v15;
-      const bool v3439 = v3437 && v3438;
-      if (v3439) {
-        const unsigned int v3440 = v68 + v3422;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3441 = v275.x[60];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3442 = bias[v3440];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3443 = iron_to_f32(v3442);
-        const float v3444 = v3441 + v3443;
-        const float v3446 = fmaxf(v3444, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3447 = iron_f32_to_bf16(v3446);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3448 = v275.x[61];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3450 = v3440 + 1u;
-        const iron_bf16 v3451 = bias[v3450];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3452 = iron_to_f32(v3451);
-        const float v3453 = v3448 + v3452;
-        const float v3455 = fmaxf(v3453, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3456 = iron_f32_to_bf16(v3455);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3457 = v3420 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3458 = v3457 + v3440;
-        *reinterpret_cast<iron_bf16x2*>(out + v3458) = iron_bf16x2{{v3447, v3456}};
-      }
-    } else {
-      const bool v3463 = v3420 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3464 = v3422 < v15;
-      const bool v3465 = v3463 && v3464;
-      if (v3465) {
-        const float v3466 = v275.x[60];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3467 = v68 + v3422;
-        const iron_bf16 v3468 = bias[v3467];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3469 = iron_to_f32(v3468);
-        const float v3470 = v3466 + v3469;
-        const float v3472 = fmaxf(v3470, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3473 = iron_f32_to_bf16(v3472);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3474 = v3420 * v4;
-        const unsigned int v3475 = v3474 + v68;
-        const unsigned int v3476 = v3475 + v3422;
-        out[v3476] = v3473;
-      }
-      const unsigned int v3478 = v1128 + v3424;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3480 = v1127 + v3429;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3481 = v3478 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3482 = v3480 < v15;
-      const bool v3483 = v3481 && v3482;
-      if (v3483) {
-        const float v3484 = v275.x[61];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3485 = v68 + v3480;
-        const iron_bf16 v3486 = bias[v3485];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3487 = iron_to_f32(v3486);
-        const float v3488 = v3484 + v3487;
-        const float v3490 = fmaxf(v3488, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3491 = iron_f32_to_bf16(v3490);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3492 = v3478 * v4;
-        const unsigned int v3493 = v3492 + v68;
-        const unsigned int v3494 = v3493 + v3480;
-        out[v3494] = v3491;
-      }
+    const unsigned int v1923 = static_cast<unsigned int>(v275.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1924 = v1130 + v1923;
+    const unsigned int v1925 = static_cast<unsigned int>(v275.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1926 = v1129 + v1925;
+    const bool v1927 = v1924 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1928 = v1926 < v15;
+    const bool v1929 = v1927 && v1928;
+    if (v1929) {
+      const unsigned int v1930 = v68 + v1926;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1931 = v275.x[60];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1932 = bias[v1930];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1933 = iron_to_f32(v1932);
+      const float v1934 = v1931 + v1933;
+      const float v1936 = fmaxf(v1934, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1937 = iron_f32_to_bf16(v1936);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1938 = v275.x[61];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1940 = v1930 + 1u;
+      const iron_bf16 v1941 = bias[v1940];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1942 = iron_to_f32(v1941);
+      const float v1943 = v1938 + v1942;
+      const float v1945 = fmaxf(v1943, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1946 = iron_f32_to_bf16(v1945);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1947 = v1924 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1948 = v1947 + v1930;
+      *reinterpret_cast<iron_bf16x2*>(out + v1948) = iron_bf16x2{{v1937, v1946}};
     }
-    const unsigned int v3495 = static_cast<unsigned int>(v275.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3496 = v1128 + v3495;
-    const unsigned int v3497 = static_cast<unsigned int>(v275.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3498 = v1127 + v3497;
-    const unsigned int v3500 = static_cast<unsigned int>(v275.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3501 = v3500 == v3495;
-    const unsigned int v3504 = v3497 + 1u;
-    const unsigned int v3505 = static_cast<unsigned int>(v275.col(63, iron_linear_thread() & 31u));
-    const bool v3506 = v3505 == v3504;
-    const bool v3507 = v3501 && v3506;
-    const unsigned int v3510 = v3498 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3511 = v3510 == 0u;
-    const bool v3512 = v3507 && v3511;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3512) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3513 = v3496 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3514 = v3498 < v15;
-      const bool v3515 = v3513 && v3514;
-      if (v3515) {
-        const unsigned int v3516 = v68 + v3498;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3517 = v275.x[62];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3518 = bias[v3516];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3519 = iron_to_f32(v3518);
-        const float v3520 = v3517 + v3519;
-        const float v3522 = fmaxf(v3520, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3523 = iron_f32_to_bf16(v3522);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3524 = v275.x[63];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3526 = v3516 + 1u;
-        const iron_bf16 v3527 = bias[v3526];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3528 = iron_to_f32(v3527);
-        const float v3529 = v3524 + v3528;
-        const float v3531 = fmaxf(v3529, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3532 = iron_f32_to_bf16(v3531);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3533 = v3496 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3534 = v3533 + v3516;
-        *reinterpret_cast<iron_bf16x2*>(out + v3534) = iron_bf16x2{{v3523, v3532}};
-      }
-    } else {
-      const bool v3539 = v3496 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3540 = v3498 < v15;
-      const bool v3541 = v3539 && v3540;
-      if (v3541) {
-        const float v3542 = v275.x[62];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3543 = v68 + v3498;
-        const iron_bf16 v3544 = bias[v3543];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3545 = iron_to_f32(v3544);
-        const float v3546 = v3542 + v3545;
-        const float v3548 = fmaxf(v3546, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3549 = iron_f32_to_bf16(v3548);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3550 = v3496 * v4;
-        const unsigned int v3551 = v3550 + v68;
-        const unsigned int v3552 = v3551 + v3498;
-        out[v3552] = v3549;
-      }
-      const unsigned int v3554 = v1128 + v3500;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3556 = v1127 + v3505;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3557 = v3554 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3558 = v3556 < v15;
-      const bool v3559 = v3557 && v3558;
-      if (v3559) {
-        const float v3560 = v275.x[63];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3561 = v68 + v3556;
-        const iron_bf16 v3562 = bias[v3561];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3563 = iron_to_f32(v3562);
-        const float v3564 = v3560 + v3563;
-        const float v3566 = fmaxf(v3564, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3567 = iron_f32_to_bf16(v3566);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3568 = v3554 * v4;
-        const unsigned int v3569 = v3568 + v68;
-        const unsigned int v3570 = v3569 + v3556;
-        out[v3570] = v3567;
-      }
+    const unsigned int v1949 = static_cast<unsigned int>(v275.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1950 = v1130 + v1949;
+    const unsigned int v1951 = static_cast<unsigned int>(v275.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1952 = v1129 + v1951;
+    const bool v1953 = v1950 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1954 = v1952 < v15;
+    const bool v1955 = v1953 && v1954;
+    if (v1955) {
+      const unsigned int v1956 = v68 + v1952;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1957 = v275.x[62];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1958 = bias[v1956];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1959 = iron_to_f32(v1958);
+      const float v1960 = v1957 + v1959;
+      const float v1962 = fmaxf(v1960, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1963 = iron_f32_to_bf16(v1962);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1964 = v275.x[63];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1966 = v1956 + 1u;
+      const iron_bf16 v1967 = bias[v1966];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1968 = iron_to_f32(v1967);
+      const float v1969 = v1964 + v1968;
+      const float v1971 = fmaxf(v1969, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1972 = iron_f32_to_bf16(v1971);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1973 = v1950 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v1974 = v1973 + v1956;
+      *reinterpret_cast<iron_bf16x2*>(out + v1974) = iron_bf16x2{{v1963, v1972}};
     }
-    const unsigned int v3571 = static_cast<unsigned int>(v275.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3572 = v1128 + v3571;
-    const unsigned int v3573 = static_cast<unsigned int>(v275.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3574 = v1127 + v3573;
-    const unsigned int v3576 = static_cast<unsigned int>(v275.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3577 = v3576 == v3571;
-    const unsigned int v3580 = v3573 + 1u;
-    const unsigned int v3581 = static_cast<unsigned int>(v275.col(65, iron_linear_thread() & 31u));
-    const bool v3582 = v3581 == v3580;
-    const bool v3583 = v3577 && v3582;
-    const unsigned int v3586 = v3574 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3587 = v3586 == 0u;
-    const bool v3588 = v3583 && v3587;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3588) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3589 = v3572 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3590 = v3574 < v15;
-      const bool v3591 = v3589 && v3590;
-      if (v3591) {
-        const unsigned int v3592 = v68 + v3574;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3593 = v275.x[64];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3594 = bias[v3592];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3595 = iron_to_f32(v3594);
-        const float v3596 = v3593 + v3595;
-        const float v3598 = fmaxf(v3596, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3599 = iron_f32_to_bf16(v3598);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3600 = v275.x[65];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3602 = v3592 + 1u;
-        const iron_bf16 v3603 = bias[v3602];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3604 = iron_to_f32(v3603);
-        const float v3605 = v3600 + v3604;
-        const float v3607 = fmaxf(v3605, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3608 = iron_f32_to_bf16(v3607);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3609 = v3572 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3610 = v3609 + v3592;
-        *reinterpret_cast<iron_bf16x2*>(out + v3610) = iron_bf16x2{{v3599, v3608}};
-      }
-    } else {
-      const bool v3615 = v3572 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3616 = v3574 < v15;
-      const bool v3617 = v3615 && v3616;
-      if (v3617) {
-        const float v3618 = v275.x[64];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3619 = v68 + v3574;
-        const iron_bf16 v3620 = bias[v3619];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3621 = iron_to_f32(v3620);
-        const float v3622 = v3618 + v3621;
-        const float v3624 = fmaxf(v3622, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3625 = iron_f32_to_bf16(v3624);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3626 = v3572 * v4;
-        const unsigned int v3627 = v3626 + v68;
-        const unsigned int v3628 = v3627 + v3574;
-        out[v3628] = v3625;
-      }
-      const unsigned int v3630 = v1128 + v3576;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3632 = v1127 + v3581;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3633 = v3630 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3634 = v3632 < v15;
-      const bool v3635 = v3633 && v3634;
-      if (v3635) {
-        const float v3636 = v275.x[65];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3637 = v68 + v3632;
-        const iron_bf16 v3638 = bias[v3637];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3639 = iron_to_f32(v3638);
-        const float v3640 = v3636 + v3639;
-        const float v3642 = fmaxf(v3640, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3643 = iron_f32_to_bf16(v3642);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3644 = v3630 * v4;
-        const unsigned int v3645 = v3644 + v68;
-        const unsigned int v3646 = v3645 + v3632;
-        out[v3646] = v3643;
-      }
+    const unsigned int v1975 = static_cast<unsigned int>(v275.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v1976 = v1130 + v1975;
+    const unsigned int v1977 = static_cast<unsigned int>(v275.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v1978 = v1129 + v1977;
+    const bool v1979 = v1976 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1980 = v1978 < v15;
+    const bool v1981 = v1979 && v1980;
+    if (v1981) {
+      const unsigned int v1982 = v68 + v1978;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1983 = v275.x[64];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v1984 = bias[v1982];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1985 = iron_to_f32(v1984);
+      const float v1986 = v1983 + v1985;
+      const float v1988 = fmaxf(v1986, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1989 = iron_f32_to_bf16(v1988);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1990 = v275.x[65];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1992 = v1982 + 1u;
+      const iron_bf16 v1993 = bias[v1992];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1994 = iron_to_f32(v1993);
+      const float v1995 = v1990 + v1994;
+      const float v1997 = fmaxf(v1995, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v1998 = iron_f32_to_bf16(v1997);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v1999 = v1976 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2000 = v1999 + v1982;
+      *reinterpret_cast<iron_bf16x2*>(out + v2000) = iron_bf16x2{{v1989, v1998}};
     }
-    const unsigned int v3647 = static_cast<unsigned int>(v275.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3648 = v1128 + v3647;
-    const unsigned int v3649 = static_cast<unsigned int>(v275.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3650 = v1127 + v3649;
-    const unsigned int v3652 = static_cast<unsigned int>(v275.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3653 = v3652 == v3647;
-    const unsigned int v3656 = v3649 + 1u;
-    const unsigned int v3657 = static_cast<unsigned int>(v275.col(67, iron_linear_thread() & 31u));
-    const bool v3658 = v3657 == v3656;
-    const bool v3659 = v3653 && v3658;
-    const unsigned int v3662 = v3650 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3663 = v3662 == 0u;
-    const bool v3664 = v3659 && v3663;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3664) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3665 = v3648 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3666 = v3650 < v15;
-      const bool v3667 = v3665 && v3666;
-      if (v3667) {
-        const unsigned int v3668 = v68 + v3650;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3669 = v275.x[66];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3670 = bias[v3668];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3671 = iron_to_f32(v3670);
-        const float v3672 = v3669 + v3671;
-        const float v3674 = fmaxf(v3672, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3675 = iron_f32_to_bf16(v3674);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3676 = v275.x[67];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3678 = v3668 + 1u;
-        const iron_bf16 v3679 = bias[v3678];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3680 = iron_to_f32(v3679);
-        const float v3681 = v3676 + v3680;
-        const float v3683 = fmaxf(v3681, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3684 = iron_f32_to_bf16(v3683);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3685 = v3648 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3686 = v3685 + v3668;
-        *reinterpret_cast<iron_bf16x2*>(out + v3686) = iron_bf16x2{{v3675, v3684}};
-      }
-    } else {
-      const bool v3691 = v3648 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3692 = v3650 < v15;
-      const bool v3693 = v3691 && v3692;
-      if (v3693) {
-        const float v3694 = v275.x[66];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3695 = v68 + v3650;
-        const iron_bf16 v3696 = bias[v3695];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3697 = iron_to_f32(v3696);
-        const float v3698 = v3694 + v3697;
-        const float v3700 = fmaxf(v3698, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3701 = iron_f32_to_bf16(v3700);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3702 = v3648 * v4;
-        const unsigned int v3703 = v3702 + v68;
-        const unsigned int v3704 = v3703 + v3650;
-        out[v3704] = v3701;
-      }
-      const unsigned int v3706 = v1128 + v3652;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3708 = v1127 + v3657;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3709 = v3706 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3710 = v3708 < v15;
-      const bool v3711 = v3709 && v3710;
-      if (v3711) {
-        const float v3712 = v275.x[67];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3713 = v68 + v3708;
-        const iron_bf16 v3714 = bias[v3713];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3715 = iron_to_f32(v3714);
-        const float v3716 = v3712 + v3715;
-        const float v3718 = fmaxf(v3716, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3719 = iron_f32_to_bf16(v3718);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3720 = v3706 * v4;
-        const unsigned int v3721 = v3720 + v68;
-        const unsigned int v3722 = v3721 + v3708;
-        out[v3722] = v3719;
-      }
+    const unsigned int v2001 = static_cast<unsigned int>(v275.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2002 = v1130 + v2001;
+    const unsigned int v2003 = static_cast<unsigned int>(v275.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2004 = v1129 + v2003;
+    const bool v2005 = v2002 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2006 = v2004 < v15;
+    const bool v2007 = v2005 && v2006;
+    if (v2007) {
+      const unsigned int v2008 = v68 + v2004;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2009 = v275.x[66];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2010 = bias[v2008];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2011 = iron_to_f32(v2010);
+      const float v2012 = v2009 + v2011;
+      const float v2014 = fmaxf(v2012, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2015 = iron_f32_to_bf16(v2014);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2016 = v275.x[67];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2018 = v2008 + 1u;
+      const iron_bf16 v2019 = bias[v2018];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2020 = iron_to_f32(v2019);
+      const float v2021 = v2016 + v2020;
+      const float v2023 = fmaxf(v2021, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2024 = iron_f32_to_bf16(v2023);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2025 = v2002 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2026 = v2025 + v2008;
+      *reinterpret_cast<iron_bf16x2*>(out + v2026) = iron_bf16x2{{v2015, v2024}};
     }
-    const unsigned int v3723 = static_cast<unsigned int>(v275.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3724 = v1128 + v3723;
-    const unsigned int v3725 = static_cast<unsigned int>(v275.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3726 = v1127 + v3725;
-    const unsigned int v3728 = static_cast<unsigned int>(v275.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3729 = v3728 == v3723;
-    const unsigned int v3732 = v3725 + 1u;
-    const unsigned int v3733 = static_cast<unsigned int>(v275.col(69, iron_linear_thread() & 31u));
-    const bool v3734 = v3733 == v3732;
-    const bool v3735 = v3729 && v3734;
-    const unsigned int v3738 = v3726 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3739 = v3738 == 0u;
-    const bool v3740 = v3735 && v3739;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3740) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3741 = v3724 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3742 = v3726 < v15;
-      const bool v3743 = v3741 && v3742;
-      if (v3743) {
-        const unsigned int v3744 = v68 + v3726;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3745 = v275.x[68];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3746 = bias[v3744];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3747 = iron_to_f32(v3746);
-        const float v3748 = v3745 + v3747;
-        const float v3750 = fmaxf(v3748, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3751 = iron_f32_to_bf16(v3750);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3752 = v275.x[69];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3754 = v3744 + 1u;
-        const iron_bf16 v3755 = bias[v3754];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3756 = iron_to_f32(v3755);
-        const float v3757 = v3752 + v3756;
-        const float v3759 = fmaxf(v3757, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3760 = iron_f32_to_bf16(v3759);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3761 = v3724 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3762 = v3761 + v3744;
-        *reinterpret_cast<iron_bf16x2*>(out + v3762) = iron_bf16x2{{v3751, v3760}};
-      }
-    } else {
-      const bool v3767 = v3724 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3768 = v3726 < v15;
-      const bool v3769 = v3767 && v3768;
-      if (v3769) {
-        const float v3770 = v275.x[68];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3771 = v68 + v3726;
-        const iron_bf16 v3772 = bias[v3771];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3773 = iron_to_f32(v3772);
-        const float v3774 = v3770 + v3773;
-        const float v3776 = fmaxf(v3774, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3777 = iron_f32_to_bf16(v3776);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3778 = v3724 * v4;
-        const unsigned int v3779 = v3778 + v68;
-        const unsigned int v3780 = v3779 + v3726;
-        out[v3780] = v3777;
-      }
-      const unsigned int v3782 = v1128 + v3728;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3784 = v1127 + v3733;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3785 = v3782 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3786 = v3784 < v15;
-      const bool v3787 = v3785 && v3786;
-      if (v3787) {
-        const float v3788 = v275.x[69];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3789 = v68 + v3784;
-        const iron_bf16 v3790 = bias[v3789];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3791 = iron_to_f32(v3790);
-        const float v3792 = v3788 + v3791;
-        const float v3794 = fmaxf(v3792, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3795 = iron_f32_to_bf16(v3794);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3796 = v3782 * v4;
-        const unsigned int v3797 = v3796 + v68;
-        const unsigned int v3798 = v3797 + v3784;
-        out[v3798] = v3795;
-      }
+    const unsigned int v2027 = static_cast<unsigned int>(v275.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2028 = v1130 + v2027;
+    const unsigned int v2029 = static_cast<unsigned int>(v275.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2030 = v1129 + v2029;
+    const bool v2031 = v2028 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2032 = v2030 < v15;
+    const bool v2033 = v2031 && v2032;
+    if (v2033) {
+      const unsigned int v2034 = v68 + v2030;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2035 = v275.x[68];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2036 = bias[v2034];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2037 = iron_to_f32(v2036);
+      const float v2038 = v2035 + v2037;
+      const float v2040 = fmaxf(v2038, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2041 = iron_f32_to_bf16(v2040);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2042 = v275.x[69];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2044 = v2034 + 1u;
+      const iron_bf16 v2045 = bias[v2044];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2046 = iron_to_f32(v2045);
+      const float v2047 = v2042 + v2046;
+      const float v2049 = fmaxf(v2047, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2050 = iron_f32_to_bf16(v2049);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2051 = v2028 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2052 = v2051 + v2034;
+      *reinterpret_cast<iron_bf16x2*>(out + v2052) = iron_bf16x2{{v2041, v2050}};
     }
-    const unsigned int v3799 = static_cast<unsigned int>(v275.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3800 = v1128 + v3799;
-    const unsigned int v3801 = static_cast<unsigned int>(v275.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3802 = v1127 + v3801;
-    const unsigned int v3804 = static_cast<unsigned int>(v275.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3805 = v3804 == v3799;
-    const unsigned int v3808 = v3801 + 1u;
-    const unsigned int v3809 = static_cast<unsigned int>(v275.col(71, iron_linear_thread() & 31u));
-    const bool v3810 = v3809 == v3808;
-    const bool v3811 = v3805 && v3810;
-    const unsigned int v3814 = v3802 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3815 = v3814 == 0u;
-    const bool v3816 = v3811 && v3815;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3816) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3817 = v3800 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3818 = v3802 < v15;
-      const bool v3819 = v3817 && v3818;
-      if (v3819) {
-        const unsigned int v3820 = v68 + v3802;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3821 = v275.x[70];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3822 = bias[v3820];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3823 = iron_to_f32(v3822);
-        const float v3824 = v3821 + v3823;
-        const float v3826 = fmaxf(v3824, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3827 = iron_f32_to_bf16(v3826);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3828 = v275.x[71];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3830 = v3820 + 1u;
-        const iron_bf16 v3831 = bias[v3830];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3832 = iron_to_f32(v3831);
-        const float v3833 = v3828 + v3832;
-        const float v3835 = fmaxf(v3833, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3836 = iron_f32_to_bf16(v3835);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3837 = v3800 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3838 = v3837 + v3820;
-        *reinterpret_cast<iron_bf16x2*>(out + v3838) = iron_bf16x2{{v3827, v3836}};
-      }
-    } else {
-      const bool v3843 = v3800 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3844 = v3802 < v15;
-      const bool v3845 = v3843 && v3844;
-      if (v3845) {
-        const float v3846 = v275.x[70];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3847 = v68 + v3802;
-        const iron_bf16 v3848 = bias[v3847];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3849 = iron_to_f32(v3848);
-        const float v3850 = v3846 + v3849;
-        const float v3852 = fmaxf(v3850, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3853 = iron_f32_to_bf16(v3852);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3854 = v3800 * v4;
-        const unsigned int v3855 = v3854 + v68;
-        const unsigned int v3856 = v3855 + v3802;
-        out[v3856] = v3853;
-      }
-      const unsigned int v3858 = v1128 + v3804;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3860 = v1127 + v3809;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3861 = v3858 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3862 = v3860 < v15;
-      const bool v3863 = v3861 && v3862;
-      if (v3863) {
-        const float v3864 = v275.x[71];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3865 = v68 + v3860;
-        const iron_bf16 v3866 = bias[v3865];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3867 = iron_to_f32(v3866);
-        const float v3868 = v3864 + v3867;
-        const float v3870 = fmaxf(v3868, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3871 = iron_f32_to_bf16(v3870);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3872 = v3858 * v4;
-        const unsigned int v3873 = v3872 + v68;
-        const unsigned int v3874 = v3873 + v3860;
-        out[v3874] = v3871;
-      }
+    const unsigned int v2053 = static_cast<unsigned int>(v275.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2054 = v1130 + v2053;
+    const unsigned int v2055 = static_cast<unsigned int>(v275.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2056 = v1129 + v2055;
+    const bool v2057 = v2054 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2058 = v2056 < v15;
+    const bool v2059 = v2057 && v2058;
+    if (v2059) {
+      const unsigned int v2060 = v68 + v2056;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2061 = v275.x[70];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2062 = bias[v2060];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2063 = iron_to_f32(v2062);
+      const float v2064 = v2061 + v2063;
+      const float v2066 = fmaxf(v2064, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2067 = iron_f32_to_bf16(v2066);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2068 = v275.x[71];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2070 = v2060 + 1u;
+      const iron_bf16 v2071 = bias[v2070];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2072 = iron_to_f32(v2071);
+      const float v2073 = v2068 + v2072;
+      const float v2075 = fmaxf(v2073, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2076 = iron_f32_to_bf16(v2075);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2077 = v2054 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2078 = v2077 + v2060;
+      *reinterpret_cast<iron_bf16x2*>(out + v2078) = iron_bf16x2{{v2067, v2076}};
     }
-    const unsigned int v3875 = static_cast<unsigned int>(v275.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3876 = v1128 + v3875;
-    const unsigned int v3877 = static_cast<unsigned int>(v275.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3878 = v1127 + v3877;
-    const unsigned int v3880 = static_cast<unsigned int>(v275.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3881 = v3880 == v3875;
-    const unsigned int v3884 = v3877 + 1u;
-    const unsigned int v3885 = static_cast<unsigned int>(v275.col(73, iron_linear_thread() & 31u));
-    const bool v3886 = v3885 == v3884;
-    const bool v3887 = v3881 && v3886;
-    const unsigned int v3890 = v3878 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3891 = v3890 == 0u;
-    const bool v3892 = v3887 && v3891;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3892) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3893 = v3876 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3894 = v3878 < v15;
-      const bool v3895 = v3893 && v3894;
-      if (v3895) {
-        const unsigned int v3896 = v68 + v3878;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3897 = v275.x[72];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3898 = bias[v3896];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3899 = iron_to_f32(v3898);
-        const float v3900 = v3897 + v3899;
-        const float v3902 = fmaxf(v3900, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3903 = iron_f32_to_bf16(v3902);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3904 = v275.x[73];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3906 = v3896 + 1u;
-        const iron_bf16 v3907 = bias[v3906];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3908 = iron_to_f32(v3907);
-        const float v3909 = v3904 + v3908;
-        const float v3911 = fmaxf(v3909, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3912 = iron_f32_to_bf16(v3911);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3913 = v3876 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3914 = v3913 + v3896;
-        *reinterpret_cast<iron_bf16x2*>(out + v3914) = iron_bf16x2{{v3903, v3912}};
-      }
-    } else {
-      const bool v3919 = v3876 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3920 = v3878 < v15;
-      const bool v3921 = v3919 && v3920;
-      if (v3921) {
-        const float v3922 = v275.x[72];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3923 = v68 + v3878;
-        const iron_bf16 v3924 = bias[v3923];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3925 = iron_to_f32(v3924);
-        const float v3926 = v3922 + v3925;
-        const float v3928 = fmaxf(v3926, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3929 = iron_f32_to_bf16(v3928);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3930 = v3876 * v4;
-        const unsigned int v3931 = v3930 + v68;
-        const unsigned int v3932 = v3931 + v3878;
-        out[v3932] = v3929;
-      }
-      const unsigned int v3934 = v1128 + v3880;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3936 = v1127 + v3885;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3937 = v3934 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3938 = v3936 < v15;
-      const bool v3939 = v3937 && v3938;
-      if (v3939) {
-        const float v3940 = v275.x[73];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3941 = v68 + v3936;
-        const iron_bf16 v3942 = bias[v3941];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3943 = iron_to_f32(v3942);
-        const float v3944 = v3940 + v3943;
-        const float v3946 = fmaxf(v3944, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3947 = iron_f32_to_bf16(v3946);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3948 = v3934 * v4;
-        const unsigned int v3949 = v3948 + v68;
-        const unsigned int v3950 = v3949 + v3936;
-        out[v3950] = v3947;
-      }
+    const unsigned int v2079 = static_cast<unsigned int>(v275.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2080 = v1130 + v2079;
+    const unsigned int v2081 = static_cast<unsigned int>(v275.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2082 = v1129 + v2081;
+    const bool v2083 = v2080 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2084 = v2082 < v15;
+    const bool v2085 = v2083 && v2084;
+    if (v2085) {
+      const unsigned int v2086 = v68 + v2082;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2087 = v275.x[72];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2088 = bias[v2086];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2089 = iron_to_f32(v2088);
+      const float v2090 = v2087 + v2089;
+      const float v2092 = fmaxf(v2090, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2093 = iron_f32_to_bf16(v2092);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2094 = v275.x[73];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2096 = v2086 + 1u;
+      const iron_bf16 v2097 = bias[v2096];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2098 = iron_to_f32(v2097);
+      const float v2099 = v2094 + v2098;
+      const float v2101 = fmaxf(v2099, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2102 = iron_f32_to_bf16(v2101);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2103 = v2080 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2104 = v2103 + v2086;
+      *reinterpret_cast<iron_bf16x2*>(out + v2104) = iron_bf16x2{{v2093, v2102}};
     }
-    const unsigned int v3951 = static_cast<unsigned int>(v275.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3952 = v1128 + v3951;
-    const unsigned int v3953 = static_cast<unsigned int>(v275.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3954 = v1127 + v3953;
-    const unsigned int v3956 = static_cast<unsigned int>(v275.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3957 = v3956 == v3951;
-    const unsigned int v3960 = v3953 + 1u;
-    const unsigned int v3961 = static_cast<unsigned int>(v275.col(75, iron_linear_thread() & 31u));
-    const bool v3962 = v3961 == v3960;
-    const bool v3963 = v3957 && v3962;
-    const unsigned int v3966 = v3954 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3967 = v3966 == 0u;
-    const bool v3968 = v3963 && v3967;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3968) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3969 = v3952 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3970 = v3954 < v15;
-      const bool v3971 = v3969 && v3970;
-      if (v3971) {
-        const unsigned int v3972 = v68 + v3954;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3973 = v275.x[74];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3974 = bias[v3972];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3975 = iron_to_f32(v3974);
-        const float v3976 = v3973 + v3975;
-        const float v3978 = fmaxf(v3976, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3979 = iron_f32_to_bf16(v3978);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3980 = v275.x[75];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3982 = v3972 + 1u;
-        const iron_bf16 v3983 = bias[v3982];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3984 = iron_to_f32(v3983);
-        const float v3985 = v3980 + v3984;
-        const float v3987 = fmaxf(v3985, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3988 = iron_f32_to_bf16(v3987);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v3989 = v3952 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3990 = v3989 + v3972;
-        *reinterpret_cast<iron_bf16x2*>(out + v3990) = iron_bf16x2{{v3979, v3988}};
-      }
-    } else {
-      const bool v3995 = v3952 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3996 = v3954 < v15;
-      const bool v3997 = v3995 && v3996;
-      if (v3997) {
-        const float v3998 = v275.x[74];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v3999 = v68 + v3954;
-        const iron_bf16 v4000 = bias[v3999];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4001 = iron_to_f32(v4000);
-        const float v4002 = v3998 + v4001;
-        const float v4004 = fmaxf(v4002, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4005 = iron_f32_to_bf16(v4004);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4006 = v3952 * v4;
-        const unsigned int v4007 = v4006 + v68;
-        const unsigned int v4008 = v4007 + v3954;
-        out[v4008] = v4005;
-      }
-      const unsigned int v4010 = v1128 + v3956;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4012 = v1127 + v3961;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4013 = v4010 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4014 = v4012 < v15;
-      const bool v4015 = v4013 && v4014;
-      if (v4015) {
-        const float v4016 = v275.x[75];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4017 = v68 + v4012;
-        const iron_bf16 v4018 = bias[v4017];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4019 = iron_to_f32(v4018);
-        const float v4020 = v4016 + v4019;
-        const float v4022 = fmaxf(v4020, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4023 = iron_f32_to_bf16(v4022);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4024 = v4010 * v4;
-        const unsigned int v4025 = v4024 + v68;
-        const unsigned int v4026 = v4025 + v4012;
-        out[v4026] = v4023;
-      }
+    const unsigned int v2105 = static_cast<unsigned int>(v275.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2106 = v1130 + v2105;
+    const unsigned int v2107 = static_cast<unsigned int>(v275.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2108 = v1129 + v2107;
+    const bool v2109 = v2106 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2110 = v2108 < v15;
+    const bool v2111 = v2109 && v2110;
+    if (v2111) {
+      const unsigned int v2112 = v68 + v2108;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2113 = v275.x[74];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2114 = bias[v2112];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2115 = iron_to_f32(v2114);
+      const float v2116 = v2113 + v2115;
+      const float v2118 = fmaxf(v2116, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2119 = iron_f32_to_bf16(v2118);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2120 = v275.x[75];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2122 = v2112 + 1u;
+      const iron_bf16 v2123 = bias[v2122];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2124 = iron_to_f32(v2123);
+      const float v2125 = v2120 + v2124;
+      const float v2127 = fmaxf(v2125, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2128 = iron_f32_to_bf16(v2127);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2129 = v2106 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2130 = v2129 + v2112;
+      *reinterpret_cast<iron_bf16x2*>(out + v2130) = iron_bf16x2{{v2119, v2128}};
     }
-    const unsigned int v4027 = static_cast<unsigned int>(v275.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4028 = v1128 + v4027;
-    const unsigned int v4029 = static_cast<unsigned int>(v275.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4030 = v1127 + v4029;
-    const unsigned int v4032 = static_cast<unsigned int>(v275.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4033 = v4032 == v4027;
-    const unsigned int v4036 = v4029 + 1u;
-    const unsigned int v4037 = static_cast<unsigned int>(v275.col(77, iron_linear_thread() & 31u));
-    const bool v4038 = v4037 == v4036;
-    const bool v4039 = v4033 && v4038;
-    const unsigned int v4042 = v4030 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4043 = v4042 == 0u;
-    const bool v4044 = v4039 && v4043;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4044) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4045 = v4028 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4046 = v4030 < v15;
-      const bool v4047 = v4045 && v4046;
-      if (v4047) {
-        const unsigned int v4048 = v68 + v4030;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4049 = v275.x[76];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4050 = bias[v4048];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4051 = iron_to_f32(v4050);
-        const float v4052 = v4049 + v4051;
-        const float v4054 = fmaxf(v4052, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4055 = iron_f32_to_bf16(v4054);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4056 = v275.x[77];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4058 = v4048 + 1u;
-        const iron_bf16 v4059 = bias[v4058];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4060 = iron_to_f32(v4059);
-        const float v4061 = v4056 + v4060;
-        const float v4063 = fmaxf(v4061, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4064 = iron_f32_to_bf16(v4063);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4065 = v4028 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4066 = v4065 + v4048;
-        *reinterpret_cast<iron_bf16x2*>(out + v4066) = iron_bf16x2{{v4055, v4064}};
-      }
-    } else {
-      const bool v4071 = v4028 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4072 = v4030 < v15;
-      const bool v4073 = v4071 && v4072;
-      if (v4073) {
-        const float v4074 = v275.x[76];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4075 = v68 + v4030;
-        const iron_bf16 v4076 = bias[v4075];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4077 = iron_to_f32(v4076);
-        const float v4078 = v4074 + v4077;
-        const float v4080 = fmaxf(v4078, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4081 = iron_f32_to_bf16(v4080);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4082 = v4028 * v4;
-        const unsigned int v4083 = v4082 + v68;
-        const unsigned int v4084 = v4083 + v4030;
-        out[v4084] = v4081;
-      }
-      const unsigned int v4086 = v1128 + v4032;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4088 = v1127 + v4037;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4089 = v4086 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4090 = v4088 < v15;
-      const bool v4091 = v4089 && v4090;
-      if (v4091) {
-        const float v4092 = v275.x[77];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4093 = v68 + v4088;
-        const iron_bf16 v4094 = bias[v4093];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4095 = iron_to_f32(v4094);
-        const float v4096 = v4092 + v4095;
-        const float v4098 = fmaxf(v4096, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4099 = iron_f32_to_bf16(v4098);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4100 = v4086 * v4;
-        const unsigned int v4101 = v4100 + v68;
-        const unsigned int v4102 = v4101 + v4088;
-        out[v4102] = v4099;
-      }
+    const unsigned int v2131 = static_cast<unsigned int>(v275.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2132 = v1130 + v2131;
+    const unsigned int v2133 = static_cast<unsigned int>(v275.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2134 = v1129 + v2133;
+    const bool v2135 = v2132 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2136 = v2134 < v15;
+    const bool v2137 = v2135 && v2136;
+    if (v2137) {
+      const unsigned int v2138 = v68 + v2134;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2139 = v275.x[76];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2140 = bias[v2138];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2141 = iron_to_f32(v2140);
+      const float v2142 = v2139 + v2141;
+      const float v2144 = fmaxf(v2142, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2145 = iron_f32_to_bf16(v2144);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2146 = v275.x[77];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2148 = v2138 + 1u;
+      const iron_bf16 v2149 = bias[v2148];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2150 = iron_to_f32(v2149);
+      const float v2151 = v2146 + v2150;
+      const float v2153 = fmaxf(v2151, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2154 = iron_f32_to_bf16(v2153);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2155 = v2132 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2156 = v2155 + v2138;
+      *reinterpret_cast<iron_bf16x2*>(out + v2156) = iron_bf16x2{{v2145, v2154}};
     }
-    const unsigned int v4103 = static_cast<unsigned int>(v275.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4104 = v1128 + v4103;
-    const unsigned int v4105 = static_cast<unsigned int>(v275.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4106 = v1127 + v4105;
-    const unsigned int v4108 = static_cast<unsigned int>(v275.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4109 = v4108 == v4103;
-    const unsigned int v4112 = v4105 + 1u;
-    const unsigned int v4113 = static_cast<unsigned int>(v275.col(79, iron_linear_thread() & 31u));
-    const bool v4114 = v4113 == v4112;
-    const bool v4115 = v4109 && v4114;
-    const unsigned int v4118 = v4106 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4119 = v4118 == 0u;
-    const bool v4120 = v4115 && v4119;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4120) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4121 = v4104 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4122 = v4106 < v15;
-      const bool v4123 = v4121 && v4122;
-      if (v4123) {
-        const unsigned int v4124 = v68 + v4106;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4125 = v275.x[78];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4126 = bias[v4124];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4127 = iron_to_f32(v4126);
-        const float v4128 = v4125 + v4127;
-        const float v4130 = fmaxf(v4128, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4131 = iron_f32_to_bf16(v4130);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4132 = v275.x[79];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4134 = v4124 + 1u;
-        const iron_bf16 v4135 = bias[v4134];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4136 = iron_to_f32(v4135);
-        const float v4137 = v4132 + v4136;
-        const float v4139 = fmaxf(v4137, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4140 = iron_f32_to_bf16(v4139);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4141 = v4104 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4142 = v4141 + v4124;
-        *reinterpret_cast<iron_bf16x2*>(out + v4142) = iron_bf16x2{{v4131, v4140}};
-      }
-    } else {
-      const bool v4147 = v4104 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4148 = v4106 < v15;
-      const bool v4149 = v4147 && v4148;
-      if (v4149) {
-        const float v4150 = v275.x[78];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4151 = v68 + v4106;
-        const iron_bf16 v4152 = bias[v4151];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4153 = iron_to_f32(v4152);
-        const float v4154 = v4150 + v4153;
-        const float v4156 = fmaxf(v4154, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4157 = iron_f32_to_bf16(v4156);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4158 = v4104 * v4;
-        const unsigned int v4159 = v4158 + v68;
-        const unsigned int v4160 = v4159 + v4106;
-        out[v4160] = v4157;
-      }
-      const unsigned int v4162 = v1128 + v4108;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4164 = v1127 + v4113;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4165 = v4162 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4166 = v4164 < v15;
-      const bool v4167 = v4165 && v4166;
-      if (v4167) {
-        const float v4168 = v275.x[79];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4169 = v68 + v4164;
-        const iron_bf16 v4170 = bias[v4169];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4171 = iron_to_f32(v4170);
-        const float v4172 = v4168 + v4171;
-        const float v4174 = fmaxf(v4172, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4175 = iron_f32_to_bf16(v4174);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4176 = v4162 * v4;
-        const unsigned int v4177 = v4176 + v68;
-        const unsigned int v4178 = v4177 + v4164;
-        out[v4178] = v4175;
-      }
+    const unsigned int v2157 = static_cast<unsigned int>(v275.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2158 = v1130 + v2157;
+    const unsigned int v2159 = static_cast<unsigned int>(v275.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2160 = v1129 + v2159;
+    const bool v2161 = v2158 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2162 = v2160 < v15;
+    const bool v2163 = v2161 && v2162;
+    if (v2163) {
+      const unsigned int v2164 = v68 + v2160;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2165 = v275.x[78];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2166 = bias[v2164];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2167 = iron_to_f32(v2166);
+      const float v2168 = v2165 + v2167;
+      const float v2170 = fmaxf(v2168, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2171 = iron_f32_to_bf16(v2170);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2172 = v275.x[79];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2174 = v2164 + 1u;
+      const iron_bf16 v2175 = bias[v2174];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2176 = iron_to_f32(v2175);
+      const float v2177 = v2172 + v2176;
+      const float v2179 = fmaxf(v2177, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2180 = iron_f32_to_bf16(v2179);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2181 = v2158 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2182 = v2181 + v2164;
+      *reinterpret_cast<iron_bf16x2*>(out + v2182) = iron_bf16x2{{v2171, v2180}};
     }
-    const unsigned int v4179 = static_cast<unsigned int>(v275.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4180 = v1128 + v4179;
-    const unsigned int v4181 = static_cast<unsigned int>(v275.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4182 = v1127 + v4181;
-    const unsigned int v4184 = static_cast<unsigned int>(v275.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4185 = v4184 == v4179;
-    const unsigned int v4188 = v4181 + 1u;
-    const unsigned int v4189 = static_cast<unsigned int>(v275.col(81, iron_linear_thread() & 31u));
-    const bool v4190 = v4189 == v4188;
-    const bool v4191 = v4185 && v4190;
-    const unsigned int v4194 = v4182 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4195 = v4194 == 0u;
-    const bool v4196 = v4191 && v4195;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4196) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4197 = v4180 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4198 = v4182 < v15;
-      const bool v4199 = v4197 && v4198;
-      if (v4199) {
-        const unsigned int v4200 = v68 + v4182;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4201 = v275.x[80];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4202 = bias[v4200];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4203 = iron_to_f32(v4202);
-        const float v4204 = v4201 + v4203;
-        const float v4206 = fmaxf(v4204, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4207 = iron_f32_to_bf16(v4206);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4208 = v275.x[81];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4210 = v4200 + 1u;
-        const iron_bf16 v4211 = bias[v4210];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4212 = iron_to_f32(v4211);
-        const float v4213 = v4208 + v4212;
-        const float v4215 = fmaxf(v4213, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4216 = iron_f32_to_bf16(v4215);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4217 = v4180 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4218 = v4217 + v4200;
-        *reinterpret_cast<iron_bf16x2*>(out + v4218) = iron_bf16x2{{v4207, v4216}};
-      }
-    } else {
-      const bool v4223 = v4180 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4224 = v4182 < v15;
-      const bool v4225 = v4223 && v4224;
-      if (v4225) {
-        const float v4226 = v275.x[80];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4227 = v68 + v4182;
-        const iron_bf16 v4228 = bias[v4227];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4229 = iron_to_f32(v4228);
-        const float v4230 = v4226 + v4229;
-        const float v4232 = fmaxf(v4230, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4233 = iron_f32_to_bf16(v4232);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4234 = v4180 * v4;
-        const unsigned int v4235 = v4234 + v68;
-        const unsigned int v4236 = v4235 + v4182;
-        out[v4236] = v4233;
-      }
-      const unsigned int v4238 = v1128 + v4184;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4240 = v1127 + v4189;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4241 = v4238 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4242 = v4240 < v15;
-      const bool v4243 = v4241 && v4242;
-      if (v4243) {
-        const float v4244 = v275.x[81];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4245 = v68 + v4240;
-        const iron_bf16 v4246 = bias[v4245];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4247 = iron_to_f32(v4246);
-        const float v4248 = v4244 + v4247;
-        const float v4250 = fmaxf(v4248, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4251 = iron_f32_to_bf16(v4250);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4252 = v4238 * v4;
-        const unsigned int v4253 = v4252 + v68;
-        const unsigned int v4254 = v4253 + v4240;
-        out[v4254] = v4251;
-      }
+    const unsigned int v2183 = static_cast<unsigned int>(v275.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2184 = v1130 + v2183;
+    const unsigned int v2185 = static_cast<unsigned int>(v275.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2186 = v1129 + v2185;
+    const bool v2187 = v2184 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2188 = v2186 < v15;
+    const bool v2189 = v2187 && v2188;
+    if (v2189) {
+      const unsigned int v2190 = v68 + v2186;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2191 = v275.x[80];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2192 = bias[v2190];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2193 = iron_to_f32(v2192);
+      const float v2194 = v2191 + v2193;
+      const float v2196 = fmaxf(v2194, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2197 = iron_f32_to_bf16(v2196);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2198 = v275.x[81];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2200 = v2190 + 1u;
+      const iron_bf16 v2201 = bias[v2200];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2202 = iron_to_f32(v2201);
+      const float v2203 = v2198 + v2202;
+      const float v2205 = fmaxf(v2203, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2206 = iron_f32_to_bf16(v2205);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2207 = v2184 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2208 = v2207 + v2190;
+      *reinterpret_cast<iron_bf16x2*>(out + v2208) = iron_bf16x2{{v2197, v2206}};
     }
-    const unsigned int v4255 = static_cast<unsigned int>(v275.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4256 = v1128 + v4255;
-    const unsigned int v4257 = static_cast<unsigned int>(v275.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4258 = v1127 + v4257;
-    const unsigned int v4260 = static_cast<unsigned int>(v275.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4261 = v4260 == v4255;
-    const unsigned int v4264 = v4257 + 1u;
-    const unsigned int v4265 = static_cast<unsigned int>(v275.col(83, iron_linear_thread() & 31u));
-    const bool v4266 = v4265 == v4264;
-    const bool v4267 = v4261 && v4266;
-    const unsigned int v4270 = v4258 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4271 = v4270 == 0u;
-    const bool v4272 = v4267 && v4271;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4272) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4273 = v4256 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4274 = v4258 < v15;
-      const bool v4275 = v4273 && v4274;
-      if (v4275) {
-        const unsigned int v4276 = v68 + v4258;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4277 = v275.x[82];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4278 = bias[v4276];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4279 = iron_to_f32(v4278);
-        const float v4280 = v4277 + v4279;
-        const float v4282 = fmaxf(v4280, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4283 = iron_f32_to_bf16(v4282);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4284 = v275.x[83];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4286 = v4276 + 1u;
-        const iron_bf16 v4287 = bias[v4286];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4288 = iron_to_f32(v4287);
-        const float v4289 = v4284 + v4288;
-        const float v4291 = fmaxf(v4289, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4292 = iron_f32_to_bf16(v4291);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4293 = v4256 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4294 = v4293 + v4276;
-        *reinterpret_cast<iron_bf16x2*>(out + v4294) = iron_bf16x2{{v4283, v4292}};
-      }
-    } else {
-      const bool v4299 = v4256 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4300 = v4258 < v15;
-      const bool v4301 = v4299 && v4300;
-      if (v4301) {
-        const float v4302 = v275.x[82];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4303 = v68 + v4258;
-        const iron_bf16 v4304 = bias[v4303];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4305 = iron_to_f32(v4304);
-        const float v4306 = v4302 + v4305;
-        const float v4308 = fmaxf(v4306, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4309 = iron_f32_to_bf16(v4308);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4310 = v4256 * v4;
-        const unsigned int v4311 = v4310 + v68;
-        const unsigned int v4312 = v4311 + v4258;
-        out[v4312] = v4309;
-      }
-      const unsigned int v4314 = v1128 + v4260;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4316 = v1127 + v4265;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4317 = v4314 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4318 = v4316 < v15;
-      const bool v4319 = v4317 && v4318;
-      if (v4319) {
-        const float v4320 = v275.x[83];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4321 = v68 + v4316;
-        const iron_bf16 v4322 = bias[v4321];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4323 = iron_to_f32(v4322);
-        const float v4324 = v4320 + v4323;
-        const float v4326 = fmaxf(v4324, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4327 = iron_f32_to_bf16(v4326);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4328 = v4314 * v4;
-        const unsigned int v4329 = v4328 + v68;
-        const unsigned int v4330 = v4329 + v4316;
-        out[v4330] = v4327;
-      }
+    const unsigned int v2209 = static_cast<unsigned int>(v275.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2210 = v1130 + v2209;
+    const unsigned int v2211 = static_cast<unsigned int>(v275.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2212 = v1129 + v2211;
+    const bool v2213 = v2210 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2214 = v2212 < v15;
+    const bool v2215 = v2213 && v2214;
+    if (v2215) {
+      const unsigned int v2216 = v68 + v2212;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2217 = v275.x[82];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2218 = bias[v2216];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2219 = iron_to_f32(v2218);
+      const float v2220 = v2217 + v2219;
+      const float v2222 = fmaxf(v2220, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2223 = iron_f32_to_bf16(v2222);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2224 = v275.x[83];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2226 = v2216 + 1u;
+      const iron_bf16 v2227 = bias[v2226];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2228 = iron_to_f32(v2227);
+      const float v2229 = v2224 + v2228;
+      const float v2231 = fmaxf(v2229, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2232 = iron_f32_to_bf16(v2231);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2233 = v2210 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2234 = v2233 + v2216;
+      *reinterpret_cast<iron_bf16x2*>(out + v2234) = iron_bf16x2{{v2223, v2232}};
     }
-    const unsigned int v4331 = static_cast<unsigned int>(v275.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4332 = v1128 + v4331;
-    const unsigned int v4333 = static_cast<unsigned int>(v275.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4334 = v1127 + v4333;
-    const unsigned int v4336 = static_cast<unsigned int>(v275.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4337 = v4336 == v4331;
-    const unsigned int v4340 = v4333 + 1u;
-    const unsigned int v4341 = static_cast<unsigned int>(v275.col(85, iron_linear_thread() & 31u));
-    const bool v4342 = v4341 == v4340;
-    const bool v4343 = v4337 && v4342;
-    const unsigned int v4346 = v4334 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4347 = v4346 == 0u;
-    const bool v4348 = v4343 && v4347;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4348) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4349 = v4332 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4350 = v4334 < v15;
-      const bool v4351 = v4349 && v4350;
-      if (v4351) {
-        const unsigned int v4352 = v68 + v4334;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4353 = v275.x[84];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4354 = bias[v4352];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4355 = iron_to_f32(v4354);
-        const float v4356 = v4353 + v4355;
-        const float v4358 = fmaxf(v4356, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4359 = iron_f32_to_bf16(v4358);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4360 = v275.x[85];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4362 = v4352 + 1u;
-        const iron_bf16 v4363 = bias[v4362];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4364 = iron_to_f32(v4363);
-        const float v4365 = v4360 + v4364;
-        const float v4367 = fmaxf(v4365, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4368 = iron_f32_to_bf16(v4367);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4369 = v4332 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4370 = v4369 + v4352;
-        *reinterpret_cast<iron_bf16x2*>(out + v4370) = iron_bf16x2{{v4359, v4368}};
-      }
-    } else {
-      const bool v4375 = v4332 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4376 = v4334 < v15;
-      const bool v4377 = v4375 && v4376;
-      if (v4377) {
-        const float v4378 = v275.x[84];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4379 = v68 + v4334;
-        const iron_bf16 v4380 = bias[v4379];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4381 = iron_to_f32(v4380);
-        const float v4382 = v4378 + v4381;
-        const float v4384 = fmaxf(v4382, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4385 = iron_f32_to_bf16(v4384);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4386 = v4332 * v4;
-        const unsigned int v4387 = v4386 + v68;
-        const unsigned int v4388 = v4387 + v4334;
-        out[v4388] = v4385;
-      }
-      const unsigned int v4390 = v1128 + v4336;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4392 = v1127 + v4341;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4393 = v4390 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4394 = v4392 < v15;
-      const bool v4395 = v4393 && v4394;
-      if (v4395) {
-        const float v4396 = v275.x[85];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4397 = v68 + v4392;
-        const iron_bf16 v4398 = bias[v4397];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4399 = iron_to_f32(v4398);
-        const float v4400 = v4396 + v4399;
-        const float v4402 = fmaxf(v4400, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4403 = iron_f32_to_bf16(v4402);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4404 = v4390 * v4;
-        const unsigned int v4405 = v4404 + v68;
-        const unsigned int v4406 = v4405 + v4392;
-        out[v4406] = v4403;
-      }
+    const unsigned int v2235 = static_cast<unsigned int>(v275.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2236 = v1130 + v2235;
+    const unsigned int v2237 = static_cast<unsigned int>(v275.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2238 = v1129 + v2237;
+    const bool v2239 = v2236 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2240 = v2238 < v15;
+    const bool v2241 = v2239 && v2240;
+    if (v2241) {
+      const unsigned int v2242 = v68 + v2238;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2243 = v275.x[84];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2244 = bias[v2242];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2245 = iron_to_f32(v2244);
+      const float v2246 = v2243 + v2245;
+      const float v2248 = fmaxf(v2246, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2249 = iron_f32_to_bf16(v2248);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2250 = v275.x[85];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2252 = v2242 + 1u;
+      const iron_bf16 v2253 = bias[v2252];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2254 = iron_to_f32(v2253);
+      const float v2255 = v2250 + v2254;
+      const float v2257 = fmaxf(v2255, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2258 = iron_f32_to_bf16(v2257);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2259 = v2236 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2260 = v2259 + v2242;
+      *reinterpret_cast<iron_bf16x2*>(out + v2260) = iron_bf16x2{{v2249, v2258}};
     }
-    const unsigned int v4407 = static_cast<unsigned int>(v275.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4408 = v1128 + v4407;
-    const unsigned int v4409 = static_cast<unsigned int>(v275.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4410 = v1127 + v4409;
-    const unsigned int v4412 = static_cast<unsigned int>(v275.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4413 = v4412 == v4407;
-    const unsigned int v4416 = v4409 + 1u;
-    const unsigned int v4417 = static_cast<unsigned int>(v275.col(87, iron_linear_thread() & 31u));
-    const bool v4418 = v4417 == v4416;
-    const bool v4419 = v4413 && v4418;
-    const unsigned int v4422 = v4410 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4423 = v4422 == 0u;
-    const bool v4424 = v4419 && v4423;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4424) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4425 = v4408 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4426 = v4410 < v15;
-      const bool v4427 = v4425 && v4426;
-      if (v4427) {
-        const unsigned int v4428 = v68 + v4410;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4429 = v275.x[86];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4430 = bias[v4428];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4431 = iron_to_f32(v4430);
-        const float v4432 = v4429 + v4431;
-        const float v4434 = fmaxf(v4432, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4435 = iron_f32_to_bf16(v4434);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4436 = v275.x[87];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4438 = v4428 + 1u;
-        const iron_bf16 v4439 = bias[v4438];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4440 = iron_to_f32(v4439);
-        const float v4441 = v4436 + v4440;
-        const float v4443 = fmaxf(v4441, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4444 = iron_f32_to_bf16(v4443);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4445 = v4408 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4446 = v4445 + v4428;
-        *reinterpret_cast<iron_bf16x2*>(out + v4446) = iron_bf16x2{{v4435, v4444}};
-      }
-    } else {
-      const bool v4451 = v4408 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4452 = v4410 < v15;
-      const bool v4453 = v4451 && v4452;
-      if (v4453) {
-        const float v4454 = v275.x[86];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4455 = v68 + v4410;
-        const iron_bf16 v4456 = bias[v4455];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4457 = iron_to_f32(v4456);
-        const float v4458 = v4454 + v4457;
-        const float v4460 = fmaxf(v4458, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4461 = iron_f32_to_bf16(v4460);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4462 = v4408 * v4;
-        const unsigned int v4463 = v4462 + v68;
-        const unsigned int v4464 = v4463 + v4410;
-        out[v4464] = v4461;
-      }
-      const unsigned int v4466 = v1128 + v4412;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4468 = v1127 + v4417;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4469 = v4466 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4470 = v4468 < v15;
-      const bool v4471 = v4469 && v4470;
-      if (v4471) {
-        const float v4472 = v275.x[87];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4473 = v68 + v4468;
-        const iron_bf16 v4474 = bias[v4473];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4475 = iron_to_f32(v4474);
-        const float v4476 = v4472 + v4475;
-        const float v4478 = fmaxf(v4476, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4479 = iron_f32_to_bf16(v4478);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4480 = v4466 * v4;
-        const unsigned int v4481 = v4480 + v68;
-        const unsigned int v4482 = v4481 + v4468;
-        out[v4482] = v4479;
-      }
+    const unsigned int v2261 = static_cast<unsigned int>(v275.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2262 = v1130 + v2261;
+    const unsigned int v2263 = static_cast<unsigned int>(v275.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2264 = v1129 + v2263;
+    const bool v2265 = v2262 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2266 = v2264 < v15;
+    const bool v2267 = v2265 && v2266;
+    if (v2267) {
+      const unsigned int v2268 = v68 + v2264;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2269 = v275.x[86];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2270 = bias[v2268];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2271 = iron_to_f32(v2270);
+      const float v2272 = v2269 + v2271;
+      const float v2274 = fmaxf(v2272, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2275 = iron_f32_to_bf16(v2274);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2276 = v275.x[87];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2278 = v2268 + 1u;
+      const iron_bf16 v2279 = bias[v2278];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2280 = iron_to_f32(v2279);
+      const float v2281 = v2276 + v2280;
+      const float v2283 = fmaxf(v2281, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2284 = iron_f32_to_bf16(v2283);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2285 = v2262 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2286 = v2285 + v2268;
+      *reinterpret_cast<iron_bf16x2*>(out + v2286) = iron_bf16x2{{v2275, v2284}};
     }
-    const unsigned int v4483 = static_cast<unsigned int>(v275.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4484 = v1128 + v4483;
-    const unsigned int v4485 = static_cast<unsigned int>(v275.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4486 = v1127 + v4485;
-    const unsigned int v4488 = static_cast<unsigned int>(v275.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4489 = v4488 == v4483;
-    const unsigned int v4492 = v4485 + 1u;
-    const unsigned int v4493 = static_cast<unsigned int>(v275.col(89, iron_linear_thread() & 31u));
-    const bool v4494 = v4493 == v4492;
-    const bool v4495 = v4489 && v4494;
-    const unsigned int v4498 = v4486 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4499 = v4498 == 0u;
-    const bool v4500 = v4495 && v4499;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4500) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4501 = v4484 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4502 = v4486 < v15;
-      const bool v4503 = v4501 && v4502;
-      if (v4503) {
-        const unsigned int v4504 = v68 + v4486;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4505 = v275.x[88];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4506 = bias[v4504];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4507 = iron_to_f32(v4506);
-        const float v4508 = v4505 + v4507;
-        const float v4510 = fmaxf(v4508, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4511 = iron_f32_to_bf16(v4510);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4512 = v275.x[89];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4514 = v4504 + 1u;
-        const iron_bf16 v4515 = bias[v4514];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4516 = iron_to_f32(v4515);
-        const float v4517 = v4512 + v4516;
-        const float v4519 = fmaxf(v4517, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4520 = iron_f32_to_bf16(v4519);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4521 = v4484 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4522 = v4521 + v4504;
-        *reinterpret_cast<iron_bf16x2*>(out + v4522) = iron_bf16x2{{v4511, v4520}};
-      }
-    } else {
-      const bool v4527 = v4484 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4528 = v4486 < v15;
-      const bool v4529 = v4527 && v4528;
-      if (v4529) {
-        const float v4530 = v275.x[88];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4531 = v68 + v4486;
-        const iron_bf16 v4532 = bias[v4531];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4533 = iron_to_f32(v4532);
-        const float v4534 = v4530 + v4533;
-        const float v4536 = fmaxf(v4534, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4537 = iron_f32_to_bf16(v4536);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4538 = v4484 * v4;
-        const unsigned int v4539 = v4538 + v68;
-        const unsigned int v4540 = v4539 + v4486;
-        out[v4540] = v4537;
-      }
-      const unsigned int v4542 = v1128 + v4488;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4544 = v1127 + v4493;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4545 = v4542 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4546 = v4544 < v15;
-      const bool v4547 = v4545 && v4546;
-      if (v4547) {
-        const float v4548 = v275.x[89];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4549 = v68 + v4544;
-        const iron_bf16 v4550 = bias[v4549];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4551 = iron_to_f32(v4550);
-        const float v4552 = v4548 + v4551;
-        const float v4554 = fmaxf(v4552, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4555 = iron_f32_to_bf16(v4554);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4556 = v4542 * v4;
-        const unsigned int v4557 = v4556 + v68;
-        const unsigned int v4558 = v4557 + v4544;
-        out[v4558] = v4555;
-      }
+    const unsigned int v2287 = static_cast<unsigned int>(v275.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2288 = v1130 + v2287;
+    const unsigned int v2289 = static_cast<unsigned int>(v275.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2290 = v1129 + v2289;
+    const bool v2291 = v2288 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2292 = v2290 < v15;
+    const bool v2293 = v2291 && v2292;
+    if (v2293) {
+      const unsigned int v2294 = v68 + v2290;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2295 = v275.x[88];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2296 = bias[v2294];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2297 = iron_to_f32(v2296);
+      const float v2298 = v2295 + v2297;
+      const float v2300 = fmaxf(v2298, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2301 = iron_f32_to_bf16(v2300);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2302 = v275.x[89];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2304 = v2294 + 1u;
+      const iron_bf16 v2305 = bias[v2304];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2306 = iron_to_f32(v2305);
+      const float v2307 = v2302 + v2306;
+      const float v2309 = fmaxf(v2307, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2310 = iron_f32_to_bf16(v2309);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2311 = v2288 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2312 = v2311 + v2294;
+      *reinterpret_cast<iron_bf16x2*>(out + v2312) = iron_bf16x2{{v2301, v2310}};
     }
-    const unsigned int v4559 = static_cast<unsigned int>(v275.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4560 = v1128 + v4559;
-    const unsigned int v4561 = static_cast<unsigned int>(v275.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4562 = v1127 + v4561;
-    const unsigned int v4564 = static_cast<unsigned int>(v275.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4565 = v4564 == v4559;
-    const unsigned int v4568 = v4561 + 1u;
-    const unsigned int v4569 = static_cast<unsigned int>(v275.col(91, iron_linear_thread() & 31u));
-    const bool v4570 = v4569 == v4568;
-    const bool v4571 = v4565 && v4570;
-    const unsigned int v4574 = v4562 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4575 = v4574 == 0u;
-    const bool v4576 = v4571 && v4575;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4576) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4577 = v4560 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4578 = v4562 < v15;
-      const bool v4579 = v4577 && v4578;
-      if (v4579) {
-        const unsigned int v4580 = v68 + v4562;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4581 = v275.x[90];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4582 = bias[v4580];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4583 = iron_to_f32(v4582);
-        const float v4584 = v4581 + v4583;
-        const float v4586 = fmaxf(v4584, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4587 = iron_f32_to_bf16(v4586);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4588 = v275.x[91];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4590 = v4580 + 1u;
-        const iron_bf16 v4591 = bias[v4590];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4592 = iron_to_f32(v4591);
-        const float v4593 = v4588 + v4592;
-        const float v4595 = fmaxf(v4593, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4596 = iron_f32_to_bf16(v4595);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4597 = v4560 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4598 = v4597 + v4580;
-        *reinterpret_cast<iron_bf16x2*>(out + v4598) = iron_bf16x2{{v4587, v4596}};
-      }
-    } else {
-      const bool v4603 = v4560 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4604 = v4562 < v15;
-      const bool v4605 = v4603 && v4604;
-      if (v4605) {
-        const float v4606 = v275.x[90];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4607 = v68 + v4562;
-        const iron_bf16 v4608 = bias[v4607];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4609 = iron_to_f32(v4608);
-        const float v4610 = v4606 + v4609;
-        const float v4612 = fmaxf(v4610, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4613 = iron_f32_to_bf16(v4612);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4614 = v4560 * v4;
-        const unsigned int v4615 = v4614 + v68;
-        const unsigned int v4616 = v4615 + v4562;
-        out[v4616] = v4613;
-      }
-      const unsigned int v4618 = v1128 + v4564;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4620 = v1127 + v4569;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4621 = v4618 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4622 = v4620 < v15;
-      const bool v4623 = v4621 && v4622;
-      if (v4623) {
-        const float v4624 = v275.x[91];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4625 = v68 + v4620;
-        const iron_bf16 v4626 = bias[v4625];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4627 = iron_to_f32(v4626);
-        const float v4628 = v4624 + v4627;
-        const float v4630 = fmaxf(v4628, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4631 = iron_f32_to_bf16(v4630);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4632 = v4618 * v4;
-        const unsigned int v4633 = v4632 + v68;
-        const unsigned int v4634 = v4633 + v4620;
-        out[v4634] = v4631;
-      }
+    const unsigned int v2313 = static_cast<unsigned int>(v275.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2314 = v1130 + v2313;
+    const unsigned int v2315 = static_cast<unsigned int>(v275.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2316 = v1129 + v2315;
+    const bool v2317 = v2314 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2318 = v2316 < v15;
+    const bool v2319 = v2317 && v2318;
+    if (v2319) {
+      const unsigned int v2320 = v68 + v2316;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2321 = v275.x[90];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2322 = bias[v2320];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2323 = iron_to_f32(v2322);
+      const float v2324 = v2321 + v2323;
+      const float v2326 = fmaxf(v2324, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2327 = iron_f32_to_bf16(v2326);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2328 = v275.x[91];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2330 = v2320 + 1u;
+      const iron_bf16 v2331 = bias[v2330];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2332 = iron_to_f32(v2331);
+      const float v2333 = v2328 + v2332;
+      const float v2335 = fmaxf(v2333, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2336 = iron_f32_to_bf16(v2335);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2337 = v2314 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2338 = v2337 + v2320;
+      *reinterpret_cast<iron_bf16x2*>(out + v2338) = iron_bf16x2{{v2327, v2336}};
     }
-    const unsigned int v4635 = static_cast<unsigned int>(v275.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4636 = v1128 + v4635;
-    const unsigned int v4637 = static_cast<unsigned int>(v275.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4638 = v1127 + v4637;
-    const unsigned int v4640 = static_cast<unsigned int>(v275.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4641 = v4640 == v4635;
-    const unsigned int v4644 = v4637 + 1u;
-    const unsigned int v4645 = static_cast<unsigned int>(v275.col(93, iron_linear_thread() & 31u));
-    const bool v4646 = v4645 == v4644;
-    const bool v4647 = v4641 && v4646;
-    const unsigned int v4650 = v4638 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4651 = v4650 == 0u;
-    const bool v4652 = v4647 && v4651;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4652) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4653 = v4636 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4654 = v4638 < v15;
-      const bool v4655 = v4653 && v4654;
-      if (v4655) {
-        const unsigned int v4656 = v68 + v4638;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4657 = v275.x[92];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4658 = bias[v4656];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4659 = iron_to_f32(v4658);
-        const float v4660 = v4657 + v4659;
-        const float v4662 = fmaxf(v4660, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4663 = iron_f32_to_bf16(v4662);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4664 = v275.x[93];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4666 = v4656 + 1u;
-        const iron_bf16 v4667 = bias[v4666];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4668 = iron_to_f32(v4667);
-        const float v4669 = v4664 + v4668;
-        const float v4671 = fmaxf(v4669, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4672 = iron_f32_to_bf16(v4671);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4673 = v4636 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4674 = v4673 + v4656;
-        *reinterpret_cast<iron_bf16x2*>(out + v4674) = iron_bf16x2{{v4663, v4672}};
-      }
-    } else {
-      const bool v4679 = v4636 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4680 = v4638 < v15;
-      const bool v4681 = v4679 && v4680;
-      if (v4681) {
-        const float v4682 = v275.x[92];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4683 = v68 + v4638;
-        const iron_bf16 v4684 = bias[v4683];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4685 = iron_to_f32(v4684);
-        const float v4686 = v4682 + v4685;
-        const float v4688 = fmaxf(v4686, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4689 = iron_f32_to_bf16(v4688);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4690 = v4636 * v4;
-        const unsigned int v4691 = v4690 + v68;
-        const unsigned int v4692 = v4691 + v4638;
-        out[v4692] = v4689;
-      }
-      const unsigned int v4694 = v1128 + v4640;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4696 = v1127 + v4645;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4697 = v4694 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4698 = v4696 < v15;
-      const bool v4699 = v4697 && v4698;
-      if (v4699) {
-        const float v4700 = v275.x[93];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4701 = v68 + v4696;
-        const iron_bf16 v4702 = bias[v4701];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4703 = iron_to_f32(v4702);
-        const float v4704 = v4700 + v4703;
-        const float v4706 = fmaxf(v4704, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4707 = iron_f32_to_bf16(v4706);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4708 = v4694 * v4;
-        const unsigned int v4709 = v4708 + v68;
-        const unsigned int v4710 = v4709 + v4696;
-        out[v4710] = v4707;
-      }
+    const unsigned int v2339 = static_cast<unsigned int>(v275.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2340 = v1130 + v2339;
+    const unsigned int v2341 = static_cast<unsigned int>(v275.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2342 = v1129 + v2341;
+    const bool v2343 = v2340 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2344 = v2342 < v15;
+    const bool v2345 = v2343 && v2344;
+    if (v2345) {
+      const unsigned int v2346 = v68 + v2342;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2347 = v275.x[92];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2348 = bias[v2346];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2349 = iron_to_f32(v2348);
+      const float v2350 = v2347 + v2349;
+      const float v2352 = fmaxf(v2350, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2353 = iron_f32_to_bf16(v2352);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2354 = v275.x[93];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2356 = v2346 + 1u;
+      const iron_bf16 v2357 = bias[v2356];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2358 = iron_to_f32(v2357);
+      const float v2359 = v2354 + v2358;
+      const float v2361 = fmaxf(v2359, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2362 = iron_f32_to_bf16(v2361);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2363 = v2340 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2364 = v2363 + v2346;
+      *reinterpret_cast<iron_bf16x2*>(out + v2364) = iron_bf16x2{{v2353, v2362}};
     }
-    const unsigned int v4711 = static_cast<unsigned int>(v275.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4712 = v1128 + v4711;
-    const unsigned int v4713 = static_cast<unsigned int>(v275.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4714 = v1127 + v4713;
-    const unsigned int v4716 = static_cast<unsigned int>(v275.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4717 = v4716 == v4711;
-    const unsigned int v4720 = v4713 + 1u;
-    const unsigned int v4721 = static_cast<unsigned int>(v275.col(95, iron_linear_thread() & 31u));
-    const bool v4722 = v4721 == v4720;
-    const bool v4723 = v4717 && v4722;
-    const unsigned int v4726 = v4714 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4727 = v4726 == 0u;
-    const bool v4728 = v4723 && v4727;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4728) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4729 = v4712 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4730 = v4714 < v15;
-      const bool v4731 = v4729 && v4730;
-      if (v4731) {
-        const unsigned int v4732 = v68 + v4714;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4733 = v275.x[94];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4734 = bias[v4732];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4735 = iron_to_f32(v4734);
-        const float v4736 = v4733 + v4735;
-        const float v4738 = fmaxf(v4736, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4739 = iron_f32_to_bf16(v4738);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4740 = v275.x[95];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4742 = v4732 + 1u;
-        const iron_bf16 v4743 = bias[v4742];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4744 = iron_to_f32(v4743);
-        const float v4745 = v4740 + v4744;
-        const float v4747 = fmaxf(v4745, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4748 = iron_f32_to_bf16(v4747);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4749 = v4712 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4750 = v4749 + v4732;
-        *reinterpret_cast<iron_bf16x2*>(out + v4750) = iron_bf16x2{{v4739, v4748}};
-      }
-    } else {
-      const bool v4755 = v4712 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4756 = v4714 < v15;
-      const bool v4757 = v4755 && v4756;
-      if (v4757) {
-        const float v4758 = v275.x[94];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4759 = v68 + v4714;
-        const iron_bf16 v4760 = bias[v4759];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4761 = iron_to_f32(v4760);
-        const float v4762 = v4758 + v4761;
-        const float v4764 = fmaxf(v4762, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4765 = iron_f32_to_bf16(v4764);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4766 = v4712 * v4;
-        const unsigned int v4767 = v4766 + v68;
-        const unsigned int v4768 = v4767 + v4714;
-        out[v4768] = v4765;
-      }
-      const unsigned int v4770 = v1128 + v4716;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4772 = v1127 + v4721;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4773 = v4770 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4774 = v4772 < v15;
-      const bool v4775 = v4773 && v4774;
-      if (v4775) {
-        const float v4776 = v275.x[95];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4777 = v68 + v4772;
-        const iron_bf16 v4778 = bias[v4777];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4779 = iron_to_f32(v4778);
-        const float v4780 = v4776 + v4779;
-        const float v4782 = fmaxf(v4780, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4783 = iron_f32_to_bf16(v4782);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4784 = v4770 * v4;
-        const unsigned int v4785 = v4784 + v68;
-        const unsigned int v4786 = v4785 + v4772;
-        out[v4786] = v4783;
-      }
+    const unsigned int v2365 = static_cast<unsigned int>(v275.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2366 = v1130 + v2365;
+    const unsigned int v2367 = static_cast<unsigned int>(v275.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2368 = v1129 + v2367;
+    const bool v2369 = v2366 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2370 = v2368 < v15;
+    const bool v2371 = v2369 && v2370;
+    if (v2371) {
+      const unsigned int v2372 = v68 + v2368;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2373 = v275.x[94];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2374 = bias[v2372];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2375 = iron_to_f32(v2374);
+      const float v2376 = v2373 + v2375;
+      const float v2378 = fmaxf(v2376, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2379 = iron_f32_to_bf16(v2378);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2380 = v275.x[95];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2382 = v2372 + 1u;
+      const iron_bf16 v2383 = bias[v2382];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2384 = iron_to_f32(v2383);
+      const float v2385 = v2380 + v2384;
+      const float v2387 = fmaxf(v2385, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2388 = iron_f32_to_bf16(v2387);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2389 = v2366 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2390 = v2389 + v2372;
+      *reinterpret_cast<iron_bf16x2*>(out + v2390) = iron_bf16x2{{v2379, v2388}};
     }
-    const unsigned int v4787 = static_cast<unsigned int>(v275.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4788 = v1128 + v4787;
-    const unsigned int v4789 = static_cast<unsigned int>(v275.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4790 = v1127 + v4789;
-    const unsigned int v4792 = static_cast<unsigned int>(v275.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4793 = v4792 == v4787;
-    const unsigned int v4796 = v4789 + 1u;
-    const unsigned int v4797 = static_cast<unsigned int>(v275.col(97, iron_linear_thread() & 31u));
-    const bool v4798 = v4797 == v4796;
-    const bool v4799 = v4793 && v4798;
-    const unsigned int v4802 = v4790 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4803 = v4802 == 0u;
-    const bool v4804 = v4799 && v4803;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4804) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4805 = v4788 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4806 = v4790 < v15;
-      const bool v4807 = v4805 && v4806;
-      if (v4807) {
-        const unsigned int v4808 = v68 + v4790;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4809 = v275.x[96];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4810 = bias[v4808];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4811 = iron_to_f32(v4810);
-        const float v4812 = v4809 + v4811;
-        const float v4814 = fmaxf(v4812, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4815 = iron_f32_to_bf16(v4814);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4816 = v275.x[97];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4818 = v4808 + 1u;
-        const iron_bf16 v4819 = bias[v4818];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4820 = iron_to_f32(v4819);
-        const float v4821 = v4816 + v4820;
-        const float v4823 = fmaxf(v4821, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4824 = iron_f32_to_bf16(v4823);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4825 = v4788 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4826 = v4825 + v4808;
-        *reinterpret_cast<iron_bf16x2*>(out + v4826) = iron_bf16x2{{v4815, v4824}};
-      }
-    } else {
-      const bool v4831 = v4788 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4832 = v4790 < v15;
-      const bool v4833 = v4831 && v4832;
-      if (v4833) {
-        const float v4834 = v275.x[96];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4835 = v68 + v4790;
-        const iron_bf16 v4836 = bias[v4835];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4837 = iron_to_f32(v4836);
-        const float v4838 = v4834 + v4837;
-        const float v4840 = fmaxf(v4838, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4841 = iron_f32_to_bf16(v4840);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4842 = v4788 * v4;
-        const unsigned int v4843 = v4842 + v68;
-        const unsigned int v4844 = v4843 + v4790;
-        out[v4844] = v4841;
-      }
-      const unsigned int v4846 = v1128 + v4792;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4848 = v1127 + v4797;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4849 = v4846 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4850 = v4848 < v15;
-      const bool v4851 = v4849 && v4850;
-      if (v4851) {
-        const float v4852 = v275.x[97];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4853 = v68 + v4848;
-        const iron_bf16 v4854 = bias[v4853];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4855 = iron_to_f32(v4854);
-        const float v4856 = v4852 + v4855;
-        const float v4858 = fmaxf(v4856, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4859 = iron_f32_to_bf16(v4858);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4860 = v4846 * v4;
-        const unsigned int v4861 = v4860 + v68;
-        const unsigned int v4862 = v4861 + v4848;
-        out[v4862] = v4859;
-      }
+    const unsigned int v2391 = static_cast<unsigned int>(v275.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2392 = v1130 + v2391;
+    const unsigned int v2393 = static_cast<unsigned int>(v275.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2394 = v1129 + v2393;
+    const bool v2395 = v2392 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2396 = v2394 < v15;
+    const bool v2397 = v2395 && v2396;
+    if (v2397) {
+      const unsigned int v2398 = v68 + v2394;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2399 = v275.x[96];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2400 = bias[v2398];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2401 = iron_to_f32(v2400);
+      const float v2402 = v2399 + v2401;
+      const float v2404 = fmaxf(v2402, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2405 = iron_f32_to_bf16(v2404);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2406 = v275.x[97];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2408 = v2398 + 1u;
+      const iron_bf16 v2409 = bias[v2408];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2410 = iron_to_f32(v2409);
+      const float v2411 = v2406 + v2410;
+      const float v2413 = fmaxf(v2411, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2414 = iron_f32_to_bf16(v2413);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2415 = v2392 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2416 = v2415 + v2398;
+      *reinterpret_cast<iron_bf16x2*>(out + v2416) = iron_bf16x2{{v2405, v2414}};
     }
-    const unsigned int v4863 = static_cast<unsigned int>(v275.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4864 = v1128 + v4863;
-    const unsigned int v4865 = static_cast<unsigned int>(v275.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4866 = v1127 + v4865;
-    const unsigned int v4868 = static_cast<unsigned int>(v275.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4869 = v4868 == v4863;
-    const unsigned int v4872 = v4865 + 1u;
-    const unsigned int v4873 = static_cast<unsigned int>(v275.col(99, iron_linear_thread() & 31u));
-    const bool v4874 = v4873 == v4872;
-    const bool v4875 = v4869 && v4874;
-    const unsigned int v4878 = v4866 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4879 = v4878 == 0u;
-    const bool v4880 = v4875 && v4879;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4880) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4881 = v4864 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4882 = v4866 < v15;
-      const bool v4883 = v4881 && v4882;
-      if (v4883) {
-        const unsigned int v4884 = v68 + v4866;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4885 = v275.x[98];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4886 = bias[v4884];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4887 = iron_to_f32(v4886);
-        const float v4888 = v4885 + v4887;
-        const float v4890 = fmaxf(v4888, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4891 = iron_f32_to_bf16(v4890);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4892 = v275.x[99];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4894 = v4884 + 1u;
-        const iron_bf16 v4895 = bias[v4894];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4896 = iron_to_f32(v4895);
-        const float v4897 = v4892 + v4896;
-        const float v4899 = fmaxf(v4897, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4900 = iron_f32_to_bf16(v4899);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4901 = v4864 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4902 = v4901 + v4884;
-        *reinterpret_cast<iron_bf16x2*>(out + v4902) = iron_bf16x2{{v4891, v4900}};
-      }
-    } else {
-      const bool v4907 = v4864 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4908 = v4866 < v15;
-      const bool v4909 = v4907 && v4908;
-      if (v4909) {
-        const float v4910 = v275.x[98];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4911 = v68 + v4866;
-        const iron_bf16 v4912 = bias[v4911];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4913 = iron_to_f32(v4912);
-        const float v4914 = v4910 + v4913;
-        const float v4916 = fmaxf(v4914, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4917 = iron_f32_to_bf16(v4916);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4918 = v4864 * v4;
-        const unsigned int v4919 = v4918 + v68;
-        const unsigned int v4920 = v4919 + v4866;
-        out[v4920] = v4917;
-      }
-      const unsigned int v4922 = v1128 + v4868;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4924 = v1127 + v4873;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4925 = v4922 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4926 = v4924 < v15;
-      const bool v4927 = v4925 && v4926;
-      if (v4927) {
-        const float v4928 = v275.x[99];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4929 = v68 + v4924;
-        const iron_bf16 v4930 = bias[v4929];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4931 = iron_to_f32(v4930);
-        const float v4932 = v4928 + v4931;
-        const float v4934 = fmaxf(v4932, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4935 = iron_f32_to_bf16(v4934);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4936 = v4922 * v4;
-        const unsigned int v4937 = v4936 + v68;
-        const unsigned int v4938 = v4937 + v4924;
-        out[v4938] = v4935;
-      }
+    const unsigned int v2417 = static_cast<unsigned int>(v275.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2418 = v1130 + v2417;
+    const unsigned int v2419 = static_cast<unsigned int>(v275.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2420 = v1129 + v2419;
+    const bool v2421 = v2418 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2422 = v2420 < v15;
+    const bool v2423 = v2421 && v2422;
+    if (v2423) {
+      const unsigned int v2424 = v68 + v2420;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2425 = v275.x[98];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2426 = bias[v2424];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2427 = iron_to_f32(v2426);
+      const float v2428 = v2425 + v2427;
+      const float v2430 = fmaxf(v2428, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2431 = iron_f32_to_bf16(v2430);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2432 = v275.x[99];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2434 = v2424 + 1u;
+      const iron_bf16 v2435 = bias[v2434];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2436 = iron_to_f32(v2435);
+      const float v2437 = v2432 + v2436;
+      const float v2439 = fmaxf(v2437, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2440 = iron_f32_to_bf16(v2439);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2441 = v2418 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2442 = v2441 + v2424;
+      *reinterpret_cast<iron_bf16x2*>(out + v2442) = iron_bf16x2{{v2431, v2440}};
     }
-    const unsigned int v4939 = static_cast<unsigned int>(v275.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4940 = v1128 + v4939;
-    const unsigned int v4941 = static_cast<unsigned int>(v275.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4942 = v1127 + v4941;
-    const unsigned int v4944 = static_cast<unsigned int>(v275.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4945 = v4944 == v4939;
-    const unsigned int v4948 = v4941 + 1u;
-    const unsigned int v4949 = static_cast<unsigned int>(v275.col(101, iron_linear_thread() & 31u));
-    const bool v4950 = v4949 == v4948;
-    const bool v4951 = v4945 && v4950;
-    const unsigned int v4954 = v4942 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4955 = v4954 == 0u;
-    const bool v4956 = v4951 && v4955;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4956) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4957 = v4940 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4958 = v4942 < v15;
-      const bool v4959 = v4957 && v4958;
-      if (v4959) {
-        const unsigned int v4960 = v68 + v4942;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4961 = v275.x[100];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4962 = bias[v4960];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4963 = iron_to_f32(v4962);
-        const float v4964 = v4961 + v4963;
-        const float v4966 = fmaxf(v4964, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4967 = iron_f32_to_bf16(v4966);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4968 = v275.x[101];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4970 = v4960 + 1u;
-        const iron_bf16 v4971 = bias[v4970];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4972 = iron_to_f32(v4971);
-        const float v4973 = v4968 + v4972;
-        const float v4975 = fmaxf(v4973, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4976 = iron_f32_to_bf16(v4975);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v4977 = v4940 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4978 = v4977 + v4960;
-        *reinterpret_cast<iron_bf16x2*>(out + v4978) = iron_bf16x2{{v4967, v4976}};
-      }
-    } else {
-      const bool v4983 = v4940 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4984 = v4942 < v15;
-      const bool v4985 = v4983 && v4984;
-      if (v4985) {
-        const float v4986 = v275.x[100];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4987 = v68 + v4942;
-        const iron_bf16 v4988 = bias[v4987];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4989 = iron_to_f32(v4988);
-        const float v4990 = v4986 + v4989;
-        const float v4992 = fmaxf(v4990, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v4993 = iron_f32_to_bf16(v4992);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v4994 = v4940 * v4;
-        const unsigned int v4995 = v4994 + v68;
-        const unsigned int v4996 = v4995 + v4942;
-        out[v4996] = v4993;
-      }
-      const unsigned int v4998 = v1128 + v4944;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5000 = v1127 + v4949;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5001 = v4998 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5002 = v5000 < v15;
-      const bool v5003 = v5001 && v5002;
-      if (v5003) {
-        const float v5004 = v275.x[101];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5005 = v68 + v5000;
-        const iron_bf16 v5006 = bias[v5005];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5007 = iron_to_f32(v5006);
-        const float v5008 = v5004 + v5007;
-        const float v5010 = fmaxf(v5008, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5011 = iron_f32_to_bf16(v5010);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5012 = v4998 * v4;
-        const unsigned int v5013 = v5012 + v68;
-        const unsigned int v5014 = v5013 + v5000;
-        out[v5014] = v5011;
-      }
+    const unsigned int v2443 = static_cast<unsigned int>(v275.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2444 = v1130 + v2443;
+    const unsigned int v2445 = static_cast<unsigned int>(v275.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2446 = v1129 + v2445;
+    const bool v2447 = v2444 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2448 = v2446 < v15;
+    const bool v2449 = v2447 && v2448;
+    if (v2449) {
+      const unsigned int v2450 = v68 + v2446;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2451 = v275.x[100];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2452 = bias[v2450];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2453 = iron_to_f32(v2452);
+      const float v2454 = v2451 + v2453;
+      const float v2456 = fmaxf(v2454, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2457 = iron_f32_to_bf16(v2456);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2458 = v275.x[101];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2460 = v2450 + 1u;
+      const iron_bf16 v2461 = bias[v2460];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2462 = iron_to_f32(v2461);
+      const float v2463 = v2458 + v2462;
+      const float v2465 = fmaxf(v2463, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2466 = iron_f32_to_bf16(v2465);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2467 = v2444 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2468 = v2467 + v2450;
+      *reinterpret_cast<iron_bf16x2*>(out + v2468) = iron_bf16x2{{v2457, v2466}};
     }
-    const unsigned int v5015 = static_cast<unsigned int>(v275.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5016 = v1128 + v5015;
-    const unsigned int v5017 = static_cast<unsigned int>(v275.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5018 = v1127 + v5017;
-    const unsigned int v5020 = static_cast<unsigned int>(v275.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5021 = v5020 == v5015;
-    const unsigned int v5024 = v5017 + 1u;
-    const unsigned int v5025 = static_cast<unsigned int>(v275.col(103, iron_linear_thread() & 31u));
-    const bool v5026 = v5025 == v5024;
-    const bool v5027 = v5021 && v5026;
-    const unsigned int v5030 = v5018 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5031 = v5030 == 0u;
-    const bool v5032 = v5027 && v5031;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5032) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5033 = v5016 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5034 = v5018 < v15;
-      const bool v5035 = v5033 && v5034;
-      if (v5035) {
-        const unsigned int v5036 = v68 + v5018;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5037 = v275.x[102];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5038 = bias[v5036];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5039 = iron_to_f32(v5038);
-        const float v5040 = v5037 + v5039;
-        const float v5042 = fmaxf(v5040, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5043 = iron_f32_to_bf16(v5042);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5044 = v275.x[103];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5046 = v5036 + 1u;
-        const iron_bf16 v5047 = bias[v5046];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5048 = iron_to_f32(v5047);
-        const float v5049 = v5044 + v5048;
-        const float v5051 = fmaxf(v5049, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5052 = iron_f32_to_bf16(v5051);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5053 = v5016 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5054 = v5053 + v5036;
-        *reinterpret_cast<iron_bf16x2*>(out + v5054) = iron_bf16x2{{v5043, v5052}};
-      }
-    } else {
-      const bool v5059 = v5016 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5060 = v5018 < v15;
-      const bool v5061 = v5059 && v5060;
-      if (v5061) {
-        const float v5062 = v275.x[102];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5063 = v68 + v5018;
-        const iron_bf16 v5064 = bias[v5063];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5065 = iron_to_f32(v5064);
-        const float v5066 = v5062 + v5065;
-        const float v5068 = fmaxf(v5066, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5069 = iron_f32_to_bf16(v5068);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5070 = v5016 * v4;
-        const unsigned int v5071 = v5070 + v68;
-        const unsigned int v5072 = v5071 + v5018;
-        out[v5072] = v5069;
-      }
-      const unsigned int v5074 = v1128 + v5020;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5076 = v1127 + v5025;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5077 = v5074 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5078 = v5076 < v15;
-      const bool v5079 = v5077 && v5078;
-      if (v5079) {
-        const float v5080 = v275.x[103];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5081 = v68 + v5076;
-        const iron_bf16 v5082 = bias[v5081];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5083 = iron_to_f32(v5082);
-        const float v5084 = v5080 + v5083;
-        const float v5086 = fmaxf(v5084, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5087 = iron_f32_to_bf16(v5086);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5088 = v5074 * v4;
-        const unsigned int v5089 = v5088 + v68;
-        const unsigned int v5090 = v5089 + v5076;
-        out[v5090] = v5087;
-      }
+    const unsigned int v2469 = static_cast<unsigned int>(v275.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2470 = v1130 + v2469;
+    const unsigned int v2471 = static_cast<unsigned int>(v275.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2472 = v1129 + v2471;
+    const bool v2473 = v2470 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2474 = v2472 < v15;
+    const bool v2475 = v2473 && v2474;
+    if (v2475) {
+      const unsigned int v2476 = v68 + v2472;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2477 = v275.x[102];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2478 = bias[v2476];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2479 = iron_to_f32(v2478);
+      const float v2480 = v2477 + v2479;
+      const float v2482 = fmaxf(v2480, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2483 = iron_f32_to_bf16(v2482);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2484 = v275.x[103];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2486 = v2476 + 1u;
+      const iron_bf16 v2487 = bias[v2486];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2488 = iron_to_f32(v2487);
+      const float v2489 = v2484 + v2488;
+      const float v2491 = fmaxf(v2489, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2492 = iron_f32_to_bf16(v2491);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2493 = v2470 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2494 = v2493 + v2476;
+      *reinterpret_cast<iron_bf16x2*>(out + v2494) = iron_bf16x2{{v2483, v2492}};
     }
-    const unsigned int v5091 = static_cast<unsigned int>(v275.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5092 = v1128 + v5091;
-    const unsigned int v5093 = static_cast<unsigned int>(v275.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5094 = v1127 + v5093;
-    const unsigned int v5096 = static_cast<unsigned int>(v275.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5097 = v5096 == v5091;
-    const unsigned int v5100 = v5093 + 1u;
-    const unsigned int v5101 = static_cast<unsigned int>(v275.col(105, iron_linear_thread() & 31u));
-    const bool v5102 = v5101 == v5100;
-    const bool v5103 = v5097 && v5102;
-    const unsigned int v5106 = v5094 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5107 = v5106 == 0u;
-    const bool v5108 = v5103 && v5107;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5108) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5109 = v5092 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5110 = v5094 < v15;
-      const bool v5111 = v5109 && v5110;
-      if (v5111) {
-        const unsigned int v5112 = v68 + v5094;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5113 = v275.x[104];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5114 = bias[v5112];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5115 = iron_to_f32(v5114);
-        const float v5116 = v5113 + v5115;
-        const float v5118 = fmaxf(v5116, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5119 = iron_f32_to_bf16(v5118);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5120 = v275.x[105];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5122 = v5112 + 1u;
-        const iron_bf16 v5123 = bias[v5122];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5124 = iron_to_f32(v5123);
-        const float v5125 = v5120 + v5124;
-        const float v5127 = fmaxf(v5125, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5128 = iron_f32_to_bf16(v5127);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5129 = v5092 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5130 = v5129 + v5112;
-        *reinterpret_cast<iron_bf16x2*>(out + v5130) = iron_bf16x2{{v5119, v5128}};
-      }
-    } else {
-      const bool v5135 = v5092 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5136 = v5094 < v15;
-      const bool v5137 = v5135 && v5136;
-      if (v5137) {
-        const float v5138 = v275.x[104];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5139 = v68 + v5094;
-        const iron_bf16 v5140 = bias[v5139];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5141 = iron_to_f32(v5140);
-        const float v5142 = v5138 + v5141;
-        const float v5144 = fmaxf(v5142, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5145 = iron_f32_to_bf16(v5144);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5146 = v5092 * v4;
-        const unsigned int v5147 = v5146 + v68;
-        const unsigned int v5148 = v5147 + v5094;
-        out[v5148] = v5145;
-      }
-      const unsigned int v5150 = v1128 + v5096;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5152 = v1127 + v5101;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5153 = v5150 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5154 = v5152 < v15;
-      const bool v5155 = v5153 && v5154;
-      if (v5155) {
-        const float v5156 = v275.x[105];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5157 = v68 + v5152;
-        const iron_bf16 v5158 = bias[v5157];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5159 = iron_to_f32(v5158);
-        const float v5160 = v5156 + v5159;
-        const float v5162 = fmaxf(v5160, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5163 = iron_f32_to_bf16(v5162);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5164 = v5150 * v4;
-        const unsigned int v5165 = v5164 + v68;
-        const unsigned int v5166 = v5165 + v5152;
-        out[v5166] = v5163;
-      }
+    const unsigned int v2495 = static_cast<unsigned int>(v275.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2496 = v1130 + v2495;
+    const unsigned int v2497 = static_cast<unsigned int>(v275.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2498 = v1129 + v2497;
+    const bool v2499 = v2496 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2500 = v2498 < v15;
+    const bool v2501 = v2499 && v2500;
+    if (v2501) {
+      const unsigned int v2502 = v68 + v2498;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2503 = v275.x[104];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2504 = bias[v2502];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2505 = iron_to_f32(v2504);
+      const float v2506 = v2503 + v2505;
+      const float v2508 = fmaxf(v2506, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2509 = iron_f32_to_bf16(v2508);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2510 = v275.x[105];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2512 = v2502 + 1u;
+      const iron_bf16 v2513 = bias[v2512];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2514 = iron_to_f32(v2513);
+      const float v2515 = v2510 + v2514;
+      const float v2517 = fmaxf(v2515, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2518 = iron_f32_to_bf16(v2517);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2519 = v2496 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2520 = v2519 + v2502;
+      *reinterpret_cast<iron_bf16x2*>(out + v2520) = iron_bf16x2{{v2509, v2518}};
     }
-    const unsigned int v5167 = static_cast<unsigned int>(v275.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5168 = v1128 + v5167;
-    const unsigned int v5169 = static_cast<unsigned int>(v275.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5170 = v1127 + v5169;
-    const unsigned int v5172 = static_cast<unsigned int>(v275.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5173 = v5172 == v5167;
-    const unsigned int v5176 = v5169 + 1u;
-    const unsigned int v5177 = static_cast<unsigned int>(v275.col(107, iron_linear_thread() & 31u));
-    const bool v5178 = v5177 == v5176;
-    const bool v5179 = v5173 && v5178;
-    const unsigned int v5182 = v5170 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5183 = v5182 == 0u;
-    const bool v5184 = v5179 && v5183;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5184) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5185 = v5168 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5186 = v5170 < v15;
-      const bool v5187 = v5185 && v5186;
-      if (v5187) {
-        const unsigned int v5188 = v68 + v5170;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5189 = v275.x[106];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5190 = bias[v5188];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5191 = iron_to_f32(v5190);
-        const float v5192 = v5189 + v5191;
-        const float v5194 = fmaxf(v5192, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5195 = iron_f32_to_bf16(v5194);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5196 = v275.x[107];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5198 = v5188 + 1u;
-        const iron_bf16 v5199 = bias[v5198];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5200 = iron_to_f32(v5199);
-        const float v5201 = v5196 + v5200;
-        const float v5203 = fmaxf(v5201, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5204 = iron_f32_to_bf16(v5203);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5205 = v5168 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5206 = v5205 + v5188;
-        *reinterpret_cast<iron_bf16x2*>(out + v5206) = iron_bf16x2{{v5195, v5204}};
-      }
-    } else {
-      const bool v5211 = v5168 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5212 = v5170 < v15;
-      const bool v5213 = v5211 && v5212;
-      if (v5213) {
-        const float v5214 = v275.x[106];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5215 = v68 + v5170;
-        const iron_bf16 v5216 = bias[v5215];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5217 = iron_to_f32(v5216);
-        const float v5218 = v5214 + v5217;
-        const float v5220 = fmaxf(v5218, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5221 = iron_f32_to_bf16(v5220);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5222 = v5168 * v4;
-        const unsigned int v5223 = v5222 + v68;
-        const unsigned int v5224 = v5223 + v5170;
-        out[v5224] = v5221;
-      }
-      const unsigned int v5226 = v1128 + v5172;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5228 = v1127 + v5177;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5229 = v5226 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5230 = v5228 < v15;
-      const bool v5231 = v5229 && v5230;
-      if (v5231) {
-        const float v5232 = v275.x[107];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5233 = v68 + v5228;
-        const iron_bf16 v5234 = bias[v5233];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5235 = iron_to_f32(v5234);
-        const float v5236 = v5232 + v5235;
-        const float v5238 = fmaxf(v5236, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5239 = iron_f32_to_bf16(v5238);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5240 = v5226 * v4;
-        const unsigned int v5241 = v5240 + v68;
-        const unsigned int v5242 = v5241 + v5228;
-        out[v5242] = v5239;
-      }
+    const unsigned int v2521 = static_cast<unsigned int>(v275.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2522 = v1130 + v2521;
+    const unsigned int v2523 = static_cast<unsigned int>(v275.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2524 = v1129 + v2523;
+    const bool v2525 = v2522 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2526 = v2524 < v15;
+    const bool v2527 = v2525 && v2526;
+    if (v2527) {
+      const unsigned int v2528 = v68 + v2524;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2529 = v275.x[106];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2530 = bias[v2528];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2531 = iron_to_f32(v2530);
+      const float v2532 = v2529 + v2531;
+      const float v2534 = fmaxf(v2532, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2535 = iron_f32_to_bf16(v2534);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2536 = v275.x[107];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2538 = v2528 + 1u;
+      const iron_bf16 v2539 = bias[v2538];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2540 = iron_to_f32(v2539);
+      const float v2541 = v2536 + v2540;
+      const float v2543 = fmaxf(v2541, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2544 = iron_f32_to_bf16(v2543);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2545 = v2522 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2546 = v2545 + v2528;
+      *reinterpret_cast<iron_bf16x2*>(out + v2546) = iron_bf16x2{{v2535, v2544}};
     }
-    const unsigned int v5243 = static_cast<unsigned int>(v275.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5244 = v1128 + v5243;
-    const unsigned int v5245 = static_cast<unsigned int>(v275.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5246 = v1127 + v5245;
-    const unsigned int v5248 = static_cast<unsigned int>(v275.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5249 = v5248 == v5243;
-    const unsigned int v5252 = v5245 + 1u;
-    const unsigned int v5253 = static_cast<unsigned int>(v275.col(109, iron_linear_thread() & 31u));
-    const bool v5254 = v5253 == v5252;
-    const bool v5255 = v5249 && v5254;
-    const unsigned int v5258 = v5246 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5259 = v5258 == 0u;
-    const bool v5260 = v5255 && v5259;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5260) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5261 = v5244 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5262 = v5246 < v15;
-      const bool v5263 = v5261 && v5262;
-      if (v5263) {
-        const unsigned int v5264 = v68 + v5246;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5265 = v275.x[108];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5266 = bias[v5264];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5267 = iron_to_f32(v5266);
-        const float v5268 = v5265 + v5267;
-        const float v5270 = fmaxf(v5268, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5271 = iron_f32_to_bf16(v5270);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5272 = v275.x[109];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5274 = v5264 + 1u;
-        const iron_bf16 v5275 = bias[v5274];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5276 = iron_to_f32(v5275);
-        const float v5277 = v5272 + v5276;
-        const float v5279 = fmaxf(v5277, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5280 = iron_f32_to_bf16(v5279);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5281 = v5244 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5282 = v5281 + v5264;
-        *reinterpret_cast<iron_bf16x2*>(out + v5282) = iron_bf16x2{{v5271, v5280}};
-      }
-    } else {
-      const bool v5287 = v5244 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5288 = v5246 < v15;
-      const bool v5289 = v5287 && v5288;
-      if (v5289) {
-        const float v5290 = v275.x[108];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5291 = v68 + v5246;
-        const iron_bf16 v5292 = bias[v5291];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5293 = iron_to_f32(v5292);
-        const float v5294 = v5290 + v5293;
-        const float v5296 = fmaxf(v5294, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5297 = iron_f32_to_bf16(v5296);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5298 = v5244 * v4;
-        const unsigned int v5299 = v5298 + v68;
-        const unsigned int v5300 = v5299 + v5246;
-        out[v5300] = v5297;
-      }
-      const unsigned int v5302 = v1128 + v5248;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5304 = v1127 + v5253;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5305 = v5302 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5306 = v5304 < v15;
-      const bool v5307 = v5305 && v5306;
-      if (v5307) {
-        const float v5308 = v275.x[109];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5309 = v68 + v5304;
-        const iron_bf16 v5310 = bias[v5309];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5311 = iron_to_f32(v5310);
-        const float v5312 = v5308 + v5311;
-        const float v5314 = fmaxf(v5312, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5315 = iron_f32_to_bf16(v5314);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5316 = v5302 * v4;
-        const unsigned int v5317 = v5316 + v68;
-        const unsigned int v5318 = v5317 + v5304;
-        out[v5318] = v5315;
-      }
+    const unsigned int v2547 = static_cast<unsigned int>(v275.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2548 = v1130 + v2547;
+    const unsigned int v2549 = static_cast<unsigned int>(v275.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2550 = v1129 + v2549;
+    const bool v2551 = v2548 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2552 = v2550 < v15;
+    const bool v2553 = v2551 && v2552;
+    if (v2553) {
+      const unsigned int v2554 = v68 + v2550;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2555 = v275.x[108];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2556 = bias[v2554];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2557 = iron_to_f32(v2556);
+      const float v2558 = v2555 + v2557;
+      const float v2560 = fmaxf(v2558, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2561 = iron_f32_to_bf16(v2560);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2562 = v275.x[109];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2564 = v2554 + 1u;
+      const iron_bf16 v2565 = bias[v2564];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2566 = iron_to_f32(v2565);
+      const float v2567 = v2562 + v2566;
+      const float v2569 = fmaxf(v2567, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2570 = iron_f32_to_bf16(v2569);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2571 = v2548 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2572 = v2571 + v2554;
+      *reinterpret_cast<iron_bf16x2*>(out + v2572) = iron_bf16x2{{v2561, v2570}};
     }
-    const unsigned int v5319 = static_cast<unsigned int>(v275.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5320 = v1128 + v5319;
-    const unsigned int v5321 = static_cast<unsigned int>(v275.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5322 = v1127 + v5321;
-    const unsigned int v5324 = static_cast<unsigned int>(v275.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5325 = v5324 == v5319;
-    const unsigned int v5328 = v5321 + 1u;
-    const unsigned int v5329 = static_cast<unsigned int>(v275.col(111, iron_linear_thread() & 31u));
-    const bool v5330 = v5329 == v5328;
-    const bool v5331 = v5325 && v5330;
-    const unsigned int v5334 = v5322 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5335 = v5334 == 0u;
-    const bool v5336 = v5331 && v5335;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5336) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5337 = v5320 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5338 = v5322 < v15;
-      const bool v5339 = v5337 && v5338;
-      if (v5339) {
-        const unsigned int v5340 = v68 + v5322;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5341 = v275.x[110];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5342 = bias[v5340];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5343 = iron_to_f32(v5342);
-        const float v5344 = v5341 + v5343;
-        const float v5346 = fmaxf(v5344, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5347 = iron_f32_to_bf16(v5346);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5348 = v275.x[111];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5350 = v5340 + 1u;
-        const iron_bf16 v5351 = bias[v5350];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5352 = iron_to_f32(v5351);
-        const float v5353 = v5348 + v5352;
-        const float v5355 = fmaxf(v5353, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5356 = iron_f32_to_bf16(v5355);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5357 = v5320 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5358 = v5357 + v5340;
-        *reinterpret_cast<iron_bf16x2*>(out + v5358) = iron_bf16x2{{v5347, v5356}};
-      }
-    } else {
-      const bool v5363 = v5320 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5364 = v5322 < v15;
-      const bool v5365 = v5363 && v5364;
-      if (v5365) {
-        const float v5366 = v275.x[110];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5367 = v68 + v5322;
-        const iron_bf16 v5368 = bias[v5367];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5369 = iron_to_f32(v5368);
-        const float v5370 = v5366 + v5369;
-        const float v5372 = fmaxf(v5370, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5373 = iron_f32_to_bf16(v5372);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5374 = v5320 * v4;
-        const unsigned int v5375 = v5374 + v68;
-        const unsigned int v5376 = v5375 + v5322;
-        out[v5376] = v5373;
-      }
-      const unsigned int v5378 = v1128 + v5324;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5380 = v1127 + v5329;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5381 = v5378 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5382 = v5380 < v15;
-      const bool v5383 = v5381 && v5382;
-      if (v5383) {
-        const float v5384 = v275.x[111];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5385 = v68 + v5380;
-        const iron_bf16 v5386 = bias[v5385];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5387 = iron_to_f32(v5386);
-        const float v5388 = v5384 + v5387;
-        const float v5390 = fmaxf(v5388, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5391 = iron_f32_to_bf16(v5390);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5392 = v5378 * v4;
-        const unsigned int v5393 = v5392 + v68;
-        const unsigned int v5394 = v5393 + v5380;
-        out[v5394] = v5391;
-      }
+    const unsigned int v2573 = static_cast<unsigned int>(v275.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2574 = v1130 + v2573;
+    const unsigned int v2575 = static_cast<unsigned int>(v275.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2576 = v1129 + v2575;
+    const bool v2577 = v2574 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2578 = v2576 < v15;
+    const bool v2579 = v2577 && v2578;
+    if (v2579) {
+      const unsigned int v2580 = v68 + v2576;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2581 = v275.x[110];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2582 = bias[v2580];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2583 = iron_to_f32(v2582);
+      const float v2584 = v2581 + v2583;
+      const float v2586 = fmaxf(v2584, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2587 = iron_f32_to_bf16(v2586);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2588 = v275.x[111];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2590 = v2580 + 1u;
+      const iron_bf16 v2591 = bias[v2590];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2592 = iron_to_f32(v2591);
+      const float v2593 = v2588 + v2592;
+      const float v2595 = fmaxf(v2593, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2596 = iron_f32_to_bf16(v2595);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2597 = v2574 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2598 = v2597 + v2580;
+      *reinterpret_cast<iron_bf16x2*>(out + v2598) = iron_bf16x2{{v2587, v2596}};
     }
-    const unsigned int v5395 = static_cast<unsigned int>(v275.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5396 = v1128 + v5395;
-    const unsigned int v5397 = static_cast<unsigned int>(v275.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5398 = v1127 + v5397;
-    const unsigned int v5400 = static_cast<unsigned int>(v275.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5401 = v5400 == v5395;
-    const unsigned int v5404 = v5397 + 1u;
-    const unsigned int v5405 = static_cast<unsigned int>(v275.col(113, iron_linear_thread() & 31u));
-    const bool v5406 = v5405 == v5404;
-    const bool v5407 = v5401 && v5406;
-    const unsigned int v5410 = v5398 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5411 = v5410 == 0u;
-    const bool v5412 = v5407 && v5411;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5412) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5413 = v5396 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5414 = v5398 < v15;
-      const bool v5415 = v5413 && v5414;
-      if (v5415) {
-        const unsigned int v5416 = v68 + v5398;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5417 = v275.x[112];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5418 = bias[v5416];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5419 = iron_to_f32(v5418);
-        const float v5420 = v5417 + v5419;
-        const float v5422 = fmaxf(v5420, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5423 = iron_f32_to_bf16(v5422);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5424 = v275.x[113];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5426 = v5416 + 1u;
-        const iron_bf16 v5427 = bias[v5426];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5428 = iron_to_f32(v5427);
-        const float v5429 = v5424 + v5428;
-        const float v5431 = fmaxf(v5429, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5432 = iron_f32_to_bf16(v5431);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5433 = v5396 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5434 = v5433 + v5416;
-        *reinterpret_cast<iron_bf16x2*>(out + v5434) = iron_bf16x2{{v5423, v5432}};
-      }
-    } else {
-      const bool v5439 = v5396 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5440 = v5398 < v15;
-      const bool v5441 = v5439 && v5440;
-      if (v5441) {
-        const float v5442 = v275.x[112];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5443 = v68 + v5398;
-        const iron_bf16 v5444 = bias[v5443];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5445 = iron_to_f32(v5444);
-        const float v5446 = v5442 + v5445;
-        const float v5448 = fmaxf(v5446, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5449 = iron_f32_to_bf16(v5448);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5450 = v5396 * v4;
-        const unsigned int v5451 = v5450 + v68;
-        const unsigned int v5452 = v5451 + v5398;
-        out[v5452] = v5449;
-      }
-      const unsigned int v5454 = v1128 + v5400;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5456 = v1127 + v5405;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5457 = v5454 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5458 = v5456 < v15;
-      const bool v5459 = v5457 && v5458;
-      if (v5459) {
-        const float v5460 = v275.x[113];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5461 = v68 + v5456;
-        const iron_bf16 v5462 = bias[v5461];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5463 = iron_to_f32(v5462);
-        const float v5464 = v5460 + v5463;
-        const float v5466 = fmaxf(v5464, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5467 = iron_f32_to_bf16(v5466);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5468 = v5454 * v4;
-        const unsigned int v5469 = v5468 + v68;
-        const unsigned int v5470 = v5469 + v5456;
-        out[v5470] = v5467;
-      }
+    const unsigned int v2599 = static_cast<unsigned int>(v275.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2600 = v1130 + v2599;
+    const unsigned int v2601 = static_cast<unsigned int>(v275.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2602 = v1129 + v2601;
+    const bool v2603 = v2600 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2604 = v2602 < v15;
+    const bool v2605 = v2603 && v2604;
+    if (v2605) {
+      const unsigned int v2606 = v68 + v2602;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2607 = v275.x[112];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2608 = bias[v2606];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2609 = iron_to_f32(v2608);
+      const float v2610 = v2607 + v2609;
+      const float v2612 = fmaxf(v2610, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2613 = iron_f32_to_bf16(v2612);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2614 = v275.x[113];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2616 = v2606 + 1u;
+      const iron_bf16 v2617 = bias[v2616];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2618 = iron_to_f32(v2617);
+      const float v2619 = v2614 + v2618;
+      const float v2621 = fmaxf(v2619, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2622 = iron_f32_to_bf16(v2621);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2623 = v2600 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2624 = v2623 + v2606;
+      *reinterpret_cast<iron_bf16x2*>(out + v2624) = iron_bf16x2{{v2613, v2622}};
     }
-    const unsigned int v5471 = static_cast<unsigned int>(v275.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5472 = v1128 + v5471;
-    const unsigned int v5473 = static_cast<unsigned int>(v275.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5474 = v1127 + v5473;
-    const unsigned int v5476 = static_cast<unsigned int>(v275.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5477 = v5476 == v5471;
-    const unsigned int v5480 = v5473 + 1u;
-    const unsigned int v5481 = static_cast<unsigned int>(v275.col(115, iron_linear_thread() & 31u));
-    const bool v5482 = v5481 == v5480;
-    const bool v5483 = v5477 && v5482;
-    const unsigned int v5486 = v5474 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5487 = v5486 == 0u;
-    const bool v5488 = v5483 && v5487;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5488) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5489 = v5472 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5490 = v5474 < v15;
-      const bool v5491 = v5489 && v5490;
-      if (v5491) {
-        const unsigned int v5492 = v68 + v5474;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5493 = v275.x[114];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5494 = bias[v5492];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5495 = iron_to_f32(v5494);
-        const float v5496 = v5493 + v5495;
-        const float v5498 = fmaxf(v5496, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5499 = iron_f32_to_bf16(v5498);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5500 = v275.x[115];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5502 = v5492 + 1u;
-        const iron_bf16 v5503 = bias[v5502];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5504 = iron_to_f32(v5503);
-        const float v5505 = v5500 + v5504;
-        const float v5507 = fmaxf(v5505, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5508 = iron_f32_to_bf16(v5507);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5509 = v5472 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5510 = v5509 + v5492;
-        *reinterpret_cast<iron_bf16x2*>(out + v5510) = iron_bf16x2{{v5499, v5508}};
-      }
-    } else {
-      const bool v5515 = v5472 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5516 = v5474 < v15;
-      const bool v5517 = v5515 && v5516;
-      if (v5517) {
-        const float v5518 = v275.x[114];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5519 = v68 + v5474;
-        const iron_bf16 v5520 = bias[v5519];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5521 = iron_to_f32(v5520);
-        const float v5522 = v5518 + v5521;
-        const float v5524 = fmaxf(v5522, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5525 = iron_f32_to_bf16(v5524);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5526 = v5472 * v4;
-        const unsigned int v5527 = v5526 + v68;
-        const unsigned int v5528 = v5527 + v5474;
-        out[v5528] = v5525;
-      }
-      const unsigned int v5530 = v1128 + v5476;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5532 = v1127 + v5481;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5533 = v5530 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5534 = v5532 < v15;
-      const bool v5535 = v5533 && v5534;
-      if (v5535) {
-        const float v5536 = v275.x[115];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5537 = v68 + v5532;
-        const iron_bf16 v5538 = bias[v5537];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5539 = iron_to_f32(v5538);
-        const float v5540 = v5536 + v5539;
-        const float v5542 = fmaxf(v5540, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5543 = iron_f32_to_bf16(v5542);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5544 = v5530 * v4;
-        const unsigned int v5545 = v5544 + v68;
-        const unsigned int v5546 = v5545 + v5532;
-        out[v5546] = v5543;
-      }
+    const unsigned int v2625 = static_cast<unsigned int>(v275.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2626 = v1130 + v2625;
+    const unsigned int v2627 = static_cast<unsigned int>(v275.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2628 = v1129 + v2627;
+    const bool v2629 = v2626 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2630 = v2628 < v15;
+    const bool v2631 = v2629 && v2630;
+    if (v2631) {
+      const unsigned int v2632 = v68 + v2628;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2633 = v275.x[114];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2634 = bias[v2632];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2635 = iron_to_f32(v2634);
+      const float v2636 = v2633 + v2635;
+      const float v2638 = fmaxf(v2636, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2639 = iron_f32_to_bf16(v2638);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2640 = v275.x[115];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2642 = v2632 + 1u;
+      const iron_bf16 v2643 = bias[v2642];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2644 = iron_to_f32(v2643);
+      const float v2645 = v2640 + v2644;
+      const float v2647 = fmaxf(v2645, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2648 = iron_f32_to_bf16(v2647);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2649 = v2626 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2650 = v2649 + v2632;
+      *reinterpret_cast<iron_bf16x2*>(out + v2650) = iron_bf16x2{{v2639, v2648}};
     }
-    const unsigned int v5547 = static_cast<unsigned int>(v275.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5548 = v1128 + v5547;
-    const unsigned int v5549 = static_cast<unsigned int>(v275.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5550 = v1127 + v5549;
-    const unsigned int v5552 = static_cast<unsigned int>(v275.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5553 = v5552 == v5547;
-    const unsigned int v5556 = v5549 + 1u;
-    const unsigned int v5557 = static_cast<unsigned int>(v275.col(117, iron_linear_thread() & 31u));
-    const bool v5558 = v5557 == v5556;
-    const bool v5559 = v5553 && v5558;
-    const unsigned int v5562 = v5550 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5563 = v5562 == 0u;
-    const bool v5564 = v5559 && v5563;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5564) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5565 = v5548 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5566 = v5550 < v15;
-      const bool v5567 = v5565 && v5566;
-      if (v5567) {
-        const unsigned int v5568 = v68 + v5550;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5569 = v275.x[116];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5570 = bias[v5568];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5571 = iron_to_f32(v5570);
-        const float v5572 = v5569 + v5571;
-        const float v5574 = fmaxf(v5572, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5575 = iron_f32_to_bf16(v5574);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5576 = v275.x[117];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5578 = v5568 + 1u;
-        const iron_bf16 v5579 = bias[v5578];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5580 = iron_to_f32(v5579);
-        const float v5581 = v5576 + v5580;
-        const float v5583 = fmaxf(v5581, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5584 = iron_f32_to_bf16(v5583);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5585 = v5548 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5586 = v5585 + v5568;
-        *reinterpret_cast<iron_bf16x2*>(out + v5586) = iron_bf16x2{{v5575, v5584}};
-      }
-    } else {
-      const bool v5591 = v5548 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5592 = v5550 < v15;
-      const bool v5593 = v5591 && v5592;
-      if (v5593) {
-        const float v5594 = v275.x[116];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5595 = v68 + v5550;
-        const iron_bf16 v5596 = bias[v5595];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5597 = iron_to_f32(v5596);
-        const float v5598 = v5594 + v5597;
-        const float v5600 = fmaxf(v5598, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5601 = iron_f32_to_bf16(v5600);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5602 = v5548 * v4;
-        const unsigned int v5603 = v5602 + v68;
-        const unsigned int v5604 = v5603 + v5550;
-        out[v5604] = v5601;
-      }
-      const unsigned int v5606 = v1128 + v5552;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5608 = v1127 + v5557;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5609 = v5606 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5610 = v5608 < v15;
-      const bool v5611 = v5609 && v5610;
-      if (v5611) {
-        const float v5612 = v275.x[117];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5613 = v68 + v5608;
-        const iron_bf16 v5614 = bias[v5613];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5615 = iron_to_f32(v5614);
-        const float v5616 = v5612 + v5615;
-        const float v5618 = fmaxf(v5616, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5619 = iron_f32_to_bf16(v5618);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5620 = v5606 * v4;
-        const unsigned int v5621 = v5620 + v68;
-        const unsigned int v5622 = v5621 + v5608;
-        out[v5622] = v5619;
-      }
+    const unsigned int v2651 = static_cast<unsigned int>(v275.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2652 = v1130 + v2651;
+    const unsigned int v2653 = static_cast<unsigned int>(v275.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2654 = v1129 + v2653;
+    const bool v2655 = v2652 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2656 = v2654 < v15;
+    const bool v2657 = v2655 && v2656;
+    if (v2657) {
+      const unsigned int v2658 = v68 + v2654;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2659 = v275.x[116];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2660 = bias[v2658];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2661 = iron_to_f32(v2660);
+      const float v2662 = v2659 + v2661;
+      const float v2664 = fmaxf(v2662, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2665 = iron_f32_to_bf16(v2664);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2666 = v275.x[117];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2668 = v2658 + 1u;
+      const iron_bf16 v2669 = bias[v2668];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2670 = iron_to_f32(v2669);
+      const float v2671 = v2666 + v2670;
+      const float v2673 = fmaxf(v2671, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2674 = iron_f32_to_bf16(v2673);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2675 = v2652 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2676 = v2675 + v2658;
+      *reinterpret_cast<iron_bf16x2*>(out + v2676) = iron_bf16x2{{v2665, v2674}};
     }
-    const unsigned int v5623 = static_cast<unsigned int>(v275.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5624 = v1128 + v5623;
-    const unsigned int v5625 = static_cast<unsigned int>(v275.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5626 = v1127 + v5625;
-    const unsigned int v5628 = static_cast<unsigned int>(v275.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5629 = v5628 == v5623;
-    const unsigned int v5632 = v5625 + 1u;
-    const unsigned int v5633 = static_cast<unsigned int>(v275.col(119, iron_linear_thread() & 31u));
-    const bool v5634 = v5633 == v5632;
-    const bool v5635 = v5629 && v5634;
-    const unsigned int v5638 = v5626 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5639 = v5638 == 0u;
-    const bool v5640 = v5635 && v5639;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5640) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5641 = v5624 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5642 = v5626 < v15;
-      const bool v5643 = v5641 && v5642;
-      if (v5643) {
-        const unsigned int v5644 = v68 + v5626;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5645 = v275.x[118];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5646 = bias[v5644];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5647 = iron_to_f32(v5646);
-        const float v5648 = v5645 + v5647;
-        const float v5650 = fmaxf(v5648, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5651 = iron_f32_to_bf16(v5650);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5652 = v275.x[119];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5654 = v5644 + 1u;
-        const iron_bf16 v5655 = bias[v5654];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5656 = iron_to_f32(v5655);
-        const float v5657 = v5652 + v5656;
-        const float v5659 = fmaxf(v5657, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5660 = iron_f32_to_bf16(v5659);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5661 = v5624 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5662 = v5661 + v5644;
-        *reinterpret_cast<iron_bf16x2*>(out + v5662) = iron_bf16x2{{v5651, v5660}};
-      }
-    } else {
-      const bool v5667 = v5624 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5668 = v5626 < v15;
-      const bool v5669 = v5667 && v5668;
-      if (v5669) {
-        const float v5670 = v275.x[118];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5671 = v68 + v5626;
-        const iron_bf16 v5672 = bias[v5671];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5673 = iron_to_f32(v5672);
-        const float v5674 = v5670 + v5673;
-        const float v5676 = fmaxf(v5674, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5677 = iron_f32_to_bf16(v5676);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5678 = v5624 * v4;
-        const unsigned int v5679 = v5678 + v68;
-        const unsigned int v5680 = v5679 + v5626;
-        out[v5680] = v5677;
-      }
-      const unsigned int v5682 = v1128 + v5628;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5684 = v1127 + v5633;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5685 = v5682 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5686 = v5684 < v15;
-      const bool v5687 = v5685 && v5686;
-      if (v5687) {
-        const float v5688 = v275.x[119];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5689 = v68 + v5684;
-        const iron_bf16 v5690 = bias[v5689];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5691 = iron_to_f32(v5690);
-        const float v5692 = v5688 + v5691;
-        const float v5694 = fmaxf(v5692, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5695 = iron_f32_to_bf16(v5694);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5696 = v5682 * v4;
-        const unsigned int v5697 = v5696 + v68;
-        const unsigned int v5698 = v5697 + v5684;
-        out[v5698] = v5695;
-      }
+    const unsigned int v2677 = static_cast<unsigned int>(v275.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2678 = v1130 + v2677;
+    const unsigned int v2679 = static_cast<unsigned int>(v275.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2680 = v1129 + v2679;
+    const bool v2681 = v2678 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2682 = v2680 < v15;
+    const bool v2683 = v2681 && v2682;
+    if (v2683) {
+      const unsigned int v2684 = v68 + v2680;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2685 = v275.x[118];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2686 = bias[v2684];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2687 = iron_to_f32(v2686);
+      const float v2688 = v2685 + v2687;
+      const float v2690 = fmaxf(v2688, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2691 = iron_f32_to_bf16(v2690);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2692 = v275.x[119];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2694 = v2684 + 1u;
+      const iron_bf16 v2695 = bias[v2694];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2696 = iron_to_f32(v2695);
+      const float v2697 = v2692 + v2696;
+      const float v2699 = fmaxf(v2697, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2700 = iron_f32_to_bf16(v2699);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2701 = v2678 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2702 = v2701 + v2684;
+      *reinterpret_cast<iron_bf16x2*>(out + v2702) = iron_bf16x2{{v2691, v2700}};
     }
-    const unsigned int v5699 = static_cast<unsigned int>(v275.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5700 = v1128 + v5699;
-    const unsigned int v5701 = static_cast<unsigned int>(v275.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5702 = v1127 + v5701;
-    const unsigned int v5704 = static_cast<unsigned int>(v275.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5705 = v5704 == v5699;
-    const unsigned int v5708 = v5701 + 1u;
-    const unsigned int v5709 = static_cast<unsigned int>(v275.col(121, iron_linear_thread() & 31u));
-    const bool v5710 = v5709 == v5708;
-    const bool v5711 = v5705 && v5710;
-    const unsigned int v5714 = v5702 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5715 = v5714 == 0u;
-    const bool v5716 = v5711 && v5715;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5716) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5717 = v5700 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5718 = v5702 < v15;
-      const bool v5719 = v5717 && v5718;
-      if (v5719) {
-        const unsigned int v5720 = v68 + v5702;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5721 = v275.x[120];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5722 = bias[v5720];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5723 = iron_to_f32(v5722);
-        const float v5724 = v5721 + v5723;
-        const float v5726 = fmaxf(v5724, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5727 = iron_f32_to_bf16(v5726);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5728 = v275.x[121];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5730 = v5720 + 1u;
-        const iron_bf16 v5731 = bias[v5730];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5732 = iron_to_f32(v5731);
-        const float v5733 = v5728 + v5732;
-        const float v5735 = fmaxf(v5733, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5736 = iron_f32_to_bf16(v5735);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5737 = v5700 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5738 = v5737 + v5720;
-        *reinterpret_cast<iron_bf16x2*>(out + v5738) = iron_bf16x2{{v5727, v5736}};
-      }
-    } else {
-      const bool v5743 = v5700 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5744 = v5702 < v15;
-      const bool v5745 = v5743 && v5744;
-      if (v5745) {
-        const float v5746 = v275.x[120];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5747 = v68 + v5702;
-        const iron_bf16 v5748 = bias[v5747];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5749 = iron_to_f32(v5748);
-        const float v5750 = v5746 + v5749;
-        const float v5752 = fmaxf(v5750, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5753 = iron_f32_to_bf16(v5752);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5754 = v5700 * v4;
-        const unsigned int v5755 = v5754 + v68;
-        const unsigned int v5756 = v5755 + v5702;
-        out[v5756] = v5753;
-      }
-      const unsigned int v5758 = v1128 + v5704;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5760 = v1127 + v5709;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5761 = v5758 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5762 = v5760 < v15;
-      const bool v5763 = v5761 && v5762;
-      if (v5763) {
-        const float v5764 = v275.x[121];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5765 = v68 + v5760;
-        const iron_bf16 v5766 = bias[v5765];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5767 = iron_to_f32(v5766);
-        const float v5768 = v5764 + v5767;
-        const float v5770 = fmaxf(v5768, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5771 = iron_f32_to_bf16(v5770);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5772 = v5758 * v4;
-        const unsigned int v5773 = v5772 + v68;
-        const unsigned int v5774 = v5773 + v5760;
-        out[v5774] = v5771;
-      }
+    const unsigned int v2703 = static_cast<unsigned int>(v275.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2704 = v1130 + v2703;
+    const unsigned int v2705 = static_cast<unsigned int>(v275.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2706 = v1129 + v2705;
+    const bool v2707 = v2704 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2708 = v2706 < v15;
+    const bool v2709 = v2707 && v2708;
+    if (v2709) {
+      const unsigned int v2710 = v68 + v2706;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2711 = v275.x[120];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2712 = bias[v2710];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2713 = iron_to_f32(v2712);
+      const float v2714 = v2711 + v2713;
+      const float v2716 = fmaxf(v2714, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2717 = iron_f32_to_bf16(v2716);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2718 = v275.x[121];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2720 = v2710 + 1u;
+      const iron_bf16 v2721 = bias[v2720];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2722 = iron_to_f32(v2721);
+      const float v2723 = v2718 + v2722;
+      const float v2725 = fmaxf(v2723, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2726 = iron_f32_to_bf16(v2725);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2727 = v2704 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2728 = v2727 + v2710;
+      *reinterpret_cast<iron_bf16x2*>(out + v2728) = iron_bf16x2{{v2717, v2726}};
     }
-    const unsigned int v5775 = static_cast<unsigned int>(v275.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5776 = v1128 + v5775;
-    const unsigned int v5777 = static_cast<unsigned int>(v275.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5778 = v1127 + v5777;
-    const unsigned int v5780 = static_cast<unsigned int>(v275.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5781 = v5780 == v5775;
-    const unsigned int v5784 = v5777 + 1u;
-    const unsigned int v5785 = static_cast<unsigned int>(v275.col(123, iron_linear_thread() & 31u));
-    const bool v5786 = v5785 == v5784;
-    const bool v5787 = v5781 && v5786;
-    const unsigned int v5790 = v5778 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5791 = v5790 == 0u;
-    const bool v5792 = v5787 && v5791;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5792) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5793 = v5776 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5794 = v5778 < v15;
-      const bool v5795 = v5793 && v5794;
-      if (v5795) {
-        const unsigned int v5796 = v68 + v5778;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5797 = v275.x[122];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5798 = bias[v5796];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5799 = iron_to_f32(v5798);
-        const float v5800 = v5797 + v5799;
-        const float v5802 = fmaxf(v5800, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5803 = iron_f32_to_bf16(v5802);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5804 = v275.x[123];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5806 = v5796 + 1u;
-        const iron_bf16 v5807 = bias[v5806];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5808 = iron_to_f32(v5807);
-        const float v5809 = v5804 + v5808;
-        const float v5811 = fmaxf(v5809, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5812 = iron_f32_to_bf16(v5811);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5813 = v5776 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5814 = v5813 + v5796;
-        *reinterpret_cast<iron_bf16x2*>(out + v5814) = iron_bf16x2{{v5803, v5812}};
-      }
-    } else {
-      const bool v5819 = v5776 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5820 = v5778 < v15;
-      const bool v5821 = v5819 && v5820;
-      if (v5821) {
-        const float v5822 = v275.x[122];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5823 = v68 + v5778;
-        const iron_bf16 v5824 = bias[v5823];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5825 = iron_to_f32(v5824);
-        const float v5826 = v5822 + v5825;
-        const float v5828 = fmaxf(v5826, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5829 = iron_f32_to_bf16(v5828);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5830 = v5776 * v4;
-        const unsigned int v5831 = v5830 + v68;
-        const unsigned int v5832 = v5831 + v5778;
-        out[v5832] = v5829;
-      }
-      const unsigned int v5834 = v1128 + v5780;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5836 = v1127 + v5785;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5837 = v5834 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5838 = v5836 < v15;
-      const bool v5839 = v5837 && v5838;
-      if (v5839) {
-        const float v5840 = v275.x[123];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5841 = v68 + v5836;
-        const iron_bf16 v5842 = bias[v5841];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5843 = iron_to_f32(v5842);
-        const float v5844 = v5840 + v5843;
-        const float v5846 = fmaxf(v5844, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5847 = iron_f32_to_bf16(v5846);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5848 = v5834 * v4;
-        const unsigned int v5849 = v5848 + v68;
-        const unsigned int v5850 = v5849 + v5836;
-        out[v5850] = v5847;
-      }
+    const unsigned int v2729 = static_cast<unsigned int>(v275.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2730 = v1130 + v2729;
+    const unsigned int v2731 = static_cast<unsigned int>(v275.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2732 = v1129 + v2731;
+    const bool v2733 = v2730 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2734 = v2732 < v15;
+    const bool v2735 = v2733 && v2734;
+    if (v2735) {
+      const unsigned int v2736 = v68 + v2732;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2737 = v275.x[122];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2738 = bias[v2736];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2739 = iron_to_f32(v2738);
+      const float v2740 = v2737 + v2739;
+      const float v2742 = fmaxf(v2740, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2743 = iron_f32_to_bf16(v2742);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2744 = v275.x[123];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2746 = v2736 + 1u;
+      const iron_bf16 v2747 = bias[v2746];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2748 = iron_to_f32(v2747);
+      const float v2749 = v2744 + v2748;
+      const float v2751 = fmaxf(v2749, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2752 = iron_f32_to_bf16(v2751);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2753 = v2730 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2754 = v2753 + v2736;
+      *reinterpret_cast<iron_bf16x2*>(out + v2754) = iron_bf16x2{{v2743, v2752}};
     }
-    const unsigned int v5851 = static_cast<unsigned int>(v275.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5852 = v1128 + v5851;
-    const unsigned int v5853 = static_cast<unsigned int>(v275.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5854 = v1127 + v5853;
-    const unsigned int v5856 = static_cast<unsigned int>(v275.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5857 = v5856 == v5851;
-    const unsigned int v5860 = v5853 + 1u;
-    const unsigned int v5861 = static_cast<unsigned int>(v275.col(125, iron_linear_thread() & 31u));
-    const bool v5862 = v5861 == v5860;
-    const bool v5863 = v5857 && v5862;
-    const unsigned int v5866 = v5854 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5867 = v5866 == 0u;
-    const bool v5868 = v5863 && v5867;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5868) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5869 = v5852 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5870 = v5854 < v15;
-      const bool v5871 = v5869 && v5870;
-      if (v5871) {
-        const unsigned int v5872 = v68 + v5854;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5873 = v275.x[124];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5874 = bias[v5872];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5875 = iron_to_f32(v5874);
-        const float v5876 = v5873 + v5875;
-        const float v5878 = fmaxf(v5876, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5879 = iron_f32_to_bf16(v5878);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5880 = v275.x[125];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5882 = v5872 + 1u;
-        const iron_bf16 v5883 = bias[v5882];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5884 = iron_to_f32(v5883);
-        const float v5885 = v5880 + v5884;
-        const float v5887 = fmaxf(v5885, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5888 = iron_f32_to_bf16(v5887);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5889 = v5852 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5890 = v5889 + v5872;
-        *reinterpret_cast<iron_bf16x2*>(out + v5890) = iron_bf16x2{{v5879, v5888}};
-      }
-    } else {
-      const bool v5895 = v5852 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5896 = v5854 < v15;
-      const bool v5897 = v5895 && v5896;
-      if (v5897) {
-        const float v5898 = v275.x[124];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5899 = v68 + v5854;
-        const iron_bf16 v5900 = bias[v5899];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5901 = iron_to_f32(v5900);
-        const float v5902 = v5898 + v5901;
-        const float v5904 = fmaxf(v5902, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5905 = iron_f32_to_bf16(v5904);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5906 = v5852 * v4;
-        const unsigned int v5907 = v5906 + v68;
-        const unsigned int v5908 = v5907 + v5854;
-        out[v5908] = v5905;
-      }
-      const unsigned int v5910 = v1128 + v5856;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5912 = v1127 + v5861;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5913 = v5910 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5914 = v5912 < v15;
-      const bool v5915 = v5913 && v5914;
-      if (v5915) {
-        const float v5916 = v275.x[125];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5917 = v68 + v5912;
-        const iron_bf16 v5918 = bias[v5917];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5919 = iron_to_f32(v5918);
-        const float v5920 = v5916 + v5919;
-        const float v5922 = fmaxf(v5920, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5923 = iron_f32_to_bf16(v5922);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5924 = v5910 * v4;
-        const unsigned int v5925 = v5924 + v68;
-        const unsigned int v5926 = v5925 + v5912;
-        out[v5926] = v5923;
-      }
+    const unsigned int v2755 = static_cast<unsigned int>(v275.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2756 = v1130 + v2755;
+    const unsigned int v2757 = static_cast<unsigned int>(v275.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2758 = v1129 + v2757;
+    const bool v2759 = v2756 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2760 = v2758 < v15;
+    const bool v2761 = v2759 && v2760;
+    if (v2761) {
+      const unsigned int v2762 = v68 + v2758;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2763 = v275.x[124];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2764 = bias[v2762];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2765 = iron_to_f32(v2764);
+      const float v2766 = v2763 + v2765;
+      const float v2768 = fmaxf(v2766, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2769 = iron_f32_to_bf16(v2768);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2770 = v275.x[125];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2772 = v2762 + 1u;
+      const iron_bf16 v2773 = bias[v2772];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2774 = iron_to_f32(v2773);
+      const float v2775 = v2770 + v2774;
+      const float v2777 = fmaxf(v2775, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2778 = iron_f32_to_bf16(v2777);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2779 = v2756 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2780 = v2779 + v2762;
+      *reinterpret_cast<iron_bf16x2*>(out + v2780) = iron_bf16x2{{v2769, v2778}};
     }
-    const unsigned int v5927 = static_cast<unsigned int>(v275.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5928 = v1128 + v5927;
-    const unsigned int v5929 = static_cast<unsigned int>(v275.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5930 = v1127 + v5929;
-    const unsigned int v5932 = static_cast<unsigned int>(v275.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5933 = v5932 == v5927;
-    const unsigned int v5936 = v5929 + 1u;
-    const unsigned int v5937 = static_cast<unsigned int>(v275.col(127, iron_linear_thread() & 31u));
-    const bool v5938 = v5937 == v5936;
-    const bool v5939 = v5933 && v5938;
-    const unsigned int v5942 = v5930 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5943 = v5942 == 0u;
-    const bool v5944 = v5939 && v5943;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5944) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5945 = v5928 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5946 = v5930 < v15;
-      const bool v5947 = v5945 && v5946;
-      if (v5947) {
-        const unsigned int v5948 = v68 + v5930;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5949 = v275.x[126];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5950 = bias[v5948];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5951 = iron_to_f32(v5950);
-        const float v5952 = v5949 + v5951;
-        const float v5954 = fmaxf(v5952, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5955 = iron_f32_to_bf16(v5954);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5956 = v275.x[127];  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5958 = v5948 + 1u;
-        const iron_bf16 v5959 = bias[v5958];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5960 = iron_to_f32(v5959);
-        const float v5961 = v5956 + v5960;
-        const float v5963 = fmaxf(v5961, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5964 = iron_f32_to_bf16(v5963);  // kernels/convolution/conv_tiles.hpp:95
-        const unsigned int v5965 = v5928 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5966 = v5965 + v5948;
-        *reinterpret_cast<iron_bf16x2*>(out + v5966) = iron_bf16x2{{v5955, v5964}};
-      }
-    } else {
-      const bool v5971 = v5928 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5972 = v5930 < v15;
-      const bool v5973 = v5971 && v5972;
-      if (v5973) {
-        const float v5974 = v275.x[126];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5975 = v68 + v5930;
-        const iron_bf16 v5976 = bias[v5975];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5977 = iron_to_f32(v5976);
-        const float v5978 = v5974 + v5977;
-        const float v5980 = fmaxf(v5978, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5981 = iron_f32_to_bf16(v5980);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5982 = v5928 * v4;
-        const unsigned int v5983 = v5982 + v68;
-        const unsigned int v5984 = v5983 + v5930;
-        out[v5984] = v5981;
-      }
-      const unsigned int v5986 = v1128 + v5932;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5988 = v1127 + v5937;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5989 = v5986 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5990 = v5988 < v15;
-      const bool v5991 = v5989 && v5990;
-      if (v5991) {
-        const float v5992 = v275.x[127];  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v5993 = v68 + v5988;
-        const iron_bf16 v5994 = bias[v5993];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5995 = iron_to_f32(v5994);
-        const float v5996 = v5992 + v5995;
-        const float v5998 = fmaxf(v5996, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v5999 = iron_f32_to_bf16(v5998);  // kernels/convolution/conv_tiles.hpp:80
-        const unsigned int v6000 = v5986 * v4;
-        const unsigned int v6001 = v6000 + v68;
-        const unsigned int v6002 = v6001 + v5988;
-        out[v6002] = v5999;
-      }
+    const unsigned int v2781 = static_cast<unsigned int>(v275.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2782 = v1130 + v2781;
+    const unsigned int v2783 = static_cast<unsigned int>(v275.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2784 = v1129 + v2783;
+    const bool v2785 = v2782 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2786 = v2784 < v15;
+    const bool v2787 = v2785 && v2786;
+    if (v2787) {
+      const unsigned int v2788 = v68 + v2784;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2789 = v275.x[126];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2790 = bias[v2788];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2791 = iron_to_f32(v2790);
+      const float v2792 = v2789 + v2791;
+      const float v2794 = fmaxf(v2792, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2795 = iron_f32_to_bf16(v2794);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2796 = v275.x[127];  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2798 = v2788 + 1u;
+      const iron_bf16 v2799 = bias[v2798];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2800 = iron_to_f32(v2799);
+      const float v2801 = v2796 + v2800;
+      const float v2803 = fmaxf(v2801, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2804 = iron_f32_to_bf16(v2803);  // kernels/convolution/conv_tiles.hpp:96
+      const unsigned int v2805 = v2782 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2806 = v2805 + v2788;
+      *reinterpret_cast<iron_bf16x2*>(out + v2806) = iron_bf16x2{{v2795, v2804}};
     }
   } else {
-    const unsigned int v6003 = static_cast<unsigned int>(v275.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6004 = v1128 + v6003;
-    const unsigned int v6005 = static_cast<unsigned int>(v275.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6006 = v1127 + v6005;
-    const bool v6007 = v6004 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6008 = v6006 < v15;
-    const bool v6009 = v6007 && v6008;
-    if (v6009) {
-      const float v6010 = v275.x[0];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6011 = v68 + v6006;
-      const iron_bf16 v6012 = bias[v6011];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6013 = iron_to_f32(v6012);
-      const float v6014 = v6010 + v6013;
-      const float v6016 = fmaxf(v6014, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6017 = iron_f32_to_bf16(v6016);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6018 = v6004 * v4;
-      const unsigned int v6019 = v6018 + v68;
-      const unsigned int v6020 = v6019 + v6006;
-      out[v6020] = v6017;
-    }
-    const unsigned int v6021 = static_cast<unsigned int>(v275.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6022 = v1128 + v6021;
-    const unsigned int v6023 = static_cast<unsigned int>(v275.col(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6024 = v1127 + v6023;
-    const bool v6025 = v6022 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6026 = v6024 < v15;
-    const bool v6027 = v6025 && v6026;
-    if (v6027) {
-      const float v6028 = v275.x[1];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6029 = v68 + v6024;
-      const iron_bf16 v6030 = bias[v6029];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6031 = iron_to_f32(v6030);
-      const float v6032 = v6028 + v6031;
-      const float v6034 = fmaxf(v6032, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6035 = iron_f32_to_bf16(v6034);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6036 = v6022 * v4;
-      const unsigned int v6037 = v6036 + v68;
-      const unsigned int v6038 = v6037 + v6024;
-      out[v6038] = v6035;
-    }
-    const unsigned int v6039 = static_cast<unsigned int>(v275.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6040 = v1128 + v6039;
-    const unsigned int v6041 = static_cast<unsigned int>(v275.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6042 = v1127 + v6041;
-    const bool v6043 = v6040 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6044 = v6042 < v15;
-    const bool v6045 = v6043 && v6044;
-    if (v6045) {
-      const float v6046 = v275.x[2];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6047 = v68 + v6042;
-      const iron_bf16 v6048 = bias[v6047];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6049 = iron_to_f32(v6048);
-      const float v6050 = v6046 + v6049;
-      const float v6052 = fmaxf(v6050, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6053 = iron_f32_to_bf16(v6052);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6054 = v6040 * v4;
-      const unsigned int v6055 = v6054 + v68;
-      const unsigned int v6056 = v6055 + v6042;
-      out[v6056] = v6053;
-    }
-    const unsigned int v6057 = static_cast<unsigned int>(v275.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6058 = v1128 + v6057;
-    const unsigned int v6059 = static_cast<unsigned int>(v275.col(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6060 = v1127 + v6059;
-    const bool v6061 = v6058 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6062 = v6060 < v15;
-    const bool v6063 = v6061 && v6062;
-    if (v6063) {
-      const float v6064 = v275.x[3];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6065 = v68 + v6060;
-      const iron_bf16 v6066 = bias[v6065];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6067 = iron_to_f32(v6066);
-      const float v6068 = v6064 + v6067;
-      const float v6070 = fmaxf(v6068, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6071 = iron_f32_to_bf16(v6070);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6072 = v6058 * v4;
-      const unsigned int v6073 = v6072 + v68;
-      const unsigned int v6074 = v6073 + v6060;
-      out[v6074] = v6071;
-    }
-    const unsigned int v6075 = static_cast<unsigned int>(v275.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6076 = v1128 + v6075;
-    const unsigned int v6077 = static_cast<unsigned int>(v275.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6078 = v1127 + v6077;
-    const bool v6079 = v6076 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6080 = v6078 < v15;
-    const bool v6081 = v6079 && v6080;
-    if (v6081) {
-      const float v6082 = v275.x[4];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6083 = v68 + v6078;
-      const iron_bf16 v6084 = bias[v6083];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6085 = iron_to_f32(v6084);
-      const float v6086 = v6082 + v6085;
-      const float v6088 = fmaxf(v6086, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6089 = iron_f32_to_bf16(v6088);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6090 = v6076 * v4;
-      const unsigned int v6091 = v6090 + v68;
-      const unsigned int v6092 = v6091 + v6078;
-      out[v6092] = v6089;
-    }
-    const unsigned int v6093 = static_cast<unsigned int>(v275.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6094 = v1128 + v6093;
-    const unsigned int v6095 = static_cast<unsigned int>(v275.col(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6096 = v1127 + v6095;
-    const bool v6097 = v6094 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6098 = v6096 < v15;
-    const bool v6099 = v6097 && v6098;
-    if (v6099) {
-      const float v6100 = v275.x[5];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6101 = v68 + v6096;
-      const iron_bf16 v6102 = bias[v6101];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6103 = iron_to_f32(v6102);
-      const float v6104 = v6100 + v6103;
-      const float v6106 = fmaxf(v6104, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6107 = iron_f32_to_bf16(v6106);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6108 = v6094 * v4;
-      const unsigned int v6109 = v6108 + v68;
-      const unsigned int v6110 = v6109 + v6096;
-      out[v6110] = v6107;
-    }
-    const unsigned int v6111 = static_cast<unsigned int>(v275.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6112 = v1128 + v6111;
-    const unsigned int v6113 = static_cast<unsigned int>(v275.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6114 = v1127 + v6113;
-    const bool v6115 = v6112 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6116 = v6114 < v15;
-    const bool v6117 = v6115 && v6116;
-    if (v6117) {
-      const float v6118 = v275.x[6];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6119 = v68 + v6114;
-      const iron_bf16 v6120 = bias[v6119];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6121 = iron_to_f32(v6120);
-      const float v6122 = v6118 + v6121;
-      const float v6124 = fmaxf(v6122, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6125 = iron_f32_to_bf16(v6124);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6126 = v6112 * v4;
-      const unsigned int v6127 = v6126 + v68;
-      const unsigned int v6128 = v6127 + v6114;
-      out[v6128] = v6125;
-    }
-    const unsigned int v6129 = static_cast<unsigned int>(v275.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6130 = v1128 + v6129;
-    const unsigned int v6131 = static_cast<unsigned int>(v275.col(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6132 = v1127 + v6131;
-    const bool v6133 = v6130 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6134 = v6132 < v15;
-    const bool v6135 = v6133 && v6134;
-    if (v6135) {
-      const float v6136 = v275.x[7];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6137 = v68 + v6132;
-      const iron_bf16 v6138 = bias[v6137];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6139 = iron_to_f32(v6138);
-      const float v6140 = v6136 + v6139;
-      const float v6142 = fmaxf(v6140, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6143 = iron_f32_to_bf16(v6142);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6144 = v6130 * v4;
-      const unsigned int v6145 = v6144 + v68;
-      const unsigned int v6146 = v6145 + v6132;
-      out[v6146] = v6143;
-    }
-    const unsigned int v6147 = static_cast<unsigned int>(v275.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6148 = v1128 + v6147;
-    const unsigned int v6149 = static_cast<unsigned int>(v275.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6150 = v1127 + v6149;
-    const bool v6151 = v6148 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6152 = v6150 < v15;
-    const bool v6153 = v6151 && v6152;
-    if (v6153) {
-      const float v6154 = v275.x[8];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6155 = v68 + v6150;
-      const iron_bf16 v6156 = bias[v6155];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6157 = iron_to_f32(v6156);
-      const float v6158 = v6154 + v6157;
-      const float v6160 = fmaxf(v6158, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6161 = iron_f32_to_bf16(v6160);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6162 = v6148 * v4;
-      const unsigned int v6163 = v6162 + v68;
-      const unsigned int v6164 = v6163 + v6150;
-      out[v6164] = v6161;
-    }
-    const unsigned int v6165 = static_cast<unsigned int>(v275.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6166 = v1128 + v6165;
-    const unsigned int v6167 = static_cast<unsigned int>(v275.col(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6168 = v1127 + v6167;
-    const bool v6169 = v6166 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6170 = v6168 < v15;
-    const bool v6171 = v6169 && v6170;
-    if (v6171) {
-      const float v6172 = v275.x[9];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6173 = v68 + v6168;
-      const iron_bf16 v6174 = bias[v6173];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6175 = iron_to_f32(v6174);
-      const float v6176 = v6172 + v6175;
-      const float v6178 = fmaxf(v6176, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6179 = iron_f32_to_bf16(v6178);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6180 = v6166 * v4;
-      const unsigned int v6181 = v6180 + v68;
-      const unsigned int v6182 = v6181 + v6168;
-      out[v6182] = v6179;
-    }
-    const unsigned int v6183 = static_cast<unsigned int>(v275.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6184 = v1128 + v6183;
-    const unsigned int v6185 = static_cast<unsigned int>(v275.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6186 = v1127 + v6185;
-    const bool v6187 = v6184 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6188 = v6186 < v15;
-    const bool v6189 = v6187 && v6188;
-    if (v6189) {
-      const float v6190 = v275.x[10];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6191 = v68 + v6186;
-      const iron_bf16 v6192 = bias[v6191];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6193 = iron_to_f32(v6192);
-      const float v6194 = v6190 + v6193;
-      const float v6196 = fmaxf(v6194, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6197 = iron_f32_to_bf16(v6196);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6198 = v6184 * v4;
-      const unsigned int v6199 = v6198 + v68;
-      const unsigned int v6200 = v6199 + v6186;
-      out[v6200] = v6197;
-    }
-    const unsigned int v6201 = static_cast<unsigned int>(v275.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6202 = v1128 + v6201;
-    const unsigned int v6203 = static_cast<unsigned int>(v275.col(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6204 = v1127 + v6203;
-    const bool v6205 = v6202 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6206 = v6204 < v15;
-    const bool v6207 = v6205 && v6206;
-    if (v6207) {
-      const float v6208 = v275.x[11];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6209 = v68 + v6204;
-      const iron_bf16 v6210 = bias[v6209];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6211 = iron_to_f32(v6210);
-      const float v6212 = v6208 + v6211;
-      const float v6214 = fmaxf(v6212, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6215 = iron_f32_to_bf16(v6214);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6216 = v6202 * v4;
-      const unsigned int v6217 = v6216 + v68;
-      const unsigned int v6218 = v6217 + v6204;
-      out[v6218] = v6215;
-    }
-    const unsigned int v6219 = static_cast<unsigned int>(v275.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6220 = v1128 + v6219;
-    const unsigned int v6221 = static_cast<unsigned int>(v275.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6222 = v1127 + v6221;
-    const bool v6223 = v6220 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6224 = v6222 < v15;
-    const bool v6225 = v6223 && v6224;
-    if (v6225) {
-      const float v6226 = v275.x[12];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6227 = v68 + v6222;
-      const iron_bf16 v6228 = bias[v6227];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6229 = iron_to_f32(v6228);
-      const float v6230 = v6226 + v6229;
-      const float v6232 = fmaxf(v6230, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6233 = iron_f32_to_bf16(v6232);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6234 = v6220 * v4;
-      const unsigned int v6235 = v6234 + v68;
-      const unsigned int v6236 = v6235 + v6222;
-      out[v6236] = v6233;
-    }
-    const unsigned int v6237 = static_cast<unsigned int>(v275.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6238 = v1128 + v6237;
-    const unsigned int v6239 = static_cast<unsigned int>(v275.col(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6240 = v1127 + v6239;
-    const bool v6241 = v6238 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6242 = v6240 < v15;
-    const bool v6243 = v6241 && v6242;
-    if (v6243) {
-      const float v6244 = v275.x[13];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6245 = v68 + v6240;
-      const iron_bf16 v6246 = bias[v6245];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6247 = iron_to_f32(v6246);
-      const float v6248 = v6244 + v6247;
-      const float v6250 = fmaxf(v6248, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6251 = iron_f32_to_bf16(v6250);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6252 = v6238 * v4;
-      const unsigned int v6253 = v6252 + v68;
-      const unsigned int v6254 = v6253 + v6240;
-      out[v6254] = v6251;
-    }
-    const unsigned int v6255 = static_cast<unsigned int>(v275.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6256 = v1128 + v6255;
-    const unsigned int v6257 = static_cast<unsigned int>(v275.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6258 = v1127 + v6257;
-    const bool v6259 = v6256 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6260 = v6258 < v15;
-    const bool v6261 = v6259 && v6260;
-    if (v6261) {
-      const float v6262 = v275.x[14];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6263 = v68 + v6258;
-      const iron_bf16 v6264 = bias[v6263];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6265 = iron_to_f32(v6264);
-      const float v6266 = v6262 + v6265;
-      const float v6268 = fmaxf(v6266, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6269 = iron_f32_to_bf16(v6268);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6270 = v6256 * v4;
-      const unsigned int v6271 = v6270 + v68;
-      const unsigned int v6272 = v6271 + v6258;
-      out[v6272] = v6269;
-    }
-    const unsigned int v6273 = static_cast<unsigned int>(v275.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6274 = v1128 + v6273;
-    const unsigned int v6275 = static_cast<unsigned int>(v275.col(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6276 = v1127 + v6275;
-    const bool v6277 = v6274 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6278 = v6276 < v15;
-    const bool v6279 = v6277 && v6278;
-    if (v6279) {
-      const float v6280 = v275.x[15];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6281 = v68 + v6276;
-      const iron_bf16 v6282 = bias[v6281];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6283 = iron_to_f32(v6282);
-      const float v6284 = v6280 + v6283;
-      const float v6286 = fmaxf(v6284, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6287 = iron_f32_to_bf16(v6286);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6288 = v6274 * v4;
-      const unsigned int v6289 = v6288 + v68;
-      const unsigned int v6290 = v6289 + v6276;
-      out[v6290] = v6287;
-    }
-    const unsigned int v6291 = static_cast<unsigned int>(v275.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6292 = v1128 + v6291;
-    const unsigned int v6293 = static_cast<unsigned int>(v275.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6294 = v1127 + v6293;
-    const bool v6295 = v6292 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6296 = v6294 < v15;
-    const bool v6297 = v6295 && v6296;
-    if (v6297) {
-      const float v6298 = v275.x[16];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6299 = v68 + v6294;
-      const iron_bf16 v6300 = bias[v6299];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6301 = iron_to_f32(v6300);
-      const float v6302 = v6298 + v6301;
-      const float v6304 = fmaxf(v6302, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6305 = iron_f32_to_bf16(v6304);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6306 = v6292 * v4;
-      const unsigned int v6307 = v6306 + v68;
-      const unsigned int v6308 = v6307 + v6294;
-      out[v6308] = v6305;
-    }
-    const unsigned int v6309 = static_cast<unsigned int>(v275.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6310 = v1128 + v6309;
-    const unsigned int v6311 = static_cast<unsigned int>(v275.col(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6312 = v1127 + v6311;
-    const bool v6313 = v6310 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6314 = v6312 < v15;
-    const bool v6315 = v6313 && v6314;
-    if (v6315) {
-      const float v6316 = v275.x[17];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6317 = v68 + v6312;
-      const iron_bf16 v6318 = bias[v6317];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6319 = iron_to_f32(v6318);
-      const float v6320 = v6316 + v6319;
-      const float v6322 = fmaxf(v6320, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6323 = iron_f32_to_bf16(v6322);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6324 = v6310 * v4;
-      const unsigned int v6325 = v6324 + v68;
-      const unsigned int v6326 = v6325 + v6312;
-      out[v6326] = v6323;
-    }
-    const unsigned int v6327 = static_cast<unsigned int>(v275.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6328 = v1128 + v6327;
-    const unsigned int v6329 = static_cast<unsigned int>(v275.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6330 = v1127 + v6329;
-    const bool v6331 = v6328 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6332 = v6330 < v15;
-    const bool v6333 = v6331 && v6332;
-    if (v6333) {
-      const float v6334 = v275.x[18];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6335 = v68 + v6330;
-      const iron_bf16 v6336 = bias[v6335];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6337 = iron_to_f32(v6336);
-      const float v6338 = v6334 + v6337;
-      const float v6340 = fmaxf(v6338, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6341 = iron_f32_to_bf16(v6340);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6342 = v6328 * v4;
-      const unsigned int v6343 = v6342 + v68;
-      const unsigned int v6344 = v6343 + v6330;
-      out[v6344] = v6341;
-    }
-    const unsigned int v6345 = static_cast<unsigned int>(v275.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6346 = v1128 + v6345;
-    const unsigned int v6347 = static_cast<unsigned int>(v275.col(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6348 = v1127 + v6347;
-    const bool v6349 = v6346 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6350 = v6348 < v15;
-    const bool v6351 = v6349 && v6350;
-    if (v6351) {
-      const float v6352 = v275.x[19];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6353 = v68 + v6348;
-      const iron_bf16 v6354 = bias[v6353];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6355 = iron_to_f32(v6354);
-      const float v6356 = v6352 + v6355;
-      const float v6358 = fmaxf(v6356, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6359 = iron_f32_to_bf16(v6358);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6360 = v6346 * v4;
-      const unsigned int v6361 = v6360 + v68;
-      const unsigned int v6362 = v6361 + v6348;
-      out[v6362] = v6359;
-    }
-    const unsigned int v6363 = static_cast<unsigned int>(v275.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6364 = v1128 + v6363;
-    const unsigned int v6365 = static_cast<unsigned int>(v275.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6366 = v1127 + v6365;
-    const bool v6367 = v6364 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6368 = v6366 < v15;
-    const bool v6369 = v6367 && v6368;
-    if (v6369) {
-      const float v6370 = v275.x[20];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6371 = v68 + v6366;
-      const iron_bf16 v6372 = bias[v6371];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6373 = iron_to_f32(v6372);
-      const float v6374 = v6370 + v6373;
-      const float v6376 = fmaxf(v6374, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6377 = iron_f32_to_bf16(v6376);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6378 = v6364 * v4;
-      const unsigned int v6379 = v6378 + v68;
-      const unsigned int v6380 = v6379 + v6366;
-      out[v6380] = v6377;
-    }
-    const unsigned int v6381 = static_cast<unsigned int>(v275.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6382 = v1128 + v6381;
-    const unsigned int v6383 = static_cast<unsigned int>(v275.col(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6384 = v1127 + v6383;
-    const bool v6385 = v6382 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6386 = v6384 < v15;
-    const bool v6387 = v6385 && v6386;
-    if (v6387) {
-      const float v6388 = v275.x[21];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6389 = v68 + v6384;
-      const iron_bf16 v6390 = bias[v6389];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6391 = iron_to_f32(v6390);
-      const float v6392 = v6388 + v6391;
-      const float v6394 = fmaxf(v6392, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6395 = iron_f32_to_bf16(v6394);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6396 = v6382 * v4;
-      const unsigned int v6397 = v6396 + v68;
-      const unsigned int v6398 = v6397 + v6384;
-      out[v6398] = v6395;
-    }
-    const unsigned int v6399 = static_cast<unsigned int>(v275.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6400 = v1128 + v6399;
-    const unsigned int v6401 = static_cast<unsigned int>(v275.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6402 = v1127 + v6401;
-    const bool v6403 = v6400 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6404 = v6402 < v15;
-    const bool v6405 = v6403 && v6404;
-    if (v6405) {
-      const float v6406 = v275.x[22];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6407 = v68 + v6402;
-      const iron_bf16 v6408 = bias[v6407];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6409 = iron_to_f32(v6408);
-      const float v6410 = v6406 + v6409;
-      const float v6412 = fmaxf(v6410, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6413 = iron_f32_to_bf16(v6412);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6414 = v6400 * v4;
-      const unsigned int v6415 = v6414 + v68;
-      const unsigned int v6416 = v6415 + v6402;
-      out[v6416] = v6413;
-    }
-    const unsigned int v6417 = static_cast<unsigned int>(v275.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6418 = v1128 + v6417;
-    const unsigned int v6419 = static_cast<unsigned int>(v275.col(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6420 = v1127 + v6419;
-    const bool v6421 = v6418 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6422 = v6420 < v15;
-    const bool v6423 = v6421 && v6422;
-    if (v6423) {
-      const float v6424 = v275.x[23];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6425 = v68 + v6420;
-      const iron_bf16 v6426 = bias[v6425];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6427 = iron_to_f32(v6426);
-      const float v6428 = v6424 + v6427;
-      const float v6430 = fmaxf(v6428, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6431 = iron_f32_to_bf16(v6430);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6432 = v6418 * v4;
-      const unsigned int v6433 = v6432 + v68;
-      const unsigned int v6434 = v6433 + v6420;
-      out[v6434] = v6431;
-    }
-    const unsigned int v6435 = static_cast<unsigned int>(v275.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6436 = v1128 + v6435;
-    const unsigned int v6437 = static_cast<unsigned int>(v275.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6438 = v1127 + v6437;
-    const bool v6439 = v6436 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6440 = v6438 < v15;
-    const bool v6441 = v6439 && v6440;
-    if (v6441) {
-      const float v6442 = v275.x[24];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6443 = v68 + v6438;
-      const iron_bf16 v6444 = bias[v6443];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6445 = iron_to_f32(v6444);
-      const float v6446 = v6442 + v6445;
-      const float v6448 = fmaxf(v6446, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6449 = iron_f32_to_bf16(v6448);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6450 = v6436 * v4;
-      const unsigned int v6451 = v6450 + v68;
-      const unsigned int v6452 = v6451 + v6438;
-      out[v6452] = v6449;
-    }
-    const unsigned int v6453 = static_cast<unsigned int>(v275.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6454 = v1128 + v6453;
-    const unsigned int v6455 = static_cast<unsigned int>(v275.col(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6456 = v1127 + v6455;
-    const bool v6457 = v6454 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6458 = v6456 < v15;
-    const bool v6459 = v6457 && v6458;
-    if (v6459) {
-      const float v6460 = v275.x[25];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6461 = v68 + v6456;
-      const iron_bf16 v6462 = bias[v6461];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6463 = iron_to_f32(v6462);
-      const float v6464 = v6460 + v6463;
-      const float v6466 = fmaxf(v6464, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6467 = iron_f32_to_bf16(v6466);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6468 = v6454 * v4;
-      const unsigned int v6469 = v6468 + v68;
-      const unsigned int v6470 = v6469 + v6456;
-      out[v6470] = v6467;
-    }
-    const unsigned int v6471 = static_cast<unsigned int>(v275.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6472 = v1128 + v6471;
-    const unsigned int v6473 = static_cast<unsigned int>(v275.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6474 = v1127 + v6473;
-    const bool v6475 = v6472 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6476 = v6474 < v15;
-    const bool v6477 = v6475 && v6476;
-    if (v6477) {
-      const float v6478 = v275.x[26];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6479 = v68 + v6474;
-      const iron_bf16 v6480 = bias[v6479];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6481 = iron_to_f32(v6480);
-      const float v6482 = v6478 + v6481;
-      const float v6484 = fmaxf(v6482, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6485 = iron_f32_to_bf16(v6484);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6486 = v6472 * v4;
-      const unsigned int v6487 = v6486 + v68;
-      const unsigned int v6488 = v6487 + v6474;
-      out[v6488] = v6485;
-    }
-    const unsigned int v6489 = static_cast<unsigned int>(v275.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6490 = v1128 + v6489;
-    const unsigned int v6491 = static_cast<unsigned int>(v275.col(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6492 = v1127 + v6491;
-    const bool v6493 = v6490 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6494 = v6492 < v15;
-    const bool v6495 = v6493 && v6494;
-    if (v6495) {
-      const float v6496 = v275.x[27];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6497 = v68 + v6492;
-      const iron_bf16 v6498 = bias[v6497];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6499 = iron_to_f32(v6498);
-      const float v6500 = v6496 + v6499;
-      const float v6502 = fmaxf(v6500, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6503 = iron_f32_to_bf16(v6502);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6504 = v6490 * v4;
-      const unsigned int v6505 = v6504 + v68;
-      const unsigned int v6506 = v6505 + v6492;
-      out[v6506] = v6503;
-    }
-    const unsigned int v6507 = static_cast<unsigned int>(v275.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6508 = v1128 + v6507;
-    const unsigned int v6509 = static_cast<unsigned int>(v275.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6510 = v1127 + v6509;
-    const bool v6511 = v6508 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6512 = v6510 < v15;
-    const bool v6513 = v6511 && v6512;
-    if (v6513) {
-      const float v6514 = v275.x[28];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6515 = v68 + v6510;
-      const iron_bf16 v6516 = bias[v6515];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6517 = iron_to_f32(v6516);
-      const float v6518 = v6514 + v6517;
-      const float v6520 = fmaxf(v6518, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6521 = iron_f32_to_bf16(v6520);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6522 = v6508 * v4;
-      const unsigned int v6523 = v6522 + v68;
-      const unsigned int v6524 = v6523 + v6510;
-      out[v6524] = v6521;
-    }
-    const unsigned int v6525 = static_cast<unsigned int>(v275.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6526 = v1128 + v6525;
-    const unsigned int v6527 = static_cast<unsigned int>(v275.col(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6528 = v1127 + v6527;
-    const bool v6529 = v6526 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6530 = v6528 < v15;
-    const bool v6531 = v6529 && v6530;
-    if (v6531) {
-      const float v6532 = v275.x[29];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6533 = v68 + v6528;
-      const iron_bf16 v6534 = bias[v6533];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6535 = iron_to_f32(v6534);
-      const float v6536 = v6532 + v6535;
-      const float v6538 = fmaxf(v6536, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6539 = iron_f32_to_bf16(v6538);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6540 = v6526 * v4;
-      const unsigned int v6541 = v6540 + v68;
-      const unsigned int v6542 = v6541 + v6528;
-      out[v6542] = v6539;
-    }
-    const unsigned int v6543 = static_cast<unsigned int>(v275.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6544 = v1128 + v6543;
-    const unsigned int v6545 = static_cast<unsigned int>(v275.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6546 = v1127 + v6545;
-    const bool v6547 = v6544 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6548 = v6546 < v15;
-    const bool v6549 = v6547 && v6548;
-    if (v6549) {
-      const float v6550 = v275.x[30];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6551 = v68 + v6546;
-      const iron_bf16 v6552 = bias[v6551];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6553 = iron_to_f32(v6552);
-      const float v6554 = v6550 + v6553;
-      const float v6556 = fmaxf(v6554, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6557 = iron_f32_to_bf16(v6556);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6558 = v6544 * v4;
-      const unsigned int v6559 = v6558 + v68;
-      const unsigned int v6560 = v6559 + v6546;
-      out[v6560] = v6557;
-    }
-    const unsigned int v6561 = static_cast<unsigned int>(v275.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6562 = v1128 + v6561;
-    const unsigned int v6563 = static_cast<unsigned int>(v275.col(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6564 = v1127 + v6563;
-    const bool v6565 = v6562 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6566 = v6564 < v15;
-    const bool v6567 = v6565 && v6566;
-    if (v6567) {
-      const float v6568 = v275.x[31];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6569 = v68 + v6564;
-      const iron_bf16 v6570 = bias[v6569];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6571 = iron_to_f32(v6570);
-      const float v6572 = v6568 + v6571;
-      const float v6574 = fmaxf(v6572, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6575 = iron_f32_to_bf16(v6574);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6576 = v6562 * v4;
-      const unsigned int v6577 = v6576 + v68;
-      const unsigned int v6578 = v6577 + v6564;
-      out[v6578] = v6575;
-    }
-    const unsigned int v6579 = static_cast<unsigned int>(v275.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6580 = v1128 + v6579;
-    const unsigned int v6581 = static_cast<unsigned int>(v275.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6582 = v1127 + v6581;
-    const bool v6583 = v6580 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6584 = v6582 < v15;
-    const bool v6585 = v6583 && v6584;
-    if (v6585) {
-      const float v6586 = v275.x[32];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6587 = v68 + v6582;
-      const iron_bf16 v6588 = bias[v6587];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6589 = iron_to_f32(v6588);
-      const float v6590 = v6586 + v6589;
-      const float v6592 = fmaxf(v6590, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6593 = iron_f32_to_bf16(v6592);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6594 = v6580 * v4;
-      const unsigned int v6595 = v6594 + v68;
-      const unsigned int v6596 = v6595 + v6582;
-      out[v6596] = v6593;
-    }
-    const unsigned int v6597 = static_cast<unsigned int>(v275.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6598 = v1128 + v6597;
-    const unsigned int v6599 = static_cast<unsigned int>(v275.col(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6600 = v1127 + v6599;
-    const bool v6601 = v6598 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6602 = v6600 < v15;
-    const bool v6603 = v6601 && v6602;
-    if (v6603) {
-      const float v6604 = v275.x[33];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6605 = v68 + v6600;
-      const iron_bf16 v6606 = bias[v6605];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6607 = iron_to_f32(v6606);
-      const float v6608 = v6604 + v6607;
-      const float v6610 = fmaxf(v6608, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6611 = iron_f32_to_bf16(v6610);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6612 = v6598 * v4;
-      const unsigned int v6613 = v6612 + v68;
-      const unsigned int v6614 = v6613 + v6600;
-      out[v6614] = v6611;
-    }
-    const unsigned int v6615 = static_cast<unsigned int>(v275.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6616 = v1128 + v6615;
-    const unsigned int v6617 = static_cast<unsigned int>(v275.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6618 = v1127 + v6617;
-    const bool v6619 = v6616 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6620 = v6618 < v15;
-    const bool v6621 = v6619 && v6620;
-    if (v6621) {
-      const float v6622 = v275.x[34];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6623 = v68 + v6618;
-      const iron_bf16 v6624 = bias[v6623];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6625 = iron_to_f32(v6624);
-      const float v6626 = v6622 + v6625;
-      const float v6628 = fmaxf(v6626, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6629 = iron_f32_to_bf16(v6628);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6630 = v6616 * v4;
-      const unsigned int v6631 = v6630 + v68;
-      const unsigned int v6632 = v6631 + v6618;
-      out[v6632] = v6629;
-    }
-    const unsigned int v6633 = static_cast<unsigned int>(v275.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6634 = v1128 + v6633;
-    const unsigned int v6635 = static_cast<unsigned int>(v275.col(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6636 = v1127 + v6635;
-    const bool v6637 = v6634 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6638 = v6636 < v15;
-    const bool v6639 = v6637 && v6638;
-    if (v6639) {
-      const float v6640 = v275.x[35];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6641 = v68 + v6636;
-      const iron_bf16 v6642 = bias[v6641];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6643 = iron_to_f32(v6642);
-      const float v6644 = v6640 + v6643;
-      const float v6646 = fmaxf(v6644, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6647 = iron_f32_to_bf16(v6646);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6648 = v6634 * v4;
-      const unsigned int v6649 = v6648 + v68;
-      const unsigned int v6650 = v6649 + v6636;
-      out[v6650] = v6647;
-    }
-    const unsigned int v6651 = static_cast<unsigned int>(v275.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6652 = v1128 + v6651;
-    const unsigned int v6653 = static_cast<unsigned int>(v275.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6654 = v1127 + v6653;
-    const bool v6655 = v6652 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6656 = v6654 < v15;
-    const bool v6657 = v6655 && v6656;
-    if (v6657) {
-      const float v6658 = v275.x[36];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6659 = v68 + v6654;
-      const iron_bf16 v6660 = bias[v6659];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6661 = iron_to_f32(v6660);
-      const float v6662 = v6658 + v6661;
-      const float v6664 = fmaxf(v6662, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6665 = iron_f32_to_bf16(v6664);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6666 = v6652 * v4;
-      const unsigned int v6667 = v6666 + v68;
-      const unsigned int v6668 = v6667 + v6654;
-      out[v6668] = v6665;
-    }
-    const unsigned int v6669 = static_cast<unsigned int>(v275.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6670 = v1128 + v6669;
-    const unsigned int v6671 = static_cast<unsigned int>(v275.col(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6672 = v1127 + v6671;
-    const bool v6673 = v6670 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6674 = v6672 < v15;
-    const bool v6675 = v6673 && v6674;
-    if (v6675) {
-      const float v6676 = v275.x[37];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6677 = v68 + v6672;
-      const iron_bf16 v6678 = bias[v6677];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6679 = iron_to_f32(v6678);
-      const float v6680 = v6676 + v6679;
-      const float v6682 = fmaxf(v6680, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6683 = iron_f32_to_bf16(v6682);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6684 = v6670 * v4;
-      const unsigned int v6685 = v6684 + v68;
-      const unsigned int v6686 = v6685 + v6672;
-      out[v6686] = v6683;
-    }
-    const unsigned int v6687 = static_cast<unsigned int>(v275.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6688 = v1128 + v6687;
-    const unsigned int v6689 = static_cast<unsigned int>(v275.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6690 = v1127 + v6689;
-    const bool v6691 = v6688 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6692 = v6690 < v15;
-    const bool v6693 = v6691 && v6692;
-    if (v6693) {
-      const float v6694 = v275.x[38];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6695 = v68 + v6690;
-      const iron_bf16 v6696 = bias[v6695];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6697 = iron_to_f32(v6696);
-      const float v6698 = v6694 + v6697;
-      const float v6700 = fmaxf(v6698, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6701 = iron_f32_to_bf16(v6700);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6702 = v6688 * v4;
-      const unsigned int v6703 = v6702 + v68;
-      const unsigned int v6704 = v6703 + v6690;
-      out[v6704] = v6701;
-    }
-    const unsigned int v6705 = static_cast<unsigned int>(v275.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6706 = v1128 + v6705;
-    const unsigned int v6707 = static_cast<unsigned int>(v275.col(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6708 = v1127 + v6707;
-    const bool v6709 = v6706 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6710 = v6708 < v15;
-    const bool v6711 = v6709 && v6710;
-    if (v6711) {
-      const float v6712 = v275.x[39];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6713 = v68 + v6708;
-      const iron_bf16 v6714 = bias[v6713];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6715 = iron_to_f32(v6714);
-      const float v6716 = v6712 + v6715;
-      const float v6718 = fmaxf(v6716, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6719 = iron_f32_to_bf16(v6718);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6720 = v6706 * v4;
-      const unsigned int v6721 = v6720 + v68;
-      const unsigned int v6722 = v6721 + v6708;
-      out[v6722] = v6719;
-    }
-    const unsigned int v6723 = static_cast<unsigned int>(v275.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6724 = v1128 + v6723;
-    const unsigned int v6725 = static_cast<unsigned int>(v275.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6726 = v1127 + v6725;
-    const bool v6727 = v6724 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6728 = v6726 < v15;
-    const bool v6729 = v6727 && v6728;
-    if (v6729) {
-      const float v6730 = v275.x[40];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6731 = v68 + v6726;
-      const iron_bf16 v6732 = bias[v6731];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6733 = iron_to_f32(v6732);
-      const float v6734 = v6730 + v6733;
-      const float v6736 = fmaxf(v6734, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6737 = iron_f32_to_bf16(v6736);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6738 = v6724 * v4;
-      const unsigned int v6739 = v6738 + v68;
-      const unsigned int v6740 = v6739 + v6726;
-      out[v6740] = v6737;
-    }
-    const unsigned int v6741 = static_cast<unsigned int>(v275.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6742 = v1128 + v6741;
-    const unsigned int v6743 = static_cast<unsigned int>(v275.col(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6744 = v1127 + v6743;
-    const bool v6745 = v6742 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6746 = v6744 < v15;
-    const bool v6747 = v6745 && v6746;
-    if (v6747) {
-      const float v6748 = v275.x[41];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6749 = v68 + v6744;
-      const iron_bf16 v6750 = bias[v6749];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6751 = iron_to_f32(v6750);
-      const float v6752 = v6748 + v6751;
-      const float v6754 = fmaxf(v6752, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6755 = iron_f32_to_bf16(v6754);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6756 = v6742 * v4;
-      const unsigned int v6757 = v6756 + v68;
-      const unsigned int v6758 = v6757 + v6744;
-      out[v6758] = v6755;
-    }
-    const unsigned int v6759 = static_cast<unsigned int>(v275.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6760 = v1128 + v6759;
-    const unsigned int v6761 = static_cast<unsigned int>(v275.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6762 = v1127 + v6761;
-    const bool v6763 = v6760 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6764 = v6762 < v15;
-    const bool v6765 = v6763 && v6764;
-    if (v6765) {
-      const float v6766 = v275.x[42];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6767 = v68 + v6762;
-      const iron_bf16 v6768 = bias[v6767];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6769 = iron_to_f32(v6768);
-      const float v6770 = v6766 + v6769;
-      const float v6772 = fmaxf(v6770, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6773 = iron_f32_to_bf16(v6772);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6774 = v6760 * v4;
-      const unsigned int v6775 = v6774 + v68;
-      const unsigned int v6776 = v6775 + v6762;
-      out[v6776] = v6773;
-    }
-    const unsigned int v6777 = static_cast<unsigned int>(v275.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6778 = v1128 + v6777;
-    const unsigned int v6779 = static_cast<unsigned int>(v275.col(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6780 = v1127 + v6779;
-    const bool v6781 = v6778 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6782 = v6780 < v15;
-    const bool v6783 = v6781 && v6782;
-    if (v6783) {
-      const float v6784 = v275.x[43];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6785 = v68 + v6780;
-      const iron_bf16 v6786 = bias[v6785];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6787 = iron_to_f32(v6786);
-      const float v6788 = v6784 + v6787;
-      const float v6790 = fmaxf(v6788, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6791 = iron_f32_to_bf16(v6790);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6792 = v6778 * v4;
-      const unsigned int v6793 = v6792 + v68;
-      const unsigned int v6794 = v6793 + v6780;
-      out[v6794] = v6791;
-    }
-    const unsigned int v6795 = static_cast<unsigned int>(v275.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6796 = v1128 + v6795;
-    const unsigned int v6797 = static_cast<unsigned int>(v275.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6798 = v1127 + v6797;
-    const bool v6799 = v6796 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6800 = v6798 < v15;
-    const bool v6801 = v6799 && v6800;
-    if (v6801) {
-      const float v6802 = v275.x[44];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6803 = v68 + v6798;
-      const iron_bf16 v6804 = bias[v6803];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6805 = iron_to_f32(v6804);
-      const float v6806 = v6802 + v6805;
-      const float v6808 = fmaxf(v6806, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6809 = iron_f32_to_bf16(v6808);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6810 = v6796 * v4;
-      const unsigned int v6811 = v6810 + v68;
-      const unsigned int v6812 = v6811 + v6798;
-      out[v6812] = v6809;
-    }
-    const unsigned int v6813 = static_cast<unsigned int>(v275.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6814 = v1128 + v6813;
-    const unsigned int v6815 = static_cast<unsigned int>(v275.col(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6816 = v1127 + v6815;
-    const bool v6817 = v6814 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6818 = v6816 < v15;
-    const bool v6819 = v6817 && v6818;
-    if (v6819) {
-      const float v6820 = v275.x[45];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6821 = v68 + v6816;
-      const iron_bf16 v6822 = bias[v6821];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6823 = iron_to_f32(v6822);
-      const float v6824 = v6820 + v6823;
-      const float v6826 = fmaxf(v6824, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6827 = iron_f32_to_bf16(v6826);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6828 = v6814 * v4;
-      const unsigned int v6829 = v6828 + v68;
-      const unsigned int v6830 = v6829 + v6816;
-      out[v6830] = v6827;
-    }
-    const unsigned int v6831 = static_cast<unsigned int>(v275.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6832 = v1128 + v6831;
-    const unsigned int v6833 = static_cast<unsigned int>(v275.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6834 = v1127 + v6833;
-    const bool v6835 = v6832 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6836 = v6834 < v15;
-    const bool v6837 = v6835 && v6836;
-    if (v6837) {
-      const float v6838 = v275.x[46];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6839 = v68 + v6834;
-      const iron_bf16 v6840 = bias[v6839];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6841 = iron_to_f32(v6840);
-      const float v6842 = v6838 + v6841;
-      const float v6844 = fmaxf(v6842, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6845 = iron_f32_to_bf16(v6844);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6846 = v6832 * v4;
-      const unsigned int v6847 = v6846 + v68;
-      const unsigned int v6848 = v6847 + v6834;
-      out[v6848] = v6845;
-    }
-    const unsigned int v6849 = static_cast<unsigned int>(v275.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6850 = v1128 + v6849;
-    const unsigned int v6851 = static_cast<unsigned int>(v275.col(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6852 = v1127 + v6851;
-    const bool v6853 = v6850 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6854 = v6852 < v15;
-    const bool v6855 = v6853 && v6854;
-    if (v6855) {
-      const float v6856 = v275.x[47];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6857 = v68 + v6852;
-      const iron_bf16 v6858 = bias[v6857];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6859 = iron_to_f32(v6858);
-      const float v6860 = v6856 + v6859;
-      const float v6862 = fmaxf(v6860, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6863 = iron_f32_to_bf16(v6862);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6864 = v6850 * v4;
-      const unsigned int v6865 = v6864 + v68;
-      const unsigned int v6866 = v6865 + v6852;
-      out[v6866] = v6863;
-    }
-    const unsigned int v6867 = static_cast<unsigned int>(v275.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6868 = v1128 + v6867;
-    const unsigned int v6869 = static_cast<unsigned int>(v275.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6870 = v1127 + v6869;
-    const bool v6871 = v6868 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6872 = v6870 < v15;
-    const bool v6873 = v6871 && v6872;
-    if (v6873) {
-      const float v6874 = v275.x[48];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6875 = v68 + v6870;
-      const iron_bf16 v6876 = bias[v6875];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6877 = iron_to_f32(v6876);
-      const float v6878 = v6874 + v6877;
-      const float v6880 = fmaxf(v6878, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6881 = iron_f32_to_bf16(v6880);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6882 = v6868 * v4;
-      const unsigned int v6883 = v6882 + v68;
-      const unsigned int v6884 = v6883 + v6870;
-      out[v6884] = v6881;
-    }
-    const unsigned int v6885 = static_cast<unsigned int>(v275.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6886 = v1128 + v6885;
-    const unsigned int v6887 = static_cast<unsigned int>(v275.col(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6888 = v1127 + v6887;
-    const bool v6889 = v6886 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6890 = v6888 < v15;
-    const bool v6891 = v6889 && v6890;
-    if (v6891) {
-      const float v6892 = v275.x[49];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6893 = v68 + v6888;
-      const iron_bf16 v6894 = bias[v6893];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6895 = iron_to_f32(v6894);
-      const float v6896 = v6892 + v6895;
-      const float v6898 = fmaxf(v6896, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6899 = iron_f32_to_bf16(v6898);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6900 = v6886 * v4;
-      const unsigned int v6901 = v6900 + v68;
-      const unsigned int v6902 = v6901 + v6888;
-      out[v6902] = v6899;
-    }
-    const unsigned int v6903 = static_cast<unsigned int>(v275.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6904 = v1128 + v6903;
-    const unsigned int v6905 = static_cast<unsigned int>(v275.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6906 = v1127 + v6905;
-    const bool v6907 = v6904 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6908 = v6906 < v15;
-    const bool v6909 = v6907 && v6908;
-    if (v6909) {
-      const float v6910 = v275.x[50];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6911 = v68 + v6906;
-      const iron_bf16 v6912 = bias[v6911];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6913 = iron_to_f32(v6912);
-      const float v6914 = v6910 + v6913;
-      const float v6916 = fmaxf(v6914, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6917 = iron_f32_to_bf16(v6916);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6918 = v6904 * v4;
-      const unsigned int v6919 = v6918 + v68;
-      const unsigned int v6920 = v6919 + v6906;
-      out[v6920] = v6917;
-    }
-    const unsigned int v6921 = static_cast<unsigned int>(v275.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6922 = v1128 + v6921;
-    const unsigned int v6923 = static_cast<unsigned int>(v275.col(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6924 = v1127 + v6923;
-    const bool v6925 = v6922 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6926 = v6924 < v15;
-    const bool v6927 = v6925 && v6926;
-    if (v6927) {
-      const float v6928 = v275.x[51];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6929 = v68 + v6924;
-      const iron_bf16 v6930 = bias[v6929];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6931 = iron_to_f32(v6930);
-      const float v6932 = v6928 + v6931;
-      const float v6934 = fmaxf(v6932, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6935 = iron_f32_to_bf16(v6934);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6936 = v6922 * v4;
-      const unsigned int v6937 = v6936 + v68;
-      const unsigned int v6938 = v6937 + v6924;
-      out[v6938] = v6935;
-    }
-    const unsigned int v6939 = static_cast<unsigned int>(v275.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6940 = v1128 + v6939;
-    const unsigned int v6941 = static_cast<unsigned int>(v275.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6942 = v1127 + v6941;
-    const bool v6943 = v6940 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6944 = v6942 < v15;
-    const bool v6945 = v6943 && v6944;
-    if (v6945) {
-      const float v6946 = v275.x[52];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6947 = v68 + v6942;
-      const iron_bf16 v6948 = bias[v6947];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6949 = iron_to_f32(v6948);
-      const float v6950 = v6946 + v6949;
-      const float v6952 = fmaxf(v6950, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6953 = iron_f32_to_bf16(v6952);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6954 = v6940 * v4;
-      const unsigned int v6955 = v6954 + v68;
-      const unsigned int v6956 = v6955 + v6942;
-      out[v6956] = v6953;
-    }
-    const unsigned int v6957 = static_cast<unsigned int>(v275.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6958 = v1128 + v6957;
-    const unsigned int v6959 = static_cast<unsigned int>(v275.col(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6960 = v1127 + v6959;
-    const bool v6961 = v6958 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6962 = v6960 < v15;
-    const bool v6963 = v6961 && v6962;
-    if (v6963) {
-      const float v6964 = v275.x[53];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6965 = v68 + v6960;
-      const iron_bf16 v6966 = bias[v6965];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6967 = iron_to_f32(v6966);
-      const float v6968 = v6964 + v6967;
-      const float v6970 = fmaxf(v6968, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6971 = iron_f32_to_bf16(v6970);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6972 = v6958 * v4;
-      const unsigned int v6973 = v6972 + v68;
-      const unsigned int v6974 = v6973 + v6960;
-      out[v6974] = v6971;
-    }
-    const unsigned int v6975 = static_cast<unsigned int>(v275.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6976 = v1128 + v6975;
-    const unsigned int v6977 = static_cast<unsigned int>(v275.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6978 = v1127 + v6977;
-    const bool v6979 = v6976 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6980 = v6978 < v15;
-    const bool v6981 = v6979 && v6980;
-    if (v6981) {
-      const float v6982 = v275.x[54];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6983 = v68 + v6978;
-      const iron_bf16 v6984 = bias[v6983];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6985 = iron_to_f32(v6984);
-      const float v6986 = v6982 + v6985;
-      const float v6988 = fmaxf(v6986, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v6989 = iron_f32_to_bf16(v6988);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v6990 = v6976 * v4;
-      const unsigned int v6991 = v6990 + v68;
-      const unsigned int v6992 = v6991 + v6978;
-      out[v6992] = v6989;
-    }
-    const unsigned int v6993 = static_cast<unsigned int>(v275.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6994 = v1128 + v6993;
-    const unsigned int v6995 = static_cast<unsigned int>(v275.col(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6996 = v1127 + v6995;
-    const bool v6997 = v6994 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6998 = v6996 < v15;
-    const bool v6999 = v6997 && v6998;
-    if (v6999) {
-      const float v7000 = v275.x[55];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7001 = v68 + v6996;
-      const iron_bf16 v7002 = bias[v7001];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7003 = iron_to_f32(v7002);
-      const float v7004 = v7000 + v7003;
-      const float v7006 = fmaxf(v7004, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7007 = iron_f32_to_bf16(v7006);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7008 = v6994 * v4;
-      const unsigned int v7009 = v7008 + v68;
-      const unsigned int v7010 = v7009 + v6996;
-      out[v7010] = v7007;
-    }
-    const unsigned int v7011 = static_cast<unsigned int>(v275.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7012 = v1128 + v7011;
-    const unsigned int v7013 = static_cast<unsigned int>(v275.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7014 = v1127 + v7013;
-    const bool v7015 = v7012 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7016 = v7014 < v15;
-    const bool v7017 = v7015 && v7016;
-    if (v7017) {
-      const float v7018 = v275.x[56];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7019 = v68 + v7014;
-      const iron_bf16 v7020 = bias[v7019];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7021 = iron_to_f32(v7020);
-      const float v7022 = v7018 + v7021;
-      const float v7024 = fmaxf(v7022, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7025 = iron_f32_to_bf16(v7024);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7026 = v7012 * v4;
-      const unsigned int v7027 = v7026 + v68;
-      const unsigned int v7028 = v7027 + v7014;
-      out[v7028] = v7025;
-    }
-    const unsigned int v7029 = static_cast<unsigned int>(v275.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7030 = v1128 + v7029;
-    const unsigned int v7031 = static_cast<unsigned int>(v275.col(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7032 = v1127 + v7031;
-    const bool v7033 = v7030 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7034 = v7032 < v15;
-    const bool v7035 = v7033 && v7034;
-    if (v7035) {
-      const float v7036 = v275.x[57];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7037 = v68 + v7032;
-      const iron_bf16 v7038 = bias[v7037];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7039 = iron_to_f32(v7038);
-      const float v7040 = v7036 + v7039;
-      const float v7042 = fmaxf(v7040, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7043 = iron_f32_to_bf16(v7042);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7044 = v7030 * v4;
-      const unsigned int v7045 = v7044 + v68;
-      const unsigned int v7046 = v7045 + v7032;
-      out[v7046] = v7043;
-    }
-    const unsigned int v7047 = static_cast<unsigned int>(v275.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7048 = v1128 + v7047;
-    const unsigned int v7049 = static_cast<unsigned int>(v275.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7050 = v1127 + v7049;
-    const bool v7051 = v7048 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7052 = v7050 < v15;
-    const bool v7053 = v7051 && v7052;
-    if (v7053) {
-      const float v7054 = v275.x[58];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7055 = v68 + v7050;
-      const iron_bf16 v7056 = bias[v7055];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7057 = iron_to_f32(v7056);
-      const float v7058 = v7054 + v7057;
-      const float v7060 = fmaxf(v7058, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7061 = iron_f32_to_bf16(v7060);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7062 = v7048 * v4;
-      const unsigned int v7063 = v7062 + v68;
-      const unsigned int v7064 = v7063 + v7050;
-      out[v7064] = v7061;
-    }
-    const unsigned int v7065 = static_cast<unsigned int>(v275.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7066 = v1128 + v7065;
-    const unsigned int v7067 = static_cast<unsigned int>(v275.col(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7068 = v1127 + v7067;
-    const bool v7069 = v7066 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7070 = v7068 < v15;
-    const bool v7071 = v7069 && v7070;
-    if (v7071) {
-      const float v7072 = v275.x[59];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7073 = v68 + v7068;
-      const iron_bf16 v7074 = bias[v7073];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7075 = iron_to_f32(v7074);
-      const float v7076 = v7072 + v7075;
-      const float v7078 = fmaxf(v7076, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7079 = iron_f32_to_bf16(v7078);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7080 = v7066 * v4;
-      const unsigned int v7081 = v7080 + v68;
-      const unsigned int v7082 = v7081 + v7068;
-      out[v7082] = v7079;
-    }
-    const unsigned int v7083 = static_cast<unsigned int>(v275.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7084 = v1128 + v7083;
-    const unsigned int v7085 = static_cast<unsigned int>(v275.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7086 = v1127 + v7085;
-    const bool v7087 = v7084 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7088 = v7086 < v15;
-    const bool v7089 = v7087 && v7088;
-    if (v7089) {
-      const float v7090 = v275.x[60];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7091 = v68 + v7086;
-      const iron_bf16 v7092 = bias[v7091];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7093 = iron_to_f32(v7092);
-      const float v7094 = v7090 + v7093;
-      const float v7096 = fmaxf(v7094, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7097 = iron_f32_to_bf16(v7096);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7098 = v7084 * v4;
-      const unsigned int v7099 = v7098 + v68;
-      const unsigned int v7100 = v7099 + v7086;
-      out[v7100] = v7097;
-    }
-    const unsigned int v7101 = static_cast<unsigned int>(v275.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7102 = v1128 + v7101;
-    const unsigned int v7103 = static_cast<unsigned int>(v275.col(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7104 = v1127 + v7103;
-    const bool v7105 = v7102 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7106 = v7104 < v15;
-    const bool v7107 = v7105 && v7106;
-    if (v7107) {
-      const float v7108 = v275.x[61];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7109 = v68 + v7104;
-      const iron_bf16 v7110 = bias[v7109];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7111 = iron_to_f32(v7110);
-      const float v7112 = v7108 + v7111;
-      const float v7114 = fmaxf(v7112, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7115 = iron_f32_to_bf16(v7114);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7116 = v7102 * v4;
-      const unsigned int v7117 = v7116 + v68;
-      const unsigned int v7118 = v7117 + v7104;
-      out[v7118] = v7115;
-    }
-    const unsigned int v7119 = static_cast<unsigned int>(v275.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7120 = v1128 + v7119;
-    const unsigned int v7121 = static_cast<unsigned int>(v275.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7122 = v1127 + v7121;
-    const bool v7123 = v7120 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7124 = v7122 < v15;
-    const bool v7125 = v7123 && v7124;
-    if (v7125) {
-      const float v7126 = v275.x[62];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7127 = v68 + v7122;
-      const iron_bf16 v7128 = bias[v7127];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7129 = iron_to_f32(v7128);
-      const float v7130 = v7126 + v7129;
-      const float v7132 = fmaxf(v7130, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7133 = iron_f32_to_bf16(v7132);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7134 = v7120 * v4;
-      const unsigned int v7135 = v7134 + v68;
-      const unsigned int v7136 = v7135 + v7122;
-      out[v7136] = v7133;
-    }
-    const unsigned int v7137 = static_cast<unsigned int>(v275.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7138 = v1128 + v7137;
-    const unsigned int v7139 = static_cast<unsigned int>(v275.col(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7140 = v1127 + v7139;
-    const bool v7141 = v7138 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7142 = v7140 < v15;
-    const bool v7143 = v7141 && v7142;
-    if (v7143) {
-      const float v7144 = v275.x[63];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7145 = v68 + v7140;
-      const iron_bf16 v7146 = bias[v7145];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7147 = iron_to_f32(v7146);
-      const float v7148 = v7144 + v7147;
-      const float v7150 = fmaxf(v7148, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7151 = iron_f32_to_bf16(v7150);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7152 = v7138 * v4;
-      const unsigned int v7153 = v7152 + v68;
-      const unsigned int v7154 = v7153 + v7140;
-      out[v7154] = v7151;
-    }
-    const unsigned int v7155 = static_cast<unsigned int>(v275.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7156 = v1128 + v7155;
-    const unsigned int v7157 = static_cast<unsigned int>(v275.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7158 = v1127 + v7157;
-    const bool v7159 = v7156 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7160 = v7158 < v15;
-    const bool v7161 = v7159 && v7160;
-    if (v7161) {
-      const float v7162 = v275.x[64];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7163 = v68 + v7158;
-      const iron_bf16 v7164 = bias[v7163];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7165 = iron_to_f32(v7164);
-      const float v7166 = v7162 + v7165;
-      const float v7168 = fmaxf(v7166, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7169 = iron_f32_to_bf16(v7168);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7170 = v7156 * v4;
-      const unsigned int v7171 = v7170 + v68;
-      const unsigned int v7172 = v7171 + v7158;
-      out[v7172] = v7169;
-    }
-    const unsigned int v7173 = static_cast<unsigned int>(v275.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7174 = v1128 + v7173;
-    const unsigned int v7175 = static_cast<unsigned int>(v275.col(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7176 = v1127 + v7175;
-    const bool v7177 = v7174 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7178 = v7176 < v15;
-    const bool v7179 = v7177 && v7178;
-    if (v7179) {
-      const float v7180 = v275.x[65];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7181 = v68 + v7176;
-      const iron_bf16 v7182 = bias[v7181];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7183 = iron_to_f32(v7182);
-      const float v7184 = v7180 + v7183;
-      const float v7186 = fmaxf(v7184, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7187 = iron_f32_to_bf16(v7186);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7188 = v7174 * v4;
-      const unsigned int v7189 = v7188 + v68;
-      const unsigned int v7190 = v7189 + v7176;
-      out[v7190] = v7187;
-    }
-    const unsigned int v7191 = static_cast<unsigned int>(v275.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7192 = v1128 + v7191;
-    const unsigned int v7193 = static_cast<unsigned int>(v275.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7194 = v1127 + v7193;
-    const bool v7195 = v7192 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7196 = v7194 < v15;
-    const bool v7197 = v7195 && v7196;
-    if (v7197) {
-      const float v7198 = v275.x[66];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7199 = v68 + v7194;
-      const iron_bf16 v7200 = bias[v7199];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7201 = iron_to_f32(v7200);
-      const float v7202 = v7198 + v7201;
-      const float v7204 = fmaxf(v7202, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7205 = iron_f32_to_bf16(v7204);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7206 = v7192 * v4;
-      const unsigned int v7207 = v7206 + v68;
-      const unsigned int v7208 = v7207 + v7194;
-      out[v7208] = v7205;
-    }
-    const unsigned int v7209 = static_cast<unsigned int>(v275.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7210 = v1128 + v7209;
-    const unsigned int v7211 = static_cast<unsigned int>(v275.col(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7212 = v1127 + v7211;
-    const bool v7213 = v7210 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7214 = v7212 < v15;
-    const bool v7215 = v7213 && v7214;
-    if (v7215) {
-      const float v7216 = v275.x[67];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7217 = v68 + v7212;
-      const iron_bf16 v7218 = bias[v7217];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7219 = iron_to_f32(v7218);
-      const float v7220 = v7216 + v7219;
-      const float v7222 = fmaxf(v7220, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7223 = iron_f32_to_bf16(v7222);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7224 = v7210 * v4;
-      const unsigned int v7225 = v7224 + v68;
-      const unsigned int v7226 = v7225 + v7212;
-      out[v7226] = v7223;
-    }
-    const unsigned int v7227 = static_cast<unsigned int>(v275.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7228 = v1128 + v7227;
-    const unsigned int v7229 = static_cast<unsigned int>(v275.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7230 = v1127 + v7229;
-    const bool v7231 = v7228 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7232 = v7230 < v15;
-    const bool v7233 = v7231 && v7232;
-    if (v7233) {
-      const float v7234 = v275.x[68];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7235 = v68 + v7230;
-      const iron_bf16 v7236 = bias[v7235];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7237 = iron_to_f32(v7236);
-      const float v7238 = v7234 + v7237;
-      const float v7240 = fmaxf(v7238, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7241 = iron_f32_to_bf16(v7240);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7242 = v7228 * v4;
-      const unsigned int v7243 = v7242 + v68;
-      const unsigned int v7244 = v7243 + v7230;
-      out[v7244] = v7241;
-    }
-    const unsigned int v7245 = static_cast<unsigned int>(v275.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7246 = v1128 + v7245;
-    const unsigned int v7247 = static_cast<unsigned int>(v275.col(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7248 = v1127 + v7247;
-    const bool v7249 = v7246 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7250 = v7248 < v15;
-    const bool v7251 = v7249 && v7250;
-    if (v7251) {
-      const float v7252 = v275.x[69];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7253 = v68 + v7248;
-      const iron_bf16 v7254 = bias[v7253];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7255 = iron_to_f32(v7254);
-      const float v7256 = v7252 + v7255;
-      const float v7258 = fmaxf(v7256, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7259 = iron_f32_to_bf16(v7258);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7260 = v7246 * v4;
-      const unsigned int v7261 = v7260 + v68;
-      const unsigned int v7262 = v7261 + v7248;
-      out[v7262] = v7259;
-    }
-    const unsigned int v7263 = static_cast<unsigned int>(v275.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7264 = v1128 + v7263;
-    const unsigned int v7265 = static_cast<unsigned int>(v275.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7266 = v1127 + v7265;
-    const bool v7267 = v7264 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7268 = v7266 < v15;
-    const bool v7269 = v7267 && v7268;
-    if (v7269) {
-      const float v7270 = v275.x[70];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7271 = v68 + v7266;
-      const iron_bf16 v7272 = bias[v7271];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7273 = iron_to_f32(v7272);
-      const float v7274 = v7270 + v7273;
-      const float v7276 = fmaxf(v7274, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7277 = iron_f32_to_bf16(v7276);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7278 = v7264 * v4;
-      const unsigned int v7279 = v7278 + v68;
-      const unsigned int v7280 = v7279 + v7266;
-      out[v7280] = v7277;
-    }
-    const unsigned int v7281 = static_cast<unsigned int>(v275.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7282 = v1128 + v7281;
-    const unsigned int v7283 = static_cast<unsigned int>(v275.col(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7284 = v1127 + v7283;
-    const bool v7285 = v7282 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7286 = v7284 < v15;
-    const bool v7287 = v7285 && v7286;
-    if (v7287) {
-      const float v7288 = v275.x[71];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7289 = v68 + v7284;
-      const iron_bf16 v7290 = bias[v7289];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7291 = iron_to_f32(v7290);
-      const float v7292 = v7288 + v7291;
-      const float v7294 = fmaxf(v7292, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7295 = iron_f32_to_bf16(v7294);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7296 = v7282 * v4;
-      const unsigned int v7297 = v7296 + v68;
-      const unsigned int v7298 = v7297 + v7284;
-      out[v7298] = v7295;
-    }
-    const unsigned int v7299 = static_cast<unsigned int>(v275.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7300 = v1128 + v7299;
-    const unsigned int v7301 = static_cast<unsigned int>(v275.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7302 = v1127 + v7301;
-    const bool v7303 = v7300 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7304 = v7302 < v15;
-    const bool v7305 = v7303 && v7304;
-    if (v7305) {
-      const float v7306 = v275.x[72];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7307 = v68 + v7302;
-      const iron_bf16 v7308 = bias[v7307];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7309 = iron_to_f32(v7308);
-      const float v7310 = v7306 + v7309;
-      const float v7312 = fmaxf(v7310, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7313 = iron_f32_to_bf16(v7312);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7314 = v7300 * v4;
-      const unsigned int v7315 = v7314 + v68;
-      const unsigned int v7316 = v7315 + v7302;
-      out[v7316] = v7313;
-    }
-    const unsigned int v7317 = static_cast<unsigned int>(v275.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7318 = v1128 + v7317;
-    const unsigned int v7319 = static_cast<unsigned int>(v275.col(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7320 = v1127 + v7319;
-    const bool v7321 = v7318 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7322 = v7320 < v15;
-    const bool v7323 = v7321 && v7322;
-    if (v7323) {
-      const float v7324 = v275.x[73];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7325 = v68 + v7320;
-      const iron_bf16 v7326 = bias[v7325];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7327 = iron_to_f32(v7326);
-      const float v7328 = v7324 + v7327;
-      const float v7330 = fmaxf(v7328, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7331 = iron_f32_to_bf16(v7330);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7332 = v7318 * v4;
-      const unsigned int v7333 = v7332 + v68;
-      const unsigned int v7334 = v7333 + v7320;
-      out[v7334] = v7331;
-    }
-    const unsigned int v7335 = static_cast<unsigned int>(v275.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7336 = v1128 + v7335;
-    const unsigned int v7337 = static_cast<unsigned int>(v275.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7338 = v1127 + v7337;
-    const bool v7339 = v7336 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7340 = v7338 < v15;
-    const bool v7341 = v7339 && v7340;
-    if (v7341) {
-      const float v7342 = v275.x[74];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7343 = v68 + v7338;
-      const iron_bf16 v7344 = bias[v7343];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7345 = iron_to_f32(v7344);
-      const float v7346 = v7342 + v7345;
-      const float v7348 = fmaxf(v7346, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7349 = iron_f32_to_bf16(v7348);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7350 = v7336 * v4;
-      const unsigned int v7351 = v7350 + v68;
-      const unsigned int v7352 = v7351 + v7338;
-      out[v7352] = v7349;
-    }
-    const unsigned int v7353 = static_cast<unsigned int>(v275.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7354 = v1128 + v7353;
-    const unsigned int v7355 = static_cast<unsigned int>(v275.col(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7356 = v1127 + v7355;
-    const bool v7357 = v7354 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7358 = v7356 < v15;
-    const bool v7359 = v7357 && v7358;
-    if (v7359) {
-      const float v7360 = v275.x[75];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7361 = v68 + v7356;
-      const iron_bf16 v7362 = bias[v7361];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7363 = iron_to_f32(v7362);
-      const float v7364 = v7360 + v7363;
-      const float v7366 = fmaxf(v7364, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7367 = iron_f32_to_bf16(v7366);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7368 = v7354 * v4;
-      const unsigned int v7369 = v7368 + v68;
-      const unsigned int v7370 = v7369 + v7356;
-      out[v7370] = v7367;
-    }
-    const unsigned int v7371 = static_cast<unsigned int>(v275.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7372 = v1128 + v7371;
-    const unsigned int v7373 = static_cast<unsigned int>(v275.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7374 = v1127 + v7373;
-    const bool v7375 = v7372 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7376 = v7374 < v15;
-    const bool v7377 = v7375 && v7376;
-    if (v7377) {
-      const float v7378 = v275.x[76];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7379 = v68 + v7374;
-      const iron_bf16 v7380 = bias[v7379];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7381 = iron_to_f32(v7380);
-      const float v7382 = v7378 + v7381;
-      const float v7384 = fmaxf(v7382, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7385 = iron_f32_to_bf16(v7384);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7386 = v7372 * v4;
-      const unsigned int v7387 = v7386 + v68;
-      const unsigned int v7388 = v7387 + v7374;
-      out[v7388] = v7385;
-    }
-    const unsigned int v7389 = static_cast<unsigned int>(v275.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7390 = v1128 + v7389;
-    const unsigned int v7391 = static_cast<unsigned int>(v275.col(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7392 = v1127 + v7391;
-    const bool v7393 = v7390 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7394 = v7392 < v15;
-    const bool v7395 = v7393 && v7394;
-    if (v7395) {
-      const float v7396 = v275.x[77];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7397 = v68 + v7392;
-      const iron_bf16 v7398 = bias[v7397];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7399 = iron_to_f32(v7398);
-      const float v7400 = v7396 + v7399;
-      const float v7402 = fmaxf(v7400, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7403 = iron_f32_to_bf16(v7402);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7404 = v7390 * v4;
-      const unsigned int v7405 = v7404 + v68;
-      const unsigned int v7406 = v7405 + v7392;
-      out[v7406] = v7403;
-    }
-    const unsigned int v7407 = static_cast<unsigned int>(v275.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7408 = v1128 + v7407;
-    const unsigned int v7409 = static_cast<unsigned int>(v275.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7410 = v1127 + v7409;
-    const bool v7411 = v7408 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7412 = v7410 < v15;
-    const bool v7413 = v7411 && v7412;
-    if (v7413) {
-      const float v7414 = v275.x[78];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7415 = v68 + v7410;
-      const iron_bf16 v7416 = bias[v7415];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7417 = iron_to_f32(v7416);
-      const float v7418 = v7414 + v7417;
-      const float v7420 = fmaxf(v7418, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7421 = iron_f32_to_bf16(v7420);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7422 = v7408 * v4;
-      const unsigned int v7423 = v7422 + v68;
-      const unsigned int v7424 = v7423 + v7410;
-      out[v7424] = v7421;
-    }
-    const unsigned int v7425 = static_cast<unsigned int>(v275.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7426 = v1128 + v7425;
-    const unsigned int v7427 = static_cast<unsigned int>(v275.col(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7428 = v1127 + v7427;
-    const bool v7429 = v7426 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7430 = v7428 < v15;
-    const bool v7431 = v7429 && v7430;
-    if (v7431) {
-      const float v7432 = v275.x[79];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7433 = v68 + v7428;
-      const iron_bf16 v7434 = bias[v7433];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7435 = iron_to_f32(v7434);
-      const float v7436 = v7432 + v7435;
-      const float v7438 = fmaxf(v7436, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7439 = iron_f32_to_bf16(v7438);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7440 = v7426 * v4;
-      const unsigned int v7441 = v7440 + v68;
-      const unsigned int v7442 = v7441 + v7428;
-      out[v7442] = v7439;
-    }
-    const unsigned int v7443 = static_cast<unsigned int>(v275.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7444 = v1128 + v7443;
-    const unsigned int v7445 = static_cast<unsigned int>(v275.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7446 = v1127 + v7445;
-    const bool v7447 = v7444 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7448 = v7446 < v15;
-    const bool v7449 = v7447 && v7448;
-    if (v7449) {
-      const float v7450 = v275.x[80];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7451 = v68 + v7446;
-      const iron_bf16 v7452 = bias[v7451];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7453 = iron_to_f32(v7452);
-      const float v7454 = v7450 + v7453;
-      const float v7456 = fmaxf(v7454, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7457 = iron_f32_to_bf16(v7456);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7458 = v7444 * v4;
-      const unsigned int v7459 = v7458 + v68;
-      const unsigned int v7460 = v7459 + v7446;
-      out[v7460] = v7457;
-    }
-    const unsigned int v7461 = static_cast<unsigned int>(v275.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7462 = v1128 + v7461;
-    const unsigned int v7463 = static_cast<unsigned int>(v275.col(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7464 = v1127 + v7463;
-    const bool v7465 = v7462 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7466 = v7464 < v15;
-    const bool v7467 = v7465 && v7466;
-    if (v7467) {
-      const float v7468 = v275.x[81];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7469 = v68 + v7464;
-      const iron_bf16 v7470 = bias[v7469];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7471 = iron_to_f32(v7470);
-      const float v7472 = v7468 + v7471;
-      const float v7474 = fmaxf(v7472, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7475 = iron_f32_to_bf16(v7474);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7476 = v7462 * v4;
-      const unsigned int v7477 = v7476 + v68;
-      const unsigned int v7478 = v7477 + v7464;
-      out[v7478] = v7475;
-    }
-    const unsigned int v7479 = static_cast<unsigned int>(v275.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7480 = v1128 + v7479;
-    const unsigned int v7481 = static_cast<unsigned int>(v275.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7482 = v1127 + v7481;
-    const bool v7483 = v7480 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7484 = v7482 < v15;
-    const bool v7485 = v7483 && v7484;
-    if (v7485) {
-      const float v7486 = v275.x[82];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7487 = v68 + v7482;
-      const iron_bf16 v7488 = bias[v7487];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7489 = iron_to_f32(v7488);
-      const float v7490 = v7486 + v7489;
-      const float v7492 = fmaxf(v7490, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7493 = iron_f32_to_bf16(v7492);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7494 = v7480 * v4;
-      const unsigned int v7495 = v7494 + v68;
-      const unsigned int v7496 = v7495 + v7482;
-      out[v7496] = v7493;
-    }
-    const unsigned int v7497 = static_cast<unsigned int>(v275.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7498 = v1128 + v7497;
-    const unsigned int v7499 = static_cast<unsigned int>(v275.col(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7500 = v1127 + v7499;
-    const bool v7501 = v7498 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7502 = v7500 < v15;
-    const bool v7503 = v7501 && v7502;
-    if (v7503) {
-      const float v7504 = v275.x[83];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7505 = v68 + v7500;
-      const iron_bf16 v7506 = bias[v7505];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7507 = iron_to_f32(v7506);
-      const float v7508 = v7504 + v7507;
-      const float v7510 = fmaxf(v7508, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7511 = iron_f32_to_bf16(v7510);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7512 = v7498 * v4;
-      const unsigned int v7513 = v7512 + v68;
-      const unsigned int v7514 = v7513 + v7500;
-      out[v7514] = v7511;
-    }
-    const unsigned int v7515 = static_cast<unsigned int>(v275.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7516 = v1128 + v7515;
-    const unsigned int v7517 = static_cast<unsigned int>(v275.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7518 = v1127 + v7517;
-    const bool v7519 = v7516 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7520 = v7518 < v15;
-    const bool v7521 = v7519 && v7520;
-    if (v7521) {
-      const float v7522 = v275.x[84];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7523 = v68 + v7518;
-      const iron_bf16 v7524 = bias[v7523];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7525 = iron_to_f32(v7524);
-      const float v7526 = v7522 + v7525;
-      const float v7528 = fmaxf(v7526, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7529 = iron_f32_to_bf16(v7528);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7530 = v7516 * v4;
-      const unsigned int v7531 = v7530 + v68;
-      const unsigned int v7532 = v7531 + v7518;
-      out[v7532] = v7529;
-    }
-    const unsigned int v7533 = static_cast<unsigned int>(v275.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7534 = v1128 + v7533;
-    const unsigned int v7535 = static_cast<unsigned int>(v275.col(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7536 = v1127 + v7535;
-    const bool v7537 = v7534 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7538 = v7536 < v15;
-    const bool v7539 = v7537 && v7538;
-    if (v7539) {
-      const float v7540 = v275.x[85];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7541 = v68 + v7536;
-      const iron_bf16 v7542 = bias[v7541];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7543 = iron_to_f32(v7542);
-      const float v7544 = v7540 + v7543;
-      const float v7546 = fmaxf(v7544, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7547 = iron_f32_to_bf16(v7546);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7548 = v7534 * v4;
-      const unsigned int v7549 = v7548 + v68;
-      const unsigned int v7550 = v7549 + v7536;
-      out[v7550] = v7547;
-    }
-    const unsigned int v7551 = static_cast<unsigned int>(v275.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7552 = v1128 + v7551;
-    const unsigned int v7553 = static_cast<unsigned int>(v275.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7554 = v1127 + v7553;
-    const bool v7555 = v7552 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7556 = v7554 < v15;
-    const bool v7557 = v7555 && v7556;
-    if (v7557) {
-      const float v7558 = v275.x[86];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7559 = v68 + v7554;
-      const iron_bf16 v7560 = bias[v7559];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7561 = iron_to_f32(v7560);
-      const float v7562 = v7558 + v7561;
-      const float v7564 = fmaxf(v7562, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7565 = iron_f32_to_bf16(v7564);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7566 = v7552 * v4;
-      const unsigned int v7567 = v7566 + v68;
-      const unsigned int v7568 = v7567 + v7554;
-      out[v7568] = v7565;
-    }
-    const unsigned int v7569 = static_cast<unsigned int>(v275.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7570 = v1128 + v7569;
-    const unsigned int v7571 = static_cast<unsigned int>(v275.col(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7572 = v1127 + v7571;
-    const bool v7573 = v7570 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7574 = v7572 < v15;
-    const bool v7575 = v7573 && v7574;
-    if (v7575) {
-      const float v7576 = v275.x[87];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7577 = v68 + v7572;
-      const iron_bf16 v7578 = bias[v7577];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7579 = iron_to_f32(v7578);
-      const float v7580 = v7576 + v7579;
-      const float v7582 = fmaxf(v7580, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7583 = iron_f32_to_bf16(v7582);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7584 = v7570 * v4;
-      const unsigned int v7585 = v7584 + v68;
-      const unsigned int v7586 = v7585 + v7572;
-      out[v7586] = v7583;
-    }
-    const unsigned int v7587 = static_cast<unsigned int>(v275.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7588 = v1128 + v7587;
-    const unsigned int v7589 = static_cast<unsigned int>(v275.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7590 = v1127 + v7589;
-    const bool v7591 = v7588 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7592 = v7590 < v15;
-    const bool v7593 = v7591 && v7592;
-    if (v7593) {
-      const float v7594 = v275.x[88];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7595 = v68 + v7590;
-      const iron_bf16 v7596 = bias[v7595];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7597 = iron_to_f32(v7596);
-      const float v7598 = v7594 + v7597;
-      const float v7600 = fmaxf(v7598, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7601 = iron_f32_to_bf16(v7600);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7602 = v7588 * v4;
-      const unsigned int v7603 = v7602 + v68;
-      const unsigned int v7604 = v7603 + v7590;
-      out[v7604] = v7601;
-    }
-    const unsigned int v7605 = static_cast<unsigned int>(v275.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7606 = v1128 + v7605;
-    const unsigned int v7607 = static_cast<unsigned int>(v275.col(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7608 = v1127 + v7607;
-    const bool v7609 = v7606 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7610 = v7608 < v15;
-    const bool v7611 = v7609 && v7610;
-    if (v7611) {
-      const float v7612 = v275.x[89];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7613 = v68 + v7608;
-      const iron_bf16 v7614 = bias[v7613];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7615 = iron_to_f32(v7614);
-      const float v7616 = v7612 + v7615;
-      const float v7618 = fmaxf(v7616, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7619 = iron_f32_to_bf16(v7618);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7620 = v7606 * v4;
-      const unsigned int v7621 = v7620 + v68;
-      const unsigned int v7622 = v7621 + v7608;
-      out[v7622] = v7619;
-    }
-    const unsigned int v7623 = static_cast<unsigned int>(v275.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7624 = v1128 + v7623;
-    const unsigned int v7625 = static_cast<unsigned int>(v275.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7626 = v1127 + v7625;
-    const bool v7627 = v7624 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7628 = v7626 < v15;
-    const bool v7629 = v7627 && v7628;
-    if (v7629) {
-      const float v7630 = v275.x[90];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7631 = v68 + v7626;
-      const iron_bf16 v7632 = bias[v7631];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7633 = iron_to_f32(v7632);
-      const float v7634 = v7630 + v7633;
-      const float v7636 = fmaxf(v7634, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7637 = iron_f32_to_bf16(v7636);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7638 = v7624 * v4;
-      const unsigned int v7639 = v7638 + v68;
-      const unsigned int v7640 = v7639 + v7626;
-      out[v7640] = v7637;
-    }
-    const unsigned int v7641 = static_cast<unsigned int>(v275.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7642 = v1128 + v7641;
-    const unsigned int v7643 = static_cast<unsigned int>(v275.col(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7644 = v1127 + v7643;
-    const bool v7645 = v7642 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7646 = v7644 < v15;
-    const bool v7647 = v7645 && v7646;
-    if (v7647) {
-      const float v7648 = v275.x[91];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7649 = v68 + v7644;
-      const iron_bf16 v7650 = bias[v7649];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7651 = iron_to_f32(v7650);
-      const float v7652 = v7648 + v7651;
-      const float v7654 = fmaxf(v7652, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7655 = iron_f32_to_bf16(v7654);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7656 = v7642 * v4;
-      const unsigned int v7657 = v7656 + v68;
-      const unsigned int v7658 = v7657 + v7644;
-      out[v7658] = v7655;
-    }
-    const unsigned int v7659 = static_cast<unsigned int>(v275.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7660 = v1128 + v7659;
-    const unsigned int v7661 = static_cast<unsigned int>(v275.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7662 = v1127 + v7661;
-    const bool v7663 = v7660 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7664 = v7662 < v15;
-    const bool v7665 = v7663 && v7664;
-    if (v7665) {
-      const float v7666 = v275.x[92];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7667 = v68 + v7662;
-      const iron_bf16 v7668 = bias[v7667];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7669 = iron_to_f32(v7668);
-      const float v7670 = v7666 + v7669;
-      const float v7672 = fmaxf(v7670, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7673 = iron_f32_to_bf16(v7672);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7674 = v7660 * v4;
-      const unsigned int v7675 = v7674 + v68;
-      const unsigned int v7676 = v7675 + v7662;
-      out[v7676] = v7673;
-    }
-    const unsigned int v7677 = static_cast<unsigned int>(v275.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7678 = v1128 + v7677;
-    const unsigned int v7679 = static_cast<unsigned int>(v275.col(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7680 = v1127 + v7679;
-    const bool v7681 = v7678 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7682 = v7680 < v15;
-    const bool v7683 = v7681 && v7682;
-    if (v7683) {
-      const float v7684 = v275.x[93];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7685 = v68 + v7680;
-      const iron_bf16 v7686 = bias[v7685];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7687 = iron_to_f32(v7686);
-      const float v7688 = v7684 + v7687;
-      const float v7690 = fmaxf(v7688, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7691 = iron_f32_to_bf16(v7690);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7692 = v7678 * v4;
-      const unsigned int v7693 = v7692 + v68;
-      const unsigned int v7694 = v7693 + v7680;
-      out[v7694] = v7691;
-    }
-    const unsigned int v7695 = static_cast<unsigned int>(v275.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7696 = v1128 + v7695;
-    const unsigned int v7697 = static_cast<unsigned int>(v275.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7698 = v1127 + v7697;
-    const bool v7699 = v7696 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7700 = v7698 < v15;
-    const bool v7701 = v7699 && v7700;
-    if (v7701) {
-      const float v7702 = v275.x[94];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7703 = v68 + v7698;
-      const iron_bf16 v7704 = bias[v7703];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7705 = iron_to_f32(v7704);
-      const float v7706 = v7702 + v7705;
-      const float v7708 = fmaxf(v7706, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7709 = iron_f32_to_bf16(v7708);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7710 = v7696 * v4;
-      const unsigned int v7711 = v7710 + v68;
-      const unsigned int v7712 = v7711 + v7698;
-      out[v7712] = v7709;
-    }
-    const unsigned int v7713 = static_cast<unsigned int>(v275.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7714 = v1128 + v7713;
-    const unsigned int v7715 = static_cast<unsigned int>(v275.col(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7716 = v1127 + v7715;
-    const bool v7717 = v7714 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7718 = v7716 < v15;
-    const bool v7719 = v7717 && v7718;
-    if (v7719) {
-      const float v7720 = v275.x[95];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7721 = v68 + v7716;
-      const iron_bf16 v7722 = bias[v7721];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7723 = iron_to_f32(v7722);
-      const float v7724 = v7720 + v7723;
-      const float v7726 = fmaxf(v7724, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7727 = iron_f32_to_bf16(v7726);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7728 = v7714 * v4;
-      const unsigned int v7729 = v7728 + v68;
-      const unsigned int v7730 = v7729 + v7716;
-      out[v7730] = v7727;
-    }
-    const unsigned int v7731 = static_cast<unsigned int>(v275.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7732 = v1128 + v7731;
-    const unsigned int v7733 = static_cast<unsigned int>(v275.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7734 = v1127 + v7733;
-    const bool v7735 = v7732 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7736 = v7734 < v15;
-    const bool v7737 = v7735 && v7736;
-    if (v7737) {
-      const float v7738 = v275.x[96];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7739 = v68 + v7734;
-      const iron_bf16 v7740 = bias[v7739];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7741 = iron_to_f32(v7740);
-      const float v7742 = v7738 + v7741;
-      const float v7744 = fmaxf(v7742, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7745 = iron_f32_to_bf16(v7744);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7746 = v7732 * v4;
-      const unsigned int v7747 = v7746 + v68;
-      const unsigned int v7748 = v7747 + v7734;
-      out[v7748] = v7745;
-    }
-    const unsigned int v7749 = static_cast<unsigned int>(v275.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7750 = v1128 + v7749;
-    const unsigned int v7751 = static_cast<unsigned int>(v275.col(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7752 = v1127 + v7751;
-    const bool v7753 = v7750 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7754 = v7752 < v15;
-    const bool v7755 = v7753 && v7754;
-    if (v7755) {
-      const float v7756 = v275.x[97];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7757 = v68 + v7752;
-      const iron_bf16 v7758 = bias[v7757];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7759 = iron_to_f32(v7758);
-      const float v7760 = v7756 + v7759;
-      const float v7762 = fmaxf(v7760, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7763 = iron_f32_to_bf16(v7762);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7764 = v7750 * v4;
-      const unsigned int v7765 = v7764 + v68;
-      const unsigned int v7766 = v7765 + v7752;
-      out[v7766] = v7763;
-    }
-    const unsigned int v7767 = static_cast<unsigned int>(v275.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7768 = v1128 + v7767;
-    const unsigned int v7769 = static_cast<unsigned int>(v275.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7770 = v1127 + v7769;
-    const bool v7771 = v7768 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7772 = v7770 < v15;
-    const bool v7773 = v7771 && v7772;
-    if (v7773) {
-      const float v7774 = v275.x[98];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7775 = v68 + v7770;
-      const iron_bf16 v7776 = bias[v7775];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7777 = iron_to_f32(v7776);
-      const float v7778 = v7774 + v7777;
-      const float v7780 = fmaxf(v7778, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7781 = iron_f32_to_bf16(v7780);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7782 = v7768 * v4;
-      const unsigned int v7783 = v7782 + v68;
-      const unsigned int v7784 = v7783 + v7770;
-      out[v7784] = v7781;
-    }
-    const unsigned int v7785 = static_cast<unsigned int>(v275.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7786 = v1128 + v7785;
-    const unsigned int v7787 = static_cast<unsigned int>(v275.col(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7788 = v1127 + v7787;
-    const bool v7789 = v7786 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7790 = v7788 < v15;
-    const bool v7791 = v7789 && v7790;
-    if (v7791) {
-      const float v7792 = v275.x[99];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7793 = v68 + v7788;
-      const iron_bf16 v7794 = bias[v7793];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7795 = iron_to_f32(v7794);
-      const float v7796 = v7792 + v7795;
-      const float v7798 = fmaxf(v7796, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7799 = iron_f32_to_bf16(v7798);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7800 = v7786 * v4;
-      const unsigned int v7801 = v7800 + v68;
-      const unsigned int v7802 = v7801 + v7788;
-      out[v7802] = v7799;
-    }
-    const unsigned int v7803 = static_cast<unsigned int>(v275.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7804 = v1128 + v7803;
-    const unsigned int v7805 = static_cast<unsigned int>(v275.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7806 = v1127 + v7805;
-    const bool v7807 = v7804 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7808 = v7806 < v15;
-    const bool v7809 = v7807 && v7808;
-    if (v7809) {
-      const float v7810 = v275.x[100];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7811 = v68 + v7806;
-      const iron_bf16 v7812 = bias[v7811];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7813 = iron_to_f32(v7812);
-      const float v7814 = v7810 + v7813;
-      const float v7816 = fmaxf(v7814, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7817 = iron_f32_to_bf16(v7816);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7818 = v7804 * v4;
-      const unsigned int v7819 = v7818 + v68;
-      const unsigned int v7820 = v7819 + v7806;
-      out[v7820] = v7817;
-    }
-    const unsigned int v7821 = static_cast<unsigned int>(v275.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7822 = v1128 + v7821;
-    const unsigned int v7823 = static_cast<unsigned int>(v275.col(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7824 = v1127 + v7823;
-    const bool v7825 = v7822 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7826 = v7824 < v15;
-    const bool v7827 = v7825 && v7826;
-    if (v7827) {
-      const float v7828 = v275.x[101];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7829 = v68 + v7824;
-      const iron_bf16 v7830 = bias[v7829];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7831 = iron_to_f32(v7830);
-      const float v7832 = v7828 + v7831;
-      const float v7834 = fmaxf(v7832, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7835 = iron_f32_to_bf16(v7834);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7836 = v7822 * v4;
-      const unsigned int v7837 = v7836 + v68;
-      const unsigned int v7838 = v7837 + v7824;
-      out[v7838] = v7835;
-    }
-    const unsigned int v7839 = static_cast<unsigned int>(v275.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7840 = v1128 + v7839;
-    const unsigned int v7841 = static_cast<unsigned int>(v275.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7842 = v1127 + v7841;
-    const bool v7843 = v7840 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7844 = v7842 < v15;
-    const bool v7845 = v7843 && v7844;
-    if (v7845) {
-      const float v7846 = v275.x[102];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7847 = v68 + v7842;
-      const iron_bf16 v7848 = bias[v7847];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7849 = iron_to_f32(v7848);
-      const float v7850 = v7846 + v7849;
-      const float v7852 = fmaxf(v7850, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7853 = iron_f32_to_bf16(v7852);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7854 = v7840 * v4;
-      const unsigned int v7855 = v7854 + v68;
-      const unsigned int v7856 = v7855 + v7842;
-      out[v7856] = v7853;
-    }
-    const unsigned int v7857 = static_cast<unsigned int>(v275.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7858 = v1128 + v7857;
-    const unsigned int v7859 = static_cast<unsigned int>(v275.col(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7860 = v1127 + v7859;
-    const bool v7861 = v7858 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7862 = v7860 < v15;
-    const bool v7863 = v7861 && v7862;
-    if (v7863) {
-      const float v7864 = v275.x[103];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7865 = v68 + v7860;
-      const iron_bf16 v7866 = bias[v7865];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7867 = iron_to_f32(v7866);
-      const float v7868 = v7864 + v7867;
-      const float v7870 = fmaxf(v7868, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7871 = iron_f32_to_bf16(v7870);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7872 = v7858 * v4;
-      const unsigned int v7873 = v7872 + v68;
-      const unsigned int v7874 = v7873 + v7860;
-      out[v7874] = v7871;
-    }
-    const unsigned int v7875 = static_cast<unsigned int>(v275.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7876 = v1128 + v7875;
-    const unsigned int v7877 = static_cast<unsigned int>(v275.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7878 = v1127 + v7877;
-    const bool v7879 = v7876 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7880 = v7878 < v15;
-    const bool v7881 = v7879 && v7880;
-    if (v7881) {
-      const float v7882 = v275.x[104];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7883 = v68 + v7878;
-      const iron_bf16 v7884 = bias[v7883];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7885 = iron_to_f32(v7884);
-      const float v7886 = v7882 + v7885;
-      const float v7888 = fmaxf(v7886, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7889 = iron_f32_to_bf16(v7888);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7890 = v7876 * v4;
-      const unsigned int v7891 = v7890 + v68;
-      const unsigned int v7892 = v7891 + v7878;
-      out[v7892] = v7889;
-    }
-    const unsigned int v7893 = static_cast<unsigned int>(v275.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7894 = v1128 + v7893;
-    const unsigned int v7895 = static_cast<unsigned int>(v275.col(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7896 = v1127 + v7895;
-    const bool v7897 = v7894 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7898 = v7896 < v15;
-    const bool v7899 = v7897 && v7898;
-    if (v7899) {
-      const float v7900 = v275.x[105];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7901 = v68 + v7896;
-      const iron_bf16 v7902 = bias[v7901];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7903 = iron_to_f32(v7902);
-      const float v7904 = v7900 + v7903;
-      const float v7906 = fmaxf(v7904, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7907 = iron_f32_to_bf16(v7906);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7908 = v7894 * v4;
-      const unsigned int v7909 = v7908 + v68;
-      const unsigned int v7910 = v7909 + v7896;
-      out[v7910] = v7907;
-    }
-    const unsigned int v7911 = static_cast<unsigned int>(v275.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7912 = v1128 + v7911;
-    const unsigned int v7913 = static_cast<unsigned int>(v275.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7914 = v1127 + v7913;
-    const bool v7915 = v7912 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7916 = v7914 < v15;
-    const bool v7917 = v7915 && v7916;
-    if (v7917) {
-      const float v7918 = v275.x[106];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7919 = v68 + v7914;
-      const iron_bf16 v7920 = bias[v7919];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7921 = iron_to_f32(v7920);
-      const float v7922 = v7918 + v7921;
-      const float v7924 = fmaxf(v7922, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7925 = iron_f32_to_bf16(v7924);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7926 = v7912 * v4;
-      const unsigned int v7927 = v7926 + v68;
-      const unsigned int v7928 = v7927 + v7914;
-      out[v7928] = v7925;
-    }
-    const unsigned int v7929 = static_cast<unsigned int>(v275.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7930 = v1128 + v7929;
-    const unsigned int v7931 = static_cast<unsigned int>(v275.col(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7932 = v1127 + v7931;
-    const bool v7933 = v7930 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7934 = v7932 < v15;
-    const bool v7935 = v7933 && v7934;
-    if (v7935) {
-      const float v7936 = v275.x[107];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7937 = v68 + v7932;
-      const iron_bf16 v7938 = bias[v7937];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7939 = iron_to_f32(v7938);
-      const float v7940 = v7936 + v7939;
-      const float v7942 = fmaxf(v7940, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7943 = iron_f32_to_bf16(v7942);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7944 = v7930 * v4;
-      const unsigned int v7945 = v7944 + v68;
-      const unsigned int v7946 = v7945 + v7932;
-      out[v7946] = v7943;
-    }
-    const unsigned int v7947 = static_cast<unsigned int>(v275.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7948 = v1128 + v7947;
-    const unsigned int v7949 = static_cast<unsigned int>(v275.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7950 = v1127 + v7949;
-    const bool v7951 = v7948 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7952 = v7950 < v15;
-    const bool v7953 = v7951 && v7952;
-    if (v7953) {
-      const float v7954 = v275.x[108];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7955 = v68 + v7950;
-      const iron_bf16 v7956 = bias[v7955];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7957 = iron_to_f32(v7956);
-      const float v7958 = v7954 + v7957;
-      const float v7960 = fmaxf(v7958, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7961 = iron_f32_to_bf16(v7960);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7962 = v7948 * v4;
-      const unsigned int v7963 = v7962 + v68;
-      const unsigned int v7964 = v7963 + v7950;
-      out[v7964] = v7961;
-    }
-    const unsigned int v7965 = static_cast<unsigned int>(v275.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7966 = v1128 + v7965;
-    const unsigned int v7967 = static_cast<unsigned int>(v275.col(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7968 = v1127 + v7967;
-    const bool v7969 = v7966 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7970 = v7968 < v15;
-    const bool v7971 = v7969 && v7970;
-    if (v7971) {
-      const float v7972 = v275.x[109];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7973 = v68 + v7968;
-      const iron_bf16 v7974 = bias[v7973];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7975 = iron_to_f32(v7974);
-      const float v7976 = v7972 + v7975;
-      const float v7978 = fmaxf(v7976, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7979 = iron_f32_to_bf16(v7978);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7980 = v7966 * v4;
-      const unsigned int v7981 = v7980 + v68;
-      const unsigned int v7982 = v7981 + v7968;
-      out[v7982] = v7979;
-    }
-    const unsigned int v7983 = static_cast<unsigned int>(v275.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7984 = v1128 + v7983;
-    const unsigned int v7985 = static_cast<unsigned int>(v275.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7986 = v1127 + v7985;
-    const bool v7987 = v7984 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7988 = v7986 < v15;
-    const bool v7989 = v7987 && v7988;
-    if (v7989) {
-      const float v7990 = v275.x[110];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7991 = v68 + v7986;
-      const iron_bf16 v7992 = bias[v7991];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7993 = iron_to_f32(v7992);
-      const float v7994 = v7990 + v7993;
-      const float v7996 = fmaxf(v7994, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v7997 = iron_f32_to_bf16(v7996);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v7998 = v7984 * v4;
-      const unsigned int v7999 = v7998 + v68;
-      const unsigned int v8000 = v7999 + v7986;
-      out[v8000] = v7997;
-    }
-    const unsigned int v8001 = static_cast<unsigned int>(v275.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v8002 = v1128 + v8001;
-    const unsigned int v8003 = static_cast<unsigned int>(v275.col(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v8004 = v1127 + v8003;
-    const bool v8005 = v8002 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8006 = v8004 < v15;
-    const bool v8007 = v8005 && v8006;
-    if (v8007) {
-      const float v8008 = v275.x[111];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8009 = v68 + v8004;
-      const iron_bf16 v8010 = bias[v8009];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8011 = iron_to_f32(v8010);
-      const float v8012 = v8008 + v8011;
-      const float v8014 = fmaxf(v8012, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v8015 = iron_f32_to_bf16(v8014);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8016 = v8002 * v4;
-      const unsigned int v8017 = v8016 + v68;
-      const unsigned int v8018 = v8017 + v8004;
-      out[v8018] = v8015;
-    }
-    const unsigned int v8019 = static_cast<unsigned int>(v275.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v8020 = v1128 + v8019;
-    const unsigned int v8021 = static_cast<unsigned int>(v275.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v8022 = v1127 + v8021;
-    const bool v8023 = v8020 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8024 = v8022 < v15;
-    const bool v8025 = v8023 && v8024;
-    if (v8025) {
-      const float v8026 = v275.x[112];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8027 = v68 + v8022;
-      const iron_bf16 v8028 = bias[v8027];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8029 = iron_to_f32(v8028);
-      const float v8030 = v8026 + v8029;
-      const float v8032 = fmaxf(v8030, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v8033 = iron_f32_to_bf16(v8032);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8034 = v8020 * v4;
-      const unsigned int v8035 = v8034 + v68;
-      const unsigned int v8036 = v8035 + v8022;
-      out[v8036] = v8033;
-    }
-    const unsigned int v8037 = static_cast<unsigned int>(v275.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v8038 = v1128 + v8037;
-    const unsigned int v8039 = static_cast<unsigned int>(v275.col(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v8040 = v1127 + v8039;
-    const bool v8041 = v8038 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8042 = v8040 < v15;
-    const bool v8043 = v8041 && v8042;
-    if (v8043) {
-      const float v8044 = v275.x[113];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8045 = v68 + v8040;
-      const iron_bf16 v8046 = bias[v8045];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8047 = iron_to_f32(v8046);
-      const float v8048 = v8044 + v8047;
-      const float v8050 = fmaxf(v8048, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v8051 = iron_f32_to_bf16(v8050);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8052 = v8038 * v4;
-      const unsigned int v8053 = v8052 + v68;
-      const unsigned int v8054 = v8053 + v8040;
-      out[v8054] = v8051;
-    }
-    const unsigned int v8055 = static_cast<unsigned int>(v275.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v8056 = v1128 + v8055;
-    const unsigned int v8057 = static_cast<unsigned int>(v275.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v8058 = v1127 + v8057;
-    const bool v8059 = v8056 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8060 = v8058 < v15;
-    const bool v8061 = v8059 && v8060;
-    if (v8061) {
-      const float v8062 = v275.x[114];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8063 = v68 + v8058;
-      const iron_bf16 v8064 = bias[v8063];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8065 = iron_to_f32(v8064);
-      const float v8066 = v8062 + v8065;
-      const float v8068 = fmaxf(v8066, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v8069 = iron_f32_to_bf16(v8068);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8070 = v8056 * v4;
-      const unsigned int v8071 = v8070 + v68;
-      const unsigned int v8072 = v8071 + v8058;
-      out[v8072] = v8069;
-    }
-    const unsigned int v8073 = static_cast<unsigned int>(v275.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v8074 = v1128 + v8073;
-    const unsigned int v8075 = static_cast<unsigned int>(v275.col(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v8076 = v1127 + v8075;
-    const bool v8077 = v8074 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8078 = v8076 < v15;
-    const bool v8079 = v8077 && v8078;
-    if (v8079) {
-      const float v8080 = v275.x[115];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8081 = v68 + v8076;
-      const iron_bf16 v8082 = bias[v8081];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8083 = iron_to_f32(v8082);
-      const float v8084 = v8080 + v8083;
-      const float v8086 = fmaxf(v8084, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v8087 = iron_f32_to_bf16(v8086);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8088 = v8074 * v4;
-      const unsigned int v8089 = v8088 + v68;
-      const unsigned int v8090 = v8089 + v8076;
-      out[v8090] = v8087;
-    }
-    const unsigned int v8091 = static_cast<unsigned int>(v275.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v8092 = v1128 + v8091;
-    const unsigned int v8093 = static_cast<unsigned int>(v275.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v8094 = v1127 + v8093;
-    const bool v8095 = v8092 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8096 = v8094 < v15;
-    const bool v8097 = v8095 && v8096;
-    if (v8097) {
-      const float v8098 = v275.x[116];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8099 = v68 + v8094;
-      const iron_bf16 v8100 = bias[v8099];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8101 = iron_to_f32(v8100);
-      const float v8102 = v8098 + v8101;
-      const float v8104 = fmaxf(v8102, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v8105 = iron_f32_to_bf16(v8104);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8106 = v8092 * v4;
-      const unsigned int v8107 = v8106 + v68;
-      const unsigned int v8108 = v8107 + v8094;
-      out[v8108] = v8105;
-    }
-    const unsigned int v8109 = static_cast<unsigned int>(v275.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v8110 = v1128 + v8109;
-    const unsigned int v8111 = static_cast<unsigned int>(v275.col(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v8112 = v1127 + v8111;
-    const bool v8113 = v8110 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8114 = v8112 < v15;
-    const bool v8115 = v8113 && v8114;
-    if (v8115) {
-      const float v8116 = v275.x[117];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8117 = v68 + v8112;
-      const iron_bf16 v8118 = bias[v8117];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8119 = iron_to_f32(v8118);
-      const float v8120 = v8116 + v8119;
-      const float v8122 = fmaxf(v8120, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v8123 = iron_f32_to_bf16(v8122);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8124 = v8110 * v4;
-      const unsigned int v8125 = v8124 + v68;
-      const unsigned int v8126 = v8125 + v8112;
-      out[v8126] = v8123;
-    }
-    const unsigned int v8127 = static_cast<unsigned int>(v275.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v8128 = v1128 + v8127;
-    const unsigned int v8129 = static_cast<unsigned int>(v275.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v8130 = v1127 + v8129;
-    const bool v8131 = v8128 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8132 = v8130 < v15;
-    const bool v8133 = v8131 && v8132;
-    if (v8133) {
-      const float v8134 = v275.x[118];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8135 = v68 + v8130;
-      const iron_bf16 v8136 = bias[v8135];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8137 = iron_to_f32(v8136);
-      const float v8138 = v8134 + v8137;
-      const float v8140 = fmaxf(v8138, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v8141 = iron_f32_to_bf16(v8140);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8142 = v8128 * v4;
-      const unsigned int v8143 = v8142 + v68;
-      const unsigned int v8144 = v8143 + v8130;
-      out[v8144] = v8141;
-    }
-    const unsigned int v8145 = static_cast<unsigned int>(v275.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v8146 = v1128 + v8145;
-    const unsigned int v8147 = static_cast<unsigned int>(v275.col(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v8148 = v1127 + v8147;
-    const bool v8149 = v8146 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8150 = v8148 < v15;
-    const bool v8151 = v8149 && v8150;
-    if (v8151) {
-      const float v8152 = v275.x[119];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8153 = v68 + v8148;
-      const iron_bf16 v8154 = bias[v8153];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8155 = iron_to_f32(v8154);
-      const float v8156 = v8152 + v8155;
-      const float v8158 = fmaxf(v8156, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v8159 = iron_f32_to_bf16(v8158);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8160 = v8146 * v4;
-      const unsigned int v8161 = v8160 + v68;
-      const unsigned int v8162 = v8161 + v8148;
-      out[v8162] = v8159;
-    }
-    const unsigned int v8163 = static_cast<unsigned int>(v275.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v8164 = v1128 + v8163;
-    const unsigned int v8165 = static_cast<unsigned int>(v275.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v8166 = v1127 + v8165;
-    const bool v8167 = v8164 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8168 = v8166 < v15;
-    const bool v8169 = v8167 && v8168;
-    if (v8169) {
-      const float v8170 = v275.x[120];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8171 = v68 + v8166;
-      const iron_bf16 v8172 = bias[v8171];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8173 = iron_to_f32(v8172);
-      const float v8174 = v8170 + v8173;
-      const float v8176 = fmaxf(v8174, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v8177 = iron_f32_to_bf16(v8176);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8178 = v8164 * v4;
-      const unsigned int v8179 = v8178 + v68;
-      const unsigned int v8180 = v8179 + v8166;
-      out[v8180] = v8177;
-    }
-    const unsigned int v8181 = static_cast<unsigned int>(v275.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v8182 = v1128 + v8181;
-    const unsigned int v8183 = static_cast<unsigned int>(v275.col(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v8184 = v1127 + v8183;
-    const bool v8185 = v8182 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8186 = v8184 < v15;
-    const bool v8187 = v8185 && v8186;
-    if (v8187) {
-      const float v8188 = v275.x[121];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8189 = v68 + v8184;
-      const iron_bf16 v8190 = bias[v8189];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8191 = iron_to_f32(v8190);
-      const float v8192 = v8188 + v8191;
-      const float v8194 = fmaxf(v8192, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v8195 = iron_f32_to_bf16(v8194);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8196 = v8182 * v4;
-      const unsigned int v8197 = v8196 + v68;
-      const unsigned int v8198 = v8197 + v8184;
-      out[v8198] = v8195;
-    }
-    const unsigned int v8199 = static_cast<unsigned int>(v275.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v8200 = v1128 + v8199;
-    const unsigned int v8201 = static_cast<unsigned int>(v275.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v8202 = v1127 + v8201;
-    const bool v8203 = v8200 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8204 = v8202 < v15;
-    const bool v8205 = v8203 && v8204;
-    if (v8205) {
-      const float v8206 = v275.x[122];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8207 = v68 + v8202;
-      const iron_bf16 v8208 = bias[v8207];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8209 = iron_to_f32(v8208);
-      const float v8210 = v8206 + v8209;
-      const float v8212 = fmaxf(v8210, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v8213 = iron_f32_to_bf16(v8212);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8214 = v8200 * v4;
-      const unsigned int v8215 = v8214 + v68;
-      const unsigned int v8216 = v8215 + v8202;
-      out[v8216] = v8213;
-    }
-    const unsigned int v8217 = static_cast<unsigned int>(v275.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v8218 = v1128 + v8217;
-    const unsigned int v8219 = static_cast<unsigned int>(v275.col(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v8220 = v1127 + v8219;
-    const bool v8221 = v8218 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8222 = v8220 < v15;
-    const bool v8223 = v8221 && v8222;
-    if (v8223) {
-      const float v8224 = v275.x[123];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8225 = v68 + v8220;
-      const iron_bf16 v8226 = bias[v8225];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8227 = iron_to_f32(v8226);
-      const float v8228 = v8224 + v8227;
-      const float v8230 = fmaxf(v8228, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v8231 = iron_f32_to_bf16(v8230);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8232 = v8218 * v4;
-      const unsigned int v8233 = v8232 + v68;
-      const unsigned int v8234 = v8233 + v8220;
-      out[v8234] = v8231;
-    }
-    const unsigned int v8235 = static_cast<unsigned int>(v275.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v8236 = v1128 + v8235;
-    const unsigned int v8237 = static_cast<unsigned int>(v275.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v8238 = v1127 + v8237;
-    const bool v8239 = v8236 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8240 = v8238 < v15;
-    const bool v8241 = v8239 && v8240;
-    if (v8241) {
-      const float v8242 = v275.x[124];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8243 = v68 + v8238;
-      const iron_bf16 v8244 = bias[v8243];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8245 = iron_to_f32(v8244);
-      const float v8246 = v8242 + v8245;
-      const float v8248 = fmaxf(v8246, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v8249 = iron_f32_to_bf16(v8248);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8250 = v8236 * v4;
-      const unsigned int v8251 = v8250 + v68;
-      const unsigned int v8252 = v8251 + v8238;
-      out[v8252] = v8249;
-    }
-    const unsigned int v8253 = static_cast<unsigned int>(v275.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v8254 = v1128 + v8253;
-    const unsigned int v8255 = static_cast<unsigned int>(v275.col(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v8256 = v1127 + v8255;
-    const bool v8257 = v8254 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8258 = v8256 < v15;
-    const bool v8259 = v8257 && v8258;
-    if (v8259) {
-      const float v8260 = v275.x[125];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8261 = v68 + v8256;
-      const iron_bf16 v8262 = bias[v8261];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8263 = iron_to_f32(v8262);
-      const float v8264 = v8260 + v8263;
-      const float v8266 = fmaxf(v8264, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v8267 = iron_f32_to_bf16(v8266);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8268 = v8254 * v4;
-      const unsigned int v8269 = v8268 + v68;
-      const unsigned int v8270 = v8269 + v8256;
-      out[v8270] = v8267;
-    }
-    const unsigned int v8271 = static_cast<unsigned int>(v275.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v8272 = v1128 + v8271;
-    const unsigned int v8273 = static_cast<unsigned int>(v275.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v8274 = v1127 + v8273;
-    const bool v8275 = v8272 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8276 = v8274 < v15;
-    const bool v8277 = v8275 && v8276;
-    if (v8277) {
-      const float v8278 = v275.x[126];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8279 = v68 + v8274;
-      const iron_bf16 v8280 = bias[v8279];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8281 = iron_to_f32(v8280);
-      const float v8282 = v8278 + v8281;
-      const float v8284 = fmaxf(v8282, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v8285 = iron_f32_to_bf16(v8284);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8286 = v8272 * v4;
-      const unsigned int v8287 = v8286 + v68;
-      const unsigned int v8288 = v8287 + v8274;
-      out[v8288] = v8285;
-    }
-    const unsigned int v8289 = static_cast<unsigned int>(v275.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v8290 = v1128 + v8289;
-    const unsigned int v8291 = static_cast<unsigned int>(v275.col(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v8292 = v1127 + v8291;
-    const bool v8293 = v8290 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8294 = v8292 < v15;
-    const bool v8295 = v8293 && v8294;
-    if (v8295) {
-      const float v8296 = v275.x[127];  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8297 = v68 + v8292;
-      const iron_bf16 v8298 = bias[v8297];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8299 = iron_to_f32(v8298);
-      const float v8300 = v8296 + v8299;
-      const float v8302 = fmaxf(v8300, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const iron_bf16 v8303 = iron_f32_to_bf16(v8302);  // kernels/convolution/conv_tiles.hpp:80
-      const unsigned int v8304 = v8290 * v4;
-      const unsigned int v8305 = v8304 + v68;
-      const unsigned int v8306 = v8305 + v8292;
-      out[v8306] = v8303;
+    const unsigned int v2807 = static_cast<unsigned int>(v275.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2808 = v1130 + v2807;
+    const unsigned int v2809 = static_cast<unsigned int>(v275.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2810 = v1129 + v2809;
+    const bool v2811 = v2808 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2812 = v2810 < v15;
+    const bool v2813 = v2811 && v2812;
+    if (v2813) {
+      const float v2814 = v275.x[0];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2815 = v68 + v2810;
+      const iron_bf16 v2816 = bias[v2815];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2817 = iron_to_f32(v2816);
+      const float v2818 = v2814 + v2817;
+      const float v2820 = fmaxf(v2818, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2821 = iron_f32_to_bf16(v2820);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2822 = v2808 * v4;
+      const unsigned int v2823 = v2822 + v68;
+      const unsigned int v2824 = v2823 + v2810;
+      out[v2824] = v2821;
+    }
+    const unsigned int v2825 = static_cast<unsigned int>(v275.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2826 = v1130 + v2825;
+    const unsigned int v2827 = static_cast<unsigned int>(v275.col(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2828 = v1129 + v2827;
+    const bool v2829 = v2826 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2830 = v2828 < v15;
+    const bool v2831 = v2829 && v2830;
+    if (v2831) {
+      const float v2832 = v275.x[1];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2833 = v68 + v2828;
+      const iron_bf16 v2834 = bias[v2833];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2835 = iron_to_f32(v2834);
+      const float v2836 = v2832 + v2835;
+      const float v2838 = fmaxf(v2836, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2839 = iron_f32_to_bf16(v2838);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2840 = v2826 * v4;
+      const unsigned int v2841 = v2840 + v68;
+      const unsigned int v2842 = v2841 + v2828;
+      out[v2842] = v2839;
+    }
+    const unsigned int v2843 = static_cast<unsigned int>(v275.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2844 = v1130 + v2843;
+    const unsigned int v2845 = static_cast<unsigned int>(v275.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2846 = v1129 + v2845;
+    const bool v2847 = v2844 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2848 = v2846 < v15;
+    const bool v2849 = v2847 && v2848;
+    if (v2849) {
+      const float v2850 = v275.x[2];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2851 = v68 + v2846;
+      const iron_bf16 v2852 = bias[v2851];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2853 = iron_to_f32(v2852);
+      const float v2854 = v2850 + v2853;
+      const float v2856 = fmaxf(v2854, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2857 = iron_f32_to_bf16(v2856);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2858 = v2844 * v4;
+      const unsigned int v2859 = v2858 + v68;
+      const unsigned int v2860 = v2859 + v2846;
+      out[v2860] = v2857;
+    }
+    const unsigned int v2861 = static_cast<unsigned int>(v275.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2862 = v1130 + v2861;
+    const unsigned int v2863 = static_cast<unsigned int>(v275.col(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2864 = v1129 + v2863;
+    const bool v2865 = v2862 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2866 = v2864 < v15;
+    const bool v2867 = v2865 && v2866;
+    if (v2867) {
+      const float v2868 = v275.x[3];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2869 = v68 + v2864;
+      const iron_bf16 v2870 = bias[v2869];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2871 = iron_to_f32(v2870);
+      const float v2872 = v2868 + v2871;
+      const float v2874 = fmaxf(v2872, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2875 = iron_f32_to_bf16(v2874);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2876 = v2862 * v4;
+      const unsigned int v2877 = v2876 + v68;
+      const unsigned int v2878 = v2877 + v2864;
+      out[v2878] = v2875;
+    }
+    const unsigned int v2879 = static_cast<unsigned int>(v275.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2880 = v1130 + v2879;
+    const unsigned int v2881 = static_cast<unsigned int>(v275.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2882 = v1129 + v2881;
+    const bool v2883 = v2880 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2884 = v2882 < v15;
+    const bool v2885 = v2883 && v2884;
+    if (v2885) {
+      const float v2886 = v275.x[4];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2887 = v68 + v2882;
+      const iron_bf16 v2888 = bias[v2887];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2889 = iron_to_f32(v2888);
+      const float v2890 = v2886 + v2889;
+      const float v2892 = fmaxf(v2890, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2893 = iron_f32_to_bf16(v2892);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2894 = v2880 * v4;
+      const unsigned int v2895 = v2894 + v68;
+      const unsigned int v2896 = v2895 + v2882;
+      out[v2896] = v2893;
+    }
+    const unsigned int v2897 = static_cast<unsigned int>(v275.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2898 = v1130 + v2897;
+    const unsigned int v2899 = static_cast<unsigned int>(v275.col(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2900 = v1129 + v2899;
+    const bool v2901 = v2898 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2902 = v2900 < v15;
+    const bool v2903 = v2901 && v2902;
+    if (v2903) {
+      const float v2904 = v275.x[5];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2905 = v68 + v2900;
+      const iron_bf16 v2906 = bias[v2905];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2907 = iron_to_f32(v2906);
+      const float v2908 = v2904 + v2907;
+      const float v2910 = fmaxf(v2908, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2911 = iron_f32_to_bf16(v2910);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2912 = v2898 * v4;
+      const unsigned int v2913 = v2912 + v68;
+      const unsigned int v2914 = v2913 + v2900;
+      out[v2914] = v2911;
+    }
+    const unsigned int v2915 = static_cast<unsigned int>(v275.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2916 = v1130 + v2915;
+    const unsigned int v2917 = static_cast<unsigned int>(v275.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2918 = v1129 + v2917;
+    const bool v2919 = v2916 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2920 = v2918 < v15;
+    const bool v2921 = v2919 && v2920;
+    if (v2921) {
+      const float v2922 = v275.x[6];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2923 = v68 + v2918;
+      const iron_bf16 v2924 = bias[v2923];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2925 = iron_to_f32(v2924);
+      const float v2926 = v2922 + v2925;
+      const float v2928 = fmaxf(v2926, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2929 = iron_f32_to_bf16(v2928);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2930 = v2916 * v4;
+      const unsigned int v2931 = v2930 + v68;
+      const unsigned int v2932 = v2931 + v2918;
+      out[v2932] = v2929;
+    }
+    const unsigned int v2933 = static_cast<unsigned int>(v275.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2934 = v1130 + v2933;
+    const unsigned int v2935 = static_cast<unsigned int>(v275.col(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2936 = v1129 + v2935;
+    const bool v2937 = v2934 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2938 = v2936 < v15;
+    const bool v2939 = v2937 && v2938;
+    if (v2939) {
+      const float v2940 = v275.x[7];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2941 = v68 + v2936;
+      const iron_bf16 v2942 = bias[v2941];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2943 = iron_to_f32(v2942);
+      const float v2944 = v2940 + v2943;
+      const float v2946 = fmaxf(v2944, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2947 = iron_f32_to_bf16(v2946);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2948 = v2934 * v4;
+      const unsigned int v2949 = v2948 + v68;
+      const unsigned int v2950 = v2949 + v2936;
+      out[v2950] = v2947;
+    }
+    const unsigned int v2951 = static_cast<unsigned int>(v275.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2952 = v1130 + v2951;
+    const unsigned int v2953 = static_cast<unsigned int>(v275.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2954 = v1129 + v2953;
+    const bool v2955 = v2952 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2956 = v2954 < v15;
+    const bool v2957 = v2955 && v2956;
+    if (v2957) {
+      const float v2958 = v275.x[8];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2959 = v68 + v2954;
+      const iron_bf16 v2960 = bias[v2959];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2961 = iron_to_f32(v2960);
+      const float v2962 = v2958 + v2961;
+      const float v2964 = fmaxf(v2962, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2965 = iron_f32_to_bf16(v2964);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2966 = v2952 * v4;
+      const unsigned int v2967 = v2966 + v68;
+      const unsigned int v2968 = v2967 + v2954;
+      out[v2968] = v2965;
+    }
+    const unsigned int v2969 = static_cast<unsigned int>(v275.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2970 = v1130 + v2969;
+    const unsigned int v2971 = static_cast<unsigned int>(v275.col(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2972 = v1129 + v2971;
+    const bool v2973 = v2970 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2974 = v2972 < v15;
+    const bool v2975 = v2973 && v2974;
+    if (v2975) {
+      const float v2976 = v275.x[9];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2977 = v68 + v2972;
+      const iron_bf16 v2978 = bias[v2977];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2979 = iron_to_f32(v2978);
+      const float v2980 = v2976 + v2979;
+      const float v2982 = fmaxf(v2980, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v2983 = iron_f32_to_bf16(v2982);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2984 = v2970 * v4;
+      const unsigned int v2985 = v2984 + v68;
+      const unsigned int v2986 = v2985 + v2972;
+      out[v2986] = v2983;
+    }
+    const unsigned int v2987 = static_cast<unsigned int>(v275.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v2988 = v1130 + v2987;
+    const unsigned int v2989 = static_cast<unsigned int>(v275.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v2990 = v1129 + v2989;
+    const bool v2991 = v2988 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2992 = v2990 < v15;
+    const bool v2993 = v2991 && v2992;
+    if (v2993) {
+      const float v2994 = v275.x[10];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v2995 = v68 + v2990;
+      const iron_bf16 v2996 = bias[v2995];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2997 = iron_to_f32(v2996);
+      const float v2998 = v2994 + v2997;
+      const float v3000 = fmaxf(v2998, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3001 = iron_f32_to_bf16(v3000);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3002 = v2988 * v4;
+      const unsigned int v3003 = v3002 + v68;
+      const unsigned int v3004 = v3003 + v2990;
+      out[v3004] = v3001;
+    }
+    const unsigned int v3005 = static_cast<unsigned int>(v275.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3006 = v1130 + v3005;
+    const unsigned int v3007 = static_cast<unsigned int>(v275.col(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3008 = v1129 + v3007;
+    const bool v3009 = v3006 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3010 = v3008 < v15;
+    const bool v3011 = v3009 && v3010;
+    if (v3011) {
+      const float v3012 = v275.x[11];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3013 = v68 + v3008;
+      const iron_bf16 v3014 = bias[v3013];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3015 = iron_to_f32(v3014);
+      const float v3016 = v3012 + v3015;
+      const float v3018 = fmaxf(v3016, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3019 = iron_f32_to_bf16(v3018);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3020 = v3006 * v4;
+      const unsigned int v3021 = v3020 + v68;
+      const unsigned int v3022 = v3021 + v3008;
+      out[v3022] = v3019;
+    }
+    const unsigned int v3023 = static_cast<unsigned int>(v275.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3024 = v1130 + v3023;
+    const unsigned int v3025 = static_cast<unsigned int>(v275.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3026 = v1129 + v3025;
+    const bool v3027 = v3024 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3028 = v3026 < v15;
+    const bool v3029 = v3027 && v3028;
+    if (v3029) {
+      const float v3030 = v275.x[12];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3031 = v68 + v3026;
+      const iron_bf16 v3032 = bias[v3031];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3033 = iron_to_f32(v3032);
+      const float v3034 = v3030 + v3033;
+      const float v3036 = fmaxf(v3034, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3037 = iron_f32_to_bf16(v3036);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3038 = v3024 * v4;
+      const unsigned int v3039 = v3038 + v68;
+      const unsigned int v3040 = v3039 + v3026;
+      out[v3040] = v3037;
+    }
+    const unsigned int v3041 = static_cast<unsigned int>(v275.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3042 = v1130 + v3041;
+    const unsigned int v3043 = static_cast<unsigned int>(v275.col(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3044 = v1129 + v3043;
+    const bool v3045 = v3042 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3046 = v3044 < v15;
+    const bool v3047 = v3045 && v3046;
+    if (v3047) {
+      const float v3048 = v275.x[13];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3049 = v68 + v3044;
+      const iron_bf16 v3050 = bias[v3049];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3051 = iron_to_f32(v3050);
+      const float v3052 = v3048 + v3051;
+      const float v3054 = fmaxf(v3052, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3055 = iron_f32_to_bf16(v3054);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3056 = v3042 * v4;
+      const unsigned int v3057 = v3056 + v68;
+      const unsigned int v3058 = v3057 + v3044;
+      out[v3058] = v3055;
+    }
+    const unsigned int v3059 = static_cast<unsigned int>(v275.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3060 = v1130 + v3059;
+    const unsigned int v3061 = static_cast<unsigned int>(v275.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3062 = v1129 + v3061;
+    const bool v3063 = v3060 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3064 = v3062 < v15;
+    const bool v3065 = v3063 && v3064;
+    if (v3065) {
+      const float v3066 = v275.x[14];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3067 = v68 + v3062;
+      const iron_bf16 v3068 = bias[v3067];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3069 = iron_to_f32(v3068);
+      const float v3070 = v3066 + v3069;
+      const float v3072 = fmaxf(v3070, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3073 = iron_f32_to_bf16(v3072);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3074 = v3060 * v4;
+      const unsigned int v3075 = v3074 + v68;
+      const unsigned int v3076 = v3075 + v3062;
+      out[v3076] = v3073;
+    }
+    const unsigned int v3077 = static_cast<unsigned int>(v275.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3078 = v1130 + v3077;
+    const unsigned int v3079 = static_cast<unsigned int>(v275.col(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3080 = v1129 + v3079;
+    const bool v3081 = v3078 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3082 = v3080 < v15;
+    const bool v3083 = v3081 && v3082;
+    if (v3083) {
+      const float v3084 = v275.x[15];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3085 = v68 + v3080;
+      const iron_bf16 v3086 = bias[v3085];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3087 = iron_to_f32(v3086);
+      const float v3088 = v3084 + v3087;
+      const float v3090 = fmaxf(v3088, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3091 = iron_f32_to_bf16(v3090);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3092 = v3078 * v4;
+      const unsigned int v3093 = v3092 + v68;
+      const unsigned int v3094 = v3093 + v3080;
+      out[v3094] = v3091;
+    }
+    const unsigned int v3095 = static_cast<unsigned int>(v275.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3096 = v1130 + v3095;
+    const unsigned int v3097 = static_cast<unsigned int>(v275.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3098 = v1129 + v3097;
+    const bool v3099 = v3096 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3100 = v3098 < v15;
+    const bool v3101 = v3099 && v3100;
+    if (v3101) {
+      const float v3102 = v275.x[16];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3103 = v68 + v3098;
+      const iron_bf16 v3104 = bias[v3103];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3105 = iron_to_f32(v3104);
+      const float v3106 = v3102 + v3105;
+      const float v3108 = fmaxf(v3106, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3109 = iron_f32_to_bf16(v3108);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3110 = v3096 * v4;
+      const unsigned int v3111 = v3110 + v68;
+      const unsigned int v3112 = v3111 + v3098;
+      out[v3112] = v3109;
+    }
+    const unsigned int v3113 = static_cast<unsigned int>(v275.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3114 = v1130 + v3113;
+    const unsigned int v3115 = static_cast<unsigned int>(v275.col(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3116 = v1129 + v3115;
+    const bool v3117 = v3114 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3118 = v3116 < v15;
+    const bool v3119 = v3117 && v3118;
+    if (v3119) {
+      const float v3120 = v275.x[17];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3121 = v68 + v3116;
+      const iron_bf16 v3122 = bias[v3121];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3123 = iron_to_f32(v3122);
+      const float v3124 = v3120 + v3123;
+      const float v3126 = fmaxf(v3124, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3127 = iron_f32_to_bf16(v3126);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3128 = v3114 * v4;
+      const unsigned int v3129 = v3128 + v68;
+      const unsigned int v3130 = v3129 + v3116;
+      out[v3130] = v3127;
+    }
+    const unsigned int v3131 = static_cast<unsigned int>(v275.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3132 = v1130 + v3131;
+    const unsigned int v3133 = static_cast<unsigned int>(v275.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3134 = v1129 + v3133;
+    const bool v3135 = v3132 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3136 = v3134 < v15;
+    const bool v3137 = v3135 && v3136;
+    if (v3137) {
+      const float v3138 = v275.x[18];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3139 = v68 + v3134;
+      const iron_bf16 v3140 = bias[v3139];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3141 = iron_to_f32(v3140);
+      const float v3142 = v3138 + v3141;
+      const float v3144 = fmaxf(v3142, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3145 = iron_f32_to_bf16(v3144);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3146 = v3132 * v4;
+      const unsigned int v3147 = v3146 + v68;
+      const unsigned int v3148 = v3147 + v3134;
+      out[v3148] = v3145;
+    }
+    const unsigned int v3149 = static_cast<unsigned int>(v275.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3150 = v1130 + v3149;
+    const unsigned int v3151 = static_cast<unsigned int>(v275.col(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3152 = v1129 + v3151;
+    const bool v3153 = v3150 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3154 = v3152 < v15;
+    const bool v3155 = v3153 && v3154;
+    if (v3155) {
+      const float v3156 = v275.x[19];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3157 = v68 + v3152;
+      const iron_bf16 v3158 = bias[v3157];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3159 = iron_to_f32(v3158);
+      const float v3160 = v3156 + v3159;
+      const float v3162 = fmaxf(v3160, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3163 = iron_f32_to_bf16(v3162);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3164 = v3150 * v4;
+      const unsigned int v3165 = v3164 + v68;
+      const unsigned int v3166 = v3165 + v3152;
+      out[v3166] = v3163;
+    }
+    const unsigned int v3167 = static_cast<unsigned int>(v275.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3168 = v1130 + v3167;
+    const unsigned int v3169 = static_cast<unsigned int>(v275.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3170 = v1129 + v3169;
+    const bool v3171 = v3168 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3172 = v3170 < v15;
+    const bool v3173 = v3171 && v3172;
+    if (v3173) {
+      const float v3174 = v275.x[20];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3175 = v68 + v3170;
+      const iron_bf16 v3176 = bias[v3175];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3177 = iron_to_f32(v3176);
+      const float v3178 = v3174 + v3177;
+      const float v3180 = fmaxf(v3178, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3181 = iron_f32_to_bf16(v3180);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3182 = v3168 * v4;
+      const unsigned int v3183 = v3182 + v68;
+      const unsigned int v3184 = v3183 + v3170;
+      out[v3184] = v3181;
+    }
+    const unsigned int v3185 = static_cast<unsigned int>(v275.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3186 = v1130 + v3185;
+    const unsigned int v3187 = static_cast<unsigned int>(v275.col(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3188 = v1129 + v3187;
+    const bool v3189 = v3186 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3190 = v3188 < v15;
+    const bool v3191 = v3189 && v3190;
+    if (v3191) {
+      const float v3192 = v275.x[21];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3193 = v68 + v3188;
+      const iron_bf16 v3194 = bias[v3193];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3195 = iron_to_f32(v3194);
+      const float v3196 = v3192 + v3195;
+      const float v3198 = fmaxf(v3196, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3199 = iron_f32_to_bf16(v3198);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3200 = v3186 * v4;
+      const unsigned int v3201 = v3200 + v68;
+      const unsigned int v3202 = v3201 + v3188;
+      out[v3202] = v3199;
+    }
+    const unsigned int v3203 = static_cast<unsigned int>(v275.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3204 = v1130 + v3203;
+    const unsigned int v3205 = static_cast<unsigned int>(v275.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3206 = v1129 + v3205;
+    const bool v3207 = v3204 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3208 = v3206 < v15;
+    const bool v3209 = v3207 && v3208;
+    if (v3209) {
+      const float v3210 = v275.x[22];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3211 = v68 + v3206;
+      const iron_bf16 v3212 = bias[v3211];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3213 = iron_to_f32(v3212);
+      const float v3214 = v3210 + v3213;
+      const float v3216 = fmaxf(v3214, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3217 = iron_f32_to_bf16(v3216);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3218 = v3204 * v4;
+      const unsigned int v3219 = v3218 + v68;
+      const unsigned int v3220 = v3219 + v3206;
+      out[v3220] = v3217;
+    }
+    const unsigned int v3221 = static_cast<unsigned int>(v275.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3222 = v1130 + v3221;
+    const unsigned int v3223 = static_cast<unsigned int>(v275.col(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3224 = v1129 + v3223;
+    const bool v3225 = v3222 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3226 = v3224 < v15;
+    const bool v3227 = v3225 && v3226;
+    if (v3227) {
+      const float v3228 = v275.x[23];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3229 = v68 + v3224;
+      const iron_bf16 v3230 = bias[v3229];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3231 = iron_to_f32(v3230);
+      const float v3232 = v3228 + v3231;
+      const float v3234 = fmaxf(v3232, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3235 = iron_f32_to_bf16(v3234);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3236 = v3222 * v4;
+      const unsigned int v3237 = v3236 + v68;
+      const unsigned int v3238 = v3237 + v3224;
+      out[v3238] = v3235;
+    }
+    const unsigned int v3239 = static_cast<unsigned int>(v275.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3240 = v1130 + v3239;
+    const unsigned int v3241 = static_cast<unsigned int>(v275.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3242 = v1129 + v3241;
+    const bool v3243 = v3240 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3244 = v3242 < v15;
+    const bool v3245 = v3243 && v3244;
+    if (v3245) {
+      const float v3246 = v275.x[24];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3247 = v68 + v3242;
+      const iron_bf16 v3248 = bias[v3247];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3249 = iron_to_f32(v3248);
+      const float v3250 = v3246 + v3249;
+      const float v3252 = fmaxf(v3250, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3253 = iron_f32_to_bf16(v3252);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3254 = v3240 * v4;
+      const unsigned int v3255 = v3254 + v68;
+      const unsigned int v3256 = v3255 + v3242;
+      out[v3256] = v3253;
+    }
+    const unsigned int v3257 = static_cast<unsigned int>(v275.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3258 = v1130 + v3257;
+    const unsigned int v3259 = static_cast<unsigned int>(v275.col(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3260 = v1129 + v3259;
+    const bool v3261 = v3258 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3262 = v3260 < v15;
+    const bool v3263 = v3261 && v3262;
+    if (v3263) {
+      const float v3264 = v275.x[25];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3265 = v68 + v3260;
+      const iron_bf16 v3266 = bias[v3265];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3267 = iron_to_f32(v3266);
+      const float v3268 = v3264 + v3267;
+      const float v3270 = fmaxf(v3268, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3271 = iron_f32_to_bf16(v3270);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3272 = v3258 * v4;
+      const unsigned int v3273 = v3272 + v68;
+      const unsigned int v3274 = v3273 + v3260;
+      out[v3274] = v3271;
+    }
+    const unsigned int v3275 = static_cast<unsigned int>(v275.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3276 = v1130 + v3275;
+    const unsigned int v3277 = static_cast<unsigned int>(v275.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3278 = v1129 + v3277;
+    const bool v3279 = v3276 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3280 = v3278 < v15;
+    const bool v3281 = v3279 && v3280;
+    if (v3281) {
+      const float v3282 = v275.x[26];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3283 = v68 + v3278;
+      const iron_bf16 v3284 = bias[v3283];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3285 = iron_to_f32(v3284);
+      const float v3286 = v3282 + v3285;
+      const float v3288 = fmaxf(v3286, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3289 = iron_f32_to_bf16(v3288);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3290 = v3276 * v4;
+      const unsigned int v3291 = v3290 + v68;
+      const unsigned int v3292 = v3291 + v3278;
+      out[v3292] = v3289;
+    }
+    const unsigned int v3293 = static_cast<unsigned int>(v275.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3294 = v1130 + v3293;
+    const unsigned int v3295 = static_cast<unsigned int>(v275.col(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3296 = v1129 + v3295;
+    const bool v3297 = v3294 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3298 = v3296 < v15;
+    const bool v3299 = v3297 && v3298;
+    if (v3299) {
+      const float v3300 = v275.x[27];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3301 = v68 + v3296;
+      const iron_bf16 v3302 = bias[v3301];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3303 = iron_to_f32(v3302);
+      const float v3304 = v3300 + v3303;
+      const float v3306 = fmaxf(v3304, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3307 = iron_f32_to_bf16(v3306);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3308 = v3294 * v4;
+      const unsigned int v3309 = v3308 + v68;
+      const unsigned int v3310 = v3309 + v3296;
+      out[v3310] = v3307;
+    }
+    const unsigned int v3311 = static_cast<unsigned int>(v275.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3312 = v1130 + v3311;
+    const unsigned int v3313 = static_cast<unsigned int>(v275.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3314 = v1129 + v3313;
+    const bool v3315 = v3312 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3316 = v3314 < v15;
+    const bool v3317 = v3315 && v3316;
+    if (v3317) {
+      const float v3318 = v275.x[28];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3319 = v68 + v3314;
+      const iron_bf16 v3320 = bias[v3319];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3321 = iron_to_f32(v3320);
+      const float v3322 = v3318 + v3321;
+      const float v3324 = fmaxf(v3322, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3325 = iron_f32_to_bf16(v3324);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3326 = v3312 * v4;
+      const unsigned int v3327 = v3326 + v68;
+      const unsigned int v3328 = v3327 + v3314;
+      out[v3328] = v3325;
+    }
+    const unsigned int v3329 = static_cast<unsigned int>(v275.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3330 = v1130 + v3329;
+    const unsigned int v3331 = static_cast<unsigned int>(v275.col(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3332 = v1129 + v3331;
+    const bool v3333 = v3330 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3334 = v3332 < v15;
+    const bool v3335 = v3333 && v3334;
+    if (v3335) {
+      const float v3336 = v275.x[29];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3337 = v68 + v3332;
+      const iron_bf16 v3338 = bias[v3337];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3339 = iron_to_f32(v3338);
+      const float v3340 = v3336 + v3339;
+      const float v3342 = fmaxf(v3340, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3343 = iron_f32_to_bf16(v3342);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3344 = v3330 * v4;
+      const unsigned int v3345 = v3344 + v68;
+      const unsigned int v3346 = v3345 + v3332;
+      out[v3346] = v3343;
+    }
+    const unsigned int v3347 = static_cast<unsigned int>(v275.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3348 = v1130 + v3347;
+    const unsigned int v3349 = static_cast<unsigned int>(v275.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3350 = v1129 + v3349;
+    const bool v3351 = v3348 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3352 = v3350 < v15;
+    const bool v3353 = v3351 && v3352;
+    if (v3353) {
+      const float v3354 = v275.x[30];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3355 = v68 + v3350;
+      const iron_bf16 v3356 = bias[v3355];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3357 = iron_to_f32(v3356);
+      const float v3358 = v3354 + v3357;
+      const float v3360 = fmaxf(v3358, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3361 = iron_f32_to_bf16(v3360);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3362 = v3348 * v4;
+      const unsigned int v3363 = v3362 + v68;
+      const unsigned int v3364 = v3363 + v3350;
+      out[v3364] = v3361;
+    }
+    const unsigned int v3365 = static_cast<unsigned int>(v275.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3366 = v1130 + v3365;
+    const unsigned int v3367 = static_cast<unsigned int>(v275.col(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3368 = v1129 + v3367;
+    const bool v3369 = v3366 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3370 = v3368 < v15;
+    const bool v3371 = v3369 && v3370;
+    if (v3371) {
+      const float v3372 = v275.x[31];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3373 = v68 + v3368;
+      const iron_bf16 v3374 = bias[v3373];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3375 = iron_to_f32(v3374);
+      const float v3376 = v3372 + v3375;
+      const float v3378 = fmaxf(v3376, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3379 = iron_f32_to_bf16(v3378);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3380 = v3366 * v4;
+      const unsigned int v3381 = v3380 + v68;
+      const unsigned int v3382 = v3381 + v3368;
+      out[v3382] = v3379;
+    }
+    const unsigned int v3383 = static_cast<unsigned int>(v275.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3384 = v1130 + v3383;
+    const unsigned int v3385 = static_cast<unsigned int>(v275.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3386 = v1129 + v3385;
+    const bool v3387 = v3384 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3388 = v3386 < v15;
+    const bool v3389 = v3387 && v3388;
+    if (v3389) {
+      const float v3390 = v275.x[32];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3391 = v68 + v3386;
+      const iron_bf16 v3392 = bias[v3391];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3393 = iron_to_f32(v3392);
+      const float v3394 = v3390 + v3393;
+      const float v3396 = fmaxf(v3394, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3397 = iron_f32_to_bf16(v3396);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3398 = v3384 * v4;
+      const unsigned int v3399 = v3398 + v68;
+      const unsigned int v3400 = v3399 + v3386;
+      out[v3400] = v3397;
+    }
+    const unsigned int v3401 = static_cast<unsigned int>(v275.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3402 = v1130 + v3401;
+    const unsigned int v3403 = static_cast<unsigned int>(v275.col(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3404 = v1129 + v3403;
+    const bool v3405 = v3402 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3406 = v3404 < v15;
+    const bool v3407 = v3405 && v3406;
+    if (v3407) {
+      const float v3408 = v275.x[33];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3409 = v68 + v3404;
+      const iron_bf16 v3410 = bias[v3409];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3411 = iron_to_f32(v3410);
+      const float v3412 = v3408 + v3411;
+      const float v3414 = fmaxf(v3412, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3415 = iron_f32_to_bf16(v3414);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3416 = v3402 * v4;
+      const unsigned int v3417 = v3416 + v68;
+      const unsigned int v3418 = v3417 + v3404;
+      out[v3418] = v3415;
+    }
+    const unsigned int v3419 = static_cast<unsigned int>(v275.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3420 = v1130 + v3419;
+    const unsigned int v3421 = static_cast<unsigned int>(v275.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3422 = v1129 + v3421;
+    const bool v3423 = v3420 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3424 = v3422 < v15;
+    const bool v3425 = v3423 && v3424;
+    if (v3425) {
+      const float v3426 = v275.x[34];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3427 = v68 + v3422;
+      const iron_bf16 v3428 = bias[v3427];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3429 = iron_to_f32(v3428);
+      const float v3430 = v3426 + v3429;
+      const float v3432 = fmaxf(v3430, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3433 = iron_f32_to_bf16(v3432);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3434 = v3420 * v4;
+      const unsigned int v3435 = v3434 + v68;
+      const unsigned int v3436 = v3435 + v3422;
+      out[v3436] = v3433;
+    }
+    const unsigned int v3437 = static_cast<unsigned int>(v275.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3438 = v1130 + v3437;
+    const unsigned int v3439 = static_cast<unsigned int>(v275.col(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3440 = v1129 + v3439;
+    const bool v3441 = v3438 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3442 = v3440 < v15;
+    const bool v3443 = v3441 && v3442;
+    if (v3443) {
+      const float v3444 = v275.x[35];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3445 = v68 + v3440;
+      const iron_bf16 v3446 = bias[v3445];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3447 = iron_to_f32(v3446);
+      const float v3448 = v3444 + v3447;
+      const float v3450 = fmaxf(v3448, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3451 = iron_f32_to_bf16(v3450);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3452 = v3438 * v4;
+      const unsigned int v3453 = v3452 + v68;
+      const unsigned int v3454 = v3453 + v3440;
+      out[v3454] = v3451;
+    }
+    const unsigned int v3455 = static_cast<unsigned int>(v275.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3456 = v1130 + v3455;
+    const unsigned int v3457 = static_cast<unsigned int>(v275.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3458 = v1129 + v3457;
+    const bool v3459 = v3456 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3460 = v3458 < v15;
+    const bool v3461 = v3459 && v3460;
+    if (v3461) {
+      const float v3462 = v275.x[36];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3463 = v68 + v3458;
+      const iron_bf16 v3464 = bias[v3463];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3465 = iron_to_f32(v3464);
+      const float v3466 = v3462 + v3465;
+      const float v3468 = fmaxf(v3466, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3469 = iron_f32_to_bf16(v3468);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3470 = v3456 * v4;
+      const unsigned int v3471 = v3470 + v68;
+      const unsigned int v3472 = v3471 + v3458;
+      out[v3472] = v3469;
+    }
+    const unsigned int v3473 = static_cast<unsigned int>(v275.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3474 = v1130 + v3473;
+    const unsigned int v3475 = static_cast<unsigned int>(v275.col(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3476 = v1129 + v3475;
+    const bool v3477 = v3474 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3478 = v3476 < v15;
+    const bool v3479 = v3477 && v3478;
+    if (v3479) {
+      const float v3480 = v275.x[37];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3481 = v68 + v3476;
+      const iron_bf16 v3482 = bias[v3481];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3483 = iron_to_f32(v3482);
+      const float v3484 = v3480 + v3483;
+      const float v3486 = fmaxf(v3484, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3487 = iron_f32_to_bf16(v3486);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3488 = v3474 * v4;
+      const unsigned int v3489 = v3488 + v68;
+      const unsigned int v3490 = v3489 + v3476;
+      out[v3490] = v3487;
+    }
+    const unsigned int v3491 = static_cast<unsigned int>(v275.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3492 = v1130 + v3491;
+    const unsigned int v3493 = static_cast<unsigned int>(v275.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3494 = v1129 + v3493;
+    const bool v3495 = v3492 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3496 = v3494 < v15;
+    const bool v3497 = v3495 && v3496;
+    if (v3497) {
+      const float v3498 = v275.x[38];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3499 = v68 + v3494;
+      const iron_bf16 v3500 = bias[v3499];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3501 = iron_to_f32(v3500);
+      const float v3502 = v3498 + v3501;
+      const float v3504 = fmaxf(v3502, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3505 = iron_f32_to_bf16(v3504);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3506 = v3492 * v4;
+      const unsigned int v3507 = v3506 + v68;
+      const unsigned int v3508 = v3507 + v3494;
+      out[v3508] = v3505;
+    }
+    const unsigned int v3509 = static_cast<unsigned int>(v275.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3510 = v1130 + v3509;
+    const unsigned int v3511 = static_cast<unsigned int>(v275.col(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3512 = v1129 + v3511;
+    const bool v3513 = v3510 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3514 = v3512 < v15;
+    const bool v3515 = v3513 && v3514;
+    if (v3515) {
+      const float v3516 = v275.x[39];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3517 = v68 + v3512;
+      const iron_bf16 v3518 = bias[v3517];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3519 = iron_to_f32(v3518);
+      const float v3520 = v3516 + v3519;
+      const float v3522 = fmaxf(v3520, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3523 = iron_f32_to_bf16(v3522);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3524 = v3510 * v4;
+      const unsigned int v3525 = v3524 + v68;
+      const unsigned int v3526 = v3525 + v3512;
+      out[v3526] = v3523;
+    }
+    const unsigned int v3527 = static_cast<unsigned int>(v275.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3528 = v1130 + v3527;
+    const unsigned int v3529 = static_cast<unsigned int>(v275.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3530 = v1129 + v3529;
+    const bool v3531 = v3528 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3532 = v3530 < v15;
+    const bool v3533 = v3531 && v3532;
+    if (v3533) {
+      const float v3534 = v275.x[40];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3535 = v68 + v3530;
+      const iron_bf16 v3536 = bias[v3535];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3537 = iron_to_f32(v3536);
+      const float v3538 = v3534 + v3537;
+      const float v3540 = fmaxf(v3538, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3541 = iron_f32_to_bf16(v3540);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3542 = v3528 * v4;
+      const unsigned int v3543 = v3542 + v68;
+      const unsigned int v3544 = v3543 + v3530;
+      out[v3544] = v3541;
+    }
+    const unsigned int v3545 = static_cast<unsigned int>(v275.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3546 = v1130 + v3545;
+    const unsigned int v3547 = static_cast<unsigned int>(v275.col(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3548 = v1129 + v3547;
+    const bool v3549 = v3546 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3550 = v3548 < v15;
+    const bool v3551 = v3549 && v3550;
+    if (v3551) {
+      const float v3552 = v275.x[41];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3553 = v68 + v3548;
+      const iron_bf16 v3554 = bias[v3553];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3555 = iron_to_f32(v3554);
+      const float v3556 = v3552 + v3555;
+      const float v3558 = fmaxf(v3556, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3559 = iron_f32_to_bf16(v3558);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3560 = v3546 * v4;
+      const unsigned int v3561 = v3560 + v68;
+      const unsigned int v3562 = v3561 + v3548;
+      out[v3562] = v3559;
+    }
+    const unsigned int v3563 = static_cast<unsigned int>(v275.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3564 = v1130 + v3563;
+    const unsigned int v3565 = static_cast<unsigned int>(v275.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3566 = v1129 + v3565;
+    const bool v3567 = v3564 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3568 = v3566 < v15;
+    const bool v3569 = v3567 && v3568;
+    if (v3569) {
+      const float v3570 = v275.x[42];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3571 = v68 + v3566;
+      const iron_bf16 v3572 = bias[v3571];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3573 = iron_to_f32(v3572);
+      const float v3574 = v3570 + v3573;
+      const float v3576 = fmaxf(v3574, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3577 = iron_f32_to_bf16(v3576);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3578 = v3564 * v4;
+      const unsigned int v3579 = v3578 + v68;
+      const unsigned int v3580 = v3579 + v3566;
+      out[v3580] = v3577;
+    }
+    const unsigned int v3581 = static_cast<unsigned int>(v275.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3582 = v1130 + v3581;
+    const unsigned int v3583 = static_cast<unsigned int>(v275.col(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3584 = v1129 + v3583;
+    const bool v3585 = v3582 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3586 = v3584 < v15;
+    const bool v3587 = v3585 && v3586;
+    if (v3587) {
+      const float v3588 = v275.x[43];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3589 = v68 + v3584;
+      const iron_bf16 v3590 = bias[v3589];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3591 = iron_to_f32(v3590);
+      const float v3592 = v3588 + v3591;
+      const float v3594 = fmaxf(v3592, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3595 = iron_f32_to_bf16(v3594);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3596 = v3582 * v4;
+      const unsigned int v3597 = v3596 + v68;
+      const unsigned int v3598 = v3597 + v3584;
+      out[v3598] = v3595;
+    }
+    const unsigned int v3599 = static_cast<unsigned int>(v275.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3600 = v1130 + v3599;
+    const unsigned int v3601 = static_cast<unsigned int>(v275.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3602 = v1129 + v3601;
+    const bool v3603 = v3600 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3604 = v3602 < v15;
+    const bool v3605 = v3603 && v3604;
+    if (v3605) {
+      const float v3606 = v275.x[44];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3607 = v68 + v3602;
+      const iron_bf16 v3608 = bias[v3607];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3609 = iron_to_f32(v3608);
+      const float v3610 = v3606 + v3609;
+      const float v3612 = fmaxf(v3610, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3613 = iron_f32_to_bf16(v3612);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3614 = v3600 * v4;
+      const unsigned int v3615 = v3614 + v68;
+      const unsigned int v3616 = v3615 + v3602;
+      out[v3616] = v3613;
+    }
+    const unsigned int v3617 = static_cast<unsigned int>(v275.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3618 = v1130 + v3617;
+    const unsigned int v3619 = static_cast<unsigned int>(v275.col(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3620 = v1129 + v3619;
+    const bool v3621 = v3618 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3622 = v3620 < v15;
+    const bool v3623 = v3621 && v3622;
+    if (v3623) {
+      const float v3624 = v275.x[45];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3625 = v68 + v3620;
+      const iron_bf16 v3626 = bias[v3625];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3627 = iron_to_f32(v3626);
+      const float v3628 = v3624 + v3627;
+      const float v3630 = fmaxf(v3628, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3631 = iron_f32_to_bf16(v3630);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3632 = v3618 * v4;
+      const unsigned int v3633 = v3632 + v68;
+      const unsigned int v3634 = v3633 + v3620;
+      out[v3634] = v3631;
+    }
+    const unsigned int v3635 = static_cast<unsigned int>(v275.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3636 = v1130 + v3635;
+    const unsigned int v3637 = static_cast<unsigned int>(v275.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3638 = v1129 + v3637;
+    const bool v3639 = v3636 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3640 = v3638 < v15;
+    const bool v3641 = v3639 && v3640;
+    if (v3641) {
+      const float v3642 = v275.x[46];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3643 = v68 + v3638;
+      const iron_bf16 v3644 = bias[v3643];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3645 = iron_to_f32(v3644);
+      const float v3646 = v3642 + v3645;
+      const float v3648 = fmaxf(v3646, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3649 = iron_f32_to_bf16(v3648);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3650 = v3636 * v4;
+      const unsigned int v3651 = v3650 + v68;
+      const unsigned int v3652 = v3651 + v3638;
+      out[v3652] = v3649;
+    }
+    const unsigned int v3653 = static_cast<unsigned int>(v275.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3654 = v1130 + v3653;
+    const unsigned int v3655 = static_cast<unsigned int>(v275.col(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3656 = v1129 + v3655;
+    const bool v3657 = v3654 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3658 = v3656 < v15;
+    const bool v3659 = v3657 && v3658;
+    if (v3659) {
+      const float v3660 = v275.x[47];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3661 = v68 + v3656;
+      const iron_bf16 v3662 = bias[v3661];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3663 = iron_to_f32(v3662);
+      const float v3664 = v3660 + v3663;
+      const float v3666 = fmaxf(v3664, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3667 = iron_f32_to_bf16(v3666);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3668 = v3654 * v4;
+      const unsigned int v3669 = v3668 + v68;
+      const unsigned int v3670 = v3669 + v3656;
+      out[v3670] = v3667;
+    }
+    const unsigned int v3671 = static_cast<unsigned int>(v275.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3672 = v1130 + v3671;
+    const unsigned int v3673 = static_cast<unsigned int>(v275.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3674 = v1129 + v3673;
+    const bool v3675 = v3672 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3676 = v3674 < v15;
+    const bool v3677 = v3675 && v3676;
+    if (v3677) {
+      const float v3678 = v275.x[48];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3679 = v68 + v3674;
+      const iron_bf16 v3680 = bias[v3679];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3681 = iron_to_f32(v3680);
+      const float v3682 = v3678 + v3681;
+      const float v3684 = fmaxf(v3682, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3685 = iron_f32_to_bf16(v3684);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3686 = v3672 * v4;
+      const unsigned int v3687 = v3686 + v68;
+      const unsigned int v3688 = v3687 + v3674;
+      out[v3688] = v3685;
+    }
+    const unsigned int v3689 = static_cast<unsigned int>(v275.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3690 = v1130 + v3689;
+    const unsigned int v3691 = static_cast<unsigned int>(v275.col(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3692 = v1129 + v3691;
+    const bool v3693 = v3690 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3694 = v3692 < v15;
+    const bool v3695 = v3693 && v3694;
+    if (v3695) {
+      const float v3696 = v275.x[49];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3697 = v68 + v3692;
+      const iron_bf16 v3698 = bias[v3697];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3699 = iron_to_f32(v3698);
+      const float v3700 = v3696 + v3699;
+      const float v3702 = fmaxf(v3700, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3703 = iron_f32_to_bf16(v3702);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3704 = v3690 * v4;
+      const unsigned int v3705 = v3704 + v68;
+      const unsigned int v3706 = v3705 + v3692;
+      out[v3706] = v3703;
+    }
+    const unsigned int v3707 = static_cast<unsigned int>(v275.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3708 = v1130 + v3707;
+    const unsigned int v3709 = static_cast<unsigned int>(v275.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3710 = v1129 + v3709;
+    const bool v3711 = v3708 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3712 = v3710 < v15;
+    const bool v3713 = v3711 && v3712;
+    if (v3713) {
+      const float v3714 = v275.x[50];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3715 = v68 + v3710;
+      const iron_bf16 v3716 = bias[v3715];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3717 = iron_to_f32(v3716);
+      const float v3718 = v3714 + v3717;
+      const float v3720 = fmaxf(v3718, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3721 = iron_f32_to_bf16(v3720);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3722 = v3708 * v4;
+      const unsigned int v3723 = v3722 + v68;
+      const unsigned int v3724 = v3723 + v3710;
+      out[v3724] = v3721;
+    }
+    const unsigned int v3725 = static_cast<unsigned int>(v275.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3726 = v1130 + v3725;
+    const unsigned int v3727 = static_cast<unsigned int>(v275.col(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3728 = v1129 + v3727;
+    const bool v3729 = v3726 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3730 = v3728 < v15;
+    const bool v3731 = v3729 && v3730;
+    if (v3731) {
+      const float v3732 = v275.x[51];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3733 = v68 + v3728;
+      const iron_bf16 v3734 = bias[v3733];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3735 = iron_to_f32(v3734);
+      const float v3736 = v3732 + v3735;
+      const float v3738 = fmaxf(v3736, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3739 = iron_f32_to_bf16(v3738);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3740 = v3726 * v4;
+      const unsigned int v3741 = v3740 + v68;
+      const unsigned int v3742 = v3741 + v3728;
+      out[v3742] = v3739;
+    }
+    const unsigned int v3743 = static_cast<unsigned int>(v275.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3744 = v1130 + v3743;
+    const unsigned int v3745 = static_cast<unsigned int>(v275.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3746 = v1129 + v3745;
+    const bool v3747 = v3744 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3748 = v3746 < v15;
+    const bool v3749 = v3747 && v3748;
+    if (v3749) {
+      const float v3750 = v275.x[52];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3751 = v68 + v3746;
+      const iron_bf16 v3752 = bias[v3751];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3753 = iron_to_f32(v3752);
+      const float v3754 = v3750 + v3753;
+      const float v3756 = fmaxf(v3754, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3757 = iron_f32_to_bf16(v3756);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3758 = v3744 * v4;
+      const unsigned int v3759 = v3758 + v68;
+      const unsigned int v3760 = v3759 + v3746;
+      out[v3760] = v3757;
+    }
+    const unsigned int v3761 = static_cast<unsigned int>(v275.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3762 = v1130 + v3761;
+    const unsigned int v3763 = static_cast<unsigned int>(v275.col(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3764 = v1129 + v3763;
+    const bool v3765 = v3762 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3766 = v3764 < v15;
+    const bool v3767 = v3765 && v3766;
+    if (v3767) {
+      const float v3768 = v275.x[53];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3769 = v68 + v3764;
+      const iron_bf16 v3770 = bias[v3769];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3771 = iron_to_f32(v3770);
+      const float v3772 = v3768 + v3771;
+      const float v3774 = fmaxf(v3772, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3775 = iron_f32_to_bf16(v3774);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3776 = v3762 * v4;
+      const unsigned int v3777 = v3776 + v68;
+      const unsigned int v3778 = v3777 + v3764;
+      out[v3778] = v3775;
+    }
+    const unsigned int v3779 = static_cast<unsigned int>(v275.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3780 = v1130 + v3779;
+    const unsigned int v3781 = static_cast<unsigned int>(v275.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3782 = v1129 + v3781;
+    const bool v3783 = v3780 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3784 = v3782 < v15;
+    const bool v3785 = v3783 && v3784;
+    if (v3785) {
+      const float v3786 = v275.x[54];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3787 = v68 + v3782;
+      const iron_bf16 v3788 = bias[v3787];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3789 = iron_to_f32(v3788);
+      const float v3790 = v3786 + v3789;
+      const float v3792 = fmaxf(v3790, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3793 = iron_f32_to_bf16(v3792);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3794 = v3780 * v4;
+      const unsigned int v3795 = v3794 + v68;
+      const unsigned int v3796 = v3795 + v3782;
+      out[v3796] = v3793;
+    }
+    const unsigned int v3797 = static_cast<unsigned int>(v275.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3798 = v1130 + v3797;
+    const unsigned int v3799 = static_cast<unsigned int>(v275.col(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3800 = v1129 + v3799;
+    const bool v3801 = v3798 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3802 = v3800 < v15;
+    const bool v3803 = v3801 && v3802;
+    if (v3803) {
+      const float v3804 = v275.x[55];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3805 = v68 + v3800;
+      const iron_bf16 v3806 = bias[v3805];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3807 = iron_to_f32(v3806);
+      const float v3808 = v3804 + v3807;
+      const float v3810 = fmaxf(v3808, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3811 = iron_f32_to_bf16(v3810);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3812 = v3798 * v4;
+      const unsigned int v3813 = v3812 + v68;
+      const unsigned int v3814 = v3813 + v3800;
+      out[v3814] = v3811;
+    }
+    const unsigned int v3815 = static_cast<unsigned int>(v275.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3816 = v1130 + v3815;
+    const unsigned int v3817 = static_cast<unsigned int>(v275.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3818 = v1129 + v3817;
+    const bool v3819 = v3816 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3820 = v3818 < v15;
+    const bool v3821 = v3819 && v3820;
+    if (v3821) {
+      const float v3822 = v275.x[56];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3823 = v68 + v3818;
+      const iron_bf16 v3824 = bias[v3823];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3825 = iron_to_f32(v3824);
+      const float v3826 = v3822 + v3825;
+      const float v3828 = fmaxf(v3826, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3829 = iron_f32_to_bf16(v3828);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3830 = v3816 * v4;
+      const unsigned int v3831 = v3830 + v68;
+      const unsigned int v3832 = v3831 + v3818;
+      out[v3832] = v3829;
+    }
+    const unsigned int v3833 = static_cast<unsigned int>(v275.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3834 = v1130 + v3833;
+    const unsigned int v3835 = static_cast<unsigned int>(v275.col(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3836 = v1129 + v3835;
+    const bool v3837 = v3834 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3838 = v3836 < v15;
+    const bool v3839 = v3837 && v3838;
+    if (v3839) {
+      const float v3840 = v275.x[57];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3841 = v68 + v3836;
+      const iron_bf16 v3842 = bias[v3841];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3843 = iron_to_f32(v3842);
+      const float v3844 = v3840 + v3843;
+      const float v3846 = fmaxf(v3844, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3847 = iron_f32_to_bf16(v3846);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3848 = v3834 * v4;
+      const unsigned int v3849 = v3848 + v68;
+      const unsigned int v3850 = v3849 + v3836;
+      out[v3850] = v3847;
+    }
+    const unsigned int v3851 = static_cast<unsigned int>(v275.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3852 = v1130 + v3851;
+    const unsigned int v3853 = static_cast<unsigned int>(v275.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3854 = v1129 + v3853;
+    const bool v3855 = v3852 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3856 = v3854 < v15;
+    const bool v3857 = v3855 && v3856;
+    if (v3857) {
+      const float v3858 = v275.x[58];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3859 = v68 + v3854;
+      const iron_bf16 v3860 = bias[v3859];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3861 = iron_to_f32(v3860);
+      const float v3862 = v3858 + v3861;
+      const float v3864 = fmaxf(v3862, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3865 = iron_f32_to_bf16(v3864);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3866 = v3852 * v4;
+      const unsigned int v3867 = v3866 + v68;
+      const unsigned int v3868 = v3867 + v3854;
+      out[v3868] = v3865;
+    }
+    const unsigned int v3869 = static_cast<unsigned int>(v275.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3870 = v1130 + v3869;
+    const unsigned int v3871 = static_cast<unsigned int>(v275.col(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3872 = v1129 + v3871;
+    const bool v3873 = v3870 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3874 = v3872 < v15;
+    const bool v3875 = v3873 && v3874;
+    if (v3875) {
+      const float v3876 = v275.x[59];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3877 = v68 + v3872;
+      const iron_bf16 v3878 = bias[v3877];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3879 = iron_to_f32(v3878);
+      const float v3880 = v3876 + v3879;
+      const float v3882 = fmaxf(v3880, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3883 = iron_f32_to_bf16(v3882);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3884 = v3870 * v4;
+      const unsigned int v3885 = v3884 + v68;
+      const unsigned int v3886 = v3885 + v3872;
+      out[v3886] = v3883;
+    }
+    const unsigned int v3887 = static_cast<unsigned int>(v275.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3888 = v1130 + v3887;
+    const unsigned int v3889 = static_cast<unsigned int>(v275.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3890 = v1129 + v3889;
+    const bool v3891 = v3888 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3892 = v3890 < v15;
+    const bool v3893 = v3891 && v3892;
+    if (v3893) {
+      const float v3894 = v275.x[60];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3895 = v68 + v3890;
+      const iron_bf16 v3896 = bias[v3895];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3897 = iron_to_f32(v3896);
+      const float v3898 = v3894 + v3897;
+      const float v3900 = fmaxf(v3898, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3901 = iron_f32_to_bf16(v3900);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3902 = v3888 * v4;
+      const unsigned int v3903 = v3902 + v68;
+      const unsigned int v3904 = v3903 + v3890;
+      out[v3904] = v3901;
+    }
+    const unsigned int v3905 = static_cast<unsigned int>(v275.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3906 = v1130 + v3905;
+    const unsigned int v3907 = static_cast<unsigned int>(v275.col(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3908 = v1129 + v3907;
+    const bool v3909 = v3906 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3910 = v3908 < v15;
+    const bool v3911 = v3909 && v3910;
+    if (v3911) {
+      const float v3912 = v275.x[61];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3913 = v68 + v3908;
+      const iron_bf16 v3914 = bias[v3913];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3915 = iron_to_f32(v3914);
+      const float v3916 = v3912 + v3915;
+      const float v3918 = fmaxf(v3916, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3919 = iron_f32_to_bf16(v3918);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3920 = v3906 * v4;
+      const unsigned int v3921 = v3920 + v68;
+      const unsigned int v3922 = v3921 + v3908;
+      out[v3922] = v3919;
+    }
+    const unsigned int v3923 = static_cast<unsigned int>(v275.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3924 = v1130 + v3923;
+    const unsigned int v3925 = static_cast<unsigned int>(v275.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3926 = v1129 + v3925;
+    const bool v3927 = v3924 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3928 = v3926 < v15;
+    const bool v3929 = v3927 && v3928;
+    if (v3929) {
+      const float v3930 = v275.x[62];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3931 = v68 + v3926;
+      const iron_bf16 v3932 = bias[v3931];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3933 = iron_to_f32(v3932);
+      const float v3934 = v3930 + v3933;
+      const float v3936 = fmaxf(v3934, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3937 = iron_f32_to_bf16(v3936);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3938 = v3924 * v4;
+      const unsigned int v3939 = v3938 + v68;
+      const unsigned int v3940 = v3939 + v3926;
+      out[v3940] = v3937;
+    }
+    const unsigned int v3941 = static_cast<unsigned int>(v275.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3942 = v1130 + v3941;
+    const unsigned int v3943 = static_cast<unsigned int>(v275.col(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3944 = v1129 + v3943;
+    const bool v3945 = v3942 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3946 = v3944 < v15;
+    const bool v3947 = v3945 && v3946;
+    if (v3947) {
+      const float v3948 = v275.x[63];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3949 = v68 + v3944;
+      const iron_bf16 v3950 = bias[v3949];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3951 = iron_to_f32(v3950);
+      const float v3952 = v3948 + v3951;
+      const float v3954 = fmaxf(v3952, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3955 = iron_f32_to_bf16(v3954);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3956 = v3942 * v4;
+      const unsigned int v3957 = v3956 + v68;
+      const unsigned int v3958 = v3957 + v3944;
+      out[v3958] = v3955;
+    }
+    const unsigned int v3959 = static_cast<unsigned int>(v275.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3960 = v1130 + v3959;
+    const unsigned int v3961 = static_cast<unsigned int>(v275.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3962 = v1129 + v3961;
+    const bool v3963 = v3960 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3964 = v3962 < v15;
+    const bool v3965 = v3963 && v3964;
+    if (v3965) {
+      const float v3966 = v275.x[64];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3967 = v68 + v3962;
+      const iron_bf16 v3968 = bias[v3967];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3969 = iron_to_f32(v3968);
+      const float v3970 = v3966 + v3969;
+      const float v3972 = fmaxf(v3970, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3973 = iron_f32_to_bf16(v3972);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3974 = v3960 * v4;
+      const unsigned int v3975 = v3974 + v68;
+      const unsigned int v3976 = v3975 + v3962;
+      out[v3976] = v3973;
+    }
+    const unsigned int v3977 = static_cast<unsigned int>(v275.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3978 = v1130 + v3977;
+    const unsigned int v3979 = static_cast<unsigned int>(v275.col(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3980 = v1129 + v3979;
+    const bool v3981 = v3978 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3982 = v3980 < v15;
+    const bool v3983 = v3981 && v3982;
+    if (v3983) {
+      const float v3984 = v275.x[65];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3985 = v68 + v3980;
+      const iron_bf16 v3986 = bias[v3985];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3987 = iron_to_f32(v3986);
+      const float v3988 = v3984 + v3987;
+      const float v3990 = fmaxf(v3988, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v3991 = iron_f32_to_bf16(v3990);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v3992 = v3978 * v4;
+      const unsigned int v3993 = v3992 + v68;
+      const unsigned int v3994 = v3993 + v3980;
+      out[v3994] = v3991;
+    }
+    const unsigned int v3995 = static_cast<unsigned int>(v275.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3996 = v1130 + v3995;
+    const unsigned int v3997 = static_cast<unsigned int>(v275.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3998 = v1129 + v3997;
+    const bool v3999 = v3996 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4000 = v3998 < v15;
+    const bool v4001 = v3999 && v4000;
+    if (v4001) {
+      const float v4002 = v275.x[66];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4003 = v68 + v3998;
+      const iron_bf16 v4004 = bias[v4003];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4005 = iron_to_f32(v4004);
+      const float v4006 = v4002 + v4005;
+      const float v4008 = fmaxf(v4006, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4009 = iron_f32_to_bf16(v4008);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4010 = v3996 * v4;
+      const unsigned int v4011 = v4010 + v68;
+      const unsigned int v4012 = v4011 + v3998;
+      out[v4012] = v4009;
+    }
+    const unsigned int v4013 = static_cast<unsigned int>(v275.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4014 = v1130 + v4013;
+    const unsigned int v4015 = static_cast<unsigned int>(v275.col(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4016 = v1129 + v4015;
+    const bool v4017 = v4014 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4018 = v4016 < v15;
+    const bool v4019 = v4017 && v4018;
+    if (v4019) {
+      const float v4020 = v275.x[67];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4021 = v68 + v4016;
+      const iron_bf16 v4022 = bias[v4021];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4023 = iron_to_f32(v4022);
+      const float v4024 = v4020 + v4023;
+      const float v4026 = fmaxf(v4024, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4027 = iron_f32_to_bf16(v4026);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4028 = v4014 * v4;
+      const unsigned int v4029 = v4028 + v68;
+      const unsigned int v4030 = v4029 + v4016;
+      out[v4030] = v4027;
+    }
+    const unsigned int v4031 = static_cast<unsigned int>(v275.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4032 = v1130 + v4031;
+    const unsigned int v4033 = static_cast<unsigned int>(v275.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4034 = v1129 + v4033;
+    const bool v4035 = v4032 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4036 = v4034 < v15;
+    const bool v4037 = v4035 && v4036;
+    if (v4037) {
+      const float v4038 = v275.x[68];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4039 = v68 + v4034;
+      const iron_bf16 v4040 = bias[v4039];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4041 = iron_to_f32(v4040);
+      const float v4042 = v4038 + v4041;
+      const float v4044 = fmaxf(v4042, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4045 = iron_f32_to_bf16(v4044);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4046 = v4032 * v4;
+      const unsigned int v4047 = v4046 + v68;
+      const unsigned int v4048 = v4047 + v4034;
+      out[v4048] = v4045;
+    }
+    const unsigned int v4049 = static_cast<unsigned int>(v275.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4050 = v1130 + v4049;
+    const unsigned int v4051 = static_cast<unsigned int>(v275.col(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4052 = v1129 + v4051;
+    const bool v4053 = v4050 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4054 = v4052 < v15;
+    const bool v4055 = v4053 && v4054;
+    if (v4055) {
+      const float v4056 = v275.x[69];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4057 = v68 + v4052;
+      const iron_bf16 v4058 = bias[v4057];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4059 = iron_to_f32(v4058);
+      const float v4060 = v4056 + v4059;
+      const float v4062 = fmaxf(v4060, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4063 = iron_f32_to_bf16(v4062);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4064 = v4050 * v4;
+      const unsigned int v4065 = v4064 + v68;
+      const unsigned int v4066 = v4065 + v4052;
+      out[v4066] = v4063;
+    }
+    const unsigned int v4067 = static_cast<unsigned int>(v275.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4068 = v1130 + v4067;
+    const unsigned int v4069 = static_cast<unsigned int>(v275.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4070 = v1129 + v4069;
+    const bool v4071 = v4068 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4072 = v4070 < v15;
+    const bool v4073 = v4071 && v4072;
+    if (v4073) {
+      const float v4074 = v275.x[70];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4075 = v68 + v4070;
+      const iron_bf16 v4076 = bias[v4075];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4077 = iron_to_f32(v4076);
+      const float v4078 = v4074 + v4077;
+      const float v4080 = fmaxf(v4078, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4081 = iron_f32_to_bf16(v4080);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4082 = v4068 * v4;
+      const unsigned int v4083 = v4082 + v68;
+      const unsigned int v4084 = v4083 + v4070;
+      out[v4084] = v4081;
+    }
+    const unsigned int v4085 = static_cast<unsigned int>(v275.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4086 = v1130 + v4085;
+    const unsigned int v4087 = static_cast<unsigned int>(v275.col(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4088 = v1129 + v4087;
+    const bool v4089 = v4086 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4090 = v4088 < v15;
+    const bool v4091 = v4089 && v4090;
+    if (v4091) {
+      const float v4092 = v275.x[71];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4093 = v68 + v4088;
+      const iron_bf16 v4094 = bias[v4093];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4095 = iron_to_f32(v4094);
+      const float v4096 = v4092 + v4095;
+      const float v4098 = fmaxf(v4096, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4099 = iron_f32_to_bf16(v4098);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4100 = v4086 * v4;
+      const unsigned int v4101 = v4100 + v68;
+      const unsigned int v4102 = v4101 + v4088;
+      out[v4102] = v4099;
+    }
+    const unsigned int v4103 = static_cast<unsigned int>(v275.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4104 = v1130 + v4103;
+    const unsigned int v4105 = static_cast<unsigned int>(v275.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4106 = v1129 + v4105;
+    const bool v4107 = v4104 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4108 = v4106 < v15;
+    const bool v4109 = v4107 && v4108;
+    if (v4109) {
+      const float v4110 = v275.x[72];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4111 = v68 + v4106;
+      const iron_bf16 v4112 = bias[v4111];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4113 = iron_to_f32(v4112);
+      const float v4114 = v4110 + v4113;
+      const float v4116 = fmaxf(v4114, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4117 = iron_f32_to_bf16(v4116);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4118 = v4104 * v4;
+      const unsigned int v4119 = v4118 + v68;
+      const unsigned int v4120 = v4119 + v4106;
+      out[v4120] = v4117;
+    }
+    const unsigned int v4121 = static_cast<unsigned int>(v275.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4122 = v1130 + v4121;
+    const unsigned int v4123 = static_cast<unsigned int>(v275.col(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4124 = v1129 + v4123;
+    const bool v4125 = v4122 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4126 = v4124 < v15;
+    const bool v4127 = v4125 && v4126;
+    if (v4127) {
+      const float v4128 = v275.x[73];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4129 = v68 + v4124;
+      const iron_bf16 v4130 = bias[v4129];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4131 = iron_to_f32(v4130);
+      const float v4132 = v4128 + v4131;
+      const float v4134 = fmaxf(v4132, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4135 = iron_f32_to_bf16(v4134);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4136 = v4122 * v4;
+      const unsigned int v4137 = v4136 + v68;
+      const unsigned int v4138 = v4137 + v4124;
+      out[v4138] = v4135;
+    }
+    const unsigned int v4139 = static_cast<unsigned int>(v275.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4140 = v1130 + v4139;
+    const unsigned int v4141 = static_cast<unsigned int>(v275.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4142 = v1129 + v4141;
+    const bool v4143 = v4140 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4144 = v4142 < v15;
+    const bool v4145 = v4143 && v4144;
+    if (v4145) {
+      const float v4146 = v275.x[74];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4147 = v68 + v4142;
+      const iron_bf16 v4148 = bias[v4147];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4149 = iron_to_f32(v4148);
+      const float v4150 = v4146 + v4149;
+      const float v4152 = fmaxf(v4150, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4153 = iron_f32_to_bf16(v4152);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4154 = v4140 * v4;
+      const unsigned int v4155 = v4154 + v68;
+      const unsigned int v4156 = v4155 + v4142;
+      out[v4156] = v4153;
+    }
+    const unsigned int v4157 = static_cast<unsigned int>(v275.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4158 = v1130 + v4157;
+    const unsigned int v4159 = static_cast<unsigned int>(v275.col(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4160 = v1129 + v4159;
+    const bool v4161 = v4158 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4162 = v4160 < v15;
+    const bool v4163 = v4161 && v4162;
+    if (v4163) {
+      const float v4164 = v275.x[75];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4165 = v68 + v4160;
+      const iron_bf16 v4166 = bias[v4165];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4167 = iron_to_f32(v4166);
+      const float v4168 = v4164 + v4167;
+      const float v4170 = fmaxf(v4168, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4171 = iron_f32_to_bf16(v4170);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4172 = v4158 * v4;
+      const unsigned int v4173 = v4172 + v68;
+      const unsigned int v4174 = v4173 + v4160;
+      out[v4174] = v4171;
+    }
+    const unsigned int v4175 = static_cast<unsigned int>(v275.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4176 = v1130 + v4175;
+    const unsigned int v4177 = static_cast<unsigned int>(v275.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4178 = v1129 + v4177;
+    const bool v4179 = v4176 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4180 = v4178 < v15;
+    const bool v4181 = v4179 && v4180;
+    if (v4181) {
+      const float v4182 = v275.x[76];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4183 = v68 + v4178;
+      const iron_bf16 v4184 = bias[v4183];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4185 = iron_to_f32(v4184);
+      const float v4186 = v4182 + v4185;
+      const float v4188 = fmaxf(v4186, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4189 = iron_f32_to_bf16(v4188);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4190 = v4176 * v4;
+      const unsigned int v4191 = v4190 + v68;
+      const unsigned int v4192 = v4191 + v4178;
+      out[v4192] = v4189;
+    }
+    const unsigned int v4193 = static_cast<unsigned int>(v275.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4194 = v1130 + v4193;
+    const unsigned int v4195 = static_cast<unsigned int>(v275.col(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4196 = v1129 + v4195;
+    const bool v4197 = v4194 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4198 = v4196 < v15;
+    const bool v4199 = v4197 && v4198;
+    if (v4199) {
+      const float v4200 = v275.x[77];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4201 = v68 + v4196;
+      const iron_bf16 v4202 = bias[v4201];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4203 = iron_to_f32(v4202);
+      const float v4204 = v4200 + v4203;
+      const float v4206 = fmaxf(v4204, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4207 = iron_f32_to_bf16(v4206);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4208 = v4194 * v4;
+      const unsigned int v4209 = v4208 + v68;
+      const unsigned int v4210 = v4209 + v4196;
+      out[v4210] = v4207;
+    }
+    const unsigned int v4211 = static_cast<unsigned int>(v275.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4212 = v1130 + v4211;
+    const unsigned int v4213 = static_cast<unsigned int>(v275.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4214 = v1129 + v4213;
+    const bool v4215 = v4212 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4216 = v4214 < v15;
+    const bool v4217 = v4215 && v4216;
+    if (v4217) {
+      const float v4218 = v275.x[78];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4219 = v68 + v4214;
+      const iron_bf16 v4220 = bias[v4219];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4221 = iron_to_f32(v4220);
+      const float v4222 = v4218 + v4221;
+      const float v4224 = fmaxf(v4222, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4225 = iron_f32_to_bf16(v4224);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4226 = v4212 * v4;
+      const unsigned int v4227 = v4226 + v68;
+      const unsigned int v4228 = v4227 + v4214;
+      out[v4228] = v4225;
+    }
+    const unsigned int v4229 = static_cast<unsigned int>(v275.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4230 = v1130 + v4229;
+    const unsigned int v4231 = static_cast<unsigned int>(v275.col(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4232 = v1129 + v4231;
+    const bool v4233 = v4230 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4234 = v4232 < v15;
+    const bool v4235 = v4233 && v4234;
+    if (v4235) {
+      const float v4236 = v275.x[79];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4237 = v68 + v4232;
+      const iron_bf16 v4238 = bias[v4237];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4239 = iron_to_f32(v4238);
+      const float v4240 = v4236 + v4239;
+      const float v4242 = fmaxf(v4240, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4243 = iron_f32_to_bf16(v4242);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4244 = v4230 * v4;
+      const unsigned int v4245 = v4244 + v68;
+      const unsigned int v4246 = v4245 + v4232;
+      out[v4246] = v4243;
+    }
+    const unsigned int v4247 = static_cast<unsigned int>(v275.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4248 = v1130 + v4247;
+    const unsigned int v4249 = static_cast<unsigned int>(v275.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4250 = v1129 + v4249;
+    const bool v4251 = v4248 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4252 = v4250 < v15;
+    const bool v4253 = v4251 && v4252;
+    if (v4253) {
+      const float v4254 = v275.x[80];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4255 = v68 + v4250;
+      const iron_bf16 v4256 = bias[v4255];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4257 = iron_to_f32(v4256);
+      const float v4258 = v4254 + v4257;
+      const float v4260 = fmaxf(v4258, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4261 = iron_f32_to_bf16(v4260);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4262 = v4248 * v4;
+      const unsigned int v4263 = v4262 + v68;
+      const unsigned int v4264 = v4263 + v4250;
+      out[v4264] = v4261;
+    }
+    const unsigned int v4265 = static_cast<unsigned int>(v275.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4266 = v1130 + v4265;
+    const unsigned int v4267 = static_cast<unsigned int>(v275.col(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4268 = v1129 + v4267;
+    const bool v4269 = v4266 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4270 = v4268 < v15;
+    const bool v4271 = v4269 && v4270;
+    if (v4271) {
+      const float v4272 = v275.x[81];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4273 = v68 + v4268;
+      const iron_bf16 v4274 = bias[v4273];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4275 = iron_to_f32(v4274);
+      const float v4276 = v4272 + v4275;
+      const float v4278 = fmaxf(v4276, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4279 = iron_f32_to_bf16(v4278);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4280 = v4266 * v4;
+      const unsigned int v4281 = v4280 + v68;
+      const unsigned int v4282 = v4281 + v4268;
+      out[v4282] = v4279;
+    }
+    const unsigned int v4283 = static_cast<unsigned int>(v275.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4284 = v1130 + v4283;
+    const unsigned int v4285 = static_cast<unsigned int>(v275.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4286 = v1129 + v4285;
+    const bool v4287 = v4284 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4288 = v4286 < v15;
+    const bool v4289 = v4287 && v4288;
+    if (v4289) {
+      const float v4290 = v275.x[82];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4291 = v68 + v4286;
+      const iron_bf16 v4292 = bias[v4291];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4293 = iron_to_f32(v4292);
+      const float v4294 = v4290 + v4293;
+      const float v4296 = fmaxf(v4294, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4297 = iron_f32_to_bf16(v4296);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4298 = v4284 * v4;
+      const unsigned int v4299 = v4298 + v68;
+      const unsigned int v4300 = v4299 + v4286;
+      out[v4300] = v4297;
+    }
+    const unsigned int v4301 = static_cast<unsigned int>(v275.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4302 = v1130 + v4301;
+    const unsigned int v4303 = static_cast<unsigned int>(v275.col(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4304 = v1129 + v4303;
+    const bool v4305 = v4302 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4306 = v4304 < v15;
+    const bool v4307 = v4305 && v4306;
+    if (v4307) {
+      const float v4308 = v275.x[83];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4309 = v68 + v4304;
+      const iron_bf16 v4310 = bias[v4309];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4311 = iron_to_f32(v4310);
+      const float v4312 = v4308 + v4311;
+      const float v4314 = fmaxf(v4312, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4315 = iron_f32_to_bf16(v4314);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4316 = v4302 * v4;
+      const unsigned int v4317 = v4316 + v68;
+      const unsigned int v4318 = v4317 + v4304;
+      out[v4318] = v4315;
+    }
+    const unsigned int v4319 = static_cast<unsigned int>(v275.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4320 = v1130 + v4319;
+    const unsigned int v4321 = static_cast<unsigned int>(v275.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4322 = v1129 + v4321;
+    const bool v4323 = v4320 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4324 = v4322 < v15;
+    const bool v4325 = v4323 && v4324;
+    if (v4325) {
+      const float v4326 = v275.x[84];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4327 = v68 + v4322;
+      const iron_bf16 v4328 = bias[v4327];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4329 = iron_to_f32(v4328);
+      const float v4330 = v4326 + v4329;
+      const float v4332 = fmaxf(v4330, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4333 = iron_f32_to_bf16(v4332);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4334 = v4320 * v4;
+      const unsigned int v4335 = v4334 + v68;
+      const unsigned int v4336 = v4335 + v4322;
+      out[v4336] = v4333;
+    }
+    const unsigned int v4337 = static_cast<unsigned int>(v275.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4338 = v1130 + v4337;
+    const unsigned int v4339 = static_cast<unsigned int>(v275.col(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4340 = v1129 + v4339;
+    const bool v4341 = v4338 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4342 = v4340 < v15;
+    const bool v4343 = v4341 && v4342;
+    if (v4343) {
+      const float v4344 = v275.x[85];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4345 = v68 + v4340;
+      const iron_bf16 v4346 = bias[v4345];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4347 = iron_to_f32(v4346);
+      const float v4348 = v4344 + v4347;
+      const float v4350 = fmaxf(v4348, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4351 = iron_f32_to_bf16(v4350);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4352 = v4338 * v4;
+      const unsigned int v4353 = v4352 + v68;
+      const unsigned int v4354 = v4353 + v4340;
+      out[v4354] = v4351;
+    }
+    const unsigned int v4355 = static_cast<unsigned int>(v275.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4356 = v1130 + v4355;
+    const unsigned int v4357 = static_cast<unsigned int>(v275.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4358 = v1129 + v4357;
+    const bool v4359 = v4356 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4360 = v4358 < v15;
+    const bool v4361 = v4359 && v4360;
+    if (v4361) {
+      const float v4362 = v275.x[86];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4363 = v68 + v4358;
+      const iron_bf16 v4364 = bias[v4363];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4365 = iron_to_f32(v4364);
+      const float v4366 = v4362 + v4365;
+      const float v4368 = fmaxf(v4366, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4369 = iron_f32_to_bf16(v4368);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4370 = v4356 * v4;
+      const unsigned int v4371 = v4370 + v68;
+      const unsigned int v4372 = v4371 + v4358;
+      out[v4372] = v4369;
+    }
+    const unsigned int v4373 = static_cast<unsigned int>(v275.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4374 = v1130 + v4373;
+    const unsigned int v4375 = static_cast<unsigned int>(v275.col(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4376 = v1129 + v4375;
+    const bool v4377 = v4374 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4378 = v4376 < v15;
+    const bool v4379 = v4377 && v4378;
+    if (v4379) {
+      const float v4380 = v275.x[87];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4381 = v68 + v4376;
+      const iron_bf16 v4382 = bias[v4381];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4383 = iron_to_f32(v4382);
+      const float v4384 = v4380 + v4383;
+      const float v4386 = fmaxf(v4384, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4387 = iron_f32_to_bf16(v4386);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4388 = v4374 * v4;
+      const unsigned int v4389 = v4388 + v68;
+      const unsigned int v4390 = v4389 + v4376;
+      out[v4390] = v4387;
+    }
+    const unsigned int v4391 = static_cast<unsigned int>(v275.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4392 = v1130 + v4391;
+    const unsigned int v4393 = static_cast<unsigned int>(v275.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4394 = v1129 + v4393;
+    const bool v4395 = v4392 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4396 = v4394 < v15;
+    const bool v4397 = v4395 && v4396;
+    if (v4397) {
+      const float v4398 = v275.x[88];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4399 = v68 + v4394;
+      const iron_bf16 v4400 = bias[v4399];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4401 = iron_to_f32(v4400);
+      const float v4402 = v4398 + v4401;
+      const float v4404 = fmaxf(v4402, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4405 = iron_f32_to_bf16(v4404);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4406 = v4392 * v4;
+      const unsigned int v4407 = v4406 + v68;
+      const unsigned int v4408 = v4407 + v4394;
+      out[v4408] = v4405;
+    }
+    const unsigned int v4409 = static_cast<unsigned int>(v275.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4410 = v1130 + v4409;
+    const unsigned int v4411 = static_cast<unsigned int>(v275.col(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4412 = v1129 + v4411;
+    const bool v4413 = v4410 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4414 = v4412 < v15;
+    const bool v4415 = v4413 && v4414;
+    if (v4415) {
+      const float v4416 = v275.x[89];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4417 = v68 + v4412;
+      const iron_bf16 v4418 = bias[v4417];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4419 = iron_to_f32(v4418);
+      const float v4420 = v4416 + v4419;
+      const float v4422 = fmaxf(v4420, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4423 = iron_f32_to_bf16(v4422);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4424 = v4410 * v4;
+      const unsigned int v4425 = v4424 + v68;
+      const unsigned int v4426 = v4425 + v4412;
+      out[v4426] = v4423;
+    }
+    const unsigned int v4427 = static_cast<unsigned int>(v275.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4428 = v1130 + v4427;
+    const unsigned int v4429 = static_cast<unsigned int>(v275.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4430 = v1129 + v4429;
+    const bool v4431 = v4428 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4432 = v4430 < v15;
+    const bool v4433 = v4431 && v4432;
+    if (v4433) {
+      const float v4434 = v275.x[90];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4435 = v68 + v4430;
+      const iron_bf16 v4436 = bias[v4435];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4437 = iron_to_f32(v4436);
+      const float v4438 = v4434 + v4437;
+      const float v4440 = fmaxf(v4438, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4441 = iron_f32_to_bf16(v4440);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4442 = v4428 * v4;
+      const unsigned int v4443 = v4442 + v68;
+      const unsigned int v4444 = v4443 + v4430;
+      out[v4444] = v4441;
+    }
+    const unsigned int v4445 = static_cast<unsigned int>(v275.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4446 = v1130 + v4445;
+    const unsigned int v4447 = static_cast<unsigned int>(v275.col(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4448 = v1129 + v4447;
+    const bool v4449 = v4446 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4450 = v4448 < v15;
+    const bool v4451 = v4449 && v4450;
+    if (v4451) {
+      const float v4452 = v275.x[91];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4453 = v68 + v4448;
+      const iron_bf16 v4454 = bias[v4453];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4455 = iron_to_f32(v4454);
+      const float v4456 = v4452 + v4455;
+      const float v4458 = fmaxf(v4456, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4459 = iron_f32_to_bf16(v4458);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4460 = v4446 * v4;
+      const unsigned int v4461 = v4460 + v68;
+      const unsigned int v4462 = v4461 + v4448;
+      out[v4462] = v4459;
+    }
+    const unsigned int v4463 = static_cast<unsigned int>(v275.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4464 = v1130 + v4463;
+    const unsigned int v4465 = static_cast<unsigned int>(v275.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4466 = v1129 + v4465;
+    const bool v4467 = v4464 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4468 = v4466 < v15;
+    const bool v4469 = v4467 && v4468;
+    if (v4469) {
+      const float v4470 = v275.x[92];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4471 = v68 + v4466;
+      const iron_bf16 v4472 = bias[v4471];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4473 = iron_to_f32(v4472);
+      const float v4474 = v4470 + v4473;
+      const float v4476 = fmaxf(v4474, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4477 = iron_f32_to_bf16(v4476);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4478 = v4464 * v4;
+      const unsigned int v4479 = v4478 + v68;
+      const unsigned int v4480 = v4479 + v4466;
+      out[v4480] = v4477;
+    }
+    const unsigned int v4481 = static_cast<unsigned int>(v275.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4482 = v1130 + v4481;
+    const unsigned int v4483 = static_cast<unsigned int>(v275.col(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4484 = v1129 + v4483;
+    const bool v4485 = v4482 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4486 = v4484 < v15;
+    const bool v4487 = v4485 && v4486;
+    if (v4487) {
+      const float v4488 = v275.x[93];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4489 = v68 + v4484;
+      const iron_bf16 v4490 = bias[v4489];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4491 = iron_to_f32(v4490);
+      const float v4492 = v4488 + v4491;
+      const float v4494 = fmaxf(v4492, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4495 = iron_f32_to_bf16(v4494);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4496 = v4482 * v4;
+      const unsigned int v4497 = v4496 + v68;
+      const unsigned int v4498 = v4497 + v4484;
+      out[v4498] = v4495;
+    }
+    const unsigned int v4499 = static_cast<unsigned int>(v275.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4500 = v1130 + v4499;
+    const unsigned int v4501 = static_cast<unsigned int>(v275.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4502 = v1129 + v4501;
+    const bool v4503 = v4500 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4504 = v4502 < v15;
+    const bool v4505 = v4503 && v4504;
+    if (v4505) {
+      const float v4506 = v275.x[94];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4507 = v68 + v4502;
+      const iron_bf16 v4508 = bias[v4507];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4509 = iron_to_f32(v4508);
+      const float v4510 = v4506 + v4509;
+      const float v4512 = fmaxf(v4510, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4513 = iron_f32_to_bf16(v4512);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4514 = v4500 * v4;
+      const unsigned int v4515 = v4514 + v68;
+      const unsigned int v4516 = v4515 + v4502;
+      out[v4516] = v4513;
+    }
+    const unsigned int v4517 = static_cast<unsigned int>(v275.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4518 = v1130 + v4517;
+    const unsigned int v4519 = static_cast<unsigned int>(v275.col(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4520 = v1129 + v4519;
+    const bool v4521 = v4518 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4522 = v4520 < v15;
+    const bool v4523 = v4521 && v4522;
+    if (v4523) {
+      const float v4524 = v275.x[95];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4525 = v68 + v4520;
+      const iron_bf16 v4526 = bias[v4525];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4527 = iron_to_f32(v4526);
+      const float v4528 = v4524 + v4527;
+      const float v4530 = fmaxf(v4528, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4531 = iron_f32_to_bf16(v4530);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4532 = v4518 * v4;
+      const unsigned int v4533 = v4532 + v68;
+      const unsigned int v4534 = v4533 + v4520;
+      out[v4534] = v4531;
+    }
+    const unsigned int v4535 = static_cast<unsigned int>(v275.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4536 = v1130 + v4535;
+    const unsigned int v4537 = static_cast<unsigned int>(v275.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4538 = v1129 + v4537;
+    const bool v4539 = v4536 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4540 = v4538 < v15;
+    const bool v4541 = v4539 && v4540;
+    if (v4541) {
+      const float v4542 = v275.x[96];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4543 = v68 + v4538;
+      const iron_bf16 v4544 = bias[v4543];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4545 = iron_to_f32(v4544);
+      const float v4546 = v4542 + v4545;
+      const float v4548 = fmaxf(v4546, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4549 = iron_f32_to_bf16(v4548);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4550 = v4536 * v4;
+      const unsigned int v4551 = v4550 + v68;
+      const unsigned int v4552 = v4551 + v4538;
+      out[v4552] = v4549;
+    }
+    const unsigned int v4553 = static_cast<unsigned int>(v275.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4554 = v1130 + v4553;
+    const unsigned int v4555 = static_cast<unsigned int>(v275.col(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4556 = v1129 + v4555;
+    const bool v4557 = v4554 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4558 = v4556 < v15;
+    const bool v4559 = v4557 && v4558;
+    if (v4559) {
+      const float v4560 = v275.x[97];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4561 = v68 + v4556;
+      const iron_bf16 v4562 = bias[v4561];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4563 = iron_to_f32(v4562);
+      const float v4564 = v4560 + v4563;
+      const float v4566 = fmaxf(v4564, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4567 = iron_f32_to_bf16(v4566);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4568 = v4554 * v4;
+      const unsigned int v4569 = v4568 + v68;
+      const unsigned int v4570 = v4569 + v4556;
+      out[v4570] = v4567;
+    }
+    const unsigned int v4571 = static_cast<unsigned int>(v275.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4572 = v1130 + v4571;
+    const unsigned int v4573 = static_cast<unsigned int>(v275.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4574 = v1129 + v4573;
+    const bool v4575 = v4572 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4576 = v4574 < v15;
+    const bool v4577 = v4575 && v4576;
+    if (v4577) {
+      const float v4578 = v275.x[98];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4579 = v68 + v4574;
+      const iron_bf16 v4580 = bias[v4579];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4581 = iron_to_f32(v4580);
+      const float v4582 = v4578 + v4581;
+      const float v4584 = fmaxf(v4582, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4585 = iron_f32_to_bf16(v4584);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4586 = v4572 * v4;
+      const unsigned int v4587 = v4586 + v68;
+      const unsigned int v4588 = v4587 + v4574;
+      out[v4588] = v4585;
+    }
+    const unsigned int v4589 = static_cast<unsigned int>(v275.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4590 = v1130 + v4589;
+    const unsigned int v4591 = static_cast<unsigned int>(v275.col(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4592 = v1129 + v4591;
+    const bool v4593 = v4590 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4594 = v4592 < v15;
+    const bool v4595 = v4593 && v4594;
+    if (v4595) {
+      const float v4596 = v275.x[99];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4597 = v68 + v4592;
+      const iron_bf16 v4598 = bias[v4597];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4599 = iron_to_f32(v4598);
+      const float v4600 = v4596 + v4599;
+      const float v4602 = fmaxf(v4600, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4603 = iron_f32_to_bf16(v4602);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4604 = v4590 * v4;
+      const unsigned int v4605 = v4604 + v68;
+      const unsigned int v4606 = v4605 + v4592;
+      out[v4606] = v4603;
+    }
+    const unsigned int v4607 = static_cast<unsigned int>(v275.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4608 = v1130 + v4607;
+    const unsigned int v4609 = static_cast<unsigned int>(v275.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4610 = v1129 + v4609;
+    const bool v4611 = v4608 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4612 = v4610 < v15;
+    const bool v4613 = v4611 && v4612;
+    if (v4613) {
+      const float v4614 = v275.x[100];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4615 = v68 + v4610;
+      const iron_bf16 v4616 = bias[v4615];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4617 = iron_to_f32(v4616);
+      const float v4618 = v4614 + v4617;
+      const float v4620 = fmaxf(v4618, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4621 = iron_f32_to_bf16(v4620);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4622 = v4608 * v4;
+      const unsigned int v4623 = v4622 + v68;
+      const unsigned int v4624 = v4623 + v4610;
+      out[v4624] = v4621;
+    }
+    const unsigned int v4625 = static_cast<unsigned int>(v275.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4626 = v1130 + v4625;
+    const unsigned int v4627 = static_cast<unsigned int>(v275.col(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4628 = v1129 + v4627;
+    const bool v4629 = v4626 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4630 = v4628 < v15;
+    const bool v4631 = v4629 && v4630;
+    if (v4631) {
+      const float v4632 = v275.x[101];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4633 = v68 + v4628;
+      const iron_bf16 v4634 = bias[v4633];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4635 = iron_to_f32(v4634);
+      const float v4636 = v4632 + v4635;
+      const float v4638 = fmaxf(v4636, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4639 = iron_f32_to_bf16(v4638);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4640 = v4626 * v4;
+      const unsigned int v4641 = v4640 + v68;
+      const unsigned int v4642 = v4641 + v4628;
+      out[v4642] = v4639;
+    }
+    const unsigned int v4643 = static_cast<unsigned int>(v275.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4644 = v1130 + v4643;
+    const unsigned int v4645 = static_cast<unsigned int>(v275.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4646 = v1129 + v4645;
+    const bool v4647 = v4644 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4648 = v4646 < v15;
+    const bool v4649 = v4647 && v4648;
+    if (v4649) {
+      const float v4650 = v275.x[102];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4651 = v68 + v4646;
+      const iron_bf16 v4652 = bias[v4651];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4653 = iron_to_f32(v4652);
+      const float v4654 = v4650 + v4653;
+      const float v4656 = fmaxf(v4654, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4657 = iron_f32_to_bf16(v4656);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4658 = v4644 * v4;
+      const unsigned int v4659 = v4658 + v68;
+      const unsigned int v4660 = v4659 + v4646;
+      out[v4660] = v4657;
+    }
+    const unsigned int v4661 = static_cast<unsigned int>(v275.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4662 = v1130 + v4661;
+    const unsigned int v4663 = static_cast<unsigned int>(v275.col(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4664 = v1129 + v4663;
+    const bool v4665 = v4662 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4666 = v4664 < v15;
+    const bool v4667 = v4665 && v4666;
+    if (v4667) {
+      const float v4668 = v275.x[103];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4669 = v68 + v4664;
+      const iron_bf16 v4670 = bias[v4669];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4671 = iron_to_f32(v4670);
+      const float v4672 = v4668 + v4671;
+      const float v4674 = fmaxf(v4672, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4675 = iron_f32_to_bf16(v4674);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4676 = v4662 * v4;
+      const unsigned int v4677 = v4676 + v68;
+      const unsigned int v4678 = v4677 + v4664;
+      out[v4678] = v4675;
+    }
+    const unsigned int v4679 = static_cast<unsigned int>(v275.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4680 = v1130 + v4679;
+    const unsigned int v4681 = static_cast<unsigned int>(v275.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4682 = v1129 + v4681;
+    const bool v4683 = v4680 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4684 = v4682 < v15;
+    const bool v4685 = v4683 && v4684;
+    if (v4685) {
+      const float v4686 = v275.x[104];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4687 = v68 + v4682;
+      const iron_bf16 v4688 = bias[v4687];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4689 = iron_to_f32(v4688);
+      const float v4690 = v4686 + v4689;
+      const float v4692 = fmaxf(v4690, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4693 = iron_f32_to_bf16(v4692);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4694 = v4680 * v4;
+      const unsigned int v4695 = v4694 + v68;
+      const unsigned int v4696 = v4695 + v4682;
+      out[v4696] = v4693;
+    }
+    const unsigned int v4697 = static_cast<unsigned int>(v275.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4698 = v1130 + v4697;
+    const unsigned int v4699 = static_cast<unsigned int>(v275.col(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4700 = v1129 + v4699;
+    const bool v4701 = v4698 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4702 = v4700 < v15;
+    const bool v4703 = v4701 && v4702;
+    if (v4703) {
+      const float v4704 = v275.x[105];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4705 = v68 + v4700;
+      const iron_bf16 v4706 = bias[v4705];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4707 = iron_to_f32(v4706);
+      const float v4708 = v4704 + v4707;
+      const float v4710 = fmaxf(v4708, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4711 = iron_f32_to_bf16(v4710);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4712 = v4698 * v4;
+      const unsigned int v4713 = v4712 + v68;
+      const unsigned int v4714 = v4713 + v4700;
+      out[v4714] = v4711;
+    }
+    const unsigned int v4715 = static_cast<unsigned int>(v275.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4716 = v1130 + v4715;
+    const unsigned int v4717 = static_cast<unsigned int>(v275.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4718 = v1129 + v4717;
+    const bool v4719 = v4716 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4720 = v4718 < v15;
+    const bool v4721 = v4719 && v4720;
+    if (v4721) {
+      const float v4722 = v275.x[106];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4723 = v68 + v4718;
+      const iron_bf16 v4724 = bias[v4723];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4725 = iron_to_f32(v4724);
+      const float v4726 = v4722 + v4725;
+      const float v4728 = fmaxf(v4726, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4729 = iron_f32_to_bf16(v4728);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4730 = v4716 * v4;
+      const unsigned int v4731 = v4730 + v68;
+      const unsigned int v4732 = v4731 + v4718;
+      out[v4732] = v4729;
+    }
+    const unsigned int v4733 = static_cast<unsigned int>(v275.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4734 = v1130 + v4733;
+    const unsigned int v4735 = static_cast<unsigned int>(v275.col(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4736 = v1129 + v4735;
+    const bool v4737 = v4734 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4738 = v4736 < v15;
+    const bool v4739 = v4737 && v4738;
+    if (v4739) {
+      const float v4740 = v275.x[107];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4741 = v68 + v4736;
+      const iron_bf16 v4742 = bias[v4741];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4743 = iron_to_f32(v4742);
+      const float v4744 = v4740 + v4743;
+      const float v4746 = fmaxf(v4744, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4747 = iron_f32_to_bf16(v4746);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4748 = v4734 * v4;
+      const unsigned int v4749 = v4748 + v68;
+      const unsigned int v4750 = v4749 + v4736;
+      out[v4750] = v4747;
+    }
+    const unsigned int v4751 = static_cast<unsigned int>(v275.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4752 = v1130 + v4751;
+    const unsigned int v4753 = static_cast<unsigned int>(v275.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4754 = v1129 + v4753;
+    const bool v4755 = v4752 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4756 = v4754 < v15;
+    const bool v4757 = v4755 && v4756;
+    if (v4757) {
+      const float v4758 = v275.x[108];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4759 = v68 + v4754;
+      const iron_bf16 v4760 = bias[v4759];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4761 = iron_to_f32(v4760);
+      const float v4762 = v4758 + v4761;
+      const float v4764 = fmaxf(v4762, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4765 = iron_f32_to_bf16(v4764);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4766 = v4752 * v4;
+      const unsigned int v4767 = v4766 + v68;
+      const unsigned int v4768 = v4767 + v4754;
+      out[v4768] = v4765;
+    }
+    const unsigned int v4769 = static_cast<unsigned int>(v275.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4770 = v1130 + v4769;
+    const unsigned int v4771 = static_cast<unsigned int>(v275.col(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4772 = v1129 + v4771;
+    const bool v4773 = v4770 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4774 = v4772 < v15;
+    const bool v4775 = v4773 && v4774;
+    if (v4775) {
+      const float v4776 = v275.x[109];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4777 = v68 + v4772;
+      const iron_bf16 v4778 = bias[v4777];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4779 = iron_to_f32(v4778);
+      const float v4780 = v4776 + v4779;
+      const float v4782 = fmaxf(v4780, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4783 = iron_f32_to_bf16(v4782);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4784 = v4770 * v4;
+      const unsigned int v4785 = v4784 + v68;
+      const unsigned int v4786 = v4785 + v4772;
+      out[v4786] = v4783;
+    }
+    const unsigned int v4787 = static_cast<unsigned int>(v275.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4788 = v1130 + v4787;
+    const unsigned int v4789 = static_cast<unsigned int>(v275.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4790 = v1129 + v4789;
+    const bool v4791 = v4788 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4792 = v4790 < v15;
+    const bool v4793 = v4791 && v4792;
+    if (v4793) {
+      const float v4794 = v275.x[110];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4795 = v68 + v4790;
+      const iron_bf16 v4796 = bias[v4795];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4797 = iron_to_f32(v4796);
+      const float v4798 = v4794 + v4797;
+      const float v4800 = fmaxf(v4798, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4801 = iron_f32_to_bf16(v4800);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4802 = v4788 * v4;
+      const unsigned int v4803 = v4802 + v68;
+      const unsigned int v4804 = v4803 + v4790;
+      out[v4804] = v4801;
+    }
+    const unsigned int v4805 = static_cast<unsigned int>(v275.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4806 = v1130 + v4805;
+    const unsigned int v4807 = static_cast<unsigned int>(v275.col(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4808 = v1129 + v4807;
+    const bool v4809 = v4806 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4810 = v4808 < v15;
+    const bool v4811 = v4809 && v4810;
+    if (v4811) {
+      const float v4812 = v275.x[111];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4813 = v68 + v4808;
+      const iron_bf16 v4814 = bias[v4813];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4815 = iron_to_f32(v4814);
+      const float v4816 = v4812 + v4815;
+      const float v4818 = fmaxf(v4816, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4819 = iron_f32_to_bf16(v4818);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4820 = v4806 * v4;
+      const unsigned int v4821 = v4820 + v68;
+      const unsigned int v4822 = v4821 + v4808;
+      out[v4822] = v4819;
+    }
+    const unsigned int v4823 = static_cast<unsigned int>(v275.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4824 = v1130 + v4823;
+    const unsigned int v4825 = static_cast<unsigned int>(v275.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4826 = v1129 + v4825;
+    const bool v4827 = v4824 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4828 = v4826 < v15;
+    const bool v4829 = v4827 && v4828;
+    if (v4829) {
+      const float v4830 = v275.x[112];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4831 = v68 + v4826;
+      const iron_bf16 v4832 = bias[v4831];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4833 = iron_to_f32(v4832);
+      const float v4834 = v4830 + v4833;
+      const float v4836 = fmaxf(v4834, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4837 = iron_f32_to_bf16(v4836);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4838 = v4824 * v4;
+      const unsigned int v4839 = v4838 + v68;
+      const unsigned int v4840 = v4839 + v4826;
+      out[v4840] = v4837;
+    }
+    const unsigned int v4841 = static_cast<unsigned int>(v275.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4842 = v1130 + v4841;
+    const unsigned int v4843 = static_cast<unsigned int>(v275.col(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4844 = v1129 + v4843;
+    const bool v4845 = v4842 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4846 = v4844 < v15;
+    const bool v4847 = v4845 && v4846;
+    if (v4847) {
+      const float v4848 = v275.x[113];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4849 = v68 + v4844;
+      const iron_bf16 v4850 = bias[v4849];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4851 = iron_to_f32(v4850);
+      const float v4852 = v4848 + v4851;
+      const float v4854 = fmaxf(v4852, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4855 = iron_f32_to_bf16(v4854);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4856 = v4842 * v4;
+      const unsigned int v4857 = v4856 + v68;
+      const unsigned int v4858 = v4857 + v4844;
+      out[v4858] = v4855;
+    }
+    const unsigned int v4859 = static_cast<unsigned int>(v275.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4860 = v1130 + v4859;
+    const unsigned int v4861 = static_cast<unsigned int>(v275.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4862 = v1129 + v4861;
+    const bool v4863 = v4860 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4864 = v4862 < v15;
+    const bool v4865 = v4863 && v4864;
+    if (v4865) {
+      const float v4866 = v275.x[114];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4867 = v68 + v4862;
+      const iron_bf16 v4868 = bias[v4867];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4869 = iron_to_f32(v4868);
+      const float v4870 = v4866 + v4869;
+      const float v4872 = fmaxf(v4870, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4873 = iron_f32_to_bf16(v4872);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4874 = v4860 * v4;
+      const unsigned int v4875 = v4874 + v68;
+      const unsigned int v4876 = v4875 + v4862;
+      out[v4876] = v4873;
+    }
+    const unsigned int v4877 = static_cast<unsigned int>(v275.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4878 = v1130 + v4877;
+    const unsigned int v4879 = static_cast<unsigned int>(v275.col(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4880 = v1129 + v4879;
+    const bool v4881 = v4878 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4882 = v4880 < v15;
+    const bool v4883 = v4881 && v4882;
+    if (v4883) {
+      const float v4884 = v275.x[115];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4885 = v68 + v4880;
+      const iron_bf16 v4886 = bias[v4885];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4887 = iron_to_f32(v4886);
+      const float v4888 = v4884 + v4887;
+      const float v4890 = fmaxf(v4888, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4891 = iron_f32_to_bf16(v4890);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4892 = v4878 * v4;
+      const unsigned int v4893 = v4892 + v68;
+      const unsigned int v4894 = v4893 + v4880;
+      out[v4894] = v4891;
+    }
+    const unsigned int v4895 = static_cast<unsigned int>(v275.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4896 = v1130 + v4895;
+    const unsigned int v4897 = static_cast<unsigned int>(v275.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4898 = v1129 + v4897;
+    const bool v4899 = v4896 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4900 = v4898 < v15;
+    const bool v4901 = v4899 && v4900;
+    if (v4901) {
+      const float v4902 = v275.x[116];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4903 = v68 + v4898;
+      const iron_bf16 v4904 = bias[v4903];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4905 = iron_to_f32(v4904);
+      const float v4906 = v4902 + v4905;
+      const float v4908 = fmaxf(v4906, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4909 = iron_f32_to_bf16(v4908);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4910 = v4896 * v4;
+      const unsigned int v4911 = v4910 + v68;
+      const unsigned int v4912 = v4911 + v4898;
+      out[v4912] = v4909;
+    }
+    const unsigned int v4913 = static_cast<unsigned int>(v275.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4914 = v1130 + v4913;
+    const unsigned int v4915 = static_cast<unsigned int>(v275.col(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4916 = v1129 + v4915;
+    const bool v4917 = v4914 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4918 = v4916 < v15;
+    const bool v4919 = v4917 && v4918;
+    if (v4919) {
+      const float v4920 = v275.x[117];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4921 = v68 + v4916;
+      const iron_bf16 v4922 = bias[v4921];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4923 = iron_to_f32(v4922);
+      const float v4924 = v4920 + v4923;
+      const float v4926 = fmaxf(v4924, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4927 = iron_f32_to_bf16(v4926);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4928 = v4914 * v4;
+      const unsigned int v4929 = v4928 + v68;
+      const unsigned int v4930 = v4929 + v4916;
+      out[v4930] = v4927;
+    }
+    const unsigned int v4931 = static_cast<unsigned int>(v275.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4932 = v1130 + v4931;
+    const unsigned int v4933 = static_cast<unsigned int>(v275.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4934 = v1129 + v4933;
+    const bool v4935 = v4932 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4936 = v4934 < v15;
+    const bool v4937 = v4935 && v4936;
+    if (v4937) {
+      const float v4938 = v275.x[118];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4939 = v68 + v4934;
+      const iron_bf16 v4940 = bias[v4939];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4941 = iron_to_f32(v4940);
+      const float v4942 = v4938 + v4941;
+      const float v4944 = fmaxf(v4942, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4945 = iron_f32_to_bf16(v4944);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4946 = v4932 * v4;
+      const unsigned int v4947 = v4946 + v68;
+      const unsigned int v4948 = v4947 + v4934;
+      out[v4948] = v4945;
+    }
+    const unsigned int v4949 = static_cast<unsigned int>(v275.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4950 = v1130 + v4949;
+    const unsigned int v4951 = static_cast<unsigned int>(v275.col(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4952 = v1129 + v4951;
+    const bool v4953 = v4950 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4954 = v4952 < v15;
+    const bool v4955 = v4953 && v4954;
+    if (v4955) {
+      const float v4956 = v275.x[119];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4957 = v68 + v4952;
+      const iron_bf16 v4958 = bias[v4957];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4959 = iron_to_f32(v4958);
+      const float v4960 = v4956 + v4959;
+      const float v4962 = fmaxf(v4960, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4963 = iron_f32_to_bf16(v4962);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4964 = v4950 * v4;
+      const unsigned int v4965 = v4964 + v68;
+      const unsigned int v4966 = v4965 + v4952;
+      out[v4966] = v4963;
+    }
+    const unsigned int v4967 = static_cast<unsigned int>(v275.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4968 = v1130 + v4967;
+    const unsigned int v4969 = static_cast<unsigned int>(v275.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4970 = v1129 + v4969;
+    const bool v4971 = v4968 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4972 = v4970 < v15;
+    const bool v4973 = v4971 && v4972;
+    if (v4973) {
+      const float v4974 = v275.x[120];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4975 = v68 + v4970;
+      const iron_bf16 v4976 = bias[v4975];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4977 = iron_to_f32(v4976);
+      const float v4978 = v4974 + v4977;
+      const float v4980 = fmaxf(v4978, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4981 = iron_f32_to_bf16(v4980);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4982 = v4968 * v4;
+      const unsigned int v4983 = v4982 + v68;
+      const unsigned int v4984 = v4983 + v4970;
+      out[v4984] = v4981;
+    }
+    const unsigned int v4985 = static_cast<unsigned int>(v275.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4986 = v1130 + v4985;
+    const unsigned int v4987 = static_cast<unsigned int>(v275.col(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4988 = v1129 + v4987;
+    const bool v4989 = v4986 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4990 = v4988 < v15;
+    const bool v4991 = v4989 && v4990;
+    if (v4991) {
+      const float v4992 = v275.x[121];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v4993 = v68 + v4988;
+      const iron_bf16 v4994 = bias[v4993];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4995 = iron_to_f32(v4994);
+      const float v4996 = v4992 + v4995;
+      const float v4998 = fmaxf(v4996, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v4999 = iron_f32_to_bf16(v4998);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v5000 = v4986 * v4;
+      const unsigned int v5001 = v5000 + v68;
+      const unsigned int v5002 = v5001 + v4988;
+      out[v5002] = v4999;
+    }
+    const unsigned int v5003 = static_cast<unsigned int>(v275.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v5004 = v1130 + v5003;
+    const unsigned int v5005 = static_cast<unsigned int>(v275.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v5006 = v1129 + v5005;
+    const bool v5007 = v5004 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5008 = v5006 < v15;
+    const bool v5009 = v5007 && v5008;
+    if (v5009) {
+      const float v5010 = v275.x[122];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v5011 = v68 + v5006;
+      const iron_bf16 v5012 = bias[v5011];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5013 = iron_to_f32(v5012);
+      const float v5014 = v5010 + v5013;
+      const float v5016 = fmaxf(v5014, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v5017 = iron_f32_to_bf16(v5016);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v5018 = v5004 * v4;
+      const unsigned int v5019 = v5018 + v68;
+      const unsigned int v5020 = v5019 + v5006;
+      out[v5020] = v5017;
+    }
+    const unsigned int v5021 = static_cast<unsigned int>(v275.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v5022 = v1130 + v5021;
+    const unsigned int v5023 = static_cast<unsigned int>(v275.col(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v5024 = v1129 + v5023;
+    const bool v5025 = v5022 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5026 = v5024 < v15;
+    const bool v5027 = v5025 && v5026;
+    if (v5027) {
+      const float v5028 = v275.x[123];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v5029 = v68 + v5024;
+      const iron_bf16 v5030 = bias[v5029];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5031 = iron_to_f32(v5030);
+      const float v5032 = v5028 + v5031;
+      const float v5034 = fmaxf(v5032, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v5035 = iron_f32_to_bf16(v5034);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v5036 = v5022 * v4;
+      const unsigned int v5037 = v5036 + v68;
+      const unsigned int v5038 = v5037 + v5024;
+      out[v5038] = v5035;
+    }
+    const unsigned int v5039 = static_cast<unsigned int>(v275.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v5040 = v1130 + v5039;
+    const unsigned int v5041 = static_cast<unsigned int>(v275.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v5042 = v1129 + v5041;
+    const bool v5043 = v5040 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5044 = v5042 < v15;
+    const bool v5045 = v5043 && v5044;
+    if (v5045) {
+      const float v5046 = v275.x[124];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v5047 = v68 + v5042;
+      const iron_bf16 v5048 = bias[v5047];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5049 = iron_to_f32(v5048);
+      const float v5050 = v5046 + v5049;
+      const float v5052 = fmaxf(v5050, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v5053 = iron_f32_to_bf16(v5052);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v5054 = v5040 * v4;
+      const unsigned int v5055 = v5054 + v68;
+      const unsigned int v5056 = v5055 + v5042;
+      out[v5056] = v5053;
+    }
+    const unsigned int v5057 = static_cast<unsigned int>(v275.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v5058 = v1130 + v5057;
+    const unsigned int v5059 = static_cast<unsigned int>(v275.col(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v5060 = v1129 + v5059;
+    const bool v5061 = v5058 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5062 = v5060 < v15;
+    const bool v5063 = v5061 && v5062;
+    if (v5063) {
+      const float v5064 = v275.x[125];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v5065 = v68 + v5060;
+      const iron_bf16 v5066 = bias[v5065];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5067 = iron_to_f32(v5066);
+      const float v5068 = v5064 + v5067;
+      const float v5070 = fmaxf(v5068, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v5071 = iron_f32_to_bf16(v5070);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v5072 = v5058 * v4;
+      const unsigned int v5073 = v5072 + v68;
+      const unsigned int v5074 = v5073 + v5060;
+      out[v5074] = v5071;
+    }
+    const unsigned int v5075 = static_cast<unsigned int>(v275.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v5076 = v1130 + v5075;
+    const unsigned int v5077 = static_cast<unsigned int>(v275.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v5078 = v1129 + v5077;
+    const bool v5079 = v5076 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5080 = v5078 < v15;
+    const bool v5081 = v5079 && v5080;
+    if (v5081) {
+      const float v5082 = v275.x[126];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v5083 = v68 + v5078;
+      const iron_bf16 v5084 = bias[v5083];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5085 = iron_to_f32(v5084);
+      const float v5086 = v5082 + v5085;
+      const float v5088 = fmaxf(v5086, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v5089 = iron_f32_to_bf16(v5088);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v5090 = v5076 * v4;
+      const unsigned int v5091 = v5090 + v68;
+      const unsigned int v5092 = v5091 + v5078;
+      out[v5092] = v5089;
+    }
+    const unsigned int v5093 = static_cast<unsigned int>(v275.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v5094 = v1130 + v5093;
+    const unsigned int v5095 = static_cast<unsigned int>(v275.col(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v5096 = v1129 + v5095;
+    const bool v5097 = v5094 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5098 = v5096 < v15;
+    const bool v5099 = v5097 && v5098;
+    if (v5099) {
+      const float v5100 = v275.x[127];  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v5101 = v68 + v5096;
+      const iron_bf16 v5102 = bias[v5101];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5103 = iron_to_f32(v5102);
+      const float v5104 = v5100 + v5103;
+      const float v5106 = fmaxf(v5104, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const iron_bf16 v5107 = iron_f32_to_bf16(v5106);  // kernels/convolution/conv_tiles.hpp:83
+      const unsigned int v5108 = v5094 * v4;
+      const unsigned int v5109 = v5108 + v68;
+      const unsigned int v5110 = v5109 + v5096;
+      out[v5110] = v5107;
     }
   }
 }

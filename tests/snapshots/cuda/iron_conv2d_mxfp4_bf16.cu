@@ -296,8 +296,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
   const unsigned int v10 = pad_w;
   const unsigned int v11 = dil_h;
   const unsigned int v12 = dil_w;
-  const unsigned int v14 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:116
-  const unsigned int v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:119
+  const unsigned int v14 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:112
+  const unsigned int v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:115
   const unsigned int v18 = v17 * v3;
   const unsigned int v22 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const unsigned int v23 = v12 * v22;
@@ -315,7 +315,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
   const unsigned int v40 = v39 - 1u;
   const unsigned int v41 = v40 / v7;
   const unsigned int v42 = v41 + 1u;
-  const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:120
+  const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:116
   const unsigned int v44 = v43 * v30;
   const unsigned int v45 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:132
   const unsigned int v46 = blockIdx.x;  // kernels/gemm/gemm_tiles.hpp:133
@@ -334,8 +334,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
   const unsigned int v63 = v62 << 7u;
   const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v67 = v66 << 7u;
-  const unsigned int v68 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:125
-  const bool v70 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:175
+  const unsigned int v68 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:121
+  const bool v70 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
   const bool v72 = v6 == 1u;
   const bool v73 = v70 && v72;
   const bool v75 = v7 == 1u;
@@ -344,67 +344,67 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
   const bool v79 = v76 && v78;
   const bool v81 = v9 == 0u;
   const bool v82 = v79 && v81;
-  const bool v84 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:176
-  const bool v85 = v82 && v84;  // kernels/convolution/im2col_a.hpp:175
-  const unsigned int v113 = v42 * v30;  // kernels/convolution/im2col_a.hpp:180
-  const unsigned int v115 = threadIdx.x;  // kernels/convolution/im2col_a.hpp:181
+  const bool v84 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:177
+  const bool v85 = v82 && v84;  // kernels/convolution/im2col_a.hpp:176
+  const unsigned int v113 = v42 * v30;  // kernels/convolution/im2col_a.hpp:181
+  const unsigned int v115 = threadIdx.x;  // kernels/convolution/im2col_a.hpp:182
   const unsigned int v116 = v115 >> 2u;
   const unsigned int v117 = v63 + v116;
-  const unsigned int v120 = v117 / v113;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v121 = v120 * v113;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v120 = v117 / v113;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v121 = v120 * v113;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v122 = v117 - v121;
-  const unsigned int v123 = v122 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v124 = v117 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v125 = v1 + v9;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v123 = v122 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v124 = v117 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v125 = v1 + v9;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v126 = v123 * v7;
   const unsigned int v127 = v124 ? v126 : v125;
-  const unsigned int v129 = v123 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v129 = v123 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v130 = v122 - v129;
   const unsigned int v131 = v130 * v8;
   const unsigned int v132 = v124 ? v131 : 0u;
-  const unsigned int v134 = v120 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v134 = v120 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v135 = v124 ? v134 : 0u;
-  const unsigned int v137 = v117 + 32u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v138 = v137 / v113;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v139 = v138 * v113;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v137 = v117 + 32u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v138 = v137 / v113;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v139 = v138 * v113;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v140 = v137 - v139;
-  const unsigned int v141 = v140 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v142 = v137 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v144 = v141 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v141 = v140 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v142 = v137 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v144 = v141 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v145 = v142 ? v144 : v125;
-  const unsigned int v147 = v141 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v147 = v141 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v148 = v140 - v147;
   const unsigned int v149 = v148 * v8;
   const unsigned int v150 = v142 ? v149 : 0u;
-  const unsigned int v152 = v138 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v152 = v138 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v153 = v142 ? v152 : 0u;
-  const unsigned int v155 = v117 + 64u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v156 = v155 / v113;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v157 = v156 * v113;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v155 = v117 + 64u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v156 = v155 / v113;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v157 = v156 * v113;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v158 = v155 - v157;
-  const unsigned int v159 = v158 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v160 = v155 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v162 = v159 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v159 = v158 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v160 = v155 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v162 = v159 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v163 = v160 ? v162 : v125;
-  const unsigned int v165 = v159 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v165 = v159 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v166 = v158 - v165;
   const unsigned int v167 = v166 * v8;
   const unsigned int v168 = v160 ? v167 : 0u;
-  const unsigned int v170 = v156 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v170 = v156 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v171 = v160 ? v170 : 0u;
-  const unsigned int v173 = v117 + 96u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v174 = v173 / v113;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v175 = v174 * v113;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v173 = v117 + 96u;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v174 = v173 / v113;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v175 = v174 * v113;  // kernels/convolution/im2col_a.hpp:186
   const unsigned int v176 = v173 - v175;
-  const unsigned int v177 = v176 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v178 = v173 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v180 = v177 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v177 = v176 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v178 = v173 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v180 = v177 * v7;  // kernels/convolution/im2col_a.hpp:189
   const unsigned int v181 = v178 ? v180 : v125;
-  const unsigned int v183 = v177 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v183 = v177 * v30;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v184 = v176 - v183;
   const unsigned int v185 = v184 * v8;
   const unsigned int v186 = v178 ? v185 : 0u;
-  const unsigned int v188 = v174 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v188 = v174 * v1;  // kernels/convolution/im2col_a.hpp:191
   const unsigned int v189 = v178 ? v188 : 0u;
   const unsigned int v190 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
   const unsigned int v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
@@ -421,7481 +421,5179 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
   const bool v208 = v207 == 0u;
   const bool v214 = v208 && v208;
   if (v214) {  // kernels/gemm/gemm_tiles.hpp:260
-    for (unsigned int v7754 = 0u; v7754 < 2u; v7754 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v7755 = v7754 << 5u;
-      const bool v7757 = v7755 < v18;
-      if (v7757) {
-        const unsigned int v7759 = v7754 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
-        if (v85) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v7768 = v115 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7769 = v7768 << 3u;
-          const unsigned int v7772 = v7755 + v7769;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7773 = v7772 < v18;
-          const bool v7774 = v124 && v7773;
-          const unsigned int v7776 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7778 = v7776 + v7755;
-          const unsigned int v7779 = v7778 + v7769;
-          const unsigned int v7780 = v7774 ? v7779 : 0u;
-          const unsigned int v7782 = v116 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7783 = v7759 + v7782;
-          const unsigned int v7784 = v7783 + v7769;
-          iron_copy_async<16>(shm0 + v7784, x + v7780, v7774);
-          const unsigned int v7787 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7789 = v7787 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7792 = v7787 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7793 = v7792 << 3u;
-          const unsigned int v7794 = v63 + v7789;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7795 = v7794 < v44;
-          const unsigned int v7796 = v7755 + v7793;
-          const bool v7797 = v7796 < v18;
-          const bool v7798 = v7795 && v7797;
-          const unsigned int v7800 = v7794 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7802 = v7800 + v7755;
-          const unsigned int v7803 = v7802 + v7793;
-          const unsigned int v7804 = v7798 ? v7803 : 0u;
-          const unsigned int v7806 = v7789 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7807 = v7759 + v7806;
-          const unsigned int v7808 = v7807 + v7793;
-          iron_copy_async<16>(shm0 + v7808, x + v7804, v7798);
-          const unsigned int v7811 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7813 = v7811 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7816 = v7811 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7817 = v7816 << 3u;
-          const unsigned int v7818 = v63 + v7813;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7819 = v7818 < v44;
-          const unsigned int v7820 = v7755 + v7817;
-          const bool v7821 = v7820 < v18;
-          const bool v7822 = v7819 && v7821;
-          const unsigned int v7824 = v7818 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7826 = v7824 + v7755;
-          const unsigned int v7827 = v7826 + v7817;
-          const unsigned int v7828 = v7822 ? v7827 : 0u;
-          const unsigned int v7830 = v7813 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7831 = v7759 + v7830;
-          const unsigned int v7832 = v7831 + v7817;
-          iron_copy_async<16>(shm0 + v7832, x + v7828, v7822);
-          const unsigned int v7835 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7837 = v7835 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7840 = v7835 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7841 = v7840 << 3u;
-          const unsigned int v7842 = v63 + v7837;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7843 = v7842 < v44;
-          const unsigned int v7844 = v7755 + v7841;
-          const bool v7845 = v7844 < v18;
-          const bool v7846 = v7843 && v7845;
-          const unsigned int v7848 = v7842 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7850 = v7848 + v7755;
-          const unsigned int v7851 = v7850 + v7841;
-          const unsigned int v7852 = v7846 ? v7851 : 0u;
-          const unsigned int v7854 = v7837 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7855 = v7759 + v7854;
-          const unsigned int v7856 = v7855 + v7841;
-          iron_copy_async<16>(shm0 + v7856, x + v7852, v7846);
+    for (unsigned int v6862 = 0u; v6862 < 2u; v6862 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
+      const unsigned int v6863 = v6862 << 5u;
+      const bool v6865 = v6863 < v18;
+      if (v6865) {
+        const unsigned int v6867 = v6862 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
+        const bool v6868 = !v85;  // kernels/convolution/im2col_a.hpp:90
+        if (v6868) {
+          const unsigned int v6872 = v115 & 3u;  // kernels/convolution/im2col_a.hpp:109
+          const unsigned int v6873 = v6872 << 3u;
+          const unsigned int v6874 = v6863 + v6873;  // kernels/convolution/im2col_a.hpp:110
+          const unsigned int v6876 = v6874 / v3;  // kernels/convolution/im2col_a.hpp:112
+          const unsigned int v6878 = v6876 * v3;  // kernels/convolution/im2col_a.hpp:113
+          const unsigned int v6879 = v6874 - v6878;
+          const unsigned int v6880 = v6876 / v6;  // kernels/convolution/im2col_a.hpp:114
+          const unsigned int v6881 = v6880 * v11;  // kernels/convolution/im2col_a.hpp:115
+          const unsigned int v6882 = v6880 * v6;  // kernels/convolution/im2col_a.hpp:116
+          const unsigned int v6883 = v6876 - v6882;
+          const unsigned int v6884 = v6883 * v12;
+          const unsigned int v6885 = v68 + v6879;  // kernels/convolution/im2col_a.hpp:117
+          const bool v6886 = v6874 < v18;  // kernels/convolution/im2col_a.hpp:118
+          const unsigned int v6888 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+          const unsigned int v6893 = v116 * 40u;  // kernels/convolution/im2col_a.hpp:121
+          const unsigned int v6894 = v6893 + v6873;
+          const unsigned int v6895 = v127 + v6881;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6896 = v132 + v6884;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6897 = v6895 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6898 = v6886 && v6897;
+          const bool v6899 = v6895 < v125;
+          const bool v6900 = v6898 && v6899;
+          const bool v6901 = v6896 >= v10;
+          const bool v6902 = v6900 && v6901;
+          const bool v6903 = v6896 < v6888;
+          const bool v6904 = v6902 && v6903;
+          const unsigned int v6905 = max(v6895, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6906 = v6905 - v9;
+          const unsigned int v6907 = max(v6896, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6908 = v6907 - v10;
+          const unsigned int v6909 = v135 + v6906;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6910 = v6909 * v2;
+          const unsigned int v6911 = v6910 + v6908;
+          const unsigned int v6912 = v6911 * v3;
+          const unsigned int v6913 = v6912 + v6885;
+          const unsigned int v6915 = v6904 ? v6913 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6917 = v6867 + v6894;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + v6917, x + v6915, v6904);
+          const unsigned int v6919 = v145 + v6881;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6920 = v150 + v6884;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6921 = v6919 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6922 = v6886 && v6921;
+          const bool v6923 = v6919 < v125;
+          const bool v6924 = v6922 && v6923;
+          const bool v6925 = v6920 >= v10;
+          const bool v6926 = v6924 && v6925;
+          const bool v6927 = v6920 < v6888;
+          const bool v6928 = v6926 && v6927;
+          const unsigned int v6929 = max(v6919, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6930 = v6929 - v9;
+          const unsigned int v6931 = max(v6920, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6932 = v6931 - v10;
+          const unsigned int v6933 = v153 + v6930;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6934 = v6933 * v2;
+          const unsigned int v6935 = v6934 + v6932;
+          const unsigned int v6936 = v6935 * v3;
+          const unsigned int v6937 = v6936 + v6885;
+          const unsigned int v6939 = v6928 ? v6937 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6942 = v6917 + 1280u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + v6942, x + v6939, v6928);
+          const unsigned int v6943 = v163 + v6881;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6944 = v168 + v6884;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6945 = v6943 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6946 = v6886 && v6945;
+          const bool v6947 = v6943 < v125;
+          const bool v6948 = v6946 && v6947;
+          const bool v6949 = v6944 >= v10;
+          const bool v6950 = v6948 && v6949;
+          const bool v6951 = v6944 < v6888;
+          const bool v6952 = v6950 && v6951;
+          const unsigned int v6953 = max(v6943, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6954 = v6953 - v9;
+          const unsigned int v6955 = max(v6944, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6956 = v6955 - v10;
+          const unsigned int v6957 = v171 + v6954;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6958 = v6957 * v2;
+          const unsigned int v6959 = v6958 + v6956;
+          const unsigned int v6960 = v6959 * v3;
+          const unsigned int v6961 = v6960 + v6885;
+          const unsigned int v6963 = v6952 ? v6961 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6966 = v6917 + 2560u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + v6966, x + v6963, v6952);
+          const unsigned int v6967 = v181 + v6881;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v6968 = v186 + v6884;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6969 = v6967 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v6970 = v6886 && v6969;
+          const bool v6971 = v6967 < v125;
+          const bool v6972 = v6970 && v6971;
+          const bool v6973 = v6968 >= v10;
+          const bool v6974 = v6972 && v6973;
+          const bool v6975 = v6968 < v6888;
+          const bool v6976 = v6974 && v6975;
+          const unsigned int v6977 = max(v6967, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6978 = v6977 - v9;
+          const unsigned int v6979 = max(v6968, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6980 = v6979 - v10;
+          const unsigned int v6981 = v189 + v6978;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v6982 = v6981 * v2;
+          const unsigned int v6983 = v6982 + v6980;
+          const unsigned int v6984 = v6983 * v3;
+          const unsigned int v6985 = v6984 + v6885;
+          const unsigned int v6987 = v6976 ? v6985 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v6990 = v6917 + 3840u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + v6990, x + v6987, v6976);
         } else {
-          const unsigned int v7860 = v115 & 3u;  // kernels/convolution/im2col_a.hpp:108
-          const unsigned int v7861 = v7860 << 3u;
-          const unsigned int v7862 = v7755 + v7861;  // kernels/convolution/im2col_a.hpp:109
-          const unsigned int v7864 = v7862 / v3;  // kernels/convolution/im2col_a.hpp:111
-          const unsigned int v7866 = v7864 * v3;  // kernels/convolution/im2col_a.hpp:112
-          const unsigned int v7867 = v7862 - v7866;
-          const unsigned int v7868 = v7864 / v6;  // kernels/convolution/im2col_a.hpp:113
-          const unsigned int v7869 = v7868 * v11;  // kernels/convolution/im2col_a.hpp:114
-          const unsigned int v7870 = v7868 * v6;  // kernels/convolution/im2col_a.hpp:115
-          const unsigned int v7871 = v7864 - v7870;
-          const unsigned int v7872 = v7871 * v12;
-          const unsigned int v7873 = v68 + v7867;  // kernels/convolution/im2col_a.hpp:116
-          const bool v7874 = v7862 < v18;  // kernels/convolution/im2col_a.hpp:117
-          const unsigned int v7876 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-          const unsigned int v7881 = v116 * 40u;  // kernels/convolution/im2col_a.hpp:120
-          const unsigned int v7882 = v7881 + v7861;
-          const unsigned int v7883 = v127 + v7869;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7884 = v132 + v7872;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7885 = v7883 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7886 = v7874 && v7885;
-          const bool v7887 = v7883 < v125;
-          const bool v7888 = v7886 && v7887;
-          const bool v7889 = v7884 >= v10;
-          const bool v7890 = v7888 && v7889;
-          const bool v7891 = v7884 < v7876;
-          const bool v7892 = v7890 && v7891;
-          const unsigned int v7893 = max(v7883, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7894 = v7893 - v9;
-          const unsigned int v7895 = max(v7884, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7896 = v7895 - v10;
-          const unsigned int v7897 = v135 + v7894;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7898 = v7897 * v2;
-          const unsigned int v7899 = v7898 + v7896;
-          const unsigned int v7900 = v7899 * v3;
-          const unsigned int v7901 = v7900 + v7873;
-          const unsigned int v7903 = v7892 ? v7901 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7905 = v7759 + v7882;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + v7905, x + v7903, v7892);
-          const unsigned int v7907 = v145 + v7869;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7908 = v150 + v7872;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7909 = v7907 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7910 = v7874 && v7909;
-          const bool v7911 = v7907 < v125;
-          const bool v7912 = v7910 && v7911;
-          const bool v7913 = v7908 >= v10;
-          const bool v7914 = v7912 && v7913;
-          const bool v7915 = v7908 < v7876;
-          const bool v7916 = v7914 && v7915;
-          const unsigned int v7917 = max(v7907, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7918 = v7917 - v9;
-          const unsigned int v7919 = max(v7908, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7920 = v7919 - v10;
-          const unsigned int v7921 = v153 + v7918;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7922 = v7921 * v2;
-          const unsigned int v7923 = v7922 + v7920;
-          const unsigned int v7924 = v7923 * v3;
-          const unsigned int v7925 = v7924 + v7873;
-          const unsigned int v7927 = v7916 ? v7925 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7930 = v7905 + 1280u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + v7930, x + v7927, v7916);
-          const unsigned int v7931 = v163 + v7869;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7932 = v168 + v7872;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7933 = v7931 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7934 = v7874 && v7933;
-          const bool v7935 = v7931 < v125;
-          const bool v7936 = v7934 && v7935;
-          const bool v7937 = v7932 >= v10;
-          const bool v7938 = v7936 && v7937;
-          const bool v7939 = v7932 < v7876;
-          const bool v7940 = v7938 && v7939;
-          const unsigned int v7941 = max(v7931, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7942 = v7941 - v9;
-          const unsigned int v7943 = max(v7932, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7944 = v7943 - v10;
-          const unsigned int v7945 = v171 + v7942;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7946 = v7945 * v2;
-          const unsigned int v7947 = v7946 + v7944;
-          const unsigned int v7948 = v7947 * v3;
-          const unsigned int v7949 = v7948 + v7873;
-          const unsigned int v7951 = v7940 ? v7949 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7954 = v7905 + 2560u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + v7954, x + v7951, v7940);
-          const unsigned int v7955 = v181 + v7869;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7956 = v186 + v7872;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7957 = v7955 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7958 = v7874 && v7957;
-          const bool v7959 = v7955 < v125;
-          const bool v7960 = v7958 && v7959;
-          const bool v7961 = v7956 >= v10;
-          const bool v7962 = v7960 && v7961;
-          const bool v7963 = v7956 < v7876;
-          const bool v7964 = v7962 && v7963;
-          const unsigned int v7965 = max(v7955, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7966 = v7965 - v9;
-          const unsigned int v7967 = max(v7956, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7968 = v7967 - v10;
-          const unsigned int v7969 = v189 + v7966;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7970 = v7969 * v2;
-          const unsigned int v7971 = v7970 + v7968;
-          const unsigned int v7972 = v7971 * v3;
-          const unsigned int v7973 = v7972 + v7873;
-          const unsigned int v7975 = v7964 ? v7973 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7978 = v7905 + 3840u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + v7978, x + v7975, v7964);
+          const unsigned int v6999 = v115 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7000 = v6999 << 3u;
+          const unsigned int v7003 = v6863 + v7000;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7004 = v7003 < v18;
+          const bool v7005 = v124 && v7004;
+          const unsigned int v7007 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7009 = v7007 + v6863;
+          const unsigned int v7010 = v7009 + v7000;
+          const unsigned int v7011 = v7005 ? v7010 : 0u;
+          const unsigned int v7013 = v116 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7014 = v6867 + v7013;
+          const unsigned int v7015 = v7014 + v7000;
+          iron_copy_async<16>(shm0 + v7015, x + v7011, v7005);
+          const unsigned int v7018 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7020 = v7018 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7023 = v7018 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7024 = v7023 << 3u;
+          const unsigned int v7025 = v63 + v7020;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7026 = v7025 < v44;
+          const unsigned int v7027 = v6863 + v7024;
+          const bool v7028 = v7027 < v18;
+          const bool v7029 = v7026 && v7028;
+          const unsigned int v7031 = v7025 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7033 = v7031 + v6863;
+          const unsigned int v7034 = v7033 + v7024;
+          const unsigned int v7035 = v7029 ? v7034 : 0u;
+          const unsigned int v7037 = v7020 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7038 = v6867 + v7037;
+          const unsigned int v7039 = v7038 + v7024;
+          iron_copy_async<16>(shm0 + v7039, x + v7035, v7029);
+          const unsigned int v7042 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7044 = v7042 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7047 = v7042 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7048 = v7047 << 3u;
+          const unsigned int v7049 = v63 + v7044;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7050 = v7049 < v44;
+          const unsigned int v7051 = v6863 + v7048;
+          const bool v7052 = v7051 < v18;
+          const bool v7053 = v7050 && v7052;
+          const unsigned int v7055 = v7049 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7057 = v7055 + v6863;
+          const unsigned int v7058 = v7057 + v7048;
+          const unsigned int v7059 = v7053 ? v7058 : 0u;
+          const unsigned int v7061 = v7044 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7062 = v6867 + v7061;
+          const unsigned int v7063 = v7062 + v7048;
+          iron_copy_async<16>(shm0 + v7063, x + v7059, v7053);
+          const unsigned int v7066 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7068 = v7066 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7071 = v7066 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7072 = v7071 << 3u;
+          const unsigned int v7073 = v63 + v7068;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7074 = v7073 < v44;
+          const unsigned int v7075 = v6863 + v7072;
+          const bool v7076 = v7075 < v18;
+          const bool v7077 = v7074 && v7076;
+          const unsigned int v7079 = v7073 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7081 = v7079 + v6863;
+          const unsigned int v7082 = v7081 + v7072;
+          const unsigned int v7083 = v7077 ? v7082 : 0u;
+          const unsigned int v7085 = v7068 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7086 = v6867 + v7085;
+          const unsigned int v7087 = v7086 + v7072;
+          iron_copy_async<16>(shm0 + v7087, x + v7083, v7077);
         }
-        const unsigned int v7988 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
-        const unsigned int v7989 = v7988 << 3u;
-        const unsigned int v7990 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
-        const bool v7991 = v7990 < v4;
-        const unsigned int v7992 = v7755 + v7989;
-        const bool v7993 = v7992 < v18;
-        const bool v7994 = v7991 && v7993;
-        const unsigned int v7996 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v7998 = min(v7992, v7996);
-        const unsigned int v8000 = v4 - 1u;
-        const unsigned int v8002 = min(v7990, v8000);
-        const unsigned int v8004 = v7998 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const unsigned int v8006 = v18 >> 3u;
-        const unsigned int v8007 = v8002 * v8006;
-        const unsigned int v8008 = v8007 + v8004;
-        const unsigned int v8009 = packed[v8008];
-        const unsigned int v8011 = v7998 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const unsigned int v8013 = v18 >> 5u;
-        const unsigned int v8014 = v8002 * v8013;
-        const unsigned int v8015 = v8014 + v8011;
-        const unsigned char v8016 = scales[v8015];
-        const unsigned int v8017 = static_cast<unsigned int>(v8016);
-        const unsigned int v8019 = v8017 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v8022 = v8017 == 255u;
-        const unsigned int v8023 = v8022 ? 2143289344u : v8019;
-        const bool v8025 = v8017 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const unsigned int v8027 = v8025 ? 4194304u : v8023;
-        const float v8028 = __uint_as_float(v8027);
-        const unsigned int v8030 = v8009 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8032 = v8030 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8034 = v8032 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8036 = v8034 << 22u;
-        const unsigned int v8038 = v8032 * 1056964608u;
-        const bool v8040 = v8032 < 2u;
-        const unsigned int v8041 = v8040 ? v8038 : v8036;
-        const unsigned int v8043 = v8030 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8045 = v8043 << 28u;
-        const unsigned int v8046 = v8041 | v8045;
-        const float v8047 = __uint_as_float(v8046);
-        const float v8048 = v8047 * v8028;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8050 = v8009 >> 4u;
-        const unsigned int v8052 = v8050 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8054 = v8052 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8056 = v8054 << 22u;
-        const unsigned int v8058 = v8052 * 1056964608u;
-        const bool v8060 = v8052 < 2u;
-        const unsigned int v8061 = v8060 ? v8058 : v8056;
-        const unsigned int v8063 = v8050 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8065 = v8063 << 28u;
-        const unsigned int v8066 = v8061 | v8065;
-        const float v8067 = __uint_as_float(v8066);
-        const float v8068 = v8067 * v8028;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8070 = v8009 >> 8u;
-        const unsigned int v8072 = v8070 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8074 = v8072 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8076 = v8074 << 22u;
-        const unsigned int v8078 = v8072 * 1056964608u;
-        const bool v8080 = v8072 < 2u;
-        const unsigned int v8081 = v8080 ? v8078 : v8076;
-        const unsigned int v8083 = v8070 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8085 = v8083 << 28u;
-        const unsigned int v8086 = v8081 | v8085;
-        const float v8087 = __uint_as_float(v8086);
-        const float v8088 = v8087 * v8028;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8090 = v8009 >> 12u;
-        const unsigned int v8092 = v8090 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8094 = v8092 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8096 = v8094 << 22u;
-        const unsigned int v8098 = v8092 * 1056964608u;
-        const bool v8100 = v8092 < 2u;
-        const unsigned int v8101 = v8100 ? v8098 : v8096;
-        const unsigned int v8103 = v8090 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8105 = v8103 << 28u;
-        const unsigned int v8106 = v8101 | v8105;
-        const float v8107 = __uint_as_float(v8106);
-        const float v8108 = v8107 * v8028;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8110 = v8009 >> 16u;
-        const unsigned int v8112 = v8110 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8114 = v8112 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8116 = v8114 << 22u;
-        const unsigned int v8118 = v8112 * 1056964608u;
-        const bool v8120 = v8112 < 2u;
-        const unsigned int v8121 = v8120 ? v8118 : v8116;
-        const unsigned int v8123 = v8110 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8125 = v8123 << 28u;
-        const unsigned int v8126 = v8121 | v8125;
-        const float v8127 = __uint_as_float(v8126);
-        const float v8128 = v8127 * v8028;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8130 = v8009 >> 20u;
-        const unsigned int v8132 = v8130 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8134 = v8132 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8136 = v8134 << 22u;
-        const unsigned int v8138 = v8132 * 1056964608u;
-        const bool v8140 = v8132 < 2u;
-        const unsigned int v8141 = v8140 ? v8138 : v8136;
-        const unsigned int v8143 = v8130 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8145 = v8143 << 28u;
-        const unsigned int v8146 = v8141 | v8145;
-        const float v8147 = __uint_as_float(v8146);
-        const float v8148 = v8147 * v8028;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8150 = v8009 >> 24u;
-        const unsigned int v8152 = v8150 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8154 = v8152 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8156 = v8154 << 22u;
-        const unsigned int v8158 = v8152 * 1056964608u;
-        const bool v8160 = v8152 < 2u;
-        const unsigned int v8161 = v8160 ? v8158 : v8156;
-        const unsigned int v8163 = v8150 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8165 = v8163 << 28u;
-        const unsigned int v8166 = v8161 | v8165;
-        const float v8167 = __uint_as_float(v8166);
-        const float v8168 = v8167 * v8028;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8170 = v8009 >> 28u;
-        const unsigned int v8172 = v8170 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8174 = v8172 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8176 = v8174 << 22u;
-        const unsigned int v8178 = v8172 * 1056964608u;
-        const bool v8180 = v8172 < 2u;
-        const unsigned int v8181 = v8180 ? v8178 : v8176;
-        const unsigned int v8183 = v8170 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8185 = v8183 << 28u;
-        const unsigned int v8186 = v8181 | v8185;
-        const float v8187 = __uint_as_float(v8186);
-        const float v8188 = v8187 * v8028;  // kernels/gemm/quant_b.hpp:80
-        const float v8190 = v7994 ? v8048 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v8191 = iron_f32_to_bf16(v8190);
-        const float v8193 = v7994 ? v8068 : 0.0f;
-        const iron_bf16 v8194 = iron_f32_to_bf16(v8193);
-        const float v8196 = v7994 ? v8088 : 0.0f;
-        const iron_bf16 v8197 = iron_f32_to_bf16(v8196);
-        const float v8199 = v7994 ? v8108 : 0.0f;
-        const iron_bf16 v8200 = iron_f32_to_bf16(v8199);
-        const float v8202 = v7994 ? v8128 : 0.0f;
-        const iron_bf16 v8203 = iron_f32_to_bf16(v8202);
-        const float v8205 = v7994 ? v8148 : 0.0f;
-        const iron_bf16 v8206 = iron_f32_to_bf16(v8205);
-        const float v8208 = v7994 ? v8168 : 0.0f;
-        const iron_bf16 v8209 = iron_f32_to_bf16(v8208);
-        const float v8211 = v7994 ? v8188 : 0.0f;
-        const iron_bf16 v8212 = iron_f32_to_bf16(v8211);
-        const unsigned int v8215 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v8216 = v7759 + v8215;
-        const unsigned int v8217 = v8216 + v7989;
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v8217) = iron_bf16x8{{v8191, v8194, v8197, v8200, v8203, v8206, v8209, v8212}};
-        const unsigned int v8221 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
-        const unsigned int v8223 = v8221 >> 2u;  // kernels/gemm/quant_b.hpp:135
-        const unsigned int v8226 = v8221 & 3u;  // kernels/gemm/quant_b.hpp:136
-        const unsigned int v8227 = v8226 << 3u;
-        const unsigned int v8228 = v67 + v8223;  // kernels/gemm/quant_b.hpp:137
-        const bool v8229 = v8228 < v4;
-        const unsigned int v8230 = v7755 + v8227;
-        const bool v8231 = v8230 < v18;
-        const bool v8232 = v8229 && v8231;
-        const unsigned int v8236 = min(v8230, v7996);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v8240 = min(v8228, v8000);
-        const unsigned int v8242 = v8236 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const unsigned int v8245 = v8240 * v8006;
-        const unsigned int v8246 = v8245 + v8242;
-        const unsigned int v8247 = packed[v8246];
-        const unsigned int v8249 = v8236 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const unsigned int v8252 = v8240 * v8013;
-        const unsigned int v8253 = v8252 + v8249;
-        const unsigned char v8254 = scales[v8253];
-        const unsigned int v8255 = static_cast<unsigned int>(v8254);
-        const unsigned int v8257 = v8255 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v8260 = v8255 == 255u;
-        const unsigned int v8261 = v8260 ? 2143289344u : v8257;
-        const bool v8263 = v8255 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const unsigned int v8265 = v8263 ? 4194304u : v8261;
-        const float v8266 = __uint_as_float(v8265);
-        const unsigned int v8268 = v8247 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8270 = v8268 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8272 = v8270 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8274 = v8272 << 22u;
-        const unsigned int v8276 = v8270 * 1056964608u;
-        const bool v8278 = v8270 < 2u;
-        const unsigned int v8279 = v8278 ? v8276 : v8274;
-        const unsigned int v8281 = v8268 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8283 = v8281 << 28u;
-        const unsigned int v8284 = v8279 | v8283;
-        const float v8285 = __uint_as_float(v8284);
-        const float v8286 = v8285 * v8266;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8288 = v8247 >> 4u;
-        const unsigned int v8290 = v8288 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8292 = v8290 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8294 = v8292 << 22u;
-        const unsigned int v8296 = v8290 * 1056964608u;
-        const bool v8298 = v8290 < 2u;
-        const unsigned int v8299 = v8298 ? v8296 : v8294;
-        const unsigned int v8301 = v8288 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8303 = v8301 << 28u;
-        const unsigned int v8304 = v8299 | v8303;
-        const float v8305 = __uint_as_float(v8304);
-        const float v8306 = v8305 * v8266;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8308 = v8247 >> 8u;
-        const unsigned int v8310 = v8308 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8312 = v8310 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8314 = v8312 << 22u;
-        const unsigned int v8316 = v8310 * 1056964608u;
-        const bool v8318 = v8310 < 2u;
-        const unsigned int v8319 = v8318 ? v8316 : v8314;
-        const unsigned int v8321 = v8308 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8323 = v8321 << 28u;
-        const unsigned int v8324 = v8319 | v8323;
-        const float v8325 = __uint_as_float(v8324);
-        const float v8326 = v8325 * v8266;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8328 = v8247 >> 12u;
-        const unsigned int v8330 = v8328 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8332 = v8330 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8334 = v8332 << 22u;
-        const unsigned int v8336 = v8330 * 1056964608u;
-        const bool v8338 = v8330 < 2u;
-        const unsigned int v8339 = v8338 ? v8336 : v8334;
-        const unsigned int v8341 = v8328 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8343 = v8341 << 28u;
-        const unsigned int v8344 = v8339 | v8343;
-        const float v8345 = __uint_as_float(v8344);
-        const float v8346 = v8345 * v8266;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8348 = v8247 >> 16u;
-        const unsigned int v8350 = v8348 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8352 = v8350 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8354 = v8352 << 22u;
-        const unsigned int v8356 = v8350 * 1056964608u;
-        const bool v8358 = v8350 < 2u;
-        const unsigned int v8359 = v8358 ? v8356 : v8354;
-        const unsigned int v8361 = v8348 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8363 = v8361 << 28u;
-        const unsigned int v8364 = v8359 | v8363;
-        const float v8365 = __uint_as_float(v8364);
-        const float v8366 = v8365 * v8266;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8368 = v8247 >> 20u;
-        const unsigned int v8370 = v8368 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8372 = v8370 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8374 = v8372 << 22u;
-        const unsigned int v8376 = v8370 * 1056964608u;
-        const bool v8378 = v8370 < 2u;
-        const unsigned int v8379 = v8378 ? v8376 : v8374;
-        const unsigned int v8381 = v8368 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8383 = v8381 << 28u;
-        const unsigned int v8384 = v8379 | v8383;
-        const float v8385 = __uint_as_float(v8384);
-        const float v8386 = v8385 * v8266;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8388 = v8247 >> 24u;
-        const unsigned int v8390 = v8388 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8392 = v8390 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8394 = v8392 << 22u;
-        const unsigned int v8396 = v8390 * 1056964608u;
-        const bool v8398 = v8390 < 2u;
-        const unsigned int v8399 = v8398 ? v8396 : v8394;
-        const unsigned int v8401 = v8388 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8403 = v8401 << 28u;
-        const unsigned int v8404 = v8399 | v8403;
-        const float v8405 = __uint_as_float(v8404);
-        const float v8406 = v8405 * v8266;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8408 = v8247 >> 28u;
-        const unsigned int v8410 = v8408 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8412 = v8410 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8414 = v8412 << 22u;
-        const unsigned int v8416 = v8410 * 1056964608u;
-        const bool v8418 = v8410 < 2u;
-        const unsigned int v8419 = v8418 ? v8416 : v8414;
-        const unsigned int v8421 = v8408 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8423 = v8421 << 28u;
-        const unsigned int v8424 = v8419 | v8423;
-        const float v8425 = __uint_as_float(v8424);
-        const float v8426 = v8425 * v8266;  // kernels/gemm/quant_b.hpp:80
-        const float v8428 = v8232 ? v8286 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v8429 = iron_f32_to_bf16(v8428);
-        const float v8431 = v8232 ? v8306 : 0.0f;
-        const iron_bf16 v8432 = iron_f32_to_bf16(v8431);
-        const float v8434 = v8232 ? v8326 : 0.0f;
-        const iron_bf16 v8435 = iron_f32_to_bf16(v8434);
-        const float v8437 = v8232 ? v8346 : 0.0f;
-        const iron_bf16 v8438 = iron_f32_to_bf16(v8437);
-        const float v8440 = v8232 ? v8366 : 0.0f;
-        const iron_bf16 v8441 = iron_f32_to_bf16(v8440);
-        const float v8443 = v8232 ? v8386 : 0.0f;
-        const iron_bf16 v8444 = iron_f32_to_bf16(v8443);
-        const float v8446 = v8232 ? v8406 : 0.0f;
-        const iron_bf16 v8447 = iron_f32_to_bf16(v8446);
-        const float v8449 = v8232 ? v8426 : 0.0f;
-        const iron_bf16 v8450 = iron_f32_to_bf16(v8449);
-        const unsigned int v8453 = v8223 * 40u;  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v8454 = v7759 + v8453;
-        const unsigned int v8455 = v8454 + v8227;
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v8455) = iron_bf16x8{{v8429, v8432, v8435, v8438, v8441, v8444, v8447, v8450}};
-        const unsigned int v8459 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
-        const unsigned int v8461 = v8459 >> 2u;  // kernels/gemm/quant_b.hpp:135
-        const unsigned int v8464 = v8459 & 3u;  // kernels/gemm/quant_b.hpp:136
-        const unsigned int v8465 = v8464 << 3u;
-        const unsigned int v8466 = v67 + v8461;  // kernels/gemm/quant_b.hpp:137
-        const bool v8467 = v8466 < v4;
-        const unsigned int v8468 = v7755 + v8465;
-        const bool v8469 = v8468 < v18;
-        const bool v8470 = v8467 && v8469;
-        const unsigned int v8474 = min(v8468, v7996);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v8478 = min(v8466, v8000);
-        const unsigned int v8480 = v8474 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const unsigned int v8483 = v8478 * v8006;
-        const unsigned int v8484 = v8483 + v8480;
-        const unsigned int v8485 = packed[v8484];
-        const unsigned int v8487 = v8474 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const unsigned int v8490 = v8478 * v8013;
-        const unsigned int v8491 = v8490 + v8487;
-        const unsigned char v8492 = scales[v8491];
-        const unsigned int v8493 = static_cast<unsigned int>(v8492);
-        const unsigned int v8495 = v8493 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v8498 = v8493 == 255u;
-        const unsigned int v8499 = v8498 ? 2143289344u : v8495;
-        const bool v8501 = v8493 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const unsigned int v8503 = v8501 ? 4194304u : v8499;
-        const float v8504 = __uint_as_float(v8503);
-        const unsigned int v8506 = v8485 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8508 = v8506 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8510 = v8508 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8512 = v8510 << 22u;
-        const unsigned int v8514 = v8508 * 1056964608u;
-        const bool v8516 = v8508 < 2u;
-        const unsigned int v8517 = v8516 ? v8514 : v8512;
-        const unsigned int v8519 = v8506 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8521 = v8519 << 28u;
-        const unsigned int v8522 = v8517 | v8521;
-        const float v8523 = __uint_as_float(v8522);
-        const float v8524 = v8523 * v8504;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8526 = v8485 >> 4u;
-        const unsigned int v8528 = v8526 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8530 = v8528 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8532 = v8530 << 22u;
-        const unsigned int v8534 = v8528 * 1056964608u;
-        const bool v8536 = v8528 < 2u;
-        const unsigned int v8537 = v8536 ? v8534 : v8532;
-        const unsigned int v8539 = v8526 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8541 = v8539 << 28u;
-        const unsigned int v8542 = v8537 | v8541;
-        const float v8543 = __uint_as_float(v8542);
-        const float v8544 = v8543 * v8504;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8546 = v8485 >> 8u;
-        const unsigned int v8548 = v8546 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8550 = v8548 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8552 = v8550 << 22u;
-        const unsigned int v8554 = v8548 * 1056964608u;
-        const bool v8556 = v8548 < 2u;
-        const unsigned int v8557 = v8556 ? v8554 : v8552;
-        const unsigned int v8559 = v8546 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8561 = v8559 << 28u;
-        const unsigned int v8562 = v8557 | v8561;
-        const float v8563 = __uint_as_float(v8562);
-        const float v8564 = v8563 * v8504;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8566 = v8485 >> 12u;
-        const unsigned int v8568 = v8566 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8570 = v8568 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8572 = v8570 << 22u;
-        const unsigned int v8574 = v8568 * 1056964608u;
-        const bool v8576 = v8568 < 2u;
-        const unsigned int v8577 = v8576 ? v8574 : v8572;
-        const unsigned int v8579 = v8566 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8581 = v8579 << 28u;
-        const unsigned int v8582 = v8577 | v8581;
-        const float v8583 = __uint_as_float(v8582);
-        const float v8584 = v8583 * v8504;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8586 = v8485 >> 16u;
-        const unsigned int v8588 = v8586 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8590 = v8588 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8592 = v8590 << 22u;
-        const unsigned int v8594 = v8588 * 1056964608u;
-        const bool v8596 = v8588 < 2u;
-        const unsigned int v8597 = v8596 ? v8594 : v8592;
-        const unsigned int v8599 = v8586 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8601 = v8599 << 28u;
-        const unsigned int v8602 = v8597 | v8601;
-        const float v8603 = __uint_as_float(v8602);
-        const float v8604 = v8603 * v8504;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8606 = v8485 >> 20u;
-        const unsigned int v8608 = v8606 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8610 = v8608 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8612 = v8610 << 22u;
-        const unsigned int v8614 = v8608 * 1056964608u;
-        const bool v8616 = v8608 < 2u;
-        const unsigned int v8617 = v8616 ? v8614 : v8612;
-        const unsigned int v8619 = v8606 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8621 = v8619 << 28u;
-        const unsigned int v8622 = v8617 | v8621;
-        const float v8623 = __uint_as_float(v8622);
-        const float v8624 = v8623 * v8504;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8626 = v8485 >> 24u;
-        const unsigned int v8628 = v8626 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8630 = v8628 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8632 = v8630 << 22u;
-        const unsigned int v8634 = v8628 * 1056964608u;
-        const bool v8636 = v8628 < 2u;
-        const unsigned int v8637 = v8636 ? v8634 : v8632;
-        const unsigned int v8639 = v8626 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8641 = v8639 << 28u;
-        const unsigned int v8642 = v8637 | v8641;
-        const float v8643 = __uint_as_float(v8642);
-        const float v8644 = v8643 * v8504;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8646 = v8485 >> 28u;
-        const unsigned int v8648 = v8646 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8650 = v8648 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8652 = v8650 << 22u;
-        const unsigned int v8654 = v8648 * 1056964608u;
-        const bool v8656 = v8648 < 2u;
-        const unsigned int v8657 = v8656 ? v8654 : v8652;
-        const unsigned int v8659 = v8646 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8661 = v8659 << 28u;
-        const unsigned int v8662 = v8657 | v8661;
-        const float v8663 = __uint_as_float(v8662);
-        const float v8664 = v8663 * v8504;  // kernels/gemm/quant_b.hpp:80
-        const float v8666 = v8470 ? v8524 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v8667 = iron_f32_to_bf16(v8666);
-        const float v8669 = v8470 ? v8544 : 0.0f;
-        const iron_bf16 v8670 = iron_f32_to_bf16(v8669);
-        const float v8672 = v8470 ? v8564 : 0.0f;
-        const iron_bf16 v8673 = iron_f32_to_bf16(v8672);
-        const float v8675 = v8470 ? v8584 : 0.0f;
-        const iron_bf16 v8676 = iron_f32_to_bf16(v8675);
-        const float v8678 = v8470 ? v8604 : 0.0f;
-        const iron_bf16 v8679 = iron_f32_to_bf16(v8678);
-        const float v8681 = v8470 ? v8624 : 0.0f;
-        const iron_bf16 v8682 = iron_f32_to_bf16(v8681);
-        const float v8684 = v8470 ? v8644 : 0.0f;
-        const iron_bf16 v8685 = iron_f32_to_bf16(v8684);
-        const float v8687 = v8470 ? v8664 : 0.0f;
-        const iron_bf16 v8688 = iron_f32_to_bf16(v8687);
-        const unsigned int v8691 = v8461 * 40u;  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v8692 = v7759 + v8691;
-        const unsigned int v8693 = v8692 + v8465;
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v8693) = iron_bf16x8{{v8667, v8670, v8673, v8676, v8679, v8682, v8685, v8688}};
-        const unsigned int v8697 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
-        const unsigned int v8699 = v8697 >> 2u;  // kernels/gemm/quant_b.hpp:135
-        const unsigned int v8702 = v8697 & 3u;  // kernels/gemm/quant_b.hpp:136
-        const unsigned int v8703 = v8702 << 3u;
-        const unsigned int v8704 = v67 + v8699;  // kernels/gemm/quant_b.hpp:137
-        const bool v8705 = v8704 < v4;
-        const unsigned int v8706 = v7755 + v8703;
-        const bool v8707 = v8706 < v18;
-        const bool v8708 = v8705 && v8707;
-        const unsigned int v8712 = min(v8706, v7996);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v8716 = min(v8704, v8000);
-        const unsigned int v8718 = v8712 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const unsigned int v8721 = v8716 * v8006;
-        const unsigned int v8722 = v8721 + v8718;
-        const unsigned int v8723 = packed[v8722];
-        const unsigned int v8725 = v8712 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const unsigned int v8728 = v8716 * v8013;
-        const unsigned int v8729 = v8728 + v8725;
-        const unsigned char v8730 = scales[v8729];
-        const unsigned int v8731 = static_cast<unsigned int>(v8730);
-        const unsigned int v8733 = v8731 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v8736 = v8731 == 255u;
-        const unsigned int v8737 = v8736 ? 2143289344u : v8733;
-        const bool v8739 = v8731 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const unsigned int v8741 = v8739 ? 4194304u : v8737;
-        const float v8742 = __uint_as_float(v8741);
-        const unsigned int v8744 = v8723 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8746 = v8744 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8748 = v8746 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8750 = v8748 << 22u;
-        const unsigned int v8752 = v8746 * 1056964608u;
-        const bool v8754 = v8746 < 2u;
-        const unsigned int v8755 = v8754 ? v8752 : v8750;
-        const unsigned int v8757 = v8744 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8759 = v8757 << 28u;
-        const unsigned int v8760 = v8755 | v8759;
-        const float v8761 = __uint_as_float(v8760);
-        const float v8762 = v8761 * v8742;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8764 = v8723 >> 4u;
-        const unsigned int v8766 = v8764 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8768 = v8766 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8770 = v8768 << 22u;
-        const unsigned int v8772 = v8766 * 1056964608u;
-        const bool v8774 = v8766 < 2u;
-        const unsigned int v8775 = v8774 ? v8772 : v8770;
-        const unsigned int v8777 = v8764 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8779 = v8777 << 28u;
-        const unsigned int v8780 = v8775 | v8779;
-        const float v8781 = __uint_as_float(v8780);
-        const float v8782 = v8781 * v8742;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8784 = v8723 >> 8u;
-        const unsigned int v8786 = v8784 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8788 = v8786 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8790 = v8788 << 22u;
-        const unsigned int v8792 = v8786 * 1056964608u;
-        const bool v8794 = v8786 < 2u;
-        const unsigned int v8795 = v8794 ? v8792 : v8790;
-        const unsigned int v8797 = v8784 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8799 = v8797 << 28u;
-        const unsigned int v8800 = v8795 | v8799;
-        const float v8801 = __uint_as_float(v8800);
-        const float v8802 = v8801 * v8742;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8804 = v8723 >> 12u;
-        const unsigned int v8806 = v8804 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8808 = v8806 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8810 = v8808 << 22u;
-        const unsigned int v8812 = v8806 * 1056964608u;
-        const bool v8814 = v8806 < 2u;
-        const unsigned int v8815 = v8814 ? v8812 : v8810;
-        const unsigned int v8817 = v8804 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8819 = v8817 << 28u;
-        const unsigned int v8820 = v8815 | v8819;
-        const float v8821 = __uint_as_float(v8820);
-        const float v8822 = v8821 * v8742;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8824 = v8723 >> 16u;
-        const unsigned int v8826 = v8824 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8828 = v8826 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8830 = v8828 << 22u;
-        const unsigned int v8832 = v8826 * 1056964608u;
-        const bool v8834 = v8826 < 2u;
-        const unsigned int v8835 = v8834 ? v8832 : v8830;
-        const unsigned int v8837 = v8824 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8839 = v8837 << 28u;
-        const unsigned int v8840 = v8835 | v8839;
-        const float v8841 = __uint_as_float(v8840);
-        const float v8842 = v8841 * v8742;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8844 = v8723 >> 20u;
-        const unsigned int v8846 = v8844 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8848 = v8846 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8850 = v8848 << 22u;
-        const unsigned int v8852 = v8846 * 1056964608u;
-        const bool v8854 = v8846 < 2u;
-        const unsigned int v8855 = v8854 ? v8852 : v8850;
-        const unsigned int v8857 = v8844 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8859 = v8857 << 28u;
-        const unsigned int v8860 = v8855 | v8859;
-        const float v8861 = __uint_as_float(v8860);
-        const float v8862 = v8861 * v8742;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8864 = v8723 >> 24u;
-        const unsigned int v8866 = v8864 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8868 = v8866 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8870 = v8868 << 22u;
-        const unsigned int v8872 = v8866 * 1056964608u;
-        const bool v8874 = v8866 < 2u;
-        const unsigned int v8875 = v8874 ? v8872 : v8870;
-        const unsigned int v8877 = v8864 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8879 = v8877 << 28u;
-        const unsigned int v8880 = v8875 | v8879;
-        const float v8881 = __uint_as_float(v8880);
-        const float v8882 = v8881 * v8742;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v8884 = v8723 >> 28u;
-        const unsigned int v8886 = v8884 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v8888 = v8886 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v8890 = v8888 << 22u;
-        const unsigned int v8892 = v8886 * 1056964608u;
-        const bool v8894 = v8886 < 2u;
-        const unsigned int v8895 = v8894 ? v8892 : v8890;
-        const unsigned int v8897 = v8884 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v8899 = v8897 << 28u;
-        const unsigned int v8900 = v8895 | v8899;
-        const float v8901 = __uint_as_float(v8900);
-        const float v8902 = v8901 * v8742;  // kernels/gemm/quant_b.hpp:80
-        const float v8904 = v8708 ? v8762 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v8905 = iron_f32_to_bf16(v8904);
-        const float v8907 = v8708 ? v8782 : 0.0f;
-        const iron_bf16 v8908 = iron_f32_to_bf16(v8907);
-        const float v8910 = v8708 ? v8802 : 0.0f;
-        const iron_bf16 v8911 = iron_f32_to_bf16(v8910);
-        const float v8913 = v8708 ? v8822 : 0.0f;
-        const iron_bf16 v8914 = iron_f32_to_bf16(v8913);
-        const float v8916 = v8708 ? v8842 : 0.0f;
-        const iron_bf16 v8917 = iron_f32_to_bf16(v8916);
-        const float v8919 = v8708 ? v8862 : 0.0f;
-        const iron_bf16 v8920 = iron_f32_to_bf16(v8919);
-        const float v8922 = v8708 ? v8882 : 0.0f;
-        const iron_bf16 v8923 = iron_f32_to_bf16(v8922);
-        const float v8925 = v8708 ? v8902 : 0.0f;
-        const iron_bf16 v8926 = iron_f32_to_bf16(v8925);
-        const unsigned int v8929 = v8699 * 40u;  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v8930 = v7759 + v8929;
-        const unsigned int v8931 = v8930 + v8703;
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v8931) = iron_bf16x8{{v8905, v8908, v8911, v8914, v8917, v8920, v8923, v8926}};
+        const unsigned int v7097 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
+        const unsigned int v7098 = v7097 << 3u;
+        const unsigned int v7099 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
+        const bool v7100 = v7099 < v4;
+        const unsigned int v7101 = v6863 + v7098;
+        const bool v7102 = v7101 < v18;
+        const bool v7103 = v7100 && v7102;
+        const unsigned int v7105 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v7107 = min(v7101, v7105);
+        const unsigned int v7109 = v4 - 1u;
+        const unsigned int v7111 = min(v7099, v7109);
+        const unsigned int v7113 = v7107 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const unsigned int v7115 = v18 >> 3u;
+        const unsigned int v7116 = v7111 * v7115;
+        const unsigned int v7117 = v7116 + v7113;
+        const unsigned int v7118 = packed[v7117];
+        const unsigned int v7120 = v7107 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const unsigned int v7122 = v18 >> 5u;
+        const unsigned int v7123 = v7111 * v7122;
+        const unsigned int v7124 = v7123 + v7120;
+        const unsigned char v7125 = scales[v7124];
+        const unsigned int v7126 = static_cast<unsigned int>(v7125);
+        const unsigned int v7128 = v7126 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v7131 = v7126 == 255u;
+        const unsigned int v7132 = v7131 ? 2143289344u : v7128;
+        const bool v7134 = v7126 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const unsigned int v7136 = v7134 ? 4194304u : v7132;
+        const float v7137 = __uint_as_float(v7136);
+        const unsigned int v7139 = v7118 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7141 = v7139 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7143 = v7141 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7145 = v7143 << 22u;
+        const unsigned int v7147 = v7141 * 1056964608u;
+        const bool v7149 = v7141 < 2u;
+        const unsigned int v7150 = v7149 ? v7147 : v7145;
+        const unsigned int v7152 = v7139 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7154 = v7152 << 28u;
+        const unsigned int v7155 = v7150 | v7154;
+        const float v7156 = __uint_as_float(v7155);
+        const float v7157 = v7156 * v7137;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7159 = v7118 >> 4u;
+        const unsigned int v7161 = v7159 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7163 = v7161 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7165 = v7163 << 22u;
+        const unsigned int v7167 = v7161 * 1056964608u;
+        const bool v7169 = v7161 < 2u;
+        const unsigned int v7170 = v7169 ? v7167 : v7165;
+        const unsigned int v7172 = v7159 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7174 = v7172 << 28u;
+        const unsigned int v7175 = v7170 | v7174;
+        const float v7176 = __uint_as_float(v7175);
+        const float v7177 = v7176 * v7137;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7179 = v7118 >> 8u;
+        const unsigned int v7181 = v7179 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7183 = v7181 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7185 = v7183 << 22u;
+        const unsigned int v7187 = v7181 * 1056964608u;
+        const bool v7189 = v7181 < 2u;
+        const unsigned int v7190 = v7189 ? v7187 : v7185;
+        const unsigned int v7192 = v7179 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7194 = v7192 << 28u;
+        const unsigned int v7195 = v7190 | v7194;
+        const float v7196 = __uint_as_float(v7195);
+        const float v7197 = v7196 * v7137;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7199 = v7118 >> 12u;
+        const unsigned int v7201 = v7199 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7203 = v7201 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7205 = v7203 << 22u;
+        const unsigned int v7207 = v7201 * 1056964608u;
+        const bool v7209 = v7201 < 2u;
+        const unsigned int v7210 = v7209 ? v7207 : v7205;
+        const unsigned int v7212 = v7199 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7214 = v7212 << 28u;
+        const unsigned int v7215 = v7210 | v7214;
+        const float v7216 = __uint_as_float(v7215);
+        const float v7217 = v7216 * v7137;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7219 = v7118 >> 16u;
+        const unsigned int v7221 = v7219 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7223 = v7221 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7225 = v7223 << 22u;
+        const unsigned int v7227 = v7221 * 1056964608u;
+        const bool v7229 = v7221 < 2u;
+        const unsigned int v7230 = v7229 ? v7227 : v7225;
+        const unsigned int v7232 = v7219 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7234 = v7232 << 28u;
+        const unsigned int v7235 = v7230 | v7234;
+        const float v7236 = __uint_as_float(v7235);
+        const float v7237 = v7236 * v7137;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7239 = v7118 >> 20u;
+        const unsigned int v7241 = v7239 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7243 = v7241 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7245 = v7243 << 22u;
+        const unsigned int v7247 = v7241 * 1056964608u;
+        const bool v7249 = v7241 < 2u;
+        const unsigned int v7250 = v7249 ? v7247 : v7245;
+        const unsigned int v7252 = v7239 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7254 = v7252 << 28u;
+        const unsigned int v7255 = v7250 | v7254;
+        const float v7256 = __uint_as_float(v7255);
+        const float v7257 = v7256 * v7137;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7259 = v7118 >> 24u;
+        const unsigned int v7261 = v7259 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7263 = v7261 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7265 = v7263 << 22u;
+        const unsigned int v7267 = v7261 * 1056964608u;
+        const bool v7269 = v7261 < 2u;
+        const unsigned int v7270 = v7269 ? v7267 : v7265;
+        const unsigned int v7272 = v7259 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7274 = v7272 << 28u;
+        const unsigned int v7275 = v7270 | v7274;
+        const float v7276 = __uint_as_float(v7275);
+        const float v7277 = v7276 * v7137;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7279 = v7118 >> 28u;
+        const unsigned int v7281 = v7279 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7283 = v7281 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7285 = v7283 << 22u;
+        const unsigned int v7287 = v7281 * 1056964608u;
+        const bool v7289 = v7281 < 2u;
+        const unsigned int v7290 = v7289 ? v7287 : v7285;
+        const unsigned int v7292 = v7279 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7294 = v7292 << 28u;
+        const unsigned int v7295 = v7290 | v7294;
+        const float v7296 = __uint_as_float(v7295);
+        const float v7297 = v7296 * v7137;  // kernels/gemm/quant_b.hpp:80
+        const float v7299 = v7103 ? v7157 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v7300 = iron_f32_to_bf16(v7299);
+        const float v7302 = v7103 ? v7177 : 0.0f;
+        const iron_bf16 v7303 = iron_f32_to_bf16(v7302);
+        const float v7305 = v7103 ? v7197 : 0.0f;
+        const iron_bf16 v7306 = iron_f32_to_bf16(v7305);
+        const float v7308 = v7103 ? v7217 : 0.0f;
+        const iron_bf16 v7309 = iron_f32_to_bf16(v7308);
+        const float v7311 = v7103 ? v7237 : 0.0f;
+        const iron_bf16 v7312 = iron_f32_to_bf16(v7311);
+        const float v7314 = v7103 ? v7257 : 0.0f;
+        const iron_bf16 v7315 = iron_f32_to_bf16(v7314);
+        const float v7317 = v7103 ? v7277 : 0.0f;
+        const iron_bf16 v7318 = iron_f32_to_bf16(v7317);
+        const float v7320 = v7103 ? v7297 : 0.0f;
+        const iron_bf16 v7321 = iron_f32_to_bf16(v7320);
+        const unsigned int v7324 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v7325 = v6867 + v7324;
+        const unsigned int v7326 = v7325 + v7098;
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v7326) = iron_bf16x8{{v7300, v7303, v7306, v7309, v7312, v7315, v7318, v7321}};
+        const unsigned int v7330 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v7332 = v7330 >> 2u;  // kernels/gemm/quant_b.hpp:135
+        const unsigned int v7335 = v7330 & 3u;  // kernels/gemm/quant_b.hpp:136
+        const unsigned int v7336 = v7335 << 3u;
+        const unsigned int v7337 = v67 + v7332;  // kernels/gemm/quant_b.hpp:137
+        const bool v7338 = v7337 < v4;
+        const unsigned int v7339 = v6863 + v7336;
+        const bool v7340 = v7339 < v18;
+        const bool v7341 = v7338 && v7340;
+        const unsigned int v7345 = min(v7339, v7105);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v7349 = min(v7337, v7109);
+        const unsigned int v7351 = v7345 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const unsigned int v7354 = v7349 * v7115;
+        const unsigned int v7355 = v7354 + v7351;
+        const unsigned int v7356 = packed[v7355];
+        const unsigned int v7358 = v7345 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const unsigned int v7361 = v7349 * v7122;
+        const unsigned int v7362 = v7361 + v7358;
+        const unsigned char v7363 = scales[v7362];
+        const unsigned int v7364 = static_cast<unsigned int>(v7363);
+        const unsigned int v7366 = v7364 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v7369 = v7364 == 255u;
+        const unsigned int v7370 = v7369 ? 2143289344u : v7366;
+        const bool v7372 = v7364 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const unsigned int v7374 = v7372 ? 4194304u : v7370;
+        const float v7375 = __uint_as_float(v7374);
+        const unsigned int v7377 = v7356 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7379 = v7377 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7381 = v7379 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7383 = v7381 << 22u;
+        const unsigned int v7385 = v7379 * 1056964608u;
+        const bool v7387 = v7379 < 2u;
+        const unsigned int v7388 = v7387 ? v7385 : v7383;
+        const unsigned int v7390 = v7377 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7392 = v7390 << 28u;
+        const unsigned int v7393 = v7388 | v7392;
+        const float v7394 = __uint_as_float(v7393);
+        const float v7395 = v7394 * v7375;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7397 = v7356 >> 4u;
+        const unsigned int v7399 = v7397 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7401 = v7399 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7403 = v7401 << 22u;
+        const unsigned int v7405 = v7399 * 1056964608u;
+        const bool v7407 = v7399 < 2u;
+        const unsigned int v7408 = v7407 ? v7405 : v7403;
+        const unsigned int v7410 = v7397 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7412 = v7410 << 28u;
+        const unsigned int v7413 = v7408 | v7412;
+        const float v7414 = __uint_as_float(v7413);
+        const float v7415 = v7414 * v7375;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7417 = v7356 >> 8u;
+        const unsigned int v7419 = v7417 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7421 = v7419 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7423 = v7421 << 22u;
+        const unsigned int v7425 = v7419 * 1056964608u;
+        const bool v7427 = v7419 < 2u;
+        const unsigned int v7428 = v7427 ? v7425 : v7423;
+        const unsigned int v7430 = v7417 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7432 = v7430 << 28u;
+        const unsigned int v7433 = v7428 | v7432;
+        const float v7434 = __uint_as_float(v7433);
+        const float v7435 = v7434 * v7375;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7437 = v7356 >> 12u;
+        const unsigned int v7439 = v7437 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7441 = v7439 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7443 = v7441 << 22u;
+        const unsigned int v7445 = v7439 * 1056964608u;
+        const bool v7447 = v7439 < 2u;
+        const unsigned int v7448 = v7447 ? v7445 : v7443;
+        const unsigned int v7450 = v7437 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7452 = v7450 << 28u;
+        const unsigned int v7453 = v7448 | v7452;
+        const float v7454 = __uint_as_float(v7453);
+        const float v7455 = v7454 * v7375;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7457 = v7356 >> 16u;
+        const unsigned int v7459 = v7457 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7461 = v7459 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7463 = v7461 << 22u;
+        const unsigned int v7465 = v7459 * 1056964608u;
+        const bool v7467 = v7459 < 2u;
+        const unsigned int v7468 = v7467 ? v7465 : v7463;
+        const unsigned int v7470 = v7457 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7472 = v7470 << 28u;
+        const unsigned int v7473 = v7468 | v7472;
+        const float v7474 = __uint_as_float(v7473);
+        const float v7475 = v7474 * v7375;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7477 = v7356 >> 20u;
+        const unsigned int v7479 = v7477 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7481 = v7479 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7483 = v7481 << 22u;
+        const unsigned int v7485 = v7479 * 1056964608u;
+        const bool v7487 = v7479 < 2u;
+        const unsigned int v7488 = v7487 ? v7485 : v7483;
+        const unsigned int v7490 = v7477 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7492 = v7490 << 28u;
+        const unsigned int v7493 = v7488 | v7492;
+        const float v7494 = __uint_as_float(v7493);
+        const float v7495 = v7494 * v7375;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7497 = v7356 >> 24u;
+        const unsigned int v7499 = v7497 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7501 = v7499 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7503 = v7501 << 22u;
+        const unsigned int v7505 = v7499 * 1056964608u;
+        const bool v7507 = v7499 < 2u;
+        const unsigned int v7508 = v7507 ? v7505 : v7503;
+        const unsigned int v7510 = v7497 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7512 = v7510 << 28u;
+        const unsigned int v7513 = v7508 | v7512;
+        const float v7514 = __uint_as_float(v7513);
+        const float v7515 = v7514 * v7375;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7517 = v7356 >> 28u;
+        const unsigned int v7519 = v7517 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7521 = v7519 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7523 = v7521 << 22u;
+        const unsigned int v7525 = v7519 * 1056964608u;
+        const bool v7527 = v7519 < 2u;
+        const unsigned int v7528 = v7527 ? v7525 : v7523;
+        const unsigned int v7530 = v7517 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7532 = v7530 << 28u;
+        const unsigned int v7533 = v7528 | v7532;
+        const float v7534 = __uint_as_float(v7533);
+        const float v7535 = v7534 * v7375;  // kernels/gemm/quant_b.hpp:80
+        const float v7537 = v7341 ? v7395 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v7538 = iron_f32_to_bf16(v7537);
+        const float v7540 = v7341 ? v7415 : 0.0f;
+        const iron_bf16 v7541 = iron_f32_to_bf16(v7540);
+        const float v7543 = v7341 ? v7435 : 0.0f;
+        const iron_bf16 v7544 = iron_f32_to_bf16(v7543);
+        const float v7546 = v7341 ? v7455 : 0.0f;
+        const iron_bf16 v7547 = iron_f32_to_bf16(v7546);
+        const float v7549 = v7341 ? v7475 : 0.0f;
+        const iron_bf16 v7550 = iron_f32_to_bf16(v7549);
+        const float v7552 = v7341 ? v7495 : 0.0f;
+        const iron_bf16 v7553 = iron_f32_to_bf16(v7552);
+        const float v7555 = v7341 ? v7515 : 0.0f;
+        const iron_bf16 v7556 = iron_f32_to_bf16(v7555);
+        const float v7558 = v7341 ? v7535 : 0.0f;
+        const iron_bf16 v7559 = iron_f32_to_bf16(v7558);
+        const unsigned int v7562 = v7332 * 40u;  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v7563 = v6867 + v7562;
+        const unsigned int v7564 = v7563 + v7336;
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v7564) = iron_bf16x8{{v7538, v7541, v7544, v7547, v7550, v7553, v7556, v7559}};
+        const unsigned int v7568 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v7570 = v7568 >> 2u;  // kernels/gemm/quant_b.hpp:135
+        const unsigned int v7573 = v7568 & 3u;  // kernels/gemm/quant_b.hpp:136
+        const unsigned int v7574 = v7573 << 3u;
+        const unsigned int v7575 = v67 + v7570;  // kernels/gemm/quant_b.hpp:137
+        const bool v7576 = v7575 < v4;
+        const unsigned int v7577 = v6863 + v7574;
+        const bool v7578 = v7577 < v18;
+        const bool v7579 = v7576 && v7578;
+        const unsigned int v7583 = min(v7577, v7105);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v7587 = min(v7575, v7109);
+        const unsigned int v7589 = v7583 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const unsigned int v7592 = v7587 * v7115;
+        const unsigned int v7593 = v7592 + v7589;
+        const unsigned int v7594 = packed[v7593];
+        const unsigned int v7596 = v7583 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const unsigned int v7599 = v7587 * v7122;
+        const unsigned int v7600 = v7599 + v7596;
+        const unsigned char v7601 = scales[v7600];
+        const unsigned int v7602 = static_cast<unsigned int>(v7601);
+        const unsigned int v7604 = v7602 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v7607 = v7602 == 255u;
+        const unsigned int v7608 = v7607 ? 2143289344u : v7604;
+        const bool v7610 = v7602 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const unsigned int v7612 = v7610 ? 4194304u : v7608;
+        const float v7613 = __uint_as_float(v7612);
+        const unsigned int v7615 = v7594 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7617 = v7615 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7619 = v7617 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7621 = v7619 << 22u;
+        const unsigned int v7623 = v7617 * 1056964608u;
+        const bool v7625 = v7617 < 2u;
+        const unsigned int v7626 = v7625 ? v7623 : v7621;
+        const unsigned int v7628 = v7615 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7630 = v7628 << 28u;
+        const unsigned int v7631 = v7626 | v7630;
+        const float v7632 = __uint_as_float(v7631);
+        const float v7633 = v7632 * v7613;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7635 = v7594 >> 4u;
+        const unsigned int v7637 = v7635 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7639 = v7637 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7641 = v7639 << 22u;
+        const unsigned int v7643 = v7637 * 1056964608u;
+        const bool v7645 = v7637 < 2u;
+        const unsigned int v7646 = v7645 ? v7643 : v7641;
+        const unsigned int v7648 = v7635 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7650 = v7648 << 28u;
+        const unsigned int v7651 = v7646 | v7650;
+        const float v7652 = __uint_as_float(v7651);
+        const float v7653 = v7652 * v7613;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7655 = v7594 >> 8u;
+        const unsigned int v7657 = v7655 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7659 = v7657 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7661 = v7659 << 22u;
+        const unsigned int v7663 = v7657 * 1056964608u;
+        const bool v7665 = v7657 < 2u;
+        const unsigned int v7666 = v7665 ? v7663 : v7661;
+        const unsigned int v7668 = v7655 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7670 = v7668 << 28u;
+        const unsigned int v7671 = v7666 | v7670;
+        const float v7672 = __uint_as_float(v7671);
+        const float v7673 = v7672 * v7613;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7675 = v7594 >> 12u;
+        const unsigned int v7677 = v7675 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7679 = v7677 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7681 = v7679 << 22u;
+        const unsigned int v7683 = v7677 * 1056964608u;
+        const bool v7685 = v7677 < 2u;
+        const unsigned int v7686 = v7685 ? v7683 : v7681;
+        const unsigned int v7688 = v7675 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7690 = v7688 << 28u;
+        const unsigned int v7691 = v7686 | v7690;
+        const float v7692 = __uint_as_float(v7691);
+        const float v7693 = v7692 * v7613;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7695 = v7594 >> 16u;
+        const unsigned int v7697 = v7695 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7699 = v7697 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7701 = v7699 << 22u;
+        const unsigned int v7703 = v7697 * 1056964608u;
+        const bool v7705 = v7697 < 2u;
+        const unsigned int v7706 = v7705 ? v7703 : v7701;
+        const unsigned int v7708 = v7695 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7710 = v7708 << 28u;
+        const unsigned int v7711 = v7706 | v7710;
+        const float v7712 = __uint_as_float(v7711);
+        const float v7713 = v7712 * v7613;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7715 = v7594 >> 20u;
+        const unsigned int v7717 = v7715 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7719 = v7717 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7721 = v7719 << 22u;
+        const unsigned int v7723 = v7717 * 1056964608u;
+        const bool v7725 = v7717 < 2u;
+        const unsigned int v7726 = v7725 ? v7723 : v7721;
+        const unsigned int v7728 = v7715 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7730 = v7728 << 28u;
+        const unsigned int v7731 = v7726 | v7730;
+        const float v7732 = __uint_as_float(v7731);
+        const float v7733 = v7732 * v7613;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7735 = v7594 >> 24u;
+        const unsigned int v7737 = v7735 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7739 = v7737 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7741 = v7739 << 22u;
+        const unsigned int v7743 = v7737 * 1056964608u;
+        const bool v7745 = v7737 < 2u;
+        const unsigned int v7746 = v7745 ? v7743 : v7741;
+        const unsigned int v7748 = v7735 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7750 = v7748 << 28u;
+        const unsigned int v7751 = v7746 | v7750;
+        const float v7752 = __uint_as_float(v7751);
+        const float v7753 = v7752 * v7613;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7755 = v7594 >> 28u;
+        const unsigned int v7757 = v7755 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7759 = v7757 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7761 = v7759 << 22u;
+        const unsigned int v7763 = v7757 * 1056964608u;
+        const bool v7765 = v7757 < 2u;
+        const unsigned int v7766 = v7765 ? v7763 : v7761;
+        const unsigned int v7768 = v7755 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7770 = v7768 << 28u;
+        const unsigned int v7771 = v7766 | v7770;
+        const float v7772 = __uint_as_float(v7771);
+        const float v7773 = v7772 * v7613;  // kernels/gemm/quant_b.hpp:80
+        const float v7775 = v7579 ? v7633 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v7776 = iron_f32_to_bf16(v7775);
+        const float v7778 = v7579 ? v7653 : 0.0f;
+        const iron_bf16 v7779 = iron_f32_to_bf16(v7778);
+        const float v7781 = v7579 ? v7673 : 0.0f;
+        const iron_bf16 v7782 = iron_f32_to_bf16(v7781);
+        const float v7784 = v7579 ? v7693 : 0.0f;
+        const iron_bf16 v7785 = iron_f32_to_bf16(v7784);
+        const float v7787 = v7579 ? v7713 : 0.0f;
+        const iron_bf16 v7788 = iron_f32_to_bf16(v7787);
+        const float v7790 = v7579 ? v7733 : 0.0f;
+        const iron_bf16 v7791 = iron_f32_to_bf16(v7790);
+        const float v7793 = v7579 ? v7753 : 0.0f;
+        const iron_bf16 v7794 = iron_f32_to_bf16(v7793);
+        const float v7796 = v7579 ? v7773 : 0.0f;
+        const iron_bf16 v7797 = iron_f32_to_bf16(v7796);
+        const unsigned int v7800 = v7570 * 40u;  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v7801 = v6867 + v7800;
+        const unsigned int v7802 = v7801 + v7574;
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v7802) = iron_bf16x8{{v7776, v7779, v7782, v7785, v7788, v7791, v7794, v7797}};
+        const unsigned int v7806 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v7808 = v7806 >> 2u;  // kernels/gemm/quant_b.hpp:135
+        const unsigned int v7811 = v7806 & 3u;  // kernels/gemm/quant_b.hpp:136
+        const unsigned int v7812 = v7811 << 3u;
+        const unsigned int v7813 = v67 + v7808;  // kernels/gemm/quant_b.hpp:137
+        const bool v7814 = v7813 < v4;
+        const unsigned int v7815 = v6863 + v7812;
+        const bool v7816 = v7815 < v18;
+        const bool v7817 = v7814 && v7816;
+        const unsigned int v7821 = min(v7815, v7105);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v7825 = min(v7813, v7109);
+        const unsigned int v7827 = v7821 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const unsigned int v7830 = v7825 * v7115;
+        const unsigned int v7831 = v7830 + v7827;
+        const unsigned int v7832 = packed[v7831];
+        const unsigned int v7834 = v7821 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const unsigned int v7837 = v7825 * v7122;
+        const unsigned int v7838 = v7837 + v7834;
+        const unsigned char v7839 = scales[v7838];
+        const unsigned int v7840 = static_cast<unsigned int>(v7839);
+        const unsigned int v7842 = v7840 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v7845 = v7840 == 255u;
+        const unsigned int v7846 = v7845 ? 2143289344u : v7842;
+        const bool v7848 = v7840 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const unsigned int v7850 = v7848 ? 4194304u : v7846;
+        const float v7851 = __uint_as_float(v7850);
+        const unsigned int v7853 = v7832 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7855 = v7853 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7857 = v7855 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7859 = v7857 << 22u;
+        const unsigned int v7861 = v7855 * 1056964608u;
+        const bool v7863 = v7855 < 2u;
+        const unsigned int v7864 = v7863 ? v7861 : v7859;
+        const unsigned int v7866 = v7853 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7868 = v7866 << 28u;
+        const unsigned int v7869 = v7864 | v7868;
+        const float v7870 = __uint_as_float(v7869);
+        const float v7871 = v7870 * v7851;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7873 = v7832 >> 4u;
+        const unsigned int v7875 = v7873 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7877 = v7875 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7879 = v7877 << 22u;
+        const unsigned int v7881 = v7875 * 1056964608u;
+        const bool v7883 = v7875 < 2u;
+        const unsigned int v7884 = v7883 ? v7881 : v7879;
+        const unsigned int v7886 = v7873 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7888 = v7886 << 28u;
+        const unsigned int v7889 = v7884 | v7888;
+        const float v7890 = __uint_as_float(v7889);
+        const float v7891 = v7890 * v7851;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7893 = v7832 >> 8u;
+        const unsigned int v7895 = v7893 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7897 = v7895 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7899 = v7897 << 22u;
+        const unsigned int v7901 = v7895 * 1056964608u;
+        const bool v7903 = v7895 < 2u;
+        const unsigned int v7904 = v7903 ? v7901 : v7899;
+        const unsigned int v7906 = v7893 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7908 = v7906 << 28u;
+        const unsigned int v7909 = v7904 | v7908;
+        const float v7910 = __uint_as_float(v7909);
+        const float v7911 = v7910 * v7851;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7913 = v7832 >> 12u;
+        const unsigned int v7915 = v7913 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7917 = v7915 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7919 = v7917 << 22u;
+        const unsigned int v7921 = v7915 * 1056964608u;
+        const bool v7923 = v7915 < 2u;
+        const unsigned int v7924 = v7923 ? v7921 : v7919;
+        const unsigned int v7926 = v7913 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7928 = v7926 << 28u;
+        const unsigned int v7929 = v7924 | v7928;
+        const float v7930 = __uint_as_float(v7929);
+        const float v7931 = v7930 * v7851;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7933 = v7832 >> 16u;
+        const unsigned int v7935 = v7933 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7937 = v7935 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7939 = v7937 << 22u;
+        const unsigned int v7941 = v7935 * 1056964608u;
+        const bool v7943 = v7935 < 2u;
+        const unsigned int v7944 = v7943 ? v7941 : v7939;
+        const unsigned int v7946 = v7933 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7948 = v7946 << 28u;
+        const unsigned int v7949 = v7944 | v7948;
+        const float v7950 = __uint_as_float(v7949);
+        const float v7951 = v7950 * v7851;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7953 = v7832 >> 20u;
+        const unsigned int v7955 = v7953 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7957 = v7955 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7959 = v7957 << 22u;
+        const unsigned int v7961 = v7955 * 1056964608u;
+        const bool v7963 = v7955 < 2u;
+        const unsigned int v7964 = v7963 ? v7961 : v7959;
+        const unsigned int v7966 = v7953 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7968 = v7966 << 28u;
+        const unsigned int v7969 = v7964 | v7968;
+        const float v7970 = __uint_as_float(v7969);
+        const float v7971 = v7970 * v7851;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7973 = v7832 >> 24u;
+        const unsigned int v7975 = v7973 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7977 = v7975 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7979 = v7977 << 22u;
+        const unsigned int v7981 = v7975 * 1056964608u;
+        const bool v7983 = v7975 < 2u;
+        const unsigned int v7984 = v7983 ? v7981 : v7979;
+        const unsigned int v7986 = v7973 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v7988 = v7986 << 28u;
+        const unsigned int v7989 = v7984 | v7988;
+        const float v7990 = __uint_as_float(v7989);
+        const float v7991 = v7990 * v7851;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v7993 = v7832 >> 28u;
+        const unsigned int v7995 = v7993 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v7997 = v7995 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v7999 = v7997 << 22u;
+        const unsigned int v8001 = v7995 * 1056964608u;
+        const bool v8003 = v7995 < 2u;
+        const unsigned int v8004 = v8003 ? v8001 : v7999;
+        const unsigned int v8006 = v7993 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8008 = v8006 << 28u;
+        const unsigned int v8009 = v8004 | v8008;
+        const float v8010 = __uint_as_float(v8009);
+        const float v8011 = v8010 * v7851;  // kernels/gemm/quant_b.hpp:80
+        const float v8013 = v7817 ? v7871 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v8014 = iron_f32_to_bf16(v8013);
+        const float v8016 = v7817 ? v7891 : 0.0f;
+        const iron_bf16 v8017 = iron_f32_to_bf16(v8016);
+        const float v8019 = v7817 ? v7911 : 0.0f;
+        const iron_bf16 v8020 = iron_f32_to_bf16(v8019);
+        const float v8022 = v7817 ? v7931 : 0.0f;
+        const iron_bf16 v8023 = iron_f32_to_bf16(v8022);
+        const float v8025 = v7817 ? v7951 : 0.0f;
+        const iron_bf16 v8026 = iron_f32_to_bf16(v8025);
+        const float v8028 = v7817 ? v7971 : 0.0f;
+        const iron_bf16 v8029 = iron_f32_to_bf16(v8028);
+        const float v8031 = v7817 ? v7991 : 0.0f;
+        const iron_bf16 v8032 = iron_f32_to_bf16(v8031);
+        const float v8034 = v7817 ? v8011 : 0.0f;
+        const iron_bf16 v8035 = iron_f32_to_bf16(v8034);
+        const unsigned int v8038 = v7808 * 40u;  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v8039 = v6867 + v8038;
+        const unsigned int v8040 = v8039 + v7812;
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v8040) = iron_bf16x8{{v8014, v8017, v8020, v8023, v8026, v8029, v8032, v8035}};
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v8945 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v8951 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v8054 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v8060 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v8933 = 0u; v8933 < v18; v8933 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v8935 = v8933 >> 5u;
-      const unsigned int v8937 = v8935 % 3u;
+    for (unsigned int v8042 = 0u; v8042 < v18; v8042 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
+      const unsigned int v8044 = v8042 >> 5u;
+      const unsigned int v8046 = v8044 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v8939 = v8937 * 5120u;  // kernels/gemm/gemm_tiles.hpp:269
-      const unsigned int v8946 = v8939 + v8945;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false>(v202, shm0, v8946, 40u);
-      const unsigned int v8952 = v8939 + v8951;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true>(v204, shm1, v8952, 40u);
+      const unsigned int v8048 = v8046 * 5120u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v8055 = v8048 + v8054;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false>(v202, shm0, v8055, 40u);
+      const unsigned int v8061 = v8048 + v8060;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<true>(v204, shm1, v8061, 40u);
       iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v8959 = v8946 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<false>(v202, shm0, v8959, 40u);
-      const unsigned int v8965 = v8952 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load_shared<true>(v204, shm1, v8965, 40u);
+      const unsigned int v8068 = v8055 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false>(v202, shm0, v8068, 40u);
+      const unsigned int v8074 = v8061 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<true>(v204, shm1, v8074, 40u);
       iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
-      const unsigned int v8968 = v8933 + 64u;  // kernels/gemm/gemm_tiles.hpp:267
-      const unsigned int v8970 = v8935 + 2u;
-      const unsigned int v8971 = v8970 % 3u;
-      const bool v8972 = v8968 < v18;
-      if (v8972) {
-        const unsigned int v8974 = v8971 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
-        if (v85) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v8983 = v115 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v8984 = v8983 << 3u;
-          const unsigned int v8987 = v8968 + v8984;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v8988 = v8987 < v18;
-          const bool v8989 = v124 && v8988;
-          const unsigned int v8991 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v8993 = v8991 + v8968;
-          const unsigned int v8994 = v8993 + v8984;
-          const unsigned int v8995 = v8989 ? v8994 : 0u;
-          const unsigned int v8997 = v116 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v8998 = v8974 + v8997;
-          const unsigned int v8999 = v8998 + v8984;
-          iron_copy_async<16>(shm0 + v8999, x + v8995, v8989);
-          const unsigned int v9002 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v9004 = v9002 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v9007 = v9002 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v9008 = v9007 << 3u;
-          const unsigned int v9009 = v63 + v9004;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v9010 = v9009 < v44;
-          const unsigned int v9011 = v8968 + v9008;
-          const bool v9012 = v9011 < v18;
-          const bool v9013 = v9010 && v9012;
-          const unsigned int v9015 = v9009 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v9017 = v9015 + v8968;
-          const unsigned int v9018 = v9017 + v9008;
-          const unsigned int v9019 = v9013 ? v9018 : 0u;
-          const unsigned int v9021 = v9004 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v9022 = v8974 + v9021;
-          const unsigned int v9023 = v9022 + v9008;
-          iron_copy_async<16>(shm0 + v9023, x + v9019, v9013);
-          const unsigned int v9026 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v9028 = v9026 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v9031 = v9026 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v9032 = v9031 << 3u;
-          const unsigned int v9033 = v63 + v9028;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v9034 = v9033 < v44;
-          const unsigned int v9035 = v8968 + v9032;
-          const bool v9036 = v9035 < v18;
-          const bool v9037 = v9034 && v9036;
-          const unsigned int v9039 = v9033 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v9041 = v9039 + v8968;
-          const unsigned int v9042 = v9041 + v9032;
-          const unsigned int v9043 = v9037 ? v9042 : 0u;
-          const unsigned int v9045 = v9028 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v9046 = v8974 + v9045;
-          const unsigned int v9047 = v9046 + v9032;
-          iron_copy_async<16>(shm0 + v9047, x + v9043, v9037);
-          const unsigned int v9050 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v9052 = v9050 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v9055 = v9050 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v9056 = v9055 << 3u;
-          const unsigned int v9057 = v63 + v9052;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v9058 = v9057 < v44;
-          const unsigned int v9059 = v8968 + v9056;
-          const bool v9060 = v9059 < v18;
-          const bool v9061 = v9058 && v9060;
-          const unsigned int v9063 = v9057 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v9065 = v9063 + v8968;
-          const unsigned int v9066 = v9065 + v9056;
-          const unsigned int v9067 = v9061 ? v9066 : 0u;
-          const unsigned int v9069 = v9052 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v9070 = v8974 + v9069;
-          const unsigned int v9071 = v9070 + v9056;
-          iron_copy_async<16>(shm0 + v9071, x + v9067, v9061);
+      const unsigned int v8077 = v8042 + 64u;  // kernels/gemm/gemm_tiles.hpp:267
+      const unsigned int v8079 = v8044 + 2u;
+      const unsigned int v8080 = v8079 % 3u;
+      const bool v8081 = v8077 < v18;
+      if (v8081) {
+        const unsigned int v8083 = v8080 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
+        const bool v8084 = !v85;  // kernels/convolution/im2col_a.hpp:90
+        if (v8084) {
+          const unsigned int v8088 = v115 & 3u;  // kernels/convolution/im2col_a.hpp:109
+          const unsigned int v8089 = v8088 << 3u;
+          const unsigned int v8090 = v8077 + v8089;  // kernels/convolution/im2col_a.hpp:110
+          const unsigned int v8092 = v8090 / v3;  // kernels/convolution/im2col_a.hpp:112
+          const unsigned int v8094 = v8092 * v3;  // kernels/convolution/im2col_a.hpp:113
+          const unsigned int v8095 = v8090 - v8094;
+          const unsigned int v8096 = v8092 / v6;  // kernels/convolution/im2col_a.hpp:114
+          const unsigned int v8097 = v8096 * v11;  // kernels/convolution/im2col_a.hpp:115
+          const unsigned int v8098 = v8096 * v6;  // kernels/convolution/im2col_a.hpp:116
+          const unsigned int v8099 = v8092 - v8098;
+          const unsigned int v8100 = v8099 * v12;
+          const unsigned int v8101 = v68 + v8095;  // kernels/convolution/im2col_a.hpp:117
+          const bool v8102 = v8090 < v18;  // kernels/convolution/im2col_a.hpp:118
+          const unsigned int v8104 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+          const unsigned int v8109 = v116 * 40u;  // kernels/convolution/im2col_a.hpp:121
+          const unsigned int v8110 = v8109 + v8089;
+          const unsigned int v8111 = v127 + v8097;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v8112 = v132 + v8100;  // kernels/convolution/im2col_a.hpp:125
+          const bool v8113 = v8111 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v8114 = v8102 && v8113;
+          const bool v8115 = v8111 < v125;
+          const bool v8116 = v8114 && v8115;
+          const bool v8117 = v8112 >= v10;
+          const bool v8118 = v8116 && v8117;
+          const bool v8119 = v8112 < v8104;
+          const bool v8120 = v8118 && v8119;
+          const unsigned int v8121 = max(v8111, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v8122 = v8121 - v9;
+          const unsigned int v8123 = max(v8112, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v8124 = v8123 - v10;
+          const unsigned int v8125 = v135 + v8122;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v8126 = v8125 * v2;
+          const unsigned int v8127 = v8126 + v8124;
+          const unsigned int v8128 = v8127 * v3;
+          const unsigned int v8129 = v8128 + v8101;
+          const unsigned int v8131 = v8120 ? v8129 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v8133 = v8083 + v8110;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + v8133, x + v8131, v8120);
+          const unsigned int v8135 = v145 + v8097;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v8136 = v150 + v8100;  // kernels/convolution/im2col_a.hpp:125
+          const bool v8137 = v8135 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v8138 = v8102 && v8137;
+          const bool v8139 = v8135 < v125;
+          const bool v8140 = v8138 && v8139;
+          const bool v8141 = v8136 >= v10;
+          const bool v8142 = v8140 && v8141;
+          const bool v8143 = v8136 < v8104;
+          const bool v8144 = v8142 && v8143;
+          const unsigned int v8145 = max(v8135, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v8146 = v8145 - v9;
+          const unsigned int v8147 = max(v8136, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v8148 = v8147 - v10;
+          const unsigned int v8149 = v153 + v8146;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v8150 = v8149 * v2;
+          const unsigned int v8151 = v8150 + v8148;
+          const unsigned int v8152 = v8151 * v3;
+          const unsigned int v8153 = v8152 + v8101;
+          const unsigned int v8155 = v8144 ? v8153 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v8158 = v8133 + 1280u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + v8158, x + v8155, v8144);
+          const unsigned int v8159 = v163 + v8097;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v8160 = v168 + v8100;  // kernels/convolution/im2col_a.hpp:125
+          const bool v8161 = v8159 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v8162 = v8102 && v8161;
+          const bool v8163 = v8159 < v125;
+          const bool v8164 = v8162 && v8163;
+          const bool v8165 = v8160 >= v10;
+          const bool v8166 = v8164 && v8165;
+          const bool v8167 = v8160 < v8104;
+          const bool v8168 = v8166 && v8167;
+          const unsigned int v8169 = max(v8159, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v8170 = v8169 - v9;
+          const unsigned int v8171 = max(v8160, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v8172 = v8171 - v10;
+          const unsigned int v8173 = v171 + v8170;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v8174 = v8173 * v2;
+          const unsigned int v8175 = v8174 + v8172;
+          const unsigned int v8176 = v8175 * v3;
+          const unsigned int v8177 = v8176 + v8101;
+          const unsigned int v8179 = v8168 ? v8177 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v8182 = v8133 + 2560u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + v8182, x + v8179, v8168);
+          const unsigned int v8183 = v181 + v8097;  // kernels/convolution/im2col_a.hpp:124
+          const unsigned int v8184 = v186 + v8100;  // kernels/convolution/im2col_a.hpp:125
+          const bool v8185 = v8183 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v8186 = v8102 && v8185;
+          const bool v8187 = v8183 < v125;
+          const bool v8188 = v8186 && v8187;
+          const bool v8189 = v8184 >= v10;
+          const bool v8190 = v8188 && v8189;
+          const bool v8191 = v8184 < v8104;
+          const bool v8192 = v8190 && v8191;
+          const unsigned int v8193 = max(v8183, v9);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v8194 = v8193 - v9;
+          const unsigned int v8195 = max(v8184, v10);  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v8196 = v8195 - v10;
+          const unsigned int v8197 = v189 + v8194;  // kernels/convolution/im2col_a.hpp:129
+          const unsigned int v8198 = v8197 * v2;
+          const unsigned int v8199 = v8198 + v8196;
+          const unsigned int v8200 = v8199 * v3;
+          const unsigned int v8201 = v8200 + v8101;
+          const unsigned int v8203 = v8192 ? v8201 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const unsigned int v8206 = v8133 + 3840u;  // kernels/convolution/im2col_a.hpp:130
+          iron_copy_async<16>(shm0 + v8206, x + v8203, v8192);
         } else {
-          const unsigned int v9075 = v115 & 3u;  // kernels/convolution/im2col_a.hpp:108
-          const unsigned int v9076 = v9075 << 3u;
-          const unsigned int v9077 = v8968 + v9076;  // kernels/convolution/im2col_a.hpp:109
-          const unsigned int v9079 = v9077 / v3;  // kernels/convolution/im2col_a.hpp:111
-          const unsigned int v9081 = v9079 * v3;  // kernels/convolution/im2col_a.hpp:112
-          const unsigned int v9082 = v9077 - v9081;
-          const unsigned int v9083 = v9079 / v6;  // kernels/convolution/im2col_a.hpp:113
-          const unsigned int v9084 = v9083 * v11;  // kernels/convolution/im2col_a.hpp:114
-          const unsigned int v9085 = v9083 * v6;  // kernels/convolution/im2col_a.hpp:115
-          const unsigned int v9086 = v9079 - v9085;
-          const unsigned int v9087 = v9086 * v12;
-          const unsigned int v9088 = v68 + v9082;  // kernels/convolution/im2col_a.hpp:116
-          const bool v9089 = v9077 < v18;  // kernels/convolution/im2col_a.hpp:117
-          const unsigned int v9091 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-          const unsigned int v9096 = v116 * 40u;  // kernels/convolution/im2col_a.hpp:120
-          const unsigned int v9097 = v9096 + v9076;
-          const unsigned int v9098 = v127 + v9084;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v9099 = v132 + v9087;  // kernels/convolution/im2col_a.hpp:124
-          const bool v9100 = v9098 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v9101 = v9089 && v9100;
-          const bool v9102 = v9098 < v125;
-          const bool v9103 = v9101 && v9102;
-          const bool v9104 = v9099 >= v10;
-          const bool v9105 = v9103 && v9104;
-          const bool v9106 = v9099 < v9091;
-          const bool v9107 = v9105 && v9106;
-          const unsigned int v9108 = max(v9098, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v9109 = v9108 - v9;
-          const unsigned int v9110 = max(v9099, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v9111 = v9110 - v10;
-          const unsigned int v9112 = v135 + v9109;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v9113 = v9112 * v2;
-          const unsigned int v9114 = v9113 + v9111;
-          const unsigned int v9115 = v9114 * v3;
-          const unsigned int v9116 = v9115 + v9088;
-          const unsigned int v9118 = v9107 ? v9116 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v9120 = v8974 + v9097;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + v9120, x + v9118, v9107);
-          const unsigned int v9122 = v145 + v9084;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v9123 = v150 + v9087;  // kernels/convolution/im2col_a.hpp:124
-          const bool v9124 = v9122 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v9125 = v9089 && v9124;
-          const bool v9126 = v9122 < v125;
-          const bool v9127 = v9125 && v9126;
-          const bool v9128 = v9123 >= v10;
-          const bool v9129 = v9127 && v9128;
-          const bool v9130 = v9123 < v9091;
-          const bool v9131 = v9129 && v9130;
-          const unsigned int v9132 = max(v9122, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v9133 = v9132 - v9;
-          const unsigned int v9134 = max(v9123, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v9135 = v9134 - v10;
-          const unsigned int v9136 = v153 + v9133;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v9137 = v9136 * v2;
-          const unsigned int v9138 = v9137 + v9135;
-          const unsigned int v9139 = v9138 * v3;
-          const unsigned int v9140 = v9139 + v9088;
-          const unsigned int v9142 = v9131 ? v9140 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v9145 = v9120 + 1280u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + v9145, x + v9142, v9131);
-          const unsigned int v9146 = v163 + v9084;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v9147 = v168 + v9087;  // kernels/convolution/im2col_a.hpp:124
-          const bool v9148 = v9146 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v9149 = v9089 && v9148;
-          const bool v9150 = v9146 < v125;
-          const bool v9151 = v9149 && v9150;
-          const bool v9152 = v9147 >= v10;
-          const bool v9153 = v9151 && v9152;
-          const bool v9154 = v9147 < v9091;
-          const bool v9155 = v9153 && v9154;
-          const unsigned int v9156 = max(v9146, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v9157 = v9156 - v9;
-          const unsigned int v9158 = max(v9147, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v9159 = v9158 - v10;
-          const unsigned int v9160 = v171 + v9157;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v9161 = v9160 * v2;
-          const unsigned int v9162 = v9161 + v9159;
-          const unsigned int v9163 = v9162 * v3;
-          const unsigned int v9164 = v9163 + v9088;
-          const unsigned int v9166 = v9155 ? v9164 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v9169 = v9120 + 2560u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + v9169, x + v9166, v9155);
-          const unsigned int v9170 = v181 + v9084;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v9171 = v186 + v9087;  // kernels/convolution/im2col_a.hpp:124
-          const bool v9172 = v9170 >= v9;  // kernels/convolution/im2col_a.hpp:125
-          const bool v9173 = v9089 && v9172;
-          const bool v9174 = v9170 < v125;
-          const bool v9175 = v9173 && v9174;
-          const bool v9176 = v9171 >= v10;
-          const bool v9177 = v9175 && v9176;
-          const bool v9178 = v9171 < v9091;
-          const bool v9179 = v9177 && v9178;
-          const unsigned int v9180 = max(v9170, v9);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v9181 = v9180 - v9;
-          const unsigned int v9182 = max(v9171, v10);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v9183 = v9182 - v10;
-          const unsigned int v9184 = v189 + v9181;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v9185 = v9184 * v2;
-          const unsigned int v9186 = v9185 + v9183;
-          const unsigned int v9187 = v9186 * v3;
-          const unsigned int v9188 = v9187 + v9088;
-          const unsigned int v9190 = v9179 ? v9188 : 0u;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v9193 = v9120 + 3840u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + v9193, x + v9190, v9179);
+          const unsigned int v8215 = v115 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8216 = v8215 << 3u;
+          const unsigned int v8219 = v8077 + v8216;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v8220 = v8219 < v18;
+          const bool v8221 = v124 && v8220;
+          const unsigned int v8223 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8225 = v8223 + v8077;
+          const unsigned int v8226 = v8225 + v8216;
+          const unsigned int v8227 = v8221 ? v8226 : 0u;
+          const unsigned int v8229 = v116 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v8230 = v8083 + v8229;
+          const unsigned int v8231 = v8230 + v8216;
+          iron_copy_async<16>(shm0 + v8231, x + v8227, v8221);
+          const unsigned int v8234 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8236 = v8234 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8239 = v8234 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8240 = v8239 << 3u;
+          const unsigned int v8241 = v63 + v8236;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v8242 = v8241 < v44;
+          const unsigned int v8243 = v8077 + v8240;
+          const bool v8244 = v8243 < v18;
+          const bool v8245 = v8242 && v8244;
+          const unsigned int v8247 = v8241 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8249 = v8247 + v8077;
+          const unsigned int v8250 = v8249 + v8240;
+          const unsigned int v8251 = v8245 ? v8250 : 0u;
+          const unsigned int v8253 = v8236 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v8254 = v8083 + v8253;
+          const unsigned int v8255 = v8254 + v8240;
+          iron_copy_async<16>(shm0 + v8255, x + v8251, v8245);
+          const unsigned int v8258 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8260 = v8258 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8263 = v8258 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8264 = v8263 << 3u;
+          const unsigned int v8265 = v63 + v8260;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v8266 = v8265 < v44;
+          const unsigned int v8267 = v8077 + v8264;
+          const bool v8268 = v8267 < v18;
+          const bool v8269 = v8266 && v8268;
+          const unsigned int v8271 = v8265 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8273 = v8271 + v8077;
+          const unsigned int v8274 = v8273 + v8264;
+          const unsigned int v8275 = v8269 ? v8274 : 0u;
+          const unsigned int v8277 = v8260 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v8278 = v8083 + v8277;
+          const unsigned int v8279 = v8278 + v8264;
+          iron_copy_async<16>(shm0 + v8279, x + v8275, v8269);
+          const unsigned int v8282 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v8284 = v8282 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v8287 = v8282 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v8288 = v8287 << 3u;
+          const unsigned int v8289 = v63 + v8284;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v8290 = v8289 < v44;
+          const unsigned int v8291 = v8077 + v8288;
+          const bool v8292 = v8291 < v18;
+          const bool v8293 = v8290 && v8292;
+          const unsigned int v8295 = v8289 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v8297 = v8295 + v8077;
+          const unsigned int v8298 = v8297 + v8288;
+          const unsigned int v8299 = v8293 ? v8298 : 0u;
+          const unsigned int v8301 = v8284 * 40u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v8302 = v8083 + v8301;
+          const unsigned int v8303 = v8302 + v8288;
+          iron_copy_async<16>(shm0 + v8303, x + v8299, v8293);
         }
-        const unsigned int v9203 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
-        const unsigned int v9204 = v9203 << 3u;
-        const unsigned int v9205 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
-        const bool v9206 = v9205 < v4;
-        const unsigned int v9207 = v8968 + v9204;
-        const bool v9208 = v9207 < v18;
-        const bool v9209 = v9206 && v9208;
-        const unsigned int v9211 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v9213 = min(v9207, v9211);
-        const unsigned int v9215 = v4 - 1u;
-        const unsigned int v9217 = min(v9205, v9215);
-        const unsigned int v9219 = v9213 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const unsigned int v9221 = v18 >> 3u;
-        const unsigned int v9222 = v9217 * v9221;
-        const unsigned int v9223 = v9222 + v9219;
-        const unsigned int v9224 = packed[v9223];
-        const unsigned int v9226 = v9213 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const unsigned int v9228 = v18 >> 5u;
-        const unsigned int v9229 = v9217 * v9228;
-        const unsigned int v9230 = v9229 + v9226;
-        const unsigned char v9231 = scales[v9230];
-        const unsigned int v9232 = static_cast<unsigned int>(v9231);
-        const unsigned int v9234 = v9232 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v9237 = v9232 == 255u;
-        const unsigned int v9238 = v9237 ? 2143289344u : v9234;
-        const bool v9240 = v9232 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const unsigned int v9242 = v9240 ? 4194304u : v9238;
-        const float v9243 = __uint_as_float(v9242);
-        const unsigned int v9245 = v9224 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9247 = v9245 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9249 = v9247 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9251 = v9249 << 22u;
-        const unsigned int v9253 = v9247 * 1056964608u;
-        const bool v9255 = v9247 < 2u;
-        const unsigned int v9256 = v9255 ? v9253 : v9251;
-        const unsigned int v9258 = v9245 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9260 = v9258 << 28u;
-        const unsigned int v9261 = v9256 | v9260;
-        const float v9262 = __uint_as_float(v9261);
-        const float v9263 = v9262 * v9243;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9265 = v9224 >> 4u;
-        const unsigned int v9267 = v9265 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9269 = v9267 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9271 = v9269 << 22u;
-        const unsigned int v9273 = v9267 * 1056964608u;
-        const bool v9275 = v9267 < 2u;
-        const unsigned int v9276 = v9275 ? v9273 : v9271;
-        const unsigned int v9278 = v9265 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9280 = v9278 << 28u;
-        const unsigned int v9281 = v9276 | v9280;
-        const float v9282 = __uint_as_float(v9281);
-        const float v9283 = v9282 * v9243;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9285 = v9224 >> 8u;
-        const unsigned int v9287 = v9285 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9289 = v9287 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9291 = v9289 << 22u;
-        const unsigned int v9293 = v9287 * 1056964608u;
-        const bool v9295 = v9287 < 2u;
-        const unsigned int v9296 = v9295 ? v9293 : v9291;
-        const unsigned int v9298 = v9285 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9300 = v9298 << 28u;
-        const unsigned int v9301 = v9296 | v9300;
-        const float v9302 = __uint_as_float(v9301);
-        const float v9303 = v9302 * v9243;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9305 = v9224 >> 12u;
-        const unsigned int v9307 = v9305 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9309 = v9307 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9311 = v9309 << 22u;
-        const unsigned int v9313 = v9307 * 1056964608u;
-        const bool v9315 = v9307 < 2u;
-        const unsigned int v9316 = v9315 ? v9313 : v9311;
-        const unsigned int v9318 = v9305 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9320 = v9318 << 28u;
-        const unsigned int v9321 = v9316 | v9320;
-        const float v9322 = __uint_as_float(v9321);
-        const float v9323 = v9322 * v9243;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9325 = v9224 >> 16u;
-        const unsigned int v9327 = v9325 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9329 = v9327 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9331 = v9329 << 22u;
-        const unsigned int v9333 = v9327 * 1056964608u;
-        const bool v9335 = v9327 < 2u;
-        const unsigned int v9336 = v9335 ? v9333 : v9331;
-        const unsigned int v9338 = v9325 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9340 = v9338 << 28u;
-        const unsigned int v9341 = v9336 | v9340;
-        const float v9342 = __uint_as_float(v9341);
-        const float v9343 = v9342 * v9243;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9345 = v9224 >> 20u;
-        const unsigned int v9347 = v9345 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9349 = v9347 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9351 = v9349 << 22u;
-        const unsigned int v9353 = v9347 * 1056964608u;
-        const bool v9355 = v9347 < 2u;
-        const unsigned int v9356 = v9355 ? v9353 : v9351;
-        const unsigned int v9358 = v9345 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9360 = v9358 << 28u;
-        const unsigned int v9361 = v9356 | v9360;
-        const float v9362 = __uint_as_float(v9361);
-        const float v9363 = v9362 * v9243;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9365 = v9224 >> 24u;
-        const unsigned int v9367 = v9365 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9369 = v9367 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9371 = v9369 << 22u;
-        const unsigned int v9373 = v9367 * 1056964608u;
-        const bool v9375 = v9367 < 2u;
-        const unsigned int v9376 = v9375 ? v9373 : v9371;
-        const unsigned int v9378 = v9365 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9380 = v9378 << 28u;
-        const unsigned int v9381 = v9376 | v9380;
-        const float v9382 = __uint_as_float(v9381);
-        const float v9383 = v9382 * v9243;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9385 = v9224 >> 28u;
-        const unsigned int v9387 = v9385 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9389 = v9387 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9391 = v9389 << 22u;
-        const unsigned int v9393 = v9387 * 1056964608u;
-        const bool v9395 = v9387 < 2u;
-        const unsigned int v9396 = v9395 ? v9393 : v9391;
-        const unsigned int v9398 = v9385 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9400 = v9398 << 28u;
-        const unsigned int v9401 = v9396 | v9400;
-        const float v9402 = __uint_as_float(v9401);
-        const float v9403 = v9402 * v9243;  // kernels/gemm/quant_b.hpp:80
-        const float v9405 = v9209 ? v9263 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v9406 = iron_f32_to_bf16(v9405);
-        const float v9408 = v9209 ? v9283 : 0.0f;
-        const iron_bf16 v9409 = iron_f32_to_bf16(v9408);
-        const float v9411 = v9209 ? v9303 : 0.0f;
-        const iron_bf16 v9412 = iron_f32_to_bf16(v9411);
-        const float v9414 = v9209 ? v9323 : 0.0f;
-        const iron_bf16 v9415 = iron_f32_to_bf16(v9414);
-        const float v9417 = v9209 ? v9343 : 0.0f;
-        const iron_bf16 v9418 = iron_f32_to_bf16(v9417);
-        const float v9420 = v9209 ? v9363 : 0.0f;
-        const iron_bf16 v9421 = iron_f32_to_bf16(v9420);
-        const float v9423 = v9209 ? v9383 : 0.0f;
-        const iron_bf16 v9424 = iron_f32_to_bf16(v9423);
-        const float v9426 = v9209 ? v9403 : 0.0f;
-        const iron_bf16 v9427 = iron_f32_to_bf16(v9426);
-        const unsigned int v9430 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v9431 = v8974 + v9430;
-        const unsigned int v9432 = v9431 + v9204;
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v9432) = iron_bf16x8{{v9406, v9409, v9412, v9415, v9418, v9421, v9424, v9427}};
-        const unsigned int v9436 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
-        const unsigned int v9438 = v9436 >> 2u;  // kernels/gemm/quant_b.hpp:135
-        const unsigned int v9441 = v9436 & 3u;  // kernels/gemm/quant_b.hpp:136
-        const unsigned int v9442 = v9441 << 3u;
-        const unsigned int v9443 = v67 + v9438;  // kernels/gemm/quant_b.hpp:137
-        const bool v9444 = v9443 < v4;
-        const unsigned int v9445 = v8968 + v9442;
-        const bool v9446 = v9445 < v18;
-        const bool v9447 = v9444 && v9446;
-        const unsigned int v9451 = min(v9445, v9211);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v9455 = min(v9443, v9215);
-        const unsigned int v9457 = v9451 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const unsigned int v9460 = v9455 * v9221;
-        const unsigned int v9461 = v9460 + v9457;
-        const unsigned int v9462 = packed[v9461];
-        const unsigned int v9464 = v9451 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const unsigned int v9467 = v9455 * v9228;
-        const unsigned int v9468 = v9467 + v9464;
-        const unsigned char v9469 = scales[v9468];
-        const unsigned int v9470 = static_cast<unsigned int>(v9469);
-        const unsigned int v9472 = v9470 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v9475 = v9470 == 255u;
-        const unsigned int v9476 = v9475 ? 2143289344u : v9472;
-        const bool v9478 = v9470 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const unsigned int v9480 = v9478 ? 4194304u : v9476;
-        const float v9481 = __uint_as_float(v9480);
-        const unsigned int v9483 = v9462 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9485 = v9483 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9487 = v9485 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9489 = v9487 << 22u;
-        const unsigned int v9491 = v9485 * 1056964608u;
-        const bool v9493 = v9485 < 2u;
-        const unsigned int v9494 = v9493 ? v9491 : v9489;
-        const unsigned int v9496 = v9483 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9498 = v9496 << 28u;
-        const unsigned int v9499 = v9494 | v9498;
-        const float v9500 = __uint_as_float(v9499);
-        const float v9501 = v9500 * v9481;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9503 = v9462 >> 4u;
-        const unsigned int v9505 = v9503 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9507 = v9505 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9509 = v9507 << 22u;
-        const unsigned int v9511 = v9505 * 1056964608u;
-        const bool v9513 = v9505 < 2u;
-        const unsigned int v9514 = v9513 ? v9511 : v9509;
-        const unsigned int v9516 = v9503 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9518 = v9516 << 28u;
-        const unsigned int v9519 = v9514 | v9518;
-        const float v9520 = __uint_as_float(v9519);
-        const float v9521 = v9520 * v9481;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9523 = v9462 >> 8u;
-        const unsigned int v9525 = v9523 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9527 = v9525 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9529 = v9527 << 22u;
-        const unsigned int v9531 = v9525 * 1056964608u;
-        const bool v9533 = v9525 < 2u;
-        const unsigned int v9534 = v9533 ? v9531 : v9529;
-        const unsigned int v9536 = v9523 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9538 = v9536 << 28u;
-        const unsigned int v9539 = v9534 | v9538;
-        const float v9540 = __uint_as_float(v9539);
-        const float v9541 = v9540 * v9481;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9543 = v9462 >> 12u;
-        const unsigned int v9545 = v9543 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9547 = v9545 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9549 = v9547 << 22u;
-        const unsigned int v9551 = v9545 * 1056964608u;
-        const bool v9553 = v9545 < 2u;
-        const unsigned int v9554 = v9553 ? v9551 : v9549;
-        const unsigned int v9556 = v9543 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9558 = v9556 << 28u;
-        const unsigned int v9559 = v9554 | v9558;
-        const float v9560 = __uint_as_float(v9559);
-        const float v9561 = v9560 * v9481;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9563 = v9462 >> 16u;
-        const unsigned int v9565 = v9563 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9567 = v9565 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9569 = v9567 << 22u;
-        const unsigned int v9571 = v9565 * 1056964608u;
-        const bool v9573 = v9565 < 2u;
-        const unsigned int v9574 = v9573 ? v9571 : v9569;
-        const unsigned int v9576 = v9563 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9578 = v9576 << 28u;
-        const unsigned int v9579 = v9574 | v9578;
-        const float v9580 = __uint_as_float(v9579);
-        const float v9581 = v9580 * v9481;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9583 = v9462 >> 20u;
-        const unsigned int v9585 = v9583 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9587 = v9585 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9589 = v9587 << 22u;
-        const unsigned int v9591 = v9585 * 1056964608u;
-        const bool v9593 = v9585 < 2u;
-        const unsigned int v9594 = v9593 ? v9591 : v9589;
-        const unsigned int v9596 = v9583 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9598 = v9596 << 28u;
-        const unsigned int v9599 = v9594 | v9598;
-        const float v9600 = __uint_as_float(v9599);
-        const float v9601 = v9600 * v9481;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9603 = v9462 >> 24u;
-        const unsigned int v9605 = v9603 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9607 = v9605 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9609 = v9607 << 22u;
-        const unsigned int v9611 = v9605 * 1056964608u;
-        const bool v9613 = v9605 < 2u;
-        const unsigned int v9614 = v9613 ? v9611 : v9609;
-        const unsigned int v9616 = v9603 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9618 = v9616 << 28u;
-        const unsigned int v9619 = v9614 | v9618;
-        const float v9620 = __uint_as_float(v9619);
-        const float v9621 = v9620 * v9481;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9623 = v9462 >> 28u;
-        const unsigned int v9625 = v9623 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9627 = v9625 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9629 = v9627 << 22u;
-        const unsigned int v9631 = v9625 * 1056964608u;
-        const bool v9633 = v9625 < 2u;
-        const unsigned int v9634 = v9633 ? v9631 : v9629;
-        const unsigned int v9636 = v9623 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9638 = v9636 << 28u;
-        const unsigned int v9639 = v9634 | v9638;
-        const float v9640 = __uint_as_float(v9639);
-        const float v9641 = v9640 * v9481;  // kernels/gemm/quant_b.hpp:80
-        const float v9643 = v9447 ? v9501 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v9644 = iron_f32_to_bf16(v9643);
-        const float v9646 = v9447 ? v9521 : 0.0f;
-        const iron_bf16 v9647 = iron_f32_to_bf16(v9646);
-        const float v9649 = v9447 ? v9541 : 0.0f;
-        const iron_bf16 v9650 = iron_f32_to_bf16(v9649);
-        const float v9652 = v9447 ? v9561 : 0.0f;
-        const iron_bf16 v9653 = iron_f32_to_bf16(v9652);
-        const float v9655 = v9447 ? v9581 : 0.0f;
-        const iron_bf16 v9656 = iron_f32_to_bf16(v9655);
-        const float v9658 = v9447 ? v9601 : 0.0f;
-        const iron_bf16 v9659 = iron_f32_to_bf16(v9658);
-        const float v9661 = v9447 ? v9621 : 0.0f;
-        const iron_bf16 v9662 = iron_f32_to_bf16(v9661);
-        const float v9664 = v9447 ? v9641 : 0.0f;
-        const iron_bf16 v9665 = iron_f32_to_bf16(v9664);
-        const unsigned int v9668 = v9438 * 40u;  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v9669 = v8974 + v9668;
-        const unsigned int v9670 = v9669 + v9442;
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v9670) = iron_bf16x8{{v9644, v9647, v9650, v9653, v9656, v9659, v9662, v9665}};
-        const unsigned int v9674 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
-        const unsigned int v9676 = v9674 >> 2u;  // kernels/gemm/quant_b.hpp:135
-        const unsigned int v9679 = v9674 & 3u;  // kernels/gemm/quant_b.hpp:136
-        const unsigned int v9680 = v9679 << 3u;
-        const unsigned int v9681 = v67 + v9676;  // kernels/gemm/quant_b.hpp:137
-        const bool v9682 = v9681 < v4;
-        const unsigned int v9683 = v8968 + v9680;
-        const bool v9684 = v9683 < v18;
-        const bool v9685 = v9682 && v9684;
-        const unsigned int v9689 = min(v9683, v9211);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v9693 = min(v9681, v9215);
-        const unsigned int v9695 = v9689 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const unsigned int v9698 = v9693 * v9221;
-        const unsigned int v9699 = v9698 + v9695;
-        const unsigned int v9700 = packed[v9699];
-        const unsigned int v9702 = v9689 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const unsigned int v9705 = v9693 * v9228;
-        const unsigned int v9706 = v9705 + v9702;
-        const unsigned char v9707 = scales[v9706];
-        const unsigned int v9708 = static_cast<unsigned int>(v9707);
-        const unsigned int v9710 = v9708 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v9713 = v9708 == 255u;
-        const unsigned int v9714 = v9713 ? 2143289344u : v9710;
-        const bool v9716 = v9708 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const unsigned int v9718 = v9716 ? 4194304u : v9714;
-        const float v9719 = __uint_as_float(v9718);
-        const unsigned int v9721 = v9700 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9723 = v9721 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9725 = v9723 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9727 = v9725 << 22u;
-        const unsigned int v9729 = v9723 * 1056964608u;
-        const bool v9731 = v9723 < 2u;
-        const unsigned int v9732 = v9731 ? v9729 : v9727;
-        const unsigned int v9734 = v9721 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9736 = v9734 << 28u;
-        const unsigned int v9737 = v9732 | v9736;
-        const float v9738 = __uint_as_float(v9737);
-        const float v9739 = v9738 * v9719;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9741 = v9700 >> 4u;
-        const unsigned int v9743 = v9741 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9745 = v9743 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9747 = v9745 << 22u;
-        const unsigned int v9749 = v9743 * 1056964608u;
-        const bool v9751 = v9743 < 2u;
-        const unsigned int v9752 = v9751 ? v9749 : v9747;
-        const unsigned int v9754 = v9741 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9756 = v9754 << 28u;
-        const unsigned int v9757 = v9752 | v9756;
-        const float v9758 = __uint_as_float(v9757);
-        const float v9759 = v9758 * v9719;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9761 = v9700 >> 8u;
-        const unsigned int v9763 = v9761 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9765 = v9763 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9767 = v9765 << 22u;
-        const unsigned int v9769 = v9763 * 1056964608u;
-        const bool v9771 = v9763 < 2u;
-        const unsigned int v9772 = v9771 ? v9769 : v9767;
-        const unsigned int v9774 = v9761 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9776 = v9774 << 28u;
-        const unsigned int v9777 = v9772 | v9776;
-        const float v9778 = __uint_as_float(v9777);
-        const float v9779 = v9778 * v9719;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9781 = v9700 >> 12u;
-        const unsigned int v9783 = v9781 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9785 = v9783 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9787 = v9785 << 22u;
-        const unsigned int v9789 = v9783 * 1056964608u;
-        const bool v9791 = v9783 < 2u;
-        const unsigned int v9792 = v9791 ? v9789 : v9787;
-        const unsigned int v9794 = v9781 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9796 = v9794 << 28u;
-        const unsigned int v9797 = v9792 | v9796;
-        const float v9798 = __uint_as_float(v9797);
-        const float v9799 = v9798 * v9719;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9801 = v9700 >> 16u;
-        const unsigned int v9803 = v9801 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9805 = v9803 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9807 = v9805 << 22u;
-        const unsigned int v9809 = v9803 * 1056964608u;
-        const bool v9811 = v9803 < 2u;
-        const unsigned int v9812 = v9811 ? v9809 : v9807;
-        const unsigned int v9814 = v9801 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9816 = v9814 << 28u;
-        const unsigned int v9817 = v9812 | v9816;
-        const float v9818 = __uint_as_float(v9817);
-        const float v9819 = v9818 * v9719;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9821 = v9700 >> 20u;
-        const unsigned int v9823 = v9821 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9825 = v9823 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9827 = v9825 << 22u;
-        const unsigned int v9829 = v9823 * 1056964608u;
-        const bool v9831 = v9823 < 2u;
-        const unsigned int v9832 = v9831 ? v9829 : v9827;
-        const unsigned int v9834 = v9821 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9836 = v9834 << 28u;
-        const unsigned int v9837 = v9832 | v9836;
-        const float v9838 = __uint_as_float(v9837);
-        const float v9839 = v9838 * v9719;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9841 = v9700 >> 24u;
-        const unsigned int v9843 = v9841 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9845 = v9843 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9847 = v9845 << 22u;
-        const unsigned int v9849 = v9843 * 1056964608u;
-        const bool v9851 = v9843 < 2u;
-        const unsigned int v9852 = v9851 ? v9849 : v9847;
-        const unsigned int v9854 = v9841 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9856 = v9854 << 28u;
-        const unsigned int v9857 = v9852 | v9856;
-        const float v9858 = __uint_as_float(v9857);
-        const float v9859 = v9858 * v9719;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9861 = v9700 >> 28u;
-        const unsigned int v9863 = v9861 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9865 = v9863 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9867 = v9865 << 22u;
-        const unsigned int v9869 = v9863 * 1056964608u;
-        const bool v9871 = v9863 < 2u;
-        const unsigned int v9872 = v9871 ? v9869 : v9867;
-        const unsigned int v9874 = v9861 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9876 = v9874 << 28u;
-        const unsigned int v9877 = v9872 | v9876;
-        const float v9878 = __uint_as_float(v9877);
-        const float v9879 = v9878 * v9719;  // kernels/gemm/quant_b.hpp:80
-        const float v9881 = v9685 ? v9739 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v9882 = iron_f32_to_bf16(v9881);
-        const float v9884 = v9685 ? v9759 : 0.0f;
-        const iron_bf16 v9885 = iron_f32_to_bf16(v9884);
-        const float v9887 = v9685 ? v9779 : 0.0f;
-        const iron_bf16 v9888 = iron_f32_to_bf16(v9887);
-        const float v9890 = v9685 ? v9799 : 0.0f;
-        const iron_bf16 v9891 = iron_f32_to_bf16(v9890);
-        const float v9893 = v9685 ? v9819 : 0.0f;
-        const iron_bf16 v9894 = iron_f32_to_bf16(v9893);
-        const float v9896 = v9685 ? v9839 : 0.0f;
-        const iron_bf16 v9897 = iron_f32_to_bf16(v9896);
-        const float v9899 = v9685 ? v9859 : 0.0f;
-        const iron_bf16 v9900 = iron_f32_to_bf16(v9899);
-        const float v9902 = v9685 ? v9879 : 0.0f;
-        const iron_bf16 v9903 = iron_f32_to_bf16(v9902);
-        const unsigned int v9906 = v9676 * 40u;  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v9907 = v8974 + v9906;
-        const unsigned int v9908 = v9907 + v9680;
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v9908) = iron_bf16x8{{v9882, v9885, v9888, v9891, v9894, v9897, v9900, v9903}};
-        const unsigned int v9912 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
-        const unsigned int v9914 = v9912 >> 2u;  // kernels/gemm/quant_b.hpp:135
-        const unsigned int v9917 = v9912 & 3u;  // kernels/gemm/quant_b.hpp:136
-        const unsigned int v9918 = v9917 << 3u;
-        const unsigned int v9919 = v67 + v9914;  // kernels/gemm/quant_b.hpp:137
-        const bool v9920 = v9919 < v4;
-        const unsigned int v9921 = v8968 + v9918;
-        const bool v9922 = v9921 < v18;
-        const bool v9923 = v9920 && v9922;
-        const unsigned int v9927 = min(v9921, v9211);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v9931 = min(v9919, v9215);
-        const unsigned int v9933 = v9927 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const unsigned int v9936 = v9931 * v9221;
-        const unsigned int v9937 = v9936 + v9933;
-        const unsigned int v9938 = packed[v9937];
-        const unsigned int v9940 = v9927 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const unsigned int v9943 = v9931 * v9228;
-        const unsigned int v9944 = v9943 + v9940;
-        const unsigned char v9945 = scales[v9944];
-        const unsigned int v9946 = static_cast<unsigned int>(v9945);
-        const unsigned int v9948 = v9946 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v9951 = v9946 == 255u;
-        const unsigned int v9952 = v9951 ? 2143289344u : v9948;
-        const bool v9954 = v9946 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const unsigned int v9956 = v9954 ? 4194304u : v9952;
-        const float v9957 = __uint_as_float(v9956);
-        const unsigned int v9959 = v9938 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9961 = v9959 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9963 = v9961 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9965 = v9963 << 22u;
-        const unsigned int v9967 = v9961 * 1056964608u;
-        const bool v9969 = v9961 < 2u;
-        const unsigned int v9970 = v9969 ? v9967 : v9965;
-        const unsigned int v9972 = v9959 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9974 = v9972 << 28u;
-        const unsigned int v9975 = v9970 | v9974;
-        const float v9976 = __uint_as_float(v9975);
-        const float v9977 = v9976 * v9957;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9979 = v9938 >> 4u;
-        const unsigned int v9981 = v9979 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v9983 = v9981 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v9985 = v9983 << 22u;
-        const unsigned int v9987 = v9981 * 1056964608u;
-        const bool v9989 = v9981 < 2u;
-        const unsigned int v9990 = v9989 ? v9987 : v9985;
-        const unsigned int v9992 = v9979 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v9994 = v9992 << 28u;
-        const unsigned int v9995 = v9990 | v9994;
-        const float v9996 = __uint_as_float(v9995);
-        const float v9997 = v9996 * v9957;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v9999 = v9938 >> 8u;
-        const unsigned int v10001 = v9999 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v10003 = v10001 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v10005 = v10003 << 22u;
-        const unsigned int v10007 = v10001 * 1056964608u;
-        const bool v10009 = v10001 < 2u;
-        const unsigned int v10010 = v10009 ? v10007 : v10005;
-        const unsigned int v10012 = v9999 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v10014 = v10012 << 28u;
-        const unsigned int v10015 = v10010 | v10014;
-        const float v10016 = __uint_as_float(v10015);
-        const float v10017 = v10016 * v9957;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v10019 = v9938 >> 12u;
-        const unsigned int v10021 = v10019 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v10023 = v10021 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v10025 = v10023 << 22u;
-        const unsigned int v10027 = v10021 * 1056964608u;
-        const bool v10029 = v10021 < 2u;
-        const unsigned int v10030 = v10029 ? v10027 : v10025;
-        const unsigned int v10032 = v10019 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v10034 = v10032 << 28u;
-        const unsigned int v10035 = v10030 | v10034;
-        const float v10036 = __uint_as_float(v10035);
-        const float v10037 = v10036 * v9957;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v10039 = v9938 >> 16u;
-        const unsigned int v10041 = v10039 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v10043 = v10041 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v10045 = v10043 << 22u;
-        const unsigned int v10047 = v10041 * 1056964608u;
-        const bool v10049 = v10041 < 2u;
-        const unsigned int v10050 = v10049 ? v10047 : v10045;
-        const unsigned int v10052 = v10039 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v10054 = v10052 << 28u;
-        const unsigned int v10055 = v10050 | v10054;
-        const float v10056 = __uint_as_float(v10055);
-        const float v10057 = v10056 * v9957;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v10059 = v9938 >> 20u;
-        const unsigned int v10061 = v10059 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v10063 = v10061 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v10065 = v10063 << 22u;
-        const unsigned int v10067 = v10061 * 1056964608u;
-        const bool v10069 = v10061 < 2u;
-        const unsigned int v10070 = v10069 ? v10067 : v10065;
-        const unsigned int v10072 = v10059 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v10074 = v10072 << 28u;
-        const unsigned int v10075 = v10070 | v10074;
-        const float v10076 = __uint_as_float(v10075);
-        const float v10077 = v10076 * v9957;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v10079 = v9938 >> 24u;
-        const unsigned int v10081 = v10079 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v10083 = v10081 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v10085 = v10083 << 22u;
-        const unsigned int v10087 = v10081 * 1056964608u;
-        const bool v10089 = v10081 < 2u;
-        const unsigned int v10090 = v10089 ? v10087 : v10085;
-        const unsigned int v10092 = v10079 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v10094 = v10092 << 28u;
-        const unsigned int v10095 = v10090 | v10094;
-        const float v10096 = __uint_as_float(v10095);
-        const float v10097 = v10096 * v9957;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v10099 = v9938 >> 28u;
-        const unsigned int v10101 = v10099 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v10103 = v10101 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v10105 = v10103 << 22u;
-        const unsigned int v10107 = v10101 * 1056964608u;
-        const bool v10109 = v10101 < 2u;
-        const unsigned int v10110 = v10109 ? v10107 : v10105;
-        const unsigned int v10112 = v10099 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v10114 = v10112 << 28u;
-        const unsigned int v10115 = v10110 | v10114;
-        const float v10116 = __uint_as_float(v10115);
-        const float v10117 = v10116 * v9957;  // kernels/gemm/quant_b.hpp:80
-        const float v10119 = v9923 ? v9977 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v10120 = iron_f32_to_bf16(v10119);
-        const float v10122 = v9923 ? v9997 : 0.0f;
-        const iron_bf16 v10123 = iron_f32_to_bf16(v10122);
-        const float v10125 = v9923 ? v10017 : 0.0f;
-        const iron_bf16 v10126 = iron_f32_to_bf16(v10125);
-        const float v10128 = v9923 ? v10037 : 0.0f;
-        const iron_bf16 v10129 = iron_f32_to_bf16(v10128);
-        const float v10131 = v9923 ? v10057 : 0.0f;
-        const iron_bf16 v10132 = iron_f32_to_bf16(v10131);
-        const float v10134 = v9923 ? v10077 : 0.0f;
-        const iron_bf16 v10135 = iron_f32_to_bf16(v10134);
-        const float v10137 = v9923 ? v10097 : 0.0f;
-        const iron_bf16 v10138 = iron_f32_to_bf16(v10137);
-        const float v10140 = v9923 ? v10117 : 0.0f;
-        const iron_bf16 v10141 = iron_f32_to_bf16(v10140);
-        const unsigned int v10144 = v9914 * 40u;  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v10145 = v8974 + v10144;
-        const unsigned int v10146 = v10145 + v9918;
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v10146) = iron_bf16x8{{v10120, v10123, v10126, v10129, v10132, v10135, v10138, v10141}};
+        const unsigned int v8313 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
+        const unsigned int v8314 = v8313 << 3u;
+        const unsigned int v8315 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
+        const bool v8316 = v8315 < v4;
+        const unsigned int v8317 = v8077 + v8314;
+        const bool v8318 = v8317 < v18;
+        const bool v8319 = v8316 && v8318;
+        const unsigned int v8321 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v8323 = min(v8317, v8321);
+        const unsigned int v8325 = v4 - 1u;
+        const unsigned int v8327 = min(v8315, v8325);
+        const unsigned int v8329 = v8323 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const unsigned int v8331 = v18 >> 3u;
+        const unsigned int v8332 = v8327 * v8331;
+        const unsigned int v8333 = v8332 + v8329;
+        const unsigned int v8334 = packed[v8333];
+        const unsigned int v8336 = v8323 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const unsigned int v8338 = v18 >> 5u;
+        const unsigned int v8339 = v8327 * v8338;
+        const unsigned int v8340 = v8339 + v8336;
+        const unsigned char v8341 = scales[v8340];
+        const unsigned int v8342 = static_cast<unsigned int>(v8341);
+        const unsigned int v8344 = v8342 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v8347 = v8342 == 255u;
+        const unsigned int v8348 = v8347 ? 2143289344u : v8344;
+        const bool v8350 = v8342 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const unsigned int v8352 = v8350 ? 4194304u : v8348;
+        const float v8353 = __uint_as_float(v8352);
+        const unsigned int v8355 = v8334 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v8357 = v8355 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v8359 = v8357 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v8361 = v8359 << 22u;
+        const unsigned int v8363 = v8357 * 1056964608u;
+        const bool v8365 = v8357 < 2u;
+        const unsigned int v8366 = v8365 ? v8363 : v8361;
+        const unsigned int v8368 = v8355 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8370 = v8368 << 28u;
+        const unsigned int v8371 = v8366 | v8370;
+        const float v8372 = __uint_as_float(v8371);
+        const float v8373 = v8372 * v8353;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v8375 = v8334 >> 4u;
+        const unsigned int v8377 = v8375 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v8379 = v8377 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v8381 = v8379 << 22u;
+        const unsigned int v8383 = v8377 * 1056964608u;
+        const bool v8385 = v8377 < 2u;
+        const unsigned int v8386 = v8385 ? v8383 : v8381;
+        const unsigned int v8388 = v8375 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8390 = v8388 << 28u;
+        const unsigned int v8391 = v8386 | v8390;
+        const float v8392 = __uint_as_float(v8391);
+        const float v8393 = v8392 * v8353;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v8395 = v8334 >> 8u;
+        const unsigned int v8397 = v8395 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v8399 = v8397 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v8401 = v8399 << 22u;
+        const unsigned int v8403 = v8397 * 1056964608u;
+        const bool v8405 = v8397 < 2u;
+        const unsigned int v8406 = v8405 ? v8403 : v8401;
+        const unsigned int v8408 = v8395 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8410 = v8408 << 28u;
+        const unsigned int v8411 = v8406 | v8410;
+        const float v8412 = __uint_as_float(v8411);
+        const float v8413 = v8412 * v8353;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v8415 = v8334 >> 12u;
+        const unsigned int v8417 = v8415 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v8419 = v8417 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v8421 = v8419 << 22u;
+        const unsigned int v8423 = v8417 * 1056964608u;
+        const bool v8425 = v8417 < 2u;
+        const unsigned int v8426 = v8425 ? v8423 : v8421;
+        const unsigned int v8428 = v8415 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8430 = v8428 << 28u;
+        const unsigned int v8431 = v8426 | v8430;
+        const float v8432 = __uint_as_float(v8431);
+        const float v8433 = v8432 * v8353;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v8435 = v8334 >> 16u;
+        const unsigned int v8437 = v8435 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v8439 = v8437 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v8441 = v8439 << 22u;
+        const unsigned int v8443 = v8437 * 1056964608u;
+        const bool v8445 = v8437 < 2u;
+        const unsigned int v8446 = v8445 ? v8443 : v8441;
+        const unsigned int v8448 = v8435 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8450 = v8448 << 28u;
+        const unsigned int v8451 = v8446 | v8450;
+        const float v8452 = __uint_as_float(v8451);
+        const float v8453 = v8452 * v8353;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v8455 = v8334 >> 20u;
+        const unsigned int v8457 = v8455 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v8459 = v8457 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v8461 = v8459 << 22u;
+        const unsigned int v8463 = v8457 * 1056964608u;
+        const bool v8465 = v8457 < 2u;
+        const unsigned int v8466 = v8465 ? v8463 : v8461;
+        const unsigned int v8468 = v8455 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8470 = v8468 << 28u;
+        const unsigned int v8471 = v8466 | v8470;
+        const float v8472 = __uint_as_float(v8471);
+        const float v8473 = v8472 * v8353;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v8475 = v8334 >> 24u;
+        const unsigned int v8477 = v8475 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v8479 = v8477 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v8481 = v8479 << 22u;
+        const unsigned int v8483 = v8477 * 1056964608u;
+        const bool v8485 = v8477 < 2u;
+        const unsigned int v8486 = v8485 ? v8483 : v8481;
+        const unsigned int v8488 = v8475 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8490 = v8488 << 28u;
+        const unsigned int v8491 = v8486 | v8490;
+        const float v8492 = __uint_as_float(v8491);
+        const float v8493 = v8492 * v8353;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v8495 = v8334 >> 28u;
+        const unsigned int v8497 = v8495 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v8499 = v8497 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v8501 = v8499 << 22u;
+        const unsigned int v8503 = v8497 * 1056964608u;
+        const bool v8505 = v8497 < 2u;
+        const unsigned int v8506 = v8505 ? v8503 : v8501;
+        const unsigned int v8508 = v8495 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8510 = v8508 << 28u;
+        const unsigned int v8511 = v8506 | v8510;
+        const float v8512 = __uint_as_float(v8511);
+        const float v8513 = v8512 * v8353;  // kernels/gemm/quant_b.hpp:80
+        const float v8515 = v8319 ? v8373 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v8516 = iron_f32_to_bf16(v8515);
+        const float v8518 = v8319 ? v8393 : 0.0f;
+        const iron_bf16 v8519 = iron_f32_to_bf16(v8518);
+        const float v8521 = v8319 ? v8413 : 0.0f;
+        const iron_bf16 v8522 = iron_f32_to_bf16(v8521);
+        const float v8524 = v8319 ? v8433 : 0.0f;
+        const iron_bf16 v8525 = iron_f32_to_bf16(v8524);
+        const float v8527 = v8319 ? v8453 : 0.0f;
+        const iron_bf16 v8528 = iron_f32_to_bf16(v8527);
+        const float v8530 = v8319 ? v8473 : 0.0f;
+        const iron_bf16 v8531 = iron_f32_to_bf16(v8530);
+        const float v8533 = v8319 ? v8493 : 0.0f;
+        const iron_bf16 v8534 = iron_f32_to_bf16(v8533);
+        const float v8536 = v8319 ? v8513 : 0.0f;
+        const iron_bf16 v8537 = iron_f32_to_bf16(v8536);
+        const unsigned int v8540 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v8541 = v8083 + v8540;
+        const unsigned int v8542 = v8541 + v8314;
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v8542) = iron_bf16x8{{v8516, v8519, v8522, v8525, v8528, v8531, v8534, v8537}};
+        const unsigned int v8546 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v8548 = v8546 >> 2u;  // kernels/gemm/quant_b.hpp:135
+        const unsigned int v8551 = v8546 & 3u;  // kernels/gemm/quant_b.hpp:136
+        const unsigned int v8552 = v8551 << 3u;
+        const unsigned int v8553 = v67 + v8548;  // kernels/gemm/quant_b.hpp:137
+        const bool v8554 = v8553 < v4;
+        const unsigned int v8555 = v8077 + v8552;
+        const bool v8556 = v8555 < v18;
+        const bool v8557 = v8554 && v8556;
+        const unsigned int v8561 = min(v8555, v8321);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v8565 = min(v8553, v8325);
+        const unsigned int v8567 = v8561 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const unsigned int v8570 = v8565 * v8331;
+        const unsigned int v8571 = v8570 + v8567;
+        const unsigned int v8572 = packed[v8571];
+        const unsigned int v8574 = v8561 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const unsigned int v8577 = v8565 * v8338;
+        const unsigned int v8578 = v8577 + v8574;
+        const unsigned char v8579 = scales[v8578];
+        const unsigned int v8580 = static_cast<unsigned int>(v8579);
+        const unsigned int v8582 = v8580 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v8585 = v8580 == 255u;
+        const unsigned int v8586 = v8585 ? 2143289344u : v8582;
+        const bool v8588 = v8580 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const unsigned int v8590 = v8588 ? 4194304u : v8586;
+        const float v8591 = __uint_as_float(v8590);
+        const unsigned int v8593 = v8572 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v8595 = v8593 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v8597 = v8595 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v8599 = v8597 << 22u;
+        const unsigned int v8601 = v8595 * 1056964608u;
+        const bool v8603 = v8595 < 2u;
+        const unsigned int v8604 = v8603 ? v8601 : v8599;
+        const unsigned int v8606 = v8593 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8608 = v8606 << 28u;
+        const unsigned int v8609 = v8604 | v8608;
+        const float v8610 = __uint_as_float(v8609);
+        const float v8611 = v8610 * v8591;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v8613 = v8572 >> 4u;
+        const unsigned int v8615 = v8613 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v8617 = v8615 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v8619 = v8617 << 22u;
+        const unsigned int v8621 = v8615 * 1056964608u;
+        const bool v8623 = v8615 < 2u;
+        const unsigned int v8624 = v8623 ? v8621 : v8619;
+        const unsigned int v8626 = v8613 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8628 = v8626 << 28u;
+        const unsigned int v8629 = v8624 | v8628;
+        const float v8630 = __uint_as_float(v8629);
+        const float v8631 = v8630 * v8591;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v8633 = v8572 >> 8u;
+        const unsigned int v8635 = v8633 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v8637 = v8635 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v8639 = v8637 << 22u;
+        const unsigned int v8641 = v8635 * 1056964608u;
+        const bool v8643 = v8635 < 2u;
+        const unsigned int v8644 = v8643 ? v8641 : v8639;
+        const unsigned int v8646 = v8633 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8648 = v8646 << 28u;
+        const unsigned int v8649 = v8644 | v8648;
+        const float v8650 = __uint_as_float(v8649);
+        const float v8651 = v8650 * v8591;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v8653 = v8572 >> 12u;
+        const unsigned int v8655 = v8653 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v8657 = v8655 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v8659 = v8657 << 22u;
+        const unsigned int v8661 = v8655 * 1056964608u;
+        const bool v8663 = v8655 < 2u;
+        const unsigned int v8664 = v8663 ? v8661 : v8659;
+        const unsigned int v8666 = v8653 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8668 = v8666 << 28u;
+        const unsigned int v8669 = v8664 | v8668;
+        const float v8670 = __uint_as_float(v8669);
+        const float v8671 = v8670 * v8591;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v8673 = v8572 >> 16u;
+        const unsigned int v8675 = v8673 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v8677 = v8675 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v8679 = v8677 << 22u;
+        const unsigned int v8681 = v8675 * 1056964608u;
+        const bool v8683 = v8675 < 2u;
+        const unsigned int v8684 = v8683 ? v8681 : v8679;
+        const unsigned int v8686 = v8673 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8688 = v8686 << 28u;
+        const unsigned int v8689 = v8684 | v8688;
+        const float v8690 = __uint_as_float(v8689);
+        const float v8691 = v8690 * v8591;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v8693 = v8572 >> 20u;
+        const unsigned int v8695 = v8693 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v8697 = v8695 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v8699 = v8697 << 22u;
+        const unsigned int v8701 = v8695 * 1056964608u;
+        const bool v8703 = v8695 < 2u;
+        const unsigned int v8704 = v8703 ? v8701 : v8699;
+        const unsigned int v8706 = v8693 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8708 = v8706 << 28u;
+        const unsigned int v8709 = v8704 | v8708;
+        const float v8710 = __uint_as_float(v8709);
+        const float v8711 = v8710 * v8591;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v8713 = v8572 >> 24u;
+        const unsigned int v8715 = v8713 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v8717 = v8715 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v8719 = v8717 << 22u;
+        const unsigned int v8721 = v8715 * 1056964608u;
+        const bool v8723 = v8715 < 2u;
+        const unsigned int v8724 = v8723 ? v8721 : v8719;
+        const unsigned int v8726 = v8713 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8728 = v8726 << 28u;
+        const unsigned int v8729 = v8724 | v8728;
+        const float v8730 = __uint_as_float(v8729);
+        const float v8731 = v8730 * v8591;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v8733 = v8572 >> 28u;
+        const unsigned int v8735 = v8733 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v8737 = v8735 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v8739 = v8737 << 22u;
+        const unsigned int v8741 = v8735 * 1056964608u;
+        const bool v8743 = v8735 < 2u;
+        const unsigned int v8744 = v8743 ? v8741 : v8739;
+        const unsigned int v8746 = v8733 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8748 = v8746 << 28u;
+        const unsigned int v8749 = v8744 | v8748;
+        const float v8750 = __uint_as_float(v8749);
+        const float v8751 = v8750 * v8591;  // kernels/gemm/quant_b.hpp:80
+        const float v8753 = v8557 ? v8611 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v8754 = iron_f32_to_bf16(v8753);
+        const float v8756 = v8557 ? v8631 : 0.0f;
+        const iron_bf16 v8757 = iron_f32_to_bf16(v8756);
+        const float v8759 = v8557 ? v8651 : 0.0f;
+        const iron_bf16 v8760 = iron_f32_to_bf16(v8759);
+        const float v8762 = v8557 ? v8671 : 0.0f;
+        const iron_bf16 v8763 = iron_f32_to_bf16(v8762);
+        const float v8765 = v8557 ? v8691 : 0.0f;
+        const iron_bf16 v8766 = iron_f32_to_bf16(v8765);
+        const float v8768 = v8557 ? v8711 : 0.0f;
+        const iron_bf16 v8769 = iron_f32_to_bf16(v8768);
+        const float v8771 = v8557 ? v8731 : 0.0f;
+        const iron_bf16 v8772 = iron_f32_to_bf16(v8771);
+        const float v8774 = v8557 ? v8751 : 0.0f;
+        const iron_bf16 v8775 = iron_f32_to_bf16(v8774);
+        const unsigned int v8778 = v8548 * 40u;  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v8779 = v8083 + v8778;
+        const unsigned int v8780 = v8779 + v8552;
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v8780) = iron_bf16x8{{v8754, v8757, v8760, v8763, v8766, v8769, v8772, v8775}};
+        const unsigned int v8784 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v8786 = v8784 >> 2u;  // kernels/gemm/quant_b.hpp:135
+        const unsigned int v8789 = v8784 & 3u;  // kernels/gemm/quant_b.hpp:136
+        const unsigned int v8790 = v8789 << 3u;
+        const unsigned int v8791 = v67 + v8786;  // kernels/gemm/quant_b.hpp:137
+        const bool v8792 = v8791 < v4;
+        const unsigned int v8793 = v8077 + v8790;
+        const bool v8794 = v8793 < v18;
+        const bool v8795 = v8792 && v8794;
+        const unsigned int v8799 = min(v8793, v8321);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v8803 = min(v8791, v8325);
+        const unsigned int v8805 = v8799 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const unsigned int v8808 = v8803 * v8331;
+        const unsigned int v8809 = v8808 + v8805;
+        const unsigned int v8810 = packed[v8809];
+        const unsigned int v8812 = v8799 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const unsigned int v8815 = v8803 * v8338;
+        const unsigned int v8816 = v8815 + v8812;
+        const unsigned char v8817 = scales[v8816];
+        const unsigned int v8818 = static_cast<unsigned int>(v8817);
+        const unsigned int v8820 = v8818 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v8823 = v8818 == 255u;
+        const unsigned int v8824 = v8823 ? 2143289344u : v8820;
+        const bool v8826 = v8818 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const unsigned int v8828 = v8826 ? 4194304u : v8824;
+        const float v8829 = __uint_as_float(v8828);
+        const unsigned int v8831 = v8810 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v8833 = v8831 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v8835 = v8833 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v8837 = v8835 << 22u;
+        const unsigned int v8839 = v8833 * 1056964608u;
+        const bool v8841 = v8833 < 2u;
+        const unsigned int v8842 = v8841 ? v8839 : v8837;
+        const unsigned int v8844 = v8831 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8846 = v8844 << 28u;
+        const unsigned int v8847 = v8842 | v8846;
+        const float v8848 = __uint_as_float(v8847);
+        const float v8849 = v8848 * v8829;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v8851 = v8810 >> 4u;
+        const unsigned int v8853 = v8851 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v8855 = v8853 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v8857 = v8855 << 22u;
+        const unsigned int v8859 = v8853 * 1056964608u;
+        const bool v8861 = v8853 < 2u;
+        const unsigned int v8862 = v8861 ? v8859 : v8857;
+        const unsigned int v8864 = v8851 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8866 = v8864 << 28u;
+        const unsigned int v8867 = v8862 | v8866;
+        const float v8868 = __uint_as_float(v8867);
+        const float v8869 = v8868 * v8829;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v8871 = v8810 >> 8u;
+        const unsigned int v8873 = v8871 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v8875 = v8873 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v8877 = v8875 << 22u;
+        const unsigned int v8879 = v8873 * 1056964608u;
+        const bool v8881 = v8873 < 2u;
+        const unsigned int v8882 = v8881 ? v8879 : v8877;
+        const unsigned int v8884 = v8871 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8886 = v8884 << 28u;
+        const unsigned int v8887 = v8882 | v8886;
+        const float v8888 = __uint_as_float(v8887);
+        const float v8889 = v8888 * v8829;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v8891 = v8810 >> 12u;
+        const unsigned int v8893 = v8891 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v8895 = v8893 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v8897 = v8895 << 22u;
+        const unsigned int v8899 = v8893 * 1056964608u;
+        const bool v8901 = v8893 < 2u;
+        const unsigned int v8902 = v8901 ? v8899 : v8897;
+        const unsigned int v8904 = v8891 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8906 = v8904 << 28u;
+        const unsigned int v8907 = v8902 | v8906;
+        const float v8908 = __uint_as_float(v8907);
+        const float v8909 = v8908 * v8829;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v8911 = v8810 >> 16u;
+        const unsigned int v8913 = v8911 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v8915 = v8913 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v8917 = v8915 << 22u;
+        const unsigned int v8919 = v8913 * 1056964608u;
+        const bool v8921 = v8913 < 2u;
+        const unsigned int v8922 = v8921 ? v8919 : v8917;
+        const unsigned int v8924 = v8911 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8926 = v8924 << 28u;
+        const unsigned int v8927 = v8922 | v8926;
+        const float v8928 = __uint_as_float(v8927);
+        const float v8929 = v8928 * v8829;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v8931 = v8810 >> 20u;
+        const unsigned int v8933 = v8931 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v8935 = v8933 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v8937 = v8935 << 22u;
+        const unsigned int v8939 = v8933 * 1056964608u;
+        const bool v8941 = v8933 < 2u;
+        const unsigned int v8942 = v8941 ? v8939 : v8937;
+        const unsigned int v8944 = v8931 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8946 = v8944 << 28u;
+        const unsigned int v8947 = v8942 | v8946;
+        const float v8948 = __uint_as_float(v8947);
+        const float v8949 = v8948 * v8829;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v8951 = v8810 >> 24u;
+        const unsigned int v8953 = v8951 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v8955 = v8953 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v8957 = v8955 << 22u;
+        const unsigned int v8959 = v8953 * 1056964608u;
+        const bool v8961 = v8953 < 2u;
+        const unsigned int v8962 = v8961 ? v8959 : v8957;
+        const unsigned int v8964 = v8951 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8966 = v8964 << 28u;
+        const unsigned int v8967 = v8962 | v8966;
+        const float v8968 = __uint_as_float(v8967);
+        const float v8969 = v8968 * v8829;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v8971 = v8810 >> 28u;
+        const unsigned int v8973 = v8971 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v8975 = v8973 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v8977 = v8975 << 22u;
+        const unsigned int v8979 = v8973 * 1056964608u;
+        const bool v8981 = v8973 < 2u;
+        const unsigned int v8982 = v8981 ? v8979 : v8977;
+        const unsigned int v8984 = v8971 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v8986 = v8984 << 28u;
+        const unsigned int v8987 = v8982 | v8986;
+        const float v8988 = __uint_as_float(v8987);
+        const float v8989 = v8988 * v8829;  // kernels/gemm/quant_b.hpp:80
+        const float v8991 = v8795 ? v8849 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v8992 = iron_f32_to_bf16(v8991);
+        const float v8994 = v8795 ? v8869 : 0.0f;
+        const iron_bf16 v8995 = iron_f32_to_bf16(v8994);
+        const float v8997 = v8795 ? v8889 : 0.0f;
+        const iron_bf16 v8998 = iron_f32_to_bf16(v8997);
+        const float v9000 = v8795 ? v8909 : 0.0f;
+        const iron_bf16 v9001 = iron_f32_to_bf16(v9000);
+        const float v9003 = v8795 ? v8929 : 0.0f;
+        const iron_bf16 v9004 = iron_f32_to_bf16(v9003);
+        const float v9006 = v8795 ? v8949 : 0.0f;
+        const iron_bf16 v9007 = iron_f32_to_bf16(v9006);
+        const float v9009 = v8795 ? v8969 : 0.0f;
+        const iron_bf16 v9010 = iron_f32_to_bf16(v9009);
+        const float v9012 = v8795 ? v8989 : 0.0f;
+        const iron_bf16 v9013 = iron_f32_to_bf16(v9012);
+        const unsigned int v9016 = v8786 * 40u;  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v9017 = v8083 + v9016;
+        const unsigned int v9018 = v9017 + v8790;
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v9018) = iron_bf16x8{{v8992, v8995, v8998, v9001, v9004, v9007, v9010, v9013}};
+        const unsigned int v9022 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
+        const unsigned int v9024 = v9022 >> 2u;  // kernels/gemm/quant_b.hpp:135
+        const unsigned int v9027 = v9022 & 3u;  // kernels/gemm/quant_b.hpp:136
+        const unsigned int v9028 = v9027 << 3u;
+        const unsigned int v9029 = v67 + v9024;  // kernels/gemm/quant_b.hpp:137
+        const bool v9030 = v9029 < v4;
+        const unsigned int v9031 = v8077 + v9028;
+        const bool v9032 = v9031 < v18;
+        const bool v9033 = v9030 && v9032;
+        const unsigned int v9037 = min(v9031, v8321);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v9041 = min(v9029, v8325);
+        const unsigned int v9043 = v9037 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const unsigned int v9046 = v9041 * v8331;
+        const unsigned int v9047 = v9046 + v9043;
+        const unsigned int v9048 = packed[v9047];
+        const unsigned int v9050 = v9037 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const unsigned int v9053 = v9041 * v8338;
+        const unsigned int v9054 = v9053 + v9050;
+        const unsigned char v9055 = scales[v9054];
+        const unsigned int v9056 = static_cast<unsigned int>(v9055);
+        const unsigned int v9058 = v9056 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v9061 = v9056 == 255u;
+        const unsigned int v9062 = v9061 ? 2143289344u : v9058;
+        const bool v9064 = v9056 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const unsigned int v9066 = v9064 ? 4194304u : v9062;
+        const float v9067 = __uint_as_float(v9066);
+        const unsigned int v9069 = v9048 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v9071 = v9069 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v9073 = v9071 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v9075 = v9073 << 22u;
+        const unsigned int v9077 = v9071 * 1056964608u;
+        const bool v9079 = v9071 < 2u;
+        const unsigned int v9080 = v9079 ? v9077 : v9075;
+        const unsigned int v9082 = v9069 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v9084 = v9082 << 28u;
+        const unsigned int v9085 = v9080 | v9084;
+        const float v9086 = __uint_as_float(v9085);
+        const float v9087 = v9086 * v9067;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v9089 = v9048 >> 4u;
+        const unsigned int v9091 = v9089 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v9093 = v9091 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v9095 = v9093 << 22u;
+        const unsigned int v9097 = v9091 * 1056964608u;
+        const bool v9099 = v9091 < 2u;
+        const unsigned int v9100 = v9099 ? v9097 : v9095;
+        const unsigned int v9102 = v9089 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v9104 = v9102 << 28u;
+        const unsigned int v9105 = v9100 | v9104;
+        const float v9106 = __uint_as_float(v9105);
+        const float v9107 = v9106 * v9067;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v9109 = v9048 >> 8u;
+        const unsigned int v9111 = v9109 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v9113 = v9111 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v9115 = v9113 << 22u;
+        const unsigned int v9117 = v9111 * 1056964608u;
+        const bool v9119 = v9111 < 2u;
+        const unsigned int v9120 = v9119 ? v9117 : v9115;
+        const unsigned int v9122 = v9109 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v9124 = v9122 << 28u;
+        const unsigned int v9125 = v9120 | v9124;
+        const float v9126 = __uint_as_float(v9125);
+        const float v9127 = v9126 * v9067;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v9129 = v9048 >> 12u;
+        const unsigned int v9131 = v9129 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v9133 = v9131 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v9135 = v9133 << 22u;
+        const unsigned int v9137 = v9131 * 1056964608u;
+        const bool v9139 = v9131 < 2u;
+        const unsigned int v9140 = v9139 ? v9137 : v9135;
+        const unsigned int v9142 = v9129 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v9144 = v9142 << 28u;
+        const unsigned int v9145 = v9140 | v9144;
+        const float v9146 = __uint_as_float(v9145);
+        const float v9147 = v9146 * v9067;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v9149 = v9048 >> 16u;
+        const unsigned int v9151 = v9149 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v9153 = v9151 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v9155 = v9153 << 22u;
+        const unsigned int v9157 = v9151 * 1056964608u;
+        const bool v9159 = v9151 < 2u;
+        const unsigned int v9160 = v9159 ? v9157 : v9155;
+        const unsigned int v9162 = v9149 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v9164 = v9162 << 28u;
+        const unsigned int v9165 = v9160 | v9164;
+        const float v9166 = __uint_as_float(v9165);
+        const float v9167 = v9166 * v9067;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v9169 = v9048 >> 20u;
+        const unsigned int v9171 = v9169 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v9173 = v9171 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v9175 = v9173 << 22u;
+        const unsigned int v9177 = v9171 * 1056964608u;
+        const bool v9179 = v9171 < 2u;
+        const unsigned int v9180 = v9179 ? v9177 : v9175;
+        const unsigned int v9182 = v9169 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v9184 = v9182 << 28u;
+        const unsigned int v9185 = v9180 | v9184;
+        const float v9186 = __uint_as_float(v9185);
+        const float v9187 = v9186 * v9067;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v9189 = v9048 >> 24u;
+        const unsigned int v9191 = v9189 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v9193 = v9191 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v9195 = v9193 << 22u;
+        const unsigned int v9197 = v9191 * 1056964608u;
+        const bool v9199 = v9191 < 2u;
+        const unsigned int v9200 = v9199 ? v9197 : v9195;
+        const unsigned int v9202 = v9189 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v9204 = v9202 << 28u;
+        const unsigned int v9205 = v9200 | v9204;
+        const float v9206 = __uint_as_float(v9205);
+        const float v9207 = v9206 * v9067;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v9209 = v9048 >> 28u;
+        const unsigned int v9211 = v9209 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v9213 = v9211 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v9215 = v9213 << 22u;
+        const unsigned int v9217 = v9211 * 1056964608u;
+        const bool v9219 = v9211 < 2u;
+        const unsigned int v9220 = v9219 ? v9217 : v9215;
+        const unsigned int v9222 = v9209 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v9224 = v9222 << 28u;
+        const unsigned int v9225 = v9220 | v9224;
+        const float v9226 = __uint_as_float(v9225);
+        const float v9227 = v9226 * v9067;  // kernels/gemm/quant_b.hpp:80
+        const float v9229 = v9033 ? v9087 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v9230 = iron_f32_to_bf16(v9229);
+        const float v9232 = v9033 ? v9107 : 0.0f;
+        const iron_bf16 v9233 = iron_f32_to_bf16(v9232);
+        const float v9235 = v9033 ? v9127 : 0.0f;
+        const iron_bf16 v9236 = iron_f32_to_bf16(v9235);
+        const float v9238 = v9033 ? v9147 : 0.0f;
+        const iron_bf16 v9239 = iron_f32_to_bf16(v9238);
+        const float v9241 = v9033 ? v9167 : 0.0f;
+        const iron_bf16 v9242 = iron_f32_to_bf16(v9241);
+        const float v9244 = v9033 ? v9187 : 0.0f;
+        const iron_bf16 v9245 = iron_f32_to_bf16(v9244);
+        const float v9247 = v9033 ? v9207 : 0.0f;
+        const iron_bf16 v9248 = iron_f32_to_bf16(v9247);
+        const float v9250 = v9033 ? v9227 : 0.0f;
+        const iron_bf16 v9251 = iron_f32_to_bf16(v9250);
+        const unsigned int v9254 = v9024 * 40u;  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v9255 = v8083 + v9254;
+        const unsigned int v9256 = v9255 + v9028;
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v9256) = iron_bf16x8{{v9230, v9233, v9236, v9239, v9242, v9245, v9248, v9251}};
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
-    const unsigned int v1430 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
-    const unsigned int v1489 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1520 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const unsigned int v1521 = v1520 << 3u;
-    const unsigned int v1522 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
-    const bool v1523 = v1522 < v4;
-    const unsigned int v1528 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
-    const unsigned int v1532 = v4 - 1u;
-    const unsigned int v1534 = min(v1522, v1532);
-    const unsigned int v1538 = v18 >> 3u;  // kernels/gemm/quant_b.hpp:71
-    const unsigned int v1539 = v1534 * v1538;
-    const unsigned int v1545 = v18 >> 5u;  // kernels/gemm/quant_b.hpp:72
-    const unsigned int v1546 = v1534 * v1545;
-    const unsigned int v1747 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const unsigned int v1749 = v1747 + v1521;
-    const unsigned int v1753 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
-    const unsigned int v1755 = v1753 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const unsigned int v1758 = v1753 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const unsigned int v1759 = v1758 << 3u;
-    const unsigned int v1760 = v67 + v1755;  // kernels/gemm/quant_b.hpp:137
-    const bool v1761 = v1760 < v4;
-    const unsigned int v1772 = min(v1760, v1532);  // kernels/gemm/quant_b.hpp:138
-    const unsigned int v1777 = v1772 * v1538;  // kernels/gemm/quant_b.hpp:71
-    const unsigned int v1784 = v1772 * v1545;  // kernels/gemm/quant_b.hpp:72
-    const unsigned int v1985 = v1755 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const unsigned int v1987 = v1985 + v1759;
-    const unsigned int v1991 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
-    const unsigned int v1993 = v1991 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const unsigned int v1996 = v1991 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const unsigned int v1997 = v1996 << 3u;
-    const unsigned int v1998 = v67 + v1993;  // kernels/gemm/quant_b.hpp:137
-    const bool v1999 = v1998 < v4;
-    const unsigned int v2010 = min(v1998, v1532);  // kernels/gemm/quant_b.hpp:138
-    const unsigned int v2015 = v2010 * v1538;  // kernels/gemm/quant_b.hpp:71
-    const unsigned int v2022 = v2010 * v1545;  // kernels/gemm/quant_b.hpp:72
-    const unsigned int v2223 = v1993 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const unsigned int v2225 = v2223 + v1997;
-    const unsigned int v2229 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
-    const unsigned int v2231 = v2229 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const unsigned int v2234 = v2229 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const unsigned int v2235 = v2234 << 3u;
-    const unsigned int v2236 = v67 + v2231;  // kernels/gemm/quant_b.hpp:137
-    const bool v2237 = v2236 < v4;
-    const unsigned int v2248 = min(v2236, v1532);  // kernels/gemm/quant_b.hpp:138
-    const unsigned int v2253 = v2248 * v1538;  // kernels/gemm/quant_b.hpp:71
-    const unsigned int v2260 = v2248 * v1545;  // kernels/gemm/quant_b.hpp:72
-    const unsigned int v2461 = v2231 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const unsigned int v2463 = v2461 + v2235;
-    const unsigned int v2470 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v2476 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
-    const unsigned int v2484 = v2470 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v2490 = v2476 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1432 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
+    const unsigned int v1491 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+    const unsigned int v1522 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const unsigned int v1523 = v1522 << 3u;
+    const unsigned int v1524 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
+    const bool v1525 = v1524 < v4;
+    const unsigned int v1530 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
+    const unsigned int v1534 = v4 - 1u;
+    const unsigned int v1536 = min(v1524, v1534);
+    const unsigned int v1540 = v18 >> 3u;  // kernels/gemm/quant_b.hpp:71
+    const unsigned int v1541 = v1536 * v1540;
+    const unsigned int v1547 = v18 >> 5u;  // kernels/gemm/quant_b.hpp:72
+    const unsigned int v1548 = v1536 * v1547;
+    const unsigned int v1749 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const unsigned int v1751 = v1749 + v1523;
+    const unsigned int v1755 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
+    const unsigned int v1757 = v1755 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const unsigned int v1760 = v1755 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const unsigned int v1761 = v1760 << 3u;
+    const unsigned int v1762 = v67 + v1757;  // kernels/gemm/quant_b.hpp:137
+    const bool v1763 = v1762 < v4;
+    const unsigned int v1774 = min(v1762, v1534);  // kernels/gemm/quant_b.hpp:138
+    const unsigned int v1779 = v1774 * v1540;  // kernels/gemm/quant_b.hpp:71
+    const unsigned int v1786 = v1774 * v1547;  // kernels/gemm/quant_b.hpp:72
+    const unsigned int v1987 = v1757 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const unsigned int v1989 = v1987 + v1761;
+    const unsigned int v1993 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
+    const unsigned int v1995 = v1993 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const unsigned int v1998 = v1993 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const unsigned int v1999 = v1998 << 3u;
+    const unsigned int v2000 = v67 + v1995;  // kernels/gemm/quant_b.hpp:137
+    const bool v2001 = v2000 < v4;
+    const unsigned int v2012 = min(v2000, v1534);  // kernels/gemm/quant_b.hpp:138
+    const unsigned int v2017 = v2012 * v1540;  // kernels/gemm/quant_b.hpp:71
+    const unsigned int v2024 = v2012 * v1547;  // kernels/gemm/quant_b.hpp:72
+    const unsigned int v2225 = v1995 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const unsigned int v2227 = v2225 + v1999;
+    const unsigned int v2231 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
+    const unsigned int v2233 = v2231 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const unsigned int v2236 = v2231 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const unsigned int v2237 = v2236 << 3u;
+    const unsigned int v2238 = v67 + v2233;  // kernels/gemm/quant_b.hpp:137
+    const bool v2239 = v2238 < v4;
+    const unsigned int v2250 = min(v2238, v1534);  // kernels/gemm/quant_b.hpp:138
+    const unsigned int v2255 = v2250 * v1540;  // kernels/gemm/quant_b.hpp:71
+    const unsigned int v2262 = v2250 * v1547;  // kernels/gemm/quant_b.hpp:72
+    const unsigned int v2463 = v2233 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const unsigned int v2465 = v2463 + v2237;
+    const unsigned int v2472 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v2478 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v2486 = v2472 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v2492 = v2478 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v1429 = 0u; v1429 < v18; v1429 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
-      for (unsigned int v1433 = v115; v1433 < 4096u; v1433 += v1430) {  // kernels/convolution/im2col_a.hpp:155
-        const unsigned int v1435 = v1433 >> 5u;  // kernels/convolution/im2col_a.hpp:156
-        const unsigned int v1437 = v1433 & 31u;  // kernels/convolution/im2col_a.hpp:157
-        const unsigned int v1438 = v1429 + v1437;  // kernels/convolution/im2col_a.hpp:158
-        const unsigned int v1439 = v63 + v1435;
-        const unsigned int v1465 = v1439 / v113;  // kernels/convolution/im2col_a.hpp:63
-        const unsigned int v1466 = v1439 % v113;  // kernels/convolution/im2col_a.hpp:64
-        const unsigned int v1468 = v1438 / v3;  // kernels/convolution/im2col_a.hpp:66
-        const unsigned int v1469 = v1468 / v6;  // kernels/convolution/im2col_a.hpp:68
-        const unsigned int v1470 = v1469 * v11;
-        const unsigned int v1471 = v1466 / v30;
-        const unsigned int v1472 = v1471 * v7;
-        const unsigned int v1473 = v1472 + v1470;
-        const unsigned int v1474 = v1468 % v6;  // kernels/convolution/im2col_a.hpp:69
-        const unsigned int v1475 = v1474 * v12;
-        const unsigned int v1476 = v1466 % v30;
-        const unsigned int v1477 = v1476 * v8;
-        const unsigned int v1478 = v1477 + v1475;
-        const bool v1479 = v1439 < v44;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1480 = v1438 < v18;
-        const bool v1481 = v1479 && v1480;
-        const bool v1482 = v1473 >= v9;
+    for (unsigned int v1431 = 0u; v1431 < v18; v1431 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
+      for (unsigned int v1435 = v115; v1435 < 4096u; v1435 += v1432) {  // kernels/convolution/im2col_a.hpp:156
+        const unsigned int v1437 = v1435 >> 5u;  // kernels/convolution/im2col_a.hpp:157
+        const unsigned int v1439 = v1435 & 31u;  // kernels/convolution/im2col_a.hpp:158
+        const unsigned int v1440 = v1431 + v1439;  // kernels/convolution/im2col_a.hpp:159
+        const unsigned int v1441 = v63 + v1437;
+        const unsigned int v1467 = v1441 / v113;  // kernels/convolution/im2col_a.hpp:63
+        const unsigned int v1468 = v1441 % v113;  // kernels/convolution/im2col_a.hpp:64
+        const unsigned int v1470 = v1440 / v3;  // kernels/convolution/im2col_a.hpp:66
+        const unsigned int v1471 = v1470 / v6;  // kernels/convolution/im2col_a.hpp:68
+        const unsigned int v1472 = v1471 * v11;
+        const unsigned int v1473 = v1468 / v30;
+        const unsigned int v1474 = v1473 * v7;
+        const unsigned int v1475 = v1474 + v1472;
+        const unsigned int v1476 = v1470 % v6;  // kernels/convolution/im2col_a.hpp:69
+        const unsigned int v1477 = v1476 * v12;
+        const unsigned int v1478 = v1468 % v30;
+        const unsigned int v1479 = v1478 * v8;
+        const unsigned int v1480 = v1479 + v1477;
+        const bool v1481 = v1441 < v44;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1482 = v1440 < v18;
         const bool v1483 = v1481 && v1482;
-        const bool v1485 = v1473 < v125;
-        const bool v1486 = v1483 && v1485;
-        const bool v1487 = v1478 >= v10;
-        const bool v1488 = v1486 && v1487;
-        const bool v1490 = v1478 < v1489;
-        const bool v1491 = v1488 && v1490;
-        const unsigned int v1492 = max(v1473, v9);  // kernels/convolution/im2col_a.hpp:72
-        const unsigned int v1493 = v1492 - v9;
-        const unsigned int v1494 = max(v1478, v10);  // kernels/convolution/im2col_a.hpp:73
-        const unsigned int v1495 = v1494 - v10;
-        const unsigned int v1496 = v1438 % v3;  // kernels/convolution/im2col_a.hpp:74
-        const unsigned int v1497 = v1465 * v1;
-        const unsigned int v1498 = v1497 + v1493;
-        const unsigned int v1499 = v1498 * v2;
+        const bool v1484 = v1475 >= v9;
+        const bool v1485 = v1483 && v1484;
+        const bool v1487 = v1475 < v125;
+        const bool v1488 = v1485 && v1487;
+        const bool v1489 = v1480 >= v10;
+        const bool v1490 = v1488 && v1489;
+        const bool v1492 = v1480 < v1491;
+        const bool v1493 = v1490 && v1492;
+        const unsigned int v1494 = max(v1475, v9);  // kernels/convolution/im2col_a.hpp:72
+        const unsigned int v1495 = v1494 - v9;
+        const unsigned int v1496 = max(v1480, v10);  // kernels/convolution/im2col_a.hpp:73
+        const unsigned int v1497 = v1496 - v10;
+        const unsigned int v1498 = v1440 % v3;  // kernels/convolution/im2col_a.hpp:74
+        const unsigned int v1499 = v1467 * v1;
         const unsigned int v1500 = v1499 + v1495;
-        const unsigned int v1501 = v1500 * v3;
-        const unsigned int v1502 = v1501 + v68;
-        const unsigned int v1503 = v1502 + v1496;
-        if (v1491) {  // kernels/convolution/im2col_a.hpp:159
-          const iron_bf16 v1504 = x[v1503];
-          const unsigned int v1506 = v1435 * 40u;
-          const unsigned int v1507 = v1506 + v1437;
-          shm0[v1507] = v1504;
+        const unsigned int v1501 = v1500 * v2;
+        const unsigned int v1502 = v1501 + v1497;
+        const unsigned int v1503 = v1502 * v3;
+        const unsigned int v1504 = v1503 + v68;
+        const unsigned int v1505 = v1504 + v1498;
+        if (v1493) {  // kernels/convolution/im2col_a.hpp:160
+          const iron_bf16 v1506 = x[v1505];
+          const unsigned int v1508 = v1437 * 40u;
+          const unsigned int v1509 = v1508 + v1439;
+          shm0[v1509] = v1506;
         } else {
-          const unsigned int v1509 = v1435 * 40u;  // kernels/convolution/im2col_a.hpp:160
-          const unsigned int v1510 = v1509 + v1437;
-          shm0[v1510] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1511 = v1437 * 40u;  // kernels/convolution/im2col_a.hpp:161
+          const unsigned int v1512 = v1511 + v1439;
+          shm0[v1512] = iron_f32_to_bf16(0.0f);
         }
       }
-      const unsigned int v1524 = v1429 + v1521;  // kernels/gemm/quant_b.hpp:137
-      const bool v1525 = v1524 < v18;
-      const bool v1526 = v1523 && v1525;
-      const unsigned int v1530 = min(v1524, v1528);  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v1536 = v1530 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const unsigned int v1540 = v1539 + v1536;
-      const unsigned int v1541 = packed[v1540];
-      const unsigned int v1543 = v1530 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const unsigned int v1547 = v1546 + v1543;
-      const unsigned char v1548 = scales[v1547];
-      const unsigned int v1549 = static_cast<unsigned int>(v1548);
-      const unsigned int v1551 = v1549 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v1554 = v1549 == 255u;
-      const unsigned int v1555 = v1554 ? 2143289344u : v1551;
-      const bool v1557 = v1549 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const unsigned int v1559 = v1557 ? 4194304u : v1555;
-      const float v1560 = __uint_as_float(v1559);
-      const unsigned int v1562 = v1541 >> 0u;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v1564 = v1562 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v1566 = v1564 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v1568 = v1566 << 22u;
-      const unsigned int v1570 = v1564 * 1056964608u;
-      const bool v1572 = v1564 < 2u;
-      const unsigned int v1573 = v1572 ? v1570 : v1568;
-      const unsigned int v1575 = v1562 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v1577 = v1575 << 28u;
-      const unsigned int v1578 = v1573 | v1577;
-      const float v1579 = __uint_as_float(v1578);
-      const float v1580 = v1579 * v1560;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v1582 = v1541 >> 4u;
-      const unsigned int v1584 = v1582 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v1586 = v1584 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v1588 = v1586 << 22u;
-      const unsigned int v1590 = v1584 * 1056964608u;
-      const bool v1592 = v1584 < 2u;
-      const unsigned int v1593 = v1592 ? v1590 : v1588;
-      const unsigned int v1595 = v1582 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v1597 = v1595 << 28u;
-      const unsigned int v1598 = v1593 | v1597;
-      const float v1599 = __uint_as_float(v1598);
-      const float v1600 = v1599 * v1560;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v1602 = v1541 >> 8u;
-      const unsigned int v1604 = v1602 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v1606 = v1604 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v1608 = v1606 << 22u;
-      const unsigned int v1610 = v1604 * 1056964608u;
-      const bool v1612 = v1604 < 2u;
-      const unsigned int v1613 = v1612 ? v1610 : v1608;
-      const unsigned int v1615 = v1602 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v1617 = v1615 << 28u;
-      const unsigned int v1618 = v1613 | v1617;
-      const float v1619 = __uint_as_float(v1618);
-      const float v1620 = v1619 * v1560;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v1622 = v1541 >> 12u;
-      const unsigned int v1624 = v1622 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v1626 = v1624 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v1628 = v1626 << 22u;
-      const unsigned int v1630 = v1624 * 1056964608u;
-      const bool v1632 = v1624 < 2u;
-      const unsigned int v1633 = v1632 ? v1630 : v1628;
-      const unsigned int v1635 = v1622 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v1637 = v1635 << 28u;
-      const unsigned int v1638 = v1633 | v1637;
-      const float v1639 = __uint_as_float(v1638);
-      const float v1640 = v1639 * v1560;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v1642 = v1541 >> 16u;
-      const unsigned int v1644 = v1642 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v1646 = v1644 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v1648 = v1646 << 22u;
-      const unsigned int v1650 = v1644 * 1056964608u;
-      const bool v1652 = v1644 < 2u;
-      const unsigned int v1653 = v1652 ? v1650 : v1648;
-      const unsigned int v1655 = v1642 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v1657 = v1655 << 28u;
-      const unsigned int v1658 = v1653 | v1657;
-      const float v1659 = __uint_as_float(v1658);
-      const float v1660 = v1659 * v1560;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v1662 = v1541 >> 20u;
-      const unsigned int v1664 = v1662 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v1666 = v1664 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v1668 = v1666 << 22u;
-      const unsigned int v1670 = v1664 * 1056964608u;
-      const bool v1672 = v1664 < 2u;
-      const unsigned int v1673 = v1672 ? v1670 : v1668;
-      const unsigned int v1675 = v1662 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v1677 = v1675 << 28u;
-      const unsigned int v1678 = v1673 | v1677;
-      const float v1679 = __uint_as_float(v1678);
-      const float v1680 = v1679 * v1560;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v1682 = v1541 >> 24u;
-      const unsigned int v1684 = v1682 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v1686 = v1684 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v1688 = v1686 << 22u;
-      const unsigned int v1690 = v1684 * 1056964608u;
-      const bool v1692 = v1684 < 2u;
-      const unsigned int v1693 = v1692 ? v1690 : v1688;
-      const unsigned int v1695 = v1682 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v1697 = v1695 << 28u;
-      const unsigned int v1698 = v1693 | v1697;
-      const float v1699 = __uint_as_float(v1698);
-      const float v1700 = v1699 * v1560;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v1702 = v1541 >> 28u;
-      const unsigned int v1704 = v1702 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v1706 = v1704 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v1708 = v1706 << 22u;
-      const unsigned int v1710 = v1704 * 1056964608u;
-      const bool v1712 = v1704 < 2u;
-      const unsigned int v1713 = v1712 ? v1710 : v1708;
-      const unsigned int v1715 = v1702 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v1717 = v1715 << 28u;
-      const unsigned int v1718 = v1713 | v1717;
-      const float v1719 = __uint_as_float(v1718);
-      const float v1720 = v1719 * v1560;  // kernels/gemm/quant_b.hpp:80
-      const float v1722 = v1526 ? v1580 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const iron_bf16 v1723 = iron_f32_to_bf16(v1722);
-      const float v1725 = v1526 ? v1600 : 0.0f;
-      const iron_bf16 v1726 = iron_f32_to_bf16(v1725);
-      const float v1728 = v1526 ? v1620 : 0.0f;
-      const iron_bf16 v1729 = iron_f32_to_bf16(v1728);
-      const float v1731 = v1526 ? v1640 : 0.0f;
-      const iron_bf16 v1732 = iron_f32_to_bf16(v1731);
-      const float v1734 = v1526 ? v1660 : 0.0f;
-      const iron_bf16 v1735 = iron_f32_to_bf16(v1734);
-      const float v1737 = v1526 ? v1680 : 0.0f;
-      const iron_bf16 v1738 = iron_f32_to_bf16(v1737);
-      const float v1740 = v1526 ? v1700 : 0.0f;
-      const iron_bf16 v1741 = iron_f32_to_bf16(v1740);
-      const float v1743 = v1526 ? v1720 : 0.0f;
-      const iron_bf16 v1744 = iron_f32_to_bf16(v1743);
-      *reinterpret_cast<iron_bf16x8*>(shm1 + v1749) = iron_bf16x8{{v1723, v1726, v1729, v1732, v1735, v1738, v1741, v1744}};  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v1762 = v1429 + v1759;  // kernels/gemm/quant_b.hpp:137
-      const bool v1763 = v1762 < v18;
-      const bool v1764 = v1761 && v1763;
-      const unsigned int v1768 = min(v1762, v1528);  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v1774 = v1768 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const unsigned int v1778 = v1777 + v1774;
-      const unsigned int v1779 = packed[v1778];
-      const unsigned int v1781 = v1768 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const unsigned int v1785 = v1784 + v1781;
-      const unsigned char v1786 = scales[v1785];
-      const unsigned int v1787 = static_cast<unsigned int>(v1786);
-      const unsigned int v1789 = v1787 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v1792 = v1787 == 255u;
-      const unsigned int v1793 = v1792 ? 2143289344u : v1789;
-      const bool v1795 = v1787 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const unsigned int v1797 = v1795 ? 4194304u : v1793;
-      const float v1798 = __uint_as_float(v1797);
-      const unsigned int v1800 = v1779 >> 0u;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v1802 = v1800 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v1804 = v1802 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v1806 = v1804 << 22u;
-      const unsigned int v1808 = v1802 * 1056964608u;
-      const bool v1810 = v1802 < 2u;
-      const unsigned int v1811 = v1810 ? v1808 : v1806;
-      const unsigned int v1813 = v1800 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v1815 = v1813 << 28u;
-      const unsigned int v1816 = v1811 | v1815;
-      const float v1817 = __uint_as_float(v1816);
-      const float v1818 = v1817 * v1798;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v1820 = v1779 >> 4u;
-      const unsigned int v1822 = v1820 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v1824 = v1822 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v1826 = v1824 << 22u;
-      const unsigned int v1828 = v1822 * 1056964608u;
-      const bool v1830 = v1822 < 2u;
-      const unsigned int v1831 = v1830 ? v1828 : v1826;
-      const unsigned int v1833 = v1820 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v1835 = v1833 << 28u;
-      const unsigned int v1836 = v1831 | v1835;
-      const float v1837 = __uint_as_float(v1836);
-      const float v1838 = v1837 * v1798;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v1840 = v1779 >> 8u;
-      const unsigned int v1842 = v1840 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v1844 = v1842 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v1846 = v1844 << 22u;
-      const unsigned int v1848 = v1842 * 1056964608u;
-      const bool v1850 = v1842 < 2u;
-      const unsigned int v1851 = v1850 ? v1848 : v1846;
-      const unsigned int v1853 = v1840 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v1855 = v1853 << 28u;
-      const unsigned int v1856 = v1851 | v1855;
-      const float v1857 = __uint_as_float(v1856);
-      const float v1858 = v1857 * v1798;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v1860 = v1779 >> 12u;
-      const unsigned int v1862 = v1860 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v1864 = v1862 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v1866 = v1864 << 22u;
-      const unsigned int v1868 = v1862 * 1056964608u;
-      const bool v1870 = v1862 < 2u;
-      const unsigned int v1871 = v1870 ? v1868 : v1866;
-      const unsigned int v1873 = v1860 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v1875 = v1873 << 28u;
-      const unsigned int v1876 = v1871 | v1875;
-      const float v1877 = __uint_as_float(v1876);
-      const float v1878 = v1877 * v1798;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v1880 = v1779 >> 16u;
-      const unsigned int v1882 = v1880 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v1884 = v1882 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v1886 = v1884 << 22u;
-      const unsigned int v1888 = v1882 * 1056964608u;
-      const bool v1890 = v1882 < 2u;
-      const unsigned int v1891 = v1890 ? v1888 : v1886;
-      const unsigned int v1893 = v1880 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v1895 = v1893 << 28u;
-      const unsigned int v1896 = v1891 | v1895;
-      const float v1897 = __uint_as_float(v1896);
-      const float v1898 = v1897 * v1798;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v1900 = v1779 >> 20u;
-      const unsigned int v1902 = v1900 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v1904 = v1902 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v1906 = v1904 << 22u;
-      const unsigned int v1908 = v1902 * 1056964608u;
-      const bool v1910 = v1902 < 2u;
-      const unsigned int v1911 = v1910 ? v1908 : v1906;
-      const unsigned int v1913 = v1900 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v1915 = v1913 << 28u;
-      const unsigned int v1916 = v1911 | v1915;
-      const float v1917 = __uint_as_float(v1916);
-      const float v1918 = v1917 * v1798;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v1920 = v1779 >> 24u;
-      const unsigned int v1922 = v1920 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v1924 = v1922 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v1926 = v1924 << 22u;
-      const unsigned int v1928 = v1922 * 1056964608u;
-      const bool v1930 = v1922 < 2u;
-      const unsigned int v1931 = v1930 ? v1928 : v1926;
-      const unsigned int v1933 = v1920 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v1935 = v1933 << 28u;
-      const unsigned int v1936 = v1931 | v1935;
-      const float v1937 = __uint_as_float(v1936);
-      const float v1938 = v1937 * v1798;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v1940 = v1779 >> 28u;
-      const unsigned int v1942 = v1940 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v1944 = v1942 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v1946 = v1944 << 22u;
-      const unsigned int v1948 = v1942 * 1056964608u;
-      const bool v1950 = v1942 < 2u;
-      const unsigned int v1951 = v1950 ? v1948 : v1946;
-      const unsigned int v1953 = v1940 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v1955 = v1953 << 28u;
-      const unsigned int v1956 = v1951 | v1955;
-      const float v1957 = __uint_as_float(v1956);
-      const float v1958 = v1957 * v1798;  // kernels/gemm/quant_b.hpp:80
-      const float v1960 = v1764 ? v1818 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const iron_bf16 v1961 = iron_f32_to_bf16(v1960);
-      const float v1963 = v1764 ? v1838 : 0.0f;
-      const iron_bf16 v1964 = iron_f32_to_bf16(v1963);
-      const float v1966 = v1764 ? v1858 : 0.0f;
-      const iron_bf16 v1967 = iron_f32_to_bf16(v1966);
-      const float v1969 = v1764 ? v1878 : 0.0f;
-      const iron_bf16 v1970 = iron_f32_to_bf16(v1969);
-      const float v1972 = v1764 ? v1898 : 0.0f;
-      const iron_bf16 v1973 = iron_f32_to_bf16(v1972);
-      const float v1975 = v1764 ? v1918 : 0.0f;
-      const iron_bf16 v1976 = iron_f32_to_bf16(v1975);
-      const float v1978 = v1764 ? v1938 : 0.0f;
-      const iron_bf16 v1979 = iron_f32_to_bf16(v1978);
-      const float v1981 = v1764 ? v1958 : 0.0f;
-      const iron_bf16 v1982 = iron_f32_to_bf16(v1981);
-      *reinterpret_cast<iron_bf16x8*>(shm1 + v1987) = iron_bf16x8{{v1961, v1964, v1967, v1970, v1973, v1976, v1979, v1982}};  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v2000 = v1429 + v1997;  // kernels/gemm/quant_b.hpp:137
-      const bool v2001 = v2000 < v18;
-      const bool v2002 = v1999 && v2001;
-      const unsigned int v2006 = min(v2000, v1528);  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v2012 = v2006 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const unsigned int v2016 = v2015 + v2012;
-      const unsigned int v2017 = packed[v2016];
-      const unsigned int v2019 = v2006 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const unsigned int v2023 = v2022 + v2019;
-      const unsigned char v2024 = scales[v2023];
-      const unsigned int v2025 = static_cast<unsigned int>(v2024);
-      const unsigned int v2027 = v2025 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v2030 = v2025 == 255u;
-      const unsigned int v2031 = v2030 ? 2143289344u : v2027;
-      const bool v2033 = v2025 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const unsigned int v2035 = v2033 ? 4194304u : v2031;
-      const float v2036 = __uint_as_float(v2035);
-      const unsigned int v2038 = v2017 >> 0u;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v2040 = v2038 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v2042 = v2040 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v2044 = v2042 << 22u;
-      const unsigned int v2046 = v2040 * 1056964608u;
-      const bool v2048 = v2040 < 2u;
-      const unsigned int v2049 = v2048 ? v2046 : v2044;
-      const unsigned int v2051 = v2038 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v2053 = v2051 << 28u;
-      const unsigned int v2054 = v2049 | v2053;
-      const float v2055 = __uint_as_float(v2054);
-      const float v2056 = v2055 * v2036;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v2058 = v2017 >> 4u;
-      const unsigned int v2060 = v2058 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v2062 = v2060 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v2064 = v2062 << 22u;
-      const unsigned int v2066 = v2060 * 1056964608u;
-      const bool v2068 = v2060 < 2u;
-      const unsigned int v2069 = v2068 ? v2066 : v2064;
-      const unsigned int v2071 = v2058 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v2073 = v2071 << 28u;
-      const unsigned int v2074 = v2069 | v2073;
-      const float v2075 = __uint_as_float(v2074);
-      const float v2076 = v2075 * v2036;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v2078 = v2017 >> 8u;
-      const unsigned int v2080 = v2078 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v2082 = v2080 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v2084 = v2082 << 22u;
-      const unsigned int v2086 = v2080 * 1056964608u;
-      const bool v2088 = v2080 < 2u;
-      const unsigned int v2089 = v2088 ? v2086 : v2084;
-      const unsigned int v2091 = v2078 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v2093 = v2091 << 28u;
-      const unsigned int v2094 = v2089 | v2093;
-      const float v2095 = __uint_as_float(v2094);
-      const float v2096 = v2095 * v2036;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v2098 = v2017 >> 12u;
-      const unsigned int v2100 = v2098 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v2102 = v2100 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v2104 = v2102 << 22u;
-      const unsigned int v2106 = v2100 * 1056964608u;
-      const bool v2108 = v2100 < 2u;
-      const unsigned int v2109 = v2108 ? v2106 : v2104;
-      const unsigned int v2111 = v2098 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v2113 = v2111 << 28u;
-      const unsigned int v2114 = v2109 | v2113;
-      const float v2115 = __uint_as_float(v2114);
-      const float v2116 = v2115 * v2036;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v2118 = v2017 >> 16u;
-      const unsigned int v2120 = v2118 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v2122 = v2120 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v2124 = v2122 << 22u;
-      const unsigned int v2126 = v2120 * 1056964608u;
-      const bool v2128 = v2120 < 2u;
-      const unsigned int v2129 = v2128 ? v2126 : v2124;
-      const unsigned int v2131 = v2118 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v2133 = v2131 << 28u;
-      const unsigned int v2134 = v2129 | v2133;
-      const float v2135 = __uint_as_float(v2134);
-      const float v2136 = v2135 * v2036;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v2138 = v2017 >> 20u;
-      const unsigned int v2140 = v2138 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v2142 = v2140 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v2144 = v2142 << 22u;
-      const unsigned int v2146 = v2140 * 1056964608u;
-      const bool v2148 = v2140 < 2u;
-      const unsigned int v2149 = v2148 ? v2146 : v2144;
-      const unsigned int v2151 = v2138 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v2153 = v2151 << 28u;
-      const unsigned int v2154 = v2149 | v2153;
-      const float v2155 = __uint_as_float(v2154);
-      const float v2156 = v2155 * v2036;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v2158 = v2017 >> 24u;
-      const unsigned int v2160 = v2158 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v2162 = v2160 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v2164 = v2162 << 22u;
-      const unsigned int v2166 = v2160 * 1056964608u;
-      const bool v2168 = v2160 < 2u;
-      const unsigned int v2169 = v2168 ? v2166 : v2164;
-      const unsigned int v2171 = v2158 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v2173 = v2171 << 28u;
-      const unsigned int v2174 = v2169 | v2173;
-      const float v2175 = __uint_as_float(v2174);
-      const float v2176 = v2175 * v2036;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v2178 = v2017 >> 28u;
-      const unsigned int v2180 = v2178 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v2182 = v2180 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v2184 = v2182 << 22u;
-      const unsigned int v2186 = v2180 * 1056964608u;
-      const bool v2188 = v2180 < 2u;
-      const unsigned int v2189 = v2188 ? v2186 : v2184;
-      const unsigned int v2191 = v2178 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v2193 = v2191 << 28u;
-      const unsigned int v2194 = v2189 | v2193;
-      const float v2195 = __uint_as_float(v2194);
-      const float v2196 = v2195 * v2036;  // kernels/gemm/quant_b.hpp:80
-      const float v2198 = v2002 ? v2056 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const iron_bf16 v2199 = iron_f32_to_bf16(v2198);
-      const float v2201 = v2002 ? v2076 : 0.0f;
-      const iron_bf16 v2202 = iron_f32_to_bf16(v2201);
-      const float v2204 = v2002 ? v2096 : 0.0f;
-      const iron_bf16 v2205 = iron_f32_to_bf16(v2204);
-      const float v2207 = v2002 ? v2116 : 0.0f;
-      const iron_bf16 v2208 = iron_f32_to_bf16(v2207);
-      const float v2210 = v2002 ? v2136 : 0.0f;
-      const iron_bf16 v2211 = iron_f32_to_bf16(v2210);
-      const float v2213 = v2002 ? v2156 : 0.0f;
-      const iron_bf16 v2214 = iron_f32_to_bf16(v2213);
-      const float v2216 = v2002 ? v2176 : 0.0f;
-      const iron_bf16 v2217 = iron_f32_to_bf16(v2216);
-      const float v2219 = v2002 ? v2196 : 0.0f;
-      const iron_bf16 v2220 = iron_f32_to_bf16(v2219);
-      *reinterpret_cast<iron_bf16x8*>(shm1 + v2225) = iron_bf16x8{{v2199, v2202, v2205, v2208, v2211, v2214, v2217, v2220}};  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v2238 = v1429 + v2235;  // kernels/gemm/quant_b.hpp:137
-      const bool v2239 = v2238 < v18;
-      const bool v2240 = v2237 && v2239;
-      const unsigned int v2244 = min(v2238, v1528);  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v2250 = v2244 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const unsigned int v2254 = v2253 + v2250;
-      const unsigned int v2255 = packed[v2254];
-      const unsigned int v2257 = v2244 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const unsigned int v2261 = v2260 + v2257;
-      const unsigned char v2262 = scales[v2261];
-      const unsigned int v2263 = static_cast<unsigned int>(v2262);
-      const unsigned int v2265 = v2263 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v2268 = v2263 == 255u;
-      const unsigned int v2269 = v2268 ? 2143289344u : v2265;
-      const bool v2271 = v2263 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const unsigned int v2273 = v2271 ? 4194304u : v2269;
-      const float v2274 = __uint_as_float(v2273);
-      const unsigned int v2276 = v2255 >> 0u;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v2278 = v2276 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v2280 = v2278 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v2282 = v2280 << 22u;
-      const unsigned int v2284 = v2278 * 1056964608u;
-      const bool v2286 = v2278 < 2u;
-      const unsigned int v2287 = v2286 ? v2284 : v2282;
-      const unsigned int v2289 = v2276 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v2291 = v2289 << 28u;
-      const unsigned int v2292 = v2287 | v2291;
-      const float v2293 = __uint_as_float(v2292);
-      const float v2294 = v2293 * v2274;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v2296 = v2255 >> 4u;
-      const unsigned int v2298 = v2296 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v2300 = v2298 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v2302 = v2300 << 22u;
-      const unsigned int v2304 = v2298 * 1056964608u;
-      const bool v2306 = v2298 < 2u;
-      const unsigned int v2307 = v2306 ? v2304 : v2302;
-      const unsigned int v2309 = v2296 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v2311 = v2309 << 28u;
-      const unsigned int v2312 = v2307 | v2311;
-      const float v2313 = __uint_as_float(v2312);
-      const float v2314 = v2313 * v2274;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v2316 = v2255 >> 8u;
-      const unsigned int v2318 = v2316 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v2320 = v2318 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v2322 = v2320 << 22u;
-      const unsigned int v2324 = v2318 * 1056964608u;
-      const bool v2326 = v2318 < 2u;
-      const unsigned int v2327 = v2326 ? v2324 : v2322;
-      const unsigned int v2329 = v2316 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v2331 = v2329 << 28u;
-      const unsigned int v2332 = v2327 | v2331;
-      const float v2333 = __uint_as_float(v2332);
-      const float v2334 = v2333 * v2274;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v2336 = v2255 >> 12u;
-      const unsigned int v2338 = v2336 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v2340 = v2338 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v2342 = v2340 << 22u;
-      const unsigned int v2344 = v2338 * 1056964608u;
-      const bool v2346 = v2338 < 2u;
-      const unsigned int v2347 = v2346 ? v2344 : v2342;
-      const unsigned int v2349 = v2336 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v2351 = v2349 << 28u;
-      const unsigned int v2352 = v2347 | v2351;
-      const float v2353 = __uint_as_float(v2352);
-      const float v2354 = v2353 * v2274;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v2356 = v2255 >> 16u;
-      const unsigned int v2358 = v2356 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v2360 = v2358 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v2362 = v2360 << 22u;
-      const unsigned int v2364 = v2358 * 1056964608u;
-      const bool v2366 = v2358 < 2u;
-      const unsigned int v2367 = v2366 ? v2364 : v2362;
-      const unsigned int v2369 = v2356 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v2371 = v2369 << 28u;
-      const unsigned int v2372 = v2367 | v2371;
-      const float v2373 = __uint_as_float(v2372);
-      const float v2374 = v2373 * v2274;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v2376 = v2255 >> 20u;
-      const unsigned int v2378 = v2376 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v2380 = v2378 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v2382 = v2380 << 22u;
-      const unsigned int v2384 = v2378 * 1056964608u;
-      const bool v2386 = v2378 < 2u;
-      const unsigned int v2387 = v2386 ? v2384 : v2382;
-      const unsigned int v2389 = v2376 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v2391 = v2389 << 28u;
-      const unsigned int v2392 = v2387 | v2391;
-      const float v2393 = __uint_as_float(v2392);
-      const float v2394 = v2393 * v2274;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v2396 = v2255 >> 24u;
-      const unsigned int v2398 = v2396 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v2400 = v2398 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v2402 = v2400 << 22u;
-      const unsigned int v2404 = v2398 * 1056964608u;
-      const bool v2406 = v2398 < 2u;
-      const unsigned int v2407 = v2406 ? v2404 : v2402;
-      const unsigned int v2409 = v2396 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v2411 = v2409 << 28u;
-      const unsigned int v2412 = v2407 | v2411;
-      const float v2413 = __uint_as_float(v2412);
-      const float v2414 = v2413 * v2274;  // kernels/gemm/quant_b.hpp:80
-      const unsigned int v2416 = v2255 >> 28u;
-      const unsigned int v2418 = v2416 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const unsigned int v2420 = v2418 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const unsigned int v2422 = v2420 << 22u;
-      const unsigned int v2424 = v2418 * 1056964608u;
-      const bool v2426 = v2418 < 2u;
-      const unsigned int v2427 = v2426 ? v2424 : v2422;
-      const unsigned int v2429 = v2416 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const unsigned int v2431 = v2429 << 28u;
-      const unsigned int v2432 = v2427 | v2431;
-      const float v2433 = __uint_as_float(v2432);
-      const float v2434 = v2433 * v2274;  // kernels/gemm/quant_b.hpp:80
-      const float v2436 = v2240 ? v2294 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const iron_bf16 v2437 = iron_f32_to_bf16(v2436);
-      const float v2439 = v2240 ? v2314 : 0.0f;
-      const iron_bf16 v2440 = iron_f32_to_bf16(v2439);
-      const float v2442 = v2240 ? v2334 : 0.0f;
-      const iron_bf16 v2443 = iron_f32_to_bf16(v2442);
-      const float v2445 = v2240 ? v2354 : 0.0f;
-      const iron_bf16 v2446 = iron_f32_to_bf16(v2445);
-      const float v2448 = v2240 ? v2374 : 0.0f;
-      const iron_bf16 v2449 = iron_f32_to_bf16(v2448);
-      const float v2451 = v2240 ? v2394 : 0.0f;
-      const iron_bf16 v2452 = iron_f32_to_bf16(v2451);
-      const float v2454 = v2240 ? v2414 : 0.0f;
-      const iron_bf16 v2455 = iron_f32_to_bf16(v2454);
-      const float v2457 = v2240 ? v2434 : 0.0f;
-      const iron_bf16 v2458 = iron_f32_to_bf16(v2457);
-      *reinterpret_cast<iron_bf16x8*>(shm1 + v2463) = iron_bf16x8{{v2437, v2440, v2443, v2446, v2449, v2452, v2455, v2458}};  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v1526 = v1431 + v1523;  // kernels/gemm/quant_b.hpp:137
+      const bool v1527 = v1526 < v18;
+      const bool v1528 = v1525 && v1527;
+      const unsigned int v1532 = min(v1526, v1530);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1538 = v1532 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const unsigned int v1542 = v1541 + v1538;
+      const unsigned int v1543 = packed[v1542];
+      const unsigned int v1545 = v1532 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const unsigned int v1549 = v1548 + v1545;
+      const unsigned char v1550 = scales[v1549];
+      const unsigned int v1551 = static_cast<unsigned int>(v1550);
+      const unsigned int v1553 = v1551 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v1556 = v1551 == 255u;
+      const unsigned int v1557 = v1556 ? 2143289344u : v1553;
+      const bool v1559 = v1551 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const unsigned int v1561 = v1559 ? 4194304u : v1557;
+      const float v1562 = __uint_as_float(v1561);
+      const unsigned int v1564 = v1543 >> 0u;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v1566 = v1564 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v1568 = v1566 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v1570 = v1568 << 22u;
+      const unsigned int v1572 = v1566 * 1056964608u;
+      const bool v1574 = v1566 < 2u;
+      const unsigned int v1575 = v1574 ? v1572 : v1570;
+      const unsigned int v1577 = v1564 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v1579 = v1577 << 28u;
+      const unsigned int v1580 = v1575 | v1579;
+      const float v1581 = __uint_as_float(v1580);
+      const float v1582 = v1581 * v1562;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v1584 = v1543 >> 4u;
+      const unsigned int v1586 = v1584 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v1588 = v1586 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v1590 = v1588 << 22u;
+      const unsigned int v1592 = v1586 * 1056964608u;
+      const bool v1594 = v1586 < 2u;
+      const unsigned int v1595 = v1594 ? v1592 : v1590;
+      const unsigned int v1597 = v1584 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v1599 = v1597 << 28u;
+      const unsigned int v1600 = v1595 | v1599;
+      const float v1601 = __uint_as_float(v1600);
+      const float v1602 = v1601 * v1562;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v1604 = v1543 >> 8u;
+      const unsigned int v1606 = v1604 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v1608 = v1606 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v1610 = v1608 << 22u;
+      const unsigned int v1612 = v1606 * 1056964608u;
+      const bool v1614 = v1606 < 2u;
+      const unsigned int v1615 = v1614 ? v1612 : v1610;
+      const unsigned int v1617 = v1604 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v1619 = v1617 << 28u;
+      const unsigned int v1620 = v1615 | v1619;
+      const float v1621 = __uint_as_float(v1620);
+      const float v1622 = v1621 * v1562;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v1624 = v1543 >> 12u;
+      const unsigned int v1626 = v1624 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v1628 = v1626 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v1630 = v1628 << 22u;
+      const unsigned int v1632 = v1626 * 1056964608u;
+      const bool v1634 = v1626 < 2u;
+      const unsigned int v1635 = v1634 ? v1632 : v1630;
+      const unsigned int v1637 = v1624 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v1639 = v1637 << 28u;
+      const unsigned int v1640 = v1635 | v1639;
+      const float v1641 = __uint_as_float(v1640);
+      const float v1642 = v1641 * v1562;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v1644 = v1543 >> 16u;
+      const unsigned int v1646 = v1644 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v1648 = v1646 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v1650 = v1648 << 22u;
+      const unsigned int v1652 = v1646 * 1056964608u;
+      const bool v1654 = v1646 < 2u;
+      const unsigned int v1655 = v1654 ? v1652 : v1650;
+      const unsigned int v1657 = v1644 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v1659 = v1657 << 28u;
+      const unsigned int v1660 = v1655 | v1659;
+      const float v1661 = __uint_as_float(v1660);
+      const float v1662 = v1661 * v1562;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v1664 = v1543 >> 20u;
+      const unsigned int v1666 = v1664 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v1668 = v1666 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v1670 = v1668 << 22u;
+      const unsigned int v1672 = v1666 * 1056964608u;
+      const bool v1674 = v1666 < 2u;
+      const unsigned int v1675 = v1674 ? v1672 : v1670;
+      const unsigned int v1677 = v1664 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v1679 = v1677 << 28u;
+      const unsigned int v1680 = v1675 | v1679;
+      const float v1681 = __uint_as_float(v1680);
+      const float v1682 = v1681 * v1562;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v1684 = v1543 >> 24u;
+      const unsigned int v1686 = v1684 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v1688 = v1686 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v1690 = v1688 << 22u;
+      const unsigned int v1692 = v1686 * 1056964608u;
+      const bool v1694 = v1686 < 2u;
+      const unsigned int v1695 = v1694 ? v1692 : v1690;
+      const unsigned int v1697 = v1684 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v1699 = v1697 << 28u;
+      const unsigned int v1700 = v1695 | v1699;
+      const float v1701 = __uint_as_float(v1700);
+      const float v1702 = v1701 * v1562;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v1704 = v1543 >> 28u;
+      const unsigned int v1706 = v1704 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v1708 = v1706 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v1710 = v1708 << 22u;
+      const unsigned int v1712 = v1706 * 1056964608u;
+      const bool v1714 = v1706 < 2u;
+      const unsigned int v1715 = v1714 ? v1712 : v1710;
+      const unsigned int v1717 = v1704 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v1719 = v1717 << 28u;
+      const unsigned int v1720 = v1715 | v1719;
+      const float v1721 = __uint_as_float(v1720);
+      const float v1722 = v1721 * v1562;  // kernels/gemm/quant_b.hpp:80
+      const float v1724 = v1528 ? v1582 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const iron_bf16 v1725 = iron_f32_to_bf16(v1724);
+      const float v1727 = v1528 ? v1602 : 0.0f;
+      const iron_bf16 v1728 = iron_f32_to_bf16(v1727);
+      const float v1730 = v1528 ? v1622 : 0.0f;
+      const iron_bf16 v1731 = iron_f32_to_bf16(v1730);
+      const float v1733 = v1528 ? v1642 : 0.0f;
+      const iron_bf16 v1734 = iron_f32_to_bf16(v1733);
+      const float v1736 = v1528 ? v1662 : 0.0f;
+      const iron_bf16 v1737 = iron_f32_to_bf16(v1736);
+      const float v1739 = v1528 ? v1682 : 0.0f;
+      const iron_bf16 v1740 = iron_f32_to_bf16(v1739);
+      const float v1742 = v1528 ? v1702 : 0.0f;
+      const iron_bf16 v1743 = iron_f32_to_bf16(v1742);
+      const float v1745 = v1528 ? v1722 : 0.0f;
+      const iron_bf16 v1746 = iron_f32_to_bf16(v1745);
+      *reinterpret_cast<iron_bf16x8*>(shm1 + v1751) = iron_bf16x8{{v1725, v1728, v1731, v1734, v1737, v1740, v1743, v1746}};  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v1764 = v1431 + v1761;  // kernels/gemm/quant_b.hpp:137
+      const bool v1765 = v1764 < v18;
+      const bool v1766 = v1763 && v1765;
+      const unsigned int v1770 = min(v1764, v1530);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1776 = v1770 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const unsigned int v1780 = v1779 + v1776;
+      const unsigned int v1781 = packed[v1780];
+      const unsigned int v1783 = v1770 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const unsigned int v1787 = v1786 + v1783;
+      const unsigned char v1788 = scales[v1787];
+      const unsigned int v1789 = static_cast<unsigned int>(v1788);
+      const unsigned int v1791 = v1789 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v1794 = v1789 == 255u;
+      const unsigned int v1795 = v1794 ? 2143289344u : v1791;
+      const bool v1797 = v1789 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const unsigned int v1799 = v1797 ? 4194304u : v1795;
+      const float v1800 = __uint_as_float(v1799);
+      const unsigned int v1802 = v1781 >> 0u;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v1804 = v1802 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v1806 = v1804 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v1808 = v1806 << 22u;
+      const unsigned int v1810 = v1804 * 1056964608u;
+      const bool v1812 = v1804 < 2u;
+      const unsigned int v1813 = v1812 ? v1810 : v1808;
+      const unsigned int v1815 = v1802 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v1817 = v1815 << 28u;
+      const unsigned int v1818 = v1813 | v1817;
+      const float v1819 = __uint_as_float(v1818);
+      const float v1820 = v1819 * v1800;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v1822 = v1781 >> 4u;
+      const unsigned int v1824 = v1822 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v1826 = v1824 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v1828 = v1826 << 22u;
+      const unsigned int v1830 = v1824 * 1056964608u;
+      const bool v1832 = v1824 < 2u;
+      const unsigned int v1833 = v1832 ? v1830 : v1828;
+      const unsigned int v1835 = v1822 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v1837 = v1835 << 28u;
+      const unsigned int v1838 = v1833 | v1837;
+      const float v1839 = __uint_as_float(v1838);
+      const float v1840 = v1839 * v1800;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v1842 = v1781 >> 8u;
+      const unsigned int v1844 = v1842 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v1846 = v1844 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v1848 = v1846 << 22u;
+      const unsigned int v1850 = v1844 * 1056964608u;
+      const bool v1852 = v1844 < 2u;
+      const unsigned int v1853 = v1852 ? v1850 : v1848;
+      const unsigned int v1855 = v1842 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v1857 = v1855 << 28u;
+      const unsigned int v1858 = v1853 | v1857;
+      const float v1859 = __uint_as_float(v1858);
+      const float v1860 = v1859 * v1800;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v1862 = v1781 >> 12u;
+      const unsigned int v1864 = v1862 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v1866 = v1864 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v1868 = v1866 << 22u;
+      const unsigned int v1870 = v1864 * 1056964608u;
+      const bool v1872 = v1864 < 2u;
+      const unsigned int v1873 = v1872 ? v1870 : v1868;
+      const unsigned int v1875 = v1862 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v1877 = v1875 << 28u;
+      const unsigned int v1878 = v1873 | v1877;
+      const float v1879 = __uint_as_float(v1878);
+      const float v1880 = v1879 * v1800;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v1882 = v1781 >> 16u;
+      const unsigned int v1884 = v1882 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v1886 = v1884 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v1888 = v1886 << 22u;
+      const unsigned int v1890 = v1884 * 1056964608u;
+      const bool v1892 = v1884 < 2u;
+      const unsigned int v1893 = v1892 ? v1890 : v1888;
+      const unsigned int v1895 = v1882 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v1897 = v1895 << 28u;
+      const unsigned int v1898 = v1893 | v1897;
+      const float v1899 = __uint_as_float(v1898);
+      const float v1900 = v1899 * v1800;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v1902 = v1781 >> 20u;
+      const unsigned int v1904 = v1902 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v1906 = v1904 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v1908 = v1906 << 22u;
+      const unsigned int v1910 = v1904 * 1056964608u;
+      const bool v1912 = v1904 < 2u;
+      const unsigned int v1913 = v1912 ? v1910 : v1908;
+      const unsigned int v1915 = v1902 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v1917 = v1915 << 28u;
+      const unsigned int v1918 = v1913 | v1917;
+      const float v1919 = __uint_as_float(v1918);
+      const float v1920 = v1919 * v1800;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v1922 = v1781 >> 24u;
+      const unsigned int v1924 = v1922 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v1926 = v1924 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v1928 = v1926 << 22u;
+      const unsigned int v1930 = v1924 * 1056964608u;
+      const bool v1932 = v1924 < 2u;
+      const unsigned int v1933 = v1932 ? v1930 : v1928;
+      const unsigned int v1935 = v1922 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v1937 = v1935 << 28u;
+      const unsigned int v1938 = v1933 | v1937;
+      const float v1939 = __uint_as_float(v1938);
+      const float v1940 = v1939 * v1800;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v1942 = v1781 >> 28u;
+      const unsigned int v1944 = v1942 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v1946 = v1944 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v1948 = v1946 << 22u;
+      const unsigned int v1950 = v1944 * 1056964608u;
+      const bool v1952 = v1944 < 2u;
+      const unsigned int v1953 = v1952 ? v1950 : v1948;
+      const unsigned int v1955 = v1942 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v1957 = v1955 << 28u;
+      const unsigned int v1958 = v1953 | v1957;
+      const float v1959 = __uint_as_float(v1958);
+      const float v1960 = v1959 * v1800;  // kernels/gemm/quant_b.hpp:80
+      const float v1962 = v1766 ? v1820 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const iron_bf16 v1963 = iron_f32_to_bf16(v1962);
+      const float v1965 = v1766 ? v1840 : 0.0f;
+      const iron_bf16 v1966 = iron_f32_to_bf16(v1965);
+      const float v1968 = v1766 ? v1860 : 0.0f;
+      const iron_bf16 v1969 = iron_f32_to_bf16(v1968);
+      const float v1971 = v1766 ? v1880 : 0.0f;
+      const iron_bf16 v1972 = iron_f32_to_bf16(v1971);
+      const float v1974 = v1766 ? v1900 : 0.0f;
+      const iron_bf16 v1975 = iron_f32_to_bf16(v1974);
+      const float v1977 = v1766 ? v1920 : 0.0f;
+      const iron_bf16 v1978 = iron_f32_to_bf16(v1977);
+      const float v1980 = v1766 ? v1940 : 0.0f;
+      const iron_bf16 v1981 = iron_f32_to_bf16(v1980);
+      const float v1983 = v1766 ? v1960 : 0.0f;
+      const iron_bf16 v1984 = iron_f32_to_bf16(v1983);
+      *reinterpret_cast<iron_bf16x8*>(shm1 + v1989) = iron_bf16x8{{v1963, v1966, v1969, v1972, v1975, v1978, v1981, v1984}};  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v2002 = v1431 + v1999;  // kernels/gemm/quant_b.hpp:137
+      const bool v2003 = v2002 < v18;
+      const bool v2004 = v2001 && v2003;
+      const unsigned int v2008 = min(v2002, v1530);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v2014 = v2008 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const unsigned int v2018 = v2017 + v2014;
+      const unsigned int v2019 = packed[v2018];
+      const unsigned int v2021 = v2008 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const unsigned int v2025 = v2024 + v2021;
+      const unsigned char v2026 = scales[v2025];
+      const unsigned int v2027 = static_cast<unsigned int>(v2026);
+      const unsigned int v2029 = v2027 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v2032 = v2027 == 255u;
+      const unsigned int v2033 = v2032 ? 2143289344u : v2029;
+      const bool v2035 = v2027 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const unsigned int v2037 = v2035 ? 4194304u : v2033;
+      const float v2038 = __uint_as_float(v2037);
+      const unsigned int v2040 = v2019 >> 0u;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v2042 = v2040 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v2044 = v2042 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v2046 = v2044 << 22u;
+      const unsigned int v2048 = v2042 * 1056964608u;
+      const bool v2050 = v2042 < 2u;
+      const unsigned int v2051 = v2050 ? v2048 : v2046;
+      const unsigned int v2053 = v2040 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v2055 = v2053 << 28u;
+      const unsigned int v2056 = v2051 | v2055;
+      const float v2057 = __uint_as_float(v2056);
+      const float v2058 = v2057 * v2038;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v2060 = v2019 >> 4u;
+      const unsigned int v2062 = v2060 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v2064 = v2062 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v2066 = v2064 << 22u;
+      const unsigned int v2068 = v2062 * 1056964608u;
+      const bool v2070 = v2062 < 2u;
+      const unsigned int v2071 = v2070 ? v2068 : v2066;
+      const unsigned int v2073 = v2060 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v2075 = v2073 << 28u;
+      const unsigned int v2076 = v2071 | v2075;
+      const float v2077 = __uint_as_float(v2076);
+      const float v2078 = v2077 * v2038;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v2080 = v2019 >> 8u;
+      const unsigned int v2082 = v2080 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v2084 = v2082 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v2086 = v2084 << 22u;
+      const unsigned int v2088 = v2082 * 1056964608u;
+      const bool v2090 = v2082 < 2u;
+      const unsigned int v2091 = v2090 ? v2088 : v2086;
+      const unsigned int v2093 = v2080 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v2095 = v2093 << 28u;
+      const unsigned int v2096 = v2091 | v2095;
+      const float v2097 = __uint_as_float(v2096);
+      const float v2098 = v2097 * v2038;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v2100 = v2019 >> 12u;
+      const unsigned int v2102 = v2100 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v2104 = v2102 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v2106 = v2104 << 22u;
+      const unsigned int v2108 = v2102 * 1056964608u;
+      const bool v2110 = v2102 < 2u;
+      const unsigned int v2111 = v2110 ? v2108 : v2106;
+      const unsigned int v2113 = v2100 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v2115 = v2113 << 28u;
+      const unsigned int v2116 = v2111 | v2115;
+      const float v2117 = __uint_as_float(v2116);
+      const float v2118 = v2117 * v2038;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v2120 = v2019 >> 16u;
+      const unsigned int v2122 = v2120 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v2124 = v2122 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v2126 = v2124 << 22u;
+      const unsigned int v2128 = v2122 * 1056964608u;
+      const bool v2130 = v2122 < 2u;
+      const unsigned int v2131 = v2130 ? v2128 : v2126;
+      const unsigned int v2133 = v2120 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v2135 = v2133 << 28u;
+      const unsigned int v2136 = v2131 | v2135;
+      const float v2137 = __uint_as_float(v2136);
+      const float v2138 = v2137 * v2038;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v2140 = v2019 >> 20u;
+      const unsigned int v2142 = v2140 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v2144 = v2142 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v2146 = v2144 << 22u;
+      const unsigned int v2148 = v2142 * 1056964608u;
+      const bool v2150 = v2142 < 2u;
+      const unsigned int v2151 = v2150 ? v2148 : v2146;
+      const unsigned int v2153 = v2140 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v2155 = v2153 << 28u;
+      const unsigned int v2156 = v2151 | v2155;
+      const float v2157 = __uint_as_float(v2156);
+      const float v2158 = v2157 * v2038;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v2160 = v2019 >> 24u;
+      const unsigned int v2162 = v2160 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v2164 = v2162 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v2166 = v2164 << 22u;
+      const unsigned int v2168 = v2162 * 1056964608u;
+      const bool v2170 = v2162 < 2u;
+      const unsigned int v2171 = v2170 ? v2168 : v2166;
+      const unsigned int v2173 = v2160 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v2175 = v2173 << 28u;
+      const unsigned int v2176 = v2171 | v2175;
+      const float v2177 = __uint_as_float(v2176);
+      const float v2178 = v2177 * v2038;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v2180 = v2019 >> 28u;
+      const unsigned int v2182 = v2180 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v2184 = v2182 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v2186 = v2184 << 22u;
+      const unsigned int v2188 = v2182 * 1056964608u;
+      const bool v2190 = v2182 < 2u;
+      const unsigned int v2191 = v2190 ? v2188 : v2186;
+      const unsigned int v2193 = v2180 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v2195 = v2193 << 28u;
+      const unsigned int v2196 = v2191 | v2195;
+      const float v2197 = __uint_as_float(v2196);
+      const float v2198 = v2197 * v2038;  // kernels/gemm/quant_b.hpp:80
+      const float v2200 = v2004 ? v2058 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const iron_bf16 v2201 = iron_f32_to_bf16(v2200);
+      const float v2203 = v2004 ? v2078 : 0.0f;
+      const iron_bf16 v2204 = iron_f32_to_bf16(v2203);
+      const float v2206 = v2004 ? v2098 : 0.0f;
+      const iron_bf16 v2207 = iron_f32_to_bf16(v2206);
+      const float v2209 = v2004 ? v2118 : 0.0f;
+      const iron_bf16 v2210 = iron_f32_to_bf16(v2209);
+      const float v2212 = v2004 ? v2138 : 0.0f;
+      const iron_bf16 v2213 = iron_f32_to_bf16(v2212);
+      const float v2215 = v2004 ? v2158 : 0.0f;
+      const iron_bf16 v2216 = iron_f32_to_bf16(v2215);
+      const float v2218 = v2004 ? v2178 : 0.0f;
+      const iron_bf16 v2219 = iron_f32_to_bf16(v2218);
+      const float v2221 = v2004 ? v2198 : 0.0f;
+      const iron_bf16 v2222 = iron_f32_to_bf16(v2221);
+      *reinterpret_cast<iron_bf16x8*>(shm1 + v2227) = iron_bf16x8{{v2201, v2204, v2207, v2210, v2213, v2216, v2219, v2222}};  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v2240 = v1431 + v2237;  // kernels/gemm/quant_b.hpp:137
+      const bool v2241 = v2240 < v18;
+      const bool v2242 = v2239 && v2241;
+      const unsigned int v2246 = min(v2240, v1530);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v2252 = v2246 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const unsigned int v2256 = v2255 + v2252;
+      const unsigned int v2257 = packed[v2256];
+      const unsigned int v2259 = v2246 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const unsigned int v2263 = v2262 + v2259;
+      const unsigned char v2264 = scales[v2263];
+      const unsigned int v2265 = static_cast<unsigned int>(v2264);
+      const unsigned int v2267 = v2265 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v2270 = v2265 == 255u;
+      const unsigned int v2271 = v2270 ? 2143289344u : v2267;
+      const bool v2273 = v2265 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const unsigned int v2275 = v2273 ? 4194304u : v2271;
+      const float v2276 = __uint_as_float(v2275);
+      const unsigned int v2278 = v2257 >> 0u;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v2280 = v2278 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v2282 = v2280 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v2284 = v2282 << 22u;
+      const unsigned int v2286 = v2280 * 1056964608u;
+      const bool v2288 = v2280 < 2u;
+      const unsigned int v2289 = v2288 ? v2286 : v2284;
+      const unsigned int v2291 = v2278 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v2293 = v2291 << 28u;
+      const unsigned int v2294 = v2289 | v2293;
+      const float v2295 = __uint_as_float(v2294);
+      const float v2296 = v2295 * v2276;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v2298 = v2257 >> 4u;
+      const unsigned int v2300 = v2298 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v2302 = v2300 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v2304 = v2302 << 22u;
+      const unsigned int v2306 = v2300 * 1056964608u;
+      const bool v2308 = v2300 < 2u;
+      const unsigned int v2309 = v2308 ? v2306 : v2304;
+      const unsigned int v2311 = v2298 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v2313 = v2311 << 28u;
+      const unsigned int v2314 = v2309 | v2313;
+      const float v2315 = __uint_as_float(v2314);
+      const float v2316 = v2315 * v2276;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v2318 = v2257 >> 8u;
+      const unsigned int v2320 = v2318 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v2322 = v2320 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v2324 = v2322 << 22u;
+      const unsigned int v2326 = v2320 * 1056964608u;
+      const bool v2328 = v2320 < 2u;
+      const unsigned int v2329 = v2328 ? v2326 : v2324;
+      const unsigned int v2331 = v2318 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v2333 = v2331 << 28u;
+      const unsigned int v2334 = v2329 | v2333;
+      const float v2335 = __uint_as_float(v2334);
+      const float v2336 = v2335 * v2276;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v2338 = v2257 >> 12u;
+      const unsigned int v2340 = v2338 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v2342 = v2340 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v2344 = v2342 << 22u;
+      const unsigned int v2346 = v2340 * 1056964608u;
+      const bool v2348 = v2340 < 2u;
+      const unsigned int v2349 = v2348 ? v2346 : v2344;
+      const unsigned int v2351 = v2338 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v2353 = v2351 << 28u;
+      const unsigned int v2354 = v2349 | v2353;
+      const float v2355 = __uint_as_float(v2354);
+      const float v2356 = v2355 * v2276;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v2358 = v2257 >> 16u;
+      const unsigned int v2360 = v2358 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v2362 = v2360 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v2364 = v2362 << 22u;
+      const unsigned int v2366 = v2360 * 1056964608u;
+      const bool v2368 = v2360 < 2u;
+      const unsigned int v2369 = v2368 ? v2366 : v2364;
+      const unsigned int v2371 = v2358 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v2373 = v2371 << 28u;
+      const unsigned int v2374 = v2369 | v2373;
+      const float v2375 = __uint_as_float(v2374);
+      const float v2376 = v2375 * v2276;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v2378 = v2257 >> 20u;
+      const unsigned int v2380 = v2378 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v2382 = v2380 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v2384 = v2382 << 22u;
+      const unsigned int v2386 = v2380 * 1056964608u;
+      const bool v2388 = v2380 < 2u;
+      const unsigned int v2389 = v2388 ? v2386 : v2384;
+      const unsigned int v2391 = v2378 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v2393 = v2391 << 28u;
+      const unsigned int v2394 = v2389 | v2393;
+      const float v2395 = __uint_as_float(v2394);
+      const float v2396 = v2395 * v2276;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v2398 = v2257 >> 24u;
+      const unsigned int v2400 = v2398 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v2402 = v2400 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v2404 = v2402 << 22u;
+      const unsigned int v2406 = v2400 * 1056964608u;
+      const bool v2408 = v2400 < 2u;
+      const unsigned int v2409 = v2408 ? v2406 : v2404;
+      const unsigned int v2411 = v2398 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v2413 = v2411 << 28u;
+      const unsigned int v2414 = v2409 | v2413;
+      const float v2415 = __uint_as_float(v2414);
+      const float v2416 = v2415 * v2276;  // kernels/gemm/quant_b.hpp:80
+      const unsigned int v2418 = v2257 >> 28u;
+      const unsigned int v2420 = v2418 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const unsigned int v2422 = v2420 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const unsigned int v2424 = v2422 << 22u;
+      const unsigned int v2426 = v2420 * 1056964608u;
+      const bool v2428 = v2420 < 2u;
+      const unsigned int v2429 = v2428 ? v2426 : v2424;
+      const unsigned int v2431 = v2418 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const unsigned int v2433 = v2431 << 28u;
+      const unsigned int v2434 = v2429 | v2433;
+      const float v2435 = __uint_as_float(v2434);
+      const float v2436 = v2435 * v2276;  // kernels/gemm/quant_b.hpp:80
+      const float v2438 = v2242 ? v2296 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const iron_bf16 v2439 = iron_f32_to_bf16(v2438);
+      const float v2441 = v2242 ? v2316 : 0.0f;
+      const iron_bf16 v2442 = iron_f32_to_bf16(v2441);
+      const float v2444 = v2242 ? v2336 : 0.0f;
+      const iron_bf16 v2445 = iron_f32_to_bf16(v2444);
+      const float v2447 = v2242 ? v2356 : 0.0f;
+      const iron_bf16 v2448 = iron_f32_to_bf16(v2447);
+      const float v2450 = v2242 ? v2376 : 0.0f;
+      const iron_bf16 v2451 = iron_f32_to_bf16(v2450);
+      const float v2453 = v2242 ? v2396 : 0.0f;
+      const iron_bf16 v2454 = iron_f32_to_bf16(v2453);
+      const float v2456 = v2242 ? v2416 : 0.0f;
+      const iron_bf16 v2457 = iron_f32_to_bf16(v2456);
+      const float v2459 = v2242 ? v2436 : 0.0f;
+      const iron_bf16 v2460 = iron_f32_to_bf16(v2459);
+      *reinterpret_cast<iron_bf16x8*>(shm1 + v2465) = iron_bf16x8{{v2439, v2442, v2445, v2448, v2451, v2454, v2457, v2460}};  // kernels/gemm/quant_b.hpp:146
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<false>(v202, shm0, v2470, 40u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true>(v204, shm1, v2476, 40u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<false>(v202, shm0, v2472, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true>(v204, shm1, v2478, 40u);  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load_shared<false>(v202, shm0, v2484, 40u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true>(v204, shm1, v2490, 40u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load_shared<false>(v202, shm0, v2486, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true>(v204, shm1, v2492, 40u);  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v2491 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:280
-  const unsigned int v2492 = v63 + v194;
-  const unsigned int v2493 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:127
-  const unsigned int v2496 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v2497 = v2496 == 0u;
-  const bool v2502 = v2497 && v2497;
-  if (v2502) {
-    const unsigned int v2503 = static_cast<unsigned int>(v200.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2504 = v2492 + v2503;
-    const unsigned int v2505 = static_cast<unsigned int>(v200.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2506 = v2491 + v2505;
-    const unsigned int v2508 = static_cast<unsigned int>(v200.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2509 = v2508 == v2503;
-    const unsigned int v2512 = v2505 + 1u;
-    const unsigned int v2513 = static_cast<unsigned int>(v200.col(1, iron_linear_thread() & 31u));
-    const bool v2514 = v2513 == v2512;
-    const bool v2515 = v2509 && v2514;
-    const unsigned int v2518 = v2506 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2519 = v2518 == 0u;
-    const bool v2520 = v2515 && v2519;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2520) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2521 = v2504 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2522 = v2506 < v4;
-      const bool v2523 = v2521 && v2522;
-      if (v2523) {
-        const unsigned int v2524 = v2493 + v2506;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2525 = v200.x[0];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2526 = iron_f32_to_bf16(v2525);
-        const float v2527 = v200.x[1];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2530 = iron_f32_to_bf16(v2527);
-        const unsigned int v2531 = v2504 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2532 = v2531 + v2524;
-        *reinterpret_cast<iron_bf16x2*>(out + v2532) = iron_bf16x2{{v2526, v2530}};
-      }
-    } else {
-      const bool v2537 = v2504 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2538 = v2506 < v4;
-      const bool v2539 = v2537 && v2538;
-      if (v2539) {
-        const float v2540 = v200.x[0];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2542 = iron_f32_to_bf16(v2540);
-        const unsigned int v2543 = v2504 * v4;
-        const unsigned int v2544 = v2543 + v2493;
-        const unsigned int v2545 = v2544 + v2506;
-        out[v2545] = v2542;
-      }
-      const unsigned int v2547 = v2492 + v2508;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2549 = v2491 + v2513;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2550 = v2547 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2551 = v2549 < v4;
-      const bool v2552 = v2550 && v2551;
-      if (v2552) {
-        const float v2553 = v200.x[1];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2555 = iron_f32_to_bf16(v2553);
-        const unsigned int v2556 = v2547 * v4;
-        const unsigned int v2557 = v2556 + v2493;
-        const unsigned int v2558 = v2557 + v2549;
-        out[v2558] = v2555;
-      }
+  const unsigned int v2493 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:280
+  const unsigned int v2494 = v63 + v194;
+  const unsigned int v2495 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:123
+  const unsigned int v2499 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+  const bool v2500 = v2499 == 0u;
+  const bool v2505 = v2500 && v2500;
+  if (v2505) {
+    const unsigned int v2507 = static_cast<unsigned int>(v200.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2508 = v2494 + v2507;
+    const unsigned int v2509 = static_cast<unsigned int>(v200.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2510 = v2493 + v2509;
+    const bool v2511 = v2508 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2512 = v2510 < v4;
+    const bool v2513 = v2511 && v2512;
+    if (v2513) {
+      const unsigned int v2514 = v2495 + v2510;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2515 = v200.x[0];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2516 = iron_f32_to_bf16(v2515);
+      const float v2517 = v200.x[1];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2520 = iron_f32_to_bf16(v2517);
+      const unsigned int v2521 = v2508 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2522 = v2521 + v2514;
+      *reinterpret_cast<iron_bf16x2*>(out + v2522) = iron_bf16x2{{v2516, v2520}};
     }
-    const unsigned int v2559 = static_cast<unsigned int>(v200.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2560 = v2492 + v2559;
-    const unsigned int v2561 = static_cast<unsigned int>(v200.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2562 = v2491 + v2561;
-    const unsigned int v2564 = static_cast<unsigned int>(v200.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2565 = v2564 == v2559;
-    const unsigned int v2568 = v2561 + 1u;
-    const unsigned int v2569 = static_cast<unsigned int>(v200.col(3, iron_linear_thread() & 31u));
-    const bool v2570 = v2569 == v2568;
-    const bool v2571 = v2565 && v2570;
-    const unsigned int v2574 = v2562 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2575 = v2574 == 0u;
-    const bool v2576 = v2571 && v2575;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2576) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2577 = v2560 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2578 = v2562 < v4;
-      const bool v2579 = v2577 && v2578;
-      if (v2579) {
-        const unsigned int v2580 = v2493 + v2562;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2581 = v200.x[2];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2582 = iron_f32_to_bf16(v2581);
-        const float v2583 = v200.x[3];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2586 = iron_f32_to_bf16(v2583);
-        const unsigned int v2587 = v2560 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2588 = v2587 + v2580;
-        *reinterpret_cast<iron_bf16x2*>(out + v2588) = iron_bf16x2{{v2582, v2586}};
-      }
-    } else {
-      const bool v2593 = v2560 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2594 = v2562 < v4;
-      const bool v2595 = v2593 && v2594;
-      if (v2595) {
-        const float v2596 = v200.x[2];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2598 = iron_f32_to_bf16(v2596);
-        const unsigned int v2599 = v2560 * v4;
-        const unsigned int v2600 = v2599 + v2493;
-        const unsigned int v2601 = v2600 + v2562;
-        out[v2601] = v2598;
-      }
-      const unsigned int v2603 = v2492 + v2564;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2605 = v2491 + v2569;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2606 = v2603 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2607 = v2605 < v4;
-      const bool v2608 = v2606 && v2607;
-      if (v2608) {
-        const float v2609 = v200.x[3];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2611 = iron_f32_to_bf16(v2609);
-        const unsigned int v2612 = v2603 * v4;
-        const unsigned int v2613 = v2612 + v2493;
-        const unsigned int v2614 = v2613 + v2605;
-        out[v2614] = v2611;
-      }
+    const unsigned int v2523 = static_cast<unsigned int>(v200.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2524 = v2494 + v2523;
+    const unsigned int v2525 = static_cast<unsigned int>(v200.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2526 = v2493 + v2525;
+    const bool v2527 = v2524 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2528 = v2526 < v4;
+    const bool v2529 = v2527 && v2528;
+    if (v2529) {
+      const unsigned int v2530 = v2495 + v2526;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2531 = v200.x[2];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2532 = iron_f32_to_bf16(v2531);
+      const float v2533 = v200.x[3];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2536 = iron_f32_to_bf16(v2533);
+      const unsigned int v2537 = v2524 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2538 = v2537 + v2530;
+      *reinterpret_cast<iron_bf16x2*>(out + v2538) = iron_bf16x2{{v2532, v2536}};
     }
-    const unsigned int v2615 = static_cast<unsigned int>(v200.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2616 = v2492 + v2615;
-    const unsigned int v2617 = static_cast<unsigned int>(v200.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2618 = v2491 + v2617;
-    const unsigned int v2620 = static_cast<unsigned int>(v200.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2621 = v2620 == v2615;
-    const unsigned int v2624 = v2617 + 1u;
-    const unsigned int v2625 = static_cast<unsigned int>(v200.col(5, iron_linear_thread() & 31u));
-    const bool v2626 = v2625 == v2624;
-    const bool v2627 = v2621 && v2626;
-    const unsigned int v2630 = v2618 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2631 = v2630 == 0u;
-    const bool v2632 = v2627 && v2631;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2632) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2633 = v2616 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2634 = v2618 < v4;
-      const bool v2635 = v2633 && v2634;
-      if (v2635) {
-        const unsigned int v2636 = v2493 + v2618;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2637 = v200.x[4];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2638 = iron_f32_to_bf16(v2637);
-        const float v2639 = v200.x[5];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2642 = iron_f32_to_bf16(v2639);
-        const unsigned int v2643 = v2616 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2644 = v2643 + v2636;
-        *reinterpret_cast<iron_bf16x2*>(out + v2644) = iron_bf16x2{{v2638, v2642}};
-      }
-    } else {
-      const bool v2649 = v2616 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2650 = v2618 < v4;
-      const bool v2651 = v2649 && v2650;
-      if (v2651) {
-        const float v2652 = v200.x[4];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2654 = iron_f32_to_bf16(v2652);
-        const unsigned int v2655 = v2616 * v4;
-        const unsigned int v2656 = v2655 + v2493;
-        const unsigned int v2657 = v2656 + v2618;
-        out[v2657] = v2654;
-      }
-      const unsigned int v2659 = v2492 + v2620;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2661 = v2491 + v2625;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2662 = v2659 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2663 = v2661 < v4;
-      const bool v2664 = v2662 && v2663;
-      if (v2664) {
-        const float v2665 = v200.x[5];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2667 = iron_f32_to_bf16(v2665);
-        const unsigned int v2668 = v2659 * v4;
-        const unsigned int v2669 = v2668 + v2493;
-        const unsigned int v2670 = v2669 + v2661;
-        out[v2670] = v2667;
-      }
+    const unsigned int v2539 = static_cast<unsigned int>(v200.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2540 = v2494 + v2539;
+    const unsigned int v2541 = static_cast<unsigned int>(v200.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2542 = v2493 + v2541;
+    const bool v2543 = v2540 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2544 = v2542 < v4;
+    const bool v2545 = v2543 && v2544;
+    if (v2545) {
+      const unsigned int v2546 = v2495 + v2542;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2547 = v200.x[4];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2548 = iron_f32_to_bf16(v2547);
+      const float v2549 = v200.x[5];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2552 = iron_f32_to_bf16(v2549);
+      const unsigned int v2553 = v2540 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2554 = v2553 + v2546;
+      *reinterpret_cast<iron_bf16x2*>(out + v2554) = iron_bf16x2{{v2548, v2552}};
     }
-    const unsigned int v2671 = static_cast<unsigned int>(v200.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2672 = v2492 + v2671;
-    const unsigned int v2673 = static_cast<unsigned int>(v200.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2674 = v2491 + v2673;
-    const unsigned int v2676 = static_cast<unsigned int>(v200.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2677 = v2676 == v2671;
-    const unsigned int v2680 = v2673 + 1u;
-    const unsigned int v2681 = static_cast<unsigned int>(v200.col(7, iron_linear_thread() & 31u));
-    const bool v2682 = v2681 == v2680;
-    const bool v2683 = v2677 && v2682;
-    const unsigned int v2686 = v2674 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2687 = v2686 == 0u;
-    const bool v2688 = v2683 && v2687;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2688) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2689 = v2672 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2690 = v2674 < v4;
-      const bool v2691 = v2689 && v2690;
-      if (v2691) {
-        const unsigned int v2692 = v2493 + v2674;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2693 = v200.x[6];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2694 = iron_f32_to_bf16(v2693);
-        const float v2695 = v200.x[7];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2698 = iron_f32_to_bf16(v2695);
-        const unsigned int v2699 = v2672 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2700 = v2699 + v2692;
-        *reinterpret_cast<iron_bf16x2*>(out + v2700) = iron_bf16x2{{v2694, v2698}};
-      }
-    } else {
-      const bool v2705 = v2672 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2706 = v2674 < v4;
-      const bool v2707 = v2705 && v2706;
-      if (v2707) {
-        const float v2708 = v200.x[6];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2710 = iron_f32_to_bf16(v2708);
-        const unsigned int v2711 = v2672 * v4;
-        const unsigned int v2712 = v2711 + v2493;
-        const unsigned int v2713 = v2712 + v2674;
-        out[v2713] = v2710;
-      }
-      const unsigned int v2715 = v2492 + v2676;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2717 = v2491 + v2681;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2718 = v2715 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2719 = v2717 < v4;
-      const bool v2720 = v2718 && v2719;
-      if (v2720) {
-        const float v2721 = v200.x[7];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2723 = iron_f32_to_bf16(v2721);
-        const unsigned int v2724 = v2715 * v4;
-        const unsigned int v2725 = v2724 + v2493;
-        const unsigned int v2726 = v2725 + v2717;
-        out[v2726] = v2723;
-      }
+    const unsigned int v2555 = static_cast<unsigned int>(v200.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2556 = v2494 + v2555;
+    const unsigned int v2557 = static_cast<unsigned int>(v200.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2558 = v2493 + v2557;
+    const bool v2559 = v2556 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2560 = v2558 < v4;
+    const bool v2561 = v2559 && v2560;
+    if (v2561) {
+      const unsigned int v2562 = v2495 + v2558;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2563 = v200.x[6];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2564 = iron_f32_to_bf16(v2563);
+      const float v2565 = v200.x[7];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2568 = iron_f32_to_bf16(v2565);
+      const unsigned int v2569 = v2556 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2570 = v2569 + v2562;
+      *reinterpret_cast<iron_bf16x2*>(out + v2570) = iron_bf16x2{{v2564, v2568}};
     }
-    const unsigned int v2727 = static_cast<unsigned int>(v200.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2728 = v2492 + v2727;
-    const unsigned int v2729 = static_cast<unsigned int>(v200.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2730 = v2491 + v2729;
-    const unsigned int v2732 = static_cast<unsigned int>(v200.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2733 = v2732 == v2727;
-    const unsigned int v2736 = v2729 + 1u;
-    const unsigned int v2737 = static_cast<unsigned int>(v200.col(9, iron_linear_thread() & 31u));
-    const bool v2738 = v2737 == v2736;
-    const bool v2739 = v2733 && v2738;
-    const unsigned int v2742 = v2730 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2743 = v2742 == 0u;
-    const bool v2744 = v2739 && v2743;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2744) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2745 = v2728 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2746 = v2730 < v4;
-      const bool v2747 = v2745 && v2746;
-      if (v2747) {
-        const unsigned int v2748 = v2493 + v2730;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2749 = v200.x[8];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2750 = iron_f32_to_bf16(v2749);
-        const float v2751 = v200.x[9];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2754 = iron_f32_to_bf16(v2751);
-        const unsigned int v2755 = v2728 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2756 = v2755 + v2748;
-        *reinterpret_cast<iron_bf16x2*>(out + v2756) = iron_bf16x2{{v2750, v2754}};
-      }
-    } else {
-      const bool v2761 = v2728 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2762 = v2730 < v4;
-      const bool v2763 = v2761 && v2762;
-      if (v2763) {
-        const float v2764 = v200.x[8];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2766 = iron_f32_to_bf16(v2764);
-        const unsigned int v2767 = v2728 * v4;
-        const unsigned int v2768 = v2767 + v2493;
-        const unsigned int v2769 = v2768 + v2730;
-        out[v2769] = v2766;
-      }
-      const unsigned int v2771 = v2492 + v2732;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2773 = v2491 + v2737;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2774 = v2771 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2775 = v2773 < v4;
-      const bool v2776 = v2774 && v2775;
-      if (v2776) {
-        const float v2777 = v200.x[9];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2779 = iron_f32_to_bf16(v2777);
-        const unsigned int v2780 = v2771 * v4;
-        const unsigned int v2781 = v2780 + v2493;
-        const unsigned int v2782 = v2781 + v2773;
-        out[v2782] = v2779;
-      }
+    const unsigned int v2571 = static_cast<unsigned int>(v200.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2572 = v2494 + v2571;
+    const unsigned int v2573 = static_cast<unsigned int>(v200.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2574 = v2493 + v2573;
+    const bool v2575 = v2572 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2576 = v2574 < v4;
+    const bool v2577 = v2575 && v2576;
+    if (v2577) {
+      const unsigned int v2578 = v2495 + v2574;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2579 = v200.x[8];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2580 = iron_f32_to_bf16(v2579);
+      const float v2581 = v200.x[9];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2584 = iron_f32_to_bf16(v2581);
+      const unsigned int v2585 = v2572 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2586 = v2585 + v2578;
+      *reinterpret_cast<iron_bf16x2*>(out + v2586) = iron_bf16x2{{v2580, v2584}};
     }
-    const unsigned int v2783 = static_cast<unsigned int>(v200.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2784 = v2492 + v2783;
-    const unsigned int v2785 = static_cast<unsigned int>(v200.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2786 = v2491 + v2785;
-    const unsigned int v2788 = static_cast<unsigned int>(v200.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2789 = v2788 == v2783;
-    const unsigned int v2792 = v2785 + 1u;
-    const unsigned int v2793 = static_cast<unsigned int>(v200.col(11, iron_linear_thread() & 31u));
-    const bool v2794 = v2793 == v2792;
-    const bool v2795 = v2789 && v2794;
-    const unsigned int v2798 = v2786 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2799 = v2798 == 0u;
-    const bool v2800 = v2795 && v2799;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2800) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2801 = v2784 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2802 = v2786 < v4;
-      const bool v2803 = v2801 && v2802;
-      if (v2803) {
-        const unsigned int v2804 = v2493 + v2786;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2805 = v200.x[10];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2806 = iron_f32_to_bf16(v2805);
-        const float v2807 = v200.x[11];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2810 = iron_f32_to_bf16(v2807);
-        const unsigned int v2811 = v2784 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2812 = v2811 + v2804;
-        *reinterpret_cast<iron_bf16x2*>(out + v2812) = iron_bf16x2{{v2806, v2810}};
-      }
-    } else {
-      const bool v2817 = v2784 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2818 = v2786 < v4;
-      const bool v2819 = v2817 && v2818;
-      if (v2819) {
-        const float v2820 = v200.x[10];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2822 = iron_f32_to_bf16(v2820);
-        const unsigned int v2823 = v2784 * v4;
-        const unsigned int v2824 = v2823 + v2493;
-        const unsigned int v2825 = v2824 + v2786;
-        out[v2825] = v2822;
-      }
-      const unsigned int v2827 = v2492 + v2788;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2829 = v2491 + v2793;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2830 = v2827 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2831 = v2829 < v4;
-      const bool v2832 = v2830 && v2831;
-      if (v2832) {
-        const float v2833 = v200.x[11];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2835 = iron_f32_to_bf16(v2833);
-        const unsigned int v2836 = v2827 * v4;
-        const unsigned int v2837 = v2836 + v2493;
-        const unsigned int v2838 = v2837 + v2829;
-        out[v2838] = v2835;
-      }
+    const unsigned int v2587 = static_cast<unsigned int>(v200.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2588 = v2494 + v2587;
+    const unsigned int v2589 = static_cast<unsigned int>(v200.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2590 = v2493 + v2589;
+    const bool v2591 = v2588 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2592 = v2590 < v4;
+    const bool v2593 = v2591 && v2592;
+    if (v2593) {
+      const unsigned int v2594 = v2495 + v2590;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2595 = v200.x[10];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2596 = iron_f32_to_bf16(v2595);
+      const float v2597 = v200.x[11];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2600 = iron_f32_to_bf16(v2597);
+      const unsigned int v2601 = v2588 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2602 = v2601 + v2594;
+      *reinterpret_cast<iron_bf16x2*>(out + v2602) = iron_bf16x2{{v2596, v2600}};
     }
-    const unsigned int v2839 = static_cast<unsigned int>(v200.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2840 = v2492 + v2839;
-    const unsigned int v2841 = static_cast<unsigned int>(v200.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2842 = v2491 + v2841;
-    const unsigned int v2844 = static_cast<unsigned int>(v200.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2845 = v2844 == v2839;
-    const unsigned int v2848 = v2841 + 1u;
-    const unsigned int v2849 = static_cast<unsigned int>(v200.col(13, iron_linear_thread() & 31u));
-    const bool v2850 = v2849 == v2848;
-    const bool v2851 = v2845 && v2850;
-    const unsigned int v2854 = v2842 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2855 = v2854 == 0u;
-    const bool v2856 = v2851 && v2855;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2856) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2857 = v2840 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2858 = v2842 < v4;
-      const bool v2859 = v2857 && v2858;
-      if (v2859) {
-        const unsigned int v2860 = v2493 + v2842;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2861 = v200.x[12];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2862 = iron_f32_to_bf16(v2861);
-        const float v2863 = v200.x[13];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2866 = iron_f32_to_bf16(v2863);
-        const unsigned int v2867 = v2840 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2868 = v2867 + v2860;
-        *reinterpret_cast<iron_bf16x2*>(out + v2868) = iron_bf16x2{{v2862, v2866}};
-      }
-    } else {
-      const bool v2873 = v2840 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2874 = v2842 < v4;
-      const bool v2875 = v2873 && v2874;
-      if (v2875) {
-        const float v2876 = v200.x[12];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2878 = iron_f32_to_bf16(v2876);
-        const unsigned int v2879 = v2840 * v4;
-        const unsigned int v2880 = v2879 + v2493;
-        const unsigned int v2881 = v2880 + v2842;
-        out[v2881] = v2878;
-      }
-      const unsigned int v2883 = v2492 + v2844;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2885 = v2491 + v2849;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2886 = v2883 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2887 = v2885 < v4;
-      const bool v2888 = v2886 && v2887;
-      if (v2888) {
-        const float v2889 = v200.x[13];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2891 = iron_f32_to_bf16(v2889);
-        const unsigned int v2892 = v2883 * v4;
-        const unsigned int v2893 = v2892 + v2493;
-        const unsigned int v2894 = v2893 + v2885;
-        out[v2894] = v2891;
-      }
+    const unsigned int v2603 = static_cast<unsigned int>(v200.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2604 = v2494 + v2603;
+    const unsigned int v2605 = static_cast<unsigned int>(v200.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2606 = v2493 + v2605;
+    const bool v2607 = v2604 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2608 = v2606 < v4;
+    const bool v2609 = v2607 && v2608;
+    if (v2609) {
+      const unsigned int v2610 = v2495 + v2606;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2611 = v200.x[12];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2612 = iron_f32_to_bf16(v2611);
+      const float v2613 = v200.x[13];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2616 = iron_f32_to_bf16(v2613);
+      const unsigned int v2617 = v2604 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2618 = v2617 + v2610;
+      *reinterpret_cast<iron_bf16x2*>(out + v2618) = iron_bf16x2{{v2612, v2616}};
     }
-    const unsigned int v2895 = static_cast<unsigned int>(v200.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2896 = v2492 + v2895;
-    const unsigned int v2897 = static_cast<unsigned int>(v200.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2898 = v2491 + v2897;
-    const unsigned int v2900 = static_cast<unsigned int>(v200.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2901 = v2900 == v2895;
-    const unsigned int v2904 = v2897 + 1u;
-    const unsigned int v2905 = static_cast<unsigned int>(v200.col(15, iron_linear_thread() & 31u));
-    const bool v2906 = v2905 == v2904;
-    const bool v2907 = v2901 && v2906;
-    const unsigned int v2910 = v2898 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2911 = v2910 == 0u;
-    const bool v2912 = v2907 && v2911;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2912) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2913 = v2896 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2914 = v2898 < v4;
-      const bool v2915 = v2913 && v2914;
-      if (v2915) {
-        const unsigned int v2916 = v2493 + v2898;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2917 = v200.x[14];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2918 = iron_f32_to_bf16(v2917);
-        const float v2919 = v200.x[15];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2922 = iron_f32_to_bf16(v2919);
-        const unsigned int v2923 = v2896 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2924 = v2923 + v2916;
-        *reinterpret_cast<iron_bf16x2*>(out + v2924) = iron_bf16x2{{v2918, v2922}};
-      }
-    } else {
-      const bool v2929 = v2896 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2930 = v2898 < v4;
-      const bool v2931 = v2929 && v2930;
-      if (v2931) {
-        const float v2932 = v200.x[14];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2934 = iron_f32_to_bf16(v2932);
-        const unsigned int v2935 = v2896 * v4;
-        const unsigned int v2936 = v2935 + v2493;
-        const unsigned int v2937 = v2936 + v2898;
-        out[v2937] = v2934;
-      }
-      const unsigned int v2939 = v2492 + v2900;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2941 = v2491 + v2905;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2942 = v2939 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2943 = v2941 < v4;
-      const bool v2944 = v2942 && v2943;
-      if (v2944) {
-        const float v2945 = v200.x[15];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2947 = iron_f32_to_bf16(v2945);
-        const unsigned int v2948 = v2939 * v4;
-        const unsigned int v2949 = v2948 + v2493;
-        const unsigned int v2950 = v2949 + v2941;
-        out[v2950] = v2947;
-      }
+    const unsigned int v2619 = static_cast<unsigned int>(v200.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2620 = v2494 + v2619;
+    const unsigned int v2621 = static_cast<unsigned int>(v200.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2622 = v2493 + v2621;
+    const bool v2623 = v2620 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2624 = v2622 < v4;
+    const bool v2625 = v2623 && v2624;
+    if (v2625) {
+      const unsigned int v2626 = v2495 + v2622;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2627 = v200.x[14];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2628 = iron_f32_to_bf16(v2627);
+      const float v2629 = v200.x[15];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2632 = iron_f32_to_bf16(v2629);
+      const unsigned int v2633 = v2620 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2634 = v2633 + v2626;
+      *reinterpret_cast<iron_bf16x2*>(out + v2634) = iron_bf16x2{{v2628, v2632}};
     }
-    const unsigned int v2951 = static_cast<unsigned int>(v200.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2952 = v2492 + v2951;
-    const unsigned int v2953 = static_cast<unsigned int>(v200.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2954 = v2491 + v2953;
-    const unsigned int v2956 = static_cast<unsigned int>(v200.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2957 = v2956 == v2951;
-    const unsigned int v2960 = v2953 + 1u;
-    const unsigned int v2961 = static_cast<unsigned int>(v200.col(17, iron_linear_thread() & 31u));
-    const bool v2962 = v2961 == v2960;
-    const bool v2963 = v2957 && v2962;
-    const unsigned int v2966 = v2954 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2967 = v2966 == 0u;
-    const bool v2968 = v2963 && v2967;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2968) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2969 = v2952 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2970 = v2954 < v4;
-      const bool v2971 = v2969 && v2970;
-      if (v2971) {
-        const unsigned int v2972 = v2493 + v2954;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2973 = v200.x[16];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2974 = iron_f32_to_bf16(v2973);
-        const float v2975 = v200.x[17];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2978 = iron_f32_to_bf16(v2975);
-        const unsigned int v2979 = v2952 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2980 = v2979 + v2972;
-        *reinterpret_cast<iron_bf16x2*>(out + v2980) = iron_bf16x2{{v2974, v2978}};
-      }
-    } else {
-      const bool v2985 = v2952 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2986 = v2954 < v4;
-      const bool v2987 = v2985 && v2986;
-      if (v2987) {
-        const float v2988 = v200.x[16];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2990 = iron_f32_to_bf16(v2988);
-        const unsigned int v2991 = v2952 * v4;
-        const unsigned int v2992 = v2991 + v2493;
-        const unsigned int v2993 = v2992 + v2954;
-        out[v2993] = v2990;
-      }
-      const unsigned int v2995 = v2492 + v2956;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2997 = v2491 + v2961;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2998 = v2995 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2999 = v2997 < v4;
-      const bool v3000 = v2998 && v2999;
-      if (v3000) {
-        const float v3001 = v200.x[17];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3003 = iron_f32_to_bf16(v3001);
-        const unsigned int v3004 = v2995 * v4;
-        const unsigned int v3005 = v3004 + v2493;
-        const unsigned int v3006 = v3005 + v2997;
-        out[v3006] = v3003;
-      }
+    const unsigned int v2635 = static_cast<unsigned int>(v200.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2636 = v2494 + v2635;
+    const unsigned int v2637 = static_cast<unsigned int>(v200.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2638 = v2493 + v2637;
+    const bool v2639 = v2636 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2640 = v2638 < v4;
+    const bool v2641 = v2639 && v2640;
+    if (v2641) {
+      const unsigned int v2642 = v2495 + v2638;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2643 = v200.x[16];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2644 = iron_f32_to_bf16(v2643);
+      const float v2645 = v200.x[17];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2648 = iron_f32_to_bf16(v2645);
+      const unsigned int v2649 = v2636 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2650 = v2649 + v2642;
+      *reinterpret_cast<iron_bf16x2*>(out + v2650) = iron_bf16x2{{v2644, v2648}};
     }
-    const unsigned int v3007 = static_cast<unsigned int>(v200.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3008 = v2492 + v3007;
-    const unsigned int v3009 = static_cast<unsigned int>(v200.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3010 = v2491 + v3009;
-    const unsigned int v3012 = static_cast<unsigned int>(v200.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3013 = v3012 == v3007;
-    const unsigned int v3016 = v3009 + 1u;
-    const unsigned int v3017 = static_cast<unsigned int>(v200.col(19, iron_linear_thread() & 31u));
-    const bool v3018 = v3017 == v3016;
-    const bool v3019 = v3013 && v3018;
-    const unsigned int v3022 = v3010 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3023 = v3022 == 0u;
-    const bool v3024 = v3019 && v3023;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3024) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3025 = v3008 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3026 = v3010 < v4;
-      const bool v3027 = v3025 && v3026;
-      if (v3027) {
-        const unsigned int v3028 = v2493 + v3010;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3029 = v200.x[18];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3030 = iron_f32_to_bf16(v3029);
-        const float v3031 = v200.x[19];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3034 = iron_f32_to_bf16(v3031);
-        const unsigned int v3035 = v3008 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3036 = v3035 + v3028;
-        *reinterpret_cast<iron_bf16x2*>(out + v3036) = iron_bf16x2{{v3030, v3034}};
-      }
-    } else {
-      const bool v3041 = v3008 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3042 = v3010 < v4;
-      const bool v3043 = v3041 && v3042;
-      if (v3043) {
-        const float v3044 = v200.x[18];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3046 = iron_f32_to_bf16(v3044);
-        const unsigned int v3047 = v3008 * v4;
-        const unsigned int v3048 = v3047 + v2493;
-        const unsigned int v3049 = v3048 + v3010;
-        out[v3049] = v3046;
-      }
-      const unsigned int v3051 = v2492 + v3012;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3053 = v2491 + v3017;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3054 = v3051 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3055 = v3053 < v4;
-      const bool v3056 = v3054 && v3055;
-      if (v3056) {
-        const float v3057 = v200.x[19];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3059 = iron_f32_to_bf16(v3057);
-        const unsigned int v3060 = v3051 * v4;
-        const unsigned int v3061 = v3060 + v2493;
-        const unsigned int v3062 = v3061 + v3053;
-        out[v3062] = v3059;
-      }
+    const unsigned int v2651 = static_cast<unsigned int>(v200.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2652 = v2494 + v2651;
+    const unsigned int v2653 = static_cast<unsigned int>(v200.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2654 = v2493 + v2653;
+    const bool v2655 = v2652 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2656 = v2654 < v4;
+    const bool v2657 = v2655 && v2656;
+    if (v2657) {
+      const unsigned int v2658 = v2495 + v2654;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2659 = v200.x[18];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2660 = iron_f32_to_bf16(v2659);
+      const float v2661 = v200.x[19];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2664 = iron_f32_to_bf16(v2661);
+      const unsigned int v2665 = v2652 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2666 = v2665 + v2658;
+      *reinterpret_cast<iron_bf16x2*>(out + v2666) = iron_bf16x2{{v2660, v2664}};
     }
-    const unsigned int v3063 = static_cast<unsigned int>(v200.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3064 = v2492 + v3063;
-    const unsigned int v3065 = static_cast<unsigned int>(v200.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3066 = v2491 + v3065;
-    const unsigned int v3068 = static_cast<unsigned int>(v200.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3069 = v3068 == v3063;
-    const unsigned int v3072 = v3065 + 1u;
-    const unsigned int v3073 = static_cast<unsigned int>(v200.col(21, iron_linear_thread() & 31u));
-    const bool v3074 = v3073 == v3072;
-    const bool v3075 = v3069 && v3074;
-    const unsigned int v3078 = v3066 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3079 = v3078 == 0u;
-    const bool v3080 = v3075 && v3079;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3080) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3081 = v3064 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3082 = v3066 < v4;
-      const bool v3083 = v3081 && v3082;
-      if (v3083) {
-        const unsigned int v3084 = v2493 + v3066;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3085 = v200.x[20];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3086 = iron_f32_to_bf16(v3085);
-        const float v3087 = v200.x[21];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3090 = iron_f32_to_bf16(v3087);
-        const unsigned int v3091 = v3064 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3092 = v3091 + v3084;
-        *reinterpret_cast<iron_bf16x2*>(out + v3092) = iron_bf16x2{{v3086, v3090}};
-      }
-    } else {
-      const bool v3097 = v3064 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3098 = v3066 < v4;
-      const bool v3099 = v3097 && v3098;
-      if (v3099) {
-        const float v3100 = v200.x[20];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3102 = iron_f32_to_bf16(v3100);
-        const unsigned int v3103 = v3064 * v4;
-        const unsigned int v3104 = v3103 + v2493;
-        const unsigned int v3105 = v3104 + v3066;
-        out[v3105] = v3102;
-      }
-      const unsigned int v3107 = v2492 + v3068;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3109 = v2491 + v3073;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3110 = v3107 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3111 = v3109 < v4;
-      const bool v3112 = v3110 && v3111;
-      if (v3112) {
-        const float v3113 = v200.x[21];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3115 = iron_f32_to_bf16(v3113);
-        const unsigned int v3116 = v3107 * v4;
-        const unsigned int v3117 = v3116 + v2493;
-        const unsigned int v3118 = v3117 + v3109;
-        out[v3118] = v3115;
-      }
+    const unsigned int v2667 = static_cast<unsigned int>(v200.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2668 = v2494 + v2667;
+    const unsigned int v2669 = static_cast<unsigned int>(v200.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2670 = v2493 + v2669;
+    const bool v2671 = v2668 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2672 = v2670 < v4;
+    const bool v2673 = v2671 && v2672;
+    if (v2673) {
+      const unsigned int v2674 = v2495 + v2670;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2675 = v200.x[20];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2676 = iron_f32_to_bf16(v2675);
+      const float v2677 = v200.x[21];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2680 = iron_f32_to_bf16(v2677);
+      const unsigned int v2681 = v2668 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2682 = v2681 + v2674;
+      *reinterpret_cast<iron_bf16x2*>(out + v2682) = iron_bf16x2{{v2676, v2680}};
     }
-    const unsigned int v3119 = static_cast<unsigned int>(v200.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3120 = v2492 + v3119;
-    const unsigned int v3121 = static_cast<unsigned int>(v200.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3122 = v2491 + v3121;
-    const unsigned int v3124 = static_cast<unsigned int>(v200.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3125 = v3124 == v3119;
-    const unsigned int v3128 = v3121 + 1u;
-    const unsigned int v3129 = static_cast<unsigned int>(v200.col(23, iron_linear_thread() & 31u));
-    const bool v3130 = v3129 == v3128;
-    const bool v3131 = v3125 && v3130;
-    const unsigned int v3134 = v3122 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3135 = v3134 == 0u;
-    const bool v3136 = v3131 && v3135;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3136) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3137 = v3120 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3138 = v3122 < v4;
-      const bool v3139 = v3137 && v3138;
-      if (v3139) {
-        const unsigned int v3140 = v2493 + v3122;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3141 = v200.x[22];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3142 = iron_f32_to_bf16(v3141);
-        const float v3143 = v200.x[23];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3146 = iron_f32_to_bf16(v3143);
-        const unsigned int v3147 = v3120 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3148 = v3147 + v3140;
-        *reinterpret_cast<iron_bf16x2*>(out + v3148) = iron_bf16x2{{v3142, v3146}};
-      }
-    } else {
-      const bool v3153 = v3120 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3154 = v3122 < v4;
-      const bool v3155 = v3153 && v3154;
-      if (v3155) {
-        const float v3156 = v200.x[22];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3158 = iron_f32_to_bf16(v3156);
-        const unsigned int v3159 = v3120 * v4;
-        const unsigned int v3160 = v3159 + v2493;
-        const unsigned int v3161 = v3160 + v3122;
-        out[v3161] = v3158;
-      }
-      const unsigned int v3163 = v2492 + v3124;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3165 = v2491 + v3129;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3166 = v3163 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3167 = v3165 < v4;
-      const bool v3168 = v3166 && v3167;
-      if (v3168) {
-        const float v3169 = v200.x[23];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3171 = iron_f32_to_bf16(v3169);
-        const unsigned int v3172 = v3163 * v4;
-        const unsigned int v3173 = v3172 + v2493;
-        const unsigned int v3174 = v3173 + v3165;
-        out[v3174] = v3171;
-      }
+    const unsigned int v2683 = static_cast<unsigned int>(v200.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2684 = v2494 + v2683;
+    const unsigned int v2685 = static_cast<unsigned int>(v200.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2686 = v2493 + v2685;
+    const bool v2687 = v2684 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2688 = v2686 < v4;
+    const bool v2689 = v2687 && v2688;
+    if (v2689) {
+      const unsigned int v2690 = v2495 + v2686;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2691 = v200.x[22];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2692 = iron_f32_to_bf16(v2691);
+      const float v2693 = v200.x[23];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2696 = iron_f32_to_bf16(v2693);
+      const unsigned int v2697 = v2684 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2698 = v2697 + v2690;
+      *reinterpret_cast<iron_bf16x2*>(out + v2698) = iron_bf16x2{{v2692, v2696}};
     }
-    const unsigned int v3175 = static_cast<unsigned int>(v200.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3176 = v2492 + v3175;
-    const unsigned int v3177 = static_cast<unsigned int>(v200.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3178 = v2491 + v3177;
-    const unsigned int v3180 = static_cast<unsigned int>(v200.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3181 = v3180 == v3175;
-    const unsigned int v3184 = v3177 + 1u;
-    const unsigned int v3185 = static_cast<unsigned int>(v200.col(25, iron_linear_thread() & 31u));
-    const bool v3186 = v3185 == v3184;
-    const bool v3187 = v3181 && v3186;
-    const unsigned int v3190 = v3178 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3191 = v3190 == 0u;
-    const bool v3192 = v3187 && v3191;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3192) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3193 = v3176 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3194 = v3178 < v4;
-      const bool v3195 = v3193 && v3194;
-      if (v3195) {
-        const unsigned int v3196 = v2493 + v3178;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3197 = v200.x[24];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3198 = iron_f32_to_bf16(v3197);
-        const float v3199 = v200.x[25];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3202 = iron_f32_to_bf16(v3199);
-        const unsigned int v3203 = v3176 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3204 = v3203 + v3196;
-        *reinterpret_cast<iron_bf16x2*>(out + v3204) = iron_bf16x2{{v3198, v3202}};
-      }
-    } else {
-      const bool v3209 = v3176 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3210 = v3178 < v4;
-      const bool v3211 = v3209 && v3210;
-      if (v3211) {
-        const float v3212 = v200.x[24];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3214 = iron_f32_to_bf16(v3212);
-        const unsigned int v3215 = v3176 * v4;
-        const unsigned int v3216 = v3215 + v2493;
-        const unsigned int v3217 = v3216 + v3178;
-        out[v3217] = v3214;
-      }
-      const unsigned int v3219 = v2492 + v3180;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3221 = v2491 + v3185;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3222 = v3219 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3223 = v3221 < v4;
-      const bool v3224 = v3222 && v3223;
-      if (v3224) {
-        const float v3225 = v200.x[25];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3227 = iron_f32_to_bf16(v3225);
-        const unsigned int v3228 = v3219 * v4;
-        const unsigned int v3229 = v3228 + v2493;
-        const unsigned int v3230 = v3229 + v3221;
-        out[v3230] = v3227;
-      }
+    const unsigned int v2699 = static_cast<unsigned int>(v200.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2700 = v2494 + v2699;
+    const unsigned int v2701 = static_cast<unsigned int>(v200.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2702 = v2493 + v2701;
+    const bool v2703 = v2700 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2704 = v2702 < v4;
+    const bool v2705 = v2703 && v2704;
+    if (v2705) {
+      const unsigned int v2706 = v2495 + v2702;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2707 = v200.x[24];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2708 = iron_f32_to_bf16(v2707);
+      const float v2709 = v200.x[25];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2712 = iron_f32_to_bf16(v2709);
+      const unsigned int v2713 = v2700 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2714 = v2713 + v2706;
+      *reinterpret_cast<iron_bf16x2*>(out + v2714) = iron_bf16x2{{v2708, v2712}};
     }
-    const unsigned int v3231 = static_cast<unsigned int>(v200.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3232 = v2492 + v3231;
-    const unsigned int v3233 = static_cast<unsigned int>(v200.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3234 = v2491 + v3233;
-    const unsigned int v3236 = static_cast<unsigned int>(v200.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3237 = v3236 == v3231;
-    const unsigned int v3240 = v3233 + 1u;
-    const unsigned int v3241 = static_cast<unsigned int>(v200.col(27, iron_linear_thread() & 31u));
-    const bool v3242 = v3241 == v3240;
-    const bool v3243 = v3237 && v3242;
-    const unsigned int v3246 = v3234 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3247 = v3246 == 0u;
-    const bool v3248 = v3243 && v3247;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3248) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3249 = v3232 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3250 = v3234 < v4;
-      const bool v3251 = v3249 && v3250;
-      if (v3251) {
-        const unsigned int v3252 = v2493 + v3234;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3253 = v200.x[26];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3254 = iron_f32_to_bf16(v3253);
-        const float v3255 = v200.x[27];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3258 = iron_f32_to_bf16(v3255);
-        const unsigned int v3259 = v3232 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3260 = v3259 + v3252;
-        *reinterpret_cast<iron_bf16x2*>(out + v3260) = iron_bf16x2{{v3254, v3258}};
-      }
-    } else {
-      const bool v3265 = v3232 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3266 = v3234 < v4;
-      const bool v3267 = v3265 && v3266;
-      if (v3267) {
-        const float v3268 = v200.x[26];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3270 = iron_f32_to_bf16(v3268);
-        const unsigned int v3271 = v3232 * v4;
-        const unsigned int v3272 = v3271 + v2493;
-        const unsigned int v3273 = v3272 + v3234;
-        out[v3273] = v3270;
-      }
-      const unsigned int v3275 = v2492 + v3236;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3277 = v2491 + v3241;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3278 = v3275 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3279 = v3277 < v4;
-      const bool v3280 = v3278 && v3279;
-      if (v3280) {
-        const float v3281 = v200.x[27];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3283 = iron_f32_to_bf16(v3281);
-        const unsigned int v3284 = v3275 * v4;
-        const unsigned int v3285 = v3284 + v2493;
-        const unsigned int v3286 = v3285 + v3277;
-        out[v3286] = v3283;
-      }
+    const unsigned int v2715 = static_cast<unsigned int>(v200.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2716 = v2494 + v2715;
+    const unsigned int v2717 = static_cast<unsigned int>(v200.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2718 = v2493 + v2717;
+    const bool v2719 = v2716 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2720 = v2718 < v4;
+    const bool v2721 = v2719 && v2720;
+    if (v2721) {
+      const unsigned int v2722 = v2495 + v2718;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2723 = v200.x[26];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2724 = iron_f32_to_bf16(v2723);
+      const float v2725 = v200.x[27];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2728 = iron_f32_to_bf16(v2725);
+      const unsigned int v2729 = v2716 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2730 = v2729 + v2722;
+      *reinterpret_cast<iron_bf16x2*>(out + v2730) = iron_bf16x2{{v2724, v2728}};
     }
-    const unsigned int v3287 = static_cast<unsigned int>(v200.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3288 = v2492 + v3287;
-    const unsigned int v3289 = static_cast<unsigned int>(v200.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3290 = v2491 + v3289;
-    const unsigned int v3292 = static_cast<unsigned int>(v200.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3293 = v3292 == v3287;
-    const unsigned int v3296 = v3289 + 1u;
-    const unsigned int v3297 = static_cast<unsigned int>(v200.col(29, iron_linear_thread() & 31u));
-    const bool v3298 = v3297 == v3296;
-    const bool v3299 = v3293 && v3298;
-    const unsigned int v3302 = v3290 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3303 = v3302 == 0u;
-    const bool v3304 = v3299 && v3303;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3304) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3305 = v3288 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3306 = v3290 < v4;
-      const bool v3307 = v3305 && v3306;
-      if (v3307) {
-        const unsigned int v3308 = v2493 + v3290;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3309 = v200.x[28];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3310 = iron_f32_to_bf16(v3309);
-        const float v3311 = v200.x[29];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3314 = iron_f32_to_bf16(v3311);
-        const unsigned int v3315 = v3288 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3316 = v3315 + v3308;
-        *reinterpret_cast<iron_bf16x2*>(out + v3316) = iron_bf16x2{{v3310, v3314}};
-      }
-    } else {
-      const bool v3321 = v3288 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3322 = v3290 < v4;
-      const bool v3323 = v3321 && v3322;
-      if (v3323) {
-        const float v3324 = v200.x[28];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3326 = iron_f32_to_bf16(v3324);
-        const unsigned int v3327 = v3288 * v4;
-        const unsigned int v3328 = v3327 + v2493;
-        const unsigned int v3329 = v3328 + v3290;
-        out[v3329] = v3326;
-      }
-      const unsigned int v3331 = v2492 + v3292;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3333 = v2491 + v3297;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3334 = v3331 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3335 = v3333 < v4;
-      const bool v3336 = v3334 && v3335;
-      if (v3336) {
-        const float v3337 = v200.x[29];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3339 = iron_f32_to_bf16(v3337);
-        const unsigned int v3340 = v3331 * v4;
-        const unsigned int v3341 = v3340 + v2493;
-        const unsigned int v3342 = v3341 + v3333;
-        out[v3342] = v3339;
-      }
+    const unsigned int v2731 = static_cast<unsigned int>(v200.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2732 = v2494 + v2731;
+    const unsigned int v2733 = static_cast<unsigned int>(v200.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2734 = v2493 + v2733;
+    const bool v2735 = v2732 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2736 = v2734 < v4;
+    const bool v2737 = v2735 && v2736;
+    if (v2737) {
+      const unsigned int v2738 = v2495 + v2734;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2739 = v200.x[28];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2740 = iron_f32_to_bf16(v2739);
+      const float v2741 = v200.x[29];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2744 = iron_f32_to_bf16(v2741);
+      const unsigned int v2745 = v2732 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2746 = v2745 + v2738;
+      *reinterpret_cast<iron_bf16x2*>(out + v2746) = iron_bf16x2{{v2740, v2744}};
     }
-    const unsigned int v3343 = static_cast<unsigned int>(v200.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3344 = v2492 + v3343;
-    const unsigned int v3345 = static_cast<unsigned int>(v200.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3346 = v2491 + v3345;
-    const unsigned int v3348 = static_cast<unsigned int>(v200.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3349 = v3348 == v3343;
-    const unsigned int v3352 = v3345 + 1u;
-    const unsigned int v3353 = static_cast<unsigned int>(v200.col(31, iron_linear_thread() & 31u));
-    const bool v3354 = v3353 == v3352;
-    const bool v3355 = v3349 && v3354;
-    const unsigned int v3358 = v3346 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3359 = v3358 == 0u;
-    const bool v3360 = v3355 && v3359;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3360) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3361 = v3344 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3362 = v3346 < v4;
-      const bool v3363 = v3361 && v3362;
-      if (v3363) {
-        const unsigned int v3364 = v2493 + v3346;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3365 = v200.x[30];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3366 = iron_f32_to_bf16(v3365);
-        const float v3367 = v200.x[31];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3370 = iron_f32_to_bf16(v3367);
-        const unsigned int v3371 = v3344 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3372 = v3371 + v3364;
-        *reinterpret_cast<iron_bf16x2*>(out + v3372) = iron_bf16x2{{v3366, v3370}};
-      }
-    } else {
-      const bool v3377 = v3344 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3378 = v3346 < v4;
-      const bool v3379 = v3377 && v3378;
-      if (v3379) {
-        const float v3380 = v200.x[30];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3382 = iron_f32_to_bf16(v3380);
-        const unsigned int v3383 = v3344 * v4;
-        const unsigned int v3384 = v3383 + v2493;
-        const unsigned int v3385 = v3384 + v3346;
-        out[v3385] = v3382;
-      }
-      const unsigned int v3387 = v2492 + v3348;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3389 = v2491 + v3353;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3390 = v3387 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3391 = v3389 < v4;
-      const bool v3392 = v3390 && v3391;
-      if (v3392) {
-        const float v3393 = v200.x[31];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3395 = iron_f32_to_bf16(v3393);
-        const unsigned int v3396 = v3387 * v4;
-        const unsigned int v3397 = v3396 + v2493;
-        const unsigned int v3398 = v3397 + v3389;
-        out[v3398] = v3395;
-      }
+    const unsigned int v2747 = static_cast<unsigned int>(v200.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2748 = v2494 + v2747;
+    const unsigned int v2749 = static_cast<unsigned int>(v200.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2750 = v2493 + v2749;
+    const bool v2751 = v2748 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2752 = v2750 < v4;
+    const bool v2753 = v2751 && v2752;
+    if (v2753) {
+      const unsigned int v2754 = v2495 + v2750;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2755 = v200.x[30];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2756 = iron_f32_to_bf16(v2755);
+      const float v2757 = v200.x[31];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2760 = iron_f32_to_bf16(v2757);
+      const unsigned int v2761 = v2748 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2762 = v2761 + v2754;
+      *reinterpret_cast<iron_bf16x2*>(out + v2762) = iron_bf16x2{{v2756, v2760}};
     }
-    const unsigned int v3399 = static_cast<unsigned int>(v200.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3400 = v2492 + v3399;
-    const unsigned int v3401 = static_cast<unsigned int>(v200.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3402 = v2491 + v3401;
-    const unsigned int v3404 = static_cast<unsigned int>(v200.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3405 = v3404 == v3399;
-    const unsigned int v3408 = v3401 + 1u;
-    const unsigned int v3409 = static_cast<unsigned int>(v200.col(33, iron_linear_thread() & 31u));
-    const bool v3410 = v3409 == v3408;
-    const bool v3411 = v3405 && v3410;
-    const unsigned int v3414 = v3402 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3415 = v3414 == 0u;
-    const bool v3416 = v3411 && v3415;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3416) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3417 = v3400 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3418 = v3402 < v4;
-      const bool v3419 = v3417 && v3418;
-      if (v3419) {
-        const unsigned int v3420 = v2493 + v3402;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3421 = v200.x[32];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3422 = iron_f32_to_bf16(v3421);
-        const float v3423 = v200.x[33];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3426 = iron_f32_to_bf16(v3423);
-        const unsigned int v3427 = v3400 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3428 = v3427 + v3420;
-        *reinterpret_cast<iron_bf16x2*>(out + v3428) = iron_bf16x2{{v3422, v3426}};
-      }
-    } else {
-      const bool v3433 = v3400 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3434 = v3402 < v4;
-      const bool v3435 = v3433 && v3434;
-      if (v3435) {
-        const float v3436 = v200.x[32];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3438 = iron_f32_to_bf16(v3436);
-        const unsigned int v3439 = v3400 * v4;
-        const unsigned int v3440 = v3439 + v2493;
-        const unsigned int v3441 = v3440 + v3402;
-        out[v3441] = v3438;
-      }
-      const unsigned int v3443 = v2492 + v3404;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3445 = v2491 + v3409;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3446 = v3443 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3447 = v3445 < v4;
-      const bool v3448 = v3446 && v3447;
-      if (v3448) {
-        const float v3449 = v200.x[33];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3451 = iron_f32_to_bf16(v3449);
-        const unsigned int v3452 = v3443 * v4;
-        const unsigned int v3453 = v3452 + v2493;
-        const unsigned int v3454 = v3453 + v3445;
-        out[v3454] = v3451;
-      }
+    const unsigned int v2763 = static_cast<unsigned int>(v200.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2764 = v2494 + v2763;
+    const unsigned int v2765 = static_cast<unsigned int>(v200.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2766 = v2493 + v2765;
+    const bool v2767 = v2764 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2768 = v2766 < v4;
+    const bool v2769 = v2767 && v2768;
+    if (v2769) {
+      const unsigned int v2770 = v2495 + v2766;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2771 = v200.x[32];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2772 = iron_f32_to_bf16(v2771);
+      const float v2773 = v200.x[33];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2776 = iron_f32_to_bf16(v2773);
+      const unsigned int v2777 = v2764 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2778 = v2777 + v2770;
+      *reinterpret_cast<iron_bf16x2*>(out + v2778) = iron_bf16x2{{v2772, v2776}};
     }
-    const unsigned int v3455 = static_cast<unsigned int>(v200.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3456 = v2492 + v3455;
-    const unsigned int v3457 = static_cast<unsigned int>(v200.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3458 = v2491 + v3457;
-    const unsigned int v3460 = static_cast<unsigned int>(v200.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3461 = v3460 == v3455;
-    const unsigned int v3464 = v3457 + 1u;
-    const unsigned int v3465 = static_cast<unsigned int>(v200.col(35, iron_linear_thread() & 31u));
-    const bool v3466 = v3465 == v3464;
-    const bool v3467 = v3461 && v3466;
-    const unsigned int v3470 = v3458 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3471 = v3470 == 0u;
-    const bool v3472 = v3467 && v3471;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3472) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3473 = v3456 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3474 = v3458 < v4;
-      const bool v3475 = v3473 && v3474;
-      if (v3475) {
-        const unsigned int v3476 = v2493 + v3458;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3477 = v200.x[34];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3478 = iron_f32_to_bf16(v3477);
-        const float v3479 = v200.x[35];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3482 = iron_f32_to_bf16(v3479);
-        const unsigned int v3483 = v3456 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3484 = v3483 + v3476;
-        *reinterpret_cast<iron_bf16x2*>(out + v3484) = iron_bf16x2{{v3478, v3482}};
-      }
-    } else {
-      const bool v3489 = v3456 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3490 = v3458 < v4;
-      const bool v3491 = v3489 && v3490;
-      if (v3491) {
-        const float v3492 = v200.x[34];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3494 = iron_f32_to_bf16(v3492);
-        const unsigned int v3495 = v3456 * v4;
-        const unsigned int v3496 = v3495 + v2493;
-        const unsigned int v3497 = v3496 + v3458;
-        out[v3497] = v3494;
-      }
-      const unsigned int v3499 = v2492 + v3460;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3501 = v2491 + v3465;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3502 = v3499 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3503 = v3501 < v4;
-      const bool v3504 = v3502 && v3503;
-      if (v3504) {
-        const float v3505 = v200.x[35];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3507 = iron_f32_to_bf16(v3505);
-        const unsigned int v3508 = v3499 * v4;
-        const unsigned int v3509 = v3508 + v2493;
-        const unsigned int v3510 = v3509 + v3501;
-        out[v3510] = v3507;
-      }
+    const unsigned int v2779 = static_cast<unsigned int>(v200.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2780 = v2494 + v2779;
+    const unsigned int v2781 = static_cast<unsigned int>(v200.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2782 = v2493 + v2781;
+    const bool v2783 = v2780 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2784 = v2782 < v4;
+    const bool v2785 = v2783 && v2784;
+    if (v2785) {
+      const unsigned int v2786 = v2495 + v2782;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2787 = v200.x[34];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2788 = iron_f32_to_bf16(v2787);
+      const float v2789 = v200.x[35];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2792 = iron_f32_to_bf16(v2789);
+      const unsigned int v2793 = v2780 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2794 = v2793 + v2786;
+      *reinterpret_cast<iron_bf16x2*>(out + v2794) = iron_bf16x2{{v2788, v2792}};
     }
-    const unsigned int v3511 = static_cast<unsigned int>(v200.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3512 = v2492 + v3511;
-    const unsigned int v3513 = static_cast<unsigned int>(v200.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3514 = v2491 + v3513;
-    const unsigned int v3516 = static_cast<unsigned int>(v200.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3517 = v3516 == v3511;
-    const unsigned int v3520 = v3513 + 1u;
-    const unsigned int v3521 = static_cast<unsigned int>(v200.col(37, iron_linear_thread() & 31u));
-    const bool v3522 = v3521 == v3520;
-    const bool v3523 = v3517 && v3522;
-    const unsigned int v3526 = v3514 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3527 = v3526 == 0u;
-    const bool v3528 = v3523 && v3527;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3528) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3529 = v3512 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3530 = v3514 < v4;
-      const bool v3531 = v3529 && v3530;
-      if (v3531) {
-        const unsigned int v3532 = v2493 + v3514;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3533 = v200.x[36];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3534 = iron_f32_to_bf16(v3533);
-        const float v3535 = v200.x[37];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3538 = iron_f32_to_bf16(v3535);
-        const unsigned int v3539 = v3512 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3540 = v3539 + v3532;
-        *reinterpret_cast<iron_bf16x2*>(out + v3540) = iron_bf16x2{{v3534, v3538}};
-      }
-    } else {
-      const bool v3545 = v3512 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3546 = v3514 < v4;
-      const bool v3547 = v3545 && v3546;
-      if (v3547) {
-        const float v3548 = v200.x[36];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3550 = iron_f32_to_bf16(v3548);
-        const unsigned int v3551 = v3512 * v4;
-        const unsigned int v3552 = v3551 + v2493;
-        const unsigned int v3553 = v3552 + v3514;
-        out[v3553] = v3550;
-      }
-      const unsigned int v3555 = v2492 + v3516;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3557 = v2491 + v3521;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3558 = v3555 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3559 = v3557 < v4;
-      const bool v3560 = v3558 && v3559;
-      if (v3560) {
-        const float v3561 = v200.x[37];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3563 = iron_f32_to_bf16(v3561);
-        const unsigned int v3564 = v3555 * v4;
-        const unsigned int v3565 = v3564 + v2493;
-        const unsigned int v3566 = v3565 + v3557;
-        out[v3566] = v3563;
-      }
+    const unsigned int v2795 = static_cast<unsigned int>(v200.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2796 = v2494 + v2795;
+    const unsigned int v2797 = static_cast<unsigned int>(v200.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2798 = v2493 + v2797;
+    const bool v2799 = v2796 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2800 = v2798 < v4;
+    const bool v2801 = v2799 && v2800;
+    if (v2801) {
+      const unsigned int v2802 = v2495 + v2798;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2803 = v200.x[36];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2804 = iron_f32_to_bf16(v2803);
+      const float v2805 = v200.x[37];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2808 = iron_f32_to_bf16(v2805);
+      const unsigned int v2809 = v2796 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2810 = v2809 + v2802;
+      *reinterpret_cast<iron_bf16x2*>(out + v2810) = iron_bf16x2{{v2804, v2808}};
     }
-    const unsigned int v3567 = static_cast<unsigned int>(v200.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3568 = v2492 + v3567;
-    const unsigned int v3569 = static_cast<unsigned int>(v200.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3570 = v2491 + v3569;
-    const unsigned int v3572 = static_cast<unsigned int>(v200.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3573 = v3572 == v3567;
-    const unsigned int v3576 = v3569 + 1u;
-    const unsigned int v3577 = static_cast<unsigned int>(v200.col(39, iron_linear_thread() & 31u));
-    const bool v3578 = v3577 == v3576;
-    const bool v3579 = v3573 && v3578;
-    const unsigned int v3582 = v3570 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3583 = v3582 == 0u;
-    const bool v3584 = v3579 && v3583;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3584) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3585 = v3568 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3586 = v3570 < v4;
-      const bool v3587 = v3585 && v3586;
-      if (v3587) {
-        const unsigned int v3588 = v2493 + v3570;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3589 = v200.x[38];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3590 = iron_f32_to_bf16(v3589);
-        const float v3591 = v200.x[39];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3594 = iron_f32_to_bf16(v3591);
-        const unsigned int v3595 = v3568 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3596 = v3595 + v3588;
-        *reinterpret_cast<iron_bf16x2*>(out + v3596) = iron_bf16x2{{v3590, v3594}};
-      }
-    } else {
-      const bool v3601 = v3568 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3602 = v3570 < v4;
-      const bool v3603 = v3601 && v3602;
-      if (v3603) {
-        const float v3604 = v200.x[38];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3606 = iron_f32_to_bf16(v3604);
-        const unsigned int v3607 = v3568 * v4;
-        const unsigned int v3608 = v3607 + v2493;
-        const unsigned int v3609 = v3608 + v3570;
-        out[v3609] = v3606;
-      }
-      const unsigned int v3611 = v2492 + v3572;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3613 = v2491 + v3577;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3614 = v3611 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3615 = v3613 < v4;
-      const bool v3616 = v3614 && v3615;
-      if (v3616) {
-        const float v3617 = v200.x[39];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3619 = iron_f32_to_bf16(v3617);
-        const unsigned int v3620 = v3611 * v4;
-        const unsigned int v3621 = v3620 + v2493;
-        const unsigned int v3622 = v3621 + v3613;
-        out[v3622] = v3619;
-      }
+    const unsigned int v2811 = static_cast<unsigned int>(v200.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2812 = v2494 + v2811;
+    const unsigned int v2813 = static_cast<unsigned int>(v200.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2814 = v2493 + v2813;
+    const bool v2815 = v2812 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2816 = v2814 < v4;
+    const bool v2817 = v2815 && v2816;
+    if (v2817) {
+      const unsigned int v2818 = v2495 + v2814;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2819 = v200.x[38];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2820 = iron_f32_to_bf16(v2819);
+      const float v2821 = v200.x[39];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2824 = iron_f32_to_bf16(v2821);
+      const unsigned int v2825 = v2812 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2826 = v2825 + v2818;
+      *reinterpret_cast<iron_bf16x2*>(out + v2826) = iron_bf16x2{{v2820, v2824}};
     }
-    const unsigned int v3623 = static_cast<unsigned int>(v200.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3624 = v2492 + v3623;
-    const unsigned int v3625 = static_cast<unsigned int>(v200.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3626 = v2491 + v3625;
-    const unsigned int v3628 = static_cast<unsigned int>(v200.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3629 = v3628 == v3623;
-    const unsigned int v3632 = v3625 + 1u;
-    const unsigned int v3633 = static_cast<unsigned int>(v200.col(41, iron_linear_thread() & 31u));
-    const bool v3634 = v3633 == v3632;
-    const bool v3635 = v3629 && v3634;
-    const unsigned int v3638 = v3626 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3639 = v3638 == 0u;
-    const bool v3640 = v3635 && v3639;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3640) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3641 = v3624 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3642 = v3626 < v4;
-      const bool v3643 = v3641 && v3642;
-      if (v3643) {
-        const unsigned int v3644 = v2493 + v3626;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3645 = v200.x[40];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3646 = iron_f32_to_bf16(v3645);
-        const float v3647 = v200.x[41];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3650 = iron_f32_to_bf16(v3647);
-        const unsigned int v3651 = v3624 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3652 = v3651 + v3644;
-        *reinterpret_cast<iron_bf16x2*>(out + v3652) = iron_bf16x2{{v3646, v3650}};
-      }
-    } else {
-      const bool v3657 = v3624 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3658 = v3626 < v4;
-      const bool v3659 = v3657 && v3658;
-      if (v3659) {
-        const float v3660 = v200.x[40];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3662 = iron_f32_to_bf16(v3660);
-        const unsigned int v3663 = v3624 * v4;
-        const unsigned int v3664 = v3663 + v2493;
-        const unsigned int v3665 = v3664 + v3626;
-        out[v3665] = v3662;
-      }
-      const unsigned int v3667 = v2492 + v3628;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3669 = v2491 + v3633;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3670 = v3667 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3671 = v3669 < v4;
-      const bool v3672 = v3670 && v3671;
-      if (v3672) {
-        const float v3673 = v200.x[41];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3675 = iron_f32_to_bf16(v3673);
-        const unsigned int v3676 = v3667 * v4;
-        const unsigned int v3677 = v3676 + v2493;
-        const unsigned int v3678 = v3677 + v3669;
-        out[v3678] = v3675;
-      }
+    const unsigned int v2827 = static_cast<unsigned int>(v200.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2828 = v2494 + v2827;
+    const unsigned int v2829 = static_cast<unsigned int>(v200.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2830 = v2493 + v2829;
+    const bool v2831 = v2828 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2832 = v2830 < v4;
+    const bool v2833 = v2831 && v2832;
+    if (v2833) {
+      const unsigned int v2834 = v2495 + v2830;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2835 = v200.x[40];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2836 = iron_f32_to_bf16(v2835);
+      const float v2837 = v200.x[41];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2840 = iron_f32_to_bf16(v2837);
+      const unsigned int v2841 = v2828 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2842 = v2841 + v2834;
+      *reinterpret_cast<iron_bf16x2*>(out + v2842) = iron_bf16x2{{v2836, v2840}};
     }
-    const unsigned int v3679 = static_cast<unsigned int>(v200.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3680 = v2492 + v3679;
-    const unsigned int v3681 = static_cast<unsigned int>(v200.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3682 = v2491 + v3681;
-    const unsigned int v3684 = static_cast<unsigned int>(v200.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3685 = v3684 == v3679;
-    const unsigned int v3688 = v3681 + 1u;
-    const unsigned int v3689 = static_cast<unsigned int>(v200.col(43, iron_linear_thread() & 31u));
-    const bool v3690 = v3689 == v3688;
-    const bool v3691 = v3685 && v3690;
-    const unsigned int v3694 = v3682 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3695 = v3694 == 0u;
-    const bool v3696 = v3691 && v3695;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3696) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3697 = v3680 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3698 = v3682 < v4;
-      const bool v3699 = v3697 && v3698;
-      if (v3699) {
-        const unsigned int v3700 = v2493 + v3682;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3701 = v200.x[42];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3702 = iron_f32_to_bf16(v3701);
-        const float v3703 = v200.x[43];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3706 = iron_f32_to_bf16(v3703);
-        const unsigned int v3707 = v3680 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3708 = v3707 + v3700;
-        *reinterpret_cast<iron_bf16x2*>(out + v3708) = iron_bf16x2{{v3702, v3706}};
-      }
-    } else {
-      const bool v3713 = v3680 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3714 = v3682 < v4;
-      const bool v3715 = v3713 && v3714;
-      if (v3715) {
-        const float v3716 = v200.x[42];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3718 = iron_f32_to_bf16(v3716);
-        const unsigned int v3719 = v3680 * v4;
-        const unsigned int v3720 = v3719 + v2493;
-        const unsigned int v3721 = v3720 + v3682;
-        out[v3721] = v3718;
-      }
-      const unsigned int v3723 = v2492 + v3684;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3725 = v2491 + v3689;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3726 = v3723 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3727 = v3725 < v4;
-      const bool v3728 = v3726 && v3727;
-      if (v3728) {
-        const float v3729 = v200.x[43];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3731 = iron_f32_to_bf16(v3729);
-        const unsigned int v3732 = v3723 * v4;
-        const unsigned int v3733 = v3732 + v2493;
-        const unsigned int v3734 = v3733 + v3725;
-        out[v3734] = v3731;
-      }
+    const unsigned int v2843 = static_cast<unsigned int>(v200.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2844 = v2494 + v2843;
+    const unsigned int v2845 = static_cast<unsigned int>(v200.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2846 = v2493 + v2845;
+    const bool v2847 = v2844 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2848 = v2846 < v4;
+    const bool v2849 = v2847 && v2848;
+    if (v2849) {
+      const unsigned int v2850 = v2495 + v2846;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2851 = v200.x[42];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2852 = iron_f32_to_bf16(v2851);
+      const float v2853 = v200.x[43];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2856 = iron_f32_to_bf16(v2853);
+      const unsigned int v2857 = v2844 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2858 = v2857 + v2850;
+      *reinterpret_cast<iron_bf16x2*>(out + v2858) = iron_bf16x2{{v2852, v2856}};
     }
-    const unsigned int v3735 = static_cast<unsigned int>(v200.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3736 = v2492 + v3735;
-    const unsigned int v3737 = static_cast<unsigned int>(v200.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3738 = v2491 + v3737;
-    const unsigned int v3740 = static_cast<unsigned int>(v200.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3741 = v3740 == v3735;
-    const unsigned int v3744 = v3737 + 1u;
-    const unsigned int v3745 = static_cast<unsigned int>(v200.col(45, iron_linear_thread() & 31u));
-    const bool v3746 = v3745 == v3744;
-    const bool v3747 = v3741 && v3746;
-    const unsigned int v3750 = v3738 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3751 = v3750 == 0u;
-    const bool v3752 = v3747 && v3751;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3752) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3753 = v3736 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3754 = v3738 < v4;
-      const bool v3755 = v3753 && v3754;
-      if (v3755) {
-        const unsigned int v3756 = v2493 + v3738;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3757 = v200.x[44];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3758 = iron_f32_to_bf16(v3757);
-        const float v3759 = v200.x[45];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3762 = iron_f32_to_bf16(v3759);
-        const unsigned int v3763 = v3736 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3764 = v3763 + v3756;
-        *reinterpret_cast<iron_bf16x2*>(out + v3764) = iron_bf16x2{{v3758, v3762}};
-      }
-    } else {
-      const bool v3769 = v3736 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3770 = v3738 < v4;
-      const bool v3771 = v3769 && v3770;
-      if (v3771) {
-        const float v3772 = v200.x[44];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3774 = iron_f32_to_bf16(v3772);
-        const unsigned int v3775 = v3736 * v4;
-        const unsigned int v3776 = v3775 + v2493;
-        const unsigned int v3777 = v3776 + v3738;
-        out[v3777] = v3774;
-      }
-      const unsigned int v3779 = v2492 + v3740;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3781 = v2491 + v3745;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3782 = v3779 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3783 = v3781 < v4;
-      const bool v3784 = v3782 && v3783;
-      if (v3784) {
-        const float v3785 = v200.x[45];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3787 = iron_f32_to_bf16(v3785);
-        const unsigned int v3788 = v3779 * v4;
-        const unsigned int v3789 = v3788 + v2493;
-        const unsigned int v3790 = v3789 + v3781;
-        out[v3790] = v3787;
-      }
+    const unsigned int v2859 = static_cast<unsigned int>(v200.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2860 = v2494 + v2859;
+    const unsigned int v2861 = static_cast<unsigned int>(v200.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2862 = v2493 + v2861;
+    const bool v2863 = v2860 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2864 = v2862 < v4;
+    const bool v2865 = v2863 && v2864;
+    if (v2865) {
+      const unsigned int v2866 = v2495 + v2862;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2867 = v200.x[44];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2868 = iron_f32_to_bf16(v2867);
+      const float v2869 = v200.x[45];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2872 = iron_f32_to_bf16(v2869);
+      const unsigned int v2873 = v2860 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2874 = v2873 + v2866;
+      *reinterpret_cast<iron_bf16x2*>(out + v2874) = iron_bf16x2{{v2868, v2872}};
     }
-    const unsigned int v3791 = static_cast<unsigned int>(v200.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3792 = v2492 + v3791;
-    const unsigned int v3793 = static_cast<unsigned int>(v200.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3794 = v2491 + v3793;
-    const unsigned int v3796 = static_cast<unsigned int>(v200.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3797 = v3796 == v3791;
-    const unsigned int v3800 = v3793 + 1u;
-    const unsigned int v3801 = static_cast<unsigned int>(v200.col(47, iron_linear_thread() & 31u));
-    const bool v3802 = v3801 == v3800;
-    const bool v3803 = v3797 && v3802;
-    const unsigned int v3806 = v3794 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3807 = v3806 == 0u;
-    const bool v3808 = v3803 && v3807;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3808) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3809 = v3792 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3810 = v3794 < v4;
-      const bool v3811 = v3809 && v3810;
-      if (v3811) {
-        const unsigned int v3812 = v2493 + v3794;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3813 = v200.x[46];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3814 = iron_f32_to_bf16(v3813);
-        const float v3815 = v200.x[47];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3818 = iron_f32_to_bf16(v3815);
-        const unsigned int v3819 = v3792 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3820 = v3819 + v3812;
-        *reinterpret_cast<iron_bf16x2*>(out + v3820) = iron_bf16x2{{v3814, v3818}};
-      }
-    } else {
-      const bool v3825 = v3792 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3826 = v3794 < v4;
-      const bool v3827 = v3825 && v3826;
-      if (v3827) {
-        const float v3828 = v200.x[46];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3830 = iron_f32_to_bf16(v3828);
-        const unsigned int v3831 = v3792 * v4;
-        const unsigned int v3832 = v3831 + v2493;
-        const unsigned int v3833 = v3832 + v3794;
-        out[v3833] = v3830;
-      }
-      const unsigned int v3835 = v2492 + v3796;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3837 = v2491 + v3801;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3838 = v3835 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3839 = v3837 < v4;
-      const bool v3840 = v3838 && v3839;
-      if (v3840) {
-        const float v3841 = v200.x[47];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3843 = iron_f32_to_bf16(v3841);
-        const unsigned int v3844 = v3835 * v4;
-        const unsigned int v3845 = v3844 + v2493;
-        const unsigned int v3846 = v3845 + v3837;
-        out[v3846] = v3843;
-      }
+    const unsigned int v2875 = static_cast<unsigned int>(v200.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2876 = v2494 + v2875;
+    const unsigned int v2877 = static_cast<unsigned int>(v200.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2878 = v2493 + v2877;
+    const bool v2879 = v2876 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2880 = v2878 < v4;
+    const bool v2881 = v2879 && v2880;
+    if (v2881) {
+      const unsigned int v2882 = v2495 + v2878;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2883 = v200.x[46];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2884 = iron_f32_to_bf16(v2883);
+      const float v2885 = v200.x[47];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2888 = iron_f32_to_bf16(v2885);
+      const unsigned int v2889 = v2876 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2890 = v2889 + v2882;
+      *reinterpret_cast<iron_bf16x2*>(out + v2890) = iron_bf16x2{{v2884, v2888}};
     }
-    const unsigned int v3847 = static_cast<unsigned int>(v200.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3848 = v2492 + v3847;
-    const unsigned int v3849 = static_cast<unsigned int>(v200.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3850 = v2491 + v3849;
-    const unsigned int v3852 = static_cast<unsigned int>(v200.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3853 = v3852 == v3847;
-    const unsigned int v3856 = v3849 + 1u;
-    const unsigned int v3857 = static_cast<unsigned int>(v200.col(49, iron_linear_thread() & 31u));
-    const bool v3858 = v3857 == v3856;
-    const bool v3859 = v3853 && v3858;
-    const unsigned int v3862 = v3850 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3863 = v3862 == 0u;
-    const bool v3864 = v3859 && v3863;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3864) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3865 = v3848 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3866 = v3850 < v4;
-      const bool v3867 = v3865 && v3866;
-      if (v3867) {
-        const unsigned int v3868 = v2493 + v3850;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3869 = v200.x[48];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3870 = iron_f32_to_bf16(v3869);
-        const float v3871 = v200.x[49];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3874 = iron_f32_to_bf16(v3871);
-        const unsigned int v3875 = v3848 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3876 = v3875 + v3868;
-        *reinterpret_cast<iron_bf16x2*>(out + v3876) = iron_bf16x2{{v3870, v3874}};
-      }
-    } else {
-      const bool v3881 = v3848 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3882 = v3850 < v4;
-      const bool v3883 = v3881 && v3882;
-      if (v3883) {
-        const float v3884 = v200.x[48];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3886 = iron_f32_to_bf16(v3884);
-        const unsigned int v3887 = v3848 * v4;
-        const unsigned int v3888 = v3887 + v2493;
-        const unsigned int v3889 = v3888 + v3850;
-        out[v3889] = v3886;
-      }
-      const unsigned int v3891 = v2492 + v3852;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3893 = v2491 + v3857;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3894 = v3891 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3895 = v3893 < v4;
-      const bool v3896 = v3894 && v3895;
-      if (v3896) {
-        const float v3897 = v200.x[49];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3899 = iron_f32_to_bf16(v3897);
-        const unsigned int v3900 = v3891 * v4;
-        const unsigned int v3901 = v3900 + v2493;
-        const unsigned int v3902 = v3901 + v3893;
-        out[v3902] = v3899;
-      }
+    const unsigned int v2891 = static_cast<unsigned int>(v200.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2892 = v2494 + v2891;
+    const unsigned int v2893 = static_cast<unsigned int>(v200.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2894 = v2493 + v2893;
+    const bool v2895 = v2892 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2896 = v2894 < v4;
+    const bool v2897 = v2895 && v2896;
+    if (v2897) {
+      const unsigned int v2898 = v2495 + v2894;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2899 = v200.x[48];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2900 = iron_f32_to_bf16(v2899);
+      const float v2901 = v200.x[49];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2904 = iron_f32_to_bf16(v2901);
+      const unsigned int v2905 = v2892 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2906 = v2905 + v2898;
+      *reinterpret_cast<iron_bf16x2*>(out + v2906) = iron_bf16x2{{v2900, v2904}};
     }
-    const unsigned int v3903 = static_cast<unsigned int>(v200.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3904 = v2492 + v3903;
-    const unsigned int v3905 = static_cast<unsigned int>(v200.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3906 = v2491 + v3905;
-    const unsigned int v3908 = static_cast<unsigned int>(v200.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3909 = v3908 == v3903;
-    const unsigned int v3912 = v3905 + 1u;
-    const unsigned int v3913 = static_cast<unsigned int>(v200.col(51, iron_linear_thread() & 31u));
-    const bool v3914 = v3913 == v3912;
-    const bool v3915 = v3909 && v3914;
-    const unsigned int v3918 = v3906 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3919 = v3918 == 0u;
-    const bool v3920 = v3915 && v3919;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3920) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3921 = v3904 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3922 = v3906 < v4;
-      const bool v3923 = v3921 && v3922;
-      if (v3923) {
-        const unsigned int v3924 = v2493 + v3906;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3925 = v200.x[50];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3926 = iron_f32_to_bf16(v3925);
-        const float v3927 = v200.x[51];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3930 = iron_f32_to_bf16(v3927);
-        const unsigned int v3931 = v3904 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3932 = v3931 + v3924;
-        *reinterpret_cast<iron_bf16x2*>(out + v3932) = iron_bf16x2{{v3926, v3930}};
-      }
-    } else {
-      const bool v3937 = v3904 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3938 = v3906 < v4;
-      const bool v3939 = v3937 && v3938;
-      if (v3939) {
-        const float v3940 = v200.x[50];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3942 = iron_f32_to_bf16(v3940);
-        const unsigned int v3943 = v3904 * v4;
-        const unsigned int v3944 = v3943 + v2493;
-        const unsigned int v3945 = v3944 + v3906;
-        out[v3945] = v3942;
-      }
-      const unsigned int v3947 = v2492 + v3908;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3949 = v2491 + v3913;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3950 = v3947 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3951 = v3949 < v4;
-      const bool v3952 = v3950 && v3951;
-      if (v3952) {
-        const float v3953 = v200.x[51];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3955 = iron_f32_to_bf16(v3953);
-        const unsigned int v3956 = v3947 * v4;
-        const unsigned int v3957 = v3956 + v2493;
-        const unsigned int v3958 = v3957 + v3949;
-        out[v3958] = v3955;
-      }
+    const unsigned int v2907 = static_cast<unsigned int>(v200.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2908 = v2494 + v2907;
+    const unsigned int v2909 = static_cast<unsigned int>(v200.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2910 = v2493 + v2909;
+    const bool v2911 = v2908 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2912 = v2910 < v4;
+    const bool v2913 = v2911 && v2912;
+    if (v2913) {
+      const unsigned int v2914 = v2495 + v2910;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2915 = v200.x[50];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2916 = iron_f32_to_bf16(v2915);
+      const float v2917 = v200.x[51];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2920 = iron_f32_to_bf16(v2917);
+      const unsigned int v2921 = v2908 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2922 = v2921 + v2914;
+      *reinterpret_cast<iron_bf16x2*>(out + v2922) = iron_bf16x2{{v2916, v2920}};
     }
-    const unsigned int v3959 = static_cast<unsigned int>(v200.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3960 = v2492 + v3959;
-    const unsigned int v3961 = static_cast<unsigned int>(v200.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3962 = v2491 + v3961;
-    const unsigned int v3964 = static_cast<unsigned int>(v200.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3965 = v3964 == v3959;
-    const unsigned int v3968 = v3961 + 1u;
-    const unsigned int v3969 = static_cast<unsigned int>(v200.col(53, iron_linear_thread() & 31u));
-    const bool v3970 = v3969 == v3968;
-    const bool v3971 = v3965 && v3970;
-    const unsigned int v3974 = v3962 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3975 = v3974 == 0u;
-    const bool v3976 = v3971 && v3975;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3976) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3977 = v3960 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3978 = v3962 < v4;
-      const bool v3979 = v3977 && v3978;
-      if (v3979) {
-        const unsigned int v3980 = v2493 + v3962;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3981 = v200.x[52];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3982 = iron_f32_to_bf16(v3981);
-        const float v3983 = v200.x[53];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3986 = iron_f32_to_bf16(v3983);
-        const unsigned int v3987 = v3960 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3988 = v3987 + v3980;
-        *reinterpret_cast<iron_bf16x2*>(out + v3988) = iron_bf16x2{{v3982, v3986}};
-      }
-    } else {
-      const bool v3993 = v3960 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3994 = v3962 < v4;
-      const bool v3995 = v3993 && v3994;
-      if (v3995) {
-        const float v3996 = v200.x[52];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3998 = iron_f32_to_bf16(v3996);
-        const unsigned int v3999 = v3960 * v4;
-        const unsigned int v4000 = v3999 + v2493;
-        const unsigned int v4001 = v4000 + v3962;
-        out[v4001] = v3998;
-      }
-      const unsigned int v4003 = v2492 + v3964;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4005 = v2491 + v3969;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4006 = v4003 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4007 = v4005 < v4;
-      const bool v4008 = v4006 && v4007;
-      if (v4008) {
-        const float v4009 = v200.x[53];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4011 = iron_f32_to_bf16(v4009);
-        const unsigned int v4012 = v4003 * v4;
-        const unsigned int v4013 = v4012 + v2493;
-        const unsigned int v4014 = v4013 + v4005;
-        out[v4014] = v4011;
-      }
+    const unsigned int v2923 = static_cast<unsigned int>(v200.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2924 = v2494 + v2923;
+    const unsigned int v2925 = static_cast<unsigned int>(v200.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2926 = v2493 + v2925;
+    const bool v2927 = v2924 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2928 = v2926 < v4;
+    const bool v2929 = v2927 && v2928;
+    if (v2929) {
+      const unsigned int v2930 = v2495 + v2926;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2931 = v200.x[52];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2932 = iron_f32_to_bf16(v2931);
+      const float v2933 = v200.x[53];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2936 = iron_f32_to_bf16(v2933);
+      const unsigned int v2937 = v2924 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2938 = v2937 + v2930;
+      *reinterpret_cast<iron_bf16x2*>(out + v2938) = iron_bf16x2{{v2932, v2936}};
     }
-    const unsigned int v4015 = static_cast<unsigned int>(v200.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4016 = v2492 + v4015;
-    const unsigned int v4017 = static_cast<unsigned int>(v200.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4018 = v2491 + v4017;
-    const unsigned int v4020 = static_cast<unsigned int>(v200.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4021 = v4020 == v4015;
-    const unsigned int v4024 = v4017 + 1u;
-    const unsigned int v4025 = static_cast<unsigned int>(v200.col(55, iron_linear_thread() & 31u));
-    const bool v4026 = v4025 == v4024;
-    const bool v4027 = v4021 && v4026;
-    const unsigned int v4030 = v4018 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4031 = v4030 == 0u;
-    const bool v4032 = v4027 && v4031;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4032) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4033 = v4016 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4034 = v4018 < v4;
-      const bool v4035 = v4033 && v4034;
-      if (v4035) {
-        const unsigned int v4036 = v2493 + v4018;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4037 = v200.x[54];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4038 = iron_f32_to_bf16(v4037);
-        const float v4039 = v200.x[55];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4042 = iron_f32_to_bf16(v4039);
-        const unsigned int v4043 = v4016 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4044 = v4043 + v4036;
-        *reinterpret_cast<iron_bf16x2*>(out + v4044) = iron_bf16x2{{v4038, v4042}};
-      }
-    } else {
-      const bool v4049 = v4016 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4050 = v4018 < v4;
-      const bool v4051 = v4049 && v4050;
-      if (v4051) {
-        const float v4052 = v200.x[54];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4054 = iron_f32_to_bf16(v4052);
-        const unsigned int v4055 = v4016 * v4;
-        const unsigned int v4056 = v4055 + v2493;
-        const unsigned int v4057 = v4056 + v4018;
-        out[v4057] = v4054;
-      }
-      const unsigned int v4059 = v2492 + v4020;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4061 = v2491 + v4025;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4062 = v4059 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4063 = v4061 < v4;
-      const bool v4064 = v4062 && v4063;
-      if (v4064) {
-        const float v4065 = v200.x[55];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4067 = iron_f32_to_bf16(v4065);
-        const unsigned int v4068 = v4059 * v4;
-        const unsigned int v4069 = v4068 + v2493;
-        const unsigned int v4070 = v4069 + v4061;
-        out[v4070] = v4067;
-      }
+    const unsigned int v2939 = static_cast<unsigned int>(v200.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2940 = v2494 + v2939;
+    const unsigned int v2941 = static_cast<unsigned int>(v200.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2942 = v2493 + v2941;
+    const bool v2943 = v2940 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2944 = v2942 < v4;
+    const bool v2945 = v2943 && v2944;
+    if (v2945) {
+      const unsigned int v2946 = v2495 + v2942;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2947 = v200.x[54];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2948 = iron_f32_to_bf16(v2947);
+      const float v2949 = v200.x[55];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2952 = iron_f32_to_bf16(v2949);
+      const unsigned int v2953 = v2940 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2954 = v2953 + v2946;
+      *reinterpret_cast<iron_bf16x2*>(out + v2954) = iron_bf16x2{{v2948, v2952}};
     }
-    const unsigned int v4071 = static_cast<unsigned int>(v200.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4072 = v2492 + v4071;
-    const unsigned int v4073 = static_cast<unsigned int>(v200.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4074 = v2491 + v4073;
-    const unsigned int v4076 = static_cast<unsigned int>(v200.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4077 = v4076 == v4071;
-    const unsigned int v4080 = v4073 + 1u;
-    const unsigned int v4081 = static_cast<unsigned int>(v200.col(57, iron_linear_thread() & 31u));
-    const bool v4082 = v4081 == v4080;
-    const bool v4083 = v4077 && v4082;
-    const unsigned int v4086 = v4074 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4087 = v4086 == 0u;
-    const bool v4088 = v4083 && v4087;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4088) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4089 = v4072 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4090 = v4074 < v4;
-      const bool v4091 = v4089 && v4090;
-      if (v4091) {
-        const unsigned int v4092 = v2493 + v4074;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4093 = v200.x[56];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4094 = iron_f32_to_bf16(v4093);
-        const float v4095 = v200.x[57];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4098 = iron_f32_to_bf16(v4095);
-        const unsigned int v4099 = v4072 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4100 = v4099 + v4092;
-        *reinterpret_cast<iron_bf16x2*>(out + v4100) = iron_bf16x2{{v4094, v4098}};
-      }
-    } else {
-      const bool v4105 = v4072 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4106 = v4074 < v4;
-      const bool v4107 = v4105 && v4106;
-      if (v4107) {
-        const float v4108 = v200.x[56];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4110 = iron_f32_to_bf16(v4108);
-        const unsigned int v4111 = v4072 * v4;
-        const unsigned int v4112 = v4111 + v2493;
-        const unsigned int v4113 = v4112 + v4074;
-        out[v4113] = v4110;
-      }
-      const unsigned int v4115 = v2492 + v4076;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4117 = v2491 + v4081;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4118 = v4115 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4119 = v4117 < v4;
-      const bool v4120 = v4118 && v4119;
-      if (v4120) {
-        const float v4121 = v200.x[57];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4123 = iron_f32_to_bf16(v4121);
-        const unsigned int v4124 = v4115 * v4;
-        const unsigned int v4125 = v4124 + v2493;
-        const unsigned int v4126 = v4125 + v4117;
-        out[v4126] = v4123;
-      }
+    const unsigned int v2955 = static_cast<unsigned int>(v200.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2956 = v2494 + v2955;
+    const unsigned int v2957 = static_cast<unsigned int>(v200.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2958 = v2493 + v2957;
+    const bool v2959 = v2956 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2960 = v2958 < v4;
+    const bool v2961 = v2959 && v2960;
+    if (v2961) {
+      const unsigned int v2962 = v2495 + v2958;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2963 = v200.x[56];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2964 = iron_f32_to_bf16(v2963);
+      const float v2965 = v200.x[57];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2968 = iron_f32_to_bf16(v2965);
+      const unsigned int v2969 = v2956 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2970 = v2969 + v2962;
+      *reinterpret_cast<iron_bf16x2*>(out + v2970) = iron_bf16x2{{v2964, v2968}};
     }
-    const unsigned int v4127 = static_cast<unsigned int>(v200.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4128 = v2492 + v4127;
-    const unsigned int v4129 = static_cast<unsigned int>(v200.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4130 = v2491 + v4129;
-    const unsigned int v4132 = static_cast<unsigned int>(v200.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4133 = v4132 == v4127;
-    const unsigned int v4136 = v4129 + 1u;
-    const unsigned int v4137 = static_cast<unsigned int>(v200.col(59, iron_linear_thread() & 31u));
-    const bool v4138 = v4137 == v4136;
-    const bool v4139 = v4133 && v4138;
-    const unsigned int v4142 = v4130 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4143 = v4142 == 0u;
-    const bool v4144 = v4139 && v4143;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4144) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4145 = v4128 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4146 = v4130 < v4;
-      const bool v4147 = v4145 && v4146;
-      if (v4147) {
-        const unsigned int v4148 = v2493 + v4130;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4149 = v200.x[58];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4150 = iron_f32_to_bf16(v4149);
-        const float v4151 = v200.x[59];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4154 = iron_f32_to_bf16(v4151);
-        const unsigned int v4155 = v4128 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4156 = v4155 + v4148;
-        *reinterpret_cast<iron_bf16x2*>(out + v4156) = iron_bf16x2{{v4150, v4154}};
-      }
-    } else {
-      const bool v4161 = v4128 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4162 = v4130 < v4;
-      const bool v4163 = v4161 && v4162;
-      if (v4163) {
-        const float v4164 = v200.x[58];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4166 = iron_f32_to_bf16(v4164);
-        const unsigned int v4167 = v4128 * v4;
-        const unsigned int v4168 = v4167 + v2493;
-        const unsigned int v4169 = v4168 + v4130;
-        out[v4169] = v4166;
-      }
-      const unsigned int v4171 = v2492 + v4132;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4173 = v2491 + v4137;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4174 = v4171 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4175 = v4173 < v4;
-      const bool v4176 = v4174 && v4175;
-      if (v4176) {
-        const float v4177 = v200.x[59];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4179 = iron_f32_to_bf16(v4177);
-        const unsigned int v4180 = v4171 * v4;
-        const unsigned int v4181 = v4180 + v2493;
-        const unsigned int v4182 = v4181 + v4173;
-        out[v4182] = v4179;
-      }
+    const unsigned int v2971 = static_cast<unsigned int>(v200.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2972 = v2494 + v2971;
+    const unsigned int v2973 = static_cast<unsigned int>(v200.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2974 = v2493 + v2973;
+    const bool v2975 = v2972 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2976 = v2974 < v4;
+    const bool v2977 = v2975 && v2976;
+    if (v2977) {
+      const unsigned int v2978 = v2495 + v2974;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2979 = v200.x[58];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2980 = iron_f32_to_bf16(v2979);
+      const float v2981 = v200.x[59];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v2984 = iron_f32_to_bf16(v2981);
+      const unsigned int v2985 = v2972 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v2986 = v2985 + v2978;
+      *reinterpret_cast<iron_bf16x2*>(out + v2986) = iron_bf16x2{{v2980, v2984}};
     }
-    const unsigned int v4183 = static_cast<unsigned int>(v200.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4184 = v2492 + v4183;
-    const unsigned int v4185 = static_cast<unsigned int>(v200.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4186 = v2491 + v4185;
-    const unsigned int v4188 = static_cast<unsigned int>(v200.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4189 = v4188 == v4183;
-    const unsigned int v4192 = v4185 + 1u;
-    const unsigned int v4193 = static_cast<unsigned int>(v200.col(61, iron_linear_thread() & 31u));
-    const bool v4194 = v4193 == v4192;
-    const bool v4195 = v4189 && v4194;
-    const unsigned int v4198 = v4186 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4199 = v4198 == 0u;
-    const bool v4200 = v4195 && v4199;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4200) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4201 = v4184 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4202 = v4186 < v4;
-      const bool v4203 = v4201 && v4202;
-      if (v4203) {
-        const unsigned int v4204 = v2493 + v4186;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4205 = v200.x[60];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4206 = iron_f32_to_bf16(v4205);
-        const float v4207 = v200.x[61];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4210 = iron_f32_to_bf16(v4207);
-        const unsigned int v4211 = v4184 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4212 = v4211 + v4204;
-        *reinterpret_cast<iron_bf16x2*>(out + v4212) = iron_bf16x2{{v4206, v4210}};
-      }
-    } else {
-      const bool v4217 = v4184 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4218 = v4186 < v4;
-      const bool v4219 = v4217 && v4218;
-      if (v4219) {
-        const float v4220 = v200.x[60];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4222 = iron_f32_to_bf16(v4220);
-        const unsigned int v4223 = v4184 * v4;
-        const unsigned int v4224 = v4223 + v2493;
-        const unsigned int v4225 = v4224 + v4186;
-        out[v4225] = v4222;
-      }
-      const unsigned int v4227 = v2492 + v4188;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4229 = v2491 + v4193;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4230 = v4227 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4231 = v4229 < v4;
-      const bool v4232 = v4230 && v4231;
-      if (v4232) {
-        const float v4233 = v200.x[61];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4235 = iron_f32_to_bf16(v4233);
-        const unsigned int v4236 = v4227 * v4;
-        const unsigned int v4237 = v4236 + v2493;
-        const unsigned int v4238 = v4237 + v4229;
-        out[v4238] = v4235;
-      }
+    const unsigned int v2987 = static_cast<unsigned int>(v200.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v2988 = v2494 + v2987;
+    const unsigned int v2989 = static_cast<unsigned int>(v200.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v2990 = v2493 + v2989;
+    const bool v2991 = v2988 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2992 = v2990 < v4;
+    const bool v2993 = v2991 && v2992;
+    if (v2993) {
+      const unsigned int v2994 = v2495 + v2990;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2995 = v200.x[60];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v2996 = iron_f32_to_bf16(v2995);
+      const float v2997 = v200.x[61];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3000 = iron_f32_to_bf16(v2997);
+      const unsigned int v3001 = v2988 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3002 = v3001 + v2994;
+      *reinterpret_cast<iron_bf16x2*>(out + v3002) = iron_bf16x2{{v2996, v3000}};
     }
-    const unsigned int v4239 = static_cast<unsigned int>(v200.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4240 = v2492 + v4239;
-    const unsigned int v4241 = static_cast<unsigned int>(v200.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4242 = v2491 + v4241;
-    const unsigned int v4244 = static_cast<unsigned int>(v200.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4245 = v4244 == v4239;
-    const unsigned int v4248 = v4241 + 1u;
-    const unsigned int v4249 = static_cast<unsigned int>(v200.col(63, iron_linear_thread() & 31u));
-    const bool v4250 = v4249 == v4248;
-    const bool v4251 = v4245 && v4250;
-    const unsigned int v4254 = v4242 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4255 = v4254 == 0u;
-    const bool v4256 = v4251 && v4255;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4256) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4257 = v4240 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4258 = v4242 < v4;
-      const bool v4259 = v4257 && v4258;
-      if (v4259) {
-        const unsigned int v4260 = v2493 + v4242;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4261 = v200.x[62];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4262 = iron_f32_to_bf16(v4261);
-        const float v4263 = v200.x[63];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4266 = iron_f32_to_bf16(v4263);
-        const unsigned int v4267 = v4240 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4268 = v4267 + v4260;
-        *reinterpret_cast<iron_bf16x2*>(out + v4268) = iron_bf16x2{{v4262, v4266}};
-      }
-    } else {
-      const bool v4273 = v4240 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4274 = v4242 < v4;
-      const bool v4275 = v4273 && v4274;
-      if (v4275) {
-        const float v4276 = v200.x[62];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4278 = iron_f32_to_bf16(v4276);
-        const unsigned int v4279 = v4240 * v4;
-        const unsigned int v4280 = v4279 + v2493;
-        const unsigned int v4281 = v4280 + v4242;
-        out[v4281] = v4278;
-      }
-      const unsigned int v4283 = v2492 + v4244;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4285 = v2491 + v4249;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4286 = v4283 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4287 = v4285 < v4;
-      const bool v4288 = v4286 && v4287;
-      if (v4288) {
-        const float v4289 = v200.x[63];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4291 = iron_f32_to_bf16(v4289);
-        const unsigned int v4292 = v4283 * v4;
-        const unsigned int v4293 = v4292 + v2493;
-        const unsigned int v4294 = v4293 + v4285;
-        out[v4294] = v4291;
-      }
+    const unsigned int v3003 = static_cast<unsigned int>(v200.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3004 = v2494 + v3003;
+    const unsigned int v3005 = static_cast<unsigned int>(v200.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3006 = v2493 + v3005;
+    const bool v3007 = v3004 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3008 = v3006 < v4;
+    const bool v3009 = v3007 && v3008;
+    if (v3009) {
+      const unsigned int v3010 = v2495 + v3006;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3011 = v200.x[62];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3012 = iron_f32_to_bf16(v3011);
+      const float v3013 = v200.x[63];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3016 = iron_f32_to_bf16(v3013);
+      const unsigned int v3017 = v3004 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3018 = v3017 + v3010;
+      *reinterpret_cast<iron_bf16x2*>(out + v3018) = iron_bf16x2{{v3012, v3016}};
     }
-    const unsigned int v4295 = static_cast<unsigned int>(v200.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4296 = v2492 + v4295;
-    const unsigned int v4297 = static_cast<unsigned int>(v200.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4298 = v2491 + v4297;
-    const unsigned int v4300 = static_cast<unsigned int>(v200.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4301 = v4300 == v4295;
-    const unsigned int v4304 = v4297 + 1u;
-    const unsigned int v4305 = static_cast<unsigned int>(v200.col(65, iron_linear_thread() & 31u));
-    const bool v4306 = v4305 == v4304;
-    const bool v4307 = v4301 && v4306;
-    const unsigned int v4310 = v4298 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4311 = v4310 == 0u;
-    const bool v4312 = v4307 && v4311;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4312) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4313 = v4296 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4314 = v4298 < v4;
-      const bool v4315 = v4313 && v4314;
-      if (v4315) {
-        const unsigned int v4316 = v2493 + v4298;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4317 = v200.x[64];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4318 = iron_f32_to_bf16(v4317);
-        const float v4319 = v200.x[65];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4322 = iron_f32_to_bf16(v4319);
-        const unsigned int v4323 = v4296 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4324 = v4323 + v4316;
-        *reinterpret_cast<iron_bf16x2*>(out + v4324) = iron_bf16x2{{v4318, v4322}};
-      }
-    } else {
-      const bool v4329 = v4296 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4330 = v4298 < v4;
-      const bool v4331 = v4329 && v4330;
-      if (v4331) {
-        const float v4332 = v200.x[64];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4334 = iron_f32_to_bf16(v4332);
-        const unsigned int v4335 = v4296 * v4;
-        const unsigned int v4336 = v4335 + v2493;
-        const unsigned int v4337 = v4336 + v4298;
-        out[v4337] = v4334;
-      }
-      const unsigned int v4339 = v2492 + v4300;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4341 = v2491 + v4305;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4342 = v4339 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4343 = v4341 < v4;
-      const bool v4344 = v4342 && v4343;
-      if (v4344) {
-        const float v4345 = v200.x[65];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4347 = iron_f32_to_bf16(v4345);
-        const unsigned int v4348 = v4339 * v4;
-        const unsigned int v4349 = v4348 + v2493;
-        const unsigned int v4350 = v4349 + v4341;
-        out[v4350] = v4347;
-      }
+    const unsigned int v3019 = static_cast<unsigned int>(v200.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3020 = v2494 + v3019;
+    const unsigned int v3021 = static_cast<unsigned int>(v200.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3022 = v2493 + v3021;
+    const bool v3023 = v3020 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3024 = v3022 < v4;
+    const bool v3025 = v3023 && v3024;
+    if (v3025) {
+      const unsigned int v3026 = v2495 + v3022;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3027 = v200.x[64];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3028 = iron_f32_to_bf16(v3027);
+      const float v3029 = v200.x[65];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3032 = iron_f32_to_bf16(v3029);
+      const unsigned int v3033 = v3020 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3034 = v3033 + v3026;
+      *reinterpret_cast<iron_bf16x2*>(out + v3034) = iron_bf16x2{{v3028, v3032}};
     }
-    const unsigned int v4351 = static_cast<unsigned int>(v200.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4352 = v2492 + v4351;
-    const unsigned int v4353 = static_cast<unsigned int>(v200.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4354 = v2491 + v4353;
-    const unsigned int v4356 = static_cast<unsigned int>(v200.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4357 = v4356 == v4351;
-    const unsigned int v4360 = v4353 + 1u;
-    const unsigned int v4361 = static_cast<unsigned int>(v200.col(67, iron_linear_thread() & 31u));
-    const bool v4362 = v4361 == v4360;
-    const bool v4363 = v4357 && v4362;
-    const unsigned int v4366 = v4354 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4367 = v4366 == 0u;
-    const bool v4368 = v4363 && v4367;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4368) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4369 = v4352 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4370 = v4354 < v4;
-      const bool v4371 = v4369 && v4370;
-      if (v4371) {
-        const unsigned int v4372 = v2493 + v4354;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4373 = v200.x[66];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4374 = iron_f32_to_bf16(v4373);
-        const float v4375 = v200.x[67];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4378 = iron_f32_to_bf16(v4375);
-        const unsigned int v4379 = v4352 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4380 = v4379 + v4372;
-        *reinterpret_cast<iron_bf16x2*>(out + v4380) = iron_bf16x2{{v4374, v4378}};
-      }
-    } else {
-      const bool v4385 = v4352 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4386 = v4354 < v4;
-      const bool v4387 = v4385 && v4386;
-      if (v4387) {
-        const float v4388 = v200.x[66];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4390 = iron_f32_to_bf16(v4388);
-        const unsigned int v4391 = v4352 * v4;
-        const unsigned int v4392 = v4391 + v2493;
-        const unsigned int v4393 = v4392 + v4354;
-        out[v4393] = v4390;
-      }
-      const unsigned int v4395 = v2492 + v4356;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4397 = v2491 + v4361;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4398 = v4395 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4399 = v4397 < v4;
-      const bool v4400 = v4398 && v4399;
-      if (v4400) {
-        const float v4401 = v200.x[67];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4403 = iron_f32_to_bf16(v4401);
-        const unsigned int v4404 = v4395 * v4;
-        const unsigned int v4405 = v4404 + v2493;
-        const unsigned int v4406 = v4405 + v4397;
-        out[v4406] = v4403;
-      }
+    const unsigned int v3035 = static_cast<unsigned int>(v200.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3036 = v2494 + v3035;
+    const unsigned int v3037 = static_cast<unsigned int>(v200.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3038 = v2493 + v3037;
+    const bool v3039 = v3036 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3040 = v3038 < v4;
+    const bool v3041 = v3039 && v3040;
+    if (v3041) {
+      const unsigned int v3042 = v2495 + v3038;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3043 = v200.x[66];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3044 = iron_f32_to_bf16(v3043);
+      const float v3045 = v200.x[67];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3048 = iron_f32_to_bf16(v3045);
+      const unsigned int v3049 = v3036 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3050 = v3049 + v3042;
+      *reinterpret_cast<iron_bf16x2*>(out + v3050) = iron_bf16x2{{v3044, v3048}};
     }
-    const unsigned int v4407 = static_cast<unsigned int>(v200.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4408 = v2492 + v4407;
-    const unsigned int v4409 = static_cast<unsigned int>(v200.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4410 = v2491 + v4409;
-    const unsigned int v4412 = static_cast<unsigned int>(v200.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4413 = v4412 == v4407;
-    const unsigned int v4416 = v4409 + 1u;
-    const unsigned int v4417 = static_cast<unsigned int>(v200.col(69, iron_linear_thread() & 31u));
-    const bool v4418 = v4417 == v4416;
-    const bool v4419 = v4413 && v4418;
-    const unsigned int v4422 = v4410 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4423 = v4422 == 0u;
-    const bool v4424 = v4419 && v4423;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4424) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4425 = v4408 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4426 = v4410 < v4;
-      const bool v4427 = v4425 && v4426;
-      if (v4427) {
-        const unsigned int v4428 = v2493 + v4410;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4429 = v200.x[68];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4430 = iron_f32_to_bf16(v4429);
-        const float v4431 = v200.x[69];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4434 = iron_f32_to_bf16(v4431);
-        const unsigned int v4435 = v4408 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4436 = v4435 + v4428;
-        *reinterpret_cast<iron_bf16x2*>(out + v4436) = iron_bf16x2{{v4430, v4434}};
-      }
-    } else {
-      const bool v4441 = v4408 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4442 = v4410 < v4;
-      const bool v4443 = v4441 && v4442;
-      if (v4443) {
-        const float v4444 = v200.x[68];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4446 = iron_f32_to_bf16(v4444);
-        const unsigned int v4447 = v4408 * v4;
-        const unsigned int v4448 = v4447 + v2493;
-        const unsigned int v4449 = v4448 + v4410;
-        out[v4449] = v4446;
-      }
-      const unsigned int v4451 = v2492 + v4412;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4453 = v2491 + v4417;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4454 = v4451 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4455 = v4453 < v4;
-      const bool v4456 = v4454 && v4455;
-      if (v4456) {
-        const float v4457 = v200.x[69];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4459 = iron_f32_to_bf16(v4457);
-        const unsigned int v4460 = v4451 * v4;
-        const unsigned int v4461 = v4460 + v2493;
-        const unsigned int v4462 = v4461 + v4453;
-        out[v4462] = v4459;
-      }
+    const unsigned int v3051 = static_cast<unsigned int>(v200.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3052 = v2494 + v3051;
+    const unsigned int v3053 = static_cast<unsigned int>(v200.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3054 = v2493 + v3053;
+    const bool v3055 = v3052 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3056 = v3054 < v4;
+    const bool v3057 = v3055 && v3056;
+    if (v3057) {
+      const unsigned int v3058 = v2495 + v3054;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3059 = v200.x[68];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3060 = iron_f32_to_bf16(v3059);
+      const float v3061 = v200.x[69];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3064 = iron_f32_to_bf16(v3061);
+      const unsigned int v3065 = v3052 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3066 = v3065 + v3058;
+      *reinterpret_cast<iron_bf16x2*>(out + v3066) = iron_bf16x2{{v3060, v3064}};
     }
-    const unsigned int v4463 = static_cast<unsigned int>(v200.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4464 = v2492 + v4463;
-    const unsigned int v4465 = static_cast<unsigned int>(v200.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4466 = v2491 + v4465;
-    const unsigned int v4468 = static_cast<unsigned int>(v200.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4469 = v4468 == v4463;
-    const unsigned int v4472 = v4465 + 1u;
-    const unsigned int v4473 = static_cast<unsigned int>(v200.col(71, iron_linear_thread() & 31u));
-    const bool v4474 = v4473 == v4472;
-    const bool v4475 = v4469 && v4474;
-    const unsigned int v4478 = v4466 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4479 = v4478 == 0u;
-    const bool v4480 = v4475 && v4479;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4480) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4481 = v4464 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4482 = v4466 < v4;
-      const bool v4483 = v4481 && v4482;
-      if (v4483) {
-        const unsigned int v4484 = v2493 + v4466;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4485 = v200.x[70];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4486 = iron_f32_to_bf16(v4485);
-        const float v4487 = v200.x[71];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4490 = iron_f32_to_bf16(v4487);
-        const unsigned int v4491 = v4464 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4492 = v4491 + v4484;
-        *reinterpret_cast<iron_bf16x2*>(out + v4492) = iron_bf16x2{{v4486, v4490}};
-      }
-    } else {
-      const bool v4497 = v4464 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4498 = v4466 < v4;
-      const bool v4499 = v4497 && v4498;
-      if (v4499) {
-        const float v4500 = v200.x[70];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4502 = iron_f32_to_bf16(v4500);
-        const unsigned int v4503 = v4464 * v4;
-        const unsigned int v4504 = v4503 + v2493;
-        const unsigned int v4505 = v4504 + v4466;
-        out[v4505] = v4502;
-      }
-      const unsigned int v4507 = v2492 + v4468;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4509 = v2491 + v4473;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4510 = v4507 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4511 = v4509 < v4;
-      const bool v4512 = v4510 && v4511;
-      if (v4512) {
-        const float v4513 = v200.x[71];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4515 = iron_f32_to_bf16(v4513);
-        const unsigned int v4516 = v4507 * v4;
-        const unsigned int v4517 = v4516 + v2493;
-        const unsigned int v4518 = v4517 + v4509;
-        out[v4518] = v4515;
-      }
+    const unsigned int v3067 = static_cast<unsigned int>(v200.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3068 = v2494 + v3067;
+    const unsigned int v3069 = static_cast<unsigned int>(v200.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3070 = v2493 + v3069;
+    const bool v3071 = v3068 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3072 = v3070 < v4;
+    const bool v3073 = v3071 && v3072;
+    if (v3073) {
+      const unsigned int v3074 = v2495 + v3070;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3075 = v200.x[70];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3076 = iron_f32_to_bf16(v3075);
+      const float v3077 = v200.x[71];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3080 = iron_f32_to_bf16(v3077);
+      const unsigned int v3081 = v3068 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3082 = v3081 + v3074;
+      *reinterpret_cast<iron_bf16x2*>(out + v3082) = iron_bf16x2{{v3076, v3080}};
     }
-    const unsigned int v4519 = static_cast<unsigned int>(v200.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4520 = v2492 + v4519;
-    const unsigned int v4521 = static_cast<unsigned int>(v200.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4522 = v2491 + v4521;
-    const unsigned int v4524 = static_cast<unsigned int>(v200.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4525 = v4524 == v4519;
-    const unsigned int v4528 = v4521 + 1u;
-    const unsigned int v4529 = static_cast<unsigned int>(v200.col(73, iron_linear_thread() & 31u));
-    const bool v4530 = v4529 == v4528;
-    const bool v4531 = v4525 && v4530;
-    const unsigned int v4534 = v4522 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4535 = v4534 == 0u;
-    const bool v4536 = v4531 && v4535;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4536) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4537 = v4520 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4538 = v4522 < v4;
-      const bool v4539 = v4537 && v4538;
-      if (v4539) {
-        const unsigned int v4540 = v2493 + v4522;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4541 = v200.x[72];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4542 = iron_f32_to_bf16(v4541);
-        const float v4543 = v200.x[73];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4546 = iron_f32_to_bf16(v4543);
-        const unsigned int v4547 = v4520 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4548 = v4547 + v4540;
-        *reinterpret_cast<iron_bf16x2*>(out + v4548) = iron_bf16x2{{v4542, v4546}};
-      }
-    } else {
-      const bool v4553 = v4520 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4554 = v4522 < v4;
-      const bool v4555 = v4553 && v4554;
-      if (v4555) {
-        const float v4556 = v200.x[72];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4558 = iron_f32_to_bf16(v4556);
-        const unsigned int v4559 = v4520 * v4;
-        const unsigned int v4560 = v4559 + v2493;
-        const unsigned int v4561 = v4560 + v4522;
-        out[v4561] = v4558;
-      }
-      const unsigned int v4563 = v2492 + v4524;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4565 = v2491 + v4529;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4566 = v4563 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4567 = v4565 < v4;
-      const bool v4568 = v4566 && v4567;
-      if (v4568) {
-        const float v4569 = v200.x[73];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4571 = iron_f32_to_bf16(v4569);
-        const unsigned int v4572 = v4563 * v4;
-        const unsigned int v4573 = v4572 + v2493;
-        const unsigned int v4574 = v4573 + v4565;
-        out[v4574] = v4571;
-      }
+    const unsigned int v3083 = static_cast<unsigned int>(v200.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3084 = v2494 + v3083;
+    const unsigned int v3085 = static_cast<unsigned int>(v200.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3086 = v2493 + v3085;
+    const bool v3087 = v3084 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3088 = v3086 < v4;
+    const bool v3089 = v3087 && v3088;
+    if (v3089) {
+      const unsigned int v3090 = v2495 + v3086;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3091 = v200.x[72];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3092 = iron_f32_to_bf16(v3091);
+      const float v3093 = v200.x[73];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3096 = iron_f32_to_bf16(v3093);
+      const unsigned int v3097 = v3084 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3098 = v3097 + v3090;
+      *reinterpret_cast<iron_bf16x2*>(out + v3098) = iron_bf16x2{{v3092, v3096}};
     }
-    const unsigned int v4575 = static_cast<unsigned int>(v200.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4576 = v2492 + v4575;
-    const unsigned int v4577 = static_cast<unsigned int>(v200.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4578 = v2491 + v4577;
-    const unsigned int v4580 = static_cast<unsigned int>(v200.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4581 = v4580 == v4575;
-    const unsigned int v4584 = v4577 + 1u;
-    const unsigned int v4585 = static_cast<unsigned int>(v200.col(75, iron_linear_thread() & 31u));
-    const bool v4586 = v4585 == v4584;
-    const bool v4587 = v4581 && v4586;
-    const unsigned int v4590 = v4578 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4591 = v4590 == 0u;
-    const bool v4592 = v4587 && v4591;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4592) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4593 = v4576 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4594 = v4578 < v4;
-      const bool v4595 = v4593 && v4594;
-      if (v4595) {
-        const unsigned int v4596 = v2493 + v4578;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4597 = v200.x[74];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4598 = iron_f32_to_bf16(v4597);
-        const float v4599 = v200.x[75];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4602 = iron_f32_to_bf16(v4599);
-        const unsigned int v4603 = v4576 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4604 = v4603 + v4596;
-        *reinterpret_cast<iron_bf16x2*>(out + v4604) = iron_bf16x2{{v4598, v4602}};
-      }
-    } else {
-      const bool v4609 = v4576 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4610 = v4578 < v4;
-      const bool v4611 = v4609 && v4610;
-      if (v4611) {
-        const float v4612 = v200.x[74];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4614 = iron_f32_to_bf16(v4612);
-        const unsigned int v4615 = v4576 * v4;
-        const unsigned int v4616 = v4615 + v2493;
-        const unsigned int v4617 = v4616 + v4578;
-        out[v4617] = v4614;
-      }
-      const unsigned int v4619 = v2492 + v4580;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4621 = v2491 + v4585;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4622 = v4619 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4623 = v4621 < v4;
-      const bool v4624 = v4622 && v4623;
-      if (v4624) {
-        const float v4625 = v200.x[75];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4627 = iron_f32_to_bf16(v4625);
-        const unsigned int v4628 = v4619 * v4;
-        const unsigned int v4629 = v4628 + v2493;
-        const unsigned int v4630 = v4629 + v4621;
-        out[v4630] = v4627;
-      }
+    const unsigned int v3099 = static_cast<unsigned int>(v200.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3100 = v2494 + v3099;
+    const unsigned int v3101 = static_cast<unsigned int>(v200.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3102 = v2493 + v3101;
+    const bool v3103 = v3100 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3104 = v3102 < v4;
+    const bool v3105 = v3103 && v3104;
+    if (v3105) {
+      const unsigned int v3106 = v2495 + v3102;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3107 = v200.x[74];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3108 = iron_f32_to_bf16(v3107);
+      const float v3109 = v200.x[75];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3112 = iron_f32_to_bf16(v3109);
+      const unsigned int v3113 = v3100 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3114 = v3113 + v3106;
+      *reinterpret_cast<iron_bf16x2*>(out + v3114) = iron_bf16x2{{v3108, v3112}};
     }
-    const unsigned int v4631 = static_cast<unsigned int>(v200.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4632 = v2492 + v4631;
-    const unsigned int v4633 = static_cast<unsigned int>(v200.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4634 = v2491 + v4633;
-    const unsigned int v4636 = static_cast<unsigned int>(v200.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4637 = v4636 == v4631;
-    const unsigned int v4640 = v4633 + 1u;
-    const unsigned int v4641 = static_cast<unsigned int>(v200.col(77, iron_linear_thread() & 31u));
-    const bool v4642 = v4641 == v4640;
-    const bool v4643 = v4637 && v4642;
-    const unsigned int v4646 = v4634 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4647 = v4646 == 0u;
-    const bool v4648 = v4643 && v4647;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4648) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4649 = v4632 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4650 = v4634 < v4;
-      const bool v4651 = v4649 && v4650;
-      if (v4651) {
-        const unsigned int v4652 = v2493 + v4634;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4653 = v200.x[76];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4654 = iron_f32_to_bf16(v4653);
-        const float v4655 = v200.x[77];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4658 = iron_f32_to_bf16(v4655);
-        const unsigned int v4659 = v4632 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4660 = v4659 + v4652;
-        *reinterpret_cast<iron_bf16x2*>(out + v4660) = iron_bf16x2{{v4654, v4658}};
-      }
-    } else {
-      const bool v4665 = v4632 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4666 = v4634 < v4;
-      const bool v4667 = v4665 && v4666;
-      if (v4667) {
-        const float v4668 = v200.x[76];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4670 = iron_f32_to_bf16(v4668);
-        const unsigned int v4671 = v4632 * v4;
-        const unsigned int v4672 = v4671 + v2493;
-        const unsigned int v4673 = v4672 + v4634;
-        out[v4673] = v4670;
-      }
-      const unsigned int v4675 = v2492 + v4636;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4677 = v2491 + v4641;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4678 = v4675 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4679 = v4677 < v4;
-      const bool v4680 = v4678 && v4679;
-      if (v4680) {
-        const float v4681 = v200.x[77];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4683 = iron_f32_to_bf16(v4681);
-        const unsigned int v4684 = v4675 * v4;
-        const unsigned int v4685 = v4684 + v2493;
-        const unsigned int v4686 = v4685 + v4677;
-        out[v4686] = v4683;
-      }
+    const unsigned int v3115 = static_cast<unsigned int>(v200.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3116 = v2494 + v3115;
+    const unsigned int v3117 = static_cast<unsigned int>(v200.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3118 = v2493 + v3117;
+    const bool v3119 = v3116 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3120 = v3118 < v4;
+    const bool v3121 = v3119 && v3120;
+    if (v3121) {
+      const unsigned int v3122 = v2495 + v3118;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3123 = v200.x[76];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3124 = iron_f32_to_bf16(v3123);
+      const float v3125 = v200.x[77];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3128 = iron_f32_to_bf16(v3125);
+      const unsigned int v3129 = v3116 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3130 = v3129 + v3122;
+      *reinterpret_cast<iron_bf16x2*>(out + v3130) = iron_bf16x2{{v3124, v3128}};
     }
-    const unsigned int v4687 = static_cast<unsigned int>(v200.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4688 = v2492 + v4687;
-    const unsigned int v4689 = static_cast<unsigned int>(v200.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4690 = v2491 + v4689;
-    const unsigned int v4692 = static_cast<unsigned int>(v200.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4693 = v4692 == v4687;
-    const unsigned int v4696 = v4689 + 1u;
-    const unsigned int v4697 = static_cast<unsigned int>(v200.col(79, iron_linear_thread() & 31u));
-    const bool v4698 = v4697 == v4696;
-    const bool v4699 = v4693 && v4698;
-    const unsigned int v4702 = v4690 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4703 = v4702 == 0u;
-    const bool v4704 = v4699 && v4703;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4704) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4705 = v4688 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4706 = v4690 < v4;
-      const bool v4707 = v4705 && v4706;
-      if (v4707) {
-        const unsigned int v4708 = v2493 + v4690;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4709 = v200.x[78];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4710 = iron_f32_to_bf16(v4709);
-        const float v4711 = v200.x[79];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4714 = iron_f32_to_bf16(v4711);
-        const unsigned int v4715 = v4688 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4716 = v4715 + v4708;
-        *reinterpret_cast<iron_bf16x2*>(out + v4716) = iron_bf16x2{{v4710, v4714}};
-      }
-    } else {
-      const bool v4721 = v4688 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4722 = v4690 < v4;
-      const bool v4723 = v4721 && v4722;
-      if (v4723) {
-        const float v4724 = v200.x[78];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4726 = iron_f32_to_bf16(v4724);
-        const unsigned int v4727 = v4688 * v4;
-        const unsigned int v4728 = v4727 + v2493;
-        const unsigned int v4729 = v4728 + v4690;
-        out[v4729] = v4726;
-      }
-      const unsigned int v4731 = v2492 + v4692;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4733 = v2491 + v4697;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4734 = v4731 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4735 = v4733 < v4;
-      const bool v4736 = v4734 && v4735;
-      if (v4736) {
-        const float v4737 = v200.x[79];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4739 = iron_f32_to_bf16(v4737);
-        const unsigned int v4740 = v4731 * v4;
-        const unsigned int v4741 = v4740 + v2493;
-        const unsigned int v4742 = v4741 + v4733;
-        out[v4742] = v4739;
-      }
+    const unsigned int v3131 = static_cast<unsigned int>(v200.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3132 = v2494 + v3131;
+    const unsigned int v3133 = static_cast<unsigned int>(v200.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3134 = v2493 + v3133;
+    const bool v3135 = v3132 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3136 = v3134 < v4;
+    const bool v3137 = v3135 && v3136;
+    if (v3137) {
+      const unsigned int v3138 = v2495 + v3134;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3139 = v200.x[78];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3140 = iron_f32_to_bf16(v3139);
+      const float v3141 = v200.x[79];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3144 = iron_f32_to_bf16(v3141);
+      const unsigned int v3145 = v3132 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3146 = v3145 + v3138;
+      *reinterpret_cast<iron_bf16x2*>(out + v3146) = iron_bf16x2{{v3140, v3144}};
     }
-    const unsigned int v4743 = static_cast<unsigned int>(v200.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4744 = v2492 + v4743;
-    const unsigned int v4745 = static_cast<unsigned int>(v200.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4746 = v2491 + v4745;
-    const unsigned int v4748 = static_cast<unsigned int>(v200.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4749 = v4748 == v4743;
-    const unsigned int v4752 = v4745 + 1u;
-    const unsigned int v4753 = static_cast<unsigned int>(v200.col(81, iron_linear_thread() & 31u));
-    const bool v4754 = v4753 == v4752;
-    const bool v4755 = v4749 && v4754;
-    const unsigned int v4758 = v4746 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4759 = v4758 == 0u;
-    const bool v4760 = v4755 && v4759;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4760) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4761 = v4744 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4762 = v4746 < v4;
-      const bool v4763 = v4761 && v4762;
-      if (v4763) {
-        const unsigned int v4764 = v2493 + v4746;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4765 = v200.x[80];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4766 = iron_f32_to_bf16(v4765);
-        const float v4767 = v200.x[81];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4770 = iron_f32_to_bf16(v4767);
-        const unsigned int v4771 = v4744 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4772 = v4771 + v4764;
-        *reinterpret_cast<iron_bf16x2*>(out + v4772) = iron_bf16x2{{v4766, v4770}};
-      }
-    } else {
-      const bool v4777 = v4744 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4778 = v4746 < v4;
-      const bool v4779 = v4777 && v4778;
-      if (v4779) {
-        const float v4780 = v200.x[80];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4782 = iron_f32_to_bf16(v4780);
-        const unsigned int v4783 = v4744 * v4;
-        const unsigned int v4784 = v4783 + v2493;
-        const unsigned int v4785 = v4784 + v4746;
-        out[v4785] = v4782;
-      }
-      const unsigned int v4787 = v2492 + v4748;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4789 = v2491 + v4753;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4790 = v4787 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4791 = v4789 < v4;
-      const bool v4792 = v4790 && v4791;
-      if (v4792) {
-        const float v4793 = v200.x[81];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4795 = iron_f32_to_bf16(v4793);
-        const unsigned int v4796 = v4787 * v4;
-        const unsigned int v4797 = v4796 + v2493;
-        const unsigned int v4798 = v4797 + v4789;
-        out[v4798] = v4795;
-      }
+    const unsigned int v3147 = static_cast<unsigned int>(v200.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3148 = v2494 + v3147;
+    const unsigned int v3149 = static_cast<unsigned int>(v200.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3150 = v2493 + v3149;
+    const bool v3151 = v3148 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3152 = v3150 < v4;
+    const bool v3153 = v3151 && v3152;
+    if (v3153) {
+      const unsigned int v3154 = v2495 + v3150;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3155 = v200.x[80];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3156 = iron_f32_to_bf16(v3155);
+      const float v3157 = v200.x[81];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3160 = iron_f32_to_bf16(v3157);
+      const unsigned int v3161 = v3148 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3162 = v3161 + v3154;
+      *reinterpret_cast<iron_bf16x2*>(out + v3162) = iron_bf16x2{{v3156, v3160}};
     }
-    const unsigned int v4799 = static_cast<unsigned int>(v200.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4800 = v2492 + v4799;
-    const unsigned int v4801 = static_cast<unsigned int>(v200.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4802 = v2491 + v4801;
-    const unsigned int v4804 = static_cast<unsigned int>(v200.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4805 = v4804 == v4799;
-    const unsigned int v4808 = v4801 + 1u;
-    const unsigned int v4809 = static_cast<unsigned int>(v200.col(83, iron_linear_thread() & 31u));
-    const bool v4810 = v4809 == v4808;
-    const bool v4811 = v4805 && v4810;
-    const unsigned int v4814 = v4802 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4815 = v4814 == 0u;
-    const bool v4816 = v4811 && v4815;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4816) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4817 = v4800 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4818 = v4802 < v4;
-      const bool v4819 = v4817 && v4818;
-      if (v4819) {
-        const unsigned int v4820 = v2493 + v4802;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4821 = v200.x[82];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4822 = iron_f32_to_bf16(v4821);
-        const float v4823 = v200.x[83];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4826 = iron_f32_to_bf16(v4823);
-        const unsigned int v4827 = v4800 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4828 = v4827 + v4820;
-        *reinterpret_cast<iron_bf16x2*>(out + v4828) = iron_bf16x2{{v4822, v4826}};
-      }
-    } else {
-      const bool v4833 = v4800 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4834 = v4802 < v4;
-      const bool v4835 = v4833 && v4834;
-      if (v4835) {
-        const float v4836 = v200.x[82];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4838 = iron_f32_to_bf16(v4836);
-        const unsigned int v4839 = v4800 * v4;
-        const unsigned int v4840 = v4839 + v2493;
-        const unsigned int v4841 = v4840 + v4802;
-        out[v4841] = v4838;
-      }
-      const unsigned int v4843 = v2492 + v4804;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4845 = v2491 + v4809;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4846 = v4843 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4847 = v4845 < v4;
-      const bool v4848 = v4846 && v4847;
-      if (v4848) {
-        const float v4849 = v200.x[83];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4851 = iron_f32_to_bf16(v4849);
-        const unsigned int v4852 = v4843 * v4;
-        const unsigned int v4853 = v4852 + v2493;
-        const unsigned int v4854 = v4853 + v4845;
-        out[v4854] = v4851;
-      }
+    const unsigned int v3163 = static_cast<unsigned int>(v200.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3164 = v2494 + v3163;
+    const unsigned int v3165 = static_cast<unsigned int>(v200.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3166 = v2493 + v3165;
+    const bool v3167 = v3164 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3168 = v3166 < v4;
+    const bool v3169 = v3167 && v3168;
+    if (v3169) {
+      const unsigned int v3170 = v2495 + v3166;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3171 = v200.x[82];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3172 = iron_f32_to_bf16(v3171);
+      const float v3173 = v200.x[83];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3176 = iron_f32_to_bf16(v3173);
+      const unsigned int v3177 = v3164 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3178 = v3177 + v3170;
+      *reinterpret_cast<iron_bf16x2*>(out + v3178) = iron_bf16x2{{v3172, v3176}};
     }
-    const unsigned int v4855 = static_cast<unsigned int>(v200.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4856 = v2492 + v4855;
-    const unsigned int v4857 = static_cast<unsigned int>(v200.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4858 = v2491 + v4857;
-    const unsigned int v4860 = static_cast<unsigned int>(v200.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4861 = v4860 == v4855;
-    const unsigned int v4864 = v4857 + 1u;
-    const unsigned int v4865 = static_cast<unsigned int>(v200.col(85, iron_linear_thread() & 31u));
-    const bool v4866 = v4865 == v4864;
-    const bool v4867 = v4861 && v4866;
-    const unsigned int v4870 = v4858 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4871 = v4870 == 0u;
-    const bool v4872 = v4867 && v4871;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4872) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4873 = v4856 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4874 = v4858 < v4;
-      const bool v4875 = v4873 && v4874;
-      if (v4875) {
-        const unsigned int v4876 = v2493 + v4858;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4877 = v200.x[84];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4878 = iron_f32_to_bf16(v4877);
-        const float v4879 = v200.x[85];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4882 = iron_f32_to_bf16(v4879);
-        const unsigned int v4883 = v4856 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4884 = v4883 + v4876;
-        *reinterpret_cast<iron_bf16x2*>(out + v4884) = iron_bf16x2{{v4878, v4882}};
-      }
-    } else {
-      const bool v4889 = v4856 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4890 = v4858 < v4;
-      const bool v4891 = v4889 && v4890;
-      if (v4891) {
-        const float v4892 = v200.x[84];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4894 = iron_f32_to_bf16(v4892);
-        const unsigned int v4895 = v4856 * v4;
-        const unsigned int v4896 = v4895 + v2493;
-        const unsigned int v4897 = v4896 + v4858;
-        out[v4897] = v4894;
-      }
-      const unsigned int v4899 = v2492 + v4860;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4901 = v2491 + v4865;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4902 = v4899 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4903 = v4901 < v4;
-      const bool v4904 = v4902 && v4903;
-      if (v4904) {
-        const float v4905 = v200.x[85];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4907 = iron_f32_to_bf16(v4905);
-        const unsigned int v4908 = v4899 * v4;
-        const unsigned int v4909 = v4908 + v2493;
-        const unsigned int v4910 = v4909 + v4901;
-        out[v4910] = v4907;
-      }
+    const unsigned int v3179 = static_cast<unsigned int>(v200.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3180 = v2494 + v3179;
+    const unsigned int v3181 = static_cast<unsigned int>(v200.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3182 = v2493 + v3181;
+    const bool v3183 = v3180 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3184 = v3182 < v4;
+    const bool v3185 = v3183 && v3184;
+    if (v3185) {
+      const unsigned int v3186 = v2495 + v3182;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3187 = v200.x[84];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3188 = iron_f32_to_bf16(v3187);
+      const float v3189 = v200.x[85];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3192 = iron_f32_to_bf16(v3189);
+      const unsigned int v3193 = v3180 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3194 = v3193 + v3186;
+      *reinterpret_cast<iron_bf16x2*>(out + v3194) = iron_bf16x2{{v3188, v3192}};
     }
-    const unsigned int v4911 = static_cast<unsigned int>(v200.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4912 = v2492 + v4911;
-    const unsigned int v4913 = static_cast<unsigned int>(v200.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4914 = v2491 + v4913;
-    const unsigned int v4916 = static_cast<unsigned int>(v200.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4917 = v4916 == v4911;
-    const unsigned int v4920 = v4913 + 1u;
-    const unsigned int v4921 = static_cast<unsigned int>(v200.col(87, iron_linear_thread() & 31u));
-    const bool v4922 = v4921 == v4920;
-    const bool v4923 = v4917 && v4922;
-    const unsigned int v4926 = v4914 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4927 = v4926 == 0u;
-    const bool v4928 = v4923 && v4927;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4928) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4929 = v4912 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4930 = v4914 < v4;
-      const bool v4931 = v4929 && v4930;
-      if (v4931) {
-        const unsigned int v4932 = v2493 + v4914;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4933 = v200.x[86];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4934 = iron_f32_to_bf16(v4933);
-        const float v4935 = v200.x[87];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4938 = iron_f32_to_bf16(v4935);
-        const unsigned int v4939 = v4912 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4940 = v4939 + v4932;
-        *reinterpret_cast<iron_bf16x2*>(out + v4940) = iron_bf16x2{{v4934, v4938}};
-      }
-    } else {
-      const bool v4945 = v4912 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4946 = v4914 < v4;
-      const bool v4947 = v4945 && v4946;
-      if (v4947) {
-        const float v4948 = v200.x[86];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4950 = iron_f32_to_bf16(v4948);
-        const unsigned int v4951 = v4912 * v4;
-        const unsigned int v4952 = v4951 + v2493;
-        const unsigned int v4953 = v4952 + v4914;
-        out[v4953] = v4950;
-      }
-      const unsigned int v4955 = v2492 + v4916;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4957 = v2491 + v4921;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4958 = v4955 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4959 = v4957 < v4;
-      const bool v4960 = v4958 && v4959;
-      if (v4960) {
-        const float v4961 = v200.x[87];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4963 = iron_f32_to_bf16(v4961);
-        const unsigned int v4964 = v4955 * v4;
-        const unsigned int v4965 = v4964 + v2493;
-        const unsigned int v4966 = v4965 + v4957;
-        out[v4966] = v4963;
-      }
+    const unsigned int v3195 = static_cast<unsigned int>(v200.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3196 = v2494 + v3195;
+    const unsigned int v3197 = static_cast<unsigned int>(v200.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3198 = v2493 + v3197;
+    const bool v3199 = v3196 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3200 = v3198 < v4;
+    const bool v3201 = v3199 && v3200;
+    if (v3201) {
+      const unsigned int v3202 = v2495 + v3198;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3203 = v200.x[86];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3204 = iron_f32_to_bf16(v3203);
+      const float v3205 = v200.x[87];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3208 = iron_f32_to_bf16(v3205);
+      const unsigned int v3209 = v3196 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3210 = v3209 + v3202;
+      *reinterpret_cast<iron_bf16x2*>(out + v3210) = iron_bf16x2{{v3204, v3208}};
     }
-    const unsigned int v4967 = static_cast<unsigned int>(v200.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4968 = v2492 + v4967;
-    const unsigned int v4969 = static_cast<unsigned int>(v200.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4970 = v2491 + v4969;
-    const unsigned int v4972 = static_cast<unsigned int>(v200.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4973 = v4972 == v4967;
-    const unsigned int v4976 = v4969 + 1u;
-    const unsigned int v4977 = static_cast<unsigned int>(v200.col(89, iron_linear_thread() & 31u));
-    const bool v4978 = v4977 == v4976;
-    const bool v4979 = v4973 && v4978;
-    const unsigned int v4982 = v4970 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4983 = v4982 == 0u;
-    const bool v4984 = v4979 && v4983;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4984) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4985 = v4968 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4986 = v4970 < v4;
-      const bool v4987 = v4985 && v4986;
-      if (v4987) {
-        const unsigned int v4988 = v2493 + v4970;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4989 = v200.x[88];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4990 = iron_f32_to_bf16(v4989);
-        const float v4991 = v200.x[89];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4994 = iron_f32_to_bf16(v4991);
-        const unsigned int v4995 = v4968 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4996 = v4995 + v4988;
-        *reinterpret_cast<iron_bf16x2*>(out + v4996) = iron_bf16x2{{v4990, v4994}};
-      }
-    } else {
-      const bool v5001 = v4968 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5002 = v4970 < v4;
-      const bool v5003 = v5001 && v5002;
-      if (v5003) {
-        const float v5004 = v200.x[88];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5006 = iron_f32_to_bf16(v5004);
-        const unsigned int v5007 = v4968 * v4;
-        const unsigned int v5008 = v5007 + v2493;
-        const unsigned int v5009 = v5008 + v4970;
-        out[v5009] = v5006;
-      }
-      const unsigned int v5011 = v2492 + v4972;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5013 = v2491 + v4977;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5014 = v5011 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5015 = v5013 < v4;
-      const bool v5016 = v5014 && v5015;
-      if (v5016) {
-        const float v5017 = v200.x[89];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5019 = iron_f32_to_bf16(v5017);
-        const unsigned int v5020 = v5011 * v4;
-        const unsigned int v5021 = v5020 + v2493;
-        const unsigned int v5022 = v5021 + v5013;
-        out[v5022] = v5019;
-      }
+    const unsigned int v3211 = static_cast<unsigned int>(v200.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3212 = v2494 + v3211;
+    const unsigned int v3213 = static_cast<unsigned int>(v200.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3214 = v2493 + v3213;
+    const bool v3215 = v3212 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3216 = v3214 < v4;
+    const bool v3217 = v3215 && v3216;
+    if (v3217) {
+      const unsigned int v3218 = v2495 + v3214;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3219 = v200.x[88];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3220 = iron_f32_to_bf16(v3219);
+      const float v3221 = v200.x[89];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3224 = iron_f32_to_bf16(v3221);
+      const unsigned int v3225 = v3212 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3226 = v3225 + v3218;
+      *reinterpret_cast<iron_bf16x2*>(out + v3226) = iron_bf16x2{{v3220, v3224}};
     }
-    const unsigned int v5023 = static_cast<unsigned int>(v200.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5024 = v2492 + v5023;
-    const unsigned int v5025 = static_cast<unsigned int>(v200.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5026 = v2491 + v5025;
-    const unsigned int v5028 = static_cast<unsigned int>(v200.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5029 = v5028 == v5023;
-    const unsigned int v5032 = v5025 + 1u;
-    const unsigned int v5033 = static_cast<unsigned int>(v200.col(91, iron_linear_thread() & 31u));
-    const bool v5034 = v5033 == v5032;
-    const bool v5035 = v5029 && v5034;
-    const unsigned int v5038 = v5026 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5039 = v5038 == 0u;
-    const bool v5040 = v5035 && v5039;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5040) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5041 = v5024 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5042 = v5026 < v4;
-      const bool v5043 = v5041 && v5042;
-      if (v5043) {
-        const unsigned int v5044 = v2493 + v5026;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5045 = v200.x[90];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5046 = iron_f32_to_bf16(v5045);
-        const float v5047 = v200.x[91];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5050 = iron_f32_to_bf16(v5047);
-        const unsigned int v5051 = v5024 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5052 = v5051 + v5044;
-        *reinterpret_cast<iron_bf16x2*>(out + v5052) = iron_bf16x2{{v5046, v5050}};
-      }
-    } else {
-      const bool v5057 = v5024 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5058 = v5026 < v4;
-      const bool v5059 = v5057 && v5058;
-      if (v5059) {
-        const float v5060 = v200.x[90];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5062 = iron_f32_to_bf16(v5060);
-        const unsigned int v5063 = v5024 * v4;
-        const unsigned int v5064 = v5063 + v2493;
-        const unsigned int v5065 = v5064 + v5026;
-        out[v5065] = v5062;
-      }
-      const unsigned int v5067 = v2492 + v5028;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5069 = v2491 + v5033;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5070 = v5067 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5071 = v5069 < v4;
-      const bool v5072 = v5070 && v5071;
-      if (v5072) {
-        const float v5073 = v200.x[91];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5075 = iron_f32_to_bf16(v5073);
-        const unsigned int v5076 = v5067 * v4;
-        const unsigned int v5077 = v5076 + v2493;
-        const unsigned int v5078 = v5077 + v5069;
-        out[v5078] = v5075;
-      }
+    const unsigned int v3227 = static_cast<unsigned int>(v200.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3228 = v2494 + v3227;
+    const unsigned int v3229 = static_cast<unsigned int>(v200.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3230 = v2493 + v3229;
+    const bool v3231 = v3228 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3232 = v3230 < v4;
+    const bool v3233 = v3231 && v3232;
+    if (v3233) {
+      const unsigned int v3234 = v2495 + v3230;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3235 = v200.x[90];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3236 = iron_f32_to_bf16(v3235);
+      const float v3237 = v200.x[91];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3240 = iron_f32_to_bf16(v3237);
+      const unsigned int v3241 = v3228 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3242 = v3241 + v3234;
+      *reinterpret_cast<iron_bf16x2*>(out + v3242) = iron_bf16x2{{v3236, v3240}};
     }
-    const unsigned int v5079 = static_cast<unsigned int>(v200.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5080 = v2492 + v5079;
-    const unsigned int v5081 = static_cast<unsigned int>(v200.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5082 = v2491 + v5081;
-    const unsigned int v5084 = static_cast<unsigned int>(v200.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5085 = v5084 == v5079;
-    const unsigned int v5088 = v5081 + 1u;
-    const unsigned int v5089 = static_cast<unsigned int>(v200.col(93, iron_linear_thread() & 31u));
-    const bool v5090 = v5089 == v5088;
-    const bool v5091 = v5085 && v5090;
-    const unsigned int v5094 = v5082 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5095 = v5094 == 0u;
-    const bool v5096 = v5091 && v5095;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5096) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5097 = v5080 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5098 = v5082 < v4;
-      const bool v5099 = v5097 && v5098;
-      if (v5099) {
-        const unsigned int v5100 = v2493 + v5082;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5101 = v200.x[92];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5102 = iron_f32_to_bf16(v5101);
-        const float v5103 = v200.x[93];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5106 = iron_f32_to_bf16(v5103);
-        const unsigned int v5107 = v5080 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5108 = v5107 + v5100;
-        *reinterpret_cast<iron_bf16x2*>(out + v5108) = iron_bf16x2{{v5102, v5106}};
-      }
-    } else {
-      const bool v5113 = v5080 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5114 = v5082 < v4;
-      const bool v5115 = v5113 && v5114;
-      if (v5115) {
-        const float v5116 = v200.x[92];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5118 = iron_f32_to_bf16(v5116);
-        const unsigned int v5119 = v5080 * v4;
-        const unsigned int v5120 = v5119 + v2493;
-        const unsigned int v5121 = v5120 + v5082;
-        out[v5121] = v5118;
-      }
-      const unsigned int v5123 = v2492 + v5084;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5125 = v2491 + v5089;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5126 = v5123 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5127 = v5125 < v4;
-      const bool v5128 = v5126 && v5127;
-      if (v5128) {
-        const float v5129 = v200.x[93];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5131 = iron_f32_to_bf16(v5129);
-        const unsigned int v5132 = v5123 * v4;
-        const unsigned int v5133 = v5132 + v2493;
-        const unsigned int v5134 = v5133 + v5125;
-        out[v5134] = v5131;
-      }
+    const unsigned int v3243 = static_cast<unsigned int>(v200.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3244 = v2494 + v3243;
+    const unsigned int v3245 = static_cast<unsigned int>(v200.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3246 = v2493 + v3245;
+    const bool v3247 = v3244 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3248 = v3246 < v4;
+    const bool v3249 = v3247 && v3248;
+    if (v3249) {
+      const unsigned int v3250 = v2495 + v3246;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3251 = v200.x[92];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3252 = iron_f32_to_bf16(v3251);
+      const float v3253 = v200.x[93];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3256 = iron_f32_to_bf16(v3253);
+      const unsigned int v3257 = v3244 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3258 = v3257 + v3250;
+      *reinterpret_cast<iron_bf16x2*>(out + v3258) = iron_bf16x2{{v3252, v3256}};
     }
-    const unsigned int v5135 = static_cast<unsigned int>(v200.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5136 = v2492 + v5135;
-    const unsigned int v5137 = static_cast<unsigned int>(v200.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5138 = v2491 + v5137;
-    const unsigned int v5140 = static_cast<unsigned int>(v200.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5141 = v5140 == v5135;
-    const unsigned int v5144 = v5137 + 1u;
-    const unsigned int v5145 = static_cast<unsigned int>(v200.col(95, iron_linear_thread() & 31u));
-    const bool v5146 = v5145 == v5144;
-    const bool v5147 = v5141 && v5146;
-    const unsigned int v5150 = v5138 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5151 = v5150 == 0u;
-    const bool v5152 = v5147 && v5151;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5152) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5153 = v5136 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5154 = v5138 < v4;
-      const bool v5155 = v5153 && v5154;
-      if (v5155) {
-        const unsigned int v5156 = v2493 + v5138;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5157 = v200.x[94];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5158 = iron_f32_to_bf16(v5157);
-        const float v5159 = v200.x[95];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5162 = iron_f32_to_bf16(v5159);
-        const unsigned int v5163 = v5136 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5164 = v5163 + v5156;
-        *reinterpret_cast<iron_bf16x2*>(out + v5164) = iron_bf16x2{{v5158, v5162}};
-      }
-    } else {
-      const bool v5169 = v5136 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5170 = v5138 < v4;
-      const bool v5171 = v5169 && v5170;
-      if (v5171) {
-        const float v5172 = v200.x[94];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5174 = iron_f32_to_bf16(v5172);
-        const unsigned int v5175 = v5136 * v4;
-        const unsigned int v5176 = v5175 + v2493;
-        const unsigned int v5177 = v5176 + v5138;
-        out[v5177] = v5174;
-      }
-      const unsigned int v5179 = v2492 + v5140;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5181 = v2491 + v5145;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5182 = v5179 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5183 = v5181 < v4;
-      const bool v5184 = v5182 && v5183;
-      if (v5184) {
-        const float v5185 = v200.x[95];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5187 = iron_f32_to_bf16(v5185);
-        const unsigned int v5188 = v5179 * v4;
-        const unsigned int v5189 = v5188 + v2493;
-        const unsigned int v5190 = v5189 + v5181;
-        out[v5190] = v5187;
-      }
+    const unsigned int v3259 = static_cast<unsigned int>(v200.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3260 = v2494 + v3259;
+    const unsigned int v3261 = static_cast<unsigned int>(v200.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3262 = v2493 + v3261;
+    const bool v3263 = v3260 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3264 = v3262 < v4;
+    const bool v3265 = v3263 && v3264;
+    if (v3265) {
+      const unsigned int v3266 = v2495 + v3262;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3267 = v200.x[94];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3268 = iron_f32_to_bf16(v3267);
+      const float v3269 = v200.x[95];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3272 = iron_f32_to_bf16(v3269);
+      const unsigned int v3273 = v3260 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3274 = v3273 + v3266;
+      *reinterpret_cast<iron_bf16x2*>(out + v3274) = iron_bf16x2{{v3268, v3272}};
     }
-    const unsigned int v5191 = static_cast<unsigned int>(v200.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5192 = v2492 + v5191;
-    const unsigned int v5193 = static_cast<unsigned int>(v200.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5194 = v2491 + v5193;
-    const unsigned int v5196 = static_cast<unsigned int>(v200.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5197 = v5196 == v5191;
-    const unsigned int v5200 = v5193 + 1u;
-    const unsigned int v5201 = static_cast<unsigned int>(v200.col(97, iron_linear_thread() & 31u));
-    const bool v5202 = v5201 == v5200;
-    const bool v5203 = v5197 && v5202;
-    const unsigned int v5206 = v5194 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5207 = v5206 == 0u;
-    const bool v5208 = v5203 && v5207;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5208) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5209 = v5192 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5210 = v5194 < v4;
-      const bool v5211 = v5209 && v5210;
-      if (v5211) {
-        const unsigned int v5212 = v2493 + v5194;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5213 = v200.x[96];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5214 = iron_f32_to_bf16(v5213);
-        const float v5215 = v200.x[97];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5218 = iron_f32_to_bf16(v5215);
-        const unsigned int v5219 = v5192 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5220 = v5219 + v5212;
-        *reinterpret_cast<iron_bf16x2*>(out + v5220) = iron_bf16x2{{v5214, v5218}};
-      }
-    } else {
-      const bool v5225 = v5192 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5226 = v5194 < v4;
-      const bool v5227 = v5225 && v5226;
-      if (v5227) {
-        const float v5228 = v200.x[96];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5230 = iron_f32_to_bf16(v5228);
-        const unsigned int v5231 = v5192 * v4;
-        const unsigned int v5232 = v5231 + v2493;
-        const unsigned int v5233 = v5232 + v5194;
-        out[v5233] = v5230;
-      }
-      const unsigned int v5235 = v2492 + v5196;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5237 = v2491 + v5201;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5238 = v5235 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5239 = v5237 < v4;
-      const bool v5240 = v5238 && v5239;
-      if (v5240) {
-        const float v5241 = v200.x[97];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5243 = iron_f32_to_bf16(v5241);
-        const unsigned int v5244 = v5235 * v4;
-        const unsigned int v5245 = v5244 + v2493;
-        const unsigned int v5246 = v5245 + v5237;
-        out[v5246] = v5243;
-      }
+    const unsigned int v3275 = static_cast<unsigned int>(v200.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3276 = v2494 + v3275;
+    const unsigned int v3277 = static_cast<unsigned int>(v200.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3278 = v2493 + v3277;
+    const bool v3279 = v3276 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3280 = v3278 < v4;
+    const bool v3281 = v3279 && v3280;
+    if (v3281) {
+      const unsigned int v3282 = v2495 + v3278;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3283 = v200.x[96];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3284 = iron_f32_to_bf16(v3283);
+      const float v3285 = v200.x[97];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3288 = iron_f32_to_bf16(v3285);
+      const unsigned int v3289 = v3276 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3290 = v3289 + v3282;
+      *reinterpret_cast<iron_bf16x2*>(out + v3290) = iron_bf16x2{{v3284, v3288}};
     }
-    const unsigned int v5247 = static_cast<unsigned int>(v200.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5248 = v2492 + v5247;
-    const unsigned int v5249 = static_cast<unsigned int>(v200.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5250 = v2491 + v5249;
-    const unsigned int v5252 = static_cast<unsigned int>(v200.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5253 = v5252 == v5247;
-    const unsigned int v5256 = v5249 + 1u;
-    const unsigned int v5257 = static_cast<unsigned int>(v200.col(99, iron_linear_thread() & 31u));
-    const bool v5258 = v5257 == v5256;
-    const bool v5259 = v5253 && v5258;
-    const unsigned int v5262 = v5250 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5263 = v5262 == 0u;
-    const bool v5264 = v5259 && v5263;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5264) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5265 = v5248 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5266 = v5250 < v4;
-      const bool v5267 = v5265 && v5266;
-      if (v5267) {
-        const unsigned int v5268 = v2493 + v5250;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5269 = v200.x[98];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5270 = iron_f32_to_bf16(v5269);
-        const float v5271 = v200.x[99];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5274 = iron_f32_to_bf16(v5271);
-        const unsigned int v5275 = v5248 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5276 = v5275 + v5268;
-        *reinterpret_cast<iron_bf16x2*>(out + v5276) = iron_bf16x2{{v5270, v5274}};
-      }
-    } else {
-      const bool v5281 = v5248 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5282 = v5250 < v4;
-      const bool v5283 = v5281 && v5282;
-      if (v5283) {
-        const float v5284 = v200.x[98];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5286 = iron_f32_to_bf16(v5284);
-        const unsigned int v5287 = v5248 * v4;
-        const unsigned int v5288 = v5287 + v2493;
-        const unsigned int v5289 = v5288 + v5250;
-        out[v5289] = v5286;
-      }
-      const unsigned int v5291 = v2492 + v5252;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5293 = v2491 + v5257;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5294 = v5291 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5295 = v5293 < v4;
-      const bool v5296 = v5294 && v5295;
-      if (v5296) {
-        const float v5297 = v200.x[99];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5299 = iron_f32_to_bf16(v5297);
-        const unsigned int v5300 = v5291 * v4;
-        const unsigned int v5301 = v5300 + v2493;
-        const unsigned int v5302 = v5301 + v5293;
-        out[v5302] = v5299;
-      }
+    const unsigned int v3291 = static_cast<unsigned int>(v200.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3292 = v2494 + v3291;
+    const unsigned int v3293 = static_cast<unsigned int>(v200.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3294 = v2493 + v3293;
+    const bool v3295 = v3292 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3296 = v3294 < v4;
+    const bool v3297 = v3295 && v3296;
+    if (v3297) {
+      const unsigned int v3298 = v2495 + v3294;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3299 = v200.x[98];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3300 = iron_f32_to_bf16(v3299);
+      const float v3301 = v200.x[99];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3304 = iron_f32_to_bf16(v3301);
+      const unsigned int v3305 = v3292 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3306 = v3305 + v3298;
+      *reinterpret_cast<iron_bf16x2*>(out + v3306) = iron_bf16x2{{v3300, v3304}};
     }
-    const unsigned int v5303 = static_cast<unsigned int>(v200.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5304 = v2492 + v5303;
-    const unsigned int v5305 = static_cast<unsigned int>(v200.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5306 = v2491 + v5305;
-    const unsigned int v5308 = static_cast<unsigned int>(v200.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5309 = v5308 == v5303;
-    const unsigned int v5312 = v5305 + 1u;
-    const unsigned int v5313 = static_cast<unsigned int>(v200.col(101, iron_linear_thread() & 31u));
-    const bool v5314 = v5313 == v5312;
-    const bool v5315 = v5309 && v5314;
-    const unsigned int v5318 = v5306 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5319 = v5318 == 0u;
-    const bool v5320 = v5315 && v5319;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5320) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5321 = v5304 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5322 = v5306 < v4;
-      const bool v5323 = v5321 && v5322;
-      if (v5323) {
-        const unsigned int v5324 = v2493 + v5306;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5325 = v200.x[100];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5326 = iron_f32_to_bf16(v5325);
-        const float v5327 = v200.x[101];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5330 = iron_f32_to_bf16(v5327);
-        const unsigned int v5331 = v5304 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5332 = v5331 + v5324;
-        *reinterpret_cast<iron_bf16x2*>(out + v5332) = iron_bf16x2{{v5326, v5330}};
-      }
-    } else {
-      const bool v5337 = v5304 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5338 = v5306 < v4;
-      const bool v5339 = v5337 && v5338;
-      if (v5339) {
-        const float v5340 = v200.x[100];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5342 = iron_f32_to_bf16(v5340);
-        const unsigned int v5343 = v5304 * v4;
-        const unsigned int v5344 = v5343 + v2493;
-        const unsigned int v5345 = v5344 + v5306;
-        out[v5345] = v5342;
-      }
-      const unsigned int v5347 = v2492 + v5308;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5349 = v2491 + v5313;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5350 = v5347 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5351 = v5349 < v4;
-      const bool v5352 = v5350 && v5351;
-      if (v5352) {
-        const float v5353 = v200.x[101];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5355 = iron_f32_to_bf16(v5353);
-        const unsigned int v5356 = v5347 * v4;
-        const unsigned int v5357 = v5356 + v2493;
-        const unsigned int v5358 = v5357 + v5349;
-        out[v5358] = v5355;
-      }
+    const unsigned int v3307 = static_cast<unsigned int>(v200.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3308 = v2494 + v3307;
+    const unsigned int v3309 = static_cast<unsigned int>(v200.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3310 = v2493 + v3309;
+    const bool v3311 = v3308 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3312 = v3310 < v4;
+    const bool v3313 = v3311 && v3312;
+    if (v3313) {
+      const unsigned int v3314 = v2495 + v3310;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3315 = v200.x[100];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3316 = iron_f32_to_bf16(v3315);
+      const float v3317 = v200.x[101];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3320 = iron_f32_to_bf16(v3317);
+      const unsigned int v3321 = v3308 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3322 = v3321 + v3314;
+      *reinterpret_cast<iron_bf16x2*>(out + v3322) = iron_bf16x2{{v3316, v3320}};
     }
-    const unsigned int v5359 = static_cast<unsigned int>(v200.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5360 = v2492 + v5359;
-    const unsigned int v5361 = static_cast<unsigned int>(v200.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5362 = v2491 + v5361;
-    const unsigned int v5364 = static_cast<unsigned int>(v200.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5365 = v5364 == v5359;
-    const unsigned int v5368 = v5361 + 1u;
-    const unsigned int v5369 = static_cast<unsigned int>(v200.col(103, iron_linear_thread() & 31u));
-    const bool v5370 = v5369 == v5368;
-    const bool v5371 = v5365 && v5370;
-    const unsigned int v5374 = v5362 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5375 = v5374 == 0u;
-    const bool v5376 = v5371 && v5375;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5376) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5377 = v5360 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5378 = v5362 < v4;
-      const bool v5379 = v5377 && v5378;
-      if (v5379) {
-        const unsigned int v5380 = v2493 + v5362;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5381 = v200.x[102];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5382 = iron_f32_to_bf16(v5381);
-        const float v5383 = v200.x[103];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5386 = iron_f32_to_bf16(v5383);
-        const unsigned int v5387 = v5360 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5388 = v5387 + v5380;
-        *reinterpret_cast<iron_bf16x2*>(out + v5388) = iron_bf16x2{{v5382, v5386}};
-      }
-    } else {
-      const bool v5393 = v5360 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5394 = v5362 < v4;
-      const bool v5395 = v5393 && v5394;
-      if (v5395) {
-        const float v5396 = v200.x[102];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5398 = iron_f32_to_bf16(v5396);
-        const unsigned int v5399 = v5360 * v4;
-        const unsigned int v5400 = v5399 + v2493;
-        const unsigned int v5401 = v5400 + v5362;
-        out[v5401] = v5398;
-      }
-      const unsigned int v5403 = v2492 + v5364;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5405 = v2491 + v5369;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5406 = v5403 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5407 = v5405 < v4;
-      const bool v5408 = v5406 && v5407;
-      if (v5408) {
-        const float v5409 = v200.x[103];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5411 = iron_f32_to_bf16(v5409);
-        const unsigned int v5412 = v5403 * v4;
-        const unsigned int v5413 = v5412 + v2493;
-        const unsigned int v5414 = v5413 + v5405;
-        out[v5414] = v5411;
-      }
+    const unsigned int v3323 = static_cast<unsigned int>(v200.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3324 = v2494 + v3323;
+    const unsigned int v3325 = static_cast<unsigned int>(v200.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3326 = v2493 + v3325;
+    const bool v3327 = v3324 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3328 = v3326 < v4;
+    const bool v3329 = v3327 && v3328;
+    if (v3329) {
+      const unsigned int v3330 = v2495 + v3326;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3331 = v200.x[102];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3332 = iron_f32_to_bf16(v3331);
+      const float v3333 = v200.x[103];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3336 = iron_f32_to_bf16(v3333);
+      const unsigned int v3337 = v3324 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3338 = v3337 + v3330;
+      *reinterpret_cast<iron_bf16x2*>(out + v3338) = iron_bf16x2{{v3332, v3336}};
     }
-    const unsigned int v5415 = static_cast<unsigned int>(v200.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5416 = v2492 + v5415;
-    const unsigned int v5417 = static_cast<unsigned int>(v200.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5418 = v2491 + v5417;
-    const unsigned int v5420 = static_cast<unsigned int>(v200.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5421 = v5420 == v5415;
-    const unsigned int v5424 = v5417 + 1u;
-    const unsigned int v5425 = static_cast<unsigned int>(v200.col(105, iron_linear_thread() & 31u));
-    const bool v5426 = v5425 == v5424;
-    const bool v5427 = v5421 && v5426;
-    const unsigned int v5430 = v5418 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5431 = v5430 == 0u;
-    const bool v5432 = v5427 && v5431;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5432) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5433 = v5416 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5434 = v5418 < v4;
-      const bool v5435 = v5433 && v5434;
-      if (v5435) {
-        const unsigned int v5436 = v2493 + v5418;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5437 = v200.x[104];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5438 = iron_f32_to_bf16(v5437);
-        const float v5439 = v200.x[105];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5442 = iron_f32_to_bf16(v5439);
-        const unsigned int v5443 = v5416 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5444 = v5443 + v5436;
-        *reinterpret_cast<iron_bf16x2*>(out + v5444) = iron_bf16x2{{v5438, v5442}};
-      }
-    } else {
-      const bool v5449 = v5416 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5450 = v5418 < v4;
-      const bool v5451 = v5449 && v5450;
-      if (v5451) {
-        const float v5452 = v200.x[104];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5454 = iron_f32_to_bf16(v5452);
-        const unsigned int v5455 = v5416 * v4;
-        const unsigned int v5456 = v5455 + v2493;
-        const unsigned int v5457 = v5456 + v5418;
-        out[v5457] = v5454;
-      }
-      const unsigned int v5459 = v2492 + v5420;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5461 = v2491 + v5425;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5462 = v5459 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5463 = v5461 < v4;
-      const bool v5464 = v5462 && v5463;
-      if (v5464) {
-        const float v5465 = v200.x[105];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5467 = iron_f32_to_bf16(v5465);
-        const unsigned int v5468 = v5459 * v4;
-        const unsigned int v5469 = v5468 + v2493;
-        const unsigned int v5470 = v5469 + v5461;
-        out[v5470] = v5467;
-      }
+    const unsigned int v3339 = static_cast<unsigned int>(v200.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3340 = v2494 + v3339;
+    const unsigned int v3341 = static_cast<unsigned int>(v200.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3342 = v2493 + v3341;
+    const bool v3343 = v3340 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3344 = v3342 < v4;
+    const bool v3345 = v3343 && v3344;
+    if (v3345) {
+      const unsigned int v3346 = v2495 + v3342;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3347 = v200.x[104];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3348 = iron_f32_to_bf16(v3347);
+      const float v3349 = v200.x[105];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3352 = iron_f32_to_bf16(v3349);
+      const unsigned int v3353 = v3340 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3354 = v3353 + v3346;
+      *reinterpret_cast<iron_bf16x2*>(out + v3354) = iron_bf16x2{{v3348, v3352}};
     }
-    const unsigned int v5471 = static_cast<unsigned int>(v200.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5472 = v2492 + v5471;
-    const unsigned int v5473 = static_cast<unsigned int>(v200.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5474 = v2491 + v5473;
-    const unsigned int v5476 = static_cast<unsigned int>(v200.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5477 = v5476 == v5471;
-    const unsigned int v5480 = v5473 + 1u;
-    const unsigned int v5481 = static_cast<unsigned int>(v200.col(107, iron_linear_thread() & 31u));
-    const bool v5482 = v5481 == v5480;
-    const bool v5483 = v5477 && v5482;
-    const unsigned int v5486 = v5474 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5487 = v5486 == 0u;
-    const bool v5488 = v5483 && v5487;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5488) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5489 = v5472 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5490 = v5474 < v4;
-      const bool v5491 = v5489 && v5490;
-      if (v5491) {
-        const unsigned int v5492 = v2493 + v5474;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5493 = v200.x[106];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5494 = iron_f32_to_bf16(v5493);
-        const float v5495 = v200.x[107];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5498 = iron_f32_to_bf16(v5495);
-        const unsigned int v5499 = v5472 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5500 = v5499 + v5492;
-        *reinterpret_cast<iron_bf16x2*>(out + v5500) = iron_bf16x2{{v5494, v5498}};
-      }
-    } else {
-      const bool v5505 = v5472 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5506 = v5474 < v4;
-      const bool v5507 = v5505 && v5506;
-      if (v5507) {
-        const float v5508 = v200.x[106];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5510 = iron_f32_to_bf16(v5508);
-        const unsigned int v5511 = v5472 * v4;
-        const unsigned int v5512 = v5511 + v2493;
-        const unsigned int v5513 = v5512 + v5474;
-        out[v5513] = v5510;
-      }
-      const unsigned int v5515 = v2492 + v5476;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5517 = v2491 + v5481;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5518 = v5515 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5519 = v5517 < v4;
-      const bool v5520 = v5518 && v5519;
-      if (v5520) {
-        const float v5521 = v200.x[107];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5523 = iron_f32_to_bf16(v5521);
-        const unsigned int v5524 = v5515 * v4;
-        const unsigned int v5525 = v5524 + v2493;
-        const unsigned int v5526 = v5525 + v5517;
-        out[v5526] = v5523;
-      }
+    const unsigned int v3355 = static_cast<unsigned int>(v200.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3356 = v2494 + v3355;
+    const unsigned int v3357 = static_cast<unsigned int>(v200.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3358 = v2493 + v3357;
+    const bool v3359 = v3356 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3360 = v3358 < v4;
+    const bool v3361 = v3359 && v3360;
+    if (v3361) {
+      const unsigned int v3362 = v2495 + v3358;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3363 = v200.x[106];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3364 = iron_f32_to_bf16(v3363);
+      const float v3365 = v200.x[107];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3368 = iron_f32_to_bf16(v3365);
+      const unsigned int v3369 = v3356 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3370 = v3369 + v3362;
+      *reinterpret_cast<iron_bf16x2*>(out + v3370) = iron_bf16x2{{v3364, v3368}};
     }
-    const unsigned int v5527 = static_cast<unsigned int>(v200.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5528 = v2492 + v5527;
-    const unsigned int v5529 = static_cast<unsigned int>(v200.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5530 = v2491 + v5529;
-    const unsigned int v5532 = static_cast<unsigned int>(v200.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5533 = v5532 == v5527;
-    const unsigned int v5536 = v5529 + 1u;
-    const unsigned int v5537 = static_cast<unsigned int>(v200.col(109, iron_linear_thread() & 31u));
-    const bool v5538 = v5537 == v5536;
-    const bool v5539 = v5533 && v5538;
-    const unsigned int v5542 = v5530 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5543 = v5542 == 0u;
-    const bool v5544 = v5539 && v5543;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5544) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5545 = v5528 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5546 = v5530 < v4;
-      const bool v5547 = v5545 && v5546;
-      if (v5547) {
-        const unsigned int v5548 = v2493 + v5530;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5549 = v200.x[108];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5550 = iron_f32_to_bf16(v5549);
-        const float v5551 = v200.x[109];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5554 = iron_f32_to_bf16(v5551);
-        const unsigned int v5555 = v5528 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5556 = v5555 + v5548;
-        *reinterpret_cast<iron_bf16x2*>(out + v5556) = iron_bf16x2{{v5550, v5554}};
-      }
-    } else {
-      const bool v5561 = v5528 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5562 = v5530 < v4;
-      const bool v5563 = v5561 && v5562;
-      if (v5563) {
-        const float v5564 = v200.x[108];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5566 = iron_f32_to_bf16(v5564);
-        const unsigned int v5567 = v5528 * v4;
-        const unsigned int v5568 = v5567 + v2493;
-        const unsigned int v5569 = v5568 + v5530;
-        out[v5569] = v5566;
-      }
-      const unsigned int v5571 = v2492 + v5532;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5573 = v2491 + v5537;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5574 = v5571 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5575 = v5573 < v4;
-      const bool v5576 = v5574 && v5575;
-      if (v5576) {
-        const float v5577 = v200.x[109];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5579 = iron_f32_to_bf16(v5577);
-        const unsigned int v5580 = v5571 * v4;
-        const unsigned int v5581 = v5580 + v2493;
-        const unsigned int v5582 = v5581 + v5573;
-        out[v5582] = v5579;
-      }
+    const unsigned int v3371 = static_cast<unsigned int>(v200.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3372 = v2494 + v3371;
+    const unsigned int v3373 = static_cast<unsigned int>(v200.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3374 = v2493 + v3373;
+    const bool v3375 = v3372 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3376 = v3374 < v4;
+    const bool v3377 = v3375 && v3376;
+    if (v3377) {
+      const unsigned int v3378 = v2495 + v3374;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3379 = v200.x[108];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3380 = iron_f32_to_bf16(v3379);
+      const float v3381 = v200.x[109];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3384 = iron_f32_to_bf16(v3381);
+      const unsigned int v3385 = v3372 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3386 = v3385 + v3378;
+      *reinterpret_cast<iron_bf16x2*>(out + v3386) = iron_bf16x2{{v3380, v3384}};
     }
-    const unsigned int v5583 = static_cast<unsigned int>(v200.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5584 = v2492 + v5583;
-    const unsigned int v5585 = static_cast<unsigned int>(v200.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5586 = v2491 + v5585;
-    const unsigned int v5588 = static_cast<unsigned int>(v200.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5589 = v5588 == v5583;
-    const unsigned int v5592 = v5585 + 1u;
-    const unsigned int v5593 = static_cast<unsigned int>(v200.col(111, iron_linear_thread() & 31u));
-    const bool v5594 = v5593 == v5592;
-    const bool v5595 = v5589 && v5594;
-    const unsigned int v5598 = v5586 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5599 = v5598 == 0u;
-    const bool v5600 = v5595 && v5599;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5600) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5601 = v5584 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5602 = v5586 < v4;
-      const bool v5603 = v5601 && v5602;
-      if (v5603) {
-        const unsigned int v5604 = v2493 + v5586;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5605 = v200.x[110];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5606 = iron_f32_to_bf16(v5605);
-        const float v5607 = v200.x[111];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5610 = iron_f32_to_bf16(v5607);
-        const unsigned int v5611 = v5584 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5612 = v5611 + v5604;
-        *reinterpret_cast<iron_bf16x2*>(out + v5612) = iron_bf16x2{{v5606, v5610}};
-      }
-    } else {
-      const bool v5617 = v5584 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5618 = v5586 < v4;
-      const bool v5619 = v5617 && v5618;
-      if (v5619) {
-        const float v5620 = v200.x[110];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5622 = iron_f32_to_bf16(v5620);
-        const unsigned int v5623 = v5584 * v4;
-        const unsigned int v5624 = v5623 + v2493;
-        const unsigned int v5625 = v5624 + v5586;
-        out[v5625] = v5622;
-      }
-      const unsigned int v5627 = v2492 + v5588;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5629 = v2491 + v5593;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5630 = v5627 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5631 = v5629 < v4;
-      const bool v5632 = v5630 && v5631;
-      if (v5632) {
-        const float v5633 = v200.x[111];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5635 = iron_f32_to_bf16(v5633);
-        const unsigned int v5636 = v5627 * v4;
-        const unsigned int v5637 = v5636 + v2493;
-        const unsigned int v5638 = v5637 + v5629;
-        out[v5638] = v5635;
-      }
+    const unsigned int v3387 = static_cast<unsigned int>(v200.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3388 = v2494 + v3387;
+    const unsigned int v3389 = static_cast<unsigned int>(v200.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3390 = v2493 + v3389;
+    const bool v3391 = v3388 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3392 = v3390 < v4;
+    const bool v3393 = v3391 && v3392;
+    if (v3393) {
+      const unsigned int v3394 = v2495 + v3390;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3395 = v200.x[110];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3396 = iron_f32_to_bf16(v3395);
+      const float v3397 = v200.x[111];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3400 = iron_f32_to_bf16(v3397);
+      const unsigned int v3401 = v3388 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3402 = v3401 + v3394;
+      *reinterpret_cast<iron_bf16x2*>(out + v3402) = iron_bf16x2{{v3396, v3400}};
     }
-    const unsigned int v5639 = static_cast<unsigned int>(v200.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5640 = v2492 + v5639;
-    const unsigned int v5641 = static_cast<unsigned int>(v200.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5642 = v2491 + v5641;
-    const unsigned int v5644 = static_cast<unsigned int>(v200.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5645 = v5644 == v5639;
-    const unsigned int v5648 = v5641 + 1u;
-    const unsigned int v5649 = static_cast<unsigned int>(v200.col(113, iron_linear_thread() & 31u));
-    const bool v5650 = v5649 == v5648;
-    const bool v5651 = v5645 && v5650;
-    const unsigned int v5654 = v5642 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5655 = v5654 == 0u;
-    const bool v5656 = v5651 && v5655;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5656) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5657 = v5640 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5658 = v5642 < v4;
-      const bool v5659 = v5657 && v5658;
-      if (v5659) {
-        const unsigned int v5660 = v2493 + v5642;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5661 = v200.x[112];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5662 = iron_f32_to_bf16(v5661);
-        const float v5663 = v200.x[113];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5666 = iron_f32_to_bf16(v5663);
-        const unsigned int v5667 = v5640 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5668 = v5667 + v5660;
-        *reinterpret_cast<iron_bf16x2*>(out + v5668) = iron_bf16x2{{v5662, v5666}};
-      }
-    } else {
-      const bool v5673 = v5640 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5674 = v5642 < v4;
-      const bool v5675 = v5673 && v5674;
-      if (v5675) {
-        const float v5676 = v200.x[112];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5678 = iron_f32_to_bf16(v5676);
-        const unsigned int v5679 = v5640 * v4;
-        const unsigned int v5680 = v5679 + v2493;
-        const unsigned int v5681 = v5680 + v5642;
-        out[v5681] = v5678;
-      }
-      const unsigned int v5683 = v2492 + v5644;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5685 = v2491 + v5649;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5686 = v5683 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5687 = v5685 < v4;
-      const bool v5688 = v5686 && v5687;
-      if (v5688) {
-        const float v5689 = v200.x[113];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5691 = iron_f32_to_bf16(v5689);
-        const unsigned int v5692 = v5683 * v4;
-        const unsigned int v5693 = v5692 + v2493;
-        const unsigned int v5694 = v5693 + v5685;
-        out[v5694] = v5691;
-      }
+    const unsigned int v3403 = static_cast<unsigned int>(v200.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3404 = v2494 + v3403;
+    const unsigned int v3405 = static_cast<unsigned int>(v200.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3406 = v2493 + v3405;
+    const bool v3407 = v3404 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3408 = v3406 < v4;
+    const bool v3409 = v3407 && v3408;
+    if (v3409) {
+      const unsigned int v3410 = v2495 + v3406;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3411 = v200.x[112];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3412 = iron_f32_to_bf16(v3411);
+      const float v3413 = v200.x[113];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3416 = iron_f32_to_bf16(v3413);
+      const unsigned int v3417 = v3404 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3418 = v3417 + v3410;
+      *reinterpret_cast<iron_bf16x2*>(out + v3418) = iron_bf16x2{{v3412, v3416}};
     }
-    const unsigned int v5695 = static_cast<unsigned int>(v200.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5696 = v2492 + v5695;
-    const unsigned int v5697 = static_cast<unsigned int>(v200.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5698 = v2491 + v5697;
-    const unsigned int v5700 = static_cast<unsigned int>(v200.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5701 = v5700 == v5695;
-    const unsigned int v5704 = v5697 + 1u;
-    const unsigned int v5705 = static_cast<unsigned int>(v200.col(115, iron_linear_thread() & 31u));
-    const bool v5706 = v5705 == v5704;
-    const bool v5707 = v5701 && v5706;
-    const unsigned int v5710 = v5698 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5711 = v5710 == 0u;
-    const bool v5712 = v5707 && v5711;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5712) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5713 = v5696 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5714 = v5698 < v4;
-      const bool v5715 = v5713 && v5714;
-      if (v5715) {
-        const unsigned int v5716 = v2493 + v5698;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5717 = v200.x[114];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5718 = iron_f32_to_bf16(v5717);
-        const float v5719 = v200.x[115];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5722 = iron_f32_to_bf16(v5719);
-        const unsigned int v5723 = v5696 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5724 = v5723 + v5716;
-        *reinterpret_cast<iron_bf16x2*>(out + v5724) = iron_bf16x2{{v5718, v5722}};
-      }
-    } else {
-      const bool v5729 = v5696 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5730 = v5698 < v4;
-      const bool v5731 = v5729 && v5730;
-      if (v5731) {
-        const float v5732 = v200.x[114];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5734 = iron_f32_to_bf16(v5732);
-        const unsigned int v5735 = v5696 * v4;
-        const unsigned int v5736 = v5735 + v2493;
-        const unsigned int v5737 = v5736 + v5698;
-        out[v5737] = v5734;
-      }
-      const unsigned int v5739 = v2492 + v5700;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5741 = v2491 + v5705;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5742 = v5739 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5743 = v5741 < v4;
-      const bool v5744 = v5742 && v5743;
-      if (v5744) {
-        const float v5745 = v200.x[115];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5747 = iron_f32_to_bf16(v5745);
-        const unsigned int v5748 = v5739 * v4;
-        const unsigned int v5749 = v5748 + v2493;
-        const unsigned int v5750 = v5749 + v5741;
-        out[v5750] = v5747;
-      }
+    const unsigned int v3419 = static_cast<unsigned int>(v200.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3420 = v2494 + v3419;
+    const unsigned int v3421 = static_cast<unsigned int>(v200.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3422 = v2493 + v3421;
+    const bool v3423 = v3420 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3424 = v3422 < v4;
+    const bool v3425 = v3423 && v3424;
+    if (v3425) {
+      const unsigned int v3426 = v2495 + v3422;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3427 = v200.x[114];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3428 = iron_f32_to_bf16(v3427);
+      const float v3429 = v200.x[115];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3432 = iron_f32_to_bf16(v3429);
+      const unsigned int v3433 = v3420 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3434 = v3433 + v3426;
+      *reinterpret_cast<iron_bf16x2*>(out + v3434) = iron_bf16x2{{v3428, v3432}};
     }
-    const unsigned int v5751 = static_cast<unsigned int>(v200.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5752 = v2492 + v5751;
-    const unsigned int v5753 = static_cast<unsigned int>(v200.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5754 = v2491 + v5753;
-    const unsigned int v5756 = static_cast<unsigned int>(v200.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5757 = v5756 == v5751;
-    const unsigned int v5760 = v5753 + 1u;
-    const unsigned int v5761 = static_cast<unsigned int>(v200.col(117, iron_linear_thread() & 31u));
-    const bool v5762 = v5761 == v5760;
-    const bool v5763 = v5757 && v5762;
-    const unsigned int v5766 = v5754 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5767 = v5766 == 0u;
-    const bool v5768 = v5763 && v5767;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5768) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5769 = v5752 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5770 = v5754 < v4;
-      const bool v5771 = v5769 && v5770;
-      if (v5771) {
-        const unsigned int v5772 = v2493 + v5754;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5773 = v200.x[116];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5774 = iron_f32_to_bf16(v5773);
-        const float v5775 = v200.x[117];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5778 = iron_f32_to_bf16(v5775);
-        const unsigned int v5779 = v5752 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5780 = v5779 + v5772;
-        *reinterpret_cast<iron_bf16x2*>(out + v5780) = iron_bf16x2{{v5774, v5778}};
-      }
-    } else {
-      const bool v5785 = v5752 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5786 = v5754 < v4;
-      const bool v5787 = v5785 && v5786;
-      if (v5787) {
-        const float v5788 = v200.x[116];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5790 = iron_f32_to_bf16(v5788);
-        const unsigned int v5791 = v5752 * v4;
-        const unsigned int v5792 = v5791 + v2493;
-        const unsigned int v5793 = v5792 + v5754;
-        out[v5793] = v5790;
-      }
-      const unsigned int v5795 = v2492 + v5756;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5797 = v2491 + v5761;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5798 = v5795 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5799 = v5797 < v4;
-      const bool v5800 = v5798 && v5799;
-      if (v5800) {
-        const float v5801 = v200.x[117];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5803 = iron_f32_to_bf16(v5801);
-        const unsigned int v5804 = v5795 * v4;
-        const unsigned int v5805 = v5804 + v2493;
-        const unsigned int v5806 = v5805 + v5797;
-        out[v5806] = v5803;
-      }
+    const unsigned int v3435 = static_cast<unsigned int>(v200.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3436 = v2494 + v3435;
+    const unsigned int v3437 = static_cast<unsigned int>(v200.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3438 = v2493 + v3437;
+    const bool v3439 = v3436 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3440 = v3438 < v4;
+    const bool v3441 = v3439 && v3440;
+    if (v3441) {
+      const unsigned int v3442 = v2495 + v3438;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3443 = v200.x[116];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3444 = iron_f32_to_bf16(v3443);
+      const float v3445 = v200.x[117];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3448 = iron_f32_to_bf16(v3445);
+      const unsigned int v3449 = v3436 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3450 = v3449 + v3442;
+      *reinterpret_cast<iron_bf16x2*>(out + v3450) = iron_bf16x2{{v3444, v3448}};
     }
-    const unsigned int v5807 = static_cast<unsigned int>(v200.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5808 = v2492 + v5807;
-    const unsigned int v5809 = static_cast<unsigned int>(v200.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5810 = v2491 + v5809;
-    const unsigned int v5812 = static_cast<unsigned int>(v200.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5813 = v5812 == v5807;
-    const unsigned int v5816 = v5809 + 1u;
-    const unsigned int v5817 = static_cast<unsigned int>(v200.col(119, iron_linear_thread() & 31u));
-    const bool v5818 = v5817 == v5816;
-    const bool v5819 = v5813 && v5818;
-    const unsigned int v5822 = v5810 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5823 = v5822 == 0u;
-    const bool v5824 = v5819 && v5823;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5824) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5825 = v5808 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5826 = v5810 < v4;
-      const bool v5827 = v5825 && v5826;
-      if (v5827) {
-        const unsigned int v5828 = v2493 + v5810;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5829 = v200.x[118];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5830 = iron_f32_to_bf16(v5829);
-        const float v5831 = v200.x[119];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5834 = iron_f32_to_bf16(v5831);
-        const unsigned int v5835 = v5808 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5836 = v5835 + v5828;
-        *reinterpret_cast<iron_bf16x2*>(out + v5836) = iron_bf16x2{{v5830, v5834}};
-      }
-    } else {
-      const bool v5841 = v5808 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5842 = v5810 < v4;
-      const bool v5843 = v5841 && v5842;
-      if (v5843) {
-        const float v5844 = v200.x[118];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5846 = iron_f32_to_bf16(v5844);
-        const unsigned int v5847 = v5808 * v4;
-        const unsigned int v5848 = v5847 + v2493;
-        const unsigned int v5849 = v5848 + v5810;
-        out[v5849] = v5846;
-      }
-      const unsigned int v5851 = v2492 + v5812;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5853 = v2491 + v5817;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5854 = v5851 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5855 = v5853 < v4;
-      const bool v5856 = v5854 && v5855;
-      if (v5856) {
-        const float v5857 = v200.x[119];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5859 = iron_f32_to_bf16(v5857);
-        const unsigned int v5860 = v5851 * v4;
-        const unsigned int v5861 = v5860 + v2493;
-        const unsigned int v5862 = v5861 + v5853;
-        out[v5862] = v5859;
-      }
+    const unsigned int v3451 = static_cast<unsigned int>(v200.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3452 = v2494 + v3451;
+    const unsigned int v3453 = static_cast<unsigned int>(v200.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3454 = v2493 + v3453;
+    const bool v3455 = v3452 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3456 = v3454 < v4;
+    const bool v3457 = v3455 && v3456;
+    if (v3457) {
+      const unsigned int v3458 = v2495 + v3454;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3459 = v200.x[118];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3460 = iron_f32_to_bf16(v3459);
+      const float v3461 = v200.x[119];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3464 = iron_f32_to_bf16(v3461);
+      const unsigned int v3465 = v3452 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3466 = v3465 + v3458;
+      *reinterpret_cast<iron_bf16x2*>(out + v3466) = iron_bf16x2{{v3460, v3464}};
     }
-    const unsigned int v5863 = static_cast<unsigned int>(v200.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5864 = v2492 + v5863;
-    const unsigned int v5865 = static_cast<unsigned int>(v200.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5866 = v2491 + v5865;
-    const unsigned int v5868 = static_cast<unsigned int>(v200.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5869 = v5868 == v5863;
-    const unsigned int v5872 = v5865 + 1u;
-    const unsigned int v5873 = static_cast<unsigned int>(v200.col(121, iron_linear_thread() & 31u));
-    const bool v5874 = v5873 == v5872;
-    const bool v5875 = v5869 && v5874;
-    const unsigned int v5878 = v5866 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5879 = v5878 == 0u;
-    const bool v5880 = v5875 && v5879;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5880) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5881 = v5864 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5882 = v5866 < v4;
-      const bool v5883 = v5881 && v5882;
-      if (v5883) {
-        const unsigned int v5884 = v2493 + v5866;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5885 = v200.x[120];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5886 = iron_f32_to_bf16(v5885);
-        const float v5887 = v200.x[121];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5890 = iron_f32_to_bf16(v5887);
-        const unsigned int v5891 = v5864 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5892 = v5891 + v5884;
-        *reinterpret_cast<iron_bf16x2*>(out + v5892) = iron_bf16x2{{v5886, v5890}};
-      }
-    } else {
-      const bool v5897 = v5864 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5898 = v5866 < v4;
-      const bool v5899 = v5897 && v5898;
-      if (v5899) {
-        const float v5900 = v200.x[120];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5902 = iron_f32_to_bf16(v5900);
-        const unsigned int v5903 = v5864 * v4;
-        const unsigned int v5904 = v5903 + v2493;
-        const unsigned int v5905 = v5904 + v5866;
-        out[v5905] = v5902;
-      }
-      const unsigned int v5907 = v2492 + v5868;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5909 = v2491 + v5873;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5910 = v5907 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5911 = v5909 < v4;
-      const bool v5912 = v5910 && v5911;
-      if (v5912) {
-        const float v5913 = v200.x[121];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5915 = iron_f32_to_bf16(v5913);
-        const unsigned int v5916 = v5907 * v4;
-        const unsigned int v5917 = v5916 + v2493;
-        const unsigned int v5918 = v5917 + v5909;
-        out[v5918] = v5915;
-      }
+    const unsigned int v3467 = static_cast<unsigned int>(v200.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3468 = v2494 + v3467;
+    const unsigned int v3469 = static_cast<unsigned int>(v200.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3470 = v2493 + v3469;
+    const bool v3471 = v3468 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3472 = v3470 < v4;
+    const bool v3473 = v3471 && v3472;
+    if (v3473) {
+      const unsigned int v3474 = v2495 + v3470;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3475 = v200.x[120];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3476 = iron_f32_to_bf16(v3475);
+      const float v3477 = v200.x[121];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3480 = iron_f32_to_bf16(v3477);
+      const unsigned int v3481 = v3468 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3482 = v3481 + v3474;
+      *reinterpret_cast<iron_bf16x2*>(out + v3482) = iron_bf16x2{{v3476, v3480}};
     }
-    const unsigned int v5919 = static_cast<unsigned int>(v200.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5920 = v2492 + v5919;
-    const unsigned int v5921 = static_cast<unsigned int>(v200.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5922 = v2491 + v5921;
-    const unsigned int v5924 = static_cast<unsigned int>(v200.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5925 = v5924 == v5919;
-    const unsigned int v5928 = v5921 + 1u;
-    const unsigned int v5929 = static_cast<unsigned int>(v200.col(123, iron_linear_thread() & 31u));
-    const bool v5930 = v5929 == v5928;
-    const bool v5931 = v5925 && v5930;
-    const unsigned int v5934 = v5922 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5935 = v5934 == 0u;
-    const bool v5936 = v5931 && v5935;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5936) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5937 = v5920 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5938 = v5922 < v4;
-      const bool v5939 = v5937 && v5938;
-      if (v5939) {
-        const unsigned int v5940 = v2493 + v5922;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5941 = v200.x[122];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5942 = iron_f32_to_bf16(v5941);
-        const float v5943 = v200.x[123];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v5946 = iron_f32_to_bf16(v5943);
-        const unsigned int v5947 = v5920 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v5948 = v5947 + v5940;
-        *reinterpret_cast<iron_bf16x2*>(out + v5948) = iron_bf16x2{{v5942, v5946}};
-      }
-    } else {
-      const bool v5953 = v5920 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5954 = v5922 < v4;
-      const bool v5955 = v5953 && v5954;
-      if (v5955) {
-        const float v5956 = v200.x[122];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5958 = iron_f32_to_bf16(v5956);
-        const unsigned int v5959 = v5920 * v4;
-        const unsigned int v5960 = v5959 + v2493;
-        const unsigned int v5961 = v5960 + v5922;
-        out[v5961] = v5958;
-      }
-      const unsigned int v5963 = v2492 + v5924;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v5965 = v2491 + v5929;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5966 = v5963 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5967 = v5965 < v4;
-      const bool v5968 = v5966 && v5967;
-      if (v5968) {
-        const float v5969 = v200.x[123];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v5971 = iron_f32_to_bf16(v5969);
-        const unsigned int v5972 = v5963 * v4;
-        const unsigned int v5973 = v5972 + v2493;
-        const unsigned int v5974 = v5973 + v5965;
-        out[v5974] = v5971;
-      }
+    const unsigned int v3483 = static_cast<unsigned int>(v200.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3484 = v2494 + v3483;
+    const unsigned int v3485 = static_cast<unsigned int>(v200.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3486 = v2493 + v3485;
+    const bool v3487 = v3484 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3488 = v3486 < v4;
+    const bool v3489 = v3487 && v3488;
+    if (v3489) {
+      const unsigned int v3490 = v2495 + v3486;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3491 = v200.x[122];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3492 = iron_f32_to_bf16(v3491);
+      const float v3493 = v200.x[123];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3496 = iron_f32_to_bf16(v3493);
+      const unsigned int v3497 = v3484 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3498 = v3497 + v3490;
+      *reinterpret_cast<iron_bf16x2*>(out + v3498) = iron_bf16x2{{v3492, v3496}};
     }
-    const unsigned int v5975 = static_cast<unsigned int>(v200.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v5976 = v2492 + v5975;
-    const unsigned int v5977 = static_cast<unsigned int>(v200.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v5978 = v2491 + v5977;
-    const unsigned int v5980 = static_cast<unsigned int>(v200.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5981 = v5980 == v5975;
-    const unsigned int v5984 = v5977 + 1u;
-    const unsigned int v5985 = static_cast<unsigned int>(v200.col(125, iron_linear_thread() & 31u));
-    const bool v5986 = v5985 == v5984;
-    const bool v5987 = v5981 && v5986;
-    const unsigned int v5990 = v5978 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5991 = v5990 == 0u;
-    const bool v5992 = v5987 && v5991;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5992) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5993 = v5976 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5994 = v5978 < v4;
-      const bool v5995 = v5993 && v5994;
-      if (v5995) {
-        const unsigned int v5996 = v2493 + v5978;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5997 = v200.x[124];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v5998 = iron_f32_to_bf16(v5997);
-        const float v5999 = v200.x[125];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v6002 = iron_f32_to_bf16(v5999);
-        const unsigned int v6003 = v5976 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v6004 = v6003 + v5996;
-        *reinterpret_cast<iron_bf16x2*>(out + v6004) = iron_bf16x2{{v5998, v6002}};
-      }
-    } else {
-      const bool v6009 = v5976 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v6010 = v5978 < v4;
-      const bool v6011 = v6009 && v6010;
-      if (v6011) {
-        const float v6012 = v200.x[124];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v6014 = iron_f32_to_bf16(v6012);
-        const unsigned int v6015 = v5976 * v4;
-        const unsigned int v6016 = v6015 + v2493;
-        const unsigned int v6017 = v6016 + v5978;
-        out[v6017] = v6014;
-      }
-      const unsigned int v6019 = v2492 + v5980;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v6021 = v2491 + v5985;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v6022 = v6019 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v6023 = v6021 < v4;
-      const bool v6024 = v6022 && v6023;
-      if (v6024) {
-        const float v6025 = v200.x[125];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v6027 = iron_f32_to_bf16(v6025);
-        const unsigned int v6028 = v6019 * v4;
-        const unsigned int v6029 = v6028 + v2493;
-        const unsigned int v6030 = v6029 + v6021;
-        out[v6030] = v6027;
-      }
+    const unsigned int v3499 = static_cast<unsigned int>(v200.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3500 = v2494 + v3499;
+    const unsigned int v3501 = static_cast<unsigned int>(v200.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3502 = v2493 + v3501;
+    const bool v3503 = v3500 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3504 = v3502 < v4;
+    const bool v3505 = v3503 && v3504;
+    if (v3505) {
+      const unsigned int v3506 = v2495 + v3502;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3507 = v200.x[124];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3508 = iron_f32_to_bf16(v3507);
+      const float v3509 = v200.x[125];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3512 = iron_f32_to_bf16(v3509);
+      const unsigned int v3513 = v3500 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3514 = v3513 + v3506;
+      *reinterpret_cast<iron_bf16x2*>(out + v3514) = iron_bf16x2{{v3508, v3512}};
     }
-    const unsigned int v6031 = static_cast<unsigned int>(v200.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v6032 = v2492 + v6031;
-    const unsigned int v6033 = static_cast<unsigned int>(v200.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v6034 = v2491 + v6033;
-    const unsigned int v6036 = static_cast<unsigned int>(v200.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v6037 = v6036 == v6031;
-    const unsigned int v6040 = v6033 + 1u;
-    const unsigned int v6041 = static_cast<unsigned int>(v200.col(127, iron_linear_thread() & 31u));
-    const bool v6042 = v6041 == v6040;
-    const bool v6043 = v6037 && v6042;
-    const unsigned int v6046 = v6034 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v6047 = v6046 == 0u;
-    const bool v6048 = v6043 && v6047;  // kernels/convolution/conv_tiles.hpp:87
-    if (v6048) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v6049 = v6032 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v6050 = v6034 < v4;
-      const bool v6051 = v6049 && v6050;
-      if (v6051) {
-        const unsigned int v6052 = v2493 + v6034;  // kernels/convolution/conv_tiles.hpp:92
-        const float v6053 = v200.x[126];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v6054 = iron_f32_to_bf16(v6053);
-        const float v6055 = v200.x[127];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v6058 = iron_f32_to_bf16(v6055);
-        const unsigned int v6059 = v6032 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v6060 = v6059 + v6052;
-        *reinterpret_cast<iron_bf16x2*>(out + v6060) = iron_bf16x2{{v6054, v6058}};
-      }
-    } else {
-      const bool v6065 = v6032 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v6066 = v6034 < v4;
-      const bool v6067 = v6065 && v6066;
-      if (v6067) {
-        const float v6068 = v200.x[126];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v6070 = iron_f32_to_bf16(v6068);
-        const unsigned int v6071 = v6032 * v4;
-        const unsigned int v6072 = v6071 + v2493;
-        const unsigned int v6073 = v6072 + v6034;
-        out[v6073] = v6070;
-      }
-      const unsigned int v6075 = v2492 + v6036;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v6077 = v2491 + v6041;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v6078 = v6075 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v6079 = v6077 < v4;
-      const bool v6080 = v6078 && v6079;
-      if (v6080) {
-        const float v6081 = v200.x[127];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v6083 = iron_f32_to_bf16(v6081);
-        const unsigned int v6084 = v6075 * v4;
-        const unsigned int v6085 = v6084 + v2493;
-        const unsigned int v6086 = v6085 + v6077;
-        out[v6086] = v6083;
-      }
+    const unsigned int v3515 = static_cast<unsigned int>(v200.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:90
+    const unsigned int v3516 = v2494 + v3515;
+    const unsigned int v3517 = static_cast<unsigned int>(v200.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:91
+    const unsigned int v3518 = v2493 + v3517;
+    const bool v3519 = v3516 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3520 = v3518 < v4;
+    const bool v3521 = v3519 && v3520;
+    if (v3521) {
+      const unsigned int v3522 = v2495 + v3518;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3523 = v200.x[126];  // kernels/convolution/conv_tiles.hpp:95
+      const iron_bf16 v3524 = iron_f32_to_bf16(v3523);
+      const float v3525 = v200.x[127];  // kernels/convolution/conv_tiles.hpp:96
+      const iron_bf16 v3528 = iron_f32_to_bf16(v3525);
+      const unsigned int v3529 = v3516 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const unsigned int v3530 = v3529 + v3522;
+      *reinterpret_cast<iron_bf16x2*>(out + v3530) = iron_bf16x2{{v3524, v3528}};
     }
   } else {
-    const unsigned int v6087 = static_cast<unsigned int>(v200.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6088 = v2492 + v6087;
-    const unsigned int v6089 = static_cast<unsigned int>(v200.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6090 = v2491 + v6089;
-    const bool v6091 = v6088 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6092 = v6090 < v4;
-    const bool v6093 = v6091 && v6092;
-    if (v6093) {
-      const float v6094 = v200.x[0];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6096 = iron_f32_to_bf16(v6094);
-      const unsigned int v6097 = v6088 * v4;
-      const unsigned int v6098 = v6097 + v2493;
-      const unsigned int v6099 = v6098 + v6090;
-      out[v6099] = v6096;
-    }
-    const unsigned int v6100 = static_cast<unsigned int>(v200.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6101 = v2492 + v6100;
-    const unsigned int v6102 = static_cast<unsigned int>(v200.col(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6103 = v2491 + v6102;
-    const bool v6104 = v6101 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6105 = v6103 < v4;
-    const bool v6106 = v6104 && v6105;
-    if (v6106) {
-      const float v6107 = v200.x[1];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6109 = iron_f32_to_bf16(v6107);
-      const unsigned int v6110 = v6101 * v4;
-      const unsigned int v6111 = v6110 + v2493;
-      const unsigned int v6112 = v6111 + v6103;
-      out[v6112] = v6109;
-    }
-    const unsigned int v6113 = static_cast<unsigned int>(v200.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6114 = v2492 + v6113;
-    const unsigned int v6115 = static_cast<unsigned int>(v200.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6116 = v2491 + v6115;
-    const bool v6117 = v6114 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6118 = v6116 < v4;
-    const bool v6119 = v6117 && v6118;
-    if (v6119) {
-      const float v6120 = v200.x[2];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6122 = iron_f32_to_bf16(v6120);
-      const unsigned int v6123 = v6114 * v4;
-      const unsigned int v6124 = v6123 + v2493;
-      const unsigned int v6125 = v6124 + v6116;
-      out[v6125] = v6122;
-    }
-    const unsigned int v6126 = static_cast<unsigned int>(v200.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6127 = v2492 + v6126;
-    const unsigned int v6128 = static_cast<unsigned int>(v200.col(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6129 = v2491 + v6128;
-    const bool v6130 = v6127 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6131 = v6129 < v4;
-    const bool v6132 = v6130 && v6131;
-    if (v6132) {
-      const float v6133 = v200.x[3];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6135 = iron_f32_to_bf16(v6133);
-      const unsigned int v6136 = v6127 * v4;
-      const unsigned int v6137 = v6136 + v2493;
-      const unsigned int v6138 = v6137 + v6129;
-      out[v6138] = v6135;
-    }
-    const unsigned int v6139 = static_cast<unsigned int>(v200.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6140 = v2492 + v6139;
-    const unsigned int v6141 = static_cast<unsigned int>(v200.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6142 = v2491 + v6141;
-    const bool v6143 = v6140 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6144 = v6142 < v4;
-    const bool v6145 = v6143 && v6144;
-    if (v6145) {
-      const float v6146 = v200.x[4];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6148 = iron_f32_to_bf16(v6146);
-      const unsigned int v6149 = v6140 * v4;
-      const unsigned int v6150 = v6149 + v2493;
-      const unsigned int v6151 = v6150 + v6142;
-      out[v6151] = v6148;
-    }
-    const unsigned int v6152 = static_cast<unsigned int>(v200.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6153 = v2492 + v6152;
-    const unsigned int v6154 = static_cast<unsigned int>(v200.col(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6155 = v2491 + v6154;
-    const bool v6156 = v6153 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6157 = v6155 < v4;
-    const bool v6158 = v6156 && v6157;
-    if (v6158) {
-      const float v6159 = v200.x[5];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6161 = iron_f32_to_bf16(v6159);
-      const unsigned int v6162 = v6153 * v4;
-      const unsigned int v6163 = v6162 + v2493;
-      const unsigned int v6164 = v6163 + v6155;
-      out[v6164] = v6161;
-    }
-    const unsigned int v6165 = static_cast<unsigned int>(v200.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6166 = v2492 + v6165;
-    const unsigned int v6167 = static_cast<unsigned int>(v200.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6168 = v2491 + v6167;
-    const bool v6169 = v6166 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6170 = v6168 < v4;
-    const bool v6171 = v6169 && v6170;
-    if (v6171) {
-      const float v6172 = v200.x[6];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6174 = iron_f32_to_bf16(v6172);
-      const unsigned int v6175 = v6166 * v4;
-      const unsigned int v6176 = v6175 + v2493;
-      const unsigned int v6177 = v6176 + v6168;
-      out[v6177] = v6174;
-    }
-    const unsigned int v6178 = static_cast<unsigned int>(v200.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6179 = v2492 + v6178;
-    const unsigned int v6180 = static_cast<unsigned int>(v200.col(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6181 = v2491 + v6180;
-    const bool v6182 = v6179 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6183 = v6181 < v4;
-    const bool v6184 = v6182 && v6183;
-    if (v6184) {
-      const float v6185 = v200.x[7];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6187 = iron_f32_to_bf16(v6185);
-      const unsigned int v6188 = v6179 * v4;
-      const unsigned int v6189 = v6188 + v2493;
-      const unsigned int v6190 = v6189 + v6181;
-      out[v6190] = v6187;
-    }
-    const unsigned int v6191 = static_cast<unsigned int>(v200.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6192 = v2492 + v6191;
-    const unsigned int v6193 = static_cast<unsigned int>(v200.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6194 = v2491 + v6193;
-    const bool v6195 = v6192 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6196 = v6194 < v4;
-    const bool v6197 = v6195 && v6196;
-    if (v6197) {
-      const float v6198 = v200.x[8];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6200 = iron_f32_to_bf16(v6198);
-      const unsigned int v6201 = v6192 * v4;
-      const unsigned int v6202 = v6201 + v2493;
-      const unsigned int v6203 = v6202 + v6194;
-      out[v6203] = v6200;
-    }
-    const unsigned int v6204 = static_cast<unsigned int>(v200.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6205 = v2492 + v6204;
-    const unsigned int v6206 = static_cast<unsigned int>(v200.col(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6207 = v2491 + v6206;
-    const bool v6208 = v6205 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6209 = v6207 < v4;
-    const bool v6210 = v6208 && v6209;
-    if (v6210) {
-      const float v6211 = v200.x[9];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6213 = iron_f32_to_bf16(v6211);
-      const unsigned int v6214 = v6205 * v4;
-      const unsigned int v6215 = v6214 + v2493;
-      const unsigned int v6216 = v6215 + v6207;
-      out[v6216] = v6213;
-    }
-    const unsigned int v6217 = static_cast<unsigned int>(v200.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6218 = v2492 + v6217;
-    const unsigned int v6219 = static_cast<unsigned int>(v200.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6220 = v2491 + v6219;
-    const bool v6221 = v6218 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6222 = v6220 < v4;
-    const bool v6223 = v6221 && v6222;
-    if (v6223) {
-      const float v6224 = v200.x[10];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6226 = iron_f32_to_bf16(v6224);
-      const unsigned int v6227 = v6218 * v4;
-      const unsigned int v6228 = v6227 + v2493;
-      const unsigned int v6229 = v6228 + v6220;
-      out[v6229] = v6226;
-    }
-    const unsigned int v6230 = static_cast<unsigned int>(v200.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6231 = v2492 + v6230;
-    const unsigned int v6232 = static_cast<unsigned int>(v200.col(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6233 = v2491 + v6232;
-    const bool v6234 = v6231 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6235 = v6233 < v4;
-    const bool v6236 = v6234 && v6235;
-    if (v6236) {
-      const float v6237 = v200.x[11];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6239 = iron_f32_to_bf16(v6237);
-      const unsigned int v6240 = v6231 * v4;
-      const unsigned int v6241 = v6240 + v2493;
-      const unsigned int v6242 = v6241 + v6233;
-      out[v6242] = v6239;
-    }
-    const unsigned int v6243 = static_cast<unsigned int>(v200.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6244 = v2492 + v6243;
-    const unsigned int v6245 = static_cast<unsigned int>(v200.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6246 = v2491 + v6245;
-    const bool v6247 = v6244 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6248 = v6246 < v4;
-    const bool v6249 = v6247 && v6248;
-    if (v6249) {
-      const float v6250 = v200.x[12];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6252 = iron_f32_to_bf16(v6250);
-      const unsigned int v6253 = v6244 * v4;
-      const unsigned int v6254 = v6253 + v2493;
-      const unsigned int v6255 = v6254 + v6246;
-      out[v6255] = v6252;
-    }
-    const unsigned int v6256 = static_cast<unsigned int>(v200.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6257 = v2492 + v6256;
-    const unsigned int v6258 = static_cast<unsigned int>(v200.col(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6259 = v2491 + v6258;
-    const bool v6260 = v6257 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6261 = v6259 < v4;
-    const bool v6262 = v6260 && v6261;
-    if (v6262) {
-      const float v6263 = v200.x[13];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6265 = iron_f32_to_bf16(v6263);
-      const unsigned int v6266 = v6257 * v4;
-      const unsigned int v6267 = v6266 + v2493;
-      const unsigned int v6268 = v6267 + v6259;
-      out[v6268] = v6265;
-    }
-    const unsigned int v6269 = static_cast<unsigned int>(v200.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6270 = v2492 + v6269;
-    const unsigned int v6271 = static_cast<unsigned int>(v200.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6272 = v2491 + v6271;
-    const bool v6273 = v6270 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6274 = v6272 < v4;
-    const bool v6275 = v6273 && v6274;
-    if (v6275) {
-      const float v6276 = v200.x[14];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6278 = iron_f32_to_bf16(v6276);
-      const unsigned int v6279 = v6270 * v4;
-      const unsigned int v6280 = v6279 + v2493;
-      const unsigned int v6281 = v6280 + v6272;
-      out[v6281] = v6278;
-    }
-    const unsigned int v6282 = static_cast<unsigned int>(v200.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6283 = v2492 + v6282;
-    const unsigned int v6284 = static_cast<unsigned int>(v200.col(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6285 = v2491 + v6284;
-    const bool v6286 = v6283 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6287 = v6285 < v4;
-    const bool v6288 = v6286 && v6287;
-    if (v6288) {
-      const float v6289 = v200.x[15];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6291 = iron_f32_to_bf16(v6289);
-      const unsigned int v6292 = v6283 * v4;
-      const unsigned int v6293 = v6292 + v2493;
-      const unsigned int v6294 = v6293 + v6285;
-      out[v6294] = v6291;
-    }
-    const unsigned int v6295 = static_cast<unsigned int>(v200.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6296 = v2492 + v6295;
-    const unsigned int v6297 = static_cast<unsigned int>(v200.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6298 = v2491 + v6297;
-    const bool v6299 = v6296 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6300 = v6298 < v4;
-    const bool v6301 = v6299 && v6300;
-    if (v6301) {
-      const float v6302 = v200.x[16];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6304 = iron_f32_to_bf16(v6302);
-      const unsigned int v6305 = v6296 * v4;
-      const unsigned int v6306 = v6305 + v2493;
-      const unsigned int v6307 = v6306 + v6298;
-      out[v6307] = v6304;
-    }
-    const unsigned int v6308 = static_cast<unsigned int>(v200.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6309 = v2492 + v6308;
-    const unsigned int v6310 = static_cast<unsigned int>(v200.col(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6311 = v2491 + v6310;
-    const bool v6312 = v6309 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6313 = v6311 < v4;
-    const bool v6314 = v6312 && v6313;
-    if (v6314) {
-      const float v6315 = v200.x[17];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6317 = iron_f32_to_bf16(v6315);
-      const unsigned int v6318 = v6309 * v4;
-      const unsigned int v6319 = v6318 + v2493;
-      const unsigned int v6320 = v6319 + v6311;
-      out[v6320] = v6317;
-    }
-    const unsigned int v6321 = static_cast<unsigned int>(v200.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6322 = v2492 + v6321;
-    const unsigned int v6323 = static_cast<unsigned int>(v200.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6324 = v2491 + v6323;
-    const bool v6325 = v6322 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6326 = v6324 < v4;
-    const bool v6327 = v6325 && v6326;
-    if (v6327) {
-      const float v6328 = v200.x[18];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6330 = iron_f32_to_bf16(v6328);
-      const unsigned int v6331 = v6322 * v4;
-      const unsigned int v6332 = v6331 + v2493;
-      const unsigned int v6333 = v6332 + v6324;
-      out[v6333] = v6330;
-    }
-    const unsigned int v6334 = static_cast<unsigned int>(v200.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6335 = v2492 + v6334;
-    const unsigned int v6336 = static_cast<unsigned int>(v200.col(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6337 = v2491 + v6336;
-    const bool v6338 = v6335 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6339 = v6337 < v4;
-    const bool v6340 = v6338 && v6339;
-    if (v6340) {
-      const float v6341 = v200.x[19];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6343 = iron_f32_to_bf16(v6341);
-      const unsigned int v6344 = v6335 * v4;
-      const unsigned int v6345 = v6344 + v2493;
-      const unsigned int v6346 = v6345 + v6337;
-      out[v6346] = v6343;
-    }
-    const unsigned int v6347 = static_cast<unsigned int>(v200.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6348 = v2492 + v6347;
-    const unsigned int v6349 = static_cast<unsigned int>(v200.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6350 = v2491 + v6349;
-    const bool v6351 = v6348 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6352 = v6350 < v4;
-    const bool v6353 = v6351 && v6352;
-    if (v6353) {
-      const float v6354 = v200.x[20];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6356 = iron_f32_to_bf16(v6354);
-      const unsigned int v6357 = v6348 * v4;
-      const unsigned int v6358 = v6357 + v2493;
-      const unsigned int v6359 = v6358 + v6350;
-      out[v6359] = v6356;
-    }
-    const unsigned int v6360 = static_cast<unsigned int>(v200.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6361 = v2492 + v6360;
-    const unsigned int v6362 = static_cast<unsigned int>(v200.col(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6363 = v2491 + v6362;
-    const bool v6364 = v6361 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6365 = v6363 < v4;
-    const bool v6366 = v6364 && v6365;
-    if (v6366) {
-      const float v6367 = v200.x[21];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6369 = iron_f32_to_bf16(v6367);
-      const unsigned int v6370 = v6361 * v4;
-      const unsigned int v6371 = v6370 + v2493;
-      const unsigned int v6372 = v6371 + v6363;
-      out[v6372] = v6369;
-    }
-    const unsigned int v6373 = static_cast<unsigned int>(v200.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6374 = v2492 + v6373;
-    const unsigned int v6375 = static_cast<unsigned int>(v200.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6376 = v2491 + v6375;
-    const bool v6377 = v6374 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6378 = v6376 < v4;
-    const bool v6379 = v6377 && v6378;
-    if (v6379) {
-      const float v6380 = v200.x[22];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6382 = iron_f32_to_bf16(v6380);
-      const unsigned int v6383 = v6374 * v4;
-      const unsigned int v6384 = v6383 + v2493;
-      const unsigned int v6385 = v6384 + v6376;
-      out[v6385] = v6382;
-    }
-    const unsigned int v6386 = static_cast<unsigned int>(v200.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6387 = v2492 + v6386;
-    const unsigned int v6388 = static_cast<unsigned int>(v200.col(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6389 = v2491 + v6388;
-    const bool v6390 = v6387 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6391 = v6389 < v4;
-    const bool v6392 = v6390 && v6391;
-    if (v6392) {
-      const float v6393 = v200.x[23];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6395 = iron_f32_to_bf16(v6393);
-      const unsigned int v6396 = v6387 * v4;
-      const unsigned int v6397 = v6396 + v2493;
-      const unsigned int v6398 = v6397 + v6389;
-      out[v6398] = v6395;
-    }
-    const unsigned int v6399 = static_cast<unsigned int>(v200.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6400 = v2492 + v6399;
-    const unsigned int v6401 = static_cast<unsigned int>(v200.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6402 = v2491 + v6401;
-    const bool v6403 = v6400 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6404 = v6402 < v4;
-    const bool v6405 = v6403 && v6404;
-    if (v6405) {
-      const float v6406 = v200.x[24];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6408 = iron_f32_to_bf16(v6406);
-      const unsigned int v6409 = v6400 * v4;
-      const unsigned int v6410 = v6409 + v2493;
-      const unsigned int v6411 = v6410 + v6402;
-      out[v6411] = v6408;
-    }
-    const unsigned int v6412 = static_cast<unsigned int>(v200.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6413 = v2492 + v6412;
-    const unsigned int v6414 = static_cast<unsigned int>(v200.col(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6415 = v2491 + v6414;
-    const bool v6416 = v6413 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6417 = v6415 < v4;
-    const bool v6418 = v6416 && v6417;
-    if (v6418) {
-      const float v6419 = v200.x[25];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6421 = iron_f32_to_bf16(v6419);
-      const unsigned int v6422 = v6413 * v4;
-      const unsigned int v6423 = v6422 + v2493;
-      const unsigned int v6424 = v6423 + v6415;
-      out[v6424] = v6421;
-    }
-    const unsigned int v6425 = static_cast<unsigned int>(v200.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6426 = v2492 + v6425;
-    const unsigned int v6427 = static_cast<unsigned int>(v200.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6428 = v2491 + v6427;
-    const bool v6429 = v6426 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6430 = v6428 < v4;
-    const bool v6431 = v6429 && v6430;
-    if (v6431) {
-      const float v6432 = v200.x[26];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6434 = iron_f32_to_bf16(v6432);
-      const unsigned int v6435 = v6426 * v4;
-      const unsigned int v6436 = v6435 + v2493;
-      const unsigned int v6437 = v6436 + v6428;
-      out[v6437] = v6434;
-    }
-    const unsigned int v6438 = static_cast<unsigned int>(v200.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6439 = v2492 + v6438;
-    const unsigned int v6440 = static_cast<unsigned int>(v200.col(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6441 = v2491 + v6440;
-    const bool v6442 = v6439 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6443 = v6441 < v4;
-    const bool v6444 = v6442 && v6443;
-    if (v6444) {
-      const float v6445 = v200.x[27];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6447 = iron_f32_to_bf16(v6445);
-      const unsigned int v6448 = v6439 * v4;
-      const unsigned int v6449 = v6448 + v2493;
-      const unsigned int v6450 = v6449 + v6441;
-      out[v6450] = v6447;
-    }
-    const unsigned int v6451 = static_cast<unsigned int>(v200.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6452 = v2492 + v6451;
-    const unsigned int v6453 = static_cast<unsigned int>(v200.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6454 = v2491 + v6453;
-    const bool v6455 = v6452 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6456 = v6454 < v4;
-    const bool v6457 = v6455 && v6456;
-    if (v6457) {
-      const float v6458 = v200.x[28];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6460 = iron_f32_to_bf16(v6458);
-      const unsigned int v6461 = v6452 * v4;
-      const unsigned int v6462 = v6461 + v2493;
-      const unsigned int v6463 = v6462 + v6454;
-      out[v6463] = v6460;
-    }
-    const unsigned int v6464 = static_cast<unsigned int>(v200.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6465 = v2492 + v6464;
-    const unsigned int v6466 = static_cast<unsigned int>(v200.col(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6467 = v2491 + v6466;
-    const bool v6468 = v6465 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6469 = v6467 < v4;
-    const bool v6470 = v6468 && v6469;
-    if (v6470) {
-      const float v6471 = v200.x[29];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6473 = iron_f32_to_bf16(v6471);
-      const unsigned int v6474 = v6465 * v4;
-      const unsigned int v6475 = v6474 + v2493;
-      const unsigned int v6476 = v6475 + v6467;
-      out[v6476] = v6473;
-    }
-    const unsigned int v6477 = static_cast<unsigned int>(v200.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6478 = v2492 + v6477;
-    const unsigned int v6479 = static_cast<unsigned int>(v200.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6480 = v2491 + v6479;
-    const bool v6481 = v6478 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6482 = v6480 < v4;
-    const bool v6483 = v6481 && v6482;
-    if (v6483) {
-      const float v6484 = v200.x[30];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6486 = iron_f32_to_bf16(v6484);
-      const unsigned int v6487 = v6478 * v4;
-      const unsigned int v6488 = v6487 + v2493;
-      const unsigned int v6489 = v6488 + v6480;
-      out[v6489] = v6486;
-    }
-    const unsigned int v6490 = static_cast<unsigned int>(v200.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6491 = v2492 + v6490;
-    const unsigned int v6492 = static_cast<unsigned int>(v200.col(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6493 = v2491 + v6492;
-    const bool v6494 = v6491 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6495 = v6493 < v4;
-    const bool v6496 = v6494 && v6495;
-    if (v6496) {
-      const float v6497 = v200.x[31];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6499 = iron_f32_to_bf16(v6497);
-      const unsigned int v6500 = v6491 * v4;
-      const unsigned int v6501 = v6500 + v2493;
-      const unsigned int v6502 = v6501 + v6493;
-      out[v6502] = v6499;
-    }
-    const unsigned int v6503 = static_cast<unsigned int>(v200.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6504 = v2492 + v6503;
-    const unsigned int v6505 = static_cast<unsigned int>(v200.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6506 = v2491 + v6505;
-    const bool v6507 = v6504 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6508 = v6506 < v4;
-    const bool v6509 = v6507 && v6508;
-    if (v6509) {
-      const float v6510 = v200.x[32];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6512 = iron_f32_to_bf16(v6510);
-      const unsigned int v6513 = v6504 * v4;
-      const unsigned int v6514 = v6513 + v2493;
-      const unsigned int v6515 = v6514 + v6506;
-      out[v6515] = v6512;
-    }
-    const unsigned int v6516 = static_cast<unsigned int>(v200.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6517 = v2492 + v6516;
-    const unsigned int v6518 = static_cast<unsigned int>(v200.col(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6519 = v2491 + v6518;
-    const bool v6520 = v6517 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6521 = v6519 < v4;
-    const bool v6522 = v6520 && v6521;
-    if (v6522) {
-      const float v6523 = v200.x[33];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6525 = iron_f32_to_bf16(v6523);
-      const unsigned int v6526 = v6517 * v4;
-      const unsigned int v6527 = v6526 + v2493;
-      const unsigned int v6528 = v6527 + v6519;
-      out[v6528] = v6525;
-    }
-    const unsigned int v6529 = static_cast<unsigned int>(v200.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6530 = v2492 + v6529;
-    const unsigned int v6531 = static_cast<unsigned int>(v200.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6532 = v2491 + v6531;
-    const bool v6533 = v6530 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6534 = v6532 < v4;
-    const bool v6535 = v6533 && v6534;
-    if (v6535) {
-      const float v6536 = v200.x[34];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6538 = iron_f32_to_bf16(v6536);
-      const unsigned int v6539 = v6530 * v4;
-      const unsigned int v6540 = v6539 + v2493;
-      const unsigned int v6541 = v6540 + v6532;
-      out[v6541] = v6538;
-    }
-    const unsigned int v6542 = static_cast<unsigned int>(v200.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6543 = v2492 + v6542;
-    const unsigned int v6544 = static_cast<unsigned int>(v200.col(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6545 = v2491 + v6544;
-    const bool v6546 = v6543 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6547 = v6545 < v4;
-    const bool v6548 = v6546 && v6547;
-    if (v6548) {
-      const float v6549 = v200.x[35];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6551 = iron_f32_to_bf16(v6549);
-      const unsigned int v6552 = v6543 * v4;
-      const unsigned int v6553 = v6552 + v2493;
-      const unsigned int v6554 = v6553 + v6545;
-      out[v6554] = v6551;
-    }
-    const unsigned int v6555 = static_cast<unsigned int>(v200.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6556 = v2492 + v6555;
-    const unsigned int v6557 = static_cast<unsigned int>(v200.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6558 = v2491 + v6557;
-    const bool v6559 = v6556 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6560 = v6558 < v4;
-    const bool v6561 = v6559 && v6560;
-    if (v6561) {
-      const float v6562 = v200.x[36];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6564 = iron_f32_to_bf16(v6562);
-      const unsigned int v6565 = v6556 * v4;
-      const unsigned int v6566 = v6565 + v2493;
-      const unsigned int v6567 = v6566 + v6558;
-      out[v6567] = v6564;
-    }
-    const unsigned int v6568 = static_cast<unsigned int>(v200.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6569 = v2492 + v6568;
-    const unsigned int v6570 = static_cast<unsigned int>(v200.col(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6571 = v2491 + v6570;
-    const bool v6572 = v6569 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6573 = v6571 < v4;
-    const bool v6574 = v6572 && v6573;
-    if (v6574) {
-      const float v6575 = v200.x[37];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6577 = iron_f32_to_bf16(v6575);
-      const unsigned int v6578 = v6569 * v4;
-      const unsigned int v6579 = v6578 + v2493;
-      const unsigned int v6580 = v6579 + v6571;
-      out[v6580] = v6577;
-    }
-    const unsigned int v6581 = static_cast<unsigned int>(v200.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6582 = v2492 + v6581;
-    const unsigned int v6583 = static_cast<unsigned int>(v200.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6584 = v2491 + v6583;
-    const bool v6585 = v6582 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6586 = v6584 < v4;
-    const bool v6587 = v6585 && v6586;
-    if (v6587) {
-      const float v6588 = v200.x[38];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6590 = iron_f32_to_bf16(v6588);
-      const unsigned int v6591 = v6582 * v4;
-      const unsigned int v6592 = v6591 + v2493;
-      const unsigned int v6593 = v6592 + v6584;
-      out[v6593] = v6590;
-    }
-    const unsigned int v6594 = static_cast<unsigned int>(v200.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6595 = v2492 + v6594;
-    const unsigned int v6596 = static_cast<unsigned int>(v200.col(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6597 = v2491 + v6596;
-    const bool v6598 = v6595 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6599 = v6597 < v4;
-    const bool v6600 = v6598 && v6599;
-    if (v6600) {
-      const float v6601 = v200.x[39];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6603 = iron_f32_to_bf16(v6601);
-      const unsigned int v6604 = v6595 * v4;
-      const unsigned int v6605 = v6604 + v2493;
-      const unsigned int v6606 = v6605 + v6597;
-      out[v6606] = v6603;
-    }
-    const unsigned int v6607 = static_cast<unsigned int>(v200.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6608 = v2492 + v6607;
-    const unsigned int v6609 = static_cast<unsigned int>(v200.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6610 = v2491 + v6609;
-    const bool v6611 = v6608 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6612 = v6610 < v4;
-    const bool v6613 = v6611 && v6612;
-    if (v6613) {
-      const float v6614 = v200.x[40];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6616 = iron_f32_to_bf16(v6614);
-      const unsigned int v6617 = v6608 * v4;
-      const unsigned int v6618 = v6617 + v2493;
-      const unsigned int v6619 = v6618 + v6610;
-      out[v6619] = v6616;
-    }
-    const unsigned int v6620 = static_cast<unsigned int>(v200.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6621 = v2492 + v6620;
-    const unsigned int v6622 = static_cast<unsigned int>(v200.col(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6623 = v2491 + v6622;
-    const bool v6624 = v6621 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6625 = v6623 < v4;
-    const bool v6626 = v6624 && v6625;
-    if (v6626) {
-      const float v6627 = v200.x[41];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6629 = iron_f32_to_bf16(v6627);
-      const unsigned int v6630 = v6621 * v4;
-      const unsigned int v6631 = v6630 + v2493;
-      const unsigned int v6632 = v6631 + v6623;
-      out[v6632] = v6629;
-    }
-    const unsigned int v6633 = static_cast<unsigned int>(v200.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6634 = v2492 + v6633;
-    const unsigned int v6635 = static_cast<unsigned int>(v200.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6636 = v2491 + v6635;
-    const bool v6637 = v6634 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6638 = v6636 < v4;
-    const bool v6639 = v6637 && v6638;
-    if (v6639) {
-      const float v6640 = v200.x[42];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6642 = iron_f32_to_bf16(v6640);
-      const unsigned int v6643 = v6634 * v4;
-      const unsigned int v6644 = v6643 + v2493;
-      const unsigned int v6645 = v6644 + v6636;
-      out[v6645] = v6642;
-    }
-    const unsigned int v6646 = static_cast<unsigned int>(v200.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6647 = v2492 + v6646;
-    const unsigned int v6648 = static_cast<unsigned int>(v200.col(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6649 = v2491 + v6648;
-    const bool v6650 = v6647 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6651 = v6649 < v4;
-    const bool v6652 = v6650 && v6651;
-    if (v6652) {
-      const float v6653 = v200.x[43];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6655 = iron_f32_to_bf16(v6653);
-      const unsigned int v6656 = v6647 * v4;
-      const unsigned int v6657 = v6656 + v2493;
-      const unsigned int v6658 = v6657 + v6649;
-      out[v6658] = v6655;
-    }
-    const unsigned int v6659 = static_cast<unsigned int>(v200.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6660 = v2492 + v6659;
-    const unsigned int v6661 = static_cast<unsigned int>(v200.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6662 = v2491 + v6661;
-    const bool v6663 = v6660 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6664 = v6662 < v4;
-    const bool v6665 = v6663 && v6664;
-    if (v6665) {
-      const float v6666 = v200.x[44];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6668 = iron_f32_to_bf16(v6666);
-      const unsigned int v6669 = v6660 * v4;
-      const unsigned int v6670 = v6669 + v2493;
-      const unsigned int v6671 = v6670 + v6662;
-      out[v6671] = v6668;
-    }
-    const unsigned int v6672 = static_cast<unsigned int>(v200.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6673 = v2492 + v6672;
-    const unsigned int v6674 = static_cast<unsigned int>(v200.col(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6675 = v2491 + v6674;
-    const bool v6676 = v6673 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6677 = v6675 < v4;
-    const bool v6678 = v6676 && v6677;
-    if (v6678) {
-      const float v6679 = v200.x[45];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6681 = iron_f32_to_bf16(v6679);
-      const unsigned int v6682 = v6673 * v4;
-      const unsigned int v6683 = v6682 + v2493;
-      const unsigned int v6684 = v6683 + v6675;
-      out[v6684] = v6681;
-    }
-    const unsigned int v6685 = static_cast<unsigned int>(v200.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6686 = v2492 + v6685;
-    const unsigned int v6687 = static_cast<unsigned int>(v200.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6688 = v2491 + v6687;
-    const bool v6689 = v6686 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6690 = v6688 < v4;
-    const bool v6691 = v6689 && v6690;
-    if (v6691) {
-      const float v6692 = v200.x[46];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6694 = iron_f32_to_bf16(v6692);
-      const unsigned int v6695 = v6686 * v4;
-      const unsigned int v6696 = v6695 + v2493;
-      const unsigned int v6697 = v6696 + v6688;
-      out[v6697] = v6694;
-    }
-    const unsigned int v6698 = static_cast<unsigned int>(v200.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6699 = v2492 + v6698;
-    const unsigned int v6700 = static_cast<unsigned int>(v200.col(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6701 = v2491 + v6700;
-    const bool v6702 = v6699 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6703 = v6701 < v4;
-    const bool v6704 = v6702 && v6703;
-    if (v6704) {
-      const float v6705 = v200.x[47];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6707 = iron_f32_to_bf16(v6705);
-      const unsigned int v6708 = v6699 * v4;
-      const unsigned int v6709 = v6708 + v2493;
-      const unsigned int v6710 = v6709 + v6701;
-      out[v6710] = v6707;
-    }
-    const unsigned int v6711 = static_cast<unsigned int>(v200.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6712 = v2492 + v6711;
-    const unsigned int v6713 = static_cast<unsigned int>(v200.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6714 = v2491 + v6713;
-    const bool v6715 = v6712 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6716 = v6714 < v4;
-    const bool v6717 = v6715 && v6716;
-    if (v6717) {
-      const float v6718 = v200.x[48];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6720 = iron_f32_to_bf16(v6718);
-      const unsigned int v6721 = v6712 * v4;
-      const unsigned int v6722 = v6721 + v2493;
-      const unsigned int v6723 = v6722 + v6714;
-      out[v6723] = v6720;
-    }
-    const unsigned int v6724 = static_cast<unsigned int>(v200.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6725 = v2492 + v6724;
-    const unsigned int v6726 = static_cast<unsigned int>(v200.col(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6727 = v2491 + v6726;
-    const bool v6728 = v6725 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6729 = v6727 < v4;
-    const bool v6730 = v6728 && v6729;
-    if (v6730) {
-      const float v6731 = v200.x[49];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6733 = iron_f32_to_bf16(v6731);
-      const unsigned int v6734 = v6725 * v4;
-      const unsigned int v6735 = v6734 + v2493;
-      const unsigned int v6736 = v6735 + v6727;
-      out[v6736] = v6733;
-    }
-    const unsigned int v6737 = static_cast<unsigned int>(v200.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6738 = v2492 + v6737;
-    const unsigned int v6739 = static_cast<unsigned int>(v200.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6740 = v2491 + v6739;
-    const bool v6741 = v6738 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6742 = v6740 < v4;
-    const bool v6743 = v6741 && v6742;
-    if (v6743) {
-      const float v6744 = v200.x[50];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6746 = iron_f32_to_bf16(v6744);
-      const unsigned int v6747 = v6738 * v4;
-      const unsigned int v6748 = v6747 + v2493;
-      const unsigned int v6749 = v6748 + v6740;
-      out[v6749] = v6746;
-    }
-    const unsigned int v6750 = static_cast<unsigned int>(v200.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6751 = v2492 + v6750;
-    const unsigned int v6752 = static_cast<unsigned int>(v200.col(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6753 = v2491 + v6752;
-    const bool v6754 = v6751 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6755 = v6753 < v4;
-    const bool v6756 = v6754 && v6755;
-    if (v6756) {
-      const float v6757 = v200.x[51];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6759 = iron_f32_to_bf16(v6757);
-      const unsigned int v6760 = v6751 * v4;
-      const unsigned int v6761 = v6760 + v2493;
-      const unsigned int v6762 = v6761 + v6753;
-      out[v6762] = v6759;
-    }
-    const unsigned int v6763 = static_cast<unsigned int>(v200.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6764 = v2492 + v6763;
-    const unsigned int v6765 = static_cast<unsigned int>(v200.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6766 = v2491 + v6765;
-    const bool v6767 = v6764 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6768 = v6766 < v4;
-    const bool v6769 = v6767 && v6768;
-    if (v6769) {
-      const float v6770 = v200.x[52];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6772 = iron_f32_to_bf16(v6770);
-      const unsigned int v6773 = v6764 * v4;
-      const unsigned int v6774 = v6773 + v2493;
-      const unsigned int v6775 = v6774 + v6766;
-      out[v6775] = v6772;
-    }
-    const unsigned int v6776 = static_cast<unsigned int>(v200.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6777 = v2492 + v6776;
-    const unsigned int v6778 = static_cast<unsigned int>(v200.col(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6779 = v2491 + v6778;
-    const bool v6780 = v6777 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6781 = v6779 < v4;
-    const bool v6782 = v6780 && v6781;
-    if (v6782) {
-      const float v6783 = v200.x[53];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6785 = iron_f32_to_bf16(v6783);
-      const unsigned int v6786 = v6777 * v4;
-      const unsigned int v6787 = v6786 + v2493;
-      const unsigned int v6788 = v6787 + v6779;
-      out[v6788] = v6785;
-    }
-    const unsigned int v6789 = static_cast<unsigned int>(v200.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6790 = v2492 + v6789;
-    const unsigned int v6791 = static_cast<unsigned int>(v200.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6792 = v2491 + v6791;
-    const bool v6793 = v6790 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6794 = v6792 < v4;
-    const bool v6795 = v6793 && v6794;
-    if (v6795) {
-      const float v6796 = v200.x[54];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6798 = iron_f32_to_bf16(v6796);
-      const unsigned int v6799 = v6790 * v4;
-      const unsigned int v6800 = v6799 + v2493;
-      const unsigned int v6801 = v6800 + v6792;
-      out[v6801] = v6798;
-    }
-    const unsigned int v6802 = static_cast<unsigned int>(v200.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6803 = v2492 + v6802;
-    const unsigned int v6804 = static_cast<unsigned int>(v200.col(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6805 = v2491 + v6804;
-    const bool v6806 = v6803 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6807 = v6805 < v4;
-    const bool v6808 = v6806 && v6807;
-    if (v6808) {
-      const float v6809 = v200.x[55];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6811 = iron_f32_to_bf16(v6809);
-      const unsigned int v6812 = v6803 * v4;
-      const unsigned int v6813 = v6812 + v2493;
-      const unsigned int v6814 = v6813 + v6805;
-      out[v6814] = v6811;
-    }
-    const unsigned int v6815 = static_cast<unsigned int>(v200.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6816 = v2492 + v6815;
-    const unsigned int v6817 = static_cast<unsigned int>(v200.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6818 = v2491 + v6817;
-    const bool v6819 = v6816 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6820 = v6818 < v4;
-    const bool v6821 = v6819 && v6820;
-    if (v6821) {
-      const float v6822 = v200.x[56];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6824 = iron_f32_to_bf16(v6822);
-      const unsigned int v6825 = v6816 * v4;
-      const unsigned int v6826 = v6825 + v2493;
-      const unsigned int v6827 = v6826 + v6818;
-      out[v6827] = v6824;
-    }
-    const unsigned int v6828 = static_cast<unsigned int>(v200.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6829 = v2492 + v6828;
-    const unsigned int v6830 = static_cast<unsigned int>(v200.col(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6831 = v2491 + v6830;
-    const bool v6832 = v6829 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6833 = v6831 < v4;
-    const bool v6834 = v6832 && v6833;
-    if (v6834) {
-      const float v6835 = v200.x[57];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6837 = iron_f32_to_bf16(v6835);
-      const unsigned int v6838 = v6829 * v4;
-      const unsigned int v6839 = v6838 + v2493;
-      const unsigned int v6840 = v6839 + v6831;
-      out[v6840] = v6837;
-    }
-    const unsigned int v6841 = static_cast<unsigned int>(v200.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6842 = v2492 + v6841;
-    const unsigned int v6843 = static_cast<unsigned int>(v200.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6844 = v2491 + v6843;
-    const bool v6845 = v6842 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6846 = v6844 < v4;
-    const bool v6847 = v6845 && v6846;
-    if (v6847) {
-      const float v6848 = v200.x[58];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6850 = iron_f32_to_bf16(v6848);
-      const unsigned int v6851 = v6842 * v4;
-      const unsigned int v6852 = v6851 + v2493;
-      const unsigned int v6853 = v6852 + v6844;
-      out[v6853] = v6850;
-    }
-    const unsigned int v6854 = static_cast<unsigned int>(v200.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6855 = v2492 + v6854;
-    const unsigned int v6856 = static_cast<unsigned int>(v200.col(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6857 = v2491 + v6856;
-    const bool v6858 = v6855 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6859 = v6857 < v4;
-    const bool v6860 = v6858 && v6859;
-    if (v6860) {
-      const float v6861 = v200.x[59];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6863 = iron_f32_to_bf16(v6861);
-      const unsigned int v6864 = v6855 * v4;
-      const unsigned int v6865 = v6864 + v2493;
-      const unsigned int v6866 = v6865 + v6857;
-      out[v6866] = v6863;
-    }
-    const unsigned int v6867 = static_cast<unsigned int>(v200.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6868 = v2492 + v6867;
-    const unsigned int v6869 = static_cast<unsigned int>(v200.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6870 = v2491 + v6869;
-    const bool v6871 = v6868 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6872 = v6870 < v4;
-    const bool v6873 = v6871 && v6872;
-    if (v6873) {
-      const float v6874 = v200.x[60];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6876 = iron_f32_to_bf16(v6874);
-      const unsigned int v6877 = v6868 * v4;
-      const unsigned int v6878 = v6877 + v2493;
-      const unsigned int v6879 = v6878 + v6870;
-      out[v6879] = v6876;
-    }
-    const unsigned int v6880 = static_cast<unsigned int>(v200.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6881 = v2492 + v6880;
-    const unsigned int v6882 = static_cast<unsigned int>(v200.col(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6883 = v2491 + v6882;
-    const bool v6884 = v6881 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6885 = v6883 < v4;
-    const bool v6886 = v6884 && v6885;
-    if (v6886) {
-      const float v6887 = v200.x[61];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6889 = iron_f32_to_bf16(v6887);
-      const unsigned int v6890 = v6881 * v4;
-      const unsigned int v6891 = v6890 + v2493;
-      const unsigned int v6892 = v6891 + v6883;
-      out[v6892] = v6889;
-    }
-    const unsigned int v6893 = static_cast<unsigned int>(v200.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6894 = v2492 + v6893;
-    const unsigned int v6895 = static_cast<unsigned int>(v200.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6896 = v2491 + v6895;
-    const bool v6897 = v6894 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6898 = v6896 < v4;
-    const bool v6899 = v6897 && v6898;
-    if (v6899) {
-      const float v6900 = v200.x[62];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6902 = iron_f32_to_bf16(v6900);
-      const unsigned int v6903 = v6894 * v4;
-      const unsigned int v6904 = v6903 + v2493;
-      const unsigned int v6905 = v6904 + v6896;
-      out[v6905] = v6902;
-    }
-    const unsigned int v6906 = static_cast<unsigned int>(v200.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6907 = v2492 + v6906;
-    const unsigned int v6908 = static_cast<unsigned int>(v200.col(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6909 = v2491 + v6908;
-    const bool v6910 = v6907 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6911 = v6909 < v4;
-    const bool v6912 = v6910 && v6911;
-    if (v6912) {
-      const float v6913 = v200.x[63];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6915 = iron_f32_to_bf16(v6913);
-      const unsigned int v6916 = v6907 * v4;
-      const unsigned int v6917 = v6916 + v2493;
-      const unsigned int v6918 = v6917 + v6909;
-      out[v6918] = v6915;
-    }
-    const unsigned int v6919 = static_cast<unsigned int>(v200.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6920 = v2492 + v6919;
-    const unsigned int v6921 = static_cast<unsigned int>(v200.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6922 = v2491 + v6921;
-    const bool v6923 = v6920 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6924 = v6922 < v4;
-    const bool v6925 = v6923 && v6924;
-    if (v6925) {
-      const float v6926 = v200.x[64];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6928 = iron_f32_to_bf16(v6926);
-      const unsigned int v6929 = v6920 * v4;
-      const unsigned int v6930 = v6929 + v2493;
-      const unsigned int v6931 = v6930 + v6922;
-      out[v6931] = v6928;
-    }
-    const unsigned int v6932 = static_cast<unsigned int>(v200.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6933 = v2492 + v6932;
-    const unsigned int v6934 = static_cast<unsigned int>(v200.col(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6935 = v2491 + v6934;
-    const bool v6936 = v6933 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6937 = v6935 < v4;
-    const bool v6938 = v6936 && v6937;
-    if (v6938) {
-      const float v6939 = v200.x[65];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6941 = iron_f32_to_bf16(v6939);
-      const unsigned int v6942 = v6933 * v4;
-      const unsigned int v6943 = v6942 + v2493;
-      const unsigned int v6944 = v6943 + v6935;
-      out[v6944] = v6941;
-    }
-    const unsigned int v6945 = static_cast<unsigned int>(v200.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6946 = v2492 + v6945;
-    const unsigned int v6947 = static_cast<unsigned int>(v200.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6948 = v2491 + v6947;
-    const bool v6949 = v6946 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6950 = v6948 < v4;
-    const bool v6951 = v6949 && v6950;
-    if (v6951) {
-      const float v6952 = v200.x[66];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6954 = iron_f32_to_bf16(v6952);
-      const unsigned int v6955 = v6946 * v4;
-      const unsigned int v6956 = v6955 + v2493;
-      const unsigned int v6957 = v6956 + v6948;
-      out[v6957] = v6954;
-    }
-    const unsigned int v6958 = static_cast<unsigned int>(v200.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6959 = v2492 + v6958;
-    const unsigned int v6960 = static_cast<unsigned int>(v200.col(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6961 = v2491 + v6960;
-    const bool v6962 = v6959 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6963 = v6961 < v4;
-    const bool v6964 = v6962 && v6963;
-    if (v6964) {
-      const float v6965 = v200.x[67];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6967 = iron_f32_to_bf16(v6965);
-      const unsigned int v6968 = v6959 * v4;
-      const unsigned int v6969 = v6968 + v2493;
-      const unsigned int v6970 = v6969 + v6961;
-      out[v6970] = v6967;
-    }
-    const unsigned int v6971 = static_cast<unsigned int>(v200.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6972 = v2492 + v6971;
-    const unsigned int v6973 = static_cast<unsigned int>(v200.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6974 = v2491 + v6973;
-    const bool v6975 = v6972 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6976 = v6974 < v4;
-    const bool v6977 = v6975 && v6976;
-    if (v6977) {
-      const float v6978 = v200.x[68];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6980 = iron_f32_to_bf16(v6978);
-      const unsigned int v6981 = v6972 * v4;
-      const unsigned int v6982 = v6981 + v2493;
-      const unsigned int v6983 = v6982 + v6974;
-      out[v6983] = v6980;
-    }
-    const unsigned int v6984 = static_cast<unsigned int>(v200.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6985 = v2492 + v6984;
-    const unsigned int v6986 = static_cast<unsigned int>(v200.col(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6987 = v2491 + v6986;
-    const bool v6988 = v6985 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6989 = v6987 < v4;
-    const bool v6990 = v6988 && v6989;
-    if (v6990) {
-      const float v6991 = v200.x[69];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6993 = iron_f32_to_bf16(v6991);
-      const unsigned int v6994 = v6985 * v4;
-      const unsigned int v6995 = v6994 + v2493;
-      const unsigned int v6996 = v6995 + v6987;
-      out[v6996] = v6993;
-    }
-    const unsigned int v6997 = static_cast<unsigned int>(v200.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6998 = v2492 + v6997;
-    const unsigned int v6999 = static_cast<unsigned int>(v200.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7000 = v2491 + v6999;
-    const bool v7001 = v6998 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7002 = v7000 < v4;
-    const bool v7003 = v7001 && v7002;
-    if (v7003) {
-      const float v7004 = v200.x[70];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7006 = iron_f32_to_bf16(v7004);
-      const unsigned int v7007 = v6998 * v4;
-      const unsigned int v7008 = v7007 + v2493;
-      const unsigned int v7009 = v7008 + v7000;
-      out[v7009] = v7006;
-    }
-    const unsigned int v7010 = static_cast<unsigned int>(v200.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7011 = v2492 + v7010;
-    const unsigned int v7012 = static_cast<unsigned int>(v200.col(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7013 = v2491 + v7012;
-    const bool v7014 = v7011 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7015 = v7013 < v4;
-    const bool v7016 = v7014 && v7015;
-    if (v7016) {
-      const float v7017 = v200.x[71];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7019 = iron_f32_to_bf16(v7017);
-      const unsigned int v7020 = v7011 * v4;
-      const unsigned int v7021 = v7020 + v2493;
-      const unsigned int v7022 = v7021 + v7013;
-      out[v7022] = v7019;
-    }
-    const unsigned int v7023 = static_cast<unsigned int>(v200.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7024 = v2492 + v7023;
-    const unsigned int v7025 = static_cast<unsigned int>(v200.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7026 = v2491 + v7025;
-    const bool v7027 = v7024 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7028 = v7026 < v4;
-    const bool v7029 = v7027 && v7028;
-    if (v7029) {
-      const float v7030 = v200.x[72];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7032 = iron_f32_to_bf16(v7030);
-      const unsigned int v7033 = v7024 * v4;
-      const unsigned int v7034 = v7033 + v2493;
-      const unsigned int v7035 = v7034 + v7026;
-      out[v7035] = v7032;
-    }
-    const unsigned int v7036 = static_cast<unsigned int>(v200.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7037 = v2492 + v7036;
-    const unsigned int v7038 = static_cast<unsigned int>(v200.col(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7039 = v2491 + v7038;
-    const bool v7040 = v7037 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7041 = v7039 < v4;
-    const bool v7042 = v7040 && v7041;
-    if (v7042) {
-      const float v7043 = v200.x[73];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7045 = iron_f32_to_bf16(v7043);
-      const unsigned int v7046 = v7037 * v4;
-      const unsigned int v7047 = v7046 + v2493;
-      const unsigned int v7048 = v7047 + v7039;
-      out[v7048] = v7045;
-    }
-    const unsigned int v7049 = static_cast<unsigned int>(v200.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7050 = v2492 + v7049;
-    const unsigned int v7051 = static_cast<unsigned int>(v200.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7052 = v2491 + v7051;
-    const bool v7053 = v7050 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7054 = v7052 < v4;
-    const bool v7055 = v7053 && v7054;
-    if (v7055) {
-      const float v7056 = v200.x[74];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7058 = iron_f32_to_bf16(v7056);
-      const unsigned int v7059 = v7050 * v4;
-      const unsigned int v7060 = v7059 + v2493;
-      const unsigned int v7061 = v7060 + v7052;
-      out[v7061] = v7058;
-    }
-    const unsigned int v7062 = static_cast<unsigned int>(v200.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7063 = v2492 + v7062;
-    const unsigned int v7064 = static_cast<unsigned int>(v200.col(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7065 = v2491 + v7064;
-    const bool v7066 = v7063 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7067 = v7065 < v4;
-    const bool v7068 = v7066 && v7067;
-    if (v7068) {
-      const float v7069 = v200.x[75];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7071 = iron_f32_to_bf16(v7069);
-      const unsigned int v7072 = v7063 * v4;
-      const unsigned int v7073 = v7072 + v2493;
-      const unsigned int v7074 = v7073 + v7065;
-      out[v7074] = v7071;
-    }
-    const unsigned int v7075 = static_cast<unsigned int>(v200.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7076 = v2492 + v7075;
-    const unsigned int v7077 = static_cast<unsigned int>(v200.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7078 = v2491 + v7077;
-    const bool v7079 = v7076 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7080 = v7078 < v4;
-    const bool v7081 = v7079 && v7080;
-    if (v7081) {
-      const float v7082 = v200.x[76];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7084 = iron_f32_to_bf16(v7082);
-      const unsigned int v7085 = v7076 * v4;
-      const unsigned int v7086 = v7085 + v2493;
-      const unsigned int v7087 = v7086 + v7078;
-      out[v7087] = v7084;
-    }
-    const unsigned int v7088 = static_cast<unsigned int>(v200.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7089 = v2492 + v7088;
-    const unsigned int v7090 = static_cast<unsigned int>(v200.col(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7091 = v2491 + v7090;
-    const bool v7092 = v7089 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7093 = v7091 < v4;
-    const bool v7094 = v7092 && v7093;
-    if (v7094) {
-      const float v7095 = v200.x[77];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7097 = iron_f32_to_bf16(v7095);
-      const unsigned int v7098 = v7089 * v4;
-      const unsigned int v7099 = v7098 + v2493;
-      const unsigned int v7100 = v7099 + v7091;
-      out[v7100] = v7097;
-    }
-    const unsigned int v7101 = static_cast<unsigned int>(v200.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7102 = v2492 + v7101;
-    const unsigned int v7103 = static_cast<unsigned int>(v200.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7104 = v2491 + v7103;
-    const bool v7105 = v7102 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7106 = v7104 < v4;
-    const bool v7107 = v7105 && v7106;
-    if (v7107) {
-      const float v7108 = v200.x[78];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7110 = iron_f32_to_bf16(v7108);
-      const unsigned int v7111 = v7102 * v4;
-      const unsigned int v7112 = v7111 + v2493;
-      const unsigned int v7113 = v7112 + v7104;
-      out[v7113] = v7110;
-    }
-    const unsigned int v7114 = static_cast<unsigned int>(v200.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7115 = v2492 + v7114;
-    const unsigned int v7116 = static_cast<unsigned int>(v200.col(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7117 = v2491 + v7116;
-    const bool v7118 = v7115 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7119 = v7117 < v4;
-    const bool v7120 = v7118 && v7119;
-    if (v7120) {
-      const float v7121 = v200.x[79];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7123 = iron_f32_to_bf16(v7121);
-      const unsigned int v7124 = v7115 * v4;
-      const unsigned int v7125 = v7124 + v2493;
-      const unsigned int v7126 = v7125 + v7117;
-      out[v7126] = v7123;
-    }
-    const unsigned int v7127 = static_cast<unsigned int>(v200.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7128 = v2492 + v7127;
-    const unsigned int v7129 = static_cast<unsigned int>(v200.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7130 = v2491 + v7129;
-    const bool v7131 = v7128 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7132 = v7130 < v4;
-    const bool v7133 = v7131 && v7132;
-    if (v7133) {
-      const float v7134 = v200.x[80];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7136 = iron_f32_to_bf16(v7134);
-      const unsigned int v7137 = v7128 * v4;
-      const unsigned int v7138 = v7137 + v2493;
-      const unsigned int v7139 = v7138 + v7130;
-      out[v7139] = v7136;
-    }
-    const unsigned int v7140 = static_cast<unsigned int>(v200.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7141 = v2492 + v7140;
-    const unsigned int v7142 = static_cast<unsigned int>(v200.col(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7143 = v2491 + v7142;
-    const bool v7144 = v7141 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7145 = v7143 < v4;
-    const bool v7146 = v7144 && v7145;
-    if (v7146) {
-      const float v7147 = v200.x[81];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7149 = iron_f32_to_bf16(v7147);
-      const unsigned int v7150 = v7141 * v4;
-      const unsigned int v7151 = v7150 + v2493;
-      const unsigned int v7152 = v7151 + v7143;
-      out[v7152] = v7149;
-    }
-    const unsigned int v7153 = static_cast<unsigned int>(v200.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7154 = v2492 + v7153;
-    const unsigned int v7155 = static_cast<unsigned int>(v200.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7156 = v2491 + v7155;
-    const bool v7157 = v7154 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7158 = v7156 < v4;
-    const bool v7159 = v7157 && v7158;
-    if (v7159) {
-      const float v7160 = v200.x[82];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7162 = iron_f32_to_bf16(v7160);
-      const unsigned int v7163 = v7154 * v4;
-      const unsigned int v7164 = v7163 + v2493;
-      const unsigned int v7165 = v7164 + v7156;
-      out[v7165] = v7162;
-    }
-    const unsigned int v7166 = static_cast<unsigned int>(v200.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7167 = v2492 + v7166;
-    const unsigned int v7168 = static_cast<unsigned int>(v200.col(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7169 = v2491 + v7168;
-    const bool v7170 = v7167 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7171 = v7169 < v4;
-    const bool v7172 = v7170 && v7171;
-    if (v7172) {
-      const float v7173 = v200.x[83];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7175 = iron_f32_to_bf16(v7173);
-      const unsigned int v7176 = v7167 * v4;
-      const unsigned int v7177 = v7176 + v2493;
-      const unsigned int v7178 = v7177 + v7169;
-      out[v7178] = v7175;
-    }
-    const unsigned int v7179 = static_cast<unsigned int>(v200.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7180 = v2492 + v7179;
-    const unsigned int v7181 = static_cast<unsigned int>(v200.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7182 = v2491 + v7181;
-    const bool v7183 = v7180 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7184 = v7182 < v4;
-    const bool v7185 = v7183 && v7184;
-    if (v7185) {
-      const float v7186 = v200.x[84];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7188 = iron_f32_to_bf16(v7186);
-      const unsigned int v7189 = v7180 * v4;
-      const unsigned int v7190 = v7189 + v2493;
-      const unsigned int v7191 = v7190 + v7182;
-      out[v7191] = v7188;
-    }
-    const unsigned int v7192 = static_cast<unsigned int>(v200.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7193 = v2492 + v7192;
-    const unsigned int v7194 = static_cast<unsigned int>(v200.col(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7195 = v2491 + v7194;
-    const bool v7196 = v7193 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7197 = v7195 < v4;
-    const bool v7198 = v7196 && v7197;
-    if (v7198) {
-      const float v7199 = v200.x[85];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7201 = iron_f32_to_bf16(v7199);
-      const unsigned int v7202 = v7193 * v4;
-      const unsigned int v7203 = v7202 + v2493;
-      const unsigned int v7204 = v7203 + v7195;
-      out[v7204] = v7201;
-    }
-    const unsigned int v7205 = static_cast<unsigned int>(v200.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7206 = v2492 + v7205;
-    const unsigned int v7207 = static_cast<unsigned int>(v200.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7208 = v2491 + v7207;
-    const bool v7209 = v7206 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7210 = v7208 < v4;
-    const bool v7211 = v7209 && v7210;
-    if (v7211) {
-      const float v7212 = v200.x[86];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7214 = iron_f32_to_bf16(v7212);
-      const unsigned int v7215 = v7206 * v4;
-      const unsigned int v7216 = v7215 + v2493;
-      const unsigned int v7217 = v7216 + v7208;
-      out[v7217] = v7214;
-    }
-    const unsigned int v7218 = static_cast<unsigned int>(v200.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7219 = v2492 + v7218;
-    const unsigned int v7220 = static_cast<unsigned int>(v200.col(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7221 = v2491 + v7220;
-    const bool v7222 = v7219 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7223 = v7221 < v4;
-    const bool v7224 = v7222 && v7223;
-    if (v7224) {
-      const float v7225 = v200.x[87];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7227 = iron_f32_to_bf16(v7225);
-      const unsigned int v7228 = v7219 * v4;
-      const unsigned int v7229 = v7228 + v2493;
-      const unsigned int v7230 = v7229 + v7221;
-      out[v7230] = v7227;
-    }
-    const unsigned int v7231 = static_cast<unsigned int>(v200.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7232 = v2492 + v7231;
-    const unsigned int v7233 = static_cast<unsigned int>(v200.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7234 = v2491 + v7233;
-    const bool v7235 = v7232 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7236 = v7234 < v4;
-    const bool v7237 = v7235 && v7236;
-    if (v7237) {
-      const float v7238 = v200.x[88];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7240 = iron_f32_to_bf16(v7238);
-      const unsigned int v7241 = v7232 * v4;
-      const unsigned int v7242 = v7241 + v2493;
-      const unsigned int v7243 = v7242 + v7234;
-      out[v7243] = v7240;
-    }
-    const unsigned int v7244 = static_cast<unsigned int>(v200.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7245 = v2492 + v7244;
-    const unsigned int v7246 = static_cast<unsigned int>(v200.col(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7247 = v2491 + v7246;
-    const bool v7248 = v7245 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7249 = v7247 < v4;
-    const bool v7250 = v7248 && v7249;
-    if (v7250) {
-      const float v7251 = v200.x[89];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7253 = iron_f32_to_bf16(v7251);
-      const unsigned int v7254 = v7245 * v4;
-      const unsigned int v7255 = v7254 + v2493;
-      const unsigned int v7256 = v7255 + v7247;
-      out[v7256] = v7253;
-    }
-    const unsigned int v7257 = static_cast<unsigned int>(v200.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7258 = v2492 + v7257;
-    const unsigned int v7259 = static_cast<unsigned int>(v200.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7260 = v2491 + v7259;
-    const bool v7261 = v7258 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7262 = v7260 < v4;
-    const bool v7263 = v7261 && v7262;
-    if (v7263) {
-      const float v7264 = v200.x[90];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7266 = iron_f32_to_bf16(v7264);
-      const unsigned int v7267 = v7258 * v4;
-      const unsigned int v7268 = v7267 + v2493;
-      const unsigned int v7269 = v7268 + v7260;
-      out[v7269] = v7266;
-    }
-    const unsigned int v7270 = static_cast<unsigned int>(v200.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7271 = v2492 + v7270;
-    const unsigned int v7272 = static_cast<unsigned int>(v200.col(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7273 = v2491 + v7272;
-    const bool v7274 = v7271 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7275 = v7273 < v4;
-    const bool v7276 = v7274 && v7275;
-    if (v7276) {
-      const float v7277 = v200.x[91];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7279 = iron_f32_to_bf16(v7277);
-      const unsigned int v7280 = v7271 * v4;
-      const unsigned int v7281 = v7280 + v2493;
-      const unsigned int v7282 = v7281 + v7273;
-      out[v7282] = v7279;
-    }
-    const unsigned int v7283 = static_cast<unsigned int>(v200.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7284 = v2492 + v7283;
-    const unsigned int v7285 = static_cast<unsigned int>(v200.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7286 = v2491 + v7285;
-    const bool v7287 = v7284 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7288 = v7286 < v4;
-    const bool v7289 = v7287 && v7288;
-    if (v7289) {
-      const float v7290 = v200.x[92];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7292 = iron_f32_to_bf16(v7290);
-      const unsigned int v7293 = v7284 * v4;
-      const unsigned int v7294 = v7293 + v2493;
-      const unsigned int v7295 = v7294 + v7286;
-      out[v7295] = v7292;
-    }
-    const unsigned int v7296 = static_cast<unsigned int>(v200.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7297 = v2492 + v7296;
-    const unsigned int v7298 = static_cast<unsigned int>(v200.col(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7299 = v2491 + v7298;
-    const bool v7300 = v7297 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7301 = v7299 < v4;
-    const bool v7302 = v7300 && v7301;
-    if (v7302) {
-      const float v7303 = v200.x[93];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7305 = iron_f32_to_bf16(v7303);
-      const unsigned int v7306 = v7297 * v4;
-      const unsigned int v7307 = v7306 + v2493;
-      const unsigned int v7308 = v7307 + v7299;
-      out[v7308] = v7305;
-    }
-    const unsigned int v7309 = static_cast<unsigned int>(v200.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7310 = v2492 + v7309;
-    const unsigned int v7311 = static_cast<unsigned int>(v200.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7312 = v2491 + v7311;
-    const bool v7313 = v7310 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7314 = v7312 < v4;
-    const bool v7315 = v7313 && v7314;
-    if (v7315) {
-      const float v7316 = v200.x[94];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7318 = iron_f32_to_bf16(v7316);
-      const unsigned int v7319 = v7310 * v4;
-      const unsigned int v7320 = v7319 + v2493;
-      const unsigned int v7321 = v7320 + v7312;
-      out[v7321] = v7318;
-    }
-    const unsigned int v7322 = static_cast<unsigned int>(v200.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7323 = v2492 + v7322;
-    const unsigned int v7324 = static_cast<unsigned int>(v200.col(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7325 = v2491 + v7324;
-    const bool v7326 = v7323 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7327 = v7325 < v4;
-    const bool v7328 = v7326 && v7327;
-    if (v7328) {
-      const float v7329 = v200.x[95];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7331 = iron_f32_to_bf16(v7329);
-      const unsigned int v7332 = v7323 * v4;
-      const unsigned int v7333 = v7332 + v2493;
-      const unsigned int v7334 = v7333 + v7325;
-      out[v7334] = v7331;
-    }
-    const unsigned int v7335 = static_cast<unsigned int>(v200.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7336 = v2492 + v7335;
-    const unsigned int v7337 = static_cast<unsigned int>(v200.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7338 = v2491 + v7337;
-    const bool v7339 = v7336 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7340 = v7338 < v4;
-    const bool v7341 = v7339 && v7340;
-    if (v7341) {
-      const float v7342 = v200.x[96];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7344 = iron_f32_to_bf16(v7342);
-      const unsigned int v7345 = v7336 * v4;
-      const unsigned int v7346 = v7345 + v2493;
-      const unsigned int v7347 = v7346 + v7338;
-      out[v7347] = v7344;
-    }
-    const unsigned int v7348 = static_cast<unsigned int>(v200.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7349 = v2492 + v7348;
-    const unsigned int v7350 = static_cast<unsigned int>(v200.col(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7351 = v2491 + v7350;
-    const bool v7352 = v7349 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7353 = v7351 < v4;
-    const bool v7354 = v7352 && v7353;
-    if (v7354) {
-      const float v7355 = v200.x[97];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7357 = iron_f32_to_bf16(v7355);
-      const unsigned int v7358 = v7349 * v4;
-      const unsigned int v7359 = v7358 + v2493;
-      const unsigned int v7360 = v7359 + v7351;
-      out[v7360] = v7357;
-    }
-    const unsigned int v7361 = static_cast<unsigned int>(v200.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7362 = v2492 + v7361;
-    const unsigned int v7363 = static_cast<unsigned int>(v200.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7364 = v2491 + v7363;
-    const bool v7365 = v7362 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7366 = v7364 < v4;
-    const bool v7367 = v7365 && v7366;
-    if (v7367) {
-      const float v7368 = v200.x[98];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7370 = iron_f32_to_bf16(v7368);
-      const unsigned int v7371 = v7362 * v4;
-      const unsigned int v7372 = v7371 + v2493;
-      const unsigned int v7373 = v7372 + v7364;
-      out[v7373] = v7370;
-    }
-    const unsigned int v7374 = static_cast<unsigned int>(v200.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7375 = v2492 + v7374;
-    const unsigned int v7376 = static_cast<unsigned int>(v200.col(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7377 = v2491 + v7376;
-    const bool v7378 = v7375 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7379 = v7377 < v4;
-    const bool v7380 = v7378 && v7379;
-    if (v7380) {
-      const float v7381 = v200.x[99];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7383 = iron_f32_to_bf16(v7381);
-      const unsigned int v7384 = v7375 * v4;
-      const unsigned int v7385 = v7384 + v2493;
-      const unsigned int v7386 = v7385 + v7377;
-      out[v7386] = v7383;
-    }
-    const unsigned int v7387 = static_cast<unsigned int>(v200.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7388 = v2492 + v7387;
-    const unsigned int v7389 = static_cast<unsigned int>(v200.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7390 = v2491 + v7389;
-    const bool v7391 = v7388 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7392 = v7390 < v4;
-    const bool v7393 = v7391 && v7392;
-    if (v7393) {
-      const float v7394 = v200.x[100];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7396 = iron_f32_to_bf16(v7394);
-      const unsigned int v7397 = v7388 * v4;
-      const unsigned int v7398 = v7397 + v2493;
-      const unsigned int v7399 = v7398 + v7390;
-      out[v7399] = v7396;
-    }
-    const unsigned int v7400 = static_cast<unsigned int>(v200.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7401 = v2492 + v7400;
-    const unsigned int v7402 = static_cast<unsigned int>(v200.col(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7403 = v2491 + v7402;
-    const bool v7404 = v7401 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7405 = v7403 < v4;
-    const bool v7406 = v7404 && v7405;
-    if (v7406) {
-      const float v7407 = v200.x[101];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7409 = iron_f32_to_bf16(v7407);
-      const unsigned int v7410 = v7401 * v4;
-      const unsigned int v7411 = v7410 + v2493;
-      const unsigned int v7412 = v7411 + v7403;
-      out[v7412] = v7409;
-    }
-    const unsigned int v7413 = static_cast<unsigned int>(v200.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7414 = v2492 + v7413;
-    const unsigned int v7415 = static_cast<unsigned int>(v200.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7416 = v2491 + v7415;
-    const bool v7417 = v7414 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7418 = v7416 < v4;
-    const bool v7419 = v7417 && v7418;
-    if (v7419) {
-      const float v7420 = v200.x[102];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7422 = iron_f32_to_bf16(v7420);
-      const unsigned int v7423 = v7414 * v4;
-      const unsigned int v7424 = v7423 + v2493;
-      const unsigned int v7425 = v7424 + v7416;
-      out[v7425] = v7422;
-    }
-    const unsigned int v7426 = static_cast<unsigned int>(v200.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7427 = v2492 + v7426;
-    const unsigned int v7428 = static_cast<unsigned int>(v200.col(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7429 = v2491 + v7428;
-    const bool v7430 = v7427 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7431 = v7429 < v4;
-    const bool v7432 = v7430 && v7431;
-    if (v7432) {
-      const float v7433 = v200.x[103];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7435 = iron_f32_to_bf16(v7433);
-      const unsigned int v7436 = v7427 * v4;
-      const unsigned int v7437 = v7436 + v2493;
-      const unsigned int v7438 = v7437 + v7429;
-      out[v7438] = v7435;
-    }
-    const unsigned int v7439 = static_cast<unsigned int>(v200.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7440 = v2492 + v7439;
-    const unsigned int v7441 = static_cast<unsigned int>(v200.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7442 = v2491 + v7441;
-    const bool v7443 = v7440 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7444 = v7442 < v4;
-    const bool v7445 = v7443 && v7444;
-    if (v7445) {
-      const float v7446 = v200.x[104];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7448 = iron_f32_to_bf16(v7446);
-      const unsigned int v7449 = v7440 * v4;
-      const unsigned int v7450 = v7449 + v2493;
-      const unsigned int v7451 = v7450 + v7442;
-      out[v7451] = v7448;
-    }
-    const unsigned int v7452 = static_cast<unsigned int>(v200.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7453 = v2492 + v7452;
-    const unsigned int v7454 = static_cast<unsigned int>(v200.col(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7455 = v2491 + v7454;
-    const bool v7456 = v7453 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7457 = v7455 < v4;
-    const bool v7458 = v7456 && v7457;
-    if (v7458) {
-      const float v7459 = v200.x[105];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7461 = iron_f32_to_bf16(v7459);
-      const unsigned int v7462 = v7453 * v4;
-      const unsigned int v7463 = v7462 + v2493;
-      const unsigned int v7464 = v7463 + v7455;
-      out[v7464] = v7461;
-    }
-    const unsigned int v7465 = static_cast<unsigned int>(v200.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7466 = v2492 + v7465;
-    const unsigned int v7467 = static_cast<unsigned int>(v200.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7468 = v2491 + v7467;
-    const bool v7469 = v7466 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7470 = v7468 < v4;
-    const bool v7471 = v7469 && v7470;
-    if (v7471) {
-      const float v7472 = v200.x[106];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7474 = iron_f32_to_bf16(v7472);
-      const unsigned int v7475 = v7466 * v4;
-      const unsigned int v7476 = v7475 + v2493;
-      const unsigned int v7477 = v7476 + v7468;
-      out[v7477] = v7474;
-    }
-    const unsigned int v7478 = static_cast<unsigned int>(v200.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7479 = v2492 + v7478;
-    const unsigned int v7480 = static_cast<unsigned int>(v200.col(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7481 = v2491 + v7480;
-    const bool v7482 = v7479 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7483 = v7481 < v4;
-    const bool v7484 = v7482 && v7483;
-    if (v7484) {
-      const float v7485 = v200.x[107];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7487 = iron_f32_to_bf16(v7485);
-      const unsigned int v7488 = v7479 * v4;
-      const unsigned int v7489 = v7488 + v2493;
-      const unsigned int v7490 = v7489 + v7481;
-      out[v7490] = v7487;
-    }
-    const unsigned int v7491 = static_cast<unsigned int>(v200.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7492 = v2492 + v7491;
-    const unsigned int v7493 = static_cast<unsigned int>(v200.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7494 = v2491 + v7493;
-    const bool v7495 = v7492 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7496 = v7494 < v4;
-    const bool v7497 = v7495 && v7496;
-    if (v7497) {
-      const float v7498 = v200.x[108];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7500 = iron_f32_to_bf16(v7498);
-      const unsigned int v7501 = v7492 * v4;
-      const unsigned int v7502 = v7501 + v2493;
-      const unsigned int v7503 = v7502 + v7494;
-      out[v7503] = v7500;
-    }
-    const unsigned int v7504 = static_cast<unsigned int>(v200.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7505 = v2492 + v7504;
-    const unsigned int v7506 = static_cast<unsigned int>(v200.col(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7507 = v2491 + v7506;
-    const bool v7508 = v7505 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7509 = v7507 < v4;
-    const bool v7510 = v7508 && v7509;
-    if (v7510) {
-      const float v7511 = v200.x[109];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7513 = iron_f32_to_bf16(v7511);
-      const unsigned int v7514 = v7505 * v4;
-      const unsigned int v7515 = v7514 + v2493;
-      const unsigned int v7516 = v7515 + v7507;
-      out[v7516] = v7513;
-    }
-    const unsigned int v7517 = static_cast<unsigned int>(v200.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7518 = v2492 + v7517;
-    const unsigned int v7519 = static_cast<unsigned int>(v200.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7520 = v2491 + v7519;
-    const bool v7521 = v7518 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7522 = v7520 < v4;
-    const bool v7523 = v7521 && v7522;
-    if (v7523) {
-      const float v7524 = v200.x[110];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7526 = iron_f32_to_bf16(v7524);
-      const unsigned int v7527 = v7518 * v4;
-      const unsigned int v7528 = v7527 + v2493;
-      const unsigned int v7529 = v7528 + v7520;
-      out[v7529] = v7526;
-    }
-    const unsigned int v7530 = static_cast<unsigned int>(v200.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7531 = v2492 + v7530;
-    const unsigned int v7532 = static_cast<unsigned int>(v200.col(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7533 = v2491 + v7532;
-    const bool v7534 = v7531 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7535 = v7533 < v4;
-    const bool v7536 = v7534 && v7535;
-    if (v7536) {
-      const float v7537 = v200.x[111];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7539 = iron_f32_to_bf16(v7537);
-      const unsigned int v7540 = v7531 * v4;
-      const unsigned int v7541 = v7540 + v2493;
-      const unsigned int v7542 = v7541 + v7533;
-      out[v7542] = v7539;
-    }
-    const unsigned int v7543 = static_cast<unsigned int>(v200.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7544 = v2492 + v7543;
-    const unsigned int v7545 = static_cast<unsigned int>(v200.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7546 = v2491 + v7545;
-    const bool v7547 = v7544 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7548 = v7546 < v4;
-    const bool v7549 = v7547 && v7548;
-    if (v7549) {
-      const float v7550 = v200.x[112];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7552 = iron_f32_to_bf16(v7550);
-      const unsigned int v7553 = v7544 * v4;
-      const unsigned int v7554 = v7553 + v2493;
-      const unsigned int v7555 = v7554 + v7546;
-      out[v7555] = v7552;
-    }
-    const unsigned int v7556 = static_cast<unsigned int>(v200.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7557 = v2492 + v7556;
-    const unsigned int v7558 = static_cast<unsigned int>(v200.col(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7559 = v2491 + v7558;
-    const bool v7560 = v7557 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7561 = v7559 < v4;
-    const bool v7562 = v7560 && v7561;
-    if (v7562) {
-      const float v7563 = v200.x[113];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7565 = iron_f32_to_bf16(v7563);
-      const unsigned int v7566 = v7557 * v4;
-      const unsigned int v7567 = v7566 + v2493;
-      const unsigned int v7568 = v7567 + v7559;
-      out[v7568] = v7565;
-    }
-    const unsigned int v7569 = static_cast<unsigned int>(v200.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7570 = v2492 + v7569;
-    const unsigned int v7571 = static_cast<unsigned int>(v200.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7572 = v2491 + v7571;
-    const bool v7573 = v7570 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7574 = v7572 < v4;
-    const bool v7575 = v7573 && v7574;
-    if (v7575) {
-      const float v7576 = v200.x[114];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7578 = iron_f32_to_bf16(v7576);
-      const unsigned int v7579 = v7570 * v4;
-      const unsigned int v7580 = v7579 + v2493;
-      const unsigned int v7581 = v7580 + v7572;
-      out[v7581] = v7578;
-    }
-    const unsigned int v7582 = static_cast<unsigned int>(v200.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7583 = v2492 + v7582;
-    const unsigned int v7584 = static_cast<unsigned int>(v200.col(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7585 = v2491 + v7584;
-    const bool v7586 = v7583 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7587 = v7585 < v4;
-    const bool v7588 = v7586 && v7587;
-    if (v7588) {
-      const float v7589 = v200.x[115];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7591 = iron_f32_to_bf16(v7589);
-      const unsigned int v7592 = v7583 * v4;
-      const unsigned int v7593 = v7592 + v2493;
-      const unsigned int v7594 = v7593 + v7585;
-      out[v7594] = v7591;
-    }
-    const unsigned int v7595 = static_cast<unsigned int>(v200.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7596 = v2492 + v7595;
-    const unsigned int v7597 = static_cast<unsigned int>(v200.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7598 = v2491 + v7597;
-    const bool v7599 = v7596 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7600 = v7598 < v4;
-    const bool v7601 = v7599 && v7600;
-    if (v7601) {
-      const float v7602 = v200.x[116];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7604 = iron_f32_to_bf16(v7602);
-      const unsigned int v7605 = v7596 * v4;
-      const unsigned int v7606 = v7605 + v2493;
-      const unsigned int v7607 = v7606 + v7598;
-      out[v7607] = v7604;
-    }
-    const unsigned int v7608 = static_cast<unsigned int>(v200.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7609 = v2492 + v7608;
-    const unsigned int v7610 = static_cast<unsigned int>(v200.col(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7611 = v2491 + v7610;
-    const bool v7612 = v7609 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7613 = v7611 < v4;
-    const bool v7614 = v7612 && v7613;
-    if (v7614) {
-      const float v7615 = v200.x[117];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7617 = iron_f32_to_bf16(v7615);
-      const unsigned int v7618 = v7609 * v4;
-      const unsigned int v7619 = v7618 + v2493;
-      const unsigned int v7620 = v7619 + v7611;
-      out[v7620] = v7617;
-    }
-    const unsigned int v7621 = static_cast<unsigned int>(v200.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7622 = v2492 + v7621;
-    const unsigned int v7623 = static_cast<unsigned int>(v200.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7624 = v2491 + v7623;
-    const bool v7625 = v7622 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7626 = v7624 < v4;
-    const bool v7627 = v7625 && v7626;
-    if (v7627) {
-      const float v7628 = v200.x[118];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7630 = iron_f32_to_bf16(v7628);
-      const unsigned int v7631 = v7622 * v4;
-      const unsigned int v7632 = v7631 + v2493;
-      const unsigned int v7633 = v7632 + v7624;
-      out[v7633] = v7630;
-    }
-    const unsigned int v7634 = static_cast<unsigned int>(v200.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7635 = v2492 + v7634;
-    const unsigned int v7636 = static_cast<unsigned int>(v200.col(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7637 = v2491 + v7636;
-    const bool v7638 = v7635 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7639 = v7637 < v4;
-    const bool v7640 = v7638 && v7639;
-    if (v7640) {
-      const float v7641 = v200.x[119];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7643 = iron_f32_to_bf16(v7641);
-      const unsigned int v7644 = v7635 * v4;
-      const unsigned int v7645 = v7644 + v2493;
-      const unsigned int v7646 = v7645 + v7637;
-      out[v7646] = v7643;
-    }
-    const unsigned int v7647 = static_cast<unsigned int>(v200.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7648 = v2492 + v7647;
-    const unsigned int v7649 = static_cast<unsigned int>(v200.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7650 = v2491 + v7649;
-    const bool v7651 = v7648 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7652 = v7650 < v4;
-    const bool v7653 = v7651 && v7652;
-    if (v7653) {
-      const float v7654 = v200.x[120];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7656 = iron_f32_to_bf16(v7654);
-      const unsigned int v7657 = v7648 * v4;
-      const unsigned int v7658 = v7657 + v2493;
-      const unsigned int v7659 = v7658 + v7650;
-      out[v7659] = v7656;
-    }
-    const unsigned int v7660 = static_cast<unsigned int>(v200.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7661 = v2492 + v7660;
-    const unsigned int v7662 = static_cast<unsigned int>(v200.col(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7663 = v2491 + v7662;
-    const bool v7664 = v7661 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7665 = v7663 < v4;
-    const bool v7666 = v7664 && v7665;
-    if (v7666) {
-      const float v7667 = v200.x[121];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7669 = iron_f32_to_bf16(v7667);
-      const unsigned int v7670 = v7661 * v4;
-      const unsigned int v7671 = v7670 + v2493;
-      const unsigned int v7672 = v7671 + v7663;
-      out[v7672] = v7669;
-    }
-    const unsigned int v7673 = static_cast<unsigned int>(v200.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7674 = v2492 + v7673;
-    const unsigned int v7675 = static_cast<unsigned int>(v200.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7676 = v2491 + v7675;
-    const bool v7677 = v7674 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7678 = v7676 < v4;
-    const bool v7679 = v7677 && v7678;
-    if (v7679) {
-      const float v7680 = v200.x[122];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7682 = iron_f32_to_bf16(v7680);
-      const unsigned int v7683 = v7674 * v4;
-      const unsigned int v7684 = v7683 + v2493;
-      const unsigned int v7685 = v7684 + v7676;
-      out[v7685] = v7682;
-    }
-    const unsigned int v7686 = static_cast<unsigned int>(v200.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7687 = v2492 + v7686;
-    const unsigned int v7688 = static_cast<unsigned int>(v200.col(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7689 = v2491 + v7688;
-    const bool v7690 = v7687 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7691 = v7689 < v4;
-    const bool v7692 = v7690 && v7691;
-    if (v7692) {
-      const float v7693 = v200.x[123];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7695 = iron_f32_to_bf16(v7693);
-      const unsigned int v7696 = v7687 * v4;
-      const unsigned int v7697 = v7696 + v2493;
-      const unsigned int v7698 = v7697 + v7689;
-      out[v7698] = v7695;
-    }
-    const unsigned int v7699 = static_cast<unsigned int>(v200.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7700 = v2492 + v7699;
-    const unsigned int v7701 = static_cast<unsigned int>(v200.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7702 = v2491 + v7701;
-    const bool v7703 = v7700 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7704 = v7702 < v4;
-    const bool v7705 = v7703 && v7704;
-    if (v7705) {
-      const float v7706 = v200.x[124];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7708 = iron_f32_to_bf16(v7706);
-      const unsigned int v7709 = v7700 * v4;
-      const unsigned int v7710 = v7709 + v2493;
-      const unsigned int v7711 = v7710 + v7702;
-      out[v7711] = v7708;
-    }
-    const unsigned int v7712 = static_cast<unsigned int>(v200.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7713 = v2492 + v7712;
-    const unsigned int v7714 = static_cast<unsigned int>(v200.col(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7715 = v2491 + v7714;
-    const bool v7716 = v7713 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7717 = v7715 < v4;
-    const bool v7718 = v7716 && v7717;
-    if (v7718) {
-      const float v7719 = v200.x[125];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7721 = iron_f32_to_bf16(v7719);
-      const unsigned int v7722 = v7713 * v4;
-      const unsigned int v7723 = v7722 + v2493;
-      const unsigned int v7724 = v7723 + v7715;
-      out[v7724] = v7721;
-    }
-    const unsigned int v7725 = static_cast<unsigned int>(v200.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7726 = v2492 + v7725;
-    const unsigned int v7727 = static_cast<unsigned int>(v200.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7728 = v2491 + v7727;
-    const bool v7729 = v7726 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7730 = v7728 < v4;
-    const bool v7731 = v7729 && v7730;
-    if (v7731) {
-      const float v7732 = v200.x[126];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7734 = iron_f32_to_bf16(v7732);
-      const unsigned int v7735 = v7726 * v4;
-      const unsigned int v7736 = v7735 + v2493;
-      const unsigned int v7737 = v7736 + v7728;
-      out[v7737] = v7734;
-    }
-    const unsigned int v7738 = static_cast<unsigned int>(v200.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v7739 = v2492 + v7738;
-    const unsigned int v7740 = static_cast<unsigned int>(v200.col(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v7741 = v2491 + v7740;
-    const bool v7742 = v7739 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7743 = v7741 < v4;
-    const bool v7744 = v7742 && v7743;
-    if (v7744) {
-      const float v7745 = v200.x[127];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v7747 = iron_f32_to_bf16(v7745);
-      const unsigned int v7748 = v7739 * v4;
-      const unsigned int v7749 = v7748 + v2493;
-      const unsigned int v7750 = v7749 + v7741;
-      out[v7750] = v7747;
+    const unsigned int v3531 = static_cast<unsigned int>(v200.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3532 = v2494 + v3531;
+    const unsigned int v3533 = static_cast<unsigned int>(v200.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3534 = v2493 + v3533;
+    const bool v3535 = v3532 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3536 = v3534 < v4;
+    const bool v3537 = v3535 && v3536;
+    if (v3537) {
+      const float v3538 = v200.x[0];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3540 = iron_f32_to_bf16(v3538);
+      const unsigned int v3541 = v3532 * v4;
+      const unsigned int v3542 = v3541 + v2495;
+      const unsigned int v3543 = v3542 + v3534;
+      out[v3543] = v3540;
+    }
+    const unsigned int v3544 = static_cast<unsigned int>(v200.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3545 = v2494 + v3544;
+    const unsigned int v3546 = static_cast<unsigned int>(v200.col(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3547 = v2493 + v3546;
+    const bool v3548 = v3545 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3549 = v3547 < v4;
+    const bool v3550 = v3548 && v3549;
+    if (v3550) {
+      const float v3551 = v200.x[1];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3553 = iron_f32_to_bf16(v3551);
+      const unsigned int v3554 = v3545 * v4;
+      const unsigned int v3555 = v3554 + v2495;
+      const unsigned int v3556 = v3555 + v3547;
+      out[v3556] = v3553;
+    }
+    const unsigned int v3557 = static_cast<unsigned int>(v200.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3558 = v2494 + v3557;
+    const unsigned int v3559 = static_cast<unsigned int>(v200.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3560 = v2493 + v3559;
+    const bool v3561 = v3558 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3562 = v3560 < v4;
+    const bool v3563 = v3561 && v3562;
+    if (v3563) {
+      const float v3564 = v200.x[2];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3566 = iron_f32_to_bf16(v3564);
+      const unsigned int v3567 = v3558 * v4;
+      const unsigned int v3568 = v3567 + v2495;
+      const unsigned int v3569 = v3568 + v3560;
+      out[v3569] = v3566;
+    }
+    const unsigned int v3570 = static_cast<unsigned int>(v200.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3571 = v2494 + v3570;
+    const unsigned int v3572 = static_cast<unsigned int>(v200.col(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3573 = v2493 + v3572;
+    const bool v3574 = v3571 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3575 = v3573 < v4;
+    const bool v3576 = v3574 && v3575;
+    if (v3576) {
+      const float v3577 = v200.x[3];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3579 = iron_f32_to_bf16(v3577);
+      const unsigned int v3580 = v3571 * v4;
+      const unsigned int v3581 = v3580 + v2495;
+      const unsigned int v3582 = v3581 + v3573;
+      out[v3582] = v3579;
+    }
+    const unsigned int v3583 = static_cast<unsigned int>(v200.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3584 = v2494 + v3583;
+    const unsigned int v3585 = static_cast<unsigned int>(v200.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3586 = v2493 + v3585;
+    const bool v3587 = v3584 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3588 = v3586 < v4;
+    const bool v3589 = v3587 && v3588;
+    if (v3589) {
+      const float v3590 = v200.x[4];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3592 = iron_f32_to_bf16(v3590);
+      const unsigned int v3593 = v3584 * v4;
+      const unsigned int v3594 = v3593 + v2495;
+      const unsigned int v3595 = v3594 + v3586;
+      out[v3595] = v3592;
+    }
+    const unsigned int v3596 = static_cast<unsigned int>(v200.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3597 = v2494 + v3596;
+    const unsigned int v3598 = static_cast<unsigned int>(v200.col(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3599 = v2493 + v3598;
+    const bool v3600 = v3597 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3601 = v3599 < v4;
+    const bool v3602 = v3600 && v3601;
+    if (v3602) {
+      const float v3603 = v200.x[5];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3605 = iron_f32_to_bf16(v3603);
+      const unsigned int v3606 = v3597 * v4;
+      const unsigned int v3607 = v3606 + v2495;
+      const unsigned int v3608 = v3607 + v3599;
+      out[v3608] = v3605;
+    }
+    const unsigned int v3609 = static_cast<unsigned int>(v200.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3610 = v2494 + v3609;
+    const unsigned int v3611 = static_cast<unsigned int>(v200.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3612 = v2493 + v3611;
+    const bool v3613 = v3610 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3614 = v3612 < v4;
+    const bool v3615 = v3613 && v3614;
+    if (v3615) {
+      const float v3616 = v200.x[6];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3618 = iron_f32_to_bf16(v3616);
+      const unsigned int v3619 = v3610 * v4;
+      const unsigned int v3620 = v3619 + v2495;
+      const unsigned int v3621 = v3620 + v3612;
+      out[v3621] = v3618;
+    }
+    const unsigned int v3622 = static_cast<unsigned int>(v200.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3623 = v2494 + v3622;
+    const unsigned int v3624 = static_cast<unsigned int>(v200.col(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3625 = v2493 + v3624;
+    const bool v3626 = v3623 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3627 = v3625 < v4;
+    const bool v3628 = v3626 && v3627;
+    if (v3628) {
+      const float v3629 = v200.x[7];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3631 = iron_f32_to_bf16(v3629);
+      const unsigned int v3632 = v3623 * v4;
+      const unsigned int v3633 = v3632 + v2495;
+      const unsigned int v3634 = v3633 + v3625;
+      out[v3634] = v3631;
+    }
+    const unsigned int v3635 = static_cast<unsigned int>(v200.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3636 = v2494 + v3635;
+    const unsigned int v3637 = static_cast<unsigned int>(v200.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3638 = v2493 + v3637;
+    const bool v3639 = v3636 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3640 = v3638 < v4;
+    const bool v3641 = v3639 && v3640;
+    if (v3641) {
+      const float v3642 = v200.x[8];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3644 = iron_f32_to_bf16(v3642);
+      const unsigned int v3645 = v3636 * v4;
+      const unsigned int v3646 = v3645 + v2495;
+      const unsigned int v3647 = v3646 + v3638;
+      out[v3647] = v3644;
+    }
+    const unsigned int v3648 = static_cast<unsigned int>(v200.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3649 = v2494 + v3648;
+    const unsigned int v3650 = static_cast<unsigned int>(v200.col(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3651 = v2493 + v3650;
+    const bool v3652 = v3649 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3653 = v3651 < v4;
+    const bool v3654 = v3652 && v3653;
+    if (v3654) {
+      const float v3655 = v200.x[9];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3657 = iron_f32_to_bf16(v3655);
+      const unsigned int v3658 = v3649 * v4;
+      const unsigned int v3659 = v3658 + v2495;
+      const unsigned int v3660 = v3659 + v3651;
+      out[v3660] = v3657;
+    }
+    const unsigned int v3661 = static_cast<unsigned int>(v200.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3662 = v2494 + v3661;
+    const unsigned int v3663 = static_cast<unsigned int>(v200.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3664 = v2493 + v3663;
+    const bool v3665 = v3662 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3666 = v3664 < v4;
+    const bool v3667 = v3665 && v3666;
+    if (v3667) {
+      const float v3668 = v200.x[10];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3670 = iron_f32_to_bf16(v3668);
+      const unsigned int v3671 = v3662 * v4;
+      const unsigned int v3672 = v3671 + v2495;
+      const unsigned int v3673 = v3672 + v3664;
+      out[v3673] = v3670;
+    }
+    const unsigned int v3674 = static_cast<unsigned int>(v200.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3675 = v2494 + v3674;
+    const unsigned int v3676 = static_cast<unsigned int>(v200.col(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3677 = v2493 + v3676;
+    const bool v3678 = v3675 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3679 = v3677 < v4;
+    const bool v3680 = v3678 && v3679;
+    if (v3680) {
+      const float v3681 = v200.x[11];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3683 = iron_f32_to_bf16(v3681);
+      const unsigned int v3684 = v3675 * v4;
+      const unsigned int v3685 = v3684 + v2495;
+      const unsigned int v3686 = v3685 + v3677;
+      out[v3686] = v3683;
+    }
+    const unsigned int v3687 = static_cast<unsigned int>(v200.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3688 = v2494 + v3687;
+    const unsigned int v3689 = static_cast<unsigned int>(v200.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3690 = v2493 + v3689;
+    const bool v3691 = v3688 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3692 = v3690 < v4;
+    const bool v3693 = v3691 && v3692;
+    if (v3693) {
+      const float v3694 = v200.x[12];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3696 = iron_f32_to_bf16(v3694);
+      const unsigned int v3697 = v3688 * v4;
+      const unsigned int v3698 = v3697 + v2495;
+      const unsigned int v3699 = v3698 + v3690;
+      out[v3699] = v3696;
+    }
+    const unsigned int v3700 = static_cast<unsigned int>(v200.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3701 = v2494 + v3700;
+    const unsigned int v3702 = static_cast<unsigned int>(v200.col(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3703 = v2493 + v3702;
+    const bool v3704 = v3701 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3705 = v3703 < v4;
+    const bool v3706 = v3704 && v3705;
+    if (v3706) {
+      const float v3707 = v200.x[13];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3709 = iron_f32_to_bf16(v3707);
+      const unsigned int v3710 = v3701 * v4;
+      const unsigned int v3711 = v3710 + v2495;
+      const unsigned int v3712 = v3711 + v3703;
+      out[v3712] = v3709;
+    }
+    const unsigned int v3713 = static_cast<unsigned int>(v200.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3714 = v2494 + v3713;
+    const unsigned int v3715 = static_cast<unsigned int>(v200.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3716 = v2493 + v3715;
+    const bool v3717 = v3714 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3718 = v3716 < v4;
+    const bool v3719 = v3717 && v3718;
+    if (v3719) {
+      const float v3720 = v200.x[14];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3722 = iron_f32_to_bf16(v3720);
+      const unsigned int v3723 = v3714 * v4;
+      const unsigned int v3724 = v3723 + v2495;
+      const unsigned int v3725 = v3724 + v3716;
+      out[v3725] = v3722;
+    }
+    const unsigned int v3726 = static_cast<unsigned int>(v200.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3727 = v2494 + v3726;
+    const unsigned int v3728 = static_cast<unsigned int>(v200.col(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3729 = v2493 + v3728;
+    const bool v3730 = v3727 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3731 = v3729 < v4;
+    const bool v3732 = v3730 && v3731;
+    if (v3732) {
+      const float v3733 = v200.x[15];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3735 = iron_f32_to_bf16(v3733);
+      const unsigned int v3736 = v3727 * v4;
+      const unsigned int v3737 = v3736 + v2495;
+      const unsigned int v3738 = v3737 + v3729;
+      out[v3738] = v3735;
+    }
+    const unsigned int v3739 = static_cast<unsigned int>(v200.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3740 = v2494 + v3739;
+    const unsigned int v3741 = static_cast<unsigned int>(v200.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3742 = v2493 + v3741;
+    const bool v3743 = v3740 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3744 = v3742 < v4;
+    const bool v3745 = v3743 && v3744;
+    if (v3745) {
+      const float v3746 = v200.x[16];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3748 = iron_f32_to_bf16(v3746);
+      const unsigned int v3749 = v3740 * v4;
+      const unsigned int v3750 = v3749 + v2495;
+      const unsigned int v3751 = v3750 + v3742;
+      out[v3751] = v3748;
+    }
+    const unsigned int v3752 = static_cast<unsigned int>(v200.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3753 = v2494 + v3752;
+    const unsigned int v3754 = static_cast<unsigned int>(v200.col(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3755 = v2493 + v3754;
+    const bool v3756 = v3753 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3757 = v3755 < v4;
+    const bool v3758 = v3756 && v3757;
+    if (v3758) {
+      const float v3759 = v200.x[17];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3761 = iron_f32_to_bf16(v3759);
+      const unsigned int v3762 = v3753 * v4;
+      const unsigned int v3763 = v3762 + v2495;
+      const unsigned int v3764 = v3763 + v3755;
+      out[v3764] = v3761;
+    }
+    const unsigned int v3765 = static_cast<unsigned int>(v200.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3766 = v2494 + v3765;
+    const unsigned int v3767 = static_cast<unsigned int>(v200.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3768 = v2493 + v3767;
+    const bool v3769 = v3766 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3770 = v3768 < v4;
+    const bool v3771 = v3769 && v3770;
+    if (v3771) {
+      const float v3772 = v200.x[18];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3774 = iron_f32_to_bf16(v3772);
+      const unsigned int v3775 = v3766 * v4;
+      const unsigned int v3776 = v3775 + v2495;
+      const unsigned int v3777 = v3776 + v3768;
+      out[v3777] = v3774;
+    }
+    const unsigned int v3778 = static_cast<unsigned int>(v200.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3779 = v2494 + v3778;
+    const unsigned int v3780 = static_cast<unsigned int>(v200.col(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3781 = v2493 + v3780;
+    const bool v3782 = v3779 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3783 = v3781 < v4;
+    const bool v3784 = v3782 && v3783;
+    if (v3784) {
+      const float v3785 = v200.x[19];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3787 = iron_f32_to_bf16(v3785);
+      const unsigned int v3788 = v3779 * v4;
+      const unsigned int v3789 = v3788 + v2495;
+      const unsigned int v3790 = v3789 + v3781;
+      out[v3790] = v3787;
+    }
+    const unsigned int v3791 = static_cast<unsigned int>(v200.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3792 = v2494 + v3791;
+    const unsigned int v3793 = static_cast<unsigned int>(v200.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3794 = v2493 + v3793;
+    const bool v3795 = v3792 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3796 = v3794 < v4;
+    const bool v3797 = v3795 && v3796;
+    if (v3797) {
+      const float v3798 = v200.x[20];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3800 = iron_f32_to_bf16(v3798);
+      const unsigned int v3801 = v3792 * v4;
+      const unsigned int v3802 = v3801 + v2495;
+      const unsigned int v3803 = v3802 + v3794;
+      out[v3803] = v3800;
+    }
+    const unsigned int v3804 = static_cast<unsigned int>(v200.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3805 = v2494 + v3804;
+    const unsigned int v3806 = static_cast<unsigned int>(v200.col(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3807 = v2493 + v3806;
+    const bool v3808 = v3805 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3809 = v3807 < v4;
+    const bool v3810 = v3808 && v3809;
+    if (v3810) {
+      const float v3811 = v200.x[21];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3813 = iron_f32_to_bf16(v3811);
+      const unsigned int v3814 = v3805 * v4;
+      const unsigned int v3815 = v3814 + v2495;
+      const unsigned int v3816 = v3815 + v3807;
+      out[v3816] = v3813;
+    }
+    const unsigned int v3817 = static_cast<unsigned int>(v200.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3818 = v2494 + v3817;
+    const unsigned int v3819 = static_cast<unsigned int>(v200.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3820 = v2493 + v3819;
+    const bool v3821 = v3818 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3822 = v3820 < v4;
+    const bool v3823 = v3821 && v3822;
+    if (v3823) {
+      const float v3824 = v200.x[22];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3826 = iron_f32_to_bf16(v3824);
+      const unsigned int v3827 = v3818 * v4;
+      const unsigned int v3828 = v3827 + v2495;
+      const unsigned int v3829 = v3828 + v3820;
+      out[v3829] = v3826;
+    }
+    const unsigned int v3830 = static_cast<unsigned int>(v200.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3831 = v2494 + v3830;
+    const unsigned int v3832 = static_cast<unsigned int>(v200.col(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3833 = v2493 + v3832;
+    const bool v3834 = v3831 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3835 = v3833 < v4;
+    const bool v3836 = v3834 && v3835;
+    if (v3836) {
+      const float v3837 = v200.x[23];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3839 = iron_f32_to_bf16(v3837);
+      const unsigned int v3840 = v3831 * v4;
+      const unsigned int v3841 = v3840 + v2495;
+      const unsigned int v3842 = v3841 + v3833;
+      out[v3842] = v3839;
+    }
+    const unsigned int v3843 = static_cast<unsigned int>(v200.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3844 = v2494 + v3843;
+    const unsigned int v3845 = static_cast<unsigned int>(v200.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3846 = v2493 + v3845;
+    const bool v3847 = v3844 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3848 = v3846 < v4;
+    const bool v3849 = v3847 && v3848;
+    if (v3849) {
+      const float v3850 = v200.x[24];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3852 = iron_f32_to_bf16(v3850);
+      const unsigned int v3853 = v3844 * v4;
+      const unsigned int v3854 = v3853 + v2495;
+      const unsigned int v3855 = v3854 + v3846;
+      out[v3855] = v3852;
+    }
+    const unsigned int v3856 = static_cast<unsigned int>(v200.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3857 = v2494 + v3856;
+    const unsigned int v3858 = static_cast<unsigned int>(v200.col(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3859 = v2493 + v3858;
+    const bool v3860 = v3857 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3861 = v3859 < v4;
+    const bool v3862 = v3860 && v3861;
+    if (v3862) {
+      const float v3863 = v200.x[25];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3865 = iron_f32_to_bf16(v3863);
+      const unsigned int v3866 = v3857 * v4;
+      const unsigned int v3867 = v3866 + v2495;
+      const unsigned int v3868 = v3867 + v3859;
+      out[v3868] = v3865;
+    }
+    const unsigned int v3869 = static_cast<unsigned int>(v200.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3870 = v2494 + v3869;
+    const unsigned int v3871 = static_cast<unsigned int>(v200.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3872 = v2493 + v3871;
+    const bool v3873 = v3870 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3874 = v3872 < v4;
+    const bool v3875 = v3873 && v3874;
+    if (v3875) {
+      const float v3876 = v200.x[26];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3878 = iron_f32_to_bf16(v3876);
+      const unsigned int v3879 = v3870 * v4;
+      const unsigned int v3880 = v3879 + v2495;
+      const unsigned int v3881 = v3880 + v3872;
+      out[v3881] = v3878;
+    }
+    const unsigned int v3882 = static_cast<unsigned int>(v200.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3883 = v2494 + v3882;
+    const unsigned int v3884 = static_cast<unsigned int>(v200.col(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3885 = v2493 + v3884;
+    const bool v3886 = v3883 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3887 = v3885 < v4;
+    const bool v3888 = v3886 && v3887;
+    if (v3888) {
+      const float v3889 = v200.x[27];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3891 = iron_f32_to_bf16(v3889);
+      const unsigned int v3892 = v3883 * v4;
+      const unsigned int v3893 = v3892 + v2495;
+      const unsigned int v3894 = v3893 + v3885;
+      out[v3894] = v3891;
+    }
+    const unsigned int v3895 = static_cast<unsigned int>(v200.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3896 = v2494 + v3895;
+    const unsigned int v3897 = static_cast<unsigned int>(v200.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3898 = v2493 + v3897;
+    const bool v3899 = v3896 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3900 = v3898 < v4;
+    const bool v3901 = v3899 && v3900;
+    if (v3901) {
+      const float v3902 = v200.x[28];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3904 = iron_f32_to_bf16(v3902);
+      const unsigned int v3905 = v3896 * v4;
+      const unsigned int v3906 = v3905 + v2495;
+      const unsigned int v3907 = v3906 + v3898;
+      out[v3907] = v3904;
+    }
+    const unsigned int v3908 = static_cast<unsigned int>(v200.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3909 = v2494 + v3908;
+    const unsigned int v3910 = static_cast<unsigned int>(v200.col(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3911 = v2493 + v3910;
+    const bool v3912 = v3909 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3913 = v3911 < v4;
+    const bool v3914 = v3912 && v3913;
+    if (v3914) {
+      const float v3915 = v200.x[29];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3917 = iron_f32_to_bf16(v3915);
+      const unsigned int v3918 = v3909 * v4;
+      const unsigned int v3919 = v3918 + v2495;
+      const unsigned int v3920 = v3919 + v3911;
+      out[v3920] = v3917;
+    }
+    const unsigned int v3921 = static_cast<unsigned int>(v200.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3922 = v2494 + v3921;
+    const unsigned int v3923 = static_cast<unsigned int>(v200.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3924 = v2493 + v3923;
+    const bool v3925 = v3922 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3926 = v3924 < v4;
+    const bool v3927 = v3925 && v3926;
+    if (v3927) {
+      const float v3928 = v200.x[30];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3930 = iron_f32_to_bf16(v3928);
+      const unsigned int v3931 = v3922 * v4;
+      const unsigned int v3932 = v3931 + v2495;
+      const unsigned int v3933 = v3932 + v3924;
+      out[v3933] = v3930;
+    }
+    const unsigned int v3934 = static_cast<unsigned int>(v200.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3935 = v2494 + v3934;
+    const unsigned int v3936 = static_cast<unsigned int>(v200.col(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3937 = v2493 + v3936;
+    const bool v3938 = v3935 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3939 = v3937 < v4;
+    const bool v3940 = v3938 && v3939;
+    if (v3940) {
+      const float v3941 = v200.x[31];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3943 = iron_f32_to_bf16(v3941);
+      const unsigned int v3944 = v3935 * v4;
+      const unsigned int v3945 = v3944 + v2495;
+      const unsigned int v3946 = v3945 + v3937;
+      out[v3946] = v3943;
+    }
+    const unsigned int v3947 = static_cast<unsigned int>(v200.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3948 = v2494 + v3947;
+    const unsigned int v3949 = static_cast<unsigned int>(v200.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3950 = v2493 + v3949;
+    const bool v3951 = v3948 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3952 = v3950 < v4;
+    const bool v3953 = v3951 && v3952;
+    if (v3953) {
+      const float v3954 = v200.x[32];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3956 = iron_f32_to_bf16(v3954);
+      const unsigned int v3957 = v3948 * v4;
+      const unsigned int v3958 = v3957 + v2495;
+      const unsigned int v3959 = v3958 + v3950;
+      out[v3959] = v3956;
+    }
+    const unsigned int v3960 = static_cast<unsigned int>(v200.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3961 = v2494 + v3960;
+    const unsigned int v3962 = static_cast<unsigned int>(v200.col(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3963 = v2493 + v3962;
+    const bool v3964 = v3961 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3965 = v3963 < v4;
+    const bool v3966 = v3964 && v3965;
+    if (v3966) {
+      const float v3967 = v200.x[33];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3969 = iron_f32_to_bf16(v3967);
+      const unsigned int v3970 = v3961 * v4;
+      const unsigned int v3971 = v3970 + v2495;
+      const unsigned int v3972 = v3971 + v3963;
+      out[v3972] = v3969;
+    }
+    const unsigned int v3973 = static_cast<unsigned int>(v200.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3974 = v2494 + v3973;
+    const unsigned int v3975 = static_cast<unsigned int>(v200.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3976 = v2493 + v3975;
+    const bool v3977 = v3974 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3978 = v3976 < v4;
+    const bool v3979 = v3977 && v3978;
+    if (v3979) {
+      const float v3980 = v200.x[34];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3982 = iron_f32_to_bf16(v3980);
+      const unsigned int v3983 = v3974 * v4;
+      const unsigned int v3984 = v3983 + v2495;
+      const unsigned int v3985 = v3984 + v3976;
+      out[v3985] = v3982;
+    }
+    const unsigned int v3986 = static_cast<unsigned int>(v200.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v3987 = v2494 + v3986;
+    const unsigned int v3988 = static_cast<unsigned int>(v200.col(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v3989 = v2493 + v3988;
+    const bool v3990 = v3987 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3991 = v3989 < v4;
+    const bool v3992 = v3990 && v3991;
+    if (v3992) {
+      const float v3993 = v200.x[35];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v3995 = iron_f32_to_bf16(v3993);
+      const unsigned int v3996 = v3987 * v4;
+      const unsigned int v3997 = v3996 + v2495;
+      const unsigned int v3998 = v3997 + v3989;
+      out[v3998] = v3995;
+    }
+    const unsigned int v3999 = static_cast<unsigned int>(v200.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4000 = v2494 + v3999;
+    const unsigned int v4001 = static_cast<unsigned int>(v200.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4002 = v2493 + v4001;
+    const bool v4003 = v4000 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4004 = v4002 < v4;
+    const bool v4005 = v4003 && v4004;
+    if (v4005) {
+      const float v4006 = v200.x[36];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4008 = iron_f32_to_bf16(v4006);
+      const unsigned int v4009 = v4000 * v4;
+      const unsigned int v4010 = v4009 + v2495;
+      const unsigned int v4011 = v4010 + v4002;
+      out[v4011] = v4008;
+    }
+    const unsigned int v4012 = static_cast<unsigned int>(v200.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4013 = v2494 + v4012;
+    const unsigned int v4014 = static_cast<unsigned int>(v200.col(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4015 = v2493 + v4014;
+    const bool v4016 = v4013 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4017 = v4015 < v4;
+    const bool v4018 = v4016 && v4017;
+    if (v4018) {
+      const float v4019 = v200.x[37];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4021 = iron_f32_to_bf16(v4019);
+      const unsigned int v4022 = v4013 * v4;
+      const unsigned int v4023 = v4022 + v2495;
+      const unsigned int v4024 = v4023 + v4015;
+      out[v4024] = v4021;
+    }
+    const unsigned int v4025 = static_cast<unsigned int>(v200.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4026 = v2494 + v4025;
+    const unsigned int v4027 = static_cast<unsigned int>(v200.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4028 = v2493 + v4027;
+    const bool v4029 = v4026 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4030 = v4028 < v4;
+    const bool v4031 = v4029 && v4030;
+    if (v4031) {
+      const float v4032 = v200.x[38];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4034 = iron_f32_to_bf16(v4032);
+      const unsigned int v4035 = v4026 * v4;
+      const unsigned int v4036 = v4035 + v2495;
+      const unsigned int v4037 = v4036 + v4028;
+      out[v4037] = v4034;
+    }
+    const unsigned int v4038 = static_cast<unsigned int>(v200.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4039 = v2494 + v4038;
+    const unsigned int v4040 = static_cast<unsigned int>(v200.col(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4041 = v2493 + v4040;
+    const bool v4042 = v4039 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4043 = v4041 < v4;
+    const bool v4044 = v4042 && v4043;
+    if (v4044) {
+      const float v4045 = v200.x[39];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4047 = iron_f32_to_bf16(v4045);
+      const unsigned int v4048 = v4039 * v4;
+      const unsigned int v4049 = v4048 + v2495;
+      const unsigned int v4050 = v4049 + v4041;
+      out[v4050] = v4047;
+    }
+    const unsigned int v4051 = static_cast<unsigned int>(v200.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4052 = v2494 + v4051;
+    const unsigned int v4053 = static_cast<unsigned int>(v200.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4054 = v2493 + v4053;
+    const bool v4055 = v4052 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4056 = v4054 < v4;
+    const bool v4057 = v4055 && v4056;
+    if (v4057) {
+      const float v4058 = v200.x[40];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4060 = iron_f32_to_bf16(v4058);
+      const unsigned int v4061 = v4052 * v4;
+      const unsigned int v4062 = v4061 + v2495;
+      const unsigned int v4063 = v4062 + v4054;
+      out[v4063] = v4060;
+    }
+    const unsigned int v4064 = static_cast<unsigned int>(v200.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4065 = v2494 + v4064;
+    const unsigned int v4066 = static_cast<unsigned int>(v200.col(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4067 = v2493 + v4066;
+    const bool v4068 = v4065 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4069 = v4067 < v4;
+    const bool v4070 = v4068 && v4069;
+    if (v4070) {
+      const float v4071 = v200.x[41];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4073 = iron_f32_to_bf16(v4071);
+      const unsigned int v4074 = v4065 * v4;
+      const unsigned int v4075 = v4074 + v2495;
+      const unsigned int v4076 = v4075 + v4067;
+      out[v4076] = v4073;
+    }
+    const unsigned int v4077 = static_cast<unsigned int>(v200.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4078 = v2494 + v4077;
+    const unsigned int v4079 = static_cast<unsigned int>(v200.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4080 = v2493 + v4079;
+    const bool v4081 = v4078 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4082 = v4080 < v4;
+    const bool v4083 = v4081 && v4082;
+    if (v4083) {
+      const float v4084 = v200.x[42];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4086 = iron_f32_to_bf16(v4084);
+      const unsigned int v4087 = v4078 * v4;
+      const unsigned int v4088 = v4087 + v2495;
+      const unsigned int v4089 = v4088 + v4080;
+      out[v4089] = v4086;
+    }
+    const unsigned int v4090 = static_cast<unsigned int>(v200.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4091 = v2494 + v4090;
+    const unsigned int v4092 = static_cast<unsigned int>(v200.col(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4093 = v2493 + v4092;
+    const bool v4094 = v4091 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4095 = v4093 < v4;
+    const bool v4096 = v4094 && v4095;
+    if (v4096) {
+      const float v4097 = v200.x[43];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4099 = iron_f32_to_bf16(v4097);
+      const unsigned int v4100 = v4091 * v4;
+      const unsigned int v4101 = v4100 + v2495;
+      const unsigned int v4102 = v4101 + v4093;
+      out[v4102] = v4099;
+    }
+    const unsigned int v4103 = static_cast<unsigned int>(v200.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4104 = v2494 + v4103;
+    const unsigned int v4105 = static_cast<unsigned int>(v200.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4106 = v2493 + v4105;
+    const bool v4107 = v4104 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4108 = v4106 < v4;
+    const bool v4109 = v4107 && v4108;
+    if (v4109) {
+      const float v4110 = v200.x[44];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4112 = iron_f32_to_bf16(v4110);
+      const unsigned int v4113 = v4104 * v4;
+      const unsigned int v4114 = v4113 + v2495;
+      const unsigned int v4115 = v4114 + v4106;
+      out[v4115] = v4112;
+    }
+    const unsigned int v4116 = static_cast<unsigned int>(v200.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4117 = v2494 + v4116;
+    const unsigned int v4118 = static_cast<unsigned int>(v200.col(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4119 = v2493 + v4118;
+    const bool v4120 = v4117 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4121 = v4119 < v4;
+    const bool v4122 = v4120 && v4121;
+    if (v4122) {
+      const float v4123 = v200.x[45];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4125 = iron_f32_to_bf16(v4123);
+      const unsigned int v4126 = v4117 * v4;
+      const unsigned int v4127 = v4126 + v2495;
+      const unsigned int v4128 = v4127 + v4119;
+      out[v4128] = v4125;
+    }
+    const unsigned int v4129 = static_cast<unsigned int>(v200.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4130 = v2494 + v4129;
+    const unsigned int v4131 = static_cast<unsigned int>(v200.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4132 = v2493 + v4131;
+    const bool v4133 = v4130 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4134 = v4132 < v4;
+    const bool v4135 = v4133 && v4134;
+    if (v4135) {
+      const float v4136 = v200.x[46];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4138 = iron_f32_to_bf16(v4136);
+      const unsigned int v4139 = v4130 * v4;
+      const unsigned int v4140 = v4139 + v2495;
+      const unsigned int v4141 = v4140 + v4132;
+      out[v4141] = v4138;
+    }
+    const unsigned int v4142 = static_cast<unsigned int>(v200.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4143 = v2494 + v4142;
+    const unsigned int v4144 = static_cast<unsigned int>(v200.col(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4145 = v2493 + v4144;
+    const bool v4146 = v4143 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4147 = v4145 < v4;
+    const bool v4148 = v4146 && v4147;
+    if (v4148) {
+      const float v4149 = v200.x[47];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4151 = iron_f32_to_bf16(v4149);
+      const unsigned int v4152 = v4143 * v4;
+      const unsigned int v4153 = v4152 + v2495;
+      const unsigned int v4154 = v4153 + v4145;
+      out[v4154] = v4151;
+    }
+    const unsigned int v4155 = static_cast<unsigned int>(v200.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4156 = v2494 + v4155;
+    const unsigned int v4157 = static_cast<unsigned int>(v200.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4158 = v2493 + v4157;
+    const bool v4159 = v4156 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4160 = v4158 < v4;
+    const bool v4161 = v4159 && v4160;
+    if (v4161) {
+      const float v4162 = v200.x[48];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4164 = iron_f32_to_bf16(v4162);
+      const unsigned int v4165 = v4156 * v4;
+      const unsigned int v4166 = v4165 + v2495;
+      const unsigned int v4167 = v4166 + v4158;
+      out[v4167] = v4164;
+    }
+    const unsigned int v4168 = static_cast<unsigned int>(v200.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4169 = v2494 + v4168;
+    const unsigned int v4170 = static_cast<unsigned int>(v200.col(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4171 = v2493 + v4170;
+    const bool v4172 = v4169 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4173 = v4171 < v4;
+    const bool v4174 = v4172 && v4173;
+    if (v4174) {
+      const float v4175 = v200.x[49];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4177 = iron_f32_to_bf16(v4175);
+      const unsigned int v4178 = v4169 * v4;
+      const unsigned int v4179 = v4178 + v2495;
+      const unsigned int v4180 = v4179 + v4171;
+      out[v4180] = v4177;
+    }
+    const unsigned int v4181 = static_cast<unsigned int>(v200.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4182 = v2494 + v4181;
+    const unsigned int v4183 = static_cast<unsigned int>(v200.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4184 = v2493 + v4183;
+    const bool v4185 = v4182 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4186 = v4184 < v4;
+    const bool v4187 = v4185 && v4186;
+    if (v4187) {
+      const float v4188 = v200.x[50];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4190 = iron_f32_to_bf16(v4188);
+      const unsigned int v4191 = v4182 * v4;
+      const unsigned int v4192 = v4191 + v2495;
+      const unsigned int v4193 = v4192 + v4184;
+      out[v4193] = v4190;
+    }
+    const unsigned int v4194 = static_cast<unsigned int>(v200.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4195 = v2494 + v4194;
+    const unsigned int v4196 = static_cast<unsigned int>(v200.col(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4197 = v2493 + v4196;
+    const bool v4198 = v4195 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4199 = v4197 < v4;
+    const bool v4200 = v4198 && v4199;
+    if (v4200) {
+      const float v4201 = v200.x[51];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4203 = iron_f32_to_bf16(v4201);
+      const unsigned int v4204 = v4195 * v4;
+      const unsigned int v4205 = v4204 + v2495;
+      const unsigned int v4206 = v4205 + v4197;
+      out[v4206] = v4203;
+    }
+    const unsigned int v4207 = static_cast<unsigned int>(v200.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4208 = v2494 + v4207;
+    const unsigned int v4209 = static_cast<unsigned int>(v200.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4210 = v2493 + v4209;
+    const bool v4211 = v4208 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4212 = v4210 < v4;
+    const bool v4213 = v4211 && v4212;
+    if (v4213) {
+      const float v4214 = v200.x[52];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4216 = iron_f32_to_bf16(v4214);
+      const unsigned int v4217 = v4208 * v4;
+      const unsigned int v4218 = v4217 + v2495;
+      const unsigned int v4219 = v4218 + v4210;
+      out[v4219] = v4216;
+    }
+    const unsigned int v4220 = static_cast<unsigned int>(v200.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4221 = v2494 + v4220;
+    const unsigned int v4222 = static_cast<unsigned int>(v200.col(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4223 = v2493 + v4222;
+    const bool v4224 = v4221 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4225 = v4223 < v4;
+    const bool v4226 = v4224 && v4225;
+    if (v4226) {
+      const float v4227 = v200.x[53];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4229 = iron_f32_to_bf16(v4227);
+      const unsigned int v4230 = v4221 * v4;
+      const unsigned int v4231 = v4230 + v2495;
+      const unsigned int v4232 = v4231 + v4223;
+      out[v4232] = v4229;
+    }
+    const unsigned int v4233 = static_cast<unsigned int>(v200.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4234 = v2494 + v4233;
+    const unsigned int v4235 = static_cast<unsigned int>(v200.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4236 = v2493 + v4235;
+    const bool v4237 = v4234 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4238 = v4236 < v4;
+    const bool v4239 = v4237 && v4238;
+    if (v4239) {
+      const float v4240 = v200.x[54];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4242 = iron_f32_to_bf16(v4240);
+      const unsigned int v4243 = v4234 * v4;
+      const unsigned int v4244 = v4243 + v2495;
+      const unsigned int v4245 = v4244 + v4236;
+      out[v4245] = v4242;
+    }
+    const unsigned int v4246 = static_cast<unsigned int>(v200.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4247 = v2494 + v4246;
+    const unsigned int v4248 = static_cast<unsigned int>(v200.col(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4249 = v2493 + v4248;
+    const bool v4250 = v4247 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4251 = v4249 < v4;
+    const bool v4252 = v4250 && v4251;
+    if (v4252) {
+      const float v4253 = v200.x[55];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4255 = iron_f32_to_bf16(v4253);
+      const unsigned int v4256 = v4247 * v4;
+      const unsigned int v4257 = v4256 + v2495;
+      const unsigned int v4258 = v4257 + v4249;
+      out[v4258] = v4255;
+    }
+    const unsigned int v4259 = static_cast<unsigned int>(v200.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4260 = v2494 + v4259;
+    const unsigned int v4261 = static_cast<unsigned int>(v200.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4262 = v2493 + v4261;
+    const bool v4263 = v4260 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4264 = v4262 < v4;
+    const bool v4265 = v4263 && v4264;
+    if (v4265) {
+      const float v4266 = v200.x[56];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4268 = iron_f32_to_bf16(v4266);
+      const unsigned int v4269 = v4260 * v4;
+      const unsigned int v4270 = v4269 + v2495;
+      const unsigned int v4271 = v4270 + v4262;
+      out[v4271] = v4268;
+    }
+    const unsigned int v4272 = static_cast<unsigned int>(v200.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4273 = v2494 + v4272;
+    const unsigned int v4274 = static_cast<unsigned int>(v200.col(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4275 = v2493 + v4274;
+    const bool v4276 = v4273 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4277 = v4275 < v4;
+    const bool v4278 = v4276 && v4277;
+    if (v4278) {
+      const float v4279 = v200.x[57];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4281 = iron_f32_to_bf16(v4279);
+      const unsigned int v4282 = v4273 * v4;
+      const unsigned int v4283 = v4282 + v2495;
+      const unsigned int v4284 = v4283 + v4275;
+      out[v4284] = v4281;
+    }
+    const unsigned int v4285 = static_cast<unsigned int>(v200.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4286 = v2494 + v4285;
+    const unsigned int v4287 = static_cast<unsigned int>(v200.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4288 = v2493 + v4287;
+    const bool v4289 = v4286 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4290 = v4288 < v4;
+    const bool v4291 = v4289 && v4290;
+    if (v4291) {
+      const float v4292 = v200.x[58];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4294 = iron_f32_to_bf16(v4292);
+      const unsigned int v4295 = v4286 * v4;
+      const unsigned int v4296 = v4295 + v2495;
+      const unsigned int v4297 = v4296 + v4288;
+      out[v4297] = v4294;
+    }
+    const unsigned int v4298 = static_cast<unsigned int>(v200.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4299 = v2494 + v4298;
+    const unsigned int v4300 = static_cast<unsigned int>(v200.col(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4301 = v2493 + v4300;
+    const bool v4302 = v4299 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4303 = v4301 < v4;
+    const bool v4304 = v4302 && v4303;
+    if (v4304) {
+      const float v4305 = v200.x[59];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4307 = iron_f32_to_bf16(v4305);
+      const unsigned int v4308 = v4299 * v4;
+      const unsigned int v4309 = v4308 + v2495;
+      const unsigned int v4310 = v4309 + v4301;
+      out[v4310] = v4307;
+    }
+    const unsigned int v4311 = static_cast<unsigned int>(v200.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4312 = v2494 + v4311;
+    const unsigned int v4313 = static_cast<unsigned int>(v200.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4314 = v2493 + v4313;
+    const bool v4315 = v4312 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4316 = v4314 < v4;
+    const bool v4317 = v4315 && v4316;
+    if (v4317) {
+      const float v4318 = v200.x[60];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4320 = iron_f32_to_bf16(v4318);
+      const unsigned int v4321 = v4312 * v4;
+      const unsigned int v4322 = v4321 + v2495;
+      const unsigned int v4323 = v4322 + v4314;
+      out[v4323] = v4320;
+    }
+    const unsigned int v4324 = static_cast<unsigned int>(v200.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4325 = v2494 + v4324;
+    const unsigned int v4326 = static_cast<unsigned int>(v200.col(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4327 = v2493 + v4326;
+    const bool v4328 = v4325 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4329 = v4327 < v4;
+    const bool v4330 = v4328 && v4329;
+    if (v4330) {
+      const float v4331 = v200.x[61];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4333 = iron_f32_to_bf16(v4331);
+      const unsigned int v4334 = v4325 * v4;
+      const unsigned int v4335 = v4334 + v2495;
+      const unsigned int v4336 = v4335 + v4327;
+      out[v4336] = v4333;
+    }
+    const unsigned int v4337 = static_cast<unsigned int>(v200.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4338 = v2494 + v4337;
+    const unsigned int v4339 = static_cast<unsigned int>(v200.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4340 = v2493 + v4339;
+    const bool v4341 = v4338 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4342 = v4340 < v4;
+    const bool v4343 = v4341 && v4342;
+    if (v4343) {
+      const float v4344 = v200.x[62];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4346 = iron_f32_to_bf16(v4344);
+      const unsigned int v4347 = v4338 * v4;
+      const unsigned int v4348 = v4347 + v2495;
+      const unsigned int v4349 = v4348 + v4340;
+      out[v4349] = v4346;
+    }
+    const unsigned int v4350 = static_cast<unsigned int>(v200.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4351 = v2494 + v4350;
+    const unsigned int v4352 = static_cast<unsigned int>(v200.col(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4353 = v2493 + v4352;
+    const bool v4354 = v4351 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4355 = v4353 < v4;
+    const bool v4356 = v4354 && v4355;
+    if (v4356) {
+      const float v4357 = v200.x[63];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4359 = iron_f32_to_bf16(v4357);
+      const unsigned int v4360 = v4351 * v4;
+      const unsigned int v4361 = v4360 + v2495;
+      const unsigned int v4362 = v4361 + v4353;
+      out[v4362] = v4359;
+    }
+    const unsigned int v4363 = static_cast<unsigned int>(v200.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4364 = v2494 + v4363;
+    const unsigned int v4365 = static_cast<unsigned int>(v200.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4366 = v2493 + v4365;
+    const bool v4367 = v4364 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4368 = v4366 < v4;
+    const bool v4369 = v4367 && v4368;
+    if (v4369) {
+      const float v4370 = v200.x[64];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4372 = iron_f32_to_bf16(v4370);
+      const unsigned int v4373 = v4364 * v4;
+      const unsigned int v4374 = v4373 + v2495;
+      const unsigned int v4375 = v4374 + v4366;
+      out[v4375] = v4372;
+    }
+    const unsigned int v4376 = static_cast<unsigned int>(v200.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4377 = v2494 + v4376;
+    const unsigned int v4378 = static_cast<unsigned int>(v200.col(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4379 = v2493 + v4378;
+    const bool v4380 = v4377 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4381 = v4379 < v4;
+    const bool v4382 = v4380 && v4381;
+    if (v4382) {
+      const float v4383 = v200.x[65];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4385 = iron_f32_to_bf16(v4383);
+      const unsigned int v4386 = v4377 * v4;
+      const unsigned int v4387 = v4386 + v2495;
+      const unsigned int v4388 = v4387 + v4379;
+      out[v4388] = v4385;
+    }
+    const unsigned int v4389 = static_cast<unsigned int>(v200.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4390 = v2494 + v4389;
+    const unsigned int v4391 = static_cast<unsigned int>(v200.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4392 = v2493 + v4391;
+    const bool v4393 = v4390 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4394 = v4392 < v4;
+    const bool v4395 = v4393 && v4394;
+    if (v4395) {
+      const float v4396 = v200.x[66];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4398 = iron_f32_to_bf16(v4396);
+      const unsigned int v4399 = v4390 * v4;
+      const unsigned int v4400 = v4399 + v2495;
+      const unsigned int v4401 = v4400 + v4392;
+      out[v4401] = v4398;
+    }
+    const unsigned int v4402 = static_cast<unsigned int>(v200.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4403 = v2494 + v4402;
+    const unsigned int v4404 = static_cast<unsigned int>(v200.col(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4405 = v2493 + v4404;
+    const bool v4406 = v4403 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4407 = v4405 < v4;
+    const bool v4408 = v4406 && v4407;
+    if (v4408) {
+      const float v4409 = v200.x[67];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4411 = iron_f32_to_bf16(v4409);
+      const unsigned int v4412 = v4403 * v4;
+      const unsigned int v4413 = v4412 + v2495;
+      const unsigned int v4414 = v4413 + v4405;
+      out[v4414] = v4411;
+    }
+    const unsigned int v4415 = static_cast<unsigned int>(v200.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4416 = v2494 + v4415;
+    const unsigned int v4417 = static_cast<unsigned int>(v200.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4418 = v2493 + v4417;
+    const bool v4419 = v4416 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4420 = v4418 < v4;
+    const bool v4421 = v4419 && v4420;
+    if (v4421) {
+      const float v4422 = v200.x[68];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4424 = iron_f32_to_bf16(v4422);
+      const unsigned int v4425 = v4416 * v4;
+      const unsigned int v4426 = v4425 + v2495;
+      const unsigned int v4427 = v4426 + v4418;
+      out[v4427] = v4424;
+    }
+    const unsigned int v4428 = static_cast<unsigned int>(v200.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4429 = v2494 + v4428;
+    const unsigned int v4430 = static_cast<unsigned int>(v200.col(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4431 = v2493 + v4430;
+    const bool v4432 = v4429 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4433 = v4431 < v4;
+    const bool v4434 = v4432 && v4433;
+    if (v4434) {
+      const float v4435 = v200.x[69];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4437 = iron_f32_to_bf16(v4435);
+      const unsigned int v4438 = v4429 * v4;
+      const unsigned int v4439 = v4438 + v2495;
+      const unsigned int v4440 = v4439 + v4431;
+      out[v4440] = v4437;
+    }
+    const unsigned int v4441 = static_cast<unsigned int>(v200.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4442 = v2494 + v4441;
+    const unsigned int v4443 = static_cast<unsigned int>(v200.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4444 = v2493 + v4443;
+    const bool v4445 = v4442 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4446 = v4444 < v4;
+    const bool v4447 = v4445 && v4446;
+    if (v4447) {
+      const float v4448 = v200.x[70];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4450 = iron_f32_to_bf16(v4448);
+      const unsigned int v4451 = v4442 * v4;
+      const unsigned int v4452 = v4451 + v2495;
+      const unsigned int v4453 = v4452 + v4444;
+      out[v4453] = v4450;
+    }
+    const unsigned int v4454 = static_cast<unsigned int>(v200.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4455 = v2494 + v4454;
+    const unsigned int v4456 = static_cast<unsigned int>(v200.col(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4457 = v2493 + v4456;
+    const bool v4458 = v4455 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4459 = v4457 < v4;
+    const bool v4460 = v4458 && v4459;
+    if (v4460) {
+      const float v4461 = v200.x[71];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4463 = iron_f32_to_bf16(v4461);
+      const unsigned int v4464 = v4455 * v4;
+      const unsigned int v4465 = v4464 + v2495;
+      const unsigned int v4466 = v4465 + v4457;
+      out[v4466] = v4463;
+    }
+    const unsigned int v4467 = static_cast<unsigned int>(v200.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4468 = v2494 + v4467;
+    const unsigned int v4469 = static_cast<unsigned int>(v200.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4470 = v2493 + v4469;
+    const bool v4471 = v4468 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4472 = v4470 < v4;
+    const bool v4473 = v4471 && v4472;
+    if (v4473) {
+      const float v4474 = v200.x[72];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4476 = iron_f32_to_bf16(v4474);
+      const unsigned int v4477 = v4468 * v4;
+      const unsigned int v4478 = v4477 + v2495;
+      const unsigned int v4479 = v4478 + v4470;
+      out[v4479] = v4476;
+    }
+    const unsigned int v4480 = static_cast<unsigned int>(v200.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4481 = v2494 + v4480;
+    const unsigned int v4482 = static_cast<unsigned int>(v200.col(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4483 = v2493 + v4482;
+    const bool v4484 = v4481 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4485 = v4483 < v4;
+    const bool v4486 = v4484 && v4485;
+    if (v4486) {
+      const float v4487 = v200.x[73];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4489 = iron_f32_to_bf16(v4487);
+      const unsigned int v4490 = v4481 * v4;
+      const unsigned int v4491 = v4490 + v2495;
+      const unsigned int v4492 = v4491 + v4483;
+      out[v4492] = v4489;
+    }
+    const unsigned int v4493 = static_cast<unsigned int>(v200.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4494 = v2494 + v4493;
+    const unsigned int v4495 = static_cast<unsigned int>(v200.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4496 = v2493 + v4495;
+    const bool v4497 = v4494 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4498 = v4496 < v4;
+    const bool v4499 = v4497 && v4498;
+    if (v4499) {
+      const float v4500 = v200.x[74];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4502 = iron_f32_to_bf16(v4500);
+      const unsigned int v4503 = v4494 * v4;
+      const unsigned int v4504 = v4503 + v2495;
+      const unsigned int v4505 = v4504 + v4496;
+      out[v4505] = v4502;
+    }
+    const unsigned int v4506 = static_cast<unsigned int>(v200.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4507 = v2494 + v4506;
+    const unsigned int v4508 = static_cast<unsigned int>(v200.col(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4509 = v2493 + v4508;
+    const bool v4510 = v4507 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4511 = v4509 < v4;
+    const bool v4512 = v4510 && v4511;
+    if (v4512) {
+      const float v4513 = v200.x[75];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4515 = iron_f32_to_bf16(v4513);
+      const unsigned int v4516 = v4507 * v4;
+      const unsigned int v4517 = v4516 + v2495;
+      const unsigned int v4518 = v4517 + v4509;
+      out[v4518] = v4515;
+    }
+    const unsigned int v4519 = static_cast<unsigned int>(v200.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4520 = v2494 + v4519;
+    const unsigned int v4521 = static_cast<unsigned int>(v200.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4522 = v2493 + v4521;
+    const bool v4523 = v4520 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4524 = v4522 < v4;
+    const bool v4525 = v4523 && v4524;
+    if (v4525) {
+      const float v4526 = v200.x[76];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4528 = iron_f32_to_bf16(v4526);
+      const unsigned int v4529 = v4520 * v4;
+      const unsigned int v4530 = v4529 + v2495;
+      const unsigned int v4531 = v4530 + v4522;
+      out[v4531] = v4528;
+    }
+    const unsigned int v4532 = static_cast<unsigned int>(v200.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4533 = v2494 + v4532;
+    const unsigned int v4534 = static_cast<unsigned int>(v200.col(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4535 = v2493 + v4534;
+    const bool v4536 = v4533 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4537 = v4535 < v4;
+    const bool v4538 = v4536 && v4537;
+    if (v4538) {
+      const float v4539 = v200.x[77];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4541 = iron_f32_to_bf16(v4539);
+      const unsigned int v4542 = v4533 * v4;
+      const unsigned int v4543 = v4542 + v2495;
+      const unsigned int v4544 = v4543 + v4535;
+      out[v4544] = v4541;
+    }
+    const unsigned int v4545 = static_cast<unsigned int>(v200.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4546 = v2494 + v4545;
+    const unsigned int v4547 = static_cast<unsigned int>(v200.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4548 = v2493 + v4547;
+    const bool v4549 = v4546 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4550 = v4548 < v4;
+    const bool v4551 = v4549 && v4550;
+    if (v4551) {
+      const float v4552 = v200.x[78];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4554 = iron_f32_to_bf16(v4552);
+      const unsigned int v4555 = v4546 * v4;
+      const unsigned int v4556 = v4555 + v2495;
+      const unsigned int v4557 = v4556 + v4548;
+      out[v4557] = v4554;
+    }
+    const unsigned int v4558 = static_cast<unsigned int>(v200.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4559 = v2494 + v4558;
+    const unsigned int v4560 = static_cast<unsigned int>(v200.col(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4561 = v2493 + v4560;
+    const bool v4562 = v4559 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4563 = v4561 < v4;
+    const bool v4564 = v4562 && v4563;
+    if (v4564) {
+      const float v4565 = v200.x[79];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4567 = iron_f32_to_bf16(v4565);
+      const unsigned int v4568 = v4559 * v4;
+      const unsigned int v4569 = v4568 + v2495;
+      const unsigned int v4570 = v4569 + v4561;
+      out[v4570] = v4567;
+    }
+    const unsigned int v4571 = static_cast<unsigned int>(v200.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4572 = v2494 + v4571;
+    const unsigned int v4573 = static_cast<unsigned int>(v200.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4574 = v2493 + v4573;
+    const bool v4575 = v4572 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4576 = v4574 < v4;
+    const bool v4577 = v4575 && v4576;
+    if (v4577) {
+      const float v4578 = v200.x[80];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4580 = iron_f32_to_bf16(v4578);
+      const unsigned int v4581 = v4572 * v4;
+      const unsigned int v4582 = v4581 + v2495;
+      const unsigned int v4583 = v4582 + v4574;
+      out[v4583] = v4580;
+    }
+    const unsigned int v4584 = static_cast<unsigned int>(v200.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4585 = v2494 + v4584;
+    const unsigned int v4586 = static_cast<unsigned int>(v200.col(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4587 = v2493 + v4586;
+    const bool v4588 = v4585 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4589 = v4587 < v4;
+    const bool v4590 = v4588 && v4589;
+    if (v4590) {
+      const float v4591 = v200.x[81];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4593 = iron_f32_to_bf16(v4591);
+      const unsigned int v4594 = v4585 * v4;
+      const unsigned int v4595 = v4594 + v2495;
+      const unsigned int v4596 = v4595 + v4587;
+      out[v4596] = v4593;
+    }
+    const unsigned int v4597 = static_cast<unsigned int>(v200.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4598 = v2494 + v4597;
+    const unsigned int v4599 = static_cast<unsigned int>(v200.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4600 = v2493 + v4599;
+    const bool v4601 = v4598 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4602 = v4600 < v4;
+    const bool v4603 = v4601 && v4602;
+    if (v4603) {
+      const float v4604 = v200.x[82];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4606 = iron_f32_to_bf16(v4604);
+      const unsigned int v4607 = v4598 * v4;
+      const unsigned int v4608 = v4607 + v2495;
+      const unsigned int v4609 = v4608 + v4600;
+      out[v4609] = v4606;
+    }
+    const unsigned int v4610 = static_cast<unsigned int>(v200.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4611 = v2494 + v4610;
+    const unsigned int v4612 = static_cast<unsigned int>(v200.col(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4613 = v2493 + v4612;
+    const bool v4614 = v4611 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4615 = v4613 < v4;
+    const bool v4616 = v4614 && v4615;
+    if (v4616) {
+      const float v4617 = v200.x[83];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4619 = iron_f32_to_bf16(v4617);
+      const unsigned int v4620 = v4611 * v4;
+      const unsigned int v4621 = v4620 + v2495;
+      const unsigned int v4622 = v4621 + v4613;
+      out[v4622] = v4619;
+    }
+    const unsigned int v4623 = static_cast<unsigned int>(v200.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4624 = v2494 + v4623;
+    const unsigned int v4625 = static_cast<unsigned int>(v200.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4626 = v2493 + v4625;
+    const bool v4627 = v4624 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4628 = v4626 < v4;
+    const bool v4629 = v4627 && v4628;
+    if (v4629) {
+      const float v4630 = v200.x[84];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4632 = iron_f32_to_bf16(v4630);
+      const unsigned int v4633 = v4624 * v4;
+      const unsigned int v4634 = v4633 + v2495;
+      const unsigned int v4635 = v4634 + v4626;
+      out[v4635] = v4632;
+    }
+    const unsigned int v4636 = static_cast<unsigned int>(v200.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4637 = v2494 + v4636;
+    const unsigned int v4638 = static_cast<unsigned int>(v200.col(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4639 = v2493 + v4638;
+    const bool v4640 = v4637 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4641 = v4639 < v4;
+    const bool v4642 = v4640 && v4641;
+    if (v4642) {
+      const float v4643 = v200.x[85];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4645 = iron_f32_to_bf16(v4643);
+      const unsigned int v4646 = v4637 * v4;
+      const unsigned int v4647 = v4646 + v2495;
+      const unsigned int v4648 = v4647 + v4639;
+      out[v4648] = v4645;
+    }
+    const unsigned int v4649 = static_cast<unsigned int>(v200.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4650 = v2494 + v4649;
+    const unsigned int v4651 = static_cast<unsigned int>(v200.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4652 = v2493 + v4651;
+    const bool v4653 = v4650 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4654 = v4652 < v4;
+    const bool v4655 = v4653 && v4654;
+    if (v4655) {
+      const float v4656 = v200.x[86];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4658 = iron_f32_to_bf16(v4656);
+      const unsigned int v4659 = v4650 * v4;
+      const unsigned int v4660 = v4659 + v2495;
+      const unsigned int v4661 = v4660 + v4652;
+      out[v4661] = v4658;
+    }
+    const unsigned int v4662 = static_cast<unsigned int>(v200.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4663 = v2494 + v4662;
+    const unsigned int v4664 = static_cast<unsigned int>(v200.col(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4665 = v2493 + v4664;
+    const bool v4666 = v4663 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4667 = v4665 < v4;
+    const bool v4668 = v4666 && v4667;
+    if (v4668) {
+      const float v4669 = v200.x[87];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4671 = iron_f32_to_bf16(v4669);
+      const unsigned int v4672 = v4663 * v4;
+      const unsigned int v4673 = v4672 + v2495;
+      const unsigned int v4674 = v4673 + v4665;
+      out[v4674] = v4671;
+    }
+    const unsigned int v4675 = static_cast<unsigned int>(v200.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4676 = v2494 + v4675;
+    const unsigned int v4677 = static_cast<unsigned int>(v200.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4678 = v2493 + v4677;
+    const bool v4679 = v4676 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4680 = v4678 < v4;
+    const bool v4681 = v4679 && v4680;
+    if (v4681) {
+      const float v4682 = v200.x[88];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4684 = iron_f32_to_bf16(v4682);
+      const unsigned int v4685 = v4676 * v4;
+      const unsigned int v4686 = v4685 + v2495;
+      const unsigned int v4687 = v4686 + v4678;
+      out[v4687] = v4684;
+    }
+    const unsigned int v4688 = static_cast<unsigned int>(v200.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4689 = v2494 + v4688;
+    const unsigned int v4690 = static_cast<unsigned int>(v200.col(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4691 = v2493 + v4690;
+    const bool v4692 = v4689 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4693 = v4691 < v4;
+    const bool v4694 = v4692 && v4693;
+    if (v4694) {
+      const float v4695 = v200.x[89];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4697 = iron_f32_to_bf16(v4695);
+      const unsigned int v4698 = v4689 * v4;
+      const unsigned int v4699 = v4698 + v2495;
+      const unsigned int v4700 = v4699 + v4691;
+      out[v4700] = v4697;
+    }
+    const unsigned int v4701 = static_cast<unsigned int>(v200.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4702 = v2494 + v4701;
+    const unsigned int v4703 = static_cast<unsigned int>(v200.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4704 = v2493 + v4703;
+    const bool v4705 = v4702 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4706 = v4704 < v4;
+    const bool v4707 = v4705 && v4706;
+    if (v4707) {
+      const float v4708 = v200.x[90];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4710 = iron_f32_to_bf16(v4708);
+      const unsigned int v4711 = v4702 * v4;
+      const unsigned int v4712 = v4711 + v2495;
+      const unsigned int v4713 = v4712 + v4704;
+      out[v4713] = v4710;
+    }
+    const unsigned int v4714 = static_cast<unsigned int>(v200.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4715 = v2494 + v4714;
+    const unsigned int v4716 = static_cast<unsigned int>(v200.col(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4717 = v2493 + v4716;
+    const bool v4718 = v4715 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4719 = v4717 < v4;
+    const bool v4720 = v4718 && v4719;
+    if (v4720) {
+      const float v4721 = v200.x[91];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4723 = iron_f32_to_bf16(v4721);
+      const unsigned int v4724 = v4715 * v4;
+      const unsigned int v4725 = v4724 + v2495;
+      const unsigned int v4726 = v4725 + v4717;
+      out[v4726] = v4723;
+    }
+    const unsigned int v4727 = static_cast<unsigned int>(v200.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4728 = v2494 + v4727;
+    const unsigned int v4729 = static_cast<unsigned int>(v200.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4730 = v2493 + v4729;
+    const bool v4731 = v4728 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4732 = v4730 < v4;
+    const bool v4733 = v4731 && v4732;
+    if (v4733) {
+      const float v4734 = v200.x[92];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4736 = iron_f32_to_bf16(v4734);
+      const unsigned int v4737 = v4728 * v4;
+      const unsigned int v4738 = v4737 + v2495;
+      const unsigned int v4739 = v4738 + v4730;
+      out[v4739] = v4736;
+    }
+    const unsigned int v4740 = static_cast<unsigned int>(v200.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4741 = v2494 + v4740;
+    const unsigned int v4742 = static_cast<unsigned int>(v200.col(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4743 = v2493 + v4742;
+    const bool v4744 = v4741 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4745 = v4743 < v4;
+    const bool v4746 = v4744 && v4745;
+    if (v4746) {
+      const float v4747 = v200.x[93];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4749 = iron_f32_to_bf16(v4747);
+      const unsigned int v4750 = v4741 * v4;
+      const unsigned int v4751 = v4750 + v2495;
+      const unsigned int v4752 = v4751 + v4743;
+      out[v4752] = v4749;
+    }
+    const unsigned int v4753 = static_cast<unsigned int>(v200.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4754 = v2494 + v4753;
+    const unsigned int v4755 = static_cast<unsigned int>(v200.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4756 = v2493 + v4755;
+    const bool v4757 = v4754 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4758 = v4756 < v4;
+    const bool v4759 = v4757 && v4758;
+    if (v4759) {
+      const float v4760 = v200.x[94];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4762 = iron_f32_to_bf16(v4760);
+      const unsigned int v4763 = v4754 * v4;
+      const unsigned int v4764 = v4763 + v2495;
+      const unsigned int v4765 = v4764 + v4756;
+      out[v4765] = v4762;
+    }
+    const unsigned int v4766 = static_cast<unsigned int>(v200.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4767 = v2494 + v4766;
+    const unsigned int v4768 = static_cast<unsigned int>(v200.col(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4769 = v2493 + v4768;
+    const bool v4770 = v4767 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4771 = v4769 < v4;
+    const bool v4772 = v4770 && v4771;
+    if (v4772) {
+      const float v4773 = v200.x[95];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4775 = iron_f32_to_bf16(v4773);
+      const unsigned int v4776 = v4767 * v4;
+      const unsigned int v4777 = v4776 + v2495;
+      const unsigned int v4778 = v4777 + v4769;
+      out[v4778] = v4775;
+    }
+    const unsigned int v4779 = static_cast<unsigned int>(v200.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4780 = v2494 + v4779;
+    const unsigned int v4781 = static_cast<unsigned int>(v200.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4782 = v2493 + v4781;
+    const bool v4783 = v4780 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4784 = v4782 < v4;
+    const bool v4785 = v4783 && v4784;
+    if (v4785) {
+      const float v4786 = v200.x[96];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4788 = iron_f32_to_bf16(v4786);
+      const unsigned int v4789 = v4780 * v4;
+      const unsigned int v4790 = v4789 + v2495;
+      const unsigned int v4791 = v4790 + v4782;
+      out[v4791] = v4788;
+    }
+    const unsigned int v4792 = static_cast<unsigned int>(v200.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4793 = v2494 + v4792;
+    const unsigned int v4794 = static_cast<unsigned int>(v200.col(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4795 = v2493 + v4794;
+    const bool v4796 = v4793 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4797 = v4795 < v4;
+    const bool v4798 = v4796 && v4797;
+    if (v4798) {
+      const float v4799 = v200.x[97];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4801 = iron_f32_to_bf16(v4799);
+      const unsigned int v4802 = v4793 * v4;
+      const unsigned int v4803 = v4802 + v2495;
+      const unsigned int v4804 = v4803 + v4795;
+      out[v4804] = v4801;
+    }
+    const unsigned int v4805 = static_cast<unsigned int>(v200.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4806 = v2494 + v4805;
+    const unsigned int v4807 = static_cast<unsigned int>(v200.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4808 = v2493 + v4807;
+    const bool v4809 = v4806 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4810 = v4808 < v4;
+    const bool v4811 = v4809 && v4810;
+    if (v4811) {
+      const float v4812 = v200.x[98];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4814 = iron_f32_to_bf16(v4812);
+      const unsigned int v4815 = v4806 * v4;
+      const unsigned int v4816 = v4815 + v2495;
+      const unsigned int v4817 = v4816 + v4808;
+      out[v4817] = v4814;
+    }
+    const unsigned int v4818 = static_cast<unsigned int>(v200.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4819 = v2494 + v4818;
+    const unsigned int v4820 = static_cast<unsigned int>(v200.col(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4821 = v2493 + v4820;
+    const bool v4822 = v4819 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4823 = v4821 < v4;
+    const bool v4824 = v4822 && v4823;
+    if (v4824) {
+      const float v4825 = v200.x[99];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4827 = iron_f32_to_bf16(v4825);
+      const unsigned int v4828 = v4819 * v4;
+      const unsigned int v4829 = v4828 + v2495;
+      const unsigned int v4830 = v4829 + v4821;
+      out[v4830] = v4827;
+    }
+    const unsigned int v4831 = static_cast<unsigned int>(v200.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4832 = v2494 + v4831;
+    const unsigned int v4833 = static_cast<unsigned int>(v200.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4834 = v2493 + v4833;
+    const bool v4835 = v4832 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4836 = v4834 < v4;
+    const bool v4837 = v4835 && v4836;
+    if (v4837) {
+      const float v4838 = v200.x[100];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4840 = iron_f32_to_bf16(v4838);
+      const unsigned int v4841 = v4832 * v4;
+      const unsigned int v4842 = v4841 + v2495;
+      const unsigned int v4843 = v4842 + v4834;
+      out[v4843] = v4840;
+    }
+    const unsigned int v4844 = static_cast<unsigned int>(v200.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4845 = v2494 + v4844;
+    const unsigned int v4846 = static_cast<unsigned int>(v200.col(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4847 = v2493 + v4846;
+    const bool v4848 = v4845 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4849 = v4847 < v4;
+    const bool v4850 = v4848 && v4849;
+    if (v4850) {
+      const float v4851 = v200.x[101];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4853 = iron_f32_to_bf16(v4851);
+      const unsigned int v4854 = v4845 * v4;
+      const unsigned int v4855 = v4854 + v2495;
+      const unsigned int v4856 = v4855 + v4847;
+      out[v4856] = v4853;
+    }
+    const unsigned int v4857 = static_cast<unsigned int>(v200.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4858 = v2494 + v4857;
+    const unsigned int v4859 = static_cast<unsigned int>(v200.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4860 = v2493 + v4859;
+    const bool v4861 = v4858 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4862 = v4860 < v4;
+    const bool v4863 = v4861 && v4862;
+    if (v4863) {
+      const float v4864 = v200.x[102];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4866 = iron_f32_to_bf16(v4864);
+      const unsigned int v4867 = v4858 * v4;
+      const unsigned int v4868 = v4867 + v2495;
+      const unsigned int v4869 = v4868 + v4860;
+      out[v4869] = v4866;
+    }
+    const unsigned int v4870 = static_cast<unsigned int>(v200.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4871 = v2494 + v4870;
+    const unsigned int v4872 = static_cast<unsigned int>(v200.col(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4873 = v2493 + v4872;
+    const bool v4874 = v4871 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4875 = v4873 < v4;
+    const bool v4876 = v4874 && v4875;
+    if (v4876) {
+      const float v4877 = v200.x[103];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4879 = iron_f32_to_bf16(v4877);
+      const unsigned int v4880 = v4871 * v4;
+      const unsigned int v4881 = v4880 + v2495;
+      const unsigned int v4882 = v4881 + v4873;
+      out[v4882] = v4879;
+    }
+    const unsigned int v4883 = static_cast<unsigned int>(v200.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4884 = v2494 + v4883;
+    const unsigned int v4885 = static_cast<unsigned int>(v200.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4886 = v2493 + v4885;
+    const bool v4887 = v4884 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4888 = v4886 < v4;
+    const bool v4889 = v4887 && v4888;
+    if (v4889) {
+      const float v4890 = v200.x[104];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4892 = iron_f32_to_bf16(v4890);
+      const unsigned int v4893 = v4884 * v4;
+      const unsigned int v4894 = v4893 + v2495;
+      const unsigned int v4895 = v4894 + v4886;
+      out[v4895] = v4892;
+    }
+    const unsigned int v4896 = static_cast<unsigned int>(v200.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4897 = v2494 + v4896;
+    const unsigned int v4898 = static_cast<unsigned int>(v200.col(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4899 = v2493 + v4898;
+    const bool v4900 = v4897 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4901 = v4899 < v4;
+    const bool v4902 = v4900 && v4901;
+    if (v4902) {
+      const float v4903 = v200.x[105];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4905 = iron_f32_to_bf16(v4903);
+      const unsigned int v4906 = v4897 * v4;
+      const unsigned int v4907 = v4906 + v2495;
+      const unsigned int v4908 = v4907 + v4899;
+      out[v4908] = v4905;
+    }
+    const unsigned int v4909 = static_cast<unsigned int>(v200.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4910 = v2494 + v4909;
+    const unsigned int v4911 = static_cast<unsigned int>(v200.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4912 = v2493 + v4911;
+    const bool v4913 = v4910 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4914 = v4912 < v4;
+    const bool v4915 = v4913 && v4914;
+    if (v4915) {
+      const float v4916 = v200.x[106];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4918 = iron_f32_to_bf16(v4916);
+      const unsigned int v4919 = v4910 * v4;
+      const unsigned int v4920 = v4919 + v2495;
+      const unsigned int v4921 = v4920 + v4912;
+      out[v4921] = v4918;
+    }
+    const unsigned int v4922 = static_cast<unsigned int>(v200.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4923 = v2494 + v4922;
+    const unsigned int v4924 = static_cast<unsigned int>(v200.col(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4925 = v2493 + v4924;
+    const bool v4926 = v4923 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4927 = v4925 < v4;
+    const bool v4928 = v4926 && v4927;
+    if (v4928) {
+      const float v4929 = v200.x[107];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4931 = iron_f32_to_bf16(v4929);
+      const unsigned int v4932 = v4923 * v4;
+      const unsigned int v4933 = v4932 + v2495;
+      const unsigned int v4934 = v4933 + v4925;
+      out[v4934] = v4931;
+    }
+    const unsigned int v4935 = static_cast<unsigned int>(v200.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4936 = v2494 + v4935;
+    const unsigned int v4937 = static_cast<unsigned int>(v200.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4938 = v2493 + v4937;
+    const bool v4939 = v4936 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4940 = v4938 < v4;
+    const bool v4941 = v4939 && v4940;
+    if (v4941) {
+      const float v4942 = v200.x[108];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4944 = iron_f32_to_bf16(v4942);
+      const unsigned int v4945 = v4936 * v4;
+      const unsigned int v4946 = v4945 + v2495;
+      const unsigned int v4947 = v4946 + v4938;
+      out[v4947] = v4944;
+    }
+    const unsigned int v4948 = static_cast<unsigned int>(v200.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4949 = v2494 + v4948;
+    const unsigned int v4950 = static_cast<unsigned int>(v200.col(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4951 = v2493 + v4950;
+    const bool v4952 = v4949 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4953 = v4951 < v4;
+    const bool v4954 = v4952 && v4953;
+    if (v4954) {
+      const float v4955 = v200.x[109];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4957 = iron_f32_to_bf16(v4955);
+      const unsigned int v4958 = v4949 * v4;
+      const unsigned int v4959 = v4958 + v2495;
+      const unsigned int v4960 = v4959 + v4951;
+      out[v4960] = v4957;
+    }
+    const unsigned int v4961 = static_cast<unsigned int>(v200.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4962 = v2494 + v4961;
+    const unsigned int v4963 = static_cast<unsigned int>(v200.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4964 = v2493 + v4963;
+    const bool v4965 = v4962 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4966 = v4964 < v4;
+    const bool v4967 = v4965 && v4966;
+    if (v4967) {
+      const float v4968 = v200.x[110];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4970 = iron_f32_to_bf16(v4968);
+      const unsigned int v4971 = v4962 * v4;
+      const unsigned int v4972 = v4971 + v2495;
+      const unsigned int v4973 = v4972 + v4964;
+      out[v4973] = v4970;
+    }
+    const unsigned int v4974 = static_cast<unsigned int>(v200.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4975 = v2494 + v4974;
+    const unsigned int v4976 = static_cast<unsigned int>(v200.col(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4977 = v2493 + v4976;
+    const bool v4978 = v4975 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4979 = v4977 < v4;
+    const bool v4980 = v4978 && v4979;
+    if (v4980) {
+      const float v4981 = v200.x[111];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4983 = iron_f32_to_bf16(v4981);
+      const unsigned int v4984 = v4975 * v4;
+      const unsigned int v4985 = v4984 + v2495;
+      const unsigned int v4986 = v4985 + v4977;
+      out[v4986] = v4983;
+    }
+    const unsigned int v4987 = static_cast<unsigned int>(v200.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v4988 = v2494 + v4987;
+    const unsigned int v4989 = static_cast<unsigned int>(v200.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v4990 = v2493 + v4989;
+    const bool v4991 = v4988 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4992 = v4990 < v4;
+    const bool v4993 = v4991 && v4992;
+    if (v4993) {
+      const float v4994 = v200.x[112];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v4996 = iron_f32_to_bf16(v4994);
+      const unsigned int v4997 = v4988 * v4;
+      const unsigned int v4998 = v4997 + v2495;
+      const unsigned int v4999 = v4998 + v4990;
+      out[v4999] = v4996;
+    }
+    const unsigned int v5000 = static_cast<unsigned int>(v200.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v5001 = v2494 + v5000;
+    const unsigned int v5002 = static_cast<unsigned int>(v200.col(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v5003 = v2493 + v5002;
+    const bool v5004 = v5001 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5005 = v5003 < v4;
+    const bool v5006 = v5004 && v5005;
+    if (v5006) {
+      const float v5007 = v200.x[113];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v5009 = iron_f32_to_bf16(v5007);
+      const unsigned int v5010 = v5001 * v4;
+      const unsigned int v5011 = v5010 + v2495;
+      const unsigned int v5012 = v5011 + v5003;
+      out[v5012] = v5009;
+    }
+    const unsigned int v5013 = static_cast<unsigned int>(v200.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v5014 = v2494 + v5013;
+    const unsigned int v5015 = static_cast<unsigned int>(v200.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v5016 = v2493 + v5015;
+    const bool v5017 = v5014 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5018 = v5016 < v4;
+    const bool v5019 = v5017 && v5018;
+    if (v5019) {
+      const float v5020 = v200.x[114];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v5022 = iron_f32_to_bf16(v5020);
+      const unsigned int v5023 = v5014 * v4;
+      const unsigned int v5024 = v5023 + v2495;
+      const unsigned int v5025 = v5024 + v5016;
+      out[v5025] = v5022;
+    }
+    const unsigned int v5026 = static_cast<unsigned int>(v200.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v5027 = v2494 + v5026;
+    const unsigned int v5028 = static_cast<unsigned int>(v200.col(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v5029 = v2493 + v5028;
+    const bool v5030 = v5027 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5031 = v5029 < v4;
+    const bool v5032 = v5030 && v5031;
+    if (v5032) {
+      const float v5033 = v200.x[115];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v5035 = iron_f32_to_bf16(v5033);
+      const unsigned int v5036 = v5027 * v4;
+      const unsigned int v5037 = v5036 + v2495;
+      const unsigned int v5038 = v5037 + v5029;
+      out[v5038] = v5035;
+    }
+    const unsigned int v5039 = static_cast<unsigned int>(v200.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v5040 = v2494 + v5039;
+    const unsigned int v5041 = static_cast<unsigned int>(v200.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v5042 = v2493 + v5041;
+    const bool v5043 = v5040 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5044 = v5042 < v4;
+    const bool v5045 = v5043 && v5044;
+    if (v5045) {
+      const float v5046 = v200.x[116];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v5048 = iron_f32_to_bf16(v5046);
+      const unsigned int v5049 = v5040 * v4;
+      const unsigned int v5050 = v5049 + v2495;
+      const unsigned int v5051 = v5050 + v5042;
+      out[v5051] = v5048;
+    }
+    const unsigned int v5052 = static_cast<unsigned int>(v200.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v5053 = v2494 + v5052;
+    const unsigned int v5054 = static_cast<unsigned int>(v200.col(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v5055 = v2493 + v5054;
+    const bool v5056 = v5053 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5057 = v5055 < v4;
+    const bool v5058 = v5056 && v5057;
+    if (v5058) {
+      const float v5059 = v200.x[117];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v5061 = iron_f32_to_bf16(v5059);
+      const unsigned int v5062 = v5053 * v4;
+      const unsigned int v5063 = v5062 + v2495;
+      const unsigned int v5064 = v5063 + v5055;
+      out[v5064] = v5061;
+    }
+    const unsigned int v5065 = static_cast<unsigned int>(v200.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v5066 = v2494 + v5065;
+    const unsigned int v5067 = static_cast<unsigned int>(v200.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v5068 = v2493 + v5067;
+    const bool v5069 = v5066 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5070 = v5068 < v4;
+    const bool v5071 = v5069 && v5070;
+    if (v5071) {
+      const float v5072 = v200.x[118];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v5074 = iron_f32_to_bf16(v5072);
+      const unsigned int v5075 = v5066 * v4;
+      const unsigned int v5076 = v5075 + v2495;
+      const unsigned int v5077 = v5076 + v5068;
+      out[v5077] = v5074;
+    }
+    const unsigned int v5078 = static_cast<unsigned int>(v200.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v5079 = v2494 + v5078;
+    const unsigned int v5080 = static_cast<unsigned int>(v200.col(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v5081 = v2493 + v5080;
+    const bool v5082 = v5079 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5083 = v5081 < v4;
+    const bool v5084 = v5082 && v5083;
+    if (v5084) {
+      const float v5085 = v200.x[119];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v5087 = iron_f32_to_bf16(v5085);
+      const unsigned int v5088 = v5079 * v4;
+      const unsigned int v5089 = v5088 + v2495;
+      const unsigned int v5090 = v5089 + v5081;
+      out[v5090] = v5087;
+    }
+    const unsigned int v5091 = static_cast<unsigned int>(v200.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v5092 = v2494 + v5091;
+    const unsigned int v5093 = static_cast<unsigned int>(v200.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v5094 = v2493 + v5093;
+    const bool v5095 = v5092 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5096 = v5094 < v4;
+    const bool v5097 = v5095 && v5096;
+    if (v5097) {
+      const float v5098 = v200.x[120];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v5100 = iron_f32_to_bf16(v5098);
+      const unsigned int v5101 = v5092 * v4;
+      const unsigned int v5102 = v5101 + v2495;
+      const unsigned int v5103 = v5102 + v5094;
+      out[v5103] = v5100;
+    }
+    const unsigned int v5104 = static_cast<unsigned int>(v200.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v5105 = v2494 + v5104;
+    const unsigned int v5106 = static_cast<unsigned int>(v200.col(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v5107 = v2493 + v5106;
+    const bool v5108 = v5105 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5109 = v5107 < v4;
+    const bool v5110 = v5108 && v5109;
+    if (v5110) {
+      const float v5111 = v200.x[121];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v5113 = iron_f32_to_bf16(v5111);
+      const unsigned int v5114 = v5105 * v4;
+      const unsigned int v5115 = v5114 + v2495;
+      const unsigned int v5116 = v5115 + v5107;
+      out[v5116] = v5113;
+    }
+    const unsigned int v5117 = static_cast<unsigned int>(v200.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v5118 = v2494 + v5117;
+    const unsigned int v5119 = static_cast<unsigned int>(v200.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v5120 = v2493 + v5119;
+    const bool v5121 = v5118 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5122 = v5120 < v4;
+    const bool v5123 = v5121 && v5122;
+    if (v5123) {
+      const float v5124 = v200.x[122];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v5126 = iron_f32_to_bf16(v5124);
+      const unsigned int v5127 = v5118 * v4;
+      const unsigned int v5128 = v5127 + v2495;
+      const unsigned int v5129 = v5128 + v5120;
+      out[v5129] = v5126;
+    }
+    const unsigned int v5130 = static_cast<unsigned int>(v200.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v5131 = v2494 + v5130;
+    const unsigned int v5132 = static_cast<unsigned int>(v200.col(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v5133 = v2493 + v5132;
+    const bool v5134 = v5131 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5135 = v5133 < v4;
+    const bool v5136 = v5134 && v5135;
+    if (v5136) {
+      const float v5137 = v200.x[123];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v5139 = iron_f32_to_bf16(v5137);
+      const unsigned int v5140 = v5131 * v4;
+      const unsigned int v5141 = v5140 + v2495;
+      const unsigned int v5142 = v5141 + v5133;
+      out[v5142] = v5139;
+    }
+    const unsigned int v5143 = static_cast<unsigned int>(v200.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v5144 = v2494 + v5143;
+    const unsigned int v5145 = static_cast<unsigned int>(v200.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v5146 = v2493 + v5145;
+    const bool v5147 = v5144 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5148 = v5146 < v4;
+    const bool v5149 = v5147 && v5148;
+    if (v5149) {
+      const float v5150 = v200.x[124];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v5152 = iron_f32_to_bf16(v5150);
+      const unsigned int v5153 = v5144 * v4;
+      const unsigned int v5154 = v5153 + v2495;
+      const unsigned int v5155 = v5154 + v5146;
+      out[v5155] = v5152;
+    }
+    const unsigned int v5156 = static_cast<unsigned int>(v200.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v5157 = v2494 + v5156;
+    const unsigned int v5158 = static_cast<unsigned int>(v200.col(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v5159 = v2493 + v5158;
+    const bool v5160 = v5157 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5161 = v5159 < v4;
+    const bool v5162 = v5160 && v5161;
+    if (v5162) {
+      const float v5163 = v200.x[125];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v5165 = iron_f32_to_bf16(v5163);
+      const unsigned int v5166 = v5157 * v4;
+      const unsigned int v5167 = v5166 + v2495;
+      const unsigned int v5168 = v5167 + v5159;
+      out[v5168] = v5165;
+    }
+    const unsigned int v5169 = static_cast<unsigned int>(v200.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v5170 = v2494 + v5169;
+    const unsigned int v5171 = static_cast<unsigned int>(v200.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v5172 = v2493 + v5171;
+    const bool v5173 = v5170 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5174 = v5172 < v4;
+    const bool v5175 = v5173 && v5174;
+    if (v5175) {
+      const float v5176 = v200.x[126];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v5178 = iron_f32_to_bf16(v5176);
+      const unsigned int v5179 = v5170 * v4;
+      const unsigned int v5180 = v5179 + v2495;
+      const unsigned int v5181 = v5180 + v5172;
+      out[v5181] = v5178;
+    }
+    const unsigned int v5182 = static_cast<unsigned int>(v200.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:80
+    const unsigned int v5183 = v2494 + v5182;
+    const unsigned int v5184 = static_cast<unsigned int>(v200.col(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:81
+    const unsigned int v5185 = v2493 + v5184;
+    const bool v5186 = v5183 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5187 = v5185 < v4;
+    const bool v5188 = v5186 && v5187;
+    if (v5188) {
+      const float v5189 = v200.x[127];  // kernels/convolution/conv_tiles.hpp:83
+      const iron_bf16 v5191 = iron_f32_to_bf16(v5189);
+      const unsigned int v5192 = v5183 * v4;
+      const unsigned int v5193 = v5192 + v2495;
+      const unsigned int v5194 = v5193 + v5185;
+      out[v5194] = v5191;
     }
   }
 }

@@ -577,3961 +577,3961 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
     iron_frag<float, 2, 16, 64> v343;
     iron_frag_fill(v343, 0.0f);
 
-    for (unsigned int v5007 = v42; v5007 < 1u; v5007 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:92
-      const unsigned int v5008 = v5007 << 7u;
-      const unsigned int v5009 = v333 + v5008;
-      const bool v5010 = v5009 < v317;
-      if (v5010) {
+    for (unsigned int v5008 = v42; v5008 < 1u; v5008 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v5009 = v5008 << 7u;
+      const unsigned int v5010 = v333 + v5009;
+      const bool v5011 = v5010 < v317;
+      if (v5011) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:87
-          const unsigned int v5012 = v5007 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
-          const unsigned int v5022 = v5009 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5023 = v5022 < v35;
-          const unsigned int v5026 = v5023 ? v5022 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5028 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5029 = v5026 & v5028;
-          const unsigned int v5030 = v5026 >> (v41 & 31);
-          const unsigned int v5031 = v32 + v5030;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5032 = block_table[v5031];
-          const unsigned int v5034 = v5032 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5035 = v5034 + v30;
-          const unsigned int v5036 = v5035 * v6;
-          const unsigned int v5037 = v5036 + v5029;
-          const unsigned int v5038 = v5037 << 7u;
-          const unsigned int v5039 = v5038 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5048 = v5012 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5049 = v5048 + v81;
-          const unsigned int v5050 = v5049 + v79;
-          iron_copy_async<16>(shm1 + (v5050 ^ (((v5050 >> 6u) & 7u) << 3u)), k_pages + v5039, v5023);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5060 = v5009 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5061 = v5060 < v35;
-          const unsigned int v5064 = v5061 ? v5060 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5067 = v5064 & v5028;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5068 = v5064 >> (v41 & 31);
-          const unsigned int v5069 = v32 + v5068;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5070 = block_table[v5069];
-          const unsigned int v5072 = v5070 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5073 = v5072 + v30;
-          const unsigned int v5074 = v5073 * v6;
-          const unsigned int v5075 = v5074 + v5067;
-          const unsigned int v5076 = v5075 << 7u;
-          const unsigned int v5077 = v5076 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5086 = v5012 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5087 = v5086 + v112;
-          const unsigned int v5088 = v5087 + v110;
-          iron_copy_async<16>(shm1 + (v5088 ^ (((v5088 >> 6u) & 7u) << 3u)), k_pages + v5077, v5061);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5098 = v5009 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5099 = v5098 < v35;
-          const unsigned int v5102 = v5099 ? v5098 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5105 = v5102 & v5028;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5106 = v5102 >> (v41 & 31);
-          const unsigned int v5107 = v32 + v5106;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5108 = block_table[v5107];
-          const unsigned int v5110 = v5108 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5111 = v5110 + v30;
-          const unsigned int v5112 = v5111 * v6;
-          const unsigned int v5113 = v5112 + v5105;
-          const unsigned int v5114 = v5113 << 7u;
-          const unsigned int v5115 = v5114 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5124 = v5012 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5125 = v5124 + v143;
-          const unsigned int v5126 = v5125 + v141;
-          iron_copy_async<16>(shm1 + (v5126 ^ (((v5126 >> 6u) & 7u) << 3u)), k_pages + v5115, v5099);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5136 = v5009 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5137 = v5136 < v35;
-          const unsigned int v5140 = v5137 ? v5136 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5143 = v5140 & v5028;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5144 = v5140 >> (v41 & 31);
-          const unsigned int v5145 = v32 + v5144;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5146 = block_table[v5145];
-          const unsigned int v5148 = v5146 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5149 = v5148 + v30;
-          const unsigned int v5150 = v5149 * v6;
-          const unsigned int v5151 = v5150 + v5143;
-          const unsigned int v5152 = v5151 << 7u;
-          const unsigned int v5153 = v5152 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5162 = v5012 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5163 = v5162 + v174;
-          const unsigned int v5164 = v5163 + v172;
-          iron_copy_async<16>(shm1 + (v5164 ^ (((v5164 >> 6u) & 7u) << 3u)), k_pages + v5153, v5137);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5174 = v5009 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5175 = v5174 < v35;
-          const unsigned int v5178 = v5175 ? v5174 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5181 = v5178 & v5028;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5182 = v5178 >> (v41 & 31);
-          const unsigned int v5183 = v32 + v5182;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5184 = block_table[v5183];
-          const unsigned int v5186 = v5184 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5187 = v5186 + v30;
-          const unsigned int v5188 = v5187 * v6;
-          const unsigned int v5189 = v5188 + v5181;
-          const unsigned int v5190 = v5189 << 7u;
-          const unsigned int v5191 = v5190 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5200 = v5012 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5201 = v5200 + v205;
-          const unsigned int v5202 = v5201 + v203;
-          iron_copy_async<16>(shm1 + (v5202 ^ (((v5202 >> 6u) & 7u) << 3u)), k_pages + v5191, v5175);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5212 = v5009 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5213 = v5212 < v35;
-          const unsigned int v5216 = v5213 ? v5212 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5219 = v5216 & v5028;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5220 = v5216 >> (v41 & 31);
-          const unsigned int v5221 = v32 + v5220;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5222 = block_table[v5221];
-          const unsigned int v5224 = v5222 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5225 = v5224 + v30;
-          const unsigned int v5226 = v5225 * v6;
-          const unsigned int v5227 = v5226 + v5219;
-          const unsigned int v5228 = v5227 << 7u;
-          const unsigned int v5229 = v5228 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5238 = v5012 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5239 = v5238 + v236;
-          const unsigned int v5240 = v5239 + v234;
-          iron_copy_async<16>(shm1 + (v5240 ^ (((v5240 >> 6u) & 7u) << 3u)), k_pages + v5229, v5213);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5250 = v5009 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5251 = v5250 < v35;
-          const unsigned int v5254 = v5251 ? v5250 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5257 = v5254 & v5028;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5258 = v5254 >> (v41 & 31);
-          const unsigned int v5259 = v32 + v5258;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5260 = block_table[v5259];
-          const unsigned int v5262 = v5260 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5263 = v5262 + v30;
-          const unsigned int v5264 = v5263 * v6;
-          const unsigned int v5265 = v5264 + v5257;
-          const unsigned int v5266 = v5265 << 7u;
-          const unsigned int v5267 = v5266 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5276 = v5012 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5277 = v5276 + v267;
-          const unsigned int v5278 = v5277 + v265;
-          iron_copy_async<16>(shm1 + (v5278 ^ (((v5278 >> 6u) & 7u) << 3u)), k_pages + v5267, v5251);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5288 = v5009 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5289 = v5288 < v35;
-          const unsigned int v5292 = v5289 ? v5288 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5295 = v5292 & v5028;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5296 = v5292 >> (v41 & 31);
-          const unsigned int v5297 = v32 + v5296;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5298 = block_table[v5297];
-          const unsigned int v5300 = v5298 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5301 = v5300 + v30;
-          const unsigned int v5302 = v5301 * v6;
-          const unsigned int v5303 = v5302 + v5295;
-          const unsigned int v5304 = v5303 << 7u;
-          const unsigned int v5305 = v5304 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5314 = v5012 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5315 = v5314 + v298;
-          const unsigned int v5316 = v5315 + v296;
-          iron_copy_async<16>(shm1 + (v5316 ^ (((v5316 >> 6u) & 7u) << 3u)), k_pages + v5305, v5289);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5338 = block_table[v5031];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5340 = v5338 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5341 = v5340 + v30;
-          const unsigned int v5342 = v5341 * v6;
-          const unsigned int v5343 = v5342 + v5029;
-          const unsigned int v5344 = v5343 << 7u;
-          const unsigned int v5345 = v5344 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5050 ^ (((v5050 >> 6u) & 7u) << 3u)), v_pages + v5345, v5023);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5376 = block_table[v5069];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5378 = v5376 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5379 = v5378 + v30;
-          const unsigned int v5380 = v5379 * v6;
-          const unsigned int v5381 = v5380 + v5067;
-          const unsigned int v5382 = v5381 << 7u;
-          const unsigned int v5383 = v5382 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5088 ^ (((v5088 >> 6u) & 7u) << 3u)), v_pages + v5383, v5061);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5414 = block_table[v5107];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5416 = v5414 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5417 = v5416 + v30;
-          const unsigned int v5418 = v5417 * v6;
-          const unsigned int v5419 = v5418 + v5105;
-          const unsigned int v5420 = v5419 << 7u;
-          const unsigned int v5421 = v5420 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5126 ^ (((v5126 >> 6u) & 7u) << 3u)), v_pages + v5421, v5099);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5452 = block_table[v5145];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5454 = v5452 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5455 = v5454 + v30;
-          const unsigned int v5456 = v5455 * v6;
-          const unsigned int v5457 = v5456 + v5143;
-          const unsigned int v5458 = v5457 << 7u;
-          const unsigned int v5459 = v5458 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5164 ^ (((v5164 >> 6u) & 7u) << 3u)), v_pages + v5459, v5137);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5490 = block_table[v5183];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5492 = v5490 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5493 = v5492 + v30;
-          const unsigned int v5494 = v5493 * v6;
-          const unsigned int v5495 = v5494 + v5181;
-          const unsigned int v5496 = v5495 << 7u;
-          const unsigned int v5497 = v5496 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5202 ^ (((v5202 >> 6u) & 7u) << 3u)), v_pages + v5497, v5175);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5528 = block_table[v5221];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5530 = v5528 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5531 = v5530 + v30;
-          const unsigned int v5532 = v5531 * v6;
-          const unsigned int v5533 = v5532 + v5219;
-          const unsigned int v5534 = v5533 << 7u;
-          const unsigned int v5535 = v5534 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5240 ^ (((v5240 >> 6u) & 7u) << 3u)), v_pages + v5535, v5213);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5566 = block_table[v5259];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5568 = v5566 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5569 = v5568 + v30;
-          const unsigned int v5570 = v5569 * v6;
-          const unsigned int v5571 = v5570 + v5257;
-          const unsigned int v5572 = v5571 << 7u;
-          const unsigned int v5573 = v5572 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5278 ^ (((v5278 >> 6u) & 7u) << 3u)), v_pages + v5573, v5251);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5604 = block_table[v5297];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5606 = v5604 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5607 = v5606 + v30;
-          const unsigned int v5608 = v5607 * v6;
-          const unsigned int v5609 = v5608 + v5295;
-          const unsigned int v5610 = v5609 << 7u;
-          const unsigned int v5611 = v5610 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5316 ^ (((v5316 >> 6u) & 7u) << 3u)), v_pages + v5611, v5289);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5013 = v5008 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v5023 = v5010 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5024 = v5023 < v35;
+          const unsigned int v5027 = v5024 ? v5023 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5029 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5030 = v5027 & v5029;
+          const unsigned int v5031 = v5027 >> (v41 & 31);
+          const unsigned int v5032 = v32 + v5031;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5033 = block_table[v5032];
+          const unsigned int v5035 = v5033 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5036 = v5035 + v30;
+          const unsigned int v5037 = v5036 * v6;
+          const unsigned int v5038 = v5037 + v5030;
+          const unsigned int v5039 = v5038 << 7u;
+          const unsigned int v5040 = v5039 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5049 = v5013 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5050 = v5049 + v81;
+          const unsigned int v5051 = v5050 + v79;
+          iron_copy_async<16>(shm1 + (v5051 ^ (((v5051 >> 6u) & 7u) << 3u)), k_pages + v5040, v5024);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5061 = v5010 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5062 = v5061 < v35;
+          const unsigned int v5065 = v5062 ? v5061 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5068 = v5065 & v5029;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5069 = v5065 >> (v41 & 31);
+          const unsigned int v5070 = v32 + v5069;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5071 = block_table[v5070];
+          const unsigned int v5073 = v5071 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5074 = v5073 + v30;
+          const unsigned int v5075 = v5074 * v6;
+          const unsigned int v5076 = v5075 + v5068;
+          const unsigned int v5077 = v5076 << 7u;
+          const unsigned int v5078 = v5077 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5087 = v5013 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5088 = v5087 + v112;
+          const unsigned int v5089 = v5088 + v110;
+          iron_copy_async<16>(shm1 + (v5089 ^ (((v5089 >> 6u) & 7u) << 3u)), k_pages + v5078, v5062);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5099 = v5010 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5100 = v5099 < v35;
+          const unsigned int v5103 = v5100 ? v5099 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5106 = v5103 & v5029;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5107 = v5103 >> (v41 & 31);
+          const unsigned int v5108 = v32 + v5107;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5109 = block_table[v5108];
+          const unsigned int v5111 = v5109 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5112 = v5111 + v30;
+          const unsigned int v5113 = v5112 * v6;
+          const unsigned int v5114 = v5113 + v5106;
+          const unsigned int v5115 = v5114 << 7u;
+          const unsigned int v5116 = v5115 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5125 = v5013 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5126 = v5125 + v143;
+          const unsigned int v5127 = v5126 + v141;
+          iron_copy_async<16>(shm1 + (v5127 ^ (((v5127 >> 6u) & 7u) << 3u)), k_pages + v5116, v5100);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5137 = v5010 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5138 = v5137 < v35;
+          const unsigned int v5141 = v5138 ? v5137 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5144 = v5141 & v5029;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5145 = v5141 >> (v41 & 31);
+          const unsigned int v5146 = v32 + v5145;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5147 = block_table[v5146];
+          const unsigned int v5149 = v5147 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5150 = v5149 + v30;
+          const unsigned int v5151 = v5150 * v6;
+          const unsigned int v5152 = v5151 + v5144;
+          const unsigned int v5153 = v5152 << 7u;
+          const unsigned int v5154 = v5153 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5163 = v5013 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5164 = v5163 + v174;
+          const unsigned int v5165 = v5164 + v172;
+          iron_copy_async<16>(shm1 + (v5165 ^ (((v5165 >> 6u) & 7u) << 3u)), k_pages + v5154, v5138);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5175 = v5010 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5176 = v5175 < v35;
+          const unsigned int v5179 = v5176 ? v5175 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5182 = v5179 & v5029;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5183 = v5179 >> (v41 & 31);
+          const unsigned int v5184 = v32 + v5183;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5185 = block_table[v5184];
+          const unsigned int v5187 = v5185 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5188 = v5187 + v30;
+          const unsigned int v5189 = v5188 * v6;
+          const unsigned int v5190 = v5189 + v5182;
+          const unsigned int v5191 = v5190 << 7u;
+          const unsigned int v5192 = v5191 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5201 = v5013 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5202 = v5201 + v205;
+          const unsigned int v5203 = v5202 + v203;
+          iron_copy_async<16>(shm1 + (v5203 ^ (((v5203 >> 6u) & 7u) << 3u)), k_pages + v5192, v5176);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5213 = v5010 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5214 = v5213 < v35;
+          const unsigned int v5217 = v5214 ? v5213 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5220 = v5217 & v5029;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5221 = v5217 >> (v41 & 31);
+          const unsigned int v5222 = v32 + v5221;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5223 = block_table[v5222];
+          const unsigned int v5225 = v5223 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5226 = v5225 + v30;
+          const unsigned int v5227 = v5226 * v6;
+          const unsigned int v5228 = v5227 + v5220;
+          const unsigned int v5229 = v5228 << 7u;
+          const unsigned int v5230 = v5229 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5239 = v5013 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5240 = v5239 + v236;
+          const unsigned int v5241 = v5240 + v234;
+          iron_copy_async<16>(shm1 + (v5241 ^ (((v5241 >> 6u) & 7u) << 3u)), k_pages + v5230, v5214);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5251 = v5010 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5252 = v5251 < v35;
+          const unsigned int v5255 = v5252 ? v5251 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5258 = v5255 & v5029;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5259 = v5255 >> (v41 & 31);
+          const unsigned int v5260 = v32 + v5259;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5261 = block_table[v5260];
+          const unsigned int v5263 = v5261 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5264 = v5263 + v30;
+          const unsigned int v5265 = v5264 * v6;
+          const unsigned int v5266 = v5265 + v5258;
+          const unsigned int v5267 = v5266 << 7u;
+          const unsigned int v5268 = v5267 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5277 = v5013 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5278 = v5277 + v267;
+          const unsigned int v5279 = v5278 + v265;
+          iron_copy_async<16>(shm1 + (v5279 ^ (((v5279 >> 6u) & 7u) << 3u)), k_pages + v5268, v5252);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5289 = v5010 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5290 = v5289 < v35;
+          const unsigned int v5293 = v5290 ? v5289 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5296 = v5293 & v5029;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5297 = v5293 >> (v41 & 31);
+          const unsigned int v5298 = v32 + v5297;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5299 = block_table[v5298];
+          const unsigned int v5301 = v5299 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5302 = v5301 + v30;
+          const unsigned int v5303 = v5302 * v6;
+          const unsigned int v5304 = v5303 + v5296;
+          const unsigned int v5305 = v5304 << 7u;
+          const unsigned int v5306 = v5305 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5315 = v5013 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5316 = v5315 + v298;
+          const unsigned int v5317 = v5316 + v296;
+          iron_copy_async<16>(shm1 + (v5317 ^ (((v5317 >> 6u) & 7u) << 3u)), k_pages + v5306, v5290);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5339 = block_table[v5032];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5341 = v5339 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5342 = v5341 + v30;
+          const unsigned int v5343 = v5342 * v6;
+          const unsigned int v5344 = v5343 + v5030;
+          const unsigned int v5345 = v5344 << 7u;
+          const unsigned int v5346 = v5345 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5051 ^ (((v5051 >> 6u) & 7u) << 3u)), v_pages + v5346, v5024);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5377 = block_table[v5070];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5379 = v5377 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5380 = v5379 + v30;
+          const unsigned int v5381 = v5380 * v6;
+          const unsigned int v5382 = v5381 + v5068;
+          const unsigned int v5383 = v5382 << 7u;
+          const unsigned int v5384 = v5383 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5089 ^ (((v5089 >> 6u) & 7u) << 3u)), v_pages + v5384, v5062);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5415 = block_table[v5108];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5417 = v5415 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5418 = v5417 + v30;
+          const unsigned int v5419 = v5418 * v6;
+          const unsigned int v5420 = v5419 + v5106;
+          const unsigned int v5421 = v5420 << 7u;
+          const unsigned int v5422 = v5421 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5127 ^ (((v5127 >> 6u) & 7u) << 3u)), v_pages + v5422, v5100);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5453 = block_table[v5146];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5455 = v5453 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5456 = v5455 + v30;
+          const unsigned int v5457 = v5456 * v6;
+          const unsigned int v5458 = v5457 + v5144;
+          const unsigned int v5459 = v5458 << 7u;
+          const unsigned int v5460 = v5459 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5165 ^ (((v5165 >> 6u) & 7u) << 3u)), v_pages + v5460, v5138);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5491 = block_table[v5184];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5493 = v5491 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5494 = v5493 + v30;
+          const unsigned int v5495 = v5494 * v6;
+          const unsigned int v5496 = v5495 + v5182;
+          const unsigned int v5497 = v5496 << 7u;
+          const unsigned int v5498 = v5497 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5203 ^ (((v5203 >> 6u) & 7u) << 3u)), v_pages + v5498, v5176);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5529 = block_table[v5222];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5531 = v5529 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5532 = v5531 + v30;
+          const unsigned int v5533 = v5532 * v6;
+          const unsigned int v5534 = v5533 + v5220;
+          const unsigned int v5535 = v5534 << 7u;
+          const unsigned int v5536 = v5535 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5241 ^ (((v5241 >> 6u) & 7u) << 3u)), v_pages + v5536, v5214);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5567 = block_table[v5260];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5569 = v5567 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5570 = v5569 + v30;
+          const unsigned int v5571 = v5570 * v6;
+          const unsigned int v5572 = v5571 + v5258;
+          const unsigned int v5573 = v5572 << 7u;
+          const unsigned int v5574 = v5573 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5279 ^ (((v5279 >> 6u) & 7u) << 3u)), v_pages + v5574, v5252);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5605 = block_table[v5298];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5607 = v5605 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5608 = v5607 + v30;
+          const unsigned int v5609 = v5608 * v6;
+          const unsigned int v5610 = v5609 + v5296;
+          const unsigned int v5611 = v5610 << 7u;
+          const unsigned int v5612 = v5611 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5317 ^ (((v5317 >> 6u) & 7u) << 3u)), v_pages + v5612, v5290);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v5624 = v5007 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
-          const unsigned int v5634 = v5009 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5635 = v5634 < v35;
-          const unsigned int v5638 = v5635 ? v5634 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5639 = v5638 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v5640 = v5638 / v6;
-          const unsigned int v5641 = v32 + v5640;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5642 = block_table[v5641];
-          const unsigned int v5644 = v5642 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5645 = v5644 + v30;
-          const unsigned int v5646 = v5645 * v6;
-          const unsigned int v5647 = v5646 + v5639;
-          const unsigned int v5648 = v5647 << 7u;
-          const unsigned int v5649 = v5648 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5658 = v5624 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5659 = v5658 + v81;
-          const unsigned int v5660 = v5659 + v79;
-          iron_copy_async<16>(shm1 + (v5660 ^ (((v5660 >> 6u) & 7u) << 3u)), k_pages + v5649, v5635);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5670 = v5009 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5671 = v5670 < v35;
-          const unsigned int v5674 = v5671 ? v5670 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5675 = v5674 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v5676 = v5674 / v6;
-          const unsigned int v5677 = v32 + v5676;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5678 = block_table[v5677];
-          const unsigned int v5680 = v5678 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5681 = v5680 + v30;
-          const unsigned int v5682 = v5681 * v6;
-          const unsigned int v5683 = v5682 + v5675;
-          const unsigned int v5684 = v5683 << 7u;
-          const unsigned int v5685 = v5684 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5694 = v5624 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5695 = v5694 + v112;
-          const unsigned int v5696 = v5695 + v110;
-          iron_copy_async<16>(shm1 + (v5696 ^ (((v5696 >> 6u) & 7u) << 3u)), k_pages + v5685, v5671);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5706 = v5009 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5707 = v5706 < v35;
-          const unsigned int v5710 = v5707 ? v5706 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5711 = v5710 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v5712 = v5710 / v6;
-          const unsigned int v5713 = v32 + v5712;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5714 = block_table[v5713];
-          const unsigned int v5716 = v5714 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5717 = v5716 + v30;
-          const unsigned int v5718 = v5717 * v6;
-          const unsigned int v5719 = v5718 + v5711;
-          const unsigned int v5720 = v5719 << 7u;
-          const unsigned int v5721 = v5720 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5730 = v5624 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5731 = v5730 + v143;
-          const unsigned int v5732 = v5731 + v141;
-          iron_copy_async<16>(shm1 + (v5732 ^ (((v5732 >> 6u) & 7u) << 3u)), k_pages + v5721, v5707);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5742 = v5009 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5743 = v5742 < v35;
-          const unsigned int v5746 = v5743 ? v5742 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5747 = v5746 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v5748 = v5746 / v6;
-          const unsigned int v5749 = v32 + v5748;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5750 = block_table[v5749];
-          const unsigned int v5752 = v5750 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5753 = v5752 + v30;
-          const unsigned int v5754 = v5753 * v6;
-          const unsigned int v5755 = v5754 + v5747;
-          const unsigned int v5756 = v5755 << 7u;
-          const unsigned int v5757 = v5756 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5766 = v5624 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5767 = v5766 + v174;
-          const unsigned int v5768 = v5767 + v172;
-          iron_copy_async<16>(shm1 + (v5768 ^ (((v5768 >> 6u) & 7u) << 3u)), k_pages + v5757, v5743);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5778 = v5009 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5779 = v5778 < v35;
-          const unsigned int v5782 = v5779 ? v5778 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5783 = v5782 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v5784 = v5782 / v6;
-          const unsigned int v5785 = v32 + v5784;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5786 = block_table[v5785];
-          const unsigned int v5788 = v5786 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5789 = v5788 + v30;
-          const unsigned int v5790 = v5789 * v6;
-          const unsigned int v5791 = v5790 + v5783;
-          const unsigned int v5792 = v5791 << 7u;
-          const unsigned int v5793 = v5792 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5802 = v5624 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5803 = v5802 + v205;
-          const unsigned int v5804 = v5803 + v203;
-          iron_copy_async<16>(shm1 + (v5804 ^ (((v5804 >> 6u) & 7u) << 3u)), k_pages + v5793, v5779);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5814 = v5009 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5815 = v5814 < v35;
-          const unsigned int v5818 = v5815 ? v5814 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5819 = v5818 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v5820 = v5818 / v6;
-          const unsigned int v5821 = v32 + v5820;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5822 = block_table[v5821];
-          const unsigned int v5824 = v5822 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5825 = v5824 + v30;
-          const unsigned int v5826 = v5825 * v6;
-          const unsigned int v5827 = v5826 + v5819;
-          const unsigned int v5828 = v5827 << 7u;
-          const unsigned int v5829 = v5828 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5838 = v5624 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5839 = v5838 + v236;
-          const unsigned int v5840 = v5839 + v234;
-          iron_copy_async<16>(shm1 + (v5840 ^ (((v5840 >> 6u) & 7u) << 3u)), k_pages + v5829, v5815);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5850 = v5009 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5851 = v5850 < v35;
-          const unsigned int v5854 = v5851 ? v5850 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5855 = v5854 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v5856 = v5854 / v6;
-          const unsigned int v5857 = v32 + v5856;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5858 = block_table[v5857];
-          const unsigned int v5860 = v5858 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5861 = v5860 + v30;
-          const unsigned int v5862 = v5861 * v6;
-          const unsigned int v5863 = v5862 + v5855;
-          const unsigned int v5864 = v5863 << 7u;
-          const unsigned int v5865 = v5864 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5874 = v5624 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5875 = v5874 + v267;
-          const unsigned int v5876 = v5875 + v265;
-          iron_copy_async<16>(shm1 + (v5876 ^ (((v5876 >> 6u) & 7u) << 3u)), k_pages + v5865, v5851);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5886 = v5009 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5887 = v5886 < v35;
-          const unsigned int v5890 = v5887 ? v5886 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5891 = v5890 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v5892 = v5890 / v6;
-          const unsigned int v5893 = v32 + v5892;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5894 = block_table[v5893];
-          const unsigned int v5896 = v5894 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5897 = v5896 + v30;
-          const unsigned int v5898 = v5897 * v6;
-          const unsigned int v5899 = v5898 + v5891;
-          const unsigned int v5900 = v5899 << 7u;
-          const unsigned int v5901 = v5900 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5910 = v5624 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5911 = v5910 + v298;
-          const unsigned int v5912 = v5911 + v296;
-          iron_copy_async<16>(shm1 + (v5912 ^ (((v5912 >> 6u) & 7u) << 3u)), k_pages + v5901, v5887);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5932 = block_table[v5641];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5934 = v5932 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5935 = v5934 + v30;
-          const unsigned int v5936 = v5935 * v6;
-          const unsigned int v5937 = v5936 + v5639;
-          const unsigned int v5938 = v5937 << 7u;
-          const unsigned int v5939 = v5938 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5660 ^ (((v5660 >> 6u) & 7u) << 3u)), v_pages + v5939, v5635);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5968 = block_table[v5677];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5970 = v5968 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5971 = v5970 + v30;
-          const unsigned int v5972 = v5971 * v6;
-          const unsigned int v5973 = v5972 + v5675;
-          const unsigned int v5974 = v5973 << 7u;
-          const unsigned int v5975 = v5974 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5696 ^ (((v5696 >> 6u) & 7u) << 3u)), v_pages + v5975, v5671);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6004 = block_table[v5713];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6006 = v6004 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6007 = v6006 + v30;
-          const unsigned int v6008 = v6007 * v6;
-          const unsigned int v6009 = v6008 + v5711;
-          const unsigned int v6010 = v6009 << 7u;
-          const unsigned int v6011 = v6010 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5732 ^ (((v5732 >> 6u) & 7u) << 3u)), v_pages + v6011, v5707);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6040 = block_table[v5749];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6042 = v6040 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6043 = v6042 + v30;
-          const unsigned int v6044 = v6043 * v6;
-          const unsigned int v6045 = v6044 + v5747;
-          const unsigned int v6046 = v6045 << 7u;
-          const unsigned int v6047 = v6046 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5768 ^ (((v5768 >> 6u) & 7u) << 3u)), v_pages + v6047, v5743);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6076 = block_table[v5785];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6078 = v6076 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6079 = v6078 + v30;
-          const unsigned int v6080 = v6079 * v6;
-          const unsigned int v6081 = v6080 + v5783;
-          const unsigned int v6082 = v6081 << 7u;
-          const unsigned int v6083 = v6082 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5804 ^ (((v5804 >> 6u) & 7u) << 3u)), v_pages + v6083, v5779);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6112 = block_table[v5821];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6114 = v6112 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6115 = v6114 + v30;
-          const unsigned int v6116 = v6115 * v6;
-          const unsigned int v6117 = v6116 + v5819;
-          const unsigned int v6118 = v6117 << 7u;
-          const unsigned int v6119 = v6118 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5840 ^ (((v5840 >> 6u) & 7u) << 3u)), v_pages + v6119, v5815);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6148 = block_table[v5857];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6150 = v6148 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6151 = v6150 + v30;
-          const unsigned int v6152 = v6151 * v6;
-          const unsigned int v6153 = v6152 + v5855;
-          const unsigned int v6154 = v6153 << 7u;
-          const unsigned int v6155 = v6154 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5876 ^ (((v5876 >> 6u) & 7u) << 3u)), v_pages + v6155, v5851);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6184 = block_table[v5893];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6186 = v6184 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6187 = v6186 + v30;
-          const unsigned int v6188 = v6187 * v6;
-          const unsigned int v6189 = v6188 + v5891;
-          const unsigned int v6190 = v6189 << 7u;
-          const unsigned int v6191 = v6190 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5912 ^ (((v5912 >> 6u) & 7u) << 3u)), v_pages + v6191, v5887);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5625 = v5008 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v5635 = v5010 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5636 = v5635 < v35;
+          const unsigned int v5639 = v5636 ? v5635 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5640 = v5639 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v5641 = v5639 / v6;
+          const unsigned int v5642 = v32 + v5641;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5643 = block_table[v5642];
+          const unsigned int v5645 = v5643 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5646 = v5645 + v30;
+          const unsigned int v5647 = v5646 * v6;
+          const unsigned int v5648 = v5647 + v5640;
+          const unsigned int v5649 = v5648 << 7u;
+          const unsigned int v5650 = v5649 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5659 = v5625 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5660 = v5659 + v81;
+          const unsigned int v5661 = v5660 + v79;
+          iron_copy_async<16>(shm1 + (v5661 ^ (((v5661 >> 6u) & 7u) << 3u)), k_pages + v5650, v5636);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5671 = v5010 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5672 = v5671 < v35;
+          const unsigned int v5675 = v5672 ? v5671 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5676 = v5675 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v5677 = v5675 / v6;
+          const unsigned int v5678 = v32 + v5677;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5679 = block_table[v5678];
+          const unsigned int v5681 = v5679 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5682 = v5681 + v30;
+          const unsigned int v5683 = v5682 * v6;
+          const unsigned int v5684 = v5683 + v5676;
+          const unsigned int v5685 = v5684 << 7u;
+          const unsigned int v5686 = v5685 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5695 = v5625 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5696 = v5695 + v112;
+          const unsigned int v5697 = v5696 + v110;
+          iron_copy_async<16>(shm1 + (v5697 ^ (((v5697 >> 6u) & 7u) << 3u)), k_pages + v5686, v5672);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5707 = v5010 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5708 = v5707 < v35;
+          const unsigned int v5711 = v5708 ? v5707 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5712 = v5711 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v5713 = v5711 / v6;
+          const unsigned int v5714 = v32 + v5713;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5715 = block_table[v5714];
+          const unsigned int v5717 = v5715 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5718 = v5717 + v30;
+          const unsigned int v5719 = v5718 * v6;
+          const unsigned int v5720 = v5719 + v5712;
+          const unsigned int v5721 = v5720 << 7u;
+          const unsigned int v5722 = v5721 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5731 = v5625 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5732 = v5731 + v143;
+          const unsigned int v5733 = v5732 + v141;
+          iron_copy_async<16>(shm1 + (v5733 ^ (((v5733 >> 6u) & 7u) << 3u)), k_pages + v5722, v5708);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5743 = v5010 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5744 = v5743 < v35;
+          const unsigned int v5747 = v5744 ? v5743 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5748 = v5747 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v5749 = v5747 / v6;
+          const unsigned int v5750 = v32 + v5749;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5751 = block_table[v5750];
+          const unsigned int v5753 = v5751 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5754 = v5753 + v30;
+          const unsigned int v5755 = v5754 * v6;
+          const unsigned int v5756 = v5755 + v5748;
+          const unsigned int v5757 = v5756 << 7u;
+          const unsigned int v5758 = v5757 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5767 = v5625 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5768 = v5767 + v174;
+          const unsigned int v5769 = v5768 + v172;
+          iron_copy_async<16>(shm1 + (v5769 ^ (((v5769 >> 6u) & 7u) << 3u)), k_pages + v5758, v5744);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5779 = v5010 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5780 = v5779 < v35;
+          const unsigned int v5783 = v5780 ? v5779 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5784 = v5783 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v5785 = v5783 / v6;
+          const unsigned int v5786 = v32 + v5785;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5787 = block_table[v5786];
+          const unsigned int v5789 = v5787 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5790 = v5789 + v30;
+          const unsigned int v5791 = v5790 * v6;
+          const unsigned int v5792 = v5791 + v5784;
+          const unsigned int v5793 = v5792 << 7u;
+          const unsigned int v5794 = v5793 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5803 = v5625 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5804 = v5803 + v205;
+          const unsigned int v5805 = v5804 + v203;
+          iron_copy_async<16>(shm1 + (v5805 ^ (((v5805 >> 6u) & 7u) << 3u)), k_pages + v5794, v5780);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5815 = v5010 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5816 = v5815 < v35;
+          const unsigned int v5819 = v5816 ? v5815 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5820 = v5819 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v5821 = v5819 / v6;
+          const unsigned int v5822 = v32 + v5821;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5823 = block_table[v5822];
+          const unsigned int v5825 = v5823 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5826 = v5825 + v30;
+          const unsigned int v5827 = v5826 * v6;
+          const unsigned int v5828 = v5827 + v5820;
+          const unsigned int v5829 = v5828 << 7u;
+          const unsigned int v5830 = v5829 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5839 = v5625 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5840 = v5839 + v236;
+          const unsigned int v5841 = v5840 + v234;
+          iron_copy_async<16>(shm1 + (v5841 ^ (((v5841 >> 6u) & 7u) << 3u)), k_pages + v5830, v5816);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5851 = v5010 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5852 = v5851 < v35;
+          const unsigned int v5855 = v5852 ? v5851 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5856 = v5855 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v5857 = v5855 / v6;
+          const unsigned int v5858 = v32 + v5857;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5859 = block_table[v5858];
+          const unsigned int v5861 = v5859 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5862 = v5861 + v30;
+          const unsigned int v5863 = v5862 * v6;
+          const unsigned int v5864 = v5863 + v5856;
+          const unsigned int v5865 = v5864 << 7u;
+          const unsigned int v5866 = v5865 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5875 = v5625 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5876 = v5875 + v267;
+          const unsigned int v5877 = v5876 + v265;
+          iron_copy_async<16>(shm1 + (v5877 ^ (((v5877 >> 6u) & 7u) << 3u)), k_pages + v5866, v5852);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5887 = v5010 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5888 = v5887 < v35;
+          const unsigned int v5891 = v5888 ? v5887 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5892 = v5891 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v5893 = v5891 / v6;
+          const unsigned int v5894 = v32 + v5893;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5895 = block_table[v5894];
+          const unsigned int v5897 = v5895 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5898 = v5897 + v30;
+          const unsigned int v5899 = v5898 * v6;
+          const unsigned int v5900 = v5899 + v5892;
+          const unsigned int v5901 = v5900 << 7u;
+          const unsigned int v5902 = v5901 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5911 = v5625 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5912 = v5911 + v298;
+          const unsigned int v5913 = v5912 + v296;
+          iron_copy_async<16>(shm1 + (v5913 ^ (((v5913 >> 6u) & 7u) << 3u)), k_pages + v5902, v5888);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5933 = block_table[v5642];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5935 = v5933 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5936 = v5935 + v30;
+          const unsigned int v5937 = v5936 * v6;
+          const unsigned int v5938 = v5937 + v5640;
+          const unsigned int v5939 = v5938 << 7u;
+          const unsigned int v5940 = v5939 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5661 ^ (((v5661 >> 6u) & 7u) << 3u)), v_pages + v5940, v5636);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5969 = block_table[v5678];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5971 = v5969 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5972 = v5971 + v30;
+          const unsigned int v5973 = v5972 * v6;
+          const unsigned int v5974 = v5973 + v5676;
+          const unsigned int v5975 = v5974 << 7u;
+          const unsigned int v5976 = v5975 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5697 ^ (((v5697 >> 6u) & 7u) << 3u)), v_pages + v5976, v5672);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6005 = block_table[v5714];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6007 = v6005 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6008 = v6007 + v30;
+          const unsigned int v6009 = v6008 * v6;
+          const unsigned int v6010 = v6009 + v5712;
+          const unsigned int v6011 = v6010 << 7u;
+          const unsigned int v6012 = v6011 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5733 ^ (((v5733 >> 6u) & 7u) << 3u)), v_pages + v6012, v5708);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6041 = block_table[v5750];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6043 = v6041 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6044 = v6043 + v30;
+          const unsigned int v6045 = v6044 * v6;
+          const unsigned int v6046 = v6045 + v5748;
+          const unsigned int v6047 = v6046 << 7u;
+          const unsigned int v6048 = v6047 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5769 ^ (((v5769 >> 6u) & 7u) << 3u)), v_pages + v6048, v5744);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6077 = block_table[v5786];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6079 = v6077 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6080 = v6079 + v30;
+          const unsigned int v6081 = v6080 * v6;
+          const unsigned int v6082 = v6081 + v5784;
+          const unsigned int v6083 = v6082 << 7u;
+          const unsigned int v6084 = v6083 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5805 ^ (((v5805 >> 6u) & 7u) << 3u)), v_pages + v6084, v5780);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6113 = block_table[v5822];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6115 = v6113 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6116 = v6115 + v30;
+          const unsigned int v6117 = v6116 * v6;
+          const unsigned int v6118 = v6117 + v5820;
+          const unsigned int v6119 = v6118 << 7u;
+          const unsigned int v6120 = v6119 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5841 ^ (((v5841 >> 6u) & 7u) << 3u)), v_pages + v6120, v5816);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6149 = block_table[v5858];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6151 = v6149 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6152 = v6151 + v30;
+          const unsigned int v6153 = v6152 * v6;
+          const unsigned int v6154 = v6153 + v5856;
+          const unsigned int v6155 = v6154 << 7u;
+          const unsigned int v6156 = v6155 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5877 ^ (((v5877 >> 6u) & 7u) << 3u)), v_pages + v6156, v5852);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6185 = block_table[v5894];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6187 = v6185 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6188 = v6187 + v30;
+          const unsigned int v6189 = v6188 * v6;
+          const unsigned int v6190 = v6189 + v5892;
+          const unsigned int v6191 = v6190 << 7u;
+          const unsigned int v6192 = v6191 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5913 ^ (((v5913 >> 6u) & 7u) << 3u)), v_pages + v6192, v5888);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
     }
-    const unsigned int v7417 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
-    const unsigned int v7418 = v7417 << 6u;
-    const unsigned int v9690 = v51 & 3u;
-    const unsigned int v9692 = v9690 << 4u;
-    const unsigned int v9694 = v9692 << 6u;
-    const unsigned int v9696 = v7418 + v9694;
-    const unsigned int v9707 = v9696 + 16u;
-    const unsigned int v9716 = v9696 + 32u;
-    const unsigned int v9725 = v9696 + 48u;
-    const unsigned int v7432 = 8192u + v7418;
-    const unsigned int v9741 = v7432 + v9694;
-    const unsigned int v9752 = v9741 + 16u;
-    const unsigned int v9761 = v9741 + 32u;
-    const unsigned int v9770 = v9741 + 48u;
-    const bool v7448 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:160
-    const unsigned int v9303 = static_cast<unsigned int>(v341.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:233
-    const unsigned int v9304 = static_cast<unsigned int>(v341.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9308 = static_cast<unsigned int>(v341.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9309 = static_cast<unsigned int>(v341.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9313 = static_cast<unsigned int>(v341.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9314 = static_cast<unsigned int>(v341.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9318 = static_cast<unsigned int>(v341.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9319 = static_cast<unsigned int>(v341.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9323 = static_cast<unsigned int>(v341.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9324 = static_cast<unsigned int>(v341.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9328 = static_cast<unsigned int>(v341.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9329 = static_cast<unsigned int>(v341.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9333 = static_cast<unsigned int>(v341.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9334 = static_cast<unsigned int>(v341.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9338 = static_cast<unsigned int>(v341.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9339 = static_cast<unsigned int>(v341.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9343 = static_cast<unsigned int>(v341.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9344 = static_cast<unsigned int>(v341.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9348 = static_cast<unsigned int>(v341.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9349 = static_cast<unsigned int>(v341.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9353 = static_cast<unsigned int>(v341.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9354 = static_cast<unsigned int>(v341.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9358 = static_cast<unsigned int>(v341.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9359 = static_cast<unsigned int>(v341.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9363 = static_cast<unsigned int>(v341.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9364 = static_cast<unsigned int>(v341.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9368 = static_cast<unsigned int>(v341.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9369 = static_cast<unsigned int>(v341.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9373 = static_cast<unsigned int>(v341.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9374 = static_cast<unsigned int>(v341.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9378 = static_cast<unsigned int>(v341.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9379 = static_cast<unsigned int>(v341.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9383 = static_cast<unsigned int>(v341.col(16, iron_linear_thread() & 31u));
-    const unsigned int v9384 = static_cast<unsigned int>(v341.row(16, iron_linear_thread() & 31u));
-    const unsigned int v9388 = static_cast<unsigned int>(v341.col(17, iron_linear_thread() & 31u));
-    const unsigned int v9389 = static_cast<unsigned int>(v341.row(17, iron_linear_thread() & 31u));
-    const unsigned int v9393 = static_cast<unsigned int>(v341.col(18, iron_linear_thread() & 31u));
-    const unsigned int v9394 = static_cast<unsigned int>(v341.row(18, iron_linear_thread() & 31u));
-    const unsigned int v9398 = static_cast<unsigned int>(v341.col(19, iron_linear_thread() & 31u));
-    const unsigned int v9399 = static_cast<unsigned int>(v341.row(19, iron_linear_thread() & 31u));
-    const unsigned int v9403 = static_cast<unsigned int>(v341.col(20, iron_linear_thread() & 31u));
-    const unsigned int v9404 = static_cast<unsigned int>(v341.row(20, iron_linear_thread() & 31u));
-    const unsigned int v9408 = static_cast<unsigned int>(v341.col(21, iron_linear_thread() & 31u));
-    const unsigned int v9409 = static_cast<unsigned int>(v341.row(21, iron_linear_thread() & 31u));
-    const unsigned int v9413 = static_cast<unsigned int>(v341.col(22, iron_linear_thread() & 31u));
-    const unsigned int v9414 = static_cast<unsigned int>(v341.row(22, iron_linear_thread() & 31u));
-    const unsigned int v9418 = static_cast<unsigned int>(v341.col(23, iron_linear_thread() & 31u));
-    const unsigned int v9419 = static_cast<unsigned int>(v341.row(23, iron_linear_thread() & 31u));
-    const unsigned int v9423 = static_cast<unsigned int>(v341.col(24, iron_linear_thread() & 31u));
-    const unsigned int v9424 = static_cast<unsigned int>(v341.row(24, iron_linear_thread() & 31u));
-    const unsigned int v9428 = static_cast<unsigned int>(v341.col(25, iron_linear_thread() & 31u));
-    const unsigned int v9429 = static_cast<unsigned int>(v341.row(25, iron_linear_thread() & 31u));
-    const unsigned int v9433 = static_cast<unsigned int>(v341.col(26, iron_linear_thread() & 31u));
-    const unsigned int v9434 = static_cast<unsigned int>(v341.row(26, iron_linear_thread() & 31u));
-    const unsigned int v9438 = static_cast<unsigned int>(v341.col(27, iron_linear_thread() & 31u));
-    const unsigned int v9439 = static_cast<unsigned int>(v341.row(27, iron_linear_thread() & 31u));
-    const unsigned int v9443 = static_cast<unsigned int>(v341.col(28, iron_linear_thread() & 31u));
-    const unsigned int v9444 = static_cast<unsigned int>(v341.row(28, iron_linear_thread() & 31u));
-    const unsigned int v9448 = static_cast<unsigned int>(v341.col(29, iron_linear_thread() & 31u));
-    const unsigned int v9449 = static_cast<unsigned int>(v341.row(29, iron_linear_thread() & 31u));
-    const unsigned int v9453 = static_cast<unsigned int>(v341.col(30, iron_linear_thread() & 31u));
-    const unsigned int v9454 = static_cast<unsigned int>(v341.row(30, iron_linear_thread() & 31u));
-    const unsigned int v9458 = static_cast<unsigned int>(v341.col(31, iron_linear_thread() & 31u));
-    const unsigned int v9459 = static_cast<unsigned int>(v341.row(31, iron_linear_thread() & 31u));
-    const unsigned int v9463 = static_cast<unsigned int>(v343.col(0, iron_linear_thread() & 31u));
-    const unsigned int v9464 = static_cast<unsigned int>(v343.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9468 = static_cast<unsigned int>(v343.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9469 = static_cast<unsigned int>(v343.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9473 = static_cast<unsigned int>(v343.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9474 = static_cast<unsigned int>(v343.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9478 = static_cast<unsigned int>(v343.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9479 = static_cast<unsigned int>(v343.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9483 = static_cast<unsigned int>(v343.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9484 = static_cast<unsigned int>(v343.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9488 = static_cast<unsigned int>(v343.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9489 = static_cast<unsigned int>(v343.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9493 = static_cast<unsigned int>(v343.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9494 = static_cast<unsigned int>(v343.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9498 = static_cast<unsigned int>(v343.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9499 = static_cast<unsigned int>(v343.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9503 = static_cast<unsigned int>(v343.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9504 = static_cast<unsigned int>(v343.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9508 = static_cast<unsigned int>(v343.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9509 = static_cast<unsigned int>(v343.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9513 = static_cast<unsigned int>(v343.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9514 = static_cast<unsigned int>(v343.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9518 = static_cast<unsigned int>(v343.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9519 = static_cast<unsigned int>(v343.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9523 = static_cast<unsigned int>(v343.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9524 = static_cast<unsigned int>(v343.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9528 = static_cast<unsigned int>(v343.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9529 = static_cast<unsigned int>(v343.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9533 = static_cast<unsigned int>(v343.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9534 = static_cast<unsigned int>(v343.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9538 = static_cast<unsigned int>(v343.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9539 = static_cast<unsigned int>(v343.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9543 = static_cast<unsigned int>(v343.col(16, iron_linear_thread() & 31u));
-    const unsigned int v9544 = static_cast<unsigned int>(v343.row(16, iron_linear_thread() & 31u));
-    const unsigned int v9548 = static_cast<unsigned int>(v343.col(17, iron_linear_thread() & 31u));
-    const unsigned int v9549 = static_cast<unsigned int>(v343.row(17, iron_linear_thread() & 31u));
-    const unsigned int v9553 = static_cast<unsigned int>(v343.col(18, iron_linear_thread() & 31u));
-    const unsigned int v9554 = static_cast<unsigned int>(v343.row(18, iron_linear_thread() & 31u));
-    const unsigned int v9558 = static_cast<unsigned int>(v343.col(19, iron_linear_thread() & 31u));
-    const unsigned int v9559 = static_cast<unsigned int>(v343.row(19, iron_linear_thread() & 31u));
-    const unsigned int v9563 = static_cast<unsigned int>(v343.col(20, iron_linear_thread() & 31u));
-    const unsigned int v9564 = static_cast<unsigned int>(v343.row(20, iron_linear_thread() & 31u));
-    const unsigned int v9568 = static_cast<unsigned int>(v343.col(21, iron_linear_thread() & 31u));
-    const unsigned int v9569 = static_cast<unsigned int>(v343.row(21, iron_linear_thread() & 31u));
-    const unsigned int v9573 = static_cast<unsigned int>(v343.col(22, iron_linear_thread() & 31u));
-    const unsigned int v9574 = static_cast<unsigned int>(v343.row(22, iron_linear_thread() & 31u));
-    const unsigned int v9578 = static_cast<unsigned int>(v343.col(23, iron_linear_thread() & 31u));
-    const unsigned int v9579 = static_cast<unsigned int>(v343.row(23, iron_linear_thread() & 31u));
-    const unsigned int v9583 = static_cast<unsigned int>(v343.col(24, iron_linear_thread() & 31u));
-    const unsigned int v9584 = static_cast<unsigned int>(v343.row(24, iron_linear_thread() & 31u));
-    const unsigned int v9588 = static_cast<unsigned int>(v343.col(25, iron_linear_thread() & 31u));
-    const unsigned int v9589 = static_cast<unsigned int>(v343.row(25, iron_linear_thread() & 31u));
-    const unsigned int v9593 = static_cast<unsigned int>(v343.col(26, iron_linear_thread() & 31u));
-    const unsigned int v9594 = static_cast<unsigned int>(v343.row(26, iron_linear_thread() & 31u));
-    const unsigned int v9598 = static_cast<unsigned int>(v343.col(27, iron_linear_thread() & 31u));
-    const unsigned int v9599 = static_cast<unsigned int>(v343.row(27, iron_linear_thread() & 31u));
-    const unsigned int v9603 = static_cast<unsigned int>(v343.col(28, iron_linear_thread() & 31u));
-    const unsigned int v9604 = static_cast<unsigned int>(v343.row(28, iron_linear_thread() & 31u));
-    const unsigned int v9608 = static_cast<unsigned int>(v343.col(29, iron_linear_thread() & 31u));
-    const unsigned int v9609 = static_cast<unsigned int>(v343.row(29, iron_linear_thread() & 31u));
-    const unsigned int v9613 = static_cast<unsigned int>(v343.col(30, iron_linear_thread() & 31u));
-    const unsigned int v9614 = static_cast<unsigned int>(v343.row(30, iron_linear_thread() & 31u));
-    const unsigned int v9618 = static_cast<unsigned int>(v343.col(31, iron_linear_thread() & 31u));
-    const unsigned int v9619 = static_cast<unsigned int>(v343.row(31, iron_linear_thread() & 31u));
-    const unsigned int v9631 = v55 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:122
-    const unsigned int v9644 = v7417 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:127
-    const unsigned int v9784 = v9692 << 7u;
-    const unsigned int v9786 = v9644 + v9784;
-    const unsigned int v9799 = v9786 + 16u;
-    const unsigned int v9810 = v9786 + 32u;
-    const unsigned int v9821 = v9786 + 48u;
-    const unsigned int v9659 = v9644 + 64u;
-    const unsigned int v9839 = v9659 + v9784;
-    const unsigned int v9852 = v9839 + 16u;
-    const unsigned int v9863 = v9839 + 32u;
-    const unsigned int v9874 = v9839 + 48u;
+    const unsigned int v7418 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
+    const unsigned int v7419 = v7418 << 6u;
+    const unsigned int v9691 = v51 & 3u;
+    const unsigned int v9693 = v9691 << 4u;
+    const unsigned int v9695 = v9693 << 6u;
+    const unsigned int v9697 = v7419 + v9695;
+    const unsigned int v9708 = v9697 + 16u;
+    const unsigned int v9717 = v9697 + 32u;
+    const unsigned int v9726 = v9697 + 48u;
+    const unsigned int v7433 = 8192u + v7419;
+    const unsigned int v9742 = v7433 + v9695;
+    const unsigned int v9753 = v9742 + 16u;
+    const unsigned int v9762 = v9742 + 32u;
+    const unsigned int v9771 = v9742 + 48u;
+    const bool v7449 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:160
+    const unsigned int v9304 = static_cast<unsigned int>(v341.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:233
+    const unsigned int v9305 = static_cast<unsigned int>(v341.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9309 = static_cast<unsigned int>(v341.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9310 = static_cast<unsigned int>(v341.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9314 = static_cast<unsigned int>(v341.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9315 = static_cast<unsigned int>(v341.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9319 = static_cast<unsigned int>(v341.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9320 = static_cast<unsigned int>(v341.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9324 = static_cast<unsigned int>(v341.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9325 = static_cast<unsigned int>(v341.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9329 = static_cast<unsigned int>(v341.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9330 = static_cast<unsigned int>(v341.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9334 = static_cast<unsigned int>(v341.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9335 = static_cast<unsigned int>(v341.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9339 = static_cast<unsigned int>(v341.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9340 = static_cast<unsigned int>(v341.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9344 = static_cast<unsigned int>(v341.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9345 = static_cast<unsigned int>(v341.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9349 = static_cast<unsigned int>(v341.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9350 = static_cast<unsigned int>(v341.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9354 = static_cast<unsigned int>(v341.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9355 = static_cast<unsigned int>(v341.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9359 = static_cast<unsigned int>(v341.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9360 = static_cast<unsigned int>(v341.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9364 = static_cast<unsigned int>(v341.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9365 = static_cast<unsigned int>(v341.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9369 = static_cast<unsigned int>(v341.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9370 = static_cast<unsigned int>(v341.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9374 = static_cast<unsigned int>(v341.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9375 = static_cast<unsigned int>(v341.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9379 = static_cast<unsigned int>(v341.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9380 = static_cast<unsigned int>(v341.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9384 = static_cast<unsigned int>(v341.col(16, iron_linear_thread() & 31u));
+    const unsigned int v9385 = static_cast<unsigned int>(v341.row(16, iron_linear_thread() & 31u));
+    const unsigned int v9389 = static_cast<unsigned int>(v341.col(17, iron_linear_thread() & 31u));
+    const unsigned int v9390 = static_cast<unsigned int>(v341.row(17, iron_linear_thread() & 31u));
+    const unsigned int v9394 = static_cast<unsigned int>(v341.col(18, iron_linear_thread() & 31u));
+    const unsigned int v9395 = static_cast<unsigned int>(v341.row(18, iron_linear_thread() & 31u));
+    const unsigned int v9399 = static_cast<unsigned int>(v341.col(19, iron_linear_thread() & 31u));
+    const unsigned int v9400 = static_cast<unsigned int>(v341.row(19, iron_linear_thread() & 31u));
+    const unsigned int v9404 = static_cast<unsigned int>(v341.col(20, iron_linear_thread() & 31u));
+    const unsigned int v9405 = static_cast<unsigned int>(v341.row(20, iron_linear_thread() & 31u));
+    const unsigned int v9409 = static_cast<unsigned int>(v341.col(21, iron_linear_thread() & 31u));
+    const unsigned int v9410 = static_cast<unsigned int>(v341.row(21, iron_linear_thread() & 31u));
+    const unsigned int v9414 = static_cast<unsigned int>(v341.col(22, iron_linear_thread() & 31u));
+    const unsigned int v9415 = static_cast<unsigned int>(v341.row(22, iron_linear_thread() & 31u));
+    const unsigned int v9419 = static_cast<unsigned int>(v341.col(23, iron_linear_thread() & 31u));
+    const unsigned int v9420 = static_cast<unsigned int>(v341.row(23, iron_linear_thread() & 31u));
+    const unsigned int v9424 = static_cast<unsigned int>(v341.col(24, iron_linear_thread() & 31u));
+    const unsigned int v9425 = static_cast<unsigned int>(v341.row(24, iron_linear_thread() & 31u));
+    const unsigned int v9429 = static_cast<unsigned int>(v341.col(25, iron_linear_thread() & 31u));
+    const unsigned int v9430 = static_cast<unsigned int>(v341.row(25, iron_linear_thread() & 31u));
+    const unsigned int v9434 = static_cast<unsigned int>(v341.col(26, iron_linear_thread() & 31u));
+    const unsigned int v9435 = static_cast<unsigned int>(v341.row(26, iron_linear_thread() & 31u));
+    const unsigned int v9439 = static_cast<unsigned int>(v341.col(27, iron_linear_thread() & 31u));
+    const unsigned int v9440 = static_cast<unsigned int>(v341.row(27, iron_linear_thread() & 31u));
+    const unsigned int v9444 = static_cast<unsigned int>(v341.col(28, iron_linear_thread() & 31u));
+    const unsigned int v9445 = static_cast<unsigned int>(v341.row(28, iron_linear_thread() & 31u));
+    const unsigned int v9449 = static_cast<unsigned int>(v341.col(29, iron_linear_thread() & 31u));
+    const unsigned int v9450 = static_cast<unsigned int>(v341.row(29, iron_linear_thread() & 31u));
+    const unsigned int v9454 = static_cast<unsigned int>(v341.col(30, iron_linear_thread() & 31u));
+    const unsigned int v9455 = static_cast<unsigned int>(v341.row(30, iron_linear_thread() & 31u));
+    const unsigned int v9459 = static_cast<unsigned int>(v341.col(31, iron_linear_thread() & 31u));
+    const unsigned int v9460 = static_cast<unsigned int>(v341.row(31, iron_linear_thread() & 31u));
+    const unsigned int v9464 = static_cast<unsigned int>(v343.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9465 = static_cast<unsigned int>(v343.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9469 = static_cast<unsigned int>(v343.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9470 = static_cast<unsigned int>(v343.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9474 = static_cast<unsigned int>(v343.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9475 = static_cast<unsigned int>(v343.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9479 = static_cast<unsigned int>(v343.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9480 = static_cast<unsigned int>(v343.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9484 = static_cast<unsigned int>(v343.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9485 = static_cast<unsigned int>(v343.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9489 = static_cast<unsigned int>(v343.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9490 = static_cast<unsigned int>(v343.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9494 = static_cast<unsigned int>(v343.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9495 = static_cast<unsigned int>(v343.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9499 = static_cast<unsigned int>(v343.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9500 = static_cast<unsigned int>(v343.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9504 = static_cast<unsigned int>(v343.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9505 = static_cast<unsigned int>(v343.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9509 = static_cast<unsigned int>(v343.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9510 = static_cast<unsigned int>(v343.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9514 = static_cast<unsigned int>(v343.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9515 = static_cast<unsigned int>(v343.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9519 = static_cast<unsigned int>(v343.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9520 = static_cast<unsigned int>(v343.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9524 = static_cast<unsigned int>(v343.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9525 = static_cast<unsigned int>(v343.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9529 = static_cast<unsigned int>(v343.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9530 = static_cast<unsigned int>(v343.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9534 = static_cast<unsigned int>(v343.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9535 = static_cast<unsigned int>(v343.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9539 = static_cast<unsigned int>(v343.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9540 = static_cast<unsigned int>(v343.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9544 = static_cast<unsigned int>(v343.col(16, iron_linear_thread() & 31u));
+    const unsigned int v9545 = static_cast<unsigned int>(v343.row(16, iron_linear_thread() & 31u));
+    const unsigned int v9549 = static_cast<unsigned int>(v343.col(17, iron_linear_thread() & 31u));
+    const unsigned int v9550 = static_cast<unsigned int>(v343.row(17, iron_linear_thread() & 31u));
+    const unsigned int v9554 = static_cast<unsigned int>(v343.col(18, iron_linear_thread() & 31u));
+    const unsigned int v9555 = static_cast<unsigned int>(v343.row(18, iron_linear_thread() & 31u));
+    const unsigned int v9559 = static_cast<unsigned int>(v343.col(19, iron_linear_thread() & 31u));
+    const unsigned int v9560 = static_cast<unsigned int>(v343.row(19, iron_linear_thread() & 31u));
+    const unsigned int v9564 = static_cast<unsigned int>(v343.col(20, iron_linear_thread() & 31u));
+    const unsigned int v9565 = static_cast<unsigned int>(v343.row(20, iron_linear_thread() & 31u));
+    const unsigned int v9569 = static_cast<unsigned int>(v343.col(21, iron_linear_thread() & 31u));
+    const unsigned int v9570 = static_cast<unsigned int>(v343.row(21, iron_linear_thread() & 31u));
+    const unsigned int v9574 = static_cast<unsigned int>(v343.col(22, iron_linear_thread() & 31u));
+    const unsigned int v9575 = static_cast<unsigned int>(v343.row(22, iron_linear_thread() & 31u));
+    const unsigned int v9579 = static_cast<unsigned int>(v343.col(23, iron_linear_thread() & 31u));
+    const unsigned int v9580 = static_cast<unsigned int>(v343.row(23, iron_linear_thread() & 31u));
+    const unsigned int v9584 = static_cast<unsigned int>(v343.col(24, iron_linear_thread() & 31u));
+    const unsigned int v9585 = static_cast<unsigned int>(v343.row(24, iron_linear_thread() & 31u));
+    const unsigned int v9589 = static_cast<unsigned int>(v343.col(25, iron_linear_thread() & 31u));
+    const unsigned int v9590 = static_cast<unsigned int>(v343.row(25, iron_linear_thread() & 31u));
+    const unsigned int v9594 = static_cast<unsigned int>(v343.col(26, iron_linear_thread() & 31u));
+    const unsigned int v9595 = static_cast<unsigned int>(v343.row(26, iron_linear_thread() & 31u));
+    const unsigned int v9599 = static_cast<unsigned int>(v343.col(27, iron_linear_thread() & 31u));
+    const unsigned int v9600 = static_cast<unsigned int>(v343.row(27, iron_linear_thread() & 31u));
+    const unsigned int v9604 = static_cast<unsigned int>(v343.col(28, iron_linear_thread() & 31u));
+    const unsigned int v9605 = static_cast<unsigned int>(v343.row(28, iron_linear_thread() & 31u));
+    const unsigned int v9609 = static_cast<unsigned int>(v343.col(29, iron_linear_thread() & 31u));
+    const unsigned int v9610 = static_cast<unsigned int>(v343.row(29, iron_linear_thread() & 31u));
+    const unsigned int v9614 = static_cast<unsigned int>(v343.col(30, iron_linear_thread() & 31u));
+    const unsigned int v9615 = static_cast<unsigned int>(v343.row(30, iron_linear_thread() & 31u));
+    const unsigned int v9619 = static_cast<unsigned int>(v343.col(31, iron_linear_thread() & 31u));
+    const unsigned int v9620 = static_cast<unsigned int>(v343.row(31, iron_linear_thread() & 31u));
+    const unsigned int v9632 = v55 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:122
+    const unsigned int v9645 = v7418 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:127
+    const unsigned int v9785 = v9693 << 7u;
+    const unsigned int v9787 = v9645 + v9785;
+    const unsigned int v9800 = v9787 + 16u;
+    const unsigned int v9811 = v9787 + 32u;
+    const unsigned int v9822 = v9787 + 48u;
+    const unsigned int v9660 = v9645 + 64u;
+    const unsigned int v9840 = v9660 + v9785;
+    const unsigned int v9853 = v9840 + 16u;
+    const unsigned int v9864 = v9840 + 32u;
+    const unsigned int v9875 = v9840 + 48u;
 
-    for (unsigned int v6203 = v333; v6203 < v317; v6203 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:92
-      const unsigned int v6204 = v6203 - v333;
-      const unsigned int v6205 = v6204 >> 7u;
-      const unsigned int v6207 = v6205 & 1u;
+    for (unsigned int v6204 = v333; v6204 < v317; v6204 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v6205 = v6204 - v333;
+      const unsigned int v6206 = v6205 >> 7u;
+      const unsigned int v6208 = v6206 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v6210 = v6203 + 128u;
-      const unsigned int v6212 = v6205 + 1u;
-      const unsigned int v6213 = v6212 & 1u;
-      const bool v6214 = v6210 < v317;
-      if (v6214) {
+      const unsigned int v6211 = v6204 + 128u;
+      const unsigned int v6213 = v6206 + 1u;
+      const unsigned int v6214 = v6213 & 1u;
+      const bool v6215 = v6211 < v317;
+      if (v6215) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:87
-          const unsigned int v6216 = v6213 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
-          const unsigned int v6226 = v6210 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6227 = v6226 < v35;
-          const unsigned int v6230 = v6227 ? v6226 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6232 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6233 = v6230 & v6232;
-          const unsigned int v6234 = v6230 >> (v41 & 31);
-          const unsigned int v6235 = v32 + v6234;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6236 = block_table[v6235];
-          const unsigned int v6238 = v6236 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6239 = v6238 + v30;
-          const unsigned int v6240 = v6239 * v6;
-          const unsigned int v6241 = v6240 + v6233;
-          const unsigned int v6242 = v6241 << 7u;
-          const unsigned int v6243 = v6242 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6252 = v6216 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6253 = v6252 + v81;
-          const unsigned int v6254 = v6253 + v79;
-          iron_copy_async<16>(shm1 + (v6254 ^ (((v6254 >> 6u) & 7u) << 3u)), k_pages + v6243, v6227);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6264 = v6210 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6265 = v6264 < v35;
-          const unsigned int v6268 = v6265 ? v6264 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6271 = v6268 & v6232;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6272 = v6268 >> (v41 & 31);
-          const unsigned int v6273 = v32 + v6272;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6274 = block_table[v6273];
-          const unsigned int v6276 = v6274 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6277 = v6276 + v30;
-          const unsigned int v6278 = v6277 * v6;
-          const unsigned int v6279 = v6278 + v6271;
-          const unsigned int v6280 = v6279 << 7u;
-          const unsigned int v6281 = v6280 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6290 = v6216 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6291 = v6290 + v112;
-          const unsigned int v6292 = v6291 + v110;
-          iron_copy_async<16>(shm1 + (v6292 ^ (((v6292 >> 6u) & 7u) << 3u)), k_pages + v6281, v6265);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6302 = v6210 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6303 = v6302 < v35;
-          const unsigned int v6306 = v6303 ? v6302 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6309 = v6306 & v6232;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6310 = v6306 >> (v41 & 31);
-          const unsigned int v6311 = v32 + v6310;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6312 = block_table[v6311];
-          const unsigned int v6314 = v6312 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6315 = v6314 + v30;
-          const unsigned int v6316 = v6315 * v6;
-          const unsigned int v6317 = v6316 + v6309;
-          const unsigned int v6318 = v6317 << 7u;
-          const unsigned int v6319 = v6318 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6328 = v6216 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6329 = v6328 + v143;
-          const unsigned int v6330 = v6329 + v141;
-          iron_copy_async<16>(shm1 + (v6330 ^ (((v6330 >> 6u) & 7u) << 3u)), k_pages + v6319, v6303);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6340 = v6210 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6341 = v6340 < v35;
-          const unsigned int v6344 = v6341 ? v6340 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6347 = v6344 & v6232;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6348 = v6344 >> (v41 & 31);
-          const unsigned int v6349 = v32 + v6348;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6350 = block_table[v6349];
-          const unsigned int v6352 = v6350 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6353 = v6352 + v30;
-          const unsigned int v6354 = v6353 * v6;
-          const unsigned int v6355 = v6354 + v6347;
-          const unsigned int v6356 = v6355 << 7u;
-          const unsigned int v6357 = v6356 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6366 = v6216 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6367 = v6366 + v174;
-          const unsigned int v6368 = v6367 + v172;
-          iron_copy_async<16>(shm1 + (v6368 ^ (((v6368 >> 6u) & 7u) << 3u)), k_pages + v6357, v6341);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6378 = v6210 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6379 = v6378 < v35;
-          const unsigned int v6382 = v6379 ? v6378 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6385 = v6382 & v6232;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6386 = v6382 >> (v41 & 31);
-          const unsigned int v6387 = v32 + v6386;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6388 = block_table[v6387];
-          const unsigned int v6390 = v6388 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6391 = v6390 + v30;
-          const unsigned int v6392 = v6391 * v6;
-          const unsigned int v6393 = v6392 + v6385;
-          const unsigned int v6394 = v6393 << 7u;
-          const unsigned int v6395 = v6394 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6404 = v6216 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6405 = v6404 + v205;
-          const unsigned int v6406 = v6405 + v203;
-          iron_copy_async<16>(shm1 + (v6406 ^ (((v6406 >> 6u) & 7u) << 3u)), k_pages + v6395, v6379);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6416 = v6210 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6417 = v6416 < v35;
-          const unsigned int v6420 = v6417 ? v6416 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6423 = v6420 & v6232;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6424 = v6420 >> (v41 & 31);
-          const unsigned int v6425 = v32 + v6424;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6426 = block_table[v6425];
-          const unsigned int v6428 = v6426 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6429 = v6428 + v30;
-          const unsigned int v6430 = v6429 * v6;
-          const unsigned int v6431 = v6430 + v6423;
-          const unsigned int v6432 = v6431 << 7u;
-          const unsigned int v6433 = v6432 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6442 = v6216 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6443 = v6442 + v236;
-          const unsigned int v6444 = v6443 + v234;
-          iron_copy_async<16>(shm1 + (v6444 ^ (((v6444 >> 6u) & 7u) << 3u)), k_pages + v6433, v6417);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6454 = v6210 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6455 = v6454 < v35;
-          const unsigned int v6458 = v6455 ? v6454 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6461 = v6458 & v6232;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6462 = v6458 >> (v41 & 31);
-          const unsigned int v6463 = v32 + v6462;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6464 = block_table[v6463];
-          const unsigned int v6466 = v6464 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6467 = v6466 + v30;
-          const unsigned int v6468 = v6467 * v6;
-          const unsigned int v6469 = v6468 + v6461;
-          const unsigned int v6470 = v6469 << 7u;
-          const unsigned int v6471 = v6470 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6480 = v6216 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6481 = v6480 + v267;
-          const unsigned int v6482 = v6481 + v265;
-          iron_copy_async<16>(shm1 + (v6482 ^ (((v6482 >> 6u) & 7u) << 3u)), k_pages + v6471, v6455);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6492 = v6210 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6493 = v6492 < v35;
-          const unsigned int v6496 = v6493 ? v6492 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6499 = v6496 & v6232;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6500 = v6496 >> (v41 & 31);
-          const unsigned int v6501 = v32 + v6500;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6502 = block_table[v6501];
-          const unsigned int v6504 = v6502 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6505 = v6504 + v30;
-          const unsigned int v6506 = v6505 * v6;
-          const unsigned int v6507 = v6506 + v6499;
-          const unsigned int v6508 = v6507 << 7u;
-          const unsigned int v6509 = v6508 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6518 = v6216 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6519 = v6518 + v298;
-          const unsigned int v6520 = v6519 + v296;
-          iron_copy_async<16>(shm1 + (v6520 ^ (((v6520 >> 6u) & 7u) << 3u)), k_pages + v6509, v6493);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6542 = block_table[v6235];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6544 = v6542 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6545 = v6544 + v30;
-          const unsigned int v6546 = v6545 * v6;
-          const unsigned int v6547 = v6546 + v6233;
-          const unsigned int v6548 = v6547 << 7u;
-          const unsigned int v6549 = v6548 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6254 ^ (((v6254 >> 6u) & 7u) << 3u)), v_pages + v6549, v6227);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6580 = block_table[v6273];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6582 = v6580 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6583 = v6582 + v30;
-          const unsigned int v6584 = v6583 * v6;
-          const unsigned int v6585 = v6584 + v6271;
-          const unsigned int v6586 = v6585 << 7u;
-          const unsigned int v6587 = v6586 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6292 ^ (((v6292 >> 6u) & 7u) << 3u)), v_pages + v6587, v6265);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6618 = block_table[v6311];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6620 = v6618 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6621 = v6620 + v30;
-          const unsigned int v6622 = v6621 * v6;
-          const unsigned int v6623 = v6622 + v6309;
-          const unsigned int v6624 = v6623 << 7u;
-          const unsigned int v6625 = v6624 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6330 ^ (((v6330 >> 6u) & 7u) << 3u)), v_pages + v6625, v6303);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6656 = block_table[v6349];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6658 = v6656 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6659 = v6658 + v30;
-          const unsigned int v6660 = v6659 * v6;
-          const unsigned int v6661 = v6660 + v6347;
-          const unsigned int v6662 = v6661 << 7u;
-          const unsigned int v6663 = v6662 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6368 ^ (((v6368 >> 6u) & 7u) << 3u)), v_pages + v6663, v6341);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6694 = block_table[v6387];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6696 = v6694 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6697 = v6696 + v30;
-          const unsigned int v6698 = v6697 * v6;
-          const unsigned int v6699 = v6698 + v6385;
-          const unsigned int v6700 = v6699 << 7u;
-          const unsigned int v6701 = v6700 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6406 ^ (((v6406 >> 6u) & 7u) << 3u)), v_pages + v6701, v6379);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6732 = block_table[v6425];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6734 = v6732 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6735 = v6734 + v30;
-          const unsigned int v6736 = v6735 * v6;
-          const unsigned int v6737 = v6736 + v6423;
-          const unsigned int v6738 = v6737 << 7u;
-          const unsigned int v6739 = v6738 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6444 ^ (((v6444 >> 6u) & 7u) << 3u)), v_pages + v6739, v6417);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6770 = block_table[v6463];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6772 = v6770 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6773 = v6772 + v30;
-          const unsigned int v6774 = v6773 * v6;
-          const unsigned int v6775 = v6774 + v6461;
-          const unsigned int v6776 = v6775 << 7u;
-          const unsigned int v6777 = v6776 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6482 ^ (((v6482 >> 6u) & 7u) << 3u)), v_pages + v6777, v6455);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6808 = block_table[v6501];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6810 = v6808 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6811 = v6810 + v30;
-          const unsigned int v6812 = v6811 * v6;
-          const unsigned int v6813 = v6812 + v6499;
-          const unsigned int v6814 = v6813 << 7u;
-          const unsigned int v6815 = v6814 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6520 ^ (((v6520 >> 6u) & 7u) << 3u)), v_pages + v6815, v6493);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6217 = v6214 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v6227 = v6211 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6228 = v6227 < v35;
+          const unsigned int v6231 = v6228 ? v6227 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6233 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6234 = v6231 & v6233;
+          const unsigned int v6235 = v6231 >> (v41 & 31);
+          const unsigned int v6236 = v32 + v6235;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6237 = block_table[v6236];
+          const unsigned int v6239 = v6237 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6240 = v6239 + v30;
+          const unsigned int v6241 = v6240 * v6;
+          const unsigned int v6242 = v6241 + v6234;
+          const unsigned int v6243 = v6242 << 7u;
+          const unsigned int v6244 = v6243 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6253 = v6217 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6254 = v6253 + v81;
+          const unsigned int v6255 = v6254 + v79;
+          iron_copy_async<16>(shm1 + (v6255 ^ (((v6255 >> 6u) & 7u) << 3u)), k_pages + v6244, v6228);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6265 = v6211 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6266 = v6265 < v35;
+          const unsigned int v6269 = v6266 ? v6265 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6272 = v6269 & v6233;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6273 = v6269 >> (v41 & 31);
+          const unsigned int v6274 = v32 + v6273;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6275 = block_table[v6274];
+          const unsigned int v6277 = v6275 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6278 = v6277 + v30;
+          const unsigned int v6279 = v6278 * v6;
+          const unsigned int v6280 = v6279 + v6272;
+          const unsigned int v6281 = v6280 << 7u;
+          const unsigned int v6282 = v6281 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6291 = v6217 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6292 = v6291 + v112;
+          const unsigned int v6293 = v6292 + v110;
+          iron_copy_async<16>(shm1 + (v6293 ^ (((v6293 >> 6u) & 7u) << 3u)), k_pages + v6282, v6266);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6303 = v6211 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6304 = v6303 < v35;
+          const unsigned int v6307 = v6304 ? v6303 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6310 = v6307 & v6233;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6311 = v6307 >> (v41 & 31);
+          const unsigned int v6312 = v32 + v6311;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6313 = block_table[v6312];
+          const unsigned int v6315 = v6313 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6316 = v6315 + v30;
+          const unsigned int v6317 = v6316 * v6;
+          const unsigned int v6318 = v6317 + v6310;
+          const unsigned int v6319 = v6318 << 7u;
+          const unsigned int v6320 = v6319 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6329 = v6217 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6330 = v6329 + v143;
+          const unsigned int v6331 = v6330 + v141;
+          iron_copy_async<16>(shm1 + (v6331 ^ (((v6331 >> 6u) & 7u) << 3u)), k_pages + v6320, v6304);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6341 = v6211 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6342 = v6341 < v35;
+          const unsigned int v6345 = v6342 ? v6341 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6348 = v6345 & v6233;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6349 = v6345 >> (v41 & 31);
+          const unsigned int v6350 = v32 + v6349;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6351 = block_table[v6350];
+          const unsigned int v6353 = v6351 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6354 = v6353 + v30;
+          const unsigned int v6355 = v6354 * v6;
+          const unsigned int v6356 = v6355 + v6348;
+          const unsigned int v6357 = v6356 << 7u;
+          const unsigned int v6358 = v6357 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6367 = v6217 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6368 = v6367 + v174;
+          const unsigned int v6369 = v6368 + v172;
+          iron_copy_async<16>(shm1 + (v6369 ^ (((v6369 >> 6u) & 7u) << 3u)), k_pages + v6358, v6342);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6379 = v6211 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6380 = v6379 < v35;
+          const unsigned int v6383 = v6380 ? v6379 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6386 = v6383 & v6233;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6387 = v6383 >> (v41 & 31);
+          const unsigned int v6388 = v32 + v6387;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6389 = block_table[v6388];
+          const unsigned int v6391 = v6389 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6392 = v6391 + v30;
+          const unsigned int v6393 = v6392 * v6;
+          const unsigned int v6394 = v6393 + v6386;
+          const unsigned int v6395 = v6394 << 7u;
+          const unsigned int v6396 = v6395 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6405 = v6217 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6406 = v6405 + v205;
+          const unsigned int v6407 = v6406 + v203;
+          iron_copy_async<16>(shm1 + (v6407 ^ (((v6407 >> 6u) & 7u) << 3u)), k_pages + v6396, v6380);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6417 = v6211 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6418 = v6417 < v35;
+          const unsigned int v6421 = v6418 ? v6417 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6424 = v6421 & v6233;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6425 = v6421 >> (v41 & 31);
+          const unsigned int v6426 = v32 + v6425;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6427 = block_table[v6426];
+          const unsigned int v6429 = v6427 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6430 = v6429 + v30;
+          const unsigned int v6431 = v6430 * v6;
+          const unsigned int v6432 = v6431 + v6424;
+          const unsigned int v6433 = v6432 << 7u;
+          const unsigned int v6434 = v6433 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6443 = v6217 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6444 = v6443 + v236;
+          const unsigned int v6445 = v6444 + v234;
+          iron_copy_async<16>(shm1 + (v6445 ^ (((v6445 >> 6u) & 7u) << 3u)), k_pages + v6434, v6418);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6455 = v6211 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6456 = v6455 < v35;
+          const unsigned int v6459 = v6456 ? v6455 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6462 = v6459 & v6233;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6463 = v6459 >> (v41 & 31);
+          const unsigned int v6464 = v32 + v6463;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6465 = block_table[v6464];
+          const unsigned int v6467 = v6465 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6468 = v6467 + v30;
+          const unsigned int v6469 = v6468 * v6;
+          const unsigned int v6470 = v6469 + v6462;
+          const unsigned int v6471 = v6470 << 7u;
+          const unsigned int v6472 = v6471 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6481 = v6217 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6482 = v6481 + v267;
+          const unsigned int v6483 = v6482 + v265;
+          iron_copy_async<16>(shm1 + (v6483 ^ (((v6483 >> 6u) & 7u) << 3u)), k_pages + v6472, v6456);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6493 = v6211 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6494 = v6493 < v35;
+          const unsigned int v6497 = v6494 ? v6493 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6500 = v6497 & v6233;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6501 = v6497 >> (v41 & 31);
+          const unsigned int v6502 = v32 + v6501;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6503 = block_table[v6502];
+          const unsigned int v6505 = v6503 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6506 = v6505 + v30;
+          const unsigned int v6507 = v6506 * v6;
+          const unsigned int v6508 = v6507 + v6500;
+          const unsigned int v6509 = v6508 << 7u;
+          const unsigned int v6510 = v6509 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6519 = v6217 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6520 = v6519 + v298;
+          const unsigned int v6521 = v6520 + v296;
+          iron_copy_async<16>(shm1 + (v6521 ^ (((v6521 >> 6u) & 7u) << 3u)), k_pages + v6510, v6494);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6543 = block_table[v6236];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6545 = v6543 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6546 = v6545 + v30;
+          const unsigned int v6547 = v6546 * v6;
+          const unsigned int v6548 = v6547 + v6234;
+          const unsigned int v6549 = v6548 << 7u;
+          const unsigned int v6550 = v6549 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6255 ^ (((v6255 >> 6u) & 7u) << 3u)), v_pages + v6550, v6228);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6581 = block_table[v6274];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6583 = v6581 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6584 = v6583 + v30;
+          const unsigned int v6585 = v6584 * v6;
+          const unsigned int v6586 = v6585 + v6272;
+          const unsigned int v6587 = v6586 << 7u;
+          const unsigned int v6588 = v6587 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6293 ^ (((v6293 >> 6u) & 7u) << 3u)), v_pages + v6588, v6266);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6619 = block_table[v6312];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6621 = v6619 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6622 = v6621 + v30;
+          const unsigned int v6623 = v6622 * v6;
+          const unsigned int v6624 = v6623 + v6310;
+          const unsigned int v6625 = v6624 << 7u;
+          const unsigned int v6626 = v6625 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6331 ^ (((v6331 >> 6u) & 7u) << 3u)), v_pages + v6626, v6304);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6657 = block_table[v6350];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6659 = v6657 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6660 = v6659 + v30;
+          const unsigned int v6661 = v6660 * v6;
+          const unsigned int v6662 = v6661 + v6348;
+          const unsigned int v6663 = v6662 << 7u;
+          const unsigned int v6664 = v6663 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6369 ^ (((v6369 >> 6u) & 7u) << 3u)), v_pages + v6664, v6342);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6695 = block_table[v6388];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6697 = v6695 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6698 = v6697 + v30;
+          const unsigned int v6699 = v6698 * v6;
+          const unsigned int v6700 = v6699 + v6386;
+          const unsigned int v6701 = v6700 << 7u;
+          const unsigned int v6702 = v6701 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6407 ^ (((v6407 >> 6u) & 7u) << 3u)), v_pages + v6702, v6380);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6733 = block_table[v6426];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6735 = v6733 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6736 = v6735 + v30;
+          const unsigned int v6737 = v6736 * v6;
+          const unsigned int v6738 = v6737 + v6424;
+          const unsigned int v6739 = v6738 << 7u;
+          const unsigned int v6740 = v6739 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6445 ^ (((v6445 >> 6u) & 7u) << 3u)), v_pages + v6740, v6418);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6771 = block_table[v6464];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6773 = v6771 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6774 = v6773 + v30;
+          const unsigned int v6775 = v6774 * v6;
+          const unsigned int v6776 = v6775 + v6462;
+          const unsigned int v6777 = v6776 << 7u;
+          const unsigned int v6778 = v6777 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6483 ^ (((v6483 >> 6u) & 7u) << 3u)), v_pages + v6778, v6456);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6809 = block_table[v6502];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6811 = v6809 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6812 = v6811 + v30;
+          const unsigned int v6813 = v6812 * v6;
+          const unsigned int v6814 = v6813 + v6500;
+          const unsigned int v6815 = v6814 << 7u;
+          const unsigned int v6816 = v6815 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6521 ^ (((v6521 >> 6u) & 7u) << 3u)), v_pages + v6816, v6494);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v6828 = v6213 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
-          const unsigned int v6838 = v6210 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6839 = v6838 < v35;
-          const unsigned int v6842 = v6839 ? v6838 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6843 = v6842 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6844 = v6842 / v6;
-          const unsigned int v6845 = v32 + v6844;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6846 = block_table[v6845];
-          const unsigned int v6848 = v6846 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6849 = v6848 + v30;
-          const unsigned int v6850 = v6849 * v6;
-          const unsigned int v6851 = v6850 + v6843;
-          const unsigned int v6852 = v6851 << 7u;
-          const unsigned int v6853 = v6852 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6862 = v6828 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6863 = v6862 + v81;
-          const unsigned int v6864 = v6863 + v79;
-          iron_copy_async<16>(shm1 + (v6864 ^ (((v6864 >> 6u) & 7u) << 3u)), k_pages + v6853, v6839);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6874 = v6210 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6875 = v6874 < v35;
-          const unsigned int v6878 = v6875 ? v6874 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6879 = v6878 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6880 = v6878 / v6;
-          const unsigned int v6881 = v32 + v6880;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6882 = block_table[v6881];
-          const unsigned int v6884 = v6882 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6885 = v6884 + v30;
-          const unsigned int v6886 = v6885 * v6;
-          const unsigned int v6887 = v6886 + v6879;
-          const unsigned int v6888 = v6887 << 7u;
-          const unsigned int v6889 = v6888 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6898 = v6828 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6899 = v6898 + v112;
-          const unsigned int v6900 = v6899 + v110;
-          iron_copy_async<16>(shm1 + (v6900 ^ (((v6900 >> 6u) & 7u) << 3u)), k_pages + v6889, v6875);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6910 = v6210 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6911 = v6910 < v35;
-          const unsigned int v6914 = v6911 ? v6910 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6915 = v6914 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6916 = v6914 / v6;
-          const unsigned int v6917 = v32 + v6916;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6918 = block_table[v6917];
-          const unsigned int v6920 = v6918 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6921 = v6920 + v30;
-          const unsigned int v6922 = v6921 * v6;
-          const unsigned int v6923 = v6922 + v6915;
-          const unsigned int v6924 = v6923 << 7u;
-          const unsigned int v6925 = v6924 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6934 = v6828 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6935 = v6934 + v143;
-          const unsigned int v6936 = v6935 + v141;
-          iron_copy_async<16>(shm1 + (v6936 ^ (((v6936 >> 6u) & 7u) << 3u)), k_pages + v6925, v6911);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6946 = v6210 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6947 = v6946 < v35;
-          const unsigned int v6950 = v6947 ? v6946 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6951 = v6950 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6952 = v6950 / v6;
-          const unsigned int v6953 = v32 + v6952;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6954 = block_table[v6953];
-          const unsigned int v6956 = v6954 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6957 = v6956 + v30;
-          const unsigned int v6958 = v6957 * v6;
-          const unsigned int v6959 = v6958 + v6951;
-          const unsigned int v6960 = v6959 << 7u;
-          const unsigned int v6961 = v6960 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6970 = v6828 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6971 = v6970 + v174;
-          const unsigned int v6972 = v6971 + v172;
-          iron_copy_async<16>(shm1 + (v6972 ^ (((v6972 >> 6u) & 7u) << 3u)), k_pages + v6961, v6947);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6982 = v6210 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6983 = v6982 < v35;
-          const unsigned int v6986 = v6983 ? v6982 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6987 = v6986 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6988 = v6986 / v6;
-          const unsigned int v6989 = v32 + v6988;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6990 = block_table[v6989];
-          const unsigned int v6992 = v6990 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6993 = v6992 + v30;
-          const unsigned int v6994 = v6993 * v6;
-          const unsigned int v6995 = v6994 + v6987;
-          const unsigned int v6996 = v6995 << 7u;
-          const unsigned int v6997 = v6996 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7006 = v6828 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7007 = v7006 + v205;
-          const unsigned int v7008 = v7007 + v203;
-          iron_copy_async<16>(shm1 + (v7008 ^ (((v7008 >> 6u) & 7u) << 3u)), k_pages + v6997, v6983);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7018 = v6210 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7019 = v7018 < v35;
-          const unsigned int v7022 = v7019 ? v7018 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7023 = v7022 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7024 = v7022 / v6;
-          const unsigned int v7025 = v32 + v7024;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7026 = block_table[v7025];
-          const unsigned int v7028 = v7026 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7029 = v7028 + v30;
-          const unsigned int v7030 = v7029 * v6;
-          const unsigned int v7031 = v7030 + v7023;
-          const unsigned int v7032 = v7031 << 7u;
-          const unsigned int v7033 = v7032 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7042 = v6828 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7043 = v7042 + v236;
-          const unsigned int v7044 = v7043 + v234;
-          iron_copy_async<16>(shm1 + (v7044 ^ (((v7044 >> 6u) & 7u) << 3u)), k_pages + v7033, v7019);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7054 = v6210 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7055 = v7054 < v35;
-          const unsigned int v7058 = v7055 ? v7054 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7059 = v7058 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7060 = v7058 / v6;
-          const unsigned int v7061 = v32 + v7060;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7062 = block_table[v7061];
-          const unsigned int v7064 = v7062 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7065 = v7064 + v30;
-          const unsigned int v7066 = v7065 * v6;
-          const unsigned int v7067 = v7066 + v7059;
-          const unsigned int v7068 = v7067 << 7u;
-          const unsigned int v7069 = v7068 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7078 = v6828 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7079 = v7078 + v267;
-          const unsigned int v7080 = v7079 + v265;
-          iron_copy_async<16>(shm1 + (v7080 ^ (((v7080 >> 6u) & 7u) << 3u)), k_pages + v7069, v7055);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7090 = v6210 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7091 = v7090 < v35;
-          const unsigned int v7094 = v7091 ? v7090 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7095 = v7094 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7096 = v7094 / v6;
-          const unsigned int v7097 = v32 + v7096;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7098 = block_table[v7097];
-          const unsigned int v7100 = v7098 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7101 = v7100 + v30;
-          const unsigned int v7102 = v7101 * v6;
-          const unsigned int v7103 = v7102 + v7095;
-          const unsigned int v7104 = v7103 << 7u;
-          const unsigned int v7105 = v7104 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7114 = v6828 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7115 = v7114 + v298;
-          const unsigned int v7116 = v7115 + v296;
-          iron_copy_async<16>(shm1 + (v7116 ^ (((v7116 >> 6u) & 7u) << 3u)), k_pages + v7105, v7091);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7136 = block_table[v6845];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7138 = v7136 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7139 = v7138 + v30;
-          const unsigned int v7140 = v7139 * v6;
-          const unsigned int v7141 = v7140 + v6843;
-          const unsigned int v7142 = v7141 << 7u;
-          const unsigned int v7143 = v7142 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6864 ^ (((v6864 >> 6u) & 7u) << 3u)), v_pages + v7143, v6839);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7172 = block_table[v6881];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7174 = v7172 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7175 = v7174 + v30;
-          const unsigned int v7176 = v7175 * v6;
-          const unsigned int v7177 = v7176 + v6879;
-          const unsigned int v7178 = v7177 << 7u;
-          const unsigned int v7179 = v7178 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6900 ^ (((v6900 >> 6u) & 7u) << 3u)), v_pages + v7179, v6875);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7208 = block_table[v6917];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7210 = v7208 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7211 = v7210 + v30;
-          const unsigned int v7212 = v7211 * v6;
-          const unsigned int v7213 = v7212 + v6915;
-          const unsigned int v7214 = v7213 << 7u;
-          const unsigned int v7215 = v7214 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6936 ^ (((v6936 >> 6u) & 7u) << 3u)), v_pages + v7215, v6911);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7244 = block_table[v6953];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7246 = v7244 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7247 = v7246 + v30;
-          const unsigned int v7248 = v7247 * v6;
-          const unsigned int v7249 = v7248 + v6951;
-          const unsigned int v7250 = v7249 << 7u;
-          const unsigned int v7251 = v7250 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6972 ^ (((v6972 >> 6u) & 7u) << 3u)), v_pages + v7251, v6947);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7280 = block_table[v6989];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7282 = v7280 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7283 = v7282 + v30;
-          const unsigned int v7284 = v7283 * v6;
-          const unsigned int v7285 = v7284 + v6987;
-          const unsigned int v7286 = v7285 << 7u;
-          const unsigned int v7287 = v7286 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7008 ^ (((v7008 >> 6u) & 7u) << 3u)), v_pages + v7287, v6983);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7316 = block_table[v7025];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7318 = v7316 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7319 = v7318 + v30;
-          const unsigned int v7320 = v7319 * v6;
-          const unsigned int v7321 = v7320 + v7023;
-          const unsigned int v7322 = v7321 << 7u;
-          const unsigned int v7323 = v7322 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7044 ^ (((v7044 >> 6u) & 7u) << 3u)), v_pages + v7323, v7019);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7352 = block_table[v7061];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7354 = v7352 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7355 = v7354 + v30;
-          const unsigned int v7356 = v7355 * v6;
-          const unsigned int v7357 = v7356 + v7059;
-          const unsigned int v7358 = v7357 << 7u;
-          const unsigned int v7359 = v7358 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7080 ^ (((v7080 >> 6u) & 7u) << 3u)), v_pages + v7359, v7055);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7388 = block_table[v7097];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7390 = v7388 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7391 = v7390 + v30;
-          const unsigned int v7392 = v7391 * v6;
-          const unsigned int v7393 = v7392 + v7095;
-          const unsigned int v7394 = v7393 << 7u;
-          const unsigned int v7395 = v7394 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7116 ^ (((v7116 >> 6u) & 7u) << 3u)), v_pages + v7395, v7091);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6829 = v6214 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v6839 = v6211 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6840 = v6839 < v35;
+          const unsigned int v6843 = v6840 ? v6839 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6844 = v6843 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6845 = v6843 / v6;
+          const unsigned int v6846 = v32 + v6845;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6847 = block_table[v6846];
+          const unsigned int v6849 = v6847 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6850 = v6849 + v30;
+          const unsigned int v6851 = v6850 * v6;
+          const unsigned int v6852 = v6851 + v6844;
+          const unsigned int v6853 = v6852 << 7u;
+          const unsigned int v6854 = v6853 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6863 = v6829 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6864 = v6863 + v81;
+          const unsigned int v6865 = v6864 + v79;
+          iron_copy_async<16>(shm1 + (v6865 ^ (((v6865 >> 6u) & 7u) << 3u)), k_pages + v6854, v6840);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6875 = v6211 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6876 = v6875 < v35;
+          const unsigned int v6879 = v6876 ? v6875 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6880 = v6879 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6881 = v6879 / v6;
+          const unsigned int v6882 = v32 + v6881;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6883 = block_table[v6882];
+          const unsigned int v6885 = v6883 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6886 = v6885 + v30;
+          const unsigned int v6887 = v6886 * v6;
+          const unsigned int v6888 = v6887 + v6880;
+          const unsigned int v6889 = v6888 << 7u;
+          const unsigned int v6890 = v6889 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6899 = v6829 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6900 = v6899 + v112;
+          const unsigned int v6901 = v6900 + v110;
+          iron_copy_async<16>(shm1 + (v6901 ^ (((v6901 >> 6u) & 7u) << 3u)), k_pages + v6890, v6876);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6911 = v6211 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6912 = v6911 < v35;
+          const unsigned int v6915 = v6912 ? v6911 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6916 = v6915 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6917 = v6915 / v6;
+          const unsigned int v6918 = v32 + v6917;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6919 = block_table[v6918];
+          const unsigned int v6921 = v6919 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6922 = v6921 + v30;
+          const unsigned int v6923 = v6922 * v6;
+          const unsigned int v6924 = v6923 + v6916;
+          const unsigned int v6925 = v6924 << 7u;
+          const unsigned int v6926 = v6925 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6935 = v6829 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6936 = v6935 + v143;
+          const unsigned int v6937 = v6936 + v141;
+          iron_copy_async<16>(shm1 + (v6937 ^ (((v6937 >> 6u) & 7u) << 3u)), k_pages + v6926, v6912);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6947 = v6211 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6948 = v6947 < v35;
+          const unsigned int v6951 = v6948 ? v6947 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6952 = v6951 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6953 = v6951 / v6;
+          const unsigned int v6954 = v32 + v6953;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6955 = block_table[v6954];
+          const unsigned int v6957 = v6955 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6958 = v6957 + v30;
+          const unsigned int v6959 = v6958 * v6;
+          const unsigned int v6960 = v6959 + v6952;
+          const unsigned int v6961 = v6960 << 7u;
+          const unsigned int v6962 = v6961 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6971 = v6829 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6972 = v6971 + v174;
+          const unsigned int v6973 = v6972 + v172;
+          iron_copy_async<16>(shm1 + (v6973 ^ (((v6973 >> 6u) & 7u) << 3u)), k_pages + v6962, v6948);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6983 = v6211 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6984 = v6983 < v35;
+          const unsigned int v6987 = v6984 ? v6983 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6988 = v6987 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6989 = v6987 / v6;
+          const unsigned int v6990 = v32 + v6989;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6991 = block_table[v6990];
+          const unsigned int v6993 = v6991 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6994 = v6993 + v30;
+          const unsigned int v6995 = v6994 * v6;
+          const unsigned int v6996 = v6995 + v6988;
+          const unsigned int v6997 = v6996 << 7u;
+          const unsigned int v6998 = v6997 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7007 = v6829 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7008 = v7007 + v205;
+          const unsigned int v7009 = v7008 + v203;
+          iron_copy_async<16>(shm1 + (v7009 ^ (((v7009 >> 6u) & 7u) << 3u)), k_pages + v6998, v6984);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7019 = v6211 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7020 = v7019 < v35;
+          const unsigned int v7023 = v7020 ? v7019 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7024 = v7023 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7025 = v7023 / v6;
+          const unsigned int v7026 = v32 + v7025;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7027 = block_table[v7026];
+          const unsigned int v7029 = v7027 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7030 = v7029 + v30;
+          const unsigned int v7031 = v7030 * v6;
+          const unsigned int v7032 = v7031 + v7024;
+          const unsigned int v7033 = v7032 << 7u;
+          const unsigned int v7034 = v7033 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7043 = v6829 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7044 = v7043 + v236;
+          const unsigned int v7045 = v7044 + v234;
+          iron_copy_async<16>(shm1 + (v7045 ^ (((v7045 >> 6u) & 7u) << 3u)), k_pages + v7034, v7020);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7055 = v6211 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7056 = v7055 < v35;
+          const unsigned int v7059 = v7056 ? v7055 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7060 = v7059 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7061 = v7059 / v6;
+          const unsigned int v7062 = v32 + v7061;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7063 = block_table[v7062];
+          const unsigned int v7065 = v7063 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7066 = v7065 + v30;
+          const unsigned int v7067 = v7066 * v6;
+          const unsigned int v7068 = v7067 + v7060;
+          const unsigned int v7069 = v7068 << 7u;
+          const unsigned int v7070 = v7069 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7079 = v6829 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7080 = v7079 + v267;
+          const unsigned int v7081 = v7080 + v265;
+          iron_copy_async<16>(shm1 + (v7081 ^ (((v7081 >> 6u) & 7u) << 3u)), k_pages + v7070, v7056);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7091 = v6211 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7092 = v7091 < v35;
+          const unsigned int v7095 = v7092 ? v7091 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7096 = v7095 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7097 = v7095 / v6;
+          const unsigned int v7098 = v32 + v7097;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7099 = block_table[v7098];
+          const unsigned int v7101 = v7099 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7102 = v7101 + v30;
+          const unsigned int v7103 = v7102 * v6;
+          const unsigned int v7104 = v7103 + v7096;
+          const unsigned int v7105 = v7104 << 7u;
+          const unsigned int v7106 = v7105 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7115 = v6829 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7116 = v7115 + v298;
+          const unsigned int v7117 = v7116 + v296;
+          iron_copy_async<16>(shm1 + (v7117 ^ (((v7117 >> 6u) & 7u) << 3u)), k_pages + v7106, v7092);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7137 = block_table[v6846];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7139 = v7137 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7140 = v7139 + v30;
+          const unsigned int v7141 = v7140 * v6;
+          const unsigned int v7142 = v7141 + v6844;
+          const unsigned int v7143 = v7142 << 7u;
+          const unsigned int v7144 = v7143 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6865 ^ (((v6865 >> 6u) & 7u) << 3u)), v_pages + v7144, v6840);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7173 = block_table[v6882];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7175 = v7173 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7176 = v7175 + v30;
+          const unsigned int v7177 = v7176 * v6;
+          const unsigned int v7178 = v7177 + v6880;
+          const unsigned int v7179 = v7178 << 7u;
+          const unsigned int v7180 = v7179 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6901 ^ (((v6901 >> 6u) & 7u) << 3u)), v_pages + v7180, v6876);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7209 = block_table[v6918];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7211 = v7209 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7212 = v7211 + v30;
+          const unsigned int v7213 = v7212 * v6;
+          const unsigned int v7214 = v7213 + v6916;
+          const unsigned int v7215 = v7214 << 7u;
+          const unsigned int v7216 = v7215 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6937 ^ (((v6937 >> 6u) & 7u) << 3u)), v_pages + v7216, v6912);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7245 = block_table[v6954];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7247 = v7245 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7248 = v7247 + v30;
+          const unsigned int v7249 = v7248 * v6;
+          const unsigned int v7250 = v7249 + v6952;
+          const unsigned int v7251 = v7250 << 7u;
+          const unsigned int v7252 = v7251 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6973 ^ (((v6973 >> 6u) & 7u) << 3u)), v_pages + v7252, v6948);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7281 = block_table[v6990];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7283 = v7281 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7284 = v7283 + v30;
+          const unsigned int v7285 = v7284 * v6;
+          const unsigned int v7286 = v7285 + v6988;
+          const unsigned int v7287 = v7286 << 7u;
+          const unsigned int v7288 = v7287 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7009 ^ (((v7009 >> 6u) & 7u) << 3u)), v_pages + v7288, v6984);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7317 = block_table[v7026];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7319 = v7317 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7320 = v7319 + v30;
+          const unsigned int v7321 = v7320 * v6;
+          const unsigned int v7322 = v7321 + v7024;
+          const unsigned int v7323 = v7322 << 7u;
+          const unsigned int v7324 = v7323 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7045 ^ (((v7045 >> 6u) & 7u) << 3u)), v_pages + v7324, v7020);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7353 = block_table[v7062];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7355 = v7353 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7356 = v7355 + v30;
+          const unsigned int v7357 = v7356 * v6;
+          const unsigned int v7358 = v7357 + v7060;
+          const unsigned int v7359 = v7358 << 7u;
+          const unsigned int v7360 = v7359 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7081 ^ (((v7081 >> 6u) & 7u) << 3u)), v_pages + v7360, v7056);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7389 = block_table[v7098];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7391 = v7389 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7392 = v7391 + v30;
+          const unsigned int v7393 = v7392 * v6;
+          const unsigned int v7394 = v7393 + v7096;
+          const unsigned int v7395 = v7394 << 7u;
+          const unsigned int v7396 = v7395 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7117 ^ (((v7117 >> 6u) & 7u) << 3u)), v_pages + v7396, v7092);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-      iron_frag<float, 2, 16, 128> v7408;  // kernels/sdpa/flash_warpgroup.hpp:103
-      iron_frag_fill(v7408, 0.0f);
-      const unsigned int v7412 = v6207 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v9703;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v9703, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9703, shm0, v9696, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9705;
-      iron_frag_fill(v9705, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9705, shm1, v7412, 64u);
-      iron_frag_mma_sync(v7408, v9703, v9705);
-      const unsigned int v9710 = v7412 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v9712;
-      iron_frag_fill(v9712, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9712, shm0, v9707, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9714;
-      iron_frag_fill(v9714, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9714, shm1, v9710, 64u);
-      iron_frag_mma_sync(v7408, v9712, v9714);
-      const unsigned int v9719 = v7412 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v9721;
-      iron_frag_fill(v9721, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9721, shm0, v9716, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9723;
-      iron_frag_fill(v9723, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9723, shm1, v9719, 64u);
-      iron_frag_mma_sync(v7408, v9721, v9723);
-      const unsigned int v9728 = v7412 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v9730;
-      iron_frag_fill(v9730, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9730, shm0, v9725, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9732;
-      iron_frag_fill(v9732, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9732, shm1, v9728, 64u);
-      iron_frag_mma_sync(v7408, v9730, v9732);
-      const unsigned int v7425 = v7412 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v9748;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v9748, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9748, shm0, v9741, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9750;
-      iron_frag_fill(v9750, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9750, shm1, v7425, 64u);
-      iron_frag_mma_sync(v7408, v9748, v9750);
-      const unsigned int v9755 = v7425 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v9757;
-      iron_frag_fill(v9757, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9757, shm0, v9752, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9759;
-      iron_frag_fill(v9759, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9759, shm1, v9755, 64u);
-      iron_frag_mma_sync(v7408, v9757, v9759);
-      const unsigned int v9764 = v7425 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v9766;
-      iron_frag_fill(v9766, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9766, shm0, v9761, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9768;
-      iron_frag_fill(v9768, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9768, shm1, v9764, 64u);
-      iron_frag_mma_sync(v7408, v9766, v9768);
-      const unsigned int v9773 = v7425 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v9775;
-      iron_frag_fill(v9775, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9775, shm0, v9770, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9777;
-      iron_frag_fill(v9777, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9777, shm1, v9773, 64u);
-      iron_frag_mma_sync(v7408, v9775, v9777);
-      const bool v7435 = v6210 <= v35;  // kernels/sdpa/flash_tile.hpp:159
-      const unsigned int v7443 = v6210 + v20;
-      const bool v7444 = v7443 <= v320;
-      const bool v7445 = v316 || v7444;
-      const bool v7446 = v7435 && v7445;
-      const unsigned int v7449 = v6203 + v9;  // kernels/sdpa/flash_tile.hpp:160
-      const unsigned int v7450 = v7449 + v20;
-      const bool v7452 = v309 <= v7450;
-      const bool v7453 = v7448 || v7452;
-      const bool v7454 = v7446 && v7453;  // kernels/sdpa/flash_tile.hpp:159
-      if (v7454) {  // kernels/sdpa/flash_tile.hpp:161
-        const float v7457 = v7408.x[0];  // kernels/sdpa/flash_tile.hpp:162
-        const float v7458 = v7457 * v335;
-        v7408.x[0] = v7458;
-        const float v7461 = v7408.x[1];
-        const float v7462 = v7461 * v335;
-        v7408.x[1] = v7462;
-        const float v7465 = v7408.x[2];
-        const float v7466 = v7465 * v335;
-        v7408.x[2] = v7466;
-        const float v7469 = v7408.x[3];
-        const float v7470 = v7469 * v335;
-        v7408.x[3] = v7470;
-        const float v7473 = v7408.x[4];
-        const float v7474 = v7473 * v335;
-        v7408.x[4] = v7474;
-        const float v7477 = v7408.x[5];
-        const float v7478 = v7477 * v335;
-        v7408.x[5] = v7478;
-        const float v7481 = v7408.x[6];
-        const float v7482 = v7481 * v335;
-        v7408.x[6] = v7482;
-        const float v7485 = v7408.x[7];
-        const float v7486 = v7485 * v335;
-        v7408.x[7] = v7486;
-        const float v7489 = v7408.x[8];
-        const float v7490 = v7489 * v335;
-        v7408.x[8] = v7490;
-        const float v7493 = v7408.x[9];
-        const float v7494 = v7493 * v335;
-        v7408.x[9] = v7494;
-        const float v7497 = v7408.x[10];
-        const float v7498 = v7497 * v335;
-        v7408.x[10] = v7498;
-        const float v7501 = v7408.x[11];
-        const float v7502 = v7501 * v335;
-        v7408.x[11] = v7502;
-        const float v7505 = v7408.x[12];
-        const float v7506 = v7505 * v335;
-        v7408.x[12] = v7506;
-        const float v7509 = v7408.x[13];
-        const float v7510 = v7509 * v335;
-        v7408.x[13] = v7510;
-        const float v7513 = v7408.x[14];
-        const float v7514 = v7513 * v335;
-        v7408.x[14] = v7514;
-        const float v7517 = v7408.x[15];
-        const float v7518 = v7517 * v335;
-        v7408.x[15] = v7518;
-        const float v7521 = v7408.x[16];
-        const float v7522 = v7521 * v335;
-        v7408.x[16] = v7522;
-        const float v7525 = v7408.x[17];
-        const float v7526 = v7525 * v335;
-        v7408.x[17] = v7526;
-        const float v7529 = v7408.x[18];
-        const float v7530 = v7529 * v335;
-        v7408.x[18] = v7530;
-        const float v7533 = v7408.x[19];
-        const float v7534 = v7533 * v335;
-        v7408.x[19] = v7534;
-        const float v7537 = v7408.x[20];
-        const float v7538 = v7537 * v335;
-        v7408.x[20] = v7538;
-        const float v7541 = v7408.x[21];
-        const float v7542 = v7541 * v335;
-        v7408.x[21] = v7542;
-        const float v7545 = v7408.x[22];
-        const float v7546 = v7545 * v335;
-        v7408.x[22] = v7546;
-        const float v7549 = v7408.x[23];
-        const float v7550 = v7549 * v335;
-        v7408.x[23] = v7550;
-        const float v7553 = v7408.x[24];
-        const float v7554 = v7553 * v335;
-        v7408.x[24] = v7554;
-        const float v7557 = v7408.x[25];
-        const float v7558 = v7557 * v335;
-        v7408.x[25] = v7558;
-        const float v7561 = v7408.x[26];
-        const float v7562 = v7561 * v335;
-        v7408.x[26] = v7562;
-        const float v7565 = v7408.x[27];
-        const float v7566 = v7565 * v335;
-        v7408.x[27] = v7566;
-        const float v7569 = v7408.x[28];
-        const float v7570 = v7569 * v335;
-        v7408.x[28] = v7570;
-        const float v7573 = v7408.x[29];
-        const float v7574 = v7573 * v335;
-        v7408.x[29] = v7574;
-        const float v7577 = v7408.x[30];
-        const float v7578 = v7577 * v335;
-        v7408.x[30] = v7578;
-        const float v7581 = v7408.x[31];
-        const float v7582 = v7581 * v335;
-        v7408.x[31] = v7582;
-        const float v7585 = v7408.x[32];
-        const float v7586 = v7585 * v335;
-        v7408.x[32] = v7586;
-        const float v7589 = v7408.x[33];
-        const float v7590 = v7589 * v335;
-        v7408.x[33] = v7590;
-        const float v7593 = v7408.x[34];
-        const float v7594 = v7593 * v335;
-        v7408.x[34] = v7594;
-        const float v7597 = v7408.x[35];
-        const float v7598 = v7597 * v335;
-        v7408.x[35] = v7598;
-        const float v7601 = v7408.x[36];
-        const float v7602 = v7601 * v335;
-        v7408.x[36] = v7602;
-        const float v7605 = v7408.x[37];
-        const float v7606 = v7605 * v335;
-        v7408.x[37] = v7606;
-        const float v7609 = v7408.x[38];
-        const float v7610 = v7609 * v335;
-        v7408.x[38] = v7610;
-        const float v7613 = v7408.x[39];
-        const float v7614 = v7613 * v335;
-        v7408.x[39] = v7614;
-        const float v7617 = v7408.x[40];
-        const float v7618 = v7617 * v335;
-        v7408.x[40] = v7618;
-        const float v7621 = v7408.x[41];
-        const float v7622 = v7621 * v335;
-        v7408.x[41] = v7622;
-        const float v7625 = v7408.x[42];
-        const float v7626 = v7625 * v335;
-        v7408.x[42] = v7626;
-        const float v7629 = v7408.x[43];
-        const float v7630 = v7629 * v335;
-        v7408.x[43] = v7630;
-        const float v7633 = v7408.x[44];
-        const float v7634 = v7633 * v335;
-        v7408.x[44] = v7634;
-        const float v7637 = v7408.x[45];
-        const float v7638 = v7637 * v335;
-        v7408.x[45] = v7638;
-        const float v7641 = v7408.x[46];
-        const float v7642 = v7641 * v335;
-        v7408.x[46] = v7642;
-        const float v7645 = v7408.x[47];
-        const float v7646 = v7645 * v335;
-        v7408.x[47] = v7646;
-        const float v7649 = v7408.x[48];
-        const float v7650 = v7649 * v335;
-        v7408.x[48] = v7650;
-        const float v7653 = v7408.x[49];
-        const float v7654 = v7653 * v335;
-        v7408.x[49] = v7654;
-        const float v7657 = v7408.x[50];
-        const float v7658 = v7657 * v335;
-        v7408.x[50] = v7658;
-        const float v7661 = v7408.x[51];
-        const float v7662 = v7661 * v335;
-        v7408.x[51] = v7662;
-        const float v7665 = v7408.x[52];
-        const float v7666 = v7665 * v335;
-        v7408.x[52] = v7666;
-        const float v7669 = v7408.x[53];
-        const float v7670 = v7669 * v335;
-        v7408.x[53] = v7670;
-        const float v7673 = v7408.x[54];
-        const float v7674 = v7673 * v335;
-        v7408.x[54] = v7674;
-        const float v7677 = v7408.x[55];
-        const float v7678 = v7677 * v335;
-        v7408.x[55] = v7678;
-        const float v7681 = v7408.x[56];
-        const float v7682 = v7681 * v335;
-        v7408.x[56] = v7682;
-        const float v7685 = v7408.x[57];
-        const float v7686 = v7685 * v335;
-        v7408.x[57] = v7686;
-        const float v7689 = v7408.x[58];
-        const float v7690 = v7689 * v335;
-        v7408.x[58] = v7690;
-        const float v7693 = v7408.x[59];
-        const float v7694 = v7693 * v335;
-        v7408.x[59] = v7694;
-        const float v7697 = v7408.x[60];
-        const float v7698 = v7697 * v335;
-        v7408.x[60] = v7698;
-        const float v7701 = v7408.x[61];
-        const float v7702 = v7701 * v335;
-        v7408.x[61] = v7702;
-        const float v7705 = v7408.x[62];
-        const float v7706 = v7705 * v335;
-        v7408.x[62] = v7706;
-        const float v7709 = v7408.x[63];
-        const float v7710 = v7709 * v335;
-        v7408.x[63] = v7710;
+      iron_frag<float, 2, 16, 128> v7409;  // kernels/sdpa/flash_warpgroup.hpp:103
+      iron_frag_fill(v7409, 0.0f);
+      const unsigned int v7413 = v6208 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v9704;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v9704, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9704, shm0, v9697, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9706;
+      iron_frag_fill(v9706, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9706, shm1, v7413, 64u);
+      iron_frag_mma_sync(v7409, v9704, v9706);
+      const unsigned int v9711 = v7413 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v9713;
+      iron_frag_fill(v9713, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9713, shm0, v9708, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9715;
+      iron_frag_fill(v9715, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9715, shm1, v9711, 64u);
+      iron_frag_mma_sync(v7409, v9713, v9715);
+      const unsigned int v9720 = v7413 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v9722;
+      iron_frag_fill(v9722, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9722, shm0, v9717, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9724;
+      iron_frag_fill(v9724, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9724, shm1, v9720, 64u);
+      iron_frag_mma_sync(v7409, v9722, v9724);
+      const unsigned int v9729 = v7413 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v9731;
+      iron_frag_fill(v9731, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9731, shm0, v9726, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9733;
+      iron_frag_fill(v9733, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9733, shm1, v9729, 64u);
+      iron_frag_mma_sync(v7409, v9731, v9733);
+      const unsigned int v7426 = v7413 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v9749;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v9749, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9749, shm0, v9742, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9751;
+      iron_frag_fill(v9751, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9751, shm1, v7426, 64u);
+      iron_frag_mma_sync(v7409, v9749, v9751);
+      const unsigned int v9756 = v7426 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v9758;
+      iron_frag_fill(v9758, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9758, shm0, v9753, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9760;
+      iron_frag_fill(v9760, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9760, shm1, v9756, 64u);
+      iron_frag_mma_sync(v7409, v9758, v9760);
+      const unsigned int v9765 = v7426 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v9767;
+      iron_frag_fill(v9767, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9767, shm0, v9762, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9769;
+      iron_frag_fill(v9769, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9769, shm1, v9765, 64u);
+      iron_frag_mma_sync(v7409, v9767, v9769);
+      const unsigned int v9774 = v7426 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v9776;
+      iron_frag_fill(v9776, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9776, shm0, v9771, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v9778;
+      iron_frag_fill(v9778, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v9778, shm1, v9774, 64u);
+      iron_frag_mma_sync(v7409, v9776, v9778);
+      const bool v7436 = v6211 <= v35;  // kernels/sdpa/flash_tile.hpp:159
+      const unsigned int v7444 = v6211 + v20;
+      const bool v7445 = v7444 <= v320;
+      const bool v7446 = v316 || v7445;
+      const bool v7447 = v7436 && v7446;
+      const unsigned int v7450 = v6204 + v9;  // kernels/sdpa/flash_tile.hpp:160
+      const unsigned int v7451 = v7450 + v20;
+      const bool v7453 = v309 <= v7451;
+      const bool v7454 = v7449 || v7453;
+      const bool v7455 = v7447 && v7454;  // kernels/sdpa/flash_tile.hpp:159
+      if (v7455) {  // kernels/sdpa/flash_tile.hpp:161
+        const float v7458 = v7409.x[0];  // kernels/sdpa/flash_tile.hpp:162
+        const float v7459 = v7458 * v335;
+        v7409.x[0] = v7459;
+        const float v7462 = v7409.x[1];
+        const float v7463 = v7462 * v335;
+        v7409.x[1] = v7463;
+        const float v7466 = v7409.x[2];
+        const float v7467 = v7466 * v335;
+        v7409.x[2] = v7467;
+        const float v7470 = v7409.x[3];
+        const float v7471 = v7470 * v335;
+        v7409.x[3] = v7471;
+        const float v7474 = v7409.x[4];
+        const float v7475 = v7474 * v335;
+        v7409.x[4] = v7475;
+        const float v7478 = v7409.x[5];
+        const float v7479 = v7478 * v335;
+        v7409.x[5] = v7479;
+        const float v7482 = v7409.x[6];
+        const float v7483 = v7482 * v335;
+        v7409.x[6] = v7483;
+        const float v7486 = v7409.x[7];
+        const float v7487 = v7486 * v335;
+        v7409.x[7] = v7487;
+        const float v7490 = v7409.x[8];
+        const float v7491 = v7490 * v335;
+        v7409.x[8] = v7491;
+        const float v7494 = v7409.x[9];
+        const float v7495 = v7494 * v335;
+        v7409.x[9] = v7495;
+        const float v7498 = v7409.x[10];
+        const float v7499 = v7498 * v335;
+        v7409.x[10] = v7499;
+        const float v7502 = v7409.x[11];
+        const float v7503 = v7502 * v335;
+        v7409.x[11] = v7503;
+        const float v7506 = v7409.x[12];
+        const float v7507 = v7506 * v335;
+        v7409.x[12] = v7507;
+        const float v7510 = v7409.x[13];
+        const float v7511 = v7510 * v335;
+        v7409.x[13] = v7511;
+        const float v7514 = v7409.x[14];
+        const float v7515 = v7514 * v335;
+        v7409.x[14] = v7515;
+        const float v7518 = v7409.x[15];
+        const float v7519 = v7518 * v335;
+        v7409.x[15] = v7519;
+        const float v7522 = v7409.x[16];
+        const float v7523 = v7522 * v335;
+        v7409.x[16] = v7523;
+        const float v7526 = v7409.x[17];
+        const float v7527 = v7526 * v335;
+        v7409.x[17] = v7527;
+        const float v7530 = v7409.x[18];
+        const float v7531 = v7530 * v335;
+        v7409.x[18] = v7531;
+        const float v7534 = v7409.x[19];
+        const float v7535 = v7534 * v335;
+        v7409.x[19] = v7535;
+        const float v7538 = v7409.x[20];
+        const float v7539 = v7538 * v335;
+        v7409.x[20] = v7539;
+        const float v7542 = v7409.x[21];
+        const float v7543 = v7542 * v335;
+        v7409.x[21] = v7543;
+        const float v7546 = v7409.x[22];
+        const float v7547 = v7546 * v335;
+        v7409.x[22] = v7547;
+        const float v7550 = v7409.x[23];
+        const float v7551 = v7550 * v335;
+        v7409.x[23] = v7551;
+        const float v7554 = v7409.x[24];
+        const float v7555 = v7554 * v335;
+        v7409.x[24] = v7555;
+        const float v7558 = v7409.x[25];
+        const float v7559 = v7558 * v335;
+        v7409.x[25] = v7559;
+        const float v7562 = v7409.x[26];
+        const float v7563 = v7562 * v335;
+        v7409.x[26] = v7563;
+        const float v7566 = v7409.x[27];
+        const float v7567 = v7566 * v335;
+        v7409.x[27] = v7567;
+        const float v7570 = v7409.x[28];
+        const float v7571 = v7570 * v335;
+        v7409.x[28] = v7571;
+        const float v7574 = v7409.x[29];
+        const float v7575 = v7574 * v335;
+        v7409.x[29] = v7575;
+        const float v7578 = v7409.x[30];
+        const float v7579 = v7578 * v335;
+        v7409.x[30] = v7579;
+        const float v7582 = v7409.x[31];
+        const float v7583 = v7582 * v335;
+        v7409.x[31] = v7583;
+        const float v7586 = v7409.x[32];
+        const float v7587 = v7586 * v335;
+        v7409.x[32] = v7587;
+        const float v7590 = v7409.x[33];
+        const float v7591 = v7590 * v335;
+        v7409.x[33] = v7591;
+        const float v7594 = v7409.x[34];
+        const float v7595 = v7594 * v335;
+        v7409.x[34] = v7595;
+        const float v7598 = v7409.x[35];
+        const float v7599 = v7598 * v335;
+        v7409.x[35] = v7599;
+        const float v7602 = v7409.x[36];
+        const float v7603 = v7602 * v335;
+        v7409.x[36] = v7603;
+        const float v7606 = v7409.x[37];
+        const float v7607 = v7606 * v335;
+        v7409.x[37] = v7607;
+        const float v7610 = v7409.x[38];
+        const float v7611 = v7610 * v335;
+        v7409.x[38] = v7611;
+        const float v7614 = v7409.x[39];
+        const float v7615 = v7614 * v335;
+        v7409.x[39] = v7615;
+        const float v7618 = v7409.x[40];
+        const float v7619 = v7618 * v335;
+        v7409.x[40] = v7619;
+        const float v7622 = v7409.x[41];
+        const float v7623 = v7622 * v335;
+        v7409.x[41] = v7623;
+        const float v7626 = v7409.x[42];
+        const float v7627 = v7626 * v335;
+        v7409.x[42] = v7627;
+        const float v7630 = v7409.x[43];
+        const float v7631 = v7630 * v335;
+        v7409.x[43] = v7631;
+        const float v7634 = v7409.x[44];
+        const float v7635 = v7634 * v335;
+        v7409.x[44] = v7635;
+        const float v7638 = v7409.x[45];
+        const float v7639 = v7638 * v335;
+        v7409.x[45] = v7639;
+        const float v7642 = v7409.x[46];
+        const float v7643 = v7642 * v335;
+        v7409.x[46] = v7643;
+        const float v7646 = v7409.x[47];
+        const float v7647 = v7646 * v335;
+        v7409.x[47] = v7647;
+        const float v7650 = v7409.x[48];
+        const float v7651 = v7650 * v335;
+        v7409.x[48] = v7651;
+        const float v7654 = v7409.x[49];
+        const float v7655 = v7654 * v335;
+        v7409.x[49] = v7655;
+        const float v7658 = v7409.x[50];
+        const float v7659 = v7658 * v335;
+        v7409.x[50] = v7659;
+        const float v7662 = v7409.x[51];
+        const float v7663 = v7662 * v335;
+        v7409.x[51] = v7663;
+        const float v7666 = v7409.x[52];
+        const float v7667 = v7666 * v335;
+        v7409.x[52] = v7667;
+        const float v7670 = v7409.x[53];
+        const float v7671 = v7670 * v335;
+        v7409.x[53] = v7671;
+        const float v7674 = v7409.x[54];
+        const float v7675 = v7674 * v335;
+        v7409.x[54] = v7675;
+        const float v7678 = v7409.x[55];
+        const float v7679 = v7678 * v335;
+        v7409.x[55] = v7679;
+        const float v7682 = v7409.x[56];
+        const float v7683 = v7682 * v335;
+        v7409.x[56] = v7683;
+        const float v7686 = v7409.x[57];
+        const float v7687 = v7686 * v335;
+        v7409.x[57] = v7687;
+        const float v7690 = v7409.x[58];
+        const float v7691 = v7690 * v335;
+        v7409.x[58] = v7691;
+        const float v7694 = v7409.x[59];
+        const float v7695 = v7694 * v335;
+        v7409.x[59] = v7695;
+        const float v7698 = v7409.x[60];
+        const float v7699 = v7698 * v335;
+        v7409.x[60] = v7699;
+        const float v7702 = v7409.x[61];
+        const float v7703 = v7702 * v335;
+        v7409.x[61] = v7703;
+        const float v7706 = v7409.x[62];
+        const float v7707 = v7706 * v335;
+        v7409.x[62] = v7707;
+        const float v7710 = v7409.x[63];
+        const float v7711 = v7710 * v335;
+        v7409.x[63] = v7711;
       } else {
-        iron_frag<float, 2, 16, 8> v7712;  // kernels/sdpa/flash_tile.hpp:168
-        iron_frag_fill(v7712, 0.0f);
-        iron_frag<float, 2, 16, 8> v7714;  // kernels/sdpa/flash_tile.hpp:169
-        iron_frag_fill(v7714, 0.0f);
-        const unsigned int v7716 = static_cast<unsigned int>(v7712.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v7718 = v56 + v7716;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7720 = v7718 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v7721 = v7720 + 1u;
-        const unsigned int v7723 = v7721 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v7732 = v7723 - v9;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v7736 = v7721 > v330;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v7737 = v329 && v7736;
-        const unsigned int v7738 = v7737 ? v7732 : v42;
-        const unsigned int v7741 = v7738 - v6203;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7742 = min(v7741, 128u);
-        const bool v7743 = v7738 > v6203;
-        const unsigned int v7744 = v7743 ? v7742 : v42;
-        const float v7745 = __uint_as_float(v7744);
-        v7712.x[0] = v7745;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v7747 = static_cast<unsigned int>(v7712.row(1, iron_linear_thread() & 31u));
-        const unsigned int v7749 = v56 + v7747;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7751 = v7749 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v7752 = v7751 + 1u;
-        const unsigned int v7754 = v7752 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v7763 = v7754 - v9;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v7767 = v7752 > v330;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v7768 = v329 && v7767;
-        const unsigned int v7769 = v7768 ? v7763 : v42;
-        const unsigned int v7772 = v7769 - v6203;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7773 = min(v7772, 128u);
-        const bool v7774 = v7769 > v6203;
-        const unsigned int v7775 = v7774 ? v7773 : v42;
-        const float v7776 = __uint_as_float(v7775);
-        v7712.x[1] = v7776;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v7778 = static_cast<unsigned int>(v7712.row(2, iron_linear_thread() & 31u));
-        const unsigned int v7780 = v56 + v7778;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7782 = v7780 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v7783 = v7782 + 1u;
-        const unsigned int v7785 = v7783 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v7794 = v7785 - v9;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v7798 = v7783 > v330;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v7799 = v329 && v7798;
-        const unsigned int v7800 = v7799 ? v7794 : v42;
-        const unsigned int v7803 = v7800 - v6203;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7804 = min(v7803, 128u);
-        const bool v7805 = v7800 > v6203;
-        const unsigned int v7806 = v7805 ? v7804 : v42;
-        const float v7807 = __uint_as_float(v7806);
-        v7712.x[2] = v7807;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v7809 = static_cast<unsigned int>(v7712.row(3, iron_linear_thread() & 31u));
-        const unsigned int v7811 = v56 + v7809;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v7813 = v7811 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v7814 = v7813 + 1u;
-        const unsigned int v7816 = v7814 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v7825 = v7816 - v9;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v7829 = v7814 > v330;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v7830 = v329 && v7829;
-        const unsigned int v7831 = v7830 ? v7825 : v42;
-        const unsigned int v7834 = v7831 - v6203;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7835 = min(v7834, 128u);
-        const bool v7836 = v7831 > v6203;
-        const unsigned int v7837 = v7836 ? v7835 : v42;
-        const float v7838 = __uint_as_float(v7837);
-        v7712.x[3] = v7838;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v7840 = static_cast<unsigned int>(v7714.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v7842 = v56 + v7840;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v7844 = v7842 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v7845 = v7844 + 1u;
-        const unsigned int v7847 = v7845 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v7848 = min(v35, v7847);
-        const bool v7849 = v7845 > v20;
-        const unsigned int v7850 = v7849 ? v7848 : v42;
-        const unsigned int v7853 = v316 ? v35 : v7850;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v7865 = v7853 - v6203;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7866 = min(v7865, 128u);
-        const bool v7867 = v7853 > v6203;
-        const unsigned int v7868 = v7867 ? v7866 : v42;
-        const float v7869 = __uint_as_float(v7868);
-        v7714.x[0] = v7869;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v7871 = static_cast<unsigned int>(v7714.row(1, iron_linear_thread() & 31u));
-        const unsigned int v7873 = v56 + v7871;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v7875 = v7873 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v7876 = v7875 + 1u;
-        const unsigned int v7878 = v7876 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v7879 = min(v35, v7878);
-        const bool v7880 = v7876 > v20;
-        const unsigned int v7881 = v7880 ? v7879 : v42;
-        const unsigned int v7884 = v316 ? v35 : v7881;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v7896 = v7884 - v6203;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7897 = min(v7896, 128u);
-        const bool v7898 = v7884 > v6203;
-        const unsigned int v7899 = v7898 ? v7897 : v42;
-        const float v7900 = __uint_as_float(v7899);
-        v7714.x[1] = v7900;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v7902 = static_cast<unsigned int>(v7714.row(2, iron_linear_thread() & 31u));
-        const unsigned int v7904 = v56 + v7902;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v7906 = v7904 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v7907 = v7906 + 1u;
-        const unsigned int v7909 = v7907 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v7910 = min(v35, v7909);
-        const bool v7911 = v7907 > v20;
-        const unsigned int v7912 = v7911 ? v7910 : v42;
-        const unsigned int v7915 = v316 ? v35 : v7912;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v7927 = v7915 - v6203;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7928 = min(v7927, 128u);
-        const bool v7929 = v7915 > v6203;
-        const unsigned int v7930 = v7929 ? v7928 : v42;
-        const float v7931 = __uint_as_float(v7930);
-        v7714.x[2] = v7931;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v7933 = static_cast<unsigned int>(v7714.row(3, iron_linear_thread() & 31u));
-        const unsigned int v7935 = v56 + v7933;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v7937 = v7935 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v7938 = v7937 + 1u;
-        const unsigned int v7940 = v7938 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v7941 = min(v35, v7940);
-        const bool v7942 = v7938 > v20;
-        const unsigned int v7943 = v7942 ? v7941 : v42;
-        const unsigned int v7946 = v316 ? v35 : v7943;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v7958 = v7946 - v6203;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v7959 = min(v7958, 128u);
-        const bool v7960 = v7946 > v6203;
-        const unsigned int v7961 = v7960 ? v7959 : v42;
-        const float v7962 = __uint_as_float(v7961);
-        v7714.x[3] = v7962;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v7963 = static_cast<unsigned int>(v7408.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
-        const float v7965 = v7408.x[0];
-        const float v7966 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v7967 = __float_as_uint(v7966);
-        const bool v7968 = v7963 >= v7967;
-        const float v7969 = v7714.x[0];
-        const unsigned int v7970 = __float_as_uint(v7969);
-        const bool v7971 = v7963 < v7970;
-        const bool v7972 = v7968 && v7971;
-        const float v7974 = v7965 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v7975 = v7972 ? v7974 : __uint_as_float(0xff800000u);
-        v7408.x[0] = v7975;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v7976 = static_cast<unsigned int>(v7408.col(1, iron_linear_thread() & 31u));
-        const float v7978 = v7408.x[1];
-        const float v7979 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v7980 = __float_as_uint(v7979);
-        const bool v7981 = v7976 >= v7980;
-        const float v7982 = v7714.x[0];
-        const unsigned int v7983 = __float_as_uint(v7982);
-        const bool v7984 = v7976 < v7983;
-        const bool v7985 = v7981 && v7984;
-        const float v7987 = v7978 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v7988 = v7985 ? v7987 : __uint_as_float(0xff800000u);
-        v7408.x[1] = v7988;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v7989 = static_cast<unsigned int>(v7408.col(2, iron_linear_thread() & 31u));
-        const float v7991 = v7408.x[2];
-        const float v7992 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v7993 = __float_as_uint(v7992);
-        const bool v7994 = v7989 >= v7993;
-        const float v7995 = v7714.x[2];
-        const unsigned int v7996 = __float_as_uint(v7995);
-        const bool v7997 = v7989 < v7996;
-        const bool v7998 = v7994 && v7997;
-        const float v8000 = v7991 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8001 = v7998 ? v8000 : __uint_as_float(0xff800000u);
-        v7408.x[2] = v8001;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8002 = static_cast<unsigned int>(v7408.col(3, iron_linear_thread() & 31u));
-        const float v8004 = v7408.x[3];
-        const float v8005 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8006 = __float_as_uint(v8005);
-        const bool v8007 = v8002 >= v8006;
-        const float v8008 = v7714.x[2];
-        const unsigned int v8009 = __float_as_uint(v8008);
-        const bool v8010 = v8002 < v8009;
-        const bool v8011 = v8007 && v8010;
-        const float v8013 = v8004 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8014 = v8011 ? v8013 : __uint_as_float(0xff800000u);
-        v7408.x[3] = v8014;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8015 = static_cast<unsigned int>(v7408.col(4, iron_linear_thread() & 31u));
-        const float v8017 = v7408.x[4];
-        const float v8018 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8019 = __float_as_uint(v8018);
-        const bool v8020 = v8015 >= v8019;
-        const float v8021 = v7714.x[0];
-        const unsigned int v8022 = __float_as_uint(v8021);
-        const bool v8023 = v8015 < v8022;
-        const bool v8024 = v8020 && v8023;
-        const float v8026 = v8017 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8027 = v8024 ? v8026 : __uint_as_float(0xff800000u);
-        v7408.x[4] = v8027;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8028 = static_cast<unsigned int>(v7408.col(5, iron_linear_thread() & 31u));
-        const float v8030 = v7408.x[5];
-        const float v8031 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8032 = __float_as_uint(v8031);
-        const bool v8033 = v8028 >= v8032;
-        const float v8034 = v7714.x[0];
-        const unsigned int v8035 = __float_as_uint(v8034);
-        const bool v8036 = v8028 < v8035;
-        const bool v8037 = v8033 && v8036;
-        const float v8039 = v8030 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8040 = v8037 ? v8039 : __uint_as_float(0xff800000u);
-        v7408.x[5] = v8040;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8041 = static_cast<unsigned int>(v7408.col(6, iron_linear_thread() & 31u));
-        const float v8043 = v7408.x[6];
-        const float v8044 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8045 = __float_as_uint(v8044);
-        const bool v8046 = v8041 >= v8045;
-        const float v8047 = v7714.x[2];
-        const unsigned int v8048 = __float_as_uint(v8047);
-        const bool v8049 = v8041 < v8048;
-        const bool v8050 = v8046 && v8049;
-        const float v8052 = v8043 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8053 = v8050 ? v8052 : __uint_as_float(0xff800000u);
-        v7408.x[6] = v8053;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8054 = static_cast<unsigned int>(v7408.col(7, iron_linear_thread() & 31u));
-        const float v8056 = v7408.x[7];
-        const float v8057 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8058 = __float_as_uint(v8057);
-        const bool v8059 = v8054 >= v8058;
-        const float v8060 = v7714.x[2];
-        const unsigned int v8061 = __float_as_uint(v8060);
-        const bool v8062 = v8054 < v8061;
-        const bool v8063 = v8059 && v8062;
-        const float v8065 = v8056 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8066 = v8063 ? v8065 : __uint_as_float(0xff800000u);
-        v7408.x[7] = v8066;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8067 = static_cast<unsigned int>(v7408.col(8, iron_linear_thread() & 31u));
-        const float v8069 = v7408.x[8];
-        const float v8070 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8071 = __float_as_uint(v8070);
-        const bool v8072 = v8067 >= v8071;
-        const float v8073 = v7714.x[0];
-        const unsigned int v8074 = __float_as_uint(v8073);
-        const bool v8075 = v8067 < v8074;
-        const bool v8076 = v8072 && v8075;
-        const float v8078 = v8069 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8079 = v8076 ? v8078 : __uint_as_float(0xff800000u);
-        v7408.x[8] = v8079;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8080 = static_cast<unsigned int>(v7408.col(9, iron_linear_thread() & 31u));
-        const float v8082 = v7408.x[9];
-        const float v8083 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8084 = __float_as_uint(v8083);
-        const bool v8085 = v8080 >= v8084;
-        const float v8086 = v7714.x[0];
-        const unsigned int v8087 = __float_as_uint(v8086);
-        const bool v8088 = v8080 < v8087;
-        const bool v8089 = v8085 && v8088;
-        const float v8091 = v8082 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8092 = v8089 ? v8091 : __uint_as_float(0xff800000u);
-        v7408.x[9] = v8092;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8093 = static_cast<unsigned int>(v7408.col(10, iron_linear_thread() & 31u));
-        const float v8095 = v7408.x[10];
-        const float v8096 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8097 = __float_as_uint(v8096);
-        const bool v8098 = v8093 >= v8097;
-        const float v8099 = v7714.x[2];
-        const unsigned int v8100 = __float_as_uint(v8099);
-        const bool v8101 = v8093 < v8100;
-        const bool v8102 = v8098 && v8101;
-        const float v8104 = v8095 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8105 = v8102 ? v8104 : __uint_as_float(0xff800000u);
-        v7408.x[10] = v8105;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8106 = static_cast<unsigned int>(v7408.col(11, iron_linear_thread() & 31u));
-        const float v8108 = v7408.x[11];
-        const float v8109 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8110 = __float_as_uint(v8109);
-        const bool v8111 = v8106 >= v8110;
-        const float v8112 = v7714.x[2];
-        const unsigned int v8113 = __float_as_uint(v8112);
-        const bool v8114 = v8106 < v8113;
-        const bool v8115 = v8111 && v8114;
-        const float v8117 = v8108 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8118 = v8115 ? v8117 : __uint_as_float(0xff800000u);
-        v7408.x[11] = v8118;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8119 = static_cast<unsigned int>(v7408.col(12, iron_linear_thread() & 31u));
-        const float v8121 = v7408.x[12];
-        const float v8122 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8123 = __float_as_uint(v8122);
-        const bool v8124 = v8119 >= v8123;
-        const float v8125 = v7714.x[0];
-        const unsigned int v8126 = __float_as_uint(v8125);
-        const bool v8127 = v8119 < v8126;
-        const bool v8128 = v8124 && v8127;
-        const float v8130 = v8121 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8131 = v8128 ? v8130 : __uint_as_float(0xff800000u);
-        v7408.x[12] = v8131;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8132 = static_cast<unsigned int>(v7408.col(13, iron_linear_thread() & 31u));
-        const float v8134 = v7408.x[13];
-        const float v8135 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8136 = __float_as_uint(v8135);
-        const bool v8137 = v8132 >= v8136;
-        const float v8138 = v7714.x[0];
-        const unsigned int v8139 = __float_as_uint(v8138);
-        const bool v8140 = v8132 < v8139;
-        const bool v8141 = v8137 && v8140;
-        const float v8143 = v8134 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8144 = v8141 ? v8143 : __uint_as_float(0xff800000u);
-        v7408.x[13] = v8144;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8145 = static_cast<unsigned int>(v7408.col(14, iron_linear_thread() & 31u));
-        const float v8147 = v7408.x[14];
-        const float v8148 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8149 = __float_as_uint(v8148);
-        const bool v8150 = v8145 >= v8149;
-        const float v8151 = v7714.x[2];
-        const unsigned int v8152 = __float_as_uint(v8151);
-        const bool v8153 = v8145 < v8152;
-        const bool v8154 = v8150 && v8153;
-        const float v8156 = v8147 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8157 = v8154 ? v8156 : __uint_as_float(0xff800000u);
-        v7408.x[14] = v8157;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8158 = static_cast<unsigned int>(v7408.col(15, iron_linear_thread() & 31u));
-        const float v8160 = v7408.x[15];
-        const float v8161 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8162 = __float_as_uint(v8161);
-        const bool v8163 = v8158 >= v8162;
-        const float v8164 = v7714.x[2];
-        const unsigned int v8165 = __float_as_uint(v8164);
-        const bool v8166 = v8158 < v8165;
-        const bool v8167 = v8163 && v8166;
-        const float v8169 = v8160 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8170 = v8167 ? v8169 : __uint_as_float(0xff800000u);
-        v7408.x[15] = v8170;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8171 = static_cast<unsigned int>(v7408.col(16, iron_linear_thread() & 31u));
-        const float v8173 = v7408.x[16];
-        const float v8174 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8175 = __float_as_uint(v8174);
-        const bool v8176 = v8171 >= v8175;
-        const float v8177 = v7714.x[0];
-        const unsigned int v8178 = __float_as_uint(v8177);
-        const bool v8179 = v8171 < v8178;
-        const bool v8180 = v8176 && v8179;
-        const float v8182 = v8173 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8183 = v8180 ? v8182 : __uint_as_float(0xff800000u);
-        v7408.x[16] = v8183;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8184 = static_cast<unsigned int>(v7408.col(17, iron_linear_thread() & 31u));
-        const float v8186 = v7408.x[17];
-        const float v8187 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8188 = __float_as_uint(v8187);
-        const bool v8189 = v8184 >= v8188;
-        const float v8190 = v7714.x[0];
-        const unsigned int v8191 = __float_as_uint(v8190);
-        const bool v8192 = v8184 < v8191;
-        const bool v8193 = v8189 && v8192;
-        const float v8195 = v8186 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8196 = v8193 ? v8195 : __uint_as_float(0xff800000u);
-        v7408.x[17] = v8196;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8197 = static_cast<unsigned int>(v7408.col(18, iron_linear_thread() & 31u));
-        const float v8199 = v7408.x[18];
-        const float v8200 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8201 = __float_as_uint(v8200);
-        const bool v8202 = v8197 >= v8201;
-        const float v8203 = v7714.x[2];
-        const unsigned int v8204 = __float_as_uint(v8203);
-        const bool v8205 = v8197 < v8204;
-        const bool v8206 = v8202 && v8205;
-        const float v8208 = v8199 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8209 = v8206 ? v8208 : __uint_as_float(0xff800000u);
-        v7408.x[18] = v8209;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8210 = static_cast<unsigned int>(v7408.col(19, iron_linear_thread() & 31u));
-        const float v8212 = v7408.x[19];
-        const float v8213 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8214 = __float_as_uint(v8213);
-        const bool v8215 = v8210 >= v8214;
-        const float v8216 = v7714.x[2];
-        const unsigned int v8217 = __float_as_uint(v8216);
-        const bool v8218 = v8210 < v8217;
-        const bool v8219 = v8215 && v8218;
-        const float v8221 = v8212 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8222 = v8219 ? v8221 : __uint_as_float(0xff800000u);
-        v7408.x[19] = v8222;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8223 = static_cast<unsigned int>(v7408.col(20, iron_linear_thread() & 31u));
-        const float v8225 = v7408.x[20];
-        const float v8226 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8227 = __float_as_uint(v8226);
-        const bool v8228 = v8223 >= v8227;
-        const float v8229 = v7714.x[0];
-        const unsigned int v8230 = __float_as_uint(v8229);
-        const bool v8231 = v8223 < v8230;
-        const bool v8232 = v8228 && v8231;
-        const float v8234 = v8225 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8235 = v8232 ? v8234 : __uint_as_float(0xff800000u);
-        v7408.x[20] = v8235;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8236 = static_cast<unsigned int>(v7408.col(21, iron_linear_thread() & 31u));
-        const float v8238 = v7408.x[21];
-        const float v8239 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8240 = __float_as_uint(v8239);
-        const bool v8241 = v8236 >= v8240;
-        const float v8242 = v7714.x[0];
-        const unsigned int v8243 = __float_as_uint(v8242);
-        const bool v8244 = v8236 < v8243;
-        const bool v8245 = v8241 && v8244;
-        const float v8247 = v8238 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8248 = v8245 ? v8247 : __uint_as_float(0xff800000u);
-        v7408.x[21] = v8248;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8249 = static_cast<unsigned int>(v7408.col(22, iron_linear_thread() & 31u));
-        const float v8251 = v7408.x[22];
-        const float v8252 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8253 = __float_as_uint(v8252);
-        const bool v8254 = v8249 >= v8253;
-        const float v8255 = v7714.x[2];
-        const unsigned int v8256 = __float_as_uint(v8255);
-        const bool v8257 = v8249 < v8256;
-        const bool v8258 = v8254 && v8257;
-        const float v8260 = v8251 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8261 = v8258 ? v8260 : __uint_as_float(0xff800000u);
-        v7408.x[22] = v8261;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8262 = static_cast<unsigned int>(v7408.col(23, iron_linear_thread() & 31u));
-        const float v8264 = v7408.x[23];
-        const float v8265 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8266 = __float_as_uint(v8265);
-        const bool v8267 = v8262 >= v8266;
-        const float v8268 = v7714.x[2];
-        const unsigned int v8269 = __float_as_uint(v8268);
-        const bool v8270 = v8262 < v8269;
-        const bool v8271 = v8267 && v8270;
-        const float v8273 = v8264 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8274 = v8271 ? v8273 : __uint_as_float(0xff800000u);
-        v7408.x[23] = v8274;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8275 = static_cast<unsigned int>(v7408.col(24, iron_linear_thread() & 31u));
-        const float v8277 = v7408.x[24];
-        const float v8278 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8279 = __float_as_uint(v8278);
-        const bool v8280 = v8275 >= v8279;
-        const float v8281 = v7714.x[0];
-        const unsigned int v8282 = __float_as_uint(v8281);
-        const bool v8283 = v8275 < v8282;
-        const bool v8284 = v8280 && v8283;
-        const float v8286 = v8277 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8287 = v8284 ? v8286 : __uint_as_float(0xff800000u);
-        v7408.x[24] = v8287;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8288 = static_cast<unsigned int>(v7408.col(25, iron_linear_thread() & 31u));
-        const float v8290 = v7408.x[25];
-        const float v8291 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8292 = __float_as_uint(v8291);
-        const bool v8293 = v8288 >= v8292;
-        const float v8294 = v7714.x[0];
-        const unsigned int v8295 = __float_as_uint(v8294);
-        const bool v8296 = v8288 < v8295;
-        const bool v8297 = v8293 && v8296;
-        const float v8299 = v8290 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8300 = v8297 ? v8299 : __uint_as_float(0xff800000u);
-        v7408.x[25] = v8300;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8301 = static_cast<unsigned int>(v7408.col(26, iron_linear_thread() & 31u));
-        const float v8303 = v7408.x[26];
-        const float v8304 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8305 = __float_as_uint(v8304);
-        const bool v8306 = v8301 >= v8305;
-        const float v8307 = v7714.x[2];
-        const unsigned int v8308 = __float_as_uint(v8307);
-        const bool v8309 = v8301 < v8308;
-        const bool v8310 = v8306 && v8309;
-        const float v8312 = v8303 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8313 = v8310 ? v8312 : __uint_as_float(0xff800000u);
-        v7408.x[26] = v8313;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8314 = static_cast<unsigned int>(v7408.col(27, iron_linear_thread() & 31u));
-        const float v8316 = v7408.x[27];
-        const float v8317 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8318 = __float_as_uint(v8317);
-        const bool v8319 = v8314 >= v8318;
-        const float v8320 = v7714.x[2];
-        const unsigned int v8321 = __float_as_uint(v8320);
-        const bool v8322 = v8314 < v8321;
-        const bool v8323 = v8319 && v8322;
-        const float v8325 = v8316 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8326 = v8323 ? v8325 : __uint_as_float(0xff800000u);
-        v7408.x[27] = v8326;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8327 = static_cast<unsigned int>(v7408.col(28, iron_linear_thread() & 31u));
-        const float v8329 = v7408.x[28];
-        const float v8330 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8331 = __float_as_uint(v8330);
-        const bool v8332 = v8327 >= v8331;
-        const float v8333 = v7714.x[0];
-        const unsigned int v8334 = __float_as_uint(v8333);
-        const bool v8335 = v8327 < v8334;
-        const bool v8336 = v8332 && v8335;
-        const float v8338 = v8329 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8339 = v8336 ? v8338 : __uint_as_float(0xff800000u);
-        v7408.x[28] = v8339;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8340 = static_cast<unsigned int>(v7408.col(29, iron_linear_thread() & 31u));
-        const float v8342 = v7408.x[29];
-        const float v8343 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8344 = __float_as_uint(v8343);
-        const bool v8345 = v8340 >= v8344;
-        const float v8346 = v7714.x[0];
-        const unsigned int v8347 = __float_as_uint(v8346);
-        const bool v8348 = v8340 < v8347;
-        const bool v8349 = v8345 && v8348;
-        const float v8351 = v8342 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8352 = v8349 ? v8351 : __uint_as_float(0xff800000u);
-        v7408.x[29] = v8352;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8353 = static_cast<unsigned int>(v7408.col(30, iron_linear_thread() & 31u));
-        const float v8355 = v7408.x[30];
-        const float v8356 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8357 = __float_as_uint(v8356);
-        const bool v8358 = v8353 >= v8357;
-        const float v8359 = v7714.x[2];
-        const unsigned int v8360 = __float_as_uint(v8359);
-        const bool v8361 = v8353 < v8360;
-        const bool v8362 = v8358 && v8361;
-        const float v8364 = v8355 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8365 = v8362 ? v8364 : __uint_as_float(0xff800000u);
-        v7408.x[30] = v8365;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8366 = static_cast<unsigned int>(v7408.col(31, iron_linear_thread() & 31u));
-        const float v8368 = v7408.x[31];
-        const float v8369 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8370 = __float_as_uint(v8369);
-        const bool v8371 = v8366 >= v8370;
-        const float v8372 = v7714.x[2];
-        const unsigned int v8373 = __float_as_uint(v8372);
-        const bool v8374 = v8366 < v8373;
-        const bool v8375 = v8371 && v8374;
-        const float v8377 = v8368 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8378 = v8375 ? v8377 : __uint_as_float(0xff800000u);
-        v7408.x[31] = v8378;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8379 = static_cast<unsigned int>(v7408.col(32, iron_linear_thread() & 31u));
-        const float v8381 = v7408.x[32];
-        const float v8382 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8383 = __float_as_uint(v8382);
-        const bool v8384 = v8379 >= v8383;
-        const float v8385 = v7714.x[0];
-        const unsigned int v8386 = __float_as_uint(v8385);
-        const bool v8387 = v8379 < v8386;
-        const bool v8388 = v8384 && v8387;
-        const float v8390 = v8381 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8391 = v8388 ? v8390 : __uint_as_float(0xff800000u);
-        v7408.x[32] = v8391;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8392 = static_cast<unsigned int>(v7408.col(33, iron_linear_thread() & 31u));
-        const float v8394 = v7408.x[33];
-        const float v8395 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8396 = __float_as_uint(v8395);
-        const bool v8397 = v8392 >= v8396;
-        const float v8398 = v7714.x[0];
-        const unsigned int v8399 = __float_as_uint(v8398);
-        const bool v8400 = v8392 < v8399;
-        const bool v8401 = v8397 && v8400;
-        const float v8403 = v8394 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8404 = v8401 ? v8403 : __uint_as_float(0xff800000u);
-        v7408.x[33] = v8404;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8405 = static_cast<unsigned int>(v7408.col(34, iron_linear_thread() & 31u));
-        const float v8407 = v7408.x[34];
-        const float v8408 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8409 = __float_as_uint(v8408);
-        const bool v8410 = v8405 >= v8409;
-        const float v8411 = v7714.x[2];
-        const unsigned int v8412 = __float_as_uint(v8411);
-        const bool v8413 = v8405 < v8412;
-        const bool v8414 = v8410 && v8413;
-        const float v8416 = v8407 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8417 = v8414 ? v8416 : __uint_as_float(0xff800000u);
-        v7408.x[34] = v8417;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8418 = static_cast<unsigned int>(v7408.col(35, iron_linear_thread() & 31u));
-        const float v8420 = v7408.x[35];
-        const float v8421 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8422 = __float_as_uint(v8421);
-        const bool v8423 = v8418 >= v8422;
-        const float v8424 = v7714.x[2];
-        const unsigned int v8425 = __float_as_uint(v8424);
-        const bool v8426 = v8418 < v8425;
-        const bool v8427 = v8423 && v8426;
-        const float v8429 = v8420 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8430 = v8427 ? v8429 : __uint_as_float(0xff800000u);
-        v7408.x[35] = v8430;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8431 = static_cast<unsigned int>(v7408.col(36, iron_linear_thread() & 31u));
-        const float v8433 = v7408.x[36];
-        const float v8434 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8435 = __float_as_uint(v8434);
-        const bool v8436 = v8431 >= v8435;
-        const float v8437 = v7714.x[0];
-        const unsigned int v8438 = __float_as_uint(v8437);
-        const bool v8439 = v8431 < v8438;
-        const bool v8440 = v8436 && v8439;
-        const float v8442 = v8433 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8443 = v8440 ? v8442 : __uint_as_float(0xff800000u);
-        v7408.x[36] = v8443;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8444 = static_cast<unsigned int>(v7408.col(37, iron_linear_thread() & 31u));
-        const float v8446 = v7408.x[37];
-        const float v8447 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8448 = __float_as_uint(v8447);
-        const bool v8449 = v8444 >= v8448;
-        const float v8450 = v7714.x[0];
-        const unsigned int v8451 = __float_as_uint(v8450);
-        const bool v8452 = v8444 < v8451;
-        const bool v8453 = v8449 && v8452;
-        const float v8455 = v8446 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8456 = v8453 ? v8455 : __uint_as_float(0xff800000u);
-        v7408.x[37] = v8456;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8457 = static_cast<unsigned int>(v7408.col(38, iron_linear_thread() & 31u));
-        const float v8459 = v7408.x[38];
-        const float v8460 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8461 = __float_as_uint(v8460);
-        const bool v8462 = v8457 >= v8461;
-        const float v8463 = v7714.x[2];
-        const unsigned int v8464 = __float_as_uint(v8463);
-        const bool v8465 = v8457 < v8464;
-        const bool v8466 = v8462 && v8465;
-        const float v8468 = v8459 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8469 = v8466 ? v8468 : __uint_as_float(0xff800000u);
-        v7408.x[38] = v8469;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8470 = static_cast<unsigned int>(v7408.col(39, iron_linear_thread() & 31u));
-        const float v8472 = v7408.x[39];
-        const float v8473 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8474 = __float_as_uint(v8473);
-        const bool v8475 = v8470 >= v8474;
-        const float v8476 = v7714.x[2];
-        const unsigned int v8477 = __float_as_uint(v8476);
-        const bool v8478 = v8470 < v8477;
-        const bool v8479 = v8475 && v8478;
-        const float v8481 = v8472 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8482 = v8479 ? v8481 : __uint_as_float(0xff800000u);
-        v7408.x[39] = v8482;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8483 = static_cast<unsigned int>(v7408.col(40, iron_linear_thread() & 31u));
-        const float v8485 = v7408.x[40];
-        const float v8486 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8487 = __float_as_uint(v8486);
-        const bool v8488 = v8483 >= v8487;
-        const float v8489 = v7714.x[0];
-        const unsigned int v8490 = __float_as_uint(v8489);
-        const bool v8491 = v8483 < v8490;
-        const bool v8492 = v8488 && v8491;
-        const float v8494 = v8485 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8495 = v8492 ? v8494 : __uint_as_float(0xff800000u);
-        v7408.x[40] = v8495;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8496 = static_cast<unsigned int>(v7408.col(41, iron_linear_thread() & 31u));
-        const float v8498 = v7408.x[41];
-        const float v8499 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8500 = __float_as_uint(v8499);
-        const bool v8501 = v8496 >= v8500;
-        const float v8502 = v7714.x[0];
-        const unsigned int v8503 = __float_as_uint(v8502);
-        const bool v8504 = v8496 < v8503;
-        const bool v8505 = v8501 && v8504;
-        const float v8507 = v8498 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8508 = v8505 ? v8507 : __uint_as_float(0xff800000u);
-        v7408.x[41] = v8508;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8509 = static_cast<unsigned int>(v7408.col(42, iron_linear_thread() & 31u));
-        const float v8511 = v7408.x[42];
-        const float v8512 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8513 = __float_as_uint(v8512);
-        const bool v8514 = v8509 >= v8513;
-        const float v8515 = v7714.x[2];
-        const unsigned int v8516 = __float_as_uint(v8515);
-        const bool v8517 = v8509 < v8516;
-        const bool v8518 = v8514 && v8517;
-        const float v8520 = v8511 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8521 = v8518 ? v8520 : __uint_as_float(0xff800000u);
-        v7408.x[42] = v8521;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8522 = static_cast<unsigned int>(v7408.col(43, iron_linear_thread() & 31u));
-        const float v8524 = v7408.x[43];
-        const float v8525 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8526 = __float_as_uint(v8525);
-        const bool v8527 = v8522 >= v8526;
-        const float v8528 = v7714.x[2];
-        const unsigned int v8529 = __float_as_uint(v8528);
-        const bool v8530 = v8522 < v8529;
-        const bool v8531 = v8527 && v8530;
-        const float v8533 = v8524 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8534 = v8531 ? v8533 : __uint_as_float(0xff800000u);
-        v7408.x[43] = v8534;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8535 = static_cast<unsigned int>(v7408.col(44, iron_linear_thread() & 31u));
-        const float v8537 = v7408.x[44];
-        const float v8538 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8539 = __float_as_uint(v8538);
-        const bool v8540 = v8535 >= v8539;
-        const float v8541 = v7714.x[0];
-        const unsigned int v8542 = __float_as_uint(v8541);
-        const bool v8543 = v8535 < v8542;
-        const bool v8544 = v8540 && v8543;
-        const float v8546 = v8537 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8547 = v8544 ? v8546 : __uint_as_float(0xff800000u);
-        v7408.x[44] = v8547;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8548 = static_cast<unsigned int>(v7408.col(45, iron_linear_thread() & 31u));
-        const float v8550 = v7408.x[45];
-        const float v8551 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8552 = __float_as_uint(v8551);
-        const bool v8553 = v8548 >= v8552;
-        const float v8554 = v7714.x[0];
-        const unsigned int v8555 = __float_as_uint(v8554);
-        const bool v8556 = v8548 < v8555;
-        const bool v8557 = v8553 && v8556;
-        const float v8559 = v8550 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8560 = v8557 ? v8559 : __uint_as_float(0xff800000u);
-        v7408.x[45] = v8560;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8561 = static_cast<unsigned int>(v7408.col(46, iron_linear_thread() & 31u));
-        const float v8563 = v7408.x[46];
-        const float v8564 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8565 = __float_as_uint(v8564);
-        const bool v8566 = v8561 >= v8565;
-        const float v8567 = v7714.x[2];
-        const unsigned int v8568 = __float_as_uint(v8567);
-        const bool v8569 = v8561 < v8568;
-        const bool v8570 = v8566 && v8569;
-        const float v8572 = v8563 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8573 = v8570 ? v8572 : __uint_as_float(0xff800000u);
-        v7408.x[46] = v8573;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8574 = static_cast<unsigned int>(v7408.col(47, iron_linear_thread() & 31u));
-        const float v8576 = v7408.x[47];
-        const float v8577 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8578 = __float_as_uint(v8577);
-        const bool v8579 = v8574 >= v8578;
-        const float v8580 = v7714.x[2];
-        const unsigned int v8581 = __float_as_uint(v8580);
-        const bool v8582 = v8574 < v8581;
-        const bool v8583 = v8579 && v8582;
-        const float v8585 = v8576 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8586 = v8583 ? v8585 : __uint_as_float(0xff800000u);
-        v7408.x[47] = v8586;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8587 = static_cast<unsigned int>(v7408.col(48, iron_linear_thread() & 31u));
-        const float v8589 = v7408.x[48];
-        const float v8590 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8591 = __float_as_uint(v8590);
-        const bool v8592 = v8587 >= v8591;
-        const float v8593 = v7714.x[0];
-        const unsigned int v8594 = __float_as_uint(v8593);
-        const bool v8595 = v8587 < v8594;
-        const bool v8596 = v8592 && v8595;
-        const float v8598 = v8589 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8599 = v8596 ? v8598 : __uint_as_float(0xff800000u);
-        v7408.x[48] = v8599;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8600 = static_cast<unsigned int>(v7408.col(49, iron_linear_thread() & 31u));
-        const float v8602 = v7408.x[49];
-        const float v8603 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8604 = __float_as_uint(v8603);
-        const bool v8605 = v8600 >= v8604;
-        const float v8606 = v7714.x[0];
-        const unsigned int v8607 = __float_as_uint(v8606);
-        const bool v8608 = v8600 < v8607;
-        const bool v8609 = v8605 && v8608;
-        const float v8611 = v8602 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8612 = v8609 ? v8611 : __uint_as_float(0xff800000u);
-        v7408.x[49] = v8612;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8613 = static_cast<unsigned int>(v7408.col(50, iron_linear_thread() & 31u));
-        const float v8615 = v7408.x[50];
-        const float v8616 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8617 = __float_as_uint(v8616);
-        const bool v8618 = v8613 >= v8617;
-        const float v8619 = v7714.x[2];
-        const unsigned int v8620 = __float_as_uint(v8619);
-        const bool v8621 = v8613 < v8620;
-        const bool v8622 = v8618 && v8621;
-        const float v8624 = v8615 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8625 = v8622 ? v8624 : __uint_as_float(0xff800000u);
-        v7408.x[50] = v8625;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8626 = static_cast<unsigned int>(v7408.col(51, iron_linear_thread() & 31u));
-        const float v8628 = v7408.x[51];
-        const float v8629 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8630 = __float_as_uint(v8629);
-        const bool v8631 = v8626 >= v8630;
-        const float v8632 = v7714.x[2];
-        const unsigned int v8633 = __float_as_uint(v8632);
-        const bool v8634 = v8626 < v8633;
-        const bool v8635 = v8631 && v8634;
-        const float v8637 = v8628 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8638 = v8635 ? v8637 : __uint_as_float(0xff800000u);
-        v7408.x[51] = v8638;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8639 = static_cast<unsigned int>(v7408.col(52, iron_linear_thread() & 31u));
-        const float v8641 = v7408.x[52];
-        const float v8642 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8643 = __float_as_uint(v8642);
-        const bool v8644 = v8639 >= v8643;
-        const float v8645 = v7714.x[0];
-        const unsigned int v8646 = __float_as_uint(v8645);
-        const bool v8647 = v8639 < v8646;
-        const bool v8648 = v8644 && v8647;
-        const float v8650 = v8641 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8651 = v8648 ? v8650 : __uint_as_float(0xff800000u);
-        v7408.x[52] = v8651;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8652 = static_cast<unsigned int>(v7408.col(53, iron_linear_thread() & 31u));
-        const float v8654 = v7408.x[53];
-        const float v8655 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8656 = __float_as_uint(v8655);
-        const bool v8657 = v8652 >= v8656;
-        const float v8658 = v7714.x[0];
-        const unsigned int v8659 = __float_as_uint(v8658);
-        const bool v8660 = v8652 < v8659;
-        const bool v8661 = v8657 && v8660;
-        const float v8663 = v8654 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8664 = v8661 ? v8663 : __uint_as_float(0xff800000u);
-        v7408.x[53] = v8664;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8665 = static_cast<unsigned int>(v7408.col(54, iron_linear_thread() & 31u));
-        const float v8667 = v7408.x[54];
-        const float v8668 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8669 = __float_as_uint(v8668);
-        const bool v8670 = v8665 >= v8669;
-        const float v8671 = v7714.x[2];
-        const unsigned int v8672 = __float_as_uint(v8671);
-        const bool v8673 = v8665 < v8672;
-        const bool v8674 = v8670 && v8673;
-        const float v8676 = v8667 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8677 = v8674 ? v8676 : __uint_as_float(0xff800000u);
-        v7408.x[54] = v8677;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8678 = static_cast<unsigned int>(v7408.col(55, iron_linear_thread() & 31u));
-        const float v8680 = v7408.x[55];
-        const float v8681 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8682 = __float_as_uint(v8681);
-        const bool v8683 = v8678 >= v8682;
-        const float v8684 = v7714.x[2];
-        const unsigned int v8685 = __float_as_uint(v8684);
-        const bool v8686 = v8678 < v8685;
-        const bool v8687 = v8683 && v8686;
-        const float v8689 = v8680 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8690 = v8687 ? v8689 : __uint_as_float(0xff800000u);
-        v7408.x[55] = v8690;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8691 = static_cast<unsigned int>(v7408.col(56, iron_linear_thread() & 31u));
-        const float v8693 = v7408.x[56];
-        const float v8694 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8695 = __float_as_uint(v8694);
-        const bool v8696 = v8691 >= v8695;
-        const float v8697 = v7714.x[0];
-        const unsigned int v8698 = __float_as_uint(v8697);
-        const bool v8699 = v8691 < v8698;
-        const bool v8700 = v8696 && v8699;
-        const float v8702 = v8693 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8703 = v8700 ? v8702 : __uint_as_float(0xff800000u);
-        v7408.x[56] = v8703;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8704 = static_cast<unsigned int>(v7408.col(57, iron_linear_thread() & 31u));
-        const float v8706 = v7408.x[57];
-        const float v8707 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8708 = __float_as_uint(v8707);
-        const bool v8709 = v8704 >= v8708;
-        const float v8710 = v7714.x[0];
-        const unsigned int v8711 = __float_as_uint(v8710);
-        const bool v8712 = v8704 < v8711;
-        const bool v8713 = v8709 && v8712;
-        const float v8715 = v8706 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8716 = v8713 ? v8715 : __uint_as_float(0xff800000u);
-        v7408.x[57] = v8716;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8717 = static_cast<unsigned int>(v7408.col(58, iron_linear_thread() & 31u));
-        const float v8719 = v7408.x[58];
-        const float v8720 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8721 = __float_as_uint(v8720);
-        const bool v8722 = v8717 >= v8721;
-        const float v8723 = v7714.x[2];
-        const unsigned int v8724 = __float_as_uint(v8723);
-        const bool v8725 = v8717 < v8724;
-        const bool v8726 = v8722 && v8725;
-        const float v8728 = v8719 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8729 = v8726 ? v8728 : __uint_as_float(0xff800000u);
-        v7408.x[58] = v8729;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8730 = static_cast<unsigned int>(v7408.col(59, iron_linear_thread() & 31u));
-        const float v8732 = v7408.x[59];
-        const float v8733 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8734 = __float_as_uint(v8733);
-        const bool v8735 = v8730 >= v8734;
-        const float v8736 = v7714.x[2];
-        const unsigned int v8737 = __float_as_uint(v8736);
-        const bool v8738 = v8730 < v8737;
-        const bool v8739 = v8735 && v8738;
-        const float v8741 = v8732 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8742 = v8739 ? v8741 : __uint_as_float(0xff800000u);
-        v7408.x[59] = v8742;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8743 = static_cast<unsigned int>(v7408.col(60, iron_linear_thread() & 31u));
-        const float v8745 = v7408.x[60];
-        const float v8746 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8747 = __float_as_uint(v8746);
-        const bool v8748 = v8743 >= v8747;
-        const float v8749 = v7714.x[0];
-        const unsigned int v8750 = __float_as_uint(v8749);
-        const bool v8751 = v8743 < v8750;
-        const bool v8752 = v8748 && v8751;
-        const float v8754 = v8745 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8755 = v8752 ? v8754 : __uint_as_float(0xff800000u);
-        v7408.x[60] = v8755;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8756 = static_cast<unsigned int>(v7408.col(61, iron_linear_thread() & 31u));
-        const float v8758 = v7408.x[61];
-        const float v8759 = v7712.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8760 = __float_as_uint(v8759);
-        const bool v8761 = v8756 >= v8760;
-        const float v8762 = v7714.x[0];
-        const unsigned int v8763 = __float_as_uint(v8762);
-        const bool v8764 = v8756 < v8763;
-        const bool v8765 = v8761 && v8764;
-        const float v8767 = v8758 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8768 = v8765 ? v8767 : __uint_as_float(0xff800000u);
-        v7408.x[61] = v8768;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8769 = static_cast<unsigned int>(v7408.col(62, iron_linear_thread() & 31u));
-        const float v8771 = v7408.x[62];
-        const float v8772 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8773 = __float_as_uint(v8772);
-        const bool v8774 = v8769 >= v8773;
-        const float v8775 = v7714.x[2];
-        const unsigned int v8776 = __float_as_uint(v8775);
-        const bool v8777 = v8769 < v8776;
-        const bool v8778 = v8774 && v8777;
-        const float v8780 = v8771 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8781 = v8778 ? v8780 : __uint_as_float(0xff800000u);
-        v7408.x[62] = v8781;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8782 = static_cast<unsigned int>(v7408.col(63, iron_linear_thread() & 31u));
-        const float v8784 = v7408.x[63];
-        const float v8785 = v7712.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8786 = __float_as_uint(v8785);
-        const bool v8787 = v8782 >= v8786;
-        const float v8788 = v7714.x[2];
-        const unsigned int v8789 = __float_as_uint(v8788);
-        const bool v8790 = v8782 < v8789;
-        const bool v8791 = v8787 && v8790;
-        const float v8793 = v8784 * v335;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8794 = v8791 ? v8793 : __uint_as_float(0xff800000u);
-        v7408.x[63] = v8794;  // kernels/sdpa/flash_tile.hpp:179
+        iron_frag<float, 2, 16, 8> v7713;  // kernels/sdpa/flash_tile.hpp:168
+        iron_frag_fill(v7713, 0.0f);
+        iron_frag<float, 2, 16, 8> v7715;  // kernels/sdpa/flash_tile.hpp:169
+        iron_frag_fill(v7715, 0.0f);
+        const unsigned int v7717 = static_cast<unsigned int>(v7713.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v7719 = v56 + v7717;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7721 = v7719 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v7722 = v7721 + 1u;
+        const unsigned int v7724 = v7722 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v7733 = v7724 - v9;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v7737 = v7722 > v330;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v7738 = v329 && v7737;
+        const unsigned int v7739 = v7738 ? v7733 : v42;
+        const unsigned int v7742 = v7739 - v6204;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7743 = min(v7742, 128u);
+        const bool v7744 = v7739 > v6204;
+        const unsigned int v7745 = v7744 ? v7743 : v42;
+        const float v7746 = __uint_as_float(v7745);
+        v7713.x[0] = v7746;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v7748 = static_cast<unsigned int>(v7713.row(1, iron_linear_thread() & 31u));
+        const unsigned int v7750 = v56 + v7748;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7752 = v7750 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v7753 = v7752 + 1u;
+        const unsigned int v7755 = v7753 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v7764 = v7755 - v9;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v7768 = v7753 > v330;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v7769 = v329 && v7768;
+        const unsigned int v7770 = v7769 ? v7764 : v42;
+        const unsigned int v7773 = v7770 - v6204;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7774 = min(v7773, 128u);
+        const bool v7775 = v7770 > v6204;
+        const unsigned int v7776 = v7775 ? v7774 : v42;
+        const float v7777 = __uint_as_float(v7776);
+        v7713.x[1] = v7777;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v7779 = static_cast<unsigned int>(v7713.row(2, iron_linear_thread() & 31u));
+        const unsigned int v7781 = v56 + v7779;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7783 = v7781 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v7784 = v7783 + 1u;
+        const unsigned int v7786 = v7784 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v7795 = v7786 - v9;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v7799 = v7784 > v330;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v7800 = v329 && v7799;
+        const unsigned int v7801 = v7800 ? v7795 : v42;
+        const unsigned int v7804 = v7801 - v6204;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7805 = min(v7804, 128u);
+        const bool v7806 = v7801 > v6204;
+        const unsigned int v7807 = v7806 ? v7805 : v42;
+        const float v7808 = __uint_as_float(v7807);
+        v7713.x[2] = v7808;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v7810 = static_cast<unsigned int>(v7713.row(3, iron_linear_thread() & 31u));
+        const unsigned int v7812 = v56 + v7810;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v7814 = v7812 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v7815 = v7814 + 1u;
+        const unsigned int v7817 = v7815 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v7826 = v7817 - v9;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v7830 = v7815 > v330;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v7831 = v329 && v7830;
+        const unsigned int v7832 = v7831 ? v7826 : v42;
+        const unsigned int v7835 = v7832 - v6204;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7836 = min(v7835, 128u);
+        const bool v7837 = v7832 > v6204;
+        const unsigned int v7838 = v7837 ? v7836 : v42;
+        const float v7839 = __uint_as_float(v7838);
+        v7713.x[3] = v7839;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v7841 = static_cast<unsigned int>(v7715.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v7843 = v56 + v7841;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v7845 = v7843 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v7846 = v7845 + 1u;
+        const unsigned int v7848 = v7846 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v7849 = min(v35, v7848);
+        const bool v7850 = v7846 > v20;
+        const unsigned int v7851 = v7850 ? v7849 : v42;
+        const unsigned int v7854 = v316 ? v35 : v7851;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v7866 = v7854 - v6204;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7867 = min(v7866, 128u);
+        const bool v7868 = v7854 > v6204;
+        const unsigned int v7869 = v7868 ? v7867 : v42;
+        const float v7870 = __uint_as_float(v7869);
+        v7715.x[0] = v7870;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v7872 = static_cast<unsigned int>(v7715.row(1, iron_linear_thread() & 31u));
+        const unsigned int v7874 = v56 + v7872;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v7876 = v7874 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v7877 = v7876 + 1u;
+        const unsigned int v7879 = v7877 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v7880 = min(v35, v7879);
+        const bool v7881 = v7877 > v20;
+        const unsigned int v7882 = v7881 ? v7880 : v42;
+        const unsigned int v7885 = v316 ? v35 : v7882;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v7897 = v7885 - v6204;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7898 = min(v7897, 128u);
+        const bool v7899 = v7885 > v6204;
+        const unsigned int v7900 = v7899 ? v7898 : v42;
+        const float v7901 = __uint_as_float(v7900);
+        v7715.x[1] = v7901;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v7903 = static_cast<unsigned int>(v7715.row(2, iron_linear_thread() & 31u));
+        const unsigned int v7905 = v56 + v7903;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v7907 = v7905 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v7908 = v7907 + 1u;
+        const unsigned int v7910 = v7908 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v7911 = min(v35, v7910);
+        const bool v7912 = v7908 > v20;
+        const unsigned int v7913 = v7912 ? v7911 : v42;
+        const unsigned int v7916 = v316 ? v35 : v7913;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v7928 = v7916 - v6204;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7929 = min(v7928, 128u);
+        const bool v7930 = v7916 > v6204;
+        const unsigned int v7931 = v7930 ? v7929 : v42;
+        const float v7932 = __uint_as_float(v7931);
+        v7715.x[2] = v7932;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v7934 = static_cast<unsigned int>(v7715.row(3, iron_linear_thread() & 31u));
+        const unsigned int v7936 = v56 + v7934;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v7938 = v7936 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v7939 = v7938 + 1u;
+        const unsigned int v7941 = v7939 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v7942 = min(v35, v7941);
+        const bool v7943 = v7939 > v20;
+        const unsigned int v7944 = v7943 ? v7942 : v42;
+        const unsigned int v7947 = v316 ? v35 : v7944;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v7959 = v7947 - v6204;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v7960 = min(v7959, 128u);
+        const bool v7961 = v7947 > v6204;
+        const unsigned int v7962 = v7961 ? v7960 : v42;
+        const float v7963 = __uint_as_float(v7962);
+        v7715.x[3] = v7963;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v7964 = static_cast<unsigned int>(v7409.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
+        const float v7966 = v7409.x[0];
+        const float v7967 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7968 = __float_as_uint(v7967);
+        const bool v7969 = v7964 >= v7968;
+        const float v7970 = v7715.x[0];
+        const unsigned int v7971 = __float_as_uint(v7970);
+        const bool v7972 = v7964 < v7971;
+        const bool v7973 = v7969 && v7972;
+        const float v7975 = v7966 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v7976 = v7973 ? v7975 : __uint_as_float(0xff800000u);
+        v7409.x[0] = v7976;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v7977 = static_cast<unsigned int>(v7409.col(1, iron_linear_thread() & 31u));
+        const float v7979 = v7409.x[1];
+        const float v7980 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7981 = __float_as_uint(v7980);
+        const bool v7982 = v7977 >= v7981;
+        const float v7983 = v7715.x[0];
+        const unsigned int v7984 = __float_as_uint(v7983);
+        const bool v7985 = v7977 < v7984;
+        const bool v7986 = v7982 && v7985;
+        const float v7988 = v7979 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v7989 = v7986 ? v7988 : __uint_as_float(0xff800000u);
+        v7409.x[1] = v7989;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v7990 = static_cast<unsigned int>(v7409.col(2, iron_linear_thread() & 31u));
+        const float v7992 = v7409.x[2];
+        const float v7993 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v7994 = __float_as_uint(v7993);
+        const bool v7995 = v7990 >= v7994;
+        const float v7996 = v7715.x[2];
+        const unsigned int v7997 = __float_as_uint(v7996);
+        const bool v7998 = v7990 < v7997;
+        const bool v7999 = v7995 && v7998;
+        const float v8001 = v7992 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8002 = v7999 ? v8001 : __uint_as_float(0xff800000u);
+        v7409.x[2] = v8002;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8003 = static_cast<unsigned int>(v7409.col(3, iron_linear_thread() & 31u));
+        const float v8005 = v7409.x[3];
+        const float v8006 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8007 = __float_as_uint(v8006);
+        const bool v8008 = v8003 >= v8007;
+        const float v8009 = v7715.x[2];
+        const unsigned int v8010 = __float_as_uint(v8009);
+        const bool v8011 = v8003 < v8010;
+        const bool v8012 = v8008 && v8011;
+        const float v8014 = v8005 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8015 = v8012 ? v8014 : __uint_as_float(0xff800000u);
+        v7409.x[3] = v8015;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8016 = static_cast<unsigned int>(v7409.col(4, iron_linear_thread() & 31u));
+        const float v8018 = v7409.x[4];
+        const float v8019 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8020 = __float_as_uint(v8019);
+        const bool v8021 = v8016 >= v8020;
+        const float v8022 = v7715.x[0];
+        const unsigned int v8023 = __float_as_uint(v8022);
+        const bool v8024 = v8016 < v8023;
+        const bool v8025 = v8021 && v8024;
+        const float v8027 = v8018 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8028 = v8025 ? v8027 : __uint_as_float(0xff800000u);
+        v7409.x[4] = v8028;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8029 = static_cast<unsigned int>(v7409.col(5, iron_linear_thread() & 31u));
+        const float v8031 = v7409.x[5];
+        const float v8032 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8033 = __float_as_uint(v8032);
+        const bool v8034 = v8029 >= v8033;
+        const float v8035 = v7715.x[0];
+        const unsigned int v8036 = __float_as_uint(v8035);
+        const bool v8037 = v8029 < v8036;
+        const bool v8038 = v8034 && v8037;
+        const float v8040 = v8031 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8041 = v8038 ? v8040 : __uint_as_float(0xff800000u);
+        v7409.x[5] = v8041;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8042 = static_cast<unsigned int>(v7409.col(6, iron_linear_thread() & 31u));
+        const float v8044 = v7409.x[6];
+        const float v8045 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8046 = __float_as_uint(v8045);
+        const bool v8047 = v8042 >= v8046;
+        const float v8048 = v7715.x[2];
+        const unsigned int v8049 = __float_as_uint(v8048);
+        const bool v8050 = v8042 < v8049;
+        const bool v8051 = v8047 && v8050;
+        const float v8053 = v8044 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8054 = v8051 ? v8053 : __uint_as_float(0xff800000u);
+        v7409.x[6] = v8054;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8055 = static_cast<unsigned int>(v7409.col(7, iron_linear_thread() & 31u));
+        const float v8057 = v7409.x[7];
+        const float v8058 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8059 = __float_as_uint(v8058);
+        const bool v8060 = v8055 >= v8059;
+        const float v8061 = v7715.x[2];
+        const unsigned int v8062 = __float_as_uint(v8061);
+        const bool v8063 = v8055 < v8062;
+        const bool v8064 = v8060 && v8063;
+        const float v8066 = v8057 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8067 = v8064 ? v8066 : __uint_as_float(0xff800000u);
+        v7409.x[7] = v8067;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8068 = static_cast<unsigned int>(v7409.col(8, iron_linear_thread() & 31u));
+        const float v8070 = v7409.x[8];
+        const float v8071 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8072 = __float_as_uint(v8071);
+        const bool v8073 = v8068 >= v8072;
+        const float v8074 = v7715.x[0];
+        const unsigned int v8075 = __float_as_uint(v8074);
+        const bool v8076 = v8068 < v8075;
+        const bool v8077 = v8073 && v8076;
+        const float v8079 = v8070 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8080 = v8077 ? v8079 : __uint_as_float(0xff800000u);
+        v7409.x[8] = v8080;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8081 = static_cast<unsigned int>(v7409.col(9, iron_linear_thread() & 31u));
+        const float v8083 = v7409.x[9];
+        const float v8084 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8085 = __float_as_uint(v8084);
+        const bool v8086 = v8081 >= v8085;
+        const float v8087 = v7715.x[0];
+        const unsigned int v8088 = __float_as_uint(v8087);
+        const bool v8089 = v8081 < v8088;
+        const bool v8090 = v8086 && v8089;
+        const float v8092 = v8083 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8093 = v8090 ? v8092 : __uint_as_float(0xff800000u);
+        v7409.x[9] = v8093;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8094 = static_cast<unsigned int>(v7409.col(10, iron_linear_thread() & 31u));
+        const float v8096 = v7409.x[10];
+        const float v8097 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8098 = __float_as_uint(v8097);
+        const bool v8099 = v8094 >= v8098;
+        const float v8100 = v7715.x[2];
+        const unsigned int v8101 = __float_as_uint(v8100);
+        const bool v8102 = v8094 < v8101;
+        const bool v8103 = v8099 && v8102;
+        const float v8105 = v8096 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8106 = v8103 ? v8105 : __uint_as_float(0xff800000u);
+        v7409.x[10] = v8106;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8107 = static_cast<unsigned int>(v7409.col(11, iron_linear_thread() & 31u));
+        const float v8109 = v7409.x[11];
+        const float v8110 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8111 = __float_as_uint(v8110);
+        const bool v8112 = v8107 >= v8111;
+        const float v8113 = v7715.x[2];
+        const unsigned int v8114 = __float_as_uint(v8113);
+        const bool v8115 = v8107 < v8114;
+        const bool v8116 = v8112 && v8115;
+        const float v8118 = v8109 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8119 = v8116 ? v8118 : __uint_as_float(0xff800000u);
+        v7409.x[11] = v8119;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8120 = static_cast<unsigned int>(v7409.col(12, iron_linear_thread() & 31u));
+        const float v8122 = v7409.x[12];
+        const float v8123 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8124 = __float_as_uint(v8123);
+        const bool v8125 = v8120 >= v8124;
+        const float v8126 = v7715.x[0];
+        const unsigned int v8127 = __float_as_uint(v8126);
+        const bool v8128 = v8120 < v8127;
+        const bool v8129 = v8125 && v8128;
+        const float v8131 = v8122 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8132 = v8129 ? v8131 : __uint_as_float(0xff800000u);
+        v7409.x[12] = v8132;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8133 = static_cast<unsigned int>(v7409.col(13, iron_linear_thread() & 31u));
+        const float v8135 = v7409.x[13];
+        const float v8136 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8137 = __float_as_uint(v8136);
+        const bool v8138 = v8133 >= v8137;
+        const float v8139 = v7715.x[0];
+        const unsigned int v8140 = __float_as_uint(v8139);
+        const bool v8141 = v8133 < v8140;
+        const bool v8142 = v8138 && v8141;
+        const float v8144 = v8135 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8145 = v8142 ? v8144 : __uint_as_float(0xff800000u);
+        v7409.x[13] = v8145;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8146 = static_cast<unsigned int>(v7409.col(14, iron_linear_thread() & 31u));
+        const float v8148 = v7409.x[14];
+        const float v8149 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8150 = __float_as_uint(v8149);
+        const bool v8151 = v8146 >= v8150;
+        const float v8152 = v7715.x[2];
+        const unsigned int v8153 = __float_as_uint(v8152);
+        const bool v8154 = v8146 < v8153;
+        const bool v8155 = v8151 && v8154;
+        const float v8157 = v8148 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8158 = v8155 ? v8157 : __uint_as_float(0xff800000u);
+        v7409.x[14] = v8158;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8159 = static_cast<unsigned int>(v7409.col(15, iron_linear_thread() & 31u));
+        const float v8161 = v7409.x[15];
+        const float v8162 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8163 = __float_as_uint(v8162);
+        const bool v8164 = v8159 >= v8163;
+        const float v8165 = v7715.x[2];
+        const unsigned int v8166 = __float_as_uint(v8165);
+        const bool v8167 = v8159 < v8166;
+        const bool v8168 = v8164 && v8167;
+        const float v8170 = v8161 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8171 = v8168 ? v8170 : __uint_as_float(0xff800000u);
+        v7409.x[15] = v8171;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8172 = static_cast<unsigned int>(v7409.col(16, iron_linear_thread() & 31u));
+        const float v8174 = v7409.x[16];
+        const float v8175 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8176 = __float_as_uint(v8175);
+        const bool v8177 = v8172 >= v8176;
+        const float v8178 = v7715.x[0];
+        const unsigned int v8179 = __float_as_uint(v8178);
+        const bool v8180 = v8172 < v8179;
+        const bool v8181 = v8177 && v8180;
+        const float v8183 = v8174 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8184 = v8181 ? v8183 : __uint_as_float(0xff800000u);
+        v7409.x[16] = v8184;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8185 = static_cast<unsigned int>(v7409.col(17, iron_linear_thread() & 31u));
+        const float v8187 = v7409.x[17];
+        const float v8188 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8189 = __float_as_uint(v8188);
+        const bool v8190 = v8185 >= v8189;
+        const float v8191 = v7715.x[0];
+        const unsigned int v8192 = __float_as_uint(v8191);
+        const bool v8193 = v8185 < v8192;
+        const bool v8194 = v8190 && v8193;
+        const float v8196 = v8187 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8197 = v8194 ? v8196 : __uint_as_float(0xff800000u);
+        v7409.x[17] = v8197;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8198 = static_cast<unsigned int>(v7409.col(18, iron_linear_thread() & 31u));
+        const float v8200 = v7409.x[18];
+        const float v8201 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8202 = __float_as_uint(v8201);
+        const bool v8203 = v8198 >= v8202;
+        const float v8204 = v7715.x[2];
+        const unsigned int v8205 = __float_as_uint(v8204);
+        const bool v8206 = v8198 < v8205;
+        const bool v8207 = v8203 && v8206;
+        const float v8209 = v8200 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8210 = v8207 ? v8209 : __uint_as_float(0xff800000u);
+        v7409.x[18] = v8210;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8211 = static_cast<unsigned int>(v7409.col(19, iron_linear_thread() & 31u));
+        const float v8213 = v7409.x[19];
+        const float v8214 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8215 = __float_as_uint(v8214);
+        const bool v8216 = v8211 >= v8215;
+        const float v8217 = v7715.x[2];
+        const unsigned int v8218 = __float_as_uint(v8217);
+        const bool v8219 = v8211 < v8218;
+        const bool v8220 = v8216 && v8219;
+        const float v8222 = v8213 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8223 = v8220 ? v8222 : __uint_as_float(0xff800000u);
+        v7409.x[19] = v8223;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8224 = static_cast<unsigned int>(v7409.col(20, iron_linear_thread() & 31u));
+        const float v8226 = v7409.x[20];
+        const float v8227 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8228 = __float_as_uint(v8227);
+        const bool v8229 = v8224 >= v8228;
+        const float v8230 = v7715.x[0];
+        const unsigned int v8231 = __float_as_uint(v8230);
+        const bool v8232 = v8224 < v8231;
+        const bool v8233 = v8229 && v8232;
+        const float v8235 = v8226 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8236 = v8233 ? v8235 : __uint_as_float(0xff800000u);
+        v7409.x[20] = v8236;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8237 = static_cast<unsigned int>(v7409.col(21, iron_linear_thread() & 31u));
+        const float v8239 = v7409.x[21];
+        const float v8240 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8241 = __float_as_uint(v8240);
+        const bool v8242 = v8237 >= v8241;
+        const float v8243 = v7715.x[0];
+        const unsigned int v8244 = __float_as_uint(v8243);
+        const bool v8245 = v8237 < v8244;
+        const bool v8246 = v8242 && v8245;
+        const float v8248 = v8239 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8249 = v8246 ? v8248 : __uint_as_float(0xff800000u);
+        v7409.x[21] = v8249;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8250 = static_cast<unsigned int>(v7409.col(22, iron_linear_thread() & 31u));
+        const float v8252 = v7409.x[22];
+        const float v8253 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8254 = __float_as_uint(v8253);
+        const bool v8255 = v8250 >= v8254;
+        const float v8256 = v7715.x[2];
+        const unsigned int v8257 = __float_as_uint(v8256);
+        const bool v8258 = v8250 < v8257;
+        const bool v8259 = v8255 && v8258;
+        const float v8261 = v8252 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8262 = v8259 ? v8261 : __uint_as_float(0xff800000u);
+        v7409.x[22] = v8262;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8263 = static_cast<unsigned int>(v7409.col(23, iron_linear_thread() & 31u));
+        const float v8265 = v7409.x[23];
+        const float v8266 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8267 = __float_as_uint(v8266);
+        const bool v8268 = v8263 >= v8267;
+        const float v8269 = v7715.x[2];
+        const unsigned int v8270 = __float_as_uint(v8269);
+        const bool v8271 = v8263 < v8270;
+        const bool v8272 = v8268 && v8271;
+        const float v8274 = v8265 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8275 = v8272 ? v8274 : __uint_as_float(0xff800000u);
+        v7409.x[23] = v8275;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8276 = static_cast<unsigned int>(v7409.col(24, iron_linear_thread() & 31u));
+        const float v8278 = v7409.x[24];
+        const float v8279 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8280 = __float_as_uint(v8279);
+        const bool v8281 = v8276 >= v8280;
+        const float v8282 = v7715.x[0];
+        const unsigned int v8283 = __float_as_uint(v8282);
+        const bool v8284 = v8276 < v8283;
+        const bool v8285 = v8281 && v8284;
+        const float v8287 = v8278 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8288 = v8285 ? v8287 : __uint_as_float(0xff800000u);
+        v7409.x[24] = v8288;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8289 = static_cast<unsigned int>(v7409.col(25, iron_linear_thread() & 31u));
+        const float v8291 = v7409.x[25];
+        const float v8292 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8293 = __float_as_uint(v8292);
+        const bool v8294 = v8289 >= v8293;
+        const float v8295 = v7715.x[0];
+        const unsigned int v8296 = __float_as_uint(v8295);
+        const bool v8297 = v8289 < v8296;
+        const bool v8298 = v8294 && v8297;
+        const float v8300 = v8291 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8301 = v8298 ? v8300 : __uint_as_float(0xff800000u);
+        v7409.x[25] = v8301;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8302 = static_cast<unsigned int>(v7409.col(26, iron_linear_thread() & 31u));
+        const float v8304 = v7409.x[26];
+        const float v8305 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8306 = __float_as_uint(v8305);
+        const bool v8307 = v8302 >= v8306;
+        const float v8308 = v7715.x[2];
+        const unsigned int v8309 = __float_as_uint(v8308);
+        const bool v8310 = v8302 < v8309;
+        const bool v8311 = v8307 && v8310;
+        const float v8313 = v8304 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8314 = v8311 ? v8313 : __uint_as_float(0xff800000u);
+        v7409.x[26] = v8314;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8315 = static_cast<unsigned int>(v7409.col(27, iron_linear_thread() & 31u));
+        const float v8317 = v7409.x[27];
+        const float v8318 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8319 = __float_as_uint(v8318);
+        const bool v8320 = v8315 >= v8319;
+        const float v8321 = v7715.x[2];
+        const unsigned int v8322 = __float_as_uint(v8321);
+        const bool v8323 = v8315 < v8322;
+        const bool v8324 = v8320 && v8323;
+        const float v8326 = v8317 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8327 = v8324 ? v8326 : __uint_as_float(0xff800000u);
+        v7409.x[27] = v8327;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8328 = static_cast<unsigned int>(v7409.col(28, iron_linear_thread() & 31u));
+        const float v8330 = v7409.x[28];
+        const float v8331 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8332 = __float_as_uint(v8331);
+        const bool v8333 = v8328 >= v8332;
+        const float v8334 = v7715.x[0];
+        const unsigned int v8335 = __float_as_uint(v8334);
+        const bool v8336 = v8328 < v8335;
+        const bool v8337 = v8333 && v8336;
+        const float v8339 = v8330 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8340 = v8337 ? v8339 : __uint_as_float(0xff800000u);
+        v7409.x[28] = v8340;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8341 = static_cast<unsigned int>(v7409.col(29, iron_linear_thread() & 31u));
+        const float v8343 = v7409.x[29];
+        const float v8344 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8345 = __float_as_uint(v8344);
+        const bool v8346 = v8341 >= v8345;
+        const float v8347 = v7715.x[0];
+        const unsigned int v8348 = __float_as_uint(v8347);
+        const bool v8349 = v8341 < v8348;
+        const bool v8350 = v8346 && v8349;
+        const float v8352 = v8343 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8353 = v8350 ? v8352 : __uint_as_float(0xff800000u);
+        v7409.x[29] = v8353;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8354 = static_cast<unsigned int>(v7409.col(30, iron_linear_thread() & 31u));
+        const float v8356 = v7409.x[30];
+        const float v8357 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8358 = __float_as_uint(v8357);
+        const bool v8359 = v8354 >= v8358;
+        const float v8360 = v7715.x[2];
+        const unsigned int v8361 = __float_as_uint(v8360);
+        const bool v8362 = v8354 < v8361;
+        const bool v8363 = v8359 && v8362;
+        const float v8365 = v8356 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8366 = v8363 ? v8365 : __uint_as_float(0xff800000u);
+        v7409.x[30] = v8366;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8367 = static_cast<unsigned int>(v7409.col(31, iron_linear_thread() & 31u));
+        const float v8369 = v7409.x[31];
+        const float v8370 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8371 = __float_as_uint(v8370);
+        const bool v8372 = v8367 >= v8371;
+        const float v8373 = v7715.x[2];
+        const unsigned int v8374 = __float_as_uint(v8373);
+        const bool v8375 = v8367 < v8374;
+        const bool v8376 = v8372 && v8375;
+        const float v8378 = v8369 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8379 = v8376 ? v8378 : __uint_as_float(0xff800000u);
+        v7409.x[31] = v8379;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8380 = static_cast<unsigned int>(v7409.col(32, iron_linear_thread() & 31u));
+        const float v8382 = v7409.x[32];
+        const float v8383 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8384 = __float_as_uint(v8383);
+        const bool v8385 = v8380 >= v8384;
+        const float v8386 = v7715.x[0];
+        const unsigned int v8387 = __float_as_uint(v8386);
+        const bool v8388 = v8380 < v8387;
+        const bool v8389 = v8385 && v8388;
+        const float v8391 = v8382 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8392 = v8389 ? v8391 : __uint_as_float(0xff800000u);
+        v7409.x[32] = v8392;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8393 = static_cast<unsigned int>(v7409.col(33, iron_linear_thread() & 31u));
+        const float v8395 = v7409.x[33];
+        const float v8396 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8397 = __float_as_uint(v8396);
+        const bool v8398 = v8393 >= v8397;
+        const float v8399 = v7715.x[0];
+        const unsigned int v8400 = __float_as_uint(v8399);
+        const bool v8401 = v8393 < v8400;
+        const bool v8402 = v8398 && v8401;
+        const float v8404 = v8395 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8405 = v8402 ? v8404 : __uint_as_float(0xff800000u);
+        v7409.x[33] = v8405;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8406 = static_cast<unsigned int>(v7409.col(34, iron_linear_thread() & 31u));
+        const float v8408 = v7409.x[34];
+        const float v8409 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8410 = __float_as_uint(v8409);
+        const bool v8411 = v8406 >= v8410;
+        const float v8412 = v7715.x[2];
+        const unsigned int v8413 = __float_as_uint(v8412);
+        const bool v8414 = v8406 < v8413;
+        const bool v8415 = v8411 && v8414;
+        const float v8417 = v8408 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8418 = v8415 ? v8417 : __uint_as_float(0xff800000u);
+        v7409.x[34] = v8418;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8419 = static_cast<unsigned int>(v7409.col(35, iron_linear_thread() & 31u));
+        const float v8421 = v7409.x[35];
+        const float v8422 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8423 = __float_as_uint(v8422);
+        const bool v8424 = v8419 >= v8423;
+        const float v8425 = v7715.x[2];
+        const unsigned int v8426 = __float_as_uint(v8425);
+        const bool v8427 = v8419 < v8426;
+        const bool v8428 = v8424 && v8427;
+        const float v8430 = v8421 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8431 = v8428 ? v8430 : __uint_as_float(0xff800000u);
+        v7409.x[35] = v8431;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8432 = static_cast<unsigned int>(v7409.col(36, iron_linear_thread() & 31u));
+        const float v8434 = v7409.x[36];
+        const float v8435 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8436 = __float_as_uint(v8435);
+        const bool v8437 = v8432 >= v8436;
+        const float v8438 = v7715.x[0];
+        const unsigned int v8439 = __float_as_uint(v8438);
+        const bool v8440 = v8432 < v8439;
+        const bool v8441 = v8437 && v8440;
+        const float v8443 = v8434 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8444 = v8441 ? v8443 : __uint_as_float(0xff800000u);
+        v7409.x[36] = v8444;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8445 = static_cast<unsigned int>(v7409.col(37, iron_linear_thread() & 31u));
+        const float v8447 = v7409.x[37];
+        const float v8448 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8449 = __float_as_uint(v8448);
+        const bool v8450 = v8445 >= v8449;
+        const float v8451 = v7715.x[0];
+        const unsigned int v8452 = __float_as_uint(v8451);
+        const bool v8453 = v8445 < v8452;
+        const bool v8454 = v8450 && v8453;
+        const float v8456 = v8447 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8457 = v8454 ? v8456 : __uint_as_float(0xff800000u);
+        v7409.x[37] = v8457;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8458 = static_cast<unsigned int>(v7409.col(38, iron_linear_thread() & 31u));
+        const float v8460 = v7409.x[38];
+        const float v8461 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8462 = __float_as_uint(v8461);
+        const bool v8463 = v8458 >= v8462;
+        const float v8464 = v7715.x[2];
+        const unsigned int v8465 = __float_as_uint(v8464);
+        const bool v8466 = v8458 < v8465;
+        const bool v8467 = v8463 && v8466;
+        const float v8469 = v8460 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8470 = v8467 ? v8469 : __uint_as_float(0xff800000u);
+        v7409.x[38] = v8470;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8471 = static_cast<unsigned int>(v7409.col(39, iron_linear_thread() & 31u));
+        const float v8473 = v7409.x[39];
+        const float v8474 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8475 = __float_as_uint(v8474);
+        const bool v8476 = v8471 >= v8475;
+        const float v8477 = v7715.x[2];
+        const unsigned int v8478 = __float_as_uint(v8477);
+        const bool v8479 = v8471 < v8478;
+        const bool v8480 = v8476 && v8479;
+        const float v8482 = v8473 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8483 = v8480 ? v8482 : __uint_as_float(0xff800000u);
+        v7409.x[39] = v8483;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8484 = static_cast<unsigned int>(v7409.col(40, iron_linear_thread() & 31u));
+        const float v8486 = v7409.x[40];
+        const float v8487 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8488 = __float_as_uint(v8487);
+        const bool v8489 = v8484 >= v8488;
+        const float v8490 = v7715.x[0];
+        const unsigned int v8491 = __float_as_uint(v8490);
+        const bool v8492 = v8484 < v8491;
+        const bool v8493 = v8489 && v8492;
+        const float v8495 = v8486 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8496 = v8493 ? v8495 : __uint_as_float(0xff800000u);
+        v7409.x[40] = v8496;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8497 = static_cast<unsigned int>(v7409.col(41, iron_linear_thread() & 31u));
+        const float v8499 = v7409.x[41];
+        const float v8500 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8501 = __float_as_uint(v8500);
+        const bool v8502 = v8497 >= v8501;
+        const float v8503 = v7715.x[0];
+        const unsigned int v8504 = __float_as_uint(v8503);
+        const bool v8505 = v8497 < v8504;
+        const bool v8506 = v8502 && v8505;
+        const float v8508 = v8499 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8509 = v8506 ? v8508 : __uint_as_float(0xff800000u);
+        v7409.x[41] = v8509;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8510 = static_cast<unsigned int>(v7409.col(42, iron_linear_thread() & 31u));
+        const float v8512 = v7409.x[42];
+        const float v8513 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8514 = __float_as_uint(v8513);
+        const bool v8515 = v8510 >= v8514;
+        const float v8516 = v7715.x[2];
+        const unsigned int v8517 = __float_as_uint(v8516);
+        const bool v8518 = v8510 < v8517;
+        const bool v8519 = v8515 && v8518;
+        const float v8521 = v8512 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8522 = v8519 ? v8521 : __uint_as_float(0xff800000u);
+        v7409.x[42] = v8522;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8523 = static_cast<unsigned int>(v7409.col(43, iron_linear_thread() & 31u));
+        const float v8525 = v7409.x[43];
+        const float v8526 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8527 = __float_as_uint(v8526);
+        const bool v8528 = v8523 >= v8527;
+        const float v8529 = v7715.x[2];
+        const unsigned int v8530 = __float_as_uint(v8529);
+        const bool v8531 = v8523 < v8530;
+        const bool v8532 = v8528 && v8531;
+        const float v8534 = v8525 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8535 = v8532 ? v8534 : __uint_as_float(0xff800000u);
+        v7409.x[43] = v8535;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8536 = static_cast<unsigned int>(v7409.col(44, iron_linear_thread() & 31u));
+        const float v8538 = v7409.x[44];
+        const float v8539 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8540 = __float_as_uint(v8539);
+        const bool v8541 = v8536 >= v8540;
+        const float v8542 = v7715.x[0];
+        const unsigned int v8543 = __float_as_uint(v8542);
+        const bool v8544 = v8536 < v8543;
+        const bool v8545 = v8541 && v8544;
+        const float v8547 = v8538 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8548 = v8545 ? v8547 : __uint_as_float(0xff800000u);
+        v7409.x[44] = v8548;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8549 = static_cast<unsigned int>(v7409.col(45, iron_linear_thread() & 31u));
+        const float v8551 = v7409.x[45];
+        const float v8552 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8553 = __float_as_uint(v8552);
+        const bool v8554 = v8549 >= v8553;
+        const float v8555 = v7715.x[0];
+        const unsigned int v8556 = __float_as_uint(v8555);
+        const bool v8557 = v8549 < v8556;
+        const bool v8558 = v8554 && v8557;
+        const float v8560 = v8551 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8561 = v8558 ? v8560 : __uint_as_float(0xff800000u);
+        v7409.x[45] = v8561;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8562 = static_cast<unsigned int>(v7409.col(46, iron_linear_thread() & 31u));
+        const float v8564 = v7409.x[46];
+        const float v8565 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8566 = __float_as_uint(v8565);
+        const bool v8567 = v8562 >= v8566;
+        const float v8568 = v7715.x[2];
+        const unsigned int v8569 = __float_as_uint(v8568);
+        const bool v8570 = v8562 < v8569;
+        const bool v8571 = v8567 && v8570;
+        const float v8573 = v8564 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8574 = v8571 ? v8573 : __uint_as_float(0xff800000u);
+        v7409.x[46] = v8574;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8575 = static_cast<unsigned int>(v7409.col(47, iron_linear_thread() & 31u));
+        const float v8577 = v7409.x[47];
+        const float v8578 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8579 = __float_as_uint(v8578);
+        const bool v8580 = v8575 >= v8579;
+        const float v8581 = v7715.x[2];
+        const unsigned int v8582 = __float_as_uint(v8581);
+        const bool v8583 = v8575 < v8582;
+        const bool v8584 = v8580 && v8583;
+        const float v8586 = v8577 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8587 = v8584 ? v8586 : __uint_as_float(0xff800000u);
+        v7409.x[47] = v8587;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8588 = static_cast<unsigned int>(v7409.col(48, iron_linear_thread() & 31u));
+        const float v8590 = v7409.x[48];
+        const float v8591 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8592 = __float_as_uint(v8591);
+        const bool v8593 = v8588 >= v8592;
+        const float v8594 = v7715.x[0];
+        const unsigned int v8595 = __float_as_uint(v8594);
+        const bool v8596 = v8588 < v8595;
+        const bool v8597 = v8593 && v8596;
+        const float v8599 = v8590 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8600 = v8597 ? v8599 : __uint_as_float(0xff800000u);
+        v7409.x[48] = v8600;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8601 = static_cast<unsigned int>(v7409.col(49, iron_linear_thread() & 31u));
+        const float v8603 = v7409.x[49];
+        const float v8604 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8605 = __float_as_uint(v8604);
+        const bool v8606 = v8601 >= v8605;
+        const float v8607 = v7715.x[0];
+        const unsigned int v8608 = __float_as_uint(v8607);
+        const bool v8609 = v8601 < v8608;
+        const bool v8610 = v8606 && v8609;
+        const float v8612 = v8603 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8613 = v8610 ? v8612 : __uint_as_float(0xff800000u);
+        v7409.x[49] = v8613;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8614 = static_cast<unsigned int>(v7409.col(50, iron_linear_thread() & 31u));
+        const float v8616 = v7409.x[50];
+        const float v8617 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8618 = __float_as_uint(v8617);
+        const bool v8619 = v8614 >= v8618;
+        const float v8620 = v7715.x[2];
+        const unsigned int v8621 = __float_as_uint(v8620);
+        const bool v8622 = v8614 < v8621;
+        const bool v8623 = v8619 && v8622;
+        const float v8625 = v8616 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8626 = v8623 ? v8625 : __uint_as_float(0xff800000u);
+        v7409.x[50] = v8626;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8627 = static_cast<unsigned int>(v7409.col(51, iron_linear_thread() & 31u));
+        const float v8629 = v7409.x[51];
+        const float v8630 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8631 = __float_as_uint(v8630);
+        const bool v8632 = v8627 >= v8631;
+        const float v8633 = v7715.x[2];
+        const unsigned int v8634 = __float_as_uint(v8633);
+        const bool v8635 = v8627 < v8634;
+        const bool v8636 = v8632 && v8635;
+        const float v8638 = v8629 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8639 = v8636 ? v8638 : __uint_as_float(0xff800000u);
+        v7409.x[51] = v8639;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8640 = static_cast<unsigned int>(v7409.col(52, iron_linear_thread() & 31u));
+        const float v8642 = v7409.x[52];
+        const float v8643 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8644 = __float_as_uint(v8643);
+        const bool v8645 = v8640 >= v8644;
+        const float v8646 = v7715.x[0];
+        const unsigned int v8647 = __float_as_uint(v8646);
+        const bool v8648 = v8640 < v8647;
+        const bool v8649 = v8645 && v8648;
+        const float v8651 = v8642 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8652 = v8649 ? v8651 : __uint_as_float(0xff800000u);
+        v7409.x[52] = v8652;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8653 = static_cast<unsigned int>(v7409.col(53, iron_linear_thread() & 31u));
+        const float v8655 = v7409.x[53];
+        const float v8656 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8657 = __float_as_uint(v8656);
+        const bool v8658 = v8653 >= v8657;
+        const float v8659 = v7715.x[0];
+        const unsigned int v8660 = __float_as_uint(v8659);
+        const bool v8661 = v8653 < v8660;
+        const bool v8662 = v8658 && v8661;
+        const float v8664 = v8655 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8665 = v8662 ? v8664 : __uint_as_float(0xff800000u);
+        v7409.x[53] = v8665;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8666 = static_cast<unsigned int>(v7409.col(54, iron_linear_thread() & 31u));
+        const float v8668 = v7409.x[54];
+        const float v8669 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8670 = __float_as_uint(v8669);
+        const bool v8671 = v8666 >= v8670;
+        const float v8672 = v7715.x[2];
+        const unsigned int v8673 = __float_as_uint(v8672);
+        const bool v8674 = v8666 < v8673;
+        const bool v8675 = v8671 && v8674;
+        const float v8677 = v8668 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8678 = v8675 ? v8677 : __uint_as_float(0xff800000u);
+        v7409.x[54] = v8678;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8679 = static_cast<unsigned int>(v7409.col(55, iron_linear_thread() & 31u));
+        const float v8681 = v7409.x[55];
+        const float v8682 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8683 = __float_as_uint(v8682);
+        const bool v8684 = v8679 >= v8683;
+        const float v8685 = v7715.x[2];
+        const unsigned int v8686 = __float_as_uint(v8685);
+        const bool v8687 = v8679 < v8686;
+        const bool v8688 = v8684 && v8687;
+        const float v8690 = v8681 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8691 = v8688 ? v8690 : __uint_as_float(0xff800000u);
+        v7409.x[55] = v8691;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8692 = static_cast<unsigned int>(v7409.col(56, iron_linear_thread() & 31u));
+        const float v8694 = v7409.x[56];
+        const float v8695 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8696 = __float_as_uint(v8695);
+        const bool v8697 = v8692 >= v8696;
+        const float v8698 = v7715.x[0];
+        const unsigned int v8699 = __float_as_uint(v8698);
+        const bool v8700 = v8692 < v8699;
+        const bool v8701 = v8697 && v8700;
+        const float v8703 = v8694 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8704 = v8701 ? v8703 : __uint_as_float(0xff800000u);
+        v7409.x[56] = v8704;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8705 = static_cast<unsigned int>(v7409.col(57, iron_linear_thread() & 31u));
+        const float v8707 = v7409.x[57];
+        const float v8708 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8709 = __float_as_uint(v8708);
+        const bool v8710 = v8705 >= v8709;
+        const float v8711 = v7715.x[0];
+        const unsigned int v8712 = __float_as_uint(v8711);
+        const bool v8713 = v8705 < v8712;
+        const bool v8714 = v8710 && v8713;
+        const float v8716 = v8707 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8717 = v8714 ? v8716 : __uint_as_float(0xff800000u);
+        v7409.x[57] = v8717;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8718 = static_cast<unsigned int>(v7409.col(58, iron_linear_thread() & 31u));
+        const float v8720 = v7409.x[58];
+        const float v8721 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8722 = __float_as_uint(v8721);
+        const bool v8723 = v8718 >= v8722;
+        const float v8724 = v7715.x[2];
+        const unsigned int v8725 = __float_as_uint(v8724);
+        const bool v8726 = v8718 < v8725;
+        const bool v8727 = v8723 && v8726;
+        const float v8729 = v8720 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8730 = v8727 ? v8729 : __uint_as_float(0xff800000u);
+        v7409.x[58] = v8730;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8731 = static_cast<unsigned int>(v7409.col(59, iron_linear_thread() & 31u));
+        const float v8733 = v7409.x[59];
+        const float v8734 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8735 = __float_as_uint(v8734);
+        const bool v8736 = v8731 >= v8735;
+        const float v8737 = v7715.x[2];
+        const unsigned int v8738 = __float_as_uint(v8737);
+        const bool v8739 = v8731 < v8738;
+        const bool v8740 = v8736 && v8739;
+        const float v8742 = v8733 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8743 = v8740 ? v8742 : __uint_as_float(0xff800000u);
+        v7409.x[59] = v8743;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8744 = static_cast<unsigned int>(v7409.col(60, iron_linear_thread() & 31u));
+        const float v8746 = v7409.x[60];
+        const float v8747 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8748 = __float_as_uint(v8747);
+        const bool v8749 = v8744 >= v8748;
+        const float v8750 = v7715.x[0];
+        const unsigned int v8751 = __float_as_uint(v8750);
+        const bool v8752 = v8744 < v8751;
+        const bool v8753 = v8749 && v8752;
+        const float v8755 = v8746 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8756 = v8753 ? v8755 : __uint_as_float(0xff800000u);
+        v7409.x[60] = v8756;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8757 = static_cast<unsigned int>(v7409.col(61, iron_linear_thread() & 31u));
+        const float v8759 = v7409.x[61];
+        const float v8760 = v7713.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8761 = __float_as_uint(v8760);
+        const bool v8762 = v8757 >= v8761;
+        const float v8763 = v7715.x[0];
+        const unsigned int v8764 = __float_as_uint(v8763);
+        const bool v8765 = v8757 < v8764;
+        const bool v8766 = v8762 && v8765;
+        const float v8768 = v8759 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8769 = v8766 ? v8768 : __uint_as_float(0xff800000u);
+        v7409.x[61] = v8769;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8770 = static_cast<unsigned int>(v7409.col(62, iron_linear_thread() & 31u));
+        const float v8772 = v7409.x[62];
+        const float v8773 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8774 = __float_as_uint(v8773);
+        const bool v8775 = v8770 >= v8774;
+        const float v8776 = v7715.x[2];
+        const unsigned int v8777 = __float_as_uint(v8776);
+        const bool v8778 = v8770 < v8777;
+        const bool v8779 = v8775 && v8778;
+        const float v8781 = v8772 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8782 = v8779 ? v8781 : __uint_as_float(0xff800000u);
+        v7409.x[62] = v8782;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8783 = static_cast<unsigned int>(v7409.col(63, iron_linear_thread() & 31u));
+        const float v8785 = v7409.x[63];
+        const float v8786 = v7713.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8787 = __float_as_uint(v8786);
+        const bool v8788 = v8783 >= v8787;
+        const float v8789 = v7715.x[2];
+        const unsigned int v8790 = __float_as_uint(v8789);
+        const bool v8791 = v8783 < v8790;
+        const bool v8792 = v8788 && v8791;
+        const float v8794 = v8785 * v335;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8795 = v8792 ? v8794 : __uint_as_float(0xff800000u);
+        v7409.x[63] = v8795;  // kernels/sdpa/flash_tile.hpp:179
       }
-      iron_frag<float, 2, 16, 8> v8796;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag_fill(v8796, 0.0f);
-      iron_frag<float, 2, 16, 8> v8798;  // kernels/sdpa/flash_tile.hpp:207
-      iron_frag_fill(v8798, 0.0f);
-      iron_frag_row_reduce<false>(v8798, v7408);
-      iron_frag<float, 2, 16, 8> v8800;  // kernels/sdpa/flash_tile.hpp:209
-      iron_frag_fill(v8800, 0.0f);
-      const float v8804 = v8798.x[0];  // kernels/sdpa/flash_tile.hpp:211
-      const float v8805 = v337.x[0];
-      const float v8806 = fmaxf(v8805, v8804);
-      const bool v8809 = v8806 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8810 = v8809 ? 0.0f : v8806;
-      v8800.x[0] = v8810;  // kernels/sdpa/flash_tile.hpp:210
-      const float v8814 = v8798.x[1];  // kernels/sdpa/flash_tile.hpp:211
-      const float v8815 = v337.x[1];
-      const float v8816 = fmaxf(v8815, v8814);
-      const bool v8819 = v8816 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8820 = v8819 ? 0.0f : v8816;
-      v8800.x[1] = v8820;  // kernels/sdpa/flash_tile.hpp:210
-      const float v8824 = v8798.x[2];  // kernels/sdpa/flash_tile.hpp:211
-      const float v8825 = v337.x[2];
-      const float v8826 = fmaxf(v8825, v8824);
-      const bool v8829 = v8826 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8830 = v8829 ? 0.0f : v8826;
-      v8800.x[2] = v8830;  // kernels/sdpa/flash_tile.hpp:210
-      const float v8834 = v8798.x[3];  // kernels/sdpa/flash_tile.hpp:211
-      const float v8835 = v337.x[3];
-      const float v8836 = fmaxf(v8835, v8834);
-      const bool v8839 = v8836 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8840 = v8839 ? 0.0f : v8836;
-      v8800.x[3] = v8840;  // kernels/sdpa/flash_tile.hpp:210
-      const float v8844 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:214
-      const float v8846 = v8805 - v8844;
-      const float v8847 = iron_exp2_approx(v8846);
-      v8796.x[0] = v8847;  // kernels/sdpa/flash_tile.hpp:213
-      const float v8851 = v8800.x[1];  // kernels/sdpa/flash_tile.hpp:214
-      const float v8853 = v8815 - v8851;
-      const float v8854 = iron_exp2_approx(v8853);
-      v8796.x[1] = v8854;  // kernels/sdpa/flash_tile.hpp:213
-      const float v8858 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:214
-      const float v8860 = v8825 - v8858;
-      const float v8861 = iron_exp2_approx(v8860);
-      v8796.x[2] = v8861;  // kernels/sdpa/flash_tile.hpp:213
-      const float v8865 = v8800.x[3];  // kernels/sdpa/flash_tile.hpp:214
-      const float v8867 = v8835 - v8865;
-      const float v8868 = iron_exp2_approx(v8867);
-      v8796.x[3] = v8868;  // kernels/sdpa/flash_tile.hpp:213
-      v337.x[0] = v8806;  // kernels/sdpa/flash_tile.hpp:216
-      const float v8876 = v337.x[1];
-      const float v8878 = fmaxf(v8876, v8814);  // kernels/sdpa/flash_tile.hpp:217
-      v337.x[1] = v8878;  // kernels/sdpa/flash_tile.hpp:216
-      const float v8881 = v337.x[2];
-      const float v8883 = fmaxf(v8881, v8824);  // kernels/sdpa/flash_tile.hpp:217
-      v337.x[2] = v8883;  // kernels/sdpa/flash_tile.hpp:216
-      const float v8886 = v337.x[3];
-      const float v8888 = fmaxf(v8886, v8834);  // kernels/sdpa/flash_tile.hpp:217
-      v337.x[3] = v8888;  // kernels/sdpa/flash_tile.hpp:216
-      const float v8891 = v7408.x[0];  // kernels/sdpa/flash_tile.hpp:219
-      const float v8892 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8893 = v8891 - v8892;
-      const float v8894 = iron_exp2_approx(v8893);
-      v7408.x[0] = v8894;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8897 = v7408.x[1];
-      const float v8898 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8899 = v8897 - v8898;
-      const float v8900 = iron_exp2_approx(v8899);
-      v7408.x[1] = v8900;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8903 = v7408.x[2];
-      const float v8904 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8905 = v8903 - v8904;
-      const float v8906 = iron_exp2_approx(v8905);
-      v7408.x[2] = v8906;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8909 = v7408.x[3];
-      const float v8910 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8911 = v8909 - v8910;
-      const float v8912 = iron_exp2_approx(v8911);
-      v7408.x[3] = v8912;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8915 = v7408.x[4];
-      const float v8916 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8917 = v8915 - v8916;
-      const float v8918 = iron_exp2_approx(v8917);
-      v7408.x[4] = v8918;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8921 = v7408.x[5];
-      const float v8922 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8923 = v8921 - v8922;
-      const float v8924 = iron_exp2_approx(v8923);
-      v7408.x[5] = v8924;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8927 = v7408.x[6];
-      const float v8928 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8929 = v8927 - v8928;
-      const float v8930 = iron_exp2_approx(v8929);
-      v7408.x[6] = v8930;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8933 = v7408.x[7];
-      const float v8934 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8935 = v8933 - v8934;
-      const float v8936 = iron_exp2_approx(v8935);
-      v7408.x[7] = v8936;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8939 = v7408.x[8];
-      const float v8940 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8941 = v8939 - v8940;
-      const float v8942 = iron_exp2_approx(v8941);
-      v7408.x[8] = v8942;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8945 = v7408.x[9];
-      const float v8946 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8947 = v8945 - v8946;
-      const float v8948 = iron_exp2_approx(v8947);
-      v7408.x[9] = v8948;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8951 = v7408.x[10];
-      const float v8952 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8953 = v8951 - v8952;
-      const float v8954 = iron_exp2_approx(v8953);
-      v7408.x[10] = v8954;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8957 = v7408.x[11];
-      const float v8958 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8959 = v8957 - v8958;
-      const float v8960 = iron_exp2_approx(v8959);
-      v7408.x[11] = v8960;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8963 = v7408.x[12];
-      const float v8964 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8965 = v8963 - v8964;
-      const float v8966 = iron_exp2_approx(v8965);
-      v7408.x[12] = v8966;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8969 = v7408.x[13];
-      const float v8970 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8971 = v8969 - v8970;
-      const float v8972 = iron_exp2_approx(v8971);
-      v7408.x[13] = v8972;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8975 = v7408.x[14];
-      const float v8976 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8977 = v8975 - v8976;
-      const float v8978 = iron_exp2_approx(v8977);
-      v7408.x[14] = v8978;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8981 = v7408.x[15];
-      const float v8982 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8983 = v8981 - v8982;
-      const float v8984 = iron_exp2_approx(v8983);
-      v7408.x[15] = v8984;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8987 = v7408.x[16];
-      const float v8988 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8989 = v8987 - v8988;
-      const float v8990 = iron_exp2_approx(v8989);
-      v7408.x[16] = v8990;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8993 = v7408.x[17];
-      const float v8994 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v8995 = v8993 - v8994;
-      const float v8996 = iron_exp2_approx(v8995);
-      v7408.x[17] = v8996;  // kernels/sdpa/flash_tile.hpp:219
-      const float v8999 = v7408.x[18];
-      const float v9000 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9001 = v8999 - v9000;
-      const float v9002 = iron_exp2_approx(v9001);
-      v7408.x[18] = v9002;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9005 = v7408.x[19];
-      const float v9006 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9007 = v9005 - v9006;
-      const float v9008 = iron_exp2_approx(v9007);
-      v7408.x[19] = v9008;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9011 = v7408.x[20];
-      const float v9012 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9013 = v9011 - v9012;
-      const float v9014 = iron_exp2_approx(v9013);
-      v7408.x[20] = v9014;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9017 = v7408.x[21];
-      const float v9018 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9019 = v9017 - v9018;
-      const float v9020 = iron_exp2_approx(v9019);
-      v7408.x[21] = v9020;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9023 = v7408.x[22];
-      const float v9024 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9025 = v9023 - v9024;
-      const float v9026 = iron_exp2_approx(v9025);
-      v7408.x[22] = v9026;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9029 = v7408.x[23];
-      const float v9030 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9031 = v9029 - v9030;
-      const float v9032 = iron_exp2_approx(v9031);
-      v7408.x[23] = v9032;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9035 = v7408.x[24];
-      const float v9036 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9037 = v9035 - v9036;
-      const float v9038 = iron_exp2_approx(v9037);
-      v7408.x[24] = v9038;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9041 = v7408.x[25];
-      const float v9042 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9043 = v9041 - v9042;
-      const float v9044 = iron_exp2_approx(v9043);
-      v7408.x[25] = v9044;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9047 = v7408.x[26];
-      const float v9048 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9049 = v9047 - v9048;
-      const float v9050 = iron_exp2_approx(v9049);
-      v7408.x[26] = v9050;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9053 = v7408.x[27];
-      const float v9054 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9055 = v9053 - v9054;
-      const float v9056 = iron_exp2_approx(v9055);
-      v7408.x[27] = v9056;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9059 = v7408.x[28];
-      const float v9060 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9061 = v9059 - v9060;
-      const float v9062 = iron_exp2_approx(v9061);
-      v7408.x[28] = v9062;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9065 = v7408.x[29];
-      const float v9066 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9067 = v9065 - v9066;
-      const float v9068 = iron_exp2_approx(v9067);
-      v7408.x[29] = v9068;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9071 = v7408.x[30];
-      const float v9072 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9073 = v9071 - v9072;
-      const float v9074 = iron_exp2_approx(v9073);
-      v7408.x[30] = v9074;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9077 = v7408.x[31];
-      const float v9078 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9079 = v9077 - v9078;
-      const float v9080 = iron_exp2_approx(v9079);
-      v7408.x[31] = v9080;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9083 = v7408.x[32];
-      const float v9084 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9085 = v9083 - v9084;
-      const float v9086 = iron_exp2_approx(v9085);
-      v7408.x[32] = v9086;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9089 = v7408.x[33];
-      const float v9090 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9091 = v9089 - v9090;
-      const float v9092 = iron_exp2_approx(v9091);
-      v7408.x[33] = v9092;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9095 = v7408.x[34];
-      const float v9096 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9097 = v9095 - v9096;
-      const float v9098 = iron_exp2_approx(v9097);
-      v7408.x[34] = v9098;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9101 = v7408.x[35];
-      const float v9102 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9103 = v9101 - v9102;
-      const float v9104 = iron_exp2_approx(v9103);
-      v7408.x[35] = v9104;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9107 = v7408.x[36];
-      const float v9108 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9109 = v9107 - v9108;
-      const float v9110 = iron_exp2_approx(v9109);
-      v7408.x[36] = v9110;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9113 = v7408.x[37];
-      const float v9114 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9115 = v9113 - v9114;
-      const float v9116 = iron_exp2_approx(v9115);
-      v7408.x[37] = v9116;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9119 = v7408.x[38];
-      const float v9120 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9121 = v9119 - v9120;
-      const float v9122 = iron_exp2_approx(v9121);
-      v7408.x[38] = v9122;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9125 = v7408.x[39];
-      const float v9126 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9127 = v9125 - v9126;
-      const float v9128 = iron_exp2_approx(v9127);
-      v7408.x[39] = v9128;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9131 = v7408.x[40];
-      const float v9132 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9133 = v9131 - v9132;
-      const float v9134 = iron_exp2_approx(v9133);
-      v7408.x[40] = v9134;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9137 = v7408.x[41];
-      const float v9138 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9139 = v9137 - v9138;
-      const float v9140 = iron_exp2_approx(v9139);
-      v7408.x[41] = v9140;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9143 = v7408.x[42];
-      const float v9144 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9145 = v9143 - v9144;
-      const float v9146 = iron_exp2_approx(v9145);
-      v7408.x[42] = v9146;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9149 = v7408.x[43];
-      const float v9150 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9151 = v9149 - v9150;
-      const float v9152 = iron_exp2_approx(v9151);
-      v7408.x[43] = v9152;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9155 = v7408.x[44];
-      const float v9156 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9157 = v9155 - v9156;
-      const float v9158 = iron_exp2_approx(v9157);
-      v7408.x[44] = v9158;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9161 = v7408.x[45];
-      const float v9162 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9163 = v9161 - v9162;
-      const float v9164 = iron_exp2_approx(v9163);
-      v7408.x[45] = v9164;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9167 = v7408.x[46];
-      const float v9168 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9169 = v9167 - v9168;
-      const float v9170 = iron_exp2_approx(v9169);
-      v7408.x[46] = v9170;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9173 = v7408.x[47];
-      const float v9174 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9175 = v9173 - v9174;
-      const float v9176 = iron_exp2_approx(v9175);
-      v7408.x[47] = v9176;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9179 = v7408.x[48];
-      const float v9180 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9181 = v9179 - v9180;
-      const float v9182 = iron_exp2_approx(v9181);
-      v7408.x[48] = v9182;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9185 = v7408.x[49];
-      const float v9186 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9187 = v9185 - v9186;
-      const float v9188 = iron_exp2_approx(v9187);
-      v7408.x[49] = v9188;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9191 = v7408.x[50];
-      const float v9192 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9193 = v9191 - v9192;
-      const float v9194 = iron_exp2_approx(v9193);
-      v7408.x[50] = v9194;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9197 = v7408.x[51];
-      const float v9198 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9199 = v9197 - v9198;
-      const float v9200 = iron_exp2_approx(v9199);
-      v7408.x[51] = v9200;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9203 = v7408.x[52];
-      const float v9204 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9205 = v9203 - v9204;
-      const float v9206 = iron_exp2_approx(v9205);
-      v7408.x[52] = v9206;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9209 = v7408.x[53];
-      const float v9210 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9211 = v9209 - v9210;
-      const float v9212 = iron_exp2_approx(v9211);
-      v7408.x[53] = v9212;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9215 = v7408.x[54];
-      const float v9216 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9217 = v9215 - v9216;
-      const float v9218 = iron_exp2_approx(v9217);
-      v7408.x[54] = v9218;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9221 = v7408.x[55];
-      const float v9222 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9223 = v9221 - v9222;
-      const float v9224 = iron_exp2_approx(v9223);
-      v7408.x[55] = v9224;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9227 = v7408.x[56];
-      const float v9228 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9229 = v9227 - v9228;
-      const float v9230 = iron_exp2_approx(v9229);
-      v7408.x[56] = v9230;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9233 = v7408.x[57];
-      const float v9234 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9235 = v9233 - v9234;
-      const float v9236 = iron_exp2_approx(v9235);
-      v7408.x[57] = v9236;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9239 = v7408.x[58];
-      const float v9240 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9241 = v9239 - v9240;
-      const float v9242 = iron_exp2_approx(v9241);
-      v7408.x[58] = v9242;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9245 = v7408.x[59];
-      const float v9246 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9247 = v9245 - v9246;
-      const float v9248 = iron_exp2_approx(v9247);
-      v7408.x[59] = v9248;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9251 = v7408.x[60];
-      const float v9252 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9253 = v9251 - v9252;
-      const float v9254 = iron_exp2_approx(v9253);
-      v7408.x[60] = v9254;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9257 = v7408.x[61];
-      const float v9258 = v8800.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9259 = v9257 - v9258;
-      const float v9260 = iron_exp2_approx(v9259);
-      v7408.x[61] = v9260;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9263 = v7408.x[62];
-      const float v9264 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9265 = v9263 - v9264;
-      const float v9266 = iron_exp2_approx(v9265);
-      v7408.x[62] = v9266;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9269 = v7408.x[63];
-      const float v9270 = v8800.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9271 = v9269 - v9270;
-      const float v9272 = iron_exp2_approx(v9271);
-      v7408.x[63] = v9272;  // kernels/sdpa/flash_tile.hpp:219
-      iron_frag<float, 2, 16, 8> v9274;  // kernels/sdpa/flash_tile.hpp:222
-      iron_frag_fill(v9274, 0.0f);
-      iron_frag_row_reduce<true>(v9274, v7408);
-      const float v9277 = v339.x[0];  // kernels/sdpa/flash_tile.hpp:223
-      const float v9278 = v9274.x[0];  // kernels/sdpa/flash_tile.hpp:224
-      const float v9279 = v8796.x[0];
-      const float v9280 = v9277 * v9279;
-      const float v9281 = v9280 + v9278;
-      v339.x[0] = v9281;  // kernels/sdpa/flash_tile.hpp:223
-      const float v9284 = v339.x[1];
-      const float v9285 = v9274.x[1];  // kernels/sdpa/flash_tile.hpp:224
-      const float v9286 = v8796.x[1];
-      const float v9287 = v9284 * v9286;
-      const float v9288 = v9287 + v9285;
-      v339.x[1] = v9288;  // kernels/sdpa/flash_tile.hpp:223
-      const float v9291 = v339.x[2];
-      const float v9292 = v9274.x[2];  // kernels/sdpa/flash_tile.hpp:224
-      const float v9293 = v8796.x[2];
-      const float v9294 = v9291 * v9293;
-      const float v9295 = v9294 + v9292;
-      v339.x[2] = v9295;  // kernels/sdpa/flash_tile.hpp:223
-      const float v9298 = v339.x[3];
-      const float v9299 = v9274.x[3];  // kernels/sdpa/flash_tile.hpp:224
-      const float v9300 = v8796.x[3];
-      const float v9301 = v9298 * v9300;
-      const float v9302 = v9301 + v9299;
-      v339.x[3] = v9302;  // kernels/sdpa/flash_tile.hpp:223
-      const float v9305 = v341.x[0];  // kernels/sdpa/flash_tile.hpp:233
-      const float v9306 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9307 = v9305 * v9306;
-      v341.x[0] = v9307;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9310 = v341.x[1];
-      const float v9311 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9312 = v9310 * v9311;
-      v341.x[1] = v9312;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9315 = v341.x[2];
-      const float v9316 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9317 = v9315 * v9316;
-      v341.x[2] = v9317;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9320 = v341.x[3];
-      const float v9321 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9322 = v9320 * v9321;
-      v341.x[3] = v9322;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9325 = v341.x[4];
-      const float v9326 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9327 = v9325 * v9326;
-      v341.x[4] = v9327;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9330 = v341.x[5];
-      const float v9331 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9332 = v9330 * v9331;
-      v341.x[5] = v9332;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9335 = v341.x[6];
-      const float v9336 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9337 = v9335 * v9336;
-      v341.x[6] = v9337;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9340 = v341.x[7];
-      const float v9341 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9342 = v9340 * v9341;
-      v341.x[7] = v9342;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9345 = v341.x[8];
-      const float v9346 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9347 = v9345 * v9346;
-      v341.x[8] = v9347;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9350 = v341.x[9];
-      const float v9351 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9352 = v9350 * v9351;
-      v341.x[9] = v9352;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9355 = v341.x[10];
-      const float v9356 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9357 = v9355 * v9356;
-      v341.x[10] = v9357;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9360 = v341.x[11];
-      const float v9361 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9362 = v9360 * v9361;
-      v341.x[11] = v9362;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9365 = v341.x[12];
-      const float v9366 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9367 = v9365 * v9366;
-      v341.x[12] = v9367;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9370 = v341.x[13];
-      const float v9371 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9372 = v9370 * v9371;
-      v341.x[13] = v9372;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9375 = v341.x[14];
-      const float v9376 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9377 = v9375 * v9376;
-      v341.x[14] = v9377;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9380 = v341.x[15];
-      const float v9381 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9382 = v9380 * v9381;
-      v341.x[15] = v9382;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9385 = v341.x[16];
-      const float v9386 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9387 = v9385 * v9386;
-      v341.x[16] = v9387;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9390 = v341.x[17];
-      const float v9391 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9392 = v9390 * v9391;
-      v341.x[17] = v9392;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9395 = v341.x[18];
-      const float v9396 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9397 = v9395 * v9396;
-      v341.x[18] = v9397;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9400 = v341.x[19];
-      const float v9401 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9402 = v9400 * v9401;
-      v341.x[19] = v9402;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9405 = v341.x[20];
-      const float v9406 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9407 = v9405 * v9406;
-      v341.x[20] = v9407;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9410 = v341.x[21];
-      const float v9411 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9412 = v9410 * v9411;
-      v341.x[21] = v9412;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9415 = v341.x[22];
-      const float v9416 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9417 = v9415 * v9416;
-      v341.x[22] = v9417;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9420 = v341.x[23];
-      const float v9421 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9422 = v9420 * v9421;
-      v341.x[23] = v9422;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9425 = v341.x[24];
-      const float v9426 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9427 = v9425 * v9426;
-      v341.x[24] = v9427;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9430 = v341.x[25];
-      const float v9431 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9432 = v9430 * v9431;
-      v341.x[25] = v9432;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9435 = v341.x[26];
-      const float v9436 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9437 = v9435 * v9436;
-      v341.x[26] = v9437;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9440 = v341.x[27];
-      const float v9441 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9442 = v9440 * v9441;
-      v341.x[27] = v9442;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9445 = v341.x[28];
-      const float v9446 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9447 = v9445 * v9446;
-      v341.x[28] = v9447;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9450 = v341.x[29];
-      const float v9451 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9452 = v9450 * v9451;
-      v341.x[29] = v9452;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9455 = v341.x[30];
-      const float v9456 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9457 = v9455 * v9456;
-      v341.x[30] = v9457;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9460 = v341.x[31];
-      const float v9461 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9462 = v9460 * v9461;
-      v341.x[31] = v9462;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9465 = v343.x[0];
-      const float v9466 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9467 = v9465 * v9466;
-      v343.x[0] = v9467;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9470 = v343.x[1];
-      const float v9471 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9472 = v9470 * v9471;
-      v343.x[1] = v9472;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9475 = v343.x[2];
-      const float v9476 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9477 = v9475 * v9476;
-      v343.x[2] = v9477;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9480 = v343.x[3];
-      const float v9481 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9482 = v9480 * v9481;
-      v343.x[3] = v9482;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9485 = v343.x[4];
-      const float v9486 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9487 = v9485 * v9486;
-      v343.x[4] = v9487;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9490 = v343.x[5];
-      const float v9491 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9492 = v9490 * v9491;
-      v343.x[5] = v9492;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9495 = v343.x[6];
-      const float v9496 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9497 = v9495 * v9496;
-      v343.x[6] = v9497;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9500 = v343.x[7];
-      const float v9501 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9502 = v9500 * v9501;
-      v343.x[7] = v9502;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9505 = v343.x[8];
-      const float v9506 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9507 = v9505 * v9506;
-      v343.x[8] = v9507;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9510 = v343.x[9];
-      const float v9511 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9512 = v9510 * v9511;
-      v343.x[9] = v9512;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9515 = v343.x[10];
-      const float v9516 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9517 = v9515 * v9516;
-      v343.x[10] = v9517;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9520 = v343.x[11];
-      const float v9521 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9522 = v9520 * v9521;
-      v343.x[11] = v9522;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9525 = v343.x[12];
-      const float v9526 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9527 = v9525 * v9526;
-      v343.x[12] = v9527;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9530 = v343.x[13];
-      const float v9531 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9532 = v9530 * v9531;
-      v343.x[13] = v9532;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9535 = v343.x[14];
-      const float v9536 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9537 = v9535 * v9536;
-      v343.x[14] = v9537;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9540 = v343.x[15];
-      const float v9541 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9542 = v9540 * v9541;
-      v343.x[15] = v9542;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9545 = v343.x[16];
-      const float v9546 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9547 = v9545 * v9546;
-      v343.x[16] = v9547;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9550 = v343.x[17];
-      const float v9551 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9552 = v9550 * v9551;
-      v343.x[17] = v9552;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9555 = v343.x[18];
-      const float v9556 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9557 = v9555 * v9556;
-      v343.x[18] = v9557;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9560 = v343.x[19];
-      const float v9561 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9562 = v9560 * v9561;
-      v343.x[19] = v9562;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9565 = v343.x[20];
-      const float v9566 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9567 = v9565 * v9566;
-      v343.x[20] = v9567;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9570 = v343.x[21];
-      const float v9571 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9572 = v9570 * v9571;
-      v343.x[21] = v9572;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9575 = v343.x[22];
-      const float v9576 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9577 = v9575 * v9576;
-      v343.x[22] = v9577;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9580 = v343.x[23];
-      const float v9581 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9582 = v9580 * v9581;
-      v343.x[23] = v9582;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9585 = v343.x[24];
-      const float v9586 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9587 = v9585 * v9586;
-      v343.x[24] = v9587;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9590 = v343.x[25];
-      const float v9591 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9592 = v9590 * v9591;
-      v343.x[25] = v9592;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9595 = v343.x[26];
-      const float v9596 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9597 = v9595 * v9596;
-      v343.x[26] = v9597;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9600 = v343.x[27];
-      const float v9601 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9602 = v9600 * v9601;
-      v343.x[27] = v9602;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9605 = v343.x[28];
-      const float v9606 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9607 = v9605 * v9606;
-      v343.x[28] = v9607;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9610 = v343.x[29];
-      const float v9611 = v8796.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9612 = v9610 * v9611;
-      v343.x[29] = v9612;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9615 = v343.x[30];
-      const float v9616 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9617 = v9615 * v9616;
-      v343.x[30] = v9617;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9620 = v343.x[31];
-      const float v9621 = v8796.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9622 = v9620 * v9621;
-      v343.x[31] = v9622;  // kernels/sdpa/flash_tile.hpp:233
-      iron_frag<iron_bf16, 0, 16, 128> v9624;  // kernels/sdpa/flash_warpgroup.hpp:115
-      iron_frag_fill(v9624, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v9624, v7408);
-      iron_frag_store<false>(v9624, shm3, v9631, 128u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      iron_frag<float, 2, 16, 8> v8797;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag_fill(v8797, 0.0f);
+      iron_frag<float, 2, 16, 8> v8799;  // kernels/sdpa/flash_tile.hpp:207
+      iron_frag_fill(v8799, 0.0f);
+      iron_frag_row_reduce<false>(v8799, v7409);
+      iron_frag<float, 2, 16, 8> v8801;  // kernels/sdpa/flash_tile.hpp:209
+      iron_frag_fill(v8801, 0.0f);
+      const float v8805 = v8799.x[0];  // kernels/sdpa/flash_tile.hpp:211
+      const float v8806 = v337.x[0];
+      const float v8807 = fmaxf(v8806, v8805);
+      const bool v8810 = v8807 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8811 = v8810 ? 0.0f : v8807;
+      v8801.x[0] = v8811;  // kernels/sdpa/flash_tile.hpp:210
+      const float v8815 = v8799.x[1];  // kernels/sdpa/flash_tile.hpp:211
+      const float v8816 = v337.x[1];
+      const float v8817 = fmaxf(v8816, v8815);
+      const bool v8820 = v8817 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8821 = v8820 ? 0.0f : v8817;
+      v8801.x[1] = v8821;  // kernels/sdpa/flash_tile.hpp:210
+      const float v8825 = v8799.x[2];  // kernels/sdpa/flash_tile.hpp:211
+      const float v8826 = v337.x[2];
+      const float v8827 = fmaxf(v8826, v8825);
+      const bool v8830 = v8827 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8831 = v8830 ? 0.0f : v8827;
+      v8801.x[2] = v8831;  // kernels/sdpa/flash_tile.hpp:210
+      const float v8835 = v8799.x[3];  // kernels/sdpa/flash_tile.hpp:211
+      const float v8836 = v337.x[3];
+      const float v8837 = fmaxf(v8836, v8835);
+      const bool v8840 = v8837 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v8841 = v8840 ? 0.0f : v8837;
+      v8801.x[3] = v8841;  // kernels/sdpa/flash_tile.hpp:210
+      const float v8845 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:214
+      const float v8847 = v8806 - v8845;
+      const float v8848 = iron_exp2_approx(v8847);
+      v8797.x[0] = v8848;  // kernels/sdpa/flash_tile.hpp:213
+      const float v8852 = v8801.x[1];  // kernels/sdpa/flash_tile.hpp:214
+      const float v8854 = v8816 - v8852;
+      const float v8855 = iron_exp2_approx(v8854);
+      v8797.x[1] = v8855;  // kernels/sdpa/flash_tile.hpp:213
+      const float v8859 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:214
+      const float v8861 = v8826 - v8859;
+      const float v8862 = iron_exp2_approx(v8861);
+      v8797.x[2] = v8862;  // kernels/sdpa/flash_tile.hpp:213
+      const float v8866 = v8801.x[3];  // kernels/sdpa/flash_tile.hpp:214
+      const float v8868 = v8836 - v8866;
+      const float v8869 = iron_exp2_approx(v8868);
+      v8797.x[3] = v8869;  // kernels/sdpa/flash_tile.hpp:213
+      v337.x[0] = v8807;  // kernels/sdpa/flash_tile.hpp:216
+      const float v8877 = v337.x[1];
+      const float v8879 = fmaxf(v8877, v8815);  // kernels/sdpa/flash_tile.hpp:217
+      v337.x[1] = v8879;  // kernels/sdpa/flash_tile.hpp:216
+      const float v8882 = v337.x[2];
+      const float v8884 = fmaxf(v8882, v8825);  // kernels/sdpa/flash_tile.hpp:217
+      v337.x[2] = v8884;  // kernels/sdpa/flash_tile.hpp:216
+      const float v8887 = v337.x[3];
+      const float v8889 = fmaxf(v8887, v8835);  // kernels/sdpa/flash_tile.hpp:217
+      v337.x[3] = v8889;  // kernels/sdpa/flash_tile.hpp:216
+      const float v8892 = v7409.x[0];  // kernels/sdpa/flash_tile.hpp:219
+      const float v8893 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8894 = v8892 - v8893;
+      const float v8895 = iron_exp2_approx(v8894);
+      v7409.x[0] = v8895;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8898 = v7409.x[1];
+      const float v8899 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8900 = v8898 - v8899;
+      const float v8901 = iron_exp2_approx(v8900);
+      v7409.x[1] = v8901;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8904 = v7409.x[2];
+      const float v8905 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8906 = v8904 - v8905;
+      const float v8907 = iron_exp2_approx(v8906);
+      v7409.x[2] = v8907;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8910 = v7409.x[3];
+      const float v8911 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8912 = v8910 - v8911;
+      const float v8913 = iron_exp2_approx(v8912);
+      v7409.x[3] = v8913;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8916 = v7409.x[4];
+      const float v8917 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8918 = v8916 - v8917;
+      const float v8919 = iron_exp2_approx(v8918);
+      v7409.x[4] = v8919;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8922 = v7409.x[5];
+      const float v8923 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8924 = v8922 - v8923;
+      const float v8925 = iron_exp2_approx(v8924);
+      v7409.x[5] = v8925;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8928 = v7409.x[6];
+      const float v8929 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8930 = v8928 - v8929;
+      const float v8931 = iron_exp2_approx(v8930);
+      v7409.x[6] = v8931;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8934 = v7409.x[7];
+      const float v8935 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8936 = v8934 - v8935;
+      const float v8937 = iron_exp2_approx(v8936);
+      v7409.x[7] = v8937;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8940 = v7409.x[8];
+      const float v8941 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8942 = v8940 - v8941;
+      const float v8943 = iron_exp2_approx(v8942);
+      v7409.x[8] = v8943;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8946 = v7409.x[9];
+      const float v8947 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8948 = v8946 - v8947;
+      const float v8949 = iron_exp2_approx(v8948);
+      v7409.x[9] = v8949;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8952 = v7409.x[10];
+      const float v8953 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8954 = v8952 - v8953;
+      const float v8955 = iron_exp2_approx(v8954);
+      v7409.x[10] = v8955;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8958 = v7409.x[11];
+      const float v8959 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8960 = v8958 - v8959;
+      const float v8961 = iron_exp2_approx(v8960);
+      v7409.x[11] = v8961;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8964 = v7409.x[12];
+      const float v8965 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8966 = v8964 - v8965;
+      const float v8967 = iron_exp2_approx(v8966);
+      v7409.x[12] = v8967;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8970 = v7409.x[13];
+      const float v8971 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8972 = v8970 - v8971;
+      const float v8973 = iron_exp2_approx(v8972);
+      v7409.x[13] = v8973;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8976 = v7409.x[14];
+      const float v8977 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8978 = v8976 - v8977;
+      const float v8979 = iron_exp2_approx(v8978);
+      v7409.x[14] = v8979;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8982 = v7409.x[15];
+      const float v8983 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8984 = v8982 - v8983;
+      const float v8985 = iron_exp2_approx(v8984);
+      v7409.x[15] = v8985;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8988 = v7409.x[16];
+      const float v8989 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8990 = v8988 - v8989;
+      const float v8991 = iron_exp2_approx(v8990);
+      v7409.x[16] = v8991;  // kernels/sdpa/flash_tile.hpp:219
+      const float v8994 = v7409.x[17];
+      const float v8995 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v8996 = v8994 - v8995;
+      const float v8997 = iron_exp2_approx(v8996);
+      v7409.x[17] = v8997;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9000 = v7409.x[18];
+      const float v9001 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9002 = v9000 - v9001;
+      const float v9003 = iron_exp2_approx(v9002);
+      v7409.x[18] = v9003;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9006 = v7409.x[19];
+      const float v9007 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9008 = v9006 - v9007;
+      const float v9009 = iron_exp2_approx(v9008);
+      v7409.x[19] = v9009;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9012 = v7409.x[20];
+      const float v9013 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9014 = v9012 - v9013;
+      const float v9015 = iron_exp2_approx(v9014);
+      v7409.x[20] = v9015;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9018 = v7409.x[21];
+      const float v9019 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9020 = v9018 - v9019;
+      const float v9021 = iron_exp2_approx(v9020);
+      v7409.x[21] = v9021;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9024 = v7409.x[22];
+      const float v9025 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9026 = v9024 - v9025;
+      const float v9027 = iron_exp2_approx(v9026);
+      v7409.x[22] = v9027;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9030 = v7409.x[23];
+      const float v9031 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9032 = v9030 - v9031;
+      const float v9033 = iron_exp2_approx(v9032);
+      v7409.x[23] = v9033;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9036 = v7409.x[24];
+      const float v9037 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9038 = v9036 - v9037;
+      const float v9039 = iron_exp2_approx(v9038);
+      v7409.x[24] = v9039;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9042 = v7409.x[25];
+      const float v9043 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9044 = v9042 - v9043;
+      const float v9045 = iron_exp2_approx(v9044);
+      v7409.x[25] = v9045;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9048 = v7409.x[26];
+      const float v9049 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9050 = v9048 - v9049;
+      const float v9051 = iron_exp2_approx(v9050);
+      v7409.x[26] = v9051;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9054 = v7409.x[27];
+      const float v9055 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9056 = v9054 - v9055;
+      const float v9057 = iron_exp2_approx(v9056);
+      v7409.x[27] = v9057;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9060 = v7409.x[28];
+      const float v9061 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9062 = v9060 - v9061;
+      const float v9063 = iron_exp2_approx(v9062);
+      v7409.x[28] = v9063;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9066 = v7409.x[29];
+      const float v9067 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9068 = v9066 - v9067;
+      const float v9069 = iron_exp2_approx(v9068);
+      v7409.x[29] = v9069;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9072 = v7409.x[30];
+      const float v9073 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9074 = v9072 - v9073;
+      const float v9075 = iron_exp2_approx(v9074);
+      v7409.x[30] = v9075;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9078 = v7409.x[31];
+      const float v9079 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9080 = v9078 - v9079;
+      const float v9081 = iron_exp2_approx(v9080);
+      v7409.x[31] = v9081;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9084 = v7409.x[32];
+      const float v9085 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9086 = v9084 - v9085;
+      const float v9087 = iron_exp2_approx(v9086);
+      v7409.x[32] = v9087;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9090 = v7409.x[33];
+      const float v9091 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9092 = v9090 - v9091;
+      const float v9093 = iron_exp2_approx(v9092);
+      v7409.x[33] = v9093;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9096 = v7409.x[34];
+      const float v9097 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9098 = v9096 - v9097;
+      const float v9099 = iron_exp2_approx(v9098);
+      v7409.x[34] = v9099;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9102 = v7409.x[35];
+      const float v9103 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9104 = v9102 - v9103;
+      const float v9105 = iron_exp2_approx(v9104);
+      v7409.x[35] = v9105;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9108 = v7409.x[36];
+      const float v9109 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9110 = v9108 - v9109;
+      const float v9111 = iron_exp2_approx(v9110);
+      v7409.x[36] = v9111;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9114 = v7409.x[37];
+      const float v9115 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9116 = v9114 - v9115;
+      const float v9117 = iron_exp2_approx(v9116);
+      v7409.x[37] = v9117;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9120 = v7409.x[38];
+      const float v9121 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9122 = v9120 - v9121;
+      const float v9123 = iron_exp2_approx(v9122);
+      v7409.x[38] = v9123;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9126 = v7409.x[39];
+      const float v9127 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9128 = v9126 - v9127;
+      const float v9129 = iron_exp2_approx(v9128);
+      v7409.x[39] = v9129;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9132 = v7409.x[40];
+      const float v9133 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9134 = v9132 - v9133;
+      const float v9135 = iron_exp2_approx(v9134);
+      v7409.x[40] = v9135;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9138 = v7409.x[41];
+      const float v9139 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9140 = v9138 - v9139;
+      const float v9141 = iron_exp2_approx(v9140);
+      v7409.x[41] = v9141;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9144 = v7409.x[42];
+      const float v9145 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9146 = v9144 - v9145;
+      const float v9147 = iron_exp2_approx(v9146);
+      v7409.x[42] = v9147;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9150 = v7409.x[43];
+      const float v9151 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9152 = v9150 - v9151;
+      const float v9153 = iron_exp2_approx(v9152);
+      v7409.x[43] = v9153;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9156 = v7409.x[44];
+      const float v9157 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9158 = v9156 - v9157;
+      const float v9159 = iron_exp2_approx(v9158);
+      v7409.x[44] = v9159;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9162 = v7409.x[45];
+      const float v9163 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9164 = v9162 - v9163;
+      const float v9165 = iron_exp2_approx(v9164);
+      v7409.x[45] = v9165;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9168 = v7409.x[46];
+      const float v9169 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9170 = v9168 - v9169;
+      const float v9171 = iron_exp2_approx(v9170);
+      v7409.x[46] = v9171;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9174 = v7409.x[47];
+      const float v9175 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9176 = v9174 - v9175;
+      const float v9177 = iron_exp2_approx(v9176);
+      v7409.x[47] = v9177;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9180 = v7409.x[48];
+      const float v9181 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9182 = v9180 - v9181;
+      const float v9183 = iron_exp2_approx(v9182);
+      v7409.x[48] = v9183;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9186 = v7409.x[49];
+      const float v9187 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9188 = v9186 - v9187;
+      const float v9189 = iron_exp2_approx(v9188);
+      v7409.x[49] = v9189;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9192 = v7409.x[50];
+      const float v9193 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9194 = v9192 - v9193;
+      const float v9195 = iron_exp2_approx(v9194);
+      v7409.x[50] = v9195;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9198 = v7409.x[51];
+      const float v9199 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9200 = v9198 - v9199;
+      const float v9201 = iron_exp2_approx(v9200);
+      v7409.x[51] = v9201;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9204 = v7409.x[52];
+      const float v9205 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9206 = v9204 - v9205;
+      const float v9207 = iron_exp2_approx(v9206);
+      v7409.x[52] = v9207;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9210 = v7409.x[53];
+      const float v9211 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9212 = v9210 - v9211;
+      const float v9213 = iron_exp2_approx(v9212);
+      v7409.x[53] = v9213;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9216 = v7409.x[54];
+      const float v9217 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9218 = v9216 - v9217;
+      const float v9219 = iron_exp2_approx(v9218);
+      v7409.x[54] = v9219;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9222 = v7409.x[55];
+      const float v9223 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9224 = v9222 - v9223;
+      const float v9225 = iron_exp2_approx(v9224);
+      v7409.x[55] = v9225;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9228 = v7409.x[56];
+      const float v9229 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9230 = v9228 - v9229;
+      const float v9231 = iron_exp2_approx(v9230);
+      v7409.x[56] = v9231;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9234 = v7409.x[57];
+      const float v9235 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9236 = v9234 - v9235;
+      const float v9237 = iron_exp2_approx(v9236);
+      v7409.x[57] = v9237;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9240 = v7409.x[58];
+      const float v9241 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9242 = v9240 - v9241;
+      const float v9243 = iron_exp2_approx(v9242);
+      v7409.x[58] = v9243;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9246 = v7409.x[59];
+      const float v9247 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9248 = v9246 - v9247;
+      const float v9249 = iron_exp2_approx(v9248);
+      v7409.x[59] = v9249;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9252 = v7409.x[60];
+      const float v9253 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9254 = v9252 - v9253;
+      const float v9255 = iron_exp2_approx(v9254);
+      v7409.x[60] = v9255;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9258 = v7409.x[61];
+      const float v9259 = v8801.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9260 = v9258 - v9259;
+      const float v9261 = iron_exp2_approx(v9260);
+      v7409.x[61] = v9261;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9264 = v7409.x[62];
+      const float v9265 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9266 = v9264 - v9265;
+      const float v9267 = iron_exp2_approx(v9266);
+      v7409.x[62] = v9267;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9270 = v7409.x[63];
+      const float v9271 = v8801.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9272 = v9270 - v9271;
+      const float v9273 = iron_exp2_approx(v9272);
+      v7409.x[63] = v9273;  // kernels/sdpa/flash_tile.hpp:219
+      iron_frag<float, 2, 16, 8> v9275;  // kernels/sdpa/flash_tile.hpp:222
+      iron_frag_fill(v9275, 0.0f);
+      iron_frag_row_reduce<true>(v9275, v7409);
+      const float v9278 = v339.x[0];  // kernels/sdpa/flash_tile.hpp:223
+      const float v9279 = v9275.x[0];  // kernels/sdpa/flash_tile.hpp:224
+      const float v9280 = v8797.x[0];
+      const float v9281 = v9278 * v9280;
+      const float v9282 = v9281 + v9279;
+      v339.x[0] = v9282;  // kernels/sdpa/flash_tile.hpp:223
+      const float v9285 = v339.x[1];
+      const float v9286 = v9275.x[1];  // kernels/sdpa/flash_tile.hpp:224
+      const float v9287 = v8797.x[1];
+      const float v9288 = v9285 * v9287;
+      const float v9289 = v9288 + v9286;
+      v339.x[1] = v9289;  // kernels/sdpa/flash_tile.hpp:223
+      const float v9292 = v339.x[2];
+      const float v9293 = v9275.x[2];  // kernels/sdpa/flash_tile.hpp:224
+      const float v9294 = v8797.x[2];
+      const float v9295 = v9292 * v9294;
+      const float v9296 = v9295 + v9293;
+      v339.x[2] = v9296;  // kernels/sdpa/flash_tile.hpp:223
+      const float v9299 = v339.x[3];
+      const float v9300 = v9275.x[3];  // kernels/sdpa/flash_tile.hpp:224
+      const float v9301 = v8797.x[3];
+      const float v9302 = v9299 * v9301;
+      const float v9303 = v9302 + v9300;
+      v339.x[3] = v9303;  // kernels/sdpa/flash_tile.hpp:223
+      const float v9306 = v341.x[0];  // kernels/sdpa/flash_tile.hpp:233
+      const float v9307 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9308 = v9306 * v9307;
+      v341.x[0] = v9308;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9311 = v341.x[1];
+      const float v9312 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9313 = v9311 * v9312;
+      v341.x[1] = v9313;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9316 = v341.x[2];
+      const float v9317 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9318 = v9316 * v9317;
+      v341.x[2] = v9318;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9321 = v341.x[3];
+      const float v9322 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9323 = v9321 * v9322;
+      v341.x[3] = v9323;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9326 = v341.x[4];
+      const float v9327 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9328 = v9326 * v9327;
+      v341.x[4] = v9328;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9331 = v341.x[5];
+      const float v9332 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9333 = v9331 * v9332;
+      v341.x[5] = v9333;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9336 = v341.x[6];
+      const float v9337 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9338 = v9336 * v9337;
+      v341.x[6] = v9338;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9341 = v341.x[7];
+      const float v9342 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9343 = v9341 * v9342;
+      v341.x[7] = v9343;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9346 = v341.x[8];
+      const float v9347 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9348 = v9346 * v9347;
+      v341.x[8] = v9348;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9351 = v341.x[9];
+      const float v9352 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9353 = v9351 * v9352;
+      v341.x[9] = v9353;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9356 = v341.x[10];
+      const float v9357 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9358 = v9356 * v9357;
+      v341.x[10] = v9358;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9361 = v341.x[11];
+      const float v9362 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9363 = v9361 * v9362;
+      v341.x[11] = v9363;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9366 = v341.x[12];
+      const float v9367 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9368 = v9366 * v9367;
+      v341.x[12] = v9368;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9371 = v341.x[13];
+      const float v9372 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9373 = v9371 * v9372;
+      v341.x[13] = v9373;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9376 = v341.x[14];
+      const float v9377 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9378 = v9376 * v9377;
+      v341.x[14] = v9378;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9381 = v341.x[15];
+      const float v9382 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9383 = v9381 * v9382;
+      v341.x[15] = v9383;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9386 = v341.x[16];
+      const float v9387 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9388 = v9386 * v9387;
+      v341.x[16] = v9388;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9391 = v341.x[17];
+      const float v9392 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9393 = v9391 * v9392;
+      v341.x[17] = v9393;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9396 = v341.x[18];
+      const float v9397 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9398 = v9396 * v9397;
+      v341.x[18] = v9398;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9401 = v341.x[19];
+      const float v9402 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9403 = v9401 * v9402;
+      v341.x[19] = v9403;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9406 = v341.x[20];
+      const float v9407 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9408 = v9406 * v9407;
+      v341.x[20] = v9408;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9411 = v341.x[21];
+      const float v9412 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9413 = v9411 * v9412;
+      v341.x[21] = v9413;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9416 = v341.x[22];
+      const float v9417 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9418 = v9416 * v9417;
+      v341.x[22] = v9418;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9421 = v341.x[23];
+      const float v9422 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9423 = v9421 * v9422;
+      v341.x[23] = v9423;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9426 = v341.x[24];
+      const float v9427 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9428 = v9426 * v9427;
+      v341.x[24] = v9428;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9431 = v341.x[25];
+      const float v9432 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9433 = v9431 * v9432;
+      v341.x[25] = v9433;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9436 = v341.x[26];
+      const float v9437 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9438 = v9436 * v9437;
+      v341.x[26] = v9438;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9441 = v341.x[27];
+      const float v9442 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9443 = v9441 * v9442;
+      v341.x[27] = v9443;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9446 = v341.x[28];
+      const float v9447 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9448 = v9446 * v9447;
+      v341.x[28] = v9448;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9451 = v341.x[29];
+      const float v9452 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9453 = v9451 * v9452;
+      v341.x[29] = v9453;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9456 = v341.x[30];
+      const float v9457 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9458 = v9456 * v9457;
+      v341.x[30] = v9458;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9461 = v341.x[31];
+      const float v9462 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9463 = v9461 * v9462;
+      v341.x[31] = v9463;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9466 = v343.x[0];
+      const float v9467 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9468 = v9466 * v9467;
+      v343.x[0] = v9468;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9471 = v343.x[1];
+      const float v9472 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9473 = v9471 * v9472;
+      v343.x[1] = v9473;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9476 = v343.x[2];
+      const float v9477 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9478 = v9476 * v9477;
+      v343.x[2] = v9478;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9481 = v343.x[3];
+      const float v9482 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9483 = v9481 * v9482;
+      v343.x[3] = v9483;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9486 = v343.x[4];
+      const float v9487 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9488 = v9486 * v9487;
+      v343.x[4] = v9488;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9491 = v343.x[5];
+      const float v9492 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9493 = v9491 * v9492;
+      v343.x[5] = v9493;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9496 = v343.x[6];
+      const float v9497 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9498 = v9496 * v9497;
+      v343.x[6] = v9498;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9501 = v343.x[7];
+      const float v9502 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9503 = v9501 * v9502;
+      v343.x[7] = v9503;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9506 = v343.x[8];
+      const float v9507 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9508 = v9506 * v9507;
+      v343.x[8] = v9508;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9511 = v343.x[9];
+      const float v9512 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9513 = v9511 * v9512;
+      v343.x[9] = v9513;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9516 = v343.x[10];
+      const float v9517 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9518 = v9516 * v9517;
+      v343.x[10] = v9518;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9521 = v343.x[11];
+      const float v9522 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9523 = v9521 * v9522;
+      v343.x[11] = v9523;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9526 = v343.x[12];
+      const float v9527 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9528 = v9526 * v9527;
+      v343.x[12] = v9528;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9531 = v343.x[13];
+      const float v9532 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9533 = v9531 * v9532;
+      v343.x[13] = v9533;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9536 = v343.x[14];
+      const float v9537 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9538 = v9536 * v9537;
+      v343.x[14] = v9538;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9541 = v343.x[15];
+      const float v9542 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9543 = v9541 * v9542;
+      v343.x[15] = v9543;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9546 = v343.x[16];
+      const float v9547 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9548 = v9546 * v9547;
+      v343.x[16] = v9548;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9551 = v343.x[17];
+      const float v9552 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9553 = v9551 * v9552;
+      v343.x[17] = v9553;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9556 = v343.x[18];
+      const float v9557 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9558 = v9556 * v9557;
+      v343.x[18] = v9558;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9561 = v343.x[19];
+      const float v9562 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9563 = v9561 * v9562;
+      v343.x[19] = v9563;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9566 = v343.x[20];
+      const float v9567 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9568 = v9566 * v9567;
+      v343.x[20] = v9568;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9571 = v343.x[21];
+      const float v9572 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9573 = v9571 * v9572;
+      v343.x[21] = v9573;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9576 = v343.x[22];
+      const float v9577 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9578 = v9576 * v9577;
+      v343.x[22] = v9578;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9581 = v343.x[23];
+      const float v9582 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9583 = v9581 * v9582;
+      v343.x[23] = v9583;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9586 = v343.x[24];
+      const float v9587 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9588 = v9586 * v9587;
+      v343.x[24] = v9588;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9591 = v343.x[25];
+      const float v9592 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9593 = v9591 * v9592;
+      v343.x[25] = v9593;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9596 = v343.x[26];
+      const float v9597 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9598 = v9596 * v9597;
+      v343.x[26] = v9598;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9601 = v343.x[27];
+      const float v9602 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9603 = v9601 * v9602;
+      v343.x[27] = v9603;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9606 = v343.x[28];
+      const float v9607 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9608 = v9606 * v9607;
+      v343.x[28] = v9608;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9611 = v343.x[29];
+      const float v9612 = v8797.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9613 = v9611 * v9612;
+      v343.x[29] = v9613;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9616 = v343.x[30];
+      const float v9617 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9618 = v9616 * v9617;
+      v343.x[30] = v9618;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9621 = v343.x[31];
+      const float v9622 = v8797.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9623 = v9621 * v9622;
+      v343.x[31] = v9623;  // kernels/sdpa/flash_tile.hpp:233
+      iron_frag<iron_bf16, 0, 16, 128> v9625;  // kernels/sdpa/flash_warpgroup.hpp:115
+      iron_frag_fill(v9625, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v9625, v7409);
+      iron_frag_store<false>(v9625, shm3, v9632, 128u);  // kernels/sdpa/flash_warpgroup.hpp:122
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
-      iron_frag<iron_bf16, 0, 16, 16> v9795;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag_fill(v9795, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9795, shm3, v9786, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9797;
-      iron_frag_fill(v9797, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9797, shm2, v7412, 64u);
-      iron_frag_mma_sync(v341, v9795, v9797);
-      const unsigned int v9804 = v7412 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9806;
-      iron_frag_fill(v9806, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9806, shm3, v9799, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9808;
-      iron_frag_fill(v9808, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9808, shm2, v9804, 64u);
-      iron_frag_mma_sync(v341, v9806, v9808);
-      const unsigned int v9815 = v7412 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9817;
-      iron_frag_fill(v9817, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9817, shm3, v9810, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9819;
-      iron_frag_fill(v9819, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9819, shm2, v9815, 64u);
-      iron_frag_mma_sync(v341, v9817, v9819);
-      const unsigned int v9826 = v7412 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9828;
-      iron_frag_fill(v9828, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9828, shm3, v9821, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9830;
-      iron_frag_fill(v9830, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9830, shm2, v9826, 64u);
-      iron_frag_mma_sync(v341, v9828, v9830);
-      const unsigned int v9652 = v7412 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
-      iron_frag<iron_bf16, 0, 16, 16> v9848;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag_fill(v9848, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9848, shm3, v9839, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9850;
-      iron_frag_fill(v9850, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9850, shm2, v9652, 64u);
-      iron_frag_mma_sync(v341, v9848, v9850);
-      const unsigned int v9857 = v9652 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9859;
-      iron_frag_fill(v9859, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9859, shm3, v9852, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9861;
-      iron_frag_fill(v9861, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9861, shm2, v9857, 64u);
-      iron_frag_mma_sync(v341, v9859, v9861);
-      const unsigned int v9868 = v9652 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9870;
-      iron_frag_fill(v9870, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9870, shm3, v9863, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9872;
-      iron_frag_fill(v9872, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9872, shm2, v9868, 64u);
-      iron_frag_mma_sync(v341, v9870, v9872);
-      const unsigned int v9879 = v9652 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9881;
-      iron_frag_fill(v9881, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9881, shm3, v9874, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9883;
-      iron_frag_fill(v9883, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9883, shm2, v9879, 64u);
-      iron_frag_mma_sync(v341, v9881, v9883);
-      iron_frag<iron_bf16, 0, 16, 16> v9901;
-      iron_frag_fill(v9901, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9901, shm3, v9786, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9903;
-      iron_frag_fill(v9903, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9903, shm2, v7425, 64u);
-      iron_frag_mma_sync(v343, v9901, v9903);
-      const unsigned int v9910 = v7425 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9912;
-      iron_frag_fill(v9912, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9912, shm3, v9799, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9914;
-      iron_frag_fill(v9914, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9914, shm2, v9910, 64u);
-      iron_frag_mma_sync(v343, v9912, v9914);
-      const unsigned int v9921 = v7425 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9923;
-      iron_frag_fill(v9923, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9923, shm3, v9810, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9925;
-      iron_frag_fill(v9925, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9925, shm2, v9921, 64u);
-      iron_frag_mma_sync(v343, v9923, v9925);
-      const unsigned int v9932 = v7425 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9934;
-      iron_frag_fill(v9934, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9934, shm3, v9821, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9936;
-      iron_frag_fill(v9936, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9936, shm2, v9932, 64u);
-      iron_frag_mma_sync(v343, v9934, v9936);
-      const unsigned int v9680 = v7425 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
-      iron_frag<iron_bf16, 0, 16, 16> v9954;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag_fill(v9954, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9954, shm3, v9839, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9956;
-      iron_frag_fill(v9956, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9956, shm2, v9680, 64u);
-      iron_frag_mma_sync(v343, v9954, v9956);
-      const unsigned int v9963 = v9680 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9965;
-      iron_frag_fill(v9965, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9965, shm3, v9852, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9967;
-      iron_frag_fill(v9967, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9967, shm2, v9963, 64u);
-      iron_frag_mma_sync(v343, v9965, v9967);
-      const unsigned int v9974 = v9680 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9976;
-      iron_frag_fill(v9976, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9976, shm3, v9863, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9978;
-      iron_frag_fill(v9978, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9978, shm2, v9974, 64u);
-      iron_frag_mma_sync(v343, v9976, v9978);
-      const unsigned int v9985 = v9680 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9987;
-      iron_frag_fill(v9987, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9987, shm3, v9874, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9989;
-      iron_frag_fill(v9989, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9989, shm2, v9985, 64u);
-      iron_frag_mma_sync(v343, v9987, v9989);
+      iron_frag<iron_bf16, 0, 16, 16> v9796;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v9796, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9796, shm3, v9787, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9798;
+      iron_frag_fill(v9798, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9798, shm2, v7413, 64u);
+      iron_frag_mma_sync(v341, v9796, v9798);
+      const unsigned int v9805 = v7413 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v9807;
+      iron_frag_fill(v9807, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9807, shm3, v9800, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9809;
+      iron_frag_fill(v9809, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9809, shm2, v9805, 64u);
+      iron_frag_mma_sync(v341, v9807, v9809);
+      const unsigned int v9816 = v7413 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v9818;
+      iron_frag_fill(v9818, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9818, shm3, v9811, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9820;
+      iron_frag_fill(v9820, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9820, shm2, v9816, 64u);
+      iron_frag_mma_sync(v341, v9818, v9820);
+      const unsigned int v9827 = v7413 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v9829;
+      iron_frag_fill(v9829, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9829, shm3, v9822, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9831;
+      iron_frag_fill(v9831, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9831, shm2, v9827, 64u);
+      iron_frag_mma_sync(v341, v9829, v9831);
+      const unsigned int v9653 = v7413 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
+      iron_frag<iron_bf16, 0, 16, 16> v9849;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v9849, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9849, shm3, v9840, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9851;
+      iron_frag_fill(v9851, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9851, shm2, v9653, 64u);
+      iron_frag_mma_sync(v341, v9849, v9851);
+      const unsigned int v9858 = v9653 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v9860;
+      iron_frag_fill(v9860, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9860, shm3, v9853, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9862;
+      iron_frag_fill(v9862, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9862, shm2, v9858, 64u);
+      iron_frag_mma_sync(v341, v9860, v9862);
+      const unsigned int v9869 = v9653 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v9871;
+      iron_frag_fill(v9871, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9871, shm3, v9864, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9873;
+      iron_frag_fill(v9873, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9873, shm2, v9869, 64u);
+      iron_frag_mma_sync(v341, v9871, v9873);
+      const unsigned int v9880 = v9653 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v9882;
+      iron_frag_fill(v9882, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9882, shm3, v9875, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9884;
+      iron_frag_fill(v9884, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9884, shm2, v9880, 64u);
+      iron_frag_mma_sync(v341, v9882, v9884);
+      iron_frag<iron_bf16, 0, 16, 16> v9902;
+      iron_frag_fill(v9902, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9902, shm3, v9787, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9904;
+      iron_frag_fill(v9904, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9904, shm2, v7426, 64u);
+      iron_frag_mma_sync(v343, v9902, v9904);
+      const unsigned int v9911 = v7426 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v9913;
+      iron_frag_fill(v9913, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9913, shm3, v9800, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9915;
+      iron_frag_fill(v9915, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9915, shm2, v9911, 64u);
+      iron_frag_mma_sync(v343, v9913, v9915);
+      const unsigned int v9922 = v7426 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v9924;
+      iron_frag_fill(v9924, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9924, shm3, v9811, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9926;
+      iron_frag_fill(v9926, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9926, shm2, v9922, 64u);
+      iron_frag_mma_sync(v343, v9924, v9926);
+      const unsigned int v9933 = v7426 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v9935;
+      iron_frag_fill(v9935, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9935, shm3, v9822, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9937;
+      iron_frag_fill(v9937, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9937, shm2, v9933, 64u);
+      iron_frag_mma_sync(v343, v9935, v9937);
+      const unsigned int v9681 = v7426 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
+      iron_frag<iron_bf16, 0, 16, 16> v9955;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v9955, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9955, shm3, v9840, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9957;
+      iron_frag_fill(v9957, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9957, shm2, v9681, 64u);
+      iron_frag_mma_sync(v343, v9955, v9957);
+      const unsigned int v9964 = v9681 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v9966;
+      iron_frag_fill(v9966, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9966, shm3, v9853, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9968;
+      iron_frag_fill(v9968, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9968, shm2, v9964, 64u);
+      iron_frag_mma_sync(v343, v9966, v9968);
+      const unsigned int v9975 = v9681 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v9977;
+      iron_frag_fill(v9977, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9977, shm3, v9864, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9979;
+      iron_frag_fill(v9979, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9979, shm2, v9975, 64u);
+      iron_frag_mma_sync(v343, v9977, v9979);
+      const unsigned int v9986 = v9681 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v9988;
+      iron_frag_fill(v9988, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v9988, shm3, v9875, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v9990;
+      iron_frag_fill(v9990, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v9990, shm2, v9986, 64u);
+      iron_frag_mma_sync(v343, v9988, v9990);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:92
-    const float v3833 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:247
-    iron_frag<float, 2, 16, 8> v3835;  // kernels/sdpa/flash_tile.hpp:248
-    iron_frag_fill(v3835, 0.0f);
-    const float v3839 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3840 = fmaxf(v3839, v3833);
-    const bool v3843 = v3840 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3844 = v3843 ? 0.0f : v3840;
-    v3835.x[0] = v3844;  // kernels/sdpa/flash_tile.hpp:249
-    const float v3848 = v337.x[1];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3849 = fmaxf(v3848, v3833);
-    const bool v3852 = v3849 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3853 = v3852 ? 0.0f : v3849;
-    v3835.x[1] = v3853;  // kernels/sdpa/flash_tile.hpp:249
-    const float v3857 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3858 = fmaxf(v3857, v3833);
-    const bool v3861 = v3858 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3862 = v3861 ? 0.0f : v3858;
-    v3835.x[2] = v3862;  // kernels/sdpa/flash_tile.hpp:249
-    const float v3866 = v337.x[3];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3867 = fmaxf(v3866, v3833);
-    const bool v3870 = v3867 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3871 = v3870 ? 0.0f : v3867;
-    v3835.x[3] = v3871;  // kernels/sdpa/flash_tile.hpp:249
-    iron_frag<float, 2, 16, 8> v3873;  // kernels/sdpa/flash_tile.hpp:252
-    iron_frag_fill(v3873, 0.0f);
-    const float v3877 = v3835.x[0];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3878 = v3833 - v3877;
-    const float v3879 = exp2f(v3878);
-    const float v3882 = v3839 - v3877;
-    const float v3883 = exp2f(v3882);
-    const float v3884 = v339.x[0];
-    const float v3885 = v3884 * v3883;
-    const float v3886 = v3885 + v3879;
-    v3873.x[0] = v3886;  // kernels/sdpa/flash_tile.hpp:253
-    const float v3890 = v3835.x[1];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3891 = v3833 - v3890;
-    const float v3892 = exp2f(v3891);
-    const float v3895 = v3848 - v3890;
-    const float v3896 = exp2f(v3895);
-    const float v3897 = v339.x[1];
-    const float v3898 = v3897 * v3896;
-    const float v3899 = v3898 + v3892;
-    v3873.x[1] = v3899;  // kernels/sdpa/flash_tile.hpp:253
-    const float v3903 = v3835.x[2];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3904 = v3833 - v3903;
-    const float v3905 = exp2f(v3904);
-    const float v3908 = v3857 - v3903;
-    const float v3909 = exp2f(v3908);
-    const float v3910 = v339.x[2];
-    const float v3911 = v3910 * v3909;
-    const float v3912 = v3911 + v3905;
-    v3873.x[2] = v3912;  // kernels/sdpa/flash_tile.hpp:253
-    const float v3916 = v3835.x[3];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3917 = v3833 - v3916;
-    const float v3918 = exp2f(v3917);
-    const float v3921 = v3866 - v3916;
-    const float v3922 = exp2f(v3921);
-    const float v3923 = v339.x[3];
-    const float v3924 = v3923 * v3922;
-    const float v3925 = v3924 + v3918;
-    v3873.x[3] = v3925;  // kernels/sdpa/flash_tile.hpp:253
-    iron_frag<float, 2, 16, 8> v3927;  // kernels/sdpa/flash_tile.hpp:256
-    iron_frag_fill(v3927, 0.0f);
-    const float v3931 = v3873.x[0];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3937 = v3883 / v3931;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3939 = v3931 > 0.0f;
-    const float v3940 = v3939 ? v3937 : 0.0f;
-    v3927.x[0] = v3940;  // kernels/sdpa/flash_tile.hpp:257
-    const float v3944 = v3873.x[1];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3950 = v3896 / v3944;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3952 = v3944 > 0.0f;
-    const float v3953 = v3952 ? v3950 : 0.0f;
-    v3927.x[1] = v3953;  // kernels/sdpa/flash_tile.hpp:257
-    const float v3957 = v3873.x[2];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3963 = v3909 / v3957;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3965 = v3957 > 0.0f;
-    const float v3966 = v3965 ? v3963 : 0.0f;
-    v3927.x[2] = v3966;  // kernels/sdpa/flash_tile.hpp:257
-    const float v3970 = v3873.x[3];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3976 = v3922 / v3970;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3978 = v3970 > 0.0f;
-    const float v3979 = v3978 ? v3976 : 0.0f;
-    v3927.x[3] = v3979;  // kernels/sdpa/flash_tile.hpp:257
-    const unsigned int v3981 = v56 + v9304;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3982 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3983 = v341.x[0];
-    const float v3984 = v3983 * v3982;
-    const bool v3985 = v3981 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3985) {
-      const iron_bf16 v3989 = iron_f32_to_bf16(v3984);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3991 = v13 + v3981;
-      const unsigned int v3992 = v3991 * v1;
-      const unsigned int v3993 = v3992 + v28;
-      const unsigned int v3994 = v3993 << 7u;
-      const unsigned int v3995 = v3994 + v9303;
-      out[v3995] = v3989;
+    const float v3834 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:247
+    iron_frag<float, 2, 16, 8> v3836;  // kernels/sdpa/flash_tile.hpp:248
+    iron_frag_fill(v3836, 0.0f);
+    const float v3840 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3841 = fmaxf(v3840, v3834);
+    const bool v3844 = v3841 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3845 = v3844 ? 0.0f : v3841;
+    v3836.x[0] = v3845;  // kernels/sdpa/flash_tile.hpp:249
+    const float v3849 = v337.x[1];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3850 = fmaxf(v3849, v3834);
+    const bool v3853 = v3850 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3854 = v3853 ? 0.0f : v3850;
+    v3836.x[1] = v3854;  // kernels/sdpa/flash_tile.hpp:249
+    const float v3858 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3859 = fmaxf(v3858, v3834);
+    const bool v3862 = v3859 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3863 = v3862 ? 0.0f : v3859;
+    v3836.x[2] = v3863;  // kernels/sdpa/flash_tile.hpp:249
+    const float v3867 = v337.x[3];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3868 = fmaxf(v3867, v3834);
+    const bool v3871 = v3868 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3872 = v3871 ? 0.0f : v3868;
+    v3836.x[3] = v3872;  // kernels/sdpa/flash_tile.hpp:249
+    iron_frag<float, 2, 16, 8> v3874;  // kernels/sdpa/flash_tile.hpp:252
+    iron_frag_fill(v3874, 0.0f);
+    const float v3878 = v3836.x[0];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3879 = v3834 - v3878;
+    const float v3880 = exp2f(v3879);
+    const float v3883 = v3840 - v3878;
+    const float v3884 = exp2f(v3883);
+    const float v3885 = v339.x[0];
+    const float v3886 = v3885 * v3884;
+    const float v3887 = v3886 + v3880;
+    v3874.x[0] = v3887;  // kernels/sdpa/flash_tile.hpp:253
+    const float v3891 = v3836.x[1];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3892 = v3834 - v3891;
+    const float v3893 = exp2f(v3892);
+    const float v3896 = v3849 - v3891;
+    const float v3897 = exp2f(v3896);
+    const float v3898 = v339.x[1];
+    const float v3899 = v3898 * v3897;
+    const float v3900 = v3899 + v3893;
+    v3874.x[1] = v3900;  // kernels/sdpa/flash_tile.hpp:253
+    const float v3904 = v3836.x[2];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3905 = v3834 - v3904;
+    const float v3906 = exp2f(v3905);
+    const float v3909 = v3858 - v3904;
+    const float v3910 = exp2f(v3909);
+    const float v3911 = v339.x[2];
+    const float v3912 = v3911 * v3910;
+    const float v3913 = v3912 + v3906;
+    v3874.x[2] = v3913;  // kernels/sdpa/flash_tile.hpp:253
+    const float v3917 = v3836.x[3];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3918 = v3834 - v3917;
+    const float v3919 = exp2f(v3918);
+    const float v3922 = v3867 - v3917;
+    const float v3923 = exp2f(v3922);
+    const float v3924 = v339.x[3];
+    const float v3925 = v3924 * v3923;
+    const float v3926 = v3925 + v3919;
+    v3874.x[3] = v3926;  // kernels/sdpa/flash_tile.hpp:253
+    iron_frag<float, 2, 16, 8> v3928;  // kernels/sdpa/flash_tile.hpp:256
+    iron_frag_fill(v3928, 0.0f);
+    const float v3932 = v3874.x[0];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3938 = v3884 / v3932;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3940 = v3932 > 0.0f;
+    const float v3941 = v3940 ? v3938 : 0.0f;
+    v3928.x[0] = v3941;  // kernels/sdpa/flash_tile.hpp:257
+    const float v3945 = v3874.x[1];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3951 = v3897 / v3945;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3953 = v3945 > 0.0f;
+    const float v3954 = v3953 ? v3951 : 0.0f;
+    v3928.x[1] = v3954;  // kernels/sdpa/flash_tile.hpp:257
+    const float v3958 = v3874.x[2];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3964 = v3910 / v3958;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3966 = v3958 > 0.0f;
+    const float v3967 = v3966 ? v3964 : 0.0f;
+    v3928.x[2] = v3967;  // kernels/sdpa/flash_tile.hpp:257
+    const float v3971 = v3874.x[3];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3977 = v3923 / v3971;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3979 = v3971 > 0.0f;
+    const float v3980 = v3979 ? v3977 : 0.0f;
+    v3928.x[3] = v3980;  // kernels/sdpa/flash_tile.hpp:257
+    const unsigned int v3982 = v56 + v9305;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3983 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3984 = v341.x[0];
+    const float v3985 = v3984 * v3983;
+    const bool v3986 = v3982 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3986) {
+      const iron_bf16 v3990 = iron_f32_to_bf16(v3985);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3992 = v13 + v3982;
+      const unsigned int v3993 = v3992 * v1;
+      const unsigned int v3994 = v3993 + v28;
+      const unsigned int v3995 = v3994 << 7u;
+      const unsigned int v3996 = v3995 + v9304;
+      out[v3996] = v3990;
     }
-    const unsigned int v3997 = v56 + v9309;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3998 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3999 = v341.x[1];
-    const float v4000 = v3999 * v3998;
-    const bool v4001 = v3997 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4001) {
-      const iron_bf16 v4005 = iron_f32_to_bf16(v4000);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4007 = v13 + v3997;
-      const unsigned int v4008 = v4007 * v1;
-      const unsigned int v4009 = v4008 + v28;
-      const unsigned int v4010 = v4009 << 7u;
-      const unsigned int v4011 = v4010 + v9308;
-      out[v4011] = v4005;
+    const unsigned int v3998 = v56 + v9310;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3999 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4000 = v341.x[1];
+    const float v4001 = v4000 * v3999;
+    const bool v4002 = v3998 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4002) {
+      const iron_bf16 v4006 = iron_f32_to_bf16(v4001);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4008 = v13 + v3998;
+      const unsigned int v4009 = v4008 * v1;
+      const unsigned int v4010 = v4009 + v28;
+      const unsigned int v4011 = v4010 << 7u;
+      const unsigned int v4012 = v4011 + v9309;
+      out[v4012] = v4006;
     }
-    const unsigned int v4013 = v56 + v9314;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4014 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4015 = v341.x[2];
-    const float v4016 = v4015 * v4014;
-    const bool v4017 = v4013 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4017) {
-      const iron_bf16 v4021 = iron_f32_to_bf16(v4016);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4023 = v13 + v4013;
-      const unsigned int v4024 = v4023 * v1;
-      const unsigned int v4025 = v4024 + v28;
-      const unsigned int v4026 = v4025 << 7u;
-      const unsigned int v4027 = v4026 + v9313;
-      out[v4027] = v4021;
+    const unsigned int v4014 = v56 + v9315;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4015 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4016 = v341.x[2];
+    const float v4017 = v4016 * v4015;
+    const bool v4018 = v4014 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4018) {
+      const iron_bf16 v4022 = iron_f32_to_bf16(v4017);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4024 = v13 + v4014;
+      const unsigned int v4025 = v4024 * v1;
+      const unsigned int v4026 = v4025 + v28;
+      const unsigned int v4027 = v4026 << 7u;
+      const unsigned int v4028 = v4027 + v9314;
+      out[v4028] = v4022;
     }
-    const unsigned int v4029 = v56 + v9319;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4030 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4031 = v341.x[3];
-    const float v4032 = v4031 * v4030;
-    const bool v4033 = v4029 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4033) {
-      const iron_bf16 v4037 = iron_f32_to_bf16(v4032);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4039 = v13 + v4029;
-      const unsigned int v4040 = v4039 * v1;
-      const unsigned int v4041 = v4040 + v28;
-      const unsigned int v4042 = v4041 << 7u;
-      const unsigned int v4043 = v4042 + v9318;
-      out[v4043] = v4037;
+    const unsigned int v4030 = v56 + v9320;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4031 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4032 = v341.x[3];
+    const float v4033 = v4032 * v4031;
+    const bool v4034 = v4030 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4034) {
+      const iron_bf16 v4038 = iron_f32_to_bf16(v4033);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4040 = v13 + v4030;
+      const unsigned int v4041 = v4040 * v1;
+      const unsigned int v4042 = v4041 + v28;
+      const unsigned int v4043 = v4042 << 7u;
+      const unsigned int v4044 = v4043 + v9319;
+      out[v4044] = v4038;
     }
-    const unsigned int v4045 = v56 + v9324;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4046 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4047 = v341.x[4];
-    const float v4048 = v4047 * v4046;
-    const bool v4049 = v4045 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4049) {
-      const iron_bf16 v4053 = iron_f32_to_bf16(v4048);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4055 = v13 + v4045;
-      const unsigned int v4056 = v4055 * v1;
-      const unsigned int v4057 = v4056 + v28;
-      const unsigned int v4058 = v4057 << 7u;
-      const unsigned int v4059 = v4058 + v9323;
-      out[v4059] = v4053;
+    const unsigned int v4046 = v56 + v9325;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4047 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4048 = v341.x[4];
+    const float v4049 = v4048 * v4047;
+    const bool v4050 = v4046 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4050) {
+      const iron_bf16 v4054 = iron_f32_to_bf16(v4049);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4056 = v13 + v4046;
+      const unsigned int v4057 = v4056 * v1;
+      const unsigned int v4058 = v4057 + v28;
+      const unsigned int v4059 = v4058 << 7u;
+      const unsigned int v4060 = v4059 + v9324;
+      out[v4060] = v4054;
     }
-    const unsigned int v4061 = v56 + v9329;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4062 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4063 = v341.x[5];
-    const float v4064 = v4063 * v4062;
-    const bool v4065 = v4061 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4065) {
-      const iron_bf16 v4069 = iron_f32_to_bf16(v4064);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4071 = v13 + v4061;
-      const unsigned int v4072 = v4071 * v1;
-      const unsigned int v4073 = v4072 + v28;
-      const unsigned int v4074 = v4073 << 7u;
-      const unsigned int v4075 = v4074 + v9328;
-      out[v4075] = v4069;
+    const unsigned int v4062 = v56 + v9330;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4063 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4064 = v341.x[5];
+    const float v4065 = v4064 * v4063;
+    const bool v4066 = v4062 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4066) {
+      const iron_bf16 v4070 = iron_f32_to_bf16(v4065);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4072 = v13 + v4062;
+      const unsigned int v4073 = v4072 * v1;
+      const unsigned int v4074 = v4073 + v28;
+      const unsigned int v4075 = v4074 << 7u;
+      const unsigned int v4076 = v4075 + v9329;
+      out[v4076] = v4070;
     }
-    const unsigned int v4077 = v56 + v9334;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4078 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4079 = v341.x[6];
-    const float v4080 = v4079 * v4078;
-    const bool v4081 = v4077 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4081) {
-      const iron_bf16 v4085 = iron_f32_to_bf16(v4080);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4087 = v13 + v4077;
-      const unsigned int v4088 = v4087 * v1;
-      const unsigned int v4089 = v4088 + v28;
-      const unsigned int v4090 = v4089 << 7u;
-      const unsigned int v4091 = v4090 + v9333;
-      out[v4091] = v4085;
+    const unsigned int v4078 = v56 + v9335;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4079 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4080 = v341.x[6];
+    const float v4081 = v4080 * v4079;
+    const bool v4082 = v4078 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4082) {
+      const iron_bf16 v4086 = iron_f32_to_bf16(v4081);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4088 = v13 + v4078;
+      const unsigned int v4089 = v4088 * v1;
+      const unsigned int v4090 = v4089 + v28;
+      const unsigned int v4091 = v4090 << 7u;
+      const unsigned int v4092 = v4091 + v9334;
+      out[v4092] = v4086;
     }
-    const unsigned int v4093 = v56 + v9339;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4094 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4095 = v341.x[7];
-    const float v4096 = v4095 * v4094;
-    const bool v4097 = v4093 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4097) {
-      const iron_bf16 v4101 = iron_f32_to_bf16(v4096);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4103 = v13 + v4093;
-      const unsigned int v4104 = v4103 * v1;
-      const unsigned int v4105 = v4104 + v28;
-      const unsigned int v4106 = v4105 << 7u;
-      const unsigned int v4107 = v4106 + v9338;
-      out[v4107] = v4101;
+    const unsigned int v4094 = v56 + v9340;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4095 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4096 = v341.x[7];
+    const float v4097 = v4096 * v4095;
+    const bool v4098 = v4094 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4098) {
+      const iron_bf16 v4102 = iron_f32_to_bf16(v4097);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4104 = v13 + v4094;
+      const unsigned int v4105 = v4104 * v1;
+      const unsigned int v4106 = v4105 + v28;
+      const unsigned int v4107 = v4106 << 7u;
+      const unsigned int v4108 = v4107 + v9339;
+      out[v4108] = v4102;
     }
-    const unsigned int v4109 = v56 + v9344;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4110 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4111 = v341.x[8];
-    const float v4112 = v4111 * v4110;
-    const bool v4113 = v4109 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4113) {
-      const iron_bf16 v4117 = iron_f32_to_bf16(v4112);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4119 = v13 + v4109;
-      const unsigned int v4120 = v4119 * v1;
-      const unsigned int v4121 = v4120 + v28;
-      const unsigned int v4122 = v4121 << 7u;
-      const unsigned int v4123 = v4122 + v9343;
-      out[v4123] = v4117;
+    const unsigned int v4110 = v56 + v9345;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4111 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4112 = v341.x[8];
+    const float v4113 = v4112 * v4111;
+    const bool v4114 = v4110 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4114) {
+      const iron_bf16 v4118 = iron_f32_to_bf16(v4113);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4120 = v13 + v4110;
+      const unsigned int v4121 = v4120 * v1;
+      const unsigned int v4122 = v4121 + v28;
+      const unsigned int v4123 = v4122 << 7u;
+      const unsigned int v4124 = v4123 + v9344;
+      out[v4124] = v4118;
     }
-    const unsigned int v4125 = v56 + v9349;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4126 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4127 = v341.x[9];
-    const float v4128 = v4127 * v4126;
-    const bool v4129 = v4125 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4129) {
-      const iron_bf16 v4133 = iron_f32_to_bf16(v4128);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4135 = v13 + v4125;
-      const unsigned int v4136 = v4135 * v1;
-      const unsigned int v4137 = v4136 + v28;
-      const unsigned int v4138 = v4137 << 7u;
-      const unsigned int v4139 = v4138 + v9348;
-      out[v4139] = v4133;
+    const unsigned int v4126 = v56 + v9350;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4127 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4128 = v341.x[9];
+    const float v4129 = v4128 * v4127;
+    const bool v4130 = v4126 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4130) {
+      const iron_bf16 v4134 = iron_f32_to_bf16(v4129);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4136 = v13 + v4126;
+      const unsigned int v4137 = v4136 * v1;
+      const unsigned int v4138 = v4137 + v28;
+      const unsigned int v4139 = v4138 << 7u;
+      const unsigned int v4140 = v4139 + v9349;
+      out[v4140] = v4134;
     }
-    const unsigned int v4141 = v56 + v9354;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4142 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4143 = v341.x[10];
-    const float v4144 = v4143 * v4142;
-    const bool v4145 = v4141 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4145) {
-      const iron_bf16 v4149 = iron_f32_to_bf16(v4144);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4151 = v13 + v4141;
-      const unsigned int v4152 = v4151 * v1;
-      const unsigned int v4153 = v4152 + v28;
-      const unsigned int v4154 = v4153 << 7u;
-      const unsigned int v4155 = v4154 + v9353;
-      out[v4155] = v4149;
+    const unsigned int v4142 = v56 + v9355;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4143 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4144 = v341.x[10];
+    const float v4145 = v4144 * v4143;
+    const bool v4146 = v4142 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4146) {
+      const iron_bf16 v4150 = iron_f32_to_bf16(v4145);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4152 = v13 + v4142;
+      const unsigned int v4153 = v4152 * v1;
+      const unsigned int v4154 = v4153 + v28;
+      const unsigned int v4155 = v4154 << 7u;
+      const unsigned int v4156 = v4155 + v9354;
+      out[v4156] = v4150;
     }
-    const unsigned int v4157 = v56 + v9359;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4158 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4159 = v341.x[11];
-    const float v4160 = v4159 * v4158;
-    const bool v4161 = v4157 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4161) {
-      const iron_bf16 v4165 = iron_f32_to_bf16(v4160);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4167 = v13 + v4157;
-      const unsigned int v4168 = v4167 * v1;
-      const unsigned int v4169 = v4168 + v28;
-      const unsigned int v4170 = v4169 << 7u;
-      const unsigned int v4171 = v4170 + v9358;
-      out[v4171] = v4165;
+    const unsigned int v4158 = v56 + v9360;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4159 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4160 = v341.x[11];
+    const float v4161 = v4160 * v4159;
+    const bool v4162 = v4158 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4162) {
+      const iron_bf16 v4166 = iron_f32_to_bf16(v4161);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4168 = v13 + v4158;
+      const unsigned int v4169 = v4168 * v1;
+      const unsigned int v4170 = v4169 + v28;
+      const unsigned int v4171 = v4170 << 7u;
+      const unsigned int v4172 = v4171 + v9359;
+      out[v4172] = v4166;
     }
-    const unsigned int v4173 = v56 + v9364;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4174 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4175 = v341.x[12];
-    const float v4176 = v4175 * v4174;
-    const bool v4177 = v4173 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4177) {
-      const iron_bf16 v4181 = iron_f32_to_bf16(v4176);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4183 = v13 + v4173;
-      const unsigned int v4184 = v4183 * v1;
-      const unsigned int v4185 = v4184 + v28;
-      const unsigned int v4186 = v4185 << 7u;
-      const unsigned int v4187 = v4186 + v9363;
-      out[v4187] = v4181;
+    const unsigned int v4174 = v56 + v9365;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4175 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4176 = v341.x[12];
+    const float v4177 = v4176 * v4175;
+    const bool v4178 = v4174 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4178) {
+      const iron_bf16 v4182 = iron_f32_to_bf16(v4177);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4184 = v13 + v4174;
+      const unsigned int v4185 = v4184 * v1;
+      const unsigned int v4186 = v4185 + v28;
+      const unsigned int v4187 = v4186 << 7u;
+      const unsigned int v4188 = v4187 + v9364;
+      out[v4188] = v4182;
     }
-    const unsigned int v4189 = v56 + v9369;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4190 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4191 = v341.x[13];
-    const float v4192 = v4191 * v4190;
-    const bool v4193 = v4189 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4193) {
-      const iron_bf16 v4197 = iron_f32_to_bf16(v4192);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4199 = v13 + v4189;
-      const unsigned int v4200 = v4199 * v1;
-      const unsigned int v4201 = v4200 + v28;
-      const unsigned int v4202 = v4201 << 7u;
-      const unsigned int v4203 = v4202 + v9368;
-      out[v4203] = v4197;
+    const unsigned int v4190 = v56 + v9370;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4191 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4192 = v341.x[13];
+    const float v4193 = v4192 * v4191;
+    const bool v4194 = v4190 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4194) {
+      const iron_bf16 v4198 = iron_f32_to_bf16(v4193);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4200 = v13 + v4190;
+      const unsigned int v4201 = v4200 * v1;
+      const unsigned int v4202 = v4201 + v28;
+      const unsigned int v4203 = v4202 << 7u;
+      const unsigned int v4204 = v4203 + v9369;
+      out[v4204] = v4198;
     }
-    const unsigned int v4205 = v56 + v9374;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4206 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4207 = v341.x[14];
-    const float v4208 = v4207 * v4206;
-    const bool v4209 = v4205 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4209) {
-      const iron_bf16 v4213 = iron_f32_to_bf16(v4208);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4215 = v13 + v4205;
-      const unsigned int v4216 = v4215 * v1;
-      const unsigned int v4217 = v4216 + v28;
-      const unsigned int v4218 = v4217 << 7u;
-      const unsigned int v4219 = v4218 + v9373;
-      out[v4219] = v4213;
+    const unsigned int v4206 = v56 + v9375;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4207 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4208 = v341.x[14];
+    const float v4209 = v4208 * v4207;
+    const bool v4210 = v4206 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4210) {
+      const iron_bf16 v4214 = iron_f32_to_bf16(v4209);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4216 = v13 + v4206;
+      const unsigned int v4217 = v4216 * v1;
+      const unsigned int v4218 = v4217 + v28;
+      const unsigned int v4219 = v4218 << 7u;
+      const unsigned int v4220 = v4219 + v9374;
+      out[v4220] = v4214;
     }
-    const unsigned int v4221 = v56 + v9379;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4222 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4223 = v341.x[15];
-    const float v4224 = v4223 * v4222;
-    const bool v4225 = v4221 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4225) {
-      const iron_bf16 v4229 = iron_f32_to_bf16(v4224);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4231 = v13 + v4221;
-      const unsigned int v4232 = v4231 * v1;
-      const unsigned int v4233 = v4232 + v28;
-      const unsigned int v4234 = v4233 << 7u;
-      const unsigned int v4235 = v4234 + v9378;
-      out[v4235] = v4229;
+    const unsigned int v4222 = v56 + v9380;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4223 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4224 = v341.x[15];
+    const float v4225 = v4224 * v4223;
+    const bool v4226 = v4222 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4226) {
+      const iron_bf16 v4230 = iron_f32_to_bf16(v4225);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4232 = v13 + v4222;
+      const unsigned int v4233 = v4232 * v1;
+      const unsigned int v4234 = v4233 + v28;
+      const unsigned int v4235 = v4234 << 7u;
+      const unsigned int v4236 = v4235 + v9379;
+      out[v4236] = v4230;
     }
-    const unsigned int v4237 = v56 + v9384;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4238 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4239 = v341.x[16];
-    const float v4240 = v4239 * v4238;
-    const bool v4241 = v4237 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4241) {
-      const iron_bf16 v4245 = iron_f32_to_bf16(v4240);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4247 = v13 + v4237;
-      const unsigned int v4248 = v4247 * v1;
-      const unsigned int v4249 = v4248 + v28;
-      const unsigned int v4250 = v4249 << 7u;
-      const unsigned int v4251 = v4250 + v9383;
-      out[v4251] = v4245;
+    const unsigned int v4238 = v56 + v9385;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4239 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4240 = v341.x[16];
+    const float v4241 = v4240 * v4239;
+    const bool v4242 = v4238 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4242) {
+      const iron_bf16 v4246 = iron_f32_to_bf16(v4241);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4248 = v13 + v4238;
+      const unsigned int v4249 = v4248 * v1;
+      const unsigned int v4250 = v4249 + v28;
+      const unsigned int v4251 = v4250 << 7u;
+      const unsigned int v4252 = v4251 + v9384;
+      out[v4252] = v4246;
     }
-    const unsigned int v4253 = v56 + v9389;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4254 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4255 = v341.x[17];
-    const float v4256 = v4255 * v4254;
-    const bool v4257 = v4253 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4257) {
-      const iron_bf16 v4261 = iron_f32_to_bf16(v4256);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4263 = v13 + v4253;
-      const unsigned int v4264 = v4263 * v1;
-      const unsigned int v4265 = v4264 + v28;
-      const unsigned int v4266 = v4265 << 7u;
-      const unsigned int v4267 = v4266 + v9388;
-      out[v4267] = v4261;
+    const unsigned int v4254 = v56 + v9390;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4255 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4256 = v341.x[17];
+    const float v4257 = v4256 * v4255;
+    const bool v4258 = v4254 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4258) {
+      const iron_bf16 v4262 = iron_f32_to_bf16(v4257);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4264 = v13 + v4254;
+      const unsigned int v4265 = v4264 * v1;
+      const unsigned int v4266 = v4265 + v28;
+      const unsigned int v4267 = v4266 << 7u;
+      const unsigned int v4268 = v4267 + v9389;
+      out[v4268] = v4262;
     }
-    const unsigned int v4269 = v56 + v9394;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4270 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4271 = v341.x[18];
-    const float v4272 = v4271 * v4270;
-    const bool v4273 = v4269 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4273) {
-      const iron_bf16 v4277 = iron_f32_to_bf16(v4272);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4279 = v13 + v4269;
-      const unsigned int v4280 = v4279 * v1;
-      const unsigned int v4281 = v4280 + v28;
-      const unsigned int v4282 = v4281 << 7u;
-      const unsigned int v4283 = v4282 + v9393;
-      out[v4283] = v4277;
+    const unsigned int v4270 = v56 + v9395;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4271 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4272 = v341.x[18];
+    const float v4273 = v4272 * v4271;
+    const bool v4274 = v4270 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4274) {
+      const iron_bf16 v4278 = iron_f32_to_bf16(v4273);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4280 = v13 + v4270;
+      const unsigned int v4281 = v4280 * v1;
+      const unsigned int v4282 = v4281 + v28;
+      const unsigned int v4283 = v4282 << 7u;
+      const unsigned int v4284 = v4283 + v9394;
+      out[v4284] = v4278;
     }
-    const unsigned int v4285 = v56 + v9399;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4286 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4287 = v341.x[19];
-    const float v4288 = v4287 * v4286;
-    const bool v4289 = v4285 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4289) {
-      const iron_bf16 v4293 = iron_f32_to_bf16(v4288);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4295 = v13 + v4285;
-      const unsigned int v4296 = v4295 * v1;
-      const unsigned int v4297 = v4296 + v28;
-      const unsigned int v4298 = v4297 << 7u;
-      const unsigned int v4299 = v4298 + v9398;
-      out[v4299] = v4293;
+    const unsigned int v4286 = v56 + v9400;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4287 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4288 = v341.x[19];
+    const float v4289 = v4288 * v4287;
+    const bool v4290 = v4286 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4290) {
+      const iron_bf16 v4294 = iron_f32_to_bf16(v4289);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4296 = v13 + v4286;
+      const unsigned int v4297 = v4296 * v1;
+      const unsigned int v4298 = v4297 + v28;
+      const unsigned int v4299 = v4298 << 7u;
+      const unsigned int v4300 = v4299 + v9399;
+      out[v4300] = v4294;
     }
-    const unsigned int v4301 = v56 + v9404;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4302 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4303 = v341.x[20];
-    const float v4304 = v4303 * v4302;
-    const bool v4305 = v4301 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4305) {
-      const iron_bf16 v4309 = iron_f32_to_bf16(v4304);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4311 = v13 + v4301;
-      const unsigned int v4312 = v4311 * v1;
-      const unsigned int v4313 = v4312 + v28;
-      const unsigned int v4314 = v4313 << 7u;
-      const unsigned int v4315 = v4314 + v9403;
-      out[v4315] = v4309;
+    const unsigned int v4302 = v56 + v9405;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4303 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4304 = v341.x[20];
+    const float v4305 = v4304 * v4303;
+    const bool v4306 = v4302 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4306) {
+      const iron_bf16 v4310 = iron_f32_to_bf16(v4305);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4312 = v13 + v4302;
+      const unsigned int v4313 = v4312 * v1;
+      const unsigned int v4314 = v4313 + v28;
+      const unsigned int v4315 = v4314 << 7u;
+      const unsigned int v4316 = v4315 + v9404;
+      out[v4316] = v4310;
     }
-    const unsigned int v4317 = v56 + v9409;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4318 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4319 = v341.x[21];
-    const float v4320 = v4319 * v4318;
-    const bool v4321 = v4317 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4321) {
-      const iron_bf16 v4325 = iron_f32_to_bf16(v4320);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4327 = v13 + v4317;
-      const unsigned int v4328 = v4327 * v1;
-      const unsigned int v4329 = v4328 + v28;
-      const unsigned int v4330 = v4329 << 7u;
-      const unsigned int v4331 = v4330 + v9408;
-      out[v4331] = v4325;
+    const unsigned int v4318 = v56 + v9410;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4319 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4320 = v341.x[21];
+    const float v4321 = v4320 * v4319;
+    const bool v4322 = v4318 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4322) {
+      const iron_bf16 v4326 = iron_f32_to_bf16(v4321);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4328 = v13 + v4318;
+      const unsigned int v4329 = v4328 * v1;
+      const unsigned int v4330 = v4329 + v28;
+      const unsigned int v4331 = v4330 << 7u;
+      const unsigned int v4332 = v4331 + v9409;
+      out[v4332] = v4326;
     }
-    const unsigned int v4333 = v56 + v9414;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4334 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4335 = v341.x[22];
-    const float v4336 = v4335 * v4334;
-    const bool v4337 = v4333 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4337) {
-      const iron_bf16 v4341 = iron_f32_to_bf16(v4336);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4343 = v13 + v4333;
-      const unsigned int v4344 = v4343 * v1;
-      const unsigned int v4345 = v4344 + v28;
-      const unsigned int v4346 = v4345 << 7u;
-      const unsigned int v4347 = v4346 + v9413;
-      out[v4347] = v4341;
+    const unsigned int v4334 = v56 + v9415;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4335 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4336 = v341.x[22];
+    const float v4337 = v4336 * v4335;
+    const bool v4338 = v4334 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4338) {
+      const iron_bf16 v4342 = iron_f32_to_bf16(v4337);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4344 = v13 + v4334;
+      const unsigned int v4345 = v4344 * v1;
+      const unsigned int v4346 = v4345 + v28;
+      const unsigned int v4347 = v4346 << 7u;
+      const unsigned int v4348 = v4347 + v9414;
+      out[v4348] = v4342;
     }
-    const unsigned int v4349 = v56 + v9419;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4350 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4351 = v341.x[23];
-    const float v4352 = v4351 * v4350;
-    const bool v4353 = v4349 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4353) {
-      const iron_bf16 v4357 = iron_f32_to_bf16(v4352);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4359 = v13 + v4349;
-      const unsigned int v4360 = v4359 * v1;
-      const unsigned int v4361 = v4360 + v28;
-      const unsigned int v4362 = v4361 << 7u;
-      const unsigned int v4363 = v4362 + v9418;
-      out[v4363] = v4357;
+    const unsigned int v4350 = v56 + v9420;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4351 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4352 = v341.x[23];
+    const float v4353 = v4352 * v4351;
+    const bool v4354 = v4350 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4354) {
+      const iron_bf16 v4358 = iron_f32_to_bf16(v4353);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4360 = v13 + v4350;
+      const unsigned int v4361 = v4360 * v1;
+      const unsigned int v4362 = v4361 + v28;
+      const unsigned int v4363 = v4362 << 7u;
+      const unsigned int v4364 = v4363 + v9419;
+      out[v4364] = v4358;
     }
-    const unsigned int v4365 = v56 + v9424;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4366 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4367 = v341.x[24];
-    const float v4368 = v4367 * v4366;
-    const bool v4369 = v4365 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4369) {
-      const iron_bf16 v4373 = iron_f32_to_bf16(v4368);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4375 = v13 + v4365;
-      const unsigned int v4376 = v4375 * v1;
-      const unsigned int v4377 = v4376 + v28;
-      const unsigned int v4378 = v4377 << 7u;
-      const unsigned int v4379 = v4378 + v9423;
-      out[v4379] = v4373;
+    const unsigned int v4366 = v56 + v9425;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4367 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4368 = v341.x[24];
+    const float v4369 = v4368 * v4367;
+    const bool v4370 = v4366 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4370) {
+      const iron_bf16 v4374 = iron_f32_to_bf16(v4369);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4376 = v13 + v4366;
+      const unsigned int v4377 = v4376 * v1;
+      const unsigned int v4378 = v4377 + v28;
+      const unsigned int v4379 = v4378 << 7u;
+      const unsigned int v4380 = v4379 + v9424;
+      out[v4380] = v4374;
     }
-    const unsigned int v4381 = v56 + v9429;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4382 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4383 = v341.x[25];
-    const float v4384 = v4383 * v4382;
-    const bool v4385 = v4381 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4385) {
-      const iron_bf16 v4389 = iron_f32_to_bf16(v4384);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4391 = v13 + v4381;
-      const unsigned int v4392 = v4391 * v1;
-      const unsigned int v4393 = v4392 + v28;
-      const unsigned int v4394 = v4393 << 7u;
-      const unsigned int v4395 = v4394 + v9428;
-      out[v4395] = v4389;
+    const unsigned int v4382 = v56 + v9430;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4383 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4384 = v341.x[25];
+    const float v4385 = v4384 * v4383;
+    const bool v4386 = v4382 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4386) {
+      const iron_bf16 v4390 = iron_f32_to_bf16(v4385);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4392 = v13 + v4382;
+      const unsigned int v4393 = v4392 * v1;
+      const unsigned int v4394 = v4393 + v28;
+      const unsigned int v4395 = v4394 << 7u;
+      const unsigned int v4396 = v4395 + v9429;
+      out[v4396] = v4390;
     }
-    const unsigned int v4397 = v56 + v9434;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4398 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4399 = v341.x[26];
-    const float v4400 = v4399 * v4398;
-    const bool v4401 = v4397 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4401) {
-      const iron_bf16 v4405 = iron_f32_to_bf16(v4400);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4407 = v13 + v4397;
-      const unsigned int v4408 = v4407 * v1;
-      const unsigned int v4409 = v4408 + v28;
-      const unsigned int v4410 = v4409 << 7u;
-      const unsigned int v4411 = v4410 + v9433;
-      out[v4411] = v4405;
+    const unsigned int v4398 = v56 + v9435;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4399 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4400 = v341.x[26];
+    const float v4401 = v4400 * v4399;
+    const bool v4402 = v4398 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4402) {
+      const iron_bf16 v4406 = iron_f32_to_bf16(v4401);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4408 = v13 + v4398;
+      const unsigned int v4409 = v4408 * v1;
+      const unsigned int v4410 = v4409 + v28;
+      const unsigned int v4411 = v4410 << 7u;
+      const unsigned int v4412 = v4411 + v9434;
+      out[v4412] = v4406;
     }
-    const unsigned int v4413 = v56 + v9439;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4414 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4415 = v341.x[27];
-    const float v4416 = v4415 * v4414;
-    const bool v4417 = v4413 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4417) {
-      const iron_bf16 v4421 = iron_f32_to_bf16(v4416);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4423 = v13 + v4413;
-      const unsigned int v4424 = v4423 * v1;
-      const unsigned int v4425 = v4424 + v28;
-      const unsigned int v4426 = v4425 << 7u;
-      const unsigned int v4427 = v4426 + v9438;
-      out[v4427] = v4421;
+    const unsigned int v4414 = v56 + v9440;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4415 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4416 = v341.x[27];
+    const float v4417 = v4416 * v4415;
+    const bool v4418 = v4414 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4418) {
+      const iron_bf16 v4422 = iron_f32_to_bf16(v4417);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4424 = v13 + v4414;
+      const unsigned int v4425 = v4424 * v1;
+      const unsigned int v4426 = v4425 + v28;
+      const unsigned int v4427 = v4426 << 7u;
+      const unsigned int v4428 = v4427 + v9439;
+      out[v4428] = v4422;
     }
-    const unsigned int v4429 = v56 + v9444;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4430 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4431 = v341.x[28];
-    const float v4432 = v4431 * v4430;
-    const bool v4433 = v4429 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4433) {
-      const iron_bf16 v4437 = iron_f32_to_bf16(v4432);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4439 = v13 + v4429;
-      const unsigned int v4440 = v4439 * v1;
-      const unsigned int v4441 = v4440 + v28;
-      const unsigned int v4442 = v4441 << 7u;
-      const unsigned int v4443 = v4442 + v9443;
-      out[v4443] = v4437;
+    const unsigned int v4430 = v56 + v9445;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4431 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4432 = v341.x[28];
+    const float v4433 = v4432 * v4431;
+    const bool v4434 = v4430 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4434) {
+      const iron_bf16 v4438 = iron_f32_to_bf16(v4433);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4440 = v13 + v4430;
+      const unsigned int v4441 = v4440 * v1;
+      const unsigned int v4442 = v4441 + v28;
+      const unsigned int v4443 = v4442 << 7u;
+      const unsigned int v4444 = v4443 + v9444;
+      out[v4444] = v4438;
     }
-    const unsigned int v4445 = v56 + v9449;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4446 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4447 = v341.x[29];
-    const float v4448 = v4447 * v4446;
-    const bool v4449 = v4445 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4449) {
-      const iron_bf16 v4453 = iron_f32_to_bf16(v4448);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4455 = v13 + v4445;
-      const unsigned int v4456 = v4455 * v1;
-      const unsigned int v4457 = v4456 + v28;
-      const unsigned int v4458 = v4457 << 7u;
-      const unsigned int v4459 = v4458 + v9448;
-      out[v4459] = v4453;
+    const unsigned int v4446 = v56 + v9450;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4447 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4448 = v341.x[29];
+    const float v4449 = v4448 * v4447;
+    const bool v4450 = v4446 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4450) {
+      const iron_bf16 v4454 = iron_f32_to_bf16(v4449);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4456 = v13 + v4446;
+      const unsigned int v4457 = v4456 * v1;
+      const unsigned int v4458 = v4457 + v28;
+      const unsigned int v4459 = v4458 << 7u;
+      const unsigned int v4460 = v4459 + v9449;
+      out[v4460] = v4454;
     }
-    const unsigned int v4461 = v56 + v9454;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4462 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4463 = v341.x[30];
-    const float v4464 = v4463 * v4462;
-    const bool v4465 = v4461 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4465) {
-      const iron_bf16 v4469 = iron_f32_to_bf16(v4464);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4471 = v13 + v4461;
-      const unsigned int v4472 = v4471 * v1;
-      const unsigned int v4473 = v4472 + v28;
-      const unsigned int v4474 = v4473 << 7u;
-      const unsigned int v4475 = v4474 + v9453;
-      out[v4475] = v4469;
+    const unsigned int v4462 = v56 + v9455;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4463 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4464 = v341.x[30];
+    const float v4465 = v4464 * v4463;
+    const bool v4466 = v4462 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4466) {
+      const iron_bf16 v4470 = iron_f32_to_bf16(v4465);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4472 = v13 + v4462;
+      const unsigned int v4473 = v4472 * v1;
+      const unsigned int v4474 = v4473 + v28;
+      const unsigned int v4475 = v4474 << 7u;
+      const unsigned int v4476 = v4475 + v9454;
+      out[v4476] = v4470;
     }
-    const unsigned int v4477 = v56 + v9459;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4478 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4479 = v341.x[31];
-    const float v4480 = v4479 * v4478;
-    const bool v4481 = v4477 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4481) {
-      const iron_bf16 v4485 = iron_f32_to_bf16(v4480);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4487 = v13 + v4477;
-      const unsigned int v4488 = v4487 * v1;
-      const unsigned int v4489 = v4488 + v28;
-      const unsigned int v4490 = v4489 << 7u;
-      const unsigned int v4491 = v4490 + v9458;
-      out[v4491] = v4485;
+    const unsigned int v4478 = v56 + v9460;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4479 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4480 = v341.x[31];
+    const float v4481 = v4480 * v4479;
+    const bool v4482 = v4478 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4482) {
+      const iron_bf16 v4486 = iron_f32_to_bf16(v4481);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4488 = v13 + v4478;
+      const unsigned int v4489 = v4488 * v1;
+      const unsigned int v4490 = v4489 + v28;
+      const unsigned int v4491 = v4490 << 7u;
+      const unsigned int v4492 = v4491 + v9459;
+      out[v4492] = v4486;
     }
-    const unsigned int v4493 = v56 + v9464;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4494 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4495 = v343.x[0];
-    const float v4496 = v4495 * v4494;
-    const bool v4497 = v4493 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4497) {
-      const unsigned int v4500 = 64u + v9463;
-      const iron_bf16 v4501 = iron_f32_to_bf16(v4496);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4503 = v13 + v4493;
-      const unsigned int v4504 = v4503 * v1;
-      const unsigned int v4505 = v4504 + v28;
-      const unsigned int v4506 = v4505 << 7u;
-      const unsigned int v4507 = v4506 + v4500;
-      out[v4507] = v4501;
+    const unsigned int v4494 = v56 + v9465;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4495 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4496 = v343.x[0];
+    const float v4497 = v4496 * v4495;
+    const bool v4498 = v4494 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4498) {
+      const unsigned int v4501 = 64u + v9464;
+      const iron_bf16 v4502 = iron_f32_to_bf16(v4497);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4504 = v13 + v4494;
+      const unsigned int v4505 = v4504 * v1;
+      const unsigned int v4506 = v4505 + v28;
+      const unsigned int v4507 = v4506 << 7u;
+      const unsigned int v4508 = v4507 + v4501;
+      out[v4508] = v4502;
     }
-    const unsigned int v4509 = v56 + v9469;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4510 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4511 = v343.x[1];
-    const float v4512 = v4511 * v4510;
-    const bool v4513 = v4509 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4513) {
-      const unsigned int v4516 = 64u + v9468;
-      const iron_bf16 v4517 = iron_f32_to_bf16(v4512);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4519 = v13 + v4509;
-      const unsigned int v4520 = v4519 * v1;
-      const unsigned int v4521 = v4520 + v28;
-      const unsigned int v4522 = v4521 << 7u;
-      const unsigned int v4523 = v4522 + v4516;
-      out[v4523] = v4517;
+    const unsigned int v4510 = v56 + v9470;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4511 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4512 = v343.x[1];
+    const float v4513 = v4512 * v4511;
+    const bool v4514 = v4510 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4514) {
+      const unsigned int v4517 = 64u + v9469;
+      const iron_bf16 v4518 = iron_f32_to_bf16(v4513);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4520 = v13 + v4510;
+      const unsigned int v4521 = v4520 * v1;
+      const unsigned int v4522 = v4521 + v28;
+      const unsigned int v4523 = v4522 << 7u;
+      const unsigned int v4524 = v4523 + v4517;
+      out[v4524] = v4518;
     }
-    const unsigned int v4525 = v56 + v9474;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4526 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4527 = v343.x[2];
-    const float v4528 = v4527 * v4526;
-    const bool v4529 = v4525 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4529) {
-      const unsigned int v4532 = 64u + v9473;
-      const iron_bf16 v4533 = iron_f32_to_bf16(v4528);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4535 = v13 + v4525;
-      const unsigned int v4536 = v4535 * v1;
-      const unsigned int v4537 = v4536 + v28;
-      const unsigned int v4538 = v4537 << 7u;
-      const unsigned int v4539 = v4538 + v4532;
-      out[v4539] = v4533;
+    const unsigned int v4526 = v56 + v9475;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4527 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4528 = v343.x[2];
+    const float v4529 = v4528 * v4527;
+    const bool v4530 = v4526 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4530) {
+      const unsigned int v4533 = 64u + v9474;
+      const iron_bf16 v4534 = iron_f32_to_bf16(v4529);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4536 = v13 + v4526;
+      const unsigned int v4537 = v4536 * v1;
+      const unsigned int v4538 = v4537 + v28;
+      const unsigned int v4539 = v4538 << 7u;
+      const unsigned int v4540 = v4539 + v4533;
+      out[v4540] = v4534;
     }
-    const unsigned int v4541 = v56 + v9479;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4542 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4543 = v343.x[3];
-    const float v4544 = v4543 * v4542;
-    const bool v4545 = v4541 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4545) {
-      const unsigned int v4548 = 64u + v9478;
-      const iron_bf16 v4549 = iron_f32_to_bf16(v4544);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4551 = v13 + v4541;
-      const unsigned int v4552 = v4551 * v1;
-      const unsigned int v4553 = v4552 + v28;
-      const unsigned int v4554 = v4553 << 7u;
-      const unsigned int v4555 = v4554 + v4548;
-      out[v4555] = v4549;
+    const unsigned int v4542 = v56 + v9480;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4543 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4544 = v343.x[3];
+    const float v4545 = v4544 * v4543;
+    const bool v4546 = v4542 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4546) {
+      const unsigned int v4549 = 64u + v9479;
+      const iron_bf16 v4550 = iron_f32_to_bf16(v4545);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4552 = v13 + v4542;
+      const unsigned int v4553 = v4552 * v1;
+      const unsigned int v4554 = v4553 + v28;
+      const unsigned int v4555 = v4554 << 7u;
+      const unsigned int v4556 = v4555 + v4549;
+      out[v4556] = v4550;
     }
-    const unsigned int v4557 = v56 + v9484;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4558 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4559 = v343.x[4];
-    const float v4560 = v4559 * v4558;
-    const bool v4561 = v4557 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4561) {
-      const unsigned int v4564 = 64u + v9483;
-      const iron_bf16 v4565 = iron_f32_to_bf16(v4560);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4567 = v13 + v4557;
-      const unsigned int v4568 = v4567 * v1;
-      const unsigned int v4569 = v4568 + v28;
-      const unsigned int v4570 = v4569 << 7u;
-      const unsigned int v4571 = v4570 + v4564;
-      out[v4571] = v4565;
+    const unsigned int v4558 = v56 + v9485;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4559 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4560 = v343.x[4];
+    const float v4561 = v4560 * v4559;
+    const bool v4562 = v4558 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4562) {
+      const unsigned int v4565 = 64u + v9484;
+      const iron_bf16 v4566 = iron_f32_to_bf16(v4561);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4568 = v13 + v4558;
+      const unsigned int v4569 = v4568 * v1;
+      const unsigned int v4570 = v4569 + v28;
+      const unsigned int v4571 = v4570 << 7u;
+      const unsigned int v4572 = v4571 + v4565;
+      out[v4572] = v4566;
     }
-    const unsigned int v4573 = v56 + v9489;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4574 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4575 = v343.x[5];
-    const float v4576 = v4575 * v4574;
-    const bool v4577 = v4573 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4577) {
-      const unsigned int v4580 = 64u + v9488;
-      const iron_bf16 v4581 = iron_f32_to_bf16(v4576);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4583 = v13 + v4573;
-      const unsigned int v4584 = v4583 * v1;
-      const unsigned int v4585 = v4584 + v28;
-      const unsigned int v4586 = v4585 << 7u;
-      const unsigned int v4587 = v4586 + v4580;
-      out[v4587] = v4581;
+    const unsigned int v4574 = v56 + v9490;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4575 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4576 = v343.x[5];
+    const float v4577 = v4576 * v4575;
+    const bool v4578 = v4574 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4578) {
+      const unsigned int v4581 = 64u + v9489;
+      const iron_bf16 v4582 = iron_f32_to_bf16(v4577);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4584 = v13 + v4574;
+      const unsigned int v4585 = v4584 * v1;
+      const unsigned int v4586 = v4585 + v28;
+      const unsigned int v4587 = v4586 << 7u;
+      const unsigned int v4588 = v4587 + v4581;
+      out[v4588] = v4582;
     }
-    const unsigned int v4589 = v56 + v9494;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4590 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4591 = v343.x[6];
-    const float v4592 = v4591 * v4590;
-    const bool v4593 = v4589 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4593) {
-      const unsigned int v4596 = 64u + v9493;
-      const iron_bf16 v4597 = iron_f32_to_bf16(v4592);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4599 = v13 + v4589;
-      const unsigned int v4600 = v4599 * v1;
-      const unsigned int v4601 = v4600 + v28;
-      const unsigned int v4602 = v4601 << 7u;
-      const unsigned int v4603 = v4602 + v4596;
-      out[v4603] = v4597;
+    const unsigned int v4590 = v56 + v9495;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4591 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4592 = v343.x[6];
+    const float v4593 = v4592 * v4591;
+    const bool v4594 = v4590 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4594) {
+      const unsigned int v4597 = 64u + v9494;
+      const iron_bf16 v4598 = iron_f32_to_bf16(v4593);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4600 = v13 + v4590;
+      const unsigned int v4601 = v4600 * v1;
+      const unsigned int v4602 = v4601 + v28;
+      const unsigned int v4603 = v4602 << 7u;
+      const unsigned int v4604 = v4603 + v4597;
+      out[v4604] = v4598;
     }
-    const unsigned int v4605 = v56 + v9499;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4606 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4607 = v343.x[7];
-    const float v4608 = v4607 * v4606;
-    const bool v4609 = v4605 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4609) {
-      const unsigned int v4612 = 64u + v9498;
-      const iron_bf16 v4613 = iron_f32_to_bf16(v4608);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4615 = v13 + v4605;
-      const unsigned int v4616 = v4615 * v1;
-      const unsigned int v4617 = v4616 + v28;
-      const unsigned int v4618 = v4617 << 7u;
-      const unsigned int v4619 = v4618 + v4612;
-      out[v4619] = v4613;
+    const unsigned int v4606 = v56 + v9500;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4607 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4608 = v343.x[7];
+    const float v4609 = v4608 * v4607;
+    const bool v4610 = v4606 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4610) {
+      const unsigned int v4613 = 64u + v9499;
+      const iron_bf16 v4614 = iron_f32_to_bf16(v4609);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4616 = v13 + v4606;
+      const unsigned int v4617 = v4616 * v1;
+      const unsigned int v4618 = v4617 + v28;
+      const unsigned int v4619 = v4618 << 7u;
+      const unsigned int v4620 = v4619 + v4613;
+      out[v4620] = v4614;
     }
-    const unsigned int v4621 = v56 + v9504;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4622 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4623 = v343.x[8];
-    const float v4624 = v4623 * v4622;
-    const bool v4625 = v4621 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4625) {
-      const unsigned int v4628 = 64u + v9503;
-      const iron_bf16 v4629 = iron_f32_to_bf16(v4624);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4631 = v13 + v4621;
-      const unsigned int v4632 = v4631 * v1;
-      const unsigned int v4633 = v4632 + v28;
-      const unsigned int v4634 = v4633 << 7u;
-      const unsigned int v4635 = v4634 + v4628;
-      out[v4635] = v4629;
+    const unsigned int v4622 = v56 + v9505;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4623 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4624 = v343.x[8];
+    const float v4625 = v4624 * v4623;
+    const bool v4626 = v4622 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4626) {
+      const unsigned int v4629 = 64u + v9504;
+      const iron_bf16 v4630 = iron_f32_to_bf16(v4625);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4632 = v13 + v4622;
+      const unsigned int v4633 = v4632 * v1;
+      const unsigned int v4634 = v4633 + v28;
+      const unsigned int v4635 = v4634 << 7u;
+      const unsigned int v4636 = v4635 + v4629;
+      out[v4636] = v4630;
     }
-    const unsigned int v4637 = v56 + v9509;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4638 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4639 = v343.x[9];
-    const float v4640 = v4639 * v4638;
-    const bool v4641 = v4637 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4641) {
-      const unsigned int v4644 = 64u + v9508;
-      const iron_bf16 v4645 = iron_f32_to_bf16(v4640);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4647 = v13 + v4637;
-      const unsigned int v4648 = v4647 * v1;
-      const unsigned int v4649 = v4648 + v28;
-      const unsigned int v4650 = v4649 << 7u;
-      const unsigned int v4651 = v4650 + v4644;
-      out[v4651] = v4645;
+    const unsigned int v4638 = v56 + v9510;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4639 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4640 = v343.x[9];
+    const float v4641 = v4640 * v4639;
+    const bool v4642 = v4638 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4642) {
+      const unsigned int v4645 = 64u + v9509;
+      const iron_bf16 v4646 = iron_f32_to_bf16(v4641);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4648 = v13 + v4638;
+      const unsigned int v4649 = v4648 * v1;
+      const unsigned int v4650 = v4649 + v28;
+      const unsigned int v4651 = v4650 << 7u;
+      const unsigned int v4652 = v4651 + v4645;
+      out[v4652] = v4646;
     }
-    const unsigned int v4653 = v56 + v9514;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4654 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4655 = v343.x[10];
-    const float v4656 = v4655 * v4654;
-    const bool v4657 = v4653 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4657) {
-      const unsigned int v4660 = 64u + v9513;
-      const iron_bf16 v4661 = iron_f32_to_bf16(v4656);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4663 = v13 + v4653;
-      const unsigned int v4664 = v4663 * v1;
-      const unsigned int v4665 = v4664 + v28;
-      const unsigned int v4666 = v4665 << 7u;
-      const unsigned int v4667 = v4666 + v4660;
-      out[v4667] = v4661;
+    const unsigned int v4654 = v56 + v9515;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4655 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4656 = v343.x[10];
+    const float v4657 = v4656 * v4655;
+    const bool v4658 = v4654 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4658) {
+      const unsigned int v4661 = 64u + v9514;
+      const iron_bf16 v4662 = iron_f32_to_bf16(v4657);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4664 = v13 + v4654;
+      const unsigned int v4665 = v4664 * v1;
+      const unsigned int v4666 = v4665 + v28;
+      const unsigned int v4667 = v4666 << 7u;
+      const unsigned int v4668 = v4667 + v4661;
+      out[v4668] = v4662;
     }
-    const unsigned int v4669 = v56 + v9519;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4670 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4671 = v343.x[11];
-    const float v4672 = v4671 * v4670;
-    const bool v4673 = v4669 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4673) {
-      const unsigned int v4676 = 64u + v9518;
-      const iron_bf16 v4677 = iron_f32_to_bf16(v4672);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4679 = v13 + v4669;
-      const unsigned int v4680 = v4679 * v1;
-      const unsigned int v4681 = v4680 + v28;
-      const unsigned int v4682 = v4681 << 7u;
-      const unsigned int v4683 = v4682 + v4676;
-      out[v4683] = v4677;
+    const unsigned int v4670 = v56 + v9520;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4671 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4672 = v343.x[11];
+    const float v4673 = v4672 * v4671;
+    const bool v4674 = v4670 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4674) {
+      const unsigned int v4677 = 64u + v9519;
+      const iron_bf16 v4678 = iron_f32_to_bf16(v4673);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4680 = v13 + v4670;
+      const unsigned int v4681 = v4680 * v1;
+      const unsigned int v4682 = v4681 + v28;
+      const unsigned int v4683 = v4682 << 7u;
+      const unsigned int v4684 = v4683 + v4677;
+      out[v4684] = v4678;
     }
-    const unsigned int v4685 = v56 + v9524;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4686 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4687 = v343.x[12];
-    const float v4688 = v4687 * v4686;
-    const bool v4689 = v4685 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4689) {
-      const unsigned int v4692 = 64u + v9523;
-      const iron_bf16 v4693 = iron_f32_to_bf16(v4688);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4695 = v13 + v4685;
-      const unsigned int v4696 = v4695 * v1;
-      const unsigned int v4697 = v4696 + v28;
-      const unsigned int v4698 = v4697 << 7u;
-      const unsigned int v4699 = v4698 + v4692;
-      out[v4699] = v4693;
+    const unsigned int v4686 = v56 + v9525;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4687 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4688 = v343.x[12];
+    const float v4689 = v4688 * v4687;
+    const bool v4690 = v4686 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4690) {
+      const unsigned int v4693 = 64u + v9524;
+      const iron_bf16 v4694 = iron_f32_to_bf16(v4689);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4696 = v13 + v4686;
+      const unsigned int v4697 = v4696 * v1;
+      const unsigned int v4698 = v4697 + v28;
+      const unsigned int v4699 = v4698 << 7u;
+      const unsigned int v4700 = v4699 + v4693;
+      out[v4700] = v4694;
     }
-    const unsigned int v4701 = v56 + v9529;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4702 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4703 = v343.x[13];
-    const float v4704 = v4703 * v4702;
-    const bool v4705 = v4701 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4705) {
-      const unsigned int v4708 = 64u + v9528;
-      const iron_bf16 v4709 = iron_f32_to_bf16(v4704);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4711 = v13 + v4701;
-      const unsigned int v4712 = v4711 * v1;
-      const unsigned int v4713 = v4712 + v28;
-      const unsigned int v4714 = v4713 << 7u;
-      const unsigned int v4715 = v4714 + v4708;
-      out[v4715] = v4709;
+    const unsigned int v4702 = v56 + v9530;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4703 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4704 = v343.x[13];
+    const float v4705 = v4704 * v4703;
+    const bool v4706 = v4702 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4706) {
+      const unsigned int v4709 = 64u + v9529;
+      const iron_bf16 v4710 = iron_f32_to_bf16(v4705);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4712 = v13 + v4702;
+      const unsigned int v4713 = v4712 * v1;
+      const unsigned int v4714 = v4713 + v28;
+      const unsigned int v4715 = v4714 << 7u;
+      const unsigned int v4716 = v4715 + v4709;
+      out[v4716] = v4710;
     }
-    const unsigned int v4717 = v56 + v9534;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4718 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4719 = v343.x[14];
-    const float v4720 = v4719 * v4718;
-    const bool v4721 = v4717 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4721) {
-      const unsigned int v4724 = 64u + v9533;
-      const iron_bf16 v4725 = iron_f32_to_bf16(v4720);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4727 = v13 + v4717;
-      const unsigned int v4728 = v4727 * v1;
-      const unsigned int v4729 = v4728 + v28;
-      const unsigned int v4730 = v4729 << 7u;
-      const unsigned int v4731 = v4730 + v4724;
-      out[v4731] = v4725;
+    const unsigned int v4718 = v56 + v9535;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4719 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4720 = v343.x[14];
+    const float v4721 = v4720 * v4719;
+    const bool v4722 = v4718 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4722) {
+      const unsigned int v4725 = 64u + v9534;
+      const iron_bf16 v4726 = iron_f32_to_bf16(v4721);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4728 = v13 + v4718;
+      const unsigned int v4729 = v4728 * v1;
+      const unsigned int v4730 = v4729 + v28;
+      const unsigned int v4731 = v4730 << 7u;
+      const unsigned int v4732 = v4731 + v4725;
+      out[v4732] = v4726;
     }
-    const unsigned int v4733 = v56 + v9539;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4734 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4735 = v343.x[15];
-    const float v4736 = v4735 * v4734;
-    const bool v4737 = v4733 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4737) {
-      const unsigned int v4740 = 64u + v9538;
-      const iron_bf16 v4741 = iron_f32_to_bf16(v4736);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4743 = v13 + v4733;
-      const unsigned int v4744 = v4743 * v1;
-      const unsigned int v4745 = v4744 + v28;
-      const unsigned int v4746 = v4745 << 7u;
-      const unsigned int v4747 = v4746 + v4740;
-      out[v4747] = v4741;
+    const unsigned int v4734 = v56 + v9540;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4735 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4736 = v343.x[15];
+    const float v4737 = v4736 * v4735;
+    const bool v4738 = v4734 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4738) {
+      const unsigned int v4741 = 64u + v9539;
+      const iron_bf16 v4742 = iron_f32_to_bf16(v4737);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4744 = v13 + v4734;
+      const unsigned int v4745 = v4744 * v1;
+      const unsigned int v4746 = v4745 + v28;
+      const unsigned int v4747 = v4746 << 7u;
+      const unsigned int v4748 = v4747 + v4741;
+      out[v4748] = v4742;
     }
-    const unsigned int v4749 = v56 + v9544;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4750 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4751 = v343.x[16];
-    const float v4752 = v4751 * v4750;
-    const bool v4753 = v4749 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4753) {
-      const unsigned int v4756 = 64u + v9543;
-      const iron_bf16 v4757 = iron_f32_to_bf16(v4752);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4759 = v13 + v4749;
-      const unsigned int v4760 = v4759 * v1;
-      const unsigned int v4761 = v4760 + v28;
-      const unsigned int v4762 = v4761 << 7u;
-      const unsigned int v4763 = v4762 + v4756;
-      out[v4763] = v4757;
+    const unsigned int v4750 = v56 + v9545;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4751 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4752 = v343.x[16];
+    const float v4753 = v4752 * v4751;
+    const bool v4754 = v4750 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4754) {
+      const unsigned int v4757 = 64u + v9544;
+      const iron_bf16 v4758 = iron_f32_to_bf16(v4753);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4760 = v13 + v4750;
+      const unsigned int v4761 = v4760 * v1;
+      const unsigned int v4762 = v4761 + v28;
+      const unsigned int v4763 = v4762 << 7u;
+      const unsigned int v4764 = v4763 + v4757;
+      out[v4764] = v4758;
     }
-    const unsigned int v4765 = v56 + v9549;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4766 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4767 = v343.x[17];
-    const float v4768 = v4767 * v4766;
-    const bool v4769 = v4765 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4769) {
-      const unsigned int v4772 = 64u + v9548;
-      const iron_bf16 v4773 = iron_f32_to_bf16(v4768);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4775 = v13 + v4765;
-      const unsigned int v4776 = v4775 * v1;
-      const unsigned int v4777 = v4776 + v28;
-      const unsigned int v4778 = v4777 << 7u;
-      const unsigned int v4779 = v4778 + v4772;
-      out[v4779] = v4773;
+    const unsigned int v4766 = v56 + v9550;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4767 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4768 = v343.x[17];
+    const float v4769 = v4768 * v4767;
+    const bool v4770 = v4766 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4770) {
+      const unsigned int v4773 = 64u + v9549;
+      const iron_bf16 v4774 = iron_f32_to_bf16(v4769);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4776 = v13 + v4766;
+      const unsigned int v4777 = v4776 * v1;
+      const unsigned int v4778 = v4777 + v28;
+      const unsigned int v4779 = v4778 << 7u;
+      const unsigned int v4780 = v4779 + v4773;
+      out[v4780] = v4774;
     }
-    const unsigned int v4781 = v56 + v9554;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4782 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4783 = v343.x[18];
-    const float v4784 = v4783 * v4782;
-    const bool v4785 = v4781 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4785) {
-      const unsigned int v4788 = 64u + v9553;
-      const iron_bf16 v4789 = iron_f32_to_bf16(v4784);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4791 = v13 + v4781;
-      const unsigned int v4792 = v4791 * v1;
-      const unsigned int v4793 = v4792 + v28;
-      const unsigned int v4794 = v4793 << 7u;
-      const unsigned int v4795 = v4794 + v4788;
-      out[v4795] = v4789;
+    const unsigned int v4782 = v56 + v9555;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4783 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4784 = v343.x[18];
+    const float v4785 = v4784 * v4783;
+    const bool v4786 = v4782 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4786) {
+      const unsigned int v4789 = 64u + v9554;
+      const iron_bf16 v4790 = iron_f32_to_bf16(v4785);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4792 = v13 + v4782;
+      const unsigned int v4793 = v4792 * v1;
+      const unsigned int v4794 = v4793 + v28;
+      const unsigned int v4795 = v4794 << 7u;
+      const unsigned int v4796 = v4795 + v4789;
+      out[v4796] = v4790;
     }
-    const unsigned int v4797 = v56 + v9559;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4798 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4799 = v343.x[19];
-    const float v4800 = v4799 * v4798;
-    const bool v4801 = v4797 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4801) {
-      const unsigned int v4804 = 64u + v9558;
-      const iron_bf16 v4805 = iron_f32_to_bf16(v4800);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4807 = v13 + v4797;
-      const unsigned int v4808 = v4807 * v1;
-      const unsigned int v4809 = v4808 + v28;
-      const unsigned int v4810 = v4809 << 7u;
-      const unsigned int v4811 = v4810 + v4804;
-      out[v4811] = v4805;
+    const unsigned int v4798 = v56 + v9560;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4799 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4800 = v343.x[19];
+    const float v4801 = v4800 * v4799;
+    const bool v4802 = v4798 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4802) {
+      const unsigned int v4805 = 64u + v9559;
+      const iron_bf16 v4806 = iron_f32_to_bf16(v4801);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4808 = v13 + v4798;
+      const unsigned int v4809 = v4808 * v1;
+      const unsigned int v4810 = v4809 + v28;
+      const unsigned int v4811 = v4810 << 7u;
+      const unsigned int v4812 = v4811 + v4805;
+      out[v4812] = v4806;
     }
-    const unsigned int v4813 = v56 + v9564;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4814 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4815 = v343.x[20];
-    const float v4816 = v4815 * v4814;
-    const bool v4817 = v4813 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4817) {
-      const unsigned int v4820 = 64u + v9563;
-      const iron_bf16 v4821 = iron_f32_to_bf16(v4816);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4823 = v13 + v4813;
-      const unsigned int v4824 = v4823 * v1;
-      const unsigned int v4825 = v4824 + v28;
-      const unsigned int v4826 = v4825 << 7u;
-      const unsigned int v4827 = v4826 + v4820;
-      out[v4827] = v4821;
+    const unsigned int v4814 = v56 + v9565;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4815 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4816 = v343.x[20];
+    const float v4817 = v4816 * v4815;
+    const bool v4818 = v4814 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4818) {
+      const unsigned int v4821 = 64u + v9564;
+      const iron_bf16 v4822 = iron_f32_to_bf16(v4817);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4824 = v13 + v4814;
+      const unsigned int v4825 = v4824 * v1;
+      const unsigned int v4826 = v4825 + v28;
+      const unsigned int v4827 = v4826 << 7u;
+      const unsigned int v4828 = v4827 + v4821;
+      out[v4828] = v4822;
     }
-    const unsigned int v4829 = v56 + v9569;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4830 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4831 = v343.x[21];
-    const float v4832 = v4831 * v4830;
-    const bool v4833 = v4829 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4833) {
-      const unsigned int v4836 = 64u + v9568;
-      const iron_bf16 v4837 = iron_f32_to_bf16(v4832);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4839 = v13 + v4829;
-      const unsigned int v4840 = v4839 * v1;
-      const unsigned int v4841 = v4840 + v28;
-      const unsigned int v4842 = v4841 << 7u;
-      const unsigned int v4843 = v4842 + v4836;
-      out[v4843] = v4837;
+    const unsigned int v4830 = v56 + v9570;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4831 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4832 = v343.x[21];
+    const float v4833 = v4832 * v4831;
+    const bool v4834 = v4830 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4834) {
+      const unsigned int v4837 = 64u + v9569;
+      const iron_bf16 v4838 = iron_f32_to_bf16(v4833);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4840 = v13 + v4830;
+      const unsigned int v4841 = v4840 * v1;
+      const unsigned int v4842 = v4841 + v28;
+      const unsigned int v4843 = v4842 << 7u;
+      const unsigned int v4844 = v4843 + v4837;
+      out[v4844] = v4838;
     }
-    const unsigned int v4845 = v56 + v9574;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4846 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4847 = v343.x[22];
-    const float v4848 = v4847 * v4846;
-    const bool v4849 = v4845 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4849) {
-      const unsigned int v4852 = 64u + v9573;
-      const iron_bf16 v4853 = iron_f32_to_bf16(v4848);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4855 = v13 + v4845;
-      const unsigned int v4856 = v4855 * v1;
-      const unsigned int v4857 = v4856 + v28;
-      const unsigned int v4858 = v4857 << 7u;
-      const unsigned int v4859 = v4858 + v4852;
-      out[v4859] = v4853;
+    const unsigned int v4846 = v56 + v9575;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4847 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4848 = v343.x[22];
+    const float v4849 = v4848 * v4847;
+    const bool v4850 = v4846 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4850) {
+      const unsigned int v4853 = 64u + v9574;
+      const iron_bf16 v4854 = iron_f32_to_bf16(v4849);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4856 = v13 + v4846;
+      const unsigned int v4857 = v4856 * v1;
+      const unsigned int v4858 = v4857 + v28;
+      const unsigned int v4859 = v4858 << 7u;
+      const unsigned int v4860 = v4859 + v4853;
+      out[v4860] = v4854;
     }
-    const unsigned int v4861 = v56 + v9579;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4862 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4863 = v343.x[23];
-    const float v4864 = v4863 * v4862;
-    const bool v4865 = v4861 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4865) {
-      const unsigned int v4868 = 64u + v9578;
-      const iron_bf16 v4869 = iron_f32_to_bf16(v4864);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4871 = v13 + v4861;
-      const unsigned int v4872 = v4871 * v1;
-      const unsigned int v4873 = v4872 + v28;
-      const unsigned int v4874 = v4873 << 7u;
-      const unsigned int v4875 = v4874 + v4868;
-      out[v4875] = v4869;
+    const unsigned int v4862 = v56 + v9580;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4863 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4864 = v343.x[23];
+    const float v4865 = v4864 * v4863;
+    const bool v4866 = v4862 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4866) {
+      const unsigned int v4869 = 64u + v9579;
+      const iron_bf16 v4870 = iron_f32_to_bf16(v4865);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4872 = v13 + v4862;
+      const unsigned int v4873 = v4872 * v1;
+      const unsigned int v4874 = v4873 + v28;
+      const unsigned int v4875 = v4874 << 7u;
+      const unsigned int v4876 = v4875 + v4869;
+      out[v4876] = v4870;
     }
-    const unsigned int v4877 = v56 + v9584;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4878 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4879 = v343.x[24];
-    const float v4880 = v4879 * v4878;
-    const bool v4881 = v4877 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4881) {
-      const unsigned int v4884 = 64u + v9583;
-      const iron_bf16 v4885 = iron_f32_to_bf16(v4880);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4887 = v13 + v4877;
-      const unsigned int v4888 = v4887 * v1;
-      const unsigned int v4889 = v4888 + v28;
-      const unsigned int v4890 = v4889 << 7u;
-      const unsigned int v4891 = v4890 + v4884;
-      out[v4891] = v4885;
+    const unsigned int v4878 = v56 + v9585;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4879 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4880 = v343.x[24];
+    const float v4881 = v4880 * v4879;
+    const bool v4882 = v4878 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4882) {
+      const unsigned int v4885 = 64u + v9584;
+      const iron_bf16 v4886 = iron_f32_to_bf16(v4881);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4888 = v13 + v4878;
+      const unsigned int v4889 = v4888 * v1;
+      const unsigned int v4890 = v4889 + v28;
+      const unsigned int v4891 = v4890 << 7u;
+      const unsigned int v4892 = v4891 + v4885;
+      out[v4892] = v4886;
     }
-    const unsigned int v4893 = v56 + v9589;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4894 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4895 = v343.x[25];
-    const float v4896 = v4895 * v4894;
-    const bool v4897 = v4893 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4897) {
-      const unsigned int v4900 = 64u + v9588;
-      const iron_bf16 v4901 = iron_f32_to_bf16(v4896);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4903 = v13 + v4893;
-      const unsigned int v4904 = v4903 * v1;
-      const unsigned int v4905 = v4904 + v28;
-      const unsigned int v4906 = v4905 << 7u;
-      const unsigned int v4907 = v4906 + v4900;
-      out[v4907] = v4901;
+    const unsigned int v4894 = v56 + v9590;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4895 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4896 = v343.x[25];
+    const float v4897 = v4896 * v4895;
+    const bool v4898 = v4894 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4898) {
+      const unsigned int v4901 = 64u + v9589;
+      const iron_bf16 v4902 = iron_f32_to_bf16(v4897);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4904 = v13 + v4894;
+      const unsigned int v4905 = v4904 * v1;
+      const unsigned int v4906 = v4905 + v28;
+      const unsigned int v4907 = v4906 << 7u;
+      const unsigned int v4908 = v4907 + v4901;
+      out[v4908] = v4902;
     }
-    const unsigned int v4909 = v56 + v9594;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4910 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4911 = v343.x[26];
-    const float v4912 = v4911 * v4910;
-    const bool v4913 = v4909 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4913) {
-      const unsigned int v4916 = 64u + v9593;
-      const iron_bf16 v4917 = iron_f32_to_bf16(v4912);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4919 = v13 + v4909;
-      const unsigned int v4920 = v4919 * v1;
-      const unsigned int v4921 = v4920 + v28;
-      const unsigned int v4922 = v4921 << 7u;
-      const unsigned int v4923 = v4922 + v4916;
-      out[v4923] = v4917;
+    const unsigned int v4910 = v56 + v9595;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4911 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4912 = v343.x[26];
+    const float v4913 = v4912 * v4911;
+    const bool v4914 = v4910 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4914) {
+      const unsigned int v4917 = 64u + v9594;
+      const iron_bf16 v4918 = iron_f32_to_bf16(v4913);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4920 = v13 + v4910;
+      const unsigned int v4921 = v4920 * v1;
+      const unsigned int v4922 = v4921 + v28;
+      const unsigned int v4923 = v4922 << 7u;
+      const unsigned int v4924 = v4923 + v4917;
+      out[v4924] = v4918;
     }
-    const unsigned int v4925 = v56 + v9599;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4926 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4927 = v343.x[27];
-    const float v4928 = v4927 * v4926;
-    const bool v4929 = v4925 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4929) {
-      const unsigned int v4932 = 64u + v9598;
-      const iron_bf16 v4933 = iron_f32_to_bf16(v4928);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4935 = v13 + v4925;
-      const unsigned int v4936 = v4935 * v1;
-      const unsigned int v4937 = v4936 + v28;
-      const unsigned int v4938 = v4937 << 7u;
-      const unsigned int v4939 = v4938 + v4932;
-      out[v4939] = v4933;
+    const unsigned int v4926 = v56 + v9600;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4927 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4928 = v343.x[27];
+    const float v4929 = v4928 * v4927;
+    const bool v4930 = v4926 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4930) {
+      const unsigned int v4933 = 64u + v9599;
+      const iron_bf16 v4934 = iron_f32_to_bf16(v4929);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4936 = v13 + v4926;
+      const unsigned int v4937 = v4936 * v1;
+      const unsigned int v4938 = v4937 + v28;
+      const unsigned int v4939 = v4938 << 7u;
+      const unsigned int v4940 = v4939 + v4933;
+      out[v4940] = v4934;
     }
-    const unsigned int v4941 = v56 + v9604;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4942 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4943 = v343.x[28];
-    const float v4944 = v4943 * v4942;
-    const bool v4945 = v4941 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4945) {
-      const unsigned int v4948 = 64u + v9603;
-      const iron_bf16 v4949 = iron_f32_to_bf16(v4944);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4951 = v13 + v4941;
-      const unsigned int v4952 = v4951 * v1;
-      const unsigned int v4953 = v4952 + v28;
-      const unsigned int v4954 = v4953 << 7u;
-      const unsigned int v4955 = v4954 + v4948;
-      out[v4955] = v4949;
+    const unsigned int v4942 = v56 + v9605;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4943 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4944 = v343.x[28];
+    const float v4945 = v4944 * v4943;
+    const bool v4946 = v4942 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4946) {
+      const unsigned int v4949 = 64u + v9604;
+      const iron_bf16 v4950 = iron_f32_to_bf16(v4945);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4952 = v13 + v4942;
+      const unsigned int v4953 = v4952 * v1;
+      const unsigned int v4954 = v4953 + v28;
+      const unsigned int v4955 = v4954 << 7u;
+      const unsigned int v4956 = v4955 + v4949;
+      out[v4956] = v4950;
     }
-    const unsigned int v4957 = v56 + v9609;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4958 = v3927.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4959 = v343.x[29];
-    const float v4960 = v4959 * v4958;
-    const bool v4961 = v4957 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4961) {
-      const unsigned int v4964 = 64u + v9608;
-      const iron_bf16 v4965 = iron_f32_to_bf16(v4960);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4967 = v13 + v4957;
-      const unsigned int v4968 = v4967 * v1;
-      const unsigned int v4969 = v4968 + v28;
-      const unsigned int v4970 = v4969 << 7u;
-      const unsigned int v4971 = v4970 + v4964;
-      out[v4971] = v4965;
+    const unsigned int v4958 = v56 + v9610;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4959 = v3928.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4960 = v343.x[29];
+    const float v4961 = v4960 * v4959;
+    const bool v4962 = v4958 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4962) {
+      const unsigned int v4965 = 64u + v9609;
+      const iron_bf16 v4966 = iron_f32_to_bf16(v4961);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4968 = v13 + v4958;
+      const unsigned int v4969 = v4968 * v1;
+      const unsigned int v4970 = v4969 + v28;
+      const unsigned int v4971 = v4970 << 7u;
+      const unsigned int v4972 = v4971 + v4965;
+      out[v4972] = v4966;
     }
-    const unsigned int v4973 = v56 + v9614;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4974 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4975 = v343.x[30];
-    const float v4976 = v4975 * v4974;
-    const bool v4977 = v4973 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4977) {
-      const unsigned int v4980 = 64u + v9613;
-      const iron_bf16 v4981 = iron_f32_to_bf16(v4976);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4983 = v13 + v4973;
-      const unsigned int v4984 = v4983 * v1;
-      const unsigned int v4985 = v4984 + v28;
-      const unsigned int v4986 = v4985 << 7u;
-      const unsigned int v4987 = v4986 + v4980;
-      out[v4987] = v4981;
+    const unsigned int v4974 = v56 + v9615;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4975 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4976 = v343.x[30];
+    const float v4977 = v4976 * v4975;
+    const bool v4978 = v4974 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4978) {
+      const unsigned int v4981 = 64u + v9614;
+      const iron_bf16 v4982 = iron_f32_to_bf16(v4977);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4984 = v13 + v4974;
+      const unsigned int v4985 = v4984 * v1;
+      const unsigned int v4986 = v4985 + v28;
+      const unsigned int v4987 = v4986 << 7u;
+      const unsigned int v4988 = v4987 + v4981;
+      out[v4988] = v4982;
     }
-    const unsigned int v4989 = v56 + v9619;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4990 = v3927.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4991 = v343.x[31];
-    const float v4992 = v4991 * v4990;
-    const bool v4993 = v4989 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4993) {
-      const unsigned int v4996 = 64u + v9618;
-      const iron_bf16 v4997 = iron_f32_to_bf16(v4992);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4999 = v13 + v4989;
-      const unsigned int v5000 = v4999 * v1;
-      const unsigned int v5001 = v5000 + v28;
-      const unsigned int v5002 = v5001 << 7u;
-      const unsigned int v5003 = v5002 + v4996;
-      out[v5003] = v4997;
+    const unsigned int v4990 = v56 + v9620;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4991 = v3928.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4992 = v343.x[31];
+    const float v4993 = v4992 * v4991;
+    const bool v4994 = v4990 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4994) {
+      const unsigned int v4997 = 64u + v9619;
+      const iron_bf16 v4998 = iron_f32_to_bf16(v4993);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5000 = v13 + v4990;
+      const unsigned int v5001 = v5000 * v1;
+      const unsigned int v5002 = v5001 + v28;
+      const unsigned int v5003 = v5002 << 7u;
+      const unsigned int v5004 = v5003 + v4997;
+      out[v5004] = v4998;
     }
   }
 }

@@ -733,4758 +733,4758 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     iron_frag<float, 2, 16, 64> v595;
     iron_frag_fill(v595, 0.0f);
 
-    for (unsigned int v5901 = v42; v5901 < 1u; v5901 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:92
-      const unsigned int v5902 = v5901 << 6u;
-      const unsigned int v5903 = v581 + v5902;
-      const bool v5904 = v5903 < v565;
-      if (v5904) {
+    for (unsigned int v5902 = v42; v5902 < 1u; v5902 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v5903 = v5902 << 6u;
+      const unsigned int v5904 = v581 + v5903;
+      const bool v5905 = v5904 < v565;
+      if (v5905) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:87
-          const unsigned int v5906 = v5901 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
-          const unsigned int v5916 = v5903 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5917 = v5916 < v35;
-          const unsigned int v5920 = v5917 ? v5916 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5922 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5923 = v5920 & v5922;
-          const unsigned int v5924 = v5920 >> (v41 & 31);
-          const unsigned int v5925 = v32 + v5924;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5926 = block_table[v5925];
-          const unsigned int v5928 = v5926 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5929 = v5928 + v30;
-          const unsigned int v5930 = v5929 * v6;
-          const unsigned int v5931 = v5930 + v5923;
-          const unsigned int v5932 = v5931 << 8u;
-          const unsigned int v5933 = v5932 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5941 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5942 = v5906 + v5941;
-          const unsigned int v5943 = v5942 + v81;
-          const unsigned int v5944 = v5943 + v79;
-          iron_copy_async<16>(shm1 + (v5944 ^ (((v5944 >> 6u) & 7u) << 3u)), k_pages + v5933, v5917);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5954 = v5903 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5955 = v5954 < v35;
-          const unsigned int v5958 = v5955 ? v5954 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5961 = v5958 & v5922;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v5962 = v5958 >> (v41 & 31);
-          const unsigned int v5963 = v32 + v5962;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v5964 = block_table[v5963];
-          const unsigned int v5966 = v5964 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v5967 = v5966 + v30;
-          const unsigned int v5968 = v5967 * v6;
-          const unsigned int v5969 = v5968 + v5961;
-          const unsigned int v5970 = v5969 << 8u;
-          const unsigned int v5971 = v5970 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5979 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v5980 = v5906 + v5979;
-          const unsigned int v5981 = v5980 + v112;
-          const unsigned int v5982 = v5981 + v110;
-          iron_copy_async<16>(shm1 + (v5982 ^ (((v5982 >> 6u) & 7u) << 3u)), k_pages + v5971, v5955);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v5992 = v5903 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v5993 = v5992 < v35;
-          const unsigned int v5996 = v5993 ? v5992 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v5999 = v5996 & v5922;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6000 = v5996 >> (v41 & 31);
-          const unsigned int v6001 = v32 + v6000;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6002 = block_table[v6001];
-          const unsigned int v6004 = v6002 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6005 = v6004 + v30;
-          const unsigned int v6006 = v6005 * v6;
-          const unsigned int v6007 = v6006 + v5999;
-          const unsigned int v6008 = v6007 << 8u;
-          const unsigned int v6009 = v6008 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6017 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6018 = v5906 + v6017;
-          const unsigned int v6019 = v6018 + v143;
-          const unsigned int v6020 = v6019 + v141;
-          iron_copy_async<16>(shm1 + (v6020 ^ (((v6020 >> 6u) & 7u) << 3u)), k_pages + v6009, v5993);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6030 = v5903 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6031 = v6030 < v35;
-          const unsigned int v6034 = v6031 ? v6030 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6037 = v6034 & v5922;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6038 = v6034 >> (v41 & 31);
-          const unsigned int v6039 = v32 + v6038;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6040 = block_table[v6039];
-          const unsigned int v6042 = v6040 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6043 = v6042 + v30;
-          const unsigned int v6044 = v6043 * v6;
-          const unsigned int v6045 = v6044 + v6037;
-          const unsigned int v6046 = v6045 << 8u;
-          const unsigned int v6047 = v6046 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6055 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6056 = v5906 + v6055;
-          const unsigned int v6057 = v6056 + v174;
-          const unsigned int v6058 = v6057 + v172;
-          iron_copy_async<16>(shm1 + (v6058 ^ (((v6058 >> 6u) & 7u) << 3u)), k_pages + v6047, v6031);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6068 = v5903 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6069 = v6068 < v35;
-          const unsigned int v6072 = v6069 ? v6068 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6075 = v6072 & v5922;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6076 = v6072 >> (v41 & 31);
-          const unsigned int v6077 = v32 + v6076;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6078 = block_table[v6077];
-          const unsigned int v6080 = v6078 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6081 = v6080 + v30;
-          const unsigned int v6082 = v6081 * v6;
-          const unsigned int v6083 = v6082 + v6075;
-          const unsigned int v6084 = v6083 << 8u;
-          const unsigned int v6085 = v6084 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6093 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6094 = v5906 + v6093;
-          const unsigned int v6095 = v6094 + v205;
-          const unsigned int v6096 = v6095 + v203;
-          iron_copy_async<16>(shm1 + (v6096 ^ (((v6096 >> 6u) & 7u) << 3u)), k_pages + v6085, v6069);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6106 = v5903 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6107 = v6106 < v35;
-          const unsigned int v6110 = v6107 ? v6106 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6113 = v6110 & v5922;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6114 = v6110 >> (v41 & 31);
-          const unsigned int v6115 = v32 + v6114;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6116 = block_table[v6115];
-          const unsigned int v6118 = v6116 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6119 = v6118 + v30;
-          const unsigned int v6120 = v6119 * v6;
-          const unsigned int v6121 = v6120 + v6113;
-          const unsigned int v6122 = v6121 << 8u;
-          const unsigned int v6123 = v6122 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6131 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6132 = v5906 + v6131;
-          const unsigned int v6133 = v6132 + v236;
-          const unsigned int v6134 = v6133 + v234;
-          iron_copy_async<16>(shm1 + (v6134 ^ (((v6134 >> 6u) & 7u) << 3u)), k_pages + v6123, v6107);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6144 = v5903 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6145 = v6144 < v35;
-          const unsigned int v6148 = v6145 ? v6144 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6151 = v6148 & v5922;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6152 = v6148 >> (v41 & 31);
-          const unsigned int v6153 = v32 + v6152;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6154 = block_table[v6153];
-          const unsigned int v6156 = v6154 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6157 = v6156 + v30;
-          const unsigned int v6158 = v6157 * v6;
-          const unsigned int v6159 = v6158 + v6151;
-          const unsigned int v6160 = v6159 << 8u;
-          const unsigned int v6161 = v6160 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6169 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6170 = v5906 + v6169;
-          const unsigned int v6171 = v6170 + v267;
-          const unsigned int v6172 = v6171 + v265;
-          iron_copy_async<16>(shm1 + (v6172 ^ (((v6172 >> 6u) & 7u) << 3u)), k_pages + v6161, v6145);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6182 = v5903 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6183 = v6182 < v35;
-          const unsigned int v6186 = v6183 ? v6182 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6189 = v6186 & v5922;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v6190 = v6186 >> (v41 & 31);
-          const unsigned int v6191 = v32 + v6190;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6192 = block_table[v6191];
-          const unsigned int v6194 = v6192 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6195 = v6194 + v30;
-          const unsigned int v6196 = v6195 * v6;
-          const unsigned int v6197 = v6196 + v6189;
-          const unsigned int v6198 = v6197 << 8u;
-          const unsigned int v6199 = v6198 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6207 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6208 = v5906 + v6207;
-          const unsigned int v6209 = v6208 + v298;
-          const unsigned int v6210 = v6209 + v296;
-          iron_copy_async<16>(shm1 + (v6210 ^ (((v6210 >> 6u) & 7u) << 3u)), k_pages + v6199, v6183);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6232 = block_table[v5925];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6234 = v6232 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6235 = v6234 + v30;
-          const unsigned int v6236 = v6235 * v6;
-          const unsigned int v6237 = v6236 + v5923;
-          const unsigned int v6238 = v6237 << 8u;
-          const unsigned int v6239 = v6238 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5944 ^ (((v5944 >> 6u) & 7u) << 3u)), v_pages + v6239, v5917);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6270 = block_table[v5963];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6272 = v6270 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6273 = v6272 + v30;
-          const unsigned int v6274 = v6273 * v6;
-          const unsigned int v6275 = v6274 + v5961;
-          const unsigned int v6276 = v6275 << 8u;
-          const unsigned int v6277 = v6276 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v5982 ^ (((v5982 >> 6u) & 7u) << 3u)), v_pages + v6277, v5955);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6308 = block_table[v6001];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6310 = v6308 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6311 = v6310 + v30;
-          const unsigned int v6312 = v6311 * v6;
-          const unsigned int v6313 = v6312 + v5999;
-          const unsigned int v6314 = v6313 << 8u;
-          const unsigned int v6315 = v6314 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6020 ^ (((v6020 >> 6u) & 7u) << 3u)), v_pages + v6315, v5993);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6346 = block_table[v6039];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6348 = v6346 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6349 = v6348 + v30;
-          const unsigned int v6350 = v6349 * v6;
-          const unsigned int v6351 = v6350 + v6037;
-          const unsigned int v6352 = v6351 << 8u;
-          const unsigned int v6353 = v6352 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6058 ^ (((v6058 >> 6u) & 7u) << 3u)), v_pages + v6353, v6031);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6384 = block_table[v6077];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6386 = v6384 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6387 = v6386 + v30;
-          const unsigned int v6388 = v6387 * v6;
-          const unsigned int v6389 = v6388 + v6075;
-          const unsigned int v6390 = v6389 << 8u;
-          const unsigned int v6391 = v6390 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6096 ^ (((v6096 >> 6u) & 7u) << 3u)), v_pages + v6391, v6069);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6422 = block_table[v6115];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6424 = v6422 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6425 = v6424 + v30;
-          const unsigned int v6426 = v6425 * v6;
-          const unsigned int v6427 = v6426 + v6113;
-          const unsigned int v6428 = v6427 << 8u;
-          const unsigned int v6429 = v6428 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6134 ^ (((v6134 >> 6u) & 7u) << 3u)), v_pages + v6429, v6107);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6460 = block_table[v6153];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6462 = v6460 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6463 = v6462 + v30;
-          const unsigned int v6464 = v6463 * v6;
-          const unsigned int v6465 = v6464 + v6151;
-          const unsigned int v6466 = v6465 << 8u;
-          const unsigned int v6467 = v6466 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6172 ^ (((v6172 >> 6u) & 7u) << 3u)), v_pages + v6467, v6145);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6498 = block_table[v6191];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6500 = v6498 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6501 = v6500 + v30;
-          const unsigned int v6502 = v6501 * v6;
-          const unsigned int v6503 = v6502 + v6189;
-          const unsigned int v6504 = v6503 << 8u;
-          const unsigned int v6505 = v6504 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6210 ^ (((v6210 >> 6u) & 7u) << 3u)), v_pages + v6505, v6183);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5907 = v5902 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v5917 = v5904 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5918 = v5917 < v35;
+          const unsigned int v5921 = v5918 ? v5917 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5923 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5924 = v5921 & v5923;
+          const unsigned int v5925 = v5921 >> (v41 & 31);
+          const unsigned int v5926 = v32 + v5925;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5927 = block_table[v5926];
+          const unsigned int v5929 = v5927 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5930 = v5929 + v30;
+          const unsigned int v5931 = v5930 * v6;
+          const unsigned int v5932 = v5931 + v5924;
+          const unsigned int v5933 = v5932 << 8u;
+          const unsigned int v5934 = v5933 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5942 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5943 = v5907 + v5942;
+          const unsigned int v5944 = v5943 + v81;
+          const unsigned int v5945 = v5944 + v79;
+          iron_copy_async<16>(shm1 + (v5945 ^ (((v5945 >> 6u) & 7u) << 3u)), k_pages + v5934, v5918);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5955 = v5904 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5956 = v5955 < v35;
+          const unsigned int v5959 = v5956 ? v5955 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5962 = v5959 & v5923;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5963 = v5959 >> (v41 & 31);
+          const unsigned int v5964 = v32 + v5963;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v5965 = block_table[v5964];
+          const unsigned int v5967 = v5965 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v5968 = v5967 + v30;
+          const unsigned int v5969 = v5968 * v6;
+          const unsigned int v5970 = v5969 + v5962;
+          const unsigned int v5971 = v5970 << 8u;
+          const unsigned int v5972 = v5971 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5980 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5981 = v5907 + v5980;
+          const unsigned int v5982 = v5981 + v112;
+          const unsigned int v5983 = v5982 + v110;
+          iron_copy_async<16>(shm1 + (v5983 ^ (((v5983 >> 6u) & 7u) << 3u)), k_pages + v5972, v5956);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5993 = v5904 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5994 = v5993 < v35;
+          const unsigned int v5997 = v5994 ? v5993 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6000 = v5997 & v5923;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6001 = v5997 >> (v41 & 31);
+          const unsigned int v6002 = v32 + v6001;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6003 = block_table[v6002];
+          const unsigned int v6005 = v6003 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6006 = v6005 + v30;
+          const unsigned int v6007 = v6006 * v6;
+          const unsigned int v6008 = v6007 + v6000;
+          const unsigned int v6009 = v6008 << 8u;
+          const unsigned int v6010 = v6009 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6018 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6019 = v5907 + v6018;
+          const unsigned int v6020 = v6019 + v143;
+          const unsigned int v6021 = v6020 + v141;
+          iron_copy_async<16>(shm1 + (v6021 ^ (((v6021 >> 6u) & 7u) << 3u)), k_pages + v6010, v5994);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6031 = v5904 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6032 = v6031 < v35;
+          const unsigned int v6035 = v6032 ? v6031 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6038 = v6035 & v5923;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6039 = v6035 >> (v41 & 31);
+          const unsigned int v6040 = v32 + v6039;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6041 = block_table[v6040];
+          const unsigned int v6043 = v6041 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6044 = v6043 + v30;
+          const unsigned int v6045 = v6044 * v6;
+          const unsigned int v6046 = v6045 + v6038;
+          const unsigned int v6047 = v6046 << 8u;
+          const unsigned int v6048 = v6047 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6056 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6057 = v5907 + v6056;
+          const unsigned int v6058 = v6057 + v174;
+          const unsigned int v6059 = v6058 + v172;
+          iron_copy_async<16>(shm1 + (v6059 ^ (((v6059 >> 6u) & 7u) << 3u)), k_pages + v6048, v6032);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6069 = v5904 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6070 = v6069 < v35;
+          const unsigned int v6073 = v6070 ? v6069 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6076 = v6073 & v5923;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6077 = v6073 >> (v41 & 31);
+          const unsigned int v6078 = v32 + v6077;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6079 = block_table[v6078];
+          const unsigned int v6081 = v6079 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6082 = v6081 + v30;
+          const unsigned int v6083 = v6082 * v6;
+          const unsigned int v6084 = v6083 + v6076;
+          const unsigned int v6085 = v6084 << 8u;
+          const unsigned int v6086 = v6085 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6094 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6095 = v5907 + v6094;
+          const unsigned int v6096 = v6095 + v205;
+          const unsigned int v6097 = v6096 + v203;
+          iron_copy_async<16>(shm1 + (v6097 ^ (((v6097 >> 6u) & 7u) << 3u)), k_pages + v6086, v6070);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6107 = v5904 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6108 = v6107 < v35;
+          const unsigned int v6111 = v6108 ? v6107 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6114 = v6111 & v5923;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6115 = v6111 >> (v41 & 31);
+          const unsigned int v6116 = v32 + v6115;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6117 = block_table[v6116];
+          const unsigned int v6119 = v6117 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6120 = v6119 + v30;
+          const unsigned int v6121 = v6120 * v6;
+          const unsigned int v6122 = v6121 + v6114;
+          const unsigned int v6123 = v6122 << 8u;
+          const unsigned int v6124 = v6123 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6132 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6133 = v5907 + v6132;
+          const unsigned int v6134 = v6133 + v236;
+          const unsigned int v6135 = v6134 + v234;
+          iron_copy_async<16>(shm1 + (v6135 ^ (((v6135 >> 6u) & 7u) << 3u)), k_pages + v6124, v6108);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6145 = v5904 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6146 = v6145 < v35;
+          const unsigned int v6149 = v6146 ? v6145 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6152 = v6149 & v5923;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6153 = v6149 >> (v41 & 31);
+          const unsigned int v6154 = v32 + v6153;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6155 = block_table[v6154];
+          const unsigned int v6157 = v6155 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6158 = v6157 + v30;
+          const unsigned int v6159 = v6158 * v6;
+          const unsigned int v6160 = v6159 + v6152;
+          const unsigned int v6161 = v6160 << 8u;
+          const unsigned int v6162 = v6161 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6170 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6171 = v5907 + v6170;
+          const unsigned int v6172 = v6171 + v267;
+          const unsigned int v6173 = v6172 + v265;
+          iron_copy_async<16>(shm1 + (v6173 ^ (((v6173 >> 6u) & 7u) << 3u)), k_pages + v6162, v6146);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6183 = v5904 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6184 = v6183 < v35;
+          const unsigned int v6187 = v6184 ? v6183 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6190 = v6187 & v5923;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6191 = v6187 >> (v41 & 31);
+          const unsigned int v6192 = v32 + v6191;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6193 = block_table[v6192];
+          const unsigned int v6195 = v6193 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6196 = v6195 + v30;
+          const unsigned int v6197 = v6196 * v6;
+          const unsigned int v6198 = v6197 + v6190;
+          const unsigned int v6199 = v6198 << 8u;
+          const unsigned int v6200 = v6199 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6208 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6209 = v5907 + v6208;
+          const unsigned int v6210 = v6209 + v298;
+          const unsigned int v6211 = v6210 + v296;
+          iron_copy_async<16>(shm1 + (v6211 ^ (((v6211 >> 6u) & 7u) << 3u)), k_pages + v6200, v6184);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6233 = block_table[v5926];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6235 = v6233 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6236 = v6235 + v30;
+          const unsigned int v6237 = v6236 * v6;
+          const unsigned int v6238 = v6237 + v5924;
+          const unsigned int v6239 = v6238 << 8u;
+          const unsigned int v6240 = v6239 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5945 ^ (((v5945 >> 6u) & 7u) << 3u)), v_pages + v6240, v5918);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6271 = block_table[v5964];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6273 = v6271 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6274 = v6273 + v30;
+          const unsigned int v6275 = v6274 * v6;
+          const unsigned int v6276 = v6275 + v5962;
+          const unsigned int v6277 = v6276 << 8u;
+          const unsigned int v6278 = v6277 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5983 ^ (((v5983 >> 6u) & 7u) << 3u)), v_pages + v6278, v5956);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6309 = block_table[v6002];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6311 = v6309 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6312 = v6311 + v30;
+          const unsigned int v6313 = v6312 * v6;
+          const unsigned int v6314 = v6313 + v6000;
+          const unsigned int v6315 = v6314 << 8u;
+          const unsigned int v6316 = v6315 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6021 ^ (((v6021 >> 6u) & 7u) << 3u)), v_pages + v6316, v5994);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6347 = block_table[v6040];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6349 = v6347 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6350 = v6349 + v30;
+          const unsigned int v6351 = v6350 * v6;
+          const unsigned int v6352 = v6351 + v6038;
+          const unsigned int v6353 = v6352 << 8u;
+          const unsigned int v6354 = v6353 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6059 ^ (((v6059 >> 6u) & 7u) << 3u)), v_pages + v6354, v6032);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6385 = block_table[v6078];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6387 = v6385 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6388 = v6387 + v30;
+          const unsigned int v6389 = v6388 * v6;
+          const unsigned int v6390 = v6389 + v6076;
+          const unsigned int v6391 = v6390 << 8u;
+          const unsigned int v6392 = v6391 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6097 ^ (((v6097 >> 6u) & 7u) << 3u)), v_pages + v6392, v6070);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6423 = block_table[v6116];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6425 = v6423 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6426 = v6425 + v30;
+          const unsigned int v6427 = v6426 * v6;
+          const unsigned int v6428 = v6427 + v6114;
+          const unsigned int v6429 = v6428 << 8u;
+          const unsigned int v6430 = v6429 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6135 ^ (((v6135 >> 6u) & 7u) << 3u)), v_pages + v6430, v6108);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6461 = block_table[v6154];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6463 = v6461 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6464 = v6463 + v30;
+          const unsigned int v6465 = v6464 * v6;
+          const unsigned int v6466 = v6465 + v6152;
+          const unsigned int v6467 = v6466 << 8u;
+          const unsigned int v6468 = v6467 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6173 ^ (((v6173 >> 6u) & 7u) << 3u)), v_pages + v6468, v6146);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6499 = block_table[v6192];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6501 = v6499 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6502 = v6501 + v30;
+          const unsigned int v6503 = v6502 * v6;
+          const unsigned int v6504 = v6503 + v6190;
+          const unsigned int v6505 = v6504 << 8u;
+          const unsigned int v6506 = v6505 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6211 ^ (((v6211 >> 6u) & 7u) << 3u)), v_pages + v6506, v6184);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v6518 = v5901 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
-          const unsigned int v6528 = v5903 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6529 = v6528 < v35;
-          const unsigned int v6532 = v6529 ? v6528 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6533 = v6532 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6534 = v6532 / v6;
-          const unsigned int v6535 = v32 + v6534;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6536 = block_table[v6535];
-          const unsigned int v6538 = v6536 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6539 = v6538 + v30;
-          const unsigned int v6540 = v6539 * v6;
-          const unsigned int v6541 = v6540 + v6533;
-          const unsigned int v6542 = v6541 << 8u;
-          const unsigned int v6543 = v6542 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6551 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6552 = v6518 + v6551;
-          const unsigned int v6553 = v6552 + v81;
-          const unsigned int v6554 = v6553 + v79;
-          iron_copy_async<16>(shm1 + (v6554 ^ (((v6554 >> 6u) & 7u) << 3u)), k_pages + v6543, v6529);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6564 = v5903 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6565 = v6564 < v35;
-          const unsigned int v6568 = v6565 ? v6564 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6569 = v6568 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6570 = v6568 / v6;
-          const unsigned int v6571 = v32 + v6570;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6572 = block_table[v6571];
-          const unsigned int v6574 = v6572 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6575 = v6574 + v30;
-          const unsigned int v6576 = v6575 * v6;
-          const unsigned int v6577 = v6576 + v6569;
-          const unsigned int v6578 = v6577 << 8u;
-          const unsigned int v6579 = v6578 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6587 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6588 = v6518 + v6587;
-          const unsigned int v6589 = v6588 + v112;
-          const unsigned int v6590 = v6589 + v110;
-          iron_copy_async<16>(shm1 + (v6590 ^ (((v6590 >> 6u) & 7u) << 3u)), k_pages + v6579, v6565);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6600 = v5903 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6601 = v6600 < v35;
-          const unsigned int v6604 = v6601 ? v6600 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6605 = v6604 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6606 = v6604 / v6;
-          const unsigned int v6607 = v32 + v6606;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6608 = block_table[v6607];
-          const unsigned int v6610 = v6608 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6611 = v6610 + v30;
-          const unsigned int v6612 = v6611 * v6;
-          const unsigned int v6613 = v6612 + v6605;
-          const unsigned int v6614 = v6613 << 8u;
-          const unsigned int v6615 = v6614 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6623 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6624 = v6518 + v6623;
-          const unsigned int v6625 = v6624 + v143;
-          const unsigned int v6626 = v6625 + v141;
-          iron_copy_async<16>(shm1 + (v6626 ^ (((v6626 >> 6u) & 7u) << 3u)), k_pages + v6615, v6601);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6636 = v5903 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6637 = v6636 < v35;
-          const unsigned int v6640 = v6637 ? v6636 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6641 = v6640 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6642 = v6640 / v6;
-          const unsigned int v6643 = v32 + v6642;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6644 = block_table[v6643];
-          const unsigned int v6646 = v6644 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6647 = v6646 + v30;
-          const unsigned int v6648 = v6647 * v6;
-          const unsigned int v6649 = v6648 + v6641;
-          const unsigned int v6650 = v6649 << 8u;
-          const unsigned int v6651 = v6650 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6659 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6660 = v6518 + v6659;
-          const unsigned int v6661 = v6660 + v174;
-          const unsigned int v6662 = v6661 + v172;
-          iron_copy_async<16>(shm1 + (v6662 ^ (((v6662 >> 6u) & 7u) << 3u)), k_pages + v6651, v6637);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6672 = v5903 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6673 = v6672 < v35;
-          const unsigned int v6676 = v6673 ? v6672 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6677 = v6676 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6678 = v6676 / v6;
-          const unsigned int v6679 = v32 + v6678;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6680 = block_table[v6679];
-          const unsigned int v6682 = v6680 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6683 = v6682 + v30;
-          const unsigned int v6684 = v6683 * v6;
-          const unsigned int v6685 = v6684 + v6677;
-          const unsigned int v6686 = v6685 << 8u;
-          const unsigned int v6687 = v6686 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6695 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6696 = v6518 + v6695;
-          const unsigned int v6697 = v6696 + v205;
-          const unsigned int v6698 = v6697 + v203;
-          iron_copy_async<16>(shm1 + (v6698 ^ (((v6698 >> 6u) & 7u) << 3u)), k_pages + v6687, v6673);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6708 = v5903 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6709 = v6708 < v35;
-          const unsigned int v6712 = v6709 ? v6708 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6713 = v6712 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6714 = v6712 / v6;
-          const unsigned int v6715 = v32 + v6714;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6716 = block_table[v6715];
-          const unsigned int v6718 = v6716 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6719 = v6718 + v30;
-          const unsigned int v6720 = v6719 * v6;
-          const unsigned int v6721 = v6720 + v6713;
-          const unsigned int v6722 = v6721 << 8u;
-          const unsigned int v6723 = v6722 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6731 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6732 = v6518 + v6731;
-          const unsigned int v6733 = v6732 + v236;
-          const unsigned int v6734 = v6733 + v234;
-          iron_copy_async<16>(shm1 + (v6734 ^ (((v6734 >> 6u) & 7u) << 3u)), k_pages + v6723, v6709);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6744 = v5903 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6745 = v6744 < v35;
-          const unsigned int v6748 = v6745 ? v6744 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6749 = v6748 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6750 = v6748 / v6;
-          const unsigned int v6751 = v32 + v6750;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6752 = block_table[v6751];
-          const unsigned int v6754 = v6752 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6755 = v6754 + v30;
-          const unsigned int v6756 = v6755 * v6;
-          const unsigned int v6757 = v6756 + v6749;
-          const unsigned int v6758 = v6757 << 8u;
-          const unsigned int v6759 = v6758 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6767 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6768 = v6518 + v6767;
-          const unsigned int v6769 = v6768 + v267;
-          const unsigned int v6770 = v6769 + v265;
-          iron_copy_async<16>(shm1 + (v6770 ^ (((v6770 >> 6u) & 7u) << 3u)), k_pages + v6759, v6745);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6780 = v5903 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v6781 = v6780 < v35;
-          const unsigned int v6784 = v6781 ? v6780 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6785 = v6784 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v6786 = v6784 / v6;
-          const unsigned int v6787 = v32 + v6786;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6788 = block_table[v6787];
-          const unsigned int v6790 = v6788 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6791 = v6790 + v30;
-          const unsigned int v6792 = v6791 * v6;
-          const unsigned int v6793 = v6792 + v6785;
-          const unsigned int v6794 = v6793 << 8u;
-          const unsigned int v6795 = v6794 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v6803 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v6804 = v6518 + v6803;
-          const unsigned int v6805 = v6804 + v298;
-          const unsigned int v6806 = v6805 + v296;
-          iron_copy_async<16>(shm1 + (v6806 ^ (((v6806 >> 6u) & 7u) << 3u)), k_pages + v6795, v6781);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6826 = block_table[v6535];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6828 = v6826 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6829 = v6828 + v30;
-          const unsigned int v6830 = v6829 * v6;
-          const unsigned int v6831 = v6830 + v6533;
-          const unsigned int v6832 = v6831 << 8u;
-          const unsigned int v6833 = v6832 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6554 ^ (((v6554 >> 6u) & 7u) << 3u)), v_pages + v6833, v6529);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6862 = block_table[v6571];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6864 = v6862 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6865 = v6864 + v30;
-          const unsigned int v6866 = v6865 * v6;
-          const unsigned int v6867 = v6866 + v6569;
-          const unsigned int v6868 = v6867 << 8u;
-          const unsigned int v6869 = v6868 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6590 ^ (((v6590 >> 6u) & 7u) << 3u)), v_pages + v6869, v6565);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6898 = block_table[v6607];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6900 = v6898 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6901 = v6900 + v30;
-          const unsigned int v6902 = v6901 * v6;
-          const unsigned int v6903 = v6902 + v6605;
-          const unsigned int v6904 = v6903 << 8u;
-          const unsigned int v6905 = v6904 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6626 ^ (((v6626 >> 6u) & 7u) << 3u)), v_pages + v6905, v6601);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6934 = block_table[v6643];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6936 = v6934 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6937 = v6936 + v30;
-          const unsigned int v6938 = v6937 * v6;
-          const unsigned int v6939 = v6938 + v6641;
-          const unsigned int v6940 = v6939 << 8u;
-          const unsigned int v6941 = v6940 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6662 ^ (((v6662 >> 6u) & 7u) << 3u)), v_pages + v6941, v6637);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v6970 = block_table[v6679];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v6972 = v6970 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v6973 = v6972 + v30;
-          const unsigned int v6974 = v6973 * v6;
-          const unsigned int v6975 = v6974 + v6677;
-          const unsigned int v6976 = v6975 << 8u;
-          const unsigned int v6977 = v6976 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6698 ^ (((v6698 >> 6u) & 7u) << 3u)), v_pages + v6977, v6673);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7006 = block_table[v6715];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7008 = v7006 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7009 = v7008 + v30;
-          const unsigned int v7010 = v7009 * v6;
-          const unsigned int v7011 = v7010 + v6713;
-          const unsigned int v7012 = v7011 << 8u;
-          const unsigned int v7013 = v7012 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6734 ^ (((v6734 >> 6u) & 7u) << 3u)), v_pages + v7013, v6709);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7042 = block_table[v6751];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7044 = v7042 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7045 = v7044 + v30;
-          const unsigned int v7046 = v7045 * v6;
-          const unsigned int v7047 = v7046 + v6749;
-          const unsigned int v7048 = v7047 << 8u;
-          const unsigned int v7049 = v7048 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6770 ^ (((v6770 >> 6u) & 7u) << 3u)), v_pages + v7049, v6745);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7078 = block_table[v6787];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7080 = v7078 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7081 = v7080 + v30;
-          const unsigned int v7082 = v7081 * v6;
-          const unsigned int v7083 = v7082 + v6785;
-          const unsigned int v7084 = v7083 << 8u;
-          const unsigned int v7085 = v7084 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v6806 ^ (((v6806 >> 6u) & 7u) << 3u)), v_pages + v7085, v6781);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6519 = v5902 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v6529 = v5904 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6530 = v6529 < v35;
+          const unsigned int v6533 = v6530 ? v6529 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6534 = v6533 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6535 = v6533 / v6;
+          const unsigned int v6536 = v32 + v6535;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6537 = block_table[v6536];
+          const unsigned int v6539 = v6537 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6540 = v6539 + v30;
+          const unsigned int v6541 = v6540 * v6;
+          const unsigned int v6542 = v6541 + v6534;
+          const unsigned int v6543 = v6542 << 8u;
+          const unsigned int v6544 = v6543 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6552 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6553 = v6519 + v6552;
+          const unsigned int v6554 = v6553 + v81;
+          const unsigned int v6555 = v6554 + v79;
+          iron_copy_async<16>(shm1 + (v6555 ^ (((v6555 >> 6u) & 7u) << 3u)), k_pages + v6544, v6530);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6565 = v5904 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6566 = v6565 < v35;
+          const unsigned int v6569 = v6566 ? v6565 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6570 = v6569 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6571 = v6569 / v6;
+          const unsigned int v6572 = v32 + v6571;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6573 = block_table[v6572];
+          const unsigned int v6575 = v6573 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6576 = v6575 + v30;
+          const unsigned int v6577 = v6576 * v6;
+          const unsigned int v6578 = v6577 + v6570;
+          const unsigned int v6579 = v6578 << 8u;
+          const unsigned int v6580 = v6579 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6588 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6589 = v6519 + v6588;
+          const unsigned int v6590 = v6589 + v112;
+          const unsigned int v6591 = v6590 + v110;
+          iron_copy_async<16>(shm1 + (v6591 ^ (((v6591 >> 6u) & 7u) << 3u)), k_pages + v6580, v6566);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6601 = v5904 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6602 = v6601 < v35;
+          const unsigned int v6605 = v6602 ? v6601 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6606 = v6605 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6607 = v6605 / v6;
+          const unsigned int v6608 = v32 + v6607;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6609 = block_table[v6608];
+          const unsigned int v6611 = v6609 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6612 = v6611 + v30;
+          const unsigned int v6613 = v6612 * v6;
+          const unsigned int v6614 = v6613 + v6606;
+          const unsigned int v6615 = v6614 << 8u;
+          const unsigned int v6616 = v6615 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6624 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6625 = v6519 + v6624;
+          const unsigned int v6626 = v6625 + v143;
+          const unsigned int v6627 = v6626 + v141;
+          iron_copy_async<16>(shm1 + (v6627 ^ (((v6627 >> 6u) & 7u) << 3u)), k_pages + v6616, v6602);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6637 = v5904 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6638 = v6637 < v35;
+          const unsigned int v6641 = v6638 ? v6637 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6642 = v6641 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6643 = v6641 / v6;
+          const unsigned int v6644 = v32 + v6643;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6645 = block_table[v6644];
+          const unsigned int v6647 = v6645 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6648 = v6647 + v30;
+          const unsigned int v6649 = v6648 * v6;
+          const unsigned int v6650 = v6649 + v6642;
+          const unsigned int v6651 = v6650 << 8u;
+          const unsigned int v6652 = v6651 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6660 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6661 = v6519 + v6660;
+          const unsigned int v6662 = v6661 + v174;
+          const unsigned int v6663 = v6662 + v172;
+          iron_copy_async<16>(shm1 + (v6663 ^ (((v6663 >> 6u) & 7u) << 3u)), k_pages + v6652, v6638);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6673 = v5904 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6674 = v6673 < v35;
+          const unsigned int v6677 = v6674 ? v6673 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6678 = v6677 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6679 = v6677 / v6;
+          const unsigned int v6680 = v32 + v6679;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6681 = block_table[v6680];
+          const unsigned int v6683 = v6681 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6684 = v6683 + v30;
+          const unsigned int v6685 = v6684 * v6;
+          const unsigned int v6686 = v6685 + v6678;
+          const unsigned int v6687 = v6686 << 8u;
+          const unsigned int v6688 = v6687 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6696 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6697 = v6519 + v6696;
+          const unsigned int v6698 = v6697 + v205;
+          const unsigned int v6699 = v6698 + v203;
+          iron_copy_async<16>(shm1 + (v6699 ^ (((v6699 >> 6u) & 7u) << 3u)), k_pages + v6688, v6674);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6709 = v5904 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6710 = v6709 < v35;
+          const unsigned int v6713 = v6710 ? v6709 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6714 = v6713 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6715 = v6713 / v6;
+          const unsigned int v6716 = v32 + v6715;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6717 = block_table[v6716];
+          const unsigned int v6719 = v6717 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6720 = v6719 + v30;
+          const unsigned int v6721 = v6720 * v6;
+          const unsigned int v6722 = v6721 + v6714;
+          const unsigned int v6723 = v6722 << 8u;
+          const unsigned int v6724 = v6723 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6732 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6733 = v6519 + v6732;
+          const unsigned int v6734 = v6733 + v236;
+          const unsigned int v6735 = v6734 + v234;
+          iron_copy_async<16>(shm1 + (v6735 ^ (((v6735 >> 6u) & 7u) << 3u)), k_pages + v6724, v6710);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6745 = v5904 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6746 = v6745 < v35;
+          const unsigned int v6749 = v6746 ? v6745 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6750 = v6749 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6751 = v6749 / v6;
+          const unsigned int v6752 = v32 + v6751;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6753 = block_table[v6752];
+          const unsigned int v6755 = v6753 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6756 = v6755 + v30;
+          const unsigned int v6757 = v6756 * v6;
+          const unsigned int v6758 = v6757 + v6750;
+          const unsigned int v6759 = v6758 << 8u;
+          const unsigned int v6760 = v6759 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6768 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6769 = v6519 + v6768;
+          const unsigned int v6770 = v6769 + v267;
+          const unsigned int v6771 = v6770 + v265;
+          iron_copy_async<16>(shm1 + (v6771 ^ (((v6771 >> 6u) & 7u) << 3u)), k_pages + v6760, v6746);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6781 = v5904 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6782 = v6781 < v35;
+          const unsigned int v6785 = v6782 ? v6781 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6786 = v6785 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6787 = v6785 / v6;
+          const unsigned int v6788 = v32 + v6787;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6789 = block_table[v6788];
+          const unsigned int v6791 = v6789 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6792 = v6791 + v30;
+          const unsigned int v6793 = v6792 * v6;
+          const unsigned int v6794 = v6793 + v6786;
+          const unsigned int v6795 = v6794 << 8u;
+          const unsigned int v6796 = v6795 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6804 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6805 = v6519 + v6804;
+          const unsigned int v6806 = v6805 + v298;
+          const unsigned int v6807 = v6806 + v296;
+          iron_copy_async<16>(shm1 + (v6807 ^ (((v6807 >> 6u) & 7u) << 3u)), k_pages + v6796, v6782);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6827 = block_table[v6536];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6829 = v6827 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6830 = v6829 + v30;
+          const unsigned int v6831 = v6830 * v6;
+          const unsigned int v6832 = v6831 + v6534;
+          const unsigned int v6833 = v6832 << 8u;
+          const unsigned int v6834 = v6833 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6555 ^ (((v6555 >> 6u) & 7u) << 3u)), v_pages + v6834, v6530);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6863 = block_table[v6572];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6865 = v6863 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6866 = v6865 + v30;
+          const unsigned int v6867 = v6866 * v6;
+          const unsigned int v6868 = v6867 + v6570;
+          const unsigned int v6869 = v6868 << 8u;
+          const unsigned int v6870 = v6869 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6591 ^ (((v6591 >> 6u) & 7u) << 3u)), v_pages + v6870, v6566);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6899 = block_table[v6608];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6901 = v6899 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6902 = v6901 + v30;
+          const unsigned int v6903 = v6902 * v6;
+          const unsigned int v6904 = v6903 + v6606;
+          const unsigned int v6905 = v6904 << 8u;
+          const unsigned int v6906 = v6905 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6627 ^ (((v6627 >> 6u) & 7u) << 3u)), v_pages + v6906, v6602);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6935 = block_table[v6644];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6937 = v6935 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6938 = v6937 + v30;
+          const unsigned int v6939 = v6938 * v6;
+          const unsigned int v6940 = v6939 + v6642;
+          const unsigned int v6941 = v6940 << 8u;
+          const unsigned int v6942 = v6941 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6663 ^ (((v6663 >> 6u) & 7u) << 3u)), v_pages + v6942, v6638);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6971 = block_table[v6680];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v6973 = v6971 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v6974 = v6973 + v30;
+          const unsigned int v6975 = v6974 * v6;
+          const unsigned int v6976 = v6975 + v6678;
+          const unsigned int v6977 = v6976 << 8u;
+          const unsigned int v6978 = v6977 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6699 ^ (((v6699 >> 6u) & 7u) << 3u)), v_pages + v6978, v6674);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7007 = block_table[v6716];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7009 = v7007 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7010 = v7009 + v30;
+          const unsigned int v7011 = v7010 * v6;
+          const unsigned int v7012 = v7011 + v6714;
+          const unsigned int v7013 = v7012 << 8u;
+          const unsigned int v7014 = v7013 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6735 ^ (((v6735 >> 6u) & 7u) << 3u)), v_pages + v7014, v6710);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7043 = block_table[v6752];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7045 = v7043 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7046 = v7045 + v30;
+          const unsigned int v7047 = v7046 * v6;
+          const unsigned int v7048 = v7047 + v6750;
+          const unsigned int v7049 = v7048 << 8u;
+          const unsigned int v7050 = v7049 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6771 ^ (((v6771 >> 6u) & 7u) << 3u)), v_pages + v7050, v6746);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7079 = block_table[v6788];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7081 = v7079 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7082 = v7081 + v30;
+          const unsigned int v7083 = v7082 * v6;
+          const unsigned int v7084 = v7083 + v6786;
+          const unsigned int v7085 = v7084 << 8u;
+          const unsigned int v7086 = v7085 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6807 ^ (((v6807 >> 6u) & 7u) << 3u)), v_pages + v7086, v6782);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
     }
-    const unsigned int v8311 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
-    const unsigned int v8312 = v8311 << 6u;
-    const unsigned int v10192 = v51 & 3u;
-    const unsigned int v10194 = v10192 << 4u;
-    const unsigned int v10196 = v10194 << 6u;
-    const unsigned int v10198 = v8312 + v10196;
-    const unsigned int v10209 = v10198 + 16u;
-    const unsigned int v10218 = v10198 + 32u;
-    const unsigned int v10227 = v10198 + 48u;
-    const unsigned int v8326 = 8192u + v8312;
-    const unsigned int v10243 = v8326 + v10196;
-    const unsigned int v10254 = v10243 + 16u;
-    const unsigned int v10263 = v10243 + 32u;
-    const unsigned int v10272 = v10243 + 48u;
-    const unsigned int v8338 = 16384u + v8312;
-    const unsigned int v10288 = v8338 + v10196;
-    const unsigned int v10299 = v10288 + 16u;
-    const unsigned int v10308 = v10288 + 32u;
-    const unsigned int v10317 = v10288 + 48u;
-    const unsigned int v8350 = 24576u + v8312;
-    const unsigned int v10333 = v8350 + v10196;
-    const unsigned int v10344 = v10333 + 16u;
-    const unsigned int v10353 = v10333 + 32u;
-    const unsigned int v10362 = v10333 + 48u;
-    const bool v8366 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:160
-    const unsigned int v9485 = static_cast<unsigned int>(v589.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:233
-    const unsigned int v9486 = static_cast<unsigned int>(v589.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9490 = static_cast<unsigned int>(v589.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9491 = static_cast<unsigned int>(v589.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9495 = static_cast<unsigned int>(v589.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9496 = static_cast<unsigned int>(v589.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9500 = static_cast<unsigned int>(v589.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9501 = static_cast<unsigned int>(v589.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9505 = static_cast<unsigned int>(v589.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9506 = static_cast<unsigned int>(v589.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9510 = static_cast<unsigned int>(v589.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9511 = static_cast<unsigned int>(v589.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9515 = static_cast<unsigned int>(v589.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9516 = static_cast<unsigned int>(v589.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9520 = static_cast<unsigned int>(v589.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9521 = static_cast<unsigned int>(v589.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9525 = static_cast<unsigned int>(v589.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9526 = static_cast<unsigned int>(v589.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9530 = static_cast<unsigned int>(v589.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9531 = static_cast<unsigned int>(v589.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9535 = static_cast<unsigned int>(v589.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9536 = static_cast<unsigned int>(v589.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9540 = static_cast<unsigned int>(v589.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9541 = static_cast<unsigned int>(v589.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9545 = static_cast<unsigned int>(v589.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9546 = static_cast<unsigned int>(v589.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9550 = static_cast<unsigned int>(v589.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9551 = static_cast<unsigned int>(v589.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9555 = static_cast<unsigned int>(v589.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9556 = static_cast<unsigned int>(v589.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9560 = static_cast<unsigned int>(v589.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9561 = static_cast<unsigned int>(v589.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9565 = static_cast<unsigned int>(v589.col(16, iron_linear_thread() & 31u));
-    const unsigned int v9566 = static_cast<unsigned int>(v589.row(16, iron_linear_thread() & 31u));
-    const unsigned int v9570 = static_cast<unsigned int>(v589.col(17, iron_linear_thread() & 31u));
-    const unsigned int v9571 = static_cast<unsigned int>(v589.row(17, iron_linear_thread() & 31u));
-    const unsigned int v9575 = static_cast<unsigned int>(v589.col(18, iron_linear_thread() & 31u));
-    const unsigned int v9576 = static_cast<unsigned int>(v589.row(18, iron_linear_thread() & 31u));
-    const unsigned int v9580 = static_cast<unsigned int>(v589.col(19, iron_linear_thread() & 31u));
-    const unsigned int v9581 = static_cast<unsigned int>(v589.row(19, iron_linear_thread() & 31u));
-    const unsigned int v9585 = static_cast<unsigned int>(v589.col(20, iron_linear_thread() & 31u));
-    const unsigned int v9586 = static_cast<unsigned int>(v589.row(20, iron_linear_thread() & 31u));
-    const unsigned int v9590 = static_cast<unsigned int>(v589.col(21, iron_linear_thread() & 31u));
-    const unsigned int v9591 = static_cast<unsigned int>(v589.row(21, iron_linear_thread() & 31u));
-    const unsigned int v9595 = static_cast<unsigned int>(v589.col(22, iron_linear_thread() & 31u));
-    const unsigned int v9596 = static_cast<unsigned int>(v589.row(22, iron_linear_thread() & 31u));
-    const unsigned int v9600 = static_cast<unsigned int>(v589.col(23, iron_linear_thread() & 31u));
-    const unsigned int v9601 = static_cast<unsigned int>(v589.row(23, iron_linear_thread() & 31u));
-    const unsigned int v9605 = static_cast<unsigned int>(v589.col(24, iron_linear_thread() & 31u));
-    const unsigned int v9606 = static_cast<unsigned int>(v589.row(24, iron_linear_thread() & 31u));
-    const unsigned int v9610 = static_cast<unsigned int>(v589.col(25, iron_linear_thread() & 31u));
-    const unsigned int v9611 = static_cast<unsigned int>(v589.row(25, iron_linear_thread() & 31u));
-    const unsigned int v9615 = static_cast<unsigned int>(v589.col(26, iron_linear_thread() & 31u));
-    const unsigned int v9616 = static_cast<unsigned int>(v589.row(26, iron_linear_thread() & 31u));
-    const unsigned int v9620 = static_cast<unsigned int>(v589.col(27, iron_linear_thread() & 31u));
-    const unsigned int v9621 = static_cast<unsigned int>(v589.row(27, iron_linear_thread() & 31u));
-    const unsigned int v9625 = static_cast<unsigned int>(v589.col(28, iron_linear_thread() & 31u));
-    const unsigned int v9626 = static_cast<unsigned int>(v589.row(28, iron_linear_thread() & 31u));
-    const unsigned int v9630 = static_cast<unsigned int>(v589.col(29, iron_linear_thread() & 31u));
-    const unsigned int v9631 = static_cast<unsigned int>(v589.row(29, iron_linear_thread() & 31u));
-    const unsigned int v9635 = static_cast<unsigned int>(v589.col(30, iron_linear_thread() & 31u));
-    const unsigned int v9636 = static_cast<unsigned int>(v589.row(30, iron_linear_thread() & 31u));
-    const unsigned int v9640 = static_cast<unsigned int>(v589.col(31, iron_linear_thread() & 31u));
-    const unsigned int v9641 = static_cast<unsigned int>(v589.row(31, iron_linear_thread() & 31u));
-    const unsigned int v9645 = static_cast<unsigned int>(v591.col(0, iron_linear_thread() & 31u));
-    const unsigned int v9646 = static_cast<unsigned int>(v591.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9650 = static_cast<unsigned int>(v591.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9651 = static_cast<unsigned int>(v591.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9655 = static_cast<unsigned int>(v591.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9656 = static_cast<unsigned int>(v591.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9660 = static_cast<unsigned int>(v591.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9661 = static_cast<unsigned int>(v591.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9665 = static_cast<unsigned int>(v591.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9666 = static_cast<unsigned int>(v591.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9670 = static_cast<unsigned int>(v591.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9671 = static_cast<unsigned int>(v591.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9675 = static_cast<unsigned int>(v591.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9676 = static_cast<unsigned int>(v591.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9680 = static_cast<unsigned int>(v591.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9681 = static_cast<unsigned int>(v591.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9685 = static_cast<unsigned int>(v591.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9686 = static_cast<unsigned int>(v591.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9690 = static_cast<unsigned int>(v591.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9691 = static_cast<unsigned int>(v591.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9695 = static_cast<unsigned int>(v591.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9696 = static_cast<unsigned int>(v591.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9700 = static_cast<unsigned int>(v591.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9701 = static_cast<unsigned int>(v591.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9705 = static_cast<unsigned int>(v591.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9706 = static_cast<unsigned int>(v591.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9710 = static_cast<unsigned int>(v591.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9711 = static_cast<unsigned int>(v591.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9715 = static_cast<unsigned int>(v591.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9716 = static_cast<unsigned int>(v591.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9720 = static_cast<unsigned int>(v591.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9721 = static_cast<unsigned int>(v591.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9725 = static_cast<unsigned int>(v591.col(16, iron_linear_thread() & 31u));
-    const unsigned int v9726 = static_cast<unsigned int>(v591.row(16, iron_linear_thread() & 31u));
-    const unsigned int v9730 = static_cast<unsigned int>(v591.col(17, iron_linear_thread() & 31u));
-    const unsigned int v9731 = static_cast<unsigned int>(v591.row(17, iron_linear_thread() & 31u));
-    const unsigned int v9735 = static_cast<unsigned int>(v591.col(18, iron_linear_thread() & 31u));
-    const unsigned int v9736 = static_cast<unsigned int>(v591.row(18, iron_linear_thread() & 31u));
-    const unsigned int v9740 = static_cast<unsigned int>(v591.col(19, iron_linear_thread() & 31u));
-    const unsigned int v9741 = static_cast<unsigned int>(v591.row(19, iron_linear_thread() & 31u));
-    const unsigned int v9745 = static_cast<unsigned int>(v591.col(20, iron_linear_thread() & 31u));
-    const unsigned int v9746 = static_cast<unsigned int>(v591.row(20, iron_linear_thread() & 31u));
-    const unsigned int v9750 = static_cast<unsigned int>(v591.col(21, iron_linear_thread() & 31u));
-    const unsigned int v9751 = static_cast<unsigned int>(v591.row(21, iron_linear_thread() & 31u));
-    const unsigned int v9755 = static_cast<unsigned int>(v591.col(22, iron_linear_thread() & 31u));
-    const unsigned int v9756 = static_cast<unsigned int>(v591.row(22, iron_linear_thread() & 31u));
-    const unsigned int v9760 = static_cast<unsigned int>(v591.col(23, iron_linear_thread() & 31u));
-    const unsigned int v9761 = static_cast<unsigned int>(v591.row(23, iron_linear_thread() & 31u));
-    const unsigned int v9765 = static_cast<unsigned int>(v591.col(24, iron_linear_thread() & 31u));
-    const unsigned int v9766 = static_cast<unsigned int>(v591.row(24, iron_linear_thread() & 31u));
-    const unsigned int v9770 = static_cast<unsigned int>(v591.col(25, iron_linear_thread() & 31u));
-    const unsigned int v9771 = static_cast<unsigned int>(v591.row(25, iron_linear_thread() & 31u));
-    const unsigned int v9775 = static_cast<unsigned int>(v591.col(26, iron_linear_thread() & 31u));
-    const unsigned int v9776 = static_cast<unsigned int>(v591.row(26, iron_linear_thread() & 31u));
-    const unsigned int v9780 = static_cast<unsigned int>(v591.col(27, iron_linear_thread() & 31u));
-    const unsigned int v9781 = static_cast<unsigned int>(v591.row(27, iron_linear_thread() & 31u));
-    const unsigned int v9785 = static_cast<unsigned int>(v591.col(28, iron_linear_thread() & 31u));
-    const unsigned int v9786 = static_cast<unsigned int>(v591.row(28, iron_linear_thread() & 31u));
-    const unsigned int v9790 = static_cast<unsigned int>(v591.col(29, iron_linear_thread() & 31u));
-    const unsigned int v9791 = static_cast<unsigned int>(v591.row(29, iron_linear_thread() & 31u));
-    const unsigned int v9795 = static_cast<unsigned int>(v591.col(30, iron_linear_thread() & 31u));
-    const unsigned int v9796 = static_cast<unsigned int>(v591.row(30, iron_linear_thread() & 31u));
-    const unsigned int v9800 = static_cast<unsigned int>(v591.col(31, iron_linear_thread() & 31u));
-    const unsigned int v9801 = static_cast<unsigned int>(v591.row(31, iron_linear_thread() & 31u));
-    const unsigned int v9805 = static_cast<unsigned int>(v593.col(0, iron_linear_thread() & 31u));
-    const unsigned int v9806 = static_cast<unsigned int>(v593.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9810 = static_cast<unsigned int>(v593.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9811 = static_cast<unsigned int>(v593.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9815 = static_cast<unsigned int>(v593.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9816 = static_cast<unsigned int>(v593.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9820 = static_cast<unsigned int>(v593.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9821 = static_cast<unsigned int>(v593.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9825 = static_cast<unsigned int>(v593.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9826 = static_cast<unsigned int>(v593.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9830 = static_cast<unsigned int>(v593.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9831 = static_cast<unsigned int>(v593.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9835 = static_cast<unsigned int>(v593.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9836 = static_cast<unsigned int>(v593.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9840 = static_cast<unsigned int>(v593.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9841 = static_cast<unsigned int>(v593.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9845 = static_cast<unsigned int>(v593.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9846 = static_cast<unsigned int>(v593.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9850 = static_cast<unsigned int>(v593.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9851 = static_cast<unsigned int>(v593.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9855 = static_cast<unsigned int>(v593.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9856 = static_cast<unsigned int>(v593.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9860 = static_cast<unsigned int>(v593.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9861 = static_cast<unsigned int>(v593.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9865 = static_cast<unsigned int>(v593.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9866 = static_cast<unsigned int>(v593.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9870 = static_cast<unsigned int>(v593.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9871 = static_cast<unsigned int>(v593.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9875 = static_cast<unsigned int>(v593.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9876 = static_cast<unsigned int>(v593.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9880 = static_cast<unsigned int>(v593.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9881 = static_cast<unsigned int>(v593.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9885 = static_cast<unsigned int>(v593.col(16, iron_linear_thread() & 31u));
-    const unsigned int v9886 = static_cast<unsigned int>(v593.row(16, iron_linear_thread() & 31u));
-    const unsigned int v9890 = static_cast<unsigned int>(v593.col(17, iron_linear_thread() & 31u));
-    const unsigned int v9891 = static_cast<unsigned int>(v593.row(17, iron_linear_thread() & 31u));
-    const unsigned int v9895 = static_cast<unsigned int>(v593.col(18, iron_linear_thread() & 31u));
-    const unsigned int v9896 = static_cast<unsigned int>(v593.row(18, iron_linear_thread() & 31u));
-    const unsigned int v9900 = static_cast<unsigned int>(v593.col(19, iron_linear_thread() & 31u));
-    const unsigned int v9901 = static_cast<unsigned int>(v593.row(19, iron_linear_thread() & 31u));
-    const unsigned int v9905 = static_cast<unsigned int>(v593.col(20, iron_linear_thread() & 31u));
-    const unsigned int v9906 = static_cast<unsigned int>(v593.row(20, iron_linear_thread() & 31u));
-    const unsigned int v9910 = static_cast<unsigned int>(v593.col(21, iron_linear_thread() & 31u));
-    const unsigned int v9911 = static_cast<unsigned int>(v593.row(21, iron_linear_thread() & 31u));
-    const unsigned int v9915 = static_cast<unsigned int>(v593.col(22, iron_linear_thread() & 31u));
-    const unsigned int v9916 = static_cast<unsigned int>(v593.row(22, iron_linear_thread() & 31u));
-    const unsigned int v9920 = static_cast<unsigned int>(v593.col(23, iron_linear_thread() & 31u));
-    const unsigned int v9921 = static_cast<unsigned int>(v593.row(23, iron_linear_thread() & 31u));
-    const unsigned int v9925 = static_cast<unsigned int>(v593.col(24, iron_linear_thread() & 31u));
-    const unsigned int v9926 = static_cast<unsigned int>(v593.row(24, iron_linear_thread() & 31u));
-    const unsigned int v9930 = static_cast<unsigned int>(v593.col(25, iron_linear_thread() & 31u));
-    const unsigned int v9931 = static_cast<unsigned int>(v593.row(25, iron_linear_thread() & 31u));
-    const unsigned int v9935 = static_cast<unsigned int>(v593.col(26, iron_linear_thread() & 31u));
-    const unsigned int v9936 = static_cast<unsigned int>(v593.row(26, iron_linear_thread() & 31u));
-    const unsigned int v9940 = static_cast<unsigned int>(v593.col(27, iron_linear_thread() & 31u));
-    const unsigned int v9941 = static_cast<unsigned int>(v593.row(27, iron_linear_thread() & 31u));
-    const unsigned int v9945 = static_cast<unsigned int>(v593.col(28, iron_linear_thread() & 31u));
-    const unsigned int v9946 = static_cast<unsigned int>(v593.row(28, iron_linear_thread() & 31u));
-    const unsigned int v9950 = static_cast<unsigned int>(v593.col(29, iron_linear_thread() & 31u));
-    const unsigned int v9951 = static_cast<unsigned int>(v593.row(29, iron_linear_thread() & 31u));
-    const unsigned int v9955 = static_cast<unsigned int>(v593.col(30, iron_linear_thread() & 31u));
-    const unsigned int v9956 = static_cast<unsigned int>(v593.row(30, iron_linear_thread() & 31u));
-    const unsigned int v9960 = static_cast<unsigned int>(v593.col(31, iron_linear_thread() & 31u));
-    const unsigned int v9961 = static_cast<unsigned int>(v593.row(31, iron_linear_thread() & 31u));
-    const unsigned int v9965 = static_cast<unsigned int>(v595.col(0, iron_linear_thread() & 31u));
-    const unsigned int v9966 = static_cast<unsigned int>(v595.row(0, iron_linear_thread() & 31u));
-    const unsigned int v9970 = static_cast<unsigned int>(v595.col(1, iron_linear_thread() & 31u));
-    const unsigned int v9971 = static_cast<unsigned int>(v595.row(1, iron_linear_thread() & 31u));
-    const unsigned int v9975 = static_cast<unsigned int>(v595.col(2, iron_linear_thread() & 31u));
-    const unsigned int v9976 = static_cast<unsigned int>(v595.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9980 = static_cast<unsigned int>(v595.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9981 = static_cast<unsigned int>(v595.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9985 = static_cast<unsigned int>(v595.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9986 = static_cast<unsigned int>(v595.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9990 = static_cast<unsigned int>(v595.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9991 = static_cast<unsigned int>(v595.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9995 = static_cast<unsigned int>(v595.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9996 = static_cast<unsigned int>(v595.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10000 = static_cast<unsigned int>(v595.col(7, iron_linear_thread() & 31u));
-    const unsigned int v10001 = static_cast<unsigned int>(v595.row(7, iron_linear_thread() & 31u));
-    const unsigned int v10005 = static_cast<unsigned int>(v595.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10006 = static_cast<unsigned int>(v595.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10010 = static_cast<unsigned int>(v595.col(9, iron_linear_thread() & 31u));
-    const unsigned int v10011 = static_cast<unsigned int>(v595.row(9, iron_linear_thread() & 31u));
-    const unsigned int v10015 = static_cast<unsigned int>(v595.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10016 = static_cast<unsigned int>(v595.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10020 = static_cast<unsigned int>(v595.col(11, iron_linear_thread() & 31u));
-    const unsigned int v10021 = static_cast<unsigned int>(v595.row(11, iron_linear_thread() & 31u));
-    const unsigned int v10025 = static_cast<unsigned int>(v595.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10026 = static_cast<unsigned int>(v595.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10030 = static_cast<unsigned int>(v595.col(13, iron_linear_thread() & 31u));
-    const unsigned int v10031 = static_cast<unsigned int>(v595.row(13, iron_linear_thread() & 31u));
-    const unsigned int v10035 = static_cast<unsigned int>(v595.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10036 = static_cast<unsigned int>(v595.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10040 = static_cast<unsigned int>(v595.col(15, iron_linear_thread() & 31u));
-    const unsigned int v10041 = static_cast<unsigned int>(v595.row(15, iron_linear_thread() & 31u));
-    const unsigned int v10045 = static_cast<unsigned int>(v595.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10046 = static_cast<unsigned int>(v595.row(16, iron_linear_thread() & 31u));
-    const unsigned int v10050 = static_cast<unsigned int>(v595.col(17, iron_linear_thread() & 31u));
-    const unsigned int v10051 = static_cast<unsigned int>(v595.row(17, iron_linear_thread() & 31u));
-    const unsigned int v10055 = static_cast<unsigned int>(v595.col(18, iron_linear_thread() & 31u));
-    const unsigned int v10056 = static_cast<unsigned int>(v595.row(18, iron_linear_thread() & 31u));
-    const unsigned int v10060 = static_cast<unsigned int>(v595.col(19, iron_linear_thread() & 31u));
-    const unsigned int v10061 = static_cast<unsigned int>(v595.row(19, iron_linear_thread() & 31u));
-    const unsigned int v10065 = static_cast<unsigned int>(v595.col(20, iron_linear_thread() & 31u));
-    const unsigned int v10066 = static_cast<unsigned int>(v595.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10070 = static_cast<unsigned int>(v595.col(21, iron_linear_thread() & 31u));
-    const unsigned int v10071 = static_cast<unsigned int>(v595.row(21, iron_linear_thread() & 31u));
-    const unsigned int v10075 = static_cast<unsigned int>(v595.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10076 = static_cast<unsigned int>(v595.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10080 = static_cast<unsigned int>(v595.col(23, iron_linear_thread() & 31u));
-    const unsigned int v10081 = static_cast<unsigned int>(v595.row(23, iron_linear_thread() & 31u));
-    const unsigned int v10085 = static_cast<unsigned int>(v595.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10086 = static_cast<unsigned int>(v595.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10090 = static_cast<unsigned int>(v595.col(25, iron_linear_thread() & 31u));
-    const unsigned int v10091 = static_cast<unsigned int>(v595.row(25, iron_linear_thread() & 31u));
-    const unsigned int v10095 = static_cast<unsigned int>(v595.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10096 = static_cast<unsigned int>(v595.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10100 = static_cast<unsigned int>(v595.col(27, iron_linear_thread() & 31u));
-    const unsigned int v10101 = static_cast<unsigned int>(v595.row(27, iron_linear_thread() & 31u));
-    const unsigned int v10105 = static_cast<unsigned int>(v595.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10106 = static_cast<unsigned int>(v595.row(28, iron_linear_thread() & 31u));
-    const unsigned int v10110 = static_cast<unsigned int>(v595.col(29, iron_linear_thread() & 31u));
-    const unsigned int v10111 = static_cast<unsigned int>(v595.row(29, iron_linear_thread() & 31u));
-    const unsigned int v10115 = static_cast<unsigned int>(v595.col(30, iron_linear_thread() & 31u));
-    const unsigned int v10116 = static_cast<unsigned int>(v595.row(30, iron_linear_thread() & 31u));
-    const unsigned int v10120 = static_cast<unsigned int>(v595.col(31, iron_linear_thread() & 31u));
-    const unsigned int v10121 = static_cast<unsigned int>(v595.row(31, iron_linear_thread() & 31u));
-    const unsigned int v10133 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
+    const unsigned int v8312 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
+    const unsigned int v8313 = v8312 << 6u;
+    const unsigned int v10193 = v51 & 3u;
+    const unsigned int v10195 = v10193 << 4u;
+    const unsigned int v10197 = v10195 << 6u;
+    const unsigned int v10199 = v8313 + v10197;
+    const unsigned int v10210 = v10199 + 16u;
+    const unsigned int v10219 = v10199 + 32u;
+    const unsigned int v10228 = v10199 + 48u;
+    const unsigned int v8327 = 8192u + v8313;
+    const unsigned int v10244 = v8327 + v10197;
+    const unsigned int v10255 = v10244 + 16u;
+    const unsigned int v10264 = v10244 + 32u;
+    const unsigned int v10273 = v10244 + 48u;
+    const unsigned int v8339 = 16384u + v8313;
+    const unsigned int v10289 = v8339 + v10197;
+    const unsigned int v10300 = v10289 + 16u;
+    const unsigned int v10309 = v10289 + 32u;
+    const unsigned int v10318 = v10289 + 48u;
+    const unsigned int v8351 = 24576u + v8313;
+    const unsigned int v10334 = v8351 + v10197;
+    const unsigned int v10345 = v10334 + 16u;
+    const unsigned int v10354 = v10334 + 32u;
+    const unsigned int v10363 = v10334 + 48u;
+    const bool v8367 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:160
+    const unsigned int v9486 = static_cast<unsigned int>(v589.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:233
+    const unsigned int v9487 = static_cast<unsigned int>(v589.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9491 = static_cast<unsigned int>(v589.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9492 = static_cast<unsigned int>(v589.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9496 = static_cast<unsigned int>(v589.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9497 = static_cast<unsigned int>(v589.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9501 = static_cast<unsigned int>(v589.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9502 = static_cast<unsigned int>(v589.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9506 = static_cast<unsigned int>(v589.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9507 = static_cast<unsigned int>(v589.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9511 = static_cast<unsigned int>(v589.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9512 = static_cast<unsigned int>(v589.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9516 = static_cast<unsigned int>(v589.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9517 = static_cast<unsigned int>(v589.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9521 = static_cast<unsigned int>(v589.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9522 = static_cast<unsigned int>(v589.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9526 = static_cast<unsigned int>(v589.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9527 = static_cast<unsigned int>(v589.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9531 = static_cast<unsigned int>(v589.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9532 = static_cast<unsigned int>(v589.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9536 = static_cast<unsigned int>(v589.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9537 = static_cast<unsigned int>(v589.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9541 = static_cast<unsigned int>(v589.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9542 = static_cast<unsigned int>(v589.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9546 = static_cast<unsigned int>(v589.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9547 = static_cast<unsigned int>(v589.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9551 = static_cast<unsigned int>(v589.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9552 = static_cast<unsigned int>(v589.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9556 = static_cast<unsigned int>(v589.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9557 = static_cast<unsigned int>(v589.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9561 = static_cast<unsigned int>(v589.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9562 = static_cast<unsigned int>(v589.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9566 = static_cast<unsigned int>(v589.col(16, iron_linear_thread() & 31u));
+    const unsigned int v9567 = static_cast<unsigned int>(v589.row(16, iron_linear_thread() & 31u));
+    const unsigned int v9571 = static_cast<unsigned int>(v589.col(17, iron_linear_thread() & 31u));
+    const unsigned int v9572 = static_cast<unsigned int>(v589.row(17, iron_linear_thread() & 31u));
+    const unsigned int v9576 = static_cast<unsigned int>(v589.col(18, iron_linear_thread() & 31u));
+    const unsigned int v9577 = static_cast<unsigned int>(v589.row(18, iron_linear_thread() & 31u));
+    const unsigned int v9581 = static_cast<unsigned int>(v589.col(19, iron_linear_thread() & 31u));
+    const unsigned int v9582 = static_cast<unsigned int>(v589.row(19, iron_linear_thread() & 31u));
+    const unsigned int v9586 = static_cast<unsigned int>(v589.col(20, iron_linear_thread() & 31u));
+    const unsigned int v9587 = static_cast<unsigned int>(v589.row(20, iron_linear_thread() & 31u));
+    const unsigned int v9591 = static_cast<unsigned int>(v589.col(21, iron_linear_thread() & 31u));
+    const unsigned int v9592 = static_cast<unsigned int>(v589.row(21, iron_linear_thread() & 31u));
+    const unsigned int v9596 = static_cast<unsigned int>(v589.col(22, iron_linear_thread() & 31u));
+    const unsigned int v9597 = static_cast<unsigned int>(v589.row(22, iron_linear_thread() & 31u));
+    const unsigned int v9601 = static_cast<unsigned int>(v589.col(23, iron_linear_thread() & 31u));
+    const unsigned int v9602 = static_cast<unsigned int>(v589.row(23, iron_linear_thread() & 31u));
+    const unsigned int v9606 = static_cast<unsigned int>(v589.col(24, iron_linear_thread() & 31u));
+    const unsigned int v9607 = static_cast<unsigned int>(v589.row(24, iron_linear_thread() & 31u));
+    const unsigned int v9611 = static_cast<unsigned int>(v589.col(25, iron_linear_thread() & 31u));
+    const unsigned int v9612 = static_cast<unsigned int>(v589.row(25, iron_linear_thread() & 31u));
+    const unsigned int v9616 = static_cast<unsigned int>(v589.col(26, iron_linear_thread() & 31u));
+    const unsigned int v9617 = static_cast<unsigned int>(v589.row(26, iron_linear_thread() & 31u));
+    const unsigned int v9621 = static_cast<unsigned int>(v589.col(27, iron_linear_thread() & 31u));
+    const unsigned int v9622 = static_cast<unsigned int>(v589.row(27, iron_linear_thread() & 31u));
+    const unsigned int v9626 = static_cast<unsigned int>(v589.col(28, iron_linear_thread() & 31u));
+    const unsigned int v9627 = static_cast<unsigned int>(v589.row(28, iron_linear_thread() & 31u));
+    const unsigned int v9631 = static_cast<unsigned int>(v589.col(29, iron_linear_thread() & 31u));
+    const unsigned int v9632 = static_cast<unsigned int>(v589.row(29, iron_linear_thread() & 31u));
+    const unsigned int v9636 = static_cast<unsigned int>(v589.col(30, iron_linear_thread() & 31u));
+    const unsigned int v9637 = static_cast<unsigned int>(v589.row(30, iron_linear_thread() & 31u));
+    const unsigned int v9641 = static_cast<unsigned int>(v589.col(31, iron_linear_thread() & 31u));
+    const unsigned int v9642 = static_cast<unsigned int>(v589.row(31, iron_linear_thread() & 31u));
+    const unsigned int v9646 = static_cast<unsigned int>(v591.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9647 = static_cast<unsigned int>(v591.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9651 = static_cast<unsigned int>(v591.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9652 = static_cast<unsigned int>(v591.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9656 = static_cast<unsigned int>(v591.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9657 = static_cast<unsigned int>(v591.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9661 = static_cast<unsigned int>(v591.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9662 = static_cast<unsigned int>(v591.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9666 = static_cast<unsigned int>(v591.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9667 = static_cast<unsigned int>(v591.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9671 = static_cast<unsigned int>(v591.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9672 = static_cast<unsigned int>(v591.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9676 = static_cast<unsigned int>(v591.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9677 = static_cast<unsigned int>(v591.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9681 = static_cast<unsigned int>(v591.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9682 = static_cast<unsigned int>(v591.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9686 = static_cast<unsigned int>(v591.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9687 = static_cast<unsigned int>(v591.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9691 = static_cast<unsigned int>(v591.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9692 = static_cast<unsigned int>(v591.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9696 = static_cast<unsigned int>(v591.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9697 = static_cast<unsigned int>(v591.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9701 = static_cast<unsigned int>(v591.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9702 = static_cast<unsigned int>(v591.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9706 = static_cast<unsigned int>(v591.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9707 = static_cast<unsigned int>(v591.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9711 = static_cast<unsigned int>(v591.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9712 = static_cast<unsigned int>(v591.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9716 = static_cast<unsigned int>(v591.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9717 = static_cast<unsigned int>(v591.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9721 = static_cast<unsigned int>(v591.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9722 = static_cast<unsigned int>(v591.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9726 = static_cast<unsigned int>(v591.col(16, iron_linear_thread() & 31u));
+    const unsigned int v9727 = static_cast<unsigned int>(v591.row(16, iron_linear_thread() & 31u));
+    const unsigned int v9731 = static_cast<unsigned int>(v591.col(17, iron_linear_thread() & 31u));
+    const unsigned int v9732 = static_cast<unsigned int>(v591.row(17, iron_linear_thread() & 31u));
+    const unsigned int v9736 = static_cast<unsigned int>(v591.col(18, iron_linear_thread() & 31u));
+    const unsigned int v9737 = static_cast<unsigned int>(v591.row(18, iron_linear_thread() & 31u));
+    const unsigned int v9741 = static_cast<unsigned int>(v591.col(19, iron_linear_thread() & 31u));
+    const unsigned int v9742 = static_cast<unsigned int>(v591.row(19, iron_linear_thread() & 31u));
+    const unsigned int v9746 = static_cast<unsigned int>(v591.col(20, iron_linear_thread() & 31u));
+    const unsigned int v9747 = static_cast<unsigned int>(v591.row(20, iron_linear_thread() & 31u));
+    const unsigned int v9751 = static_cast<unsigned int>(v591.col(21, iron_linear_thread() & 31u));
+    const unsigned int v9752 = static_cast<unsigned int>(v591.row(21, iron_linear_thread() & 31u));
+    const unsigned int v9756 = static_cast<unsigned int>(v591.col(22, iron_linear_thread() & 31u));
+    const unsigned int v9757 = static_cast<unsigned int>(v591.row(22, iron_linear_thread() & 31u));
+    const unsigned int v9761 = static_cast<unsigned int>(v591.col(23, iron_linear_thread() & 31u));
+    const unsigned int v9762 = static_cast<unsigned int>(v591.row(23, iron_linear_thread() & 31u));
+    const unsigned int v9766 = static_cast<unsigned int>(v591.col(24, iron_linear_thread() & 31u));
+    const unsigned int v9767 = static_cast<unsigned int>(v591.row(24, iron_linear_thread() & 31u));
+    const unsigned int v9771 = static_cast<unsigned int>(v591.col(25, iron_linear_thread() & 31u));
+    const unsigned int v9772 = static_cast<unsigned int>(v591.row(25, iron_linear_thread() & 31u));
+    const unsigned int v9776 = static_cast<unsigned int>(v591.col(26, iron_linear_thread() & 31u));
+    const unsigned int v9777 = static_cast<unsigned int>(v591.row(26, iron_linear_thread() & 31u));
+    const unsigned int v9781 = static_cast<unsigned int>(v591.col(27, iron_linear_thread() & 31u));
+    const unsigned int v9782 = static_cast<unsigned int>(v591.row(27, iron_linear_thread() & 31u));
+    const unsigned int v9786 = static_cast<unsigned int>(v591.col(28, iron_linear_thread() & 31u));
+    const unsigned int v9787 = static_cast<unsigned int>(v591.row(28, iron_linear_thread() & 31u));
+    const unsigned int v9791 = static_cast<unsigned int>(v591.col(29, iron_linear_thread() & 31u));
+    const unsigned int v9792 = static_cast<unsigned int>(v591.row(29, iron_linear_thread() & 31u));
+    const unsigned int v9796 = static_cast<unsigned int>(v591.col(30, iron_linear_thread() & 31u));
+    const unsigned int v9797 = static_cast<unsigned int>(v591.row(30, iron_linear_thread() & 31u));
+    const unsigned int v9801 = static_cast<unsigned int>(v591.col(31, iron_linear_thread() & 31u));
+    const unsigned int v9802 = static_cast<unsigned int>(v591.row(31, iron_linear_thread() & 31u));
+    const unsigned int v9806 = static_cast<unsigned int>(v593.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9807 = static_cast<unsigned int>(v593.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9811 = static_cast<unsigned int>(v593.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9812 = static_cast<unsigned int>(v593.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9816 = static_cast<unsigned int>(v593.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9817 = static_cast<unsigned int>(v593.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9821 = static_cast<unsigned int>(v593.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9822 = static_cast<unsigned int>(v593.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9826 = static_cast<unsigned int>(v593.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9827 = static_cast<unsigned int>(v593.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9831 = static_cast<unsigned int>(v593.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9832 = static_cast<unsigned int>(v593.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9836 = static_cast<unsigned int>(v593.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9837 = static_cast<unsigned int>(v593.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9841 = static_cast<unsigned int>(v593.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9842 = static_cast<unsigned int>(v593.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9846 = static_cast<unsigned int>(v593.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9847 = static_cast<unsigned int>(v593.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9851 = static_cast<unsigned int>(v593.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9852 = static_cast<unsigned int>(v593.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9856 = static_cast<unsigned int>(v593.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9857 = static_cast<unsigned int>(v593.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9861 = static_cast<unsigned int>(v593.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9862 = static_cast<unsigned int>(v593.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9866 = static_cast<unsigned int>(v593.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9867 = static_cast<unsigned int>(v593.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9871 = static_cast<unsigned int>(v593.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9872 = static_cast<unsigned int>(v593.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9876 = static_cast<unsigned int>(v593.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9877 = static_cast<unsigned int>(v593.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9881 = static_cast<unsigned int>(v593.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9882 = static_cast<unsigned int>(v593.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9886 = static_cast<unsigned int>(v593.col(16, iron_linear_thread() & 31u));
+    const unsigned int v9887 = static_cast<unsigned int>(v593.row(16, iron_linear_thread() & 31u));
+    const unsigned int v9891 = static_cast<unsigned int>(v593.col(17, iron_linear_thread() & 31u));
+    const unsigned int v9892 = static_cast<unsigned int>(v593.row(17, iron_linear_thread() & 31u));
+    const unsigned int v9896 = static_cast<unsigned int>(v593.col(18, iron_linear_thread() & 31u));
+    const unsigned int v9897 = static_cast<unsigned int>(v593.row(18, iron_linear_thread() & 31u));
+    const unsigned int v9901 = static_cast<unsigned int>(v593.col(19, iron_linear_thread() & 31u));
+    const unsigned int v9902 = static_cast<unsigned int>(v593.row(19, iron_linear_thread() & 31u));
+    const unsigned int v9906 = static_cast<unsigned int>(v593.col(20, iron_linear_thread() & 31u));
+    const unsigned int v9907 = static_cast<unsigned int>(v593.row(20, iron_linear_thread() & 31u));
+    const unsigned int v9911 = static_cast<unsigned int>(v593.col(21, iron_linear_thread() & 31u));
+    const unsigned int v9912 = static_cast<unsigned int>(v593.row(21, iron_linear_thread() & 31u));
+    const unsigned int v9916 = static_cast<unsigned int>(v593.col(22, iron_linear_thread() & 31u));
+    const unsigned int v9917 = static_cast<unsigned int>(v593.row(22, iron_linear_thread() & 31u));
+    const unsigned int v9921 = static_cast<unsigned int>(v593.col(23, iron_linear_thread() & 31u));
+    const unsigned int v9922 = static_cast<unsigned int>(v593.row(23, iron_linear_thread() & 31u));
+    const unsigned int v9926 = static_cast<unsigned int>(v593.col(24, iron_linear_thread() & 31u));
+    const unsigned int v9927 = static_cast<unsigned int>(v593.row(24, iron_linear_thread() & 31u));
+    const unsigned int v9931 = static_cast<unsigned int>(v593.col(25, iron_linear_thread() & 31u));
+    const unsigned int v9932 = static_cast<unsigned int>(v593.row(25, iron_linear_thread() & 31u));
+    const unsigned int v9936 = static_cast<unsigned int>(v593.col(26, iron_linear_thread() & 31u));
+    const unsigned int v9937 = static_cast<unsigned int>(v593.row(26, iron_linear_thread() & 31u));
+    const unsigned int v9941 = static_cast<unsigned int>(v593.col(27, iron_linear_thread() & 31u));
+    const unsigned int v9942 = static_cast<unsigned int>(v593.row(27, iron_linear_thread() & 31u));
+    const unsigned int v9946 = static_cast<unsigned int>(v593.col(28, iron_linear_thread() & 31u));
+    const unsigned int v9947 = static_cast<unsigned int>(v593.row(28, iron_linear_thread() & 31u));
+    const unsigned int v9951 = static_cast<unsigned int>(v593.col(29, iron_linear_thread() & 31u));
+    const unsigned int v9952 = static_cast<unsigned int>(v593.row(29, iron_linear_thread() & 31u));
+    const unsigned int v9956 = static_cast<unsigned int>(v593.col(30, iron_linear_thread() & 31u));
+    const unsigned int v9957 = static_cast<unsigned int>(v593.row(30, iron_linear_thread() & 31u));
+    const unsigned int v9961 = static_cast<unsigned int>(v593.col(31, iron_linear_thread() & 31u));
+    const unsigned int v9962 = static_cast<unsigned int>(v593.row(31, iron_linear_thread() & 31u));
+    const unsigned int v9966 = static_cast<unsigned int>(v595.col(0, iron_linear_thread() & 31u));
+    const unsigned int v9967 = static_cast<unsigned int>(v595.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9971 = static_cast<unsigned int>(v595.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9972 = static_cast<unsigned int>(v595.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9976 = static_cast<unsigned int>(v595.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9977 = static_cast<unsigned int>(v595.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9981 = static_cast<unsigned int>(v595.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9982 = static_cast<unsigned int>(v595.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9986 = static_cast<unsigned int>(v595.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9987 = static_cast<unsigned int>(v595.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9991 = static_cast<unsigned int>(v595.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9992 = static_cast<unsigned int>(v595.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9996 = static_cast<unsigned int>(v595.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9997 = static_cast<unsigned int>(v595.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10001 = static_cast<unsigned int>(v595.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10002 = static_cast<unsigned int>(v595.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10006 = static_cast<unsigned int>(v595.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10007 = static_cast<unsigned int>(v595.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10011 = static_cast<unsigned int>(v595.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10012 = static_cast<unsigned int>(v595.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10016 = static_cast<unsigned int>(v595.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10017 = static_cast<unsigned int>(v595.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10021 = static_cast<unsigned int>(v595.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10022 = static_cast<unsigned int>(v595.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10026 = static_cast<unsigned int>(v595.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10027 = static_cast<unsigned int>(v595.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10031 = static_cast<unsigned int>(v595.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10032 = static_cast<unsigned int>(v595.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10036 = static_cast<unsigned int>(v595.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10037 = static_cast<unsigned int>(v595.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10041 = static_cast<unsigned int>(v595.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10042 = static_cast<unsigned int>(v595.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10046 = static_cast<unsigned int>(v595.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10047 = static_cast<unsigned int>(v595.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10051 = static_cast<unsigned int>(v595.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10052 = static_cast<unsigned int>(v595.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10056 = static_cast<unsigned int>(v595.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10057 = static_cast<unsigned int>(v595.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10061 = static_cast<unsigned int>(v595.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10062 = static_cast<unsigned int>(v595.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10066 = static_cast<unsigned int>(v595.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10067 = static_cast<unsigned int>(v595.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10071 = static_cast<unsigned int>(v595.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10072 = static_cast<unsigned int>(v595.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10076 = static_cast<unsigned int>(v595.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10077 = static_cast<unsigned int>(v595.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10081 = static_cast<unsigned int>(v595.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10082 = static_cast<unsigned int>(v595.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10086 = static_cast<unsigned int>(v595.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10087 = static_cast<unsigned int>(v595.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10091 = static_cast<unsigned int>(v595.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10092 = static_cast<unsigned int>(v595.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10096 = static_cast<unsigned int>(v595.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10097 = static_cast<unsigned int>(v595.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10101 = static_cast<unsigned int>(v595.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10102 = static_cast<unsigned int>(v595.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10106 = static_cast<unsigned int>(v595.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10107 = static_cast<unsigned int>(v595.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10111 = static_cast<unsigned int>(v595.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10112 = static_cast<unsigned int>(v595.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10116 = static_cast<unsigned int>(v595.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10117 = static_cast<unsigned int>(v595.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10121 = static_cast<unsigned int>(v595.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10122 = static_cast<unsigned int>(v595.row(31, iron_linear_thread() & 31u));
+    const unsigned int v10134 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
 
-    for (unsigned int v7097 = v581; v7097 < v565; v7097 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
-      const unsigned int v7098 = v7097 - v581;
-      const unsigned int v7099 = v7098 >> 6u;
-      const unsigned int v7101 = v7099 & 1u;
+    for (unsigned int v7098 = v581; v7098 < v565; v7098 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v7099 = v7098 - v581;
+      const unsigned int v7100 = v7099 >> 6u;
+      const unsigned int v7102 = v7100 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v7104 = v7097 + 64u;
-      const unsigned int v7106 = v7099 + 1u;
-      const unsigned int v7107 = v7106 & 1u;
-      const bool v7108 = v7104 < v565;
-      if (v7108) {
+      const unsigned int v7105 = v7098 + 64u;
+      const unsigned int v7107 = v7100 + 1u;
+      const unsigned int v7108 = v7107 & 1u;
+      const bool v7109 = v7105 < v565;
+      if (v7109) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:87
-          const unsigned int v7110 = v7107 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
-          const unsigned int v7120 = v7104 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7121 = v7120 < v35;
-          const unsigned int v7124 = v7121 ? v7120 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7126 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7127 = v7124 & v7126;
-          const unsigned int v7128 = v7124 >> (v41 & 31);
-          const unsigned int v7129 = v32 + v7128;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7130 = block_table[v7129];
-          const unsigned int v7132 = v7130 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7133 = v7132 + v30;
-          const unsigned int v7134 = v7133 * v6;
-          const unsigned int v7135 = v7134 + v7127;
-          const unsigned int v7136 = v7135 << 8u;
-          const unsigned int v7137 = v7136 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7145 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7146 = v7110 + v7145;
-          const unsigned int v7147 = v7146 + v81;
-          const unsigned int v7148 = v7147 + v79;
-          iron_copy_async<16>(shm1 + (v7148 ^ (((v7148 >> 6u) & 7u) << 3u)), k_pages + v7137, v7121);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7158 = v7104 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7159 = v7158 < v35;
-          const unsigned int v7162 = v7159 ? v7158 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7165 = v7162 & v7126;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7166 = v7162 >> (v41 & 31);
-          const unsigned int v7167 = v32 + v7166;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7168 = block_table[v7167];
-          const unsigned int v7170 = v7168 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7171 = v7170 + v30;
-          const unsigned int v7172 = v7171 * v6;
-          const unsigned int v7173 = v7172 + v7165;
-          const unsigned int v7174 = v7173 << 8u;
-          const unsigned int v7175 = v7174 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7183 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7184 = v7110 + v7183;
-          const unsigned int v7185 = v7184 + v112;
-          const unsigned int v7186 = v7185 + v110;
-          iron_copy_async<16>(shm1 + (v7186 ^ (((v7186 >> 6u) & 7u) << 3u)), k_pages + v7175, v7159);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7196 = v7104 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7197 = v7196 < v35;
-          const unsigned int v7200 = v7197 ? v7196 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7203 = v7200 & v7126;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7204 = v7200 >> (v41 & 31);
-          const unsigned int v7205 = v32 + v7204;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7206 = block_table[v7205];
-          const unsigned int v7208 = v7206 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7209 = v7208 + v30;
-          const unsigned int v7210 = v7209 * v6;
-          const unsigned int v7211 = v7210 + v7203;
-          const unsigned int v7212 = v7211 << 8u;
-          const unsigned int v7213 = v7212 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7221 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7222 = v7110 + v7221;
-          const unsigned int v7223 = v7222 + v143;
-          const unsigned int v7224 = v7223 + v141;
-          iron_copy_async<16>(shm1 + (v7224 ^ (((v7224 >> 6u) & 7u) << 3u)), k_pages + v7213, v7197);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7234 = v7104 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7235 = v7234 < v35;
-          const unsigned int v7238 = v7235 ? v7234 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7241 = v7238 & v7126;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7242 = v7238 >> (v41 & 31);
-          const unsigned int v7243 = v32 + v7242;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7244 = block_table[v7243];
-          const unsigned int v7246 = v7244 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7247 = v7246 + v30;
-          const unsigned int v7248 = v7247 * v6;
-          const unsigned int v7249 = v7248 + v7241;
-          const unsigned int v7250 = v7249 << 8u;
-          const unsigned int v7251 = v7250 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7259 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7260 = v7110 + v7259;
-          const unsigned int v7261 = v7260 + v174;
-          const unsigned int v7262 = v7261 + v172;
-          iron_copy_async<16>(shm1 + (v7262 ^ (((v7262 >> 6u) & 7u) << 3u)), k_pages + v7251, v7235);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7272 = v7104 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7273 = v7272 < v35;
-          const unsigned int v7276 = v7273 ? v7272 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7279 = v7276 & v7126;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7280 = v7276 >> (v41 & 31);
-          const unsigned int v7281 = v32 + v7280;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7282 = block_table[v7281];
-          const unsigned int v7284 = v7282 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7285 = v7284 + v30;
-          const unsigned int v7286 = v7285 * v6;
-          const unsigned int v7287 = v7286 + v7279;
-          const unsigned int v7288 = v7287 << 8u;
-          const unsigned int v7289 = v7288 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7297 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7298 = v7110 + v7297;
-          const unsigned int v7299 = v7298 + v205;
-          const unsigned int v7300 = v7299 + v203;
-          iron_copy_async<16>(shm1 + (v7300 ^ (((v7300 >> 6u) & 7u) << 3u)), k_pages + v7289, v7273);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7310 = v7104 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7311 = v7310 < v35;
-          const unsigned int v7314 = v7311 ? v7310 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7317 = v7314 & v7126;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7318 = v7314 >> (v41 & 31);
-          const unsigned int v7319 = v32 + v7318;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7320 = block_table[v7319];
-          const unsigned int v7322 = v7320 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7323 = v7322 + v30;
-          const unsigned int v7324 = v7323 * v6;
-          const unsigned int v7325 = v7324 + v7317;
-          const unsigned int v7326 = v7325 << 8u;
-          const unsigned int v7327 = v7326 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7335 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7336 = v7110 + v7335;
-          const unsigned int v7337 = v7336 + v236;
-          const unsigned int v7338 = v7337 + v234;
-          iron_copy_async<16>(shm1 + (v7338 ^ (((v7338 >> 6u) & 7u) << 3u)), k_pages + v7327, v7311);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7348 = v7104 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7349 = v7348 < v35;
-          const unsigned int v7352 = v7349 ? v7348 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7355 = v7352 & v7126;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7356 = v7352 >> (v41 & 31);
-          const unsigned int v7357 = v32 + v7356;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7358 = block_table[v7357];
-          const unsigned int v7360 = v7358 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7361 = v7360 + v30;
-          const unsigned int v7362 = v7361 * v6;
-          const unsigned int v7363 = v7362 + v7355;
-          const unsigned int v7364 = v7363 << 8u;
-          const unsigned int v7365 = v7364 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7373 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7374 = v7110 + v7373;
-          const unsigned int v7375 = v7374 + v267;
-          const unsigned int v7376 = v7375 + v265;
-          iron_copy_async<16>(shm1 + (v7376 ^ (((v7376 >> 6u) & 7u) << 3u)), k_pages + v7365, v7349);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7386 = v7104 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7387 = v7386 < v35;
-          const unsigned int v7390 = v7387 ? v7386 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7393 = v7390 & v7126;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v7394 = v7390 >> (v41 & 31);
-          const unsigned int v7395 = v32 + v7394;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7396 = block_table[v7395];
-          const unsigned int v7398 = v7396 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7399 = v7398 + v30;
-          const unsigned int v7400 = v7399 * v6;
-          const unsigned int v7401 = v7400 + v7393;
-          const unsigned int v7402 = v7401 << 8u;
-          const unsigned int v7403 = v7402 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7411 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7412 = v7110 + v7411;
-          const unsigned int v7413 = v7412 + v298;
-          const unsigned int v7414 = v7413 + v296;
-          iron_copy_async<16>(shm1 + (v7414 ^ (((v7414 >> 6u) & 7u) << 3u)), k_pages + v7403, v7387);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7436 = block_table[v7129];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7438 = v7436 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7439 = v7438 + v30;
-          const unsigned int v7440 = v7439 * v6;
-          const unsigned int v7441 = v7440 + v7127;
-          const unsigned int v7442 = v7441 << 8u;
-          const unsigned int v7443 = v7442 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7148 ^ (((v7148 >> 6u) & 7u) << 3u)), v_pages + v7443, v7121);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7474 = block_table[v7167];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7476 = v7474 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7477 = v7476 + v30;
-          const unsigned int v7478 = v7477 * v6;
-          const unsigned int v7479 = v7478 + v7165;
-          const unsigned int v7480 = v7479 << 8u;
-          const unsigned int v7481 = v7480 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7186 ^ (((v7186 >> 6u) & 7u) << 3u)), v_pages + v7481, v7159);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7512 = block_table[v7205];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7514 = v7512 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7515 = v7514 + v30;
-          const unsigned int v7516 = v7515 * v6;
-          const unsigned int v7517 = v7516 + v7203;
-          const unsigned int v7518 = v7517 << 8u;
-          const unsigned int v7519 = v7518 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7224 ^ (((v7224 >> 6u) & 7u) << 3u)), v_pages + v7519, v7197);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7550 = block_table[v7243];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7552 = v7550 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7553 = v7552 + v30;
-          const unsigned int v7554 = v7553 * v6;
-          const unsigned int v7555 = v7554 + v7241;
-          const unsigned int v7556 = v7555 << 8u;
-          const unsigned int v7557 = v7556 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7262 ^ (((v7262 >> 6u) & 7u) << 3u)), v_pages + v7557, v7235);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7588 = block_table[v7281];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7590 = v7588 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7591 = v7590 + v30;
-          const unsigned int v7592 = v7591 * v6;
-          const unsigned int v7593 = v7592 + v7279;
-          const unsigned int v7594 = v7593 << 8u;
-          const unsigned int v7595 = v7594 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7300 ^ (((v7300 >> 6u) & 7u) << 3u)), v_pages + v7595, v7273);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7626 = block_table[v7319];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7628 = v7626 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7629 = v7628 + v30;
-          const unsigned int v7630 = v7629 * v6;
-          const unsigned int v7631 = v7630 + v7317;
-          const unsigned int v7632 = v7631 << 8u;
-          const unsigned int v7633 = v7632 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7338 ^ (((v7338 >> 6u) & 7u) << 3u)), v_pages + v7633, v7311);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7664 = block_table[v7357];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7666 = v7664 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7667 = v7666 + v30;
-          const unsigned int v7668 = v7667 * v6;
-          const unsigned int v7669 = v7668 + v7355;
-          const unsigned int v7670 = v7669 << 8u;
-          const unsigned int v7671 = v7670 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7376 ^ (((v7376 >> 6u) & 7u) << 3u)), v_pages + v7671, v7349);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7702 = block_table[v7395];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7704 = v7702 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7705 = v7704 + v30;
-          const unsigned int v7706 = v7705 * v6;
-          const unsigned int v7707 = v7706 + v7393;
-          const unsigned int v7708 = v7707 << 8u;
-          const unsigned int v7709 = v7708 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7414 ^ (((v7414 >> 6u) & 7u) << 3u)), v_pages + v7709, v7387);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7111 = v7108 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v7121 = v7105 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7122 = v7121 < v35;
+          const unsigned int v7125 = v7122 ? v7121 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7127 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7128 = v7125 & v7127;
+          const unsigned int v7129 = v7125 >> (v41 & 31);
+          const unsigned int v7130 = v32 + v7129;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7131 = block_table[v7130];
+          const unsigned int v7133 = v7131 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7134 = v7133 + v30;
+          const unsigned int v7135 = v7134 * v6;
+          const unsigned int v7136 = v7135 + v7128;
+          const unsigned int v7137 = v7136 << 8u;
+          const unsigned int v7138 = v7137 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7146 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7147 = v7111 + v7146;
+          const unsigned int v7148 = v7147 + v81;
+          const unsigned int v7149 = v7148 + v79;
+          iron_copy_async<16>(shm1 + (v7149 ^ (((v7149 >> 6u) & 7u) << 3u)), k_pages + v7138, v7122);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7159 = v7105 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7160 = v7159 < v35;
+          const unsigned int v7163 = v7160 ? v7159 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7166 = v7163 & v7127;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7167 = v7163 >> (v41 & 31);
+          const unsigned int v7168 = v32 + v7167;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7169 = block_table[v7168];
+          const unsigned int v7171 = v7169 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7172 = v7171 + v30;
+          const unsigned int v7173 = v7172 * v6;
+          const unsigned int v7174 = v7173 + v7166;
+          const unsigned int v7175 = v7174 << 8u;
+          const unsigned int v7176 = v7175 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7184 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7185 = v7111 + v7184;
+          const unsigned int v7186 = v7185 + v112;
+          const unsigned int v7187 = v7186 + v110;
+          iron_copy_async<16>(shm1 + (v7187 ^ (((v7187 >> 6u) & 7u) << 3u)), k_pages + v7176, v7160);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7197 = v7105 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7198 = v7197 < v35;
+          const unsigned int v7201 = v7198 ? v7197 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7204 = v7201 & v7127;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7205 = v7201 >> (v41 & 31);
+          const unsigned int v7206 = v32 + v7205;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7207 = block_table[v7206];
+          const unsigned int v7209 = v7207 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7210 = v7209 + v30;
+          const unsigned int v7211 = v7210 * v6;
+          const unsigned int v7212 = v7211 + v7204;
+          const unsigned int v7213 = v7212 << 8u;
+          const unsigned int v7214 = v7213 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7222 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7223 = v7111 + v7222;
+          const unsigned int v7224 = v7223 + v143;
+          const unsigned int v7225 = v7224 + v141;
+          iron_copy_async<16>(shm1 + (v7225 ^ (((v7225 >> 6u) & 7u) << 3u)), k_pages + v7214, v7198);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7235 = v7105 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7236 = v7235 < v35;
+          const unsigned int v7239 = v7236 ? v7235 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7242 = v7239 & v7127;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7243 = v7239 >> (v41 & 31);
+          const unsigned int v7244 = v32 + v7243;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7245 = block_table[v7244];
+          const unsigned int v7247 = v7245 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7248 = v7247 + v30;
+          const unsigned int v7249 = v7248 * v6;
+          const unsigned int v7250 = v7249 + v7242;
+          const unsigned int v7251 = v7250 << 8u;
+          const unsigned int v7252 = v7251 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7260 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7261 = v7111 + v7260;
+          const unsigned int v7262 = v7261 + v174;
+          const unsigned int v7263 = v7262 + v172;
+          iron_copy_async<16>(shm1 + (v7263 ^ (((v7263 >> 6u) & 7u) << 3u)), k_pages + v7252, v7236);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7273 = v7105 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7274 = v7273 < v35;
+          const unsigned int v7277 = v7274 ? v7273 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7280 = v7277 & v7127;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7281 = v7277 >> (v41 & 31);
+          const unsigned int v7282 = v32 + v7281;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7283 = block_table[v7282];
+          const unsigned int v7285 = v7283 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7286 = v7285 + v30;
+          const unsigned int v7287 = v7286 * v6;
+          const unsigned int v7288 = v7287 + v7280;
+          const unsigned int v7289 = v7288 << 8u;
+          const unsigned int v7290 = v7289 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7298 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7299 = v7111 + v7298;
+          const unsigned int v7300 = v7299 + v205;
+          const unsigned int v7301 = v7300 + v203;
+          iron_copy_async<16>(shm1 + (v7301 ^ (((v7301 >> 6u) & 7u) << 3u)), k_pages + v7290, v7274);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7311 = v7105 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7312 = v7311 < v35;
+          const unsigned int v7315 = v7312 ? v7311 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7318 = v7315 & v7127;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7319 = v7315 >> (v41 & 31);
+          const unsigned int v7320 = v32 + v7319;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7321 = block_table[v7320];
+          const unsigned int v7323 = v7321 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7324 = v7323 + v30;
+          const unsigned int v7325 = v7324 * v6;
+          const unsigned int v7326 = v7325 + v7318;
+          const unsigned int v7327 = v7326 << 8u;
+          const unsigned int v7328 = v7327 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7336 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7337 = v7111 + v7336;
+          const unsigned int v7338 = v7337 + v236;
+          const unsigned int v7339 = v7338 + v234;
+          iron_copy_async<16>(shm1 + (v7339 ^ (((v7339 >> 6u) & 7u) << 3u)), k_pages + v7328, v7312);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7349 = v7105 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7350 = v7349 < v35;
+          const unsigned int v7353 = v7350 ? v7349 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7356 = v7353 & v7127;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7357 = v7353 >> (v41 & 31);
+          const unsigned int v7358 = v32 + v7357;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7359 = block_table[v7358];
+          const unsigned int v7361 = v7359 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7362 = v7361 + v30;
+          const unsigned int v7363 = v7362 * v6;
+          const unsigned int v7364 = v7363 + v7356;
+          const unsigned int v7365 = v7364 << 8u;
+          const unsigned int v7366 = v7365 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7374 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7375 = v7111 + v7374;
+          const unsigned int v7376 = v7375 + v267;
+          const unsigned int v7377 = v7376 + v265;
+          iron_copy_async<16>(shm1 + (v7377 ^ (((v7377 >> 6u) & 7u) << 3u)), k_pages + v7366, v7350);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7387 = v7105 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7388 = v7387 < v35;
+          const unsigned int v7391 = v7388 ? v7387 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7394 = v7391 & v7127;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7395 = v7391 >> (v41 & 31);
+          const unsigned int v7396 = v32 + v7395;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7397 = block_table[v7396];
+          const unsigned int v7399 = v7397 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7400 = v7399 + v30;
+          const unsigned int v7401 = v7400 * v6;
+          const unsigned int v7402 = v7401 + v7394;
+          const unsigned int v7403 = v7402 << 8u;
+          const unsigned int v7404 = v7403 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7412 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7413 = v7111 + v7412;
+          const unsigned int v7414 = v7413 + v298;
+          const unsigned int v7415 = v7414 + v296;
+          iron_copy_async<16>(shm1 + (v7415 ^ (((v7415 >> 6u) & 7u) << 3u)), k_pages + v7404, v7388);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7437 = block_table[v7130];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7439 = v7437 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7440 = v7439 + v30;
+          const unsigned int v7441 = v7440 * v6;
+          const unsigned int v7442 = v7441 + v7128;
+          const unsigned int v7443 = v7442 << 8u;
+          const unsigned int v7444 = v7443 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7149 ^ (((v7149 >> 6u) & 7u) << 3u)), v_pages + v7444, v7122);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7475 = block_table[v7168];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7477 = v7475 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7478 = v7477 + v30;
+          const unsigned int v7479 = v7478 * v6;
+          const unsigned int v7480 = v7479 + v7166;
+          const unsigned int v7481 = v7480 << 8u;
+          const unsigned int v7482 = v7481 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7187 ^ (((v7187 >> 6u) & 7u) << 3u)), v_pages + v7482, v7160);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7513 = block_table[v7206];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7515 = v7513 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7516 = v7515 + v30;
+          const unsigned int v7517 = v7516 * v6;
+          const unsigned int v7518 = v7517 + v7204;
+          const unsigned int v7519 = v7518 << 8u;
+          const unsigned int v7520 = v7519 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7225 ^ (((v7225 >> 6u) & 7u) << 3u)), v_pages + v7520, v7198);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7551 = block_table[v7244];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7553 = v7551 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7554 = v7553 + v30;
+          const unsigned int v7555 = v7554 * v6;
+          const unsigned int v7556 = v7555 + v7242;
+          const unsigned int v7557 = v7556 << 8u;
+          const unsigned int v7558 = v7557 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7263 ^ (((v7263 >> 6u) & 7u) << 3u)), v_pages + v7558, v7236);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7589 = block_table[v7282];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7591 = v7589 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7592 = v7591 + v30;
+          const unsigned int v7593 = v7592 * v6;
+          const unsigned int v7594 = v7593 + v7280;
+          const unsigned int v7595 = v7594 << 8u;
+          const unsigned int v7596 = v7595 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7301 ^ (((v7301 >> 6u) & 7u) << 3u)), v_pages + v7596, v7274);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7627 = block_table[v7320];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7629 = v7627 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7630 = v7629 + v30;
+          const unsigned int v7631 = v7630 * v6;
+          const unsigned int v7632 = v7631 + v7318;
+          const unsigned int v7633 = v7632 << 8u;
+          const unsigned int v7634 = v7633 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7339 ^ (((v7339 >> 6u) & 7u) << 3u)), v_pages + v7634, v7312);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7665 = block_table[v7358];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7667 = v7665 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7668 = v7667 + v30;
+          const unsigned int v7669 = v7668 * v6;
+          const unsigned int v7670 = v7669 + v7356;
+          const unsigned int v7671 = v7670 << 8u;
+          const unsigned int v7672 = v7671 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7377 ^ (((v7377 >> 6u) & 7u) << 3u)), v_pages + v7672, v7350);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7703 = block_table[v7396];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7705 = v7703 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7706 = v7705 + v30;
+          const unsigned int v7707 = v7706 * v6;
+          const unsigned int v7708 = v7707 + v7394;
+          const unsigned int v7709 = v7708 << 8u;
+          const unsigned int v7710 = v7709 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7415 ^ (((v7415 >> 6u) & 7u) << 3u)), v_pages + v7710, v7388);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v7722 = v7107 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
-          const unsigned int v7732 = v7104 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7733 = v7732 < v35;
-          const unsigned int v7736 = v7733 ? v7732 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7737 = v7736 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7738 = v7736 / v6;
-          const unsigned int v7739 = v32 + v7738;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7740 = block_table[v7739];
-          const unsigned int v7742 = v7740 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7743 = v7742 + v30;
-          const unsigned int v7744 = v7743 * v6;
-          const unsigned int v7745 = v7744 + v7737;
-          const unsigned int v7746 = v7745 << 8u;
-          const unsigned int v7747 = v7746 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7755 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7756 = v7722 + v7755;
-          const unsigned int v7757 = v7756 + v81;
-          const unsigned int v7758 = v7757 + v79;
-          iron_copy_async<16>(shm1 + (v7758 ^ (((v7758 >> 6u) & 7u) << 3u)), k_pages + v7747, v7733);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7768 = v7104 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7769 = v7768 < v35;
-          const unsigned int v7772 = v7769 ? v7768 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7773 = v7772 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7774 = v7772 / v6;
-          const unsigned int v7775 = v32 + v7774;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7776 = block_table[v7775];
-          const unsigned int v7778 = v7776 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7779 = v7778 + v30;
-          const unsigned int v7780 = v7779 * v6;
-          const unsigned int v7781 = v7780 + v7773;
-          const unsigned int v7782 = v7781 << 8u;
-          const unsigned int v7783 = v7782 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7791 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7792 = v7722 + v7791;
-          const unsigned int v7793 = v7792 + v112;
-          const unsigned int v7794 = v7793 + v110;
-          iron_copy_async<16>(shm1 + (v7794 ^ (((v7794 >> 6u) & 7u) << 3u)), k_pages + v7783, v7769);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7804 = v7104 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7805 = v7804 < v35;
-          const unsigned int v7808 = v7805 ? v7804 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7809 = v7808 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7810 = v7808 / v6;
-          const unsigned int v7811 = v32 + v7810;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7812 = block_table[v7811];
-          const unsigned int v7814 = v7812 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7815 = v7814 + v30;
-          const unsigned int v7816 = v7815 * v6;
-          const unsigned int v7817 = v7816 + v7809;
-          const unsigned int v7818 = v7817 << 8u;
-          const unsigned int v7819 = v7818 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7827 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7828 = v7722 + v7827;
-          const unsigned int v7829 = v7828 + v143;
-          const unsigned int v7830 = v7829 + v141;
-          iron_copy_async<16>(shm1 + (v7830 ^ (((v7830 >> 6u) & 7u) << 3u)), k_pages + v7819, v7805);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7840 = v7104 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7841 = v7840 < v35;
-          const unsigned int v7844 = v7841 ? v7840 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7845 = v7844 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7846 = v7844 / v6;
-          const unsigned int v7847 = v32 + v7846;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7848 = block_table[v7847];
-          const unsigned int v7850 = v7848 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7851 = v7850 + v30;
-          const unsigned int v7852 = v7851 * v6;
-          const unsigned int v7853 = v7852 + v7845;
-          const unsigned int v7854 = v7853 << 8u;
-          const unsigned int v7855 = v7854 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7863 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7864 = v7722 + v7863;
-          const unsigned int v7865 = v7864 + v174;
-          const unsigned int v7866 = v7865 + v172;
-          iron_copy_async<16>(shm1 + (v7866 ^ (((v7866 >> 6u) & 7u) << 3u)), k_pages + v7855, v7841);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7876 = v7104 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7877 = v7876 < v35;
-          const unsigned int v7880 = v7877 ? v7876 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7881 = v7880 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7882 = v7880 / v6;
-          const unsigned int v7883 = v32 + v7882;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7884 = block_table[v7883];
-          const unsigned int v7886 = v7884 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7887 = v7886 + v30;
-          const unsigned int v7888 = v7887 * v6;
-          const unsigned int v7889 = v7888 + v7881;
-          const unsigned int v7890 = v7889 << 8u;
-          const unsigned int v7891 = v7890 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7899 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7900 = v7722 + v7899;
-          const unsigned int v7901 = v7900 + v205;
-          const unsigned int v7902 = v7901 + v203;
-          iron_copy_async<16>(shm1 + (v7902 ^ (((v7902 >> 6u) & 7u) << 3u)), k_pages + v7891, v7877);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7912 = v7104 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7913 = v7912 < v35;
-          const unsigned int v7916 = v7913 ? v7912 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7917 = v7916 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7918 = v7916 / v6;
-          const unsigned int v7919 = v32 + v7918;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7920 = block_table[v7919];
-          const unsigned int v7922 = v7920 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7923 = v7922 + v30;
-          const unsigned int v7924 = v7923 * v6;
-          const unsigned int v7925 = v7924 + v7917;
-          const unsigned int v7926 = v7925 << 8u;
-          const unsigned int v7927 = v7926 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7935 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7936 = v7722 + v7935;
-          const unsigned int v7937 = v7936 + v236;
-          const unsigned int v7938 = v7937 + v234;
-          iron_copy_async<16>(shm1 + (v7938 ^ (((v7938 >> 6u) & 7u) << 3u)), k_pages + v7927, v7913);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7948 = v7104 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7949 = v7948 < v35;
-          const unsigned int v7952 = v7949 ? v7948 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7953 = v7952 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7954 = v7952 / v6;
-          const unsigned int v7955 = v32 + v7954;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7956 = block_table[v7955];
-          const unsigned int v7958 = v7956 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7959 = v7958 + v30;
-          const unsigned int v7960 = v7959 * v6;
-          const unsigned int v7961 = v7960 + v7953;
-          const unsigned int v7962 = v7961 << 8u;
-          const unsigned int v7963 = v7962 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7971 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v7972 = v7722 + v7971;
-          const unsigned int v7973 = v7972 + v267;
-          const unsigned int v7974 = v7973 + v265;
-          iron_copy_async<16>(shm1 + (v7974 ^ (((v7974 >> 6u) & 7u) << 3u)), k_pages + v7963, v7949);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7984 = v7104 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7985 = v7984 < v35;
-          const unsigned int v7988 = v7985 ? v7984 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7989 = v7988 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v7990 = v7988 / v6;
-          const unsigned int v7991 = v32 + v7990;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v7992 = block_table[v7991];
-          const unsigned int v7994 = v7992 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v7995 = v7994 + v30;
-          const unsigned int v7996 = v7995 * v6;
-          const unsigned int v7997 = v7996 + v7989;
-          const unsigned int v7998 = v7997 << 8u;
-          const unsigned int v7999 = v7998 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8007 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v8008 = v7722 + v8007;
-          const unsigned int v8009 = v8008 + v298;
-          const unsigned int v8010 = v8009 + v296;
-          iron_copy_async<16>(shm1 + (v8010 ^ (((v8010 >> 6u) & 7u) << 3u)), k_pages + v7999, v7985);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8030 = block_table[v7739];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8032 = v8030 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8033 = v8032 + v30;
-          const unsigned int v8034 = v8033 * v6;
-          const unsigned int v8035 = v8034 + v7737;
-          const unsigned int v8036 = v8035 << 8u;
-          const unsigned int v8037 = v8036 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7758 ^ (((v7758 >> 6u) & 7u) << 3u)), v_pages + v8037, v7733);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8066 = block_table[v7775];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8068 = v8066 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8069 = v8068 + v30;
-          const unsigned int v8070 = v8069 * v6;
-          const unsigned int v8071 = v8070 + v7773;
-          const unsigned int v8072 = v8071 << 8u;
-          const unsigned int v8073 = v8072 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7794 ^ (((v7794 >> 6u) & 7u) << 3u)), v_pages + v8073, v7769);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8102 = block_table[v7811];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8104 = v8102 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8105 = v8104 + v30;
-          const unsigned int v8106 = v8105 * v6;
-          const unsigned int v8107 = v8106 + v7809;
-          const unsigned int v8108 = v8107 << 8u;
-          const unsigned int v8109 = v8108 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7830 ^ (((v7830 >> 6u) & 7u) << 3u)), v_pages + v8109, v7805);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8138 = block_table[v7847];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8140 = v8138 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8141 = v8140 + v30;
-          const unsigned int v8142 = v8141 * v6;
-          const unsigned int v8143 = v8142 + v7845;
-          const unsigned int v8144 = v8143 << 8u;
-          const unsigned int v8145 = v8144 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7866 ^ (((v7866 >> 6u) & 7u) << 3u)), v_pages + v8145, v7841);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8174 = block_table[v7883];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8176 = v8174 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8177 = v8176 + v30;
-          const unsigned int v8178 = v8177 * v6;
-          const unsigned int v8179 = v8178 + v7881;
-          const unsigned int v8180 = v8179 << 8u;
-          const unsigned int v8181 = v8180 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7902 ^ (((v7902 >> 6u) & 7u) << 3u)), v_pages + v8181, v7877);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8210 = block_table[v7919];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8212 = v8210 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8213 = v8212 + v30;
-          const unsigned int v8214 = v8213 * v6;
-          const unsigned int v8215 = v8214 + v7917;
-          const unsigned int v8216 = v8215 << 8u;
-          const unsigned int v8217 = v8216 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7938 ^ (((v7938 >> 6u) & 7u) << 3u)), v_pages + v8217, v7913);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8246 = block_table[v7955];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8248 = v8246 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8249 = v8248 + v30;
-          const unsigned int v8250 = v8249 * v6;
-          const unsigned int v8251 = v8250 + v7953;
-          const unsigned int v8252 = v8251 << 8u;
-          const unsigned int v8253 = v8252 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7974 ^ (((v7974 >> 6u) & 7u) << 3u)), v_pages + v8253, v7949);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8282 = block_table[v7991];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v8284 = v8282 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v8285 = v8284 + v30;
-          const unsigned int v8286 = v8285 * v6;
-          const unsigned int v8287 = v8286 + v7989;
-          const unsigned int v8288 = v8287 << 8u;
-          const unsigned int v8289 = v8288 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8010 ^ (((v8010 >> 6u) & 7u) << 3u)), v_pages + v8289, v7985);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7723 = v7108 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v7733 = v7105 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7734 = v7733 < v35;
+          const unsigned int v7737 = v7734 ? v7733 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7738 = v7737 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7739 = v7737 / v6;
+          const unsigned int v7740 = v32 + v7739;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7741 = block_table[v7740];
+          const unsigned int v7743 = v7741 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7744 = v7743 + v30;
+          const unsigned int v7745 = v7744 * v6;
+          const unsigned int v7746 = v7745 + v7738;
+          const unsigned int v7747 = v7746 << 8u;
+          const unsigned int v7748 = v7747 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7756 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7757 = v7723 + v7756;
+          const unsigned int v7758 = v7757 + v81;
+          const unsigned int v7759 = v7758 + v79;
+          iron_copy_async<16>(shm1 + (v7759 ^ (((v7759 >> 6u) & 7u) << 3u)), k_pages + v7748, v7734);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7769 = v7105 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7770 = v7769 < v35;
+          const unsigned int v7773 = v7770 ? v7769 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7774 = v7773 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7775 = v7773 / v6;
+          const unsigned int v7776 = v32 + v7775;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7777 = block_table[v7776];
+          const unsigned int v7779 = v7777 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7780 = v7779 + v30;
+          const unsigned int v7781 = v7780 * v6;
+          const unsigned int v7782 = v7781 + v7774;
+          const unsigned int v7783 = v7782 << 8u;
+          const unsigned int v7784 = v7783 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7792 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7793 = v7723 + v7792;
+          const unsigned int v7794 = v7793 + v112;
+          const unsigned int v7795 = v7794 + v110;
+          iron_copy_async<16>(shm1 + (v7795 ^ (((v7795 >> 6u) & 7u) << 3u)), k_pages + v7784, v7770);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7805 = v7105 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7806 = v7805 < v35;
+          const unsigned int v7809 = v7806 ? v7805 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7810 = v7809 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7811 = v7809 / v6;
+          const unsigned int v7812 = v32 + v7811;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7813 = block_table[v7812];
+          const unsigned int v7815 = v7813 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7816 = v7815 + v30;
+          const unsigned int v7817 = v7816 * v6;
+          const unsigned int v7818 = v7817 + v7810;
+          const unsigned int v7819 = v7818 << 8u;
+          const unsigned int v7820 = v7819 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7828 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7829 = v7723 + v7828;
+          const unsigned int v7830 = v7829 + v143;
+          const unsigned int v7831 = v7830 + v141;
+          iron_copy_async<16>(shm1 + (v7831 ^ (((v7831 >> 6u) & 7u) << 3u)), k_pages + v7820, v7806);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7841 = v7105 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7842 = v7841 < v35;
+          const unsigned int v7845 = v7842 ? v7841 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7846 = v7845 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7847 = v7845 / v6;
+          const unsigned int v7848 = v32 + v7847;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7849 = block_table[v7848];
+          const unsigned int v7851 = v7849 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7852 = v7851 + v30;
+          const unsigned int v7853 = v7852 * v6;
+          const unsigned int v7854 = v7853 + v7846;
+          const unsigned int v7855 = v7854 << 8u;
+          const unsigned int v7856 = v7855 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7864 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7865 = v7723 + v7864;
+          const unsigned int v7866 = v7865 + v174;
+          const unsigned int v7867 = v7866 + v172;
+          iron_copy_async<16>(shm1 + (v7867 ^ (((v7867 >> 6u) & 7u) << 3u)), k_pages + v7856, v7842);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7877 = v7105 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7878 = v7877 < v35;
+          const unsigned int v7881 = v7878 ? v7877 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7882 = v7881 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7883 = v7881 / v6;
+          const unsigned int v7884 = v32 + v7883;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7885 = block_table[v7884];
+          const unsigned int v7887 = v7885 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7888 = v7887 + v30;
+          const unsigned int v7889 = v7888 * v6;
+          const unsigned int v7890 = v7889 + v7882;
+          const unsigned int v7891 = v7890 << 8u;
+          const unsigned int v7892 = v7891 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7900 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7901 = v7723 + v7900;
+          const unsigned int v7902 = v7901 + v205;
+          const unsigned int v7903 = v7902 + v203;
+          iron_copy_async<16>(shm1 + (v7903 ^ (((v7903 >> 6u) & 7u) << 3u)), k_pages + v7892, v7878);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7913 = v7105 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7914 = v7913 < v35;
+          const unsigned int v7917 = v7914 ? v7913 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7918 = v7917 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7919 = v7917 / v6;
+          const unsigned int v7920 = v32 + v7919;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7921 = block_table[v7920];
+          const unsigned int v7923 = v7921 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7924 = v7923 + v30;
+          const unsigned int v7925 = v7924 * v6;
+          const unsigned int v7926 = v7925 + v7918;
+          const unsigned int v7927 = v7926 << 8u;
+          const unsigned int v7928 = v7927 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7936 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7937 = v7723 + v7936;
+          const unsigned int v7938 = v7937 + v236;
+          const unsigned int v7939 = v7938 + v234;
+          iron_copy_async<16>(shm1 + (v7939 ^ (((v7939 >> 6u) & 7u) << 3u)), k_pages + v7928, v7914);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7949 = v7105 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7950 = v7949 < v35;
+          const unsigned int v7953 = v7950 ? v7949 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7954 = v7953 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7955 = v7953 / v6;
+          const unsigned int v7956 = v32 + v7955;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7957 = block_table[v7956];
+          const unsigned int v7959 = v7957 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7960 = v7959 + v30;
+          const unsigned int v7961 = v7960 * v6;
+          const unsigned int v7962 = v7961 + v7954;
+          const unsigned int v7963 = v7962 << 8u;
+          const unsigned int v7964 = v7963 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7972 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7973 = v7723 + v7972;
+          const unsigned int v7974 = v7973 + v267;
+          const unsigned int v7975 = v7974 + v265;
+          iron_copy_async<16>(shm1 + (v7975 ^ (((v7975 >> 6u) & 7u) << 3u)), k_pages + v7964, v7950);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7985 = v7105 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7986 = v7985 < v35;
+          const unsigned int v7989 = v7986 ? v7985 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7990 = v7989 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7991 = v7989 / v6;
+          const unsigned int v7992 = v32 + v7991;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v7993 = block_table[v7992];
+          const unsigned int v7995 = v7993 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v7996 = v7995 + v30;
+          const unsigned int v7997 = v7996 * v6;
+          const unsigned int v7998 = v7997 + v7990;
+          const unsigned int v7999 = v7998 << 8u;
+          const unsigned int v8000 = v7999 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8008 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v8009 = v7723 + v8008;
+          const unsigned int v8010 = v8009 + v298;
+          const unsigned int v8011 = v8010 + v296;
+          iron_copy_async<16>(shm1 + (v8011 ^ (((v8011 >> 6u) & 7u) << 3u)), k_pages + v8000, v7986);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8031 = block_table[v7740];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8033 = v8031 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8034 = v8033 + v30;
+          const unsigned int v8035 = v8034 * v6;
+          const unsigned int v8036 = v8035 + v7738;
+          const unsigned int v8037 = v8036 << 8u;
+          const unsigned int v8038 = v8037 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7759 ^ (((v7759 >> 6u) & 7u) << 3u)), v_pages + v8038, v7734);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8067 = block_table[v7776];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8069 = v8067 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8070 = v8069 + v30;
+          const unsigned int v8071 = v8070 * v6;
+          const unsigned int v8072 = v8071 + v7774;
+          const unsigned int v8073 = v8072 << 8u;
+          const unsigned int v8074 = v8073 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7795 ^ (((v7795 >> 6u) & 7u) << 3u)), v_pages + v8074, v7770);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8103 = block_table[v7812];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8105 = v8103 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8106 = v8105 + v30;
+          const unsigned int v8107 = v8106 * v6;
+          const unsigned int v8108 = v8107 + v7810;
+          const unsigned int v8109 = v8108 << 8u;
+          const unsigned int v8110 = v8109 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7831 ^ (((v7831 >> 6u) & 7u) << 3u)), v_pages + v8110, v7806);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8139 = block_table[v7848];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8141 = v8139 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8142 = v8141 + v30;
+          const unsigned int v8143 = v8142 * v6;
+          const unsigned int v8144 = v8143 + v7846;
+          const unsigned int v8145 = v8144 << 8u;
+          const unsigned int v8146 = v8145 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7867 ^ (((v7867 >> 6u) & 7u) << 3u)), v_pages + v8146, v7842);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8175 = block_table[v7884];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8177 = v8175 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8178 = v8177 + v30;
+          const unsigned int v8179 = v8178 * v6;
+          const unsigned int v8180 = v8179 + v7882;
+          const unsigned int v8181 = v8180 << 8u;
+          const unsigned int v8182 = v8181 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7903 ^ (((v7903 >> 6u) & 7u) << 3u)), v_pages + v8182, v7878);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8211 = block_table[v7920];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8213 = v8211 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8214 = v8213 + v30;
+          const unsigned int v8215 = v8214 * v6;
+          const unsigned int v8216 = v8215 + v7918;
+          const unsigned int v8217 = v8216 << 8u;
+          const unsigned int v8218 = v8217 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7939 ^ (((v7939 >> 6u) & 7u) << 3u)), v_pages + v8218, v7914);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8247 = block_table[v7956];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8249 = v8247 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8250 = v8249 + v30;
+          const unsigned int v8251 = v8250 * v6;
+          const unsigned int v8252 = v8251 + v7954;
+          const unsigned int v8253 = v8252 << 8u;
+          const unsigned int v8254 = v8253 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7975 ^ (((v7975 >> 6u) & 7u) << 3u)), v_pages + v8254, v7950);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8283 = block_table[v7992];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v8285 = v8283 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v8286 = v8285 + v30;
+          const unsigned int v8287 = v8286 * v6;
+          const unsigned int v8288 = v8287 + v7990;
+          const unsigned int v8289 = v8288 << 8u;
+          const unsigned int v8290 = v8289 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8011 ^ (((v8011 >> 6u) & 7u) << 3u)), v_pages + v8290, v7986);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-      iron_frag<float, 2, 16, 64> v8302;  // kernels/sdpa/flash_warpgroup.hpp:103
-      iron_frag_fill(v8302, 0.0f);
-      const unsigned int v8306 = v7101 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v10205;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v10205, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10205, shm0, v10198, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10207;
-      iron_frag_fill(v10207, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10207, shm1, v8306, 64u);
-      iron_frag_mma_sync(v8302, v10205, v10207);
-      const unsigned int v10212 = v8306 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v10214;
-      iron_frag_fill(v10214, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10214, shm0, v10209, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10216;
-      iron_frag_fill(v10216, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10216, shm1, v10212, 64u);
-      iron_frag_mma_sync(v8302, v10214, v10216);
-      const unsigned int v10221 = v8306 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v10223;
-      iron_frag_fill(v10223, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10223, shm0, v10218, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10225;
-      iron_frag_fill(v10225, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10225, shm1, v10221, 64u);
-      iron_frag_mma_sync(v8302, v10223, v10225);
-      const unsigned int v10230 = v8306 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v10232;
-      iron_frag_fill(v10232, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10232, shm0, v10227, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10234;
-      iron_frag_fill(v10234, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10234, shm1, v10230, 64u);
-      iron_frag_mma_sync(v8302, v10232, v10234);
-      const unsigned int v8319 = v8306 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v10250;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v10250, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10250, shm0, v10243, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10252;
-      iron_frag_fill(v10252, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10252, shm1, v8319, 64u);
-      iron_frag_mma_sync(v8302, v10250, v10252);
-      const unsigned int v10257 = v8319 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v10259;
-      iron_frag_fill(v10259, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10259, shm0, v10254, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10261;
-      iron_frag_fill(v10261, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10261, shm1, v10257, 64u);
-      iron_frag_mma_sync(v8302, v10259, v10261);
-      const unsigned int v10266 = v8319 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v10268;
-      iron_frag_fill(v10268, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10268, shm0, v10263, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10270;
-      iron_frag_fill(v10270, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10270, shm1, v10266, 64u);
-      iron_frag_mma_sync(v8302, v10268, v10270);
-      const unsigned int v10275 = v8319 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v10277;
-      iron_frag_fill(v10277, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10277, shm0, v10272, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10279;
-      iron_frag_fill(v10279, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10279, shm1, v10275, 64u);
-      iron_frag_mma_sync(v8302, v10277, v10279);
-      const unsigned int v8331 = v8306 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v10295;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v10295, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10295, shm0, v10288, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10297;
-      iron_frag_fill(v10297, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10297, shm1, v8331, 64u);
-      iron_frag_mma_sync(v8302, v10295, v10297);
-      const unsigned int v10302 = v8331 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v10304;
-      iron_frag_fill(v10304, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10304, shm0, v10299, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10306;
-      iron_frag_fill(v10306, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10306, shm1, v10302, 64u);
-      iron_frag_mma_sync(v8302, v10304, v10306);
-      const unsigned int v10311 = v8331 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v10313;
-      iron_frag_fill(v10313, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10313, shm0, v10308, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10315;
-      iron_frag_fill(v10315, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10315, shm1, v10311, 64u);
-      iron_frag_mma_sync(v8302, v10313, v10315);
-      const unsigned int v10320 = v8331 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v10322;
-      iron_frag_fill(v10322, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10322, shm0, v10317, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10324;
-      iron_frag_fill(v10324, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10324, shm1, v10320, 64u);
-      iron_frag_mma_sync(v8302, v10322, v10324);
-      const unsigned int v8343 = v8306 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v10340;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v10340, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10340, shm0, v10333, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10342;
-      iron_frag_fill(v10342, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10342, shm1, v8343, 64u);
-      iron_frag_mma_sync(v8302, v10340, v10342);
-      const unsigned int v10347 = v8343 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v10349;
-      iron_frag_fill(v10349, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10349, shm0, v10344, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10351;
-      iron_frag_fill(v10351, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10351, shm1, v10347, 64u);
-      iron_frag_mma_sync(v8302, v10349, v10351);
-      const unsigned int v10356 = v8343 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v10358;
-      iron_frag_fill(v10358, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10358, shm0, v10353, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10360;
-      iron_frag_fill(v10360, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10360, shm1, v10356, 64u);
-      iron_frag_mma_sync(v8302, v10358, v10360);
-      const unsigned int v10365 = v8343 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v10367;
-      iron_frag_fill(v10367, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10367, shm0, v10362, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10369;
-      iron_frag_fill(v10369, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v10369, shm1, v10365, 64u);
-      iron_frag_mma_sync(v8302, v10367, v10369);
-      const bool v8353 = v7104 <= v35;  // kernels/sdpa/flash_tile.hpp:159
-      const unsigned int v8361 = v7104 + v20;
-      const bool v8362 = v8361 <= v568;
-      const bool v8363 = v564 || v8362;
-      const bool v8364 = v8353 && v8363;
-      const unsigned int v8367 = v7097 + v9;  // kernels/sdpa/flash_tile.hpp:160
-      const unsigned int v8368 = v8367 + v20;
-      const bool v8370 = v557 <= v8368;
-      const bool v8371 = v8366 || v8370;
-      const bool v8372 = v8364 && v8371;  // kernels/sdpa/flash_tile.hpp:159
-      if (v8372) {  // kernels/sdpa/flash_tile.hpp:161
-        const float v8375 = v8302.x[0];  // kernels/sdpa/flash_tile.hpp:162
-        const float v8376 = v8375 * v583;
-        v8302.x[0] = v8376;
-        const float v8379 = v8302.x[1];
-        const float v8380 = v8379 * v583;
-        v8302.x[1] = v8380;
-        const float v8383 = v8302.x[2];
-        const float v8384 = v8383 * v583;
-        v8302.x[2] = v8384;
-        const float v8387 = v8302.x[3];
-        const float v8388 = v8387 * v583;
-        v8302.x[3] = v8388;
-        const float v8391 = v8302.x[4];
-        const float v8392 = v8391 * v583;
-        v8302.x[4] = v8392;
-        const float v8395 = v8302.x[5];
-        const float v8396 = v8395 * v583;
-        v8302.x[5] = v8396;
-        const float v8399 = v8302.x[6];
-        const float v8400 = v8399 * v583;
-        v8302.x[6] = v8400;
-        const float v8403 = v8302.x[7];
-        const float v8404 = v8403 * v583;
-        v8302.x[7] = v8404;
-        const float v8407 = v8302.x[8];
-        const float v8408 = v8407 * v583;
-        v8302.x[8] = v8408;
-        const float v8411 = v8302.x[9];
-        const float v8412 = v8411 * v583;
-        v8302.x[9] = v8412;
-        const float v8415 = v8302.x[10];
-        const float v8416 = v8415 * v583;
-        v8302.x[10] = v8416;
-        const float v8419 = v8302.x[11];
-        const float v8420 = v8419 * v583;
-        v8302.x[11] = v8420;
-        const float v8423 = v8302.x[12];
-        const float v8424 = v8423 * v583;
-        v8302.x[12] = v8424;
-        const float v8427 = v8302.x[13];
-        const float v8428 = v8427 * v583;
-        v8302.x[13] = v8428;
-        const float v8431 = v8302.x[14];
-        const float v8432 = v8431 * v583;
-        v8302.x[14] = v8432;
-        const float v8435 = v8302.x[15];
-        const float v8436 = v8435 * v583;
-        v8302.x[15] = v8436;
-        const float v8439 = v8302.x[16];
-        const float v8440 = v8439 * v583;
-        v8302.x[16] = v8440;
-        const float v8443 = v8302.x[17];
-        const float v8444 = v8443 * v583;
-        v8302.x[17] = v8444;
-        const float v8447 = v8302.x[18];
-        const float v8448 = v8447 * v583;
-        v8302.x[18] = v8448;
-        const float v8451 = v8302.x[19];
-        const float v8452 = v8451 * v583;
-        v8302.x[19] = v8452;
-        const float v8455 = v8302.x[20];
-        const float v8456 = v8455 * v583;
-        v8302.x[20] = v8456;
-        const float v8459 = v8302.x[21];
-        const float v8460 = v8459 * v583;
-        v8302.x[21] = v8460;
-        const float v8463 = v8302.x[22];
-        const float v8464 = v8463 * v583;
-        v8302.x[22] = v8464;
-        const float v8467 = v8302.x[23];
-        const float v8468 = v8467 * v583;
-        v8302.x[23] = v8468;
-        const float v8471 = v8302.x[24];
-        const float v8472 = v8471 * v583;
-        v8302.x[24] = v8472;
-        const float v8475 = v8302.x[25];
-        const float v8476 = v8475 * v583;
-        v8302.x[25] = v8476;
-        const float v8479 = v8302.x[26];
-        const float v8480 = v8479 * v583;
-        v8302.x[26] = v8480;
-        const float v8483 = v8302.x[27];
-        const float v8484 = v8483 * v583;
-        v8302.x[27] = v8484;
-        const float v8487 = v8302.x[28];
-        const float v8488 = v8487 * v583;
-        v8302.x[28] = v8488;
-        const float v8491 = v8302.x[29];
-        const float v8492 = v8491 * v583;
-        v8302.x[29] = v8492;
-        const float v8495 = v8302.x[30];
-        const float v8496 = v8495 * v583;
-        v8302.x[30] = v8496;
-        const float v8499 = v8302.x[31];
-        const float v8500 = v8499 * v583;
-        v8302.x[31] = v8500;
+      iron_frag<float, 2, 16, 64> v8303;  // kernels/sdpa/flash_warpgroup.hpp:103
+      iron_frag_fill(v8303, 0.0f);
+      const unsigned int v8307 = v7102 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v10206;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v10206, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10206, shm0, v10199, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10208;
+      iron_frag_fill(v10208, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10208, shm1, v8307, 64u);
+      iron_frag_mma_sync(v8303, v10206, v10208);
+      const unsigned int v10213 = v8307 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v10215;
+      iron_frag_fill(v10215, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10215, shm0, v10210, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10217;
+      iron_frag_fill(v10217, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10217, shm1, v10213, 64u);
+      iron_frag_mma_sync(v8303, v10215, v10217);
+      const unsigned int v10222 = v8307 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v10224;
+      iron_frag_fill(v10224, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10224, shm0, v10219, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10226;
+      iron_frag_fill(v10226, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10226, shm1, v10222, 64u);
+      iron_frag_mma_sync(v8303, v10224, v10226);
+      const unsigned int v10231 = v8307 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v10233;
+      iron_frag_fill(v10233, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10233, shm0, v10228, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10235;
+      iron_frag_fill(v10235, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10235, shm1, v10231, 64u);
+      iron_frag_mma_sync(v8303, v10233, v10235);
+      const unsigned int v8320 = v8307 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v10251;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v10251, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10251, shm0, v10244, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10253;
+      iron_frag_fill(v10253, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10253, shm1, v8320, 64u);
+      iron_frag_mma_sync(v8303, v10251, v10253);
+      const unsigned int v10258 = v8320 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v10260;
+      iron_frag_fill(v10260, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10260, shm0, v10255, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10262;
+      iron_frag_fill(v10262, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10262, shm1, v10258, 64u);
+      iron_frag_mma_sync(v8303, v10260, v10262);
+      const unsigned int v10267 = v8320 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v10269;
+      iron_frag_fill(v10269, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10269, shm0, v10264, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10271;
+      iron_frag_fill(v10271, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10271, shm1, v10267, 64u);
+      iron_frag_mma_sync(v8303, v10269, v10271);
+      const unsigned int v10276 = v8320 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v10278;
+      iron_frag_fill(v10278, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10278, shm0, v10273, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10280;
+      iron_frag_fill(v10280, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10280, shm1, v10276, 64u);
+      iron_frag_mma_sync(v8303, v10278, v10280);
+      const unsigned int v8332 = v8307 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v10296;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v10296, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10296, shm0, v10289, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10298;
+      iron_frag_fill(v10298, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10298, shm1, v8332, 64u);
+      iron_frag_mma_sync(v8303, v10296, v10298);
+      const unsigned int v10303 = v8332 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v10305;
+      iron_frag_fill(v10305, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10305, shm0, v10300, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10307;
+      iron_frag_fill(v10307, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10307, shm1, v10303, 64u);
+      iron_frag_mma_sync(v8303, v10305, v10307);
+      const unsigned int v10312 = v8332 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v10314;
+      iron_frag_fill(v10314, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10314, shm0, v10309, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10316;
+      iron_frag_fill(v10316, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10316, shm1, v10312, 64u);
+      iron_frag_mma_sync(v8303, v10314, v10316);
+      const unsigned int v10321 = v8332 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v10323;
+      iron_frag_fill(v10323, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10323, shm0, v10318, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10325;
+      iron_frag_fill(v10325, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10325, shm1, v10321, 64u);
+      iron_frag_mma_sync(v8303, v10323, v10325);
+      const unsigned int v8344 = v8307 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v10341;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v10341, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10341, shm0, v10334, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10343;
+      iron_frag_fill(v10343, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10343, shm1, v8344, 64u);
+      iron_frag_mma_sync(v8303, v10341, v10343);
+      const unsigned int v10348 = v8344 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v10350;
+      iron_frag_fill(v10350, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10350, shm0, v10345, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10352;
+      iron_frag_fill(v10352, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10352, shm1, v10348, 64u);
+      iron_frag_mma_sync(v8303, v10350, v10352);
+      const unsigned int v10357 = v8344 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v10359;
+      iron_frag_fill(v10359, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10359, shm0, v10354, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10361;
+      iron_frag_fill(v10361, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10361, shm1, v10357, 64u);
+      iron_frag_mma_sync(v8303, v10359, v10361);
+      const unsigned int v10366 = v8344 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v10368;
+      iron_frag_fill(v10368, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10368, shm0, v10363, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10370;
+      iron_frag_fill(v10370, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10370, shm1, v10366, 64u);
+      iron_frag_mma_sync(v8303, v10368, v10370);
+      const bool v8354 = v7105 <= v35;  // kernels/sdpa/flash_tile.hpp:159
+      const unsigned int v8362 = v7105 + v20;
+      const bool v8363 = v8362 <= v568;
+      const bool v8364 = v564 || v8363;
+      const bool v8365 = v8354 && v8364;
+      const unsigned int v8368 = v7098 + v9;  // kernels/sdpa/flash_tile.hpp:160
+      const unsigned int v8369 = v8368 + v20;
+      const bool v8371 = v557 <= v8369;
+      const bool v8372 = v8367 || v8371;
+      const bool v8373 = v8365 && v8372;  // kernels/sdpa/flash_tile.hpp:159
+      if (v8373) {  // kernels/sdpa/flash_tile.hpp:161
+        const float v8376 = v8303.x[0];  // kernels/sdpa/flash_tile.hpp:162
+        const float v8377 = v8376 * v583;
+        v8303.x[0] = v8377;
+        const float v8380 = v8303.x[1];
+        const float v8381 = v8380 * v583;
+        v8303.x[1] = v8381;
+        const float v8384 = v8303.x[2];
+        const float v8385 = v8384 * v583;
+        v8303.x[2] = v8385;
+        const float v8388 = v8303.x[3];
+        const float v8389 = v8388 * v583;
+        v8303.x[3] = v8389;
+        const float v8392 = v8303.x[4];
+        const float v8393 = v8392 * v583;
+        v8303.x[4] = v8393;
+        const float v8396 = v8303.x[5];
+        const float v8397 = v8396 * v583;
+        v8303.x[5] = v8397;
+        const float v8400 = v8303.x[6];
+        const float v8401 = v8400 * v583;
+        v8303.x[6] = v8401;
+        const float v8404 = v8303.x[7];
+        const float v8405 = v8404 * v583;
+        v8303.x[7] = v8405;
+        const float v8408 = v8303.x[8];
+        const float v8409 = v8408 * v583;
+        v8303.x[8] = v8409;
+        const float v8412 = v8303.x[9];
+        const float v8413 = v8412 * v583;
+        v8303.x[9] = v8413;
+        const float v8416 = v8303.x[10];
+        const float v8417 = v8416 * v583;
+        v8303.x[10] = v8417;
+        const float v8420 = v8303.x[11];
+        const float v8421 = v8420 * v583;
+        v8303.x[11] = v8421;
+        const float v8424 = v8303.x[12];
+        const float v8425 = v8424 * v583;
+        v8303.x[12] = v8425;
+        const float v8428 = v8303.x[13];
+        const float v8429 = v8428 * v583;
+        v8303.x[13] = v8429;
+        const float v8432 = v8303.x[14];
+        const float v8433 = v8432 * v583;
+        v8303.x[14] = v8433;
+        const float v8436 = v8303.x[15];
+        const float v8437 = v8436 * v583;
+        v8303.x[15] = v8437;
+        const float v8440 = v8303.x[16];
+        const float v8441 = v8440 * v583;
+        v8303.x[16] = v8441;
+        const float v8444 = v8303.x[17];
+        const float v8445 = v8444 * v583;
+        v8303.x[17] = v8445;
+        const float v8448 = v8303.x[18];
+        const float v8449 = v8448 * v583;
+        v8303.x[18] = v8449;
+        const float v8452 = v8303.x[19];
+        const float v8453 = v8452 * v583;
+        v8303.x[19] = v8453;
+        const float v8456 = v8303.x[20];
+        const float v8457 = v8456 * v583;
+        v8303.x[20] = v8457;
+        const float v8460 = v8303.x[21];
+        const float v8461 = v8460 * v583;
+        v8303.x[21] = v8461;
+        const float v8464 = v8303.x[22];
+        const float v8465 = v8464 * v583;
+        v8303.x[22] = v8465;
+        const float v8468 = v8303.x[23];
+        const float v8469 = v8468 * v583;
+        v8303.x[23] = v8469;
+        const float v8472 = v8303.x[24];
+        const float v8473 = v8472 * v583;
+        v8303.x[24] = v8473;
+        const float v8476 = v8303.x[25];
+        const float v8477 = v8476 * v583;
+        v8303.x[25] = v8477;
+        const float v8480 = v8303.x[26];
+        const float v8481 = v8480 * v583;
+        v8303.x[26] = v8481;
+        const float v8484 = v8303.x[27];
+        const float v8485 = v8484 * v583;
+        v8303.x[27] = v8485;
+        const float v8488 = v8303.x[28];
+        const float v8489 = v8488 * v583;
+        v8303.x[28] = v8489;
+        const float v8492 = v8303.x[29];
+        const float v8493 = v8492 * v583;
+        v8303.x[29] = v8493;
+        const float v8496 = v8303.x[30];
+        const float v8497 = v8496 * v583;
+        v8303.x[30] = v8497;
+        const float v8500 = v8303.x[31];
+        const float v8501 = v8500 * v583;
+        v8303.x[31] = v8501;
       } else {
-        iron_frag<float, 2, 16, 8> v8502;  // kernels/sdpa/flash_tile.hpp:168
-        iron_frag_fill(v8502, 0.0f);
-        iron_frag<float, 2, 16, 8> v8504;  // kernels/sdpa/flash_tile.hpp:169
-        iron_frag_fill(v8504, 0.0f);
-        const unsigned int v8506 = static_cast<unsigned int>(v8502.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v8508 = v56 + v8506;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8510 = v8508 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v8511 = v8510 + 1u;
-        const unsigned int v8513 = v8511 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v8522 = v8513 - v9;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v8526 = v8511 > v578;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v8527 = v577 && v8526;
-        const unsigned int v8528 = v8527 ? v8522 : v42;
-        const unsigned int v8531 = v8528 - v7097;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8532 = min(v8531, 64u);
-        const bool v8533 = v8528 > v7097;
-        const unsigned int v8534 = v8533 ? v8532 : v42;
-        const float v8535 = __uint_as_float(v8534);
-        v8502.x[0] = v8535;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v8537 = static_cast<unsigned int>(v8502.row(1, iron_linear_thread() & 31u));
-        const unsigned int v8539 = v56 + v8537;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8541 = v8539 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v8542 = v8541 + 1u;
-        const unsigned int v8544 = v8542 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v8553 = v8544 - v9;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v8557 = v8542 > v578;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v8558 = v577 && v8557;
-        const unsigned int v8559 = v8558 ? v8553 : v42;
-        const unsigned int v8562 = v8559 - v7097;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8563 = min(v8562, 64u);
-        const bool v8564 = v8559 > v7097;
-        const unsigned int v8565 = v8564 ? v8563 : v42;
-        const float v8566 = __uint_as_float(v8565);
-        v8502.x[1] = v8566;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v8568 = static_cast<unsigned int>(v8502.row(2, iron_linear_thread() & 31u));
-        const unsigned int v8570 = v56 + v8568;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8572 = v8570 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v8573 = v8572 + 1u;
-        const unsigned int v8575 = v8573 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v8584 = v8575 - v9;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v8588 = v8573 > v578;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v8589 = v577 && v8588;
-        const unsigned int v8590 = v8589 ? v8584 : v42;
-        const unsigned int v8593 = v8590 - v7097;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8594 = min(v8593, 64u);
-        const bool v8595 = v8590 > v7097;
-        const unsigned int v8596 = v8595 ? v8594 : v42;
-        const float v8597 = __uint_as_float(v8596);
-        v8502.x[2] = v8597;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v8599 = static_cast<unsigned int>(v8502.row(3, iron_linear_thread() & 31u));
-        const unsigned int v8601 = v56 + v8599;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v8603 = v8601 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v8604 = v8603 + 1u;
-        const unsigned int v8606 = v8604 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v8615 = v8606 - v9;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v8619 = v8604 > v578;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v8620 = v577 && v8619;
-        const unsigned int v8621 = v8620 ? v8615 : v42;
-        const unsigned int v8624 = v8621 - v7097;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8625 = min(v8624, 64u);
-        const bool v8626 = v8621 > v7097;
-        const unsigned int v8627 = v8626 ? v8625 : v42;
-        const float v8628 = __uint_as_float(v8627);
-        v8502.x[3] = v8628;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v8630 = static_cast<unsigned int>(v8504.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v8632 = v56 + v8630;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v8634 = v8632 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v8635 = v8634 + 1u;
-        const unsigned int v8637 = v8635 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v8638 = min(v35, v8637);
-        const bool v8639 = v8635 > v20;
-        const unsigned int v8640 = v8639 ? v8638 : v42;
-        const unsigned int v8643 = v564 ? v35 : v8640;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v8655 = v8643 - v7097;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8656 = min(v8655, 64u);
-        const bool v8657 = v8643 > v7097;
-        const unsigned int v8658 = v8657 ? v8656 : v42;
-        const float v8659 = __uint_as_float(v8658);
-        v8504.x[0] = v8659;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v8661 = static_cast<unsigned int>(v8504.row(1, iron_linear_thread() & 31u));
-        const unsigned int v8663 = v56 + v8661;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v8665 = v8663 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v8666 = v8665 + 1u;
-        const unsigned int v8668 = v8666 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v8669 = min(v35, v8668);
-        const bool v8670 = v8666 > v20;
-        const unsigned int v8671 = v8670 ? v8669 : v42;
-        const unsigned int v8674 = v564 ? v35 : v8671;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v8686 = v8674 - v7097;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8687 = min(v8686, 64u);
-        const bool v8688 = v8674 > v7097;
-        const unsigned int v8689 = v8688 ? v8687 : v42;
-        const float v8690 = __uint_as_float(v8689);
-        v8504.x[1] = v8690;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v8692 = static_cast<unsigned int>(v8504.row(2, iron_linear_thread() & 31u));
-        const unsigned int v8694 = v56 + v8692;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v8696 = v8694 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v8697 = v8696 + 1u;
-        const unsigned int v8699 = v8697 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v8700 = min(v35, v8699);
-        const bool v8701 = v8697 > v20;
-        const unsigned int v8702 = v8701 ? v8700 : v42;
-        const unsigned int v8705 = v564 ? v35 : v8702;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v8717 = v8705 - v7097;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8718 = min(v8717, 64u);
-        const bool v8719 = v8705 > v7097;
-        const unsigned int v8720 = v8719 ? v8718 : v42;
-        const float v8721 = __uint_as_float(v8720);
-        v8504.x[2] = v8721;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v8723 = static_cast<unsigned int>(v8504.row(3, iron_linear_thread() & 31u));
-        const unsigned int v8725 = v56 + v8723;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v8727 = v8725 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v8728 = v8727 + 1u;
-        const unsigned int v8730 = v8728 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v8731 = min(v35, v8730);
-        const bool v8732 = v8728 > v20;
-        const unsigned int v8733 = v8732 ? v8731 : v42;
-        const unsigned int v8736 = v564 ? v35 : v8733;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v8748 = v8736 - v7097;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v8749 = min(v8748, 64u);
-        const bool v8750 = v8736 > v7097;
-        const unsigned int v8751 = v8750 ? v8749 : v42;
-        const float v8752 = __uint_as_float(v8751);
-        v8504.x[3] = v8752;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v8753 = static_cast<unsigned int>(v8302.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
-        const float v8755 = v8302.x[0];
-        const float v8756 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8757 = __float_as_uint(v8756);
-        const bool v8758 = v8753 >= v8757;
-        const float v8759 = v8504.x[0];
-        const unsigned int v8760 = __float_as_uint(v8759);
-        const bool v8761 = v8753 < v8760;
-        const bool v8762 = v8758 && v8761;
-        const float v8764 = v8755 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8765 = v8762 ? v8764 : __uint_as_float(0xff800000u);
-        v8302.x[0] = v8765;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8766 = static_cast<unsigned int>(v8302.col(1, iron_linear_thread() & 31u));
-        const float v8768 = v8302.x[1];
-        const float v8769 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8770 = __float_as_uint(v8769);
-        const bool v8771 = v8766 >= v8770;
-        const float v8772 = v8504.x[0];
-        const unsigned int v8773 = __float_as_uint(v8772);
-        const bool v8774 = v8766 < v8773;
-        const bool v8775 = v8771 && v8774;
-        const float v8777 = v8768 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8778 = v8775 ? v8777 : __uint_as_float(0xff800000u);
-        v8302.x[1] = v8778;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8779 = static_cast<unsigned int>(v8302.col(2, iron_linear_thread() & 31u));
-        const float v8781 = v8302.x[2];
-        const float v8782 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8783 = __float_as_uint(v8782);
-        const bool v8784 = v8779 >= v8783;
-        const float v8785 = v8504.x[2];
-        const unsigned int v8786 = __float_as_uint(v8785);
-        const bool v8787 = v8779 < v8786;
-        const bool v8788 = v8784 && v8787;
-        const float v8790 = v8781 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8791 = v8788 ? v8790 : __uint_as_float(0xff800000u);
-        v8302.x[2] = v8791;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8792 = static_cast<unsigned int>(v8302.col(3, iron_linear_thread() & 31u));
-        const float v8794 = v8302.x[3];
-        const float v8795 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8796 = __float_as_uint(v8795);
-        const bool v8797 = v8792 >= v8796;
-        const float v8798 = v8504.x[2];
-        const unsigned int v8799 = __float_as_uint(v8798);
-        const bool v8800 = v8792 < v8799;
-        const bool v8801 = v8797 && v8800;
-        const float v8803 = v8794 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8804 = v8801 ? v8803 : __uint_as_float(0xff800000u);
-        v8302.x[3] = v8804;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8805 = static_cast<unsigned int>(v8302.col(4, iron_linear_thread() & 31u));
-        const float v8807 = v8302.x[4];
-        const float v8808 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8809 = __float_as_uint(v8808);
-        const bool v8810 = v8805 >= v8809;
-        const float v8811 = v8504.x[0];
-        const unsigned int v8812 = __float_as_uint(v8811);
-        const bool v8813 = v8805 < v8812;
-        const bool v8814 = v8810 && v8813;
-        const float v8816 = v8807 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8817 = v8814 ? v8816 : __uint_as_float(0xff800000u);
-        v8302.x[4] = v8817;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8818 = static_cast<unsigned int>(v8302.col(5, iron_linear_thread() & 31u));
-        const float v8820 = v8302.x[5];
-        const float v8821 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8822 = __float_as_uint(v8821);
-        const bool v8823 = v8818 >= v8822;
-        const float v8824 = v8504.x[0];
-        const unsigned int v8825 = __float_as_uint(v8824);
-        const bool v8826 = v8818 < v8825;
-        const bool v8827 = v8823 && v8826;
-        const float v8829 = v8820 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8830 = v8827 ? v8829 : __uint_as_float(0xff800000u);
-        v8302.x[5] = v8830;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8831 = static_cast<unsigned int>(v8302.col(6, iron_linear_thread() & 31u));
-        const float v8833 = v8302.x[6];
-        const float v8834 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8835 = __float_as_uint(v8834);
-        const bool v8836 = v8831 >= v8835;
-        const float v8837 = v8504.x[2];
-        const unsigned int v8838 = __float_as_uint(v8837);
-        const bool v8839 = v8831 < v8838;
-        const bool v8840 = v8836 && v8839;
-        const float v8842 = v8833 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8843 = v8840 ? v8842 : __uint_as_float(0xff800000u);
-        v8302.x[6] = v8843;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8844 = static_cast<unsigned int>(v8302.col(7, iron_linear_thread() & 31u));
-        const float v8846 = v8302.x[7];
-        const float v8847 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8848 = __float_as_uint(v8847);
-        const bool v8849 = v8844 >= v8848;
-        const float v8850 = v8504.x[2];
-        const unsigned int v8851 = __float_as_uint(v8850);
-        const bool v8852 = v8844 < v8851;
-        const bool v8853 = v8849 && v8852;
-        const float v8855 = v8846 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8856 = v8853 ? v8855 : __uint_as_float(0xff800000u);
-        v8302.x[7] = v8856;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8857 = static_cast<unsigned int>(v8302.col(8, iron_linear_thread() & 31u));
-        const float v8859 = v8302.x[8];
-        const float v8860 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8861 = __float_as_uint(v8860);
-        const bool v8862 = v8857 >= v8861;
-        const float v8863 = v8504.x[0];
-        const unsigned int v8864 = __float_as_uint(v8863);
-        const bool v8865 = v8857 < v8864;
-        const bool v8866 = v8862 && v8865;
-        const float v8868 = v8859 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8869 = v8866 ? v8868 : __uint_as_float(0xff800000u);
-        v8302.x[8] = v8869;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8870 = static_cast<unsigned int>(v8302.col(9, iron_linear_thread() & 31u));
-        const float v8872 = v8302.x[9];
-        const float v8873 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8874 = __float_as_uint(v8873);
-        const bool v8875 = v8870 >= v8874;
-        const float v8876 = v8504.x[0];
-        const unsigned int v8877 = __float_as_uint(v8876);
-        const bool v8878 = v8870 < v8877;
-        const bool v8879 = v8875 && v8878;
-        const float v8881 = v8872 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8882 = v8879 ? v8881 : __uint_as_float(0xff800000u);
-        v8302.x[9] = v8882;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8883 = static_cast<unsigned int>(v8302.col(10, iron_linear_thread() & 31u));
-        const float v8885 = v8302.x[10];
-        const float v8886 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8887 = __float_as_uint(v8886);
-        const bool v8888 = v8883 >= v8887;
-        const float v8889 = v8504.x[2];
-        const unsigned int v8890 = __float_as_uint(v8889);
-        const bool v8891 = v8883 < v8890;
-        const bool v8892 = v8888 && v8891;
-        const float v8894 = v8885 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8895 = v8892 ? v8894 : __uint_as_float(0xff800000u);
-        v8302.x[10] = v8895;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8896 = static_cast<unsigned int>(v8302.col(11, iron_linear_thread() & 31u));
-        const float v8898 = v8302.x[11];
-        const float v8899 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8900 = __float_as_uint(v8899);
-        const bool v8901 = v8896 >= v8900;
-        const float v8902 = v8504.x[2];
-        const unsigned int v8903 = __float_as_uint(v8902);
-        const bool v8904 = v8896 < v8903;
-        const bool v8905 = v8901 && v8904;
-        const float v8907 = v8898 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8908 = v8905 ? v8907 : __uint_as_float(0xff800000u);
-        v8302.x[11] = v8908;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8909 = static_cast<unsigned int>(v8302.col(12, iron_linear_thread() & 31u));
-        const float v8911 = v8302.x[12];
-        const float v8912 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8913 = __float_as_uint(v8912);
-        const bool v8914 = v8909 >= v8913;
-        const float v8915 = v8504.x[0];
-        const unsigned int v8916 = __float_as_uint(v8915);
-        const bool v8917 = v8909 < v8916;
-        const bool v8918 = v8914 && v8917;
-        const float v8920 = v8911 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8921 = v8918 ? v8920 : __uint_as_float(0xff800000u);
-        v8302.x[12] = v8921;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8922 = static_cast<unsigned int>(v8302.col(13, iron_linear_thread() & 31u));
-        const float v8924 = v8302.x[13];
-        const float v8925 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8926 = __float_as_uint(v8925);
-        const bool v8927 = v8922 >= v8926;
-        const float v8928 = v8504.x[0];
-        const unsigned int v8929 = __float_as_uint(v8928);
-        const bool v8930 = v8922 < v8929;
-        const bool v8931 = v8927 && v8930;
-        const float v8933 = v8924 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8934 = v8931 ? v8933 : __uint_as_float(0xff800000u);
-        v8302.x[13] = v8934;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8935 = static_cast<unsigned int>(v8302.col(14, iron_linear_thread() & 31u));
-        const float v8937 = v8302.x[14];
-        const float v8938 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8939 = __float_as_uint(v8938);
-        const bool v8940 = v8935 >= v8939;
-        const float v8941 = v8504.x[2];
-        const unsigned int v8942 = __float_as_uint(v8941);
-        const bool v8943 = v8935 < v8942;
-        const bool v8944 = v8940 && v8943;
-        const float v8946 = v8937 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8947 = v8944 ? v8946 : __uint_as_float(0xff800000u);
-        v8302.x[14] = v8947;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8948 = static_cast<unsigned int>(v8302.col(15, iron_linear_thread() & 31u));
-        const float v8950 = v8302.x[15];
-        const float v8951 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8952 = __float_as_uint(v8951);
-        const bool v8953 = v8948 >= v8952;
-        const float v8954 = v8504.x[2];
-        const unsigned int v8955 = __float_as_uint(v8954);
-        const bool v8956 = v8948 < v8955;
-        const bool v8957 = v8953 && v8956;
-        const float v8959 = v8950 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8960 = v8957 ? v8959 : __uint_as_float(0xff800000u);
-        v8302.x[15] = v8960;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8961 = static_cast<unsigned int>(v8302.col(16, iron_linear_thread() & 31u));
-        const float v8963 = v8302.x[16];
-        const float v8964 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8965 = __float_as_uint(v8964);
-        const bool v8966 = v8961 >= v8965;
-        const float v8967 = v8504.x[0];
-        const unsigned int v8968 = __float_as_uint(v8967);
-        const bool v8969 = v8961 < v8968;
-        const bool v8970 = v8966 && v8969;
-        const float v8972 = v8963 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8973 = v8970 ? v8972 : __uint_as_float(0xff800000u);
-        v8302.x[16] = v8973;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8974 = static_cast<unsigned int>(v8302.col(17, iron_linear_thread() & 31u));
-        const float v8976 = v8302.x[17];
-        const float v8977 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8978 = __float_as_uint(v8977);
-        const bool v8979 = v8974 >= v8978;
-        const float v8980 = v8504.x[0];
-        const unsigned int v8981 = __float_as_uint(v8980);
-        const bool v8982 = v8974 < v8981;
-        const bool v8983 = v8979 && v8982;
-        const float v8985 = v8976 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8986 = v8983 ? v8985 : __uint_as_float(0xff800000u);
-        v8302.x[17] = v8986;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v8987 = static_cast<unsigned int>(v8302.col(18, iron_linear_thread() & 31u));
-        const float v8989 = v8302.x[18];
-        const float v8990 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v8991 = __float_as_uint(v8990);
-        const bool v8992 = v8987 >= v8991;
-        const float v8993 = v8504.x[2];
-        const unsigned int v8994 = __float_as_uint(v8993);
-        const bool v8995 = v8987 < v8994;
-        const bool v8996 = v8992 && v8995;
-        const float v8998 = v8989 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v8999 = v8996 ? v8998 : __uint_as_float(0xff800000u);
-        v8302.x[18] = v8999;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9000 = static_cast<unsigned int>(v8302.col(19, iron_linear_thread() & 31u));
-        const float v9002 = v8302.x[19];
-        const float v9003 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9004 = __float_as_uint(v9003);
-        const bool v9005 = v9000 >= v9004;
-        const float v9006 = v8504.x[2];
-        const unsigned int v9007 = __float_as_uint(v9006);
-        const bool v9008 = v9000 < v9007;
-        const bool v9009 = v9005 && v9008;
-        const float v9011 = v9002 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9012 = v9009 ? v9011 : __uint_as_float(0xff800000u);
-        v8302.x[19] = v9012;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9013 = static_cast<unsigned int>(v8302.col(20, iron_linear_thread() & 31u));
-        const float v9015 = v8302.x[20];
-        const float v9016 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9017 = __float_as_uint(v9016);
-        const bool v9018 = v9013 >= v9017;
-        const float v9019 = v8504.x[0];
-        const unsigned int v9020 = __float_as_uint(v9019);
-        const bool v9021 = v9013 < v9020;
-        const bool v9022 = v9018 && v9021;
-        const float v9024 = v9015 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9025 = v9022 ? v9024 : __uint_as_float(0xff800000u);
-        v8302.x[20] = v9025;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9026 = static_cast<unsigned int>(v8302.col(21, iron_linear_thread() & 31u));
-        const float v9028 = v8302.x[21];
-        const float v9029 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9030 = __float_as_uint(v9029);
-        const bool v9031 = v9026 >= v9030;
-        const float v9032 = v8504.x[0];
-        const unsigned int v9033 = __float_as_uint(v9032);
-        const bool v9034 = v9026 < v9033;
-        const bool v9035 = v9031 && v9034;
-        const float v9037 = v9028 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9038 = v9035 ? v9037 : __uint_as_float(0xff800000u);
-        v8302.x[21] = v9038;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9039 = static_cast<unsigned int>(v8302.col(22, iron_linear_thread() & 31u));
-        const float v9041 = v8302.x[22];
-        const float v9042 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9043 = __float_as_uint(v9042);
-        const bool v9044 = v9039 >= v9043;
-        const float v9045 = v8504.x[2];
-        const unsigned int v9046 = __float_as_uint(v9045);
-        const bool v9047 = v9039 < v9046;
-        const bool v9048 = v9044 && v9047;
-        const float v9050 = v9041 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9051 = v9048 ? v9050 : __uint_as_float(0xff800000u);
-        v8302.x[22] = v9051;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9052 = static_cast<unsigned int>(v8302.col(23, iron_linear_thread() & 31u));
-        const float v9054 = v8302.x[23];
-        const float v9055 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9056 = __float_as_uint(v9055);
-        const bool v9057 = v9052 >= v9056;
-        const float v9058 = v8504.x[2];
-        const unsigned int v9059 = __float_as_uint(v9058);
-        const bool v9060 = v9052 < v9059;
-        const bool v9061 = v9057 && v9060;
-        const float v9063 = v9054 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9064 = v9061 ? v9063 : __uint_as_float(0xff800000u);
-        v8302.x[23] = v9064;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9065 = static_cast<unsigned int>(v8302.col(24, iron_linear_thread() & 31u));
-        const float v9067 = v8302.x[24];
-        const float v9068 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9069 = __float_as_uint(v9068);
-        const bool v9070 = v9065 >= v9069;
-        const float v9071 = v8504.x[0];
-        const unsigned int v9072 = __float_as_uint(v9071);
-        const bool v9073 = v9065 < v9072;
-        const bool v9074 = v9070 && v9073;
-        const float v9076 = v9067 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9077 = v9074 ? v9076 : __uint_as_float(0xff800000u);
-        v8302.x[24] = v9077;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9078 = static_cast<unsigned int>(v8302.col(25, iron_linear_thread() & 31u));
-        const float v9080 = v8302.x[25];
-        const float v9081 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9082 = __float_as_uint(v9081);
-        const bool v9083 = v9078 >= v9082;
-        const float v9084 = v8504.x[0];
-        const unsigned int v9085 = __float_as_uint(v9084);
-        const bool v9086 = v9078 < v9085;
-        const bool v9087 = v9083 && v9086;
-        const float v9089 = v9080 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9090 = v9087 ? v9089 : __uint_as_float(0xff800000u);
-        v8302.x[25] = v9090;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9091 = static_cast<unsigned int>(v8302.col(26, iron_linear_thread() & 31u));
-        const float v9093 = v8302.x[26];
-        const float v9094 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9095 = __float_as_uint(v9094);
-        const bool v9096 = v9091 >= v9095;
-        const float v9097 = v8504.x[2];
-        const unsigned int v9098 = __float_as_uint(v9097);
-        const bool v9099 = v9091 < v9098;
-        const bool v9100 = v9096 && v9099;
-        const float v9102 = v9093 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9103 = v9100 ? v9102 : __uint_as_float(0xff800000u);
-        v8302.x[26] = v9103;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9104 = static_cast<unsigned int>(v8302.col(27, iron_linear_thread() & 31u));
-        const float v9106 = v8302.x[27];
-        const float v9107 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9108 = __float_as_uint(v9107);
-        const bool v9109 = v9104 >= v9108;
-        const float v9110 = v8504.x[2];
-        const unsigned int v9111 = __float_as_uint(v9110);
-        const bool v9112 = v9104 < v9111;
-        const bool v9113 = v9109 && v9112;
-        const float v9115 = v9106 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9116 = v9113 ? v9115 : __uint_as_float(0xff800000u);
-        v8302.x[27] = v9116;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9117 = static_cast<unsigned int>(v8302.col(28, iron_linear_thread() & 31u));
-        const float v9119 = v8302.x[28];
-        const float v9120 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9121 = __float_as_uint(v9120);
-        const bool v9122 = v9117 >= v9121;
-        const float v9123 = v8504.x[0];
-        const unsigned int v9124 = __float_as_uint(v9123);
-        const bool v9125 = v9117 < v9124;
-        const bool v9126 = v9122 && v9125;
-        const float v9128 = v9119 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9129 = v9126 ? v9128 : __uint_as_float(0xff800000u);
-        v8302.x[28] = v9129;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9130 = static_cast<unsigned int>(v8302.col(29, iron_linear_thread() & 31u));
-        const float v9132 = v8302.x[29];
-        const float v9133 = v8502.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9134 = __float_as_uint(v9133);
-        const bool v9135 = v9130 >= v9134;
-        const float v9136 = v8504.x[0];
-        const unsigned int v9137 = __float_as_uint(v9136);
-        const bool v9138 = v9130 < v9137;
-        const bool v9139 = v9135 && v9138;
-        const float v9141 = v9132 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9142 = v9139 ? v9141 : __uint_as_float(0xff800000u);
-        v8302.x[29] = v9142;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9143 = static_cast<unsigned int>(v8302.col(30, iron_linear_thread() & 31u));
-        const float v9145 = v8302.x[30];
-        const float v9146 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9147 = __float_as_uint(v9146);
-        const bool v9148 = v9143 >= v9147;
-        const float v9149 = v8504.x[2];
-        const unsigned int v9150 = __float_as_uint(v9149);
-        const bool v9151 = v9143 < v9150;
-        const bool v9152 = v9148 && v9151;
-        const float v9154 = v9145 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9155 = v9152 ? v9154 : __uint_as_float(0xff800000u);
-        v8302.x[30] = v9155;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v9156 = static_cast<unsigned int>(v8302.col(31, iron_linear_thread() & 31u));
-        const float v9158 = v8302.x[31];
-        const float v9159 = v8502.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v9160 = __float_as_uint(v9159);
-        const bool v9161 = v9156 >= v9160;
-        const float v9162 = v8504.x[2];
-        const unsigned int v9163 = __float_as_uint(v9162);
-        const bool v9164 = v9156 < v9163;
-        const bool v9165 = v9161 && v9164;
-        const float v9167 = v9158 * v583;  // kernels/sdpa/flash_tile.hpp:181
-        const float v9168 = v9165 ? v9167 : __uint_as_float(0xff800000u);
-        v8302.x[31] = v9168;  // kernels/sdpa/flash_tile.hpp:179
+        iron_frag<float, 2, 16, 8> v8503;  // kernels/sdpa/flash_tile.hpp:168
+        iron_frag_fill(v8503, 0.0f);
+        iron_frag<float, 2, 16, 8> v8505;  // kernels/sdpa/flash_tile.hpp:169
+        iron_frag_fill(v8505, 0.0f);
+        const unsigned int v8507 = static_cast<unsigned int>(v8503.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v8509 = v56 + v8507;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8511 = v8509 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v8512 = v8511 + 1u;
+        const unsigned int v8514 = v8512 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v8523 = v8514 - v9;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v8527 = v8512 > v578;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v8528 = v577 && v8527;
+        const unsigned int v8529 = v8528 ? v8523 : v42;
+        const unsigned int v8532 = v8529 - v7098;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8533 = min(v8532, 64u);
+        const bool v8534 = v8529 > v7098;
+        const unsigned int v8535 = v8534 ? v8533 : v42;
+        const float v8536 = __uint_as_float(v8535);
+        v8503.x[0] = v8536;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v8538 = static_cast<unsigned int>(v8503.row(1, iron_linear_thread() & 31u));
+        const unsigned int v8540 = v56 + v8538;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8542 = v8540 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v8543 = v8542 + 1u;
+        const unsigned int v8545 = v8543 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v8554 = v8545 - v9;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v8558 = v8543 > v578;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v8559 = v577 && v8558;
+        const unsigned int v8560 = v8559 ? v8554 : v42;
+        const unsigned int v8563 = v8560 - v7098;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8564 = min(v8563, 64u);
+        const bool v8565 = v8560 > v7098;
+        const unsigned int v8566 = v8565 ? v8564 : v42;
+        const float v8567 = __uint_as_float(v8566);
+        v8503.x[1] = v8567;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v8569 = static_cast<unsigned int>(v8503.row(2, iron_linear_thread() & 31u));
+        const unsigned int v8571 = v56 + v8569;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8573 = v8571 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v8574 = v8573 + 1u;
+        const unsigned int v8576 = v8574 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v8585 = v8576 - v9;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v8589 = v8574 > v578;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v8590 = v577 && v8589;
+        const unsigned int v8591 = v8590 ? v8585 : v42;
+        const unsigned int v8594 = v8591 - v7098;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8595 = min(v8594, 64u);
+        const bool v8596 = v8591 > v7098;
+        const unsigned int v8597 = v8596 ? v8595 : v42;
+        const float v8598 = __uint_as_float(v8597);
+        v8503.x[2] = v8598;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v8600 = static_cast<unsigned int>(v8503.row(3, iron_linear_thread() & 31u));
+        const unsigned int v8602 = v56 + v8600;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v8604 = v8602 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v8605 = v8604 + 1u;
+        const unsigned int v8607 = v8605 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v8616 = v8607 - v9;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v8620 = v8605 > v578;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v8621 = v577 && v8620;
+        const unsigned int v8622 = v8621 ? v8616 : v42;
+        const unsigned int v8625 = v8622 - v7098;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8626 = min(v8625, 64u);
+        const bool v8627 = v8622 > v7098;
+        const unsigned int v8628 = v8627 ? v8626 : v42;
+        const float v8629 = __uint_as_float(v8628);
+        v8503.x[3] = v8629;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v8631 = static_cast<unsigned int>(v8505.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v8633 = v56 + v8631;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v8635 = v8633 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v8636 = v8635 + 1u;
+        const unsigned int v8638 = v8636 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v8639 = min(v35, v8638);
+        const bool v8640 = v8636 > v20;
+        const unsigned int v8641 = v8640 ? v8639 : v42;
+        const unsigned int v8644 = v564 ? v35 : v8641;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v8656 = v8644 - v7098;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8657 = min(v8656, 64u);
+        const bool v8658 = v8644 > v7098;
+        const unsigned int v8659 = v8658 ? v8657 : v42;
+        const float v8660 = __uint_as_float(v8659);
+        v8505.x[0] = v8660;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v8662 = static_cast<unsigned int>(v8505.row(1, iron_linear_thread() & 31u));
+        const unsigned int v8664 = v56 + v8662;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v8666 = v8664 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v8667 = v8666 + 1u;
+        const unsigned int v8669 = v8667 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v8670 = min(v35, v8669);
+        const bool v8671 = v8667 > v20;
+        const unsigned int v8672 = v8671 ? v8670 : v42;
+        const unsigned int v8675 = v564 ? v35 : v8672;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v8687 = v8675 - v7098;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8688 = min(v8687, 64u);
+        const bool v8689 = v8675 > v7098;
+        const unsigned int v8690 = v8689 ? v8688 : v42;
+        const float v8691 = __uint_as_float(v8690);
+        v8505.x[1] = v8691;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v8693 = static_cast<unsigned int>(v8505.row(2, iron_linear_thread() & 31u));
+        const unsigned int v8695 = v56 + v8693;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v8697 = v8695 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v8698 = v8697 + 1u;
+        const unsigned int v8700 = v8698 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v8701 = min(v35, v8700);
+        const bool v8702 = v8698 > v20;
+        const unsigned int v8703 = v8702 ? v8701 : v42;
+        const unsigned int v8706 = v564 ? v35 : v8703;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v8718 = v8706 - v7098;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8719 = min(v8718, 64u);
+        const bool v8720 = v8706 > v7098;
+        const unsigned int v8721 = v8720 ? v8719 : v42;
+        const float v8722 = __uint_as_float(v8721);
+        v8505.x[2] = v8722;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v8724 = static_cast<unsigned int>(v8505.row(3, iron_linear_thread() & 31u));
+        const unsigned int v8726 = v56 + v8724;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v8728 = v8726 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v8729 = v8728 + 1u;
+        const unsigned int v8731 = v8729 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v8732 = min(v35, v8731);
+        const bool v8733 = v8729 > v20;
+        const unsigned int v8734 = v8733 ? v8732 : v42;
+        const unsigned int v8737 = v564 ? v35 : v8734;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v8749 = v8737 - v7098;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v8750 = min(v8749, 64u);
+        const bool v8751 = v8737 > v7098;
+        const unsigned int v8752 = v8751 ? v8750 : v42;
+        const float v8753 = __uint_as_float(v8752);
+        v8505.x[3] = v8753;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v8754 = static_cast<unsigned int>(v8303.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
+        const float v8756 = v8303.x[0];
+        const float v8757 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8758 = __float_as_uint(v8757);
+        const bool v8759 = v8754 >= v8758;
+        const float v8760 = v8505.x[0];
+        const unsigned int v8761 = __float_as_uint(v8760);
+        const bool v8762 = v8754 < v8761;
+        const bool v8763 = v8759 && v8762;
+        const float v8765 = v8756 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8766 = v8763 ? v8765 : __uint_as_float(0xff800000u);
+        v8303.x[0] = v8766;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8767 = static_cast<unsigned int>(v8303.col(1, iron_linear_thread() & 31u));
+        const float v8769 = v8303.x[1];
+        const float v8770 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8771 = __float_as_uint(v8770);
+        const bool v8772 = v8767 >= v8771;
+        const float v8773 = v8505.x[0];
+        const unsigned int v8774 = __float_as_uint(v8773);
+        const bool v8775 = v8767 < v8774;
+        const bool v8776 = v8772 && v8775;
+        const float v8778 = v8769 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8779 = v8776 ? v8778 : __uint_as_float(0xff800000u);
+        v8303.x[1] = v8779;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8780 = static_cast<unsigned int>(v8303.col(2, iron_linear_thread() & 31u));
+        const float v8782 = v8303.x[2];
+        const float v8783 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8784 = __float_as_uint(v8783);
+        const bool v8785 = v8780 >= v8784;
+        const float v8786 = v8505.x[2];
+        const unsigned int v8787 = __float_as_uint(v8786);
+        const bool v8788 = v8780 < v8787;
+        const bool v8789 = v8785 && v8788;
+        const float v8791 = v8782 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8792 = v8789 ? v8791 : __uint_as_float(0xff800000u);
+        v8303.x[2] = v8792;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8793 = static_cast<unsigned int>(v8303.col(3, iron_linear_thread() & 31u));
+        const float v8795 = v8303.x[3];
+        const float v8796 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8797 = __float_as_uint(v8796);
+        const bool v8798 = v8793 >= v8797;
+        const float v8799 = v8505.x[2];
+        const unsigned int v8800 = __float_as_uint(v8799);
+        const bool v8801 = v8793 < v8800;
+        const bool v8802 = v8798 && v8801;
+        const float v8804 = v8795 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8805 = v8802 ? v8804 : __uint_as_float(0xff800000u);
+        v8303.x[3] = v8805;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8806 = static_cast<unsigned int>(v8303.col(4, iron_linear_thread() & 31u));
+        const float v8808 = v8303.x[4];
+        const float v8809 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8810 = __float_as_uint(v8809);
+        const bool v8811 = v8806 >= v8810;
+        const float v8812 = v8505.x[0];
+        const unsigned int v8813 = __float_as_uint(v8812);
+        const bool v8814 = v8806 < v8813;
+        const bool v8815 = v8811 && v8814;
+        const float v8817 = v8808 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8818 = v8815 ? v8817 : __uint_as_float(0xff800000u);
+        v8303.x[4] = v8818;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8819 = static_cast<unsigned int>(v8303.col(5, iron_linear_thread() & 31u));
+        const float v8821 = v8303.x[5];
+        const float v8822 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8823 = __float_as_uint(v8822);
+        const bool v8824 = v8819 >= v8823;
+        const float v8825 = v8505.x[0];
+        const unsigned int v8826 = __float_as_uint(v8825);
+        const bool v8827 = v8819 < v8826;
+        const bool v8828 = v8824 && v8827;
+        const float v8830 = v8821 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8831 = v8828 ? v8830 : __uint_as_float(0xff800000u);
+        v8303.x[5] = v8831;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8832 = static_cast<unsigned int>(v8303.col(6, iron_linear_thread() & 31u));
+        const float v8834 = v8303.x[6];
+        const float v8835 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8836 = __float_as_uint(v8835);
+        const bool v8837 = v8832 >= v8836;
+        const float v8838 = v8505.x[2];
+        const unsigned int v8839 = __float_as_uint(v8838);
+        const bool v8840 = v8832 < v8839;
+        const bool v8841 = v8837 && v8840;
+        const float v8843 = v8834 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8844 = v8841 ? v8843 : __uint_as_float(0xff800000u);
+        v8303.x[6] = v8844;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8845 = static_cast<unsigned int>(v8303.col(7, iron_linear_thread() & 31u));
+        const float v8847 = v8303.x[7];
+        const float v8848 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8849 = __float_as_uint(v8848);
+        const bool v8850 = v8845 >= v8849;
+        const float v8851 = v8505.x[2];
+        const unsigned int v8852 = __float_as_uint(v8851);
+        const bool v8853 = v8845 < v8852;
+        const bool v8854 = v8850 && v8853;
+        const float v8856 = v8847 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8857 = v8854 ? v8856 : __uint_as_float(0xff800000u);
+        v8303.x[7] = v8857;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8858 = static_cast<unsigned int>(v8303.col(8, iron_linear_thread() & 31u));
+        const float v8860 = v8303.x[8];
+        const float v8861 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8862 = __float_as_uint(v8861);
+        const bool v8863 = v8858 >= v8862;
+        const float v8864 = v8505.x[0];
+        const unsigned int v8865 = __float_as_uint(v8864);
+        const bool v8866 = v8858 < v8865;
+        const bool v8867 = v8863 && v8866;
+        const float v8869 = v8860 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8870 = v8867 ? v8869 : __uint_as_float(0xff800000u);
+        v8303.x[8] = v8870;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8871 = static_cast<unsigned int>(v8303.col(9, iron_linear_thread() & 31u));
+        const float v8873 = v8303.x[9];
+        const float v8874 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8875 = __float_as_uint(v8874);
+        const bool v8876 = v8871 >= v8875;
+        const float v8877 = v8505.x[0];
+        const unsigned int v8878 = __float_as_uint(v8877);
+        const bool v8879 = v8871 < v8878;
+        const bool v8880 = v8876 && v8879;
+        const float v8882 = v8873 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8883 = v8880 ? v8882 : __uint_as_float(0xff800000u);
+        v8303.x[9] = v8883;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8884 = static_cast<unsigned int>(v8303.col(10, iron_linear_thread() & 31u));
+        const float v8886 = v8303.x[10];
+        const float v8887 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8888 = __float_as_uint(v8887);
+        const bool v8889 = v8884 >= v8888;
+        const float v8890 = v8505.x[2];
+        const unsigned int v8891 = __float_as_uint(v8890);
+        const bool v8892 = v8884 < v8891;
+        const bool v8893 = v8889 && v8892;
+        const float v8895 = v8886 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8896 = v8893 ? v8895 : __uint_as_float(0xff800000u);
+        v8303.x[10] = v8896;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8897 = static_cast<unsigned int>(v8303.col(11, iron_linear_thread() & 31u));
+        const float v8899 = v8303.x[11];
+        const float v8900 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8901 = __float_as_uint(v8900);
+        const bool v8902 = v8897 >= v8901;
+        const float v8903 = v8505.x[2];
+        const unsigned int v8904 = __float_as_uint(v8903);
+        const bool v8905 = v8897 < v8904;
+        const bool v8906 = v8902 && v8905;
+        const float v8908 = v8899 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8909 = v8906 ? v8908 : __uint_as_float(0xff800000u);
+        v8303.x[11] = v8909;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8910 = static_cast<unsigned int>(v8303.col(12, iron_linear_thread() & 31u));
+        const float v8912 = v8303.x[12];
+        const float v8913 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8914 = __float_as_uint(v8913);
+        const bool v8915 = v8910 >= v8914;
+        const float v8916 = v8505.x[0];
+        const unsigned int v8917 = __float_as_uint(v8916);
+        const bool v8918 = v8910 < v8917;
+        const bool v8919 = v8915 && v8918;
+        const float v8921 = v8912 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8922 = v8919 ? v8921 : __uint_as_float(0xff800000u);
+        v8303.x[12] = v8922;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8923 = static_cast<unsigned int>(v8303.col(13, iron_linear_thread() & 31u));
+        const float v8925 = v8303.x[13];
+        const float v8926 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8927 = __float_as_uint(v8926);
+        const bool v8928 = v8923 >= v8927;
+        const float v8929 = v8505.x[0];
+        const unsigned int v8930 = __float_as_uint(v8929);
+        const bool v8931 = v8923 < v8930;
+        const bool v8932 = v8928 && v8931;
+        const float v8934 = v8925 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8935 = v8932 ? v8934 : __uint_as_float(0xff800000u);
+        v8303.x[13] = v8935;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8936 = static_cast<unsigned int>(v8303.col(14, iron_linear_thread() & 31u));
+        const float v8938 = v8303.x[14];
+        const float v8939 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8940 = __float_as_uint(v8939);
+        const bool v8941 = v8936 >= v8940;
+        const float v8942 = v8505.x[2];
+        const unsigned int v8943 = __float_as_uint(v8942);
+        const bool v8944 = v8936 < v8943;
+        const bool v8945 = v8941 && v8944;
+        const float v8947 = v8938 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8948 = v8945 ? v8947 : __uint_as_float(0xff800000u);
+        v8303.x[14] = v8948;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8949 = static_cast<unsigned int>(v8303.col(15, iron_linear_thread() & 31u));
+        const float v8951 = v8303.x[15];
+        const float v8952 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8953 = __float_as_uint(v8952);
+        const bool v8954 = v8949 >= v8953;
+        const float v8955 = v8505.x[2];
+        const unsigned int v8956 = __float_as_uint(v8955);
+        const bool v8957 = v8949 < v8956;
+        const bool v8958 = v8954 && v8957;
+        const float v8960 = v8951 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8961 = v8958 ? v8960 : __uint_as_float(0xff800000u);
+        v8303.x[15] = v8961;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8962 = static_cast<unsigned int>(v8303.col(16, iron_linear_thread() & 31u));
+        const float v8964 = v8303.x[16];
+        const float v8965 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8966 = __float_as_uint(v8965);
+        const bool v8967 = v8962 >= v8966;
+        const float v8968 = v8505.x[0];
+        const unsigned int v8969 = __float_as_uint(v8968);
+        const bool v8970 = v8962 < v8969;
+        const bool v8971 = v8967 && v8970;
+        const float v8973 = v8964 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8974 = v8971 ? v8973 : __uint_as_float(0xff800000u);
+        v8303.x[16] = v8974;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8975 = static_cast<unsigned int>(v8303.col(17, iron_linear_thread() & 31u));
+        const float v8977 = v8303.x[17];
+        const float v8978 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8979 = __float_as_uint(v8978);
+        const bool v8980 = v8975 >= v8979;
+        const float v8981 = v8505.x[0];
+        const unsigned int v8982 = __float_as_uint(v8981);
+        const bool v8983 = v8975 < v8982;
+        const bool v8984 = v8980 && v8983;
+        const float v8986 = v8977 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v8987 = v8984 ? v8986 : __uint_as_float(0xff800000u);
+        v8303.x[17] = v8987;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v8988 = static_cast<unsigned int>(v8303.col(18, iron_linear_thread() & 31u));
+        const float v8990 = v8303.x[18];
+        const float v8991 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v8992 = __float_as_uint(v8991);
+        const bool v8993 = v8988 >= v8992;
+        const float v8994 = v8505.x[2];
+        const unsigned int v8995 = __float_as_uint(v8994);
+        const bool v8996 = v8988 < v8995;
+        const bool v8997 = v8993 && v8996;
+        const float v8999 = v8990 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9000 = v8997 ? v8999 : __uint_as_float(0xff800000u);
+        v8303.x[18] = v9000;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9001 = static_cast<unsigned int>(v8303.col(19, iron_linear_thread() & 31u));
+        const float v9003 = v8303.x[19];
+        const float v9004 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9005 = __float_as_uint(v9004);
+        const bool v9006 = v9001 >= v9005;
+        const float v9007 = v8505.x[2];
+        const unsigned int v9008 = __float_as_uint(v9007);
+        const bool v9009 = v9001 < v9008;
+        const bool v9010 = v9006 && v9009;
+        const float v9012 = v9003 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9013 = v9010 ? v9012 : __uint_as_float(0xff800000u);
+        v8303.x[19] = v9013;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9014 = static_cast<unsigned int>(v8303.col(20, iron_linear_thread() & 31u));
+        const float v9016 = v8303.x[20];
+        const float v9017 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9018 = __float_as_uint(v9017);
+        const bool v9019 = v9014 >= v9018;
+        const float v9020 = v8505.x[0];
+        const unsigned int v9021 = __float_as_uint(v9020);
+        const bool v9022 = v9014 < v9021;
+        const bool v9023 = v9019 && v9022;
+        const float v9025 = v9016 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9026 = v9023 ? v9025 : __uint_as_float(0xff800000u);
+        v8303.x[20] = v9026;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9027 = static_cast<unsigned int>(v8303.col(21, iron_linear_thread() & 31u));
+        const float v9029 = v8303.x[21];
+        const float v9030 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9031 = __float_as_uint(v9030);
+        const bool v9032 = v9027 >= v9031;
+        const float v9033 = v8505.x[0];
+        const unsigned int v9034 = __float_as_uint(v9033);
+        const bool v9035 = v9027 < v9034;
+        const bool v9036 = v9032 && v9035;
+        const float v9038 = v9029 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9039 = v9036 ? v9038 : __uint_as_float(0xff800000u);
+        v8303.x[21] = v9039;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9040 = static_cast<unsigned int>(v8303.col(22, iron_linear_thread() & 31u));
+        const float v9042 = v8303.x[22];
+        const float v9043 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9044 = __float_as_uint(v9043);
+        const bool v9045 = v9040 >= v9044;
+        const float v9046 = v8505.x[2];
+        const unsigned int v9047 = __float_as_uint(v9046);
+        const bool v9048 = v9040 < v9047;
+        const bool v9049 = v9045 && v9048;
+        const float v9051 = v9042 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9052 = v9049 ? v9051 : __uint_as_float(0xff800000u);
+        v8303.x[22] = v9052;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9053 = static_cast<unsigned int>(v8303.col(23, iron_linear_thread() & 31u));
+        const float v9055 = v8303.x[23];
+        const float v9056 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9057 = __float_as_uint(v9056);
+        const bool v9058 = v9053 >= v9057;
+        const float v9059 = v8505.x[2];
+        const unsigned int v9060 = __float_as_uint(v9059);
+        const bool v9061 = v9053 < v9060;
+        const bool v9062 = v9058 && v9061;
+        const float v9064 = v9055 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9065 = v9062 ? v9064 : __uint_as_float(0xff800000u);
+        v8303.x[23] = v9065;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9066 = static_cast<unsigned int>(v8303.col(24, iron_linear_thread() & 31u));
+        const float v9068 = v8303.x[24];
+        const float v9069 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9070 = __float_as_uint(v9069);
+        const bool v9071 = v9066 >= v9070;
+        const float v9072 = v8505.x[0];
+        const unsigned int v9073 = __float_as_uint(v9072);
+        const bool v9074 = v9066 < v9073;
+        const bool v9075 = v9071 && v9074;
+        const float v9077 = v9068 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9078 = v9075 ? v9077 : __uint_as_float(0xff800000u);
+        v8303.x[24] = v9078;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9079 = static_cast<unsigned int>(v8303.col(25, iron_linear_thread() & 31u));
+        const float v9081 = v8303.x[25];
+        const float v9082 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9083 = __float_as_uint(v9082);
+        const bool v9084 = v9079 >= v9083;
+        const float v9085 = v8505.x[0];
+        const unsigned int v9086 = __float_as_uint(v9085);
+        const bool v9087 = v9079 < v9086;
+        const bool v9088 = v9084 && v9087;
+        const float v9090 = v9081 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9091 = v9088 ? v9090 : __uint_as_float(0xff800000u);
+        v8303.x[25] = v9091;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9092 = static_cast<unsigned int>(v8303.col(26, iron_linear_thread() & 31u));
+        const float v9094 = v8303.x[26];
+        const float v9095 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9096 = __float_as_uint(v9095);
+        const bool v9097 = v9092 >= v9096;
+        const float v9098 = v8505.x[2];
+        const unsigned int v9099 = __float_as_uint(v9098);
+        const bool v9100 = v9092 < v9099;
+        const bool v9101 = v9097 && v9100;
+        const float v9103 = v9094 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9104 = v9101 ? v9103 : __uint_as_float(0xff800000u);
+        v8303.x[26] = v9104;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9105 = static_cast<unsigned int>(v8303.col(27, iron_linear_thread() & 31u));
+        const float v9107 = v8303.x[27];
+        const float v9108 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9109 = __float_as_uint(v9108);
+        const bool v9110 = v9105 >= v9109;
+        const float v9111 = v8505.x[2];
+        const unsigned int v9112 = __float_as_uint(v9111);
+        const bool v9113 = v9105 < v9112;
+        const bool v9114 = v9110 && v9113;
+        const float v9116 = v9107 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9117 = v9114 ? v9116 : __uint_as_float(0xff800000u);
+        v8303.x[27] = v9117;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9118 = static_cast<unsigned int>(v8303.col(28, iron_linear_thread() & 31u));
+        const float v9120 = v8303.x[28];
+        const float v9121 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9122 = __float_as_uint(v9121);
+        const bool v9123 = v9118 >= v9122;
+        const float v9124 = v8505.x[0];
+        const unsigned int v9125 = __float_as_uint(v9124);
+        const bool v9126 = v9118 < v9125;
+        const bool v9127 = v9123 && v9126;
+        const float v9129 = v9120 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9130 = v9127 ? v9129 : __uint_as_float(0xff800000u);
+        v8303.x[28] = v9130;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9131 = static_cast<unsigned int>(v8303.col(29, iron_linear_thread() & 31u));
+        const float v9133 = v8303.x[29];
+        const float v9134 = v8503.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9135 = __float_as_uint(v9134);
+        const bool v9136 = v9131 >= v9135;
+        const float v9137 = v8505.x[0];
+        const unsigned int v9138 = __float_as_uint(v9137);
+        const bool v9139 = v9131 < v9138;
+        const bool v9140 = v9136 && v9139;
+        const float v9142 = v9133 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9143 = v9140 ? v9142 : __uint_as_float(0xff800000u);
+        v8303.x[29] = v9143;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9144 = static_cast<unsigned int>(v8303.col(30, iron_linear_thread() & 31u));
+        const float v9146 = v8303.x[30];
+        const float v9147 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9148 = __float_as_uint(v9147);
+        const bool v9149 = v9144 >= v9148;
+        const float v9150 = v8505.x[2];
+        const unsigned int v9151 = __float_as_uint(v9150);
+        const bool v9152 = v9144 < v9151;
+        const bool v9153 = v9149 && v9152;
+        const float v9155 = v9146 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9156 = v9153 ? v9155 : __uint_as_float(0xff800000u);
+        v8303.x[30] = v9156;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v9157 = static_cast<unsigned int>(v8303.col(31, iron_linear_thread() & 31u));
+        const float v9159 = v8303.x[31];
+        const float v9160 = v8503.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v9161 = __float_as_uint(v9160);
+        const bool v9162 = v9157 >= v9161;
+        const float v9163 = v8505.x[2];
+        const unsigned int v9164 = __float_as_uint(v9163);
+        const bool v9165 = v9157 < v9164;
+        const bool v9166 = v9162 && v9165;
+        const float v9168 = v9159 * v583;  // kernels/sdpa/flash_tile.hpp:181
+        const float v9169 = v9166 ? v9168 : __uint_as_float(0xff800000u);
+        v8303.x[31] = v9169;  // kernels/sdpa/flash_tile.hpp:179
       }
-      iron_frag<float, 2, 16, 8> v9170;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag_fill(v9170, 0.0f);
-      iron_frag<float, 2, 16, 8> v9172;  // kernels/sdpa/flash_tile.hpp:207
-      iron_frag_fill(v9172, 0.0f);
-      iron_frag_row_reduce<false>(v9172, v8302);
-      iron_frag<float, 2, 16, 8> v9174;  // kernels/sdpa/flash_tile.hpp:209
-      iron_frag_fill(v9174, 0.0f);
-      const float v9178 = v9172.x[0];  // kernels/sdpa/flash_tile.hpp:211
-      const float v9179 = v585.x[0];
-      const float v9180 = fmaxf(v9179, v9178);
-      const bool v9183 = v9180 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9184 = v9183 ? 0.0f : v9180;
-      v9174.x[0] = v9184;  // kernels/sdpa/flash_tile.hpp:210
-      const float v9188 = v9172.x[1];  // kernels/sdpa/flash_tile.hpp:211
-      const float v9189 = v585.x[1];
-      const float v9190 = fmaxf(v9189, v9188);
-      const bool v9193 = v9190 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9194 = v9193 ? 0.0f : v9190;
-      v9174.x[1] = v9194;  // kernels/sdpa/flash_tile.hpp:210
-      const float v9198 = v9172.x[2];  // kernels/sdpa/flash_tile.hpp:211
-      const float v9199 = v585.x[2];
-      const float v9200 = fmaxf(v9199, v9198);
-      const bool v9203 = v9200 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9204 = v9203 ? 0.0f : v9200;
-      v9174.x[2] = v9204;  // kernels/sdpa/flash_tile.hpp:210
-      const float v9208 = v9172.x[3];  // kernels/sdpa/flash_tile.hpp:211
-      const float v9209 = v585.x[3];
-      const float v9210 = fmaxf(v9209, v9208);
-      const bool v9213 = v9210 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9214 = v9213 ? 0.0f : v9210;
-      v9174.x[3] = v9214;  // kernels/sdpa/flash_tile.hpp:210
-      const float v9218 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:214
-      const float v9220 = v9179 - v9218;
-      const float v9221 = iron_exp2_approx(v9220);
-      v9170.x[0] = v9221;  // kernels/sdpa/flash_tile.hpp:213
-      const float v9225 = v9174.x[1];  // kernels/sdpa/flash_tile.hpp:214
-      const float v9227 = v9189 - v9225;
-      const float v9228 = iron_exp2_approx(v9227);
-      v9170.x[1] = v9228;  // kernels/sdpa/flash_tile.hpp:213
-      const float v9232 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:214
-      const float v9234 = v9199 - v9232;
-      const float v9235 = iron_exp2_approx(v9234);
-      v9170.x[2] = v9235;  // kernels/sdpa/flash_tile.hpp:213
-      const float v9239 = v9174.x[3];  // kernels/sdpa/flash_tile.hpp:214
-      const float v9241 = v9209 - v9239;
-      const float v9242 = iron_exp2_approx(v9241);
-      v9170.x[3] = v9242;  // kernels/sdpa/flash_tile.hpp:213
-      v585.x[0] = v9180;  // kernels/sdpa/flash_tile.hpp:216
-      const float v9250 = v585.x[1];
-      const float v9252 = fmaxf(v9250, v9188);  // kernels/sdpa/flash_tile.hpp:217
-      v585.x[1] = v9252;  // kernels/sdpa/flash_tile.hpp:216
-      const float v9255 = v585.x[2];
-      const float v9257 = fmaxf(v9255, v9198);  // kernels/sdpa/flash_tile.hpp:217
-      v585.x[2] = v9257;  // kernels/sdpa/flash_tile.hpp:216
-      const float v9260 = v585.x[3];
-      const float v9262 = fmaxf(v9260, v9208);  // kernels/sdpa/flash_tile.hpp:217
-      v585.x[3] = v9262;  // kernels/sdpa/flash_tile.hpp:216
-      const float v9265 = v8302.x[0];  // kernels/sdpa/flash_tile.hpp:219
-      const float v9266 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9267 = v9265 - v9266;
-      const float v9268 = iron_exp2_approx(v9267);
-      v8302.x[0] = v9268;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9271 = v8302.x[1];
-      const float v9272 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9273 = v9271 - v9272;
-      const float v9274 = iron_exp2_approx(v9273);
-      v8302.x[1] = v9274;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9277 = v8302.x[2];
-      const float v9278 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9279 = v9277 - v9278;
-      const float v9280 = iron_exp2_approx(v9279);
-      v8302.x[2] = v9280;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9283 = v8302.x[3];
-      const float v9284 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9285 = v9283 - v9284;
-      const float v9286 = iron_exp2_approx(v9285);
-      v8302.x[3] = v9286;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9289 = v8302.x[4];
-      const float v9290 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9291 = v9289 - v9290;
-      const float v9292 = iron_exp2_approx(v9291);
-      v8302.x[4] = v9292;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9295 = v8302.x[5];
-      const float v9296 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9297 = v9295 - v9296;
-      const float v9298 = iron_exp2_approx(v9297);
-      v8302.x[5] = v9298;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9301 = v8302.x[6];
-      const float v9302 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9303 = v9301 - v9302;
-      const float v9304 = iron_exp2_approx(v9303);
-      v8302.x[6] = v9304;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9307 = v8302.x[7];
-      const float v9308 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9309 = v9307 - v9308;
-      const float v9310 = iron_exp2_approx(v9309);
-      v8302.x[7] = v9310;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9313 = v8302.x[8];
-      const float v9314 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9315 = v9313 - v9314;
-      const float v9316 = iron_exp2_approx(v9315);
-      v8302.x[8] = v9316;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9319 = v8302.x[9];
-      const float v9320 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9321 = v9319 - v9320;
-      const float v9322 = iron_exp2_approx(v9321);
-      v8302.x[9] = v9322;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9325 = v8302.x[10];
-      const float v9326 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9327 = v9325 - v9326;
-      const float v9328 = iron_exp2_approx(v9327);
-      v8302.x[10] = v9328;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9331 = v8302.x[11];
-      const float v9332 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9333 = v9331 - v9332;
-      const float v9334 = iron_exp2_approx(v9333);
-      v8302.x[11] = v9334;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9337 = v8302.x[12];
-      const float v9338 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9339 = v9337 - v9338;
-      const float v9340 = iron_exp2_approx(v9339);
-      v8302.x[12] = v9340;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9343 = v8302.x[13];
-      const float v9344 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9345 = v9343 - v9344;
-      const float v9346 = iron_exp2_approx(v9345);
-      v8302.x[13] = v9346;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9349 = v8302.x[14];
-      const float v9350 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9351 = v9349 - v9350;
-      const float v9352 = iron_exp2_approx(v9351);
-      v8302.x[14] = v9352;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9355 = v8302.x[15];
-      const float v9356 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9357 = v9355 - v9356;
-      const float v9358 = iron_exp2_approx(v9357);
-      v8302.x[15] = v9358;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9361 = v8302.x[16];
-      const float v9362 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9363 = v9361 - v9362;
-      const float v9364 = iron_exp2_approx(v9363);
-      v8302.x[16] = v9364;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9367 = v8302.x[17];
-      const float v9368 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9369 = v9367 - v9368;
-      const float v9370 = iron_exp2_approx(v9369);
-      v8302.x[17] = v9370;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9373 = v8302.x[18];
-      const float v9374 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9375 = v9373 - v9374;
-      const float v9376 = iron_exp2_approx(v9375);
-      v8302.x[18] = v9376;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9379 = v8302.x[19];
-      const float v9380 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9381 = v9379 - v9380;
-      const float v9382 = iron_exp2_approx(v9381);
-      v8302.x[19] = v9382;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9385 = v8302.x[20];
-      const float v9386 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9387 = v9385 - v9386;
-      const float v9388 = iron_exp2_approx(v9387);
-      v8302.x[20] = v9388;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9391 = v8302.x[21];
-      const float v9392 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9393 = v9391 - v9392;
-      const float v9394 = iron_exp2_approx(v9393);
-      v8302.x[21] = v9394;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9397 = v8302.x[22];
-      const float v9398 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9399 = v9397 - v9398;
-      const float v9400 = iron_exp2_approx(v9399);
-      v8302.x[22] = v9400;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9403 = v8302.x[23];
-      const float v9404 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9405 = v9403 - v9404;
-      const float v9406 = iron_exp2_approx(v9405);
-      v8302.x[23] = v9406;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9409 = v8302.x[24];
-      const float v9410 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9411 = v9409 - v9410;
-      const float v9412 = iron_exp2_approx(v9411);
-      v8302.x[24] = v9412;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9415 = v8302.x[25];
-      const float v9416 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9417 = v9415 - v9416;
-      const float v9418 = iron_exp2_approx(v9417);
-      v8302.x[25] = v9418;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9421 = v8302.x[26];
-      const float v9422 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9423 = v9421 - v9422;
-      const float v9424 = iron_exp2_approx(v9423);
-      v8302.x[26] = v9424;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9427 = v8302.x[27];
-      const float v9428 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9429 = v9427 - v9428;
-      const float v9430 = iron_exp2_approx(v9429);
-      v8302.x[27] = v9430;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9433 = v8302.x[28];
-      const float v9434 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9435 = v9433 - v9434;
-      const float v9436 = iron_exp2_approx(v9435);
-      v8302.x[28] = v9436;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9439 = v8302.x[29];
-      const float v9440 = v9174.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9441 = v9439 - v9440;
-      const float v9442 = iron_exp2_approx(v9441);
-      v8302.x[29] = v9442;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9445 = v8302.x[30];
-      const float v9446 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9447 = v9445 - v9446;
-      const float v9448 = iron_exp2_approx(v9447);
-      v8302.x[30] = v9448;  // kernels/sdpa/flash_tile.hpp:219
-      const float v9451 = v8302.x[31];
-      const float v9452 = v9174.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v9453 = v9451 - v9452;
-      const float v9454 = iron_exp2_approx(v9453);
-      v8302.x[31] = v9454;  // kernels/sdpa/flash_tile.hpp:219
-      iron_frag<float, 2, 16, 8> v9456;  // kernels/sdpa/flash_tile.hpp:222
-      iron_frag_fill(v9456, 0.0f);
-      iron_frag_row_reduce<true>(v9456, v8302);
-      const float v9459 = v587.x[0];  // kernels/sdpa/flash_tile.hpp:223
-      const float v9460 = v9456.x[0];  // kernels/sdpa/flash_tile.hpp:224
-      const float v9461 = v9170.x[0];
-      const float v9462 = v9459 * v9461;
-      const float v9463 = v9462 + v9460;
-      v587.x[0] = v9463;  // kernels/sdpa/flash_tile.hpp:223
-      const float v9466 = v587.x[1];
-      const float v9467 = v9456.x[1];  // kernels/sdpa/flash_tile.hpp:224
-      const float v9468 = v9170.x[1];
-      const float v9469 = v9466 * v9468;
-      const float v9470 = v9469 + v9467;
-      v587.x[1] = v9470;  // kernels/sdpa/flash_tile.hpp:223
-      const float v9473 = v587.x[2];
-      const float v9474 = v9456.x[2];  // kernels/sdpa/flash_tile.hpp:224
-      const float v9475 = v9170.x[2];
-      const float v9476 = v9473 * v9475;
-      const float v9477 = v9476 + v9474;
-      v587.x[2] = v9477;  // kernels/sdpa/flash_tile.hpp:223
-      const float v9480 = v587.x[3];
-      const float v9481 = v9456.x[3];  // kernels/sdpa/flash_tile.hpp:224
-      const float v9482 = v9170.x[3];
-      const float v9483 = v9480 * v9482;
-      const float v9484 = v9483 + v9481;
-      v587.x[3] = v9484;  // kernels/sdpa/flash_tile.hpp:223
-      const float v9487 = v589.x[0];  // kernels/sdpa/flash_tile.hpp:233
-      const float v9488 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9489 = v9487 * v9488;
-      v589.x[0] = v9489;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9492 = v589.x[1];
-      const float v9493 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9494 = v9492 * v9493;
-      v589.x[1] = v9494;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9497 = v589.x[2];
-      const float v9498 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9499 = v9497 * v9498;
-      v589.x[2] = v9499;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9502 = v589.x[3];
-      const float v9503 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9504 = v9502 * v9503;
-      v589.x[3] = v9504;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9507 = v589.x[4];
-      const float v9508 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9509 = v9507 * v9508;
-      v589.x[4] = v9509;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9512 = v589.x[5];
-      const float v9513 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9514 = v9512 * v9513;
-      v589.x[5] = v9514;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9517 = v589.x[6];
-      const float v9518 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9519 = v9517 * v9518;
-      v589.x[6] = v9519;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9522 = v589.x[7];
-      const float v9523 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9524 = v9522 * v9523;
-      v589.x[7] = v9524;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9527 = v589.x[8];
-      const float v9528 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9529 = v9527 * v9528;
-      v589.x[8] = v9529;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9532 = v589.x[9];
-      const float v9533 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9534 = v9532 * v9533;
-      v589.x[9] = v9534;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9537 = v589.x[10];
-      const float v9538 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9539 = v9537 * v9538;
-      v589.x[10] = v9539;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9542 = v589.x[11];
-      const float v9543 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9544 = v9542 * v9543;
-      v589.x[11] = v9544;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9547 = v589.x[12];
-      const float v9548 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9549 = v9547 * v9548;
-      v589.x[12] = v9549;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9552 = v589.x[13];
-      const float v9553 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9554 = v9552 * v9553;
-      v589.x[13] = v9554;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9557 = v589.x[14];
-      const float v9558 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9559 = v9557 * v9558;
-      v589.x[14] = v9559;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9562 = v589.x[15];
-      const float v9563 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9564 = v9562 * v9563;
-      v589.x[15] = v9564;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9567 = v589.x[16];
-      const float v9568 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9569 = v9567 * v9568;
-      v589.x[16] = v9569;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9572 = v589.x[17];
-      const float v9573 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9574 = v9572 * v9573;
-      v589.x[17] = v9574;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9577 = v589.x[18];
-      const float v9578 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9579 = v9577 * v9578;
-      v589.x[18] = v9579;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9582 = v589.x[19];
-      const float v9583 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9584 = v9582 * v9583;
-      v589.x[19] = v9584;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9587 = v589.x[20];
-      const float v9588 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9589 = v9587 * v9588;
-      v589.x[20] = v9589;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9592 = v589.x[21];
-      const float v9593 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9594 = v9592 * v9593;
-      v589.x[21] = v9594;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9597 = v589.x[22];
-      const float v9598 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9599 = v9597 * v9598;
-      v589.x[22] = v9599;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9602 = v589.x[23];
-      const float v9603 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9604 = v9602 * v9603;
-      v589.x[23] = v9604;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9607 = v589.x[24];
-      const float v9608 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9609 = v9607 * v9608;
-      v589.x[24] = v9609;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9612 = v589.x[25];
-      const float v9613 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9614 = v9612 * v9613;
-      v589.x[25] = v9614;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9617 = v589.x[26];
-      const float v9618 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9619 = v9617 * v9618;
-      v589.x[26] = v9619;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9622 = v589.x[27];
-      const float v9623 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9624 = v9622 * v9623;
-      v589.x[27] = v9624;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9627 = v589.x[28];
-      const float v9628 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9629 = v9627 * v9628;
-      v589.x[28] = v9629;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9632 = v589.x[29];
-      const float v9633 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9634 = v9632 * v9633;
-      v589.x[29] = v9634;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9637 = v589.x[30];
-      const float v9638 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9639 = v9637 * v9638;
-      v589.x[30] = v9639;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9642 = v589.x[31];
-      const float v9643 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9644 = v9642 * v9643;
-      v589.x[31] = v9644;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9647 = v591.x[0];
-      const float v9648 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9649 = v9647 * v9648;
-      v591.x[0] = v9649;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9652 = v591.x[1];
-      const float v9653 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9654 = v9652 * v9653;
-      v591.x[1] = v9654;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9657 = v591.x[2];
-      const float v9658 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9659 = v9657 * v9658;
-      v591.x[2] = v9659;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9662 = v591.x[3];
-      const float v9663 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9664 = v9662 * v9663;
-      v591.x[3] = v9664;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9667 = v591.x[4];
-      const float v9668 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9669 = v9667 * v9668;
-      v591.x[4] = v9669;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9672 = v591.x[5];
-      const float v9673 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9674 = v9672 * v9673;
-      v591.x[5] = v9674;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9677 = v591.x[6];
-      const float v9678 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9679 = v9677 * v9678;
-      v591.x[6] = v9679;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9682 = v591.x[7];
-      const float v9683 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9684 = v9682 * v9683;
-      v591.x[7] = v9684;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9687 = v591.x[8];
-      const float v9688 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9689 = v9687 * v9688;
-      v591.x[8] = v9689;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9692 = v591.x[9];
-      const float v9693 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9694 = v9692 * v9693;
-      v591.x[9] = v9694;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9697 = v591.x[10];
-      const float v9698 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9699 = v9697 * v9698;
-      v591.x[10] = v9699;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9702 = v591.x[11];
-      const float v9703 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9704 = v9702 * v9703;
-      v591.x[11] = v9704;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9707 = v591.x[12];
-      const float v9708 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9709 = v9707 * v9708;
-      v591.x[12] = v9709;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9712 = v591.x[13];
-      const float v9713 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9714 = v9712 * v9713;
-      v591.x[13] = v9714;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9717 = v591.x[14];
-      const float v9718 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9719 = v9717 * v9718;
-      v591.x[14] = v9719;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9722 = v591.x[15];
-      const float v9723 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9724 = v9722 * v9723;
-      v591.x[15] = v9724;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9727 = v591.x[16];
-      const float v9728 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9729 = v9727 * v9728;
-      v591.x[16] = v9729;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9732 = v591.x[17];
-      const float v9733 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9734 = v9732 * v9733;
-      v591.x[17] = v9734;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9737 = v591.x[18];
-      const float v9738 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9739 = v9737 * v9738;
-      v591.x[18] = v9739;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9742 = v591.x[19];
-      const float v9743 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9744 = v9742 * v9743;
-      v591.x[19] = v9744;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9747 = v591.x[20];
-      const float v9748 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9749 = v9747 * v9748;
-      v591.x[20] = v9749;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9752 = v591.x[21];
-      const float v9753 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9754 = v9752 * v9753;
-      v591.x[21] = v9754;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9757 = v591.x[22];
-      const float v9758 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9759 = v9757 * v9758;
-      v591.x[22] = v9759;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9762 = v591.x[23];
-      const float v9763 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9764 = v9762 * v9763;
-      v591.x[23] = v9764;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9767 = v591.x[24];
-      const float v9768 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9769 = v9767 * v9768;
-      v591.x[24] = v9769;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9772 = v591.x[25];
-      const float v9773 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9774 = v9772 * v9773;
-      v591.x[25] = v9774;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9777 = v591.x[26];
-      const float v9778 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9779 = v9777 * v9778;
-      v591.x[26] = v9779;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9782 = v591.x[27];
-      const float v9783 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9784 = v9782 * v9783;
-      v591.x[27] = v9784;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9787 = v591.x[28];
-      const float v9788 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9789 = v9787 * v9788;
-      v591.x[28] = v9789;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9792 = v591.x[29];
-      const float v9793 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9794 = v9792 * v9793;
-      v591.x[29] = v9794;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9797 = v591.x[30];
-      const float v9798 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9799 = v9797 * v9798;
-      v591.x[30] = v9799;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9802 = v591.x[31];
-      const float v9803 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9804 = v9802 * v9803;
-      v591.x[31] = v9804;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9807 = v593.x[0];
-      const float v9808 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9809 = v9807 * v9808;
-      v593.x[0] = v9809;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9812 = v593.x[1];
-      const float v9813 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9814 = v9812 * v9813;
-      v593.x[1] = v9814;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9817 = v593.x[2];
-      const float v9818 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9819 = v9817 * v9818;
-      v593.x[2] = v9819;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9822 = v593.x[3];
-      const float v9823 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9824 = v9822 * v9823;
-      v593.x[3] = v9824;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9827 = v593.x[4];
-      const float v9828 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9829 = v9827 * v9828;
-      v593.x[4] = v9829;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9832 = v593.x[5];
-      const float v9833 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9834 = v9832 * v9833;
-      v593.x[5] = v9834;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9837 = v593.x[6];
-      const float v9838 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9839 = v9837 * v9838;
-      v593.x[6] = v9839;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9842 = v593.x[7];
-      const float v9843 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9844 = v9842 * v9843;
-      v593.x[7] = v9844;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9847 = v593.x[8];
-      const float v9848 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9849 = v9847 * v9848;
-      v593.x[8] = v9849;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9852 = v593.x[9];
-      const float v9853 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9854 = v9852 * v9853;
-      v593.x[9] = v9854;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9857 = v593.x[10];
-      const float v9858 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9859 = v9857 * v9858;
-      v593.x[10] = v9859;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9862 = v593.x[11];
-      const float v9863 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9864 = v9862 * v9863;
-      v593.x[11] = v9864;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9867 = v593.x[12];
-      const float v9868 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9869 = v9867 * v9868;
-      v593.x[12] = v9869;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9872 = v593.x[13];
-      const float v9873 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9874 = v9872 * v9873;
-      v593.x[13] = v9874;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9877 = v593.x[14];
-      const float v9878 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9879 = v9877 * v9878;
-      v593.x[14] = v9879;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9882 = v593.x[15];
-      const float v9883 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9884 = v9882 * v9883;
-      v593.x[15] = v9884;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9887 = v593.x[16];
-      const float v9888 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9889 = v9887 * v9888;
-      v593.x[16] = v9889;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9892 = v593.x[17];
-      const float v9893 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9894 = v9892 * v9893;
-      v593.x[17] = v9894;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9897 = v593.x[18];
-      const float v9898 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9899 = v9897 * v9898;
-      v593.x[18] = v9899;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9902 = v593.x[19];
-      const float v9903 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9904 = v9902 * v9903;
-      v593.x[19] = v9904;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9907 = v593.x[20];
-      const float v9908 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9909 = v9907 * v9908;
-      v593.x[20] = v9909;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9912 = v593.x[21];
-      const float v9913 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9914 = v9912 * v9913;
-      v593.x[21] = v9914;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9917 = v593.x[22];
-      const float v9918 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9919 = v9917 * v9918;
-      v593.x[22] = v9919;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9922 = v593.x[23];
-      const float v9923 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9924 = v9922 * v9923;
-      v593.x[23] = v9924;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9927 = v593.x[24];
-      const float v9928 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9929 = v9927 * v9928;
-      v593.x[24] = v9929;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9932 = v593.x[25];
-      const float v9933 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9934 = v9932 * v9933;
-      v593.x[25] = v9934;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9937 = v593.x[26];
-      const float v9938 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9939 = v9937 * v9938;
-      v593.x[26] = v9939;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9942 = v593.x[27];
-      const float v9943 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9944 = v9942 * v9943;
-      v593.x[27] = v9944;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9947 = v593.x[28];
-      const float v9948 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9949 = v9947 * v9948;
-      v593.x[28] = v9949;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9952 = v593.x[29];
-      const float v9953 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9954 = v9952 * v9953;
-      v593.x[29] = v9954;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9957 = v593.x[30];
-      const float v9958 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9959 = v9957 * v9958;
-      v593.x[30] = v9959;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9962 = v593.x[31];
-      const float v9963 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9964 = v9962 * v9963;
-      v593.x[31] = v9964;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9967 = v595.x[0];
-      const float v9968 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9969 = v9967 * v9968;
-      v595.x[0] = v9969;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9972 = v595.x[1];
-      const float v9973 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9974 = v9972 * v9973;
-      v595.x[1] = v9974;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9977 = v595.x[2];
-      const float v9978 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9979 = v9977 * v9978;
-      v595.x[2] = v9979;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9982 = v595.x[3];
-      const float v9983 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9984 = v9982 * v9983;
-      v595.x[3] = v9984;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9987 = v595.x[4];
-      const float v9988 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9989 = v9987 * v9988;
-      v595.x[4] = v9989;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9992 = v595.x[5];
-      const float v9993 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9994 = v9992 * v9993;
-      v595.x[5] = v9994;  // kernels/sdpa/flash_tile.hpp:233
-      const float v9997 = v595.x[6];
-      const float v9998 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v9999 = v9997 * v9998;
-      v595.x[6] = v9999;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10002 = v595.x[7];
-      const float v10003 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10004 = v10002 * v10003;
-      v595.x[7] = v10004;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10007 = v595.x[8];
-      const float v10008 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10009 = v10007 * v10008;
-      v595.x[8] = v10009;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10012 = v595.x[9];
-      const float v10013 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10014 = v10012 * v10013;
-      v595.x[9] = v10014;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10017 = v595.x[10];
-      const float v10018 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10019 = v10017 * v10018;
-      v595.x[10] = v10019;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10022 = v595.x[11];
-      const float v10023 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10024 = v10022 * v10023;
-      v595.x[11] = v10024;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10027 = v595.x[12];
-      const float v10028 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10029 = v10027 * v10028;
-      v595.x[12] = v10029;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10032 = v595.x[13];
-      const float v10033 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10034 = v10032 * v10033;
-      v595.x[13] = v10034;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10037 = v595.x[14];
-      const float v10038 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10039 = v10037 * v10038;
-      v595.x[14] = v10039;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10042 = v595.x[15];
-      const float v10043 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10044 = v10042 * v10043;
-      v595.x[15] = v10044;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10047 = v595.x[16];
-      const float v10048 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10049 = v10047 * v10048;
-      v595.x[16] = v10049;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10052 = v595.x[17];
-      const float v10053 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10054 = v10052 * v10053;
-      v595.x[17] = v10054;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10057 = v595.x[18];
-      const float v10058 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10059 = v10057 * v10058;
-      v595.x[18] = v10059;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10062 = v595.x[19];
-      const float v10063 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10064 = v10062 * v10063;
-      v595.x[19] = v10064;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10067 = v595.x[20];
-      const float v10068 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10069 = v10067 * v10068;
-      v595.x[20] = v10069;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10072 = v595.x[21];
-      const float v10073 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10074 = v10072 * v10073;
-      v595.x[21] = v10074;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10077 = v595.x[22];
-      const float v10078 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10079 = v10077 * v10078;
-      v595.x[22] = v10079;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10082 = v595.x[23];
-      const float v10083 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10084 = v10082 * v10083;
-      v595.x[23] = v10084;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10087 = v595.x[24];
-      const float v10088 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10089 = v10087 * v10088;
-      v595.x[24] = v10089;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10092 = v595.x[25];
-      const float v10093 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10094 = v10092 * v10093;
-      v595.x[25] = v10094;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10097 = v595.x[26];
-      const float v10098 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10099 = v10097 * v10098;
-      v595.x[26] = v10099;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10102 = v595.x[27];
-      const float v10103 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10104 = v10102 * v10103;
-      v595.x[27] = v10104;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10107 = v595.x[28];
-      const float v10108 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10109 = v10107 * v10108;
-      v595.x[28] = v10109;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10112 = v595.x[29];
-      const float v10113 = v9170.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10114 = v10112 * v10113;
-      v595.x[29] = v10114;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10117 = v595.x[30];
-      const float v10118 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10119 = v10117 * v10118;
-      v595.x[30] = v10119;  // kernels/sdpa/flash_tile.hpp:233
-      const float v10122 = v595.x[31];
-      const float v10123 = v9170.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v10124 = v10122 * v10123;
-      v595.x[31] = v10124;  // kernels/sdpa/flash_tile.hpp:233
-      iron_frag<iron_bf16, 0, 16, 64> v10126;  // kernels/sdpa/flash_warpgroup.hpp:115
-      iron_frag_fill(v10126, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v10126, v8302);
-      iron_frag_store<false>(v10126, shm3, v10133, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      iron_frag<float, 2, 16, 8> v9171;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag_fill(v9171, 0.0f);
+      iron_frag<float, 2, 16, 8> v9173;  // kernels/sdpa/flash_tile.hpp:207
+      iron_frag_fill(v9173, 0.0f);
+      iron_frag_row_reduce<false>(v9173, v8303);
+      iron_frag<float, 2, 16, 8> v9175;  // kernels/sdpa/flash_tile.hpp:209
+      iron_frag_fill(v9175, 0.0f);
+      const float v9179 = v9173.x[0];  // kernels/sdpa/flash_tile.hpp:211
+      const float v9180 = v585.x[0];
+      const float v9181 = fmaxf(v9180, v9179);
+      const bool v9184 = v9181 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9185 = v9184 ? 0.0f : v9181;
+      v9175.x[0] = v9185;  // kernels/sdpa/flash_tile.hpp:210
+      const float v9189 = v9173.x[1];  // kernels/sdpa/flash_tile.hpp:211
+      const float v9190 = v585.x[1];
+      const float v9191 = fmaxf(v9190, v9189);
+      const bool v9194 = v9191 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9195 = v9194 ? 0.0f : v9191;
+      v9175.x[1] = v9195;  // kernels/sdpa/flash_tile.hpp:210
+      const float v9199 = v9173.x[2];  // kernels/sdpa/flash_tile.hpp:211
+      const float v9200 = v585.x[2];
+      const float v9201 = fmaxf(v9200, v9199);
+      const bool v9204 = v9201 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9205 = v9204 ? 0.0f : v9201;
+      v9175.x[2] = v9205;  // kernels/sdpa/flash_tile.hpp:210
+      const float v9209 = v9173.x[3];  // kernels/sdpa/flash_tile.hpp:211
+      const float v9210 = v585.x[3];
+      const float v9211 = fmaxf(v9210, v9209);
+      const bool v9214 = v9211 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9215 = v9214 ? 0.0f : v9211;
+      v9175.x[3] = v9215;  // kernels/sdpa/flash_tile.hpp:210
+      const float v9219 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:214
+      const float v9221 = v9180 - v9219;
+      const float v9222 = iron_exp2_approx(v9221);
+      v9171.x[0] = v9222;  // kernels/sdpa/flash_tile.hpp:213
+      const float v9226 = v9175.x[1];  // kernels/sdpa/flash_tile.hpp:214
+      const float v9228 = v9190 - v9226;
+      const float v9229 = iron_exp2_approx(v9228);
+      v9171.x[1] = v9229;  // kernels/sdpa/flash_tile.hpp:213
+      const float v9233 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:214
+      const float v9235 = v9200 - v9233;
+      const float v9236 = iron_exp2_approx(v9235);
+      v9171.x[2] = v9236;  // kernels/sdpa/flash_tile.hpp:213
+      const float v9240 = v9175.x[3];  // kernels/sdpa/flash_tile.hpp:214
+      const float v9242 = v9210 - v9240;
+      const float v9243 = iron_exp2_approx(v9242);
+      v9171.x[3] = v9243;  // kernels/sdpa/flash_tile.hpp:213
+      v585.x[0] = v9181;  // kernels/sdpa/flash_tile.hpp:216
+      const float v9251 = v585.x[1];
+      const float v9253 = fmaxf(v9251, v9189);  // kernels/sdpa/flash_tile.hpp:217
+      v585.x[1] = v9253;  // kernels/sdpa/flash_tile.hpp:216
+      const float v9256 = v585.x[2];
+      const float v9258 = fmaxf(v9256, v9199);  // kernels/sdpa/flash_tile.hpp:217
+      v585.x[2] = v9258;  // kernels/sdpa/flash_tile.hpp:216
+      const float v9261 = v585.x[3];
+      const float v9263 = fmaxf(v9261, v9209);  // kernels/sdpa/flash_tile.hpp:217
+      v585.x[3] = v9263;  // kernels/sdpa/flash_tile.hpp:216
+      const float v9266 = v8303.x[0];  // kernels/sdpa/flash_tile.hpp:219
+      const float v9267 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9268 = v9266 - v9267;
+      const float v9269 = iron_exp2_approx(v9268);
+      v8303.x[0] = v9269;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9272 = v8303.x[1];
+      const float v9273 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9274 = v9272 - v9273;
+      const float v9275 = iron_exp2_approx(v9274);
+      v8303.x[1] = v9275;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9278 = v8303.x[2];
+      const float v9279 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9280 = v9278 - v9279;
+      const float v9281 = iron_exp2_approx(v9280);
+      v8303.x[2] = v9281;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9284 = v8303.x[3];
+      const float v9285 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9286 = v9284 - v9285;
+      const float v9287 = iron_exp2_approx(v9286);
+      v8303.x[3] = v9287;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9290 = v8303.x[4];
+      const float v9291 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9292 = v9290 - v9291;
+      const float v9293 = iron_exp2_approx(v9292);
+      v8303.x[4] = v9293;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9296 = v8303.x[5];
+      const float v9297 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9298 = v9296 - v9297;
+      const float v9299 = iron_exp2_approx(v9298);
+      v8303.x[5] = v9299;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9302 = v8303.x[6];
+      const float v9303 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9304 = v9302 - v9303;
+      const float v9305 = iron_exp2_approx(v9304);
+      v8303.x[6] = v9305;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9308 = v8303.x[7];
+      const float v9309 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9310 = v9308 - v9309;
+      const float v9311 = iron_exp2_approx(v9310);
+      v8303.x[7] = v9311;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9314 = v8303.x[8];
+      const float v9315 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9316 = v9314 - v9315;
+      const float v9317 = iron_exp2_approx(v9316);
+      v8303.x[8] = v9317;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9320 = v8303.x[9];
+      const float v9321 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9322 = v9320 - v9321;
+      const float v9323 = iron_exp2_approx(v9322);
+      v8303.x[9] = v9323;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9326 = v8303.x[10];
+      const float v9327 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9328 = v9326 - v9327;
+      const float v9329 = iron_exp2_approx(v9328);
+      v8303.x[10] = v9329;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9332 = v8303.x[11];
+      const float v9333 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9334 = v9332 - v9333;
+      const float v9335 = iron_exp2_approx(v9334);
+      v8303.x[11] = v9335;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9338 = v8303.x[12];
+      const float v9339 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9340 = v9338 - v9339;
+      const float v9341 = iron_exp2_approx(v9340);
+      v8303.x[12] = v9341;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9344 = v8303.x[13];
+      const float v9345 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9346 = v9344 - v9345;
+      const float v9347 = iron_exp2_approx(v9346);
+      v8303.x[13] = v9347;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9350 = v8303.x[14];
+      const float v9351 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9352 = v9350 - v9351;
+      const float v9353 = iron_exp2_approx(v9352);
+      v8303.x[14] = v9353;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9356 = v8303.x[15];
+      const float v9357 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9358 = v9356 - v9357;
+      const float v9359 = iron_exp2_approx(v9358);
+      v8303.x[15] = v9359;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9362 = v8303.x[16];
+      const float v9363 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9364 = v9362 - v9363;
+      const float v9365 = iron_exp2_approx(v9364);
+      v8303.x[16] = v9365;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9368 = v8303.x[17];
+      const float v9369 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9370 = v9368 - v9369;
+      const float v9371 = iron_exp2_approx(v9370);
+      v8303.x[17] = v9371;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9374 = v8303.x[18];
+      const float v9375 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9376 = v9374 - v9375;
+      const float v9377 = iron_exp2_approx(v9376);
+      v8303.x[18] = v9377;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9380 = v8303.x[19];
+      const float v9381 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9382 = v9380 - v9381;
+      const float v9383 = iron_exp2_approx(v9382);
+      v8303.x[19] = v9383;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9386 = v8303.x[20];
+      const float v9387 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9388 = v9386 - v9387;
+      const float v9389 = iron_exp2_approx(v9388);
+      v8303.x[20] = v9389;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9392 = v8303.x[21];
+      const float v9393 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9394 = v9392 - v9393;
+      const float v9395 = iron_exp2_approx(v9394);
+      v8303.x[21] = v9395;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9398 = v8303.x[22];
+      const float v9399 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9400 = v9398 - v9399;
+      const float v9401 = iron_exp2_approx(v9400);
+      v8303.x[22] = v9401;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9404 = v8303.x[23];
+      const float v9405 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9406 = v9404 - v9405;
+      const float v9407 = iron_exp2_approx(v9406);
+      v8303.x[23] = v9407;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9410 = v8303.x[24];
+      const float v9411 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9412 = v9410 - v9411;
+      const float v9413 = iron_exp2_approx(v9412);
+      v8303.x[24] = v9413;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9416 = v8303.x[25];
+      const float v9417 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9418 = v9416 - v9417;
+      const float v9419 = iron_exp2_approx(v9418);
+      v8303.x[25] = v9419;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9422 = v8303.x[26];
+      const float v9423 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9424 = v9422 - v9423;
+      const float v9425 = iron_exp2_approx(v9424);
+      v8303.x[26] = v9425;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9428 = v8303.x[27];
+      const float v9429 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9430 = v9428 - v9429;
+      const float v9431 = iron_exp2_approx(v9430);
+      v8303.x[27] = v9431;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9434 = v8303.x[28];
+      const float v9435 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9436 = v9434 - v9435;
+      const float v9437 = iron_exp2_approx(v9436);
+      v8303.x[28] = v9437;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9440 = v8303.x[29];
+      const float v9441 = v9175.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9442 = v9440 - v9441;
+      const float v9443 = iron_exp2_approx(v9442);
+      v8303.x[29] = v9443;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9446 = v8303.x[30];
+      const float v9447 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9448 = v9446 - v9447;
+      const float v9449 = iron_exp2_approx(v9448);
+      v8303.x[30] = v9449;  // kernels/sdpa/flash_tile.hpp:219
+      const float v9452 = v8303.x[31];
+      const float v9453 = v9175.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v9454 = v9452 - v9453;
+      const float v9455 = iron_exp2_approx(v9454);
+      v8303.x[31] = v9455;  // kernels/sdpa/flash_tile.hpp:219
+      iron_frag<float, 2, 16, 8> v9457;  // kernels/sdpa/flash_tile.hpp:222
+      iron_frag_fill(v9457, 0.0f);
+      iron_frag_row_reduce<true>(v9457, v8303);
+      const float v9460 = v587.x[0];  // kernels/sdpa/flash_tile.hpp:223
+      const float v9461 = v9457.x[0];  // kernels/sdpa/flash_tile.hpp:224
+      const float v9462 = v9171.x[0];
+      const float v9463 = v9460 * v9462;
+      const float v9464 = v9463 + v9461;
+      v587.x[0] = v9464;  // kernels/sdpa/flash_tile.hpp:223
+      const float v9467 = v587.x[1];
+      const float v9468 = v9457.x[1];  // kernels/sdpa/flash_tile.hpp:224
+      const float v9469 = v9171.x[1];
+      const float v9470 = v9467 * v9469;
+      const float v9471 = v9470 + v9468;
+      v587.x[1] = v9471;  // kernels/sdpa/flash_tile.hpp:223
+      const float v9474 = v587.x[2];
+      const float v9475 = v9457.x[2];  // kernels/sdpa/flash_tile.hpp:224
+      const float v9476 = v9171.x[2];
+      const float v9477 = v9474 * v9476;
+      const float v9478 = v9477 + v9475;
+      v587.x[2] = v9478;  // kernels/sdpa/flash_tile.hpp:223
+      const float v9481 = v587.x[3];
+      const float v9482 = v9457.x[3];  // kernels/sdpa/flash_tile.hpp:224
+      const float v9483 = v9171.x[3];
+      const float v9484 = v9481 * v9483;
+      const float v9485 = v9484 + v9482;
+      v587.x[3] = v9485;  // kernels/sdpa/flash_tile.hpp:223
+      const float v9488 = v589.x[0];  // kernels/sdpa/flash_tile.hpp:233
+      const float v9489 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9490 = v9488 * v9489;
+      v589.x[0] = v9490;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9493 = v589.x[1];
+      const float v9494 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9495 = v9493 * v9494;
+      v589.x[1] = v9495;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9498 = v589.x[2];
+      const float v9499 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9500 = v9498 * v9499;
+      v589.x[2] = v9500;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9503 = v589.x[3];
+      const float v9504 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9505 = v9503 * v9504;
+      v589.x[3] = v9505;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9508 = v589.x[4];
+      const float v9509 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9510 = v9508 * v9509;
+      v589.x[4] = v9510;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9513 = v589.x[5];
+      const float v9514 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9515 = v9513 * v9514;
+      v589.x[5] = v9515;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9518 = v589.x[6];
+      const float v9519 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9520 = v9518 * v9519;
+      v589.x[6] = v9520;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9523 = v589.x[7];
+      const float v9524 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9525 = v9523 * v9524;
+      v589.x[7] = v9525;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9528 = v589.x[8];
+      const float v9529 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9530 = v9528 * v9529;
+      v589.x[8] = v9530;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9533 = v589.x[9];
+      const float v9534 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9535 = v9533 * v9534;
+      v589.x[9] = v9535;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9538 = v589.x[10];
+      const float v9539 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9540 = v9538 * v9539;
+      v589.x[10] = v9540;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9543 = v589.x[11];
+      const float v9544 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9545 = v9543 * v9544;
+      v589.x[11] = v9545;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9548 = v589.x[12];
+      const float v9549 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9550 = v9548 * v9549;
+      v589.x[12] = v9550;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9553 = v589.x[13];
+      const float v9554 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9555 = v9553 * v9554;
+      v589.x[13] = v9555;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9558 = v589.x[14];
+      const float v9559 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9560 = v9558 * v9559;
+      v589.x[14] = v9560;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9563 = v589.x[15];
+      const float v9564 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9565 = v9563 * v9564;
+      v589.x[15] = v9565;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9568 = v589.x[16];
+      const float v9569 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9570 = v9568 * v9569;
+      v589.x[16] = v9570;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9573 = v589.x[17];
+      const float v9574 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9575 = v9573 * v9574;
+      v589.x[17] = v9575;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9578 = v589.x[18];
+      const float v9579 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9580 = v9578 * v9579;
+      v589.x[18] = v9580;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9583 = v589.x[19];
+      const float v9584 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9585 = v9583 * v9584;
+      v589.x[19] = v9585;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9588 = v589.x[20];
+      const float v9589 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9590 = v9588 * v9589;
+      v589.x[20] = v9590;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9593 = v589.x[21];
+      const float v9594 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9595 = v9593 * v9594;
+      v589.x[21] = v9595;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9598 = v589.x[22];
+      const float v9599 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9600 = v9598 * v9599;
+      v589.x[22] = v9600;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9603 = v589.x[23];
+      const float v9604 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9605 = v9603 * v9604;
+      v589.x[23] = v9605;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9608 = v589.x[24];
+      const float v9609 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9610 = v9608 * v9609;
+      v589.x[24] = v9610;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9613 = v589.x[25];
+      const float v9614 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9615 = v9613 * v9614;
+      v589.x[25] = v9615;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9618 = v589.x[26];
+      const float v9619 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9620 = v9618 * v9619;
+      v589.x[26] = v9620;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9623 = v589.x[27];
+      const float v9624 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9625 = v9623 * v9624;
+      v589.x[27] = v9625;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9628 = v589.x[28];
+      const float v9629 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9630 = v9628 * v9629;
+      v589.x[28] = v9630;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9633 = v589.x[29];
+      const float v9634 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9635 = v9633 * v9634;
+      v589.x[29] = v9635;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9638 = v589.x[30];
+      const float v9639 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9640 = v9638 * v9639;
+      v589.x[30] = v9640;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9643 = v589.x[31];
+      const float v9644 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9645 = v9643 * v9644;
+      v589.x[31] = v9645;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9648 = v591.x[0];
+      const float v9649 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9650 = v9648 * v9649;
+      v591.x[0] = v9650;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9653 = v591.x[1];
+      const float v9654 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9655 = v9653 * v9654;
+      v591.x[1] = v9655;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9658 = v591.x[2];
+      const float v9659 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9660 = v9658 * v9659;
+      v591.x[2] = v9660;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9663 = v591.x[3];
+      const float v9664 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9665 = v9663 * v9664;
+      v591.x[3] = v9665;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9668 = v591.x[4];
+      const float v9669 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9670 = v9668 * v9669;
+      v591.x[4] = v9670;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9673 = v591.x[5];
+      const float v9674 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9675 = v9673 * v9674;
+      v591.x[5] = v9675;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9678 = v591.x[6];
+      const float v9679 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9680 = v9678 * v9679;
+      v591.x[6] = v9680;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9683 = v591.x[7];
+      const float v9684 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9685 = v9683 * v9684;
+      v591.x[7] = v9685;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9688 = v591.x[8];
+      const float v9689 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9690 = v9688 * v9689;
+      v591.x[8] = v9690;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9693 = v591.x[9];
+      const float v9694 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9695 = v9693 * v9694;
+      v591.x[9] = v9695;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9698 = v591.x[10];
+      const float v9699 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9700 = v9698 * v9699;
+      v591.x[10] = v9700;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9703 = v591.x[11];
+      const float v9704 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9705 = v9703 * v9704;
+      v591.x[11] = v9705;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9708 = v591.x[12];
+      const float v9709 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9710 = v9708 * v9709;
+      v591.x[12] = v9710;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9713 = v591.x[13];
+      const float v9714 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9715 = v9713 * v9714;
+      v591.x[13] = v9715;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9718 = v591.x[14];
+      const float v9719 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9720 = v9718 * v9719;
+      v591.x[14] = v9720;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9723 = v591.x[15];
+      const float v9724 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9725 = v9723 * v9724;
+      v591.x[15] = v9725;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9728 = v591.x[16];
+      const float v9729 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9730 = v9728 * v9729;
+      v591.x[16] = v9730;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9733 = v591.x[17];
+      const float v9734 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9735 = v9733 * v9734;
+      v591.x[17] = v9735;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9738 = v591.x[18];
+      const float v9739 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9740 = v9738 * v9739;
+      v591.x[18] = v9740;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9743 = v591.x[19];
+      const float v9744 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9745 = v9743 * v9744;
+      v591.x[19] = v9745;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9748 = v591.x[20];
+      const float v9749 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9750 = v9748 * v9749;
+      v591.x[20] = v9750;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9753 = v591.x[21];
+      const float v9754 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9755 = v9753 * v9754;
+      v591.x[21] = v9755;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9758 = v591.x[22];
+      const float v9759 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9760 = v9758 * v9759;
+      v591.x[22] = v9760;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9763 = v591.x[23];
+      const float v9764 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9765 = v9763 * v9764;
+      v591.x[23] = v9765;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9768 = v591.x[24];
+      const float v9769 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9770 = v9768 * v9769;
+      v591.x[24] = v9770;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9773 = v591.x[25];
+      const float v9774 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9775 = v9773 * v9774;
+      v591.x[25] = v9775;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9778 = v591.x[26];
+      const float v9779 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9780 = v9778 * v9779;
+      v591.x[26] = v9780;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9783 = v591.x[27];
+      const float v9784 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9785 = v9783 * v9784;
+      v591.x[27] = v9785;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9788 = v591.x[28];
+      const float v9789 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9790 = v9788 * v9789;
+      v591.x[28] = v9790;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9793 = v591.x[29];
+      const float v9794 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9795 = v9793 * v9794;
+      v591.x[29] = v9795;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9798 = v591.x[30];
+      const float v9799 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9800 = v9798 * v9799;
+      v591.x[30] = v9800;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9803 = v591.x[31];
+      const float v9804 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9805 = v9803 * v9804;
+      v591.x[31] = v9805;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9808 = v593.x[0];
+      const float v9809 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9810 = v9808 * v9809;
+      v593.x[0] = v9810;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9813 = v593.x[1];
+      const float v9814 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9815 = v9813 * v9814;
+      v593.x[1] = v9815;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9818 = v593.x[2];
+      const float v9819 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9820 = v9818 * v9819;
+      v593.x[2] = v9820;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9823 = v593.x[3];
+      const float v9824 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9825 = v9823 * v9824;
+      v593.x[3] = v9825;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9828 = v593.x[4];
+      const float v9829 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9830 = v9828 * v9829;
+      v593.x[4] = v9830;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9833 = v593.x[5];
+      const float v9834 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9835 = v9833 * v9834;
+      v593.x[5] = v9835;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9838 = v593.x[6];
+      const float v9839 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9840 = v9838 * v9839;
+      v593.x[6] = v9840;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9843 = v593.x[7];
+      const float v9844 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9845 = v9843 * v9844;
+      v593.x[7] = v9845;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9848 = v593.x[8];
+      const float v9849 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9850 = v9848 * v9849;
+      v593.x[8] = v9850;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9853 = v593.x[9];
+      const float v9854 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9855 = v9853 * v9854;
+      v593.x[9] = v9855;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9858 = v593.x[10];
+      const float v9859 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9860 = v9858 * v9859;
+      v593.x[10] = v9860;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9863 = v593.x[11];
+      const float v9864 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9865 = v9863 * v9864;
+      v593.x[11] = v9865;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9868 = v593.x[12];
+      const float v9869 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9870 = v9868 * v9869;
+      v593.x[12] = v9870;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9873 = v593.x[13];
+      const float v9874 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9875 = v9873 * v9874;
+      v593.x[13] = v9875;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9878 = v593.x[14];
+      const float v9879 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9880 = v9878 * v9879;
+      v593.x[14] = v9880;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9883 = v593.x[15];
+      const float v9884 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9885 = v9883 * v9884;
+      v593.x[15] = v9885;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9888 = v593.x[16];
+      const float v9889 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9890 = v9888 * v9889;
+      v593.x[16] = v9890;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9893 = v593.x[17];
+      const float v9894 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9895 = v9893 * v9894;
+      v593.x[17] = v9895;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9898 = v593.x[18];
+      const float v9899 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9900 = v9898 * v9899;
+      v593.x[18] = v9900;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9903 = v593.x[19];
+      const float v9904 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9905 = v9903 * v9904;
+      v593.x[19] = v9905;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9908 = v593.x[20];
+      const float v9909 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9910 = v9908 * v9909;
+      v593.x[20] = v9910;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9913 = v593.x[21];
+      const float v9914 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9915 = v9913 * v9914;
+      v593.x[21] = v9915;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9918 = v593.x[22];
+      const float v9919 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9920 = v9918 * v9919;
+      v593.x[22] = v9920;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9923 = v593.x[23];
+      const float v9924 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9925 = v9923 * v9924;
+      v593.x[23] = v9925;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9928 = v593.x[24];
+      const float v9929 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9930 = v9928 * v9929;
+      v593.x[24] = v9930;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9933 = v593.x[25];
+      const float v9934 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9935 = v9933 * v9934;
+      v593.x[25] = v9935;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9938 = v593.x[26];
+      const float v9939 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9940 = v9938 * v9939;
+      v593.x[26] = v9940;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9943 = v593.x[27];
+      const float v9944 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9945 = v9943 * v9944;
+      v593.x[27] = v9945;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9948 = v593.x[28];
+      const float v9949 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9950 = v9948 * v9949;
+      v593.x[28] = v9950;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9953 = v593.x[29];
+      const float v9954 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9955 = v9953 * v9954;
+      v593.x[29] = v9955;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9958 = v593.x[30];
+      const float v9959 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9960 = v9958 * v9959;
+      v593.x[30] = v9960;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9963 = v593.x[31];
+      const float v9964 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9965 = v9963 * v9964;
+      v593.x[31] = v9965;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9968 = v595.x[0];
+      const float v9969 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9970 = v9968 * v9969;
+      v595.x[0] = v9970;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9973 = v595.x[1];
+      const float v9974 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9975 = v9973 * v9974;
+      v595.x[1] = v9975;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9978 = v595.x[2];
+      const float v9979 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9980 = v9978 * v9979;
+      v595.x[2] = v9980;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9983 = v595.x[3];
+      const float v9984 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9985 = v9983 * v9984;
+      v595.x[3] = v9985;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9988 = v595.x[4];
+      const float v9989 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9990 = v9988 * v9989;
+      v595.x[4] = v9990;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9993 = v595.x[5];
+      const float v9994 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v9995 = v9993 * v9994;
+      v595.x[5] = v9995;  // kernels/sdpa/flash_tile.hpp:233
+      const float v9998 = v595.x[6];
+      const float v9999 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10000 = v9998 * v9999;
+      v595.x[6] = v10000;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10003 = v595.x[7];
+      const float v10004 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10005 = v10003 * v10004;
+      v595.x[7] = v10005;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10008 = v595.x[8];
+      const float v10009 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10010 = v10008 * v10009;
+      v595.x[8] = v10010;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10013 = v595.x[9];
+      const float v10014 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10015 = v10013 * v10014;
+      v595.x[9] = v10015;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10018 = v595.x[10];
+      const float v10019 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10020 = v10018 * v10019;
+      v595.x[10] = v10020;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10023 = v595.x[11];
+      const float v10024 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10025 = v10023 * v10024;
+      v595.x[11] = v10025;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10028 = v595.x[12];
+      const float v10029 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10030 = v10028 * v10029;
+      v595.x[12] = v10030;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10033 = v595.x[13];
+      const float v10034 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10035 = v10033 * v10034;
+      v595.x[13] = v10035;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10038 = v595.x[14];
+      const float v10039 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10040 = v10038 * v10039;
+      v595.x[14] = v10040;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10043 = v595.x[15];
+      const float v10044 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10045 = v10043 * v10044;
+      v595.x[15] = v10045;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10048 = v595.x[16];
+      const float v10049 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10050 = v10048 * v10049;
+      v595.x[16] = v10050;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10053 = v595.x[17];
+      const float v10054 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10055 = v10053 * v10054;
+      v595.x[17] = v10055;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10058 = v595.x[18];
+      const float v10059 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10060 = v10058 * v10059;
+      v595.x[18] = v10060;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10063 = v595.x[19];
+      const float v10064 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10065 = v10063 * v10064;
+      v595.x[19] = v10065;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10068 = v595.x[20];
+      const float v10069 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10070 = v10068 * v10069;
+      v595.x[20] = v10070;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10073 = v595.x[21];
+      const float v10074 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10075 = v10073 * v10074;
+      v595.x[21] = v10075;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10078 = v595.x[22];
+      const float v10079 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10080 = v10078 * v10079;
+      v595.x[22] = v10080;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10083 = v595.x[23];
+      const float v10084 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10085 = v10083 * v10084;
+      v595.x[23] = v10085;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10088 = v595.x[24];
+      const float v10089 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10090 = v10088 * v10089;
+      v595.x[24] = v10090;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10093 = v595.x[25];
+      const float v10094 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10095 = v10093 * v10094;
+      v595.x[25] = v10095;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10098 = v595.x[26];
+      const float v10099 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10100 = v10098 * v10099;
+      v595.x[26] = v10100;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10103 = v595.x[27];
+      const float v10104 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10105 = v10103 * v10104;
+      v595.x[27] = v10105;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10108 = v595.x[28];
+      const float v10109 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10110 = v10108 * v10109;
+      v595.x[28] = v10110;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10113 = v595.x[29];
+      const float v10114 = v9171.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10115 = v10113 * v10114;
+      v595.x[29] = v10115;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10118 = v595.x[30];
+      const float v10119 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10120 = v10118 * v10119;
+      v595.x[30] = v10120;  // kernels/sdpa/flash_tile.hpp:233
+      const float v10123 = v595.x[31];
+      const float v10124 = v9171.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v10125 = v10123 * v10124;
+      v595.x[31] = v10125;  // kernels/sdpa/flash_tile.hpp:233
+      iron_frag<iron_bf16, 0, 16, 64> v10127;  // kernels/sdpa/flash_warpgroup.hpp:115
+      iron_frag_fill(v10127, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v10127, v8303);
+      iron_frag_store<false>(v10127, shm3, v10134, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
-      iron_frag<iron_bf16, 0, 16, 16> v10387;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag_fill(v10387, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10387, shm3, v10198, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10389;
-      iron_frag_fill(v10389, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10389, shm2, v8306, 64u);
-      iron_frag_mma_sync(v589, v10387, v10389);
-      const unsigned int v10396 = v8306 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v10398;
-      iron_frag_fill(v10398, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10398, shm3, v10209, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10400;
-      iron_frag_fill(v10400, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10400, shm2, v10396, 64u);
-      iron_frag_mma_sync(v589, v10398, v10400);
-      const unsigned int v10407 = v8306 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v10409;
-      iron_frag_fill(v10409, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10409, shm3, v10218, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10411;
-      iron_frag_fill(v10411, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10411, shm2, v10407, 64u);
-      iron_frag_mma_sync(v589, v10409, v10411);
-      const unsigned int v10418 = v8306 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v10420;
-      iron_frag_fill(v10420, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10420, shm3, v10227, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10422;
-      iron_frag_fill(v10422, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10422, shm2, v10418, 64u);
-      iron_frag_mma_sync(v589, v10420, v10422);
-      iron_frag<iron_bf16, 0, 16, 16> v10440;
-      iron_frag_fill(v10440, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10440, shm3, v10198, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10442;
-      iron_frag_fill(v10442, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10442, shm2, v8319, 64u);
-      iron_frag_mma_sync(v591, v10440, v10442);
-      const unsigned int v10449 = v8319 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v10451;
-      iron_frag_fill(v10451, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10451, shm3, v10209, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10453;
-      iron_frag_fill(v10453, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10453, shm2, v10449, 64u);
-      iron_frag_mma_sync(v591, v10451, v10453);
-      const unsigned int v10460 = v8319 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v10462;
-      iron_frag_fill(v10462, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10462, shm3, v10218, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10464;
-      iron_frag_fill(v10464, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10464, shm2, v10460, 64u);
-      iron_frag_mma_sync(v591, v10462, v10464);
-      const unsigned int v10471 = v8319 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v10473;
-      iron_frag_fill(v10473, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10473, shm3, v10227, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10475;
-      iron_frag_fill(v10475, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10475, shm2, v10471, 64u);
-      iron_frag_mma_sync(v591, v10473, v10475);
-      iron_frag<iron_bf16, 0, 16, 16> v10493;
-      iron_frag_fill(v10493, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10493, shm3, v10198, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10495;
-      iron_frag_fill(v10495, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10495, shm2, v8331, 64u);
-      iron_frag_mma_sync(v593, v10493, v10495);
-      const unsigned int v10502 = v8331 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v10504;
-      iron_frag_fill(v10504, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10504, shm3, v10209, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10506;
-      iron_frag_fill(v10506, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10506, shm2, v10502, 64u);
-      iron_frag_mma_sync(v593, v10504, v10506);
-      const unsigned int v10513 = v8331 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v10515;
-      iron_frag_fill(v10515, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10515, shm3, v10218, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10517;
-      iron_frag_fill(v10517, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10517, shm2, v10513, 64u);
-      iron_frag_mma_sync(v593, v10515, v10517);
-      const unsigned int v10524 = v8331 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v10526;
-      iron_frag_fill(v10526, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10526, shm3, v10227, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10528;
-      iron_frag_fill(v10528, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10528, shm2, v10524, 64u);
-      iron_frag_mma_sync(v593, v10526, v10528);
-      iron_frag<iron_bf16, 0, 16, 16> v10546;
-      iron_frag_fill(v10546, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10546, shm3, v10198, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10548;
-      iron_frag_fill(v10548, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10548, shm2, v8343, 64u);
-      iron_frag_mma_sync(v595, v10546, v10548);
-      const unsigned int v10555 = v8343 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v10557;
-      iron_frag_fill(v10557, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10557, shm3, v10209, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10559;
-      iron_frag_fill(v10559, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10559, shm2, v10555, 64u);
-      iron_frag_mma_sync(v595, v10557, v10559);
-      const unsigned int v10566 = v8343 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v10568;
-      iron_frag_fill(v10568, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10568, shm3, v10218, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10570;
-      iron_frag_fill(v10570, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10570, shm2, v10566, 64u);
-      iron_frag_mma_sync(v595, v10568, v10570);
-      const unsigned int v10577 = v8343 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v10579;
-      iron_frag_fill(v10579, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v10579, shm3, v10227, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v10581;
-      iron_frag_fill(v10581, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v10581, shm2, v10577, 64u);
-      iron_frag_mma_sync(v595, v10579, v10581);
+      iron_frag<iron_bf16, 0, 16, 16> v10388;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v10388, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10388, shm3, v10199, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10390;
+      iron_frag_fill(v10390, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10390, shm2, v8307, 64u);
+      iron_frag_mma_sync(v589, v10388, v10390);
+      const unsigned int v10397 = v8307 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v10399;
+      iron_frag_fill(v10399, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10399, shm3, v10210, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10401;
+      iron_frag_fill(v10401, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10401, shm2, v10397, 64u);
+      iron_frag_mma_sync(v589, v10399, v10401);
+      const unsigned int v10408 = v8307 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v10410;
+      iron_frag_fill(v10410, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10410, shm3, v10219, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10412;
+      iron_frag_fill(v10412, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10412, shm2, v10408, 64u);
+      iron_frag_mma_sync(v589, v10410, v10412);
+      const unsigned int v10419 = v8307 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v10421;
+      iron_frag_fill(v10421, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10421, shm3, v10228, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10423;
+      iron_frag_fill(v10423, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10423, shm2, v10419, 64u);
+      iron_frag_mma_sync(v589, v10421, v10423);
+      iron_frag<iron_bf16, 0, 16, 16> v10441;
+      iron_frag_fill(v10441, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10441, shm3, v10199, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10443;
+      iron_frag_fill(v10443, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10443, shm2, v8320, 64u);
+      iron_frag_mma_sync(v591, v10441, v10443);
+      const unsigned int v10450 = v8320 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v10452;
+      iron_frag_fill(v10452, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10452, shm3, v10210, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10454;
+      iron_frag_fill(v10454, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10454, shm2, v10450, 64u);
+      iron_frag_mma_sync(v591, v10452, v10454);
+      const unsigned int v10461 = v8320 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v10463;
+      iron_frag_fill(v10463, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10463, shm3, v10219, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10465;
+      iron_frag_fill(v10465, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10465, shm2, v10461, 64u);
+      iron_frag_mma_sync(v591, v10463, v10465);
+      const unsigned int v10472 = v8320 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v10474;
+      iron_frag_fill(v10474, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10474, shm3, v10228, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10476;
+      iron_frag_fill(v10476, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10476, shm2, v10472, 64u);
+      iron_frag_mma_sync(v591, v10474, v10476);
+      iron_frag<iron_bf16, 0, 16, 16> v10494;
+      iron_frag_fill(v10494, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10494, shm3, v10199, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10496;
+      iron_frag_fill(v10496, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10496, shm2, v8332, 64u);
+      iron_frag_mma_sync(v593, v10494, v10496);
+      const unsigned int v10503 = v8332 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v10505;
+      iron_frag_fill(v10505, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10505, shm3, v10210, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10507;
+      iron_frag_fill(v10507, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10507, shm2, v10503, 64u);
+      iron_frag_mma_sync(v593, v10505, v10507);
+      const unsigned int v10514 = v8332 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v10516;
+      iron_frag_fill(v10516, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10516, shm3, v10219, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10518;
+      iron_frag_fill(v10518, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10518, shm2, v10514, 64u);
+      iron_frag_mma_sync(v593, v10516, v10518);
+      const unsigned int v10525 = v8332 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v10527;
+      iron_frag_fill(v10527, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10527, shm3, v10228, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10529;
+      iron_frag_fill(v10529, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10529, shm2, v10525, 64u);
+      iron_frag_mma_sync(v593, v10527, v10529);
+      iron_frag<iron_bf16, 0, 16, 16> v10547;
+      iron_frag_fill(v10547, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10547, shm3, v10199, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10549;
+      iron_frag_fill(v10549, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10549, shm2, v8344, 64u);
+      iron_frag_mma_sync(v595, v10547, v10549);
+      const unsigned int v10556 = v8344 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v10558;
+      iron_frag_fill(v10558, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10558, shm3, v10210, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10560;
+      iron_frag_fill(v10560, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10560, shm2, v10556, 64u);
+      iron_frag_mma_sync(v595, v10558, v10560);
+      const unsigned int v10567 = v8344 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v10569;
+      iron_frag_fill(v10569, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10569, shm3, v10219, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10571;
+      iron_frag_fill(v10571, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10571, shm2, v10567, 64u);
+      iron_frag_mma_sync(v595, v10569, v10571);
+      const unsigned int v10578 = v8344 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v10580;
+      iron_frag_fill(v10580, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10580, shm3, v10228, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10582;
+      iron_frag_fill(v10582, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10582, shm2, v10578, 64u);
+      iron_frag_mma_sync(v595, v10580, v10582);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:92
-    const float v3703 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:247
-    iron_frag<float, 2, 16, 8> v3705;  // kernels/sdpa/flash_tile.hpp:248
-    iron_frag_fill(v3705, 0.0f);
-    const float v3709 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3710 = fmaxf(v3709, v3703);
-    const bool v3713 = v3710 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3714 = v3713 ? 0.0f : v3710;
-    v3705.x[0] = v3714;  // kernels/sdpa/flash_tile.hpp:249
-    const float v3718 = v585.x[1];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3719 = fmaxf(v3718, v3703);
-    const bool v3722 = v3719 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3723 = v3722 ? 0.0f : v3719;
-    v3705.x[1] = v3723;  // kernels/sdpa/flash_tile.hpp:249
-    const float v3727 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3728 = fmaxf(v3727, v3703);
-    const bool v3731 = v3728 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3732 = v3731 ? 0.0f : v3728;
-    v3705.x[2] = v3732;  // kernels/sdpa/flash_tile.hpp:249
-    const float v3736 = v585.x[3];  // kernels/sdpa/flash_tile.hpp:250
-    const float v3737 = fmaxf(v3736, v3703);
-    const bool v3740 = v3737 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3741 = v3740 ? 0.0f : v3737;
-    v3705.x[3] = v3741;  // kernels/sdpa/flash_tile.hpp:249
-    iron_frag<float, 2, 16, 8> v3743;  // kernels/sdpa/flash_tile.hpp:252
-    iron_frag_fill(v3743, 0.0f);
-    const float v3747 = v3705.x[0];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3748 = v3703 - v3747;
-    const float v3749 = exp2f(v3748);
-    const float v3752 = v3709 - v3747;
-    const float v3753 = exp2f(v3752);
-    const float v3754 = v587.x[0];
-    const float v3755 = v3754 * v3753;
-    const float v3756 = v3755 + v3749;
-    v3743.x[0] = v3756;  // kernels/sdpa/flash_tile.hpp:253
-    const float v3760 = v3705.x[1];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3761 = v3703 - v3760;
-    const float v3762 = exp2f(v3761);
-    const float v3765 = v3718 - v3760;
-    const float v3766 = exp2f(v3765);
-    const float v3767 = v587.x[1];
-    const float v3768 = v3767 * v3766;
-    const float v3769 = v3768 + v3762;
-    v3743.x[1] = v3769;  // kernels/sdpa/flash_tile.hpp:253
-    const float v3773 = v3705.x[2];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3774 = v3703 - v3773;
-    const float v3775 = exp2f(v3774);
-    const float v3778 = v3727 - v3773;
-    const float v3779 = exp2f(v3778);
-    const float v3780 = v587.x[2];
-    const float v3781 = v3780 * v3779;
-    const float v3782 = v3781 + v3775;
-    v3743.x[2] = v3782;  // kernels/sdpa/flash_tile.hpp:253
-    const float v3786 = v3705.x[3];  // kernels/sdpa/flash_tile.hpp:254
-    const float v3787 = v3703 - v3786;
-    const float v3788 = exp2f(v3787);
-    const float v3791 = v3736 - v3786;
-    const float v3792 = exp2f(v3791);
-    const float v3793 = v587.x[3];
-    const float v3794 = v3793 * v3792;
-    const float v3795 = v3794 + v3788;
-    v3743.x[3] = v3795;  // kernels/sdpa/flash_tile.hpp:253
-    iron_frag<float, 2, 16, 8> v3797;  // kernels/sdpa/flash_tile.hpp:256
-    iron_frag_fill(v3797, 0.0f);
-    const float v3801 = v3743.x[0];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3807 = v3753 / v3801;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3809 = v3801 > 0.0f;
-    const float v3810 = v3809 ? v3807 : 0.0f;
-    v3797.x[0] = v3810;  // kernels/sdpa/flash_tile.hpp:257
-    const float v3814 = v3743.x[1];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3820 = v3766 / v3814;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3822 = v3814 > 0.0f;
-    const float v3823 = v3822 ? v3820 : 0.0f;
-    v3797.x[1] = v3823;  // kernels/sdpa/flash_tile.hpp:257
-    const float v3827 = v3743.x[2];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3833 = v3779 / v3827;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3835 = v3827 > 0.0f;
-    const float v3836 = v3835 ? v3833 : 0.0f;
-    v3797.x[2] = v3836;  // kernels/sdpa/flash_tile.hpp:257
-    const float v3840 = v3743.x[3];  // kernels/sdpa/flash_tile.hpp:258
-    const float v3846 = v3792 / v3840;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v3848 = v3840 > 0.0f;
-    const float v3849 = v3848 ? v3846 : 0.0f;
-    v3797.x[3] = v3849;  // kernels/sdpa/flash_tile.hpp:257
-    const unsigned int v3851 = v56 + v9486;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3852 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3853 = v589.x[0];
-    const float v3854 = v3853 * v3852;
-    const bool v3855 = v3851 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3855) {
-      const iron_bf16 v3859 = iron_f32_to_bf16(v3854);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3861 = v13 + v3851;
-      const unsigned int v3862 = v3861 * v1;
-      const unsigned int v3863 = v3862 + v28;
-      const unsigned int v3864 = v3863 << 8u;
-      const unsigned int v3865 = v3864 + v9485;
-      out[v3865] = v3859;
-    }
-    const unsigned int v3867 = v56 + v9491;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3868 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3869 = v589.x[1];
-    const float v3870 = v3869 * v3868;
-    const bool v3871 = v3867 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3871) {
-      const iron_bf16 v3875 = iron_f32_to_bf16(v3870);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3877 = v13 + v3867;
-      const unsigned int v3878 = v3877 * v1;
-      const unsigned int v3879 = v3878 + v28;
-      const unsigned int v3880 = v3879 << 8u;
-      const unsigned int v3881 = v3880 + v9490;
-      out[v3881] = v3875;
-    }
-    const unsigned int v3883 = v56 + v9496;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3884 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3885 = v589.x[2];
-    const float v3886 = v3885 * v3884;
-    const bool v3887 = v3883 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3887) {
-      const iron_bf16 v3891 = iron_f32_to_bf16(v3886);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3893 = v13 + v3883;
-      const unsigned int v3894 = v3893 * v1;
-      const unsigned int v3895 = v3894 + v28;
-      const unsigned int v3896 = v3895 << 8u;
-      const unsigned int v3897 = v3896 + v9495;
-      out[v3897] = v3891;
-    }
-    const unsigned int v3899 = v56 + v9501;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3900 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3901 = v589.x[3];
-    const float v3902 = v3901 * v3900;
-    const bool v3903 = v3899 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3903) {
-      const iron_bf16 v3907 = iron_f32_to_bf16(v3902);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3909 = v13 + v3899;
-      const unsigned int v3910 = v3909 * v1;
-      const unsigned int v3911 = v3910 + v28;
-      const unsigned int v3912 = v3911 << 8u;
-      const unsigned int v3913 = v3912 + v9500;
-      out[v3913] = v3907;
-    }
-    const unsigned int v3915 = v56 + v9506;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3916 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3917 = v589.x[4];
-    const float v3918 = v3917 * v3916;
-    const bool v3919 = v3915 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3919) {
-      const iron_bf16 v3923 = iron_f32_to_bf16(v3918);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3925 = v13 + v3915;
-      const unsigned int v3926 = v3925 * v1;
-      const unsigned int v3927 = v3926 + v28;
-      const unsigned int v3928 = v3927 << 8u;
-      const unsigned int v3929 = v3928 + v9505;
-      out[v3929] = v3923;
-    }
-    const unsigned int v3931 = v56 + v9511;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3932 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3933 = v589.x[5];
-    const float v3934 = v3933 * v3932;
-    const bool v3935 = v3931 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3935) {
-      const iron_bf16 v3939 = iron_f32_to_bf16(v3934);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3941 = v13 + v3931;
-      const unsigned int v3942 = v3941 * v1;
-      const unsigned int v3943 = v3942 + v28;
-      const unsigned int v3944 = v3943 << 8u;
-      const unsigned int v3945 = v3944 + v9510;
-      out[v3945] = v3939;
-    }
-    const unsigned int v3947 = v56 + v9516;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3948 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3949 = v589.x[6];
-    const float v3950 = v3949 * v3948;
-    const bool v3951 = v3947 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3951) {
-      const iron_bf16 v3955 = iron_f32_to_bf16(v3950);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3957 = v13 + v3947;
-      const unsigned int v3958 = v3957 * v1;
-      const unsigned int v3959 = v3958 + v28;
-      const unsigned int v3960 = v3959 << 8u;
-      const unsigned int v3961 = v3960 + v9515;
-      out[v3961] = v3955;
-    }
-    const unsigned int v3963 = v56 + v9521;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3964 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3965 = v589.x[7];
-    const float v3966 = v3965 * v3964;
-    const bool v3967 = v3963 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3967) {
-      const iron_bf16 v3971 = iron_f32_to_bf16(v3966);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3973 = v13 + v3963;
-      const unsigned int v3974 = v3973 * v1;
-      const unsigned int v3975 = v3974 + v28;
-      const unsigned int v3976 = v3975 << 8u;
-      const unsigned int v3977 = v3976 + v9520;
-      out[v3977] = v3971;
-    }
-    const unsigned int v3979 = v56 + v9526;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3980 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3981 = v589.x[8];
-    const float v3982 = v3981 * v3980;
-    const bool v3983 = v3979 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3983) {
-      const iron_bf16 v3987 = iron_f32_to_bf16(v3982);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v3989 = v13 + v3979;
-      const unsigned int v3990 = v3989 * v1;
-      const unsigned int v3991 = v3990 + v28;
-      const unsigned int v3992 = v3991 << 8u;
-      const unsigned int v3993 = v3992 + v9525;
-      out[v3993] = v3987;
-    }
-    const unsigned int v3995 = v56 + v9531;  // kernels/sdpa/flash_tile.hpp:263
-    const float v3996 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v3997 = v589.x[9];
-    const float v3998 = v3997 * v3996;
-    const bool v3999 = v3995 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v3999) {
-      const iron_bf16 v4003 = iron_f32_to_bf16(v3998);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4005 = v13 + v3995;
-      const unsigned int v4006 = v4005 * v1;
-      const unsigned int v4007 = v4006 + v28;
-      const unsigned int v4008 = v4007 << 8u;
-      const unsigned int v4009 = v4008 + v9530;
-      out[v4009] = v4003;
-    }
-    const unsigned int v4011 = v56 + v9536;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4012 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4013 = v589.x[10];
-    const float v4014 = v4013 * v4012;
-    const bool v4015 = v4011 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4015) {
-      const iron_bf16 v4019 = iron_f32_to_bf16(v4014);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4021 = v13 + v4011;
-      const unsigned int v4022 = v4021 * v1;
-      const unsigned int v4023 = v4022 + v28;
-      const unsigned int v4024 = v4023 << 8u;
-      const unsigned int v4025 = v4024 + v9535;
-      out[v4025] = v4019;
-    }
-    const unsigned int v4027 = v56 + v9541;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4028 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4029 = v589.x[11];
-    const float v4030 = v4029 * v4028;
-    const bool v4031 = v4027 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4031) {
-      const iron_bf16 v4035 = iron_f32_to_bf16(v4030);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4037 = v13 + v4027;
-      const unsigned int v4038 = v4037 * v1;
-      const unsigned int v4039 = v4038 + v28;
-      const unsigned int v4040 = v4039 << 8u;
-      const unsigned int v4041 = v4040 + v9540;
-      out[v4041] = v4035;
-    }
-    const unsigned int v4043 = v56 + v9546;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4044 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4045 = v589.x[12];
-    const float v4046 = v4045 * v4044;
-    const bool v4047 = v4043 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4047) {
-      const iron_bf16 v4051 = iron_f32_to_bf16(v4046);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4053 = v13 + v4043;
-      const unsigned int v4054 = v4053 * v1;
-      const unsigned int v4055 = v4054 + v28;
-      const unsigned int v4056 = v4055 << 8u;
-      const unsigned int v4057 = v4056 + v9545;
-      out[v4057] = v4051;
-    }
-    const unsigned int v4059 = v56 + v9551;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4060 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4061 = v589.x[13];
-    const float v4062 = v4061 * v4060;
-    const bool v4063 = v4059 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4063) {
-      const iron_bf16 v4067 = iron_f32_to_bf16(v4062);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4069 = v13 + v4059;
-      const unsigned int v4070 = v4069 * v1;
-      const unsigned int v4071 = v4070 + v28;
-      const unsigned int v4072 = v4071 << 8u;
-      const unsigned int v4073 = v4072 + v9550;
-      out[v4073] = v4067;
-    }
-    const unsigned int v4075 = v56 + v9556;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4076 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4077 = v589.x[14];
-    const float v4078 = v4077 * v4076;
-    const bool v4079 = v4075 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4079) {
-      const iron_bf16 v4083 = iron_f32_to_bf16(v4078);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4085 = v13 + v4075;
-      const unsigned int v4086 = v4085 * v1;
-      const unsigned int v4087 = v4086 + v28;
-      const unsigned int v4088 = v4087 << 8u;
-      const unsigned int v4089 = v4088 + v9555;
-      out[v4089] = v4083;
-    }
-    const unsigned int v4091 = v56 + v9561;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4092 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4093 = v589.x[15];
-    const float v4094 = v4093 * v4092;
-    const bool v4095 = v4091 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4095) {
-      const iron_bf16 v4099 = iron_f32_to_bf16(v4094);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4101 = v13 + v4091;
-      const unsigned int v4102 = v4101 * v1;
-      const unsigned int v4103 = v4102 + v28;
-      const unsigned int v4104 = v4103 << 8u;
-      const unsigned int v4105 = v4104 + v9560;
-      out[v4105] = v4099;
-    }
-    const unsigned int v4107 = v56 + v9566;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4108 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4109 = v589.x[16];
-    const float v4110 = v4109 * v4108;
-    const bool v4111 = v4107 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4111) {
-      const iron_bf16 v4115 = iron_f32_to_bf16(v4110);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4117 = v13 + v4107;
-      const unsigned int v4118 = v4117 * v1;
-      const unsigned int v4119 = v4118 + v28;
-      const unsigned int v4120 = v4119 << 8u;
-      const unsigned int v4121 = v4120 + v9565;
-      out[v4121] = v4115;
-    }
-    const unsigned int v4123 = v56 + v9571;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4124 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4125 = v589.x[17];
-    const float v4126 = v4125 * v4124;
-    const bool v4127 = v4123 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4127) {
-      const iron_bf16 v4131 = iron_f32_to_bf16(v4126);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4133 = v13 + v4123;
-      const unsigned int v4134 = v4133 * v1;
-      const unsigned int v4135 = v4134 + v28;
-      const unsigned int v4136 = v4135 << 8u;
-      const unsigned int v4137 = v4136 + v9570;
-      out[v4137] = v4131;
-    }
-    const unsigned int v4139 = v56 + v9576;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4140 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4141 = v589.x[18];
-    const float v4142 = v4141 * v4140;
-    const bool v4143 = v4139 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4143) {
-      const iron_bf16 v4147 = iron_f32_to_bf16(v4142);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4149 = v13 + v4139;
-      const unsigned int v4150 = v4149 * v1;
-      const unsigned int v4151 = v4150 + v28;
-      const unsigned int v4152 = v4151 << 8u;
-      const unsigned int v4153 = v4152 + v9575;
-      out[v4153] = v4147;
-    }
-    const unsigned int v4155 = v56 + v9581;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4156 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4157 = v589.x[19];
-    const float v4158 = v4157 * v4156;
-    const bool v4159 = v4155 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4159) {
-      const iron_bf16 v4163 = iron_f32_to_bf16(v4158);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4165 = v13 + v4155;
-      const unsigned int v4166 = v4165 * v1;
-      const unsigned int v4167 = v4166 + v28;
-      const unsigned int v4168 = v4167 << 8u;
-      const unsigned int v4169 = v4168 + v9580;
-      out[v4169] = v4163;
-    }
-    const unsigned int v4171 = v56 + v9586;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4172 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4173 = v589.x[20];
-    const float v4174 = v4173 * v4172;
-    const bool v4175 = v4171 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4175) {
-      const iron_bf16 v4179 = iron_f32_to_bf16(v4174);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4181 = v13 + v4171;
-      const unsigned int v4182 = v4181 * v1;
-      const unsigned int v4183 = v4182 + v28;
-      const unsigned int v4184 = v4183 << 8u;
-      const unsigned int v4185 = v4184 + v9585;
-      out[v4185] = v4179;
-    }
-    const unsigned int v4187 = v56 + v9591;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4188 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4189 = v589.x[21];
-    const float v4190 = v4189 * v4188;
-    const bool v4191 = v4187 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4191) {
-      const iron_bf16 v4195 = iron_f32_to_bf16(v4190);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4197 = v13 + v4187;
-      const unsigned int v4198 = v4197 * v1;
-      const unsigned int v4199 = v4198 + v28;
-      const unsigned int v4200 = v4199 << 8u;
-      const unsigned int v4201 = v4200 + v9590;
-      out[v4201] = v4195;
-    }
-    const unsigned int v4203 = v56 + v9596;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4204 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4205 = v589.x[22];
-    const float v4206 = v4205 * v4204;
-    const bool v4207 = v4203 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4207) {
-      const iron_bf16 v4211 = iron_f32_to_bf16(v4206);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4213 = v13 + v4203;
-      const unsigned int v4214 = v4213 * v1;
-      const unsigned int v4215 = v4214 + v28;
-      const unsigned int v4216 = v4215 << 8u;
-      const unsigned int v4217 = v4216 + v9595;
-      out[v4217] = v4211;
-    }
-    const unsigned int v4219 = v56 + v9601;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4220 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4221 = v589.x[23];
-    const float v4222 = v4221 * v4220;
-    const bool v4223 = v4219 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4223) {
-      const iron_bf16 v4227 = iron_f32_to_bf16(v4222);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4229 = v13 + v4219;
-      const unsigned int v4230 = v4229 * v1;
-      const unsigned int v4231 = v4230 + v28;
-      const unsigned int v4232 = v4231 << 8u;
-      const unsigned int v4233 = v4232 + v9600;
-      out[v4233] = v4227;
-    }
-    const unsigned int v4235 = v56 + v9606;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4236 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4237 = v589.x[24];
-    const float v4238 = v4237 * v4236;
-    const bool v4239 = v4235 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4239) {
-      const iron_bf16 v4243 = iron_f32_to_bf16(v4238);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4245 = v13 + v4235;
-      const unsigned int v4246 = v4245 * v1;
-      const unsigned int v4247 = v4246 + v28;
-      const unsigned int v4248 = v4247 << 8u;
-      const unsigned int v4249 = v4248 + v9605;
-      out[v4249] = v4243;
-    }
-    const unsigned int v4251 = v56 + v9611;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4252 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4253 = v589.x[25];
-    const float v4254 = v4253 * v4252;
-    const bool v4255 = v4251 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4255) {
-      const iron_bf16 v4259 = iron_f32_to_bf16(v4254);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4261 = v13 + v4251;
-      const unsigned int v4262 = v4261 * v1;
-      const unsigned int v4263 = v4262 + v28;
-      const unsigned int v4264 = v4263 << 8u;
-      const unsigned int v4265 = v4264 + v9610;
-      out[v4265] = v4259;
-    }
-    const unsigned int v4267 = v56 + v9616;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4268 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4269 = v589.x[26];
-    const float v4270 = v4269 * v4268;
-    const bool v4271 = v4267 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4271) {
-      const iron_bf16 v4275 = iron_f32_to_bf16(v4270);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4277 = v13 + v4267;
-      const unsigned int v4278 = v4277 * v1;
-      const unsigned int v4279 = v4278 + v28;
-      const unsigned int v4280 = v4279 << 8u;
-      const unsigned int v4281 = v4280 + v9615;
-      out[v4281] = v4275;
-    }
-    const unsigned int v4283 = v56 + v9621;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4284 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4285 = v589.x[27];
-    const float v4286 = v4285 * v4284;
-    const bool v4287 = v4283 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4287) {
-      const iron_bf16 v4291 = iron_f32_to_bf16(v4286);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4293 = v13 + v4283;
-      const unsigned int v4294 = v4293 * v1;
-      const unsigned int v4295 = v4294 + v28;
-      const unsigned int v4296 = v4295 << 8u;
-      const unsigned int v4297 = v4296 + v9620;
-      out[v4297] = v4291;
-    }
-    const unsigned int v4299 = v56 + v9626;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4300 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4301 = v589.x[28];
-    const float v4302 = v4301 * v4300;
-    const bool v4303 = v4299 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4303) {
-      const iron_bf16 v4307 = iron_f32_to_bf16(v4302);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4309 = v13 + v4299;
-      const unsigned int v4310 = v4309 * v1;
-      const unsigned int v4311 = v4310 + v28;
-      const unsigned int v4312 = v4311 << 8u;
-      const unsigned int v4313 = v4312 + v9625;
-      out[v4313] = v4307;
-    }
-    const unsigned int v4315 = v56 + v9631;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4316 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4317 = v589.x[29];
-    const float v4318 = v4317 * v4316;
-    const bool v4319 = v4315 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4319) {
-      const iron_bf16 v4323 = iron_f32_to_bf16(v4318);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4325 = v13 + v4315;
-      const unsigned int v4326 = v4325 * v1;
-      const unsigned int v4327 = v4326 + v28;
-      const unsigned int v4328 = v4327 << 8u;
-      const unsigned int v4329 = v4328 + v9630;
-      out[v4329] = v4323;
-    }
-    const unsigned int v4331 = v56 + v9636;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4332 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4333 = v589.x[30];
-    const float v4334 = v4333 * v4332;
-    const bool v4335 = v4331 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4335) {
-      const iron_bf16 v4339 = iron_f32_to_bf16(v4334);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4341 = v13 + v4331;
-      const unsigned int v4342 = v4341 * v1;
-      const unsigned int v4343 = v4342 + v28;
-      const unsigned int v4344 = v4343 << 8u;
-      const unsigned int v4345 = v4344 + v9635;
-      out[v4345] = v4339;
-    }
-    const unsigned int v4347 = v56 + v9641;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4348 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4349 = v589.x[31];
-    const float v4350 = v4349 * v4348;
-    const bool v4351 = v4347 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4351) {
-      const iron_bf16 v4355 = iron_f32_to_bf16(v4350);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4357 = v13 + v4347;
-      const unsigned int v4358 = v4357 * v1;
-      const unsigned int v4359 = v4358 + v28;
-      const unsigned int v4360 = v4359 << 8u;
-      const unsigned int v4361 = v4360 + v9640;
-      out[v4361] = v4355;
-    }
-    const unsigned int v4363 = v56 + v9646;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4364 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4365 = v591.x[0];
-    const float v4366 = v4365 * v4364;
-    const bool v4367 = v4363 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4367) {
-      const unsigned int v4370 = 64u + v9645;
-      const iron_bf16 v4371 = iron_f32_to_bf16(v4366);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4373 = v13 + v4363;
-      const unsigned int v4374 = v4373 * v1;
-      const unsigned int v4375 = v4374 + v28;
-      const unsigned int v4376 = v4375 << 8u;
-      const unsigned int v4377 = v4376 + v4370;
-      out[v4377] = v4371;
-    }
-    const unsigned int v4379 = v56 + v9651;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4380 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4381 = v591.x[1];
-    const float v4382 = v4381 * v4380;
-    const bool v4383 = v4379 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4383) {
-      const unsigned int v4386 = 64u + v9650;
-      const iron_bf16 v4387 = iron_f32_to_bf16(v4382);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4389 = v13 + v4379;
-      const unsigned int v4390 = v4389 * v1;
-      const unsigned int v4391 = v4390 + v28;
-      const unsigned int v4392 = v4391 << 8u;
-      const unsigned int v4393 = v4392 + v4386;
-      out[v4393] = v4387;
-    }
-    const unsigned int v4395 = v56 + v9656;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4396 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4397 = v591.x[2];
-    const float v4398 = v4397 * v4396;
-    const bool v4399 = v4395 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4399) {
-      const unsigned int v4402 = 64u + v9655;
-      const iron_bf16 v4403 = iron_f32_to_bf16(v4398);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4405 = v13 + v4395;
-      const unsigned int v4406 = v4405 * v1;
-      const unsigned int v4407 = v4406 + v28;
-      const unsigned int v4408 = v4407 << 8u;
-      const unsigned int v4409 = v4408 + v4402;
-      out[v4409] = v4403;
-    }
-    const unsigned int v4411 = v56 + v9661;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4412 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4413 = v591.x[3];
-    const float v4414 = v4413 * v4412;
-    const bool v4415 = v4411 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4415) {
-      const unsigned int v4418 = 64u + v9660;
-      const iron_bf16 v4419 = iron_f32_to_bf16(v4414);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4421 = v13 + v4411;
-      const unsigned int v4422 = v4421 * v1;
-      const unsigned int v4423 = v4422 + v28;
-      const unsigned int v4424 = v4423 << 8u;
-      const unsigned int v4425 = v4424 + v4418;
-      out[v4425] = v4419;
-    }
-    const unsigned int v4427 = v56 + v9666;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4428 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4429 = v591.x[4];
-    const float v4430 = v4429 * v4428;
-    const bool v4431 = v4427 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4431) {
-      const unsigned int v4434 = 64u + v9665;
-      const iron_bf16 v4435 = iron_f32_to_bf16(v4430);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4437 = v13 + v4427;
-      const unsigned int v4438 = v4437 * v1;
-      const unsigned int v4439 = v4438 + v28;
-      const unsigned int v4440 = v4439 << 8u;
-      const unsigned int v4441 = v4440 + v4434;
-      out[v4441] = v4435;
-    }
-    const unsigned int v4443 = v56 + v9671;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4444 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4445 = v591.x[5];
-    const float v4446 = v4445 * v4444;
-    const bool v4447 = v4443 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4447) {
-      const unsigned int v4450 = 64u + v9670;
-      const iron_bf16 v4451 = iron_f32_to_bf16(v4446);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4453 = v13 + v4443;
-      const unsigned int v4454 = v4453 * v1;
-      const unsigned int v4455 = v4454 + v28;
-      const unsigned int v4456 = v4455 << 8u;
-      const unsigned int v4457 = v4456 + v4450;
-      out[v4457] = v4451;
-    }
-    const unsigned int v4459 = v56 + v9676;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4460 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4461 = v591.x[6];
-    const float v4462 = v4461 * v4460;
-    const bool v4463 = v4459 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4463) {
-      const unsigned int v4466 = 64u + v9675;
-      const iron_bf16 v4467 = iron_f32_to_bf16(v4462);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4469 = v13 + v4459;
-      const unsigned int v4470 = v4469 * v1;
-      const unsigned int v4471 = v4470 + v28;
-      const unsigned int v4472 = v4471 << 8u;
-      const unsigned int v4473 = v4472 + v4466;
-      out[v4473] = v4467;
-    }
-    const unsigned int v4475 = v56 + v9681;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4476 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4477 = v591.x[7];
-    const float v4478 = v4477 * v4476;
-    const bool v4479 = v4475 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4479) {
-      const unsigned int v4482 = 64u + v9680;
-      const iron_bf16 v4483 = iron_f32_to_bf16(v4478);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4485 = v13 + v4475;
-      const unsigned int v4486 = v4485 * v1;
-      const unsigned int v4487 = v4486 + v28;
-      const unsigned int v4488 = v4487 << 8u;
-      const unsigned int v4489 = v4488 + v4482;
-      out[v4489] = v4483;
-    }
-    const unsigned int v4491 = v56 + v9686;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4492 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4493 = v591.x[8];
-    const float v4494 = v4493 * v4492;
-    const bool v4495 = v4491 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4495) {
-      const unsigned int v4498 = 64u + v9685;
-      const iron_bf16 v4499 = iron_f32_to_bf16(v4494);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4501 = v13 + v4491;
-      const unsigned int v4502 = v4501 * v1;
-      const unsigned int v4503 = v4502 + v28;
-      const unsigned int v4504 = v4503 << 8u;
-      const unsigned int v4505 = v4504 + v4498;
-      out[v4505] = v4499;
-    }
-    const unsigned int v4507 = v56 + v9691;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4508 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4509 = v591.x[9];
-    const float v4510 = v4509 * v4508;
-    const bool v4511 = v4507 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4511) {
-      const unsigned int v4514 = 64u + v9690;
-      const iron_bf16 v4515 = iron_f32_to_bf16(v4510);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4517 = v13 + v4507;
-      const unsigned int v4518 = v4517 * v1;
-      const unsigned int v4519 = v4518 + v28;
-      const unsigned int v4520 = v4519 << 8u;
-      const unsigned int v4521 = v4520 + v4514;
-      out[v4521] = v4515;
-    }
-    const unsigned int v4523 = v56 + v9696;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4524 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4525 = v591.x[10];
-    const float v4526 = v4525 * v4524;
-    const bool v4527 = v4523 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4527) {
-      const unsigned int v4530 = 64u + v9695;
-      const iron_bf16 v4531 = iron_f32_to_bf16(v4526);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4533 = v13 + v4523;
-      const unsigned int v4534 = v4533 * v1;
-      const unsigned int v4535 = v4534 + v28;
-      const unsigned int v4536 = v4535 << 8u;
-      const unsigned int v4537 = v4536 + v4530;
-      out[v4537] = v4531;
-    }
-    const unsigned int v4539 = v56 + v9701;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4540 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4541 = v591.x[11];
-    const float v4542 = v4541 * v4540;
-    const bool v4543 = v4539 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4543) {
-      const unsigned int v4546 = 64u + v9700;
-      const iron_bf16 v4547 = iron_f32_to_bf16(v4542);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4549 = v13 + v4539;
-      const unsigned int v4550 = v4549 * v1;
-      const unsigned int v4551 = v4550 + v28;
-      const unsigned int v4552 = v4551 << 8u;
-      const unsigned int v4553 = v4552 + v4546;
-      out[v4553] = v4547;
-    }
-    const unsigned int v4555 = v56 + v9706;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4556 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4557 = v591.x[12];
-    const float v4558 = v4557 * v4556;
-    const bool v4559 = v4555 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4559) {
-      const unsigned int v4562 = 64u + v9705;
-      const iron_bf16 v4563 = iron_f32_to_bf16(v4558);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4565 = v13 + v4555;
-      const unsigned int v4566 = v4565 * v1;
-      const unsigned int v4567 = v4566 + v28;
-      const unsigned int v4568 = v4567 << 8u;
-      const unsigned int v4569 = v4568 + v4562;
-      out[v4569] = v4563;
-    }
-    const unsigned int v4571 = v56 + v9711;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4572 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4573 = v591.x[13];
-    const float v4574 = v4573 * v4572;
-    const bool v4575 = v4571 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4575) {
-      const unsigned int v4578 = 64u + v9710;
-      const iron_bf16 v4579 = iron_f32_to_bf16(v4574);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4581 = v13 + v4571;
-      const unsigned int v4582 = v4581 * v1;
-      const unsigned int v4583 = v4582 + v28;
-      const unsigned int v4584 = v4583 << 8u;
-      const unsigned int v4585 = v4584 + v4578;
-      out[v4585] = v4579;
-    }
-    const unsigned int v4587 = v56 + v9716;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4588 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4589 = v591.x[14];
-    const float v4590 = v4589 * v4588;
-    const bool v4591 = v4587 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4591) {
-      const unsigned int v4594 = 64u + v9715;
-      const iron_bf16 v4595 = iron_f32_to_bf16(v4590);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4597 = v13 + v4587;
-      const unsigned int v4598 = v4597 * v1;
-      const unsigned int v4599 = v4598 + v28;
-      const unsigned int v4600 = v4599 << 8u;
-      const unsigned int v4601 = v4600 + v4594;
-      out[v4601] = v4595;
-    }
-    const unsigned int v4603 = v56 + v9721;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4604 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4605 = v591.x[15];
-    const float v4606 = v4605 * v4604;
-    const bool v4607 = v4603 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4607) {
-      const unsigned int v4610 = 64u + v9720;
-      const iron_bf16 v4611 = iron_f32_to_bf16(v4606);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4613 = v13 + v4603;
-      const unsigned int v4614 = v4613 * v1;
-      const unsigned int v4615 = v4614 + v28;
-      const unsigned int v4616 = v4615 << 8u;
-      const unsigned int v4617 = v4616 + v4610;
-      out[v4617] = v4611;
-    }
-    const unsigned int v4619 = v56 + v9726;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4620 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4621 = v591.x[16];
-    const float v4622 = v4621 * v4620;
-    const bool v4623 = v4619 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4623) {
-      const unsigned int v4626 = 64u + v9725;
-      const iron_bf16 v4627 = iron_f32_to_bf16(v4622);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4629 = v13 + v4619;
-      const unsigned int v4630 = v4629 * v1;
-      const unsigned int v4631 = v4630 + v28;
-      const unsigned int v4632 = v4631 << 8u;
-      const unsigned int v4633 = v4632 + v4626;
-      out[v4633] = v4627;
-    }
-    const unsigned int v4635 = v56 + v9731;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4636 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4637 = v591.x[17];
-    const float v4638 = v4637 * v4636;
-    const bool v4639 = v4635 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4639) {
-      const unsigned int v4642 = 64u + v9730;
-      const iron_bf16 v4643 = iron_f32_to_bf16(v4638);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4645 = v13 + v4635;
-      const unsigned int v4646 = v4645 * v1;
-      const unsigned int v4647 = v4646 + v28;
-      const unsigned int v4648 = v4647 << 8u;
-      const unsigned int v4649 = v4648 + v4642;
-      out[v4649] = v4643;
-    }
-    const unsigned int v4651 = v56 + v9736;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4652 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4653 = v591.x[18];
-    const float v4654 = v4653 * v4652;
-    const bool v4655 = v4651 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4655) {
-      const unsigned int v4658 = 64u + v9735;
-      const iron_bf16 v4659 = iron_f32_to_bf16(v4654);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4661 = v13 + v4651;
-      const unsigned int v4662 = v4661 * v1;
-      const unsigned int v4663 = v4662 + v28;
-      const unsigned int v4664 = v4663 << 8u;
-      const unsigned int v4665 = v4664 + v4658;
-      out[v4665] = v4659;
-    }
-    const unsigned int v4667 = v56 + v9741;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4668 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4669 = v591.x[19];
-    const float v4670 = v4669 * v4668;
-    const bool v4671 = v4667 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4671) {
-      const unsigned int v4674 = 64u + v9740;
-      const iron_bf16 v4675 = iron_f32_to_bf16(v4670);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4677 = v13 + v4667;
-      const unsigned int v4678 = v4677 * v1;
-      const unsigned int v4679 = v4678 + v28;
-      const unsigned int v4680 = v4679 << 8u;
-      const unsigned int v4681 = v4680 + v4674;
-      out[v4681] = v4675;
-    }
-    const unsigned int v4683 = v56 + v9746;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4684 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4685 = v591.x[20];
-    const float v4686 = v4685 * v4684;
-    const bool v4687 = v4683 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4687) {
-      const unsigned int v4690 = 64u + v9745;
-      const iron_bf16 v4691 = iron_f32_to_bf16(v4686);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4693 = v13 + v4683;
-      const unsigned int v4694 = v4693 * v1;
-      const unsigned int v4695 = v4694 + v28;
-      const unsigned int v4696 = v4695 << 8u;
-      const unsigned int v4697 = v4696 + v4690;
-      out[v4697] = v4691;
-    }
-    const unsigned int v4699 = v56 + v9751;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4700 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4701 = v591.x[21];
-    const float v4702 = v4701 * v4700;
-    const bool v4703 = v4699 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4703) {
-      const unsigned int v4706 = 64u + v9750;
-      const iron_bf16 v4707 = iron_f32_to_bf16(v4702);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4709 = v13 + v4699;
-      const unsigned int v4710 = v4709 * v1;
-      const unsigned int v4711 = v4710 + v28;
-      const unsigned int v4712 = v4711 << 8u;
-      const unsigned int v4713 = v4712 + v4706;
-      out[v4713] = v4707;
-    }
-    const unsigned int v4715 = v56 + v9756;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4716 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4717 = v591.x[22];
-    const float v4718 = v4717 * v4716;
-    const bool v4719 = v4715 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4719) {
-      const unsigned int v4722 = 64u + v9755;
-      const iron_bf16 v4723 = iron_f32_to_bf16(v4718);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4725 = v13 + v4715;
-      const unsigned int v4726 = v4725 * v1;
-      const unsigned int v4727 = v4726 + v28;
-      const unsigned int v4728 = v4727 << 8u;
-      const unsigned int v4729 = v4728 + v4722;
-      out[v4729] = v4723;
-    }
-    const unsigned int v4731 = v56 + v9761;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4732 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4733 = v591.x[23];
-    const float v4734 = v4733 * v4732;
-    const bool v4735 = v4731 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4735) {
-      const unsigned int v4738 = 64u + v9760;
-      const iron_bf16 v4739 = iron_f32_to_bf16(v4734);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4741 = v13 + v4731;
-      const unsigned int v4742 = v4741 * v1;
-      const unsigned int v4743 = v4742 + v28;
-      const unsigned int v4744 = v4743 << 8u;
-      const unsigned int v4745 = v4744 + v4738;
-      out[v4745] = v4739;
-    }
-    const unsigned int v4747 = v56 + v9766;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4748 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4749 = v591.x[24];
-    const float v4750 = v4749 * v4748;
-    const bool v4751 = v4747 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4751) {
-      const unsigned int v4754 = 64u + v9765;
-      const iron_bf16 v4755 = iron_f32_to_bf16(v4750);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4757 = v13 + v4747;
-      const unsigned int v4758 = v4757 * v1;
-      const unsigned int v4759 = v4758 + v28;
-      const unsigned int v4760 = v4759 << 8u;
-      const unsigned int v4761 = v4760 + v4754;
-      out[v4761] = v4755;
-    }
-    const unsigned int v4763 = v56 + v9771;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4764 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4765 = v591.x[25];
-    const float v4766 = v4765 * v4764;
-    const bool v4767 = v4763 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4767) {
-      const unsigned int v4770 = 64u + v9770;
-      const iron_bf16 v4771 = iron_f32_to_bf16(v4766);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4773 = v13 + v4763;
-      const unsigned int v4774 = v4773 * v1;
-      const unsigned int v4775 = v4774 + v28;
-      const unsigned int v4776 = v4775 << 8u;
-      const unsigned int v4777 = v4776 + v4770;
-      out[v4777] = v4771;
-    }
-    const unsigned int v4779 = v56 + v9776;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4780 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4781 = v591.x[26];
-    const float v4782 = v4781 * v4780;
-    const bool v4783 = v4779 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4783) {
-      const unsigned int v4786 = 64u + v9775;
-      const iron_bf16 v4787 = iron_f32_to_bf16(v4782);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4789 = v13 + v4779;
-      const unsigned int v4790 = v4789 * v1;
-      const unsigned int v4791 = v4790 + v28;
-      const unsigned int v4792 = v4791 << 8u;
-      const unsigned int v4793 = v4792 + v4786;
-      out[v4793] = v4787;
-    }
-    const unsigned int v4795 = v56 + v9781;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4796 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4797 = v591.x[27];
-    const float v4798 = v4797 * v4796;
-    const bool v4799 = v4795 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4799) {
-      const unsigned int v4802 = 64u + v9780;
-      const iron_bf16 v4803 = iron_f32_to_bf16(v4798);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4805 = v13 + v4795;
-      const unsigned int v4806 = v4805 * v1;
-      const unsigned int v4807 = v4806 + v28;
-      const unsigned int v4808 = v4807 << 8u;
-      const unsigned int v4809 = v4808 + v4802;
-      out[v4809] = v4803;
-    }
-    const unsigned int v4811 = v56 + v9786;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4812 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4813 = v591.x[28];
-    const float v4814 = v4813 * v4812;
-    const bool v4815 = v4811 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4815) {
-      const unsigned int v4818 = 64u + v9785;
-      const iron_bf16 v4819 = iron_f32_to_bf16(v4814);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4821 = v13 + v4811;
-      const unsigned int v4822 = v4821 * v1;
-      const unsigned int v4823 = v4822 + v28;
-      const unsigned int v4824 = v4823 << 8u;
-      const unsigned int v4825 = v4824 + v4818;
-      out[v4825] = v4819;
-    }
-    const unsigned int v4827 = v56 + v9791;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4828 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4829 = v591.x[29];
-    const float v4830 = v4829 * v4828;
-    const bool v4831 = v4827 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4831) {
-      const unsigned int v4834 = 64u + v9790;
-      const iron_bf16 v4835 = iron_f32_to_bf16(v4830);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4837 = v13 + v4827;
-      const unsigned int v4838 = v4837 * v1;
-      const unsigned int v4839 = v4838 + v28;
-      const unsigned int v4840 = v4839 << 8u;
-      const unsigned int v4841 = v4840 + v4834;
-      out[v4841] = v4835;
-    }
-    const unsigned int v4843 = v56 + v9796;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4844 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4845 = v591.x[30];
-    const float v4846 = v4845 * v4844;
-    const bool v4847 = v4843 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4847) {
-      const unsigned int v4850 = 64u + v9795;
-      const iron_bf16 v4851 = iron_f32_to_bf16(v4846);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4853 = v13 + v4843;
-      const unsigned int v4854 = v4853 * v1;
-      const unsigned int v4855 = v4854 + v28;
-      const unsigned int v4856 = v4855 << 8u;
-      const unsigned int v4857 = v4856 + v4850;
-      out[v4857] = v4851;
-    }
-    const unsigned int v4859 = v56 + v9801;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4860 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4861 = v591.x[31];
-    const float v4862 = v4861 * v4860;
-    const bool v4863 = v4859 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4863) {
-      const unsigned int v4866 = 64u + v9800;
-      const iron_bf16 v4867 = iron_f32_to_bf16(v4862);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4869 = v13 + v4859;
-      const unsigned int v4870 = v4869 * v1;
-      const unsigned int v4871 = v4870 + v28;
-      const unsigned int v4872 = v4871 << 8u;
-      const unsigned int v4873 = v4872 + v4866;
-      out[v4873] = v4867;
-    }
-    const unsigned int v4875 = v56 + v9806;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4876 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4877 = v593.x[0];
-    const float v4878 = v4877 * v4876;
-    const bool v4879 = v4875 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4879) {
-      const unsigned int v4882 = 128u + v9805;
-      const iron_bf16 v4883 = iron_f32_to_bf16(v4878);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4885 = v13 + v4875;
-      const unsigned int v4886 = v4885 * v1;
-      const unsigned int v4887 = v4886 + v28;
-      const unsigned int v4888 = v4887 << 8u;
-      const unsigned int v4889 = v4888 + v4882;
-      out[v4889] = v4883;
-    }
-    const unsigned int v4891 = v56 + v9811;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4892 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4893 = v593.x[1];
-    const float v4894 = v4893 * v4892;
-    const bool v4895 = v4891 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4895) {
-      const unsigned int v4898 = 128u + v9810;
-      const iron_bf16 v4899 = iron_f32_to_bf16(v4894);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4901 = v13 + v4891;
-      const unsigned int v4902 = v4901 * v1;
-      const unsigned int v4903 = v4902 + v28;
-      const unsigned int v4904 = v4903 << 8u;
-      const unsigned int v4905 = v4904 + v4898;
-      out[v4905] = v4899;
-    }
-    const unsigned int v4907 = v56 + v9816;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4908 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4909 = v593.x[2];
-    const float v4910 = v4909 * v4908;
-    const bool v4911 = v4907 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4911) {
-      const unsigned int v4914 = 128u + v9815;
-      const iron_bf16 v4915 = iron_f32_to_bf16(v4910);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4917 = v13 + v4907;
-      const unsigned int v4918 = v4917 * v1;
-      const unsigned int v4919 = v4918 + v28;
-      const unsigned int v4920 = v4919 << 8u;
-      const unsigned int v4921 = v4920 + v4914;
-      out[v4921] = v4915;
-    }
-    const unsigned int v4923 = v56 + v9821;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4924 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4925 = v593.x[3];
-    const float v4926 = v4925 * v4924;
-    const bool v4927 = v4923 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4927) {
-      const unsigned int v4930 = 128u + v9820;
-      const iron_bf16 v4931 = iron_f32_to_bf16(v4926);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4933 = v13 + v4923;
-      const unsigned int v4934 = v4933 * v1;
-      const unsigned int v4935 = v4934 + v28;
-      const unsigned int v4936 = v4935 << 8u;
-      const unsigned int v4937 = v4936 + v4930;
-      out[v4937] = v4931;
-    }
-    const unsigned int v4939 = v56 + v9826;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4940 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4941 = v593.x[4];
-    const float v4942 = v4941 * v4940;
-    const bool v4943 = v4939 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4943) {
-      const unsigned int v4946 = 128u + v9825;
-      const iron_bf16 v4947 = iron_f32_to_bf16(v4942);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4949 = v13 + v4939;
-      const unsigned int v4950 = v4949 * v1;
-      const unsigned int v4951 = v4950 + v28;
-      const unsigned int v4952 = v4951 << 8u;
-      const unsigned int v4953 = v4952 + v4946;
-      out[v4953] = v4947;
-    }
-    const unsigned int v4955 = v56 + v9831;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4956 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4957 = v593.x[5];
-    const float v4958 = v4957 * v4956;
-    const bool v4959 = v4955 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4959) {
-      const unsigned int v4962 = 128u + v9830;
-      const iron_bf16 v4963 = iron_f32_to_bf16(v4958);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4965 = v13 + v4955;
-      const unsigned int v4966 = v4965 * v1;
-      const unsigned int v4967 = v4966 + v28;
-      const unsigned int v4968 = v4967 << 8u;
-      const unsigned int v4969 = v4968 + v4962;
-      out[v4969] = v4963;
-    }
-    const unsigned int v4971 = v56 + v9836;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4972 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4973 = v593.x[6];
-    const float v4974 = v4973 * v4972;
-    const bool v4975 = v4971 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4975) {
-      const unsigned int v4978 = 128u + v9835;
-      const iron_bf16 v4979 = iron_f32_to_bf16(v4974);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4981 = v13 + v4971;
-      const unsigned int v4982 = v4981 * v1;
-      const unsigned int v4983 = v4982 + v28;
-      const unsigned int v4984 = v4983 << 8u;
-      const unsigned int v4985 = v4984 + v4978;
-      out[v4985] = v4979;
-    }
-    const unsigned int v4987 = v56 + v9841;  // kernels/sdpa/flash_tile.hpp:263
-    const float v4988 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v4989 = v593.x[7];
-    const float v4990 = v4989 * v4988;
-    const bool v4991 = v4987 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v4991) {
-      const unsigned int v4994 = 128u + v9840;
-      const iron_bf16 v4995 = iron_f32_to_bf16(v4990);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v4997 = v13 + v4987;
-      const unsigned int v4998 = v4997 * v1;
-      const unsigned int v4999 = v4998 + v28;
-      const unsigned int v5000 = v4999 << 8u;
-      const unsigned int v5001 = v5000 + v4994;
-      out[v5001] = v4995;
-    }
-    const unsigned int v5003 = v56 + v9846;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5004 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5005 = v593.x[8];
-    const float v5006 = v5005 * v5004;
-    const bool v5007 = v5003 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5007) {
-      const unsigned int v5010 = 128u + v9845;
-      const iron_bf16 v5011 = iron_f32_to_bf16(v5006);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5013 = v13 + v5003;
-      const unsigned int v5014 = v5013 * v1;
-      const unsigned int v5015 = v5014 + v28;
-      const unsigned int v5016 = v5015 << 8u;
-      const unsigned int v5017 = v5016 + v5010;
-      out[v5017] = v5011;
-    }
-    const unsigned int v5019 = v56 + v9851;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5020 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5021 = v593.x[9];
-    const float v5022 = v5021 * v5020;
-    const bool v5023 = v5019 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5023) {
-      const unsigned int v5026 = 128u + v9850;
-      const iron_bf16 v5027 = iron_f32_to_bf16(v5022);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5029 = v13 + v5019;
-      const unsigned int v5030 = v5029 * v1;
-      const unsigned int v5031 = v5030 + v28;
-      const unsigned int v5032 = v5031 << 8u;
-      const unsigned int v5033 = v5032 + v5026;
-      out[v5033] = v5027;
-    }
-    const unsigned int v5035 = v56 + v9856;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5036 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5037 = v593.x[10];
-    const float v5038 = v5037 * v5036;
-    const bool v5039 = v5035 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5039) {
-      const unsigned int v5042 = 128u + v9855;
-      const iron_bf16 v5043 = iron_f32_to_bf16(v5038);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5045 = v13 + v5035;
-      const unsigned int v5046 = v5045 * v1;
-      const unsigned int v5047 = v5046 + v28;
-      const unsigned int v5048 = v5047 << 8u;
-      const unsigned int v5049 = v5048 + v5042;
-      out[v5049] = v5043;
-    }
-    const unsigned int v5051 = v56 + v9861;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5052 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5053 = v593.x[11];
-    const float v5054 = v5053 * v5052;
-    const bool v5055 = v5051 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5055) {
-      const unsigned int v5058 = 128u + v9860;
-      const iron_bf16 v5059 = iron_f32_to_bf16(v5054);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5061 = v13 + v5051;
-      const unsigned int v5062 = v5061 * v1;
-      const unsigned int v5063 = v5062 + v28;
-      const unsigned int v5064 = v5063 << 8u;
-      const unsigned int v5065 = v5064 + v5058;
-      out[v5065] = v5059;
-    }
-    const unsigned int v5067 = v56 + v9866;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5068 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5069 = v593.x[12];
-    const float v5070 = v5069 * v5068;
-    const bool v5071 = v5067 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5071) {
-      const unsigned int v5074 = 128u + v9865;
-      const iron_bf16 v5075 = iron_f32_to_bf16(v5070);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5077 = v13 + v5067;
-      const unsigned int v5078 = v5077 * v1;
-      const unsigned int v5079 = v5078 + v28;
-      const unsigned int v5080 = v5079 << 8u;
-      const unsigned int v5081 = v5080 + v5074;
-      out[v5081] = v5075;
-    }
-    const unsigned int v5083 = v56 + v9871;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5084 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5085 = v593.x[13];
-    const float v5086 = v5085 * v5084;
-    const bool v5087 = v5083 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5087) {
-      const unsigned int v5090 = 128u + v9870;
-      const iron_bf16 v5091 = iron_f32_to_bf16(v5086);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5093 = v13 + v5083;
-      const unsigned int v5094 = v5093 * v1;
-      const unsigned int v5095 = v5094 + v28;
-      const unsigned int v5096 = v5095 << 8u;
-      const unsigned int v5097 = v5096 + v5090;
-      out[v5097] = v5091;
-    }
-    const unsigned int v5099 = v56 + v9876;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5100 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5101 = v593.x[14];
-    const float v5102 = v5101 * v5100;
-    const bool v5103 = v5099 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5103) {
-      const unsigned int v5106 = 128u + v9875;
-      const iron_bf16 v5107 = iron_f32_to_bf16(v5102);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5109 = v13 + v5099;
-      const unsigned int v5110 = v5109 * v1;
-      const unsigned int v5111 = v5110 + v28;
-      const unsigned int v5112 = v5111 << 8u;
-      const unsigned int v5113 = v5112 + v5106;
-      out[v5113] = v5107;
-    }
-    const unsigned int v5115 = v56 + v9881;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5116 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5117 = v593.x[15];
-    const float v5118 = v5117 * v5116;
-    const bool v5119 = v5115 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5119) {
-      const unsigned int v5122 = 128u + v9880;
-      const iron_bf16 v5123 = iron_f32_to_bf16(v5118);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5125 = v13 + v5115;
-      const unsigned int v5126 = v5125 * v1;
-      const unsigned int v5127 = v5126 + v28;
-      const unsigned int v5128 = v5127 << 8u;
-      const unsigned int v5129 = v5128 + v5122;
-      out[v5129] = v5123;
-    }
-    const unsigned int v5131 = v56 + v9886;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5132 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5133 = v593.x[16];
-    const float v5134 = v5133 * v5132;
-    const bool v5135 = v5131 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5135) {
-      const unsigned int v5138 = 128u + v9885;
-      const iron_bf16 v5139 = iron_f32_to_bf16(v5134);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5141 = v13 + v5131;
-      const unsigned int v5142 = v5141 * v1;
-      const unsigned int v5143 = v5142 + v28;
-      const unsigned int v5144 = v5143 << 8u;
-      const unsigned int v5145 = v5144 + v5138;
-      out[v5145] = v5139;
-    }
-    const unsigned int v5147 = v56 + v9891;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5148 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5149 = v593.x[17];
-    const float v5150 = v5149 * v5148;
-    const bool v5151 = v5147 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5151) {
-      const unsigned int v5154 = 128u + v9890;
-      const iron_bf16 v5155 = iron_f32_to_bf16(v5150);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5157 = v13 + v5147;
-      const unsigned int v5158 = v5157 * v1;
-      const unsigned int v5159 = v5158 + v28;
-      const unsigned int v5160 = v5159 << 8u;
-      const unsigned int v5161 = v5160 + v5154;
-      out[v5161] = v5155;
-    }
-    const unsigned int v5163 = v56 + v9896;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5164 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5165 = v593.x[18];
-    const float v5166 = v5165 * v5164;
-    const bool v5167 = v5163 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5167) {
-      const unsigned int v5170 = 128u + v9895;
-      const iron_bf16 v5171 = iron_f32_to_bf16(v5166);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5173 = v13 + v5163;
-      const unsigned int v5174 = v5173 * v1;
-      const unsigned int v5175 = v5174 + v28;
-      const unsigned int v5176 = v5175 << 8u;
-      const unsigned int v5177 = v5176 + v5170;
-      out[v5177] = v5171;
-    }
-    const unsigned int v5179 = v56 + v9901;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5180 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5181 = v593.x[19];
-    const float v5182 = v5181 * v5180;
-    const bool v5183 = v5179 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5183) {
-      const unsigned int v5186 = 128u + v9900;
-      const iron_bf16 v5187 = iron_f32_to_bf16(v5182);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5189 = v13 + v5179;
-      const unsigned int v5190 = v5189 * v1;
-      const unsigned int v5191 = v5190 + v28;
-      const unsigned int v5192 = v5191 << 8u;
-      const unsigned int v5193 = v5192 + v5186;
-      out[v5193] = v5187;
-    }
-    const unsigned int v5195 = v56 + v9906;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5196 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5197 = v593.x[20];
-    const float v5198 = v5197 * v5196;
-    const bool v5199 = v5195 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5199) {
-      const unsigned int v5202 = 128u + v9905;
-      const iron_bf16 v5203 = iron_f32_to_bf16(v5198);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5205 = v13 + v5195;
-      const unsigned int v5206 = v5205 * v1;
-      const unsigned int v5207 = v5206 + v28;
-      const unsigned int v5208 = v5207 << 8u;
-      const unsigned int v5209 = v5208 + v5202;
-      out[v5209] = v5203;
-    }
-    const unsigned int v5211 = v56 + v9911;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5212 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5213 = v593.x[21];
-    const float v5214 = v5213 * v5212;
-    const bool v5215 = v5211 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5215) {
-      const unsigned int v5218 = 128u + v9910;
-      const iron_bf16 v5219 = iron_f32_to_bf16(v5214);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5221 = v13 + v5211;
-      const unsigned int v5222 = v5221 * v1;
-      const unsigned int v5223 = v5222 + v28;
-      const unsigned int v5224 = v5223 << 8u;
-      const unsigned int v5225 = v5224 + v5218;
-      out[v5225] = v5219;
-    }
-    const unsigned int v5227 = v56 + v9916;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5228 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5229 = v593.x[22];
-    const float v5230 = v5229 * v5228;
-    const bool v5231 = v5227 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5231) {
-      const unsigned int v5234 = 128u + v9915;
-      const iron_bf16 v5235 = iron_f32_to_bf16(v5230);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5237 = v13 + v5227;
-      const unsigned int v5238 = v5237 * v1;
-      const unsigned int v5239 = v5238 + v28;
-      const unsigned int v5240 = v5239 << 8u;
-      const unsigned int v5241 = v5240 + v5234;
-      out[v5241] = v5235;
-    }
-    const unsigned int v5243 = v56 + v9921;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5244 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5245 = v593.x[23];
-    const float v5246 = v5245 * v5244;
-    const bool v5247 = v5243 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5247) {
-      const unsigned int v5250 = 128u + v9920;
-      const iron_bf16 v5251 = iron_f32_to_bf16(v5246);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5253 = v13 + v5243;
-      const unsigned int v5254 = v5253 * v1;
-      const unsigned int v5255 = v5254 + v28;
-      const unsigned int v5256 = v5255 << 8u;
-      const unsigned int v5257 = v5256 + v5250;
-      out[v5257] = v5251;
-    }
-    const unsigned int v5259 = v56 + v9926;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5260 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5261 = v593.x[24];
-    const float v5262 = v5261 * v5260;
-    const bool v5263 = v5259 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5263) {
-      const unsigned int v5266 = 128u + v9925;
-      const iron_bf16 v5267 = iron_f32_to_bf16(v5262);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5269 = v13 + v5259;
-      const unsigned int v5270 = v5269 * v1;
-      const unsigned int v5271 = v5270 + v28;
-      const unsigned int v5272 = v5271 << 8u;
-      const unsigned int v5273 = v5272 + v5266;
-      out[v5273] = v5267;
-    }
-    const unsigned int v5275 = v56 + v9931;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5276 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5277 = v593.x[25];
-    const float v5278 = v5277 * v5276;
-    const bool v5279 = v5275 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5279) {
-      const unsigned int v5282 = 128u + v9930;
-      const iron_bf16 v5283 = iron_f32_to_bf16(v5278);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5285 = v13 + v5275;
-      const unsigned int v5286 = v5285 * v1;
-      const unsigned int v5287 = v5286 + v28;
-      const unsigned int v5288 = v5287 << 8u;
-      const unsigned int v5289 = v5288 + v5282;
-      out[v5289] = v5283;
-    }
-    const unsigned int v5291 = v56 + v9936;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5292 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5293 = v593.x[26];
-    const float v5294 = v5293 * v5292;
-    const bool v5295 = v5291 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5295) {
-      const unsigned int v5298 = 128u + v9935;
-      const iron_bf16 v5299 = iron_f32_to_bf16(v5294);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5301 = v13 + v5291;
-      const unsigned int v5302 = v5301 * v1;
-      const unsigned int v5303 = v5302 + v28;
-      const unsigned int v5304 = v5303 << 8u;
-      const unsigned int v5305 = v5304 + v5298;
-      out[v5305] = v5299;
-    }
-    const unsigned int v5307 = v56 + v9941;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5308 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5309 = v593.x[27];
-    const float v5310 = v5309 * v5308;
-    const bool v5311 = v5307 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5311) {
-      const unsigned int v5314 = 128u + v9940;
-      const iron_bf16 v5315 = iron_f32_to_bf16(v5310);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5317 = v13 + v5307;
-      const unsigned int v5318 = v5317 * v1;
-      const unsigned int v5319 = v5318 + v28;
-      const unsigned int v5320 = v5319 << 8u;
-      const unsigned int v5321 = v5320 + v5314;
-      out[v5321] = v5315;
-    }
-    const unsigned int v5323 = v56 + v9946;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5324 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5325 = v593.x[28];
-    const float v5326 = v5325 * v5324;
-    const bool v5327 = v5323 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5327) {
-      const unsigned int v5330 = 128u + v9945;
-      const iron_bf16 v5331 = iron_f32_to_bf16(v5326);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5333 = v13 + v5323;
-      const unsigned int v5334 = v5333 * v1;
-      const unsigned int v5335 = v5334 + v28;
-      const unsigned int v5336 = v5335 << 8u;
-      const unsigned int v5337 = v5336 + v5330;
-      out[v5337] = v5331;
-    }
-    const unsigned int v5339 = v56 + v9951;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5340 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5341 = v593.x[29];
-    const float v5342 = v5341 * v5340;
-    const bool v5343 = v5339 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5343) {
-      const unsigned int v5346 = 128u + v9950;
-      const iron_bf16 v5347 = iron_f32_to_bf16(v5342);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5349 = v13 + v5339;
-      const unsigned int v5350 = v5349 * v1;
-      const unsigned int v5351 = v5350 + v28;
-      const unsigned int v5352 = v5351 << 8u;
-      const unsigned int v5353 = v5352 + v5346;
-      out[v5353] = v5347;
-    }
-    const unsigned int v5355 = v56 + v9956;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5356 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5357 = v593.x[30];
-    const float v5358 = v5357 * v5356;
-    const bool v5359 = v5355 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5359) {
-      const unsigned int v5362 = 128u + v9955;
-      const iron_bf16 v5363 = iron_f32_to_bf16(v5358);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5365 = v13 + v5355;
-      const unsigned int v5366 = v5365 * v1;
-      const unsigned int v5367 = v5366 + v28;
-      const unsigned int v5368 = v5367 << 8u;
-      const unsigned int v5369 = v5368 + v5362;
-      out[v5369] = v5363;
-    }
-    const unsigned int v5371 = v56 + v9961;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5372 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5373 = v593.x[31];
-    const float v5374 = v5373 * v5372;
-    const bool v5375 = v5371 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5375) {
-      const unsigned int v5378 = 128u + v9960;
-      const iron_bf16 v5379 = iron_f32_to_bf16(v5374);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5381 = v13 + v5371;
-      const unsigned int v5382 = v5381 * v1;
-      const unsigned int v5383 = v5382 + v28;
-      const unsigned int v5384 = v5383 << 8u;
-      const unsigned int v5385 = v5384 + v5378;
-      out[v5385] = v5379;
-    }
-    const unsigned int v5387 = v56 + v9966;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5388 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5389 = v595.x[0];
-    const float v5390 = v5389 * v5388;
-    const bool v5391 = v5387 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5391) {
-      const unsigned int v5394 = 192u + v9965;
-      const iron_bf16 v5395 = iron_f32_to_bf16(v5390);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5397 = v13 + v5387;
-      const unsigned int v5398 = v5397 * v1;
-      const unsigned int v5399 = v5398 + v28;
-      const unsigned int v5400 = v5399 << 8u;
-      const unsigned int v5401 = v5400 + v5394;
-      out[v5401] = v5395;
-    }
-    const unsigned int v5403 = v56 + v9971;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5404 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5405 = v595.x[1];
-    const float v5406 = v5405 * v5404;
-    const bool v5407 = v5403 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5407) {
-      const unsigned int v5410 = 192u + v9970;
-      const iron_bf16 v5411 = iron_f32_to_bf16(v5406);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5413 = v13 + v5403;
-      const unsigned int v5414 = v5413 * v1;
-      const unsigned int v5415 = v5414 + v28;
-      const unsigned int v5416 = v5415 << 8u;
-      const unsigned int v5417 = v5416 + v5410;
-      out[v5417] = v5411;
-    }
-    const unsigned int v5419 = v56 + v9976;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5420 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5421 = v595.x[2];
-    const float v5422 = v5421 * v5420;
-    const bool v5423 = v5419 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5423) {
-      const unsigned int v5426 = 192u + v9975;
-      const iron_bf16 v5427 = iron_f32_to_bf16(v5422);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5429 = v13 + v5419;
-      const unsigned int v5430 = v5429 * v1;
-      const unsigned int v5431 = v5430 + v28;
-      const unsigned int v5432 = v5431 << 8u;
-      const unsigned int v5433 = v5432 + v5426;
-      out[v5433] = v5427;
-    }
-    const unsigned int v5435 = v56 + v9981;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5436 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5437 = v595.x[3];
-    const float v5438 = v5437 * v5436;
-    const bool v5439 = v5435 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5439) {
-      const unsigned int v5442 = 192u + v9980;
-      const iron_bf16 v5443 = iron_f32_to_bf16(v5438);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5445 = v13 + v5435;
-      const unsigned int v5446 = v5445 * v1;
-      const unsigned int v5447 = v5446 + v28;
-      const unsigned int v5448 = v5447 << 8u;
-      const unsigned int v5449 = v5448 + v5442;
-      out[v5449] = v5443;
-    }
-    const unsigned int v5451 = v56 + v9986;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5452 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5453 = v595.x[4];
-    const float v5454 = v5453 * v5452;
-    const bool v5455 = v5451 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5455) {
-      const unsigned int v5458 = 192u + v9985;
-      const iron_bf16 v5459 = iron_f32_to_bf16(v5454);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5461 = v13 + v5451;
-      const unsigned int v5462 = v5461 * v1;
-      const unsigned int v5463 = v5462 + v28;
-      const unsigned int v5464 = v5463 << 8u;
-      const unsigned int v5465 = v5464 + v5458;
-      out[v5465] = v5459;
-    }
-    const unsigned int v5467 = v56 + v9991;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5468 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5469 = v595.x[5];
-    const float v5470 = v5469 * v5468;
-    const bool v5471 = v5467 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5471) {
-      const unsigned int v5474 = 192u + v9990;
-      const iron_bf16 v5475 = iron_f32_to_bf16(v5470);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5477 = v13 + v5467;
-      const unsigned int v5478 = v5477 * v1;
-      const unsigned int v5479 = v5478 + v28;
-      const unsigned int v5480 = v5479 << 8u;
-      const unsigned int v5481 = v5480 + v5474;
-      out[v5481] = v5475;
-    }
-    const unsigned int v5483 = v56 + v9996;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5484 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5485 = v595.x[6];
-    const float v5486 = v5485 * v5484;
-    const bool v5487 = v5483 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5487) {
-      const unsigned int v5490 = 192u + v9995;
-      const iron_bf16 v5491 = iron_f32_to_bf16(v5486);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5493 = v13 + v5483;
-      const unsigned int v5494 = v5493 * v1;
-      const unsigned int v5495 = v5494 + v28;
-      const unsigned int v5496 = v5495 << 8u;
-      const unsigned int v5497 = v5496 + v5490;
-      out[v5497] = v5491;
-    }
-    const unsigned int v5499 = v56 + v10001;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5500 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5501 = v595.x[7];
-    const float v5502 = v5501 * v5500;
-    const bool v5503 = v5499 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5503) {
-      const unsigned int v5506 = 192u + v10000;
-      const iron_bf16 v5507 = iron_f32_to_bf16(v5502);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5509 = v13 + v5499;
-      const unsigned int v5510 = v5509 * v1;
-      const unsigned int v5511 = v5510 + v28;
-      const unsigned int v5512 = v5511 << 8u;
-      const unsigned int v5513 = v5512 + v5506;
-      out[v5513] = v5507;
-    }
-    const unsigned int v5515 = v56 + v10006;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5516 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5517 = v595.x[8];
-    const float v5518 = v5517 * v5516;
-    const bool v5519 = v5515 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5519) {
-      const unsigned int v5522 = 192u + v10005;
-      const iron_bf16 v5523 = iron_f32_to_bf16(v5518);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5525 = v13 + v5515;
-      const unsigned int v5526 = v5525 * v1;
-      const unsigned int v5527 = v5526 + v28;
-      const unsigned int v5528 = v5527 << 8u;
-      const unsigned int v5529 = v5528 + v5522;
-      out[v5529] = v5523;
-    }
-    const unsigned int v5531 = v56 + v10011;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5532 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5533 = v595.x[9];
-    const float v5534 = v5533 * v5532;
-    const bool v5535 = v5531 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5535) {
-      const unsigned int v5538 = 192u + v10010;
-      const iron_bf16 v5539 = iron_f32_to_bf16(v5534);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5541 = v13 + v5531;
-      const unsigned int v5542 = v5541 * v1;
-      const unsigned int v5543 = v5542 + v28;
-      const unsigned int v5544 = v5543 << 8u;
-      const unsigned int v5545 = v5544 + v5538;
-      out[v5545] = v5539;
-    }
-    const unsigned int v5547 = v56 + v10016;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5548 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5549 = v595.x[10];
-    const float v5550 = v5549 * v5548;
-    const bool v5551 = v5547 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5551) {
-      const unsigned int v5554 = 192u + v10015;
-      const iron_bf16 v5555 = iron_f32_to_bf16(v5550);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5557 = v13 + v5547;
-      const unsigned int v5558 = v5557 * v1;
-      const unsigned int v5559 = v5558 + v28;
-      const unsigned int v5560 = v5559 << 8u;
-      const unsigned int v5561 = v5560 + v5554;
-      out[v5561] = v5555;
-    }
-    const unsigned int v5563 = v56 + v10021;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5564 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5565 = v595.x[11];
-    const float v5566 = v5565 * v5564;
-    const bool v5567 = v5563 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5567) {
-      const unsigned int v5570 = 192u + v10020;
-      const iron_bf16 v5571 = iron_f32_to_bf16(v5566);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5573 = v13 + v5563;
-      const unsigned int v5574 = v5573 * v1;
-      const unsigned int v5575 = v5574 + v28;
-      const unsigned int v5576 = v5575 << 8u;
-      const unsigned int v5577 = v5576 + v5570;
-      out[v5577] = v5571;
-    }
-    const unsigned int v5579 = v56 + v10026;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5580 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5581 = v595.x[12];
-    const float v5582 = v5581 * v5580;
-    const bool v5583 = v5579 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5583) {
-      const unsigned int v5586 = 192u + v10025;
-      const iron_bf16 v5587 = iron_f32_to_bf16(v5582);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5589 = v13 + v5579;
-      const unsigned int v5590 = v5589 * v1;
-      const unsigned int v5591 = v5590 + v28;
-      const unsigned int v5592 = v5591 << 8u;
-      const unsigned int v5593 = v5592 + v5586;
-      out[v5593] = v5587;
-    }
-    const unsigned int v5595 = v56 + v10031;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5596 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5597 = v595.x[13];
-    const float v5598 = v5597 * v5596;
-    const bool v5599 = v5595 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5599) {
-      const unsigned int v5602 = 192u + v10030;
-      const iron_bf16 v5603 = iron_f32_to_bf16(v5598);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5605 = v13 + v5595;
-      const unsigned int v5606 = v5605 * v1;
-      const unsigned int v5607 = v5606 + v28;
-      const unsigned int v5608 = v5607 << 8u;
-      const unsigned int v5609 = v5608 + v5602;
-      out[v5609] = v5603;
-    }
-    const unsigned int v5611 = v56 + v10036;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5612 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5613 = v595.x[14];
-    const float v5614 = v5613 * v5612;
-    const bool v5615 = v5611 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5615) {
-      const unsigned int v5618 = 192u + v10035;
-      const iron_bf16 v5619 = iron_f32_to_bf16(v5614);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5621 = v13 + v5611;
-      const unsigned int v5622 = v5621 * v1;
-      const unsigned int v5623 = v5622 + v28;
-      const unsigned int v5624 = v5623 << 8u;
-      const unsigned int v5625 = v5624 + v5618;
-      out[v5625] = v5619;
-    }
-    const unsigned int v5627 = v56 + v10041;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5628 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5629 = v595.x[15];
-    const float v5630 = v5629 * v5628;
-    const bool v5631 = v5627 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5631) {
-      const unsigned int v5634 = 192u + v10040;
-      const iron_bf16 v5635 = iron_f32_to_bf16(v5630);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5637 = v13 + v5627;
-      const unsigned int v5638 = v5637 * v1;
-      const unsigned int v5639 = v5638 + v28;
-      const unsigned int v5640 = v5639 << 8u;
-      const unsigned int v5641 = v5640 + v5634;
-      out[v5641] = v5635;
-    }
-    const unsigned int v5643 = v56 + v10046;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5644 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5645 = v595.x[16];
-    const float v5646 = v5645 * v5644;
-    const bool v5647 = v5643 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5647) {
-      const unsigned int v5650 = 192u + v10045;
-      const iron_bf16 v5651 = iron_f32_to_bf16(v5646);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5653 = v13 + v5643;
-      const unsigned int v5654 = v5653 * v1;
-      const unsigned int v5655 = v5654 + v28;
-      const unsigned int v5656 = v5655 << 8u;
-      const unsigned int v5657 = v5656 + v5650;
-      out[v5657] = v5651;
-    }
-    const unsigned int v5659 = v56 + v10051;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5660 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5661 = v595.x[17];
-    const float v5662 = v5661 * v5660;
-    const bool v5663 = v5659 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5663) {
-      const unsigned int v5666 = 192u + v10050;
-      const iron_bf16 v5667 = iron_f32_to_bf16(v5662);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5669 = v13 + v5659;
-      const unsigned int v5670 = v5669 * v1;
-      const unsigned int v5671 = v5670 + v28;
-      const unsigned int v5672 = v5671 << 8u;
-      const unsigned int v5673 = v5672 + v5666;
-      out[v5673] = v5667;
-    }
-    const unsigned int v5675 = v56 + v10056;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5676 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5677 = v595.x[18];
-    const float v5678 = v5677 * v5676;
-    const bool v5679 = v5675 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5679) {
-      const unsigned int v5682 = 192u + v10055;
-      const iron_bf16 v5683 = iron_f32_to_bf16(v5678);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5685 = v13 + v5675;
-      const unsigned int v5686 = v5685 * v1;
-      const unsigned int v5687 = v5686 + v28;
-      const unsigned int v5688 = v5687 << 8u;
-      const unsigned int v5689 = v5688 + v5682;
-      out[v5689] = v5683;
-    }
-    const unsigned int v5691 = v56 + v10061;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5692 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5693 = v595.x[19];
-    const float v5694 = v5693 * v5692;
-    const bool v5695 = v5691 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5695) {
-      const unsigned int v5698 = 192u + v10060;
-      const iron_bf16 v5699 = iron_f32_to_bf16(v5694);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5701 = v13 + v5691;
-      const unsigned int v5702 = v5701 * v1;
-      const unsigned int v5703 = v5702 + v28;
-      const unsigned int v5704 = v5703 << 8u;
-      const unsigned int v5705 = v5704 + v5698;
-      out[v5705] = v5699;
-    }
-    const unsigned int v5707 = v56 + v10066;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5708 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5709 = v595.x[20];
-    const float v5710 = v5709 * v5708;
-    const bool v5711 = v5707 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5711) {
-      const unsigned int v5714 = 192u + v10065;
-      const iron_bf16 v5715 = iron_f32_to_bf16(v5710);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5717 = v13 + v5707;
-      const unsigned int v5718 = v5717 * v1;
-      const unsigned int v5719 = v5718 + v28;
-      const unsigned int v5720 = v5719 << 8u;
-      const unsigned int v5721 = v5720 + v5714;
-      out[v5721] = v5715;
-    }
-    const unsigned int v5723 = v56 + v10071;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5724 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5725 = v595.x[21];
-    const float v5726 = v5725 * v5724;
-    const bool v5727 = v5723 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5727) {
-      const unsigned int v5730 = 192u + v10070;
-      const iron_bf16 v5731 = iron_f32_to_bf16(v5726);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5733 = v13 + v5723;
-      const unsigned int v5734 = v5733 * v1;
-      const unsigned int v5735 = v5734 + v28;
-      const unsigned int v5736 = v5735 << 8u;
-      const unsigned int v5737 = v5736 + v5730;
-      out[v5737] = v5731;
-    }
-    const unsigned int v5739 = v56 + v10076;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5740 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5741 = v595.x[22];
-    const float v5742 = v5741 * v5740;
-    const bool v5743 = v5739 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5743) {
-      const unsigned int v5746 = 192u + v10075;
-      const iron_bf16 v5747 = iron_f32_to_bf16(v5742);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5749 = v13 + v5739;
-      const unsigned int v5750 = v5749 * v1;
-      const unsigned int v5751 = v5750 + v28;
-      const unsigned int v5752 = v5751 << 8u;
-      const unsigned int v5753 = v5752 + v5746;
-      out[v5753] = v5747;
-    }
-    const unsigned int v5755 = v56 + v10081;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5756 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5757 = v595.x[23];
-    const float v5758 = v5757 * v5756;
-    const bool v5759 = v5755 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5759) {
-      const unsigned int v5762 = 192u + v10080;
-      const iron_bf16 v5763 = iron_f32_to_bf16(v5758);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5765 = v13 + v5755;
-      const unsigned int v5766 = v5765 * v1;
-      const unsigned int v5767 = v5766 + v28;
-      const unsigned int v5768 = v5767 << 8u;
-      const unsigned int v5769 = v5768 + v5762;
-      out[v5769] = v5763;
-    }
-    const unsigned int v5771 = v56 + v10086;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5772 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5773 = v595.x[24];
-    const float v5774 = v5773 * v5772;
-    const bool v5775 = v5771 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5775) {
-      const unsigned int v5778 = 192u + v10085;
-      const iron_bf16 v5779 = iron_f32_to_bf16(v5774);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5781 = v13 + v5771;
-      const unsigned int v5782 = v5781 * v1;
-      const unsigned int v5783 = v5782 + v28;
-      const unsigned int v5784 = v5783 << 8u;
-      const unsigned int v5785 = v5784 + v5778;
-      out[v5785] = v5779;
-    }
-    const unsigned int v5787 = v56 + v10091;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5788 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5789 = v595.x[25];
-    const float v5790 = v5789 * v5788;
-    const bool v5791 = v5787 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5791) {
-      const unsigned int v5794 = 192u + v10090;
-      const iron_bf16 v5795 = iron_f32_to_bf16(v5790);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5797 = v13 + v5787;
-      const unsigned int v5798 = v5797 * v1;
-      const unsigned int v5799 = v5798 + v28;
-      const unsigned int v5800 = v5799 << 8u;
-      const unsigned int v5801 = v5800 + v5794;
-      out[v5801] = v5795;
-    }
-    const unsigned int v5803 = v56 + v10096;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5804 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5805 = v595.x[26];
-    const float v5806 = v5805 * v5804;
-    const bool v5807 = v5803 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5807) {
-      const unsigned int v5810 = 192u + v10095;
-      const iron_bf16 v5811 = iron_f32_to_bf16(v5806);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5813 = v13 + v5803;
-      const unsigned int v5814 = v5813 * v1;
-      const unsigned int v5815 = v5814 + v28;
-      const unsigned int v5816 = v5815 << 8u;
-      const unsigned int v5817 = v5816 + v5810;
-      out[v5817] = v5811;
-    }
-    const unsigned int v5819 = v56 + v10101;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5820 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5821 = v595.x[27];
-    const float v5822 = v5821 * v5820;
-    const bool v5823 = v5819 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5823) {
-      const unsigned int v5826 = 192u + v10100;
-      const iron_bf16 v5827 = iron_f32_to_bf16(v5822);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5829 = v13 + v5819;
-      const unsigned int v5830 = v5829 * v1;
-      const unsigned int v5831 = v5830 + v28;
-      const unsigned int v5832 = v5831 << 8u;
-      const unsigned int v5833 = v5832 + v5826;
-      out[v5833] = v5827;
-    }
-    const unsigned int v5835 = v56 + v10106;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5836 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5837 = v595.x[28];
-    const float v5838 = v5837 * v5836;
-    const bool v5839 = v5835 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5839) {
-      const unsigned int v5842 = 192u + v10105;
-      const iron_bf16 v5843 = iron_f32_to_bf16(v5838);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5845 = v13 + v5835;
-      const unsigned int v5846 = v5845 * v1;
-      const unsigned int v5847 = v5846 + v28;
-      const unsigned int v5848 = v5847 << 8u;
-      const unsigned int v5849 = v5848 + v5842;
-      out[v5849] = v5843;
-    }
-    const unsigned int v5851 = v56 + v10111;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5852 = v3797.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5853 = v595.x[29];
-    const float v5854 = v5853 * v5852;
-    const bool v5855 = v5851 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5855) {
-      const unsigned int v5858 = 192u + v10110;
-      const iron_bf16 v5859 = iron_f32_to_bf16(v5854);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5861 = v13 + v5851;
-      const unsigned int v5862 = v5861 * v1;
-      const unsigned int v5863 = v5862 + v28;
-      const unsigned int v5864 = v5863 << 8u;
-      const unsigned int v5865 = v5864 + v5858;
-      out[v5865] = v5859;
-    }
-    const unsigned int v5867 = v56 + v10116;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5868 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5869 = v595.x[30];
-    const float v5870 = v5869 * v5868;
-    const bool v5871 = v5867 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5871) {
-      const unsigned int v5874 = 192u + v10115;
-      const iron_bf16 v5875 = iron_f32_to_bf16(v5870);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5877 = v13 + v5867;
-      const unsigned int v5878 = v5877 * v1;
-      const unsigned int v5879 = v5878 + v28;
-      const unsigned int v5880 = v5879 << 8u;
-      const unsigned int v5881 = v5880 + v5874;
-      out[v5881] = v5875;
-    }
-    const unsigned int v5883 = v56 + v10121;  // kernels/sdpa/flash_tile.hpp:263
-    const float v5884 = v3797.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v5885 = v595.x[31];
-    const float v5886 = v5885 * v5884;
-    const bool v5887 = v5883 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v5887) {
-      const unsigned int v5890 = 192u + v10120;
-      const iron_bf16 v5891 = iron_f32_to_bf16(v5886);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v5893 = v13 + v5883;
-      const unsigned int v5894 = v5893 * v1;
-      const unsigned int v5895 = v5894 + v28;
-      const unsigned int v5896 = v5895 << 8u;
-      const unsigned int v5897 = v5896 + v5890;
-      out[v5897] = v5891;
+    const float v3704 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:247
+    iron_frag<float, 2, 16, 8> v3706;  // kernels/sdpa/flash_tile.hpp:248
+    iron_frag_fill(v3706, 0.0f);
+    const float v3710 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3711 = fmaxf(v3710, v3704);
+    const bool v3714 = v3711 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3715 = v3714 ? 0.0f : v3711;
+    v3706.x[0] = v3715;  // kernels/sdpa/flash_tile.hpp:249
+    const float v3719 = v585.x[1];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3720 = fmaxf(v3719, v3704);
+    const bool v3723 = v3720 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3724 = v3723 ? 0.0f : v3720;
+    v3706.x[1] = v3724;  // kernels/sdpa/flash_tile.hpp:249
+    const float v3728 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3729 = fmaxf(v3728, v3704);
+    const bool v3732 = v3729 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3733 = v3732 ? 0.0f : v3729;
+    v3706.x[2] = v3733;  // kernels/sdpa/flash_tile.hpp:249
+    const float v3737 = v585.x[3];  // kernels/sdpa/flash_tile.hpp:250
+    const float v3738 = fmaxf(v3737, v3704);
+    const bool v3741 = v3738 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3742 = v3741 ? 0.0f : v3738;
+    v3706.x[3] = v3742;  // kernels/sdpa/flash_tile.hpp:249
+    iron_frag<float, 2, 16, 8> v3744;  // kernels/sdpa/flash_tile.hpp:252
+    iron_frag_fill(v3744, 0.0f);
+    const float v3748 = v3706.x[0];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3749 = v3704 - v3748;
+    const float v3750 = exp2f(v3749);
+    const float v3753 = v3710 - v3748;
+    const float v3754 = exp2f(v3753);
+    const float v3755 = v587.x[0];
+    const float v3756 = v3755 * v3754;
+    const float v3757 = v3756 + v3750;
+    v3744.x[0] = v3757;  // kernels/sdpa/flash_tile.hpp:253
+    const float v3761 = v3706.x[1];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3762 = v3704 - v3761;
+    const float v3763 = exp2f(v3762);
+    const float v3766 = v3719 - v3761;
+    const float v3767 = exp2f(v3766);
+    const float v3768 = v587.x[1];
+    const float v3769 = v3768 * v3767;
+    const float v3770 = v3769 + v3763;
+    v3744.x[1] = v3770;  // kernels/sdpa/flash_tile.hpp:253
+    const float v3774 = v3706.x[2];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3775 = v3704 - v3774;
+    const float v3776 = exp2f(v3775);
+    const float v3779 = v3728 - v3774;
+    const float v3780 = exp2f(v3779);
+    const float v3781 = v587.x[2];
+    const float v3782 = v3781 * v3780;
+    const float v3783 = v3782 + v3776;
+    v3744.x[2] = v3783;  // kernels/sdpa/flash_tile.hpp:253
+    const float v3787 = v3706.x[3];  // kernels/sdpa/flash_tile.hpp:254
+    const float v3788 = v3704 - v3787;
+    const float v3789 = exp2f(v3788);
+    const float v3792 = v3737 - v3787;
+    const float v3793 = exp2f(v3792);
+    const float v3794 = v587.x[3];
+    const float v3795 = v3794 * v3793;
+    const float v3796 = v3795 + v3789;
+    v3744.x[3] = v3796;  // kernels/sdpa/flash_tile.hpp:253
+    iron_frag<float, 2, 16, 8> v3798;  // kernels/sdpa/flash_tile.hpp:256
+    iron_frag_fill(v3798, 0.0f);
+    const float v3802 = v3744.x[0];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3808 = v3754 / v3802;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3810 = v3802 > 0.0f;
+    const float v3811 = v3810 ? v3808 : 0.0f;
+    v3798.x[0] = v3811;  // kernels/sdpa/flash_tile.hpp:257
+    const float v3815 = v3744.x[1];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3821 = v3767 / v3815;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3823 = v3815 > 0.0f;
+    const float v3824 = v3823 ? v3821 : 0.0f;
+    v3798.x[1] = v3824;  // kernels/sdpa/flash_tile.hpp:257
+    const float v3828 = v3744.x[2];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3834 = v3780 / v3828;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3836 = v3828 > 0.0f;
+    const float v3837 = v3836 ? v3834 : 0.0f;
+    v3798.x[2] = v3837;  // kernels/sdpa/flash_tile.hpp:257
+    const float v3841 = v3744.x[3];  // kernels/sdpa/flash_tile.hpp:258
+    const float v3847 = v3793 / v3841;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v3849 = v3841 > 0.0f;
+    const float v3850 = v3849 ? v3847 : 0.0f;
+    v3798.x[3] = v3850;  // kernels/sdpa/flash_tile.hpp:257
+    const unsigned int v3852 = v56 + v9487;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3853 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3854 = v589.x[0];
+    const float v3855 = v3854 * v3853;
+    const bool v3856 = v3852 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3856) {
+      const iron_bf16 v3860 = iron_f32_to_bf16(v3855);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3862 = v13 + v3852;
+      const unsigned int v3863 = v3862 * v1;
+      const unsigned int v3864 = v3863 + v28;
+      const unsigned int v3865 = v3864 << 8u;
+      const unsigned int v3866 = v3865 + v9486;
+      out[v3866] = v3860;
+    }
+    const unsigned int v3868 = v56 + v9492;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3869 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3870 = v589.x[1];
+    const float v3871 = v3870 * v3869;
+    const bool v3872 = v3868 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3872) {
+      const iron_bf16 v3876 = iron_f32_to_bf16(v3871);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3878 = v13 + v3868;
+      const unsigned int v3879 = v3878 * v1;
+      const unsigned int v3880 = v3879 + v28;
+      const unsigned int v3881 = v3880 << 8u;
+      const unsigned int v3882 = v3881 + v9491;
+      out[v3882] = v3876;
+    }
+    const unsigned int v3884 = v56 + v9497;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3885 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3886 = v589.x[2];
+    const float v3887 = v3886 * v3885;
+    const bool v3888 = v3884 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3888) {
+      const iron_bf16 v3892 = iron_f32_to_bf16(v3887);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3894 = v13 + v3884;
+      const unsigned int v3895 = v3894 * v1;
+      const unsigned int v3896 = v3895 + v28;
+      const unsigned int v3897 = v3896 << 8u;
+      const unsigned int v3898 = v3897 + v9496;
+      out[v3898] = v3892;
+    }
+    const unsigned int v3900 = v56 + v9502;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3901 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3902 = v589.x[3];
+    const float v3903 = v3902 * v3901;
+    const bool v3904 = v3900 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3904) {
+      const iron_bf16 v3908 = iron_f32_to_bf16(v3903);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3910 = v13 + v3900;
+      const unsigned int v3911 = v3910 * v1;
+      const unsigned int v3912 = v3911 + v28;
+      const unsigned int v3913 = v3912 << 8u;
+      const unsigned int v3914 = v3913 + v9501;
+      out[v3914] = v3908;
+    }
+    const unsigned int v3916 = v56 + v9507;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3917 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3918 = v589.x[4];
+    const float v3919 = v3918 * v3917;
+    const bool v3920 = v3916 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3920) {
+      const iron_bf16 v3924 = iron_f32_to_bf16(v3919);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3926 = v13 + v3916;
+      const unsigned int v3927 = v3926 * v1;
+      const unsigned int v3928 = v3927 + v28;
+      const unsigned int v3929 = v3928 << 8u;
+      const unsigned int v3930 = v3929 + v9506;
+      out[v3930] = v3924;
+    }
+    const unsigned int v3932 = v56 + v9512;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3933 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3934 = v589.x[5];
+    const float v3935 = v3934 * v3933;
+    const bool v3936 = v3932 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3936) {
+      const iron_bf16 v3940 = iron_f32_to_bf16(v3935);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3942 = v13 + v3932;
+      const unsigned int v3943 = v3942 * v1;
+      const unsigned int v3944 = v3943 + v28;
+      const unsigned int v3945 = v3944 << 8u;
+      const unsigned int v3946 = v3945 + v9511;
+      out[v3946] = v3940;
+    }
+    const unsigned int v3948 = v56 + v9517;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3949 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3950 = v589.x[6];
+    const float v3951 = v3950 * v3949;
+    const bool v3952 = v3948 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3952) {
+      const iron_bf16 v3956 = iron_f32_to_bf16(v3951);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3958 = v13 + v3948;
+      const unsigned int v3959 = v3958 * v1;
+      const unsigned int v3960 = v3959 + v28;
+      const unsigned int v3961 = v3960 << 8u;
+      const unsigned int v3962 = v3961 + v9516;
+      out[v3962] = v3956;
+    }
+    const unsigned int v3964 = v56 + v9522;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3965 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3966 = v589.x[7];
+    const float v3967 = v3966 * v3965;
+    const bool v3968 = v3964 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3968) {
+      const iron_bf16 v3972 = iron_f32_to_bf16(v3967);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3974 = v13 + v3964;
+      const unsigned int v3975 = v3974 * v1;
+      const unsigned int v3976 = v3975 + v28;
+      const unsigned int v3977 = v3976 << 8u;
+      const unsigned int v3978 = v3977 + v9521;
+      out[v3978] = v3972;
+    }
+    const unsigned int v3980 = v56 + v9527;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3981 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3982 = v589.x[8];
+    const float v3983 = v3982 * v3981;
+    const bool v3984 = v3980 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v3984) {
+      const iron_bf16 v3988 = iron_f32_to_bf16(v3983);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v3990 = v13 + v3980;
+      const unsigned int v3991 = v3990 * v1;
+      const unsigned int v3992 = v3991 + v28;
+      const unsigned int v3993 = v3992 << 8u;
+      const unsigned int v3994 = v3993 + v9526;
+      out[v3994] = v3988;
+    }
+    const unsigned int v3996 = v56 + v9532;  // kernels/sdpa/flash_tile.hpp:263
+    const float v3997 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v3998 = v589.x[9];
+    const float v3999 = v3998 * v3997;
+    const bool v4000 = v3996 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4000) {
+      const iron_bf16 v4004 = iron_f32_to_bf16(v3999);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4006 = v13 + v3996;
+      const unsigned int v4007 = v4006 * v1;
+      const unsigned int v4008 = v4007 + v28;
+      const unsigned int v4009 = v4008 << 8u;
+      const unsigned int v4010 = v4009 + v9531;
+      out[v4010] = v4004;
+    }
+    const unsigned int v4012 = v56 + v9537;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4013 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4014 = v589.x[10];
+    const float v4015 = v4014 * v4013;
+    const bool v4016 = v4012 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4016) {
+      const iron_bf16 v4020 = iron_f32_to_bf16(v4015);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4022 = v13 + v4012;
+      const unsigned int v4023 = v4022 * v1;
+      const unsigned int v4024 = v4023 + v28;
+      const unsigned int v4025 = v4024 << 8u;
+      const unsigned int v4026 = v4025 + v9536;
+      out[v4026] = v4020;
+    }
+    const unsigned int v4028 = v56 + v9542;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4029 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4030 = v589.x[11];
+    const float v4031 = v4030 * v4029;
+    const bool v4032 = v4028 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4032) {
+      const iron_bf16 v4036 = iron_f32_to_bf16(v4031);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4038 = v13 + v4028;
+      const unsigned int v4039 = v4038 * v1;
+      const unsigned int v4040 = v4039 + v28;
+      const unsigned int v4041 = v4040 << 8u;
+      const unsigned int v4042 = v4041 + v9541;
+      out[v4042] = v4036;
+    }
+    const unsigned int v4044 = v56 + v9547;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4045 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4046 = v589.x[12];
+    const float v4047 = v4046 * v4045;
+    const bool v4048 = v4044 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4048) {
+      const iron_bf16 v4052 = iron_f32_to_bf16(v4047);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4054 = v13 + v4044;
+      const unsigned int v4055 = v4054 * v1;
+      const unsigned int v4056 = v4055 + v28;
+      const unsigned int v4057 = v4056 << 8u;
+      const unsigned int v4058 = v4057 + v9546;
+      out[v4058] = v4052;
+    }
+    const unsigned int v4060 = v56 + v9552;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4061 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4062 = v589.x[13];
+    const float v4063 = v4062 * v4061;
+    const bool v4064 = v4060 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4064) {
+      const iron_bf16 v4068 = iron_f32_to_bf16(v4063);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4070 = v13 + v4060;
+      const unsigned int v4071 = v4070 * v1;
+      const unsigned int v4072 = v4071 + v28;
+      const unsigned int v4073 = v4072 << 8u;
+      const unsigned int v4074 = v4073 + v9551;
+      out[v4074] = v4068;
+    }
+    const unsigned int v4076 = v56 + v9557;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4077 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4078 = v589.x[14];
+    const float v4079 = v4078 * v4077;
+    const bool v4080 = v4076 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4080) {
+      const iron_bf16 v4084 = iron_f32_to_bf16(v4079);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4086 = v13 + v4076;
+      const unsigned int v4087 = v4086 * v1;
+      const unsigned int v4088 = v4087 + v28;
+      const unsigned int v4089 = v4088 << 8u;
+      const unsigned int v4090 = v4089 + v9556;
+      out[v4090] = v4084;
+    }
+    const unsigned int v4092 = v56 + v9562;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4093 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4094 = v589.x[15];
+    const float v4095 = v4094 * v4093;
+    const bool v4096 = v4092 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4096) {
+      const iron_bf16 v4100 = iron_f32_to_bf16(v4095);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4102 = v13 + v4092;
+      const unsigned int v4103 = v4102 * v1;
+      const unsigned int v4104 = v4103 + v28;
+      const unsigned int v4105 = v4104 << 8u;
+      const unsigned int v4106 = v4105 + v9561;
+      out[v4106] = v4100;
+    }
+    const unsigned int v4108 = v56 + v9567;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4109 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4110 = v589.x[16];
+    const float v4111 = v4110 * v4109;
+    const bool v4112 = v4108 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4112) {
+      const iron_bf16 v4116 = iron_f32_to_bf16(v4111);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4118 = v13 + v4108;
+      const unsigned int v4119 = v4118 * v1;
+      const unsigned int v4120 = v4119 + v28;
+      const unsigned int v4121 = v4120 << 8u;
+      const unsigned int v4122 = v4121 + v9566;
+      out[v4122] = v4116;
+    }
+    const unsigned int v4124 = v56 + v9572;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4125 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4126 = v589.x[17];
+    const float v4127 = v4126 * v4125;
+    const bool v4128 = v4124 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4128) {
+      const iron_bf16 v4132 = iron_f32_to_bf16(v4127);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4134 = v13 + v4124;
+      const unsigned int v4135 = v4134 * v1;
+      const unsigned int v4136 = v4135 + v28;
+      const unsigned int v4137 = v4136 << 8u;
+      const unsigned int v4138 = v4137 + v9571;
+      out[v4138] = v4132;
+    }
+    const unsigned int v4140 = v56 + v9577;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4141 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4142 = v589.x[18];
+    const float v4143 = v4142 * v4141;
+    const bool v4144 = v4140 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4144) {
+      const iron_bf16 v4148 = iron_f32_to_bf16(v4143);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4150 = v13 + v4140;
+      const unsigned int v4151 = v4150 * v1;
+      const unsigned int v4152 = v4151 + v28;
+      const unsigned int v4153 = v4152 << 8u;
+      const unsigned int v4154 = v4153 + v9576;
+      out[v4154] = v4148;
+    }
+    const unsigned int v4156 = v56 + v9582;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4157 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4158 = v589.x[19];
+    const float v4159 = v4158 * v4157;
+    const bool v4160 = v4156 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4160) {
+      const iron_bf16 v4164 = iron_f32_to_bf16(v4159);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4166 = v13 + v4156;
+      const unsigned int v4167 = v4166 * v1;
+      const unsigned int v4168 = v4167 + v28;
+      const unsigned int v4169 = v4168 << 8u;
+      const unsigned int v4170 = v4169 + v9581;
+      out[v4170] = v4164;
+    }
+    const unsigned int v4172 = v56 + v9587;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4173 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4174 = v589.x[20];
+    const float v4175 = v4174 * v4173;
+    const bool v4176 = v4172 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4176) {
+      const iron_bf16 v4180 = iron_f32_to_bf16(v4175);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4182 = v13 + v4172;
+      const unsigned int v4183 = v4182 * v1;
+      const unsigned int v4184 = v4183 + v28;
+      const unsigned int v4185 = v4184 << 8u;
+      const unsigned int v4186 = v4185 + v9586;
+      out[v4186] = v4180;
+    }
+    const unsigned int v4188 = v56 + v9592;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4189 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4190 = v589.x[21];
+    const float v4191 = v4190 * v4189;
+    const bool v4192 = v4188 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4192) {
+      const iron_bf16 v4196 = iron_f32_to_bf16(v4191);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4198 = v13 + v4188;
+      const unsigned int v4199 = v4198 * v1;
+      const unsigned int v4200 = v4199 + v28;
+      const unsigned int v4201 = v4200 << 8u;
+      const unsigned int v4202 = v4201 + v9591;
+      out[v4202] = v4196;
+    }
+    const unsigned int v4204 = v56 + v9597;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4205 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4206 = v589.x[22];
+    const float v4207 = v4206 * v4205;
+    const bool v4208 = v4204 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4208) {
+      const iron_bf16 v4212 = iron_f32_to_bf16(v4207);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4214 = v13 + v4204;
+      const unsigned int v4215 = v4214 * v1;
+      const unsigned int v4216 = v4215 + v28;
+      const unsigned int v4217 = v4216 << 8u;
+      const unsigned int v4218 = v4217 + v9596;
+      out[v4218] = v4212;
+    }
+    const unsigned int v4220 = v56 + v9602;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4221 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4222 = v589.x[23];
+    const float v4223 = v4222 * v4221;
+    const bool v4224 = v4220 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4224) {
+      const iron_bf16 v4228 = iron_f32_to_bf16(v4223);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4230 = v13 + v4220;
+      const unsigned int v4231 = v4230 * v1;
+      const unsigned int v4232 = v4231 + v28;
+      const unsigned int v4233 = v4232 << 8u;
+      const unsigned int v4234 = v4233 + v9601;
+      out[v4234] = v4228;
+    }
+    const unsigned int v4236 = v56 + v9607;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4237 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4238 = v589.x[24];
+    const float v4239 = v4238 * v4237;
+    const bool v4240 = v4236 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4240) {
+      const iron_bf16 v4244 = iron_f32_to_bf16(v4239);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4246 = v13 + v4236;
+      const unsigned int v4247 = v4246 * v1;
+      const unsigned int v4248 = v4247 + v28;
+      const unsigned int v4249 = v4248 << 8u;
+      const unsigned int v4250 = v4249 + v9606;
+      out[v4250] = v4244;
+    }
+    const unsigned int v4252 = v56 + v9612;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4253 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4254 = v589.x[25];
+    const float v4255 = v4254 * v4253;
+    const bool v4256 = v4252 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4256) {
+      const iron_bf16 v4260 = iron_f32_to_bf16(v4255);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4262 = v13 + v4252;
+      const unsigned int v4263 = v4262 * v1;
+      const unsigned int v4264 = v4263 + v28;
+      const unsigned int v4265 = v4264 << 8u;
+      const unsigned int v4266 = v4265 + v9611;
+      out[v4266] = v4260;
+    }
+    const unsigned int v4268 = v56 + v9617;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4269 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4270 = v589.x[26];
+    const float v4271 = v4270 * v4269;
+    const bool v4272 = v4268 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4272) {
+      const iron_bf16 v4276 = iron_f32_to_bf16(v4271);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4278 = v13 + v4268;
+      const unsigned int v4279 = v4278 * v1;
+      const unsigned int v4280 = v4279 + v28;
+      const unsigned int v4281 = v4280 << 8u;
+      const unsigned int v4282 = v4281 + v9616;
+      out[v4282] = v4276;
+    }
+    const unsigned int v4284 = v56 + v9622;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4285 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4286 = v589.x[27];
+    const float v4287 = v4286 * v4285;
+    const bool v4288 = v4284 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4288) {
+      const iron_bf16 v4292 = iron_f32_to_bf16(v4287);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4294 = v13 + v4284;
+      const unsigned int v4295 = v4294 * v1;
+      const unsigned int v4296 = v4295 + v28;
+      const unsigned int v4297 = v4296 << 8u;
+      const unsigned int v4298 = v4297 + v9621;
+      out[v4298] = v4292;
+    }
+    const unsigned int v4300 = v56 + v9627;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4301 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4302 = v589.x[28];
+    const float v4303 = v4302 * v4301;
+    const bool v4304 = v4300 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4304) {
+      const iron_bf16 v4308 = iron_f32_to_bf16(v4303);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4310 = v13 + v4300;
+      const unsigned int v4311 = v4310 * v1;
+      const unsigned int v4312 = v4311 + v28;
+      const unsigned int v4313 = v4312 << 8u;
+      const unsigned int v4314 = v4313 + v9626;
+      out[v4314] = v4308;
+    }
+    const unsigned int v4316 = v56 + v9632;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4317 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4318 = v589.x[29];
+    const float v4319 = v4318 * v4317;
+    const bool v4320 = v4316 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4320) {
+      const iron_bf16 v4324 = iron_f32_to_bf16(v4319);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4326 = v13 + v4316;
+      const unsigned int v4327 = v4326 * v1;
+      const unsigned int v4328 = v4327 + v28;
+      const unsigned int v4329 = v4328 << 8u;
+      const unsigned int v4330 = v4329 + v9631;
+      out[v4330] = v4324;
+    }
+    const unsigned int v4332 = v56 + v9637;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4333 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4334 = v589.x[30];
+    const float v4335 = v4334 * v4333;
+    const bool v4336 = v4332 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4336) {
+      const iron_bf16 v4340 = iron_f32_to_bf16(v4335);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4342 = v13 + v4332;
+      const unsigned int v4343 = v4342 * v1;
+      const unsigned int v4344 = v4343 + v28;
+      const unsigned int v4345 = v4344 << 8u;
+      const unsigned int v4346 = v4345 + v9636;
+      out[v4346] = v4340;
+    }
+    const unsigned int v4348 = v56 + v9642;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4349 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4350 = v589.x[31];
+    const float v4351 = v4350 * v4349;
+    const bool v4352 = v4348 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4352) {
+      const iron_bf16 v4356 = iron_f32_to_bf16(v4351);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4358 = v13 + v4348;
+      const unsigned int v4359 = v4358 * v1;
+      const unsigned int v4360 = v4359 + v28;
+      const unsigned int v4361 = v4360 << 8u;
+      const unsigned int v4362 = v4361 + v9641;
+      out[v4362] = v4356;
+    }
+    const unsigned int v4364 = v56 + v9647;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4365 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4366 = v591.x[0];
+    const float v4367 = v4366 * v4365;
+    const bool v4368 = v4364 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4368) {
+      const unsigned int v4371 = 64u + v9646;
+      const iron_bf16 v4372 = iron_f32_to_bf16(v4367);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4374 = v13 + v4364;
+      const unsigned int v4375 = v4374 * v1;
+      const unsigned int v4376 = v4375 + v28;
+      const unsigned int v4377 = v4376 << 8u;
+      const unsigned int v4378 = v4377 + v4371;
+      out[v4378] = v4372;
+    }
+    const unsigned int v4380 = v56 + v9652;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4381 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4382 = v591.x[1];
+    const float v4383 = v4382 * v4381;
+    const bool v4384 = v4380 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4384) {
+      const unsigned int v4387 = 64u + v9651;
+      const iron_bf16 v4388 = iron_f32_to_bf16(v4383);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4390 = v13 + v4380;
+      const unsigned int v4391 = v4390 * v1;
+      const unsigned int v4392 = v4391 + v28;
+      const unsigned int v4393 = v4392 << 8u;
+      const unsigned int v4394 = v4393 + v4387;
+      out[v4394] = v4388;
+    }
+    const unsigned int v4396 = v56 + v9657;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4397 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4398 = v591.x[2];
+    const float v4399 = v4398 * v4397;
+    const bool v4400 = v4396 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4400) {
+      const unsigned int v4403 = 64u + v9656;
+      const iron_bf16 v4404 = iron_f32_to_bf16(v4399);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4406 = v13 + v4396;
+      const unsigned int v4407 = v4406 * v1;
+      const unsigned int v4408 = v4407 + v28;
+      const unsigned int v4409 = v4408 << 8u;
+      const unsigned int v4410 = v4409 + v4403;
+      out[v4410] = v4404;
+    }
+    const unsigned int v4412 = v56 + v9662;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4413 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4414 = v591.x[3];
+    const float v4415 = v4414 * v4413;
+    const bool v4416 = v4412 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4416) {
+      const unsigned int v4419 = 64u + v9661;
+      const iron_bf16 v4420 = iron_f32_to_bf16(v4415);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4422 = v13 + v4412;
+      const unsigned int v4423 = v4422 * v1;
+      const unsigned int v4424 = v4423 + v28;
+      const unsigned int v4425 = v4424 << 8u;
+      const unsigned int v4426 = v4425 + v4419;
+      out[v4426] = v4420;
+    }
+    const unsigned int v4428 = v56 + v9667;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4429 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4430 = v591.x[4];
+    const float v4431 = v4430 * v4429;
+    const bool v4432 = v4428 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4432) {
+      const unsigned int v4435 = 64u + v9666;
+      const iron_bf16 v4436 = iron_f32_to_bf16(v4431);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4438 = v13 + v4428;
+      const unsigned int v4439 = v4438 * v1;
+      const unsigned int v4440 = v4439 + v28;
+      const unsigned int v4441 = v4440 << 8u;
+      const unsigned int v4442 = v4441 + v4435;
+      out[v4442] = v4436;
+    }
+    const unsigned int v4444 = v56 + v9672;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4445 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4446 = v591.x[5];
+    const float v4447 = v4446 * v4445;
+    const bool v4448 = v4444 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4448) {
+      const unsigned int v4451 = 64u + v9671;
+      const iron_bf16 v4452 = iron_f32_to_bf16(v4447);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4454 = v13 + v4444;
+      const unsigned int v4455 = v4454 * v1;
+      const unsigned int v4456 = v4455 + v28;
+      const unsigned int v4457 = v4456 << 8u;
+      const unsigned int v4458 = v4457 + v4451;
+      out[v4458] = v4452;
+    }
+    const unsigned int v4460 = v56 + v9677;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4461 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4462 = v591.x[6];
+    const float v4463 = v4462 * v4461;
+    const bool v4464 = v4460 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4464) {
+      const unsigned int v4467 = 64u + v9676;
+      const iron_bf16 v4468 = iron_f32_to_bf16(v4463);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4470 = v13 + v4460;
+      const unsigned int v4471 = v4470 * v1;
+      const unsigned int v4472 = v4471 + v28;
+      const unsigned int v4473 = v4472 << 8u;
+      const unsigned int v4474 = v4473 + v4467;
+      out[v4474] = v4468;
+    }
+    const unsigned int v4476 = v56 + v9682;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4477 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4478 = v591.x[7];
+    const float v4479 = v4478 * v4477;
+    const bool v4480 = v4476 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4480) {
+      const unsigned int v4483 = 64u + v9681;
+      const iron_bf16 v4484 = iron_f32_to_bf16(v4479);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4486 = v13 + v4476;
+      const unsigned int v4487 = v4486 * v1;
+      const unsigned int v4488 = v4487 + v28;
+      const unsigned int v4489 = v4488 << 8u;
+      const unsigned int v4490 = v4489 + v4483;
+      out[v4490] = v4484;
+    }
+    const unsigned int v4492 = v56 + v9687;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4493 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4494 = v591.x[8];
+    const float v4495 = v4494 * v4493;
+    const bool v4496 = v4492 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4496) {
+      const unsigned int v4499 = 64u + v9686;
+      const iron_bf16 v4500 = iron_f32_to_bf16(v4495);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4502 = v13 + v4492;
+      const unsigned int v4503 = v4502 * v1;
+      const unsigned int v4504 = v4503 + v28;
+      const unsigned int v4505 = v4504 << 8u;
+      const unsigned int v4506 = v4505 + v4499;
+      out[v4506] = v4500;
+    }
+    const unsigned int v4508 = v56 + v9692;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4509 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4510 = v591.x[9];
+    const float v4511 = v4510 * v4509;
+    const bool v4512 = v4508 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4512) {
+      const unsigned int v4515 = 64u + v9691;
+      const iron_bf16 v4516 = iron_f32_to_bf16(v4511);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4518 = v13 + v4508;
+      const unsigned int v4519 = v4518 * v1;
+      const unsigned int v4520 = v4519 + v28;
+      const unsigned int v4521 = v4520 << 8u;
+      const unsigned int v4522 = v4521 + v4515;
+      out[v4522] = v4516;
+    }
+    const unsigned int v4524 = v56 + v9697;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4525 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4526 = v591.x[10];
+    const float v4527 = v4526 * v4525;
+    const bool v4528 = v4524 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4528) {
+      const unsigned int v4531 = 64u + v9696;
+      const iron_bf16 v4532 = iron_f32_to_bf16(v4527);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4534 = v13 + v4524;
+      const unsigned int v4535 = v4534 * v1;
+      const unsigned int v4536 = v4535 + v28;
+      const unsigned int v4537 = v4536 << 8u;
+      const unsigned int v4538 = v4537 + v4531;
+      out[v4538] = v4532;
+    }
+    const unsigned int v4540 = v56 + v9702;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4541 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4542 = v591.x[11];
+    const float v4543 = v4542 * v4541;
+    const bool v4544 = v4540 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4544) {
+      const unsigned int v4547 = 64u + v9701;
+      const iron_bf16 v4548 = iron_f32_to_bf16(v4543);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4550 = v13 + v4540;
+      const unsigned int v4551 = v4550 * v1;
+      const unsigned int v4552 = v4551 + v28;
+      const unsigned int v4553 = v4552 << 8u;
+      const unsigned int v4554 = v4553 + v4547;
+      out[v4554] = v4548;
+    }
+    const unsigned int v4556 = v56 + v9707;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4557 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4558 = v591.x[12];
+    const float v4559 = v4558 * v4557;
+    const bool v4560 = v4556 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4560) {
+      const unsigned int v4563 = 64u + v9706;
+      const iron_bf16 v4564 = iron_f32_to_bf16(v4559);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4566 = v13 + v4556;
+      const unsigned int v4567 = v4566 * v1;
+      const unsigned int v4568 = v4567 + v28;
+      const unsigned int v4569 = v4568 << 8u;
+      const unsigned int v4570 = v4569 + v4563;
+      out[v4570] = v4564;
+    }
+    const unsigned int v4572 = v56 + v9712;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4573 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4574 = v591.x[13];
+    const float v4575 = v4574 * v4573;
+    const bool v4576 = v4572 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4576) {
+      const unsigned int v4579 = 64u + v9711;
+      const iron_bf16 v4580 = iron_f32_to_bf16(v4575);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4582 = v13 + v4572;
+      const unsigned int v4583 = v4582 * v1;
+      const unsigned int v4584 = v4583 + v28;
+      const unsigned int v4585 = v4584 << 8u;
+      const unsigned int v4586 = v4585 + v4579;
+      out[v4586] = v4580;
+    }
+    const unsigned int v4588 = v56 + v9717;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4589 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4590 = v591.x[14];
+    const float v4591 = v4590 * v4589;
+    const bool v4592 = v4588 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4592) {
+      const unsigned int v4595 = 64u + v9716;
+      const iron_bf16 v4596 = iron_f32_to_bf16(v4591);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4598 = v13 + v4588;
+      const unsigned int v4599 = v4598 * v1;
+      const unsigned int v4600 = v4599 + v28;
+      const unsigned int v4601 = v4600 << 8u;
+      const unsigned int v4602 = v4601 + v4595;
+      out[v4602] = v4596;
+    }
+    const unsigned int v4604 = v56 + v9722;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4605 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4606 = v591.x[15];
+    const float v4607 = v4606 * v4605;
+    const bool v4608 = v4604 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4608) {
+      const unsigned int v4611 = 64u + v9721;
+      const iron_bf16 v4612 = iron_f32_to_bf16(v4607);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4614 = v13 + v4604;
+      const unsigned int v4615 = v4614 * v1;
+      const unsigned int v4616 = v4615 + v28;
+      const unsigned int v4617 = v4616 << 8u;
+      const unsigned int v4618 = v4617 + v4611;
+      out[v4618] = v4612;
+    }
+    const unsigned int v4620 = v56 + v9727;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4621 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4622 = v591.x[16];
+    const float v4623 = v4622 * v4621;
+    const bool v4624 = v4620 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4624) {
+      const unsigned int v4627 = 64u + v9726;
+      const iron_bf16 v4628 = iron_f32_to_bf16(v4623);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4630 = v13 + v4620;
+      const unsigned int v4631 = v4630 * v1;
+      const unsigned int v4632 = v4631 + v28;
+      const unsigned int v4633 = v4632 << 8u;
+      const unsigned int v4634 = v4633 + v4627;
+      out[v4634] = v4628;
+    }
+    const unsigned int v4636 = v56 + v9732;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4637 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4638 = v591.x[17];
+    const float v4639 = v4638 * v4637;
+    const bool v4640 = v4636 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4640) {
+      const unsigned int v4643 = 64u + v9731;
+      const iron_bf16 v4644 = iron_f32_to_bf16(v4639);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4646 = v13 + v4636;
+      const unsigned int v4647 = v4646 * v1;
+      const unsigned int v4648 = v4647 + v28;
+      const unsigned int v4649 = v4648 << 8u;
+      const unsigned int v4650 = v4649 + v4643;
+      out[v4650] = v4644;
+    }
+    const unsigned int v4652 = v56 + v9737;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4653 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4654 = v591.x[18];
+    const float v4655 = v4654 * v4653;
+    const bool v4656 = v4652 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4656) {
+      const unsigned int v4659 = 64u + v9736;
+      const iron_bf16 v4660 = iron_f32_to_bf16(v4655);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4662 = v13 + v4652;
+      const unsigned int v4663 = v4662 * v1;
+      const unsigned int v4664 = v4663 + v28;
+      const unsigned int v4665 = v4664 << 8u;
+      const unsigned int v4666 = v4665 + v4659;
+      out[v4666] = v4660;
+    }
+    const unsigned int v4668 = v56 + v9742;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4669 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4670 = v591.x[19];
+    const float v4671 = v4670 * v4669;
+    const bool v4672 = v4668 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4672) {
+      const unsigned int v4675 = 64u + v9741;
+      const iron_bf16 v4676 = iron_f32_to_bf16(v4671);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4678 = v13 + v4668;
+      const unsigned int v4679 = v4678 * v1;
+      const unsigned int v4680 = v4679 + v28;
+      const unsigned int v4681 = v4680 << 8u;
+      const unsigned int v4682 = v4681 + v4675;
+      out[v4682] = v4676;
+    }
+    const unsigned int v4684 = v56 + v9747;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4685 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4686 = v591.x[20];
+    const float v4687 = v4686 * v4685;
+    const bool v4688 = v4684 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4688) {
+      const unsigned int v4691 = 64u + v9746;
+      const iron_bf16 v4692 = iron_f32_to_bf16(v4687);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4694 = v13 + v4684;
+      const unsigned int v4695 = v4694 * v1;
+      const unsigned int v4696 = v4695 + v28;
+      const unsigned int v4697 = v4696 << 8u;
+      const unsigned int v4698 = v4697 + v4691;
+      out[v4698] = v4692;
+    }
+    const unsigned int v4700 = v56 + v9752;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4701 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4702 = v591.x[21];
+    const float v4703 = v4702 * v4701;
+    const bool v4704 = v4700 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4704) {
+      const unsigned int v4707 = 64u + v9751;
+      const iron_bf16 v4708 = iron_f32_to_bf16(v4703);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4710 = v13 + v4700;
+      const unsigned int v4711 = v4710 * v1;
+      const unsigned int v4712 = v4711 + v28;
+      const unsigned int v4713 = v4712 << 8u;
+      const unsigned int v4714 = v4713 + v4707;
+      out[v4714] = v4708;
+    }
+    const unsigned int v4716 = v56 + v9757;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4717 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4718 = v591.x[22];
+    const float v4719 = v4718 * v4717;
+    const bool v4720 = v4716 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4720) {
+      const unsigned int v4723 = 64u + v9756;
+      const iron_bf16 v4724 = iron_f32_to_bf16(v4719);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4726 = v13 + v4716;
+      const unsigned int v4727 = v4726 * v1;
+      const unsigned int v4728 = v4727 + v28;
+      const unsigned int v4729 = v4728 << 8u;
+      const unsigned int v4730 = v4729 + v4723;
+      out[v4730] = v4724;
+    }
+    const unsigned int v4732 = v56 + v9762;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4733 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4734 = v591.x[23];
+    const float v4735 = v4734 * v4733;
+    const bool v4736 = v4732 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4736) {
+      const unsigned int v4739 = 64u + v9761;
+      const iron_bf16 v4740 = iron_f32_to_bf16(v4735);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4742 = v13 + v4732;
+      const unsigned int v4743 = v4742 * v1;
+      const unsigned int v4744 = v4743 + v28;
+      const unsigned int v4745 = v4744 << 8u;
+      const unsigned int v4746 = v4745 + v4739;
+      out[v4746] = v4740;
+    }
+    const unsigned int v4748 = v56 + v9767;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4749 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4750 = v591.x[24];
+    const float v4751 = v4750 * v4749;
+    const bool v4752 = v4748 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4752) {
+      const unsigned int v4755 = 64u + v9766;
+      const iron_bf16 v4756 = iron_f32_to_bf16(v4751);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4758 = v13 + v4748;
+      const unsigned int v4759 = v4758 * v1;
+      const unsigned int v4760 = v4759 + v28;
+      const unsigned int v4761 = v4760 << 8u;
+      const unsigned int v4762 = v4761 + v4755;
+      out[v4762] = v4756;
+    }
+    const unsigned int v4764 = v56 + v9772;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4765 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4766 = v591.x[25];
+    const float v4767 = v4766 * v4765;
+    const bool v4768 = v4764 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4768) {
+      const unsigned int v4771 = 64u + v9771;
+      const iron_bf16 v4772 = iron_f32_to_bf16(v4767);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4774 = v13 + v4764;
+      const unsigned int v4775 = v4774 * v1;
+      const unsigned int v4776 = v4775 + v28;
+      const unsigned int v4777 = v4776 << 8u;
+      const unsigned int v4778 = v4777 + v4771;
+      out[v4778] = v4772;
+    }
+    const unsigned int v4780 = v56 + v9777;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4781 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4782 = v591.x[26];
+    const float v4783 = v4782 * v4781;
+    const bool v4784 = v4780 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4784) {
+      const unsigned int v4787 = 64u + v9776;
+      const iron_bf16 v4788 = iron_f32_to_bf16(v4783);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4790 = v13 + v4780;
+      const unsigned int v4791 = v4790 * v1;
+      const unsigned int v4792 = v4791 + v28;
+      const unsigned int v4793 = v4792 << 8u;
+      const unsigned int v4794 = v4793 + v4787;
+      out[v4794] = v4788;
+    }
+    const unsigned int v4796 = v56 + v9782;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4797 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4798 = v591.x[27];
+    const float v4799 = v4798 * v4797;
+    const bool v4800 = v4796 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4800) {
+      const unsigned int v4803 = 64u + v9781;
+      const iron_bf16 v4804 = iron_f32_to_bf16(v4799);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4806 = v13 + v4796;
+      const unsigned int v4807 = v4806 * v1;
+      const unsigned int v4808 = v4807 + v28;
+      const unsigned int v4809 = v4808 << 8u;
+      const unsigned int v4810 = v4809 + v4803;
+      out[v4810] = v4804;
+    }
+    const unsigned int v4812 = v56 + v9787;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4813 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4814 = v591.x[28];
+    const float v4815 = v4814 * v4813;
+    const bool v4816 = v4812 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4816) {
+      const unsigned int v4819 = 64u + v9786;
+      const iron_bf16 v4820 = iron_f32_to_bf16(v4815);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4822 = v13 + v4812;
+      const unsigned int v4823 = v4822 * v1;
+      const unsigned int v4824 = v4823 + v28;
+      const unsigned int v4825 = v4824 << 8u;
+      const unsigned int v4826 = v4825 + v4819;
+      out[v4826] = v4820;
+    }
+    const unsigned int v4828 = v56 + v9792;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4829 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4830 = v591.x[29];
+    const float v4831 = v4830 * v4829;
+    const bool v4832 = v4828 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4832) {
+      const unsigned int v4835 = 64u + v9791;
+      const iron_bf16 v4836 = iron_f32_to_bf16(v4831);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4838 = v13 + v4828;
+      const unsigned int v4839 = v4838 * v1;
+      const unsigned int v4840 = v4839 + v28;
+      const unsigned int v4841 = v4840 << 8u;
+      const unsigned int v4842 = v4841 + v4835;
+      out[v4842] = v4836;
+    }
+    const unsigned int v4844 = v56 + v9797;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4845 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4846 = v591.x[30];
+    const float v4847 = v4846 * v4845;
+    const bool v4848 = v4844 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4848) {
+      const unsigned int v4851 = 64u + v9796;
+      const iron_bf16 v4852 = iron_f32_to_bf16(v4847);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4854 = v13 + v4844;
+      const unsigned int v4855 = v4854 * v1;
+      const unsigned int v4856 = v4855 + v28;
+      const unsigned int v4857 = v4856 << 8u;
+      const unsigned int v4858 = v4857 + v4851;
+      out[v4858] = v4852;
+    }
+    const unsigned int v4860 = v56 + v9802;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4861 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4862 = v591.x[31];
+    const float v4863 = v4862 * v4861;
+    const bool v4864 = v4860 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4864) {
+      const unsigned int v4867 = 64u + v9801;
+      const iron_bf16 v4868 = iron_f32_to_bf16(v4863);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4870 = v13 + v4860;
+      const unsigned int v4871 = v4870 * v1;
+      const unsigned int v4872 = v4871 + v28;
+      const unsigned int v4873 = v4872 << 8u;
+      const unsigned int v4874 = v4873 + v4867;
+      out[v4874] = v4868;
+    }
+    const unsigned int v4876 = v56 + v9807;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4877 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4878 = v593.x[0];
+    const float v4879 = v4878 * v4877;
+    const bool v4880 = v4876 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4880) {
+      const unsigned int v4883 = 128u + v9806;
+      const iron_bf16 v4884 = iron_f32_to_bf16(v4879);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4886 = v13 + v4876;
+      const unsigned int v4887 = v4886 * v1;
+      const unsigned int v4888 = v4887 + v28;
+      const unsigned int v4889 = v4888 << 8u;
+      const unsigned int v4890 = v4889 + v4883;
+      out[v4890] = v4884;
+    }
+    const unsigned int v4892 = v56 + v9812;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4893 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4894 = v593.x[1];
+    const float v4895 = v4894 * v4893;
+    const bool v4896 = v4892 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4896) {
+      const unsigned int v4899 = 128u + v9811;
+      const iron_bf16 v4900 = iron_f32_to_bf16(v4895);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4902 = v13 + v4892;
+      const unsigned int v4903 = v4902 * v1;
+      const unsigned int v4904 = v4903 + v28;
+      const unsigned int v4905 = v4904 << 8u;
+      const unsigned int v4906 = v4905 + v4899;
+      out[v4906] = v4900;
+    }
+    const unsigned int v4908 = v56 + v9817;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4909 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4910 = v593.x[2];
+    const float v4911 = v4910 * v4909;
+    const bool v4912 = v4908 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4912) {
+      const unsigned int v4915 = 128u + v9816;
+      const iron_bf16 v4916 = iron_f32_to_bf16(v4911);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4918 = v13 + v4908;
+      const unsigned int v4919 = v4918 * v1;
+      const unsigned int v4920 = v4919 + v28;
+      const unsigned int v4921 = v4920 << 8u;
+      const unsigned int v4922 = v4921 + v4915;
+      out[v4922] = v4916;
+    }
+    const unsigned int v4924 = v56 + v9822;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4925 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4926 = v593.x[3];
+    const float v4927 = v4926 * v4925;
+    const bool v4928 = v4924 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4928) {
+      const unsigned int v4931 = 128u + v9821;
+      const iron_bf16 v4932 = iron_f32_to_bf16(v4927);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4934 = v13 + v4924;
+      const unsigned int v4935 = v4934 * v1;
+      const unsigned int v4936 = v4935 + v28;
+      const unsigned int v4937 = v4936 << 8u;
+      const unsigned int v4938 = v4937 + v4931;
+      out[v4938] = v4932;
+    }
+    const unsigned int v4940 = v56 + v9827;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4941 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4942 = v593.x[4];
+    const float v4943 = v4942 * v4941;
+    const bool v4944 = v4940 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4944) {
+      const unsigned int v4947 = 128u + v9826;
+      const iron_bf16 v4948 = iron_f32_to_bf16(v4943);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4950 = v13 + v4940;
+      const unsigned int v4951 = v4950 * v1;
+      const unsigned int v4952 = v4951 + v28;
+      const unsigned int v4953 = v4952 << 8u;
+      const unsigned int v4954 = v4953 + v4947;
+      out[v4954] = v4948;
+    }
+    const unsigned int v4956 = v56 + v9832;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4957 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4958 = v593.x[5];
+    const float v4959 = v4958 * v4957;
+    const bool v4960 = v4956 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4960) {
+      const unsigned int v4963 = 128u + v9831;
+      const iron_bf16 v4964 = iron_f32_to_bf16(v4959);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4966 = v13 + v4956;
+      const unsigned int v4967 = v4966 * v1;
+      const unsigned int v4968 = v4967 + v28;
+      const unsigned int v4969 = v4968 << 8u;
+      const unsigned int v4970 = v4969 + v4963;
+      out[v4970] = v4964;
+    }
+    const unsigned int v4972 = v56 + v9837;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4973 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4974 = v593.x[6];
+    const float v4975 = v4974 * v4973;
+    const bool v4976 = v4972 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4976) {
+      const unsigned int v4979 = 128u + v9836;
+      const iron_bf16 v4980 = iron_f32_to_bf16(v4975);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4982 = v13 + v4972;
+      const unsigned int v4983 = v4982 * v1;
+      const unsigned int v4984 = v4983 + v28;
+      const unsigned int v4985 = v4984 << 8u;
+      const unsigned int v4986 = v4985 + v4979;
+      out[v4986] = v4980;
+    }
+    const unsigned int v4988 = v56 + v9842;  // kernels/sdpa/flash_tile.hpp:263
+    const float v4989 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v4990 = v593.x[7];
+    const float v4991 = v4990 * v4989;
+    const bool v4992 = v4988 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v4992) {
+      const unsigned int v4995 = 128u + v9841;
+      const iron_bf16 v4996 = iron_f32_to_bf16(v4991);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v4998 = v13 + v4988;
+      const unsigned int v4999 = v4998 * v1;
+      const unsigned int v5000 = v4999 + v28;
+      const unsigned int v5001 = v5000 << 8u;
+      const unsigned int v5002 = v5001 + v4995;
+      out[v5002] = v4996;
+    }
+    const unsigned int v5004 = v56 + v9847;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5005 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5006 = v593.x[8];
+    const float v5007 = v5006 * v5005;
+    const bool v5008 = v5004 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5008) {
+      const unsigned int v5011 = 128u + v9846;
+      const iron_bf16 v5012 = iron_f32_to_bf16(v5007);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5014 = v13 + v5004;
+      const unsigned int v5015 = v5014 * v1;
+      const unsigned int v5016 = v5015 + v28;
+      const unsigned int v5017 = v5016 << 8u;
+      const unsigned int v5018 = v5017 + v5011;
+      out[v5018] = v5012;
+    }
+    const unsigned int v5020 = v56 + v9852;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5021 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5022 = v593.x[9];
+    const float v5023 = v5022 * v5021;
+    const bool v5024 = v5020 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5024) {
+      const unsigned int v5027 = 128u + v9851;
+      const iron_bf16 v5028 = iron_f32_to_bf16(v5023);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5030 = v13 + v5020;
+      const unsigned int v5031 = v5030 * v1;
+      const unsigned int v5032 = v5031 + v28;
+      const unsigned int v5033 = v5032 << 8u;
+      const unsigned int v5034 = v5033 + v5027;
+      out[v5034] = v5028;
+    }
+    const unsigned int v5036 = v56 + v9857;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5037 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5038 = v593.x[10];
+    const float v5039 = v5038 * v5037;
+    const bool v5040 = v5036 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5040) {
+      const unsigned int v5043 = 128u + v9856;
+      const iron_bf16 v5044 = iron_f32_to_bf16(v5039);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5046 = v13 + v5036;
+      const unsigned int v5047 = v5046 * v1;
+      const unsigned int v5048 = v5047 + v28;
+      const unsigned int v5049 = v5048 << 8u;
+      const unsigned int v5050 = v5049 + v5043;
+      out[v5050] = v5044;
+    }
+    const unsigned int v5052 = v56 + v9862;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5053 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5054 = v593.x[11];
+    const float v5055 = v5054 * v5053;
+    const bool v5056 = v5052 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5056) {
+      const unsigned int v5059 = 128u + v9861;
+      const iron_bf16 v5060 = iron_f32_to_bf16(v5055);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5062 = v13 + v5052;
+      const unsigned int v5063 = v5062 * v1;
+      const unsigned int v5064 = v5063 + v28;
+      const unsigned int v5065 = v5064 << 8u;
+      const unsigned int v5066 = v5065 + v5059;
+      out[v5066] = v5060;
+    }
+    const unsigned int v5068 = v56 + v9867;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5069 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5070 = v593.x[12];
+    const float v5071 = v5070 * v5069;
+    const bool v5072 = v5068 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5072) {
+      const unsigned int v5075 = 128u + v9866;
+      const iron_bf16 v5076 = iron_f32_to_bf16(v5071);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5078 = v13 + v5068;
+      const unsigned int v5079 = v5078 * v1;
+      const unsigned int v5080 = v5079 + v28;
+      const unsigned int v5081 = v5080 << 8u;
+      const unsigned int v5082 = v5081 + v5075;
+      out[v5082] = v5076;
+    }
+    const unsigned int v5084 = v56 + v9872;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5085 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5086 = v593.x[13];
+    const float v5087 = v5086 * v5085;
+    const bool v5088 = v5084 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5088) {
+      const unsigned int v5091 = 128u + v9871;
+      const iron_bf16 v5092 = iron_f32_to_bf16(v5087);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5094 = v13 + v5084;
+      const unsigned int v5095 = v5094 * v1;
+      const unsigned int v5096 = v5095 + v28;
+      const unsigned int v5097 = v5096 << 8u;
+      const unsigned int v5098 = v5097 + v5091;
+      out[v5098] = v5092;
+    }
+    const unsigned int v5100 = v56 + v9877;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5101 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5102 = v593.x[14];
+    const float v5103 = v5102 * v5101;
+    const bool v5104 = v5100 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5104) {
+      const unsigned int v5107 = 128u + v9876;
+      const iron_bf16 v5108 = iron_f32_to_bf16(v5103);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5110 = v13 + v5100;
+      const unsigned int v5111 = v5110 * v1;
+      const unsigned int v5112 = v5111 + v28;
+      const unsigned int v5113 = v5112 << 8u;
+      const unsigned int v5114 = v5113 + v5107;
+      out[v5114] = v5108;
+    }
+    const unsigned int v5116 = v56 + v9882;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5117 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5118 = v593.x[15];
+    const float v5119 = v5118 * v5117;
+    const bool v5120 = v5116 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5120) {
+      const unsigned int v5123 = 128u + v9881;
+      const iron_bf16 v5124 = iron_f32_to_bf16(v5119);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5126 = v13 + v5116;
+      const unsigned int v5127 = v5126 * v1;
+      const unsigned int v5128 = v5127 + v28;
+      const unsigned int v5129 = v5128 << 8u;
+      const unsigned int v5130 = v5129 + v5123;
+      out[v5130] = v5124;
+    }
+    const unsigned int v5132 = v56 + v9887;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5133 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5134 = v593.x[16];
+    const float v5135 = v5134 * v5133;
+    const bool v5136 = v5132 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5136) {
+      const unsigned int v5139 = 128u + v9886;
+      const iron_bf16 v5140 = iron_f32_to_bf16(v5135);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5142 = v13 + v5132;
+      const unsigned int v5143 = v5142 * v1;
+      const unsigned int v5144 = v5143 + v28;
+      const unsigned int v5145 = v5144 << 8u;
+      const unsigned int v5146 = v5145 + v5139;
+      out[v5146] = v5140;
+    }
+    const unsigned int v5148 = v56 + v9892;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5149 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5150 = v593.x[17];
+    const float v5151 = v5150 * v5149;
+    const bool v5152 = v5148 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5152) {
+      const unsigned int v5155 = 128u + v9891;
+      const iron_bf16 v5156 = iron_f32_to_bf16(v5151);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5158 = v13 + v5148;
+      const unsigned int v5159 = v5158 * v1;
+      const unsigned int v5160 = v5159 + v28;
+      const unsigned int v5161 = v5160 << 8u;
+      const unsigned int v5162 = v5161 + v5155;
+      out[v5162] = v5156;
+    }
+    const unsigned int v5164 = v56 + v9897;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5165 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5166 = v593.x[18];
+    const float v5167 = v5166 * v5165;
+    const bool v5168 = v5164 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5168) {
+      const unsigned int v5171 = 128u + v9896;
+      const iron_bf16 v5172 = iron_f32_to_bf16(v5167);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5174 = v13 + v5164;
+      const unsigned int v5175 = v5174 * v1;
+      const unsigned int v5176 = v5175 + v28;
+      const unsigned int v5177 = v5176 << 8u;
+      const unsigned int v5178 = v5177 + v5171;
+      out[v5178] = v5172;
+    }
+    const unsigned int v5180 = v56 + v9902;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5181 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5182 = v593.x[19];
+    const float v5183 = v5182 * v5181;
+    const bool v5184 = v5180 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5184) {
+      const unsigned int v5187 = 128u + v9901;
+      const iron_bf16 v5188 = iron_f32_to_bf16(v5183);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5190 = v13 + v5180;
+      const unsigned int v5191 = v5190 * v1;
+      const unsigned int v5192 = v5191 + v28;
+      const unsigned int v5193 = v5192 << 8u;
+      const unsigned int v5194 = v5193 + v5187;
+      out[v5194] = v5188;
+    }
+    const unsigned int v5196 = v56 + v9907;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5197 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5198 = v593.x[20];
+    const float v5199 = v5198 * v5197;
+    const bool v5200 = v5196 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5200) {
+      const unsigned int v5203 = 128u + v9906;
+      const iron_bf16 v5204 = iron_f32_to_bf16(v5199);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5206 = v13 + v5196;
+      const unsigned int v5207 = v5206 * v1;
+      const unsigned int v5208 = v5207 + v28;
+      const unsigned int v5209 = v5208 << 8u;
+      const unsigned int v5210 = v5209 + v5203;
+      out[v5210] = v5204;
+    }
+    const unsigned int v5212 = v56 + v9912;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5213 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5214 = v593.x[21];
+    const float v5215 = v5214 * v5213;
+    const bool v5216 = v5212 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5216) {
+      const unsigned int v5219 = 128u + v9911;
+      const iron_bf16 v5220 = iron_f32_to_bf16(v5215);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5222 = v13 + v5212;
+      const unsigned int v5223 = v5222 * v1;
+      const unsigned int v5224 = v5223 + v28;
+      const unsigned int v5225 = v5224 << 8u;
+      const unsigned int v5226 = v5225 + v5219;
+      out[v5226] = v5220;
+    }
+    const unsigned int v5228 = v56 + v9917;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5229 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5230 = v593.x[22];
+    const float v5231 = v5230 * v5229;
+    const bool v5232 = v5228 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5232) {
+      const unsigned int v5235 = 128u + v9916;
+      const iron_bf16 v5236 = iron_f32_to_bf16(v5231);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5238 = v13 + v5228;
+      const unsigned int v5239 = v5238 * v1;
+      const unsigned int v5240 = v5239 + v28;
+      const unsigned int v5241 = v5240 << 8u;
+      const unsigned int v5242 = v5241 + v5235;
+      out[v5242] = v5236;
+    }
+    const unsigned int v5244 = v56 + v9922;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5245 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5246 = v593.x[23];
+    const float v5247 = v5246 * v5245;
+    const bool v5248 = v5244 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5248) {
+      const unsigned int v5251 = 128u + v9921;
+      const iron_bf16 v5252 = iron_f32_to_bf16(v5247);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5254 = v13 + v5244;
+      const unsigned int v5255 = v5254 * v1;
+      const unsigned int v5256 = v5255 + v28;
+      const unsigned int v5257 = v5256 << 8u;
+      const unsigned int v5258 = v5257 + v5251;
+      out[v5258] = v5252;
+    }
+    const unsigned int v5260 = v56 + v9927;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5261 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5262 = v593.x[24];
+    const float v5263 = v5262 * v5261;
+    const bool v5264 = v5260 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5264) {
+      const unsigned int v5267 = 128u + v9926;
+      const iron_bf16 v5268 = iron_f32_to_bf16(v5263);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5270 = v13 + v5260;
+      const unsigned int v5271 = v5270 * v1;
+      const unsigned int v5272 = v5271 + v28;
+      const unsigned int v5273 = v5272 << 8u;
+      const unsigned int v5274 = v5273 + v5267;
+      out[v5274] = v5268;
+    }
+    const unsigned int v5276 = v56 + v9932;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5277 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5278 = v593.x[25];
+    const float v5279 = v5278 * v5277;
+    const bool v5280 = v5276 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5280) {
+      const unsigned int v5283 = 128u + v9931;
+      const iron_bf16 v5284 = iron_f32_to_bf16(v5279);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5286 = v13 + v5276;
+      const unsigned int v5287 = v5286 * v1;
+      const unsigned int v5288 = v5287 + v28;
+      const unsigned int v5289 = v5288 << 8u;
+      const unsigned int v5290 = v5289 + v5283;
+      out[v5290] = v5284;
+    }
+    const unsigned int v5292 = v56 + v9937;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5293 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5294 = v593.x[26];
+    const float v5295 = v5294 * v5293;
+    const bool v5296 = v5292 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5296) {
+      const unsigned int v5299 = 128u + v9936;
+      const iron_bf16 v5300 = iron_f32_to_bf16(v5295);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5302 = v13 + v5292;
+      const unsigned int v5303 = v5302 * v1;
+      const unsigned int v5304 = v5303 + v28;
+      const unsigned int v5305 = v5304 << 8u;
+      const unsigned int v5306 = v5305 + v5299;
+      out[v5306] = v5300;
+    }
+    const unsigned int v5308 = v56 + v9942;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5309 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5310 = v593.x[27];
+    const float v5311 = v5310 * v5309;
+    const bool v5312 = v5308 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5312) {
+      const unsigned int v5315 = 128u + v9941;
+      const iron_bf16 v5316 = iron_f32_to_bf16(v5311);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5318 = v13 + v5308;
+      const unsigned int v5319 = v5318 * v1;
+      const unsigned int v5320 = v5319 + v28;
+      const unsigned int v5321 = v5320 << 8u;
+      const unsigned int v5322 = v5321 + v5315;
+      out[v5322] = v5316;
+    }
+    const unsigned int v5324 = v56 + v9947;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5325 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5326 = v593.x[28];
+    const float v5327 = v5326 * v5325;
+    const bool v5328 = v5324 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5328) {
+      const unsigned int v5331 = 128u + v9946;
+      const iron_bf16 v5332 = iron_f32_to_bf16(v5327);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5334 = v13 + v5324;
+      const unsigned int v5335 = v5334 * v1;
+      const unsigned int v5336 = v5335 + v28;
+      const unsigned int v5337 = v5336 << 8u;
+      const unsigned int v5338 = v5337 + v5331;
+      out[v5338] = v5332;
+    }
+    const unsigned int v5340 = v56 + v9952;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5341 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5342 = v593.x[29];
+    const float v5343 = v5342 * v5341;
+    const bool v5344 = v5340 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5344) {
+      const unsigned int v5347 = 128u + v9951;
+      const iron_bf16 v5348 = iron_f32_to_bf16(v5343);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5350 = v13 + v5340;
+      const unsigned int v5351 = v5350 * v1;
+      const unsigned int v5352 = v5351 + v28;
+      const unsigned int v5353 = v5352 << 8u;
+      const unsigned int v5354 = v5353 + v5347;
+      out[v5354] = v5348;
+    }
+    const unsigned int v5356 = v56 + v9957;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5357 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5358 = v593.x[30];
+    const float v5359 = v5358 * v5357;
+    const bool v5360 = v5356 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5360) {
+      const unsigned int v5363 = 128u + v9956;
+      const iron_bf16 v5364 = iron_f32_to_bf16(v5359);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5366 = v13 + v5356;
+      const unsigned int v5367 = v5366 * v1;
+      const unsigned int v5368 = v5367 + v28;
+      const unsigned int v5369 = v5368 << 8u;
+      const unsigned int v5370 = v5369 + v5363;
+      out[v5370] = v5364;
+    }
+    const unsigned int v5372 = v56 + v9962;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5373 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5374 = v593.x[31];
+    const float v5375 = v5374 * v5373;
+    const bool v5376 = v5372 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5376) {
+      const unsigned int v5379 = 128u + v9961;
+      const iron_bf16 v5380 = iron_f32_to_bf16(v5375);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5382 = v13 + v5372;
+      const unsigned int v5383 = v5382 * v1;
+      const unsigned int v5384 = v5383 + v28;
+      const unsigned int v5385 = v5384 << 8u;
+      const unsigned int v5386 = v5385 + v5379;
+      out[v5386] = v5380;
+    }
+    const unsigned int v5388 = v56 + v9967;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5389 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5390 = v595.x[0];
+    const float v5391 = v5390 * v5389;
+    const bool v5392 = v5388 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5392) {
+      const unsigned int v5395 = 192u + v9966;
+      const iron_bf16 v5396 = iron_f32_to_bf16(v5391);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5398 = v13 + v5388;
+      const unsigned int v5399 = v5398 * v1;
+      const unsigned int v5400 = v5399 + v28;
+      const unsigned int v5401 = v5400 << 8u;
+      const unsigned int v5402 = v5401 + v5395;
+      out[v5402] = v5396;
+    }
+    const unsigned int v5404 = v56 + v9972;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5405 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5406 = v595.x[1];
+    const float v5407 = v5406 * v5405;
+    const bool v5408 = v5404 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5408) {
+      const unsigned int v5411 = 192u + v9971;
+      const iron_bf16 v5412 = iron_f32_to_bf16(v5407);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5414 = v13 + v5404;
+      const unsigned int v5415 = v5414 * v1;
+      const unsigned int v5416 = v5415 + v28;
+      const unsigned int v5417 = v5416 << 8u;
+      const unsigned int v5418 = v5417 + v5411;
+      out[v5418] = v5412;
+    }
+    const unsigned int v5420 = v56 + v9977;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5421 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5422 = v595.x[2];
+    const float v5423 = v5422 * v5421;
+    const bool v5424 = v5420 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5424) {
+      const unsigned int v5427 = 192u + v9976;
+      const iron_bf16 v5428 = iron_f32_to_bf16(v5423);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5430 = v13 + v5420;
+      const unsigned int v5431 = v5430 * v1;
+      const unsigned int v5432 = v5431 + v28;
+      const unsigned int v5433 = v5432 << 8u;
+      const unsigned int v5434 = v5433 + v5427;
+      out[v5434] = v5428;
+    }
+    const unsigned int v5436 = v56 + v9982;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5437 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5438 = v595.x[3];
+    const float v5439 = v5438 * v5437;
+    const bool v5440 = v5436 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5440) {
+      const unsigned int v5443 = 192u + v9981;
+      const iron_bf16 v5444 = iron_f32_to_bf16(v5439);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5446 = v13 + v5436;
+      const unsigned int v5447 = v5446 * v1;
+      const unsigned int v5448 = v5447 + v28;
+      const unsigned int v5449 = v5448 << 8u;
+      const unsigned int v5450 = v5449 + v5443;
+      out[v5450] = v5444;
+    }
+    const unsigned int v5452 = v56 + v9987;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5453 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5454 = v595.x[4];
+    const float v5455 = v5454 * v5453;
+    const bool v5456 = v5452 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5456) {
+      const unsigned int v5459 = 192u + v9986;
+      const iron_bf16 v5460 = iron_f32_to_bf16(v5455);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5462 = v13 + v5452;
+      const unsigned int v5463 = v5462 * v1;
+      const unsigned int v5464 = v5463 + v28;
+      const unsigned int v5465 = v5464 << 8u;
+      const unsigned int v5466 = v5465 + v5459;
+      out[v5466] = v5460;
+    }
+    const unsigned int v5468 = v56 + v9992;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5469 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5470 = v595.x[5];
+    const float v5471 = v5470 * v5469;
+    const bool v5472 = v5468 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5472) {
+      const unsigned int v5475 = 192u + v9991;
+      const iron_bf16 v5476 = iron_f32_to_bf16(v5471);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5478 = v13 + v5468;
+      const unsigned int v5479 = v5478 * v1;
+      const unsigned int v5480 = v5479 + v28;
+      const unsigned int v5481 = v5480 << 8u;
+      const unsigned int v5482 = v5481 + v5475;
+      out[v5482] = v5476;
+    }
+    const unsigned int v5484 = v56 + v9997;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5485 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5486 = v595.x[6];
+    const float v5487 = v5486 * v5485;
+    const bool v5488 = v5484 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5488) {
+      const unsigned int v5491 = 192u + v9996;
+      const iron_bf16 v5492 = iron_f32_to_bf16(v5487);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5494 = v13 + v5484;
+      const unsigned int v5495 = v5494 * v1;
+      const unsigned int v5496 = v5495 + v28;
+      const unsigned int v5497 = v5496 << 8u;
+      const unsigned int v5498 = v5497 + v5491;
+      out[v5498] = v5492;
+    }
+    const unsigned int v5500 = v56 + v10002;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5501 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5502 = v595.x[7];
+    const float v5503 = v5502 * v5501;
+    const bool v5504 = v5500 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5504) {
+      const unsigned int v5507 = 192u + v10001;
+      const iron_bf16 v5508 = iron_f32_to_bf16(v5503);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5510 = v13 + v5500;
+      const unsigned int v5511 = v5510 * v1;
+      const unsigned int v5512 = v5511 + v28;
+      const unsigned int v5513 = v5512 << 8u;
+      const unsigned int v5514 = v5513 + v5507;
+      out[v5514] = v5508;
+    }
+    const unsigned int v5516 = v56 + v10007;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5517 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5518 = v595.x[8];
+    const float v5519 = v5518 * v5517;
+    const bool v5520 = v5516 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5520) {
+      const unsigned int v5523 = 192u + v10006;
+      const iron_bf16 v5524 = iron_f32_to_bf16(v5519);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5526 = v13 + v5516;
+      const unsigned int v5527 = v5526 * v1;
+      const unsigned int v5528 = v5527 + v28;
+      const unsigned int v5529 = v5528 << 8u;
+      const unsigned int v5530 = v5529 + v5523;
+      out[v5530] = v5524;
+    }
+    const unsigned int v5532 = v56 + v10012;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5533 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5534 = v595.x[9];
+    const float v5535 = v5534 * v5533;
+    const bool v5536 = v5532 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5536) {
+      const unsigned int v5539 = 192u + v10011;
+      const iron_bf16 v5540 = iron_f32_to_bf16(v5535);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5542 = v13 + v5532;
+      const unsigned int v5543 = v5542 * v1;
+      const unsigned int v5544 = v5543 + v28;
+      const unsigned int v5545 = v5544 << 8u;
+      const unsigned int v5546 = v5545 + v5539;
+      out[v5546] = v5540;
+    }
+    const unsigned int v5548 = v56 + v10017;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5549 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5550 = v595.x[10];
+    const float v5551 = v5550 * v5549;
+    const bool v5552 = v5548 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5552) {
+      const unsigned int v5555 = 192u + v10016;
+      const iron_bf16 v5556 = iron_f32_to_bf16(v5551);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5558 = v13 + v5548;
+      const unsigned int v5559 = v5558 * v1;
+      const unsigned int v5560 = v5559 + v28;
+      const unsigned int v5561 = v5560 << 8u;
+      const unsigned int v5562 = v5561 + v5555;
+      out[v5562] = v5556;
+    }
+    const unsigned int v5564 = v56 + v10022;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5565 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5566 = v595.x[11];
+    const float v5567 = v5566 * v5565;
+    const bool v5568 = v5564 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5568) {
+      const unsigned int v5571 = 192u + v10021;
+      const iron_bf16 v5572 = iron_f32_to_bf16(v5567);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5574 = v13 + v5564;
+      const unsigned int v5575 = v5574 * v1;
+      const unsigned int v5576 = v5575 + v28;
+      const unsigned int v5577 = v5576 << 8u;
+      const unsigned int v5578 = v5577 + v5571;
+      out[v5578] = v5572;
+    }
+    const unsigned int v5580 = v56 + v10027;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5581 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5582 = v595.x[12];
+    const float v5583 = v5582 * v5581;
+    const bool v5584 = v5580 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5584) {
+      const unsigned int v5587 = 192u + v10026;
+      const iron_bf16 v5588 = iron_f32_to_bf16(v5583);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5590 = v13 + v5580;
+      const unsigned int v5591 = v5590 * v1;
+      const unsigned int v5592 = v5591 + v28;
+      const unsigned int v5593 = v5592 << 8u;
+      const unsigned int v5594 = v5593 + v5587;
+      out[v5594] = v5588;
+    }
+    const unsigned int v5596 = v56 + v10032;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5597 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5598 = v595.x[13];
+    const float v5599 = v5598 * v5597;
+    const bool v5600 = v5596 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5600) {
+      const unsigned int v5603 = 192u + v10031;
+      const iron_bf16 v5604 = iron_f32_to_bf16(v5599);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5606 = v13 + v5596;
+      const unsigned int v5607 = v5606 * v1;
+      const unsigned int v5608 = v5607 + v28;
+      const unsigned int v5609 = v5608 << 8u;
+      const unsigned int v5610 = v5609 + v5603;
+      out[v5610] = v5604;
+    }
+    const unsigned int v5612 = v56 + v10037;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5613 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5614 = v595.x[14];
+    const float v5615 = v5614 * v5613;
+    const bool v5616 = v5612 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5616) {
+      const unsigned int v5619 = 192u + v10036;
+      const iron_bf16 v5620 = iron_f32_to_bf16(v5615);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5622 = v13 + v5612;
+      const unsigned int v5623 = v5622 * v1;
+      const unsigned int v5624 = v5623 + v28;
+      const unsigned int v5625 = v5624 << 8u;
+      const unsigned int v5626 = v5625 + v5619;
+      out[v5626] = v5620;
+    }
+    const unsigned int v5628 = v56 + v10042;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5629 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5630 = v595.x[15];
+    const float v5631 = v5630 * v5629;
+    const bool v5632 = v5628 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5632) {
+      const unsigned int v5635 = 192u + v10041;
+      const iron_bf16 v5636 = iron_f32_to_bf16(v5631);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5638 = v13 + v5628;
+      const unsigned int v5639 = v5638 * v1;
+      const unsigned int v5640 = v5639 + v28;
+      const unsigned int v5641 = v5640 << 8u;
+      const unsigned int v5642 = v5641 + v5635;
+      out[v5642] = v5636;
+    }
+    const unsigned int v5644 = v56 + v10047;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5645 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5646 = v595.x[16];
+    const float v5647 = v5646 * v5645;
+    const bool v5648 = v5644 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5648) {
+      const unsigned int v5651 = 192u + v10046;
+      const iron_bf16 v5652 = iron_f32_to_bf16(v5647);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5654 = v13 + v5644;
+      const unsigned int v5655 = v5654 * v1;
+      const unsigned int v5656 = v5655 + v28;
+      const unsigned int v5657 = v5656 << 8u;
+      const unsigned int v5658 = v5657 + v5651;
+      out[v5658] = v5652;
+    }
+    const unsigned int v5660 = v56 + v10052;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5661 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5662 = v595.x[17];
+    const float v5663 = v5662 * v5661;
+    const bool v5664 = v5660 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5664) {
+      const unsigned int v5667 = 192u + v10051;
+      const iron_bf16 v5668 = iron_f32_to_bf16(v5663);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5670 = v13 + v5660;
+      const unsigned int v5671 = v5670 * v1;
+      const unsigned int v5672 = v5671 + v28;
+      const unsigned int v5673 = v5672 << 8u;
+      const unsigned int v5674 = v5673 + v5667;
+      out[v5674] = v5668;
+    }
+    const unsigned int v5676 = v56 + v10057;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5677 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5678 = v595.x[18];
+    const float v5679 = v5678 * v5677;
+    const bool v5680 = v5676 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5680) {
+      const unsigned int v5683 = 192u + v10056;
+      const iron_bf16 v5684 = iron_f32_to_bf16(v5679);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5686 = v13 + v5676;
+      const unsigned int v5687 = v5686 * v1;
+      const unsigned int v5688 = v5687 + v28;
+      const unsigned int v5689 = v5688 << 8u;
+      const unsigned int v5690 = v5689 + v5683;
+      out[v5690] = v5684;
+    }
+    const unsigned int v5692 = v56 + v10062;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5693 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5694 = v595.x[19];
+    const float v5695 = v5694 * v5693;
+    const bool v5696 = v5692 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5696) {
+      const unsigned int v5699 = 192u + v10061;
+      const iron_bf16 v5700 = iron_f32_to_bf16(v5695);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5702 = v13 + v5692;
+      const unsigned int v5703 = v5702 * v1;
+      const unsigned int v5704 = v5703 + v28;
+      const unsigned int v5705 = v5704 << 8u;
+      const unsigned int v5706 = v5705 + v5699;
+      out[v5706] = v5700;
+    }
+    const unsigned int v5708 = v56 + v10067;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5709 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5710 = v595.x[20];
+    const float v5711 = v5710 * v5709;
+    const bool v5712 = v5708 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5712) {
+      const unsigned int v5715 = 192u + v10066;
+      const iron_bf16 v5716 = iron_f32_to_bf16(v5711);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5718 = v13 + v5708;
+      const unsigned int v5719 = v5718 * v1;
+      const unsigned int v5720 = v5719 + v28;
+      const unsigned int v5721 = v5720 << 8u;
+      const unsigned int v5722 = v5721 + v5715;
+      out[v5722] = v5716;
+    }
+    const unsigned int v5724 = v56 + v10072;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5725 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5726 = v595.x[21];
+    const float v5727 = v5726 * v5725;
+    const bool v5728 = v5724 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5728) {
+      const unsigned int v5731 = 192u + v10071;
+      const iron_bf16 v5732 = iron_f32_to_bf16(v5727);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5734 = v13 + v5724;
+      const unsigned int v5735 = v5734 * v1;
+      const unsigned int v5736 = v5735 + v28;
+      const unsigned int v5737 = v5736 << 8u;
+      const unsigned int v5738 = v5737 + v5731;
+      out[v5738] = v5732;
+    }
+    const unsigned int v5740 = v56 + v10077;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5741 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5742 = v595.x[22];
+    const float v5743 = v5742 * v5741;
+    const bool v5744 = v5740 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5744) {
+      const unsigned int v5747 = 192u + v10076;
+      const iron_bf16 v5748 = iron_f32_to_bf16(v5743);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5750 = v13 + v5740;
+      const unsigned int v5751 = v5750 * v1;
+      const unsigned int v5752 = v5751 + v28;
+      const unsigned int v5753 = v5752 << 8u;
+      const unsigned int v5754 = v5753 + v5747;
+      out[v5754] = v5748;
+    }
+    const unsigned int v5756 = v56 + v10082;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5757 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5758 = v595.x[23];
+    const float v5759 = v5758 * v5757;
+    const bool v5760 = v5756 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5760) {
+      const unsigned int v5763 = 192u + v10081;
+      const iron_bf16 v5764 = iron_f32_to_bf16(v5759);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5766 = v13 + v5756;
+      const unsigned int v5767 = v5766 * v1;
+      const unsigned int v5768 = v5767 + v28;
+      const unsigned int v5769 = v5768 << 8u;
+      const unsigned int v5770 = v5769 + v5763;
+      out[v5770] = v5764;
+    }
+    const unsigned int v5772 = v56 + v10087;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5773 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5774 = v595.x[24];
+    const float v5775 = v5774 * v5773;
+    const bool v5776 = v5772 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5776) {
+      const unsigned int v5779 = 192u + v10086;
+      const iron_bf16 v5780 = iron_f32_to_bf16(v5775);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5782 = v13 + v5772;
+      const unsigned int v5783 = v5782 * v1;
+      const unsigned int v5784 = v5783 + v28;
+      const unsigned int v5785 = v5784 << 8u;
+      const unsigned int v5786 = v5785 + v5779;
+      out[v5786] = v5780;
+    }
+    const unsigned int v5788 = v56 + v10092;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5789 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5790 = v595.x[25];
+    const float v5791 = v5790 * v5789;
+    const bool v5792 = v5788 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5792) {
+      const unsigned int v5795 = 192u + v10091;
+      const iron_bf16 v5796 = iron_f32_to_bf16(v5791);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5798 = v13 + v5788;
+      const unsigned int v5799 = v5798 * v1;
+      const unsigned int v5800 = v5799 + v28;
+      const unsigned int v5801 = v5800 << 8u;
+      const unsigned int v5802 = v5801 + v5795;
+      out[v5802] = v5796;
+    }
+    const unsigned int v5804 = v56 + v10097;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5805 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5806 = v595.x[26];
+    const float v5807 = v5806 * v5805;
+    const bool v5808 = v5804 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5808) {
+      const unsigned int v5811 = 192u + v10096;
+      const iron_bf16 v5812 = iron_f32_to_bf16(v5807);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5814 = v13 + v5804;
+      const unsigned int v5815 = v5814 * v1;
+      const unsigned int v5816 = v5815 + v28;
+      const unsigned int v5817 = v5816 << 8u;
+      const unsigned int v5818 = v5817 + v5811;
+      out[v5818] = v5812;
+    }
+    const unsigned int v5820 = v56 + v10102;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5821 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5822 = v595.x[27];
+    const float v5823 = v5822 * v5821;
+    const bool v5824 = v5820 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5824) {
+      const unsigned int v5827 = 192u + v10101;
+      const iron_bf16 v5828 = iron_f32_to_bf16(v5823);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5830 = v13 + v5820;
+      const unsigned int v5831 = v5830 * v1;
+      const unsigned int v5832 = v5831 + v28;
+      const unsigned int v5833 = v5832 << 8u;
+      const unsigned int v5834 = v5833 + v5827;
+      out[v5834] = v5828;
+    }
+    const unsigned int v5836 = v56 + v10107;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5837 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5838 = v595.x[28];
+    const float v5839 = v5838 * v5837;
+    const bool v5840 = v5836 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5840) {
+      const unsigned int v5843 = 192u + v10106;
+      const iron_bf16 v5844 = iron_f32_to_bf16(v5839);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5846 = v13 + v5836;
+      const unsigned int v5847 = v5846 * v1;
+      const unsigned int v5848 = v5847 + v28;
+      const unsigned int v5849 = v5848 << 8u;
+      const unsigned int v5850 = v5849 + v5843;
+      out[v5850] = v5844;
+    }
+    const unsigned int v5852 = v56 + v10112;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5853 = v3798.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5854 = v595.x[29];
+    const float v5855 = v5854 * v5853;
+    const bool v5856 = v5852 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5856) {
+      const unsigned int v5859 = 192u + v10111;
+      const iron_bf16 v5860 = iron_f32_to_bf16(v5855);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5862 = v13 + v5852;
+      const unsigned int v5863 = v5862 * v1;
+      const unsigned int v5864 = v5863 + v28;
+      const unsigned int v5865 = v5864 << 8u;
+      const unsigned int v5866 = v5865 + v5859;
+      out[v5866] = v5860;
+    }
+    const unsigned int v5868 = v56 + v10117;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5869 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5870 = v595.x[30];
+    const float v5871 = v5870 * v5869;
+    const bool v5872 = v5868 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5872) {
+      const unsigned int v5875 = 192u + v10116;
+      const iron_bf16 v5876 = iron_f32_to_bf16(v5871);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5878 = v13 + v5868;
+      const unsigned int v5879 = v5878 * v1;
+      const unsigned int v5880 = v5879 + v28;
+      const unsigned int v5881 = v5880 << 8u;
+      const unsigned int v5882 = v5881 + v5875;
+      out[v5882] = v5876;
+    }
+    const unsigned int v5884 = v56 + v10122;  // kernels/sdpa/flash_tile.hpp:263
+    const float v5885 = v3798.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v5886 = v595.x[31];
+    const float v5887 = v5886 * v5885;
+    const bool v5888 = v5884 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v5888) {
+      const unsigned int v5891 = 192u + v10121;
+      const iron_bf16 v5892 = iron_f32_to_bf16(v5887);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v5894 = v13 + v5884;
+      const unsigned int v5895 = v5894 * v1;
+      const unsigned int v5896 = v5895 + v28;
+      const unsigned int v5897 = v5896 << 8u;
+      const unsigned int v5898 = v5897 + v5891;
+      out[v5898] = v5892;
     }
   }
 }

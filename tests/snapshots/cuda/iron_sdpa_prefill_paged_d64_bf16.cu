@@ -498,1904 +498,1904 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
     iron_frag_fill(v215, 0.0f);
     iron_frag<float, 2, 16, 64> v217;  // /usr/include/c++/12/array:99
     iron_frag_fill(v217, 0.0f);
-    const bool v4805 = v209 < v193;  // kernels/sdpa/flash_warpgroup.hpp:92
-    if (v4805) {
+    const bool v4806 = v209 < v193;  // kernels/sdpa/flash_warpgroup.hpp:92
+    if (v4806) {
       if (v47) {  // kernels/sdpa/kv_sources.hpp:87
-        const unsigned int v4809 = v209 + v62;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v4810 = v4809 < v35;
-        const unsigned int v4811 = v4810 ? v4809 : v42;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4812 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
-        const unsigned int v4813 = v4811 & v4812;
-        const unsigned int v4814 = v4811 >> (v41 & 31);
-        const unsigned int v4815 = v32 + v4814;  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v4816 = block_table[v4815];
-        const unsigned int v4817 = v4816 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v4818 = v4817 + v30;
-        const unsigned int v4819 = v4818 * v6;
-        const unsigned int v4820 = v4819 + v4813;
-        const unsigned int v4821 = v4820 << 6u;
-        const unsigned int v4822 = v4821 + v66;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4823 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v4825 = v4823 + v81;
-        const unsigned int v4826 = v4825 + v79;
-        iron_copy_async<16>(shm1 + (v4826 ^ (((v4826 >> 6u) & 7u) << 3u)), k_pages + v4822, v4810);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v4827 = v209 + v93;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v4828 = v4827 < v35;
-        const unsigned int v4829 = v4828 ? v4827 : v42;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4830 = v4829 & v4812;  // kernels/sdpa/kv_sources.hpp:88
-        const unsigned int v4831 = v4829 >> (v41 & 31);
-        const unsigned int v4832 = v32 + v4831;  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v4833 = block_table[v4832];
-        const unsigned int v4834 = v4833 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v4835 = v4834 + v30;
-        const unsigned int v4836 = v4835 * v6;
-        const unsigned int v4837 = v4836 + v4830;
-        const unsigned int v4838 = v4837 << 6u;
-        const unsigned int v4839 = v4838 + v97;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4840 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v4842 = v4840 + v112;
-        const unsigned int v4843 = v4842 + v110;
-        iron_copy_async<16>(shm1 + (v4843 ^ (((v4843 >> 6u) & 7u) << 3u)), k_pages + v4839, v4828);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v4844 = block_table[v4815];  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v4845 = v4844 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v4846 = v4845 + v30;
-        const unsigned int v4847 = v4846 * v6;
-        const unsigned int v4848 = v4847 + v4813;
-        const unsigned int v4849 = v4848 << 6u;
-        const unsigned int v4850 = v4849 + v66;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v4826 ^ (((v4826 >> 6u) & 7u) << 3u)), v_pages + v4850, v4810);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v4851 = block_table[v4832];  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v4852 = v4851 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v4853 = v4852 + v30;
-        const unsigned int v4854 = v4853 * v6;
-        const unsigned int v4855 = v4854 + v4830;
-        const unsigned int v4856 = v4855 << 6u;
-        const unsigned int v4857 = v4856 + v97;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v4843 ^ (((v4843 >> 6u) & 7u) << 3u)), v_pages + v4857, v4828);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4810 = v209 + v62;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4811 = v4810 < v35;
+        const unsigned int v4812 = v4811 ? v4810 : v42;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4813 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+        const unsigned int v4814 = v4812 & v4813;
+        const unsigned int v4815 = v4812 >> (v41 & 31);
+        const unsigned int v4816 = v32 + v4815;  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v4817 = block_table[v4816];
+        const unsigned int v4818 = v4817 * v2;  // kernels/sdpa/kv_sources.hpp:102
+        const unsigned int v4819 = v4818 + v30;
+        const unsigned int v4820 = v4819 * v6;
+        const unsigned int v4821 = v4820 + v4814;
+        const unsigned int v4822 = v4821 << 6u;
+        const unsigned int v4823 = v4822 + v66;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4824 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v4826 = v4824 + v81;
+        const unsigned int v4827 = v4826 + v79;
+        iron_copy_async<16>(shm1 + (v4827 ^ (((v4827 >> 6u) & 7u) << 3u)), k_pages + v4823, v4811);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4828 = v209 + v93;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4829 = v4828 < v35;
+        const unsigned int v4830 = v4829 ? v4828 : v42;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4831 = v4830 & v4813;  // kernels/sdpa/kv_sources.hpp:88
+        const unsigned int v4832 = v4830 >> (v41 & 31);
+        const unsigned int v4833 = v32 + v4832;  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v4834 = block_table[v4833];
+        const unsigned int v4835 = v4834 * v2;  // kernels/sdpa/kv_sources.hpp:102
+        const unsigned int v4836 = v4835 + v30;
+        const unsigned int v4837 = v4836 * v6;
+        const unsigned int v4838 = v4837 + v4831;
+        const unsigned int v4839 = v4838 << 6u;
+        const unsigned int v4840 = v4839 + v97;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4841 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v4843 = v4841 + v112;
+        const unsigned int v4844 = v4843 + v110;
+        iron_copy_async<16>(shm1 + (v4844 ^ (((v4844 >> 6u) & 7u) << 3u)), k_pages + v4840, v4829);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4845 = block_table[v4816];  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v4846 = v4845 * v2;  // kernels/sdpa/kv_sources.hpp:102
+        const unsigned int v4847 = v4846 + v30;
+        const unsigned int v4848 = v4847 * v6;
+        const unsigned int v4849 = v4848 + v4814;
+        const unsigned int v4850 = v4849 << 6u;
+        const unsigned int v4851 = v4850 + v66;  // kernels/sdpa/flash_tile.hpp:85
+        iron_copy_async<16>(shm2 + (v4827 ^ (((v4827 >> 6u) & 7u) << 3u)), v_pages + v4851, v4811);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4852 = block_table[v4833];  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v4853 = v4852 * v2;  // kernels/sdpa/kv_sources.hpp:102
+        const unsigned int v4854 = v4853 + v30;
+        const unsigned int v4855 = v4854 * v6;
+        const unsigned int v4856 = v4855 + v4831;
+        const unsigned int v4857 = v4856 << 6u;
+        const unsigned int v4858 = v4857 + v97;  // kernels/sdpa/flash_tile.hpp:85
+        iron_copy_async<16>(shm2 + (v4844 ^ (((v4844 >> 6u) & 7u) << 3u)), v_pages + v4858, v4829);  // kernels/sdpa/flash_tile.hpp:86
       } else {
-        const unsigned int v4861 = v209 + v62;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v4862 = v4861 < v35;
-        const unsigned int v4863 = v4862 ? v4861 : v42;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4864 = v4863 % v6;  // kernels/sdpa/kv_sources.hpp:80
-        const unsigned int v4865 = v4863 / v6;
-        const unsigned int v4866 = v32 + v4865;  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v4867 = block_table[v4866];
-        const unsigned int v4868 = v4867 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v4869 = v4868 + v30;
-        const unsigned int v4870 = v4869 * v6;
-        const unsigned int v4871 = v4870 + v4864;
-        const unsigned int v4872 = v4871 << 6u;
-        const unsigned int v4873 = v4872 + v66;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4874 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v4876 = v4874 + v81;
-        const unsigned int v4877 = v4876 + v79;
-        iron_copy_async<16>(shm1 + (v4877 ^ (((v4877 >> 6u) & 7u) << 3u)), k_pages + v4873, v4862);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v4878 = v209 + v93;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v4879 = v4878 < v35;
-        const unsigned int v4880 = v4879 ? v4878 : v42;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4881 = v4880 % v6;  // kernels/sdpa/kv_sources.hpp:80
-        const unsigned int v4882 = v4880 / v6;
-        const unsigned int v4883 = v32 + v4882;  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v4884 = block_table[v4883];
-        const unsigned int v4885 = v4884 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v4886 = v4885 + v30;
-        const unsigned int v4887 = v4886 * v6;
-        const unsigned int v4888 = v4887 + v4881;
-        const unsigned int v4889 = v4888 << 6u;
-        const unsigned int v4890 = v4889 + v97;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v4891 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v4893 = v4891 + v112;
-        const unsigned int v4894 = v4893 + v110;
-        iron_copy_async<16>(shm1 + (v4894 ^ (((v4894 >> 6u) & 7u) << 3u)), k_pages + v4890, v4879);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v4895 = block_table[v4866];  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v4896 = v4895 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v4897 = v4896 + v30;
-        const unsigned int v4898 = v4897 * v6;
-        const unsigned int v4899 = v4898 + v4864;
-        const unsigned int v4900 = v4899 << 6u;
-        const unsigned int v4901 = v4900 + v66;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v4877 ^ (((v4877 >> 6u) & 7u) << 3u)), v_pages + v4901, v4862);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v4902 = block_table[v4883];  // kernels/sdpa/kv_sources.hpp:101
-        const unsigned int v4903 = v4902 * v2;  // kernels/sdpa/kv_sources.hpp:102
-        const unsigned int v4904 = v4903 + v30;
-        const unsigned int v4905 = v4904 * v6;
-        const unsigned int v4906 = v4905 + v4881;
-        const unsigned int v4907 = v4906 << 6u;
-        const unsigned int v4908 = v4907 + v97;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v4894 ^ (((v4894 >> 6u) & 7u) << 3u)), v_pages + v4908, v4879);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4862 = v209 + v62;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4863 = v4862 < v35;
+        const unsigned int v4864 = v4863 ? v4862 : v42;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4865 = v4864 % v6;  // kernels/sdpa/kv_sources.hpp:80
+        const unsigned int v4866 = v4864 / v6;
+        const unsigned int v4867 = v32 + v4866;  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v4868 = block_table[v4867];
+        const unsigned int v4869 = v4868 * v2;  // kernels/sdpa/kv_sources.hpp:102
+        const unsigned int v4870 = v4869 + v30;
+        const unsigned int v4871 = v4870 * v6;
+        const unsigned int v4872 = v4871 + v4865;
+        const unsigned int v4873 = v4872 << 6u;
+        const unsigned int v4874 = v4873 + v66;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4875 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v4877 = v4875 + v81;
+        const unsigned int v4878 = v4877 + v79;
+        iron_copy_async<16>(shm1 + (v4878 ^ (((v4878 >> 6u) & 7u) << 3u)), k_pages + v4874, v4863);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4879 = v209 + v93;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v4880 = v4879 < v35;
+        const unsigned int v4881 = v4880 ? v4879 : v42;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4882 = v4881 % v6;  // kernels/sdpa/kv_sources.hpp:80
+        const unsigned int v4883 = v4881 / v6;
+        const unsigned int v4884 = v32 + v4883;  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v4885 = block_table[v4884];
+        const unsigned int v4886 = v4885 * v2;  // kernels/sdpa/kv_sources.hpp:102
+        const unsigned int v4887 = v4886 + v30;
+        const unsigned int v4888 = v4887 * v6;
+        const unsigned int v4889 = v4888 + v4882;
+        const unsigned int v4890 = v4889 << 6u;
+        const unsigned int v4891 = v4890 + v97;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v4892 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v4894 = v4892 + v112;
+        const unsigned int v4895 = v4894 + v110;
+        iron_copy_async<16>(shm1 + (v4895 ^ (((v4895 >> 6u) & 7u) << 3u)), k_pages + v4891, v4880);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4896 = block_table[v4867];  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v4897 = v4896 * v2;  // kernels/sdpa/kv_sources.hpp:102
+        const unsigned int v4898 = v4897 + v30;
+        const unsigned int v4899 = v4898 * v6;
+        const unsigned int v4900 = v4899 + v4865;
+        const unsigned int v4901 = v4900 << 6u;
+        const unsigned int v4902 = v4901 + v66;  // kernels/sdpa/flash_tile.hpp:85
+        iron_copy_async<16>(shm2 + (v4878 ^ (((v4878 >> 6u) & 7u) << 3u)), v_pages + v4902, v4863);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v4903 = block_table[v4884];  // kernels/sdpa/kv_sources.hpp:101
+        const unsigned int v4904 = v4903 * v2;  // kernels/sdpa/kv_sources.hpp:102
+        const unsigned int v4905 = v4904 + v30;
+        const unsigned int v4906 = v4905 * v6;
+        const unsigned int v4907 = v4906 + v4882;
+        const unsigned int v4908 = v4907 << 6u;
+        const unsigned int v4909 = v4908 + v97;  // kernels/sdpa/flash_tile.hpp:85
+        iron_copy_async<16>(shm2 + (v4895 ^ (((v4895 >> 6u) & 7u) << 3u)), v_pages + v4909, v4880);  // kernels/sdpa/flash_tile.hpp:86
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-    const unsigned int v3160 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
-    const unsigned int v3161 = v3160 << 6u;
-    const unsigned int v4483 = v51 & 3u;
-    const unsigned int v4485 = v4483 << 4u;
-    const unsigned int v4487 = v4485 << 6u;
-    const unsigned int v4489 = v3161 + v4487;
-    const unsigned int v4500 = v4489 + 16u;
-    const unsigned int v4509 = v4489 + 32u;
-    const unsigned int v4518 = v4489 + 48u;
-    const bool v3179 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:160
-    const unsigned int v4298 = static_cast<unsigned int>(v217.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:233
-    const unsigned int v4299 = static_cast<unsigned int>(v217.row(0, iron_linear_thread() & 31u));
-    const unsigned int v4303 = static_cast<unsigned int>(v217.col(1, iron_linear_thread() & 31u));
-    const unsigned int v4304 = static_cast<unsigned int>(v217.row(1, iron_linear_thread() & 31u));
-    const unsigned int v4308 = static_cast<unsigned int>(v217.col(2, iron_linear_thread() & 31u));
-    const unsigned int v4309 = static_cast<unsigned int>(v217.row(2, iron_linear_thread() & 31u));
-    const unsigned int v4313 = static_cast<unsigned int>(v217.col(3, iron_linear_thread() & 31u));
-    const unsigned int v4314 = static_cast<unsigned int>(v217.row(3, iron_linear_thread() & 31u));
-    const unsigned int v4318 = static_cast<unsigned int>(v217.col(4, iron_linear_thread() & 31u));
-    const unsigned int v4319 = static_cast<unsigned int>(v217.row(4, iron_linear_thread() & 31u));
-    const unsigned int v4323 = static_cast<unsigned int>(v217.col(5, iron_linear_thread() & 31u));
-    const unsigned int v4324 = static_cast<unsigned int>(v217.row(5, iron_linear_thread() & 31u));
-    const unsigned int v4328 = static_cast<unsigned int>(v217.col(6, iron_linear_thread() & 31u));
-    const unsigned int v4329 = static_cast<unsigned int>(v217.row(6, iron_linear_thread() & 31u));
-    const unsigned int v4333 = static_cast<unsigned int>(v217.col(7, iron_linear_thread() & 31u));
-    const unsigned int v4334 = static_cast<unsigned int>(v217.row(7, iron_linear_thread() & 31u));
-    const unsigned int v4338 = static_cast<unsigned int>(v217.col(8, iron_linear_thread() & 31u));
-    const unsigned int v4339 = static_cast<unsigned int>(v217.row(8, iron_linear_thread() & 31u));
-    const unsigned int v4343 = static_cast<unsigned int>(v217.col(9, iron_linear_thread() & 31u));
-    const unsigned int v4344 = static_cast<unsigned int>(v217.row(9, iron_linear_thread() & 31u));
-    const unsigned int v4348 = static_cast<unsigned int>(v217.col(10, iron_linear_thread() & 31u));
-    const unsigned int v4349 = static_cast<unsigned int>(v217.row(10, iron_linear_thread() & 31u));
-    const unsigned int v4353 = static_cast<unsigned int>(v217.col(11, iron_linear_thread() & 31u));
-    const unsigned int v4354 = static_cast<unsigned int>(v217.row(11, iron_linear_thread() & 31u));
-    const unsigned int v4358 = static_cast<unsigned int>(v217.col(12, iron_linear_thread() & 31u));
-    const unsigned int v4359 = static_cast<unsigned int>(v217.row(12, iron_linear_thread() & 31u));
-    const unsigned int v4363 = static_cast<unsigned int>(v217.col(13, iron_linear_thread() & 31u));
-    const unsigned int v4364 = static_cast<unsigned int>(v217.row(13, iron_linear_thread() & 31u));
-    const unsigned int v4368 = static_cast<unsigned int>(v217.col(14, iron_linear_thread() & 31u));
-    const unsigned int v4369 = static_cast<unsigned int>(v217.row(14, iron_linear_thread() & 31u));
-    const unsigned int v4373 = static_cast<unsigned int>(v217.col(15, iron_linear_thread() & 31u));
-    const unsigned int v4374 = static_cast<unsigned int>(v217.row(15, iron_linear_thread() & 31u));
-    const unsigned int v4378 = static_cast<unsigned int>(v217.col(16, iron_linear_thread() & 31u));
-    const unsigned int v4379 = static_cast<unsigned int>(v217.row(16, iron_linear_thread() & 31u));
-    const unsigned int v4383 = static_cast<unsigned int>(v217.col(17, iron_linear_thread() & 31u));
-    const unsigned int v4384 = static_cast<unsigned int>(v217.row(17, iron_linear_thread() & 31u));
-    const unsigned int v4388 = static_cast<unsigned int>(v217.col(18, iron_linear_thread() & 31u));
-    const unsigned int v4389 = static_cast<unsigned int>(v217.row(18, iron_linear_thread() & 31u));
-    const unsigned int v4393 = static_cast<unsigned int>(v217.col(19, iron_linear_thread() & 31u));
-    const unsigned int v4394 = static_cast<unsigned int>(v217.row(19, iron_linear_thread() & 31u));
-    const unsigned int v4398 = static_cast<unsigned int>(v217.col(20, iron_linear_thread() & 31u));
-    const unsigned int v4399 = static_cast<unsigned int>(v217.row(20, iron_linear_thread() & 31u));
-    const unsigned int v4403 = static_cast<unsigned int>(v217.col(21, iron_linear_thread() & 31u));
-    const unsigned int v4404 = static_cast<unsigned int>(v217.row(21, iron_linear_thread() & 31u));
-    const unsigned int v4408 = static_cast<unsigned int>(v217.col(22, iron_linear_thread() & 31u));
-    const unsigned int v4409 = static_cast<unsigned int>(v217.row(22, iron_linear_thread() & 31u));
-    const unsigned int v4413 = static_cast<unsigned int>(v217.col(23, iron_linear_thread() & 31u));
-    const unsigned int v4414 = static_cast<unsigned int>(v217.row(23, iron_linear_thread() & 31u));
-    const unsigned int v4418 = static_cast<unsigned int>(v217.col(24, iron_linear_thread() & 31u));
-    const unsigned int v4419 = static_cast<unsigned int>(v217.row(24, iron_linear_thread() & 31u));
-    const unsigned int v4423 = static_cast<unsigned int>(v217.col(25, iron_linear_thread() & 31u));
-    const unsigned int v4424 = static_cast<unsigned int>(v217.row(25, iron_linear_thread() & 31u));
-    const unsigned int v4428 = static_cast<unsigned int>(v217.col(26, iron_linear_thread() & 31u));
-    const unsigned int v4429 = static_cast<unsigned int>(v217.row(26, iron_linear_thread() & 31u));
-    const unsigned int v4433 = static_cast<unsigned int>(v217.col(27, iron_linear_thread() & 31u));
-    const unsigned int v4434 = static_cast<unsigned int>(v217.row(27, iron_linear_thread() & 31u));
-    const unsigned int v4438 = static_cast<unsigned int>(v217.col(28, iron_linear_thread() & 31u));
-    const unsigned int v4439 = static_cast<unsigned int>(v217.row(28, iron_linear_thread() & 31u));
-    const unsigned int v4443 = static_cast<unsigned int>(v217.col(29, iron_linear_thread() & 31u));
-    const unsigned int v4444 = static_cast<unsigned int>(v217.row(29, iron_linear_thread() & 31u));
-    const unsigned int v4448 = static_cast<unsigned int>(v217.col(30, iron_linear_thread() & 31u));
-    const unsigned int v4449 = static_cast<unsigned int>(v217.row(30, iron_linear_thread() & 31u));
-    const unsigned int v4453 = static_cast<unsigned int>(v217.col(31, iron_linear_thread() & 31u));
-    const unsigned int v4454 = static_cast<unsigned int>(v217.row(31, iron_linear_thread() & 31u));
-    const unsigned int v4466 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
+    const unsigned int v3161 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
+    const unsigned int v3162 = v3161 << 6u;
+    const unsigned int v4484 = v51 & 3u;
+    const unsigned int v4486 = v4484 << 4u;
+    const unsigned int v4488 = v4486 << 6u;
+    const unsigned int v4490 = v3162 + v4488;
+    const unsigned int v4501 = v4490 + 16u;
+    const unsigned int v4510 = v4490 + 32u;
+    const unsigned int v4519 = v4490 + 48u;
+    const bool v3180 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:160
+    const unsigned int v4299 = static_cast<unsigned int>(v217.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:233
+    const unsigned int v4300 = static_cast<unsigned int>(v217.row(0, iron_linear_thread() & 31u));
+    const unsigned int v4304 = static_cast<unsigned int>(v217.col(1, iron_linear_thread() & 31u));
+    const unsigned int v4305 = static_cast<unsigned int>(v217.row(1, iron_linear_thread() & 31u));
+    const unsigned int v4309 = static_cast<unsigned int>(v217.col(2, iron_linear_thread() & 31u));
+    const unsigned int v4310 = static_cast<unsigned int>(v217.row(2, iron_linear_thread() & 31u));
+    const unsigned int v4314 = static_cast<unsigned int>(v217.col(3, iron_linear_thread() & 31u));
+    const unsigned int v4315 = static_cast<unsigned int>(v217.row(3, iron_linear_thread() & 31u));
+    const unsigned int v4319 = static_cast<unsigned int>(v217.col(4, iron_linear_thread() & 31u));
+    const unsigned int v4320 = static_cast<unsigned int>(v217.row(4, iron_linear_thread() & 31u));
+    const unsigned int v4324 = static_cast<unsigned int>(v217.col(5, iron_linear_thread() & 31u));
+    const unsigned int v4325 = static_cast<unsigned int>(v217.row(5, iron_linear_thread() & 31u));
+    const unsigned int v4329 = static_cast<unsigned int>(v217.col(6, iron_linear_thread() & 31u));
+    const unsigned int v4330 = static_cast<unsigned int>(v217.row(6, iron_linear_thread() & 31u));
+    const unsigned int v4334 = static_cast<unsigned int>(v217.col(7, iron_linear_thread() & 31u));
+    const unsigned int v4335 = static_cast<unsigned int>(v217.row(7, iron_linear_thread() & 31u));
+    const unsigned int v4339 = static_cast<unsigned int>(v217.col(8, iron_linear_thread() & 31u));
+    const unsigned int v4340 = static_cast<unsigned int>(v217.row(8, iron_linear_thread() & 31u));
+    const unsigned int v4344 = static_cast<unsigned int>(v217.col(9, iron_linear_thread() & 31u));
+    const unsigned int v4345 = static_cast<unsigned int>(v217.row(9, iron_linear_thread() & 31u));
+    const unsigned int v4349 = static_cast<unsigned int>(v217.col(10, iron_linear_thread() & 31u));
+    const unsigned int v4350 = static_cast<unsigned int>(v217.row(10, iron_linear_thread() & 31u));
+    const unsigned int v4354 = static_cast<unsigned int>(v217.col(11, iron_linear_thread() & 31u));
+    const unsigned int v4355 = static_cast<unsigned int>(v217.row(11, iron_linear_thread() & 31u));
+    const unsigned int v4359 = static_cast<unsigned int>(v217.col(12, iron_linear_thread() & 31u));
+    const unsigned int v4360 = static_cast<unsigned int>(v217.row(12, iron_linear_thread() & 31u));
+    const unsigned int v4364 = static_cast<unsigned int>(v217.col(13, iron_linear_thread() & 31u));
+    const unsigned int v4365 = static_cast<unsigned int>(v217.row(13, iron_linear_thread() & 31u));
+    const unsigned int v4369 = static_cast<unsigned int>(v217.col(14, iron_linear_thread() & 31u));
+    const unsigned int v4370 = static_cast<unsigned int>(v217.row(14, iron_linear_thread() & 31u));
+    const unsigned int v4374 = static_cast<unsigned int>(v217.col(15, iron_linear_thread() & 31u));
+    const unsigned int v4375 = static_cast<unsigned int>(v217.row(15, iron_linear_thread() & 31u));
+    const unsigned int v4379 = static_cast<unsigned int>(v217.col(16, iron_linear_thread() & 31u));
+    const unsigned int v4380 = static_cast<unsigned int>(v217.row(16, iron_linear_thread() & 31u));
+    const unsigned int v4384 = static_cast<unsigned int>(v217.col(17, iron_linear_thread() & 31u));
+    const unsigned int v4385 = static_cast<unsigned int>(v217.row(17, iron_linear_thread() & 31u));
+    const unsigned int v4389 = static_cast<unsigned int>(v217.col(18, iron_linear_thread() & 31u));
+    const unsigned int v4390 = static_cast<unsigned int>(v217.row(18, iron_linear_thread() & 31u));
+    const unsigned int v4394 = static_cast<unsigned int>(v217.col(19, iron_linear_thread() & 31u));
+    const unsigned int v4395 = static_cast<unsigned int>(v217.row(19, iron_linear_thread() & 31u));
+    const unsigned int v4399 = static_cast<unsigned int>(v217.col(20, iron_linear_thread() & 31u));
+    const unsigned int v4400 = static_cast<unsigned int>(v217.row(20, iron_linear_thread() & 31u));
+    const unsigned int v4404 = static_cast<unsigned int>(v217.col(21, iron_linear_thread() & 31u));
+    const unsigned int v4405 = static_cast<unsigned int>(v217.row(21, iron_linear_thread() & 31u));
+    const unsigned int v4409 = static_cast<unsigned int>(v217.col(22, iron_linear_thread() & 31u));
+    const unsigned int v4410 = static_cast<unsigned int>(v217.row(22, iron_linear_thread() & 31u));
+    const unsigned int v4414 = static_cast<unsigned int>(v217.col(23, iron_linear_thread() & 31u));
+    const unsigned int v4415 = static_cast<unsigned int>(v217.row(23, iron_linear_thread() & 31u));
+    const unsigned int v4419 = static_cast<unsigned int>(v217.col(24, iron_linear_thread() & 31u));
+    const unsigned int v4420 = static_cast<unsigned int>(v217.row(24, iron_linear_thread() & 31u));
+    const unsigned int v4424 = static_cast<unsigned int>(v217.col(25, iron_linear_thread() & 31u));
+    const unsigned int v4425 = static_cast<unsigned int>(v217.row(25, iron_linear_thread() & 31u));
+    const unsigned int v4429 = static_cast<unsigned int>(v217.col(26, iron_linear_thread() & 31u));
+    const unsigned int v4430 = static_cast<unsigned int>(v217.row(26, iron_linear_thread() & 31u));
+    const unsigned int v4434 = static_cast<unsigned int>(v217.col(27, iron_linear_thread() & 31u));
+    const unsigned int v4435 = static_cast<unsigned int>(v217.row(27, iron_linear_thread() & 31u));
+    const unsigned int v4439 = static_cast<unsigned int>(v217.col(28, iron_linear_thread() & 31u));
+    const unsigned int v4440 = static_cast<unsigned int>(v217.row(28, iron_linear_thread() & 31u));
+    const unsigned int v4444 = static_cast<unsigned int>(v217.col(29, iron_linear_thread() & 31u));
+    const unsigned int v4445 = static_cast<unsigned int>(v217.row(29, iron_linear_thread() & 31u));
+    const unsigned int v4449 = static_cast<unsigned int>(v217.col(30, iron_linear_thread() & 31u));
+    const unsigned int v4450 = static_cast<unsigned int>(v217.row(30, iron_linear_thread() & 31u));
+    const unsigned int v4454 = static_cast<unsigned int>(v217.col(31, iron_linear_thread() & 31u));
+    const unsigned int v4455 = static_cast<unsigned int>(v217.row(31, iron_linear_thread() & 31u));
+    const unsigned int v4467 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
 
-    for (unsigned int v2834 = v209; v2834 < v193; v2834 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
-      const unsigned int v2835 = v2834 - v209;
-      const unsigned int v2836 = v2835 >> 6u;
-      const unsigned int v2838 = v2836 & 1u;
+    for (unsigned int v2835 = v209; v2835 < v193; v2835 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v2836 = v2835 - v209;
+      const unsigned int v2837 = v2836 >> 6u;
+      const unsigned int v2839 = v2837 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v2841 = v2834 + 64u;
-      const unsigned int v2843 = v2836 + 1u;
-      const unsigned int v2844 = v2843 & 1u;
-      const bool v2845 = v2841 < v193;
-      if (v2845) {
+      const unsigned int v2842 = v2835 + 64u;
+      const unsigned int v2844 = v2837 + 1u;
+      const unsigned int v2845 = v2844 & 1u;
+      const bool v2846 = v2842 < v193;
+      if (v2846) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:87
-          const unsigned int v2847 = v2844 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:96
-          const unsigned int v2857 = v2841 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v2858 = v2857 < v35;
-          const unsigned int v2861 = v2858 ? v2857 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v2863 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v2864 = v2861 & v2863;
-          const unsigned int v2865 = v2861 >> (v41 & 31);
-          const unsigned int v2866 = v32 + v2865;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v2867 = block_table[v2866];
-          const unsigned int v2869 = v2867 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v2870 = v2869 + v30;
-          const unsigned int v2871 = v2870 * v6;
-          const unsigned int v2872 = v2871 + v2864;
-          const unsigned int v2873 = v2872 << 6u;
-          const unsigned int v2874 = v2873 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v2882 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v2883 = v2847 + v2882;
-          const unsigned int v2884 = v2883 + v81;
-          const unsigned int v2885 = v2884 + v79;
-          iron_copy_async<16>(shm1 + (v2885 ^ (((v2885 >> 6u) & 7u) << 3u)), k_pages + v2874, v2858);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v2895 = v2841 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v2896 = v2895 < v35;
-          const unsigned int v2899 = v2896 ? v2895 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v2902 = v2899 & v2863;  // kernels/sdpa/kv_sources.hpp:88
-          const unsigned int v2903 = v2899 >> (v41 & 31);
-          const unsigned int v2904 = v32 + v2903;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v2905 = block_table[v2904];
-          const unsigned int v2907 = v2905 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v2908 = v2907 + v30;
-          const unsigned int v2909 = v2908 * v6;
-          const unsigned int v2910 = v2909 + v2902;
-          const unsigned int v2911 = v2910 << 6u;
-          const unsigned int v2912 = v2911 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v2920 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v2921 = v2847 + v2920;
-          const unsigned int v2922 = v2921 + v112;
-          const unsigned int v2923 = v2922 + v110;
-          iron_copy_async<16>(shm1 + (v2923 ^ (((v2923 >> 6u) & 7u) << 3u)), k_pages + v2912, v2896);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v2945 = block_table[v2866];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v2947 = v2945 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v2948 = v2947 + v30;
-          const unsigned int v2949 = v2948 * v6;
-          const unsigned int v2950 = v2949 + v2864;
-          const unsigned int v2951 = v2950 << 6u;
-          const unsigned int v2952 = v2951 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v2885 ^ (((v2885 >> 6u) & 7u) << 3u)), v_pages + v2952, v2858);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v2983 = block_table[v2904];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v2985 = v2983 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v2986 = v2985 + v30;
-          const unsigned int v2987 = v2986 * v6;
-          const unsigned int v2988 = v2987 + v2902;
-          const unsigned int v2989 = v2988 << 6u;
-          const unsigned int v2990 = v2989 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v2923 ^ (((v2923 >> 6u) & 7u) << 3u)), v_pages + v2990, v2896);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v2848 = v2845 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v2858 = v2842 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v2859 = v2858 < v35;
+          const unsigned int v2862 = v2859 ? v2858 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v2864 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v2865 = v2862 & v2864;
+          const unsigned int v2866 = v2862 >> (v41 & 31);
+          const unsigned int v2867 = v32 + v2866;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v2868 = block_table[v2867];
+          const unsigned int v2870 = v2868 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v2871 = v2870 + v30;
+          const unsigned int v2872 = v2871 * v6;
+          const unsigned int v2873 = v2872 + v2865;
+          const unsigned int v2874 = v2873 << 6u;
+          const unsigned int v2875 = v2874 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v2883 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v2884 = v2848 + v2883;
+          const unsigned int v2885 = v2884 + v81;
+          const unsigned int v2886 = v2885 + v79;
+          iron_copy_async<16>(shm1 + (v2886 ^ (((v2886 >> 6u) & 7u) << 3u)), k_pages + v2875, v2859);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v2896 = v2842 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v2897 = v2896 < v35;
+          const unsigned int v2900 = v2897 ? v2896 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v2903 = v2900 & v2864;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v2904 = v2900 >> (v41 & 31);
+          const unsigned int v2905 = v32 + v2904;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v2906 = block_table[v2905];
+          const unsigned int v2908 = v2906 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v2909 = v2908 + v30;
+          const unsigned int v2910 = v2909 * v6;
+          const unsigned int v2911 = v2910 + v2903;
+          const unsigned int v2912 = v2911 << 6u;
+          const unsigned int v2913 = v2912 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v2921 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v2922 = v2848 + v2921;
+          const unsigned int v2923 = v2922 + v112;
+          const unsigned int v2924 = v2923 + v110;
+          iron_copy_async<16>(shm1 + (v2924 ^ (((v2924 >> 6u) & 7u) << 3u)), k_pages + v2913, v2897);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v2946 = block_table[v2867];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v2948 = v2946 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v2949 = v2948 + v30;
+          const unsigned int v2950 = v2949 * v6;
+          const unsigned int v2951 = v2950 + v2865;
+          const unsigned int v2952 = v2951 << 6u;
+          const unsigned int v2953 = v2952 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v2886 ^ (((v2886 >> 6u) & 7u) << 3u)), v_pages + v2953, v2859);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v2984 = block_table[v2905];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v2986 = v2984 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v2987 = v2986 + v30;
+          const unsigned int v2988 = v2987 * v6;
+          const unsigned int v2989 = v2988 + v2903;
+          const unsigned int v2990 = v2989 << 6u;
+          const unsigned int v2991 = v2990 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v2924 ^ (((v2924 >> 6u) & 7u) << 3u)), v_pages + v2991, v2897);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v3003 = v2844 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:96
-          const unsigned int v3013 = v2841 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v3014 = v3013 < v35;
-          const unsigned int v3017 = v3014 ? v3013 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v3018 = v3017 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v3019 = v3017 / v6;
-          const unsigned int v3020 = v32 + v3019;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v3021 = block_table[v3020];
-          const unsigned int v3023 = v3021 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v3024 = v3023 + v30;
-          const unsigned int v3025 = v3024 * v6;
-          const unsigned int v3026 = v3025 + v3018;
-          const unsigned int v3027 = v3026 << 6u;
-          const unsigned int v3028 = v3027 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v3036 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v3037 = v3003 + v3036;
-          const unsigned int v3038 = v3037 + v81;
-          const unsigned int v3039 = v3038 + v79;
-          iron_copy_async<16>(shm1 + (v3039 ^ (((v3039 >> 6u) & 7u) << 3u)), k_pages + v3028, v3014);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v3049 = v2841 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v3050 = v3049 < v35;
-          const unsigned int v3053 = v3050 ? v3049 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v3054 = v3053 % v6;  // kernels/sdpa/kv_sources.hpp:80
-          const unsigned int v3055 = v3053 / v6;
-          const unsigned int v3056 = v32 + v3055;  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v3057 = block_table[v3056];
-          const unsigned int v3059 = v3057 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v3060 = v3059 + v30;
-          const unsigned int v3061 = v3060 * v6;
-          const unsigned int v3062 = v3061 + v3054;
-          const unsigned int v3063 = v3062 << 6u;
-          const unsigned int v3064 = v3063 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v3072 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-          const unsigned int v3073 = v3003 + v3072;
-          const unsigned int v3074 = v3073 + v112;
-          const unsigned int v3075 = v3074 + v110;
-          iron_copy_async<16>(shm1 + (v3075 ^ (((v3075 >> 6u) & 7u) << 3u)), k_pages + v3064, v3050);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v3095 = block_table[v3020];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v3097 = v3095 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v3098 = v3097 + v30;
-          const unsigned int v3099 = v3098 * v6;
-          const unsigned int v3100 = v3099 + v3018;
-          const unsigned int v3101 = v3100 << 6u;
-          const unsigned int v3102 = v3101 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v3039 ^ (((v3039 >> 6u) & 7u) << 3u)), v_pages + v3102, v3014);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v3131 = block_table[v3056];  // kernels/sdpa/kv_sources.hpp:101
-          const unsigned int v3133 = v3131 * v2;  // kernels/sdpa/kv_sources.hpp:102
-          const unsigned int v3134 = v3133 + v30;
-          const unsigned int v3135 = v3134 * v6;
-          const unsigned int v3136 = v3135 + v3054;
-          const unsigned int v3137 = v3136 << 6u;
-          const unsigned int v3138 = v3137 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v3075 ^ (((v3075 >> 6u) & 7u) << 3u)), v_pages + v3138, v3050);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3004 = v2845 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v3014 = v2842 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v3015 = v3014 < v35;
+          const unsigned int v3018 = v3015 ? v3014 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3019 = v3018 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v3020 = v3018 / v6;
+          const unsigned int v3021 = v32 + v3020;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v3022 = block_table[v3021];
+          const unsigned int v3024 = v3022 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v3025 = v3024 + v30;
+          const unsigned int v3026 = v3025 * v6;
+          const unsigned int v3027 = v3026 + v3019;
+          const unsigned int v3028 = v3027 << 6u;
+          const unsigned int v3029 = v3028 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3037 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v3038 = v3004 + v3037;
+          const unsigned int v3039 = v3038 + v81;
+          const unsigned int v3040 = v3039 + v79;
+          iron_copy_async<16>(shm1 + (v3040 ^ (((v3040 >> 6u) & 7u) << 3u)), k_pages + v3029, v3015);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3050 = v2842 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v3051 = v3050 < v35;
+          const unsigned int v3054 = v3051 ? v3050 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3055 = v3054 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v3056 = v3054 / v6;
+          const unsigned int v3057 = v32 + v3056;  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v3058 = block_table[v3057];
+          const unsigned int v3060 = v3058 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v3061 = v3060 + v30;
+          const unsigned int v3062 = v3061 * v6;
+          const unsigned int v3063 = v3062 + v3055;
+          const unsigned int v3064 = v3063 << 6u;
+          const unsigned int v3065 = v3064 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3073 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v3074 = v3004 + v3073;
+          const unsigned int v3075 = v3074 + v112;
+          const unsigned int v3076 = v3075 + v110;
+          iron_copy_async<16>(shm1 + (v3076 ^ (((v3076 >> 6u) & 7u) << 3u)), k_pages + v3065, v3051);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3096 = block_table[v3021];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v3098 = v3096 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v3099 = v3098 + v30;
+          const unsigned int v3100 = v3099 * v6;
+          const unsigned int v3101 = v3100 + v3019;
+          const unsigned int v3102 = v3101 << 6u;
+          const unsigned int v3103 = v3102 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v3040 ^ (((v3040 >> 6u) & 7u) << 3u)), v_pages + v3103, v3015);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3132 = block_table[v3057];  // kernels/sdpa/kv_sources.hpp:101
+          const unsigned int v3134 = v3132 * v2;  // kernels/sdpa/kv_sources.hpp:102
+          const unsigned int v3135 = v3134 + v30;
+          const unsigned int v3136 = v3135 * v6;
+          const unsigned int v3137 = v3136 + v3055;
+          const unsigned int v3138 = v3137 << 6u;
+          const unsigned int v3139 = v3138 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v3076 ^ (((v3076 >> 6u) & 7u) << 3u)), v_pages + v3139, v3051);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-      iron_frag<float, 2, 16, 64> v3151;  // kernels/sdpa/flash_warpgroup.hpp:103
-      iron_frag_fill(v3151, 0.0f);
-      const unsigned int v3155 = v2838 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:106
-      iron_frag<iron_bf16, 0, 16, 16> v4496;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag_fill(v4496, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4496, shm0, v4489, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4498;
-      iron_frag_fill(v4498, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4498, shm1, v3155, 64u);
-      iron_frag_mma_sync(v3151, v4496, v4498);
-      const unsigned int v4503 = v3155 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v4505;
-      iron_frag_fill(v4505, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4505, shm0, v4500, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4507;
-      iron_frag_fill(v4507, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4507, shm1, v4503, 64u);
-      iron_frag_mma_sync(v3151, v4505, v4507);
-      const unsigned int v4512 = v3155 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v4514;
-      iron_frag_fill(v4514, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4514, shm0, v4509, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4516;
-      iron_frag_fill(v4516, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4516, shm1, v4512, 64u);
-      iron_frag_mma_sync(v3151, v4514, v4516);
-      const unsigned int v4521 = v3155 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v4523;
-      iron_frag_fill(v4523, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4523, shm0, v4518, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4525;
-      iron_frag_fill(v4525, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4525, shm1, v4521, 64u);
-      iron_frag_mma_sync(v3151, v4523, v4525);
-      const bool v3166 = v2841 <= v35;  // kernels/sdpa/flash_tile.hpp:159
-      const unsigned int v3174 = v2841 + v20;
-      const bool v3175 = v3174 <= v196;
-      const bool v3176 = v192 || v3175;
-      const bool v3177 = v3166 && v3176;
-      const unsigned int v3180 = v2834 + v9;  // kernels/sdpa/flash_tile.hpp:160
-      const unsigned int v3181 = v3180 + v20;
-      const bool v3183 = v185 <= v3181;
-      const bool v3184 = v3179 || v3183;
-      const bool v3185 = v3177 && v3184;  // kernels/sdpa/flash_tile.hpp:159
-      if (v3185) {  // kernels/sdpa/flash_tile.hpp:161
-        const float v3188 = v3151.x[0];  // kernels/sdpa/flash_tile.hpp:162
-        const float v3189 = v3188 * v211;
-        v3151.x[0] = v3189;
-        const float v3192 = v3151.x[1];
-        const float v3193 = v3192 * v211;
-        v3151.x[1] = v3193;
-        const float v3196 = v3151.x[2];
-        const float v3197 = v3196 * v211;
-        v3151.x[2] = v3197;
-        const float v3200 = v3151.x[3];
-        const float v3201 = v3200 * v211;
-        v3151.x[3] = v3201;
-        const float v3204 = v3151.x[4];
-        const float v3205 = v3204 * v211;
-        v3151.x[4] = v3205;
-        const float v3208 = v3151.x[5];
-        const float v3209 = v3208 * v211;
-        v3151.x[5] = v3209;
-        const float v3212 = v3151.x[6];
-        const float v3213 = v3212 * v211;
-        v3151.x[6] = v3213;
-        const float v3216 = v3151.x[7];
-        const float v3217 = v3216 * v211;
-        v3151.x[7] = v3217;
-        const float v3220 = v3151.x[8];
-        const float v3221 = v3220 * v211;
-        v3151.x[8] = v3221;
-        const float v3224 = v3151.x[9];
-        const float v3225 = v3224 * v211;
-        v3151.x[9] = v3225;
-        const float v3228 = v3151.x[10];
-        const float v3229 = v3228 * v211;
-        v3151.x[10] = v3229;
-        const float v3232 = v3151.x[11];
-        const float v3233 = v3232 * v211;
-        v3151.x[11] = v3233;
-        const float v3236 = v3151.x[12];
-        const float v3237 = v3236 * v211;
-        v3151.x[12] = v3237;
-        const float v3240 = v3151.x[13];
-        const float v3241 = v3240 * v211;
-        v3151.x[13] = v3241;
-        const float v3244 = v3151.x[14];
-        const float v3245 = v3244 * v211;
-        v3151.x[14] = v3245;
-        const float v3248 = v3151.x[15];
-        const float v3249 = v3248 * v211;
-        v3151.x[15] = v3249;
-        const float v3252 = v3151.x[16];
-        const float v3253 = v3252 * v211;
-        v3151.x[16] = v3253;
-        const float v3256 = v3151.x[17];
-        const float v3257 = v3256 * v211;
-        v3151.x[17] = v3257;
-        const float v3260 = v3151.x[18];
-        const float v3261 = v3260 * v211;
-        v3151.x[18] = v3261;
-        const float v3264 = v3151.x[19];
-        const float v3265 = v3264 * v211;
-        v3151.x[19] = v3265;
-        const float v3268 = v3151.x[20];
-        const float v3269 = v3268 * v211;
-        v3151.x[20] = v3269;
-        const float v3272 = v3151.x[21];
-        const float v3273 = v3272 * v211;
-        v3151.x[21] = v3273;
-        const float v3276 = v3151.x[22];
-        const float v3277 = v3276 * v211;
-        v3151.x[22] = v3277;
-        const float v3280 = v3151.x[23];
-        const float v3281 = v3280 * v211;
-        v3151.x[23] = v3281;
-        const float v3284 = v3151.x[24];
-        const float v3285 = v3284 * v211;
-        v3151.x[24] = v3285;
-        const float v3288 = v3151.x[25];
-        const float v3289 = v3288 * v211;
-        v3151.x[25] = v3289;
-        const float v3292 = v3151.x[26];
-        const float v3293 = v3292 * v211;
-        v3151.x[26] = v3293;
-        const float v3296 = v3151.x[27];
-        const float v3297 = v3296 * v211;
-        v3151.x[27] = v3297;
-        const float v3300 = v3151.x[28];
-        const float v3301 = v3300 * v211;
-        v3151.x[28] = v3301;
-        const float v3304 = v3151.x[29];
-        const float v3305 = v3304 * v211;
-        v3151.x[29] = v3305;
-        const float v3308 = v3151.x[30];
-        const float v3309 = v3308 * v211;
-        v3151.x[30] = v3309;
-        const float v3312 = v3151.x[31];
-        const float v3313 = v3312 * v211;
-        v3151.x[31] = v3313;
+      iron_frag<float, 2, 16, 64> v3152;  // kernels/sdpa/flash_warpgroup.hpp:103
+      iron_frag_fill(v3152, 0.0f);
+      const unsigned int v3156 = v2839 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v4497;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v4497, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4497, shm0, v4490, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4499;
+      iron_frag_fill(v4499, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4499, shm1, v3156, 64u);
+      iron_frag_mma_sync(v3152, v4497, v4499);
+      const unsigned int v4504 = v3156 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v4506;
+      iron_frag_fill(v4506, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4506, shm0, v4501, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4508;
+      iron_frag_fill(v4508, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4508, shm1, v4504, 64u);
+      iron_frag_mma_sync(v3152, v4506, v4508);
+      const unsigned int v4513 = v3156 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v4515;
+      iron_frag_fill(v4515, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4515, shm0, v4510, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4517;
+      iron_frag_fill(v4517, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4517, shm1, v4513, 64u);
+      iron_frag_mma_sync(v3152, v4515, v4517);
+      const unsigned int v4522 = v3156 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v4524;
+      iron_frag_fill(v4524, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4524, shm0, v4519, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4526;
+      iron_frag_fill(v4526, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4526, shm1, v4522, 64u);
+      iron_frag_mma_sync(v3152, v4524, v4526);
+      const bool v3167 = v2842 <= v35;  // kernels/sdpa/flash_tile.hpp:159
+      const unsigned int v3175 = v2842 + v20;
+      const bool v3176 = v3175 <= v196;
+      const bool v3177 = v192 || v3176;
+      const bool v3178 = v3167 && v3177;
+      const unsigned int v3181 = v2835 + v9;  // kernels/sdpa/flash_tile.hpp:160
+      const unsigned int v3182 = v3181 + v20;
+      const bool v3184 = v185 <= v3182;
+      const bool v3185 = v3180 || v3184;
+      const bool v3186 = v3178 && v3185;  // kernels/sdpa/flash_tile.hpp:159
+      if (v3186) {  // kernels/sdpa/flash_tile.hpp:161
+        const float v3189 = v3152.x[0];  // kernels/sdpa/flash_tile.hpp:162
+        const float v3190 = v3189 * v211;
+        v3152.x[0] = v3190;
+        const float v3193 = v3152.x[1];
+        const float v3194 = v3193 * v211;
+        v3152.x[1] = v3194;
+        const float v3197 = v3152.x[2];
+        const float v3198 = v3197 * v211;
+        v3152.x[2] = v3198;
+        const float v3201 = v3152.x[3];
+        const float v3202 = v3201 * v211;
+        v3152.x[3] = v3202;
+        const float v3205 = v3152.x[4];
+        const float v3206 = v3205 * v211;
+        v3152.x[4] = v3206;
+        const float v3209 = v3152.x[5];
+        const float v3210 = v3209 * v211;
+        v3152.x[5] = v3210;
+        const float v3213 = v3152.x[6];
+        const float v3214 = v3213 * v211;
+        v3152.x[6] = v3214;
+        const float v3217 = v3152.x[7];
+        const float v3218 = v3217 * v211;
+        v3152.x[7] = v3218;
+        const float v3221 = v3152.x[8];
+        const float v3222 = v3221 * v211;
+        v3152.x[8] = v3222;
+        const float v3225 = v3152.x[9];
+        const float v3226 = v3225 * v211;
+        v3152.x[9] = v3226;
+        const float v3229 = v3152.x[10];
+        const float v3230 = v3229 * v211;
+        v3152.x[10] = v3230;
+        const float v3233 = v3152.x[11];
+        const float v3234 = v3233 * v211;
+        v3152.x[11] = v3234;
+        const float v3237 = v3152.x[12];
+        const float v3238 = v3237 * v211;
+        v3152.x[12] = v3238;
+        const float v3241 = v3152.x[13];
+        const float v3242 = v3241 * v211;
+        v3152.x[13] = v3242;
+        const float v3245 = v3152.x[14];
+        const float v3246 = v3245 * v211;
+        v3152.x[14] = v3246;
+        const float v3249 = v3152.x[15];
+        const float v3250 = v3249 * v211;
+        v3152.x[15] = v3250;
+        const float v3253 = v3152.x[16];
+        const float v3254 = v3253 * v211;
+        v3152.x[16] = v3254;
+        const float v3257 = v3152.x[17];
+        const float v3258 = v3257 * v211;
+        v3152.x[17] = v3258;
+        const float v3261 = v3152.x[18];
+        const float v3262 = v3261 * v211;
+        v3152.x[18] = v3262;
+        const float v3265 = v3152.x[19];
+        const float v3266 = v3265 * v211;
+        v3152.x[19] = v3266;
+        const float v3269 = v3152.x[20];
+        const float v3270 = v3269 * v211;
+        v3152.x[20] = v3270;
+        const float v3273 = v3152.x[21];
+        const float v3274 = v3273 * v211;
+        v3152.x[21] = v3274;
+        const float v3277 = v3152.x[22];
+        const float v3278 = v3277 * v211;
+        v3152.x[22] = v3278;
+        const float v3281 = v3152.x[23];
+        const float v3282 = v3281 * v211;
+        v3152.x[23] = v3282;
+        const float v3285 = v3152.x[24];
+        const float v3286 = v3285 * v211;
+        v3152.x[24] = v3286;
+        const float v3289 = v3152.x[25];
+        const float v3290 = v3289 * v211;
+        v3152.x[25] = v3290;
+        const float v3293 = v3152.x[26];
+        const float v3294 = v3293 * v211;
+        v3152.x[26] = v3294;
+        const float v3297 = v3152.x[27];
+        const float v3298 = v3297 * v211;
+        v3152.x[27] = v3298;
+        const float v3301 = v3152.x[28];
+        const float v3302 = v3301 * v211;
+        v3152.x[28] = v3302;
+        const float v3305 = v3152.x[29];
+        const float v3306 = v3305 * v211;
+        v3152.x[29] = v3306;
+        const float v3309 = v3152.x[30];
+        const float v3310 = v3309 * v211;
+        v3152.x[30] = v3310;
+        const float v3313 = v3152.x[31];
+        const float v3314 = v3313 * v211;
+        v3152.x[31] = v3314;
       } else {
-        iron_frag<float, 2, 16, 8> v3315;  // kernels/sdpa/flash_tile.hpp:168
-        iron_frag_fill(v3315, 0.0f);
-        iron_frag<float, 2, 16, 8> v3317;  // kernels/sdpa/flash_tile.hpp:169
-        iron_frag_fill(v3317, 0.0f);
-        const unsigned int v3319 = static_cast<unsigned int>(v3315.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v3321 = v56 + v3319;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v3323 = v3321 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v3324 = v3323 + 1u;
-        const unsigned int v3326 = v3324 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v3335 = v3326 - v9;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v3339 = v3324 > v206;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v3340 = v205 && v3339;
-        const unsigned int v3341 = v3340 ? v3335 : v42;
-        const unsigned int v3344 = v3341 - v2834;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v3345 = min(v3344, 64u);
-        const bool v3346 = v3341 > v2834;
-        const unsigned int v3347 = v3346 ? v3345 : v42;
-        const float v3348 = __uint_as_float(v3347);
-        v3315.x[0] = v3348;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v3350 = static_cast<unsigned int>(v3315.row(1, iron_linear_thread() & 31u));
-        const unsigned int v3352 = v56 + v3350;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v3354 = v3352 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v3355 = v3354 + 1u;
-        const unsigned int v3357 = v3355 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v3366 = v3357 - v9;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v3370 = v3355 > v206;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v3371 = v205 && v3370;
-        const unsigned int v3372 = v3371 ? v3366 : v42;
-        const unsigned int v3375 = v3372 - v2834;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v3376 = min(v3375, 64u);
-        const bool v3377 = v3372 > v2834;
-        const unsigned int v3378 = v3377 ? v3376 : v42;
-        const float v3379 = __uint_as_float(v3378);
-        v3315.x[1] = v3379;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v3381 = static_cast<unsigned int>(v3315.row(2, iron_linear_thread() & 31u));
-        const unsigned int v3383 = v56 + v3381;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v3385 = v3383 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v3386 = v3385 + 1u;
-        const unsigned int v3388 = v3386 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v3397 = v3388 - v9;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v3401 = v3386 > v206;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v3402 = v205 && v3401;
-        const unsigned int v3403 = v3402 ? v3397 : v42;
-        const unsigned int v3406 = v3403 - v2834;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v3407 = min(v3406, 64u);
-        const bool v3408 = v3403 > v2834;
-        const unsigned int v3409 = v3408 ? v3407 : v42;
-        const float v3410 = __uint_as_float(v3409);
-        v3315.x[2] = v3410;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v3412 = static_cast<unsigned int>(v3315.row(3, iron_linear_thread() & 31u));
-        const unsigned int v3414 = v56 + v3412;  // kernels/sdpa/flash_tile.hpp:174
-        const unsigned int v3416 = v3414 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v3417 = v3416 + 1u;
-        const unsigned int v3419 = v3417 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v3428 = v3419 - v9;  // kernels/sdpa/flash_tile.hpp:145
-        const bool v3432 = v3417 > v206;  // kernels/sdpa/flash_tile.hpp:144
-        const bool v3433 = v205 && v3432;
-        const unsigned int v3434 = v3433 ? v3428 : v42;
-        const unsigned int v3437 = v3434 - v2834;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v3438 = min(v3437, 64u);
-        const bool v3439 = v3434 > v2834;
-        const unsigned int v3440 = v3439 ? v3438 : v42;
-        const float v3441 = __uint_as_float(v3440);
-        v3315.x[3] = v3441;  // kernels/sdpa/flash_tile.hpp:173
-        const unsigned int v3443 = static_cast<unsigned int>(v3317.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v3445 = v56 + v3443;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v3447 = v3445 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v3448 = v3447 + 1u;
-        const unsigned int v3450 = v3448 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v3451 = min(v35, v3450);
-        const bool v3452 = v3448 > v20;
-        const unsigned int v3453 = v3452 ? v3451 : v42;
-        const unsigned int v3456 = v192 ? v35 : v3453;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v3468 = v3456 - v2834;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v3469 = min(v3468, 64u);
-        const bool v3470 = v3456 > v2834;
-        const unsigned int v3471 = v3470 ? v3469 : v42;
-        const float v3472 = __uint_as_float(v3471);
-        v3317.x[0] = v3472;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v3474 = static_cast<unsigned int>(v3317.row(1, iron_linear_thread() & 31u));
-        const unsigned int v3476 = v56 + v3474;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v3478 = v3476 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v3479 = v3478 + 1u;
-        const unsigned int v3481 = v3479 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v3482 = min(v35, v3481);
-        const bool v3483 = v3479 > v20;
-        const unsigned int v3484 = v3483 ? v3482 : v42;
-        const unsigned int v3487 = v192 ? v35 : v3484;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v3499 = v3487 - v2834;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v3500 = min(v3499, 64u);
-        const bool v3501 = v3487 > v2834;
-        const unsigned int v3502 = v3501 ? v3500 : v42;
-        const float v3503 = __uint_as_float(v3502);
-        v3317.x[1] = v3503;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v3505 = static_cast<unsigned int>(v3317.row(2, iron_linear_thread() & 31u));
-        const unsigned int v3507 = v56 + v3505;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v3509 = v3507 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v3510 = v3509 + 1u;
-        const unsigned int v3512 = v3510 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v3513 = min(v35, v3512);
-        const bool v3514 = v3510 > v20;
-        const unsigned int v3515 = v3514 ? v3513 : v42;
-        const unsigned int v3518 = v192 ? v35 : v3515;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v3530 = v3518 - v2834;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v3531 = min(v3530, 64u);
-        const bool v3532 = v3518 > v2834;
-        const unsigned int v3533 = v3532 ? v3531 : v42;
-        const float v3534 = __uint_as_float(v3533);
-        v3317.x[2] = v3534;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v3536 = static_cast<unsigned int>(v3317.row(3, iron_linear_thread() & 31u));
-        const unsigned int v3538 = v56 + v3536;  // kernels/sdpa/flash_tile.hpp:177
-        const unsigned int v3540 = v3538 + v35;  // kernels/sdpa/flash_tile.hpp:141
-        const unsigned int v3541 = v3540 + 1u;
-        const unsigned int v3543 = v3541 - v20;  // kernels/sdpa/flash_tile.hpp:143
-        const unsigned int v3544 = min(v35, v3543);
-        const bool v3545 = v3541 > v20;
-        const unsigned int v3546 = v3545 ? v3544 : v42;
-        const unsigned int v3549 = v192 ? v35 : v3546;  // kernels/sdpa/flash_tile.hpp:142
-        const unsigned int v3561 = v3549 - v2834;  // kernels/sdpa/flash_tile.hpp:171
-        const unsigned int v3562 = min(v3561, 64u);
-        const bool v3563 = v3549 > v2834;
-        const unsigned int v3564 = v3563 ? v3562 : v42;
-        const float v3565 = __uint_as_float(v3564);
-        v3317.x[3] = v3565;  // kernels/sdpa/flash_tile.hpp:176
-        const unsigned int v3566 = static_cast<unsigned int>(v3151.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
-        const float v3568 = v3151.x[0];
-        const float v3569 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3570 = __float_as_uint(v3569);
-        const bool v3571 = v3566 >= v3570;
-        const float v3572 = v3317.x[0];
-        const unsigned int v3573 = __float_as_uint(v3572);
-        const bool v3574 = v3566 < v3573;
-        const bool v3575 = v3571 && v3574;
-        const float v3577 = v3568 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3578 = v3575 ? v3577 : __uint_as_float(0xff800000u);
-        v3151.x[0] = v3578;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3579 = static_cast<unsigned int>(v3151.col(1, iron_linear_thread() & 31u));
-        const float v3581 = v3151.x[1];
-        const float v3582 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3583 = __float_as_uint(v3582);
-        const bool v3584 = v3579 >= v3583;
-        const float v3585 = v3317.x[0];
-        const unsigned int v3586 = __float_as_uint(v3585);
-        const bool v3587 = v3579 < v3586;
-        const bool v3588 = v3584 && v3587;
-        const float v3590 = v3581 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3591 = v3588 ? v3590 : __uint_as_float(0xff800000u);
-        v3151.x[1] = v3591;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3592 = static_cast<unsigned int>(v3151.col(2, iron_linear_thread() & 31u));
-        const float v3594 = v3151.x[2];
-        const float v3595 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3596 = __float_as_uint(v3595);
-        const bool v3597 = v3592 >= v3596;
-        const float v3598 = v3317.x[2];
-        const unsigned int v3599 = __float_as_uint(v3598);
-        const bool v3600 = v3592 < v3599;
-        const bool v3601 = v3597 && v3600;
-        const float v3603 = v3594 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3604 = v3601 ? v3603 : __uint_as_float(0xff800000u);
-        v3151.x[2] = v3604;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3605 = static_cast<unsigned int>(v3151.col(3, iron_linear_thread() & 31u));
-        const float v3607 = v3151.x[3];
-        const float v3608 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3609 = __float_as_uint(v3608);
-        const bool v3610 = v3605 >= v3609;
-        const float v3611 = v3317.x[2];
-        const unsigned int v3612 = __float_as_uint(v3611);
-        const bool v3613 = v3605 < v3612;
-        const bool v3614 = v3610 && v3613;
-        const float v3616 = v3607 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3617 = v3614 ? v3616 : __uint_as_float(0xff800000u);
-        v3151.x[3] = v3617;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3618 = static_cast<unsigned int>(v3151.col(4, iron_linear_thread() & 31u));
-        const float v3620 = v3151.x[4];
-        const float v3621 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3622 = __float_as_uint(v3621);
-        const bool v3623 = v3618 >= v3622;
-        const float v3624 = v3317.x[0];
-        const unsigned int v3625 = __float_as_uint(v3624);
-        const bool v3626 = v3618 < v3625;
-        const bool v3627 = v3623 && v3626;
-        const float v3629 = v3620 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3630 = v3627 ? v3629 : __uint_as_float(0xff800000u);
-        v3151.x[4] = v3630;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3631 = static_cast<unsigned int>(v3151.col(5, iron_linear_thread() & 31u));
-        const float v3633 = v3151.x[5];
-        const float v3634 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3635 = __float_as_uint(v3634);
-        const bool v3636 = v3631 >= v3635;
-        const float v3637 = v3317.x[0];
-        const unsigned int v3638 = __float_as_uint(v3637);
-        const bool v3639 = v3631 < v3638;
-        const bool v3640 = v3636 && v3639;
-        const float v3642 = v3633 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3643 = v3640 ? v3642 : __uint_as_float(0xff800000u);
-        v3151.x[5] = v3643;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3644 = static_cast<unsigned int>(v3151.col(6, iron_linear_thread() & 31u));
-        const float v3646 = v3151.x[6];
-        const float v3647 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3648 = __float_as_uint(v3647);
-        const bool v3649 = v3644 >= v3648;
-        const float v3650 = v3317.x[2];
-        const unsigned int v3651 = __float_as_uint(v3650);
-        const bool v3652 = v3644 < v3651;
-        const bool v3653 = v3649 && v3652;
-        const float v3655 = v3646 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3656 = v3653 ? v3655 : __uint_as_float(0xff800000u);
-        v3151.x[6] = v3656;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3657 = static_cast<unsigned int>(v3151.col(7, iron_linear_thread() & 31u));
-        const float v3659 = v3151.x[7];
-        const float v3660 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3661 = __float_as_uint(v3660);
-        const bool v3662 = v3657 >= v3661;
-        const float v3663 = v3317.x[2];
-        const unsigned int v3664 = __float_as_uint(v3663);
-        const bool v3665 = v3657 < v3664;
-        const bool v3666 = v3662 && v3665;
-        const float v3668 = v3659 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3669 = v3666 ? v3668 : __uint_as_float(0xff800000u);
-        v3151.x[7] = v3669;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3670 = static_cast<unsigned int>(v3151.col(8, iron_linear_thread() & 31u));
-        const float v3672 = v3151.x[8];
-        const float v3673 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3674 = __float_as_uint(v3673);
-        const bool v3675 = v3670 >= v3674;
-        const float v3676 = v3317.x[0];
-        const unsigned int v3677 = __float_as_uint(v3676);
-        const bool v3678 = v3670 < v3677;
-        const bool v3679 = v3675 && v3678;
-        const float v3681 = v3672 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3682 = v3679 ? v3681 : __uint_as_float(0xff800000u);
-        v3151.x[8] = v3682;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3683 = static_cast<unsigned int>(v3151.col(9, iron_linear_thread() & 31u));
-        const float v3685 = v3151.x[9];
-        const float v3686 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3687 = __float_as_uint(v3686);
-        const bool v3688 = v3683 >= v3687;
-        const float v3689 = v3317.x[0];
-        const unsigned int v3690 = __float_as_uint(v3689);
-        const bool v3691 = v3683 < v3690;
-        const bool v3692 = v3688 && v3691;
-        const float v3694 = v3685 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3695 = v3692 ? v3694 : __uint_as_float(0xff800000u);
-        v3151.x[9] = v3695;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3696 = static_cast<unsigned int>(v3151.col(10, iron_linear_thread() & 31u));
-        const float v3698 = v3151.x[10];
-        const float v3699 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3700 = __float_as_uint(v3699);
-        const bool v3701 = v3696 >= v3700;
-        const float v3702 = v3317.x[2];
-        const unsigned int v3703 = __float_as_uint(v3702);
-        const bool v3704 = v3696 < v3703;
-        const bool v3705 = v3701 && v3704;
-        const float v3707 = v3698 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3708 = v3705 ? v3707 : __uint_as_float(0xff800000u);
-        v3151.x[10] = v3708;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3709 = static_cast<unsigned int>(v3151.col(11, iron_linear_thread() & 31u));
-        const float v3711 = v3151.x[11];
-        const float v3712 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3713 = __float_as_uint(v3712);
-        const bool v3714 = v3709 >= v3713;
-        const float v3715 = v3317.x[2];
-        const unsigned int v3716 = __float_as_uint(v3715);
-        const bool v3717 = v3709 < v3716;
-        const bool v3718 = v3714 && v3717;
-        const float v3720 = v3711 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3721 = v3718 ? v3720 : __uint_as_float(0xff800000u);
-        v3151.x[11] = v3721;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3722 = static_cast<unsigned int>(v3151.col(12, iron_linear_thread() & 31u));
-        const float v3724 = v3151.x[12];
-        const float v3725 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3726 = __float_as_uint(v3725);
-        const bool v3727 = v3722 >= v3726;
-        const float v3728 = v3317.x[0];
-        const unsigned int v3729 = __float_as_uint(v3728);
-        const bool v3730 = v3722 < v3729;
-        const bool v3731 = v3727 && v3730;
-        const float v3733 = v3724 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3734 = v3731 ? v3733 : __uint_as_float(0xff800000u);
-        v3151.x[12] = v3734;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3735 = static_cast<unsigned int>(v3151.col(13, iron_linear_thread() & 31u));
-        const float v3737 = v3151.x[13];
-        const float v3738 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3739 = __float_as_uint(v3738);
-        const bool v3740 = v3735 >= v3739;
-        const float v3741 = v3317.x[0];
-        const unsigned int v3742 = __float_as_uint(v3741);
-        const bool v3743 = v3735 < v3742;
-        const bool v3744 = v3740 && v3743;
-        const float v3746 = v3737 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3747 = v3744 ? v3746 : __uint_as_float(0xff800000u);
-        v3151.x[13] = v3747;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3748 = static_cast<unsigned int>(v3151.col(14, iron_linear_thread() & 31u));
-        const float v3750 = v3151.x[14];
-        const float v3751 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3752 = __float_as_uint(v3751);
-        const bool v3753 = v3748 >= v3752;
-        const float v3754 = v3317.x[2];
-        const unsigned int v3755 = __float_as_uint(v3754);
-        const bool v3756 = v3748 < v3755;
-        const bool v3757 = v3753 && v3756;
-        const float v3759 = v3750 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3760 = v3757 ? v3759 : __uint_as_float(0xff800000u);
-        v3151.x[14] = v3760;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3761 = static_cast<unsigned int>(v3151.col(15, iron_linear_thread() & 31u));
-        const float v3763 = v3151.x[15];
-        const float v3764 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3765 = __float_as_uint(v3764);
-        const bool v3766 = v3761 >= v3765;
-        const float v3767 = v3317.x[2];
-        const unsigned int v3768 = __float_as_uint(v3767);
-        const bool v3769 = v3761 < v3768;
-        const bool v3770 = v3766 && v3769;
-        const float v3772 = v3763 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3773 = v3770 ? v3772 : __uint_as_float(0xff800000u);
-        v3151.x[15] = v3773;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3774 = static_cast<unsigned int>(v3151.col(16, iron_linear_thread() & 31u));
-        const float v3776 = v3151.x[16];
-        const float v3777 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3778 = __float_as_uint(v3777);
-        const bool v3779 = v3774 >= v3778;
-        const float v3780 = v3317.x[0];
-        const unsigned int v3781 = __float_as_uint(v3780);
-        const bool v3782 = v3774 < v3781;
-        const bool v3783 = v3779 && v3782;
-        const float v3785 = v3776 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3786 = v3783 ? v3785 : __uint_as_float(0xff800000u);
-        v3151.x[16] = v3786;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3787 = static_cast<unsigned int>(v3151.col(17, iron_linear_thread() & 31u));
-        const float v3789 = v3151.x[17];
-        const float v3790 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3791 = __float_as_uint(v3790);
-        const bool v3792 = v3787 >= v3791;
-        const float v3793 = v3317.x[0];
-        const unsigned int v3794 = __float_as_uint(v3793);
-        const bool v3795 = v3787 < v3794;
-        const bool v3796 = v3792 && v3795;
-        const float v3798 = v3789 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3799 = v3796 ? v3798 : __uint_as_float(0xff800000u);
-        v3151.x[17] = v3799;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3800 = static_cast<unsigned int>(v3151.col(18, iron_linear_thread() & 31u));
-        const float v3802 = v3151.x[18];
-        const float v3803 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3804 = __float_as_uint(v3803);
-        const bool v3805 = v3800 >= v3804;
-        const float v3806 = v3317.x[2];
-        const unsigned int v3807 = __float_as_uint(v3806);
-        const bool v3808 = v3800 < v3807;
-        const bool v3809 = v3805 && v3808;
-        const float v3811 = v3802 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3812 = v3809 ? v3811 : __uint_as_float(0xff800000u);
-        v3151.x[18] = v3812;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3813 = static_cast<unsigned int>(v3151.col(19, iron_linear_thread() & 31u));
-        const float v3815 = v3151.x[19];
-        const float v3816 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3817 = __float_as_uint(v3816);
-        const bool v3818 = v3813 >= v3817;
-        const float v3819 = v3317.x[2];
-        const unsigned int v3820 = __float_as_uint(v3819);
-        const bool v3821 = v3813 < v3820;
-        const bool v3822 = v3818 && v3821;
-        const float v3824 = v3815 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3825 = v3822 ? v3824 : __uint_as_float(0xff800000u);
-        v3151.x[19] = v3825;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3826 = static_cast<unsigned int>(v3151.col(20, iron_linear_thread() & 31u));
-        const float v3828 = v3151.x[20];
-        const float v3829 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3830 = __float_as_uint(v3829);
-        const bool v3831 = v3826 >= v3830;
-        const float v3832 = v3317.x[0];
-        const unsigned int v3833 = __float_as_uint(v3832);
-        const bool v3834 = v3826 < v3833;
-        const bool v3835 = v3831 && v3834;
-        const float v3837 = v3828 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3838 = v3835 ? v3837 : __uint_as_float(0xff800000u);
-        v3151.x[20] = v3838;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3839 = static_cast<unsigned int>(v3151.col(21, iron_linear_thread() & 31u));
-        const float v3841 = v3151.x[21];
-        const float v3842 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3843 = __float_as_uint(v3842);
-        const bool v3844 = v3839 >= v3843;
-        const float v3845 = v3317.x[0];
-        const unsigned int v3846 = __float_as_uint(v3845);
-        const bool v3847 = v3839 < v3846;
-        const bool v3848 = v3844 && v3847;
-        const float v3850 = v3841 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3851 = v3848 ? v3850 : __uint_as_float(0xff800000u);
-        v3151.x[21] = v3851;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3852 = static_cast<unsigned int>(v3151.col(22, iron_linear_thread() & 31u));
-        const float v3854 = v3151.x[22];
-        const float v3855 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3856 = __float_as_uint(v3855);
-        const bool v3857 = v3852 >= v3856;
-        const float v3858 = v3317.x[2];
-        const unsigned int v3859 = __float_as_uint(v3858);
-        const bool v3860 = v3852 < v3859;
-        const bool v3861 = v3857 && v3860;
-        const float v3863 = v3854 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3864 = v3861 ? v3863 : __uint_as_float(0xff800000u);
-        v3151.x[22] = v3864;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3865 = static_cast<unsigned int>(v3151.col(23, iron_linear_thread() & 31u));
-        const float v3867 = v3151.x[23];
-        const float v3868 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3869 = __float_as_uint(v3868);
-        const bool v3870 = v3865 >= v3869;
-        const float v3871 = v3317.x[2];
-        const unsigned int v3872 = __float_as_uint(v3871);
-        const bool v3873 = v3865 < v3872;
-        const bool v3874 = v3870 && v3873;
-        const float v3876 = v3867 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3877 = v3874 ? v3876 : __uint_as_float(0xff800000u);
-        v3151.x[23] = v3877;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3878 = static_cast<unsigned int>(v3151.col(24, iron_linear_thread() & 31u));
-        const float v3880 = v3151.x[24];
-        const float v3881 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3882 = __float_as_uint(v3881);
-        const bool v3883 = v3878 >= v3882;
-        const float v3884 = v3317.x[0];
-        const unsigned int v3885 = __float_as_uint(v3884);
-        const bool v3886 = v3878 < v3885;
-        const bool v3887 = v3883 && v3886;
-        const float v3889 = v3880 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3890 = v3887 ? v3889 : __uint_as_float(0xff800000u);
-        v3151.x[24] = v3890;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3891 = static_cast<unsigned int>(v3151.col(25, iron_linear_thread() & 31u));
-        const float v3893 = v3151.x[25];
-        const float v3894 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3895 = __float_as_uint(v3894);
-        const bool v3896 = v3891 >= v3895;
-        const float v3897 = v3317.x[0];
-        const unsigned int v3898 = __float_as_uint(v3897);
-        const bool v3899 = v3891 < v3898;
-        const bool v3900 = v3896 && v3899;
-        const float v3902 = v3893 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3903 = v3900 ? v3902 : __uint_as_float(0xff800000u);
-        v3151.x[25] = v3903;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3904 = static_cast<unsigned int>(v3151.col(26, iron_linear_thread() & 31u));
-        const float v3906 = v3151.x[26];
-        const float v3907 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3908 = __float_as_uint(v3907);
-        const bool v3909 = v3904 >= v3908;
-        const float v3910 = v3317.x[2];
-        const unsigned int v3911 = __float_as_uint(v3910);
-        const bool v3912 = v3904 < v3911;
-        const bool v3913 = v3909 && v3912;
-        const float v3915 = v3906 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3916 = v3913 ? v3915 : __uint_as_float(0xff800000u);
-        v3151.x[26] = v3916;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3917 = static_cast<unsigned int>(v3151.col(27, iron_linear_thread() & 31u));
-        const float v3919 = v3151.x[27];
-        const float v3920 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3921 = __float_as_uint(v3920);
-        const bool v3922 = v3917 >= v3921;
-        const float v3923 = v3317.x[2];
-        const unsigned int v3924 = __float_as_uint(v3923);
-        const bool v3925 = v3917 < v3924;
-        const bool v3926 = v3922 && v3925;
-        const float v3928 = v3919 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3929 = v3926 ? v3928 : __uint_as_float(0xff800000u);
-        v3151.x[27] = v3929;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3930 = static_cast<unsigned int>(v3151.col(28, iron_linear_thread() & 31u));
-        const float v3932 = v3151.x[28];
-        const float v3933 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3934 = __float_as_uint(v3933);
-        const bool v3935 = v3930 >= v3934;
-        const float v3936 = v3317.x[0];
-        const unsigned int v3937 = __float_as_uint(v3936);
-        const bool v3938 = v3930 < v3937;
-        const bool v3939 = v3935 && v3938;
-        const float v3941 = v3932 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3942 = v3939 ? v3941 : __uint_as_float(0xff800000u);
-        v3151.x[28] = v3942;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3943 = static_cast<unsigned int>(v3151.col(29, iron_linear_thread() & 31u));
-        const float v3945 = v3151.x[29];
-        const float v3946 = v3315.x[0];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3947 = __float_as_uint(v3946);
-        const bool v3948 = v3943 >= v3947;
-        const float v3949 = v3317.x[0];
-        const unsigned int v3950 = __float_as_uint(v3949);
-        const bool v3951 = v3943 < v3950;
-        const bool v3952 = v3948 && v3951;
-        const float v3954 = v3945 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3955 = v3952 ? v3954 : __uint_as_float(0xff800000u);
-        v3151.x[29] = v3955;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3956 = static_cast<unsigned int>(v3151.col(30, iron_linear_thread() & 31u));
-        const float v3958 = v3151.x[30];
-        const float v3959 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3960 = __float_as_uint(v3959);
-        const bool v3961 = v3956 >= v3960;
-        const float v3962 = v3317.x[2];
-        const unsigned int v3963 = __float_as_uint(v3962);
-        const bool v3964 = v3956 < v3963;
-        const bool v3965 = v3961 && v3964;
-        const float v3967 = v3958 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3968 = v3965 ? v3967 : __uint_as_float(0xff800000u);
-        v3151.x[30] = v3968;  // kernels/sdpa/flash_tile.hpp:179
-        const unsigned int v3969 = static_cast<unsigned int>(v3151.col(31, iron_linear_thread() & 31u));
-        const float v3971 = v3151.x[31];
-        const float v3972 = v3315.x[2];  // kernels/sdpa/flash_tile.hpp:180
-        const unsigned int v3973 = __float_as_uint(v3972);
-        const bool v3974 = v3969 >= v3973;
-        const float v3975 = v3317.x[2];
-        const unsigned int v3976 = __float_as_uint(v3975);
-        const bool v3977 = v3969 < v3976;
-        const bool v3978 = v3974 && v3977;
-        const float v3980 = v3971 * v211;  // kernels/sdpa/flash_tile.hpp:181
-        const float v3981 = v3978 ? v3980 : __uint_as_float(0xff800000u);
-        v3151.x[31] = v3981;  // kernels/sdpa/flash_tile.hpp:179
+        iron_frag<float, 2, 16, 8> v3316;  // kernels/sdpa/flash_tile.hpp:168
+        iron_frag_fill(v3316, 0.0f);
+        iron_frag<float, 2, 16, 8> v3318;  // kernels/sdpa/flash_tile.hpp:169
+        iron_frag_fill(v3318, 0.0f);
+        const unsigned int v3320 = static_cast<unsigned int>(v3316.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v3322 = v56 + v3320;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3324 = v3322 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v3325 = v3324 + 1u;
+        const unsigned int v3327 = v3325 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v3336 = v3327 - v9;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v3340 = v3325 > v206;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v3341 = v205 && v3340;
+        const unsigned int v3342 = v3341 ? v3336 : v42;
+        const unsigned int v3345 = v3342 - v2835;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3346 = min(v3345, 64u);
+        const bool v3347 = v3342 > v2835;
+        const unsigned int v3348 = v3347 ? v3346 : v42;
+        const float v3349 = __uint_as_float(v3348);
+        v3316.x[0] = v3349;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v3351 = static_cast<unsigned int>(v3316.row(1, iron_linear_thread() & 31u));
+        const unsigned int v3353 = v56 + v3351;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3355 = v3353 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v3356 = v3355 + 1u;
+        const unsigned int v3358 = v3356 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v3367 = v3358 - v9;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v3371 = v3356 > v206;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v3372 = v205 && v3371;
+        const unsigned int v3373 = v3372 ? v3367 : v42;
+        const unsigned int v3376 = v3373 - v2835;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3377 = min(v3376, 64u);
+        const bool v3378 = v3373 > v2835;
+        const unsigned int v3379 = v3378 ? v3377 : v42;
+        const float v3380 = __uint_as_float(v3379);
+        v3316.x[1] = v3380;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v3382 = static_cast<unsigned int>(v3316.row(2, iron_linear_thread() & 31u));
+        const unsigned int v3384 = v56 + v3382;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3386 = v3384 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v3387 = v3386 + 1u;
+        const unsigned int v3389 = v3387 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v3398 = v3389 - v9;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v3402 = v3387 > v206;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v3403 = v205 && v3402;
+        const unsigned int v3404 = v3403 ? v3398 : v42;
+        const unsigned int v3407 = v3404 - v2835;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3408 = min(v3407, 64u);
+        const bool v3409 = v3404 > v2835;
+        const unsigned int v3410 = v3409 ? v3408 : v42;
+        const float v3411 = __uint_as_float(v3410);
+        v3316.x[2] = v3411;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v3413 = static_cast<unsigned int>(v3316.row(3, iron_linear_thread() & 31u));
+        const unsigned int v3415 = v56 + v3413;  // kernels/sdpa/flash_tile.hpp:174
+        const unsigned int v3417 = v3415 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v3418 = v3417 + 1u;
+        const unsigned int v3420 = v3418 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v3429 = v3420 - v9;  // kernels/sdpa/flash_tile.hpp:145
+        const bool v3433 = v3418 > v206;  // kernels/sdpa/flash_tile.hpp:144
+        const bool v3434 = v205 && v3433;
+        const unsigned int v3435 = v3434 ? v3429 : v42;
+        const unsigned int v3438 = v3435 - v2835;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3439 = min(v3438, 64u);
+        const bool v3440 = v3435 > v2835;
+        const unsigned int v3441 = v3440 ? v3439 : v42;
+        const float v3442 = __uint_as_float(v3441);
+        v3316.x[3] = v3442;  // kernels/sdpa/flash_tile.hpp:173
+        const unsigned int v3444 = static_cast<unsigned int>(v3318.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v3446 = v56 + v3444;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v3448 = v3446 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v3449 = v3448 + 1u;
+        const unsigned int v3451 = v3449 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v3452 = min(v35, v3451);
+        const bool v3453 = v3449 > v20;
+        const unsigned int v3454 = v3453 ? v3452 : v42;
+        const unsigned int v3457 = v192 ? v35 : v3454;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v3469 = v3457 - v2835;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3470 = min(v3469, 64u);
+        const bool v3471 = v3457 > v2835;
+        const unsigned int v3472 = v3471 ? v3470 : v42;
+        const float v3473 = __uint_as_float(v3472);
+        v3318.x[0] = v3473;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v3475 = static_cast<unsigned int>(v3318.row(1, iron_linear_thread() & 31u));
+        const unsigned int v3477 = v56 + v3475;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v3479 = v3477 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v3480 = v3479 + 1u;
+        const unsigned int v3482 = v3480 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v3483 = min(v35, v3482);
+        const bool v3484 = v3480 > v20;
+        const unsigned int v3485 = v3484 ? v3483 : v42;
+        const unsigned int v3488 = v192 ? v35 : v3485;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v3500 = v3488 - v2835;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3501 = min(v3500, 64u);
+        const bool v3502 = v3488 > v2835;
+        const unsigned int v3503 = v3502 ? v3501 : v42;
+        const float v3504 = __uint_as_float(v3503);
+        v3318.x[1] = v3504;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v3506 = static_cast<unsigned int>(v3318.row(2, iron_linear_thread() & 31u));
+        const unsigned int v3508 = v56 + v3506;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v3510 = v3508 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v3511 = v3510 + 1u;
+        const unsigned int v3513 = v3511 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v3514 = min(v35, v3513);
+        const bool v3515 = v3511 > v20;
+        const unsigned int v3516 = v3515 ? v3514 : v42;
+        const unsigned int v3519 = v192 ? v35 : v3516;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v3531 = v3519 - v2835;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3532 = min(v3531, 64u);
+        const bool v3533 = v3519 > v2835;
+        const unsigned int v3534 = v3533 ? v3532 : v42;
+        const float v3535 = __uint_as_float(v3534);
+        v3318.x[2] = v3535;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v3537 = static_cast<unsigned int>(v3318.row(3, iron_linear_thread() & 31u));
+        const unsigned int v3539 = v56 + v3537;  // kernels/sdpa/flash_tile.hpp:177
+        const unsigned int v3541 = v3539 + v35;  // kernels/sdpa/flash_tile.hpp:141
+        const unsigned int v3542 = v3541 + 1u;
+        const unsigned int v3544 = v3542 - v20;  // kernels/sdpa/flash_tile.hpp:143
+        const unsigned int v3545 = min(v35, v3544);
+        const bool v3546 = v3542 > v20;
+        const unsigned int v3547 = v3546 ? v3545 : v42;
+        const unsigned int v3550 = v192 ? v35 : v3547;  // kernels/sdpa/flash_tile.hpp:142
+        const unsigned int v3562 = v3550 - v2835;  // kernels/sdpa/flash_tile.hpp:171
+        const unsigned int v3563 = min(v3562, 64u);
+        const bool v3564 = v3550 > v2835;
+        const unsigned int v3565 = v3564 ? v3563 : v42;
+        const float v3566 = __uint_as_float(v3565);
+        v3318.x[3] = v3566;  // kernels/sdpa/flash_tile.hpp:176
+        const unsigned int v3567 = static_cast<unsigned int>(v3152.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:179
+        const float v3569 = v3152.x[0];
+        const float v3570 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3571 = __float_as_uint(v3570);
+        const bool v3572 = v3567 >= v3571;
+        const float v3573 = v3318.x[0];
+        const unsigned int v3574 = __float_as_uint(v3573);
+        const bool v3575 = v3567 < v3574;
+        const bool v3576 = v3572 && v3575;
+        const float v3578 = v3569 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3579 = v3576 ? v3578 : __uint_as_float(0xff800000u);
+        v3152.x[0] = v3579;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3580 = static_cast<unsigned int>(v3152.col(1, iron_linear_thread() & 31u));
+        const float v3582 = v3152.x[1];
+        const float v3583 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3584 = __float_as_uint(v3583);
+        const bool v3585 = v3580 >= v3584;
+        const float v3586 = v3318.x[0];
+        const unsigned int v3587 = __float_as_uint(v3586);
+        const bool v3588 = v3580 < v3587;
+        const bool v3589 = v3585 && v3588;
+        const float v3591 = v3582 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3592 = v3589 ? v3591 : __uint_as_float(0xff800000u);
+        v3152.x[1] = v3592;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3593 = static_cast<unsigned int>(v3152.col(2, iron_linear_thread() & 31u));
+        const float v3595 = v3152.x[2];
+        const float v3596 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3597 = __float_as_uint(v3596);
+        const bool v3598 = v3593 >= v3597;
+        const float v3599 = v3318.x[2];
+        const unsigned int v3600 = __float_as_uint(v3599);
+        const bool v3601 = v3593 < v3600;
+        const bool v3602 = v3598 && v3601;
+        const float v3604 = v3595 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3605 = v3602 ? v3604 : __uint_as_float(0xff800000u);
+        v3152.x[2] = v3605;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3606 = static_cast<unsigned int>(v3152.col(3, iron_linear_thread() & 31u));
+        const float v3608 = v3152.x[3];
+        const float v3609 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3610 = __float_as_uint(v3609);
+        const bool v3611 = v3606 >= v3610;
+        const float v3612 = v3318.x[2];
+        const unsigned int v3613 = __float_as_uint(v3612);
+        const bool v3614 = v3606 < v3613;
+        const bool v3615 = v3611 && v3614;
+        const float v3617 = v3608 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3618 = v3615 ? v3617 : __uint_as_float(0xff800000u);
+        v3152.x[3] = v3618;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3619 = static_cast<unsigned int>(v3152.col(4, iron_linear_thread() & 31u));
+        const float v3621 = v3152.x[4];
+        const float v3622 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3623 = __float_as_uint(v3622);
+        const bool v3624 = v3619 >= v3623;
+        const float v3625 = v3318.x[0];
+        const unsigned int v3626 = __float_as_uint(v3625);
+        const bool v3627 = v3619 < v3626;
+        const bool v3628 = v3624 && v3627;
+        const float v3630 = v3621 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3631 = v3628 ? v3630 : __uint_as_float(0xff800000u);
+        v3152.x[4] = v3631;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3632 = static_cast<unsigned int>(v3152.col(5, iron_linear_thread() & 31u));
+        const float v3634 = v3152.x[5];
+        const float v3635 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3636 = __float_as_uint(v3635);
+        const bool v3637 = v3632 >= v3636;
+        const float v3638 = v3318.x[0];
+        const unsigned int v3639 = __float_as_uint(v3638);
+        const bool v3640 = v3632 < v3639;
+        const bool v3641 = v3637 && v3640;
+        const float v3643 = v3634 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3644 = v3641 ? v3643 : __uint_as_float(0xff800000u);
+        v3152.x[5] = v3644;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3645 = static_cast<unsigned int>(v3152.col(6, iron_linear_thread() & 31u));
+        const float v3647 = v3152.x[6];
+        const float v3648 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3649 = __float_as_uint(v3648);
+        const bool v3650 = v3645 >= v3649;
+        const float v3651 = v3318.x[2];
+        const unsigned int v3652 = __float_as_uint(v3651);
+        const bool v3653 = v3645 < v3652;
+        const bool v3654 = v3650 && v3653;
+        const float v3656 = v3647 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3657 = v3654 ? v3656 : __uint_as_float(0xff800000u);
+        v3152.x[6] = v3657;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3658 = static_cast<unsigned int>(v3152.col(7, iron_linear_thread() & 31u));
+        const float v3660 = v3152.x[7];
+        const float v3661 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3662 = __float_as_uint(v3661);
+        const bool v3663 = v3658 >= v3662;
+        const float v3664 = v3318.x[2];
+        const unsigned int v3665 = __float_as_uint(v3664);
+        const bool v3666 = v3658 < v3665;
+        const bool v3667 = v3663 && v3666;
+        const float v3669 = v3660 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3670 = v3667 ? v3669 : __uint_as_float(0xff800000u);
+        v3152.x[7] = v3670;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3671 = static_cast<unsigned int>(v3152.col(8, iron_linear_thread() & 31u));
+        const float v3673 = v3152.x[8];
+        const float v3674 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3675 = __float_as_uint(v3674);
+        const bool v3676 = v3671 >= v3675;
+        const float v3677 = v3318.x[0];
+        const unsigned int v3678 = __float_as_uint(v3677);
+        const bool v3679 = v3671 < v3678;
+        const bool v3680 = v3676 && v3679;
+        const float v3682 = v3673 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3683 = v3680 ? v3682 : __uint_as_float(0xff800000u);
+        v3152.x[8] = v3683;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3684 = static_cast<unsigned int>(v3152.col(9, iron_linear_thread() & 31u));
+        const float v3686 = v3152.x[9];
+        const float v3687 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3688 = __float_as_uint(v3687);
+        const bool v3689 = v3684 >= v3688;
+        const float v3690 = v3318.x[0];
+        const unsigned int v3691 = __float_as_uint(v3690);
+        const bool v3692 = v3684 < v3691;
+        const bool v3693 = v3689 && v3692;
+        const float v3695 = v3686 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3696 = v3693 ? v3695 : __uint_as_float(0xff800000u);
+        v3152.x[9] = v3696;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3697 = static_cast<unsigned int>(v3152.col(10, iron_linear_thread() & 31u));
+        const float v3699 = v3152.x[10];
+        const float v3700 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3701 = __float_as_uint(v3700);
+        const bool v3702 = v3697 >= v3701;
+        const float v3703 = v3318.x[2];
+        const unsigned int v3704 = __float_as_uint(v3703);
+        const bool v3705 = v3697 < v3704;
+        const bool v3706 = v3702 && v3705;
+        const float v3708 = v3699 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3709 = v3706 ? v3708 : __uint_as_float(0xff800000u);
+        v3152.x[10] = v3709;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3710 = static_cast<unsigned int>(v3152.col(11, iron_linear_thread() & 31u));
+        const float v3712 = v3152.x[11];
+        const float v3713 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3714 = __float_as_uint(v3713);
+        const bool v3715 = v3710 >= v3714;
+        const float v3716 = v3318.x[2];
+        const unsigned int v3717 = __float_as_uint(v3716);
+        const bool v3718 = v3710 < v3717;
+        const bool v3719 = v3715 && v3718;
+        const float v3721 = v3712 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3722 = v3719 ? v3721 : __uint_as_float(0xff800000u);
+        v3152.x[11] = v3722;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3723 = static_cast<unsigned int>(v3152.col(12, iron_linear_thread() & 31u));
+        const float v3725 = v3152.x[12];
+        const float v3726 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3727 = __float_as_uint(v3726);
+        const bool v3728 = v3723 >= v3727;
+        const float v3729 = v3318.x[0];
+        const unsigned int v3730 = __float_as_uint(v3729);
+        const bool v3731 = v3723 < v3730;
+        const bool v3732 = v3728 && v3731;
+        const float v3734 = v3725 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3735 = v3732 ? v3734 : __uint_as_float(0xff800000u);
+        v3152.x[12] = v3735;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3736 = static_cast<unsigned int>(v3152.col(13, iron_linear_thread() & 31u));
+        const float v3738 = v3152.x[13];
+        const float v3739 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3740 = __float_as_uint(v3739);
+        const bool v3741 = v3736 >= v3740;
+        const float v3742 = v3318.x[0];
+        const unsigned int v3743 = __float_as_uint(v3742);
+        const bool v3744 = v3736 < v3743;
+        const bool v3745 = v3741 && v3744;
+        const float v3747 = v3738 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3748 = v3745 ? v3747 : __uint_as_float(0xff800000u);
+        v3152.x[13] = v3748;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3749 = static_cast<unsigned int>(v3152.col(14, iron_linear_thread() & 31u));
+        const float v3751 = v3152.x[14];
+        const float v3752 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3753 = __float_as_uint(v3752);
+        const bool v3754 = v3749 >= v3753;
+        const float v3755 = v3318.x[2];
+        const unsigned int v3756 = __float_as_uint(v3755);
+        const bool v3757 = v3749 < v3756;
+        const bool v3758 = v3754 && v3757;
+        const float v3760 = v3751 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3761 = v3758 ? v3760 : __uint_as_float(0xff800000u);
+        v3152.x[14] = v3761;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3762 = static_cast<unsigned int>(v3152.col(15, iron_linear_thread() & 31u));
+        const float v3764 = v3152.x[15];
+        const float v3765 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3766 = __float_as_uint(v3765);
+        const bool v3767 = v3762 >= v3766;
+        const float v3768 = v3318.x[2];
+        const unsigned int v3769 = __float_as_uint(v3768);
+        const bool v3770 = v3762 < v3769;
+        const bool v3771 = v3767 && v3770;
+        const float v3773 = v3764 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3774 = v3771 ? v3773 : __uint_as_float(0xff800000u);
+        v3152.x[15] = v3774;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3775 = static_cast<unsigned int>(v3152.col(16, iron_linear_thread() & 31u));
+        const float v3777 = v3152.x[16];
+        const float v3778 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3779 = __float_as_uint(v3778);
+        const bool v3780 = v3775 >= v3779;
+        const float v3781 = v3318.x[0];
+        const unsigned int v3782 = __float_as_uint(v3781);
+        const bool v3783 = v3775 < v3782;
+        const bool v3784 = v3780 && v3783;
+        const float v3786 = v3777 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3787 = v3784 ? v3786 : __uint_as_float(0xff800000u);
+        v3152.x[16] = v3787;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3788 = static_cast<unsigned int>(v3152.col(17, iron_linear_thread() & 31u));
+        const float v3790 = v3152.x[17];
+        const float v3791 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3792 = __float_as_uint(v3791);
+        const bool v3793 = v3788 >= v3792;
+        const float v3794 = v3318.x[0];
+        const unsigned int v3795 = __float_as_uint(v3794);
+        const bool v3796 = v3788 < v3795;
+        const bool v3797 = v3793 && v3796;
+        const float v3799 = v3790 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3800 = v3797 ? v3799 : __uint_as_float(0xff800000u);
+        v3152.x[17] = v3800;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3801 = static_cast<unsigned int>(v3152.col(18, iron_linear_thread() & 31u));
+        const float v3803 = v3152.x[18];
+        const float v3804 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3805 = __float_as_uint(v3804);
+        const bool v3806 = v3801 >= v3805;
+        const float v3807 = v3318.x[2];
+        const unsigned int v3808 = __float_as_uint(v3807);
+        const bool v3809 = v3801 < v3808;
+        const bool v3810 = v3806 && v3809;
+        const float v3812 = v3803 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3813 = v3810 ? v3812 : __uint_as_float(0xff800000u);
+        v3152.x[18] = v3813;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3814 = static_cast<unsigned int>(v3152.col(19, iron_linear_thread() & 31u));
+        const float v3816 = v3152.x[19];
+        const float v3817 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3818 = __float_as_uint(v3817);
+        const bool v3819 = v3814 >= v3818;
+        const float v3820 = v3318.x[2];
+        const unsigned int v3821 = __float_as_uint(v3820);
+        const bool v3822 = v3814 < v3821;
+        const bool v3823 = v3819 && v3822;
+        const float v3825 = v3816 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3826 = v3823 ? v3825 : __uint_as_float(0xff800000u);
+        v3152.x[19] = v3826;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3827 = static_cast<unsigned int>(v3152.col(20, iron_linear_thread() & 31u));
+        const float v3829 = v3152.x[20];
+        const float v3830 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3831 = __float_as_uint(v3830);
+        const bool v3832 = v3827 >= v3831;
+        const float v3833 = v3318.x[0];
+        const unsigned int v3834 = __float_as_uint(v3833);
+        const bool v3835 = v3827 < v3834;
+        const bool v3836 = v3832 && v3835;
+        const float v3838 = v3829 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3839 = v3836 ? v3838 : __uint_as_float(0xff800000u);
+        v3152.x[20] = v3839;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3840 = static_cast<unsigned int>(v3152.col(21, iron_linear_thread() & 31u));
+        const float v3842 = v3152.x[21];
+        const float v3843 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3844 = __float_as_uint(v3843);
+        const bool v3845 = v3840 >= v3844;
+        const float v3846 = v3318.x[0];
+        const unsigned int v3847 = __float_as_uint(v3846);
+        const bool v3848 = v3840 < v3847;
+        const bool v3849 = v3845 && v3848;
+        const float v3851 = v3842 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3852 = v3849 ? v3851 : __uint_as_float(0xff800000u);
+        v3152.x[21] = v3852;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3853 = static_cast<unsigned int>(v3152.col(22, iron_linear_thread() & 31u));
+        const float v3855 = v3152.x[22];
+        const float v3856 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3857 = __float_as_uint(v3856);
+        const bool v3858 = v3853 >= v3857;
+        const float v3859 = v3318.x[2];
+        const unsigned int v3860 = __float_as_uint(v3859);
+        const bool v3861 = v3853 < v3860;
+        const bool v3862 = v3858 && v3861;
+        const float v3864 = v3855 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3865 = v3862 ? v3864 : __uint_as_float(0xff800000u);
+        v3152.x[22] = v3865;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3866 = static_cast<unsigned int>(v3152.col(23, iron_linear_thread() & 31u));
+        const float v3868 = v3152.x[23];
+        const float v3869 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3870 = __float_as_uint(v3869);
+        const bool v3871 = v3866 >= v3870;
+        const float v3872 = v3318.x[2];
+        const unsigned int v3873 = __float_as_uint(v3872);
+        const bool v3874 = v3866 < v3873;
+        const bool v3875 = v3871 && v3874;
+        const float v3877 = v3868 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3878 = v3875 ? v3877 : __uint_as_float(0xff800000u);
+        v3152.x[23] = v3878;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3879 = static_cast<unsigned int>(v3152.col(24, iron_linear_thread() & 31u));
+        const float v3881 = v3152.x[24];
+        const float v3882 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3883 = __float_as_uint(v3882);
+        const bool v3884 = v3879 >= v3883;
+        const float v3885 = v3318.x[0];
+        const unsigned int v3886 = __float_as_uint(v3885);
+        const bool v3887 = v3879 < v3886;
+        const bool v3888 = v3884 && v3887;
+        const float v3890 = v3881 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3891 = v3888 ? v3890 : __uint_as_float(0xff800000u);
+        v3152.x[24] = v3891;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3892 = static_cast<unsigned int>(v3152.col(25, iron_linear_thread() & 31u));
+        const float v3894 = v3152.x[25];
+        const float v3895 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3896 = __float_as_uint(v3895);
+        const bool v3897 = v3892 >= v3896;
+        const float v3898 = v3318.x[0];
+        const unsigned int v3899 = __float_as_uint(v3898);
+        const bool v3900 = v3892 < v3899;
+        const bool v3901 = v3897 && v3900;
+        const float v3903 = v3894 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3904 = v3901 ? v3903 : __uint_as_float(0xff800000u);
+        v3152.x[25] = v3904;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3905 = static_cast<unsigned int>(v3152.col(26, iron_linear_thread() & 31u));
+        const float v3907 = v3152.x[26];
+        const float v3908 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3909 = __float_as_uint(v3908);
+        const bool v3910 = v3905 >= v3909;
+        const float v3911 = v3318.x[2];
+        const unsigned int v3912 = __float_as_uint(v3911);
+        const bool v3913 = v3905 < v3912;
+        const bool v3914 = v3910 && v3913;
+        const float v3916 = v3907 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3917 = v3914 ? v3916 : __uint_as_float(0xff800000u);
+        v3152.x[26] = v3917;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3918 = static_cast<unsigned int>(v3152.col(27, iron_linear_thread() & 31u));
+        const float v3920 = v3152.x[27];
+        const float v3921 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3922 = __float_as_uint(v3921);
+        const bool v3923 = v3918 >= v3922;
+        const float v3924 = v3318.x[2];
+        const unsigned int v3925 = __float_as_uint(v3924);
+        const bool v3926 = v3918 < v3925;
+        const bool v3927 = v3923 && v3926;
+        const float v3929 = v3920 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3930 = v3927 ? v3929 : __uint_as_float(0xff800000u);
+        v3152.x[27] = v3930;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3931 = static_cast<unsigned int>(v3152.col(28, iron_linear_thread() & 31u));
+        const float v3933 = v3152.x[28];
+        const float v3934 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3935 = __float_as_uint(v3934);
+        const bool v3936 = v3931 >= v3935;
+        const float v3937 = v3318.x[0];
+        const unsigned int v3938 = __float_as_uint(v3937);
+        const bool v3939 = v3931 < v3938;
+        const bool v3940 = v3936 && v3939;
+        const float v3942 = v3933 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3943 = v3940 ? v3942 : __uint_as_float(0xff800000u);
+        v3152.x[28] = v3943;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3944 = static_cast<unsigned int>(v3152.col(29, iron_linear_thread() & 31u));
+        const float v3946 = v3152.x[29];
+        const float v3947 = v3316.x[0];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3948 = __float_as_uint(v3947);
+        const bool v3949 = v3944 >= v3948;
+        const float v3950 = v3318.x[0];
+        const unsigned int v3951 = __float_as_uint(v3950);
+        const bool v3952 = v3944 < v3951;
+        const bool v3953 = v3949 && v3952;
+        const float v3955 = v3946 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3956 = v3953 ? v3955 : __uint_as_float(0xff800000u);
+        v3152.x[29] = v3956;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3957 = static_cast<unsigned int>(v3152.col(30, iron_linear_thread() & 31u));
+        const float v3959 = v3152.x[30];
+        const float v3960 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3961 = __float_as_uint(v3960);
+        const bool v3962 = v3957 >= v3961;
+        const float v3963 = v3318.x[2];
+        const unsigned int v3964 = __float_as_uint(v3963);
+        const bool v3965 = v3957 < v3964;
+        const bool v3966 = v3962 && v3965;
+        const float v3968 = v3959 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3969 = v3966 ? v3968 : __uint_as_float(0xff800000u);
+        v3152.x[30] = v3969;  // kernels/sdpa/flash_tile.hpp:179
+        const unsigned int v3970 = static_cast<unsigned int>(v3152.col(31, iron_linear_thread() & 31u));
+        const float v3972 = v3152.x[31];
+        const float v3973 = v3316.x[2];  // kernels/sdpa/flash_tile.hpp:180
+        const unsigned int v3974 = __float_as_uint(v3973);
+        const bool v3975 = v3970 >= v3974;
+        const float v3976 = v3318.x[2];
+        const unsigned int v3977 = __float_as_uint(v3976);
+        const bool v3978 = v3970 < v3977;
+        const bool v3979 = v3975 && v3978;
+        const float v3981 = v3972 * v211;  // kernels/sdpa/flash_tile.hpp:181
+        const float v3982 = v3979 ? v3981 : __uint_as_float(0xff800000u);
+        v3152.x[31] = v3982;  // kernels/sdpa/flash_tile.hpp:179
       }
-      iron_frag<float, 2, 16, 8> v3983;  // kernels/sdpa/flash_tile.hpp:197
-      iron_frag_fill(v3983, 0.0f);
-      iron_frag<float, 2, 16, 8> v3985;  // kernels/sdpa/flash_tile.hpp:207
-      iron_frag_fill(v3985, 0.0f);
-      iron_frag_row_reduce<false>(v3985, v3151);
-      iron_frag<float, 2, 16, 8> v3987;  // kernels/sdpa/flash_tile.hpp:209
-      iron_frag_fill(v3987, 0.0f);
-      const float v3991 = v3985.x[0];  // kernels/sdpa/flash_tile.hpp:211
-      const float v3992 = v213.x[0];
-      const float v3993 = fmaxf(v3992, v3991);
-      const bool v3996 = v3993 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3997 = v3996 ? 0.0f : v3993;
-      v3987.x[0] = v3997;  // kernels/sdpa/flash_tile.hpp:210
-      const float v4001 = v3985.x[1];  // kernels/sdpa/flash_tile.hpp:211
-      const float v4002 = v213.x[1];
-      const float v4003 = fmaxf(v4002, v4001);
-      const bool v4006 = v4003 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4007 = v4006 ? 0.0f : v4003;
-      v3987.x[1] = v4007;  // kernels/sdpa/flash_tile.hpp:210
-      const float v4011 = v3985.x[2];  // kernels/sdpa/flash_tile.hpp:211
-      const float v4012 = v213.x[2];
-      const float v4013 = fmaxf(v4012, v4011);
-      const bool v4016 = v4013 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4017 = v4016 ? 0.0f : v4013;
-      v3987.x[2] = v4017;  // kernels/sdpa/flash_tile.hpp:210
-      const float v4021 = v3985.x[3];  // kernels/sdpa/flash_tile.hpp:211
-      const float v4022 = v213.x[3];
-      const float v4023 = fmaxf(v4022, v4021);
-      const bool v4026 = v4023 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4027 = v4026 ? 0.0f : v4023;
-      v3987.x[3] = v4027;  // kernels/sdpa/flash_tile.hpp:210
-      const float v4031 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:214
-      const float v4033 = v3992 - v4031;
-      const float v4034 = iron_exp2_approx(v4033);
-      v3983.x[0] = v4034;  // kernels/sdpa/flash_tile.hpp:213
-      const float v4038 = v3987.x[1];  // kernels/sdpa/flash_tile.hpp:214
-      const float v4040 = v4002 - v4038;
-      const float v4041 = iron_exp2_approx(v4040);
-      v3983.x[1] = v4041;  // kernels/sdpa/flash_tile.hpp:213
-      const float v4045 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:214
-      const float v4047 = v4012 - v4045;
-      const float v4048 = iron_exp2_approx(v4047);
-      v3983.x[2] = v4048;  // kernels/sdpa/flash_tile.hpp:213
-      const float v4052 = v3987.x[3];  // kernels/sdpa/flash_tile.hpp:214
-      const float v4054 = v4022 - v4052;
-      const float v4055 = iron_exp2_approx(v4054);
-      v3983.x[3] = v4055;  // kernels/sdpa/flash_tile.hpp:213
-      v213.x[0] = v3993;  // kernels/sdpa/flash_tile.hpp:216
-      const float v4063 = v213.x[1];
-      const float v4065 = fmaxf(v4063, v4001);  // kernels/sdpa/flash_tile.hpp:217
-      v213.x[1] = v4065;  // kernels/sdpa/flash_tile.hpp:216
-      const float v4068 = v213.x[2];
-      const float v4070 = fmaxf(v4068, v4011);  // kernels/sdpa/flash_tile.hpp:217
-      v213.x[2] = v4070;  // kernels/sdpa/flash_tile.hpp:216
-      const float v4073 = v213.x[3];
-      const float v4075 = fmaxf(v4073, v4021);  // kernels/sdpa/flash_tile.hpp:217
-      v213.x[3] = v4075;  // kernels/sdpa/flash_tile.hpp:216
-      const float v4078 = v3151.x[0];  // kernels/sdpa/flash_tile.hpp:219
-      const float v4079 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4080 = v4078 - v4079;
-      const float v4081 = iron_exp2_approx(v4080);
-      v3151.x[0] = v4081;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4084 = v3151.x[1];
-      const float v4085 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4086 = v4084 - v4085;
-      const float v4087 = iron_exp2_approx(v4086);
-      v3151.x[1] = v4087;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4090 = v3151.x[2];
-      const float v4091 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4092 = v4090 - v4091;
-      const float v4093 = iron_exp2_approx(v4092);
-      v3151.x[2] = v4093;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4096 = v3151.x[3];
-      const float v4097 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4098 = v4096 - v4097;
-      const float v4099 = iron_exp2_approx(v4098);
-      v3151.x[3] = v4099;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4102 = v3151.x[4];
-      const float v4103 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4104 = v4102 - v4103;
-      const float v4105 = iron_exp2_approx(v4104);
-      v3151.x[4] = v4105;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4108 = v3151.x[5];
-      const float v4109 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4110 = v4108 - v4109;
-      const float v4111 = iron_exp2_approx(v4110);
-      v3151.x[5] = v4111;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4114 = v3151.x[6];
-      const float v4115 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4116 = v4114 - v4115;
-      const float v4117 = iron_exp2_approx(v4116);
-      v3151.x[6] = v4117;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4120 = v3151.x[7];
-      const float v4121 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4122 = v4120 - v4121;
-      const float v4123 = iron_exp2_approx(v4122);
-      v3151.x[7] = v4123;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4126 = v3151.x[8];
-      const float v4127 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4128 = v4126 - v4127;
-      const float v4129 = iron_exp2_approx(v4128);
-      v3151.x[8] = v4129;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4132 = v3151.x[9];
-      const float v4133 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4134 = v4132 - v4133;
-      const float v4135 = iron_exp2_approx(v4134);
-      v3151.x[9] = v4135;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4138 = v3151.x[10];
-      const float v4139 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4140 = v4138 - v4139;
-      const float v4141 = iron_exp2_approx(v4140);
-      v3151.x[10] = v4141;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4144 = v3151.x[11];
-      const float v4145 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4146 = v4144 - v4145;
-      const float v4147 = iron_exp2_approx(v4146);
-      v3151.x[11] = v4147;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4150 = v3151.x[12];
-      const float v4151 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4152 = v4150 - v4151;
-      const float v4153 = iron_exp2_approx(v4152);
-      v3151.x[12] = v4153;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4156 = v3151.x[13];
-      const float v4157 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4158 = v4156 - v4157;
-      const float v4159 = iron_exp2_approx(v4158);
-      v3151.x[13] = v4159;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4162 = v3151.x[14];
-      const float v4163 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4164 = v4162 - v4163;
-      const float v4165 = iron_exp2_approx(v4164);
-      v3151.x[14] = v4165;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4168 = v3151.x[15];
-      const float v4169 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4170 = v4168 - v4169;
-      const float v4171 = iron_exp2_approx(v4170);
-      v3151.x[15] = v4171;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4174 = v3151.x[16];
-      const float v4175 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4176 = v4174 - v4175;
-      const float v4177 = iron_exp2_approx(v4176);
-      v3151.x[16] = v4177;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4180 = v3151.x[17];
-      const float v4181 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4182 = v4180 - v4181;
-      const float v4183 = iron_exp2_approx(v4182);
-      v3151.x[17] = v4183;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4186 = v3151.x[18];
-      const float v4187 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4188 = v4186 - v4187;
-      const float v4189 = iron_exp2_approx(v4188);
-      v3151.x[18] = v4189;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4192 = v3151.x[19];
-      const float v4193 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4194 = v4192 - v4193;
-      const float v4195 = iron_exp2_approx(v4194);
-      v3151.x[19] = v4195;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4198 = v3151.x[20];
-      const float v4199 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4200 = v4198 - v4199;
-      const float v4201 = iron_exp2_approx(v4200);
-      v3151.x[20] = v4201;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4204 = v3151.x[21];
-      const float v4205 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4206 = v4204 - v4205;
-      const float v4207 = iron_exp2_approx(v4206);
-      v3151.x[21] = v4207;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4210 = v3151.x[22];
-      const float v4211 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4212 = v4210 - v4211;
-      const float v4213 = iron_exp2_approx(v4212);
-      v3151.x[22] = v4213;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4216 = v3151.x[23];
-      const float v4217 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4218 = v4216 - v4217;
-      const float v4219 = iron_exp2_approx(v4218);
-      v3151.x[23] = v4219;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4222 = v3151.x[24];
-      const float v4223 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4224 = v4222 - v4223;
-      const float v4225 = iron_exp2_approx(v4224);
-      v3151.x[24] = v4225;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4228 = v3151.x[25];
-      const float v4229 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4230 = v4228 - v4229;
-      const float v4231 = iron_exp2_approx(v4230);
-      v3151.x[25] = v4231;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4234 = v3151.x[26];
-      const float v4235 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4236 = v4234 - v4235;
-      const float v4237 = iron_exp2_approx(v4236);
-      v3151.x[26] = v4237;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4240 = v3151.x[27];
-      const float v4241 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4242 = v4240 - v4241;
-      const float v4243 = iron_exp2_approx(v4242);
-      v3151.x[27] = v4243;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4246 = v3151.x[28];
-      const float v4247 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4248 = v4246 - v4247;
-      const float v4249 = iron_exp2_approx(v4248);
-      v3151.x[28] = v4249;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4252 = v3151.x[29];
-      const float v4253 = v3987.x[0];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4254 = v4252 - v4253;
-      const float v4255 = iron_exp2_approx(v4254);
-      v3151.x[29] = v4255;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4258 = v3151.x[30];
-      const float v4259 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4260 = v4258 - v4259;
-      const float v4261 = iron_exp2_approx(v4260);
-      v3151.x[30] = v4261;  // kernels/sdpa/flash_tile.hpp:219
-      const float v4264 = v3151.x[31];
-      const float v4265 = v3987.x[2];  // kernels/sdpa/flash_tile.hpp:220
-      const float v4266 = v4264 - v4265;
-      const float v4267 = iron_exp2_approx(v4266);
-      v3151.x[31] = v4267;  // kernels/sdpa/flash_tile.hpp:219
-      iron_frag<float, 2, 16, 8> v4269;  // kernels/sdpa/flash_tile.hpp:222
-      iron_frag_fill(v4269, 0.0f);
-      iron_frag_row_reduce<true>(v4269, v3151);
-      const float v4272 = v215.x[0];  // kernels/sdpa/flash_tile.hpp:223
-      const float v4273 = v4269.x[0];  // kernels/sdpa/flash_tile.hpp:224
-      const float v4274 = v3983.x[0];
-      const float v4275 = v4272 * v4274;
-      const float v4276 = v4275 + v4273;
-      v215.x[0] = v4276;  // kernels/sdpa/flash_tile.hpp:223
-      const float v4279 = v215.x[1];
-      const float v4280 = v4269.x[1];  // kernels/sdpa/flash_tile.hpp:224
-      const float v4281 = v3983.x[1];
-      const float v4282 = v4279 * v4281;
-      const float v4283 = v4282 + v4280;
-      v215.x[1] = v4283;  // kernels/sdpa/flash_tile.hpp:223
-      const float v4286 = v215.x[2];
-      const float v4287 = v4269.x[2];  // kernels/sdpa/flash_tile.hpp:224
-      const float v4288 = v3983.x[2];
-      const float v4289 = v4286 * v4288;
-      const float v4290 = v4289 + v4287;
-      v215.x[2] = v4290;  // kernels/sdpa/flash_tile.hpp:223
-      const float v4293 = v215.x[3];
-      const float v4294 = v4269.x[3];  // kernels/sdpa/flash_tile.hpp:224
-      const float v4295 = v3983.x[3];
-      const float v4296 = v4293 * v4295;
-      const float v4297 = v4296 + v4294;
-      v215.x[3] = v4297;  // kernels/sdpa/flash_tile.hpp:223
-      const float v4300 = v217.x[0];  // kernels/sdpa/flash_tile.hpp:233
-      const float v4301 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4302 = v4300 * v4301;
-      v217.x[0] = v4302;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4305 = v217.x[1];
-      const float v4306 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4307 = v4305 * v4306;
-      v217.x[1] = v4307;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4310 = v217.x[2];
-      const float v4311 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4312 = v4310 * v4311;
-      v217.x[2] = v4312;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4315 = v217.x[3];
-      const float v4316 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4317 = v4315 * v4316;
-      v217.x[3] = v4317;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4320 = v217.x[4];
-      const float v4321 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4322 = v4320 * v4321;
-      v217.x[4] = v4322;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4325 = v217.x[5];
-      const float v4326 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4327 = v4325 * v4326;
-      v217.x[5] = v4327;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4330 = v217.x[6];
-      const float v4331 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4332 = v4330 * v4331;
-      v217.x[6] = v4332;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4335 = v217.x[7];
-      const float v4336 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4337 = v4335 * v4336;
-      v217.x[7] = v4337;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4340 = v217.x[8];
-      const float v4341 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4342 = v4340 * v4341;
-      v217.x[8] = v4342;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4345 = v217.x[9];
-      const float v4346 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4347 = v4345 * v4346;
-      v217.x[9] = v4347;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4350 = v217.x[10];
-      const float v4351 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4352 = v4350 * v4351;
-      v217.x[10] = v4352;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4355 = v217.x[11];
-      const float v4356 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4357 = v4355 * v4356;
-      v217.x[11] = v4357;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4360 = v217.x[12];
-      const float v4361 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4362 = v4360 * v4361;
-      v217.x[12] = v4362;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4365 = v217.x[13];
-      const float v4366 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4367 = v4365 * v4366;
-      v217.x[13] = v4367;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4370 = v217.x[14];
-      const float v4371 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4372 = v4370 * v4371;
-      v217.x[14] = v4372;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4375 = v217.x[15];
-      const float v4376 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4377 = v4375 * v4376;
-      v217.x[15] = v4377;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4380 = v217.x[16];
-      const float v4381 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4382 = v4380 * v4381;
-      v217.x[16] = v4382;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4385 = v217.x[17];
-      const float v4386 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4387 = v4385 * v4386;
-      v217.x[17] = v4387;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4390 = v217.x[18];
-      const float v4391 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4392 = v4390 * v4391;
-      v217.x[18] = v4392;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4395 = v217.x[19];
-      const float v4396 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4397 = v4395 * v4396;
-      v217.x[19] = v4397;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4400 = v217.x[20];
-      const float v4401 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4402 = v4400 * v4401;
-      v217.x[20] = v4402;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4405 = v217.x[21];
-      const float v4406 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4407 = v4405 * v4406;
-      v217.x[21] = v4407;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4410 = v217.x[22];
-      const float v4411 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4412 = v4410 * v4411;
-      v217.x[22] = v4412;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4415 = v217.x[23];
-      const float v4416 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4417 = v4415 * v4416;
-      v217.x[23] = v4417;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4420 = v217.x[24];
-      const float v4421 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4422 = v4420 * v4421;
-      v217.x[24] = v4422;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4425 = v217.x[25];
-      const float v4426 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4427 = v4425 * v4426;
-      v217.x[25] = v4427;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4430 = v217.x[26];
-      const float v4431 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4432 = v4430 * v4431;
-      v217.x[26] = v4432;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4435 = v217.x[27];
-      const float v4436 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4437 = v4435 * v4436;
-      v217.x[27] = v4437;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4440 = v217.x[28];
-      const float v4441 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4442 = v4440 * v4441;
-      v217.x[28] = v4442;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4445 = v217.x[29];
-      const float v4446 = v3983.x[0];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4447 = v4445 * v4446;
-      v217.x[29] = v4447;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4450 = v217.x[30];
-      const float v4451 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4452 = v4450 * v4451;
-      v217.x[30] = v4452;  // kernels/sdpa/flash_tile.hpp:233
-      const float v4455 = v217.x[31];
-      const float v4456 = v3983.x[2];  // kernels/sdpa/flash_tile.hpp:234
-      const float v4457 = v4455 * v4456;
-      v217.x[31] = v4457;  // kernels/sdpa/flash_tile.hpp:233
-      iron_frag<iron_bf16, 0, 16, 64> v4459;  // kernels/sdpa/flash_warpgroup.hpp:115
-      iron_frag_fill(v4459, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v4459, v3151);
-      iron_frag_store<false>(v4459, shm3, v4466, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      iron_frag<float, 2, 16, 8> v3984;  // kernels/sdpa/flash_tile.hpp:197
+      iron_frag_fill(v3984, 0.0f);
+      iron_frag<float, 2, 16, 8> v3986;  // kernels/sdpa/flash_tile.hpp:207
+      iron_frag_fill(v3986, 0.0f);
+      iron_frag_row_reduce<false>(v3986, v3152);
+      iron_frag<float, 2, 16, 8> v3988;  // kernels/sdpa/flash_tile.hpp:209
+      iron_frag_fill(v3988, 0.0f);
+      const float v3992 = v3986.x[0];  // kernels/sdpa/flash_tile.hpp:211
+      const float v3993 = v213.x[0];
+      const float v3994 = fmaxf(v3993, v3992);
+      const bool v3997 = v3994 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v3998 = v3997 ? 0.0f : v3994;
+      v3988.x[0] = v3998;  // kernels/sdpa/flash_tile.hpp:210
+      const float v4002 = v3986.x[1];  // kernels/sdpa/flash_tile.hpp:211
+      const float v4003 = v213.x[1];
+      const float v4004 = fmaxf(v4003, v4002);
+      const bool v4007 = v4004 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4008 = v4007 ? 0.0f : v4004;
+      v3988.x[1] = v4008;  // kernels/sdpa/flash_tile.hpp:210
+      const float v4012 = v3986.x[2];  // kernels/sdpa/flash_tile.hpp:211
+      const float v4013 = v213.x[2];
+      const float v4014 = fmaxf(v4013, v4012);
+      const bool v4017 = v4014 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4018 = v4017 ? 0.0f : v4014;
+      v3988.x[2] = v4018;  // kernels/sdpa/flash_tile.hpp:210
+      const float v4022 = v3986.x[3];  // kernels/sdpa/flash_tile.hpp:211
+      const float v4023 = v213.x[3];
+      const float v4024 = fmaxf(v4023, v4022);
+      const bool v4027 = v4024 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4028 = v4027 ? 0.0f : v4024;
+      v3988.x[3] = v4028;  // kernels/sdpa/flash_tile.hpp:210
+      const float v4032 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:214
+      const float v4034 = v3993 - v4032;
+      const float v4035 = iron_exp2_approx(v4034);
+      v3984.x[0] = v4035;  // kernels/sdpa/flash_tile.hpp:213
+      const float v4039 = v3988.x[1];  // kernels/sdpa/flash_tile.hpp:214
+      const float v4041 = v4003 - v4039;
+      const float v4042 = iron_exp2_approx(v4041);
+      v3984.x[1] = v4042;  // kernels/sdpa/flash_tile.hpp:213
+      const float v4046 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:214
+      const float v4048 = v4013 - v4046;
+      const float v4049 = iron_exp2_approx(v4048);
+      v3984.x[2] = v4049;  // kernels/sdpa/flash_tile.hpp:213
+      const float v4053 = v3988.x[3];  // kernels/sdpa/flash_tile.hpp:214
+      const float v4055 = v4023 - v4053;
+      const float v4056 = iron_exp2_approx(v4055);
+      v3984.x[3] = v4056;  // kernels/sdpa/flash_tile.hpp:213
+      v213.x[0] = v3994;  // kernels/sdpa/flash_tile.hpp:216
+      const float v4064 = v213.x[1];
+      const float v4066 = fmaxf(v4064, v4002);  // kernels/sdpa/flash_tile.hpp:217
+      v213.x[1] = v4066;  // kernels/sdpa/flash_tile.hpp:216
+      const float v4069 = v213.x[2];
+      const float v4071 = fmaxf(v4069, v4012);  // kernels/sdpa/flash_tile.hpp:217
+      v213.x[2] = v4071;  // kernels/sdpa/flash_tile.hpp:216
+      const float v4074 = v213.x[3];
+      const float v4076 = fmaxf(v4074, v4022);  // kernels/sdpa/flash_tile.hpp:217
+      v213.x[3] = v4076;  // kernels/sdpa/flash_tile.hpp:216
+      const float v4079 = v3152.x[0];  // kernels/sdpa/flash_tile.hpp:219
+      const float v4080 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4081 = v4079 - v4080;
+      const float v4082 = iron_exp2_approx(v4081);
+      v3152.x[0] = v4082;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4085 = v3152.x[1];
+      const float v4086 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4087 = v4085 - v4086;
+      const float v4088 = iron_exp2_approx(v4087);
+      v3152.x[1] = v4088;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4091 = v3152.x[2];
+      const float v4092 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4093 = v4091 - v4092;
+      const float v4094 = iron_exp2_approx(v4093);
+      v3152.x[2] = v4094;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4097 = v3152.x[3];
+      const float v4098 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4099 = v4097 - v4098;
+      const float v4100 = iron_exp2_approx(v4099);
+      v3152.x[3] = v4100;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4103 = v3152.x[4];
+      const float v4104 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4105 = v4103 - v4104;
+      const float v4106 = iron_exp2_approx(v4105);
+      v3152.x[4] = v4106;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4109 = v3152.x[5];
+      const float v4110 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4111 = v4109 - v4110;
+      const float v4112 = iron_exp2_approx(v4111);
+      v3152.x[5] = v4112;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4115 = v3152.x[6];
+      const float v4116 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4117 = v4115 - v4116;
+      const float v4118 = iron_exp2_approx(v4117);
+      v3152.x[6] = v4118;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4121 = v3152.x[7];
+      const float v4122 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4123 = v4121 - v4122;
+      const float v4124 = iron_exp2_approx(v4123);
+      v3152.x[7] = v4124;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4127 = v3152.x[8];
+      const float v4128 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4129 = v4127 - v4128;
+      const float v4130 = iron_exp2_approx(v4129);
+      v3152.x[8] = v4130;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4133 = v3152.x[9];
+      const float v4134 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4135 = v4133 - v4134;
+      const float v4136 = iron_exp2_approx(v4135);
+      v3152.x[9] = v4136;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4139 = v3152.x[10];
+      const float v4140 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4141 = v4139 - v4140;
+      const float v4142 = iron_exp2_approx(v4141);
+      v3152.x[10] = v4142;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4145 = v3152.x[11];
+      const float v4146 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4147 = v4145 - v4146;
+      const float v4148 = iron_exp2_approx(v4147);
+      v3152.x[11] = v4148;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4151 = v3152.x[12];
+      const float v4152 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4153 = v4151 - v4152;
+      const float v4154 = iron_exp2_approx(v4153);
+      v3152.x[12] = v4154;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4157 = v3152.x[13];
+      const float v4158 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4159 = v4157 - v4158;
+      const float v4160 = iron_exp2_approx(v4159);
+      v3152.x[13] = v4160;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4163 = v3152.x[14];
+      const float v4164 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4165 = v4163 - v4164;
+      const float v4166 = iron_exp2_approx(v4165);
+      v3152.x[14] = v4166;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4169 = v3152.x[15];
+      const float v4170 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4171 = v4169 - v4170;
+      const float v4172 = iron_exp2_approx(v4171);
+      v3152.x[15] = v4172;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4175 = v3152.x[16];
+      const float v4176 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4177 = v4175 - v4176;
+      const float v4178 = iron_exp2_approx(v4177);
+      v3152.x[16] = v4178;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4181 = v3152.x[17];
+      const float v4182 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4183 = v4181 - v4182;
+      const float v4184 = iron_exp2_approx(v4183);
+      v3152.x[17] = v4184;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4187 = v3152.x[18];
+      const float v4188 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4189 = v4187 - v4188;
+      const float v4190 = iron_exp2_approx(v4189);
+      v3152.x[18] = v4190;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4193 = v3152.x[19];
+      const float v4194 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4195 = v4193 - v4194;
+      const float v4196 = iron_exp2_approx(v4195);
+      v3152.x[19] = v4196;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4199 = v3152.x[20];
+      const float v4200 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4201 = v4199 - v4200;
+      const float v4202 = iron_exp2_approx(v4201);
+      v3152.x[20] = v4202;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4205 = v3152.x[21];
+      const float v4206 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4207 = v4205 - v4206;
+      const float v4208 = iron_exp2_approx(v4207);
+      v3152.x[21] = v4208;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4211 = v3152.x[22];
+      const float v4212 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4213 = v4211 - v4212;
+      const float v4214 = iron_exp2_approx(v4213);
+      v3152.x[22] = v4214;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4217 = v3152.x[23];
+      const float v4218 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4219 = v4217 - v4218;
+      const float v4220 = iron_exp2_approx(v4219);
+      v3152.x[23] = v4220;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4223 = v3152.x[24];
+      const float v4224 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4225 = v4223 - v4224;
+      const float v4226 = iron_exp2_approx(v4225);
+      v3152.x[24] = v4226;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4229 = v3152.x[25];
+      const float v4230 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4231 = v4229 - v4230;
+      const float v4232 = iron_exp2_approx(v4231);
+      v3152.x[25] = v4232;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4235 = v3152.x[26];
+      const float v4236 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4237 = v4235 - v4236;
+      const float v4238 = iron_exp2_approx(v4237);
+      v3152.x[26] = v4238;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4241 = v3152.x[27];
+      const float v4242 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4243 = v4241 - v4242;
+      const float v4244 = iron_exp2_approx(v4243);
+      v3152.x[27] = v4244;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4247 = v3152.x[28];
+      const float v4248 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4249 = v4247 - v4248;
+      const float v4250 = iron_exp2_approx(v4249);
+      v3152.x[28] = v4250;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4253 = v3152.x[29];
+      const float v4254 = v3988.x[0];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4255 = v4253 - v4254;
+      const float v4256 = iron_exp2_approx(v4255);
+      v3152.x[29] = v4256;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4259 = v3152.x[30];
+      const float v4260 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4261 = v4259 - v4260;
+      const float v4262 = iron_exp2_approx(v4261);
+      v3152.x[30] = v4262;  // kernels/sdpa/flash_tile.hpp:219
+      const float v4265 = v3152.x[31];
+      const float v4266 = v3988.x[2];  // kernels/sdpa/flash_tile.hpp:220
+      const float v4267 = v4265 - v4266;
+      const float v4268 = iron_exp2_approx(v4267);
+      v3152.x[31] = v4268;  // kernels/sdpa/flash_tile.hpp:219
+      iron_frag<float, 2, 16, 8> v4270;  // kernels/sdpa/flash_tile.hpp:222
+      iron_frag_fill(v4270, 0.0f);
+      iron_frag_row_reduce<true>(v4270, v3152);
+      const float v4273 = v215.x[0];  // kernels/sdpa/flash_tile.hpp:223
+      const float v4274 = v4270.x[0];  // kernels/sdpa/flash_tile.hpp:224
+      const float v4275 = v3984.x[0];
+      const float v4276 = v4273 * v4275;
+      const float v4277 = v4276 + v4274;
+      v215.x[0] = v4277;  // kernels/sdpa/flash_tile.hpp:223
+      const float v4280 = v215.x[1];
+      const float v4281 = v4270.x[1];  // kernels/sdpa/flash_tile.hpp:224
+      const float v4282 = v3984.x[1];
+      const float v4283 = v4280 * v4282;
+      const float v4284 = v4283 + v4281;
+      v215.x[1] = v4284;  // kernels/sdpa/flash_tile.hpp:223
+      const float v4287 = v215.x[2];
+      const float v4288 = v4270.x[2];  // kernels/sdpa/flash_tile.hpp:224
+      const float v4289 = v3984.x[2];
+      const float v4290 = v4287 * v4289;
+      const float v4291 = v4290 + v4288;
+      v215.x[2] = v4291;  // kernels/sdpa/flash_tile.hpp:223
+      const float v4294 = v215.x[3];
+      const float v4295 = v4270.x[3];  // kernels/sdpa/flash_tile.hpp:224
+      const float v4296 = v3984.x[3];
+      const float v4297 = v4294 * v4296;
+      const float v4298 = v4297 + v4295;
+      v215.x[3] = v4298;  // kernels/sdpa/flash_tile.hpp:223
+      const float v4301 = v217.x[0];  // kernels/sdpa/flash_tile.hpp:233
+      const float v4302 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4303 = v4301 * v4302;
+      v217.x[0] = v4303;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4306 = v217.x[1];
+      const float v4307 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4308 = v4306 * v4307;
+      v217.x[1] = v4308;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4311 = v217.x[2];
+      const float v4312 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4313 = v4311 * v4312;
+      v217.x[2] = v4313;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4316 = v217.x[3];
+      const float v4317 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4318 = v4316 * v4317;
+      v217.x[3] = v4318;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4321 = v217.x[4];
+      const float v4322 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4323 = v4321 * v4322;
+      v217.x[4] = v4323;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4326 = v217.x[5];
+      const float v4327 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4328 = v4326 * v4327;
+      v217.x[5] = v4328;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4331 = v217.x[6];
+      const float v4332 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4333 = v4331 * v4332;
+      v217.x[6] = v4333;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4336 = v217.x[7];
+      const float v4337 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4338 = v4336 * v4337;
+      v217.x[7] = v4338;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4341 = v217.x[8];
+      const float v4342 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4343 = v4341 * v4342;
+      v217.x[8] = v4343;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4346 = v217.x[9];
+      const float v4347 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4348 = v4346 * v4347;
+      v217.x[9] = v4348;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4351 = v217.x[10];
+      const float v4352 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4353 = v4351 * v4352;
+      v217.x[10] = v4353;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4356 = v217.x[11];
+      const float v4357 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4358 = v4356 * v4357;
+      v217.x[11] = v4358;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4361 = v217.x[12];
+      const float v4362 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4363 = v4361 * v4362;
+      v217.x[12] = v4363;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4366 = v217.x[13];
+      const float v4367 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4368 = v4366 * v4367;
+      v217.x[13] = v4368;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4371 = v217.x[14];
+      const float v4372 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4373 = v4371 * v4372;
+      v217.x[14] = v4373;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4376 = v217.x[15];
+      const float v4377 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4378 = v4376 * v4377;
+      v217.x[15] = v4378;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4381 = v217.x[16];
+      const float v4382 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4383 = v4381 * v4382;
+      v217.x[16] = v4383;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4386 = v217.x[17];
+      const float v4387 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4388 = v4386 * v4387;
+      v217.x[17] = v4388;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4391 = v217.x[18];
+      const float v4392 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4393 = v4391 * v4392;
+      v217.x[18] = v4393;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4396 = v217.x[19];
+      const float v4397 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4398 = v4396 * v4397;
+      v217.x[19] = v4398;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4401 = v217.x[20];
+      const float v4402 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4403 = v4401 * v4402;
+      v217.x[20] = v4403;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4406 = v217.x[21];
+      const float v4407 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4408 = v4406 * v4407;
+      v217.x[21] = v4408;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4411 = v217.x[22];
+      const float v4412 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4413 = v4411 * v4412;
+      v217.x[22] = v4413;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4416 = v217.x[23];
+      const float v4417 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4418 = v4416 * v4417;
+      v217.x[23] = v4418;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4421 = v217.x[24];
+      const float v4422 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4423 = v4421 * v4422;
+      v217.x[24] = v4423;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4426 = v217.x[25];
+      const float v4427 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4428 = v4426 * v4427;
+      v217.x[25] = v4428;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4431 = v217.x[26];
+      const float v4432 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4433 = v4431 * v4432;
+      v217.x[26] = v4433;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4436 = v217.x[27];
+      const float v4437 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4438 = v4436 * v4437;
+      v217.x[27] = v4438;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4441 = v217.x[28];
+      const float v4442 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4443 = v4441 * v4442;
+      v217.x[28] = v4443;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4446 = v217.x[29];
+      const float v4447 = v3984.x[0];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4448 = v4446 * v4447;
+      v217.x[29] = v4448;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4451 = v217.x[30];
+      const float v4452 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4453 = v4451 * v4452;
+      v217.x[30] = v4453;  // kernels/sdpa/flash_tile.hpp:233
+      const float v4456 = v217.x[31];
+      const float v4457 = v3984.x[2];  // kernels/sdpa/flash_tile.hpp:234
+      const float v4458 = v4456 * v4457;
+      v217.x[31] = v4458;  // kernels/sdpa/flash_tile.hpp:233
+      iron_frag<iron_bf16, 0, 16, 64> v4460;  // kernels/sdpa/flash_warpgroup.hpp:115
+      iron_frag_fill(v4460, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v4460, v3152);
+      iron_frag_store<false>(v4460, shm3, v4467, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
-      iron_frag<iron_bf16, 0, 16, 16> v4543;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag_fill(v4543, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4543, shm3, v4489, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4545;
-      iron_frag_fill(v4545, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4545, shm2, v3155, 64u);
-      iron_frag_mma_sync(v217, v4543, v4545);
-      const unsigned int v4552 = v3155 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v4554;
-      iron_frag_fill(v4554, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4554, shm3, v4500, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4556;
-      iron_frag_fill(v4556, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4556, shm2, v4552, 64u);
-      iron_frag_mma_sync(v217, v4554, v4556);
-      const unsigned int v4563 = v3155 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v4565;
-      iron_frag_fill(v4565, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4565, shm3, v4509, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4567;
-      iron_frag_fill(v4567, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4567, shm2, v4563, 64u);
-      iron_frag_mma_sync(v217, v4565, v4567);
-      const unsigned int v4574 = v3155 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v4576;
-      iron_frag_fill(v4576, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4576, shm3, v4518, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4578;
-      iron_frag_fill(v4578, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4578, shm2, v4574, 64u);
-      iron_frag_mma_sync(v217, v4576, v4578);
+      iron_frag<iron_bf16, 0, 16, 16> v4544;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v4544, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4544, shm3, v4490, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4546;
+      iron_frag_fill(v4546, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4546, shm2, v3156, 64u);
+      iron_frag_mma_sync(v217, v4544, v4546);
+      const unsigned int v4553 = v3156 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v4555;
+      iron_frag_fill(v4555, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4555, shm3, v4501, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4557;
+      iron_frag_fill(v4557, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4557, shm2, v4553, 64u);
+      iron_frag_mma_sync(v217, v4555, v4557);
+      const unsigned int v4564 = v3156 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v4566;
+      iron_frag_fill(v4566, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4566, shm3, v4510, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4568;
+      iron_frag_fill(v4568, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4568, shm2, v4564, 64u);
+      iron_frag_mma_sync(v217, v4566, v4568);
+      const unsigned int v4575 = v3156 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v4577;
+      iron_frag_fill(v4577, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4577, shm3, v4519, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4579;
+      iron_frag_fill(v4579, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4579, shm2, v4575, 64u);
+      iron_frag_mma_sync(v217, v4577, v4579);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:92
-    const float v1864 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:247
-    iron_frag<float, 2, 16, 8> v1866;  // kernels/sdpa/flash_tile.hpp:248
-    iron_frag_fill(v1866, 0.0f);
-    const float v1870 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:250
-    const float v1871 = fmaxf(v1870, v1864);
-    const bool v1874 = v1871 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1875 = v1874 ? 0.0f : v1871;
-    v1866.x[0] = v1875;  // kernels/sdpa/flash_tile.hpp:249
-    const float v1879 = v213.x[1];  // kernels/sdpa/flash_tile.hpp:250
-    const float v1880 = fmaxf(v1879, v1864);
-    const bool v1883 = v1880 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1884 = v1883 ? 0.0f : v1880;
-    v1866.x[1] = v1884;  // kernels/sdpa/flash_tile.hpp:249
-    const float v1888 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:250
-    const float v1889 = fmaxf(v1888, v1864);
-    const bool v1892 = v1889 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1893 = v1892 ? 0.0f : v1889;
-    v1866.x[2] = v1893;  // kernels/sdpa/flash_tile.hpp:249
-    const float v1897 = v213.x[3];  // kernels/sdpa/flash_tile.hpp:250
-    const float v1898 = fmaxf(v1897, v1864);
-    const bool v1901 = v1898 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1902 = v1901 ? 0.0f : v1898;
-    v1866.x[3] = v1902;  // kernels/sdpa/flash_tile.hpp:249
-    iron_frag<float, 2, 16, 8> v1904;  // kernels/sdpa/flash_tile.hpp:252
-    iron_frag_fill(v1904, 0.0f);
-    const float v1908 = v1866.x[0];  // kernels/sdpa/flash_tile.hpp:254
-    const float v1909 = v1864 - v1908;
-    const float v1910 = exp2f(v1909);
-    const float v1913 = v1870 - v1908;
-    const float v1914 = exp2f(v1913);
-    const float v1915 = v215.x[0];
-    const float v1916 = v1915 * v1914;
-    const float v1917 = v1916 + v1910;
-    v1904.x[0] = v1917;  // kernels/sdpa/flash_tile.hpp:253
-    const float v1921 = v1866.x[1];  // kernels/sdpa/flash_tile.hpp:254
-    const float v1922 = v1864 - v1921;
-    const float v1923 = exp2f(v1922);
-    const float v1926 = v1879 - v1921;
-    const float v1927 = exp2f(v1926);
-    const float v1928 = v215.x[1];
-    const float v1929 = v1928 * v1927;
-    const float v1930 = v1929 + v1923;
-    v1904.x[1] = v1930;  // kernels/sdpa/flash_tile.hpp:253
-    const float v1934 = v1866.x[2];  // kernels/sdpa/flash_tile.hpp:254
-    const float v1935 = v1864 - v1934;
-    const float v1936 = exp2f(v1935);
-    const float v1939 = v1888 - v1934;
-    const float v1940 = exp2f(v1939);
-    const float v1941 = v215.x[2];
-    const float v1942 = v1941 * v1940;
-    const float v1943 = v1942 + v1936;
-    v1904.x[2] = v1943;  // kernels/sdpa/flash_tile.hpp:253
-    const float v1947 = v1866.x[3];  // kernels/sdpa/flash_tile.hpp:254
-    const float v1948 = v1864 - v1947;
-    const float v1949 = exp2f(v1948);
-    const float v1952 = v1897 - v1947;
-    const float v1953 = exp2f(v1952);
-    const float v1954 = v215.x[3];
-    const float v1955 = v1954 * v1953;
-    const float v1956 = v1955 + v1949;
-    v1904.x[3] = v1956;  // kernels/sdpa/flash_tile.hpp:253
-    iron_frag<float, 2, 16, 8> v1958;  // kernels/sdpa/flash_tile.hpp:256
-    iron_frag_fill(v1958, 0.0f);
-    const float v1962 = v1904.x[0];  // kernels/sdpa/flash_tile.hpp:258
-    const float v1968 = v1914 / v1962;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v1970 = v1962 > 0.0f;
-    const float v1971 = v1970 ? v1968 : 0.0f;
-    v1958.x[0] = v1971;  // kernels/sdpa/flash_tile.hpp:257
-    const float v1975 = v1904.x[1];  // kernels/sdpa/flash_tile.hpp:258
-    const float v1981 = v1927 / v1975;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v1983 = v1975 > 0.0f;
-    const float v1984 = v1983 ? v1981 : 0.0f;
-    v1958.x[1] = v1984;  // kernels/sdpa/flash_tile.hpp:257
-    const float v1988 = v1904.x[2];  // kernels/sdpa/flash_tile.hpp:258
-    const float v1994 = v1940 / v1988;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v1996 = v1988 > 0.0f;
-    const float v1997 = v1996 ? v1994 : 0.0f;
-    v1958.x[2] = v1997;  // kernels/sdpa/flash_tile.hpp:257
-    const float v2001 = v1904.x[3];  // kernels/sdpa/flash_tile.hpp:258
-    const float v2007 = v1953 / v2001;  // kernels/sdpa/flash_tile.hpp:259
-    const bool v2009 = v2001 > 0.0f;
-    const float v2010 = v2009 ? v2007 : 0.0f;
-    v1958.x[3] = v2010;  // kernels/sdpa/flash_tile.hpp:257
-    const unsigned int v2012 = v56 + v4299;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2013 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2014 = v217.x[0];
-    const float v2015 = v2014 * v2013;
-    const bool v2016 = v2012 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2016) {
-      const iron_bf16 v2020 = iron_f32_to_bf16(v2015);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2022 = v13 + v2012;
-      const unsigned int v2023 = v2022 * v1;
-      const unsigned int v2024 = v2023 + v28;
-      const unsigned int v2025 = v2024 << 6u;
-      const unsigned int v2026 = v2025 + v4298;
-      out[v2026] = v2020;
+    const float v1865 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:247
+    iron_frag<float, 2, 16, 8> v1867;  // kernels/sdpa/flash_tile.hpp:248
+    iron_frag_fill(v1867, 0.0f);
+    const float v1871 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:250
+    const float v1872 = fmaxf(v1871, v1865);
+    const bool v1875 = v1872 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1876 = v1875 ? 0.0f : v1872;
+    v1867.x[0] = v1876;  // kernels/sdpa/flash_tile.hpp:249
+    const float v1880 = v213.x[1];  // kernels/sdpa/flash_tile.hpp:250
+    const float v1881 = fmaxf(v1880, v1865);
+    const bool v1884 = v1881 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1885 = v1884 ? 0.0f : v1881;
+    v1867.x[1] = v1885;  // kernels/sdpa/flash_tile.hpp:249
+    const float v1889 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:250
+    const float v1890 = fmaxf(v1889, v1865);
+    const bool v1893 = v1890 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1894 = v1893 ? 0.0f : v1890;
+    v1867.x[2] = v1894;  // kernels/sdpa/flash_tile.hpp:249
+    const float v1898 = v213.x[3];  // kernels/sdpa/flash_tile.hpp:250
+    const float v1899 = fmaxf(v1898, v1865);
+    const bool v1902 = v1899 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v1903 = v1902 ? 0.0f : v1899;
+    v1867.x[3] = v1903;  // kernels/sdpa/flash_tile.hpp:249
+    iron_frag<float, 2, 16, 8> v1905;  // kernels/sdpa/flash_tile.hpp:252
+    iron_frag_fill(v1905, 0.0f);
+    const float v1909 = v1867.x[0];  // kernels/sdpa/flash_tile.hpp:254
+    const float v1910 = v1865 - v1909;
+    const float v1911 = exp2f(v1910);
+    const float v1914 = v1871 - v1909;
+    const float v1915 = exp2f(v1914);
+    const float v1916 = v215.x[0];
+    const float v1917 = v1916 * v1915;
+    const float v1918 = v1917 + v1911;
+    v1905.x[0] = v1918;  // kernels/sdpa/flash_tile.hpp:253
+    const float v1922 = v1867.x[1];  // kernels/sdpa/flash_tile.hpp:254
+    const float v1923 = v1865 - v1922;
+    const float v1924 = exp2f(v1923);
+    const float v1927 = v1880 - v1922;
+    const float v1928 = exp2f(v1927);
+    const float v1929 = v215.x[1];
+    const float v1930 = v1929 * v1928;
+    const float v1931 = v1930 + v1924;
+    v1905.x[1] = v1931;  // kernels/sdpa/flash_tile.hpp:253
+    const float v1935 = v1867.x[2];  // kernels/sdpa/flash_tile.hpp:254
+    const float v1936 = v1865 - v1935;
+    const float v1937 = exp2f(v1936);
+    const float v1940 = v1889 - v1935;
+    const float v1941 = exp2f(v1940);
+    const float v1942 = v215.x[2];
+    const float v1943 = v1942 * v1941;
+    const float v1944 = v1943 + v1937;
+    v1905.x[2] = v1944;  // kernels/sdpa/flash_tile.hpp:253
+    const float v1948 = v1867.x[3];  // kernels/sdpa/flash_tile.hpp:254
+    const float v1949 = v1865 - v1948;
+    const float v1950 = exp2f(v1949);
+    const float v1953 = v1898 - v1948;
+    const float v1954 = exp2f(v1953);
+    const float v1955 = v215.x[3];
+    const float v1956 = v1955 * v1954;
+    const float v1957 = v1956 + v1950;
+    v1905.x[3] = v1957;  // kernels/sdpa/flash_tile.hpp:253
+    iron_frag<float, 2, 16, 8> v1959;  // kernels/sdpa/flash_tile.hpp:256
+    iron_frag_fill(v1959, 0.0f);
+    const float v1963 = v1905.x[0];  // kernels/sdpa/flash_tile.hpp:258
+    const float v1969 = v1915 / v1963;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v1971 = v1963 > 0.0f;
+    const float v1972 = v1971 ? v1969 : 0.0f;
+    v1959.x[0] = v1972;  // kernels/sdpa/flash_tile.hpp:257
+    const float v1976 = v1905.x[1];  // kernels/sdpa/flash_tile.hpp:258
+    const float v1982 = v1928 / v1976;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v1984 = v1976 > 0.0f;
+    const float v1985 = v1984 ? v1982 : 0.0f;
+    v1959.x[1] = v1985;  // kernels/sdpa/flash_tile.hpp:257
+    const float v1989 = v1905.x[2];  // kernels/sdpa/flash_tile.hpp:258
+    const float v1995 = v1941 / v1989;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v1997 = v1989 > 0.0f;
+    const float v1998 = v1997 ? v1995 : 0.0f;
+    v1959.x[2] = v1998;  // kernels/sdpa/flash_tile.hpp:257
+    const float v2002 = v1905.x[3];  // kernels/sdpa/flash_tile.hpp:258
+    const float v2008 = v1954 / v2002;  // kernels/sdpa/flash_tile.hpp:259
+    const bool v2010 = v2002 > 0.0f;
+    const float v2011 = v2010 ? v2008 : 0.0f;
+    v1959.x[3] = v2011;  // kernels/sdpa/flash_tile.hpp:257
+    const unsigned int v2013 = v56 + v4300;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2014 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2015 = v217.x[0];
+    const float v2016 = v2015 * v2014;
+    const bool v2017 = v2013 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2017) {
+      const iron_bf16 v2021 = iron_f32_to_bf16(v2016);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2023 = v13 + v2013;
+      const unsigned int v2024 = v2023 * v1;
+      const unsigned int v2025 = v2024 + v28;
+      const unsigned int v2026 = v2025 << 6u;
+      const unsigned int v2027 = v2026 + v4299;
+      out[v2027] = v2021;
     }
-    const unsigned int v2028 = v56 + v4304;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2029 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2030 = v217.x[1];
-    const float v2031 = v2030 * v2029;
-    const bool v2032 = v2028 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2032) {
-      const iron_bf16 v2036 = iron_f32_to_bf16(v2031);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2038 = v13 + v2028;
-      const unsigned int v2039 = v2038 * v1;
-      const unsigned int v2040 = v2039 + v28;
-      const unsigned int v2041 = v2040 << 6u;
-      const unsigned int v2042 = v2041 + v4303;
-      out[v2042] = v2036;
+    const unsigned int v2029 = v56 + v4305;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2030 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2031 = v217.x[1];
+    const float v2032 = v2031 * v2030;
+    const bool v2033 = v2029 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2033) {
+      const iron_bf16 v2037 = iron_f32_to_bf16(v2032);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2039 = v13 + v2029;
+      const unsigned int v2040 = v2039 * v1;
+      const unsigned int v2041 = v2040 + v28;
+      const unsigned int v2042 = v2041 << 6u;
+      const unsigned int v2043 = v2042 + v4304;
+      out[v2043] = v2037;
     }
-    const unsigned int v2044 = v56 + v4309;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2045 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2046 = v217.x[2];
-    const float v2047 = v2046 * v2045;
-    const bool v2048 = v2044 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2048) {
-      const iron_bf16 v2052 = iron_f32_to_bf16(v2047);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2054 = v13 + v2044;
-      const unsigned int v2055 = v2054 * v1;
-      const unsigned int v2056 = v2055 + v28;
-      const unsigned int v2057 = v2056 << 6u;
-      const unsigned int v2058 = v2057 + v4308;
-      out[v2058] = v2052;
+    const unsigned int v2045 = v56 + v4310;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2046 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2047 = v217.x[2];
+    const float v2048 = v2047 * v2046;
+    const bool v2049 = v2045 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2049) {
+      const iron_bf16 v2053 = iron_f32_to_bf16(v2048);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2055 = v13 + v2045;
+      const unsigned int v2056 = v2055 * v1;
+      const unsigned int v2057 = v2056 + v28;
+      const unsigned int v2058 = v2057 << 6u;
+      const unsigned int v2059 = v2058 + v4309;
+      out[v2059] = v2053;
     }
-    const unsigned int v2060 = v56 + v4314;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2061 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2062 = v217.x[3];
-    const float v2063 = v2062 * v2061;
-    const bool v2064 = v2060 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2064) {
-      const iron_bf16 v2068 = iron_f32_to_bf16(v2063);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2070 = v13 + v2060;
-      const unsigned int v2071 = v2070 * v1;
-      const unsigned int v2072 = v2071 + v28;
-      const unsigned int v2073 = v2072 << 6u;
-      const unsigned int v2074 = v2073 + v4313;
-      out[v2074] = v2068;
+    const unsigned int v2061 = v56 + v4315;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2062 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2063 = v217.x[3];
+    const float v2064 = v2063 * v2062;
+    const bool v2065 = v2061 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2065) {
+      const iron_bf16 v2069 = iron_f32_to_bf16(v2064);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2071 = v13 + v2061;
+      const unsigned int v2072 = v2071 * v1;
+      const unsigned int v2073 = v2072 + v28;
+      const unsigned int v2074 = v2073 << 6u;
+      const unsigned int v2075 = v2074 + v4314;
+      out[v2075] = v2069;
     }
-    const unsigned int v2076 = v56 + v4319;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2077 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2078 = v217.x[4];
-    const float v2079 = v2078 * v2077;
-    const bool v2080 = v2076 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2080) {
-      const iron_bf16 v2084 = iron_f32_to_bf16(v2079);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2086 = v13 + v2076;
-      const unsigned int v2087 = v2086 * v1;
-      const unsigned int v2088 = v2087 + v28;
-      const unsigned int v2089 = v2088 << 6u;
-      const unsigned int v2090 = v2089 + v4318;
-      out[v2090] = v2084;
+    const unsigned int v2077 = v56 + v4320;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2078 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2079 = v217.x[4];
+    const float v2080 = v2079 * v2078;
+    const bool v2081 = v2077 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2081) {
+      const iron_bf16 v2085 = iron_f32_to_bf16(v2080);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2087 = v13 + v2077;
+      const unsigned int v2088 = v2087 * v1;
+      const unsigned int v2089 = v2088 + v28;
+      const unsigned int v2090 = v2089 << 6u;
+      const unsigned int v2091 = v2090 + v4319;
+      out[v2091] = v2085;
     }
-    const unsigned int v2092 = v56 + v4324;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2093 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2094 = v217.x[5];
-    const float v2095 = v2094 * v2093;
-    const bool v2096 = v2092 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2096) {
-      const iron_bf16 v2100 = iron_f32_to_bf16(v2095);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2102 = v13 + v2092;
-      const unsigned int v2103 = v2102 * v1;
-      const unsigned int v2104 = v2103 + v28;
-      const unsigned int v2105 = v2104 << 6u;
-      const unsigned int v2106 = v2105 + v4323;
-      out[v2106] = v2100;
+    const unsigned int v2093 = v56 + v4325;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2094 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2095 = v217.x[5];
+    const float v2096 = v2095 * v2094;
+    const bool v2097 = v2093 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2097) {
+      const iron_bf16 v2101 = iron_f32_to_bf16(v2096);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2103 = v13 + v2093;
+      const unsigned int v2104 = v2103 * v1;
+      const unsigned int v2105 = v2104 + v28;
+      const unsigned int v2106 = v2105 << 6u;
+      const unsigned int v2107 = v2106 + v4324;
+      out[v2107] = v2101;
     }
-    const unsigned int v2108 = v56 + v4329;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2109 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2110 = v217.x[6];
-    const float v2111 = v2110 * v2109;
-    const bool v2112 = v2108 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2112) {
-      const iron_bf16 v2116 = iron_f32_to_bf16(v2111);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2118 = v13 + v2108;
-      const unsigned int v2119 = v2118 * v1;
-      const unsigned int v2120 = v2119 + v28;
-      const unsigned int v2121 = v2120 << 6u;
-      const unsigned int v2122 = v2121 + v4328;
-      out[v2122] = v2116;
+    const unsigned int v2109 = v56 + v4330;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2110 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2111 = v217.x[6];
+    const float v2112 = v2111 * v2110;
+    const bool v2113 = v2109 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2113) {
+      const iron_bf16 v2117 = iron_f32_to_bf16(v2112);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2119 = v13 + v2109;
+      const unsigned int v2120 = v2119 * v1;
+      const unsigned int v2121 = v2120 + v28;
+      const unsigned int v2122 = v2121 << 6u;
+      const unsigned int v2123 = v2122 + v4329;
+      out[v2123] = v2117;
     }
-    const unsigned int v2124 = v56 + v4334;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2125 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2126 = v217.x[7];
-    const float v2127 = v2126 * v2125;
-    const bool v2128 = v2124 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2128) {
-      const iron_bf16 v2132 = iron_f32_to_bf16(v2127);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2134 = v13 + v2124;
-      const unsigned int v2135 = v2134 * v1;
-      const unsigned int v2136 = v2135 + v28;
-      const unsigned int v2137 = v2136 << 6u;
-      const unsigned int v2138 = v2137 + v4333;
-      out[v2138] = v2132;
+    const unsigned int v2125 = v56 + v4335;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2126 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2127 = v217.x[7];
+    const float v2128 = v2127 * v2126;
+    const bool v2129 = v2125 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2129) {
+      const iron_bf16 v2133 = iron_f32_to_bf16(v2128);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2135 = v13 + v2125;
+      const unsigned int v2136 = v2135 * v1;
+      const unsigned int v2137 = v2136 + v28;
+      const unsigned int v2138 = v2137 << 6u;
+      const unsigned int v2139 = v2138 + v4334;
+      out[v2139] = v2133;
     }
-    const unsigned int v2140 = v56 + v4339;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2141 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2142 = v217.x[8];
-    const float v2143 = v2142 * v2141;
-    const bool v2144 = v2140 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2144) {
-      const iron_bf16 v2148 = iron_f32_to_bf16(v2143);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2150 = v13 + v2140;
-      const unsigned int v2151 = v2150 * v1;
-      const unsigned int v2152 = v2151 + v28;
-      const unsigned int v2153 = v2152 << 6u;
-      const unsigned int v2154 = v2153 + v4338;
-      out[v2154] = v2148;
+    const unsigned int v2141 = v56 + v4340;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2142 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2143 = v217.x[8];
+    const float v2144 = v2143 * v2142;
+    const bool v2145 = v2141 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2145) {
+      const iron_bf16 v2149 = iron_f32_to_bf16(v2144);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2151 = v13 + v2141;
+      const unsigned int v2152 = v2151 * v1;
+      const unsigned int v2153 = v2152 + v28;
+      const unsigned int v2154 = v2153 << 6u;
+      const unsigned int v2155 = v2154 + v4339;
+      out[v2155] = v2149;
     }
-    const unsigned int v2156 = v56 + v4344;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2157 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2158 = v217.x[9];
-    const float v2159 = v2158 * v2157;
-    const bool v2160 = v2156 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2160) {
-      const iron_bf16 v2164 = iron_f32_to_bf16(v2159);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2166 = v13 + v2156;
-      const unsigned int v2167 = v2166 * v1;
-      const unsigned int v2168 = v2167 + v28;
-      const unsigned int v2169 = v2168 << 6u;
-      const unsigned int v2170 = v2169 + v4343;
-      out[v2170] = v2164;
+    const unsigned int v2157 = v56 + v4345;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2158 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2159 = v217.x[9];
+    const float v2160 = v2159 * v2158;
+    const bool v2161 = v2157 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2161) {
+      const iron_bf16 v2165 = iron_f32_to_bf16(v2160);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2167 = v13 + v2157;
+      const unsigned int v2168 = v2167 * v1;
+      const unsigned int v2169 = v2168 + v28;
+      const unsigned int v2170 = v2169 << 6u;
+      const unsigned int v2171 = v2170 + v4344;
+      out[v2171] = v2165;
     }
-    const unsigned int v2172 = v56 + v4349;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2173 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2174 = v217.x[10];
-    const float v2175 = v2174 * v2173;
-    const bool v2176 = v2172 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2176) {
-      const iron_bf16 v2180 = iron_f32_to_bf16(v2175);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2182 = v13 + v2172;
-      const unsigned int v2183 = v2182 * v1;
-      const unsigned int v2184 = v2183 + v28;
-      const unsigned int v2185 = v2184 << 6u;
-      const unsigned int v2186 = v2185 + v4348;
-      out[v2186] = v2180;
+    const unsigned int v2173 = v56 + v4350;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2174 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2175 = v217.x[10];
+    const float v2176 = v2175 * v2174;
+    const bool v2177 = v2173 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2177) {
+      const iron_bf16 v2181 = iron_f32_to_bf16(v2176);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2183 = v13 + v2173;
+      const unsigned int v2184 = v2183 * v1;
+      const unsigned int v2185 = v2184 + v28;
+      const unsigned int v2186 = v2185 << 6u;
+      const unsigned int v2187 = v2186 + v4349;
+      out[v2187] = v2181;
     }
-    const unsigned int v2188 = v56 + v4354;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2189 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2190 = v217.x[11];
-    const float v2191 = v2190 * v2189;
-    const bool v2192 = v2188 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2192) {
-      const iron_bf16 v2196 = iron_f32_to_bf16(v2191);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2198 = v13 + v2188;
-      const unsigned int v2199 = v2198 * v1;
-      const unsigned int v2200 = v2199 + v28;
-      const unsigned int v2201 = v2200 << 6u;
-      const unsigned int v2202 = v2201 + v4353;
-      out[v2202] = v2196;
+    const unsigned int v2189 = v56 + v4355;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2190 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2191 = v217.x[11];
+    const float v2192 = v2191 * v2190;
+    const bool v2193 = v2189 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2193) {
+      const iron_bf16 v2197 = iron_f32_to_bf16(v2192);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2199 = v13 + v2189;
+      const unsigned int v2200 = v2199 * v1;
+      const unsigned int v2201 = v2200 + v28;
+      const unsigned int v2202 = v2201 << 6u;
+      const unsigned int v2203 = v2202 + v4354;
+      out[v2203] = v2197;
     }
-    const unsigned int v2204 = v56 + v4359;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2205 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2206 = v217.x[12];
-    const float v2207 = v2206 * v2205;
-    const bool v2208 = v2204 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2208) {
-      const iron_bf16 v2212 = iron_f32_to_bf16(v2207);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2214 = v13 + v2204;
-      const unsigned int v2215 = v2214 * v1;
-      const unsigned int v2216 = v2215 + v28;
-      const unsigned int v2217 = v2216 << 6u;
-      const unsigned int v2218 = v2217 + v4358;
-      out[v2218] = v2212;
+    const unsigned int v2205 = v56 + v4360;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2206 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2207 = v217.x[12];
+    const float v2208 = v2207 * v2206;
+    const bool v2209 = v2205 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2209) {
+      const iron_bf16 v2213 = iron_f32_to_bf16(v2208);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2215 = v13 + v2205;
+      const unsigned int v2216 = v2215 * v1;
+      const unsigned int v2217 = v2216 + v28;
+      const unsigned int v2218 = v2217 << 6u;
+      const unsigned int v2219 = v2218 + v4359;
+      out[v2219] = v2213;
     }
-    const unsigned int v2220 = v56 + v4364;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2221 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2222 = v217.x[13];
-    const float v2223 = v2222 * v2221;
-    const bool v2224 = v2220 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2224) {
-      const iron_bf16 v2228 = iron_f32_to_bf16(v2223);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2230 = v13 + v2220;
-      const unsigned int v2231 = v2230 * v1;
-      const unsigned int v2232 = v2231 + v28;
-      const unsigned int v2233 = v2232 << 6u;
-      const unsigned int v2234 = v2233 + v4363;
-      out[v2234] = v2228;
+    const unsigned int v2221 = v56 + v4365;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2222 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2223 = v217.x[13];
+    const float v2224 = v2223 * v2222;
+    const bool v2225 = v2221 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2225) {
+      const iron_bf16 v2229 = iron_f32_to_bf16(v2224);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2231 = v13 + v2221;
+      const unsigned int v2232 = v2231 * v1;
+      const unsigned int v2233 = v2232 + v28;
+      const unsigned int v2234 = v2233 << 6u;
+      const unsigned int v2235 = v2234 + v4364;
+      out[v2235] = v2229;
     }
-    const unsigned int v2236 = v56 + v4369;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2237 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2238 = v217.x[14];
-    const float v2239 = v2238 * v2237;
-    const bool v2240 = v2236 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2240) {
-      const iron_bf16 v2244 = iron_f32_to_bf16(v2239);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2246 = v13 + v2236;
-      const unsigned int v2247 = v2246 * v1;
-      const unsigned int v2248 = v2247 + v28;
-      const unsigned int v2249 = v2248 << 6u;
-      const unsigned int v2250 = v2249 + v4368;
-      out[v2250] = v2244;
+    const unsigned int v2237 = v56 + v4370;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2238 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2239 = v217.x[14];
+    const float v2240 = v2239 * v2238;
+    const bool v2241 = v2237 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2241) {
+      const iron_bf16 v2245 = iron_f32_to_bf16(v2240);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2247 = v13 + v2237;
+      const unsigned int v2248 = v2247 * v1;
+      const unsigned int v2249 = v2248 + v28;
+      const unsigned int v2250 = v2249 << 6u;
+      const unsigned int v2251 = v2250 + v4369;
+      out[v2251] = v2245;
     }
-    const unsigned int v2252 = v56 + v4374;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2253 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2254 = v217.x[15];
-    const float v2255 = v2254 * v2253;
-    const bool v2256 = v2252 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2256) {
-      const iron_bf16 v2260 = iron_f32_to_bf16(v2255);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2262 = v13 + v2252;
-      const unsigned int v2263 = v2262 * v1;
-      const unsigned int v2264 = v2263 + v28;
-      const unsigned int v2265 = v2264 << 6u;
-      const unsigned int v2266 = v2265 + v4373;
-      out[v2266] = v2260;
+    const unsigned int v2253 = v56 + v4375;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2254 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2255 = v217.x[15];
+    const float v2256 = v2255 * v2254;
+    const bool v2257 = v2253 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2257) {
+      const iron_bf16 v2261 = iron_f32_to_bf16(v2256);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2263 = v13 + v2253;
+      const unsigned int v2264 = v2263 * v1;
+      const unsigned int v2265 = v2264 + v28;
+      const unsigned int v2266 = v2265 << 6u;
+      const unsigned int v2267 = v2266 + v4374;
+      out[v2267] = v2261;
     }
-    const unsigned int v2268 = v56 + v4379;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2269 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2270 = v217.x[16];
-    const float v2271 = v2270 * v2269;
-    const bool v2272 = v2268 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2272) {
-      const iron_bf16 v2276 = iron_f32_to_bf16(v2271);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2278 = v13 + v2268;
-      const unsigned int v2279 = v2278 * v1;
-      const unsigned int v2280 = v2279 + v28;
-      const unsigned int v2281 = v2280 << 6u;
-      const unsigned int v2282 = v2281 + v4378;
-      out[v2282] = v2276;
+    const unsigned int v2269 = v56 + v4380;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2270 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2271 = v217.x[16];
+    const float v2272 = v2271 * v2270;
+    const bool v2273 = v2269 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2273) {
+      const iron_bf16 v2277 = iron_f32_to_bf16(v2272);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2279 = v13 + v2269;
+      const unsigned int v2280 = v2279 * v1;
+      const unsigned int v2281 = v2280 + v28;
+      const unsigned int v2282 = v2281 << 6u;
+      const unsigned int v2283 = v2282 + v4379;
+      out[v2283] = v2277;
     }
-    const unsigned int v2284 = v56 + v4384;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2285 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2286 = v217.x[17];
-    const float v2287 = v2286 * v2285;
-    const bool v2288 = v2284 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2288) {
-      const iron_bf16 v2292 = iron_f32_to_bf16(v2287);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2294 = v13 + v2284;
-      const unsigned int v2295 = v2294 * v1;
-      const unsigned int v2296 = v2295 + v28;
-      const unsigned int v2297 = v2296 << 6u;
-      const unsigned int v2298 = v2297 + v4383;
-      out[v2298] = v2292;
+    const unsigned int v2285 = v56 + v4385;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2286 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2287 = v217.x[17];
+    const float v2288 = v2287 * v2286;
+    const bool v2289 = v2285 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2289) {
+      const iron_bf16 v2293 = iron_f32_to_bf16(v2288);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2295 = v13 + v2285;
+      const unsigned int v2296 = v2295 * v1;
+      const unsigned int v2297 = v2296 + v28;
+      const unsigned int v2298 = v2297 << 6u;
+      const unsigned int v2299 = v2298 + v4384;
+      out[v2299] = v2293;
     }
-    const unsigned int v2300 = v56 + v4389;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2301 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2302 = v217.x[18];
-    const float v2303 = v2302 * v2301;
-    const bool v2304 = v2300 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2304) {
-      const iron_bf16 v2308 = iron_f32_to_bf16(v2303);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2310 = v13 + v2300;
-      const unsigned int v2311 = v2310 * v1;
-      const unsigned int v2312 = v2311 + v28;
-      const unsigned int v2313 = v2312 << 6u;
-      const unsigned int v2314 = v2313 + v4388;
-      out[v2314] = v2308;
+    const unsigned int v2301 = v56 + v4390;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2302 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2303 = v217.x[18];
+    const float v2304 = v2303 * v2302;
+    const bool v2305 = v2301 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2305) {
+      const iron_bf16 v2309 = iron_f32_to_bf16(v2304);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2311 = v13 + v2301;
+      const unsigned int v2312 = v2311 * v1;
+      const unsigned int v2313 = v2312 + v28;
+      const unsigned int v2314 = v2313 << 6u;
+      const unsigned int v2315 = v2314 + v4389;
+      out[v2315] = v2309;
     }
-    const unsigned int v2316 = v56 + v4394;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2317 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2318 = v217.x[19];
-    const float v2319 = v2318 * v2317;
-    const bool v2320 = v2316 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2320) {
-      const iron_bf16 v2324 = iron_f32_to_bf16(v2319);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2326 = v13 + v2316;
-      const unsigned int v2327 = v2326 * v1;
-      const unsigned int v2328 = v2327 + v28;
-      const unsigned int v2329 = v2328 << 6u;
-      const unsigned int v2330 = v2329 + v4393;
-      out[v2330] = v2324;
+    const unsigned int v2317 = v56 + v4395;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2318 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2319 = v217.x[19];
+    const float v2320 = v2319 * v2318;
+    const bool v2321 = v2317 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2321) {
+      const iron_bf16 v2325 = iron_f32_to_bf16(v2320);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2327 = v13 + v2317;
+      const unsigned int v2328 = v2327 * v1;
+      const unsigned int v2329 = v2328 + v28;
+      const unsigned int v2330 = v2329 << 6u;
+      const unsigned int v2331 = v2330 + v4394;
+      out[v2331] = v2325;
     }
-    const unsigned int v2332 = v56 + v4399;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2333 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2334 = v217.x[20];
-    const float v2335 = v2334 * v2333;
-    const bool v2336 = v2332 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2336) {
-      const iron_bf16 v2340 = iron_f32_to_bf16(v2335);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2342 = v13 + v2332;
-      const unsigned int v2343 = v2342 * v1;
-      const unsigned int v2344 = v2343 + v28;
-      const unsigned int v2345 = v2344 << 6u;
-      const unsigned int v2346 = v2345 + v4398;
-      out[v2346] = v2340;
+    const unsigned int v2333 = v56 + v4400;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2334 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2335 = v217.x[20];
+    const float v2336 = v2335 * v2334;
+    const bool v2337 = v2333 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2337) {
+      const iron_bf16 v2341 = iron_f32_to_bf16(v2336);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2343 = v13 + v2333;
+      const unsigned int v2344 = v2343 * v1;
+      const unsigned int v2345 = v2344 + v28;
+      const unsigned int v2346 = v2345 << 6u;
+      const unsigned int v2347 = v2346 + v4399;
+      out[v2347] = v2341;
     }
-    const unsigned int v2348 = v56 + v4404;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2349 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2350 = v217.x[21];
-    const float v2351 = v2350 * v2349;
-    const bool v2352 = v2348 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2352) {
-      const iron_bf16 v2356 = iron_f32_to_bf16(v2351);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2358 = v13 + v2348;
-      const unsigned int v2359 = v2358 * v1;
-      const unsigned int v2360 = v2359 + v28;
-      const unsigned int v2361 = v2360 << 6u;
-      const unsigned int v2362 = v2361 + v4403;
-      out[v2362] = v2356;
+    const unsigned int v2349 = v56 + v4405;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2350 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2351 = v217.x[21];
+    const float v2352 = v2351 * v2350;
+    const bool v2353 = v2349 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2353) {
+      const iron_bf16 v2357 = iron_f32_to_bf16(v2352);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2359 = v13 + v2349;
+      const unsigned int v2360 = v2359 * v1;
+      const unsigned int v2361 = v2360 + v28;
+      const unsigned int v2362 = v2361 << 6u;
+      const unsigned int v2363 = v2362 + v4404;
+      out[v2363] = v2357;
     }
-    const unsigned int v2364 = v56 + v4409;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2365 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2366 = v217.x[22];
-    const float v2367 = v2366 * v2365;
-    const bool v2368 = v2364 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2368) {
-      const iron_bf16 v2372 = iron_f32_to_bf16(v2367);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2374 = v13 + v2364;
-      const unsigned int v2375 = v2374 * v1;
-      const unsigned int v2376 = v2375 + v28;
-      const unsigned int v2377 = v2376 << 6u;
-      const unsigned int v2378 = v2377 + v4408;
-      out[v2378] = v2372;
+    const unsigned int v2365 = v56 + v4410;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2366 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2367 = v217.x[22];
+    const float v2368 = v2367 * v2366;
+    const bool v2369 = v2365 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2369) {
+      const iron_bf16 v2373 = iron_f32_to_bf16(v2368);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2375 = v13 + v2365;
+      const unsigned int v2376 = v2375 * v1;
+      const unsigned int v2377 = v2376 + v28;
+      const unsigned int v2378 = v2377 << 6u;
+      const unsigned int v2379 = v2378 + v4409;
+      out[v2379] = v2373;
     }
-    const unsigned int v2380 = v56 + v4414;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2381 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2382 = v217.x[23];
-    const float v2383 = v2382 * v2381;
-    const bool v2384 = v2380 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2384) {
-      const iron_bf16 v2388 = iron_f32_to_bf16(v2383);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2390 = v13 + v2380;
-      const unsigned int v2391 = v2390 * v1;
-      const unsigned int v2392 = v2391 + v28;
-      const unsigned int v2393 = v2392 << 6u;
-      const unsigned int v2394 = v2393 + v4413;
-      out[v2394] = v2388;
+    const unsigned int v2381 = v56 + v4415;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2382 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2383 = v217.x[23];
+    const float v2384 = v2383 * v2382;
+    const bool v2385 = v2381 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2385) {
+      const iron_bf16 v2389 = iron_f32_to_bf16(v2384);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2391 = v13 + v2381;
+      const unsigned int v2392 = v2391 * v1;
+      const unsigned int v2393 = v2392 + v28;
+      const unsigned int v2394 = v2393 << 6u;
+      const unsigned int v2395 = v2394 + v4414;
+      out[v2395] = v2389;
     }
-    const unsigned int v2396 = v56 + v4419;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2397 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2398 = v217.x[24];
-    const float v2399 = v2398 * v2397;
-    const bool v2400 = v2396 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2400) {
-      const iron_bf16 v2404 = iron_f32_to_bf16(v2399);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2406 = v13 + v2396;
-      const unsigned int v2407 = v2406 * v1;
-      const unsigned int v2408 = v2407 + v28;
-      const unsigned int v2409 = v2408 << 6u;
-      const unsigned int v2410 = v2409 + v4418;
-      out[v2410] = v2404;
+    const unsigned int v2397 = v56 + v4420;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2398 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2399 = v217.x[24];
+    const float v2400 = v2399 * v2398;
+    const bool v2401 = v2397 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2401) {
+      const iron_bf16 v2405 = iron_f32_to_bf16(v2400);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2407 = v13 + v2397;
+      const unsigned int v2408 = v2407 * v1;
+      const unsigned int v2409 = v2408 + v28;
+      const unsigned int v2410 = v2409 << 6u;
+      const unsigned int v2411 = v2410 + v4419;
+      out[v2411] = v2405;
     }
-    const unsigned int v2412 = v56 + v4424;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2413 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2414 = v217.x[25];
-    const float v2415 = v2414 * v2413;
-    const bool v2416 = v2412 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2416) {
-      const iron_bf16 v2420 = iron_f32_to_bf16(v2415);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2422 = v13 + v2412;
-      const unsigned int v2423 = v2422 * v1;
-      const unsigned int v2424 = v2423 + v28;
-      const unsigned int v2425 = v2424 << 6u;
-      const unsigned int v2426 = v2425 + v4423;
-      out[v2426] = v2420;
+    const unsigned int v2413 = v56 + v4425;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2414 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2415 = v217.x[25];
+    const float v2416 = v2415 * v2414;
+    const bool v2417 = v2413 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2417) {
+      const iron_bf16 v2421 = iron_f32_to_bf16(v2416);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2423 = v13 + v2413;
+      const unsigned int v2424 = v2423 * v1;
+      const unsigned int v2425 = v2424 + v28;
+      const unsigned int v2426 = v2425 << 6u;
+      const unsigned int v2427 = v2426 + v4424;
+      out[v2427] = v2421;
     }
-    const unsigned int v2428 = v56 + v4429;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2429 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2430 = v217.x[26];
-    const float v2431 = v2430 * v2429;
-    const bool v2432 = v2428 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2432) {
-      const iron_bf16 v2436 = iron_f32_to_bf16(v2431);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2438 = v13 + v2428;
-      const unsigned int v2439 = v2438 * v1;
-      const unsigned int v2440 = v2439 + v28;
-      const unsigned int v2441 = v2440 << 6u;
-      const unsigned int v2442 = v2441 + v4428;
-      out[v2442] = v2436;
+    const unsigned int v2429 = v56 + v4430;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2430 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2431 = v217.x[26];
+    const float v2432 = v2431 * v2430;
+    const bool v2433 = v2429 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2433) {
+      const iron_bf16 v2437 = iron_f32_to_bf16(v2432);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2439 = v13 + v2429;
+      const unsigned int v2440 = v2439 * v1;
+      const unsigned int v2441 = v2440 + v28;
+      const unsigned int v2442 = v2441 << 6u;
+      const unsigned int v2443 = v2442 + v4429;
+      out[v2443] = v2437;
     }
-    const unsigned int v2444 = v56 + v4434;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2445 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2446 = v217.x[27];
-    const float v2447 = v2446 * v2445;
-    const bool v2448 = v2444 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2448) {
-      const iron_bf16 v2452 = iron_f32_to_bf16(v2447);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2454 = v13 + v2444;
-      const unsigned int v2455 = v2454 * v1;
-      const unsigned int v2456 = v2455 + v28;
-      const unsigned int v2457 = v2456 << 6u;
-      const unsigned int v2458 = v2457 + v4433;
-      out[v2458] = v2452;
+    const unsigned int v2445 = v56 + v4435;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2446 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2447 = v217.x[27];
+    const float v2448 = v2447 * v2446;
+    const bool v2449 = v2445 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2449) {
+      const iron_bf16 v2453 = iron_f32_to_bf16(v2448);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2455 = v13 + v2445;
+      const unsigned int v2456 = v2455 * v1;
+      const unsigned int v2457 = v2456 + v28;
+      const unsigned int v2458 = v2457 << 6u;
+      const unsigned int v2459 = v2458 + v4434;
+      out[v2459] = v2453;
     }
-    const unsigned int v2460 = v56 + v4439;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2461 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2462 = v217.x[28];
-    const float v2463 = v2462 * v2461;
-    const bool v2464 = v2460 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2464) {
-      const iron_bf16 v2468 = iron_f32_to_bf16(v2463);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2470 = v13 + v2460;
-      const unsigned int v2471 = v2470 * v1;
-      const unsigned int v2472 = v2471 + v28;
-      const unsigned int v2473 = v2472 << 6u;
-      const unsigned int v2474 = v2473 + v4438;
-      out[v2474] = v2468;
+    const unsigned int v2461 = v56 + v4440;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2462 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2463 = v217.x[28];
+    const float v2464 = v2463 * v2462;
+    const bool v2465 = v2461 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2465) {
+      const iron_bf16 v2469 = iron_f32_to_bf16(v2464);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2471 = v13 + v2461;
+      const unsigned int v2472 = v2471 * v1;
+      const unsigned int v2473 = v2472 + v28;
+      const unsigned int v2474 = v2473 << 6u;
+      const unsigned int v2475 = v2474 + v4439;
+      out[v2475] = v2469;
     }
-    const unsigned int v2476 = v56 + v4444;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2477 = v1958.x[0];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2478 = v217.x[29];
-    const float v2479 = v2478 * v2477;
-    const bool v2480 = v2476 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2480) {
-      const iron_bf16 v2484 = iron_f32_to_bf16(v2479);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2486 = v13 + v2476;
-      const unsigned int v2487 = v2486 * v1;
-      const unsigned int v2488 = v2487 + v28;
-      const unsigned int v2489 = v2488 << 6u;
-      const unsigned int v2490 = v2489 + v4443;
-      out[v2490] = v2484;
+    const unsigned int v2477 = v56 + v4445;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2478 = v1959.x[0];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2479 = v217.x[29];
+    const float v2480 = v2479 * v2478;
+    const bool v2481 = v2477 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2481) {
+      const iron_bf16 v2485 = iron_f32_to_bf16(v2480);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2487 = v13 + v2477;
+      const unsigned int v2488 = v2487 * v1;
+      const unsigned int v2489 = v2488 + v28;
+      const unsigned int v2490 = v2489 << 6u;
+      const unsigned int v2491 = v2490 + v4444;
+      out[v2491] = v2485;
     }
-    const unsigned int v2492 = v56 + v4449;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2493 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2494 = v217.x[30];
-    const float v2495 = v2494 * v2493;
-    const bool v2496 = v2492 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2496) {
-      const iron_bf16 v2500 = iron_f32_to_bf16(v2495);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2502 = v13 + v2492;
-      const unsigned int v2503 = v2502 * v1;
-      const unsigned int v2504 = v2503 + v28;
-      const unsigned int v2505 = v2504 << 6u;
-      const unsigned int v2506 = v2505 + v4448;
-      out[v2506] = v2500;
+    const unsigned int v2493 = v56 + v4450;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2494 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2495 = v217.x[30];
+    const float v2496 = v2495 * v2494;
+    const bool v2497 = v2493 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2497) {
+      const iron_bf16 v2501 = iron_f32_to_bf16(v2496);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2503 = v13 + v2493;
+      const unsigned int v2504 = v2503 * v1;
+      const unsigned int v2505 = v2504 + v28;
+      const unsigned int v2506 = v2505 << 6u;
+      const unsigned int v2507 = v2506 + v4449;
+      out[v2507] = v2501;
     }
-    const unsigned int v2508 = v56 + v4454;  // kernels/sdpa/flash_tile.hpp:263
-    const float v2509 = v1958.x[2];  // kernels/sdpa/flash_tile.hpp:264
-    const float v2510 = v217.x[31];
-    const float v2511 = v2510 * v2509;
-    const bool v2512 = v2508 < v20;  // kernels/sdpa/flash_tile.hpp:265
-    if (v2512) {
-      const iron_bf16 v2516 = iron_f32_to_bf16(v2511);  // kernels/sdpa/prefill.cpp:127
-      const unsigned int v2518 = v13 + v2508;
-      const unsigned int v2519 = v2518 * v1;
-      const unsigned int v2520 = v2519 + v28;
-      const unsigned int v2521 = v2520 << 6u;
-      const unsigned int v2522 = v2521 + v4453;
-      out[v2522] = v2516;
+    const unsigned int v2509 = v56 + v4455;  // kernels/sdpa/flash_tile.hpp:263
+    const float v2510 = v1959.x[2];  // kernels/sdpa/flash_tile.hpp:264
+    const float v2511 = v217.x[31];
+    const float v2512 = v2511 * v2510;
+    const bool v2513 = v2509 < v20;  // kernels/sdpa/flash_tile.hpp:265
+    if (v2513) {
+      const iron_bf16 v2517 = iron_f32_to_bf16(v2512);  // kernels/sdpa/prefill.cpp:127
+      const unsigned int v2519 = v13 + v2509;
+      const unsigned int v2520 = v2519 * v1;
+      const unsigned int v2521 = v2520 + v28;
+      const unsigned int v2522 = v2521 << 6u;
+      const unsigned int v2523 = v2522 + v4454;
+      out[v2523] = v2517;
     }
   }
 }

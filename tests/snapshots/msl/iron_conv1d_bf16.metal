@@ -100,10 +100,10 @@ kernel void iron_conv1d_bf16(
   const uint v7 = dilation;
   const uint v8 = group_count;
   uint v10 = 0u;  // kernels/convolution/conv2d.cpp:86
-  const uint v11 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:116
+  const uint v11 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:112
   const uint v12 = v3 / v8;  // kernels/convolution/conv_shape.hpp:26
   const uint v13 = v2 / v8;  // kernels/convolution/conv_shape.hpp:25
-  const uint v15 = v4 * v13;  // kernels/convolution/conv_tiles.hpp:119
+  const uint v15 = v4 * v13;  // kernels/convolution/conv_tiles.hpp:115
   const uint v19 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const uint v20 = v7 * v19;
   const uint v22 = v6 << 1u;
@@ -112,7 +112,7 @@ kernel void iron_conv1d_bf16(
   const uint v25 = v24 - 1u;
   const uint v26 = v25 / v5;
   const uint v27 = v26 + 1u;
-  const uint v41 = v0 * v27;  // kernels/convolution/conv_tiles.hpp:120
+  const uint v41 = v0 * v27;  // kernels/convolution/conv_tiles.hpp:116
   const uint v42 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
   const uint v43 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
   const uint v44 = iron_gid.y;
@@ -130,115 +130,115 @@ kernel void iron_conv1d_bf16(
   const uint v60 = v59 << 7u;
   const uint v63 = v57 / v55;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v64 = v63 << 7u;
-  const uint v65 = v11 * v12;  // kernels/convolution/conv_tiles.hpp:140
+  const uint v65 = v11 * v12;  // kernels/convolution/conv_tiles.hpp:136
   const uint v66 = v65 * v15;
   const uint v67 = v12 * v15;
-  const uint v68 = v11 * v13;  // kernels/convolution/conv_tiles.hpp:125
-  const bool v72 = v4 == 1u;  // kernels/convolution/im2col_a.hpp:175
+  const uint v68 = v11 * v13;  // kernels/convolution/conv_tiles.hpp:121
+  const bool v72 = v4 == 1u;  // kernels/convolution/im2col_a.hpp:176
   const bool v78 = v5 == 1u;
   const bool v79 = v72 && v78;
-  const bool v84 = v6 == v10;  // kernels/convolution/im2col_a.hpp:176
-  const bool v85 = v79 && v84;  // kernels/convolution/im2col_a.hpp:175
-  const bool v87 = v8 == 1u;  // kernels/convolution/im2col_a.hpp:176
+  const bool v84 = v6 == v10;  // kernels/convolution/im2col_a.hpp:177
+  const bool v85 = v79 && v84;  // kernels/convolution/im2col_a.hpp:176
+  const bool v87 = v8 == 1u;  // kernels/convolution/im2col_a.hpp:177
   const bool v88 = v85 && v87;
-  const uint v115 = iron_tid.x;  // kernels/convolution/im2col_a.hpp:181
+  const uint v115 = iron_tid.x;  // kernels/convolution/im2col_a.hpp:182
   const uint v116 = v115 >> 3u;
   const uint v117 = v60 + v116;
-  const uint v120 = v117 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const uint v121 = v120 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v120 = v117 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v121 = v120 * v27;  // kernels/convolution/im2col_a.hpp:186
   const uint v122 = v117 - v121;
-  const uint v123 = v122 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v124 = v117 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const uint v127 = v124 ? v123 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const uint v129 = v123 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const uint v123 = v122 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v124 = v117 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const uint v127 = v124 ? v123 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const uint v129 = v123 * v27;  // kernels/convolution/im2col_a.hpp:190
   const uint v130 = v122 - v129;
   const uint v131 = v130 * v5;
   const uint v132 = v124 ? v131 : v10;
-  const uint v135 = v124 ? v120 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const uint v137 = v117 + 16u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v138 = v137 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const uint v139 = v138 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v135 = v124 ? v120 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const uint v137 = v117 + 16u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v138 = v137 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v139 = v138 * v27;  // kernels/convolution/im2col_a.hpp:186
   const uint v140 = v137 - v139;
-  const uint v141 = v140 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v142 = v137 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const uint v145 = v142 ? v141 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const uint v147 = v141 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const uint v141 = v140 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v142 = v137 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const uint v145 = v142 ? v141 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const uint v147 = v141 * v27;  // kernels/convolution/im2col_a.hpp:190
   const uint v148 = v140 - v147;
   const uint v149 = v148 * v5;
   const uint v150 = v142 ? v149 : v10;
-  const uint v153 = v142 ? v138 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const uint v155 = v117 + 32u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v156 = v155 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const uint v157 = v156 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v153 = v142 ? v138 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const uint v155 = v117 + 32u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v156 = v155 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v157 = v156 * v27;  // kernels/convolution/im2col_a.hpp:186
   const uint v158 = v155 - v157;
-  const uint v159 = v158 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v160 = v155 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const uint v163 = v160 ? v159 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const uint v165 = v159 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const uint v159 = v158 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v160 = v155 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const uint v163 = v160 ? v159 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const uint v165 = v159 * v27;  // kernels/convolution/im2col_a.hpp:190
   const uint v166 = v158 - v165;
   const uint v167 = v166 * v5;
   const uint v168 = v160 ? v167 : v10;
-  const uint v171 = v160 ? v156 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const uint v173 = v117 + 48u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v174 = v173 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const uint v175 = v174 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v171 = v160 ? v156 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const uint v173 = v117 + 48u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v174 = v173 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v175 = v174 * v27;  // kernels/convolution/im2col_a.hpp:186
   const uint v176 = v173 - v175;
-  const uint v177 = v176 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v178 = v173 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const uint v181 = v178 ? v177 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const uint v183 = v177 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const uint v177 = v176 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v178 = v173 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const uint v181 = v178 ? v177 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const uint v183 = v177 * v27;  // kernels/convolution/im2col_a.hpp:190
   const uint v184 = v176 - v183;
   const uint v185 = v184 * v5;
   const uint v186 = v178 ? v185 : v10;
-  const uint v189 = v178 ? v174 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const uint v191 = v117 + 64u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v192 = v191 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const uint v193 = v192 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v189 = v178 ? v174 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const uint v191 = v117 + 64u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v192 = v191 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v193 = v192 * v27;  // kernels/convolution/im2col_a.hpp:186
   const uint v194 = v191 - v193;
-  const uint v195 = v194 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v196 = v191 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const uint v199 = v196 ? v195 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const uint v201 = v195 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const uint v195 = v194 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v196 = v191 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const uint v199 = v196 ? v195 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const uint v201 = v195 * v27;  // kernels/convolution/im2col_a.hpp:190
   const uint v202 = v194 - v201;
   const uint v203 = v202 * v5;
   const uint v204 = v196 ? v203 : v10;
-  const uint v207 = v196 ? v192 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const uint v209 = v117 + 80u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v210 = v209 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const uint v211 = v210 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v207 = v196 ? v192 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const uint v209 = v117 + 80u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v210 = v209 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v211 = v210 * v27;  // kernels/convolution/im2col_a.hpp:186
   const uint v212 = v209 - v211;
-  const uint v213 = v212 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v214 = v209 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const uint v217 = v214 ? v213 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const uint v219 = v213 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const uint v213 = v212 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v214 = v209 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const uint v217 = v214 ? v213 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const uint v219 = v213 * v27;  // kernels/convolution/im2col_a.hpp:190
   const uint v220 = v212 - v219;
   const uint v221 = v220 * v5;
   const uint v222 = v214 ? v221 : v10;
-  const uint v225 = v214 ? v210 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const uint v227 = v117 + 96u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v228 = v227 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const uint v229 = v228 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v225 = v214 ? v210 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const uint v227 = v117 + 96u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v228 = v227 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v229 = v228 * v27;  // kernels/convolution/im2col_a.hpp:186
   const uint v230 = v227 - v229;
-  const uint v231 = v230 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v232 = v227 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const uint v235 = v232 ? v231 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const uint v237 = v231 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const uint v231 = v230 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v232 = v227 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const uint v235 = v232 ? v231 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const uint v237 = v231 * v27;  // kernels/convolution/im2col_a.hpp:190
   const uint v238 = v230 - v237;
   const uint v239 = v238 * v5;
   const uint v240 = v232 ? v239 : v10;
-  const uint v243 = v232 ? v228 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const uint v245 = v117 + 112u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v246 = v245 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const uint v247 = v246 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v243 = v232 ? v228 : v10;  // kernels/convolution/im2col_a.hpp:191
+  const uint v245 = v117 + 112u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v246 = v245 / v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v247 = v246 * v27;  // kernels/convolution/im2col_a.hpp:186
   const uint v248 = v245 - v247;
-  const uint v249 = v248 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v250 = v245 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const uint v253 = v250 ? v249 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const uint v255 = v249 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const uint v249 = v248 / v27;  // kernels/convolution/im2col_a.hpp:187
+  const bool v250 = v245 < v41;  // kernels/convolution/im2col_a.hpp:188
+  const uint v253 = v250 ? v249 : 1u;  // kernels/convolution/im2col_a.hpp:189
+  const uint v255 = v249 * v27;  // kernels/convolution/im2col_a.hpp:190
   const uint v256 = v248 - v255;
   const uint v257 = v256 * v5;
   const uint v258 = v250 ? v257 : v10;
-  const uint v261 = v250 ? v246 : v10;  // kernels/convolution/im2col_a.hpp:190
+  const uint v261 = v250 ? v246 : v10;  // kernels/convolution/im2col_a.hpp:191
   const uint v262 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
   const uint v265 = v262 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const uint v266 = v265 << 6u;
@@ -262,5927 +262,3624 @@ kernel void iron_conv1d_bf16(
   const bool v295 = v290 && v294;
   const bool v296 = v286 && v295;  // kernels/gemm/gemm_tiles.hpp:260
   if (v296) {
-    const uint v6811 = v115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6812 = v6811 << 3u;
-    const uint v6813 = v64 + v116;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6814 = v6813 < v12;
-    const uint v6819 = v6813 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6820 = v66 + v6819;
-    const uint v6825 = v116 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6830 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6832 = v6830 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6835 = v6830 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6836 = v6835 << 3u;
-    const uint v6837 = v64 + v6832;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6838 = v6837 < v12;
-    const uint v6843 = v6837 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6844 = v66 + v6843;
-    const uint v6849 = v6832 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6854 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6856 = v6854 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6859 = v6854 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6860 = v6859 << 3u;
-    const uint v6861 = v64 + v6856;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6862 = v6861 < v12;
-    const uint v6867 = v6861 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6868 = v66 + v6867;
-    const uint v6873 = v6856 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6878 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6880 = v6878 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6883 = v6878 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6884 = v6883 << 3u;
-    const uint v6885 = v64 + v6880;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6886 = v6885 < v12;
-    const uint v6891 = v6885 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6892 = v66 + v6891;
-    const uint v6897 = v6880 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6902 = v115 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6904 = v6902 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6907 = v6902 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6908 = v6907 << 3u;
-    const uint v6909 = v64 + v6904;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6910 = v6909 < v12;
-    const uint v6915 = v6909 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6916 = v66 + v6915;
-    const uint v6921 = v6904 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6926 = v115 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6928 = v6926 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6931 = v6926 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6932 = v6931 << 3u;
-    const uint v6933 = v64 + v6928;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6934 = v6933 < v12;
-    const uint v6939 = v6933 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6940 = v66 + v6939;
-    const uint v6945 = v6928 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6950 = v115 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6952 = v6950 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6955 = v6950 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6956 = v6955 << 3u;
-    const uint v6957 = v64 + v6952;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6958 = v6957 < v12;
-    const uint v6963 = v6957 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6964 = v66 + v6963;
-    const uint v6969 = v6952 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6974 = v115 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6976 = v6974 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6979 = v6974 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6980 = v6979 << 3u;
-    const uint v6981 = v64 + v6976;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6982 = v6981 < v12;
-    const uint v6987 = v6981 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6988 = v66 + v6987;
-    const uint v6993 = v6976 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v7003 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v7009 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const bool v5499 = !v88;  // kernels/convolution/im2col_a.hpp:90
+    const uint v5920 = v115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v5921 = v5920 << 3u;
+    const uint v5922 = v64 + v116;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v5923 = v5922 < v12;
+    const uint v5928 = v5922 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v5929 = v66 + v5928;
+    const uint v5934 = v116 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v5939 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v5941 = v5939 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v5944 = v5939 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v5945 = v5944 << 3u;
+    const uint v5946 = v64 + v5941;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v5947 = v5946 < v12;
+    const uint v5952 = v5946 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v5953 = v66 + v5952;
+    const uint v5958 = v5941 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v5963 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v5965 = v5963 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v5968 = v5963 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v5969 = v5968 << 3u;
+    const uint v5970 = v64 + v5965;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v5971 = v5970 < v12;
+    const uint v5976 = v5970 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v5977 = v66 + v5976;
+    const uint v5982 = v5965 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v5987 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v5989 = v5987 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v5992 = v5987 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v5993 = v5992 << 3u;
+    const uint v5994 = v64 + v5989;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v5995 = v5994 < v12;
+    const uint v6000 = v5994 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6001 = v66 + v6000;
+    const uint v6006 = v5989 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6011 = v115 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6013 = v6011 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6016 = v6011 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6017 = v6016 << 3u;
+    const uint v6018 = v64 + v6013;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6019 = v6018 < v12;
+    const uint v6024 = v6018 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6025 = v66 + v6024;
+    const uint v6030 = v6013 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6035 = v115 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6037 = v6035 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6040 = v6035 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6041 = v6040 << 3u;
+    const uint v6042 = v64 + v6037;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6043 = v6042 < v12;
+    const uint v6048 = v6042 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6049 = v66 + v6048;
+    const uint v6054 = v6037 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6059 = v115 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6061 = v6059 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6064 = v6059 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6065 = v6064 << 3u;
+    const uint v6066 = v64 + v6061;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6067 = v6066 < v12;
+    const uint v6072 = v6066 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6073 = v66 + v6072;
+    const uint v6078 = v6061 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6083 = v115 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6085 = v6083 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6088 = v6083 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6089 = v6088 << 3u;
+    const uint v6090 = v64 + v6085;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6091 = v6090 < v12;
+    const uint v6096 = v6090 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6097 = v66 + v6096;
+    const uint v6102 = v6085 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6112 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v6118 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v6384 = v10; v6384 < v15; v6384 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const uint v6386 = v6384 >> 6u;
-      const uint v6388 = v6386 % 1u;
+    for (uint v5492 = v10; v5492 < v15; v5492 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
+      const uint v5494 = v5492 >> 6u;
+      const uint v5496 = v5494 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v6390 = v6388 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-      if (v88) {  // kernels/convolution/im2col_a.hpp:89
-        const uint v6403 = v6384 + v6812;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6404 = v6403 < v15;
-        const bool v6405 = v124 && v6404;
-        const uint v6407 = v117 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6409 = v6407 + v6384;
-        const uint v6410 = v6409 + v6812;
-        const uint v6411 = v6405 ? v6410 : v10;
-        const uint v6414 = v6390 + v6825;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6415 = v6414 + v6812;
+      const uint v5498 = v5496 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+      if (v5499) {  // kernels/convolution/im2col_a.hpp:90
+        const uint v5505 = v5492 + v5921;  // kernels/convolution/im2col_a.hpp:110
+        const uint v5507 = v5505 / v13;  // kernels/convolution/im2col_a.hpp:112
+        const uint v5509 = v5507 * v13;  // kernels/convolution/im2col_a.hpp:113
+        const uint v5510 = v5505 - v5509;
+        const uint v5511 = v5507 / v4;  // kernels/convolution/im2col_a.hpp:114
+        const uint v5513 = v5511 * v4;  // kernels/convolution/im2col_a.hpp:116
+        const uint v5514 = v5507 - v5513;
+        const uint v5515 = v5514 * v7;
+        const uint v5516 = v68 + v5510;  // kernels/convolution/im2col_a.hpp:117
+        const bool v5517 = v5505 < v15;  // kernels/convolution/im2col_a.hpp:118
+        const uint v5519 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
+        const uint v5525 = v5934 + v5921;  // kernels/convolution/im2col_a.hpp:121
+        const uint v5526 = v127 + v5511;  // kernels/convolution/im2col_a.hpp:124
+        const uint v5527 = v132 + v5515;  // kernels/convolution/im2col_a.hpp:125
+        const bool v5528 = v5526 >= v10;  // kernels/convolution/im2col_a.hpp:126
+        const bool v5529 = v5517 && v5528;
+        const bool v5530 = v5526 < 1u;
+        const bool v5531 = v5529 && v5530;
+        const bool v5532 = v5527 >= v6;
+        const bool v5533 = v5531 && v5532;
+        const bool v5534 = v5527 < v5519;
+        const bool v5535 = v5533 && v5534;
+        const uint v5536 = max(v5526, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v5538 = max(v5527, v6);  // kernels/convolution/im2col_a.hpp:128
+        const uint v5539 = v5538 - v6;
+        const uint v5540 = v135 + v5536;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5541 = v5540 * v1;
+        const uint v5542 = v5541 + v5539;
+        const uint v5543 = v5542 * v2;
+        const uint v5544 = v5543 + v5516;
+        const uint v5546 = v5535 ? v5544 : v10;  // kernels/convolution/im2col_a.hpp:131
+        const uint v5548 = v5498 + v5525;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6415 + e] = v6405 ? x[v6411 + e] : bfloat(0);
+          shm0[v5548 + e] = v5535 ? x[v5546 + e] : bfloat(0);
         }
-        const uint v6425 = v60 + v6832;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6426 = v6425 < v41;
-        const uint v6427 = v6384 + v6836;
-        const bool v6428 = v6427 < v15;
-        const bool v6429 = v6426 && v6428;
-        const uint v6431 = v6425 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6433 = v6431 + v6384;
-        const uint v6434 = v6433 + v6836;
-        const uint v6435 = v6429 ? v6434 : v10;
-        const uint v6438 = v6390 + v6849;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6439 = v6438 + v6836;
+        const uint v5550 = v145 + v5511;  // kernels/convolution/im2col_a.hpp:124
+        const uint v5551 = v150 + v5515;  // kernels/convolution/im2col_a.hpp:125
+        const bool v5552 = v5550 >= v10;  // kernels/convolution/im2col_a.hpp:126
+        const bool v5553 = v5517 && v5552;
+        const bool v5554 = v5550 < 1u;
+        const bool v5555 = v5553 && v5554;
+        const bool v5556 = v5551 >= v6;
+        const bool v5557 = v5555 && v5556;
+        const bool v5558 = v5551 < v5519;
+        const bool v5559 = v5557 && v5558;
+        const uint v5560 = max(v5550, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v5562 = max(v5551, v6);  // kernels/convolution/im2col_a.hpp:128
+        const uint v5563 = v5562 - v6;
+        const uint v5564 = v153 + v5560;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5565 = v5564 * v1;
+        const uint v5566 = v5565 + v5563;
+        const uint v5567 = v5566 * v2;
+        const uint v5568 = v5567 + v5516;
+        const uint v5570 = v5559 ? v5568 : v10;  // kernels/convolution/im2col_a.hpp:131
+        const uint v5573 = v5548 + 1024u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6439 + e] = v6429 ? x[v6435 + e] : bfloat(0);
+          shm0[v5573 + e] = v5559 ? x[v5570 + e] : bfloat(0);
         }
-        const uint v6449 = v60 + v6856;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6450 = v6449 < v41;
-        const uint v6451 = v6384 + v6860;
-        const bool v6452 = v6451 < v15;
-        const bool v6453 = v6450 && v6452;
-        const uint v6455 = v6449 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6457 = v6455 + v6384;
-        const uint v6458 = v6457 + v6860;
-        const uint v6459 = v6453 ? v6458 : v10;
-        const uint v6462 = v6390 + v6873;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6463 = v6462 + v6860;
+        const uint v5574 = v163 + v5511;  // kernels/convolution/im2col_a.hpp:124
+        const uint v5575 = v168 + v5515;  // kernels/convolution/im2col_a.hpp:125
+        const bool v5576 = v5574 >= v10;  // kernels/convolution/im2col_a.hpp:126
+        const bool v5577 = v5517 && v5576;
+        const bool v5578 = v5574 < 1u;
+        const bool v5579 = v5577 && v5578;
+        const bool v5580 = v5575 >= v6;
+        const bool v5581 = v5579 && v5580;
+        const bool v5582 = v5575 < v5519;
+        const bool v5583 = v5581 && v5582;
+        const uint v5584 = max(v5574, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v5586 = max(v5575, v6);  // kernels/convolution/im2col_a.hpp:128
+        const uint v5587 = v5586 - v6;
+        const uint v5588 = v171 + v5584;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5589 = v5588 * v1;
+        const uint v5590 = v5589 + v5587;
+        const uint v5591 = v5590 * v2;
+        const uint v5592 = v5591 + v5516;
+        const uint v5594 = v5583 ? v5592 : v10;  // kernels/convolution/im2col_a.hpp:131
+        const uint v5597 = v5548 + 2048u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6463 + e] = v6453 ? x[v6459 + e] : bfloat(0);
+          shm0[v5597 + e] = v5583 ? x[v5594 + e] : bfloat(0);
         }
-        const uint v6473 = v60 + v6880;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6474 = v6473 < v41;
-        const uint v6475 = v6384 + v6884;
-        const bool v6476 = v6475 < v15;
-        const bool v6477 = v6474 && v6476;
-        const uint v6479 = v6473 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6481 = v6479 + v6384;
-        const uint v6482 = v6481 + v6884;
-        const uint v6483 = v6477 ? v6482 : v10;
-        const uint v6486 = v6390 + v6897;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6487 = v6486 + v6884;
+        const uint v5598 = v181 + v5511;  // kernels/convolution/im2col_a.hpp:124
+        const uint v5599 = v186 + v5515;  // kernels/convolution/im2col_a.hpp:125
+        const bool v5600 = v5598 >= v10;  // kernels/convolution/im2col_a.hpp:126
+        const bool v5601 = v5517 && v5600;
+        const bool v5602 = v5598 < 1u;
+        const bool v5603 = v5601 && v5602;
+        const bool v5604 = v5599 >= v6;
+        const bool v5605 = v5603 && v5604;
+        const bool v5606 = v5599 < v5519;
+        const bool v5607 = v5605 && v5606;
+        const uint v5608 = max(v5598, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v5610 = max(v5599, v6);  // kernels/convolution/im2col_a.hpp:128
+        const uint v5611 = v5610 - v6;
+        const uint v5612 = v189 + v5608;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5613 = v5612 * v1;
+        const uint v5614 = v5613 + v5611;
+        const uint v5615 = v5614 * v2;
+        const uint v5616 = v5615 + v5516;
+        const uint v5618 = v5607 ? v5616 : v10;  // kernels/convolution/im2col_a.hpp:131
+        const uint v5621 = v5548 + 3072u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6487 + e] = v6477 ? x[v6483 + e] : bfloat(0);
+          shm0[v5621 + e] = v5607 ? x[v5618 + e] : bfloat(0);
         }
-        const uint v6497 = v60 + v6904;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6498 = v6497 < v41;
-        const uint v6499 = v6384 + v6908;
-        const bool v6500 = v6499 < v15;
-        const bool v6501 = v6498 && v6500;
-        const uint v6503 = v6497 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6505 = v6503 + v6384;
-        const uint v6506 = v6505 + v6908;
-        const uint v6507 = v6501 ? v6506 : v10;
-        const uint v6510 = v6390 + v6921;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6511 = v6510 + v6908;
+        const uint v5622 = v199 + v5511;  // kernels/convolution/im2col_a.hpp:124
+        const uint v5623 = v204 + v5515;  // kernels/convolution/im2col_a.hpp:125
+        const bool v5624 = v5622 >= v10;  // kernels/convolution/im2col_a.hpp:126
+        const bool v5625 = v5517 && v5624;
+        const bool v5626 = v5622 < 1u;
+        const bool v5627 = v5625 && v5626;
+        const bool v5628 = v5623 >= v6;
+        const bool v5629 = v5627 && v5628;
+        const bool v5630 = v5623 < v5519;
+        const bool v5631 = v5629 && v5630;
+        const uint v5632 = max(v5622, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v5634 = max(v5623, v6);  // kernels/convolution/im2col_a.hpp:128
+        const uint v5635 = v5634 - v6;
+        const uint v5636 = v207 + v5632;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5637 = v5636 * v1;
+        const uint v5638 = v5637 + v5635;
+        const uint v5639 = v5638 * v2;
+        const uint v5640 = v5639 + v5516;
+        const uint v5642 = v5631 ? v5640 : v10;  // kernels/convolution/im2col_a.hpp:131
+        const uint v5645 = v5548 + 4096u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6511 + e] = v6501 ? x[v6507 + e] : bfloat(0);
+          shm0[v5645 + e] = v5631 ? x[v5642 + e] : bfloat(0);
         }
-        const uint v6521 = v60 + v6928;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6522 = v6521 < v41;
-        const uint v6523 = v6384 + v6932;
-        const bool v6524 = v6523 < v15;
-        const bool v6525 = v6522 && v6524;
-        const uint v6527 = v6521 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6529 = v6527 + v6384;
-        const uint v6530 = v6529 + v6932;
-        const uint v6531 = v6525 ? v6530 : v10;
-        const uint v6534 = v6390 + v6945;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6535 = v6534 + v6932;
+        const uint v5646 = v217 + v5511;  // kernels/convolution/im2col_a.hpp:124
+        const uint v5647 = v222 + v5515;  // kernels/convolution/im2col_a.hpp:125
+        const bool v5648 = v5646 >= v10;  // kernels/convolution/im2col_a.hpp:126
+        const bool v5649 = v5517 && v5648;
+        const bool v5650 = v5646 < 1u;
+        const bool v5651 = v5649 && v5650;
+        const bool v5652 = v5647 >= v6;
+        const bool v5653 = v5651 && v5652;
+        const bool v5654 = v5647 < v5519;
+        const bool v5655 = v5653 && v5654;
+        const uint v5656 = max(v5646, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v5658 = max(v5647, v6);  // kernels/convolution/im2col_a.hpp:128
+        const uint v5659 = v5658 - v6;
+        const uint v5660 = v225 + v5656;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5661 = v5660 * v1;
+        const uint v5662 = v5661 + v5659;
+        const uint v5663 = v5662 * v2;
+        const uint v5664 = v5663 + v5516;
+        const uint v5666 = v5655 ? v5664 : v10;  // kernels/convolution/im2col_a.hpp:131
+        const uint v5669 = v5548 + 5120u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6535 + e] = v6525 ? x[v6531 + e] : bfloat(0);
+          shm0[v5669 + e] = v5655 ? x[v5666 + e] : bfloat(0);
         }
-        const uint v6545 = v60 + v6952;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6546 = v6545 < v41;
-        const uint v6547 = v6384 + v6956;
-        const bool v6548 = v6547 < v15;
-        const bool v6549 = v6546 && v6548;
-        const uint v6551 = v6545 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6553 = v6551 + v6384;
-        const uint v6554 = v6553 + v6956;
-        const uint v6555 = v6549 ? v6554 : v10;
-        const uint v6558 = v6390 + v6969;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6559 = v6558 + v6956;
+        const uint v5670 = v235 + v5511;  // kernels/convolution/im2col_a.hpp:124
+        const uint v5671 = v240 + v5515;  // kernels/convolution/im2col_a.hpp:125
+        const bool v5672 = v5670 >= v10;  // kernels/convolution/im2col_a.hpp:126
+        const bool v5673 = v5517 && v5672;
+        const bool v5674 = v5670 < 1u;
+        const bool v5675 = v5673 && v5674;
+        const bool v5676 = v5671 >= v6;
+        const bool v5677 = v5675 && v5676;
+        const bool v5678 = v5671 < v5519;
+        const bool v5679 = v5677 && v5678;
+        const uint v5680 = max(v5670, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v5682 = max(v5671, v6);  // kernels/convolution/im2col_a.hpp:128
+        const uint v5683 = v5682 - v6;
+        const uint v5684 = v243 + v5680;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5685 = v5684 * v1;
+        const uint v5686 = v5685 + v5683;
+        const uint v5687 = v5686 * v2;
+        const uint v5688 = v5687 + v5516;
+        const uint v5690 = v5679 ? v5688 : v10;  // kernels/convolution/im2col_a.hpp:131
+        const uint v5693 = v5548 + 6144u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6559 + e] = v6549 ? x[v6555 + e] : bfloat(0);
+          shm0[v5693 + e] = v5679 ? x[v5690 + e] : bfloat(0);
         }
-        const uint v6569 = v60 + v6976;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6570 = v6569 < v41;
-        const uint v6571 = v6384 + v6980;
-        const bool v6572 = v6571 < v15;
-        const bool v6573 = v6570 && v6572;
-        const uint v6575 = v6569 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6577 = v6575 + v6384;
-        const uint v6578 = v6577 + v6980;
-        const uint v6579 = v6573 ? v6578 : v10;
-        const uint v6582 = v6390 + v6993;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6583 = v6582 + v6980;
+        const uint v5694 = v253 + v5511;  // kernels/convolution/im2col_a.hpp:124
+        const uint v5695 = v258 + v5515;  // kernels/convolution/im2col_a.hpp:125
+        const bool v5696 = v5694 >= v10;  // kernels/convolution/im2col_a.hpp:126
+        const bool v5697 = v5517 && v5696;
+        const bool v5698 = v5694 < 1u;
+        const bool v5699 = v5697 && v5698;
+        const bool v5700 = v5695 >= v6;
+        const bool v5701 = v5699 && v5700;
+        const bool v5702 = v5695 < v5519;
+        const bool v5703 = v5701 && v5702;
+        const uint v5704 = max(v5694, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v5706 = max(v5695, v6);  // kernels/convolution/im2col_a.hpp:128
+        const uint v5707 = v5706 - v6;
+        const uint v5708 = v261 + v5704;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5709 = v5708 * v1;
+        const uint v5710 = v5709 + v5707;
+        const uint v5711 = v5710 * v2;
+        const uint v5712 = v5711 + v5516;
+        const uint v5714 = v5703 ? v5712 : v10;  // kernels/convolution/im2col_a.hpp:131
+        const uint v5717 = v5548 + 7168u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6583 + e] = v6573 ? x[v6579 + e] : bfloat(0);
+          shm0[v5717 + e] = v5703 ? x[v5714 + e] : bfloat(0);
         }
       } else {
-        const uint v6589 = v6384 + v6812;  // kernels/convolution/im2col_a.hpp:109
-        const uint v6591 = v6589 / v13;  // kernels/convolution/im2col_a.hpp:111
-        const uint v6593 = v6591 * v13;  // kernels/convolution/im2col_a.hpp:112
-        const uint v6594 = v6589 - v6593;
-        const uint v6595 = v6591 / v4;  // kernels/convolution/im2col_a.hpp:113
-        const uint v6597 = v6595 * v4;  // kernels/convolution/im2col_a.hpp:115
-        const uint v6598 = v6591 - v6597;
-        const uint v6599 = v6598 * v7;
-        const uint v6600 = v68 + v6594;  // kernels/convolution/im2col_a.hpp:116
-        const bool v6601 = v6589 < v15;  // kernels/convolution/im2col_a.hpp:117
-        const uint v6603 = v1 + v6;  // kernels/convolution/im2col_a.hpp:119
-        const uint v6609 = v6825 + v6812;  // kernels/convolution/im2col_a.hpp:120
-        const uint v6610 = v127 + v6595;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6611 = v132 + v6599;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6612 = v6610 >= v10;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6613 = v6601 && v6612;
-        const bool v6614 = v6610 < 1u;
-        const bool v6615 = v6613 && v6614;
-        const bool v6616 = v6611 >= v6;
-        const bool v6617 = v6615 && v6616;
-        const bool v6618 = v6611 < v6603;
-        const bool v6619 = v6617 && v6618;
-        const uint v6620 = max(v6610, v10);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6622 = max(v6611, v6);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6623 = v6622 - v6;
-        const uint v6624 = v135 + v6620;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6625 = v6624 * v1;
-        const uint v6626 = v6625 + v6623;
-        const uint v6627 = v6626 * v2;
-        const uint v6628 = v6627 + v6600;
-        const uint v6630 = v6619 ? v6628 : v10;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6632 = v6390 + v6609;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5730 = v5492 + v5921;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v5731 = v5730 < v15;
+        const bool v5732 = v124 && v5731;
+        const uint v5734 = v117 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v5736 = v5734 + v5492;
+        const uint v5737 = v5736 + v5921;
+        const uint v5738 = v5732 ? v5737 : v10;
+        const uint v5741 = v5498 + v5934;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v5742 = v5741 + v5921;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6632 + e] = v6619 ? x[v6630 + e] : bfloat(0);
+          shm0[v5742 + e] = v5732 ? x[v5738 + e] : bfloat(0);
         }
-        const uint v6634 = v145 + v6595;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6635 = v150 + v6599;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6636 = v6634 >= v10;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6637 = v6601 && v6636;
-        const bool v6638 = v6634 < 1u;
-        const bool v6639 = v6637 && v6638;
-        const bool v6640 = v6635 >= v6;
-        const bool v6641 = v6639 && v6640;
-        const bool v6642 = v6635 < v6603;
-        const bool v6643 = v6641 && v6642;
-        const uint v6644 = max(v6634, v10);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6646 = max(v6635, v6);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6647 = v6646 - v6;
-        const uint v6648 = v153 + v6644;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6649 = v6648 * v1;
-        const uint v6650 = v6649 + v6647;
-        const uint v6651 = v6650 * v2;
-        const uint v6652 = v6651 + v6600;
-        const uint v6654 = v6643 ? v6652 : v10;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6657 = v6632 + 1024u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5752 = v60 + v5941;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v5753 = v5752 < v41;
+        const uint v5754 = v5492 + v5945;
+        const bool v5755 = v5754 < v15;
+        const bool v5756 = v5753 && v5755;
+        const uint v5758 = v5752 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v5760 = v5758 + v5492;
+        const uint v5761 = v5760 + v5945;
+        const uint v5762 = v5756 ? v5761 : v10;
+        const uint v5765 = v5498 + v5958;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v5766 = v5765 + v5945;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6657 + e] = v6643 ? x[v6654 + e] : bfloat(0);
+          shm0[v5766 + e] = v5756 ? x[v5762 + e] : bfloat(0);
         }
-        const uint v6658 = v163 + v6595;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6659 = v168 + v6599;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6660 = v6658 >= v10;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6661 = v6601 && v6660;
-        const bool v6662 = v6658 < 1u;
-        const bool v6663 = v6661 && v6662;
-        const bool v6664 = v6659 >= v6;
-        const bool v6665 = v6663 && v6664;
-        const bool v6666 = v6659 < v6603;
-        const bool v6667 = v6665 && v6666;
-        const uint v6668 = max(v6658, v10);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6670 = max(v6659, v6);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6671 = v6670 - v6;
-        const uint v6672 = v171 + v6668;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6673 = v6672 * v1;
-        const uint v6674 = v6673 + v6671;
-        const uint v6675 = v6674 * v2;
-        const uint v6676 = v6675 + v6600;
-        const uint v6678 = v6667 ? v6676 : v10;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6681 = v6632 + 2048u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5776 = v60 + v5965;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v5777 = v5776 < v41;
+        const uint v5778 = v5492 + v5969;
+        const bool v5779 = v5778 < v15;
+        const bool v5780 = v5777 && v5779;
+        const uint v5782 = v5776 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v5784 = v5782 + v5492;
+        const uint v5785 = v5784 + v5969;
+        const uint v5786 = v5780 ? v5785 : v10;
+        const uint v5789 = v5498 + v5982;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v5790 = v5789 + v5969;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6681 + e] = v6667 ? x[v6678 + e] : bfloat(0);
+          shm0[v5790 + e] = v5780 ? x[v5786 + e] : bfloat(0);
         }
-        const uint v6682 = v181 + v6595;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6683 = v186 + v6599;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6684 = v6682 >= v10;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6685 = v6601 && v6684;
-        const bool v6686 = v6682 < 1u;
-        const bool v6687 = v6685 && v6686;
-        const bool v6688 = v6683 >= v6;
-        const bool v6689 = v6687 && v6688;
-        const bool v6690 = v6683 < v6603;
-        const bool v6691 = v6689 && v6690;
-        const uint v6692 = max(v6682, v10);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6694 = max(v6683, v6);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6695 = v6694 - v6;
-        const uint v6696 = v189 + v6692;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6697 = v6696 * v1;
-        const uint v6698 = v6697 + v6695;
-        const uint v6699 = v6698 * v2;
-        const uint v6700 = v6699 + v6600;
-        const uint v6702 = v6691 ? v6700 : v10;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6705 = v6632 + 3072u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5800 = v60 + v5989;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v5801 = v5800 < v41;
+        const uint v5802 = v5492 + v5993;
+        const bool v5803 = v5802 < v15;
+        const bool v5804 = v5801 && v5803;
+        const uint v5806 = v5800 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v5808 = v5806 + v5492;
+        const uint v5809 = v5808 + v5993;
+        const uint v5810 = v5804 ? v5809 : v10;
+        const uint v5813 = v5498 + v6006;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v5814 = v5813 + v5993;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6705 + e] = v6691 ? x[v6702 + e] : bfloat(0);
+          shm0[v5814 + e] = v5804 ? x[v5810 + e] : bfloat(0);
         }
-        const uint v6706 = v199 + v6595;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6707 = v204 + v6599;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6708 = v6706 >= v10;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6709 = v6601 && v6708;
-        const bool v6710 = v6706 < 1u;
-        const bool v6711 = v6709 && v6710;
-        const bool v6712 = v6707 >= v6;
-        const bool v6713 = v6711 && v6712;
-        const bool v6714 = v6707 < v6603;
-        const bool v6715 = v6713 && v6714;
-        const uint v6716 = max(v6706, v10);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6718 = max(v6707, v6);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6719 = v6718 - v6;
-        const uint v6720 = v207 + v6716;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6721 = v6720 * v1;
-        const uint v6722 = v6721 + v6719;
-        const uint v6723 = v6722 * v2;
-        const uint v6724 = v6723 + v6600;
-        const uint v6726 = v6715 ? v6724 : v10;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6729 = v6632 + 4096u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5824 = v60 + v6013;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v5825 = v5824 < v41;
+        const uint v5826 = v5492 + v6017;
+        const bool v5827 = v5826 < v15;
+        const bool v5828 = v5825 && v5827;
+        const uint v5830 = v5824 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v5832 = v5830 + v5492;
+        const uint v5833 = v5832 + v6017;
+        const uint v5834 = v5828 ? v5833 : v10;
+        const uint v5837 = v5498 + v6030;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v5838 = v5837 + v6017;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6729 + e] = v6715 ? x[v6726 + e] : bfloat(0);
+          shm0[v5838 + e] = v5828 ? x[v5834 + e] : bfloat(0);
         }
-        const uint v6730 = v217 + v6595;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6731 = v222 + v6599;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6732 = v6730 >= v10;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6733 = v6601 && v6732;
-        const bool v6734 = v6730 < 1u;
-        const bool v6735 = v6733 && v6734;
-        const bool v6736 = v6731 >= v6;
-        const bool v6737 = v6735 && v6736;
-        const bool v6738 = v6731 < v6603;
-        const bool v6739 = v6737 && v6738;
-        const uint v6740 = max(v6730, v10);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6742 = max(v6731, v6);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6743 = v6742 - v6;
-        const uint v6744 = v225 + v6740;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6745 = v6744 * v1;
-        const uint v6746 = v6745 + v6743;
-        const uint v6747 = v6746 * v2;
-        const uint v6748 = v6747 + v6600;
-        const uint v6750 = v6739 ? v6748 : v10;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6753 = v6632 + 5120u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5848 = v60 + v6037;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v5849 = v5848 < v41;
+        const uint v5850 = v5492 + v6041;
+        const bool v5851 = v5850 < v15;
+        const bool v5852 = v5849 && v5851;
+        const uint v5854 = v5848 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v5856 = v5854 + v5492;
+        const uint v5857 = v5856 + v6041;
+        const uint v5858 = v5852 ? v5857 : v10;
+        const uint v5861 = v5498 + v6054;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v5862 = v5861 + v6041;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6753 + e] = v6739 ? x[v6750 + e] : bfloat(0);
+          shm0[v5862 + e] = v5852 ? x[v5858 + e] : bfloat(0);
         }
-        const uint v6754 = v235 + v6595;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6755 = v240 + v6599;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6756 = v6754 >= v10;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6757 = v6601 && v6756;
-        const bool v6758 = v6754 < 1u;
-        const bool v6759 = v6757 && v6758;
-        const bool v6760 = v6755 >= v6;
-        const bool v6761 = v6759 && v6760;
-        const bool v6762 = v6755 < v6603;
-        const bool v6763 = v6761 && v6762;
-        const uint v6764 = max(v6754, v10);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6766 = max(v6755, v6);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6767 = v6766 - v6;
-        const uint v6768 = v243 + v6764;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6769 = v6768 * v1;
-        const uint v6770 = v6769 + v6767;
-        const uint v6771 = v6770 * v2;
-        const uint v6772 = v6771 + v6600;
-        const uint v6774 = v6763 ? v6772 : v10;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6777 = v6632 + 6144u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5872 = v60 + v6061;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v5873 = v5872 < v41;
+        const uint v5874 = v5492 + v6065;
+        const bool v5875 = v5874 < v15;
+        const bool v5876 = v5873 && v5875;
+        const uint v5878 = v5872 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v5880 = v5878 + v5492;
+        const uint v5881 = v5880 + v6065;
+        const uint v5882 = v5876 ? v5881 : v10;
+        const uint v5885 = v5498 + v6078;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v5886 = v5885 + v6065;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6777 + e] = v6763 ? x[v6774 + e] : bfloat(0);
+          shm0[v5886 + e] = v5876 ? x[v5882 + e] : bfloat(0);
         }
-        const uint v6778 = v253 + v6595;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6779 = v258 + v6599;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6780 = v6778 >= v10;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6781 = v6601 && v6780;
-        const bool v6782 = v6778 < 1u;
-        const bool v6783 = v6781 && v6782;
-        const bool v6784 = v6779 >= v6;
-        const bool v6785 = v6783 && v6784;
-        const bool v6786 = v6779 < v6603;
-        const bool v6787 = v6785 && v6786;
-        const uint v6788 = max(v6778, v10);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6790 = max(v6779, v6);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6791 = v6790 - v6;
-        const uint v6792 = v261 + v6788;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6793 = v6792 * v1;
-        const uint v6794 = v6793 + v6791;
-        const uint v6795 = v6794 * v2;
-        const uint v6796 = v6795 + v6600;
-        const uint v6798 = v6787 ? v6796 : v10;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6801 = v6632 + 7168u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5896 = v60 + v6085;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v5897 = v5896 < v41;
+        const uint v5898 = v5492 + v6089;
+        const bool v5899 = v5898 < v15;
+        const bool v5900 = v5897 && v5899;
+        const uint v5902 = v5896 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v5904 = v5902 + v5492;
+        const uint v5905 = v5904 + v6089;
+        const uint v5906 = v5900 ? v5905 : v10;
+        const uint v5909 = v5498 + v6102;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v5910 = v5909 + v6089;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6801 + e] = v6787 ? x[v6798 + e] : bfloat(0);
+          shm0[v5910 + e] = v5900 ? x[v5906 + e] : bfloat(0);
         }
       }
-      const uint v6815 = v6384 + v6812;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6816 = v6815 < v15;
-      const bool v6817 = v6814 && v6816;
-      const uint v6821 = v6820 + v6384;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6822 = v6821 + v6812;
-      const uint v6823 = v6817 ? v6822 : v66;
-      const uint v6826 = v6390 + v6825;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6827 = v6826 + v6812;
+      const uint v5924 = v5492 + v5921;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v5925 = v5924 < v15;
+      const bool v5926 = v5923 && v5925;
+      const uint v5930 = v5929 + v5492;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v5931 = v5930 + v5921;
+      const uint v5932 = v5926 ? v5931 : v66;
+      const uint v5935 = v5498 + v5934;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v5936 = v5935 + v5921;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6827 + e] = v6817 ? weight[v6823 + e] : bfloat(0);
+        shm1[v5936 + e] = v5926 ? weight[v5932 + e] : bfloat(0);
       }
-      const uint v6839 = v6384 + v6836;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6840 = v6839 < v15;
-      const bool v6841 = v6838 && v6840;
-      const uint v6845 = v6844 + v6384;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6846 = v6845 + v6836;
-      const uint v6847 = v6841 ? v6846 : v66;
-      const uint v6850 = v6390 + v6849;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6851 = v6850 + v6836;
+      const uint v5948 = v5492 + v5945;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v5949 = v5948 < v15;
+      const bool v5950 = v5947 && v5949;
+      const uint v5954 = v5953 + v5492;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v5955 = v5954 + v5945;
+      const uint v5956 = v5950 ? v5955 : v66;
+      const uint v5959 = v5498 + v5958;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v5960 = v5959 + v5945;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6851 + e] = v6841 ? weight[v6847 + e] : bfloat(0);
+        shm1[v5960 + e] = v5950 ? weight[v5956 + e] : bfloat(0);
       }
-      const uint v6863 = v6384 + v6860;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6864 = v6863 < v15;
-      const bool v6865 = v6862 && v6864;
-      const uint v6869 = v6868 + v6384;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6870 = v6869 + v6860;
-      const uint v6871 = v6865 ? v6870 : v66;
-      const uint v6874 = v6390 + v6873;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6875 = v6874 + v6860;
+      const uint v5972 = v5492 + v5969;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v5973 = v5972 < v15;
+      const bool v5974 = v5971 && v5973;
+      const uint v5978 = v5977 + v5492;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v5979 = v5978 + v5969;
+      const uint v5980 = v5974 ? v5979 : v66;
+      const uint v5983 = v5498 + v5982;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v5984 = v5983 + v5969;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6875 + e] = v6865 ? weight[v6871 + e] : bfloat(0);
+        shm1[v5984 + e] = v5974 ? weight[v5980 + e] : bfloat(0);
       }
-      const uint v6887 = v6384 + v6884;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6888 = v6887 < v15;
-      const bool v6889 = v6886 && v6888;
-      const uint v6893 = v6892 + v6384;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6894 = v6893 + v6884;
-      const uint v6895 = v6889 ? v6894 : v66;
-      const uint v6898 = v6390 + v6897;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6899 = v6898 + v6884;
+      const uint v5996 = v5492 + v5993;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v5997 = v5996 < v15;
+      const bool v5998 = v5995 && v5997;
+      const uint v6002 = v6001 + v5492;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6003 = v6002 + v5993;
+      const uint v6004 = v5998 ? v6003 : v66;
+      const uint v6007 = v5498 + v6006;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6008 = v6007 + v5993;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6899 + e] = v6889 ? weight[v6895 + e] : bfloat(0);
+        shm1[v6008 + e] = v5998 ? weight[v6004 + e] : bfloat(0);
       }
-      const uint v6911 = v6384 + v6908;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6912 = v6911 < v15;
-      const bool v6913 = v6910 && v6912;
-      const uint v6917 = v6916 + v6384;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6918 = v6917 + v6908;
-      const uint v6919 = v6913 ? v6918 : v66;
-      const uint v6922 = v6390 + v6921;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6923 = v6922 + v6908;
+      const uint v6020 = v5492 + v6017;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6021 = v6020 < v15;
+      const bool v6022 = v6019 && v6021;
+      const uint v6026 = v6025 + v5492;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6027 = v6026 + v6017;
+      const uint v6028 = v6022 ? v6027 : v66;
+      const uint v6031 = v5498 + v6030;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6032 = v6031 + v6017;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6923 + e] = v6913 ? weight[v6919 + e] : bfloat(0);
+        shm1[v6032 + e] = v6022 ? weight[v6028 + e] : bfloat(0);
       }
-      const uint v6935 = v6384 + v6932;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6936 = v6935 < v15;
-      const bool v6937 = v6934 && v6936;
-      const uint v6941 = v6940 + v6384;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6942 = v6941 + v6932;
-      const uint v6943 = v6937 ? v6942 : v66;
-      const uint v6946 = v6390 + v6945;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6947 = v6946 + v6932;
+      const uint v6044 = v5492 + v6041;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6045 = v6044 < v15;
+      const bool v6046 = v6043 && v6045;
+      const uint v6050 = v6049 + v5492;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6051 = v6050 + v6041;
+      const uint v6052 = v6046 ? v6051 : v66;
+      const uint v6055 = v5498 + v6054;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6056 = v6055 + v6041;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6947 + e] = v6937 ? weight[v6943 + e] : bfloat(0);
+        shm1[v6056 + e] = v6046 ? weight[v6052 + e] : bfloat(0);
       }
-      const uint v6959 = v6384 + v6956;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6960 = v6959 < v15;
-      const bool v6961 = v6958 && v6960;
-      const uint v6965 = v6964 + v6384;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6966 = v6965 + v6956;
-      const uint v6967 = v6961 ? v6966 : v66;
-      const uint v6970 = v6390 + v6969;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6971 = v6970 + v6956;
+      const uint v6068 = v5492 + v6065;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6069 = v6068 < v15;
+      const bool v6070 = v6067 && v6069;
+      const uint v6074 = v6073 + v5492;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6075 = v6074 + v6065;
+      const uint v6076 = v6070 ? v6075 : v66;
+      const uint v6079 = v5498 + v6078;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6080 = v6079 + v6065;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6971 + e] = v6961 ? weight[v6967 + e] : bfloat(0);
+        shm1[v6080 + e] = v6070 ? weight[v6076 + e] : bfloat(0);
       }
-      const uint v6983 = v6384 + v6980;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6984 = v6983 < v15;
-      const bool v6985 = v6982 && v6984;
-      const uint v6989 = v6988 + v6384;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6990 = v6989 + v6980;
-      const uint v6991 = v6985 ? v6990 : v66;
-      const uint v6994 = v6390 + v6993;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6995 = v6994 + v6980;
+      const uint v6092 = v5492 + v6089;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6093 = v6092 < v15;
+      const bool v6094 = v6091 && v6093;
+      const uint v6098 = v6097 + v5492;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6099 = v6098 + v6089;
+      const uint v6100 = v6094 ? v6099 : v66;
+      const uint v6103 = v5498 + v6102;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6104 = v6103 + v6089;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6995 + e] = v6985 ? weight[v6991 + e] : bfloat(0);
+        shm1[v6104 + e] = v6094 ? weight[v6100 + e] : bfloat(0);
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7004 = v6390 + v7003;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v274, shm0, long(v7004), long(64u));
-      const uint v7010 = v6390 + v7009;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v276, shm1, long(v7010), long(64u));
+      const uint v6113 = v5498 + v6112;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v274, shm0, long(v6113), long(64u));
+      const uint v6119 = v5498 + v6118;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<true>(v276, shm1, long(v6119), long(64u));
       iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v7017 = v7004 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v274, shm0, long(v7017), long(64u));
-      const uint v7023 = v7010 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v276, shm1, long(v7023), long(64u));
+      const uint v6126 = v6113 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v274, shm0, long(v6126), long(64u));
+      const uint v6132 = v6119 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<true>(v276, shm1, long(v6132), long(64u));
       iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v7029 = v7004 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v274, shm0, long(v7029), long(64u));
-      const uint v7035 = v7010 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v276, shm1, long(v7035), long(64u));
+      const uint v6138 = v6113 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v274, shm0, long(v6138), long(64u));
+      const uint v6144 = v6119 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<true>(v276, shm1, long(v6144), long(64u));
       iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v7041 = v7004 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v274, shm0, long(v7041), long(64u));
-      const uint v7047 = v7010 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v276, shm1, long(v7047), long(64u));
+      const uint v6150 = v6113 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v274, shm0, long(v6150), long(64u));
+      const uint v6156 = v6119 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<true>(v276, shm1, long(v6156), long(64u));
       iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
   } else {
-    const uint v966 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
-    const uint v1025 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1079 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1085 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v1093 = v1079 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1099 = v1085 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v1105 = v1079 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1111 = v1085 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v1117 = v1079 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1123 = v1085 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v968 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:156
+    const uint v1027 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
+    const uint v1081 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1087 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1095 = v1081 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1101 = v1087 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1107 = v1081 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1113 = v1087 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1119 = v1081 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1125 = v1087 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v965 = v10; v965 < v15; v965 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
-      for (uint v969 = v115; v969 < 8192u; v969 += v966) {  // kernels/convolution/im2col_a.hpp:155
-        const uint v971 = v969 >> 6u;  // kernels/convolution/im2col_a.hpp:156
-        const uint v973 = v969 & 63u;  // kernels/convolution/im2col_a.hpp:157
-        const uint v974 = v965 + v973;  // kernels/convolution/im2col_a.hpp:158
-        const uint v975 = v60 + v971;
-        const uint v1001 = v975 / v27;  // kernels/convolution/im2col_a.hpp:63
-        const uint v1002 = v975 % v27;  // kernels/convolution/im2col_a.hpp:64
-        const uint v1004 = v974 / v13;  // kernels/convolution/im2col_a.hpp:66
-        const uint v1005 = v1004 / v4;  // kernels/convolution/im2col_a.hpp:68
-        const uint v1007 = v1002 / v27;
-        const uint v1009 = v1007 + v1005;
-        const uint v1010 = v1004 % v4;  // kernels/convolution/im2col_a.hpp:69
-        const uint v1011 = v1010 * v7;
-        const uint v1012 = v1002 % v27;
-        const uint v1013 = v1012 * v5;
-        const uint v1014 = v1013 + v1011;
-        const bool v1015 = v975 < v41;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1016 = v974 < v15;
-        const bool v1017 = v1015 && v1016;
-        const bool v1018 = v1009 >= v10;
+    for (uint v967 = v10; v967 < v15; v967 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+      for (uint v971 = v115; v971 < 8192u; v971 += v968) {  // kernels/convolution/im2col_a.hpp:156
+        const uint v973 = v971 >> 6u;  // kernels/convolution/im2col_a.hpp:157
+        const uint v975 = v971 & 63u;  // kernels/convolution/im2col_a.hpp:158
+        const uint v976 = v967 + v975;  // kernels/convolution/im2col_a.hpp:159
+        const uint v977 = v60 + v973;
+        const uint v1003 = v977 / v27;  // kernels/convolution/im2col_a.hpp:63
+        const uint v1004 = v977 % v27;  // kernels/convolution/im2col_a.hpp:64
+        const uint v1006 = v976 / v13;  // kernels/convolution/im2col_a.hpp:66
+        const uint v1007 = v1006 / v4;  // kernels/convolution/im2col_a.hpp:68
+        const uint v1009 = v1004 / v27;
+        const uint v1011 = v1009 + v1007;
+        const uint v1012 = v1006 % v4;  // kernels/convolution/im2col_a.hpp:69
+        const uint v1013 = v1012 * v7;
+        const uint v1014 = v1004 % v27;
+        const uint v1015 = v1014 * v5;
+        const uint v1016 = v1015 + v1013;
+        const bool v1017 = v977 < v41;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1018 = v976 < v15;
         const bool v1019 = v1017 && v1018;
-        const bool v1021 = v1009 < 1u;
-        const bool v1022 = v1019 && v1021;
-        const bool v1023 = v1014 >= v6;
-        const bool v1024 = v1022 && v1023;
-        const bool v1026 = v1014 < v1025;
-        const bool v1027 = v1024 && v1026;
-        const uint v1028 = max(v1009, v10);  // kernels/convolution/im2col_a.hpp:72
-        const uint v1030 = max(v1014, v6);  // kernels/convolution/im2col_a.hpp:73
-        const uint v1031 = v1030 - v6;
-        const uint v1032 = v974 % v13;  // kernels/convolution/im2col_a.hpp:74
-        const uint v1034 = v1001 + v1028;
-        const uint v1035 = v1034 * v1;
-        const uint v1036 = v1035 + v1031;
-        const uint v1037 = v1036 * v2;
-        const uint v1038 = v1037 + v68;
-        const uint v1039 = v1038 + v1032;
-        if (v1027) {  // kernels/convolution/im2col_a.hpp:159
-          const bfloat v1040 = x[v1039];
-          const uint v1042 = v971 << 6u;
-          const uint v1043 = v1042 + v973;
-          shm0[v1043] = v1040;
+        const bool v1020 = v1011 >= v10;
+        const bool v1021 = v1019 && v1020;
+        const bool v1023 = v1011 < 1u;
+        const bool v1024 = v1021 && v1023;
+        const bool v1025 = v1016 >= v6;
+        const bool v1026 = v1024 && v1025;
+        const bool v1028 = v1016 < v1027;
+        const bool v1029 = v1026 && v1028;
+        const uint v1030 = max(v1011, v10);  // kernels/convolution/im2col_a.hpp:72
+        const uint v1032 = max(v1016, v6);  // kernels/convolution/im2col_a.hpp:73
+        const uint v1033 = v1032 - v6;
+        const uint v1034 = v976 % v13;  // kernels/convolution/im2col_a.hpp:74
+        const uint v1036 = v1003 + v1030;
+        const uint v1037 = v1036 * v1;
+        const uint v1038 = v1037 + v1033;
+        const uint v1039 = v1038 * v2;
+        const uint v1040 = v1039 + v68;
+        const uint v1041 = v1040 + v1034;
+        if (v1029) {  // kernels/convolution/im2col_a.hpp:160
+          const bfloat v1042 = x[v1041];
+          const uint v1044 = v973 << 6u;
+          const uint v1045 = v1044 + v975;
+          shm0[v1045] = v1042;
         } else {
-          const uint v1045 = v971 << 6u;  // kernels/convolution/im2col_a.hpp:160
-          const uint v1046 = v1045 + v973;
-          shm0[v1046] = bfloat(0.0f);
+          const uint v1047 = v973 << 6u;  // kernels/convolution/im2col_a.hpp:161
+          const uint v1048 = v1047 + v975;
+          shm0[v1048] = bfloat(0.0f);
         }
       }
 
-      for (uint v1051 = v115; v1051 < 8192u; v1051 += v966) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1053 = v1051 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1055 = v1051 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1056 = v64 + v1053;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1057 = v1056 < v12;
-        const uint v1058 = v965 + v1055;
-        const bool v1059 = v1058 < v15;
-        const bool v1060 = v1057 && v1059;
-        if (v1060) {
-          const uint v1062 = v1056 * v15;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v1063 = v66 + v1062;
-          const uint v1064 = v1063 + v965;
-          const uint v1065 = v1064 + v1055;
-          const bfloat v1066 = weight[v1065];
-          const uint v1068 = v1053 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v1069 = v1068 + v1055;
-          shm1[v1069] = v1066;
+      for (uint v1053 = v115; v1053 < 8192u; v1053 += v968) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1055 = v1053 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1057 = v1053 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1058 = v64 + v1055;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1059 = v1058 < v12;
+        const uint v1060 = v967 + v1057;
+        const bool v1061 = v1060 < v15;
+        const bool v1062 = v1059 && v1061;
+        if (v1062) {
+          const uint v1064 = v1058 * v15;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1065 = v66 + v1064;
+          const uint v1066 = v1065 + v967;
+          const uint v1067 = v1066 + v1057;
+          const bfloat v1068 = weight[v1067];
+          const uint v1070 = v1055 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v1071 = v1070 + v1057;
+          shm1[v1071] = v1068;
         } else {
-          const uint v1071 = v1053 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v1072 = v1071 + v1055;
-          shm1[v1072] = bfloat(0.0f);
+          const uint v1073 = v1055 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1074 = v1073 + v1057;
+          shm1[v1074] = bfloat(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load<false>(v274, shm0, long(v1079), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v276, shm1, long(v1085), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<false>(v274, shm0, long(v1081), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v276, shm1, long(v1087), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v274, shm0, long(v1093), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v276, shm1, long(v1099), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<false>(v274, shm0, long(v1095), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v276, shm1, long(v1101), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v274, shm0, long(v1105), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v276, shm1, long(v1111), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<false>(v274, shm0, long(v1107), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v276, shm1, long(v1113), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v274, shm0, long(v1117), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v276, shm1, long(v1123), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<false>(v274, shm0, long(v1119), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v276, shm1, long(v1125), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const uint v1124 = v64 + v270;  // kernels/gemm/gemm_tiles.hpp:280
-  const uint v1125 = v60 + v266;
-  const uint v1129 = v3 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v1130 = v1129 == v10;
-  const uint v1133 = v12 & 1u;
-  const bool v1134 = v1133 == v10;
-  const bool v1135 = v1130 && v1134;
-  if (v1135) {
-    const uint v1136 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1137 = v1125 + v1136;
-    const uint v1138 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1139 = v1124 + v1138;
-    const uint v1141 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1142 = v1141 == v1136;
-    const uint v1145 = v1138 + 1u;
-    const uint v1146 = iron_frag_coord<64>(1u, iron_lane, true);
-    const bool v1147 = v1146 == v1145;
-    const bool v1148 = v1142 && v1147;
-    const uint v1151 = v1139 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1152 = v1151 == v10;
-    const bool v1153 = v1148 && v1152;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1153) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1154 = v1137 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1155 = v1139 < v12;
-      const bool v1156 = v1154 && v1155;
-      if (v1156) {
-        const uint v1157 = v65 + v1139;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1158 = v272.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1159 = bfloat(v1158);
-        const float v1160 = v272.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1163 = bfloat(v1160);
-        const uint v1164 = v1137 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1165 = v1164 + v1157;
-        *(device bfloat2*)(out + v1165) = bfloat2(v1159, v1163);
-      }
-    } else {
-      const bool v1170 = v1137 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1171 = v1139 < v12;
-      const bool v1172 = v1170 && v1171;
-      if (v1172) {
-        const float v1173 = v272.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1175 = bfloat(v1173);
-        const uint v1176 = v1137 * v3;
-        const uint v1177 = v1176 + v65;
-        const uint v1178 = v1177 + v1139;
-        out[v1178] = v1175;
-      }
-      const uint v1180 = v1125 + v1141;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1182 = v1124 + v1146;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1183 = v1180 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1184 = v1182 < v12;
-      const bool v1185 = v1183 && v1184;
-      if (v1185) {
-        const float v1186 = v272.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1188 = bfloat(v1186);
-        const uint v1189 = v1180 * v3;
-        const uint v1190 = v1189 + v65;
-        const uint v1191 = v1190 + v1182;
-        out[v1191] = v1188;
-      }
+  const uint v1126 = v64 + v270;  // kernels/gemm/gemm_tiles.hpp:280
+  const uint v1127 = v60 + v266;
+  const uint v1132 = v3 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+  const bool v1133 = v1132 == v10;
+  const uint v1136 = v12 & 1u;
+  const bool v1137 = v1136 == v10;
+  const bool v1138 = v1133 && v1137;
+  if (v1138) {
+    const uint v1140 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1141 = v1127 + v1140;
+    const uint v1142 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1143 = v1126 + v1142;
+    const bool v1144 = v1141 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1145 = v1143 < v12;
+    const bool v1146 = v1144 && v1145;
+    if (v1146) {
+      const uint v1147 = v65 + v1143;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1148 = v272.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1149 = bfloat(v1148);
+      const float v1150 = v272.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1153 = bfloat(v1150);
+      const uint v1154 = v1141 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1155 = v1154 + v1147;
+      *(device bfloat2*)(out + v1155) = bfloat2(v1149, v1153);
     }
-    const uint v1192 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1193 = v1125 + v1192;
-    const uint v1194 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1195 = v1124 + v1194;
-    const uint v1197 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1198 = v1197 == v1192;
-    const uint v1201 = v1194 + 1u;
-    const uint v1202 = iron_frag_coord<64>(3u, iron_lane, true);
-    const bool v1203 = v1202 == v1201;
-    const bool v1204 = v1198 && v1203;
-    const uint v1207 = v1195 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1208 = v1207 == v10;
-    const bool v1209 = v1204 && v1208;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1209) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1210 = v1193 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1211 = v1195 < v12;
-      const bool v1212 = v1210 && v1211;
-      if (v1212) {
-        const uint v1213 = v65 + v1195;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1214 = v272.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1215 = bfloat(v1214);
-        const float v1216 = v272.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1219 = bfloat(v1216);
-        const uint v1220 = v1193 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1221 = v1220 + v1213;
-        *(device bfloat2*)(out + v1221) = bfloat2(v1215, v1219);
-      }
-    } else {
-      const bool v1226 = v1193 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1227 = v1195 < v12;
-      const bool v1228 = v1226 && v1227;
-      if (v1228) {
-        const float v1229 = v272.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1231 = bfloat(v1229);
-        const uint v1232 = v1193 * v3;
-        const uint v1233 = v1232 + v65;
-        const uint v1234 = v1233 + v1195;
-        out[v1234] = v1231;
-      }
-      const uint v1236 = v1125 + v1197;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1238 = v1124 + v1202;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1239 = v1236 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1240 = v1238 < v12;
-      const bool v1241 = v1239 && v1240;
-      if (v1241) {
-        const float v1242 = v272.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1244 = bfloat(v1242);
-        const uint v1245 = v1236 * v3;
-        const uint v1246 = v1245 + v65;
-        const uint v1247 = v1246 + v1238;
-        out[v1247] = v1244;
-      }
+    const uint v1156 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1157 = v1127 + v1156;
+    const uint v1158 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1159 = v1126 + v1158;
+    const bool v1160 = v1157 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1161 = v1159 < v12;
+    const bool v1162 = v1160 && v1161;
+    if (v1162) {
+      const uint v1163 = v65 + v1159;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1164 = v272.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1165 = bfloat(v1164);
+      const float v1166 = v272.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1169 = bfloat(v1166);
+      const uint v1170 = v1157 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1171 = v1170 + v1163;
+      *(device bfloat2*)(out + v1171) = bfloat2(v1165, v1169);
     }
-    const uint v1248 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1249 = v1125 + v1248;
-    const uint v1250 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1251 = v1124 + v1250;
-    const uint v1253 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1254 = v1253 == v1248;
-    const uint v1257 = v1250 + 1u;
-    const uint v1258 = iron_frag_coord<64>(5u, iron_lane, true);
-    const bool v1259 = v1258 == v1257;
-    const bool v1260 = v1254 && v1259;
-    const uint v1263 = v1251 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1264 = v1263 == v10;
-    const bool v1265 = v1260 && v1264;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1265) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1266 = v1249 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1267 = v1251 < v12;
-      const bool v1268 = v1266 && v1267;
-      if (v1268) {
-        const uint v1269 = v65 + v1251;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1270 = v272.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1271 = bfloat(v1270);
-        const float v1272 = v272.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1275 = bfloat(v1272);
-        const uint v1276 = v1249 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1277 = v1276 + v1269;
-        *(device bfloat2*)(out + v1277) = bfloat2(v1271, v1275);
-      }
-    } else {
-      const bool v1282 = v1249 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1283 = v1251 < v12;
-      const bool v1284 = v1282 && v1283;
-      if (v1284) {
-        const float v1285 = v272.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1287 = bfloat(v1285);
-        const uint v1288 = v1249 * v3;
-        const uint v1289 = v1288 + v65;
-        const uint v1290 = v1289 + v1251;
-        out[v1290] = v1287;
-      }
-      const uint v1292 = v1125 + v1253;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1294 = v1124 + v1258;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1295 = v1292 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1296 = v1294 < v12;
-      const bool v1297 = v1295 && v1296;
-      if (v1297) {
-        const float v1298 = v272.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1300 = bfloat(v1298);
-        const uint v1301 = v1292 * v3;
-        const uint v1302 = v1301 + v65;
-        const uint v1303 = v1302 + v1294;
-        out[v1303] = v1300;
-      }
+    const uint v1172 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1173 = v1127 + v1172;
+    const uint v1174 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1175 = v1126 + v1174;
+    const bool v1176 = v1173 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1177 = v1175 < v12;
+    const bool v1178 = v1176 && v1177;
+    if (v1178) {
+      const uint v1179 = v65 + v1175;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1180 = v272.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1181 = bfloat(v1180);
+      const float v1182 = v272.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1185 = bfloat(v1182);
+      const uint v1186 = v1173 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1187 = v1186 + v1179;
+      *(device bfloat2*)(out + v1187) = bfloat2(v1181, v1185);
     }
-    const uint v1304 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1305 = v1125 + v1304;
-    const uint v1306 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1307 = v1124 + v1306;
-    const uint v1309 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1310 = v1309 == v1304;
-    const uint v1313 = v1306 + 1u;
-    const uint v1314 = iron_frag_coord<64>(7u, iron_lane, true);
-    const bool v1315 = v1314 == v1313;
-    const bool v1316 = v1310 && v1315;
-    const uint v1319 = v1307 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1320 = v1319 == v10;
-    const bool v1321 = v1316 && v1320;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1321) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1322 = v1305 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1323 = v1307 < v12;
-      const bool v1324 = v1322 && v1323;
-      if (v1324) {
-        const uint v1325 = v65 + v1307;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1326 = v272.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1327 = bfloat(v1326);
-        const float v1328 = v272.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1331 = bfloat(v1328);
-        const uint v1332 = v1305 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1333 = v1332 + v1325;
-        *(device bfloat2*)(out + v1333) = bfloat2(v1327, v1331);
-      }
-    } else {
-      const bool v1338 = v1305 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1339 = v1307 < v12;
-      const bool v1340 = v1338 && v1339;
-      if (v1340) {
-        const float v1341 = v272.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1343 = bfloat(v1341);
-        const uint v1344 = v1305 * v3;
-        const uint v1345 = v1344 + v65;
-        const uint v1346 = v1345 + v1307;
-        out[v1346] = v1343;
-      }
-      const uint v1348 = v1125 + v1309;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1350 = v1124 + v1314;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1351 = v1348 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1352 = v1350 < v12;
-      const bool v1353 = v1351 && v1352;
-      if (v1353) {
-        const float v1354 = v272.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1356 = bfloat(v1354);
-        const uint v1357 = v1348 * v3;
-        const uint v1358 = v1357 + v65;
-        const uint v1359 = v1358 + v1350;
-        out[v1359] = v1356;
-      }
+    const uint v1188 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1189 = v1127 + v1188;
+    const uint v1190 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1191 = v1126 + v1190;
+    const bool v1192 = v1189 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1193 = v1191 < v12;
+    const bool v1194 = v1192 && v1193;
+    if (v1194) {
+      const uint v1195 = v65 + v1191;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1196 = v272.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1197 = bfloat(v1196);
+      const float v1198 = v272.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1201 = bfloat(v1198);
+      const uint v1202 = v1189 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1203 = v1202 + v1195;
+      *(device bfloat2*)(out + v1203) = bfloat2(v1197, v1201);
     }
-    const uint v1360 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1361 = v1125 + v1360;
-    const uint v1362 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1363 = v1124 + v1362;
-    const uint v1365 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1366 = v1365 == v1360;
-    const uint v1369 = v1362 + 1u;
-    const uint v1370 = iron_frag_coord<64>(9u, iron_lane, true);
-    const bool v1371 = v1370 == v1369;
-    const bool v1372 = v1366 && v1371;
-    const uint v1375 = v1363 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1376 = v1375 == v10;
-    const bool v1377 = v1372 && v1376;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1377) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1378 = v1361 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1379 = v1363 < v12;
-      const bool v1380 = v1378 && v1379;
-      if (v1380) {
-        const uint v1381 = v65 + v1363;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1382 = v272.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1383 = bfloat(v1382);
-        const float v1384 = v272.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1387 = bfloat(v1384);
-        const uint v1388 = v1361 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1389 = v1388 + v1381;
-        *(device bfloat2*)(out + v1389) = bfloat2(v1383, v1387);
-      }
-    } else {
-      const bool v1394 = v1361 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1395 = v1363 < v12;
-      const bool v1396 = v1394 && v1395;
-      if (v1396) {
-        const float v1397 = v272.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1399 = bfloat(v1397);
-        const uint v1400 = v1361 * v3;
-        const uint v1401 = v1400 + v65;
-        const uint v1402 = v1401 + v1363;
-        out[v1402] = v1399;
-      }
-      const uint v1404 = v1125 + v1365;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1406 = v1124 + v1370;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1407 = v1404 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1408 = v1406 < v12;
-      const bool v1409 = v1407 && v1408;
-      if (v1409) {
-        const float v1410 = v272.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1412 = bfloat(v1410);
-        const uint v1413 = v1404 * v3;
-        const uint v1414 = v1413 + v65;
-        const uint v1415 = v1414 + v1406;
-        out[v1415] = v1412;
-      }
+    const uint v1204 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1205 = v1127 + v1204;
+    const uint v1206 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1207 = v1126 + v1206;
+    const bool v1208 = v1205 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1209 = v1207 < v12;
+    const bool v1210 = v1208 && v1209;
+    if (v1210) {
+      const uint v1211 = v65 + v1207;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1212 = v272.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1213 = bfloat(v1212);
+      const float v1214 = v272.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1217 = bfloat(v1214);
+      const uint v1218 = v1205 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1219 = v1218 + v1211;
+      *(device bfloat2*)(out + v1219) = bfloat2(v1213, v1217);
     }
-    const uint v1416 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1417 = v1125 + v1416;
-    const uint v1418 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1419 = v1124 + v1418;
-    const uint v1421 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1422 = v1421 == v1416;
-    const uint v1425 = v1418 + 1u;
-    const uint v1426 = iron_frag_coord<64>(11u, iron_lane, true);
-    const bool v1427 = v1426 == v1425;
-    const bool v1428 = v1422 && v1427;
-    const uint v1431 = v1419 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1432 = v1431 == v10;
-    const bool v1433 = v1428 && v1432;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1433) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1434 = v1417 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1435 = v1419 < v12;
-      const bool v1436 = v1434 && v1435;
-      if (v1436) {
-        const uint v1437 = v65 + v1419;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1438 = v272.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1439 = bfloat(v1438);
-        const float v1440 = v272.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1443 = bfloat(v1440);
-        const uint v1444 = v1417 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1445 = v1444 + v1437;
-        *(device bfloat2*)(out + v1445) = bfloat2(v1439, v1443);
-      }
-    } else {
-      const bool v1450 = v1417 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1451 = v1419 < v12;
-      const bool v1452 = v1450 && v1451;
-      if (v1452) {
-        const float v1453 = v272.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1455 = bfloat(v1453);
-        const uint v1456 = v1417 * v3;
-        const uint v1457 = v1456 + v65;
-        const uint v1458 = v1457 + v1419;
-        out[v1458] = v1455;
-      }
-      const uint v1460 = v1125 + v1421;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1462 = v1124 + v1426;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1463 = v1460 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1464 = v1462 < v12;
-      const bool v1465 = v1463 && v1464;
-      if (v1465) {
-        const float v1466 = v272.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1468 = bfloat(v1466);
-        const uint v1469 = v1460 * v3;
-        const uint v1470 = v1469 + v65;
-        const uint v1471 = v1470 + v1462;
-        out[v1471] = v1468;
-      }
+    const uint v1220 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1221 = v1127 + v1220;
+    const uint v1222 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1223 = v1126 + v1222;
+    const bool v1224 = v1221 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1225 = v1223 < v12;
+    const bool v1226 = v1224 && v1225;
+    if (v1226) {
+      const uint v1227 = v65 + v1223;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1228 = v272.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1229 = bfloat(v1228);
+      const float v1230 = v272.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1233 = bfloat(v1230);
+      const uint v1234 = v1221 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1235 = v1234 + v1227;
+      *(device bfloat2*)(out + v1235) = bfloat2(v1229, v1233);
     }
-    const uint v1472 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1473 = v1125 + v1472;
-    const uint v1474 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1475 = v1124 + v1474;
-    const uint v1477 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1478 = v1477 == v1472;
-    const uint v1481 = v1474 + 1u;
-    const uint v1482 = iron_frag_coord<64>(13u, iron_lane, true);
-    const bool v1483 = v1482 == v1481;
-    const bool v1484 = v1478 && v1483;
-    const uint v1487 = v1475 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1488 = v1487 == v10;
-    const bool v1489 = v1484 && v1488;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1489) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1490 = v1473 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1491 = v1475 < v12;
-      const bool v1492 = v1490 && v1491;
-      if (v1492) {
-        const uint v1493 = v65 + v1475;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1494 = v272.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1495 = bfloat(v1494);
-        const float v1496 = v272.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1499 = bfloat(v1496);
-        const uint v1500 = v1473 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1501 = v1500 + v1493;
-        *(device bfloat2*)(out + v1501) = bfloat2(v1495, v1499);
-      }
-    } else {
-      const bool v1506 = v1473 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1507 = v1475 < v12;
-      const bool v1508 = v1506 && v1507;
-      if (v1508) {
-        const float v1509 = v272.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1511 = bfloat(v1509);
-        const uint v1512 = v1473 * v3;
-        const uint v1513 = v1512 + v65;
-        const uint v1514 = v1513 + v1475;
-        out[v1514] = v1511;
-      }
-      const uint v1516 = v1125 + v1477;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1518 = v1124 + v1482;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1519 = v1516 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1520 = v1518 < v12;
-      const bool v1521 = v1519 && v1520;
-      if (v1521) {
-        const float v1522 = v272.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1524 = bfloat(v1522);
-        const uint v1525 = v1516 * v3;
-        const uint v1526 = v1525 + v65;
-        const uint v1527 = v1526 + v1518;
-        out[v1527] = v1524;
-      }
+    const uint v1236 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1237 = v1127 + v1236;
+    const uint v1238 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1239 = v1126 + v1238;
+    const bool v1240 = v1237 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1241 = v1239 < v12;
+    const bool v1242 = v1240 && v1241;
+    if (v1242) {
+      const uint v1243 = v65 + v1239;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1244 = v272.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1245 = bfloat(v1244);
+      const float v1246 = v272.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1249 = bfloat(v1246);
+      const uint v1250 = v1237 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1251 = v1250 + v1243;
+      *(device bfloat2*)(out + v1251) = bfloat2(v1245, v1249);
     }
-    const uint v1528 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1529 = v1125 + v1528;
-    const uint v1530 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1531 = v1124 + v1530;
-    const uint v1533 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1534 = v1533 == v1528;
-    const uint v1537 = v1530 + 1u;
-    const uint v1538 = iron_frag_coord<64>(15u, iron_lane, true);
-    const bool v1539 = v1538 == v1537;
-    const bool v1540 = v1534 && v1539;
-    const uint v1543 = v1531 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1544 = v1543 == v10;
-    const bool v1545 = v1540 && v1544;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1545) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1546 = v1529 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1547 = v1531 < v12;
-      const bool v1548 = v1546 && v1547;
-      if (v1548) {
-        const uint v1549 = v65 + v1531;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1550 = v272.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1551 = bfloat(v1550);
-        const float v1552 = v272.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1555 = bfloat(v1552);
-        const uint v1556 = v1529 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1557 = v1556 + v1549;
-        *(device bfloat2*)(out + v1557) = bfloat2(v1551, v1555);
-      }
-    } else {
-      const bool v1562 = v1529 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1563 = v1531 < v12;
-      const bool v1564 = v1562 && v1563;
-      if (v1564) {
-        const float v1565 = v272.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1567 = bfloat(v1565);
-        const uint v1568 = v1529 * v3;
-        const uint v1569 = v1568 + v65;
-        const uint v1570 = v1569 + v1531;
-        out[v1570] = v1567;
-      }
-      const uint v1572 = v1125 + v1533;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1574 = v1124 + v1538;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1575 = v1572 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1576 = v1574 < v12;
-      const bool v1577 = v1575 && v1576;
-      if (v1577) {
-        const float v1578 = v272.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1580 = bfloat(v1578);
-        const uint v1581 = v1572 * v3;
-        const uint v1582 = v1581 + v65;
-        const uint v1583 = v1582 + v1574;
-        out[v1583] = v1580;
-      }
+    const uint v1252 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1253 = v1127 + v1252;
+    const uint v1254 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1255 = v1126 + v1254;
+    const bool v1256 = v1253 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1257 = v1255 < v12;
+    const bool v1258 = v1256 && v1257;
+    if (v1258) {
+      const uint v1259 = v65 + v1255;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1260 = v272.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1261 = bfloat(v1260);
+      const float v1262 = v272.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1265 = bfloat(v1262);
+      const uint v1266 = v1253 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1267 = v1266 + v1259;
+      *(device bfloat2*)(out + v1267) = bfloat2(v1261, v1265);
     }
-    const uint v1584 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1585 = v1125 + v1584;
-    const uint v1586 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1587 = v1124 + v1586;
-    const uint v1589 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1590 = v1589 == v1584;
-    const uint v1593 = v1586 + 1u;
-    const uint v1594 = iron_frag_coord<64>(17u, iron_lane, true);
-    const bool v1595 = v1594 == v1593;
-    const bool v1596 = v1590 && v1595;
-    const uint v1599 = v1587 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1600 = v1599 == v10;
-    const bool v1601 = v1596 && v1600;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1601) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1602 = v1585 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1603 = v1587 < v12;
-      const bool v1604 = v1602 && v1603;
-      if (v1604) {
-        const uint v1605 = v65 + v1587;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1606 = v272.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1607 = bfloat(v1606);
-        const float v1608 = v272.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1611 = bfloat(v1608);
-        const uint v1612 = v1585 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1613 = v1612 + v1605;
-        *(device bfloat2*)(out + v1613) = bfloat2(v1607, v1611);
-      }
-    } else {
-      const bool v1618 = v1585 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1619 = v1587 < v12;
-      const bool v1620 = v1618 && v1619;
-      if (v1620) {
-        const float v1621 = v272.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1623 = bfloat(v1621);
-        const uint v1624 = v1585 * v3;
-        const uint v1625 = v1624 + v65;
-        const uint v1626 = v1625 + v1587;
-        out[v1626] = v1623;
-      }
-      const uint v1628 = v1125 + v1589;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1630 = v1124 + v1594;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1631 = v1628 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1632 = v1630 < v12;
-      const bool v1633 = v1631 && v1632;
-      if (v1633) {
-        const float v1634 = v272.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1636 = bfloat(v1634);
-        const uint v1637 = v1628 * v3;
-        const uint v1638 = v1637 + v65;
-        const uint v1639 = v1638 + v1630;
-        out[v1639] = v1636;
-      }
+    const uint v1268 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1269 = v1127 + v1268;
+    const uint v1270 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1271 = v1126 + v1270;
+    const bool v1272 = v1269 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1273 = v1271 < v12;
+    const bool v1274 = v1272 && v1273;
+    if (v1274) {
+      const uint v1275 = v65 + v1271;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1276 = v272.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1277 = bfloat(v1276);
+      const float v1278 = v272.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1281 = bfloat(v1278);
+      const uint v1282 = v1269 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1283 = v1282 + v1275;
+      *(device bfloat2*)(out + v1283) = bfloat2(v1277, v1281);
     }
-    const uint v1640 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1641 = v1125 + v1640;
-    const uint v1642 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1643 = v1124 + v1642;
-    const uint v1645 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1646 = v1645 == v1640;
-    const uint v1649 = v1642 + 1u;
-    const uint v1650 = iron_frag_coord<64>(19u, iron_lane, true);
-    const bool v1651 = v1650 == v1649;
-    const bool v1652 = v1646 && v1651;
-    const uint v1655 = v1643 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1656 = v1655 == v10;
-    const bool v1657 = v1652 && v1656;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1657) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1658 = v1641 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1659 = v1643 < v12;
-      const bool v1660 = v1658 && v1659;
-      if (v1660) {
-        const uint v1661 = v65 + v1643;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1662 = v272.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1663 = bfloat(v1662);
-        const float v1664 = v272.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1667 = bfloat(v1664);
-        const uint v1668 = v1641 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1669 = v1668 + v1661;
-        *(device bfloat2*)(out + v1669) = bfloat2(v1663, v1667);
-      }
-    } else {
-      const bool v1674 = v1641 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1675 = v1643 < v12;
-      const bool v1676 = v1674 && v1675;
-      if (v1676) {
-        const float v1677 = v272.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1679 = bfloat(v1677);
-        const uint v1680 = v1641 * v3;
-        const uint v1681 = v1680 + v65;
-        const uint v1682 = v1681 + v1643;
-        out[v1682] = v1679;
-      }
-      const uint v1684 = v1125 + v1645;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1686 = v1124 + v1650;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1687 = v1684 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1688 = v1686 < v12;
-      const bool v1689 = v1687 && v1688;
-      if (v1689) {
-        const float v1690 = v272.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1692 = bfloat(v1690);
-        const uint v1693 = v1684 * v3;
-        const uint v1694 = v1693 + v65;
-        const uint v1695 = v1694 + v1686;
-        out[v1695] = v1692;
-      }
+    const uint v1284 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1285 = v1127 + v1284;
+    const uint v1286 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1287 = v1126 + v1286;
+    const bool v1288 = v1285 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1289 = v1287 < v12;
+    const bool v1290 = v1288 && v1289;
+    if (v1290) {
+      const uint v1291 = v65 + v1287;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1292 = v272.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1293 = bfloat(v1292);
+      const float v1294 = v272.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1297 = bfloat(v1294);
+      const uint v1298 = v1285 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1299 = v1298 + v1291;
+      *(device bfloat2*)(out + v1299) = bfloat2(v1293, v1297);
     }
-    const uint v1696 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1697 = v1125 + v1696;
-    const uint v1698 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1699 = v1124 + v1698;
-    const uint v1701 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1702 = v1701 == v1696;
-    const uint v1705 = v1698 + 1u;
-    const uint v1706 = iron_frag_coord<64>(21u, iron_lane, true);
-    const bool v1707 = v1706 == v1705;
-    const bool v1708 = v1702 && v1707;
-    const uint v1711 = v1699 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1712 = v1711 == v10;
-    const bool v1713 = v1708 && v1712;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1713) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1714 = v1697 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1715 = v1699 < v12;
-      const bool v1716 = v1714 && v1715;
-      if (v1716) {
-        const uint v1717 = v65 + v1699;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1718 = v272.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1719 = bfloat(v1718);
-        const float v1720 = v272.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1723 = bfloat(v1720);
-        const uint v1724 = v1697 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1725 = v1724 + v1717;
-        *(device bfloat2*)(out + v1725) = bfloat2(v1719, v1723);
-      }
-    } else {
-      const bool v1730 = v1697 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1731 = v1699 < v12;
-      const bool v1732 = v1730 && v1731;
-      if (v1732) {
-        const float v1733 = v272.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1735 = bfloat(v1733);
-        const uint v1736 = v1697 * v3;
-        const uint v1737 = v1736 + v65;
-        const uint v1738 = v1737 + v1699;
-        out[v1738] = v1735;
-      }
-      const uint v1740 = v1125 + v1701;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1742 = v1124 + v1706;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1743 = v1740 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1744 = v1742 < v12;
-      const bool v1745 = v1743 && v1744;
-      if (v1745) {
-        const float v1746 = v272.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1748 = bfloat(v1746);
-        const uint v1749 = v1740 * v3;
-        const uint v1750 = v1749 + v65;
-        const uint v1751 = v1750 + v1742;
-        out[v1751] = v1748;
-      }
+    const uint v1300 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1301 = v1127 + v1300;
+    const uint v1302 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1303 = v1126 + v1302;
+    const bool v1304 = v1301 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1305 = v1303 < v12;
+    const bool v1306 = v1304 && v1305;
+    if (v1306) {
+      const uint v1307 = v65 + v1303;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1308 = v272.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1309 = bfloat(v1308);
+      const float v1310 = v272.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1313 = bfloat(v1310);
+      const uint v1314 = v1301 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1315 = v1314 + v1307;
+      *(device bfloat2*)(out + v1315) = bfloat2(v1309, v1313);
     }
-    const uint v1752 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1753 = v1125 + v1752;
-    const uint v1754 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1755 = v1124 + v1754;
-    const uint v1757 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1758 = v1757 == v1752;
-    const uint v1761 = v1754 + 1u;
-    const uint v1762 = iron_frag_coord<64>(23u, iron_lane, true);
-    const bool v1763 = v1762 == v1761;
-    const bool v1764 = v1758 && v1763;
-    const uint v1767 = v1755 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1768 = v1767 == v10;
-    const bool v1769 = v1764 && v1768;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1769) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1770 = v1753 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1771 = v1755 < v12;
-      const bool v1772 = v1770 && v1771;
-      if (v1772) {
-        const uint v1773 = v65 + v1755;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1774 = v272.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1775 = bfloat(v1774);
-        const float v1776 = v272.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1779 = bfloat(v1776);
-        const uint v1780 = v1753 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1781 = v1780 + v1773;
-        *(device bfloat2*)(out + v1781) = bfloat2(v1775, v1779);
-      }
-    } else {
-      const bool v1786 = v1753 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1787 = v1755 < v12;
-      const bool v1788 = v1786 && v1787;
-      if (v1788) {
-        const float v1789 = v272.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1791 = bfloat(v1789);
-        const uint v1792 = v1753 * v3;
-        const uint v1793 = v1792 + v65;
-        const uint v1794 = v1793 + v1755;
-        out[v1794] = v1791;
-      }
-      const uint v1796 = v1125 + v1757;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1798 = v1124 + v1762;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1799 = v1796 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1800 = v1798 < v12;
-      const bool v1801 = v1799 && v1800;
-      if (v1801) {
-        const float v1802 = v272.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1804 = bfloat(v1802);
-        const uint v1805 = v1796 * v3;
-        const uint v1806 = v1805 + v65;
-        const uint v1807 = v1806 + v1798;
-        out[v1807] = v1804;
-      }
+    const uint v1316 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1317 = v1127 + v1316;
+    const uint v1318 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1319 = v1126 + v1318;
+    const bool v1320 = v1317 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1321 = v1319 < v12;
+    const bool v1322 = v1320 && v1321;
+    if (v1322) {
+      const uint v1323 = v65 + v1319;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1324 = v272.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1325 = bfloat(v1324);
+      const float v1326 = v272.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1329 = bfloat(v1326);
+      const uint v1330 = v1317 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1331 = v1330 + v1323;
+      *(device bfloat2*)(out + v1331) = bfloat2(v1325, v1329);
     }
-    const uint v1808 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1809 = v1125 + v1808;
-    const uint v1810 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1811 = v1124 + v1810;
-    const uint v1813 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1814 = v1813 == v1808;
-    const uint v1817 = v1810 + 1u;
-    const uint v1818 = iron_frag_coord<64>(25u, iron_lane, true);
-    const bool v1819 = v1818 == v1817;
-    const bool v1820 = v1814 && v1819;
-    const uint v1823 = v1811 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1824 = v1823 == v10;
-    const bool v1825 = v1820 && v1824;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1825) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1826 = v1809 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1827 = v1811 < v12;
-      const bool v1828 = v1826 && v1827;
-      if (v1828) {
-        const uint v1829 = v65 + v1811;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1830 = v272.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1831 = bfloat(v1830);
-        const float v1832 = v272.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1835 = bfloat(v1832);
-        const uint v1836 = v1809 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1837 = v1836 + v1829;
-        *(device bfloat2*)(out + v1837) = bfloat2(v1831, v1835);
-      }
-    } else {
-      const bool v1842 = v1809 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1843 = v1811 < v12;
-      const bool v1844 = v1842 && v1843;
-      if (v1844) {
-        const float v1845 = v272.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1847 = bfloat(v1845);
-        const uint v1848 = v1809 * v3;
-        const uint v1849 = v1848 + v65;
-        const uint v1850 = v1849 + v1811;
-        out[v1850] = v1847;
-      }
-      const uint v1852 = v1125 + v1813;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1854 = v1124 + v1818;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1855 = v1852 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1856 = v1854 < v12;
-      const bool v1857 = v1855 && v1856;
-      if (v1857) {
-        const float v1858 = v272.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1860 = bfloat(v1858);
-        const uint v1861 = v1852 * v3;
-        const uint v1862 = v1861 + v65;
-        const uint v1863 = v1862 + v1854;
-        out[v1863] = v1860;
-      }
+    const uint v1332 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1333 = v1127 + v1332;
+    const uint v1334 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1335 = v1126 + v1334;
+    const bool v1336 = v1333 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1337 = v1335 < v12;
+    const bool v1338 = v1336 && v1337;
+    if (v1338) {
+      const uint v1339 = v65 + v1335;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1340 = v272.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1341 = bfloat(v1340);
+      const float v1342 = v272.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1345 = bfloat(v1342);
+      const uint v1346 = v1333 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1347 = v1346 + v1339;
+      *(device bfloat2*)(out + v1347) = bfloat2(v1341, v1345);
     }
-    const uint v1864 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1865 = v1125 + v1864;
-    const uint v1866 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1867 = v1124 + v1866;
-    const uint v1869 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1870 = v1869 == v1864;
-    const uint v1873 = v1866 + 1u;
-    const uint v1874 = iron_frag_coord<64>(27u, iron_lane, true);
-    const bool v1875 = v1874 == v1873;
-    const bool v1876 = v1870 && v1875;
-    const uint v1879 = v1867 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1880 = v1879 == v10;
-    const bool v1881 = v1876 && v1880;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1881) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1882 = v1865 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1883 = v1867 < v12;
-      const bool v1884 = v1882 && v1883;
-      if (v1884) {
-        const uint v1885 = v65 + v1867;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1886 = v272.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1887 = bfloat(v1886);
-        const float v1888 = v272.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1891 = bfloat(v1888);
-        const uint v1892 = v1865 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1893 = v1892 + v1885;
-        *(device bfloat2*)(out + v1893) = bfloat2(v1887, v1891);
-      }
-    } else {
-      const bool v1898 = v1865 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1899 = v1867 < v12;
-      const bool v1900 = v1898 && v1899;
-      if (v1900) {
-        const float v1901 = v272.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1903 = bfloat(v1901);
-        const uint v1904 = v1865 * v3;
-        const uint v1905 = v1904 + v65;
-        const uint v1906 = v1905 + v1867;
-        out[v1906] = v1903;
-      }
-      const uint v1908 = v1125 + v1869;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1910 = v1124 + v1874;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1911 = v1908 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1912 = v1910 < v12;
-      const bool v1913 = v1911 && v1912;
-      if (v1913) {
-        const float v1914 = v272.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1916 = bfloat(v1914);
-        const uint v1917 = v1908 * v3;
-        const uint v1918 = v1917 + v65;
-        const uint v1919 = v1918 + v1910;
-        out[v1919] = v1916;
-      }
+    const uint v1348 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1349 = v1127 + v1348;
+    const uint v1350 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1351 = v1126 + v1350;
+    const bool v1352 = v1349 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1353 = v1351 < v12;
+    const bool v1354 = v1352 && v1353;
+    if (v1354) {
+      const uint v1355 = v65 + v1351;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1356 = v272.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1357 = bfloat(v1356);
+      const float v1358 = v272.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1361 = bfloat(v1358);
+      const uint v1362 = v1349 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1363 = v1362 + v1355;
+      *(device bfloat2*)(out + v1363) = bfloat2(v1357, v1361);
     }
-    const uint v1920 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1921 = v1125 + v1920;
-    const uint v1922 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1923 = v1124 + v1922;
-    const uint v1925 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1926 = v1925 == v1920;
-    const uint v1929 = v1922 + 1u;
-    const uint v1930 = iron_frag_coord<64>(29u, iron_lane, true);
-    const bool v1931 = v1930 == v1929;
-    const bool v1932 = v1926 && v1931;
-    const uint v1935 = v1923 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1936 = v1935 == v10;
-    const bool v1937 = v1932 && v1936;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1937) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1938 = v1921 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1939 = v1923 < v12;
-      const bool v1940 = v1938 && v1939;
-      if (v1940) {
-        const uint v1941 = v65 + v1923;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1942 = v272.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1943 = bfloat(v1942);
-        const float v1944 = v272.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1947 = bfloat(v1944);
-        const uint v1948 = v1921 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1949 = v1948 + v1941;
-        *(device bfloat2*)(out + v1949) = bfloat2(v1943, v1947);
-      }
-    } else {
-      const bool v1954 = v1921 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1955 = v1923 < v12;
-      const bool v1956 = v1954 && v1955;
-      if (v1956) {
-        const float v1957 = v272.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1959 = bfloat(v1957);
-        const uint v1960 = v1921 * v3;
-        const uint v1961 = v1960 + v65;
-        const uint v1962 = v1961 + v1923;
-        out[v1962] = v1959;
-      }
-      const uint v1964 = v1125 + v1925;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1966 = v1124 + v1930;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1967 = v1964 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1968 = v1966 < v12;
-      const bool v1969 = v1967 && v1968;
-      if (v1969) {
-        const float v1970 = v272.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1972 = bfloat(v1970);
-        const uint v1973 = v1964 * v3;
-        const uint v1974 = v1973 + v65;
-        const uint v1975 = v1974 + v1966;
-        out[v1975] = v1972;
-      }
+    const uint v1364 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1365 = v1127 + v1364;
+    const uint v1366 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1367 = v1126 + v1366;
+    const bool v1368 = v1365 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1369 = v1367 < v12;
+    const bool v1370 = v1368 && v1369;
+    if (v1370) {
+      const uint v1371 = v65 + v1367;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1372 = v272.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1373 = bfloat(v1372);
+      const float v1374 = v272.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1377 = bfloat(v1374);
+      const uint v1378 = v1365 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1379 = v1378 + v1371;
+      *(device bfloat2*)(out + v1379) = bfloat2(v1373, v1377);
     }
-    const uint v1976 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1977 = v1125 + v1976;
-    const uint v1978 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1979 = v1124 + v1978;
-    const uint v1981 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1982 = v1981 == v1976;
-    const uint v1985 = v1978 + 1u;
-    const uint v1986 = iron_frag_coord<64>(31u, iron_lane, true);
-    const bool v1987 = v1986 == v1985;
-    const bool v1988 = v1982 && v1987;
-    const uint v1991 = v1979 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1992 = v1991 == v10;
-    const bool v1993 = v1988 && v1992;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1993) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1994 = v1977 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1995 = v1979 < v12;
-      const bool v1996 = v1994 && v1995;
-      if (v1996) {
-        const uint v1997 = v65 + v1979;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1998 = v272.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1999 = bfloat(v1998);
-        const float v2000 = v272.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2003 = bfloat(v2000);
-        const uint v2004 = v1977 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2005 = v2004 + v1997;
-        *(device bfloat2*)(out + v2005) = bfloat2(v1999, v2003);
-      }
-    } else {
-      const bool v2010 = v1977 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2011 = v1979 < v12;
-      const bool v2012 = v2010 && v2011;
-      if (v2012) {
-        const float v2013 = v272.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2015 = bfloat(v2013);
-        const uint v2016 = v1977 * v3;
-        const uint v2017 = v2016 + v65;
-        const uint v2018 = v2017 + v1979;
-        out[v2018] = v2015;
-      }
-      const uint v2020 = v1125 + v1981;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2022 = v1124 + v1986;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2023 = v2020 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2024 = v2022 < v12;
-      const bool v2025 = v2023 && v2024;
-      if (v2025) {
-        const float v2026 = v272.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2028 = bfloat(v2026);
-        const uint v2029 = v2020 * v3;
-        const uint v2030 = v2029 + v65;
-        const uint v2031 = v2030 + v2022;
-        out[v2031] = v2028;
-      }
+    const uint v1380 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1381 = v1127 + v1380;
+    const uint v1382 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1383 = v1126 + v1382;
+    const bool v1384 = v1381 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1385 = v1383 < v12;
+    const bool v1386 = v1384 && v1385;
+    if (v1386) {
+      const uint v1387 = v65 + v1383;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1388 = v272.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1389 = bfloat(v1388);
+      const float v1390 = v272.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1393 = bfloat(v1390);
+      const uint v1394 = v1381 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1395 = v1394 + v1387;
+      *(device bfloat2*)(out + v1395) = bfloat2(v1389, v1393);
     }
-    const uint v2032 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2033 = v1125 + v2032;
-    const uint v2034 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2035 = v1124 + v2034;
-    const uint v2037 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2038 = v2037 == v2032;
-    const uint v2041 = v2034 + 1u;
-    const uint v2042 = iron_frag_coord<64>(33u, iron_lane, true);
-    const bool v2043 = v2042 == v2041;
-    const bool v2044 = v2038 && v2043;
-    const uint v2047 = v2035 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2048 = v2047 == v10;
-    const bool v2049 = v2044 && v2048;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2049) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2050 = v2033 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2051 = v2035 < v12;
-      const bool v2052 = v2050 && v2051;
-      if (v2052) {
-        const uint v2053 = v65 + v2035;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2054 = v272.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2055 = bfloat(v2054);
-        const float v2056 = v272.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2059 = bfloat(v2056);
-        const uint v2060 = v2033 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2061 = v2060 + v2053;
-        *(device bfloat2*)(out + v2061) = bfloat2(v2055, v2059);
-      }
-    } else {
-      const bool v2066 = v2033 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2067 = v2035 < v12;
-      const bool v2068 = v2066 && v2067;
-      if (v2068) {
-        const float v2069 = v272.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2071 = bfloat(v2069);
-        const uint v2072 = v2033 * v3;
-        const uint v2073 = v2072 + v65;
-        const uint v2074 = v2073 + v2035;
-        out[v2074] = v2071;
-      }
-      const uint v2076 = v1125 + v2037;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2078 = v1124 + v2042;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2079 = v2076 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2080 = v2078 < v12;
-      const bool v2081 = v2079 && v2080;
-      if (v2081) {
-        const float v2082 = v272.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2084 = bfloat(v2082);
-        const uint v2085 = v2076 * v3;
-        const uint v2086 = v2085 + v65;
-        const uint v2087 = v2086 + v2078;
-        out[v2087] = v2084;
-      }
+    const uint v1396 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1397 = v1127 + v1396;
+    const uint v1398 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1399 = v1126 + v1398;
+    const bool v1400 = v1397 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1401 = v1399 < v12;
+    const bool v1402 = v1400 && v1401;
+    if (v1402) {
+      const uint v1403 = v65 + v1399;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1404 = v272.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1405 = bfloat(v1404);
+      const float v1406 = v272.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1409 = bfloat(v1406);
+      const uint v1410 = v1397 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1411 = v1410 + v1403;
+      *(device bfloat2*)(out + v1411) = bfloat2(v1405, v1409);
     }
-    const uint v2088 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2089 = v1125 + v2088;
-    const uint v2090 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2091 = v1124 + v2090;
-    const uint v2093 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2094 = v2093 == v2088;
-    const uint v2097 = v2090 + 1u;
-    const uint v2098 = iron_frag_coord<64>(35u, iron_lane, true);
-    const bool v2099 = v2098 == v2097;
-    const bool v2100 = v2094 && v2099;
-    const uint v2103 = v2091 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2104 = v2103 == v10;
-    const bool v2105 = v2100 && v2104;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2105) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2106 = v2089 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2107 = v2091 < v12;
-      const bool v2108 = v2106 && v2107;
-      if (v2108) {
-        const uint v2109 = v65 + v2091;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2110 = v272.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2111 = bfloat(v2110);
-        const float v2112 = v272.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2115 = bfloat(v2112);
-        const uint v2116 = v2089 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2117 = v2116 + v2109;
-        *(device bfloat2*)(out + v2117) = bfloat2(v2111, v2115);
-      }
-    } else {
-      const bool v2122 = v2089 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2123 = v2091 < v12;
-      const bool v2124 = v2122 && v2123;
-      if (v2124) {
-        const float v2125 = v272.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2127 = bfloat(v2125);
-        const uint v2128 = v2089 * v3;
-        const uint v2129 = v2128 + v65;
-        const uint v2130 = v2129 + v2091;
-        out[v2130] = v2127;
-      }
-      const uint v2132 = v1125 + v2093;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2134 = v1124 + v2098;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2135 = v2132 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2136 = v2134 < v12;
-      const bool v2137 = v2135 && v2136;
-      if (v2137) {
-        const float v2138 = v272.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2140 = bfloat(v2138);
-        const uint v2141 = v2132 * v3;
-        const uint v2142 = v2141 + v65;
-        const uint v2143 = v2142 + v2134;
-        out[v2143] = v2140;
-      }
+    const uint v1412 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1413 = v1127 + v1412;
+    const uint v1414 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1415 = v1126 + v1414;
+    const bool v1416 = v1413 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1417 = v1415 < v12;
+    const bool v1418 = v1416 && v1417;
+    if (v1418) {
+      const uint v1419 = v65 + v1415;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1420 = v272.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1421 = bfloat(v1420);
+      const float v1422 = v272.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1425 = bfloat(v1422);
+      const uint v1426 = v1413 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1427 = v1426 + v1419;
+      *(device bfloat2*)(out + v1427) = bfloat2(v1421, v1425);
     }
-    const uint v2144 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2145 = v1125 + v2144;
-    const uint v2146 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2147 = v1124 + v2146;
-    const uint v2149 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2150 = v2149 == v2144;
-    const uint v2153 = v2146 + 1u;
-    const uint v2154 = iron_frag_coord<64>(37u, iron_lane, true);
-    const bool v2155 = v2154 == v2153;
-    const bool v2156 = v2150 && v2155;
-    const uint v2159 = v2147 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2160 = v2159 == v10;
-    const bool v2161 = v2156 && v2160;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2161) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2162 = v2145 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2163 = v2147 < v12;
-      const bool v2164 = v2162 && v2163;
-      if (v2164) {
-        const uint v2165 = v65 + v2147;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2166 = v272.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2167 = bfloat(v2166);
-        const float v2168 = v272.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2171 = bfloat(v2168);
-        const uint v2172 = v2145 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2173 = v2172 + v2165;
-        *(device bfloat2*)(out + v2173) = bfloat2(v2167, v2171);
-      }
-    } else {
-      const bool v2178 = v2145 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2179 = v2147 < v12;
-      const bool v2180 = v2178 && v2179;
-      if (v2180) {
-        const float v2181 = v272.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2183 = bfloat(v2181);
-        const uint v2184 = v2145 * v3;
-        const uint v2185 = v2184 + v65;
-        const uint v2186 = v2185 + v2147;
-        out[v2186] = v2183;
-      }
-      const uint v2188 = v1125 + v2149;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2190 = v1124 + v2154;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2191 = v2188 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2192 = v2190 < v12;
-      const bool v2193 = v2191 && v2192;
-      if (v2193) {
-        const float v2194 = v272.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2196 = bfloat(v2194);
-        const uint v2197 = v2188 * v3;
-        const uint v2198 = v2197 + v65;
-        const uint v2199 = v2198 + v2190;
-        out[v2199] = v2196;
-      }
+    const uint v1428 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1429 = v1127 + v1428;
+    const uint v1430 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1431 = v1126 + v1430;
+    const bool v1432 = v1429 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1433 = v1431 < v12;
+    const bool v1434 = v1432 && v1433;
+    if (v1434) {
+      const uint v1435 = v65 + v1431;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1436 = v272.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1437 = bfloat(v1436);
+      const float v1438 = v272.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1441 = bfloat(v1438);
+      const uint v1442 = v1429 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1443 = v1442 + v1435;
+      *(device bfloat2*)(out + v1443) = bfloat2(v1437, v1441);
     }
-    const uint v2200 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2201 = v1125 + v2200;
-    const uint v2202 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2203 = v1124 + v2202;
-    const uint v2205 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2206 = v2205 == v2200;
-    const uint v2209 = v2202 + 1u;
-    const uint v2210 = iron_frag_coord<64>(39u, iron_lane, true);
-    const bool v2211 = v2210 == v2209;
-    const bool v2212 = v2206 && v2211;
-    const uint v2215 = v2203 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2216 = v2215 == v10;
-    const bool v2217 = v2212 && v2216;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2217) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2218 = v2201 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2219 = v2203 < v12;
-      const bool v2220 = v2218 && v2219;
-      if (v2220) {
-        const uint v2221 = v65 + v2203;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2222 = v272.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2223 = bfloat(v2222);
-        const float v2224 = v272.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2227 = bfloat(v2224);
-        const uint v2228 = v2201 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2229 = v2228 + v2221;
-        *(device bfloat2*)(out + v2229) = bfloat2(v2223, v2227);
-      }
-    } else {
-      const bool v2234 = v2201 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2235 = v2203 < v12;
-      const bool v2236 = v2234 && v2235;
-      if (v2236) {
-        const float v2237 = v272.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2239 = bfloat(v2237);
-        const uint v2240 = v2201 * v3;
-        const uint v2241 = v2240 + v65;
-        const uint v2242 = v2241 + v2203;
-        out[v2242] = v2239;
-      }
-      const uint v2244 = v1125 + v2205;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2246 = v1124 + v2210;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2247 = v2244 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2248 = v2246 < v12;
-      const bool v2249 = v2247 && v2248;
-      if (v2249) {
-        const float v2250 = v272.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2252 = bfloat(v2250);
-        const uint v2253 = v2244 * v3;
-        const uint v2254 = v2253 + v65;
-        const uint v2255 = v2254 + v2246;
-        out[v2255] = v2252;
-      }
+    const uint v1444 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1445 = v1127 + v1444;
+    const uint v1446 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1447 = v1126 + v1446;
+    const bool v1448 = v1445 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1449 = v1447 < v12;
+    const bool v1450 = v1448 && v1449;
+    if (v1450) {
+      const uint v1451 = v65 + v1447;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1452 = v272.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1453 = bfloat(v1452);
+      const float v1454 = v272.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1457 = bfloat(v1454);
+      const uint v1458 = v1445 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1459 = v1458 + v1451;
+      *(device bfloat2*)(out + v1459) = bfloat2(v1453, v1457);
     }
-    const uint v2256 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2257 = v1125 + v2256;
-    const uint v2258 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2259 = v1124 + v2258;
-    const uint v2261 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2262 = v2261 == v2256;
-    const uint v2265 = v2258 + 1u;
-    const uint v2266 = iron_frag_coord<64>(41u, iron_lane, true);
-    const bool v2267 = v2266 == v2265;
-    const bool v2268 = v2262 && v2267;
-    const uint v2271 = v2259 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2272 = v2271 == v10;
-    const bool v2273 = v2268 && v2272;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2273) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2274 = v2257 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2275 = v2259 < v12;
-      const bool v2276 = v2274 && v2275;
-      if (v2276) {
-        const uint v2277 = v65 + v2259;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2278 = v272.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2279 = bfloat(v2278);
-        const float v2280 = v272.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2283 = bfloat(v2280);
-        const uint v2284 = v2257 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2285 = v2284 + v2277;
-        *(device bfloat2*)(out + v2285) = bfloat2(v2279, v2283);
-      }
-    } else {
-      const bool v2290 = v2257 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2291 = v2259 < v12;
-      const bool v2292 = v2290 && v2291;
-      if (v2292) {
-        const float v2293 = v272.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2295 = bfloat(v2293);
-        const uint v2296 = v2257 * v3;
-        const uint v2297 = v2296 + v65;
-        const uint v2298 = v2297 + v2259;
-        out[v2298] = v2295;
-      }
-      const uint v2300 = v1125 + v2261;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2302 = v1124 + v2266;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2303 = v2300 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2304 = v2302 < v12;
-      const bool v2305 = v2303 && v2304;
-      if (v2305) {
-        const float v2306 = v272.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2308 = bfloat(v2306);
-        const uint v2309 = v2300 * v3;
-        const uint v2310 = v2309 + v65;
-        const uint v2311 = v2310 + v2302;
-        out[v2311] = v2308;
-      }
+    const uint v1460 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1461 = v1127 + v1460;
+    const uint v1462 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1463 = v1126 + v1462;
+    const bool v1464 = v1461 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1465 = v1463 < v12;
+    const bool v1466 = v1464 && v1465;
+    if (v1466) {
+      const uint v1467 = v65 + v1463;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1468 = v272.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1469 = bfloat(v1468);
+      const float v1470 = v272.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1473 = bfloat(v1470);
+      const uint v1474 = v1461 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1475 = v1474 + v1467;
+      *(device bfloat2*)(out + v1475) = bfloat2(v1469, v1473);
     }
-    const uint v2312 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2313 = v1125 + v2312;
-    const uint v2314 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2315 = v1124 + v2314;
-    const uint v2317 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2318 = v2317 == v2312;
-    const uint v2321 = v2314 + 1u;
-    const uint v2322 = iron_frag_coord<64>(43u, iron_lane, true);
-    const bool v2323 = v2322 == v2321;
-    const bool v2324 = v2318 && v2323;
-    const uint v2327 = v2315 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2328 = v2327 == v10;
-    const bool v2329 = v2324 && v2328;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2329) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2330 = v2313 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2331 = v2315 < v12;
-      const bool v2332 = v2330 && v2331;
-      if (v2332) {
-        const uint v2333 = v65 + v2315;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2334 = v272.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2335 = bfloat(v2334);
-        const float v2336 = v272.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2339 = bfloat(v2336);
-        const uint v2340 = v2313 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2341 = v2340 + v2333;
-        *(device bfloat2*)(out + v2341) = bfloat2(v2335, v2339);
-      }
-    } else {
-      const bool v2346 = v2313 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2347 = v2315 < v12;
-      const bool v2348 = v2346 && v2347;
-      if (v2348) {
-        const float v2349 = v272.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2351 = bfloat(v2349);
-        const uint v2352 = v2313 * v3;
-        const uint v2353 = v2352 + v65;
-        const uint v2354 = v2353 + v2315;
-        out[v2354] = v2351;
-      }
-      const uint v2356 = v1125 + v2317;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2358 = v1124 + v2322;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2359 = v2356 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2360 = v2358 < v12;
-      const bool v2361 = v2359 && v2360;
-      if (v2361) {
-        const float v2362 = v272.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2364 = bfloat(v2362);
-        const uint v2365 = v2356 * v3;
-        const uint v2366 = v2365 + v65;
-        const uint v2367 = v2366 + v2358;
-        out[v2367] = v2364;
-      }
+    const uint v1476 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1477 = v1127 + v1476;
+    const uint v1478 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1479 = v1126 + v1478;
+    const bool v1480 = v1477 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1481 = v1479 < v12;
+    const bool v1482 = v1480 && v1481;
+    if (v1482) {
+      const uint v1483 = v65 + v1479;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1484 = v272.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1485 = bfloat(v1484);
+      const float v1486 = v272.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1489 = bfloat(v1486);
+      const uint v1490 = v1477 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1491 = v1490 + v1483;
+      *(device bfloat2*)(out + v1491) = bfloat2(v1485, v1489);
     }
-    const uint v2368 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2369 = v1125 + v2368;
-    const uint v2370 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2371 = v1124 + v2370;
-    const uint v2373 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2374 = v2373 == v2368;
-    const uint v2377 = v2370 + 1u;
-    const uint v2378 = iron_frag_coord<64>(45u, iron_lane, true);
-    const bool v2379 = v2378 == v2377;
-    const bool v2380 = v2374 && v2379;
-    const uint v2383 = v2371 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2384 = v2383 == v10;
-    const bool v2385 = v2380 && v2384;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2385) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2386 = v2369 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2387 = v2371 < v12;
-      const bool v2388 = v2386 && v2387;
-      if (v2388) {
-        const uint v2389 = v65 + v2371;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2390 = v272.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2391 = bfloat(v2390);
-        const float v2392 = v272.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2395 = bfloat(v2392);
-        const uint v2396 = v2369 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2397 = v2396 + v2389;
-        *(device bfloat2*)(out + v2397) = bfloat2(v2391, v2395);
-      }
-    } else {
-      const bool v2402 = v2369 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2403 = v2371 < v12;
-      const bool v2404 = v2402 && v2403;
-      if (v2404) {
-        const float v2405 = v272.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2407 = bfloat(v2405);
-        const uint v2408 = v2369 * v3;
-        const uint v2409 = v2408 + v65;
-        const uint v2410 = v2409 + v2371;
-        out[v2410] = v2407;
-      }
-      const uint v2412 = v1125 + v2373;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2414 = v1124 + v2378;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2415 = v2412 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2416 = v2414 < v12;
-      const bool v2417 = v2415 && v2416;
-      if (v2417) {
-        const float v2418 = v272.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2420 = bfloat(v2418);
-        const uint v2421 = v2412 * v3;
-        const uint v2422 = v2421 + v65;
-        const uint v2423 = v2422 + v2414;
-        out[v2423] = v2420;
-      }
+    const uint v1492 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1493 = v1127 + v1492;
+    const uint v1494 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1495 = v1126 + v1494;
+    const bool v1496 = v1493 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1497 = v1495 < v12;
+    const bool v1498 = v1496 && v1497;
+    if (v1498) {
+      const uint v1499 = v65 + v1495;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1500 = v272.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1501 = bfloat(v1500);
+      const float v1502 = v272.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1505 = bfloat(v1502);
+      const uint v1506 = v1493 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1507 = v1506 + v1499;
+      *(device bfloat2*)(out + v1507) = bfloat2(v1501, v1505);
     }
-    const uint v2424 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2425 = v1125 + v2424;
-    const uint v2426 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2427 = v1124 + v2426;
-    const uint v2429 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2430 = v2429 == v2424;
-    const uint v2433 = v2426 + 1u;
-    const uint v2434 = iron_frag_coord<64>(47u, iron_lane, true);
-    const bool v2435 = v2434 == v2433;
-    const bool v2436 = v2430 && v2435;
-    const uint v2439 = v2427 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2440 = v2439 == v10;
-    const bool v2441 = v2436 && v2440;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2441) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2442 = v2425 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2443 = v2427 < v12;
-      const bool v2444 = v2442 && v2443;
-      if (v2444) {
-        const uint v2445 = v65 + v2427;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2446 = v272.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2447 = bfloat(v2446);
-        const float v2448 = v272.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2451 = bfloat(v2448);
-        const uint v2452 = v2425 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2453 = v2452 + v2445;
-        *(device bfloat2*)(out + v2453) = bfloat2(v2447, v2451);
-      }
-    } else {
-      const bool v2458 = v2425 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2459 = v2427 < v12;
-      const bool v2460 = v2458 && v2459;
-      if (v2460) {
-        const float v2461 = v272.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2463 = bfloat(v2461);
-        const uint v2464 = v2425 * v3;
-        const uint v2465 = v2464 + v65;
-        const uint v2466 = v2465 + v2427;
-        out[v2466] = v2463;
-      }
-      const uint v2468 = v1125 + v2429;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2470 = v1124 + v2434;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2471 = v2468 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2472 = v2470 < v12;
-      const bool v2473 = v2471 && v2472;
-      if (v2473) {
-        const float v2474 = v272.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2476 = bfloat(v2474);
-        const uint v2477 = v2468 * v3;
-        const uint v2478 = v2477 + v65;
-        const uint v2479 = v2478 + v2470;
-        out[v2479] = v2476;
-      }
+    const uint v1508 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1509 = v1127 + v1508;
+    const uint v1510 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1511 = v1126 + v1510;
+    const bool v1512 = v1509 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1513 = v1511 < v12;
+    const bool v1514 = v1512 && v1513;
+    if (v1514) {
+      const uint v1515 = v65 + v1511;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1516 = v272.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1517 = bfloat(v1516);
+      const float v1518 = v272.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1521 = bfloat(v1518);
+      const uint v1522 = v1509 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1523 = v1522 + v1515;
+      *(device bfloat2*)(out + v1523) = bfloat2(v1517, v1521);
     }
-    const uint v2480 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2481 = v1125 + v2480;
-    const uint v2482 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2483 = v1124 + v2482;
-    const uint v2485 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2486 = v2485 == v2480;
-    const uint v2489 = v2482 + 1u;
-    const uint v2490 = iron_frag_coord<64>(49u, iron_lane, true);
-    const bool v2491 = v2490 == v2489;
-    const bool v2492 = v2486 && v2491;
-    const uint v2495 = v2483 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2496 = v2495 == v10;
-    const bool v2497 = v2492 && v2496;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2497) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2498 = v2481 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2499 = v2483 < v12;
-      const bool v2500 = v2498 && v2499;
-      if (v2500) {
-        const uint v2501 = v65 + v2483;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2502 = v272.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2503 = bfloat(v2502);
-        const float v2504 = v272.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2507 = bfloat(v2504);
-        const uint v2508 = v2481 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2509 = v2508 + v2501;
-        *(device bfloat2*)(out + v2509) = bfloat2(v2503, v2507);
-      }
-    } else {
-      const bool v2514 = v2481 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2515 = v2483 < v12;
-      const bool v2516 = v2514 && v2515;
-      if (v2516) {
-        const float v2517 = v272.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2519 = bfloat(v2517);
-        const uint v2520 = v2481 * v3;
-        const uint v2521 = v2520 + v65;
-        const uint v2522 = v2521 + v2483;
-        out[v2522] = v2519;
-      }
-      const uint v2524 = v1125 + v2485;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2526 = v1124 + v2490;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2527 = v2524 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2528 = v2526 < v12;
-      const bool v2529 = v2527 && v2528;
-      if (v2529) {
-        const float v2530 = v272.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2532 = bfloat(v2530);
-        const uint v2533 = v2524 * v3;
-        const uint v2534 = v2533 + v65;
-        const uint v2535 = v2534 + v2526;
-        out[v2535] = v2532;
-      }
+    const uint v1524 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1525 = v1127 + v1524;
+    const uint v1526 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1527 = v1126 + v1526;
+    const bool v1528 = v1525 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1529 = v1527 < v12;
+    const bool v1530 = v1528 && v1529;
+    if (v1530) {
+      const uint v1531 = v65 + v1527;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1532 = v272.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1533 = bfloat(v1532);
+      const float v1534 = v272.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1537 = bfloat(v1534);
+      const uint v1538 = v1525 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1539 = v1538 + v1531;
+      *(device bfloat2*)(out + v1539) = bfloat2(v1533, v1537);
     }
-    const uint v2536 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2537 = v1125 + v2536;
-    const uint v2538 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2539 = v1124 + v2538;
-    const uint v2541 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2542 = v2541 == v2536;
-    const uint v2545 = v2538 + 1u;
-    const uint v2546 = iron_frag_coord<64>(51u, iron_lane, true);
-    const bool v2547 = v2546 == v2545;
-    const bool v2548 = v2542 && v2547;
-    const uint v2551 = v2539 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2552 = v2551 == v10;
-    const bool v2553 = v2548 && v2552;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2553) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2554 = v2537 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2555 = v2539 < v12;
-      const bool v2556 = v2554 && v2555;
-      if (v2556) {
-        const uint v2557 = v65 + v2539;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2558 = v272.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2559 = bfloat(v2558);
-        const float v2560 = v272.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2563 = bfloat(v2560);
-        const uint v2564 = v2537 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2565 = v2564 + v2557;
-        *(device bfloat2*)(out + v2565) = bfloat2(v2559, v2563);
-      }
-    } else {
-      const bool v2570 = v2537 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2571 = v2539 < v12;
-      const bool v2572 = v2570 && v2571;
-      if (v2572) {
-        const float v2573 = v272.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2575 = bfloat(v2573);
-        const uint v2576 = v2537 * v3;
-        const uint v2577 = v2576 + v65;
-        const uint v2578 = v2577 + v2539;
-        out[v2578] = v2575;
-      }
-      const uint v2580 = v1125 + v2541;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2582 = v1124 + v2546;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2583 = v2580 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2584 = v2582 < v12;
-      const bool v2585 = v2583 && v2584;
-      if (v2585) {
-        const float v2586 = v272.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2588 = bfloat(v2586);
-        const uint v2589 = v2580 * v3;
-        const uint v2590 = v2589 + v65;
-        const uint v2591 = v2590 + v2582;
-        out[v2591] = v2588;
-      }
+    const uint v1540 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1541 = v1127 + v1540;
+    const uint v1542 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1543 = v1126 + v1542;
+    const bool v1544 = v1541 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1545 = v1543 < v12;
+    const bool v1546 = v1544 && v1545;
+    if (v1546) {
+      const uint v1547 = v65 + v1543;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1548 = v272.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1549 = bfloat(v1548);
+      const float v1550 = v272.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1553 = bfloat(v1550);
+      const uint v1554 = v1541 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1555 = v1554 + v1547;
+      *(device bfloat2*)(out + v1555) = bfloat2(v1549, v1553);
     }
-    const uint v2592 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2593 = v1125 + v2592;
-    const uint v2594 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2595 = v1124 + v2594;
-    const uint v2597 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2598 = v2597 == v2592;
-    const uint v2601 = v2594 + 1u;
-    const uint v2602 = iron_frag_coord<64>(53u, iron_lane, true);
-    const bool v2603 = v2602 == v2601;
-    const bool v2604 = v2598 && v2603;
-    const uint v2607 = v2595 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2608 = v2607 == v10;
-    const bool v2609 = v2604 && v2608;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2609) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2610 = v2593 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2611 = v2595 < v12;
-      const bool v2612 = v2610 && v2611;
-      if (v2612) {
-        const uint v2613 = v65 + v2595;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2614 = v272.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2615 = bfloat(v2614);
-        const float v2616 = v272.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2619 = bfloat(v2616);
-        const uint v2620 = v2593 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2621 = v2620 + v2613;
-        *(device bfloat2*)(out + v2621) = bfloat2(v2615, v2619);
-      }
-    } else {
-      const bool v2626 = v2593 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2627 = v2595 < v12;
-      const bool v2628 = v2626 && v2627;
-      if (v2628) {
-        const float v2629 = v272.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2631 = bfloat(v2629);
-        const uint v2632 = v2593 * v3;
-        const uint v2633 = v2632 + v65;
-        const uint v2634 = v2633 + v2595;
-        out[v2634] = v2631;
-      }
-      const uint v2636 = v1125 + v2597;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2638 = v1124 + v2602;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2639 = v2636 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2640 = v2638 < v12;
-      const bool v2641 = v2639 && v2640;
-      if (v2641) {
-        const float v2642 = v272.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2644 = bfloat(v2642);
-        const uint v2645 = v2636 * v3;
-        const uint v2646 = v2645 + v65;
-        const uint v2647 = v2646 + v2638;
-        out[v2647] = v2644;
-      }
+    const uint v1556 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1557 = v1127 + v1556;
+    const uint v1558 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1559 = v1126 + v1558;
+    const bool v1560 = v1557 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1561 = v1559 < v12;
+    const bool v1562 = v1560 && v1561;
+    if (v1562) {
+      const uint v1563 = v65 + v1559;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1564 = v272.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1565 = bfloat(v1564);
+      const float v1566 = v272.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1569 = bfloat(v1566);
+      const uint v1570 = v1557 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1571 = v1570 + v1563;
+      *(device bfloat2*)(out + v1571) = bfloat2(v1565, v1569);
     }
-    const uint v2648 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2649 = v1125 + v2648;
-    const uint v2650 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2651 = v1124 + v2650;
-    const uint v2653 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2654 = v2653 == v2648;
-    const uint v2657 = v2650 + 1u;
-    const uint v2658 = iron_frag_coord<64>(55u, iron_lane, true);
-    const bool v2659 = v2658 == v2657;
-    const bool v2660 = v2654 && v2659;
-    const uint v2663 = v2651 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2664 = v2663 == v10;
-    const bool v2665 = v2660 && v2664;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2665) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2666 = v2649 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2667 = v2651 < v12;
-      const bool v2668 = v2666 && v2667;
-      if (v2668) {
-        const uint v2669 = v65 + v2651;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2670 = v272.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2671 = bfloat(v2670);
-        const float v2672 = v272.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2675 = bfloat(v2672);
-        const uint v2676 = v2649 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2677 = v2676 + v2669;
-        *(device bfloat2*)(out + v2677) = bfloat2(v2671, v2675);
-      }
-    } else {
-      const bool v2682 = v2649 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2683 = v2651 < v12;
-      const bool v2684 = v2682 && v2683;
-      if (v2684) {
-        const float v2685 = v272.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2687 = bfloat(v2685);
-        const uint v2688 = v2649 * v3;
-        const uint v2689 = v2688 + v65;
-        const uint v2690 = v2689 + v2651;
-        out[v2690] = v2687;
-      }
-      const uint v2692 = v1125 + v2653;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2694 = v1124 + v2658;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2695 = v2692 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2696 = v2694 < v12;
-      const bool v2697 = v2695 && v2696;
-      if (v2697) {
-        const float v2698 = v272.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2700 = bfloat(v2698);
-        const uint v2701 = v2692 * v3;
-        const uint v2702 = v2701 + v65;
-        const uint v2703 = v2702 + v2694;
-        out[v2703] = v2700;
-      }
+    const uint v1572 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1573 = v1127 + v1572;
+    const uint v1574 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1575 = v1126 + v1574;
+    const bool v1576 = v1573 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1577 = v1575 < v12;
+    const bool v1578 = v1576 && v1577;
+    if (v1578) {
+      const uint v1579 = v65 + v1575;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1580 = v272.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1581 = bfloat(v1580);
+      const float v1582 = v272.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1585 = bfloat(v1582);
+      const uint v1586 = v1573 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1587 = v1586 + v1579;
+      *(device bfloat2*)(out + v1587) = bfloat2(v1581, v1585);
     }
-    const uint v2704 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2705 = v1125 + v2704;
-    const uint v2706 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2707 = v1124 + v2706;
-    const uint v2709 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2710 = v2709 == v2704;
-    const uint v2713 = v2706 + 1u;
-    const uint v2714 = iron_frag_coord<64>(57u, iron_lane, true);
-    const bool v2715 = v2714 == v2713;
-    const bool v2716 = v2710 && v2715;
-    const uint v2719 = v2707 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2720 = v2719 == v10;
-    const bool v2721 = v2716 && v2720;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2721) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2722 = v2705 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2723 = v2707 < v12;
-      const bool v2724 = v2722 && v2723;
-      if (v2724) {
-        const uint v2725 = v65 + v2707;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2726 = v272.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2727 = bfloat(v2726);
-        const float v2728 = v272.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2731 = bfloat(v2728);
-        const uint v2732 = v2705 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2733 = v2732 + v2725;
-        *(device bfloat2*)(out + v2733) = bfloat2(v2727, v2731);
-      }
-    } else {
-      const bool v2738 = v2705 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2739 = v2707 < v12;
-      const bool v2740 = v2738 && v2739;
-      if (v2740) {
-        const float v2741 = v272.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2743 = bfloat(v2741);
-        const uint v2744 = v2705 * v3;
-        const uint v2745 = v2744 + v65;
-        const uint v2746 = v2745 + v2707;
-        out[v2746] = v2743;
-      }
-      const uint v2748 = v1125 + v2709;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2750 = v1124 + v2714;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2751 = v2748 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2752 = v2750 < v12;
-      const bool v2753 = v2751 && v2752;
-      if (v2753) {
-        const float v2754 = v272.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2756 = bfloat(v2754);
-        const uint v2757 = v2748 * v3;
-        const uint v2758 = v2757 + v65;
-        const uint v2759 = v2758 + v2750;
-        out[v2759] = v2756;
-      }
+    const uint v1588 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1589 = v1127 + v1588;
+    const uint v1590 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1591 = v1126 + v1590;
+    const bool v1592 = v1589 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1593 = v1591 < v12;
+    const bool v1594 = v1592 && v1593;
+    if (v1594) {
+      const uint v1595 = v65 + v1591;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1596 = v272.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1597 = bfloat(v1596);
+      const float v1598 = v272.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1601 = bfloat(v1598);
+      const uint v1602 = v1589 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1603 = v1602 + v1595;
+      *(device bfloat2*)(out + v1603) = bfloat2(v1597, v1601);
     }
-    const uint v2760 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2761 = v1125 + v2760;
-    const uint v2762 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2763 = v1124 + v2762;
-    const uint v2765 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2766 = v2765 == v2760;
-    const uint v2769 = v2762 + 1u;
-    const uint v2770 = iron_frag_coord<64>(59u, iron_lane, true);
-    const bool v2771 = v2770 == v2769;
-    const bool v2772 = v2766 && v2771;
-    const uint v2775 = v2763 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2776 = v2775 == v10;
-    const bool v2777 = v2772 && v2776;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2777) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2778 = v2761 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2779 = v2763 < v12;
-      const bool v2780 = v2778 && v2779;
-      if (v2780) {
-        const uint v2781 = v65 + v2763;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2782 = v272.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2783 = bfloat(v2782);
-        const float v2784 = v272.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2787 = bfloat(v2784);
-        const uint v2788 = v2761 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2789 = v2788 + v2781;
-        *(device bfloat2*)(out + v2789) = bfloat2(v2783, v2787);
-      }
-    } else {
-      const bool v2794 = v2761 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2795 = v2763 < v12;
-      const bool v2796 = v2794 && v2795;
-      if (v2796) {
-        const float v2797 = v272.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2799 = bfloat(v2797);
-        const uint v2800 = v2761 * v3;
-        const uint v2801 = v2800 + v65;
-        const uint v2802 = v2801 + v2763;
-        out[v2802] = v2799;
-      }
-      const uint v2804 = v1125 + v2765;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2806 = v1124 + v2770;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2807 = v2804 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2808 = v2806 < v12;
-      const bool v2809 = v2807 && v2808;
-      if (v2809) {
-        const float v2810 = v272.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2812 = bfloat(v2810);
-        const uint v2813 = v2804 * v3;
-        const uint v2814 = v2813 + v65;
-        const uint v2815 = v2814 + v2806;
-        out[v2815] = v2812;
-      }
+    const uint v1604 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1605 = v1127 + v1604;
+    const uint v1606 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1607 = v1126 + v1606;
+    const bool v1608 = v1605 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1609 = v1607 < v12;
+    const bool v1610 = v1608 && v1609;
+    if (v1610) {
+      const uint v1611 = v65 + v1607;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1612 = v272.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1613 = bfloat(v1612);
+      const float v1614 = v272.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1617 = bfloat(v1614);
+      const uint v1618 = v1605 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1619 = v1618 + v1611;
+      *(device bfloat2*)(out + v1619) = bfloat2(v1613, v1617);
     }
-    const uint v2816 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2817 = v1125 + v2816;
-    const uint v2818 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2819 = v1124 + v2818;
-    const uint v2821 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2822 = v2821 == v2816;
-    const uint v2825 = v2818 + 1u;
-    const uint v2826 = iron_frag_coord<64>(61u, iron_lane, true);
-    const bool v2827 = v2826 == v2825;
-    const bool v2828 = v2822 && v2827;
-    const uint v2831 = v2819 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2832 = v2831 == v10;
-    const bool v2833 = v2828 && v2832;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2833) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2834 = v2817 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2835 = v2819 < v12;
-      const bool v2836 = v2834 && v2835;
-      if (v2836) {
-        const uint v2837 = v65 + v2819;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2838 = v272.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2839 = bfloat(v2838);
-        const float v2840 = v272.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2843 = bfloat(v2840);
-        const uint v2844 = v2817 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2845 = v2844 + v2837;
-        *(device bfloat2*)(out + v2845) = bfloat2(v2839, v2843);
-      }
-    } else {
-      const bool v2850 = v2817 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2851 = v2819 < v12;
-      const bool v2852 = v2850 && v2851;
-      if (v2852) {
-        const float v2853 = v272.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2855 = bfloat(v2853);
-        const uint v2856 = v2817 * v3;
-        const uint v2857 = v2856 + v65;
-        const uint v2858 = v2857 + v2819;
-        out[v2858] = v2855;
-      }
-      const uint v2860 = v1125 + v2821;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2862 = v1124 + v2826;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2863 = v2860 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2864 = v2862 < v12;
-      const bool v2865 = v2863 && v2864;
-      if (v2865) {
-        const float v2866 = v272.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2868 = bfloat(v2866);
-        const uint v2869 = v2860 * v3;
-        const uint v2870 = v2869 + v65;
-        const uint v2871 = v2870 + v2862;
-        out[v2871] = v2868;
-      }
+    const uint v1620 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1621 = v1127 + v1620;
+    const uint v1622 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1623 = v1126 + v1622;
+    const bool v1624 = v1621 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1625 = v1623 < v12;
+    const bool v1626 = v1624 && v1625;
+    if (v1626) {
+      const uint v1627 = v65 + v1623;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1628 = v272.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1629 = bfloat(v1628);
+      const float v1630 = v272.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1633 = bfloat(v1630);
+      const uint v1634 = v1621 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1635 = v1634 + v1627;
+      *(device bfloat2*)(out + v1635) = bfloat2(v1629, v1633);
     }
-    const uint v2872 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2873 = v1125 + v2872;
-    const uint v2874 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2875 = v1124 + v2874;
-    const uint v2877 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2878 = v2877 == v2872;
-    const uint v2881 = v2874 + 1u;
-    const uint v2882 = iron_frag_coord<64>(63u, iron_lane, true);
-    const bool v2883 = v2882 == v2881;
-    const bool v2884 = v2878 && v2883;
-    const uint v2887 = v2875 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2888 = v2887 == v10;
-    const bool v2889 = v2884 && v2888;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2889) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2890 = v2873 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2891 = v2875 < v12;
-      const bool v2892 = v2890 && v2891;
-      if (v2892) {
-        const uint v2893 = v65 + v2875;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2894 = v272.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2895 = bfloat(v2894);
-        const float v2896 = v272.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2899 = bfloat(v2896);
-        const uint v2900 = v2873 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2901 = v2900 + v2893;
-        *(device bfloat2*)(out + v2901) = bfloat2(v2895, v2899);
-      }
-    } else {
-      const bool v2906 = v2873 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2907 = v2875 < v12;
-      const bool v2908 = v2906 && v2907;
-      if (v2908) {
-        const float v2909 = v272.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2911 = bfloat(v2909);
-        const uint v2912 = v2873 * v3;
-        const uint v2913 = v2912 + v65;
-        const uint v2914 = v2913 + v2875;
-        out[v2914] = v2911;
-      }
-      const uint v2916 = v1125 + v2877;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2918 = v1124 + v2882;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2919 = v2916 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2920 = v2918 < v12;
-      const bool v2921 = v2919 && v2920;
-      if (v2921) {
-        const float v2922 = v272.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2924 = bfloat(v2922);
-        const uint v2925 = v2916 * v3;
-        const uint v2926 = v2925 + v65;
-        const uint v2927 = v2926 + v2918;
-        out[v2927] = v2924;
-      }
+    const uint v1636 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1637 = v1127 + v1636;
+    const uint v1638 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1639 = v1126 + v1638;
+    const bool v1640 = v1637 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1641 = v1639 < v12;
+    const bool v1642 = v1640 && v1641;
+    if (v1642) {
+      const uint v1643 = v65 + v1639;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1644 = v272.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1645 = bfloat(v1644);
+      const float v1646 = v272.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1649 = bfloat(v1646);
+      const uint v1650 = v1637 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1651 = v1650 + v1643;
+      *(device bfloat2*)(out + v1651) = bfloat2(v1645, v1649);
     }
-    const uint v2928 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2929 = v1125 + v2928;
-    const uint v2930 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2931 = v1124 + v2930;
-    const uint v2933 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2934 = v2933 == v2928;
-    const uint v2937 = v2930 + 1u;
-    const uint v2938 = iron_frag_coord<64>(65u, iron_lane, true);
-    const bool v2939 = v2938 == v2937;
-    const bool v2940 = v2934 && v2939;
-    const uint v2943 = v2931 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2944 = v2943 == v10;
-    const bool v2945 = v2940 && v2944;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2945) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2946 = v2929 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2947 = v2931 < v12;
-      const bool v2948 = v2946 && v2947;
-      if (v2948) {
-        const uint v2949 = v65 + v2931;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2950 = v272.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2951 = bfloat(v2950);
-        const float v2952 = v272.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2955 = bfloat(v2952);
-        const uint v2956 = v2929 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2957 = v2956 + v2949;
-        *(device bfloat2*)(out + v2957) = bfloat2(v2951, v2955);
-      }
-    } else {
-      const bool v2962 = v2929 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2963 = v2931 < v12;
-      const bool v2964 = v2962 && v2963;
-      if (v2964) {
-        const float v2965 = v272.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2967 = bfloat(v2965);
-        const uint v2968 = v2929 * v3;
-        const uint v2969 = v2968 + v65;
-        const uint v2970 = v2969 + v2931;
-        out[v2970] = v2967;
-      }
-      const uint v2972 = v1125 + v2933;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2974 = v1124 + v2938;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2975 = v2972 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2976 = v2974 < v12;
-      const bool v2977 = v2975 && v2976;
-      if (v2977) {
-        const float v2978 = v272.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2980 = bfloat(v2978);
-        const uint v2981 = v2972 * v3;
-        const uint v2982 = v2981 + v65;
-        const uint v2983 = v2982 + v2974;
-        out[v2983] = v2980;
-      }
+    const uint v1652 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1653 = v1127 + v1652;
+    const uint v1654 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1655 = v1126 + v1654;
+    const bool v1656 = v1653 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1657 = v1655 < v12;
+    const bool v1658 = v1656 && v1657;
+    if (v1658) {
+      const uint v1659 = v65 + v1655;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1660 = v272.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1661 = bfloat(v1660);
+      const float v1662 = v272.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1665 = bfloat(v1662);
+      const uint v1666 = v1653 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1667 = v1666 + v1659;
+      *(device bfloat2*)(out + v1667) = bfloat2(v1661, v1665);
     }
-    const uint v2984 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2985 = v1125 + v2984;
-    const uint v2986 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2987 = v1124 + v2986;
-    const uint v2989 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2990 = v2989 == v2984;
-    const uint v2993 = v2986 + 1u;
-    const uint v2994 = iron_frag_coord<64>(67u, iron_lane, true);
-    const bool v2995 = v2994 == v2993;
-    const bool v2996 = v2990 && v2995;
-    const uint v2999 = v2987 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3000 = v2999 == v10;
-    const bool v3001 = v2996 && v3000;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3001) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3002 = v2985 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3003 = v2987 < v12;
-      const bool v3004 = v3002 && v3003;
-      if (v3004) {
-        const uint v3005 = v65 + v2987;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3006 = v272.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3007 = bfloat(v3006);
-        const float v3008 = v272.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3011 = bfloat(v3008);
-        const uint v3012 = v2985 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3013 = v3012 + v3005;
-        *(device bfloat2*)(out + v3013) = bfloat2(v3007, v3011);
-      }
-    } else {
-      const bool v3018 = v2985 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3019 = v2987 < v12;
-      const bool v3020 = v3018 && v3019;
-      if (v3020) {
-        const float v3021 = v272.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3023 = bfloat(v3021);
-        const uint v3024 = v2985 * v3;
-        const uint v3025 = v3024 + v65;
-        const uint v3026 = v3025 + v2987;
-        out[v3026] = v3023;
-      }
-      const uint v3028 = v1125 + v2989;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3030 = v1124 + v2994;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3031 = v3028 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3032 = v3030 < v12;
-      const bool v3033 = v3031 && v3032;
-      if (v3033) {
-        const float v3034 = v272.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3036 = bfloat(v3034);
-        const uint v3037 = v3028 * v3;
-        const uint v3038 = v3037 + v65;
-        const uint v3039 = v3038 + v3030;
-        out[v3039] = v3036;
-      }
+    const uint v1668 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1669 = v1127 + v1668;
+    const uint v1670 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1671 = v1126 + v1670;
+    const bool v1672 = v1669 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1673 = v1671 < v12;
+    const bool v1674 = v1672 && v1673;
+    if (v1674) {
+      const uint v1675 = v65 + v1671;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1676 = v272.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1677 = bfloat(v1676);
+      const float v1678 = v272.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1681 = bfloat(v1678);
+      const uint v1682 = v1669 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1683 = v1682 + v1675;
+      *(device bfloat2*)(out + v1683) = bfloat2(v1677, v1681);
     }
-    const uint v3040 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3041 = v1125 + v3040;
-    const uint v3042 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3043 = v1124 + v3042;
-    const uint v3045 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3046 = v3045 == v3040;
-    const uint v3049 = v3042 + 1u;
-    const uint v3050 = iron_frag_coord<64>(69u, iron_lane, true);
-    const bool v3051 = v3050 == v3049;
-    const bool v3052 = v3046 && v3051;
-    const uint v3055 = v3043 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3056 = v3055 == v10;
-    const bool v3057 = v3052 && v3056;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3057) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3058 = v3041 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3059 = v3043 < v12;
-      const bool v3060 = v3058 && v3059;
-      if (v3060) {
-        const uint v3061 = v65 + v3043;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3062 = v272.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3063 = bfloat(v3062);
-        const float v3064 = v272.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3067 = bfloat(v3064);
-        const uint v3068 = v3041 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3069 = v3068 + v3061;
-        *(device bfloat2*)(out + v3069) = bfloat2(v3063, v3067);
-      }
-    } else {
-      const bool v3074 = v3041 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3075 = v3043 < v12;
-      const bool v3076 = v3074 && v3075;
-      if (v3076) {
-        const float v3077 = v272.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3079 = bfloat(v3077);
-        const uint v3080 = v3041 * v3;
-        const uint v3081 = v3080 + v65;
-        const uint v3082 = v3081 + v3043;
-        out[v3082] = v3079;
-      }
-      const uint v3084 = v1125 + v3045;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3086 = v1124 + v3050;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3087 = v3084 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3088 = v3086 < v12;
-      const bool v3089 = v3087 && v3088;
-      if (v3089) {
-        const float v3090 = v272.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3092 = bfloat(v3090);
-        const uint v3093 = v3084 * v3;
-        const uint v3094 = v3093 + v65;
-        const uint v3095 = v3094 + v3086;
-        out[v3095] = v3092;
-      }
+    const uint v1684 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1685 = v1127 + v1684;
+    const uint v1686 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1687 = v1126 + v1686;
+    const bool v1688 = v1685 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1689 = v1687 < v12;
+    const bool v1690 = v1688 && v1689;
+    if (v1690) {
+      const uint v1691 = v65 + v1687;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1692 = v272.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1693 = bfloat(v1692);
+      const float v1694 = v272.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1697 = bfloat(v1694);
+      const uint v1698 = v1685 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1699 = v1698 + v1691;
+      *(device bfloat2*)(out + v1699) = bfloat2(v1693, v1697);
     }
-    const uint v3096 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3097 = v1125 + v3096;
-    const uint v3098 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3099 = v1124 + v3098;
-    const uint v3101 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3102 = v3101 == v3096;
-    const uint v3105 = v3098 + 1u;
-    const uint v3106 = iron_frag_coord<64>(71u, iron_lane, true);
-    const bool v3107 = v3106 == v3105;
-    const bool v3108 = v3102 && v3107;
-    const uint v3111 = v3099 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3112 = v3111 == v10;
-    const bool v3113 = v3108 && v3112;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3113) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3114 = v3097 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3115 = v3099 < v12;
-      const bool v3116 = v3114 && v3115;
-      if (v3116) {
-        const uint v3117 = v65 + v3099;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3118 = v272.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3119 = bfloat(v3118);
-        const float v3120 = v272.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3123 = bfloat(v3120);
-        const uint v3124 = v3097 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3125 = v3124 + v3117;
-        *(device bfloat2*)(out + v3125) = bfloat2(v3119, v3123);
-      }
-    } else {
-      const bool v3130 = v3097 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3131 = v3099 < v12;
-      const bool v3132 = v3130 && v3131;
-      if (v3132) {
-        const float v3133 = v272.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3135 = bfloat(v3133);
-        const uint v3136 = v3097 * v3;
-        const uint v3137 = v3136 + v65;
-        const uint v3138 = v3137 + v3099;
-        out[v3138] = v3135;
-      }
-      const uint v3140 = v1125 + v3101;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3142 = v1124 + v3106;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3143 = v3140 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3144 = v3142 < v12;
-      const bool v3145 = v3143 && v3144;
-      if (v3145) {
-        const float v3146 = v272.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3148 = bfloat(v3146);
-        const uint v3149 = v3140 * v3;
-        const uint v3150 = v3149 + v65;
-        const uint v3151 = v3150 + v3142;
-        out[v3151] = v3148;
-      }
+    const uint v1700 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1701 = v1127 + v1700;
+    const uint v1702 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1703 = v1126 + v1702;
+    const bool v1704 = v1701 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1705 = v1703 < v12;
+    const bool v1706 = v1704 && v1705;
+    if (v1706) {
+      const uint v1707 = v65 + v1703;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1708 = v272.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1709 = bfloat(v1708);
+      const float v1710 = v272.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1713 = bfloat(v1710);
+      const uint v1714 = v1701 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1715 = v1714 + v1707;
+      *(device bfloat2*)(out + v1715) = bfloat2(v1709, v1713);
     }
-    const uint v3152 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3153 = v1125 + v3152;
-    const uint v3154 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3155 = v1124 + v3154;
-    const uint v3157 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3158 = v3157 == v3152;
-    const uint v3161 = v3154 + 1u;
-    const uint v3162 = iron_frag_coord<64>(73u, iron_lane, true);
-    const bool v3163 = v3162 == v3161;
-    const bool v3164 = v3158 && v3163;
-    const uint v3167 = v3155 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3168 = v3167 == v10;
-    const bool v3169 = v3164 && v3168;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3169) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3170 = v3153 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3171 = v3155 < v12;
-      const bool v3172 = v3170 && v3171;
-      if (v3172) {
-        const uint v3173 = v65 + v3155;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3174 = v272.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3175 = bfloat(v3174);
-        const float v3176 = v272.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3179 = bfloat(v3176);
-        const uint v3180 = v3153 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3181 = v3180 + v3173;
-        *(device bfloat2*)(out + v3181) = bfloat2(v3175, v3179);
-      }
-    } else {
-      const bool v3186 = v3153 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3187 = v3155 < v12;
-      const bool v3188 = v3186 && v3187;
-      if (v3188) {
-        const float v3189 = v272.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3191 = bfloat(v3189);
-        const uint v3192 = v3153 * v3;
-        const uint v3193 = v3192 + v65;
-        const uint v3194 = v3193 + v3155;
-        out[v3194] = v3191;
-      }
-      const uint v3196 = v1125 + v3157;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3198 = v1124 + v3162;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3199 = v3196 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3200 = v3198 < v12;
-      const bool v3201 = v3199 && v3200;
-      if (v3201) {
-        const float v3202 = v272.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3204 = bfloat(v3202);
-        const uint v3205 = v3196 * v3;
-        const uint v3206 = v3205 + v65;
-        const uint v3207 = v3206 + v3198;
-        out[v3207] = v3204;
-      }
+    const uint v1716 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1717 = v1127 + v1716;
+    const uint v1718 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1719 = v1126 + v1718;
+    const bool v1720 = v1717 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1721 = v1719 < v12;
+    const bool v1722 = v1720 && v1721;
+    if (v1722) {
+      const uint v1723 = v65 + v1719;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1724 = v272.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1725 = bfloat(v1724);
+      const float v1726 = v272.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1729 = bfloat(v1726);
+      const uint v1730 = v1717 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1731 = v1730 + v1723;
+      *(device bfloat2*)(out + v1731) = bfloat2(v1725, v1729);
     }
-    const uint v3208 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3209 = v1125 + v3208;
-    const uint v3210 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3211 = v1124 + v3210;
-    const uint v3213 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3214 = v3213 == v3208;
-    const uint v3217 = v3210 + 1u;
-    const uint v3218 = iron_frag_coord<64>(75u, iron_lane, true);
-    const bool v3219 = v3218 == v3217;
-    const bool v3220 = v3214 && v3219;
-    const uint v3223 = v3211 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3224 = v3223 == v10;
-    const bool v3225 = v3220 && v3224;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3225) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3226 = v3209 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3227 = v3211 < v12;
-      const bool v3228 = v3226 && v3227;
-      if (v3228) {
-        const uint v3229 = v65 + v3211;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3230 = v272.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3231 = bfloat(v3230);
-        const float v3232 = v272.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3235 = bfloat(v3232);
-        const uint v3236 = v3209 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3237 = v3236 + v3229;
-        *(device bfloat2*)(out + v3237) = bfloat2(v3231, v3235);
-      }
-    } else {
-      const bool v3242 = v3209 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3243 = v3211 < v12;
-      const bool v3244 = v3242 && v3243;
-      if (v3244) {
-        const float v3245 = v272.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3247 = bfloat(v3245);
-        const uint v3248 = v3209 * v3;
-        const uint v3249 = v3248 + v65;
-        const uint v3250 = v3249 + v3211;
-        out[v3250] = v3247;
-      }
-      const uint v3252 = v1125 + v3213;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3254 = v1124 + v3218;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3255 = v3252 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3256 = v3254 < v12;
-      const bool v3257 = v3255 && v3256;
-      if (v3257) {
-        const float v3258 = v272.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3260 = bfloat(v3258);
-        const uint v3261 = v3252 * v3;
-        const uint v3262 = v3261 + v65;
-        const uint v3263 = v3262 + v3254;
-        out[v3263] = v3260;
-      }
+    const uint v1732 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1733 = v1127 + v1732;
+    const uint v1734 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1735 = v1126 + v1734;
+    const bool v1736 = v1733 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1737 = v1735 < v12;
+    const bool v1738 = v1736 && v1737;
+    if (v1738) {
+      const uint v1739 = v65 + v1735;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1740 = v272.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1741 = bfloat(v1740);
+      const float v1742 = v272.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1745 = bfloat(v1742);
+      const uint v1746 = v1733 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1747 = v1746 + v1739;
+      *(device bfloat2*)(out + v1747) = bfloat2(v1741, v1745);
     }
-    const uint v3264 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3265 = v1125 + v3264;
-    const uint v3266 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3267 = v1124 + v3266;
-    const uint v3269 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3270 = v3269 == v3264;
-    const uint v3273 = v3266 + 1u;
-    const uint v3274 = iron_frag_coord<64>(77u, iron_lane, true);
-    const bool v3275 = v3274 == v3273;
-    const bool v3276 = v3270 && v3275;
-    const uint v3279 = v3267 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3280 = v3279 == v10;
-    const bool v3281 = v3276 && v3280;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3281) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3282 = v3265 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3283 = v3267 < v12;
-      const bool v3284 = v3282 && v3283;
-      if (v3284) {
-        const uint v3285 = v65 + v3267;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3286 = v272.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3287 = bfloat(v3286);
-        const float v3288 = v272.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3291 = bfloat(v3288);
-        const uint v3292 = v3265 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3293 = v3292 + v3285;
-        *(device bfloat2*)(out + v3293) = bfloat2(v3287, v3291);
-      }
-    } else {
-      const bool v3298 = v3265 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3299 = v3267 < v12;
-      const bool v3300 = v3298 && v3299;
-      if (v3300) {
-        const float v3301 = v272.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3303 = bfloat(v3301);
-        const uint v3304 = v3265 * v3;
-        const uint v3305 = v3304 + v65;
-        const uint v3306 = v3305 + v3267;
-        out[v3306] = v3303;
-      }
-      const uint v3308 = v1125 + v3269;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3310 = v1124 + v3274;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3311 = v3308 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3312 = v3310 < v12;
-      const bool v3313 = v3311 && v3312;
-      if (v3313) {
-        const float v3314 = v272.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3316 = bfloat(v3314);
-        const uint v3317 = v3308 * v3;
-        const uint v3318 = v3317 + v65;
-        const uint v3319 = v3318 + v3310;
-        out[v3319] = v3316;
-      }
+    const uint v1748 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1749 = v1127 + v1748;
+    const uint v1750 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1751 = v1126 + v1750;
+    const bool v1752 = v1749 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1753 = v1751 < v12;
+    const bool v1754 = v1752 && v1753;
+    if (v1754) {
+      const uint v1755 = v65 + v1751;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1756 = v272.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1757 = bfloat(v1756);
+      const float v1758 = v272.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1761 = bfloat(v1758);
+      const uint v1762 = v1749 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1763 = v1762 + v1755;
+      *(device bfloat2*)(out + v1763) = bfloat2(v1757, v1761);
     }
-    const uint v3320 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3321 = v1125 + v3320;
-    const uint v3322 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3323 = v1124 + v3322;
-    const uint v3325 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3326 = v3325 == v3320;
-    const uint v3329 = v3322 + 1u;
-    const uint v3330 = iron_frag_coord<64>(79u, iron_lane, true);
-    const bool v3331 = v3330 == v3329;
-    const bool v3332 = v3326 && v3331;
-    const uint v3335 = v3323 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3336 = v3335 == v10;
-    const bool v3337 = v3332 && v3336;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3337) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3338 = v3321 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3339 = v3323 < v12;
-      const bool v3340 = v3338 && v3339;
-      if (v3340) {
-        const uint v3341 = v65 + v3323;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3342 = v272.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3343 = bfloat(v3342);
-        const float v3344 = v272.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3347 = bfloat(v3344);
-        const uint v3348 = v3321 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3349 = v3348 + v3341;
-        *(device bfloat2*)(out + v3349) = bfloat2(v3343, v3347);
-      }
-    } else {
-      const bool v3354 = v3321 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3355 = v3323 < v12;
-      const bool v3356 = v3354 && v3355;
-      if (v3356) {
-        const float v3357 = v272.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3359 = bfloat(v3357);
-        const uint v3360 = v3321 * v3;
-        const uint v3361 = v3360 + v65;
-        const uint v3362 = v3361 + v3323;
-        out[v3362] = v3359;
-      }
-      const uint v3364 = v1125 + v3325;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3366 = v1124 + v3330;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3367 = v3364 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3368 = v3366 < v12;
-      const bool v3369 = v3367 && v3368;
-      if (v3369) {
-        const float v3370 = v272.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3372 = bfloat(v3370);
-        const uint v3373 = v3364 * v3;
-        const uint v3374 = v3373 + v65;
-        const uint v3375 = v3374 + v3366;
-        out[v3375] = v3372;
-      }
+    const uint v1764 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1765 = v1127 + v1764;
+    const uint v1766 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1767 = v1126 + v1766;
+    const bool v1768 = v1765 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1769 = v1767 < v12;
+    const bool v1770 = v1768 && v1769;
+    if (v1770) {
+      const uint v1771 = v65 + v1767;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1772 = v272.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1773 = bfloat(v1772);
+      const float v1774 = v272.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1777 = bfloat(v1774);
+      const uint v1778 = v1765 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1779 = v1778 + v1771;
+      *(device bfloat2*)(out + v1779) = bfloat2(v1773, v1777);
     }
-    const uint v3376 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3377 = v1125 + v3376;
-    const uint v3378 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3379 = v1124 + v3378;
-    const uint v3381 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3382 = v3381 == v3376;
-    const uint v3385 = v3378 + 1u;
-    const uint v3386 = iron_frag_coord<64>(81u, iron_lane, true);
-    const bool v3387 = v3386 == v3385;
-    const bool v3388 = v3382 && v3387;
-    const uint v3391 = v3379 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3392 = v3391 == v10;
-    const bool v3393 = v3388 && v3392;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3393) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3394 = v3377 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3395 = v3379 < v12;
-      const bool v3396 = v3394 && v3395;
-      if (v3396) {
-        const uint v3397 = v65 + v3379;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3398 = v272.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3399 = bfloat(v3398);
-        const float v3400 = v272.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3403 = bfloat(v3400);
-        const uint v3404 = v3377 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3405 = v3404 + v3397;
-        *(device bfloat2*)(out + v3405) = bfloat2(v3399, v3403);
-      }
-    } else {
-      const bool v3410 = v3377 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3411 = v3379 < v12;
-      const bool v3412 = v3410 && v3411;
-      if (v3412) {
-        const float v3413 = v272.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3415 = bfloat(v3413);
-        const uint v3416 = v3377 * v3;
-        const uint v3417 = v3416 + v65;
-        const uint v3418 = v3417 + v3379;
-        out[v3418] = v3415;
-      }
-      const uint v3420 = v1125 + v3381;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3422 = v1124 + v3386;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3423 = v3420 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3424 = v3422 < v12;
-      const bool v3425 = v3423 && v3424;
-      if (v3425) {
-        const float v3426 = v272.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3428 = bfloat(v3426);
-        const uint v3429 = v3420 * v3;
-        const uint v3430 = v3429 + v65;
-        const uint v3431 = v3430 + v3422;
-        out[v3431] = v3428;
-      }
+    const uint v1780 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1781 = v1127 + v1780;
+    const uint v1782 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1783 = v1126 + v1782;
+    const bool v1784 = v1781 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1785 = v1783 < v12;
+    const bool v1786 = v1784 && v1785;
+    if (v1786) {
+      const uint v1787 = v65 + v1783;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1788 = v272.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1789 = bfloat(v1788);
+      const float v1790 = v272.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1793 = bfloat(v1790);
+      const uint v1794 = v1781 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1795 = v1794 + v1787;
+      *(device bfloat2*)(out + v1795) = bfloat2(v1789, v1793);
     }
-    const uint v3432 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3433 = v1125 + v3432;
-    const uint v3434 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3435 = v1124 + v3434;
-    const uint v3437 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3438 = v3437 == v3432;
-    const uint v3441 = v3434 + 1u;
-    const uint v3442 = iron_frag_coord<64>(83u, iron_lane, true);
-    const bool v3443 = v3442 == v3441;
-    const bool v3444 = v3438 && v3443;
-    const uint v3447 = v3435 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3448 = v3447 == v10;
-    const bool v3449 = v3444 && v3448;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3449) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3450 = v3433 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3451 = v3435 < v12;
-      const bool v3452 = v3450 && v3451;
-      if (v3452) {
-        const uint v3453 = v65 + v3435;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3454 = v272.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3455 = bfloat(v3454);
-        const float v3456 = v272.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3459 = bfloat(v3456);
-        const uint v3460 = v3433 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3461 = v3460 + v3453;
-        *(device bfloat2*)(out + v3461) = bfloat2(v3455, v3459);
-      }
-    } else {
-      const bool v3466 = v3433 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3467 = v3435 < v12;
-      const bool v3468 = v3466 && v3467;
-      if (v3468) {
-        const float v3469 = v272.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3471 = bfloat(v3469);
-        const uint v3472 = v3433 * v3;
-        const uint v3473 = v3472 + v65;
-        const uint v3474 = v3473 + v3435;
-        out[v3474] = v3471;
-      }
-      const uint v3476 = v1125 + v3437;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3478 = v1124 + v3442;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3479 = v3476 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3480 = v3478 < v12;
-      const bool v3481 = v3479 && v3480;
-      if (v3481) {
-        const float v3482 = v272.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3484 = bfloat(v3482);
-        const uint v3485 = v3476 * v3;
-        const uint v3486 = v3485 + v65;
-        const uint v3487 = v3486 + v3478;
-        out[v3487] = v3484;
-      }
+    const uint v1796 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1797 = v1127 + v1796;
+    const uint v1798 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1799 = v1126 + v1798;
+    const bool v1800 = v1797 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1801 = v1799 < v12;
+    const bool v1802 = v1800 && v1801;
+    if (v1802) {
+      const uint v1803 = v65 + v1799;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1804 = v272.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1805 = bfloat(v1804);
+      const float v1806 = v272.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1809 = bfloat(v1806);
+      const uint v1810 = v1797 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1811 = v1810 + v1803;
+      *(device bfloat2*)(out + v1811) = bfloat2(v1805, v1809);
     }
-    const uint v3488 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3489 = v1125 + v3488;
-    const uint v3490 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3491 = v1124 + v3490;
-    const uint v3493 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3494 = v3493 == v3488;
-    const uint v3497 = v3490 + 1u;
-    const uint v3498 = iron_frag_coord<64>(85u, iron_lane, true);
-    const bool v3499 = v3498 == v3497;
-    const bool v3500 = v3494 && v3499;
-    const uint v3503 = v3491 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3504 = v3503 == v10;
-    const bool v3505 = v3500 && v3504;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3505) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3506 = v3489 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3507 = v3491 < v12;
-      const bool v3508 = v3506 && v3507;
-      if (v3508) {
-        const uint v3509 = v65 + v3491;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3510 = v272.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3511 = bfloat(v3510);
-        const float v3512 = v272.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3515 = bfloat(v3512);
-        const uint v3516 = v3489 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3517 = v3516 + v3509;
-        *(device bfloat2*)(out + v3517) = bfloat2(v3511, v3515);
-      }
-    } else {
-      const bool v3522 = v3489 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3523 = v3491 < v12;
-      const bool v3524 = v3522 && v3523;
-      if (v3524) {
-        const float v3525 = v272.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3527 = bfloat(v3525);
-        const uint v3528 = v3489 * v3;
-        const uint v3529 = v3528 + v65;
-        const uint v3530 = v3529 + v3491;
-        out[v3530] = v3527;
-      }
-      const uint v3532 = v1125 + v3493;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3534 = v1124 + v3498;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3535 = v3532 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3536 = v3534 < v12;
-      const bool v3537 = v3535 && v3536;
-      if (v3537) {
-        const float v3538 = v272.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3540 = bfloat(v3538);
-        const uint v3541 = v3532 * v3;
-        const uint v3542 = v3541 + v65;
-        const uint v3543 = v3542 + v3534;
-        out[v3543] = v3540;
-      }
+    const uint v1812 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1813 = v1127 + v1812;
+    const uint v1814 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1815 = v1126 + v1814;
+    const bool v1816 = v1813 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1817 = v1815 < v12;
+    const bool v1818 = v1816 && v1817;
+    if (v1818) {
+      const uint v1819 = v65 + v1815;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1820 = v272.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1821 = bfloat(v1820);
+      const float v1822 = v272.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1825 = bfloat(v1822);
+      const uint v1826 = v1813 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1827 = v1826 + v1819;
+      *(device bfloat2*)(out + v1827) = bfloat2(v1821, v1825);
     }
-    const uint v3544 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3545 = v1125 + v3544;
-    const uint v3546 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3547 = v1124 + v3546;
-    const uint v3549 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3550 = v3549 == v3544;
-    const uint v3553 = v3546 + 1u;
-    const uint v3554 = iron_frag_coord<64>(87u, iron_lane, true);
-    const bool v3555 = v3554 == v3553;
-    const bool v3556 = v3550 && v3555;
-    const uint v3559 = v3547 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3560 = v3559 == v10;
-    const bool v3561 = v3556 && v3560;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3561) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3562 = v3545 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3563 = v3547 < v12;
-      const bool v3564 = v3562 && v3563;
-      if (v3564) {
-        const uint v3565 = v65 + v3547;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3566 = v272.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3567 = bfloat(v3566);
-        const float v3568 = v272.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3571 = bfloat(v3568);
-        const uint v3572 = v3545 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3573 = v3572 + v3565;
-        *(device bfloat2*)(out + v3573) = bfloat2(v3567, v3571);
-      }
-    } else {
-      const bool v3578 = v3545 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3579 = v3547 < v12;
-      const bool v3580 = v3578 && v3579;
-      if (v3580) {
-        const float v3581 = v272.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3583 = bfloat(v3581);
-        const uint v3584 = v3545 * v3;
-        const uint v3585 = v3584 + v65;
-        const uint v3586 = v3585 + v3547;
-        out[v3586] = v3583;
-      }
-      const uint v3588 = v1125 + v3549;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3590 = v1124 + v3554;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3591 = v3588 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3592 = v3590 < v12;
-      const bool v3593 = v3591 && v3592;
-      if (v3593) {
-        const float v3594 = v272.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3596 = bfloat(v3594);
-        const uint v3597 = v3588 * v3;
-        const uint v3598 = v3597 + v65;
-        const uint v3599 = v3598 + v3590;
-        out[v3599] = v3596;
-      }
+    const uint v1828 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1829 = v1127 + v1828;
+    const uint v1830 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1831 = v1126 + v1830;
+    const bool v1832 = v1829 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1833 = v1831 < v12;
+    const bool v1834 = v1832 && v1833;
+    if (v1834) {
+      const uint v1835 = v65 + v1831;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1836 = v272.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1837 = bfloat(v1836);
+      const float v1838 = v272.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1841 = bfloat(v1838);
+      const uint v1842 = v1829 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1843 = v1842 + v1835;
+      *(device bfloat2*)(out + v1843) = bfloat2(v1837, v1841);
     }
-    const uint v3600 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3601 = v1125 + v3600;
-    const uint v3602 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3603 = v1124 + v3602;
-    const uint v3605 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3606 = v3605 == v3600;
-    const uint v3609 = v3602 + 1u;
-    const uint v3610 = iron_frag_coord<64>(89u, iron_lane, true);
-    const bool v3611 = v3610 == v3609;
-    const bool v3612 = v3606 && v3611;
-    const uint v3615 = v3603 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3616 = v3615 == v10;
-    const bool v3617 = v3612 && v3616;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3617) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3618 = v3601 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3619 = v3603 < v12;
-      const bool v3620 = v3618 && v3619;
-      if (v3620) {
-        const uint v3621 = v65 + v3603;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3622 = v272.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3623 = bfloat(v3622);
-        const float v3624 = v272.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3627 = bfloat(v3624);
-        const uint v3628 = v3601 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3629 = v3628 + v3621;
-        *(device bfloat2*)(out + v3629) = bfloat2(v3623, v3627);
-      }
-    } else {
-      const bool v3634 = v3601 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3635 = v3603 < v12;
-      const bool v3636 = v3634 && v3635;
-      if (v3636) {
-        const float v3637 = v272.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3639 = bfloat(v3637);
-        const uint v3640 = v3601 * v3;
-        const uint v3641 = v3640 + v65;
-        const uint v3642 = v3641 + v3603;
-        out[v3642] = v3639;
-      }
-      const uint v3644 = v1125 + v3605;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3646 = v1124 + v3610;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3647 = v3644 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3648 = v3646 < v12;
-      const bool v3649 = v3647 && v3648;
-      if (v3649) {
-        const float v3650 = v272.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3652 = bfloat(v3650);
-        const uint v3653 = v3644 * v3;
-        const uint v3654 = v3653 + v65;
-        const uint v3655 = v3654 + v3646;
-        out[v3655] = v3652;
-      }
+    const uint v1844 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1845 = v1127 + v1844;
+    const uint v1846 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1847 = v1126 + v1846;
+    const bool v1848 = v1845 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1849 = v1847 < v12;
+    const bool v1850 = v1848 && v1849;
+    if (v1850) {
+      const uint v1851 = v65 + v1847;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1852 = v272.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1853 = bfloat(v1852);
+      const float v1854 = v272.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1857 = bfloat(v1854);
+      const uint v1858 = v1845 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1859 = v1858 + v1851;
+      *(device bfloat2*)(out + v1859) = bfloat2(v1853, v1857);
     }
-    const uint v3656 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3657 = v1125 + v3656;
-    const uint v3658 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3659 = v1124 + v3658;
-    const uint v3661 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3662 = v3661 == v3656;
-    const uint v3665 = v3658 + 1u;
-    const uint v3666 = iron_frag_coord<64>(91u, iron_lane, true);
-    const bool v3667 = v3666 == v3665;
-    const bool v3668 = v3662 && v3667;
-    const uint v3671 = v3659 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3672 = v3671 == v10;
-    const bool v3673 = v3668 && v3672;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3673) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3674 = v3657 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3675 = v3659 < v12;
-      const bool v3676 = v3674 && v3675;
-      if (v3676) {
-        const uint v3677 = v65 + v3659;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3678 = v272.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3679 = bfloat(v3678);
-        const float v3680 = v272.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3683 = bfloat(v3680);
-        const uint v3684 = v3657 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3685 = v3684 + v3677;
-        *(device bfloat2*)(out + v3685) = bfloat2(v3679, v3683);
-      }
-    } else {
-      const bool v3690 = v3657 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3691 = v3659 < v12;
-      const bool v3692 = v3690 && v3691;
-      if (v3692) {
-        const float v3693 = v272.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3695 = bfloat(v3693);
-        const uint v3696 = v3657 * v3;
-        const uint v3697 = v3696 + v65;
-        const uint v3698 = v3697 + v3659;
-        out[v3698] = v3695;
-      }
-      const uint v3700 = v1125 + v3661;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3702 = v1124 + v3666;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3703 = v3700 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3704 = v3702 < v12;
-      const bool v3705 = v3703 && v3704;
-      if (v3705) {
-        const float v3706 = v272.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3708 = bfloat(v3706);
-        const uint v3709 = v3700 * v3;
-        const uint v3710 = v3709 + v65;
-        const uint v3711 = v3710 + v3702;
-        out[v3711] = v3708;
-      }
+    const uint v1860 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1861 = v1127 + v1860;
+    const uint v1862 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1863 = v1126 + v1862;
+    const bool v1864 = v1861 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1865 = v1863 < v12;
+    const bool v1866 = v1864 && v1865;
+    if (v1866) {
+      const uint v1867 = v65 + v1863;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1868 = v272.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1869 = bfloat(v1868);
+      const float v1870 = v272.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1873 = bfloat(v1870);
+      const uint v1874 = v1861 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1875 = v1874 + v1867;
+      *(device bfloat2*)(out + v1875) = bfloat2(v1869, v1873);
     }
-    const uint v3712 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3713 = v1125 + v3712;
-    const uint v3714 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3715 = v1124 + v3714;
-    const uint v3717 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3718 = v3717 == v3712;
-    const uint v3721 = v3714 + 1u;
-    const uint v3722 = iron_frag_coord<64>(93u, iron_lane, true);
-    const bool v3723 = v3722 == v3721;
-    const bool v3724 = v3718 && v3723;
-    const uint v3727 = v3715 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3728 = v3727 == v10;
-    const bool v3729 = v3724 && v3728;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3729) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3730 = v3713 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3731 = v3715 < v12;
-      const bool v3732 = v3730 && v3731;
-      if (v3732) {
-        const uint v3733 = v65 + v3715;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3734 = v272.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3735 = bfloat(v3734);
-        const float v3736 = v272.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3739 = bfloat(v3736);
-        const uint v3740 = v3713 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3741 = v3740 + v3733;
-        *(device bfloat2*)(out + v3741) = bfloat2(v3735, v3739);
-      }
-    } else {
-      const bool v3746 = v3713 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3747 = v3715 < v12;
-      const bool v3748 = v3746 && v3747;
-      if (v3748) {
-        const float v3749 = v272.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3751 = bfloat(v3749);
-        const uint v3752 = v3713 * v3;
-        const uint v3753 = v3752 + v65;
-        const uint v3754 = v3753 + v3715;
-        out[v3754] = v3751;
-      }
-      const uint v3756 = v1125 + v3717;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3758 = v1124 + v3722;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3759 = v3756 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3760 = v3758 < v12;
-      const bool v3761 = v3759 && v3760;
-      if (v3761) {
-        const float v3762 = v272.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3764 = bfloat(v3762);
-        const uint v3765 = v3756 * v3;
-        const uint v3766 = v3765 + v65;
-        const uint v3767 = v3766 + v3758;
-        out[v3767] = v3764;
-      }
+    const uint v1876 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1877 = v1127 + v1876;
+    const uint v1878 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1879 = v1126 + v1878;
+    const bool v1880 = v1877 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1881 = v1879 < v12;
+    const bool v1882 = v1880 && v1881;
+    if (v1882) {
+      const uint v1883 = v65 + v1879;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1884 = v272.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1885 = bfloat(v1884);
+      const float v1886 = v272.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1889 = bfloat(v1886);
+      const uint v1890 = v1877 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1891 = v1890 + v1883;
+      *(device bfloat2*)(out + v1891) = bfloat2(v1885, v1889);
     }
-    const uint v3768 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3769 = v1125 + v3768;
-    const uint v3770 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3771 = v1124 + v3770;
-    const uint v3773 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3774 = v3773 == v3768;
-    const uint v3777 = v3770 + 1u;
-    const uint v3778 = iron_frag_coord<64>(95u, iron_lane, true);
-    const bool v3779 = v3778 == v3777;
-    const bool v3780 = v3774 && v3779;
-    const uint v3783 = v3771 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3784 = v3783 == v10;
-    const bool v3785 = v3780 && v3784;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3785) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3786 = v3769 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3787 = v3771 < v12;
-      const bool v3788 = v3786 && v3787;
-      if (v3788) {
-        const uint v3789 = v65 + v3771;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3790 = v272.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3791 = bfloat(v3790);
-        const float v3792 = v272.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3795 = bfloat(v3792);
-        const uint v3796 = v3769 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3797 = v3796 + v3789;
-        *(device bfloat2*)(out + v3797) = bfloat2(v3791, v3795);
-      }
-    } else {
-      const bool v3802 = v3769 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3803 = v3771 < v12;
-      const bool v3804 = v3802 && v3803;
-      if (v3804) {
-        const float v3805 = v272.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3807 = bfloat(v3805);
-        const uint v3808 = v3769 * v3;
-        const uint v3809 = v3808 + v65;
-        const uint v3810 = v3809 + v3771;
-        out[v3810] = v3807;
-      }
-      const uint v3812 = v1125 + v3773;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3814 = v1124 + v3778;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3815 = v3812 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3816 = v3814 < v12;
-      const bool v3817 = v3815 && v3816;
-      if (v3817) {
-        const float v3818 = v272.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3820 = bfloat(v3818);
-        const uint v3821 = v3812 * v3;
-        const uint v3822 = v3821 + v65;
-        const uint v3823 = v3822 + v3814;
-        out[v3823] = v3820;
-      }
+    const uint v1892 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1893 = v1127 + v1892;
+    const uint v1894 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1895 = v1126 + v1894;
+    const bool v1896 = v1893 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1897 = v1895 < v12;
+    const bool v1898 = v1896 && v1897;
+    if (v1898) {
+      const uint v1899 = v65 + v1895;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1900 = v272.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1901 = bfloat(v1900);
+      const float v1902 = v272.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1905 = bfloat(v1902);
+      const uint v1906 = v1893 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1907 = v1906 + v1899;
+      *(device bfloat2*)(out + v1907) = bfloat2(v1901, v1905);
     }
-    const uint v3824 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3825 = v1125 + v3824;
-    const uint v3826 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3827 = v1124 + v3826;
-    const uint v3829 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3830 = v3829 == v3824;
-    const uint v3833 = v3826 + 1u;
-    const uint v3834 = iron_frag_coord<64>(97u, iron_lane, true);
-    const bool v3835 = v3834 == v3833;
-    const bool v3836 = v3830 && v3835;
-    const uint v3839 = v3827 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3840 = v3839 == v10;
-    const bool v3841 = v3836 && v3840;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3841) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3842 = v3825 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3843 = v3827 < v12;
-      const bool v3844 = v3842 && v3843;
-      if (v3844) {
-        const uint v3845 = v65 + v3827;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3846 = v272.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3847 = bfloat(v3846);
-        const float v3848 = v272.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3851 = bfloat(v3848);
-        const uint v3852 = v3825 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3853 = v3852 + v3845;
-        *(device bfloat2*)(out + v3853) = bfloat2(v3847, v3851);
-      }
-    } else {
-      const bool v3858 = v3825 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3859 = v3827 < v12;
-      const bool v3860 = v3858 && v3859;
-      if (v3860) {
-        const float v3861 = v272.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3863 = bfloat(v3861);
-        const uint v3864 = v3825 * v3;
-        const uint v3865 = v3864 + v65;
-        const uint v3866 = v3865 + v3827;
-        out[v3866] = v3863;
-      }
-      const uint v3868 = v1125 + v3829;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3870 = v1124 + v3834;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3871 = v3868 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3872 = v3870 < v12;
-      const bool v3873 = v3871 && v3872;
-      if (v3873) {
-        const float v3874 = v272.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3876 = bfloat(v3874);
-        const uint v3877 = v3868 * v3;
-        const uint v3878 = v3877 + v65;
-        const uint v3879 = v3878 + v3870;
-        out[v3879] = v3876;
-      }
+    const uint v1908 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1909 = v1127 + v1908;
+    const uint v1910 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1911 = v1126 + v1910;
+    const bool v1912 = v1909 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1913 = v1911 < v12;
+    const bool v1914 = v1912 && v1913;
+    if (v1914) {
+      const uint v1915 = v65 + v1911;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1916 = v272.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1917 = bfloat(v1916);
+      const float v1918 = v272.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1921 = bfloat(v1918);
+      const uint v1922 = v1909 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1923 = v1922 + v1915;
+      *(device bfloat2*)(out + v1923) = bfloat2(v1917, v1921);
     }
-    const uint v3880 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3881 = v1125 + v3880;
-    const uint v3882 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3883 = v1124 + v3882;
-    const uint v3885 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3886 = v3885 == v3880;
-    const uint v3889 = v3882 + 1u;
-    const uint v3890 = iron_frag_coord<64>(99u, iron_lane, true);
-    const bool v3891 = v3890 == v3889;
-    const bool v3892 = v3886 && v3891;
-    const uint v3895 = v3883 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3896 = v3895 == v10;
-    const bool v3897 = v3892 && v3896;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3897) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3898 = v3881 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3899 = v3883 < v12;
-      const bool v3900 = v3898 && v3899;
-      if (v3900) {
-        const uint v3901 = v65 + v3883;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3902 = v272.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3903 = bfloat(v3902);
-        const float v3904 = v272.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3907 = bfloat(v3904);
-        const uint v3908 = v3881 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3909 = v3908 + v3901;
-        *(device bfloat2*)(out + v3909) = bfloat2(v3903, v3907);
-      }
-    } else {
-      const bool v3914 = v3881 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3915 = v3883 < v12;
-      const bool v3916 = v3914 && v3915;
-      if (v3916) {
-        const float v3917 = v272.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3919 = bfloat(v3917);
-        const uint v3920 = v3881 * v3;
-        const uint v3921 = v3920 + v65;
-        const uint v3922 = v3921 + v3883;
-        out[v3922] = v3919;
-      }
-      const uint v3924 = v1125 + v3885;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3926 = v1124 + v3890;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3927 = v3924 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3928 = v3926 < v12;
-      const bool v3929 = v3927 && v3928;
-      if (v3929) {
-        const float v3930 = v272.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3932 = bfloat(v3930);
-        const uint v3933 = v3924 * v3;
-        const uint v3934 = v3933 + v65;
-        const uint v3935 = v3934 + v3926;
-        out[v3935] = v3932;
-      }
+    const uint v1924 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1925 = v1127 + v1924;
+    const uint v1926 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1927 = v1126 + v1926;
+    const bool v1928 = v1925 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1929 = v1927 < v12;
+    const bool v1930 = v1928 && v1929;
+    if (v1930) {
+      const uint v1931 = v65 + v1927;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1932 = v272.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1933 = bfloat(v1932);
+      const float v1934 = v272.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1937 = bfloat(v1934);
+      const uint v1938 = v1925 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1939 = v1938 + v1931;
+      *(device bfloat2*)(out + v1939) = bfloat2(v1933, v1937);
     }
-    const uint v3936 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3937 = v1125 + v3936;
-    const uint v3938 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3939 = v1124 + v3938;
-    const uint v3941 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3942 = v3941 == v3936;
-    const uint v3945 = v3938 + 1u;
-    const uint v3946 = iron_frag_coord<64>(101u, iron_lane, true);
-    const bool v3947 = v3946 == v3945;
-    const bool v3948 = v3942 && v3947;
-    const uint v3951 = v3939 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3952 = v3951 == v10;
-    const bool v3953 = v3948 && v3952;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3953) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3954 = v3937 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3955 = v3939 < v12;
-      const bool v3956 = v3954 && v3955;
-      if (v3956) {
-        const uint v3957 = v65 + v3939;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3958 = v272.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3959 = bfloat(v3958);
-        const float v3960 = v272.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3963 = bfloat(v3960);
-        const uint v3964 = v3937 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3965 = v3964 + v3957;
-        *(device bfloat2*)(out + v3965) = bfloat2(v3959, v3963);
-      }
-    } else {
-      const bool v3970 = v3937 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3971 = v3939 < v12;
-      const bool v3972 = v3970 && v3971;
-      if (v3972) {
-        const float v3973 = v272.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3975 = bfloat(v3973);
-        const uint v3976 = v3937 * v3;
-        const uint v3977 = v3976 + v65;
-        const uint v3978 = v3977 + v3939;
-        out[v3978] = v3975;
-      }
-      const uint v3980 = v1125 + v3941;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3982 = v1124 + v3946;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3983 = v3980 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3984 = v3982 < v12;
-      const bool v3985 = v3983 && v3984;
-      if (v3985) {
-        const float v3986 = v272.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3988 = bfloat(v3986);
-        const uint v3989 = v3980 * v3;
-        const uint v3990 = v3989 + v65;
-        const uint v3991 = v3990 + v3982;
-        out[v3991] = v3988;
-      }
+    const uint v1940 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1941 = v1127 + v1940;
+    const uint v1942 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1943 = v1126 + v1942;
+    const bool v1944 = v1941 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1945 = v1943 < v12;
+    const bool v1946 = v1944 && v1945;
+    if (v1946) {
+      const uint v1947 = v65 + v1943;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1948 = v272.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1949 = bfloat(v1948);
+      const float v1950 = v272.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1953 = bfloat(v1950);
+      const uint v1954 = v1941 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1955 = v1954 + v1947;
+      *(device bfloat2*)(out + v1955) = bfloat2(v1949, v1953);
     }
-    const uint v3992 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3993 = v1125 + v3992;
-    const uint v3994 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3995 = v1124 + v3994;
-    const uint v3997 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3998 = v3997 == v3992;
-    const uint v4001 = v3994 + 1u;
-    const uint v4002 = iron_frag_coord<64>(103u, iron_lane, true);
-    const bool v4003 = v4002 == v4001;
-    const bool v4004 = v3998 && v4003;
-    const uint v4007 = v3995 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4008 = v4007 == v10;
-    const bool v4009 = v4004 && v4008;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4009) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4010 = v3993 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4011 = v3995 < v12;
-      const bool v4012 = v4010 && v4011;
-      if (v4012) {
-        const uint v4013 = v65 + v3995;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4014 = v272.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4015 = bfloat(v4014);
-        const float v4016 = v272.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4019 = bfloat(v4016);
-        const uint v4020 = v3993 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4021 = v4020 + v4013;
-        *(device bfloat2*)(out + v4021) = bfloat2(v4015, v4019);
-      }
-    } else {
-      const bool v4026 = v3993 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4027 = v3995 < v12;
-      const bool v4028 = v4026 && v4027;
-      if (v4028) {
-        const float v4029 = v272.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4031 = bfloat(v4029);
-        const uint v4032 = v3993 * v3;
-        const uint v4033 = v4032 + v65;
-        const uint v4034 = v4033 + v3995;
-        out[v4034] = v4031;
-      }
-      const uint v4036 = v1125 + v3997;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4038 = v1124 + v4002;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4039 = v4036 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4040 = v4038 < v12;
-      const bool v4041 = v4039 && v4040;
-      if (v4041) {
-        const float v4042 = v272.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4044 = bfloat(v4042);
-        const uint v4045 = v4036 * v3;
-        const uint v4046 = v4045 + v65;
-        const uint v4047 = v4046 + v4038;
-        out[v4047] = v4044;
-      }
+    const uint v1956 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1957 = v1127 + v1956;
+    const uint v1958 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1959 = v1126 + v1958;
+    const bool v1960 = v1957 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1961 = v1959 < v12;
+    const bool v1962 = v1960 && v1961;
+    if (v1962) {
+      const uint v1963 = v65 + v1959;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1964 = v272.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1965 = bfloat(v1964);
+      const float v1966 = v272.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1969 = bfloat(v1966);
+      const uint v1970 = v1957 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1971 = v1970 + v1963;
+      *(device bfloat2*)(out + v1971) = bfloat2(v1965, v1969);
     }
-    const uint v4048 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4049 = v1125 + v4048;
-    const uint v4050 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4051 = v1124 + v4050;
-    const uint v4053 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4054 = v4053 == v4048;
-    const uint v4057 = v4050 + 1u;
-    const uint v4058 = iron_frag_coord<64>(105u, iron_lane, true);
-    const bool v4059 = v4058 == v4057;
-    const bool v4060 = v4054 && v4059;
-    const uint v4063 = v4051 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4064 = v4063 == v10;
-    const bool v4065 = v4060 && v4064;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4065) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4066 = v4049 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4067 = v4051 < v12;
-      const bool v4068 = v4066 && v4067;
-      if (v4068) {
-        const uint v4069 = v65 + v4051;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4070 = v272.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4071 = bfloat(v4070);
-        const float v4072 = v272.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4075 = bfloat(v4072);
-        const uint v4076 = v4049 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4077 = v4076 + v4069;
-        *(device bfloat2*)(out + v4077) = bfloat2(v4071, v4075);
-      }
-    } else {
-      const bool v4082 = v4049 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4083 = v4051 < v12;
-      const bool v4084 = v4082 && v4083;
-      if (v4084) {
-        const float v4085 = v272.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4087 = bfloat(v4085);
-        const uint v4088 = v4049 * v3;
-        const uint v4089 = v4088 + v65;
-        const uint v4090 = v4089 + v4051;
-        out[v4090] = v4087;
-      }
-      const uint v4092 = v1125 + v4053;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4094 = v1124 + v4058;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4095 = v4092 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4096 = v4094 < v12;
-      const bool v4097 = v4095 && v4096;
-      if (v4097) {
-        const float v4098 = v272.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4100 = bfloat(v4098);
-        const uint v4101 = v4092 * v3;
-        const uint v4102 = v4101 + v65;
-        const uint v4103 = v4102 + v4094;
-        out[v4103] = v4100;
-      }
+    const uint v1972 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1973 = v1127 + v1972;
+    const uint v1974 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1975 = v1126 + v1974;
+    const bool v1976 = v1973 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1977 = v1975 < v12;
+    const bool v1978 = v1976 && v1977;
+    if (v1978) {
+      const uint v1979 = v65 + v1975;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1980 = v272.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1981 = bfloat(v1980);
+      const float v1982 = v272.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1985 = bfloat(v1982);
+      const uint v1986 = v1973 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1987 = v1986 + v1979;
+      *(device bfloat2*)(out + v1987) = bfloat2(v1981, v1985);
     }
-    const uint v4104 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4105 = v1125 + v4104;
-    const uint v4106 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4107 = v1124 + v4106;
-    const uint v4109 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4110 = v4109 == v4104;
-    const uint v4113 = v4106 + 1u;
-    const uint v4114 = iron_frag_coord<64>(107u, iron_lane, true);
-    const bool v4115 = v4114 == v4113;
-    const bool v4116 = v4110 && v4115;
-    const uint v4119 = v4107 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4120 = v4119 == v10;
-    const bool v4121 = v4116 && v4120;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4121) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4122 = v4105 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4123 = v4107 < v12;
-      const bool v4124 = v4122 && v4123;
-      if (v4124) {
-        const uint v4125 = v65 + v4107;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4126 = v272.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4127 = bfloat(v4126);
-        const float v4128 = v272.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4131 = bfloat(v4128);
-        const uint v4132 = v4105 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4133 = v4132 + v4125;
-        *(device bfloat2*)(out + v4133) = bfloat2(v4127, v4131);
-      }
-    } else {
-      const bool v4138 = v4105 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4139 = v4107 < v12;
-      const bool v4140 = v4138 && v4139;
-      if (v4140) {
-        const float v4141 = v272.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4143 = bfloat(v4141);
-        const uint v4144 = v4105 * v3;
-        const uint v4145 = v4144 + v65;
-        const uint v4146 = v4145 + v4107;
-        out[v4146] = v4143;
-      }
-      const uint v4148 = v1125 + v4109;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4150 = v1124 + v4114;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4151 = v4148 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4152 = v4150 < v12;
-      const bool v4153 = v4151 && v4152;
-      if (v4153) {
-        const float v4154 = v272.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4156 = bfloat(v4154);
-        const uint v4157 = v4148 * v3;
-        const uint v4158 = v4157 + v65;
-        const uint v4159 = v4158 + v4150;
-        out[v4159] = v4156;
-      }
+    const uint v1988 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1989 = v1127 + v1988;
+    const uint v1990 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1991 = v1126 + v1990;
+    const bool v1992 = v1989 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1993 = v1991 < v12;
+    const bool v1994 = v1992 && v1993;
+    if (v1994) {
+      const uint v1995 = v65 + v1991;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1996 = v272.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1997 = bfloat(v1996);
+      const float v1998 = v272.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2001 = bfloat(v1998);
+      const uint v2002 = v1989 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2003 = v2002 + v1995;
+      *(device bfloat2*)(out + v2003) = bfloat2(v1997, v2001);
     }
-    const uint v4160 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4161 = v1125 + v4160;
-    const uint v4162 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4163 = v1124 + v4162;
-    const uint v4165 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4166 = v4165 == v4160;
-    const uint v4169 = v4162 + 1u;
-    const uint v4170 = iron_frag_coord<64>(109u, iron_lane, true);
-    const bool v4171 = v4170 == v4169;
-    const bool v4172 = v4166 && v4171;
-    const uint v4175 = v4163 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4176 = v4175 == v10;
-    const bool v4177 = v4172 && v4176;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4177) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4178 = v4161 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4179 = v4163 < v12;
-      const bool v4180 = v4178 && v4179;
-      if (v4180) {
-        const uint v4181 = v65 + v4163;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4182 = v272.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4183 = bfloat(v4182);
-        const float v4184 = v272.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4187 = bfloat(v4184);
-        const uint v4188 = v4161 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4189 = v4188 + v4181;
-        *(device bfloat2*)(out + v4189) = bfloat2(v4183, v4187);
-      }
-    } else {
-      const bool v4194 = v4161 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4195 = v4163 < v12;
-      const bool v4196 = v4194 && v4195;
-      if (v4196) {
-        const float v4197 = v272.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4199 = bfloat(v4197);
-        const uint v4200 = v4161 * v3;
-        const uint v4201 = v4200 + v65;
-        const uint v4202 = v4201 + v4163;
-        out[v4202] = v4199;
-      }
-      const uint v4204 = v1125 + v4165;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4206 = v1124 + v4170;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4207 = v4204 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4208 = v4206 < v12;
-      const bool v4209 = v4207 && v4208;
-      if (v4209) {
-        const float v4210 = v272.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4212 = bfloat(v4210);
-        const uint v4213 = v4204 * v3;
-        const uint v4214 = v4213 + v65;
-        const uint v4215 = v4214 + v4206;
-        out[v4215] = v4212;
-      }
+    const uint v2004 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2005 = v1127 + v2004;
+    const uint v2006 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2007 = v1126 + v2006;
+    const bool v2008 = v2005 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2009 = v2007 < v12;
+    const bool v2010 = v2008 && v2009;
+    if (v2010) {
+      const uint v2011 = v65 + v2007;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2012 = v272.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2013 = bfloat(v2012);
+      const float v2014 = v272.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2017 = bfloat(v2014);
+      const uint v2018 = v2005 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2019 = v2018 + v2011;
+      *(device bfloat2*)(out + v2019) = bfloat2(v2013, v2017);
     }
-    const uint v4216 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4217 = v1125 + v4216;
-    const uint v4218 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4219 = v1124 + v4218;
-    const uint v4221 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4222 = v4221 == v4216;
-    const uint v4225 = v4218 + 1u;
-    const uint v4226 = iron_frag_coord<64>(111u, iron_lane, true);
-    const bool v4227 = v4226 == v4225;
-    const bool v4228 = v4222 && v4227;
-    const uint v4231 = v4219 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4232 = v4231 == v10;
-    const bool v4233 = v4228 && v4232;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4233) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4234 = v4217 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4235 = v4219 < v12;
-      const bool v4236 = v4234 && v4235;
-      if (v4236) {
-        const uint v4237 = v65 + v4219;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4238 = v272.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4239 = bfloat(v4238);
-        const float v4240 = v272.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4243 = bfloat(v4240);
-        const uint v4244 = v4217 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4245 = v4244 + v4237;
-        *(device bfloat2*)(out + v4245) = bfloat2(v4239, v4243);
-      }
-    } else {
-      const bool v4250 = v4217 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4251 = v4219 < v12;
-      const bool v4252 = v4250 && v4251;
-      if (v4252) {
-        const float v4253 = v272.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4255 = bfloat(v4253);
-        const uint v4256 = v4217 * v3;
-        const uint v4257 = v4256 + v65;
-        const uint v4258 = v4257 + v4219;
-        out[v4258] = v4255;
-      }
-      const uint v4260 = v1125 + v4221;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4262 = v1124 + v4226;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4263 = v4260 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4264 = v4262 < v12;
-      const bool v4265 = v4263 && v4264;
-      if (v4265) {
-        const float v4266 = v272.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4268 = bfloat(v4266);
-        const uint v4269 = v4260 * v3;
-        const uint v4270 = v4269 + v65;
-        const uint v4271 = v4270 + v4262;
-        out[v4271] = v4268;
-      }
+    const uint v2020 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2021 = v1127 + v2020;
+    const uint v2022 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2023 = v1126 + v2022;
+    const bool v2024 = v2021 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2025 = v2023 < v12;
+    const bool v2026 = v2024 && v2025;
+    if (v2026) {
+      const uint v2027 = v65 + v2023;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2028 = v272.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2029 = bfloat(v2028);
+      const float v2030 = v272.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2033 = bfloat(v2030);
+      const uint v2034 = v2021 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2035 = v2034 + v2027;
+      *(device bfloat2*)(out + v2035) = bfloat2(v2029, v2033);
     }
-    const uint v4272 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4273 = v1125 + v4272;
-    const uint v4274 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4275 = v1124 + v4274;
-    const uint v4277 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4278 = v4277 == v4272;
-    const uint v4281 = v4274 + 1u;
-    const uint v4282 = iron_frag_coord<64>(113u, iron_lane, true);
-    const bool v4283 = v4282 == v4281;
-    const bool v4284 = v4278 && v4283;
-    const uint v4287 = v4275 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4288 = v4287 == v10;
-    const bool v4289 = v4284 && v4288;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4289) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4290 = v4273 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4291 = v4275 < v12;
-      const bool v4292 = v4290 && v4291;
-      if (v4292) {
-        const uint v4293 = v65 + v4275;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4294 = v272.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4295 = bfloat(v4294);
-        const float v4296 = v272.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4299 = bfloat(v4296);
-        const uint v4300 = v4273 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4301 = v4300 + v4293;
-        *(device bfloat2*)(out + v4301) = bfloat2(v4295, v4299);
-      }
-    } else {
-      const bool v4306 = v4273 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4307 = v4275 < v12;
-      const bool v4308 = v4306 && v4307;
-      if (v4308) {
-        const float v4309 = v272.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4311 = bfloat(v4309);
-        const uint v4312 = v4273 * v3;
-        const uint v4313 = v4312 + v65;
-        const uint v4314 = v4313 + v4275;
-        out[v4314] = v4311;
-      }
-      const uint v4316 = v1125 + v4277;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4318 = v1124 + v4282;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4319 = v4316 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4320 = v4318 < v12;
-      const bool v4321 = v4319 && v4320;
-      if (v4321) {
-        const float v4322 = v272.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4324 = bfloat(v4322);
-        const uint v4325 = v4316 * v3;
-        const uint v4326 = v4325 + v65;
-        const uint v4327 = v4326 + v4318;
-        out[v4327] = v4324;
-      }
+    const uint v2036 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2037 = v1127 + v2036;
+    const uint v2038 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2039 = v1126 + v2038;
+    const bool v2040 = v2037 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2041 = v2039 < v12;
+    const bool v2042 = v2040 && v2041;
+    if (v2042) {
+      const uint v2043 = v65 + v2039;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2044 = v272.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2045 = bfloat(v2044);
+      const float v2046 = v272.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2049 = bfloat(v2046);
+      const uint v2050 = v2037 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2051 = v2050 + v2043;
+      *(device bfloat2*)(out + v2051) = bfloat2(v2045, v2049);
     }
-    const uint v4328 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4329 = v1125 + v4328;
-    const uint v4330 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4331 = v1124 + v4330;
-    const uint v4333 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4334 = v4333 == v4328;
-    const uint v4337 = v4330 + 1u;
-    const uint v4338 = iron_frag_coord<64>(115u, iron_lane, true);
-    const bool v4339 = v4338 == v4337;
-    const bool v4340 = v4334 && v4339;
-    const uint v4343 = v4331 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4344 = v4343 == v10;
-    const bool v4345 = v4340 && v4344;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4345) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4346 = v4329 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4347 = v4331 < v12;
-      const bool v4348 = v4346 && v4347;
-      if (v4348) {
-        const uint v4349 = v65 + v4331;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4350 = v272.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4351 = bfloat(v4350);
-        const float v4352 = v272.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4355 = bfloat(v4352);
-        const uint v4356 = v4329 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4357 = v4356 + v4349;
-        *(device bfloat2*)(out + v4357) = bfloat2(v4351, v4355);
-      }
-    } else {
-      const bool v4362 = v4329 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4363 = v4331 < v12;
-      const bool v4364 = v4362 && v4363;
-      if (v4364) {
-        const float v4365 = v272.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4367 = bfloat(v4365);
-        const uint v4368 = v4329 * v3;
-        const uint v4369 = v4368 + v65;
-        const uint v4370 = v4369 + v4331;
-        out[v4370] = v4367;
-      }
-      const uint v4372 = v1125 + v4333;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4374 = v1124 + v4338;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4375 = v4372 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4376 = v4374 < v12;
-      const bool v4377 = v4375 && v4376;
-      if (v4377) {
-        const float v4378 = v272.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4380 = bfloat(v4378);
-        const uint v4381 = v4372 * v3;
-        const uint v4382 = v4381 + v65;
-        const uint v4383 = v4382 + v4374;
-        out[v4383] = v4380;
-      }
+    const uint v2052 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2053 = v1127 + v2052;
+    const uint v2054 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2055 = v1126 + v2054;
+    const bool v2056 = v2053 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2057 = v2055 < v12;
+    const bool v2058 = v2056 && v2057;
+    if (v2058) {
+      const uint v2059 = v65 + v2055;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2060 = v272.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2061 = bfloat(v2060);
+      const float v2062 = v272.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2065 = bfloat(v2062);
+      const uint v2066 = v2053 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2067 = v2066 + v2059;
+      *(device bfloat2*)(out + v2067) = bfloat2(v2061, v2065);
     }
-    const uint v4384 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4385 = v1125 + v4384;
-    const uint v4386 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4387 = v1124 + v4386;
-    const uint v4389 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4390 = v4389 == v4384;
-    const uint v4393 = v4386 + 1u;
-    const uint v4394 = iron_frag_coord<64>(117u, iron_lane, true);
-    const bool v4395 = v4394 == v4393;
-    const bool v4396 = v4390 && v4395;
-    const uint v4399 = v4387 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4400 = v4399 == v10;
-    const bool v4401 = v4396 && v4400;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4401) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4402 = v4385 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4403 = v4387 < v12;
-      const bool v4404 = v4402 && v4403;
-      if (v4404) {
-        const uint v4405 = v65 + v4387;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4406 = v272.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4407 = bfloat(v4406);
-        const float v4408 = v272.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4411 = bfloat(v4408);
-        const uint v4412 = v4385 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4413 = v4412 + v4405;
-        *(device bfloat2*)(out + v4413) = bfloat2(v4407, v4411);
-      }
-    } else {
-      const bool v4418 = v4385 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4419 = v4387 < v12;
-      const bool v4420 = v4418 && v4419;
-      if (v4420) {
-        const float v4421 = v272.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4423 = bfloat(v4421);
-        const uint v4424 = v4385 * v3;
-        const uint v4425 = v4424 + v65;
-        const uint v4426 = v4425 + v4387;
-        out[v4426] = v4423;
-      }
-      const uint v4428 = v1125 + v4389;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4430 = v1124 + v4394;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4431 = v4428 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4432 = v4430 < v12;
-      const bool v4433 = v4431 && v4432;
-      if (v4433) {
-        const float v4434 = v272.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4436 = bfloat(v4434);
-        const uint v4437 = v4428 * v3;
-        const uint v4438 = v4437 + v65;
-        const uint v4439 = v4438 + v4430;
-        out[v4439] = v4436;
-      }
+    const uint v2068 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2069 = v1127 + v2068;
+    const uint v2070 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2071 = v1126 + v2070;
+    const bool v2072 = v2069 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2073 = v2071 < v12;
+    const bool v2074 = v2072 && v2073;
+    if (v2074) {
+      const uint v2075 = v65 + v2071;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2076 = v272.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2077 = bfloat(v2076);
+      const float v2078 = v272.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2081 = bfloat(v2078);
+      const uint v2082 = v2069 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2083 = v2082 + v2075;
+      *(device bfloat2*)(out + v2083) = bfloat2(v2077, v2081);
     }
-    const uint v4440 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4441 = v1125 + v4440;
-    const uint v4442 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4443 = v1124 + v4442;
-    const uint v4445 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4446 = v4445 == v4440;
-    const uint v4449 = v4442 + 1u;
-    const uint v4450 = iron_frag_coord<64>(119u, iron_lane, true);
-    const bool v4451 = v4450 == v4449;
-    const bool v4452 = v4446 && v4451;
-    const uint v4455 = v4443 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4456 = v4455 == v10;
-    const bool v4457 = v4452 && v4456;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4457) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4458 = v4441 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4459 = v4443 < v12;
-      const bool v4460 = v4458 && v4459;
-      if (v4460) {
-        const uint v4461 = v65 + v4443;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4462 = v272.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4463 = bfloat(v4462);
-        const float v4464 = v272.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4467 = bfloat(v4464);
-        const uint v4468 = v4441 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4469 = v4468 + v4461;
-        *(device bfloat2*)(out + v4469) = bfloat2(v4463, v4467);
-      }
-    } else {
-      const bool v4474 = v4441 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4475 = v4443 < v12;
-      const bool v4476 = v4474 && v4475;
-      if (v4476) {
-        const float v4477 = v272.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4479 = bfloat(v4477);
-        const uint v4480 = v4441 * v3;
-        const uint v4481 = v4480 + v65;
-        const uint v4482 = v4481 + v4443;
-        out[v4482] = v4479;
-      }
-      const uint v4484 = v1125 + v4445;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4486 = v1124 + v4450;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4487 = v4484 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4488 = v4486 < v12;
-      const bool v4489 = v4487 && v4488;
-      if (v4489) {
-        const float v4490 = v272.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4492 = bfloat(v4490);
-        const uint v4493 = v4484 * v3;
-        const uint v4494 = v4493 + v65;
-        const uint v4495 = v4494 + v4486;
-        out[v4495] = v4492;
-      }
+    const uint v2084 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2085 = v1127 + v2084;
+    const uint v2086 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2087 = v1126 + v2086;
+    const bool v2088 = v2085 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2089 = v2087 < v12;
+    const bool v2090 = v2088 && v2089;
+    if (v2090) {
+      const uint v2091 = v65 + v2087;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2092 = v272.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2093 = bfloat(v2092);
+      const float v2094 = v272.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2097 = bfloat(v2094);
+      const uint v2098 = v2085 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2099 = v2098 + v2091;
+      *(device bfloat2*)(out + v2099) = bfloat2(v2093, v2097);
     }
-    const uint v4496 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4497 = v1125 + v4496;
-    const uint v4498 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4499 = v1124 + v4498;
-    const uint v4501 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4502 = v4501 == v4496;
-    const uint v4505 = v4498 + 1u;
-    const uint v4506 = iron_frag_coord<64>(121u, iron_lane, true);
-    const bool v4507 = v4506 == v4505;
-    const bool v4508 = v4502 && v4507;
-    const uint v4511 = v4499 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4512 = v4511 == v10;
-    const bool v4513 = v4508 && v4512;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4513) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4514 = v4497 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4515 = v4499 < v12;
-      const bool v4516 = v4514 && v4515;
-      if (v4516) {
-        const uint v4517 = v65 + v4499;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4518 = v272.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4519 = bfloat(v4518);
-        const float v4520 = v272.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4523 = bfloat(v4520);
-        const uint v4524 = v4497 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4525 = v4524 + v4517;
-        *(device bfloat2*)(out + v4525) = bfloat2(v4519, v4523);
-      }
-    } else {
-      const bool v4530 = v4497 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4531 = v4499 < v12;
-      const bool v4532 = v4530 && v4531;
-      if (v4532) {
-        const float v4533 = v272.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4535 = bfloat(v4533);
-        const uint v4536 = v4497 * v3;
-        const uint v4537 = v4536 + v65;
-        const uint v4538 = v4537 + v4499;
-        out[v4538] = v4535;
-      }
-      const uint v4540 = v1125 + v4501;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4542 = v1124 + v4506;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4543 = v4540 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4544 = v4542 < v12;
-      const bool v4545 = v4543 && v4544;
-      if (v4545) {
-        const float v4546 = v272.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4548 = bfloat(v4546);
-        const uint v4549 = v4540 * v3;
-        const uint v4550 = v4549 + v65;
-        const uint v4551 = v4550 + v4542;
-        out[v4551] = v4548;
-      }
+    const uint v2100 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2101 = v1127 + v2100;
+    const uint v2102 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2103 = v1126 + v2102;
+    const bool v2104 = v2101 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2105 = v2103 < v12;
+    const bool v2106 = v2104 && v2105;
+    if (v2106) {
+      const uint v2107 = v65 + v2103;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2108 = v272.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2109 = bfloat(v2108);
+      const float v2110 = v272.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2113 = bfloat(v2110);
+      const uint v2114 = v2101 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2115 = v2114 + v2107;
+      *(device bfloat2*)(out + v2115) = bfloat2(v2109, v2113);
     }
-    const uint v4552 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4553 = v1125 + v4552;
-    const uint v4554 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4555 = v1124 + v4554;
-    const uint v4557 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4558 = v4557 == v4552;
-    const uint v4561 = v4554 + 1u;
-    const uint v4562 = iron_frag_coord<64>(123u, iron_lane, true);
-    const bool v4563 = v4562 == v4561;
-    const bool v4564 = v4558 && v4563;
-    const uint v4567 = v4555 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4568 = v4567 == v10;
-    const bool v4569 = v4564 && v4568;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4569) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4570 = v4553 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4571 = v4555 < v12;
-      const bool v4572 = v4570 && v4571;
-      if (v4572) {
-        const uint v4573 = v65 + v4555;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4574 = v272.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4575 = bfloat(v4574);
-        const float v4576 = v272.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4579 = bfloat(v4576);
-        const uint v4580 = v4553 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4581 = v4580 + v4573;
-        *(device bfloat2*)(out + v4581) = bfloat2(v4575, v4579);
-      }
-    } else {
-      const bool v4586 = v4553 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4587 = v4555 < v12;
-      const bool v4588 = v4586 && v4587;
-      if (v4588) {
-        const float v4589 = v272.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4591 = bfloat(v4589);
-        const uint v4592 = v4553 * v3;
-        const uint v4593 = v4592 + v65;
-        const uint v4594 = v4593 + v4555;
-        out[v4594] = v4591;
-      }
-      const uint v4596 = v1125 + v4557;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4598 = v1124 + v4562;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4599 = v4596 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4600 = v4598 < v12;
-      const bool v4601 = v4599 && v4600;
-      if (v4601) {
-        const float v4602 = v272.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4604 = bfloat(v4602);
-        const uint v4605 = v4596 * v3;
-        const uint v4606 = v4605 + v65;
-        const uint v4607 = v4606 + v4598;
-        out[v4607] = v4604;
-      }
+    const uint v2116 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2117 = v1127 + v2116;
+    const uint v2118 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2119 = v1126 + v2118;
+    const bool v2120 = v2117 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2121 = v2119 < v12;
+    const bool v2122 = v2120 && v2121;
+    if (v2122) {
+      const uint v2123 = v65 + v2119;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2124 = v272.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2125 = bfloat(v2124);
+      const float v2126 = v272.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2129 = bfloat(v2126);
+      const uint v2130 = v2117 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2131 = v2130 + v2123;
+      *(device bfloat2*)(out + v2131) = bfloat2(v2125, v2129);
     }
-    const uint v4608 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4609 = v1125 + v4608;
-    const uint v4610 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4611 = v1124 + v4610;
-    const uint v4613 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4614 = v4613 == v4608;
-    const uint v4617 = v4610 + 1u;
-    const uint v4618 = iron_frag_coord<64>(125u, iron_lane, true);
-    const bool v4619 = v4618 == v4617;
-    const bool v4620 = v4614 && v4619;
-    const uint v4623 = v4611 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4624 = v4623 == v10;
-    const bool v4625 = v4620 && v4624;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4625) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4626 = v4609 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4627 = v4611 < v12;
-      const bool v4628 = v4626 && v4627;
-      if (v4628) {
-        const uint v4629 = v65 + v4611;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4630 = v272.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4631 = bfloat(v4630);
-        const float v4632 = v272.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4635 = bfloat(v4632);
-        const uint v4636 = v4609 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4637 = v4636 + v4629;
-        *(device bfloat2*)(out + v4637) = bfloat2(v4631, v4635);
-      }
-    } else {
-      const bool v4642 = v4609 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4643 = v4611 < v12;
-      const bool v4644 = v4642 && v4643;
-      if (v4644) {
-        const float v4645 = v272.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4647 = bfloat(v4645);
-        const uint v4648 = v4609 * v3;
-        const uint v4649 = v4648 + v65;
-        const uint v4650 = v4649 + v4611;
-        out[v4650] = v4647;
-      }
-      const uint v4652 = v1125 + v4613;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4654 = v1124 + v4618;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4655 = v4652 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4656 = v4654 < v12;
-      const bool v4657 = v4655 && v4656;
-      if (v4657) {
-        const float v4658 = v272.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4660 = bfloat(v4658);
-        const uint v4661 = v4652 * v3;
-        const uint v4662 = v4661 + v65;
-        const uint v4663 = v4662 + v4654;
-        out[v4663] = v4660;
-      }
+    const uint v2132 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2133 = v1127 + v2132;
+    const uint v2134 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2135 = v1126 + v2134;
+    const bool v2136 = v2133 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2137 = v2135 < v12;
+    const bool v2138 = v2136 && v2137;
+    if (v2138) {
+      const uint v2139 = v65 + v2135;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2140 = v272.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2141 = bfloat(v2140);
+      const float v2142 = v272.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2145 = bfloat(v2142);
+      const uint v2146 = v2133 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2147 = v2146 + v2139;
+      *(device bfloat2*)(out + v2147) = bfloat2(v2141, v2145);
     }
-    const uint v4664 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4665 = v1125 + v4664;
-    const uint v4666 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4667 = v1124 + v4666;
-    const uint v4669 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4670 = v4669 == v4664;
-    const uint v4673 = v4666 + 1u;
-    const uint v4674 = iron_frag_coord<64>(127u, iron_lane, true);
-    const bool v4675 = v4674 == v4673;
-    const bool v4676 = v4670 && v4675;
-    const uint v4679 = v4667 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4680 = v4679 == v10;
-    const bool v4681 = v4676 && v4680;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4681) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4682 = v4665 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4683 = v4667 < v12;
-      const bool v4684 = v4682 && v4683;
-      if (v4684) {
-        const uint v4685 = v65 + v4667;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4686 = v272.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4687 = bfloat(v4686);
-        const float v4688 = v272.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4691 = bfloat(v4688);
-        const uint v4692 = v4665 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4693 = v4692 + v4685;
-        *(device bfloat2*)(out + v4693) = bfloat2(v4687, v4691);
-      }
-    } else {
-      const bool v4698 = v4665 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4699 = v4667 < v12;
-      const bool v4700 = v4698 && v4699;
-      if (v4700) {
-        const float v4701 = v272.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4703 = bfloat(v4701);
-        const uint v4704 = v4665 * v3;
-        const uint v4705 = v4704 + v65;
-        const uint v4706 = v4705 + v4667;
-        out[v4706] = v4703;
-      }
-      const uint v4708 = v1125 + v4669;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4710 = v1124 + v4674;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4711 = v4708 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4712 = v4710 < v12;
-      const bool v4713 = v4711 && v4712;
-      if (v4713) {
-        const float v4714 = v272.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4716 = bfloat(v4714);
-        const uint v4717 = v4708 * v3;
-        const uint v4718 = v4717 + v65;
-        const uint v4719 = v4718 + v4710;
-        out[v4719] = v4716;
-      }
+    const uint v2148 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2149 = v1127 + v2148;
+    const uint v2150 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2151 = v1126 + v2150;
+    const bool v2152 = v2149 < v41;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2153 = v2151 < v12;
+    const bool v2154 = v2152 && v2153;
+    if (v2154) {
+      const uint v2155 = v65 + v2151;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2156 = v272.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2157 = bfloat(v2156);
+      const float v2158 = v272.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2161 = bfloat(v2158);
+      const uint v2162 = v2149 * v3;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2163 = v2162 + v2155;
+      *(device bfloat2*)(out + v2163) = bfloat2(v2157, v2161);
     }
   } else {
-    const uint v4720 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4721 = v1125 + v4720;
-    const uint v4722 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4723 = v1124 + v4722;
-    const bool v4724 = v4721 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4725 = v4723 < v12;
-    const bool v4726 = v4724 && v4725;
-    if (v4726) {
-      const float v4727 = v272.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4729 = bfloat(v4727);
-      const uint v4730 = v4721 * v3;
-      const uint v4731 = v4730 + v65;
-      const uint v4732 = v4731 + v4723;
-      out[v4732] = v4729;
-    }
-    const uint v4733 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4734 = v1125 + v4733;
-    const uint v4735 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4736 = v1124 + v4735;
-    const bool v4737 = v4734 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4738 = v4736 < v12;
-    const bool v4739 = v4737 && v4738;
-    if (v4739) {
-      const float v4740 = v272.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4742 = bfloat(v4740);
-      const uint v4743 = v4734 * v3;
-      const uint v4744 = v4743 + v65;
-      const uint v4745 = v4744 + v4736;
-      out[v4745] = v4742;
-    }
-    const uint v4746 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4747 = v1125 + v4746;
-    const uint v4748 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4749 = v1124 + v4748;
-    const bool v4750 = v4747 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4751 = v4749 < v12;
-    const bool v4752 = v4750 && v4751;
-    if (v4752) {
-      const float v4753 = v272.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4755 = bfloat(v4753);
-      const uint v4756 = v4747 * v3;
-      const uint v4757 = v4756 + v65;
-      const uint v4758 = v4757 + v4749;
-      out[v4758] = v4755;
-    }
-    const uint v4759 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4760 = v1125 + v4759;
-    const uint v4761 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4762 = v1124 + v4761;
-    const bool v4763 = v4760 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4764 = v4762 < v12;
-    const bool v4765 = v4763 && v4764;
-    if (v4765) {
-      const float v4766 = v272.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4768 = bfloat(v4766);
-      const uint v4769 = v4760 * v3;
-      const uint v4770 = v4769 + v65;
-      const uint v4771 = v4770 + v4762;
-      out[v4771] = v4768;
-    }
-    const uint v4772 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4773 = v1125 + v4772;
-    const uint v4774 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4775 = v1124 + v4774;
-    const bool v4776 = v4773 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4777 = v4775 < v12;
-    const bool v4778 = v4776 && v4777;
-    if (v4778) {
-      const float v4779 = v272.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4781 = bfloat(v4779);
-      const uint v4782 = v4773 * v3;
-      const uint v4783 = v4782 + v65;
-      const uint v4784 = v4783 + v4775;
-      out[v4784] = v4781;
-    }
-    const uint v4785 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4786 = v1125 + v4785;
-    const uint v4787 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4788 = v1124 + v4787;
-    const bool v4789 = v4786 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4790 = v4788 < v12;
-    const bool v4791 = v4789 && v4790;
-    if (v4791) {
-      const float v4792 = v272.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4794 = bfloat(v4792);
-      const uint v4795 = v4786 * v3;
-      const uint v4796 = v4795 + v65;
-      const uint v4797 = v4796 + v4788;
-      out[v4797] = v4794;
-    }
-    const uint v4798 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4799 = v1125 + v4798;
-    const uint v4800 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4801 = v1124 + v4800;
-    const bool v4802 = v4799 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4803 = v4801 < v12;
-    const bool v4804 = v4802 && v4803;
-    if (v4804) {
-      const float v4805 = v272.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4807 = bfloat(v4805);
-      const uint v4808 = v4799 * v3;
-      const uint v4809 = v4808 + v65;
-      const uint v4810 = v4809 + v4801;
-      out[v4810] = v4807;
-    }
-    const uint v4811 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4812 = v1125 + v4811;
-    const uint v4813 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4814 = v1124 + v4813;
-    const bool v4815 = v4812 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4816 = v4814 < v12;
-    const bool v4817 = v4815 && v4816;
-    if (v4817) {
-      const float v4818 = v272.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4820 = bfloat(v4818);
-      const uint v4821 = v4812 * v3;
-      const uint v4822 = v4821 + v65;
-      const uint v4823 = v4822 + v4814;
-      out[v4823] = v4820;
-    }
-    const uint v4824 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4825 = v1125 + v4824;
-    const uint v4826 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4827 = v1124 + v4826;
-    const bool v4828 = v4825 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4829 = v4827 < v12;
-    const bool v4830 = v4828 && v4829;
-    if (v4830) {
-      const float v4831 = v272.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4833 = bfloat(v4831);
-      const uint v4834 = v4825 * v3;
-      const uint v4835 = v4834 + v65;
-      const uint v4836 = v4835 + v4827;
-      out[v4836] = v4833;
-    }
-    const uint v4837 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4838 = v1125 + v4837;
-    const uint v4839 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4840 = v1124 + v4839;
-    const bool v4841 = v4838 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4842 = v4840 < v12;
-    const bool v4843 = v4841 && v4842;
-    if (v4843) {
-      const float v4844 = v272.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4846 = bfloat(v4844);
-      const uint v4847 = v4838 * v3;
-      const uint v4848 = v4847 + v65;
-      const uint v4849 = v4848 + v4840;
-      out[v4849] = v4846;
-    }
-    const uint v4850 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4851 = v1125 + v4850;
-    const uint v4852 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4853 = v1124 + v4852;
-    const bool v4854 = v4851 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4855 = v4853 < v12;
-    const bool v4856 = v4854 && v4855;
-    if (v4856) {
-      const float v4857 = v272.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4859 = bfloat(v4857);
-      const uint v4860 = v4851 * v3;
-      const uint v4861 = v4860 + v65;
-      const uint v4862 = v4861 + v4853;
-      out[v4862] = v4859;
-    }
-    const uint v4863 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4864 = v1125 + v4863;
-    const uint v4865 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4866 = v1124 + v4865;
-    const bool v4867 = v4864 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4868 = v4866 < v12;
-    const bool v4869 = v4867 && v4868;
-    if (v4869) {
-      const float v4870 = v272.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4872 = bfloat(v4870);
-      const uint v4873 = v4864 * v3;
-      const uint v4874 = v4873 + v65;
-      const uint v4875 = v4874 + v4866;
-      out[v4875] = v4872;
-    }
-    const uint v4876 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4877 = v1125 + v4876;
-    const uint v4878 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4879 = v1124 + v4878;
-    const bool v4880 = v4877 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4881 = v4879 < v12;
-    const bool v4882 = v4880 && v4881;
-    if (v4882) {
-      const float v4883 = v272.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4885 = bfloat(v4883);
-      const uint v4886 = v4877 * v3;
-      const uint v4887 = v4886 + v65;
-      const uint v4888 = v4887 + v4879;
-      out[v4888] = v4885;
-    }
-    const uint v4889 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4890 = v1125 + v4889;
-    const uint v4891 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4892 = v1124 + v4891;
-    const bool v4893 = v4890 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4894 = v4892 < v12;
-    const bool v4895 = v4893 && v4894;
-    if (v4895) {
-      const float v4896 = v272.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4898 = bfloat(v4896);
-      const uint v4899 = v4890 * v3;
-      const uint v4900 = v4899 + v65;
-      const uint v4901 = v4900 + v4892;
-      out[v4901] = v4898;
-    }
-    const uint v4902 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4903 = v1125 + v4902;
-    const uint v4904 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4905 = v1124 + v4904;
-    const bool v4906 = v4903 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4907 = v4905 < v12;
-    const bool v4908 = v4906 && v4907;
-    if (v4908) {
-      const float v4909 = v272.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4911 = bfloat(v4909);
-      const uint v4912 = v4903 * v3;
-      const uint v4913 = v4912 + v65;
-      const uint v4914 = v4913 + v4905;
-      out[v4914] = v4911;
-    }
-    const uint v4915 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4916 = v1125 + v4915;
-    const uint v4917 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4918 = v1124 + v4917;
-    const bool v4919 = v4916 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4920 = v4918 < v12;
-    const bool v4921 = v4919 && v4920;
-    if (v4921) {
-      const float v4922 = v272.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4924 = bfloat(v4922);
-      const uint v4925 = v4916 * v3;
-      const uint v4926 = v4925 + v65;
-      const uint v4927 = v4926 + v4918;
-      out[v4927] = v4924;
-    }
-    const uint v4928 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4929 = v1125 + v4928;
-    const uint v4930 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4931 = v1124 + v4930;
-    const bool v4932 = v4929 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4933 = v4931 < v12;
-    const bool v4934 = v4932 && v4933;
-    if (v4934) {
-      const float v4935 = v272.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4937 = bfloat(v4935);
-      const uint v4938 = v4929 * v3;
-      const uint v4939 = v4938 + v65;
-      const uint v4940 = v4939 + v4931;
-      out[v4940] = v4937;
-    }
-    const uint v4941 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4942 = v1125 + v4941;
-    const uint v4943 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4944 = v1124 + v4943;
-    const bool v4945 = v4942 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4946 = v4944 < v12;
-    const bool v4947 = v4945 && v4946;
-    if (v4947) {
-      const float v4948 = v272.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4950 = bfloat(v4948);
-      const uint v4951 = v4942 * v3;
-      const uint v4952 = v4951 + v65;
-      const uint v4953 = v4952 + v4944;
-      out[v4953] = v4950;
-    }
-    const uint v4954 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4955 = v1125 + v4954;
-    const uint v4956 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4957 = v1124 + v4956;
-    const bool v4958 = v4955 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4959 = v4957 < v12;
-    const bool v4960 = v4958 && v4959;
-    if (v4960) {
-      const float v4961 = v272.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4963 = bfloat(v4961);
-      const uint v4964 = v4955 * v3;
-      const uint v4965 = v4964 + v65;
-      const uint v4966 = v4965 + v4957;
-      out[v4966] = v4963;
-    }
-    const uint v4967 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4968 = v1125 + v4967;
-    const uint v4969 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4970 = v1124 + v4969;
-    const bool v4971 = v4968 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4972 = v4970 < v12;
-    const bool v4973 = v4971 && v4972;
-    if (v4973) {
-      const float v4974 = v272.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4976 = bfloat(v4974);
-      const uint v4977 = v4968 * v3;
-      const uint v4978 = v4977 + v65;
-      const uint v4979 = v4978 + v4970;
-      out[v4979] = v4976;
-    }
-    const uint v4980 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4981 = v1125 + v4980;
-    const uint v4982 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4983 = v1124 + v4982;
-    const bool v4984 = v4981 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4985 = v4983 < v12;
-    const bool v4986 = v4984 && v4985;
-    if (v4986) {
-      const float v4987 = v272.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4989 = bfloat(v4987);
-      const uint v4990 = v4981 * v3;
-      const uint v4991 = v4990 + v65;
-      const uint v4992 = v4991 + v4983;
-      out[v4992] = v4989;
-    }
-    const uint v4993 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4994 = v1125 + v4993;
-    const uint v4995 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4996 = v1124 + v4995;
-    const bool v4997 = v4994 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4998 = v4996 < v12;
-    const bool v4999 = v4997 && v4998;
-    if (v4999) {
-      const float v5000 = v272.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5002 = bfloat(v5000);
-      const uint v5003 = v4994 * v3;
-      const uint v5004 = v5003 + v65;
-      const uint v5005 = v5004 + v4996;
-      out[v5005] = v5002;
-    }
-    const uint v5006 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5007 = v1125 + v5006;
-    const uint v5008 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5009 = v1124 + v5008;
-    const bool v5010 = v5007 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5011 = v5009 < v12;
-    const bool v5012 = v5010 && v5011;
-    if (v5012) {
-      const float v5013 = v272.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5015 = bfloat(v5013);
-      const uint v5016 = v5007 * v3;
-      const uint v5017 = v5016 + v65;
-      const uint v5018 = v5017 + v5009;
-      out[v5018] = v5015;
-    }
-    const uint v5019 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5020 = v1125 + v5019;
-    const uint v5021 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5022 = v1124 + v5021;
-    const bool v5023 = v5020 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5024 = v5022 < v12;
-    const bool v5025 = v5023 && v5024;
-    if (v5025) {
-      const float v5026 = v272.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5028 = bfloat(v5026);
-      const uint v5029 = v5020 * v3;
-      const uint v5030 = v5029 + v65;
-      const uint v5031 = v5030 + v5022;
-      out[v5031] = v5028;
-    }
-    const uint v5032 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5033 = v1125 + v5032;
-    const uint v5034 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5035 = v1124 + v5034;
-    const bool v5036 = v5033 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5037 = v5035 < v12;
-    const bool v5038 = v5036 && v5037;
-    if (v5038) {
-      const float v5039 = v272.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5041 = bfloat(v5039);
-      const uint v5042 = v5033 * v3;
-      const uint v5043 = v5042 + v65;
-      const uint v5044 = v5043 + v5035;
-      out[v5044] = v5041;
-    }
-    const uint v5045 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5046 = v1125 + v5045;
-    const uint v5047 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5048 = v1124 + v5047;
-    const bool v5049 = v5046 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5050 = v5048 < v12;
-    const bool v5051 = v5049 && v5050;
-    if (v5051) {
-      const float v5052 = v272.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5054 = bfloat(v5052);
-      const uint v5055 = v5046 * v3;
-      const uint v5056 = v5055 + v65;
-      const uint v5057 = v5056 + v5048;
-      out[v5057] = v5054;
-    }
-    const uint v5058 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5059 = v1125 + v5058;
-    const uint v5060 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5061 = v1124 + v5060;
-    const bool v5062 = v5059 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5063 = v5061 < v12;
-    const bool v5064 = v5062 && v5063;
-    if (v5064) {
-      const float v5065 = v272.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5067 = bfloat(v5065);
-      const uint v5068 = v5059 * v3;
-      const uint v5069 = v5068 + v65;
-      const uint v5070 = v5069 + v5061;
-      out[v5070] = v5067;
-    }
-    const uint v5071 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5072 = v1125 + v5071;
-    const uint v5073 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5074 = v1124 + v5073;
-    const bool v5075 = v5072 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5076 = v5074 < v12;
-    const bool v5077 = v5075 && v5076;
-    if (v5077) {
-      const float v5078 = v272.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5080 = bfloat(v5078);
-      const uint v5081 = v5072 * v3;
-      const uint v5082 = v5081 + v65;
-      const uint v5083 = v5082 + v5074;
-      out[v5083] = v5080;
-    }
-    const uint v5084 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5085 = v1125 + v5084;
-    const uint v5086 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5087 = v1124 + v5086;
-    const bool v5088 = v5085 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5089 = v5087 < v12;
-    const bool v5090 = v5088 && v5089;
-    if (v5090) {
-      const float v5091 = v272.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5093 = bfloat(v5091);
-      const uint v5094 = v5085 * v3;
-      const uint v5095 = v5094 + v65;
-      const uint v5096 = v5095 + v5087;
-      out[v5096] = v5093;
-    }
-    const uint v5097 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5098 = v1125 + v5097;
-    const uint v5099 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5100 = v1124 + v5099;
-    const bool v5101 = v5098 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5102 = v5100 < v12;
-    const bool v5103 = v5101 && v5102;
-    if (v5103) {
-      const float v5104 = v272.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5106 = bfloat(v5104);
-      const uint v5107 = v5098 * v3;
-      const uint v5108 = v5107 + v65;
-      const uint v5109 = v5108 + v5100;
-      out[v5109] = v5106;
-    }
-    const uint v5110 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5111 = v1125 + v5110;
-    const uint v5112 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5113 = v1124 + v5112;
-    const bool v5114 = v5111 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5115 = v5113 < v12;
-    const bool v5116 = v5114 && v5115;
-    if (v5116) {
-      const float v5117 = v272.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5119 = bfloat(v5117);
-      const uint v5120 = v5111 * v3;
-      const uint v5121 = v5120 + v65;
-      const uint v5122 = v5121 + v5113;
-      out[v5122] = v5119;
-    }
-    const uint v5123 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5124 = v1125 + v5123;
-    const uint v5125 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5126 = v1124 + v5125;
-    const bool v5127 = v5124 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5128 = v5126 < v12;
-    const bool v5129 = v5127 && v5128;
-    if (v5129) {
-      const float v5130 = v272.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5132 = bfloat(v5130);
-      const uint v5133 = v5124 * v3;
-      const uint v5134 = v5133 + v65;
-      const uint v5135 = v5134 + v5126;
-      out[v5135] = v5132;
-    }
-    const uint v5136 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5137 = v1125 + v5136;
-    const uint v5138 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5139 = v1124 + v5138;
-    const bool v5140 = v5137 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5141 = v5139 < v12;
-    const bool v5142 = v5140 && v5141;
-    if (v5142) {
-      const float v5143 = v272.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5145 = bfloat(v5143);
-      const uint v5146 = v5137 * v3;
-      const uint v5147 = v5146 + v65;
-      const uint v5148 = v5147 + v5139;
-      out[v5148] = v5145;
-    }
-    const uint v5149 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5150 = v1125 + v5149;
-    const uint v5151 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5152 = v1124 + v5151;
-    const bool v5153 = v5150 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5154 = v5152 < v12;
-    const bool v5155 = v5153 && v5154;
-    if (v5155) {
-      const float v5156 = v272.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5158 = bfloat(v5156);
-      const uint v5159 = v5150 * v3;
-      const uint v5160 = v5159 + v65;
-      const uint v5161 = v5160 + v5152;
-      out[v5161] = v5158;
-    }
-    const uint v5162 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5163 = v1125 + v5162;
-    const uint v5164 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5165 = v1124 + v5164;
-    const bool v5166 = v5163 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5167 = v5165 < v12;
-    const bool v5168 = v5166 && v5167;
-    if (v5168) {
-      const float v5169 = v272.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5171 = bfloat(v5169);
-      const uint v5172 = v5163 * v3;
-      const uint v5173 = v5172 + v65;
-      const uint v5174 = v5173 + v5165;
-      out[v5174] = v5171;
-    }
-    const uint v5175 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5176 = v1125 + v5175;
-    const uint v5177 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5178 = v1124 + v5177;
-    const bool v5179 = v5176 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5180 = v5178 < v12;
-    const bool v5181 = v5179 && v5180;
-    if (v5181) {
-      const float v5182 = v272.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5184 = bfloat(v5182);
-      const uint v5185 = v5176 * v3;
-      const uint v5186 = v5185 + v65;
-      const uint v5187 = v5186 + v5178;
-      out[v5187] = v5184;
-    }
-    const uint v5188 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5189 = v1125 + v5188;
-    const uint v5190 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5191 = v1124 + v5190;
-    const bool v5192 = v5189 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5193 = v5191 < v12;
-    const bool v5194 = v5192 && v5193;
-    if (v5194) {
-      const float v5195 = v272.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5197 = bfloat(v5195);
-      const uint v5198 = v5189 * v3;
-      const uint v5199 = v5198 + v65;
-      const uint v5200 = v5199 + v5191;
-      out[v5200] = v5197;
-    }
-    const uint v5201 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5202 = v1125 + v5201;
-    const uint v5203 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5204 = v1124 + v5203;
-    const bool v5205 = v5202 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5206 = v5204 < v12;
-    const bool v5207 = v5205 && v5206;
-    if (v5207) {
-      const float v5208 = v272.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5210 = bfloat(v5208);
-      const uint v5211 = v5202 * v3;
-      const uint v5212 = v5211 + v65;
-      const uint v5213 = v5212 + v5204;
-      out[v5213] = v5210;
-    }
-    const uint v5214 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5215 = v1125 + v5214;
-    const uint v5216 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5217 = v1124 + v5216;
-    const bool v5218 = v5215 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5219 = v5217 < v12;
-    const bool v5220 = v5218 && v5219;
-    if (v5220) {
-      const float v5221 = v272.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5223 = bfloat(v5221);
-      const uint v5224 = v5215 * v3;
-      const uint v5225 = v5224 + v65;
-      const uint v5226 = v5225 + v5217;
-      out[v5226] = v5223;
-    }
-    const uint v5227 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5228 = v1125 + v5227;
-    const uint v5229 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5230 = v1124 + v5229;
-    const bool v5231 = v5228 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5232 = v5230 < v12;
-    const bool v5233 = v5231 && v5232;
-    if (v5233) {
-      const float v5234 = v272.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5236 = bfloat(v5234);
-      const uint v5237 = v5228 * v3;
-      const uint v5238 = v5237 + v65;
-      const uint v5239 = v5238 + v5230;
-      out[v5239] = v5236;
-    }
-    const uint v5240 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5241 = v1125 + v5240;
-    const uint v5242 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5243 = v1124 + v5242;
-    const bool v5244 = v5241 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5245 = v5243 < v12;
-    const bool v5246 = v5244 && v5245;
-    if (v5246) {
-      const float v5247 = v272.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5249 = bfloat(v5247);
-      const uint v5250 = v5241 * v3;
-      const uint v5251 = v5250 + v65;
-      const uint v5252 = v5251 + v5243;
-      out[v5252] = v5249;
-    }
-    const uint v5253 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5254 = v1125 + v5253;
-    const uint v5255 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5256 = v1124 + v5255;
-    const bool v5257 = v5254 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5258 = v5256 < v12;
-    const bool v5259 = v5257 && v5258;
-    if (v5259) {
-      const float v5260 = v272.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5262 = bfloat(v5260);
-      const uint v5263 = v5254 * v3;
-      const uint v5264 = v5263 + v65;
-      const uint v5265 = v5264 + v5256;
-      out[v5265] = v5262;
-    }
-    const uint v5266 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5267 = v1125 + v5266;
-    const uint v5268 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5269 = v1124 + v5268;
-    const bool v5270 = v5267 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5271 = v5269 < v12;
-    const bool v5272 = v5270 && v5271;
-    if (v5272) {
-      const float v5273 = v272.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5275 = bfloat(v5273);
-      const uint v5276 = v5267 * v3;
-      const uint v5277 = v5276 + v65;
-      const uint v5278 = v5277 + v5269;
-      out[v5278] = v5275;
-    }
-    const uint v5279 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5280 = v1125 + v5279;
-    const uint v5281 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5282 = v1124 + v5281;
-    const bool v5283 = v5280 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5284 = v5282 < v12;
-    const bool v5285 = v5283 && v5284;
-    if (v5285) {
-      const float v5286 = v272.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5288 = bfloat(v5286);
-      const uint v5289 = v5280 * v3;
-      const uint v5290 = v5289 + v65;
-      const uint v5291 = v5290 + v5282;
-      out[v5291] = v5288;
-    }
-    const uint v5292 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5293 = v1125 + v5292;
-    const uint v5294 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5295 = v1124 + v5294;
-    const bool v5296 = v5293 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5297 = v5295 < v12;
-    const bool v5298 = v5296 && v5297;
-    if (v5298) {
-      const float v5299 = v272.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5301 = bfloat(v5299);
-      const uint v5302 = v5293 * v3;
-      const uint v5303 = v5302 + v65;
-      const uint v5304 = v5303 + v5295;
-      out[v5304] = v5301;
-    }
-    const uint v5305 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5306 = v1125 + v5305;
-    const uint v5307 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5308 = v1124 + v5307;
-    const bool v5309 = v5306 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5310 = v5308 < v12;
-    const bool v5311 = v5309 && v5310;
-    if (v5311) {
-      const float v5312 = v272.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5314 = bfloat(v5312);
-      const uint v5315 = v5306 * v3;
-      const uint v5316 = v5315 + v65;
-      const uint v5317 = v5316 + v5308;
-      out[v5317] = v5314;
-    }
-    const uint v5318 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5319 = v1125 + v5318;
-    const uint v5320 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5321 = v1124 + v5320;
-    const bool v5322 = v5319 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5323 = v5321 < v12;
-    const bool v5324 = v5322 && v5323;
-    if (v5324) {
-      const float v5325 = v272.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5327 = bfloat(v5325);
-      const uint v5328 = v5319 * v3;
-      const uint v5329 = v5328 + v65;
-      const uint v5330 = v5329 + v5321;
-      out[v5330] = v5327;
-    }
-    const uint v5331 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5332 = v1125 + v5331;
-    const uint v5333 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5334 = v1124 + v5333;
-    const bool v5335 = v5332 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5336 = v5334 < v12;
-    const bool v5337 = v5335 && v5336;
-    if (v5337) {
-      const float v5338 = v272.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5340 = bfloat(v5338);
-      const uint v5341 = v5332 * v3;
-      const uint v5342 = v5341 + v65;
-      const uint v5343 = v5342 + v5334;
-      out[v5343] = v5340;
-    }
-    const uint v5344 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5345 = v1125 + v5344;
-    const uint v5346 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5347 = v1124 + v5346;
-    const bool v5348 = v5345 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5349 = v5347 < v12;
-    const bool v5350 = v5348 && v5349;
-    if (v5350) {
-      const float v5351 = v272.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5353 = bfloat(v5351);
-      const uint v5354 = v5345 * v3;
-      const uint v5355 = v5354 + v65;
-      const uint v5356 = v5355 + v5347;
-      out[v5356] = v5353;
-    }
-    const uint v5357 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5358 = v1125 + v5357;
-    const uint v5359 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5360 = v1124 + v5359;
-    const bool v5361 = v5358 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5362 = v5360 < v12;
-    const bool v5363 = v5361 && v5362;
-    if (v5363) {
-      const float v5364 = v272.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5366 = bfloat(v5364);
-      const uint v5367 = v5358 * v3;
-      const uint v5368 = v5367 + v65;
-      const uint v5369 = v5368 + v5360;
-      out[v5369] = v5366;
-    }
-    const uint v5370 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5371 = v1125 + v5370;
-    const uint v5372 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5373 = v1124 + v5372;
-    const bool v5374 = v5371 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5375 = v5373 < v12;
-    const bool v5376 = v5374 && v5375;
-    if (v5376) {
-      const float v5377 = v272.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5379 = bfloat(v5377);
-      const uint v5380 = v5371 * v3;
-      const uint v5381 = v5380 + v65;
-      const uint v5382 = v5381 + v5373;
-      out[v5382] = v5379;
-    }
-    const uint v5383 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5384 = v1125 + v5383;
-    const uint v5385 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5386 = v1124 + v5385;
-    const bool v5387 = v5384 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5388 = v5386 < v12;
-    const bool v5389 = v5387 && v5388;
-    if (v5389) {
-      const float v5390 = v272.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5392 = bfloat(v5390);
-      const uint v5393 = v5384 * v3;
-      const uint v5394 = v5393 + v65;
-      const uint v5395 = v5394 + v5386;
-      out[v5395] = v5392;
-    }
-    const uint v5396 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5397 = v1125 + v5396;
-    const uint v5398 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5399 = v1124 + v5398;
-    const bool v5400 = v5397 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5401 = v5399 < v12;
-    const bool v5402 = v5400 && v5401;
-    if (v5402) {
-      const float v5403 = v272.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5405 = bfloat(v5403);
-      const uint v5406 = v5397 * v3;
-      const uint v5407 = v5406 + v65;
-      const uint v5408 = v5407 + v5399;
-      out[v5408] = v5405;
-    }
-    const uint v5409 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5410 = v1125 + v5409;
-    const uint v5411 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5412 = v1124 + v5411;
-    const bool v5413 = v5410 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5414 = v5412 < v12;
-    const bool v5415 = v5413 && v5414;
-    if (v5415) {
-      const float v5416 = v272.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5418 = bfloat(v5416);
-      const uint v5419 = v5410 * v3;
-      const uint v5420 = v5419 + v65;
-      const uint v5421 = v5420 + v5412;
-      out[v5421] = v5418;
-    }
-    const uint v5422 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5423 = v1125 + v5422;
-    const uint v5424 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5425 = v1124 + v5424;
-    const bool v5426 = v5423 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5427 = v5425 < v12;
-    const bool v5428 = v5426 && v5427;
-    if (v5428) {
-      const float v5429 = v272.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5431 = bfloat(v5429);
-      const uint v5432 = v5423 * v3;
-      const uint v5433 = v5432 + v65;
-      const uint v5434 = v5433 + v5425;
-      out[v5434] = v5431;
-    }
-    const uint v5435 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5436 = v1125 + v5435;
-    const uint v5437 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5438 = v1124 + v5437;
-    const bool v5439 = v5436 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5440 = v5438 < v12;
-    const bool v5441 = v5439 && v5440;
-    if (v5441) {
-      const float v5442 = v272.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5444 = bfloat(v5442);
-      const uint v5445 = v5436 * v3;
-      const uint v5446 = v5445 + v65;
-      const uint v5447 = v5446 + v5438;
-      out[v5447] = v5444;
-    }
-    const uint v5448 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5449 = v1125 + v5448;
-    const uint v5450 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5451 = v1124 + v5450;
-    const bool v5452 = v5449 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5453 = v5451 < v12;
-    const bool v5454 = v5452 && v5453;
-    if (v5454) {
-      const float v5455 = v272.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5457 = bfloat(v5455);
-      const uint v5458 = v5449 * v3;
-      const uint v5459 = v5458 + v65;
-      const uint v5460 = v5459 + v5451;
-      out[v5460] = v5457;
-    }
-    const uint v5461 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5462 = v1125 + v5461;
-    const uint v5463 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5464 = v1124 + v5463;
-    const bool v5465 = v5462 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5466 = v5464 < v12;
-    const bool v5467 = v5465 && v5466;
-    if (v5467) {
-      const float v5468 = v272.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5470 = bfloat(v5468);
-      const uint v5471 = v5462 * v3;
-      const uint v5472 = v5471 + v65;
-      const uint v5473 = v5472 + v5464;
-      out[v5473] = v5470;
-    }
-    const uint v5474 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5475 = v1125 + v5474;
-    const uint v5476 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5477 = v1124 + v5476;
-    const bool v5478 = v5475 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5479 = v5477 < v12;
-    const bool v5480 = v5478 && v5479;
-    if (v5480) {
-      const float v5481 = v272.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5483 = bfloat(v5481);
-      const uint v5484 = v5475 * v3;
-      const uint v5485 = v5484 + v65;
-      const uint v5486 = v5485 + v5477;
-      out[v5486] = v5483;
-    }
-    const uint v5487 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5488 = v1125 + v5487;
-    const uint v5489 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5490 = v1124 + v5489;
-    const bool v5491 = v5488 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5492 = v5490 < v12;
-    const bool v5493 = v5491 && v5492;
-    if (v5493) {
-      const float v5494 = v272.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5496 = bfloat(v5494);
-      const uint v5497 = v5488 * v3;
-      const uint v5498 = v5497 + v65;
-      const uint v5499 = v5498 + v5490;
-      out[v5499] = v5496;
-    }
-    const uint v5500 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5501 = v1125 + v5500;
-    const uint v5502 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5503 = v1124 + v5502;
-    const bool v5504 = v5501 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5505 = v5503 < v12;
-    const bool v5506 = v5504 && v5505;
-    if (v5506) {
-      const float v5507 = v272.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5509 = bfloat(v5507);
-      const uint v5510 = v5501 * v3;
-      const uint v5511 = v5510 + v65;
-      const uint v5512 = v5511 + v5503;
-      out[v5512] = v5509;
-    }
-    const uint v5513 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5514 = v1125 + v5513;
-    const uint v5515 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5516 = v1124 + v5515;
-    const bool v5517 = v5514 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5518 = v5516 < v12;
-    const bool v5519 = v5517 && v5518;
-    if (v5519) {
-      const float v5520 = v272.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5522 = bfloat(v5520);
-      const uint v5523 = v5514 * v3;
-      const uint v5524 = v5523 + v65;
-      const uint v5525 = v5524 + v5516;
-      out[v5525] = v5522;
-    }
-    const uint v5526 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5527 = v1125 + v5526;
-    const uint v5528 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5529 = v1124 + v5528;
-    const bool v5530 = v5527 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5531 = v5529 < v12;
-    const bool v5532 = v5530 && v5531;
-    if (v5532) {
-      const float v5533 = v272.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5535 = bfloat(v5533);
-      const uint v5536 = v5527 * v3;
-      const uint v5537 = v5536 + v65;
-      const uint v5538 = v5537 + v5529;
-      out[v5538] = v5535;
-    }
-    const uint v5539 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5540 = v1125 + v5539;
-    const uint v5541 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5542 = v1124 + v5541;
-    const bool v5543 = v5540 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5544 = v5542 < v12;
-    const bool v5545 = v5543 && v5544;
-    if (v5545) {
-      const float v5546 = v272.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5548 = bfloat(v5546);
-      const uint v5549 = v5540 * v3;
-      const uint v5550 = v5549 + v65;
-      const uint v5551 = v5550 + v5542;
-      out[v5551] = v5548;
-    }
-    const uint v5552 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5553 = v1125 + v5552;
-    const uint v5554 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5555 = v1124 + v5554;
-    const bool v5556 = v5553 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5557 = v5555 < v12;
-    const bool v5558 = v5556 && v5557;
-    if (v5558) {
-      const float v5559 = v272.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5561 = bfloat(v5559);
-      const uint v5562 = v5553 * v3;
-      const uint v5563 = v5562 + v65;
-      const uint v5564 = v5563 + v5555;
-      out[v5564] = v5561;
-    }
-    const uint v5565 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5566 = v1125 + v5565;
-    const uint v5567 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5568 = v1124 + v5567;
-    const bool v5569 = v5566 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5570 = v5568 < v12;
-    const bool v5571 = v5569 && v5570;
-    if (v5571) {
-      const float v5572 = v272.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5574 = bfloat(v5572);
-      const uint v5575 = v5566 * v3;
-      const uint v5576 = v5575 + v65;
-      const uint v5577 = v5576 + v5568;
-      out[v5577] = v5574;
-    }
-    const uint v5578 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5579 = v1125 + v5578;
-    const uint v5580 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5581 = v1124 + v5580;
-    const bool v5582 = v5579 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5583 = v5581 < v12;
-    const bool v5584 = v5582 && v5583;
-    if (v5584) {
-      const float v5585 = v272.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5587 = bfloat(v5585);
-      const uint v5588 = v5579 * v3;
-      const uint v5589 = v5588 + v65;
-      const uint v5590 = v5589 + v5581;
-      out[v5590] = v5587;
-    }
-    const uint v5591 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5592 = v1125 + v5591;
-    const uint v5593 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5594 = v1124 + v5593;
-    const bool v5595 = v5592 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5596 = v5594 < v12;
-    const bool v5597 = v5595 && v5596;
-    if (v5597) {
-      const float v5598 = v272.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5600 = bfloat(v5598);
-      const uint v5601 = v5592 * v3;
-      const uint v5602 = v5601 + v65;
-      const uint v5603 = v5602 + v5594;
-      out[v5603] = v5600;
-    }
-    const uint v5604 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5605 = v1125 + v5604;
-    const uint v5606 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5607 = v1124 + v5606;
-    const bool v5608 = v5605 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5609 = v5607 < v12;
-    const bool v5610 = v5608 && v5609;
-    if (v5610) {
-      const float v5611 = v272.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5613 = bfloat(v5611);
-      const uint v5614 = v5605 * v3;
-      const uint v5615 = v5614 + v65;
-      const uint v5616 = v5615 + v5607;
-      out[v5616] = v5613;
-    }
-    const uint v5617 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5618 = v1125 + v5617;
-    const uint v5619 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5620 = v1124 + v5619;
-    const bool v5621 = v5618 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5622 = v5620 < v12;
-    const bool v5623 = v5621 && v5622;
-    if (v5623) {
-      const float v5624 = v272.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5626 = bfloat(v5624);
-      const uint v5627 = v5618 * v3;
-      const uint v5628 = v5627 + v65;
-      const uint v5629 = v5628 + v5620;
-      out[v5629] = v5626;
-    }
-    const uint v5630 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5631 = v1125 + v5630;
-    const uint v5632 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5633 = v1124 + v5632;
-    const bool v5634 = v5631 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5635 = v5633 < v12;
-    const bool v5636 = v5634 && v5635;
-    if (v5636) {
-      const float v5637 = v272.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5639 = bfloat(v5637);
-      const uint v5640 = v5631 * v3;
-      const uint v5641 = v5640 + v65;
-      const uint v5642 = v5641 + v5633;
-      out[v5642] = v5639;
-    }
-    const uint v5643 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5644 = v1125 + v5643;
-    const uint v5645 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5646 = v1124 + v5645;
-    const bool v5647 = v5644 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5648 = v5646 < v12;
-    const bool v5649 = v5647 && v5648;
-    if (v5649) {
-      const float v5650 = v272.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5652 = bfloat(v5650);
-      const uint v5653 = v5644 * v3;
-      const uint v5654 = v5653 + v65;
-      const uint v5655 = v5654 + v5646;
-      out[v5655] = v5652;
-    }
-    const uint v5656 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5657 = v1125 + v5656;
-    const uint v5658 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5659 = v1124 + v5658;
-    const bool v5660 = v5657 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5661 = v5659 < v12;
-    const bool v5662 = v5660 && v5661;
-    if (v5662) {
-      const float v5663 = v272.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5665 = bfloat(v5663);
-      const uint v5666 = v5657 * v3;
-      const uint v5667 = v5666 + v65;
-      const uint v5668 = v5667 + v5659;
-      out[v5668] = v5665;
-    }
-    const uint v5669 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5670 = v1125 + v5669;
-    const uint v5671 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5672 = v1124 + v5671;
-    const bool v5673 = v5670 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5674 = v5672 < v12;
-    const bool v5675 = v5673 && v5674;
-    if (v5675) {
-      const float v5676 = v272.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5678 = bfloat(v5676);
-      const uint v5679 = v5670 * v3;
-      const uint v5680 = v5679 + v65;
-      const uint v5681 = v5680 + v5672;
-      out[v5681] = v5678;
-    }
-    const uint v5682 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5683 = v1125 + v5682;
-    const uint v5684 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5685 = v1124 + v5684;
-    const bool v5686 = v5683 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5687 = v5685 < v12;
-    const bool v5688 = v5686 && v5687;
-    if (v5688) {
-      const float v5689 = v272.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5691 = bfloat(v5689);
-      const uint v5692 = v5683 * v3;
-      const uint v5693 = v5692 + v65;
-      const uint v5694 = v5693 + v5685;
-      out[v5694] = v5691;
-    }
-    const uint v5695 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5696 = v1125 + v5695;
-    const uint v5697 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5698 = v1124 + v5697;
-    const bool v5699 = v5696 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5700 = v5698 < v12;
-    const bool v5701 = v5699 && v5700;
-    if (v5701) {
-      const float v5702 = v272.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5704 = bfloat(v5702);
-      const uint v5705 = v5696 * v3;
-      const uint v5706 = v5705 + v65;
-      const uint v5707 = v5706 + v5698;
-      out[v5707] = v5704;
-    }
-    const uint v5708 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5709 = v1125 + v5708;
-    const uint v5710 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5711 = v1124 + v5710;
-    const bool v5712 = v5709 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5713 = v5711 < v12;
-    const bool v5714 = v5712 && v5713;
-    if (v5714) {
-      const float v5715 = v272.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5717 = bfloat(v5715);
-      const uint v5718 = v5709 * v3;
-      const uint v5719 = v5718 + v65;
-      const uint v5720 = v5719 + v5711;
-      out[v5720] = v5717;
-    }
-    const uint v5721 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5722 = v1125 + v5721;
-    const uint v5723 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5724 = v1124 + v5723;
-    const bool v5725 = v5722 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5726 = v5724 < v12;
-    const bool v5727 = v5725 && v5726;
-    if (v5727) {
-      const float v5728 = v272.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5730 = bfloat(v5728);
-      const uint v5731 = v5722 * v3;
-      const uint v5732 = v5731 + v65;
-      const uint v5733 = v5732 + v5724;
-      out[v5733] = v5730;
-    }
-    const uint v5734 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5735 = v1125 + v5734;
-    const uint v5736 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5737 = v1124 + v5736;
-    const bool v5738 = v5735 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5739 = v5737 < v12;
-    const bool v5740 = v5738 && v5739;
-    if (v5740) {
-      const float v5741 = v272.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5743 = bfloat(v5741);
-      const uint v5744 = v5735 * v3;
-      const uint v5745 = v5744 + v65;
-      const uint v5746 = v5745 + v5737;
-      out[v5746] = v5743;
-    }
-    const uint v5747 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5748 = v1125 + v5747;
-    const uint v5749 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5750 = v1124 + v5749;
-    const bool v5751 = v5748 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5752 = v5750 < v12;
-    const bool v5753 = v5751 && v5752;
-    if (v5753) {
-      const float v5754 = v272.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5756 = bfloat(v5754);
-      const uint v5757 = v5748 * v3;
-      const uint v5758 = v5757 + v65;
-      const uint v5759 = v5758 + v5750;
-      out[v5759] = v5756;
-    }
-    const uint v5760 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5761 = v1125 + v5760;
-    const uint v5762 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5763 = v1124 + v5762;
-    const bool v5764 = v5761 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5765 = v5763 < v12;
-    const bool v5766 = v5764 && v5765;
-    if (v5766) {
-      const float v5767 = v272.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5769 = bfloat(v5767);
-      const uint v5770 = v5761 * v3;
-      const uint v5771 = v5770 + v65;
-      const uint v5772 = v5771 + v5763;
-      out[v5772] = v5769;
-    }
-    const uint v5773 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5774 = v1125 + v5773;
-    const uint v5775 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5776 = v1124 + v5775;
-    const bool v5777 = v5774 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5778 = v5776 < v12;
-    const bool v5779 = v5777 && v5778;
-    if (v5779) {
-      const float v5780 = v272.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5782 = bfloat(v5780);
-      const uint v5783 = v5774 * v3;
-      const uint v5784 = v5783 + v65;
-      const uint v5785 = v5784 + v5776;
-      out[v5785] = v5782;
-    }
-    const uint v5786 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5787 = v1125 + v5786;
-    const uint v5788 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5789 = v1124 + v5788;
-    const bool v5790 = v5787 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5791 = v5789 < v12;
-    const bool v5792 = v5790 && v5791;
-    if (v5792) {
-      const float v5793 = v272.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5795 = bfloat(v5793);
-      const uint v5796 = v5787 * v3;
-      const uint v5797 = v5796 + v65;
-      const uint v5798 = v5797 + v5789;
-      out[v5798] = v5795;
-    }
-    const uint v5799 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5800 = v1125 + v5799;
-    const uint v5801 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5802 = v1124 + v5801;
-    const bool v5803 = v5800 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5804 = v5802 < v12;
-    const bool v5805 = v5803 && v5804;
-    if (v5805) {
-      const float v5806 = v272.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5808 = bfloat(v5806);
-      const uint v5809 = v5800 * v3;
-      const uint v5810 = v5809 + v65;
-      const uint v5811 = v5810 + v5802;
-      out[v5811] = v5808;
-    }
-    const uint v5812 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5813 = v1125 + v5812;
-    const uint v5814 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5815 = v1124 + v5814;
-    const bool v5816 = v5813 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5817 = v5815 < v12;
-    const bool v5818 = v5816 && v5817;
-    if (v5818) {
-      const float v5819 = v272.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5821 = bfloat(v5819);
-      const uint v5822 = v5813 * v3;
-      const uint v5823 = v5822 + v65;
-      const uint v5824 = v5823 + v5815;
-      out[v5824] = v5821;
-    }
-    const uint v5825 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5826 = v1125 + v5825;
-    const uint v5827 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5828 = v1124 + v5827;
-    const bool v5829 = v5826 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5830 = v5828 < v12;
-    const bool v5831 = v5829 && v5830;
-    if (v5831) {
-      const float v5832 = v272.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5834 = bfloat(v5832);
-      const uint v5835 = v5826 * v3;
-      const uint v5836 = v5835 + v65;
-      const uint v5837 = v5836 + v5828;
-      out[v5837] = v5834;
-    }
-    const uint v5838 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5839 = v1125 + v5838;
-    const uint v5840 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5841 = v1124 + v5840;
-    const bool v5842 = v5839 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5843 = v5841 < v12;
-    const bool v5844 = v5842 && v5843;
-    if (v5844) {
-      const float v5845 = v272.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5847 = bfloat(v5845);
-      const uint v5848 = v5839 * v3;
-      const uint v5849 = v5848 + v65;
-      const uint v5850 = v5849 + v5841;
-      out[v5850] = v5847;
-    }
-    const uint v5851 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5852 = v1125 + v5851;
-    const uint v5853 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5854 = v1124 + v5853;
-    const bool v5855 = v5852 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5856 = v5854 < v12;
-    const bool v5857 = v5855 && v5856;
-    if (v5857) {
-      const float v5858 = v272.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5860 = bfloat(v5858);
-      const uint v5861 = v5852 * v3;
-      const uint v5862 = v5861 + v65;
-      const uint v5863 = v5862 + v5854;
-      out[v5863] = v5860;
-    }
-    const uint v5864 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5865 = v1125 + v5864;
-    const uint v5866 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5867 = v1124 + v5866;
-    const bool v5868 = v5865 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5869 = v5867 < v12;
-    const bool v5870 = v5868 && v5869;
-    if (v5870) {
-      const float v5871 = v272.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5873 = bfloat(v5871);
-      const uint v5874 = v5865 * v3;
-      const uint v5875 = v5874 + v65;
-      const uint v5876 = v5875 + v5867;
-      out[v5876] = v5873;
-    }
-    const uint v5877 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5878 = v1125 + v5877;
-    const uint v5879 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5880 = v1124 + v5879;
-    const bool v5881 = v5878 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5882 = v5880 < v12;
-    const bool v5883 = v5881 && v5882;
-    if (v5883) {
-      const float v5884 = v272.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5886 = bfloat(v5884);
-      const uint v5887 = v5878 * v3;
-      const uint v5888 = v5887 + v65;
-      const uint v5889 = v5888 + v5880;
-      out[v5889] = v5886;
-    }
-    const uint v5890 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5891 = v1125 + v5890;
-    const uint v5892 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5893 = v1124 + v5892;
-    const bool v5894 = v5891 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5895 = v5893 < v12;
-    const bool v5896 = v5894 && v5895;
-    if (v5896) {
-      const float v5897 = v272.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5899 = bfloat(v5897);
-      const uint v5900 = v5891 * v3;
-      const uint v5901 = v5900 + v65;
-      const uint v5902 = v5901 + v5893;
-      out[v5902] = v5899;
-    }
-    const uint v5903 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5904 = v1125 + v5903;
-    const uint v5905 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5906 = v1124 + v5905;
-    const bool v5907 = v5904 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5908 = v5906 < v12;
-    const bool v5909 = v5907 && v5908;
-    if (v5909) {
-      const float v5910 = v272.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5912 = bfloat(v5910);
-      const uint v5913 = v5904 * v3;
-      const uint v5914 = v5913 + v65;
-      const uint v5915 = v5914 + v5906;
-      out[v5915] = v5912;
-    }
-    const uint v5916 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5917 = v1125 + v5916;
-    const uint v5918 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5919 = v1124 + v5918;
-    const bool v5920 = v5917 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5921 = v5919 < v12;
-    const bool v5922 = v5920 && v5921;
-    if (v5922) {
-      const float v5923 = v272.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5925 = bfloat(v5923);
-      const uint v5926 = v5917 * v3;
-      const uint v5927 = v5926 + v65;
-      const uint v5928 = v5927 + v5919;
-      out[v5928] = v5925;
-    }
-    const uint v5929 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5930 = v1125 + v5929;
-    const uint v5931 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5932 = v1124 + v5931;
-    const bool v5933 = v5930 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5934 = v5932 < v12;
-    const bool v5935 = v5933 && v5934;
-    if (v5935) {
-      const float v5936 = v272.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5938 = bfloat(v5936);
-      const uint v5939 = v5930 * v3;
-      const uint v5940 = v5939 + v65;
-      const uint v5941 = v5940 + v5932;
-      out[v5941] = v5938;
-    }
-    const uint v5942 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5943 = v1125 + v5942;
-    const uint v5944 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5945 = v1124 + v5944;
-    const bool v5946 = v5943 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5947 = v5945 < v12;
-    const bool v5948 = v5946 && v5947;
-    if (v5948) {
-      const float v5949 = v272.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5951 = bfloat(v5949);
-      const uint v5952 = v5943 * v3;
-      const uint v5953 = v5952 + v65;
-      const uint v5954 = v5953 + v5945;
-      out[v5954] = v5951;
-    }
-    const uint v5955 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5956 = v1125 + v5955;
-    const uint v5957 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5958 = v1124 + v5957;
-    const bool v5959 = v5956 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5960 = v5958 < v12;
-    const bool v5961 = v5959 && v5960;
-    if (v5961) {
-      const float v5962 = v272.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5964 = bfloat(v5962);
-      const uint v5965 = v5956 * v3;
-      const uint v5966 = v5965 + v65;
-      const uint v5967 = v5966 + v5958;
-      out[v5967] = v5964;
-    }
-    const uint v5968 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5969 = v1125 + v5968;
-    const uint v5970 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5971 = v1124 + v5970;
-    const bool v5972 = v5969 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5973 = v5971 < v12;
-    const bool v5974 = v5972 && v5973;
-    if (v5974) {
-      const float v5975 = v272.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5977 = bfloat(v5975);
-      const uint v5978 = v5969 * v3;
-      const uint v5979 = v5978 + v65;
-      const uint v5980 = v5979 + v5971;
-      out[v5980] = v5977;
-    }
-    const uint v5981 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5982 = v1125 + v5981;
-    const uint v5983 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5984 = v1124 + v5983;
-    const bool v5985 = v5982 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5986 = v5984 < v12;
-    const bool v5987 = v5985 && v5986;
-    if (v5987) {
-      const float v5988 = v272.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5990 = bfloat(v5988);
-      const uint v5991 = v5982 * v3;
-      const uint v5992 = v5991 + v65;
-      const uint v5993 = v5992 + v5984;
-      out[v5993] = v5990;
-    }
-    const uint v5994 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5995 = v1125 + v5994;
-    const uint v5996 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5997 = v1124 + v5996;
-    const bool v5998 = v5995 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5999 = v5997 < v12;
-    const bool v6000 = v5998 && v5999;
-    if (v6000) {
-      const float v6001 = v272.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6003 = bfloat(v6001);
-      const uint v6004 = v5995 * v3;
-      const uint v6005 = v6004 + v65;
-      const uint v6006 = v6005 + v5997;
-      out[v6006] = v6003;
-    }
-    const uint v6007 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6008 = v1125 + v6007;
-    const uint v6009 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6010 = v1124 + v6009;
-    const bool v6011 = v6008 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6012 = v6010 < v12;
-    const bool v6013 = v6011 && v6012;
-    if (v6013) {
-      const float v6014 = v272.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6016 = bfloat(v6014);
-      const uint v6017 = v6008 * v3;
-      const uint v6018 = v6017 + v65;
-      const uint v6019 = v6018 + v6010;
-      out[v6019] = v6016;
-    }
-    const uint v6020 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6021 = v1125 + v6020;
-    const uint v6022 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6023 = v1124 + v6022;
-    const bool v6024 = v6021 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6025 = v6023 < v12;
-    const bool v6026 = v6024 && v6025;
-    if (v6026) {
-      const float v6027 = v272.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6029 = bfloat(v6027);
-      const uint v6030 = v6021 * v3;
-      const uint v6031 = v6030 + v65;
-      const uint v6032 = v6031 + v6023;
-      out[v6032] = v6029;
-    }
-    const uint v6033 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6034 = v1125 + v6033;
-    const uint v6035 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6036 = v1124 + v6035;
-    const bool v6037 = v6034 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6038 = v6036 < v12;
-    const bool v6039 = v6037 && v6038;
-    if (v6039) {
-      const float v6040 = v272.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6042 = bfloat(v6040);
-      const uint v6043 = v6034 * v3;
-      const uint v6044 = v6043 + v65;
-      const uint v6045 = v6044 + v6036;
-      out[v6045] = v6042;
-    }
-    const uint v6046 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6047 = v1125 + v6046;
-    const uint v6048 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6049 = v1124 + v6048;
-    const bool v6050 = v6047 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6051 = v6049 < v12;
-    const bool v6052 = v6050 && v6051;
-    if (v6052) {
-      const float v6053 = v272.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6055 = bfloat(v6053);
-      const uint v6056 = v6047 * v3;
-      const uint v6057 = v6056 + v65;
-      const uint v6058 = v6057 + v6049;
-      out[v6058] = v6055;
-    }
-    const uint v6059 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6060 = v1125 + v6059;
-    const uint v6061 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6062 = v1124 + v6061;
-    const bool v6063 = v6060 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6064 = v6062 < v12;
-    const bool v6065 = v6063 && v6064;
-    if (v6065) {
-      const float v6066 = v272.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6068 = bfloat(v6066);
-      const uint v6069 = v6060 * v3;
-      const uint v6070 = v6069 + v65;
-      const uint v6071 = v6070 + v6062;
-      out[v6071] = v6068;
-    }
-    const uint v6072 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6073 = v1125 + v6072;
-    const uint v6074 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6075 = v1124 + v6074;
-    const bool v6076 = v6073 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6077 = v6075 < v12;
-    const bool v6078 = v6076 && v6077;
-    if (v6078) {
-      const float v6079 = v272.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6081 = bfloat(v6079);
-      const uint v6082 = v6073 * v3;
-      const uint v6083 = v6082 + v65;
-      const uint v6084 = v6083 + v6075;
-      out[v6084] = v6081;
-    }
-    const uint v6085 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6086 = v1125 + v6085;
-    const uint v6087 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6088 = v1124 + v6087;
-    const bool v6089 = v6086 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6090 = v6088 < v12;
-    const bool v6091 = v6089 && v6090;
-    if (v6091) {
-      const float v6092 = v272.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6094 = bfloat(v6092);
-      const uint v6095 = v6086 * v3;
-      const uint v6096 = v6095 + v65;
-      const uint v6097 = v6096 + v6088;
-      out[v6097] = v6094;
-    }
-    const uint v6098 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6099 = v1125 + v6098;
-    const uint v6100 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6101 = v1124 + v6100;
-    const bool v6102 = v6099 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6103 = v6101 < v12;
-    const bool v6104 = v6102 && v6103;
-    if (v6104) {
-      const float v6105 = v272.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6107 = bfloat(v6105);
-      const uint v6108 = v6099 * v3;
-      const uint v6109 = v6108 + v65;
-      const uint v6110 = v6109 + v6101;
-      out[v6110] = v6107;
-    }
-    const uint v6111 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6112 = v1125 + v6111;
-    const uint v6113 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6114 = v1124 + v6113;
-    const bool v6115 = v6112 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6116 = v6114 < v12;
-    const bool v6117 = v6115 && v6116;
-    if (v6117) {
-      const float v6118 = v272.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6120 = bfloat(v6118);
-      const uint v6121 = v6112 * v3;
-      const uint v6122 = v6121 + v65;
-      const uint v6123 = v6122 + v6114;
-      out[v6123] = v6120;
-    }
-    const uint v6124 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6125 = v1125 + v6124;
-    const uint v6126 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6127 = v1124 + v6126;
-    const bool v6128 = v6125 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6129 = v6127 < v12;
-    const bool v6130 = v6128 && v6129;
-    if (v6130) {
-      const float v6131 = v272.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6133 = bfloat(v6131);
-      const uint v6134 = v6125 * v3;
-      const uint v6135 = v6134 + v65;
-      const uint v6136 = v6135 + v6127;
-      out[v6136] = v6133;
-    }
-    const uint v6137 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6138 = v1125 + v6137;
-    const uint v6139 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6140 = v1124 + v6139;
-    const bool v6141 = v6138 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6142 = v6140 < v12;
-    const bool v6143 = v6141 && v6142;
-    if (v6143) {
-      const float v6144 = v272.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6146 = bfloat(v6144);
-      const uint v6147 = v6138 * v3;
-      const uint v6148 = v6147 + v65;
-      const uint v6149 = v6148 + v6140;
-      out[v6149] = v6146;
-    }
-    const uint v6150 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6151 = v1125 + v6150;
-    const uint v6152 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6153 = v1124 + v6152;
-    const bool v6154 = v6151 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6155 = v6153 < v12;
-    const bool v6156 = v6154 && v6155;
-    if (v6156) {
-      const float v6157 = v272.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6159 = bfloat(v6157);
-      const uint v6160 = v6151 * v3;
-      const uint v6161 = v6160 + v65;
-      const uint v6162 = v6161 + v6153;
-      out[v6162] = v6159;
-    }
-    const uint v6163 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6164 = v1125 + v6163;
-    const uint v6165 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6166 = v1124 + v6165;
-    const bool v6167 = v6164 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6168 = v6166 < v12;
-    const bool v6169 = v6167 && v6168;
-    if (v6169) {
-      const float v6170 = v272.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6172 = bfloat(v6170);
-      const uint v6173 = v6164 * v3;
-      const uint v6174 = v6173 + v65;
-      const uint v6175 = v6174 + v6166;
-      out[v6175] = v6172;
-    }
-    const uint v6176 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6177 = v1125 + v6176;
-    const uint v6178 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6179 = v1124 + v6178;
-    const bool v6180 = v6177 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6181 = v6179 < v12;
-    const bool v6182 = v6180 && v6181;
-    if (v6182) {
-      const float v6183 = v272.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6185 = bfloat(v6183);
-      const uint v6186 = v6177 * v3;
-      const uint v6187 = v6186 + v65;
-      const uint v6188 = v6187 + v6179;
-      out[v6188] = v6185;
-    }
-    const uint v6189 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6190 = v1125 + v6189;
-    const uint v6191 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6192 = v1124 + v6191;
-    const bool v6193 = v6190 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6194 = v6192 < v12;
-    const bool v6195 = v6193 && v6194;
-    if (v6195) {
-      const float v6196 = v272.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6198 = bfloat(v6196);
-      const uint v6199 = v6190 * v3;
-      const uint v6200 = v6199 + v65;
-      const uint v6201 = v6200 + v6192;
-      out[v6201] = v6198;
-    }
-    const uint v6202 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6203 = v1125 + v6202;
-    const uint v6204 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6205 = v1124 + v6204;
-    const bool v6206 = v6203 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6207 = v6205 < v12;
-    const bool v6208 = v6206 && v6207;
-    if (v6208) {
-      const float v6209 = v272.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6211 = bfloat(v6209);
-      const uint v6212 = v6203 * v3;
-      const uint v6213 = v6212 + v65;
-      const uint v6214 = v6213 + v6205;
-      out[v6214] = v6211;
-    }
-    const uint v6215 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6216 = v1125 + v6215;
-    const uint v6217 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6218 = v1124 + v6217;
-    const bool v6219 = v6216 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6220 = v6218 < v12;
-    const bool v6221 = v6219 && v6220;
-    if (v6221) {
-      const float v6222 = v272.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6224 = bfloat(v6222);
-      const uint v6225 = v6216 * v3;
-      const uint v6226 = v6225 + v65;
-      const uint v6227 = v6226 + v6218;
-      out[v6227] = v6224;
-    }
-    const uint v6228 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6229 = v1125 + v6228;
-    const uint v6230 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6231 = v1124 + v6230;
-    const bool v6232 = v6229 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6233 = v6231 < v12;
-    const bool v6234 = v6232 && v6233;
-    if (v6234) {
-      const float v6235 = v272.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6237 = bfloat(v6235);
-      const uint v6238 = v6229 * v3;
-      const uint v6239 = v6238 + v65;
-      const uint v6240 = v6239 + v6231;
-      out[v6240] = v6237;
-    }
-    const uint v6241 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6242 = v1125 + v6241;
-    const uint v6243 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6244 = v1124 + v6243;
-    const bool v6245 = v6242 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6246 = v6244 < v12;
-    const bool v6247 = v6245 && v6246;
-    if (v6247) {
-      const float v6248 = v272.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6250 = bfloat(v6248);
-      const uint v6251 = v6242 * v3;
-      const uint v6252 = v6251 + v65;
-      const uint v6253 = v6252 + v6244;
-      out[v6253] = v6250;
-    }
-    const uint v6254 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6255 = v1125 + v6254;
-    const uint v6256 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6257 = v1124 + v6256;
-    const bool v6258 = v6255 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6259 = v6257 < v12;
-    const bool v6260 = v6258 && v6259;
-    if (v6260) {
-      const float v6261 = v272.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6263 = bfloat(v6261);
-      const uint v6264 = v6255 * v3;
-      const uint v6265 = v6264 + v65;
-      const uint v6266 = v6265 + v6257;
-      out[v6266] = v6263;
-    }
-    const uint v6267 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6268 = v1125 + v6267;
-    const uint v6269 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6270 = v1124 + v6269;
-    const bool v6271 = v6268 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6272 = v6270 < v12;
-    const bool v6273 = v6271 && v6272;
-    if (v6273) {
-      const float v6274 = v272.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6276 = bfloat(v6274);
-      const uint v6277 = v6268 * v3;
-      const uint v6278 = v6277 + v65;
-      const uint v6279 = v6278 + v6270;
-      out[v6279] = v6276;
-    }
-    const uint v6280 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6281 = v1125 + v6280;
-    const uint v6282 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6283 = v1124 + v6282;
-    const bool v6284 = v6281 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6285 = v6283 < v12;
-    const bool v6286 = v6284 && v6285;
-    if (v6286) {
-      const float v6287 = v272.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6289 = bfloat(v6287);
-      const uint v6290 = v6281 * v3;
-      const uint v6291 = v6290 + v65;
-      const uint v6292 = v6291 + v6283;
-      out[v6292] = v6289;
-    }
-    const uint v6293 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6294 = v1125 + v6293;
-    const uint v6295 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6296 = v1124 + v6295;
-    const bool v6297 = v6294 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6298 = v6296 < v12;
-    const bool v6299 = v6297 && v6298;
-    if (v6299) {
-      const float v6300 = v272.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6302 = bfloat(v6300);
-      const uint v6303 = v6294 * v3;
-      const uint v6304 = v6303 + v65;
-      const uint v6305 = v6304 + v6296;
-      out[v6305] = v6302;
-    }
-    const uint v6306 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6307 = v1125 + v6306;
-    const uint v6308 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6309 = v1124 + v6308;
-    const bool v6310 = v6307 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6311 = v6309 < v12;
-    const bool v6312 = v6310 && v6311;
-    if (v6312) {
-      const float v6313 = v272.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6315 = bfloat(v6313);
-      const uint v6316 = v6307 * v3;
-      const uint v6317 = v6316 + v65;
-      const uint v6318 = v6317 + v6309;
-      out[v6318] = v6315;
-    }
-    const uint v6319 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6320 = v1125 + v6319;
-    const uint v6321 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6322 = v1124 + v6321;
-    const bool v6323 = v6320 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6324 = v6322 < v12;
-    const bool v6325 = v6323 && v6324;
-    if (v6325) {
-      const float v6326 = v272.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6328 = bfloat(v6326);
-      const uint v6329 = v6320 * v3;
-      const uint v6330 = v6329 + v65;
-      const uint v6331 = v6330 + v6322;
-      out[v6331] = v6328;
-    }
-    const uint v6332 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6333 = v1125 + v6332;
-    const uint v6334 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6335 = v1124 + v6334;
-    const bool v6336 = v6333 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6337 = v6335 < v12;
-    const bool v6338 = v6336 && v6337;
-    if (v6338) {
-      const float v6339 = v272.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6341 = bfloat(v6339);
-      const uint v6342 = v6333 * v3;
-      const uint v6343 = v6342 + v65;
-      const uint v6344 = v6343 + v6335;
-      out[v6344] = v6341;
-    }
-    const uint v6345 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6346 = v1125 + v6345;
-    const uint v6347 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6348 = v1124 + v6347;
-    const bool v6349 = v6346 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6350 = v6348 < v12;
-    const bool v6351 = v6349 && v6350;
-    if (v6351) {
-      const float v6352 = v272.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6354 = bfloat(v6352);
-      const uint v6355 = v6346 * v3;
-      const uint v6356 = v6355 + v65;
-      const uint v6357 = v6356 + v6348;
-      out[v6357] = v6354;
-    }
-    const uint v6358 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6359 = v1125 + v6358;
-    const uint v6360 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6361 = v1124 + v6360;
-    const bool v6362 = v6359 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6363 = v6361 < v12;
-    const bool v6364 = v6362 && v6363;
-    if (v6364) {
-      const float v6365 = v272.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6367 = bfloat(v6365);
-      const uint v6368 = v6359 * v3;
-      const uint v6369 = v6368 + v65;
-      const uint v6370 = v6369 + v6361;
-      out[v6370] = v6367;
-    }
-    const uint v6371 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6372 = v1125 + v6371;
-    const uint v6373 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6374 = v1124 + v6373;
-    const bool v6375 = v6372 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6376 = v6374 < v12;
-    const bool v6377 = v6375 && v6376;
-    if (v6377) {
-      const float v6378 = v272.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6380 = bfloat(v6378);
-      const uint v6381 = v6372 * v3;
-      const uint v6382 = v6381 + v65;
-      const uint v6383 = v6382 + v6374;
-      out[v6383] = v6380;
+    const uint v2164 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2165 = v1127 + v2164;
+    const uint v2166 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2167 = v1126 + v2166;
+    const bool v2168 = v2165 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2169 = v2167 < v12;
+    const bool v2170 = v2168 && v2169;
+    if (v2170) {
+      const float v2171 = v272.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2173 = bfloat(v2171);
+      const uint v2174 = v2165 * v3;
+      const uint v2175 = v2174 + v65;
+      const uint v2176 = v2175 + v2167;
+      out[v2176] = v2173;
+    }
+    const uint v2177 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2178 = v1127 + v2177;
+    const uint v2179 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2180 = v1126 + v2179;
+    const bool v2181 = v2178 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2182 = v2180 < v12;
+    const bool v2183 = v2181 && v2182;
+    if (v2183) {
+      const float v2184 = v272.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2186 = bfloat(v2184);
+      const uint v2187 = v2178 * v3;
+      const uint v2188 = v2187 + v65;
+      const uint v2189 = v2188 + v2180;
+      out[v2189] = v2186;
+    }
+    const uint v2190 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2191 = v1127 + v2190;
+    const uint v2192 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2193 = v1126 + v2192;
+    const bool v2194 = v2191 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2195 = v2193 < v12;
+    const bool v2196 = v2194 && v2195;
+    if (v2196) {
+      const float v2197 = v272.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2199 = bfloat(v2197);
+      const uint v2200 = v2191 * v3;
+      const uint v2201 = v2200 + v65;
+      const uint v2202 = v2201 + v2193;
+      out[v2202] = v2199;
+    }
+    const uint v2203 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2204 = v1127 + v2203;
+    const uint v2205 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2206 = v1126 + v2205;
+    const bool v2207 = v2204 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2208 = v2206 < v12;
+    const bool v2209 = v2207 && v2208;
+    if (v2209) {
+      const float v2210 = v272.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2212 = bfloat(v2210);
+      const uint v2213 = v2204 * v3;
+      const uint v2214 = v2213 + v65;
+      const uint v2215 = v2214 + v2206;
+      out[v2215] = v2212;
+    }
+    const uint v2216 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2217 = v1127 + v2216;
+    const uint v2218 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2219 = v1126 + v2218;
+    const bool v2220 = v2217 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2221 = v2219 < v12;
+    const bool v2222 = v2220 && v2221;
+    if (v2222) {
+      const float v2223 = v272.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2225 = bfloat(v2223);
+      const uint v2226 = v2217 * v3;
+      const uint v2227 = v2226 + v65;
+      const uint v2228 = v2227 + v2219;
+      out[v2228] = v2225;
+    }
+    const uint v2229 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2230 = v1127 + v2229;
+    const uint v2231 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2232 = v1126 + v2231;
+    const bool v2233 = v2230 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2234 = v2232 < v12;
+    const bool v2235 = v2233 && v2234;
+    if (v2235) {
+      const float v2236 = v272.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2238 = bfloat(v2236);
+      const uint v2239 = v2230 * v3;
+      const uint v2240 = v2239 + v65;
+      const uint v2241 = v2240 + v2232;
+      out[v2241] = v2238;
+    }
+    const uint v2242 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2243 = v1127 + v2242;
+    const uint v2244 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2245 = v1126 + v2244;
+    const bool v2246 = v2243 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2247 = v2245 < v12;
+    const bool v2248 = v2246 && v2247;
+    if (v2248) {
+      const float v2249 = v272.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2251 = bfloat(v2249);
+      const uint v2252 = v2243 * v3;
+      const uint v2253 = v2252 + v65;
+      const uint v2254 = v2253 + v2245;
+      out[v2254] = v2251;
+    }
+    const uint v2255 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2256 = v1127 + v2255;
+    const uint v2257 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2258 = v1126 + v2257;
+    const bool v2259 = v2256 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2260 = v2258 < v12;
+    const bool v2261 = v2259 && v2260;
+    if (v2261) {
+      const float v2262 = v272.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2264 = bfloat(v2262);
+      const uint v2265 = v2256 * v3;
+      const uint v2266 = v2265 + v65;
+      const uint v2267 = v2266 + v2258;
+      out[v2267] = v2264;
+    }
+    const uint v2268 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2269 = v1127 + v2268;
+    const uint v2270 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2271 = v1126 + v2270;
+    const bool v2272 = v2269 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2273 = v2271 < v12;
+    const bool v2274 = v2272 && v2273;
+    if (v2274) {
+      const float v2275 = v272.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2277 = bfloat(v2275);
+      const uint v2278 = v2269 * v3;
+      const uint v2279 = v2278 + v65;
+      const uint v2280 = v2279 + v2271;
+      out[v2280] = v2277;
+    }
+    const uint v2281 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2282 = v1127 + v2281;
+    const uint v2283 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2284 = v1126 + v2283;
+    const bool v2285 = v2282 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2286 = v2284 < v12;
+    const bool v2287 = v2285 && v2286;
+    if (v2287) {
+      const float v2288 = v272.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2290 = bfloat(v2288);
+      const uint v2291 = v2282 * v3;
+      const uint v2292 = v2291 + v65;
+      const uint v2293 = v2292 + v2284;
+      out[v2293] = v2290;
+    }
+    const uint v2294 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2295 = v1127 + v2294;
+    const uint v2296 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2297 = v1126 + v2296;
+    const bool v2298 = v2295 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2299 = v2297 < v12;
+    const bool v2300 = v2298 && v2299;
+    if (v2300) {
+      const float v2301 = v272.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2303 = bfloat(v2301);
+      const uint v2304 = v2295 * v3;
+      const uint v2305 = v2304 + v65;
+      const uint v2306 = v2305 + v2297;
+      out[v2306] = v2303;
+    }
+    const uint v2307 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2308 = v1127 + v2307;
+    const uint v2309 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2310 = v1126 + v2309;
+    const bool v2311 = v2308 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2312 = v2310 < v12;
+    const bool v2313 = v2311 && v2312;
+    if (v2313) {
+      const float v2314 = v272.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2316 = bfloat(v2314);
+      const uint v2317 = v2308 * v3;
+      const uint v2318 = v2317 + v65;
+      const uint v2319 = v2318 + v2310;
+      out[v2319] = v2316;
+    }
+    const uint v2320 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2321 = v1127 + v2320;
+    const uint v2322 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2323 = v1126 + v2322;
+    const bool v2324 = v2321 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2325 = v2323 < v12;
+    const bool v2326 = v2324 && v2325;
+    if (v2326) {
+      const float v2327 = v272.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2329 = bfloat(v2327);
+      const uint v2330 = v2321 * v3;
+      const uint v2331 = v2330 + v65;
+      const uint v2332 = v2331 + v2323;
+      out[v2332] = v2329;
+    }
+    const uint v2333 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2334 = v1127 + v2333;
+    const uint v2335 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2336 = v1126 + v2335;
+    const bool v2337 = v2334 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2338 = v2336 < v12;
+    const bool v2339 = v2337 && v2338;
+    if (v2339) {
+      const float v2340 = v272.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2342 = bfloat(v2340);
+      const uint v2343 = v2334 * v3;
+      const uint v2344 = v2343 + v65;
+      const uint v2345 = v2344 + v2336;
+      out[v2345] = v2342;
+    }
+    const uint v2346 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2347 = v1127 + v2346;
+    const uint v2348 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2349 = v1126 + v2348;
+    const bool v2350 = v2347 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2351 = v2349 < v12;
+    const bool v2352 = v2350 && v2351;
+    if (v2352) {
+      const float v2353 = v272.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2355 = bfloat(v2353);
+      const uint v2356 = v2347 * v3;
+      const uint v2357 = v2356 + v65;
+      const uint v2358 = v2357 + v2349;
+      out[v2358] = v2355;
+    }
+    const uint v2359 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2360 = v1127 + v2359;
+    const uint v2361 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2362 = v1126 + v2361;
+    const bool v2363 = v2360 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2364 = v2362 < v12;
+    const bool v2365 = v2363 && v2364;
+    if (v2365) {
+      const float v2366 = v272.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2368 = bfloat(v2366);
+      const uint v2369 = v2360 * v3;
+      const uint v2370 = v2369 + v65;
+      const uint v2371 = v2370 + v2362;
+      out[v2371] = v2368;
+    }
+    const uint v2372 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2373 = v1127 + v2372;
+    const uint v2374 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2375 = v1126 + v2374;
+    const bool v2376 = v2373 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2377 = v2375 < v12;
+    const bool v2378 = v2376 && v2377;
+    if (v2378) {
+      const float v2379 = v272.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2381 = bfloat(v2379);
+      const uint v2382 = v2373 * v3;
+      const uint v2383 = v2382 + v65;
+      const uint v2384 = v2383 + v2375;
+      out[v2384] = v2381;
+    }
+    const uint v2385 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2386 = v1127 + v2385;
+    const uint v2387 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2388 = v1126 + v2387;
+    const bool v2389 = v2386 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2390 = v2388 < v12;
+    const bool v2391 = v2389 && v2390;
+    if (v2391) {
+      const float v2392 = v272.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2394 = bfloat(v2392);
+      const uint v2395 = v2386 * v3;
+      const uint v2396 = v2395 + v65;
+      const uint v2397 = v2396 + v2388;
+      out[v2397] = v2394;
+    }
+    const uint v2398 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2399 = v1127 + v2398;
+    const uint v2400 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2401 = v1126 + v2400;
+    const bool v2402 = v2399 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2403 = v2401 < v12;
+    const bool v2404 = v2402 && v2403;
+    if (v2404) {
+      const float v2405 = v272.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2407 = bfloat(v2405);
+      const uint v2408 = v2399 * v3;
+      const uint v2409 = v2408 + v65;
+      const uint v2410 = v2409 + v2401;
+      out[v2410] = v2407;
+    }
+    const uint v2411 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2412 = v1127 + v2411;
+    const uint v2413 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2414 = v1126 + v2413;
+    const bool v2415 = v2412 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2416 = v2414 < v12;
+    const bool v2417 = v2415 && v2416;
+    if (v2417) {
+      const float v2418 = v272.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2420 = bfloat(v2418);
+      const uint v2421 = v2412 * v3;
+      const uint v2422 = v2421 + v65;
+      const uint v2423 = v2422 + v2414;
+      out[v2423] = v2420;
+    }
+    const uint v2424 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2425 = v1127 + v2424;
+    const uint v2426 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2427 = v1126 + v2426;
+    const bool v2428 = v2425 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2429 = v2427 < v12;
+    const bool v2430 = v2428 && v2429;
+    if (v2430) {
+      const float v2431 = v272.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2433 = bfloat(v2431);
+      const uint v2434 = v2425 * v3;
+      const uint v2435 = v2434 + v65;
+      const uint v2436 = v2435 + v2427;
+      out[v2436] = v2433;
+    }
+    const uint v2437 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2438 = v1127 + v2437;
+    const uint v2439 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2440 = v1126 + v2439;
+    const bool v2441 = v2438 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2442 = v2440 < v12;
+    const bool v2443 = v2441 && v2442;
+    if (v2443) {
+      const float v2444 = v272.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2446 = bfloat(v2444);
+      const uint v2447 = v2438 * v3;
+      const uint v2448 = v2447 + v65;
+      const uint v2449 = v2448 + v2440;
+      out[v2449] = v2446;
+    }
+    const uint v2450 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2451 = v1127 + v2450;
+    const uint v2452 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2453 = v1126 + v2452;
+    const bool v2454 = v2451 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2455 = v2453 < v12;
+    const bool v2456 = v2454 && v2455;
+    if (v2456) {
+      const float v2457 = v272.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2459 = bfloat(v2457);
+      const uint v2460 = v2451 * v3;
+      const uint v2461 = v2460 + v65;
+      const uint v2462 = v2461 + v2453;
+      out[v2462] = v2459;
+    }
+    const uint v2463 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2464 = v1127 + v2463;
+    const uint v2465 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2466 = v1126 + v2465;
+    const bool v2467 = v2464 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2468 = v2466 < v12;
+    const bool v2469 = v2467 && v2468;
+    if (v2469) {
+      const float v2470 = v272.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2472 = bfloat(v2470);
+      const uint v2473 = v2464 * v3;
+      const uint v2474 = v2473 + v65;
+      const uint v2475 = v2474 + v2466;
+      out[v2475] = v2472;
+    }
+    const uint v2476 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2477 = v1127 + v2476;
+    const uint v2478 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2479 = v1126 + v2478;
+    const bool v2480 = v2477 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2481 = v2479 < v12;
+    const bool v2482 = v2480 && v2481;
+    if (v2482) {
+      const float v2483 = v272.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2485 = bfloat(v2483);
+      const uint v2486 = v2477 * v3;
+      const uint v2487 = v2486 + v65;
+      const uint v2488 = v2487 + v2479;
+      out[v2488] = v2485;
+    }
+    const uint v2489 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2490 = v1127 + v2489;
+    const uint v2491 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2492 = v1126 + v2491;
+    const bool v2493 = v2490 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2494 = v2492 < v12;
+    const bool v2495 = v2493 && v2494;
+    if (v2495) {
+      const float v2496 = v272.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2498 = bfloat(v2496);
+      const uint v2499 = v2490 * v3;
+      const uint v2500 = v2499 + v65;
+      const uint v2501 = v2500 + v2492;
+      out[v2501] = v2498;
+    }
+    const uint v2502 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2503 = v1127 + v2502;
+    const uint v2504 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2505 = v1126 + v2504;
+    const bool v2506 = v2503 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2507 = v2505 < v12;
+    const bool v2508 = v2506 && v2507;
+    if (v2508) {
+      const float v2509 = v272.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2511 = bfloat(v2509);
+      const uint v2512 = v2503 * v3;
+      const uint v2513 = v2512 + v65;
+      const uint v2514 = v2513 + v2505;
+      out[v2514] = v2511;
+    }
+    const uint v2515 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2516 = v1127 + v2515;
+    const uint v2517 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2518 = v1126 + v2517;
+    const bool v2519 = v2516 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2520 = v2518 < v12;
+    const bool v2521 = v2519 && v2520;
+    if (v2521) {
+      const float v2522 = v272.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2524 = bfloat(v2522);
+      const uint v2525 = v2516 * v3;
+      const uint v2526 = v2525 + v65;
+      const uint v2527 = v2526 + v2518;
+      out[v2527] = v2524;
+    }
+    const uint v2528 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2529 = v1127 + v2528;
+    const uint v2530 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2531 = v1126 + v2530;
+    const bool v2532 = v2529 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2533 = v2531 < v12;
+    const bool v2534 = v2532 && v2533;
+    if (v2534) {
+      const float v2535 = v272.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2537 = bfloat(v2535);
+      const uint v2538 = v2529 * v3;
+      const uint v2539 = v2538 + v65;
+      const uint v2540 = v2539 + v2531;
+      out[v2540] = v2537;
+    }
+    const uint v2541 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2542 = v1127 + v2541;
+    const uint v2543 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2544 = v1126 + v2543;
+    const bool v2545 = v2542 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2546 = v2544 < v12;
+    const bool v2547 = v2545 && v2546;
+    if (v2547) {
+      const float v2548 = v272.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2550 = bfloat(v2548);
+      const uint v2551 = v2542 * v3;
+      const uint v2552 = v2551 + v65;
+      const uint v2553 = v2552 + v2544;
+      out[v2553] = v2550;
+    }
+    const uint v2554 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2555 = v1127 + v2554;
+    const uint v2556 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2557 = v1126 + v2556;
+    const bool v2558 = v2555 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2559 = v2557 < v12;
+    const bool v2560 = v2558 && v2559;
+    if (v2560) {
+      const float v2561 = v272.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2563 = bfloat(v2561);
+      const uint v2564 = v2555 * v3;
+      const uint v2565 = v2564 + v65;
+      const uint v2566 = v2565 + v2557;
+      out[v2566] = v2563;
+    }
+    const uint v2567 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2568 = v1127 + v2567;
+    const uint v2569 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2570 = v1126 + v2569;
+    const bool v2571 = v2568 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2572 = v2570 < v12;
+    const bool v2573 = v2571 && v2572;
+    if (v2573) {
+      const float v2574 = v272.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2576 = bfloat(v2574);
+      const uint v2577 = v2568 * v3;
+      const uint v2578 = v2577 + v65;
+      const uint v2579 = v2578 + v2570;
+      out[v2579] = v2576;
+    }
+    const uint v2580 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2581 = v1127 + v2580;
+    const uint v2582 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2583 = v1126 + v2582;
+    const bool v2584 = v2581 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2585 = v2583 < v12;
+    const bool v2586 = v2584 && v2585;
+    if (v2586) {
+      const float v2587 = v272.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2589 = bfloat(v2587);
+      const uint v2590 = v2581 * v3;
+      const uint v2591 = v2590 + v65;
+      const uint v2592 = v2591 + v2583;
+      out[v2592] = v2589;
+    }
+    const uint v2593 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2594 = v1127 + v2593;
+    const uint v2595 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2596 = v1126 + v2595;
+    const bool v2597 = v2594 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2598 = v2596 < v12;
+    const bool v2599 = v2597 && v2598;
+    if (v2599) {
+      const float v2600 = v272.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2602 = bfloat(v2600);
+      const uint v2603 = v2594 * v3;
+      const uint v2604 = v2603 + v65;
+      const uint v2605 = v2604 + v2596;
+      out[v2605] = v2602;
+    }
+    const uint v2606 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2607 = v1127 + v2606;
+    const uint v2608 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2609 = v1126 + v2608;
+    const bool v2610 = v2607 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2611 = v2609 < v12;
+    const bool v2612 = v2610 && v2611;
+    if (v2612) {
+      const float v2613 = v272.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2615 = bfloat(v2613);
+      const uint v2616 = v2607 * v3;
+      const uint v2617 = v2616 + v65;
+      const uint v2618 = v2617 + v2609;
+      out[v2618] = v2615;
+    }
+    const uint v2619 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2620 = v1127 + v2619;
+    const uint v2621 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2622 = v1126 + v2621;
+    const bool v2623 = v2620 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2624 = v2622 < v12;
+    const bool v2625 = v2623 && v2624;
+    if (v2625) {
+      const float v2626 = v272.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2628 = bfloat(v2626);
+      const uint v2629 = v2620 * v3;
+      const uint v2630 = v2629 + v65;
+      const uint v2631 = v2630 + v2622;
+      out[v2631] = v2628;
+    }
+    const uint v2632 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2633 = v1127 + v2632;
+    const uint v2634 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2635 = v1126 + v2634;
+    const bool v2636 = v2633 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2637 = v2635 < v12;
+    const bool v2638 = v2636 && v2637;
+    if (v2638) {
+      const float v2639 = v272.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2641 = bfloat(v2639);
+      const uint v2642 = v2633 * v3;
+      const uint v2643 = v2642 + v65;
+      const uint v2644 = v2643 + v2635;
+      out[v2644] = v2641;
+    }
+    const uint v2645 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2646 = v1127 + v2645;
+    const uint v2647 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2648 = v1126 + v2647;
+    const bool v2649 = v2646 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2650 = v2648 < v12;
+    const bool v2651 = v2649 && v2650;
+    if (v2651) {
+      const float v2652 = v272.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2654 = bfloat(v2652);
+      const uint v2655 = v2646 * v3;
+      const uint v2656 = v2655 + v65;
+      const uint v2657 = v2656 + v2648;
+      out[v2657] = v2654;
+    }
+    const uint v2658 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2659 = v1127 + v2658;
+    const uint v2660 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2661 = v1126 + v2660;
+    const bool v2662 = v2659 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2663 = v2661 < v12;
+    const bool v2664 = v2662 && v2663;
+    if (v2664) {
+      const float v2665 = v272.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2667 = bfloat(v2665);
+      const uint v2668 = v2659 * v3;
+      const uint v2669 = v2668 + v65;
+      const uint v2670 = v2669 + v2661;
+      out[v2670] = v2667;
+    }
+    const uint v2671 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2672 = v1127 + v2671;
+    const uint v2673 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2674 = v1126 + v2673;
+    const bool v2675 = v2672 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2676 = v2674 < v12;
+    const bool v2677 = v2675 && v2676;
+    if (v2677) {
+      const float v2678 = v272.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2680 = bfloat(v2678);
+      const uint v2681 = v2672 * v3;
+      const uint v2682 = v2681 + v65;
+      const uint v2683 = v2682 + v2674;
+      out[v2683] = v2680;
+    }
+    const uint v2684 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2685 = v1127 + v2684;
+    const uint v2686 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2687 = v1126 + v2686;
+    const bool v2688 = v2685 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2689 = v2687 < v12;
+    const bool v2690 = v2688 && v2689;
+    if (v2690) {
+      const float v2691 = v272.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2693 = bfloat(v2691);
+      const uint v2694 = v2685 * v3;
+      const uint v2695 = v2694 + v65;
+      const uint v2696 = v2695 + v2687;
+      out[v2696] = v2693;
+    }
+    const uint v2697 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2698 = v1127 + v2697;
+    const uint v2699 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2700 = v1126 + v2699;
+    const bool v2701 = v2698 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2702 = v2700 < v12;
+    const bool v2703 = v2701 && v2702;
+    if (v2703) {
+      const float v2704 = v272.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2706 = bfloat(v2704);
+      const uint v2707 = v2698 * v3;
+      const uint v2708 = v2707 + v65;
+      const uint v2709 = v2708 + v2700;
+      out[v2709] = v2706;
+    }
+    const uint v2710 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2711 = v1127 + v2710;
+    const uint v2712 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2713 = v1126 + v2712;
+    const bool v2714 = v2711 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2715 = v2713 < v12;
+    const bool v2716 = v2714 && v2715;
+    if (v2716) {
+      const float v2717 = v272.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2719 = bfloat(v2717);
+      const uint v2720 = v2711 * v3;
+      const uint v2721 = v2720 + v65;
+      const uint v2722 = v2721 + v2713;
+      out[v2722] = v2719;
+    }
+    const uint v2723 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2724 = v1127 + v2723;
+    const uint v2725 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2726 = v1126 + v2725;
+    const bool v2727 = v2724 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2728 = v2726 < v12;
+    const bool v2729 = v2727 && v2728;
+    if (v2729) {
+      const float v2730 = v272.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2732 = bfloat(v2730);
+      const uint v2733 = v2724 * v3;
+      const uint v2734 = v2733 + v65;
+      const uint v2735 = v2734 + v2726;
+      out[v2735] = v2732;
+    }
+    const uint v2736 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2737 = v1127 + v2736;
+    const uint v2738 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2739 = v1126 + v2738;
+    const bool v2740 = v2737 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2741 = v2739 < v12;
+    const bool v2742 = v2740 && v2741;
+    if (v2742) {
+      const float v2743 = v272.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2745 = bfloat(v2743);
+      const uint v2746 = v2737 * v3;
+      const uint v2747 = v2746 + v65;
+      const uint v2748 = v2747 + v2739;
+      out[v2748] = v2745;
+    }
+    const uint v2749 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2750 = v1127 + v2749;
+    const uint v2751 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2752 = v1126 + v2751;
+    const bool v2753 = v2750 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2754 = v2752 < v12;
+    const bool v2755 = v2753 && v2754;
+    if (v2755) {
+      const float v2756 = v272.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2758 = bfloat(v2756);
+      const uint v2759 = v2750 * v3;
+      const uint v2760 = v2759 + v65;
+      const uint v2761 = v2760 + v2752;
+      out[v2761] = v2758;
+    }
+    const uint v2762 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2763 = v1127 + v2762;
+    const uint v2764 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2765 = v1126 + v2764;
+    const bool v2766 = v2763 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2767 = v2765 < v12;
+    const bool v2768 = v2766 && v2767;
+    if (v2768) {
+      const float v2769 = v272.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2771 = bfloat(v2769);
+      const uint v2772 = v2763 * v3;
+      const uint v2773 = v2772 + v65;
+      const uint v2774 = v2773 + v2765;
+      out[v2774] = v2771;
+    }
+    const uint v2775 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2776 = v1127 + v2775;
+    const uint v2777 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2778 = v1126 + v2777;
+    const bool v2779 = v2776 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2780 = v2778 < v12;
+    const bool v2781 = v2779 && v2780;
+    if (v2781) {
+      const float v2782 = v272.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2784 = bfloat(v2782);
+      const uint v2785 = v2776 * v3;
+      const uint v2786 = v2785 + v65;
+      const uint v2787 = v2786 + v2778;
+      out[v2787] = v2784;
+    }
+    const uint v2788 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2789 = v1127 + v2788;
+    const uint v2790 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2791 = v1126 + v2790;
+    const bool v2792 = v2789 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2793 = v2791 < v12;
+    const bool v2794 = v2792 && v2793;
+    if (v2794) {
+      const float v2795 = v272.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2797 = bfloat(v2795);
+      const uint v2798 = v2789 * v3;
+      const uint v2799 = v2798 + v65;
+      const uint v2800 = v2799 + v2791;
+      out[v2800] = v2797;
+    }
+    const uint v2801 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2802 = v1127 + v2801;
+    const uint v2803 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2804 = v1126 + v2803;
+    const bool v2805 = v2802 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2806 = v2804 < v12;
+    const bool v2807 = v2805 && v2806;
+    if (v2807) {
+      const float v2808 = v272.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2810 = bfloat(v2808);
+      const uint v2811 = v2802 * v3;
+      const uint v2812 = v2811 + v65;
+      const uint v2813 = v2812 + v2804;
+      out[v2813] = v2810;
+    }
+    const uint v2814 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2815 = v1127 + v2814;
+    const uint v2816 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2817 = v1126 + v2816;
+    const bool v2818 = v2815 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2819 = v2817 < v12;
+    const bool v2820 = v2818 && v2819;
+    if (v2820) {
+      const float v2821 = v272.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2823 = bfloat(v2821);
+      const uint v2824 = v2815 * v3;
+      const uint v2825 = v2824 + v65;
+      const uint v2826 = v2825 + v2817;
+      out[v2826] = v2823;
+    }
+    const uint v2827 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2828 = v1127 + v2827;
+    const uint v2829 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2830 = v1126 + v2829;
+    const bool v2831 = v2828 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2832 = v2830 < v12;
+    const bool v2833 = v2831 && v2832;
+    if (v2833) {
+      const float v2834 = v272.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2836 = bfloat(v2834);
+      const uint v2837 = v2828 * v3;
+      const uint v2838 = v2837 + v65;
+      const uint v2839 = v2838 + v2830;
+      out[v2839] = v2836;
+    }
+    const uint v2840 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2841 = v1127 + v2840;
+    const uint v2842 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2843 = v1126 + v2842;
+    const bool v2844 = v2841 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2845 = v2843 < v12;
+    const bool v2846 = v2844 && v2845;
+    if (v2846) {
+      const float v2847 = v272.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2849 = bfloat(v2847);
+      const uint v2850 = v2841 * v3;
+      const uint v2851 = v2850 + v65;
+      const uint v2852 = v2851 + v2843;
+      out[v2852] = v2849;
+    }
+    const uint v2853 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2854 = v1127 + v2853;
+    const uint v2855 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2856 = v1126 + v2855;
+    const bool v2857 = v2854 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2858 = v2856 < v12;
+    const bool v2859 = v2857 && v2858;
+    if (v2859) {
+      const float v2860 = v272.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2862 = bfloat(v2860);
+      const uint v2863 = v2854 * v3;
+      const uint v2864 = v2863 + v65;
+      const uint v2865 = v2864 + v2856;
+      out[v2865] = v2862;
+    }
+    const uint v2866 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2867 = v1127 + v2866;
+    const uint v2868 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2869 = v1126 + v2868;
+    const bool v2870 = v2867 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2871 = v2869 < v12;
+    const bool v2872 = v2870 && v2871;
+    if (v2872) {
+      const float v2873 = v272.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2875 = bfloat(v2873);
+      const uint v2876 = v2867 * v3;
+      const uint v2877 = v2876 + v65;
+      const uint v2878 = v2877 + v2869;
+      out[v2878] = v2875;
+    }
+    const uint v2879 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2880 = v1127 + v2879;
+    const uint v2881 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2882 = v1126 + v2881;
+    const bool v2883 = v2880 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2884 = v2882 < v12;
+    const bool v2885 = v2883 && v2884;
+    if (v2885) {
+      const float v2886 = v272.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2888 = bfloat(v2886);
+      const uint v2889 = v2880 * v3;
+      const uint v2890 = v2889 + v65;
+      const uint v2891 = v2890 + v2882;
+      out[v2891] = v2888;
+    }
+    const uint v2892 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2893 = v1127 + v2892;
+    const uint v2894 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2895 = v1126 + v2894;
+    const bool v2896 = v2893 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2897 = v2895 < v12;
+    const bool v2898 = v2896 && v2897;
+    if (v2898) {
+      const float v2899 = v272.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2901 = bfloat(v2899);
+      const uint v2902 = v2893 * v3;
+      const uint v2903 = v2902 + v65;
+      const uint v2904 = v2903 + v2895;
+      out[v2904] = v2901;
+    }
+    const uint v2905 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2906 = v1127 + v2905;
+    const uint v2907 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2908 = v1126 + v2907;
+    const bool v2909 = v2906 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2910 = v2908 < v12;
+    const bool v2911 = v2909 && v2910;
+    if (v2911) {
+      const float v2912 = v272.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2914 = bfloat(v2912);
+      const uint v2915 = v2906 * v3;
+      const uint v2916 = v2915 + v65;
+      const uint v2917 = v2916 + v2908;
+      out[v2917] = v2914;
+    }
+    const uint v2918 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2919 = v1127 + v2918;
+    const uint v2920 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2921 = v1126 + v2920;
+    const bool v2922 = v2919 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2923 = v2921 < v12;
+    const bool v2924 = v2922 && v2923;
+    if (v2924) {
+      const float v2925 = v272.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2927 = bfloat(v2925);
+      const uint v2928 = v2919 * v3;
+      const uint v2929 = v2928 + v65;
+      const uint v2930 = v2929 + v2921;
+      out[v2930] = v2927;
+    }
+    const uint v2931 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2932 = v1127 + v2931;
+    const uint v2933 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2934 = v1126 + v2933;
+    const bool v2935 = v2932 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2936 = v2934 < v12;
+    const bool v2937 = v2935 && v2936;
+    if (v2937) {
+      const float v2938 = v272.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2940 = bfloat(v2938);
+      const uint v2941 = v2932 * v3;
+      const uint v2942 = v2941 + v65;
+      const uint v2943 = v2942 + v2934;
+      out[v2943] = v2940;
+    }
+    const uint v2944 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2945 = v1127 + v2944;
+    const uint v2946 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2947 = v1126 + v2946;
+    const bool v2948 = v2945 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2949 = v2947 < v12;
+    const bool v2950 = v2948 && v2949;
+    if (v2950) {
+      const float v2951 = v272.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2953 = bfloat(v2951);
+      const uint v2954 = v2945 * v3;
+      const uint v2955 = v2954 + v65;
+      const uint v2956 = v2955 + v2947;
+      out[v2956] = v2953;
+    }
+    const uint v2957 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2958 = v1127 + v2957;
+    const uint v2959 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2960 = v1126 + v2959;
+    const bool v2961 = v2958 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2962 = v2960 < v12;
+    const bool v2963 = v2961 && v2962;
+    if (v2963) {
+      const float v2964 = v272.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2966 = bfloat(v2964);
+      const uint v2967 = v2958 * v3;
+      const uint v2968 = v2967 + v65;
+      const uint v2969 = v2968 + v2960;
+      out[v2969] = v2966;
+    }
+    const uint v2970 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2971 = v1127 + v2970;
+    const uint v2972 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2973 = v1126 + v2972;
+    const bool v2974 = v2971 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2975 = v2973 < v12;
+    const bool v2976 = v2974 && v2975;
+    if (v2976) {
+      const float v2977 = v272.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2979 = bfloat(v2977);
+      const uint v2980 = v2971 * v3;
+      const uint v2981 = v2980 + v65;
+      const uint v2982 = v2981 + v2973;
+      out[v2982] = v2979;
+    }
+    const uint v2983 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2984 = v1127 + v2983;
+    const uint v2985 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2986 = v1126 + v2985;
+    const bool v2987 = v2984 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2988 = v2986 < v12;
+    const bool v2989 = v2987 && v2988;
+    if (v2989) {
+      const float v2990 = v272.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2992 = bfloat(v2990);
+      const uint v2993 = v2984 * v3;
+      const uint v2994 = v2993 + v65;
+      const uint v2995 = v2994 + v2986;
+      out[v2995] = v2992;
+    }
+    const uint v2996 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2997 = v1127 + v2996;
+    const uint v2998 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2999 = v1126 + v2998;
+    const bool v3000 = v2997 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3001 = v2999 < v12;
+    const bool v3002 = v3000 && v3001;
+    if (v3002) {
+      const float v3003 = v272.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3005 = bfloat(v3003);
+      const uint v3006 = v2997 * v3;
+      const uint v3007 = v3006 + v65;
+      const uint v3008 = v3007 + v2999;
+      out[v3008] = v3005;
+    }
+    const uint v3009 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3010 = v1127 + v3009;
+    const uint v3011 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3012 = v1126 + v3011;
+    const bool v3013 = v3010 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3014 = v3012 < v12;
+    const bool v3015 = v3013 && v3014;
+    if (v3015) {
+      const float v3016 = v272.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3018 = bfloat(v3016);
+      const uint v3019 = v3010 * v3;
+      const uint v3020 = v3019 + v65;
+      const uint v3021 = v3020 + v3012;
+      out[v3021] = v3018;
+    }
+    const uint v3022 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3023 = v1127 + v3022;
+    const uint v3024 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3025 = v1126 + v3024;
+    const bool v3026 = v3023 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3027 = v3025 < v12;
+    const bool v3028 = v3026 && v3027;
+    if (v3028) {
+      const float v3029 = v272.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3031 = bfloat(v3029);
+      const uint v3032 = v3023 * v3;
+      const uint v3033 = v3032 + v65;
+      const uint v3034 = v3033 + v3025;
+      out[v3034] = v3031;
+    }
+    const uint v3035 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3036 = v1127 + v3035;
+    const uint v3037 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3038 = v1126 + v3037;
+    const bool v3039 = v3036 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3040 = v3038 < v12;
+    const bool v3041 = v3039 && v3040;
+    if (v3041) {
+      const float v3042 = v272.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3044 = bfloat(v3042);
+      const uint v3045 = v3036 * v3;
+      const uint v3046 = v3045 + v65;
+      const uint v3047 = v3046 + v3038;
+      out[v3047] = v3044;
+    }
+    const uint v3048 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3049 = v1127 + v3048;
+    const uint v3050 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3051 = v1126 + v3050;
+    const bool v3052 = v3049 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3053 = v3051 < v12;
+    const bool v3054 = v3052 && v3053;
+    if (v3054) {
+      const float v3055 = v272.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3057 = bfloat(v3055);
+      const uint v3058 = v3049 * v3;
+      const uint v3059 = v3058 + v65;
+      const uint v3060 = v3059 + v3051;
+      out[v3060] = v3057;
+    }
+    const uint v3061 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3062 = v1127 + v3061;
+    const uint v3063 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3064 = v1126 + v3063;
+    const bool v3065 = v3062 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3066 = v3064 < v12;
+    const bool v3067 = v3065 && v3066;
+    if (v3067) {
+      const float v3068 = v272.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3070 = bfloat(v3068);
+      const uint v3071 = v3062 * v3;
+      const uint v3072 = v3071 + v65;
+      const uint v3073 = v3072 + v3064;
+      out[v3073] = v3070;
+    }
+    const uint v3074 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3075 = v1127 + v3074;
+    const uint v3076 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3077 = v1126 + v3076;
+    const bool v3078 = v3075 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3079 = v3077 < v12;
+    const bool v3080 = v3078 && v3079;
+    if (v3080) {
+      const float v3081 = v272.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3083 = bfloat(v3081);
+      const uint v3084 = v3075 * v3;
+      const uint v3085 = v3084 + v65;
+      const uint v3086 = v3085 + v3077;
+      out[v3086] = v3083;
+    }
+    const uint v3087 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3088 = v1127 + v3087;
+    const uint v3089 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3090 = v1126 + v3089;
+    const bool v3091 = v3088 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3092 = v3090 < v12;
+    const bool v3093 = v3091 && v3092;
+    if (v3093) {
+      const float v3094 = v272.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3096 = bfloat(v3094);
+      const uint v3097 = v3088 * v3;
+      const uint v3098 = v3097 + v65;
+      const uint v3099 = v3098 + v3090;
+      out[v3099] = v3096;
+    }
+    const uint v3100 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3101 = v1127 + v3100;
+    const uint v3102 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3103 = v1126 + v3102;
+    const bool v3104 = v3101 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3105 = v3103 < v12;
+    const bool v3106 = v3104 && v3105;
+    if (v3106) {
+      const float v3107 = v272.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3109 = bfloat(v3107);
+      const uint v3110 = v3101 * v3;
+      const uint v3111 = v3110 + v65;
+      const uint v3112 = v3111 + v3103;
+      out[v3112] = v3109;
+    }
+    const uint v3113 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3114 = v1127 + v3113;
+    const uint v3115 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3116 = v1126 + v3115;
+    const bool v3117 = v3114 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3118 = v3116 < v12;
+    const bool v3119 = v3117 && v3118;
+    if (v3119) {
+      const float v3120 = v272.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3122 = bfloat(v3120);
+      const uint v3123 = v3114 * v3;
+      const uint v3124 = v3123 + v65;
+      const uint v3125 = v3124 + v3116;
+      out[v3125] = v3122;
+    }
+    const uint v3126 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3127 = v1127 + v3126;
+    const uint v3128 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3129 = v1126 + v3128;
+    const bool v3130 = v3127 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3131 = v3129 < v12;
+    const bool v3132 = v3130 && v3131;
+    if (v3132) {
+      const float v3133 = v272.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3135 = bfloat(v3133);
+      const uint v3136 = v3127 * v3;
+      const uint v3137 = v3136 + v65;
+      const uint v3138 = v3137 + v3129;
+      out[v3138] = v3135;
+    }
+    const uint v3139 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3140 = v1127 + v3139;
+    const uint v3141 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3142 = v1126 + v3141;
+    const bool v3143 = v3140 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3144 = v3142 < v12;
+    const bool v3145 = v3143 && v3144;
+    if (v3145) {
+      const float v3146 = v272.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3148 = bfloat(v3146);
+      const uint v3149 = v3140 * v3;
+      const uint v3150 = v3149 + v65;
+      const uint v3151 = v3150 + v3142;
+      out[v3151] = v3148;
+    }
+    const uint v3152 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3153 = v1127 + v3152;
+    const uint v3154 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3155 = v1126 + v3154;
+    const bool v3156 = v3153 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3157 = v3155 < v12;
+    const bool v3158 = v3156 && v3157;
+    if (v3158) {
+      const float v3159 = v272.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3161 = bfloat(v3159);
+      const uint v3162 = v3153 * v3;
+      const uint v3163 = v3162 + v65;
+      const uint v3164 = v3163 + v3155;
+      out[v3164] = v3161;
+    }
+    const uint v3165 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3166 = v1127 + v3165;
+    const uint v3167 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3168 = v1126 + v3167;
+    const bool v3169 = v3166 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3170 = v3168 < v12;
+    const bool v3171 = v3169 && v3170;
+    if (v3171) {
+      const float v3172 = v272.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3174 = bfloat(v3172);
+      const uint v3175 = v3166 * v3;
+      const uint v3176 = v3175 + v65;
+      const uint v3177 = v3176 + v3168;
+      out[v3177] = v3174;
+    }
+    const uint v3178 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3179 = v1127 + v3178;
+    const uint v3180 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3181 = v1126 + v3180;
+    const bool v3182 = v3179 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3183 = v3181 < v12;
+    const bool v3184 = v3182 && v3183;
+    if (v3184) {
+      const float v3185 = v272.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3187 = bfloat(v3185);
+      const uint v3188 = v3179 * v3;
+      const uint v3189 = v3188 + v65;
+      const uint v3190 = v3189 + v3181;
+      out[v3190] = v3187;
+    }
+    const uint v3191 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3192 = v1127 + v3191;
+    const uint v3193 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3194 = v1126 + v3193;
+    const bool v3195 = v3192 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3196 = v3194 < v12;
+    const bool v3197 = v3195 && v3196;
+    if (v3197) {
+      const float v3198 = v272.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3200 = bfloat(v3198);
+      const uint v3201 = v3192 * v3;
+      const uint v3202 = v3201 + v65;
+      const uint v3203 = v3202 + v3194;
+      out[v3203] = v3200;
+    }
+    const uint v3204 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3205 = v1127 + v3204;
+    const uint v3206 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3207 = v1126 + v3206;
+    const bool v3208 = v3205 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3209 = v3207 < v12;
+    const bool v3210 = v3208 && v3209;
+    if (v3210) {
+      const float v3211 = v272.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3213 = bfloat(v3211);
+      const uint v3214 = v3205 * v3;
+      const uint v3215 = v3214 + v65;
+      const uint v3216 = v3215 + v3207;
+      out[v3216] = v3213;
+    }
+    const uint v3217 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3218 = v1127 + v3217;
+    const uint v3219 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3220 = v1126 + v3219;
+    const bool v3221 = v3218 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3222 = v3220 < v12;
+    const bool v3223 = v3221 && v3222;
+    if (v3223) {
+      const float v3224 = v272.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3226 = bfloat(v3224);
+      const uint v3227 = v3218 * v3;
+      const uint v3228 = v3227 + v65;
+      const uint v3229 = v3228 + v3220;
+      out[v3229] = v3226;
+    }
+    const uint v3230 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3231 = v1127 + v3230;
+    const uint v3232 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3233 = v1126 + v3232;
+    const bool v3234 = v3231 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3235 = v3233 < v12;
+    const bool v3236 = v3234 && v3235;
+    if (v3236) {
+      const float v3237 = v272.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3239 = bfloat(v3237);
+      const uint v3240 = v3231 * v3;
+      const uint v3241 = v3240 + v65;
+      const uint v3242 = v3241 + v3233;
+      out[v3242] = v3239;
+    }
+    const uint v3243 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3244 = v1127 + v3243;
+    const uint v3245 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3246 = v1126 + v3245;
+    const bool v3247 = v3244 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3248 = v3246 < v12;
+    const bool v3249 = v3247 && v3248;
+    if (v3249) {
+      const float v3250 = v272.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3252 = bfloat(v3250);
+      const uint v3253 = v3244 * v3;
+      const uint v3254 = v3253 + v65;
+      const uint v3255 = v3254 + v3246;
+      out[v3255] = v3252;
+    }
+    const uint v3256 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3257 = v1127 + v3256;
+    const uint v3258 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3259 = v1126 + v3258;
+    const bool v3260 = v3257 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3261 = v3259 < v12;
+    const bool v3262 = v3260 && v3261;
+    if (v3262) {
+      const float v3263 = v272.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3265 = bfloat(v3263);
+      const uint v3266 = v3257 * v3;
+      const uint v3267 = v3266 + v65;
+      const uint v3268 = v3267 + v3259;
+      out[v3268] = v3265;
+    }
+    const uint v3269 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3270 = v1127 + v3269;
+    const uint v3271 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3272 = v1126 + v3271;
+    const bool v3273 = v3270 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3274 = v3272 < v12;
+    const bool v3275 = v3273 && v3274;
+    if (v3275) {
+      const float v3276 = v272.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3278 = bfloat(v3276);
+      const uint v3279 = v3270 * v3;
+      const uint v3280 = v3279 + v65;
+      const uint v3281 = v3280 + v3272;
+      out[v3281] = v3278;
+    }
+    const uint v3282 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3283 = v1127 + v3282;
+    const uint v3284 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3285 = v1126 + v3284;
+    const bool v3286 = v3283 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3287 = v3285 < v12;
+    const bool v3288 = v3286 && v3287;
+    if (v3288) {
+      const float v3289 = v272.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3291 = bfloat(v3289);
+      const uint v3292 = v3283 * v3;
+      const uint v3293 = v3292 + v65;
+      const uint v3294 = v3293 + v3285;
+      out[v3294] = v3291;
+    }
+    const uint v3295 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3296 = v1127 + v3295;
+    const uint v3297 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3298 = v1126 + v3297;
+    const bool v3299 = v3296 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3300 = v3298 < v12;
+    const bool v3301 = v3299 && v3300;
+    if (v3301) {
+      const float v3302 = v272.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3304 = bfloat(v3302);
+      const uint v3305 = v3296 * v3;
+      const uint v3306 = v3305 + v65;
+      const uint v3307 = v3306 + v3298;
+      out[v3307] = v3304;
+    }
+    const uint v3308 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3309 = v1127 + v3308;
+    const uint v3310 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3311 = v1126 + v3310;
+    const bool v3312 = v3309 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3313 = v3311 < v12;
+    const bool v3314 = v3312 && v3313;
+    if (v3314) {
+      const float v3315 = v272.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3317 = bfloat(v3315);
+      const uint v3318 = v3309 * v3;
+      const uint v3319 = v3318 + v65;
+      const uint v3320 = v3319 + v3311;
+      out[v3320] = v3317;
+    }
+    const uint v3321 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3322 = v1127 + v3321;
+    const uint v3323 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3324 = v1126 + v3323;
+    const bool v3325 = v3322 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3326 = v3324 < v12;
+    const bool v3327 = v3325 && v3326;
+    if (v3327) {
+      const float v3328 = v272.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3330 = bfloat(v3328);
+      const uint v3331 = v3322 * v3;
+      const uint v3332 = v3331 + v65;
+      const uint v3333 = v3332 + v3324;
+      out[v3333] = v3330;
+    }
+    const uint v3334 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3335 = v1127 + v3334;
+    const uint v3336 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3337 = v1126 + v3336;
+    const bool v3338 = v3335 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3339 = v3337 < v12;
+    const bool v3340 = v3338 && v3339;
+    if (v3340) {
+      const float v3341 = v272.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3343 = bfloat(v3341);
+      const uint v3344 = v3335 * v3;
+      const uint v3345 = v3344 + v65;
+      const uint v3346 = v3345 + v3337;
+      out[v3346] = v3343;
+    }
+    const uint v3347 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3348 = v1127 + v3347;
+    const uint v3349 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3350 = v1126 + v3349;
+    const bool v3351 = v3348 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3352 = v3350 < v12;
+    const bool v3353 = v3351 && v3352;
+    if (v3353) {
+      const float v3354 = v272.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3356 = bfloat(v3354);
+      const uint v3357 = v3348 * v3;
+      const uint v3358 = v3357 + v65;
+      const uint v3359 = v3358 + v3350;
+      out[v3359] = v3356;
+    }
+    const uint v3360 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3361 = v1127 + v3360;
+    const uint v3362 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3363 = v1126 + v3362;
+    const bool v3364 = v3361 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3365 = v3363 < v12;
+    const bool v3366 = v3364 && v3365;
+    if (v3366) {
+      const float v3367 = v272.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3369 = bfloat(v3367);
+      const uint v3370 = v3361 * v3;
+      const uint v3371 = v3370 + v65;
+      const uint v3372 = v3371 + v3363;
+      out[v3372] = v3369;
+    }
+    const uint v3373 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3374 = v1127 + v3373;
+    const uint v3375 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3376 = v1126 + v3375;
+    const bool v3377 = v3374 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3378 = v3376 < v12;
+    const bool v3379 = v3377 && v3378;
+    if (v3379) {
+      const float v3380 = v272.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3382 = bfloat(v3380);
+      const uint v3383 = v3374 * v3;
+      const uint v3384 = v3383 + v65;
+      const uint v3385 = v3384 + v3376;
+      out[v3385] = v3382;
+    }
+    const uint v3386 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3387 = v1127 + v3386;
+    const uint v3388 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3389 = v1126 + v3388;
+    const bool v3390 = v3387 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3391 = v3389 < v12;
+    const bool v3392 = v3390 && v3391;
+    if (v3392) {
+      const float v3393 = v272.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3395 = bfloat(v3393);
+      const uint v3396 = v3387 * v3;
+      const uint v3397 = v3396 + v65;
+      const uint v3398 = v3397 + v3389;
+      out[v3398] = v3395;
+    }
+    const uint v3399 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3400 = v1127 + v3399;
+    const uint v3401 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3402 = v1126 + v3401;
+    const bool v3403 = v3400 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3404 = v3402 < v12;
+    const bool v3405 = v3403 && v3404;
+    if (v3405) {
+      const float v3406 = v272.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3408 = bfloat(v3406);
+      const uint v3409 = v3400 * v3;
+      const uint v3410 = v3409 + v65;
+      const uint v3411 = v3410 + v3402;
+      out[v3411] = v3408;
+    }
+    const uint v3412 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3413 = v1127 + v3412;
+    const uint v3414 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3415 = v1126 + v3414;
+    const bool v3416 = v3413 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3417 = v3415 < v12;
+    const bool v3418 = v3416 && v3417;
+    if (v3418) {
+      const float v3419 = v272.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3421 = bfloat(v3419);
+      const uint v3422 = v3413 * v3;
+      const uint v3423 = v3422 + v65;
+      const uint v3424 = v3423 + v3415;
+      out[v3424] = v3421;
+    }
+    const uint v3425 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3426 = v1127 + v3425;
+    const uint v3427 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3428 = v1126 + v3427;
+    const bool v3429 = v3426 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3430 = v3428 < v12;
+    const bool v3431 = v3429 && v3430;
+    if (v3431) {
+      const float v3432 = v272.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3434 = bfloat(v3432);
+      const uint v3435 = v3426 * v3;
+      const uint v3436 = v3435 + v65;
+      const uint v3437 = v3436 + v3428;
+      out[v3437] = v3434;
+    }
+    const uint v3438 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3439 = v1127 + v3438;
+    const uint v3440 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3441 = v1126 + v3440;
+    const bool v3442 = v3439 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3443 = v3441 < v12;
+    const bool v3444 = v3442 && v3443;
+    if (v3444) {
+      const float v3445 = v272.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3447 = bfloat(v3445);
+      const uint v3448 = v3439 * v3;
+      const uint v3449 = v3448 + v65;
+      const uint v3450 = v3449 + v3441;
+      out[v3450] = v3447;
+    }
+    const uint v3451 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3452 = v1127 + v3451;
+    const uint v3453 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3454 = v1126 + v3453;
+    const bool v3455 = v3452 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3456 = v3454 < v12;
+    const bool v3457 = v3455 && v3456;
+    if (v3457) {
+      const float v3458 = v272.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3460 = bfloat(v3458);
+      const uint v3461 = v3452 * v3;
+      const uint v3462 = v3461 + v65;
+      const uint v3463 = v3462 + v3454;
+      out[v3463] = v3460;
+    }
+    const uint v3464 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3465 = v1127 + v3464;
+    const uint v3466 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3467 = v1126 + v3466;
+    const bool v3468 = v3465 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3469 = v3467 < v12;
+    const bool v3470 = v3468 && v3469;
+    if (v3470) {
+      const float v3471 = v272.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3473 = bfloat(v3471);
+      const uint v3474 = v3465 * v3;
+      const uint v3475 = v3474 + v65;
+      const uint v3476 = v3475 + v3467;
+      out[v3476] = v3473;
+    }
+    const uint v3477 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3478 = v1127 + v3477;
+    const uint v3479 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3480 = v1126 + v3479;
+    const bool v3481 = v3478 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3482 = v3480 < v12;
+    const bool v3483 = v3481 && v3482;
+    if (v3483) {
+      const float v3484 = v272.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3486 = bfloat(v3484);
+      const uint v3487 = v3478 * v3;
+      const uint v3488 = v3487 + v65;
+      const uint v3489 = v3488 + v3480;
+      out[v3489] = v3486;
+    }
+    const uint v3490 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3491 = v1127 + v3490;
+    const uint v3492 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3493 = v1126 + v3492;
+    const bool v3494 = v3491 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3495 = v3493 < v12;
+    const bool v3496 = v3494 && v3495;
+    if (v3496) {
+      const float v3497 = v272.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3499 = bfloat(v3497);
+      const uint v3500 = v3491 * v3;
+      const uint v3501 = v3500 + v65;
+      const uint v3502 = v3501 + v3493;
+      out[v3502] = v3499;
+    }
+    const uint v3503 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3504 = v1127 + v3503;
+    const uint v3505 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3506 = v1126 + v3505;
+    const bool v3507 = v3504 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3508 = v3506 < v12;
+    const bool v3509 = v3507 && v3508;
+    if (v3509) {
+      const float v3510 = v272.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3512 = bfloat(v3510);
+      const uint v3513 = v3504 * v3;
+      const uint v3514 = v3513 + v65;
+      const uint v3515 = v3514 + v3506;
+      out[v3515] = v3512;
+    }
+    const uint v3516 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3517 = v1127 + v3516;
+    const uint v3518 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3519 = v1126 + v3518;
+    const bool v3520 = v3517 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3521 = v3519 < v12;
+    const bool v3522 = v3520 && v3521;
+    if (v3522) {
+      const float v3523 = v272.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3525 = bfloat(v3523);
+      const uint v3526 = v3517 * v3;
+      const uint v3527 = v3526 + v65;
+      const uint v3528 = v3527 + v3519;
+      out[v3528] = v3525;
+    }
+    const uint v3529 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3530 = v1127 + v3529;
+    const uint v3531 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3532 = v1126 + v3531;
+    const bool v3533 = v3530 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3534 = v3532 < v12;
+    const bool v3535 = v3533 && v3534;
+    if (v3535) {
+      const float v3536 = v272.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3538 = bfloat(v3536);
+      const uint v3539 = v3530 * v3;
+      const uint v3540 = v3539 + v65;
+      const uint v3541 = v3540 + v3532;
+      out[v3541] = v3538;
+    }
+    const uint v3542 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3543 = v1127 + v3542;
+    const uint v3544 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3545 = v1126 + v3544;
+    const bool v3546 = v3543 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3547 = v3545 < v12;
+    const bool v3548 = v3546 && v3547;
+    if (v3548) {
+      const float v3549 = v272.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3551 = bfloat(v3549);
+      const uint v3552 = v3543 * v3;
+      const uint v3553 = v3552 + v65;
+      const uint v3554 = v3553 + v3545;
+      out[v3554] = v3551;
+    }
+    const uint v3555 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3556 = v1127 + v3555;
+    const uint v3557 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3558 = v1126 + v3557;
+    const bool v3559 = v3556 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3560 = v3558 < v12;
+    const bool v3561 = v3559 && v3560;
+    if (v3561) {
+      const float v3562 = v272.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3564 = bfloat(v3562);
+      const uint v3565 = v3556 * v3;
+      const uint v3566 = v3565 + v65;
+      const uint v3567 = v3566 + v3558;
+      out[v3567] = v3564;
+    }
+    const uint v3568 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3569 = v1127 + v3568;
+    const uint v3570 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3571 = v1126 + v3570;
+    const bool v3572 = v3569 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3573 = v3571 < v12;
+    const bool v3574 = v3572 && v3573;
+    if (v3574) {
+      const float v3575 = v272.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3577 = bfloat(v3575);
+      const uint v3578 = v3569 * v3;
+      const uint v3579 = v3578 + v65;
+      const uint v3580 = v3579 + v3571;
+      out[v3580] = v3577;
+    }
+    const uint v3581 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3582 = v1127 + v3581;
+    const uint v3583 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3584 = v1126 + v3583;
+    const bool v3585 = v3582 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3586 = v3584 < v12;
+    const bool v3587 = v3585 && v3586;
+    if (v3587) {
+      const float v3588 = v272.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3590 = bfloat(v3588);
+      const uint v3591 = v3582 * v3;
+      const uint v3592 = v3591 + v65;
+      const uint v3593 = v3592 + v3584;
+      out[v3593] = v3590;
+    }
+    const uint v3594 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3595 = v1127 + v3594;
+    const uint v3596 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3597 = v1126 + v3596;
+    const bool v3598 = v3595 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3599 = v3597 < v12;
+    const bool v3600 = v3598 && v3599;
+    if (v3600) {
+      const float v3601 = v272.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3603 = bfloat(v3601);
+      const uint v3604 = v3595 * v3;
+      const uint v3605 = v3604 + v65;
+      const uint v3606 = v3605 + v3597;
+      out[v3606] = v3603;
+    }
+    const uint v3607 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3608 = v1127 + v3607;
+    const uint v3609 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3610 = v1126 + v3609;
+    const bool v3611 = v3608 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3612 = v3610 < v12;
+    const bool v3613 = v3611 && v3612;
+    if (v3613) {
+      const float v3614 = v272.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3616 = bfloat(v3614);
+      const uint v3617 = v3608 * v3;
+      const uint v3618 = v3617 + v65;
+      const uint v3619 = v3618 + v3610;
+      out[v3619] = v3616;
+    }
+    const uint v3620 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3621 = v1127 + v3620;
+    const uint v3622 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3623 = v1126 + v3622;
+    const bool v3624 = v3621 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3625 = v3623 < v12;
+    const bool v3626 = v3624 && v3625;
+    if (v3626) {
+      const float v3627 = v272.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3629 = bfloat(v3627);
+      const uint v3630 = v3621 * v3;
+      const uint v3631 = v3630 + v65;
+      const uint v3632 = v3631 + v3623;
+      out[v3632] = v3629;
+    }
+    const uint v3633 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3634 = v1127 + v3633;
+    const uint v3635 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3636 = v1126 + v3635;
+    const bool v3637 = v3634 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3638 = v3636 < v12;
+    const bool v3639 = v3637 && v3638;
+    if (v3639) {
+      const float v3640 = v272.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3642 = bfloat(v3640);
+      const uint v3643 = v3634 * v3;
+      const uint v3644 = v3643 + v65;
+      const uint v3645 = v3644 + v3636;
+      out[v3645] = v3642;
+    }
+    const uint v3646 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3647 = v1127 + v3646;
+    const uint v3648 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3649 = v1126 + v3648;
+    const bool v3650 = v3647 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3651 = v3649 < v12;
+    const bool v3652 = v3650 && v3651;
+    if (v3652) {
+      const float v3653 = v272.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3655 = bfloat(v3653);
+      const uint v3656 = v3647 * v3;
+      const uint v3657 = v3656 + v65;
+      const uint v3658 = v3657 + v3649;
+      out[v3658] = v3655;
+    }
+    const uint v3659 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3660 = v1127 + v3659;
+    const uint v3661 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3662 = v1126 + v3661;
+    const bool v3663 = v3660 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3664 = v3662 < v12;
+    const bool v3665 = v3663 && v3664;
+    if (v3665) {
+      const float v3666 = v272.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3668 = bfloat(v3666);
+      const uint v3669 = v3660 * v3;
+      const uint v3670 = v3669 + v65;
+      const uint v3671 = v3670 + v3662;
+      out[v3671] = v3668;
+    }
+    const uint v3672 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3673 = v1127 + v3672;
+    const uint v3674 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3675 = v1126 + v3674;
+    const bool v3676 = v3673 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3677 = v3675 < v12;
+    const bool v3678 = v3676 && v3677;
+    if (v3678) {
+      const float v3679 = v272.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3681 = bfloat(v3679);
+      const uint v3682 = v3673 * v3;
+      const uint v3683 = v3682 + v65;
+      const uint v3684 = v3683 + v3675;
+      out[v3684] = v3681;
+    }
+    const uint v3685 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3686 = v1127 + v3685;
+    const uint v3687 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3688 = v1126 + v3687;
+    const bool v3689 = v3686 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3690 = v3688 < v12;
+    const bool v3691 = v3689 && v3690;
+    if (v3691) {
+      const float v3692 = v272.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3694 = bfloat(v3692);
+      const uint v3695 = v3686 * v3;
+      const uint v3696 = v3695 + v65;
+      const uint v3697 = v3696 + v3688;
+      out[v3697] = v3694;
+    }
+    const uint v3698 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3699 = v1127 + v3698;
+    const uint v3700 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3701 = v1126 + v3700;
+    const bool v3702 = v3699 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3703 = v3701 < v12;
+    const bool v3704 = v3702 && v3703;
+    if (v3704) {
+      const float v3705 = v272.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3707 = bfloat(v3705);
+      const uint v3708 = v3699 * v3;
+      const uint v3709 = v3708 + v65;
+      const uint v3710 = v3709 + v3701;
+      out[v3710] = v3707;
+    }
+    const uint v3711 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3712 = v1127 + v3711;
+    const uint v3713 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3714 = v1126 + v3713;
+    const bool v3715 = v3712 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3716 = v3714 < v12;
+    const bool v3717 = v3715 && v3716;
+    if (v3717) {
+      const float v3718 = v272.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3720 = bfloat(v3718);
+      const uint v3721 = v3712 * v3;
+      const uint v3722 = v3721 + v65;
+      const uint v3723 = v3722 + v3714;
+      out[v3723] = v3720;
+    }
+    const uint v3724 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3725 = v1127 + v3724;
+    const uint v3726 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3727 = v1126 + v3726;
+    const bool v3728 = v3725 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3729 = v3727 < v12;
+    const bool v3730 = v3728 && v3729;
+    if (v3730) {
+      const float v3731 = v272.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3733 = bfloat(v3731);
+      const uint v3734 = v3725 * v3;
+      const uint v3735 = v3734 + v65;
+      const uint v3736 = v3735 + v3727;
+      out[v3736] = v3733;
+    }
+    const uint v3737 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3738 = v1127 + v3737;
+    const uint v3739 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3740 = v1126 + v3739;
+    const bool v3741 = v3738 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3742 = v3740 < v12;
+    const bool v3743 = v3741 && v3742;
+    if (v3743) {
+      const float v3744 = v272.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3746 = bfloat(v3744);
+      const uint v3747 = v3738 * v3;
+      const uint v3748 = v3747 + v65;
+      const uint v3749 = v3748 + v3740;
+      out[v3749] = v3746;
+    }
+    const uint v3750 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3751 = v1127 + v3750;
+    const uint v3752 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3753 = v1126 + v3752;
+    const bool v3754 = v3751 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3755 = v3753 < v12;
+    const bool v3756 = v3754 && v3755;
+    if (v3756) {
+      const float v3757 = v272.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3759 = bfloat(v3757);
+      const uint v3760 = v3751 * v3;
+      const uint v3761 = v3760 + v65;
+      const uint v3762 = v3761 + v3753;
+      out[v3762] = v3759;
+    }
+    const uint v3763 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3764 = v1127 + v3763;
+    const uint v3765 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3766 = v1126 + v3765;
+    const bool v3767 = v3764 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3768 = v3766 < v12;
+    const bool v3769 = v3767 && v3768;
+    if (v3769) {
+      const float v3770 = v272.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3772 = bfloat(v3770);
+      const uint v3773 = v3764 * v3;
+      const uint v3774 = v3773 + v65;
+      const uint v3775 = v3774 + v3766;
+      out[v3775] = v3772;
+    }
+    const uint v3776 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3777 = v1127 + v3776;
+    const uint v3778 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3779 = v1126 + v3778;
+    const bool v3780 = v3777 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3781 = v3779 < v12;
+    const bool v3782 = v3780 && v3781;
+    if (v3782) {
+      const float v3783 = v272.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3785 = bfloat(v3783);
+      const uint v3786 = v3777 * v3;
+      const uint v3787 = v3786 + v65;
+      const uint v3788 = v3787 + v3779;
+      out[v3788] = v3785;
+    }
+    const uint v3789 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3790 = v1127 + v3789;
+    const uint v3791 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3792 = v1126 + v3791;
+    const bool v3793 = v3790 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3794 = v3792 < v12;
+    const bool v3795 = v3793 && v3794;
+    if (v3795) {
+      const float v3796 = v272.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3798 = bfloat(v3796);
+      const uint v3799 = v3790 * v3;
+      const uint v3800 = v3799 + v65;
+      const uint v3801 = v3800 + v3792;
+      out[v3801] = v3798;
+    }
+    const uint v3802 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3803 = v1127 + v3802;
+    const uint v3804 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3805 = v1126 + v3804;
+    const bool v3806 = v3803 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3807 = v3805 < v12;
+    const bool v3808 = v3806 && v3807;
+    if (v3808) {
+      const float v3809 = v272.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3811 = bfloat(v3809);
+      const uint v3812 = v3803 * v3;
+      const uint v3813 = v3812 + v65;
+      const uint v3814 = v3813 + v3805;
+      out[v3814] = v3811;
+    }
+    const uint v3815 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3816 = v1127 + v3815;
+    const uint v3817 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3818 = v1126 + v3817;
+    const bool v3819 = v3816 < v41;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3820 = v3818 < v12;
+    const bool v3821 = v3819 && v3820;
+    if (v3821) {
+      const float v3822 = v272.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3824 = bfloat(v3822);
+      const uint v3825 = v3816 * v3;
+      const uint v3826 = v3825 + v65;
+      const uint v3827 = v3826 + v3818;
+      out[v3827] = v3824;
     }
   }
 }

@@ -120,8 +120,8 @@ kernel void iron_conv2d_affine_b4_g32_bf16(
   const uint v10 = pad_w;
   const uint v11 = dil_h;
   const uint v12 = dil_w;
-  const uint v14 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:116
-  const uint v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:119
+  const uint v14 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:112
+  const uint v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:115
   const uint v18 = v17 * v3;
   const uint v22 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const uint v23 = v12 * v22;
@@ -139,7 +139,7 @@ kernel void iron_conv2d_affine_b4_g32_bf16(
   const uint v40 = v39 - 1u;
   const uint v41 = v40 / v7;
   const uint v42 = v41 + 1u;
-  const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:120
+  const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:116
   const uint v44 = v43 * v30;
   const uint v45 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
   const uint v46 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
@@ -158,8 +158,8 @@ kernel void iron_conv2d_affine_b4_g32_bf16(
   const uint v63 = v62 << 7u;
   const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v67 = v66 << 7u;
-  const uint v68 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:125
-  const bool v70 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:175
+  const uint v68 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:121
+  const bool v70 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
   const bool v72 = v6 == 1u;
   const bool v73 = v70 && v72;
   const bool v75 = v7 == 1u;
@@ -168,67 +168,67 @@ kernel void iron_conv2d_affine_b4_g32_bf16(
   const bool v79 = v76 && v78;
   const bool v81 = v9 == 0u;
   const bool v82 = v79 && v81;
-  const bool v84 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:176
-  const bool v85 = v82 && v84;  // kernels/convolution/im2col_a.hpp:175
-  const uint v113 = v42 * v30;  // kernels/convolution/im2col_a.hpp:180
-  const uint v115 = iron_tid.x;  // kernels/convolution/im2col_a.hpp:181
+  const bool v84 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:177
+  const bool v85 = v82 && v84;  // kernels/convolution/im2col_a.hpp:176
+  const uint v113 = v42 * v30;  // kernels/convolution/im2col_a.hpp:181
+  const uint v115 = iron_tid.x;  // kernels/convolution/im2col_a.hpp:182
   const uint v116 = v115 >> 2u;
   const uint v117 = v63 + v116;
-  const uint v120 = v117 / v113;  // kernels/convolution/im2col_a.hpp:184
-  const uint v121 = v120 * v113;  // kernels/convolution/im2col_a.hpp:185
+  const uint v120 = v117 / v113;  // kernels/convolution/im2col_a.hpp:185
+  const uint v121 = v120 * v113;  // kernels/convolution/im2col_a.hpp:186
   const uint v122 = v117 - v121;
-  const uint v123 = v122 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v124 = v117 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v125 = v1 + v9;  // kernels/convolution/im2col_a.hpp:188
+  const uint v123 = v122 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v124 = v117 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v125 = v1 + v9;  // kernels/convolution/im2col_a.hpp:189
   const uint v126 = v123 * v7;
   const uint v127 = v124 ? v126 : v125;
-  const uint v129 = v123 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v129 = v123 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v130 = v122 - v129;
   const uint v131 = v130 * v8;
   const uint v132 = v124 ? v131 : 0u;
-  const uint v134 = v120 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v134 = v120 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v135 = v124 ? v134 : 0u;
-  const uint v137 = v117 + 32u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v138 = v137 / v113;  // kernels/convolution/im2col_a.hpp:184
-  const uint v139 = v138 * v113;  // kernels/convolution/im2col_a.hpp:185
+  const uint v137 = v117 + 32u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v138 = v137 / v113;  // kernels/convolution/im2col_a.hpp:185
+  const uint v139 = v138 * v113;  // kernels/convolution/im2col_a.hpp:186
   const uint v140 = v137 - v139;
-  const uint v141 = v140 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v142 = v137 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v144 = v141 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v141 = v140 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v142 = v137 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v144 = v141 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v145 = v142 ? v144 : v125;
-  const uint v147 = v141 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v147 = v141 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v148 = v140 - v147;
   const uint v149 = v148 * v8;
   const uint v150 = v142 ? v149 : 0u;
-  const uint v152 = v138 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v152 = v138 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v153 = v142 ? v152 : 0u;
-  const uint v155 = v117 + 64u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v156 = v155 / v113;  // kernels/convolution/im2col_a.hpp:184
-  const uint v157 = v156 * v113;  // kernels/convolution/im2col_a.hpp:185
+  const uint v155 = v117 + 64u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v156 = v155 / v113;  // kernels/convolution/im2col_a.hpp:185
+  const uint v157 = v156 * v113;  // kernels/convolution/im2col_a.hpp:186
   const uint v158 = v155 - v157;
-  const uint v159 = v158 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v160 = v155 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v162 = v159 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v159 = v158 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v160 = v155 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v162 = v159 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v163 = v160 ? v162 : v125;
-  const uint v165 = v159 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v165 = v159 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v166 = v158 - v165;
   const uint v167 = v166 * v8;
   const uint v168 = v160 ? v167 : 0u;
-  const uint v170 = v156 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v170 = v156 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v171 = v160 ? v170 : 0u;
-  const uint v173 = v117 + 96u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v174 = v173 / v113;  // kernels/convolution/im2col_a.hpp:184
-  const uint v175 = v174 * v113;  // kernels/convolution/im2col_a.hpp:185
+  const uint v173 = v117 + 96u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v174 = v173 / v113;  // kernels/convolution/im2col_a.hpp:185
+  const uint v175 = v174 * v113;  // kernels/convolution/im2col_a.hpp:186
   const uint v176 = v173 - v175;
-  const uint v177 = v176 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v178 = v173 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v180 = v177 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v177 = v176 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v178 = v173 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v180 = v177 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v181 = v178 ? v180 : v125;
-  const uint v183 = v177 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v183 = v177 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v184 = v176 - v183;
   const uint v185 = v184 * v8;
   const uint v186 = v178 ? v185 : 0u;
-  const uint v188 = v174 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v188 = v174 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v189 = v178 ? v188 : 0u;
   const uint v190 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
   const uint v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
@@ -245,6305 +245,4002 @@ kernel void iron_conv2d_affine_b4_g32_bf16(
   const bool v208 = v207 == 0u;
   const bool v214 = v208 && v208;
   if (v214) {  // kernels/gemm/gemm_tiles.hpp:260
-    const uint v7418 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v7419 = v7418 << 3u;
-    const uint v7420 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
-    const bool v7421 = v7420 < v4;
-    const uint v7426 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
-    const uint v7430 = v4 - 1u;
-    const uint v7432 = min(v7420, v7430);
-    const uint v7436 = v18 >> 3u;  // kernels/gemm/quant_b.hpp:35
-    const uint v7437 = v7432 * v7436;
-    const uint v7445 = v18 >> 5u;  // kernels/gemm/quant_b.hpp:38
-    const uint v7446 = v7432 * v7445;
-    const uint v7574 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v7580 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
-    const uint v7582 = v7580 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v7585 = v7580 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v7586 = v7585 << 3u;
-    const uint v7587 = v67 + v7582;  // kernels/gemm/quant_b.hpp:137
-    const bool v7588 = v7587 < v4;
-    const uint v7599 = min(v7587, v7430);  // kernels/gemm/quant_b.hpp:138
-    const uint v7604 = v7599 * v7436;  // kernels/gemm/quant_b.hpp:35
-    const uint v7613 = v7599 * v7445;  // kernels/gemm/quant_b.hpp:38
-    const uint v7741 = v7582 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v7747 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
-    const uint v7749 = v7747 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v7752 = v7747 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v7753 = v7752 << 3u;
-    const uint v7754 = v67 + v7749;  // kernels/gemm/quant_b.hpp:137
-    const bool v7755 = v7754 < v4;
-    const uint v7766 = min(v7754, v7430);  // kernels/gemm/quant_b.hpp:138
-    const uint v7771 = v7766 * v7436;  // kernels/gemm/quant_b.hpp:35
-    const uint v7780 = v7766 * v7445;  // kernels/gemm/quant_b.hpp:38
-    const uint v7908 = v7749 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v7914 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
-    const uint v7916 = v7914 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v7919 = v7914 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v7920 = v7919 << 3u;
-    const uint v7921 = v67 + v7916;  // kernels/gemm/quant_b.hpp:137
-    const bool v7922 = v7921 < v4;
-    const uint v7933 = min(v7921, v7430);  // kernels/gemm/quant_b.hpp:138
-    const uint v7938 = v7933 * v7436;  // kernels/gemm/quant_b.hpp:35
-    const uint v7947 = v7933 * v7445;  // kernels/gemm/quant_b.hpp:38
-    const uint v8075 = v7916 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v8086 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v8092 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+    const bool v6298 = !v85;  // kernels/convolution/im2col_a.hpp:90
+    const uint v6527 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v6528 = v6527 << 3u;
+    const uint v6529 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
+    const bool v6530 = v6529 < v4;
+    const uint v6535 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
+    const uint v6539 = v4 - 1u;
+    const uint v6541 = min(v6529, v6539);
+    const uint v6545 = v18 >> 3u;  // kernels/gemm/quant_b.hpp:35
+    const uint v6546 = v6541 * v6545;
+    const uint v6554 = v18 >> 5u;  // kernels/gemm/quant_b.hpp:38
+    const uint v6555 = v6541 * v6554;
+    const uint v6683 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v6689 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
+    const uint v6691 = v6689 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v6694 = v6689 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v6695 = v6694 << 3u;
+    const uint v6696 = v67 + v6691;  // kernels/gemm/quant_b.hpp:137
+    const bool v6697 = v6696 < v4;
+    const uint v6708 = min(v6696, v6539);  // kernels/gemm/quant_b.hpp:138
+    const uint v6713 = v6708 * v6545;  // kernels/gemm/quant_b.hpp:35
+    const uint v6722 = v6708 * v6554;  // kernels/gemm/quant_b.hpp:38
+    const uint v6850 = v6691 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v6856 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
+    const uint v6858 = v6856 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v6861 = v6856 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v6862 = v6861 << 3u;
+    const uint v6863 = v67 + v6858;  // kernels/gemm/quant_b.hpp:137
+    const bool v6864 = v6863 < v4;
+    const uint v6875 = min(v6863, v6539);  // kernels/gemm/quant_b.hpp:138
+    const uint v6880 = v6875 * v6545;  // kernels/gemm/quant_b.hpp:35
+    const uint v6889 = v6875 * v6554;  // kernels/gemm/quant_b.hpp:38
+    const uint v7017 = v6858 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v7023 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
+    const uint v7025 = v7023 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v7028 = v7023 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v7029 = v7028 << 3u;
+    const uint v7030 = v67 + v7025;  // kernels/gemm/quant_b.hpp:137
+    const bool v7031 = v7030 < v4;
+    const uint v7042 = min(v7030, v6539);  // kernels/gemm/quant_b.hpp:138
+    const uint v7047 = v7042 * v6545;  // kernels/gemm/quant_b.hpp:35
+    const uint v7056 = v7042 * v6554;  // kernels/gemm/quant_b.hpp:38
+    const uint v7184 = v7025 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v7195 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v7201 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v7183 = 0u; v7183 < v18; v7183 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const uint v7185 = v7183 >> 5u;
-      const uint v7187 = v7185 % 1u;
+    for (uint v6291 = 0u; v6291 < v18; v6291 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
+      const uint v6293 = v6291 >> 5u;
+      const uint v6295 = v6293 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7189 = v7187 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
-      if (v85) {  // kernels/convolution/im2col_a.hpp:89
-        const uint v7202 = v7183 + v7419;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7203 = v7202 < v18;
-        const bool v7204 = v124 && v7203;
-        const uint v7206 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7208 = v7206 + v7183;
-        const uint v7209 = v7208 + v7419;
-        const uint v7210 = v7204 ? v7209 : 0u;
-        const uint v7213 = v7189 + v7574;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7214 = v7213 + v7419;
+      const uint v6297 = v6295 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
+      if (v6298) {  // kernels/convolution/im2col_a.hpp:90
+        const uint v6304 = v6291 + v6528;  // kernels/convolution/im2col_a.hpp:110
+        const uint v6306 = v6304 / v3;  // kernels/convolution/im2col_a.hpp:112
+        const uint v6308 = v6306 * v3;  // kernels/convolution/im2col_a.hpp:113
+        const uint v6309 = v6304 - v6308;
+        const uint v6310 = v6306 / v6;  // kernels/convolution/im2col_a.hpp:114
+        const uint v6311 = v6310 * v11;  // kernels/convolution/im2col_a.hpp:115
+        const uint v6312 = v6310 * v6;  // kernels/convolution/im2col_a.hpp:116
+        const uint v6313 = v6306 - v6312;
+        const uint v6314 = v6313 * v12;
+        const uint v6315 = v68 + v6309;  // kernels/convolution/im2col_a.hpp:117
+        const bool v6316 = v6304 < v18;  // kernels/convolution/im2col_a.hpp:118
+        const uint v6318 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+        const uint v6324 = v6683 + v6528;  // kernels/convolution/im2col_a.hpp:121
+        const uint v6325 = v127 + v6311;  // kernels/convolution/im2col_a.hpp:124
+        const uint v6326 = v132 + v6314;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6327 = v6325 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v6328 = v6316 && v6327;
+        const bool v6329 = v6325 < v125;
+        const bool v6330 = v6328 && v6329;
+        const bool v6331 = v6326 >= v10;
+        const bool v6332 = v6330 && v6331;
+        const bool v6333 = v6326 < v6318;
+        const bool v6334 = v6332 && v6333;
+        const uint v6335 = max(v6325, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6336 = v6335 - v9;
+        const uint v6337 = max(v6326, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v6338 = v6337 - v10;
+        const uint v6339 = v135 + v6336;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6340 = v6339 * v2;
+        const uint v6341 = v6340 + v6338;
+        const uint v6342 = v6341 * v3;
+        const uint v6343 = v6342 + v6315;
+        const uint v6345 = v6334 ? v6343 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v6347 = v6297 + v6324;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7214 + e] = v7204 ? x[v7210 + e] : bfloat(0);
+          shm0[v6347 + e] = v6334 ? x[v6345 + e] : bfloat(0);
         }
-        const uint v7224 = v63 + v7582;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7225 = v7224 < v44;
-        const uint v7226 = v7183 + v7586;
-        const bool v7227 = v7226 < v18;
-        const bool v7228 = v7225 && v7227;
-        const uint v7230 = v7224 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7232 = v7230 + v7183;
-        const uint v7233 = v7232 + v7586;
-        const uint v7234 = v7228 ? v7233 : 0u;
-        const uint v7237 = v7189 + v7741;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7238 = v7237 + v7586;
+        const uint v6349 = v145 + v6311;  // kernels/convolution/im2col_a.hpp:124
+        const uint v6350 = v150 + v6314;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6351 = v6349 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v6352 = v6316 && v6351;
+        const bool v6353 = v6349 < v125;
+        const bool v6354 = v6352 && v6353;
+        const bool v6355 = v6350 >= v10;
+        const bool v6356 = v6354 && v6355;
+        const bool v6357 = v6350 < v6318;
+        const bool v6358 = v6356 && v6357;
+        const uint v6359 = max(v6349, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6360 = v6359 - v9;
+        const uint v6361 = max(v6350, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v6362 = v6361 - v10;
+        const uint v6363 = v153 + v6360;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6364 = v6363 * v2;
+        const uint v6365 = v6364 + v6362;
+        const uint v6366 = v6365 * v3;
+        const uint v6367 = v6366 + v6315;
+        const uint v6369 = v6358 ? v6367 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v6372 = v6347 + 1280u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7238 + e] = v7228 ? x[v7234 + e] : bfloat(0);
+          shm0[v6372 + e] = v6358 ? x[v6369 + e] : bfloat(0);
         }
-        const uint v7248 = v63 + v7749;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7249 = v7248 < v44;
-        const uint v7250 = v7183 + v7753;
-        const bool v7251 = v7250 < v18;
-        const bool v7252 = v7249 && v7251;
-        const uint v7254 = v7248 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7256 = v7254 + v7183;
-        const uint v7257 = v7256 + v7753;
-        const uint v7258 = v7252 ? v7257 : 0u;
-        const uint v7261 = v7189 + v7908;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7262 = v7261 + v7753;
+        const uint v6373 = v163 + v6311;  // kernels/convolution/im2col_a.hpp:124
+        const uint v6374 = v168 + v6314;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6375 = v6373 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v6376 = v6316 && v6375;
+        const bool v6377 = v6373 < v125;
+        const bool v6378 = v6376 && v6377;
+        const bool v6379 = v6374 >= v10;
+        const bool v6380 = v6378 && v6379;
+        const bool v6381 = v6374 < v6318;
+        const bool v6382 = v6380 && v6381;
+        const uint v6383 = max(v6373, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6384 = v6383 - v9;
+        const uint v6385 = max(v6374, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v6386 = v6385 - v10;
+        const uint v6387 = v171 + v6384;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6388 = v6387 * v2;
+        const uint v6389 = v6388 + v6386;
+        const uint v6390 = v6389 * v3;
+        const uint v6391 = v6390 + v6315;
+        const uint v6393 = v6382 ? v6391 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v6396 = v6347 + 2560u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7262 + e] = v7252 ? x[v7258 + e] : bfloat(0);
+          shm0[v6396 + e] = v6382 ? x[v6393 + e] : bfloat(0);
         }
-        const uint v7272 = v63 + v7916;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7273 = v7272 < v44;
-        const uint v7274 = v7183 + v7920;
-        const bool v7275 = v7274 < v18;
-        const bool v7276 = v7273 && v7275;
-        const uint v7278 = v7272 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7280 = v7278 + v7183;
-        const uint v7281 = v7280 + v7920;
-        const uint v7282 = v7276 ? v7281 : 0u;
-        const uint v7285 = v7189 + v8075;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7286 = v7285 + v7920;
+        const uint v6397 = v181 + v6311;  // kernels/convolution/im2col_a.hpp:124
+        const uint v6398 = v186 + v6314;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6399 = v6397 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v6400 = v6316 && v6399;
+        const bool v6401 = v6397 < v125;
+        const bool v6402 = v6400 && v6401;
+        const bool v6403 = v6398 >= v10;
+        const bool v6404 = v6402 && v6403;
+        const bool v6405 = v6398 < v6318;
+        const bool v6406 = v6404 && v6405;
+        const uint v6407 = max(v6397, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6408 = v6407 - v9;
+        const uint v6409 = max(v6398, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v6410 = v6409 - v10;
+        const uint v6411 = v189 + v6408;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6412 = v6411 * v2;
+        const uint v6413 = v6412 + v6410;
+        const uint v6414 = v6413 * v3;
+        const uint v6415 = v6414 + v6315;
+        const uint v6417 = v6406 ? v6415 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v6420 = v6347 + 3840u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7286 + e] = v7276 ? x[v7282 + e] : bfloat(0);
+          shm0[v6420 + e] = v6406 ? x[v6417 + e] : bfloat(0);
         }
       } else {
-        const uint v7292 = v7183 + v7419;  // kernels/convolution/im2col_a.hpp:109
-        const uint v7294 = v7292 / v3;  // kernels/convolution/im2col_a.hpp:111
-        const uint v7296 = v7294 * v3;  // kernels/convolution/im2col_a.hpp:112
-        const uint v7297 = v7292 - v7296;
-        const uint v7298 = v7294 / v6;  // kernels/convolution/im2col_a.hpp:113
-        const uint v7299 = v7298 * v11;  // kernels/convolution/im2col_a.hpp:114
-        const uint v7300 = v7298 * v6;  // kernels/convolution/im2col_a.hpp:115
-        const uint v7301 = v7294 - v7300;
-        const uint v7302 = v7301 * v12;
-        const uint v7303 = v68 + v7297;  // kernels/convolution/im2col_a.hpp:116
-        const bool v7304 = v7292 < v18;  // kernels/convolution/im2col_a.hpp:117
-        const uint v7306 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-        const uint v7312 = v7574 + v7419;  // kernels/convolution/im2col_a.hpp:120
-        const uint v7313 = v127 + v7299;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7314 = v132 + v7302;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7315 = v7313 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7316 = v7304 && v7315;
-        const bool v7317 = v7313 < v125;
-        const bool v7318 = v7316 && v7317;
-        const bool v7319 = v7314 >= v10;
-        const bool v7320 = v7318 && v7319;
-        const bool v7321 = v7314 < v7306;
-        const bool v7322 = v7320 && v7321;
-        const uint v7323 = max(v7313, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7324 = v7323 - v9;
-        const uint v7325 = max(v7314, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7326 = v7325 - v10;
-        const uint v7327 = v135 + v7324;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7328 = v7327 * v2;
-        const uint v7329 = v7328 + v7326;
-        const uint v7330 = v7329 * v3;
-        const uint v7331 = v7330 + v7303;
-        const uint v7333 = v7322 ? v7331 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7335 = v7189 + v7312;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6433 = v6291 + v6528;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6434 = v6433 < v18;
+        const bool v6435 = v124 && v6434;
+        const uint v6437 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6439 = v6437 + v6291;
+        const uint v6440 = v6439 + v6528;
+        const uint v6441 = v6435 ? v6440 : 0u;
+        const uint v6444 = v6297 + v6683;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6445 = v6444 + v6528;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7335 + e] = v7322 ? x[v7333 + e] : bfloat(0);
+          shm0[v6445 + e] = v6435 ? x[v6441 + e] : bfloat(0);
         }
-        const uint v7337 = v145 + v7299;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7338 = v150 + v7302;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7339 = v7337 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7340 = v7304 && v7339;
-        const bool v7341 = v7337 < v125;
-        const bool v7342 = v7340 && v7341;
-        const bool v7343 = v7338 >= v10;
-        const bool v7344 = v7342 && v7343;
-        const bool v7345 = v7338 < v7306;
-        const bool v7346 = v7344 && v7345;
-        const uint v7347 = max(v7337, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7348 = v7347 - v9;
-        const uint v7349 = max(v7338, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7350 = v7349 - v10;
-        const uint v7351 = v153 + v7348;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7352 = v7351 * v2;
-        const uint v7353 = v7352 + v7350;
-        const uint v7354 = v7353 * v3;
-        const uint v7355 = v7354 + v7303;
-        const uint v7357 = v7346 ? v7355 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7360 = v7335 + 1280u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6455 = v63 + v6691;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6456 = v6455 < v44;
+        const uint v6457 = v6291 + v6695;
+        const bool v6458 = v6457 < v18;
+        const bool v6459 = v6456 && v6458;
+        const uint v6461 = v6455 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6463 = v6461 + v6291;
+        const uint v6464 = v6463 + v6695;
+        const uint v6465 = v6459 ? v6464 : 0u;
+        const uint v6468 = v6297 + v6850;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6469 = v6468 + v6695;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7360 + e] = v7346 ? x[v7357 + e] : bfloat(0);
+          shm0[v6469 + e] = v6459 ? x[v6465 + e] : bfloat(0);
         }
-        const uint v7361 = v163 + v7299;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7362 = v168 + v7302;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7363 = v7361 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7364 = v7304 && v7363;
-        const bool v7365 = v7361 < v125;
-        const bool v7366 = v7364 && v7365;
-        const bool v7367 = v7362 >= v10;
-        const bool v7368 = v7366 && v7367;
-        const bool v7369 = v7362 < v7306;
-        const bool v7370 = v7368 && v7369;
-        const uint v7371 = max(v7361, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7372 = v7371 - v9;
-        const uint v7373 = max(v7362, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7374 = v7373 - v10;
-        const uint v7375 = v171 + v7372;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7376 = v7375 * v2;
-        const uint v7377 = v7376 + v7374;
-        const uint v7378 = v7377 * v3;
-        const uint v7379 = v7378 + v7303;
-        const uint v7381 = v7370 ? v7379 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7384 = v7335 + 2560u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6479 = v63 + v6858;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6480 = v6479 < v44;
+        const uint v6481 = v6291 + v6862;
+        const bool v6482 = v6481 < v18;
+        const bool v6483 = v6480 && v6482;
+        const uint v6485 = v6479 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6487 = v6485 + v6291;
+        const uint v6488 = v6487 + v6862;
+        const uint v6489 = v6483 ? v6488 : 0u;
+        const uint v6492 = v6297 + v7017;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6493 = v6492 + v6862;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7384 + e] = v7370 ? x[v7381 + e] : bfloat(0);
+          shm0[v6493 + e] = v6483 ? x[v6489 + e] : bfloat(0);
         }
-        const uint v7385 = v181 + v7299;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7386 = v186 + v7302;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7387 = v7385 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7388 = v7304 && v7387;
-        const bool v7389 = v7385 < v125;
-        const bool v7390 = v7388 && v7389;
-        const bool v7391 = v7386 >= v10;
-        const bool v7392 = v7390 && v7391;
-        const bool v7393 = v7386 < v7306;
-        const bool v7394 = v7392 && v7393;
-        const uint v7395 = max(v7385, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7396 = v7395 - v9;
-        const uint v7397 = max(v7386, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7398 = v7397 - v10;
-        const uint v7399 = v189 + v7396;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7400 = v7399 * v2;
-        const uint v7401 = v7400 + v7398;
-        const uint v7402 = v7401 * v3;
-        const uint v7403 = v7402 + v7303;
-        const uint v7405 = v7394 ? v7403 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7408 = v7335 + 3840u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6503 = v63 + v7025;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6504 = v6503 < v44;
+        const uint v6505 = v6291 + v7029;
+        const bool v6506 = v6505 < v18;
+        const bool v6507 = v6504 && v6506;
+        const uint v6509 = v6503 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6511 = v6509 + v6291;
+        const uint v6512 = v6511 + v7029;
+        const uint v6513 = v6507 ? v6512 : 0u;
+        const uint v6516 = v6297 + v7184;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6517 = v6516 + v7029;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7408 + e] = v7394 ? x[v7405 + e] : bfloat(0);
+          shm0[v6517 + e] = v6507 ? x[v6513 + e] : bfloat(0);
         }
       }
-      const uint v7422 = v7183 + v7419;  // kernels/gemm/quant_b.hpp:137
-      const bool v7423 = v7422 < v18;
-      const bool v7424 = v7421 && v7423;
-      const uint v7428 = min(v7422, v7426);  // kernels/gemm/quant_b.hpp:138
-      const uint v7434 = v7428 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v7438 = v7437 + v7434;
-      const uint v7441 = packed[v7438];  // kernels/gemm/quant_b.hpp:37
-      const uint v7443 = v7428 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const uint v7447 = v7446 + v7443;
-      const bfloat v7448 = scales[v7447];  // kernels/gemm/quant_b.hpp:39
-      const float v7449 = float(v7448);
-      const bfloat v7450 = biases[v7447];  // kernels/gemm/quant_b.hpp:40
-      const float v7451 = float(v7450);
-      const uint v7456 = v7441 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7457 = v7456 & 15u;
-      const uint v7460 = v7457 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7461 = as_type<float>(v7460);
-      const float v7462 = v7461 - 8388608.0f;
-      const float v7463 = fma(v7462, v7449, v7451);  // kernels/gemm/quant_b.hpp:51
-      const uint v7468 = v7441 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7469 = v7468 & 15u;
-      const uint v7472 = v7469 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7473 = as_type<float>(v7472);
-      const float v7474 = v7473 - 8388608.0f;
-      const float v7475 = fma(v7474, v7449, v7451);  // kernels/gemm/quant_b.hpp:51
-      const uint v7480 = v7441 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7481 = v7480 & 15u;
-      const uint v7484 = v7481 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7485 = as_type<float>(v7484);
-      const float v7486 = v7485 - 8388608.0f;
-      const float v7487 = fma(v7486, v7449, v7451);  // kernels/gemm/quant_b.hpp:51
-      const uint v7492 = v7441 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7493 = v7492 & 15u;
-      const uint v7496 = v7493 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7497 = as_type<float>(v7496);
-      const float v7498 = v7497 - 8388608.0f;
-      const float v7499 = fma(v7498, v7449, v7451);  // kernels/gemm/quant_b.hpp:51
-      const uint v7504 = v7441 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7505 = v7504 & 15u;
-      const uint v7508 = v7505 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7509 = as_type<float>(v7508);
-      const float v7510 = v7509 - 8388608.0f;
-      const float v7511 = fma(v7510, v7449, v7451);  // kernels/gemm/quant_b.hpp:51
-      const uint v7516 = v7441 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7517 = v7516 & 15u;
-      const uint v7520 = v7517 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7521 = as_type<float>(v7520);
-      const float v7522 = v7521 - 8388608.0f;
-      const float v7523 = fma(v7522, v7449, v7451);  // kernels/gemm/quant_b.hpp:51
-      const uint v7528 = v7441 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7529 = v7528 & 15u;
-      const uint v7532 = v7529 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7533 = as_type<float>(v7532);
-      const float v7534 = v7533 - 8388608.0f;
-      const float v7535 = fma(v7534, v7449, v7451);  // kernels/gemm/quant_b.hpp:51
-      const uint v7540 = v7441 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7541 = v7540 & 15u;
-      const uint v7544 = v7541 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7545 = as_type<float>(v7544);
-      const float v7546 = v7545 - 8388608.0f;
-      const float v7547 = fma(v7546, v7449, v7451);  // kernels/gemm/quant_b.hpp:51
-      const float v7549 = v7424 ? v7463 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v7550 = bfloat(v7549);
-      const float v7552 = v7424 ? v7475 : 0.0f;
-      const bfloat v7553 = bfloat(v7552);
-      const float v7555 = v7424 ? v7487 : 0.0f;
-      const bfloat v7556 = bfloat(v7555);
-      const float v7558 = v7424 ? v7499 : 0.0f;
-      const bfloat v7559 = bfloat(v7558);
-      const float v7561 = v7424 ? v7511 : 0.0f;
-      const bfloat v7562 = bfloat(v7561);
-      const float v7564 = v7424 ? v7523 : 0.0f;
-      const bfloat v7565 = bfloat(v7564);
-      const float v7567 = v7424 ? v7535 : 0.0f;
-      const bfloat v7568 = bfloat(v7567);
-      const float v7570 = v7424 ? v7547 : 0.0f;
-      const bfloat v7571 = bfloat(v7570);
-      const uint v7575 = v7189 + v7574;  // kernels/gemm/quant_b.hpp:146
-      const uint v7576 = v7575 + v7419;
-      *(threadgroup iron_bf16x8*)(shm1 + v7576) = iron_bf16x8{{bfloat4(v7550, v7553, v7556, v7559), bfloat4(v7562, v7565, v7568, v7571)}};
-      const uint v7589 = v7183 + v7586;  // kernels/gemm/quant_b.hpp:137
-      const bool v7590 = v7589 < v18;
-      const bool v7591 = v7588 && v7590;
-      const uint v7595 = min(v7589, v7426);  // kernels/gemm/quant_b.hpp:138
-      const uint v7601 = v7595 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v7605 = v7604 + v7601;
-      const uint v7608 = packed[v7605];  // kernels/gemm/quant_b.hpp:37
-      const uint v7610 = v7595 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const uint v7614 = v7613 + v7610;
-      const bfloat v7615 = scales[v7614];  // kernels/gemm/quant_b.hpp:39
-      const float v7616 = float(v7615);
-      const bfloat v7617 = biases[v7614];  // kernels/gemm/quant_b.hpp:40
-      const float v7618 = float(v7617);
-      const uint v7623 = v7608 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7624 = v7623 & 15u;
-      const uint v7627 = v7624 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7628 = as_type<float>(v7627);
-      const float v7629 = v7628 - 8388608.0f;
-      const float v7630 = fma(v7629, v7616, v7618);  // kernels/gemm/quant_b.hpp:51
-      const uint v7635 = v7608 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7636 = v7635 & 15u;
-      const uint v7639 = v7636 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7640 = as_type<float>(v7639);
-      const float v7641 = v7640 - 8388608.0f;
-      const float v7642 = fma(v7641, v7616, v7618);  // kernels/gemm/quant_b.hpp:51
-      const uint v7647 = v7608 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7648 = v7647 & 15u;
-      const uint v7651 = v7648 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7652 = as_type<float>(v7651);
-      const float v7653 = v7652 - 8388608.0f;
-      const float v7654 = fma(v7653, v7616, v7618);  // kernels/gemm/quant_b.hpp:51
-      const uint v7659 = v7608 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7660 = v7659 & 15u;
-      const uint v7663 = v7660 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7664 = as_type<float>(v7663);
-      const float v7665 = v7664 - 8388608.0f;
-      const float v7666 = fma(v7665, v7616, v7618);  // kernels/gemm/quant_b.hpp:51
-      const uint v7671 = v7608 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7672 = v7671 & 15u;
-      const uint v7675 = v7672 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7676 = as_type<float>(v7675);
-      const float v7677 = v7676 - 8388608.0f;
-      const float v7678 = fma(v7677, v7616, v7618);  // kernels/gemm/quant_b.hpp:51
-      const uint v7683 = v7608 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7684 = v7683 & 15u;
-      const uint v7687 = v7684 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7688 = as_type<float>(v7687);
-      const float v7689 = v7688 - 8388608.0f;
-      const float v7690 = fma(v7689, v7616, v7618);  // kernels/gemm/quant_b.hpp:51
-      const uint v7695 = v7608 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7696 = v7695 & 15u;
-      const uint v7699 = v7696 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7700 = as_type<float>(v7699);
-      const float v7701 = v7700 - 8388608.0f;
-      const float v7702 = fma(v7701, v7616, v7618);  // kernels/gemm/quant_b.hpp:51
-      const uint v7707 = v7608 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7708 = v7707 & 15u;
-      const uint v7711 = v7708 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7712 = as_type<float>(v7711);
-      const float v7713 = v7712 - 8388608.0f;
-      const float v7714 = fma(v7713, v7616, v7618);  // kernels/gemm/quant_b.hpp:51
-      const float v7716 = v7591 ? v7630 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v7717 = bfloat(v7716);
-      const float v7719 = v7591 ? v7642 : 0.0f;
-      const bfloat v7720 = bfloat(v7719);
-      const float v7722 = v7591 ? v7654 : 0.0f;
-      const bfloat v7723 = bfloat(v7722);
-      const float v7725 = v7591 ? v7666 : 0.0f;
-      const bfloat v7726 = bfloat(v7725);
-      const float v7728 = v7591 ? v7678 : 0.0f;
-      const bfloat v7729 = bfloat(v7728);
-      const float v7731 = v7591 ? v7690 : 0.0f;
-      const bfloat v7732 = bfloat(v7731);
-      const float v7734 = v7591 ? v7702 : 0.0f;
-      const bfloat v7735 = bfloat(v7734);
-      const float v7737 = v7591 ? v7714 : 0.0f;
-      const bfloat v7738 = bfloat(v7737);
-      const uint v7742 = v7189 + v7741;  // kernels/gemm/quant_b.hpp:146
-      const uint v7743 = v7742 + v7586;
-      *(threadgroup iron_bf16x8*)(shm1 + v7743) = iron_bf16x8{{bfloat4(v7717, v7720, v7723, v7726), bfloat4(v7729, v7732, v7735, v7738)}};
-      const uint v7756 = v7183 + v7753;  // kernels/gemm/quant_b.hpp:137
-      const bool v7757 = v7756 < v18;
-      const bool v7758 = v7755 && v7757;
-      const uint v7762 = min(v7756, v7426);  // kernels/gemm/quant_b.hpp:138
-      const uint v7768 = v7762 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v7772 = v7771 + v7768;
-      const uint v7775 = packed[v7772];  // kernels/gemm/quant_b.hpp:37
-      const uint v7777 = v7762 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const uint v7781 = v7780 + v7777;
-      const bfloat v7782 = scales[v7781];  // kernels/gemm/quant_b.hpp:39
-      const float v7783 = float(v7782);
-      const bfloat v7784 = biases[v7781];  // kernels/gemm/quant_b.hpp:40
-      const float v7785 = float(v7784);
-      const uint v7790 = v7775 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7791 = v7790 & 15u;
-      const uint v7794 = v7791 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7795 = as_type<float>(v7794);
-      const float v7796 = v7795 - 8388608.0f;
-      const float v7797 = fma(v7796, v7783, v7785);  // kernels/gemm/quant_b.hpp:51
-      const uint v7802 = v7775 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7803 = v7802 & 15u;
-      const uint v7806 = v7803 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7807 = as_type<float>(v7806);
-      const float v7808 = v7807 - 8388608.0f;
-      const float v7809 = fma(v7808, v7783, v7785);  // kernels/gemm/quant_b.hpp:51
-      const uint v7814 = v7775 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7815 = v7814 & 15u;
-      const uint v7818 = v7815 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7819 = as_type<float>(v7818);
-      const float v7820 = v7819 - 8388608.0f;
-      const float v7821 = fma(v7820, v7783, v7785);  // kernels/gemm/quant_b.hpp:51
-      const uint v7826 = v7775 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7827 = v7826 & 15u;
-      const uint v7830 = v7827 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7831 = as_type<float>(v7830);
-      const float v7832 = v7831 - 8388608.0f;
-      const float v7833 = fma(v7832, v7783, v7785);  // kernels/gemm/quant_b.hpp:51
-      const uint v7838 = v7775 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7839 = v7838 & 15u;
-      const uint v7842 = v7839 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7843 = as_type<float>(v7842);
-      const float v7844 = v7843 - 8388608.0f;
-      const float v7845 = fma(v7844, v7783, v7785);  // kernels/gemm/quant_b.hpp:51
-      const uint v7850 = v7775 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7851 = v7850 & 15u;
-      const uint v7854 = v7851 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7855 = as_type<float>(v7854);
-      const float v7856 = v7855 - 8388608.0f;
-      const float v7857 = fma(v7856, v7783, v7785);  // kernels/gemm/quant_b.hpp:51
-      const uint v7862 = v7775 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7863 = v7862 & 15u;
-      const uint v7866 = v7863 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7867 = as_type<float>(v7866);
-      const float v7868 = v7867 - 8388608.0f;
-      const float v7869 = fma(v7868, v7783, v7785);  // kernels/gemm/quant_b.hpp:51
-      const uint v7874 = v7775 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7875 = v7874 & 15u;
-      const uint v7878 = v7875 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7879 = as_type<float>(v7878);
-      const float v7880 = v7879 - 8388608.0f;
-      const float v7881 = fma(v7880, v7783, v7785);  // kernels/gemm/quant_b.hpp:51
-      const float v7883 = v7758 ? v7797 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v7884 = bfloat(v7883);
-      const float v7886 = v7758 ? v7809 : 0.0f;
-      const bfloat v7887 = bfloat(v7886);
-      const float v7889 = v7758 ? v7821 : 0.0f;
-      const bfloat v7890 = bfloat(v7889);
-      const float v7892 = v7758 ? v7833 : 0.0f;
-      const bfloat v7893 = bfloat(v7892);
-      const float v7895 = v7758 ? v7845 : 0.0f;
-      const bfloat v7896 = bfloat(v7895);
-      const float v7898 = v7758 ? v7857 : 0.0f;
-      const bfloat v7899 = bfloat(v7898);
-      const float v7901 = v7758 ? v7869 : 0.0f;
-      const bfloat v7902 = bfloat(v7901);
-      const float v7904 = v7758 ? v7881 : 0.0f;
-      const bfloat v7905 = bfloat(v7904);
-      const uint v7909 = v7189 + v7908;  // kernels/gemm/quant_b.hpp:146
-      const uint v7910 = v7909 + v7753;
-      *(threadgroup iron_bf16x8*)(shm1 + v7910) = iron_bf16x8{{bfloat4(v7884, v7887, v7890, v7893), bfloat4(v7896, v7899, v7902, v7905)}};
-      const uint v7923 = v7183 + v7920;  // kernels/gemm/quant_b.hpp:137
-      const bool v7924 = v7923 < v18;
-      const bool v7925 = v7922 && v7924;
-      const uint v7929 = min(v7923, v7426);  // kernels/gemm/quant_b.hpp:138
-      const uint v7935 = v7929 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v7939 = v7938 + v7935;
-      const uint v7942 = packed[v7939];  // kernels/gemm/quant_b.hpp:37
-      const uint v7944 = v7929 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const uint v7948 = v7947 + v7944;
-      const bfloat v7949 = scales[v7948];  // kernels/gemm/quant_b.hpp:39
-      const float v7950 = float(v7949);
-      const bfloat v7951 = biases[v7948];  // kernels/gemm/quant_b.hpp:40
-      const float v7952 = float(v7951);
-      const uint v7957 = v7942 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7958 = v7957 & 15u;
-      const uint v7961 = v7958 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7962 = as_type<float>(v7961);
-      const float v7963 = v7962 - 8388608.0f;
-      const float v7964 = fma(v7963, v7950, v7952);  // kernels/gemm/quant_b.hpp:51
-      const uint v7969 = v7942 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7970 = v7969 & 15u;
-      const uint v7973 = v7970 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7974 = as_type<float>(v7973);
-      const float v7975 = v7974 - 8388608.0f;
-      const float v7976 = fma(v7975, v7950, v7952);  // kernels/gemm/quant_b.hpp:51
-      const uint v7981 = v7942 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7982 = v7981 & 15u;
-      const uint v7985 = v7982 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7986 = as_type<float>(v7985);
-      const float v7987 = v7986 - 8388608.0f;
-      const float v7988 = fma(v7987, v7950, v7952);  // kernels/gemm/quant_b.hpp:51
-      const uint v7993 = v7942 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v7994 = v7993 & 15u;
-      const uint v7997 = v7994 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v7998 = as_type<float>(v7997);
-      const float v7999 = v7998 - 8388608.0f;
-      const float v8000 = fma(v7999, v7950, v7952);  // kernels/gemm/quant_b.hpp:51
-      const uint v8005 = v7942 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v8006 = v8005 & 15u;
-      const uint v8009 = v8006 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v8010 = as_type<float>(v8009);
-      const float v8011 = v8010 - 8388608.0f;
-      const float v8012 = fma(v8011, v7950, v7952);  // kernels/gemm/quant_b.hpp:51
-      const uint v8017 = v7942 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v8018 = v8017 & 15u;
-      const uint v8021 = v8018 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v8022 = as_type<float>(v8021);
-      const float v8023 = v8022 - 8388608.0f;
-      const float v8024 = fma(v8023, v7950, v7952);  // kernels/gemm/quant_b.hpp:51
-      const uint v8029 = v7942 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v8030 = v8029 & 15u;
-      const uint v8033 = v8030 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v8034 = as_type<float>(v8033);
-      const float v8035 = v8034 - 8388608.0f;
-      const float v8036 = fma(v8035, v7950, v7952);  // kernels/gemm/quant_b.hpp:51
-      const uint v8041 = v7942 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v8042 = v8041 & 15u;
-      const uint v8045 = v8042 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v8046 = as_type<float>(v8045);
-      const float v8047 = v8046 - 8388608.0f;
-      const float v8048 = fma(v8047, v7950, v7952);  // kernels/gemm/quant_b.hpp:51
-      const float v8050 = v7925 ? v7964 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v8051 = bfloat(v8050);
-      const float v8053 = v7925 ? v7976 : 0.0f;
-      const bfloat v8054 = bfloat(v8053);
-      const float v8056 = v7925 ? v7988 : 0.0f;
-      const bfloat v8057 = bfloat(v8056);
-      const float v8059 = v7925 ? v8000 : 0.0f;
-      const bfloat v8060 = bfloat(v8059);
-      const float v8062 = v7925 ? v8012 : 0.0f;
-      const bfloat v8063 = bfloat(v8062);
-      const float v8065 = v7925 ? v8024 : 0.0f;
-      const bfloat v8066 = bfloat(v8065);
-      const float v8068 = v7925 ? v8036 : 0.0f;
-      const bfloat v8069 = bfloat(v8068);
-      const float v8071 = v7925 ? v8048 : 0.0f;
-      const bfloat v8072 = bfloat(v8071);
-      const uint v8076 = v7189 + v8075;  // kernels/gemm/quant_b.hpp:146
-      const uint v8077 = v8076 + v7920;
-      *(threadgroup iron_bf16x8*)(shm1 + v8077) = iron_bf16x8{{bfloat4(v8051, v8054, v8057, v8060), bfloat4(v8063, v8066, v8069, v8072)}};
+      const uint v6531 = v6291 + v6528;  // kernels/gemm/quant_b.hpp:137
+      const bool v6532 = v6531 < v18;
+      const bool v6533 = v6530 && v6532;
+      const uint v6537 = min(v6531, v6535);  // kernels/gemm/quant_b.hpp:138
+      const uint v6543 = v6537 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v6547 = v6546 + v6543;
+      const uint v6550 = packed[v6547];  // kernels/gemm/quant_b.hpp:37
+      const uint v6552 = v6537 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const uint v6556 = v6555 + v6552;
+      const bfloat v6557 = scales[v6556];  // kernels/gemm/quant_b.hpp:39
+      const float v6558 = float(v6557);
+      const bfloat v6559 = biases[v6556];  // kernels/gemm/quant_b.hpp:40
+      const float v6560 = float(v6559);
+      const uint v6565 = v6550 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v6566 = v6565 & 15u;
+      const uint v6569 = v6566 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v6570 = as_type<float>(v6569);
+      const float v6571 = v6570 - 8388608.0f;
+      const float v6572 = fma(v6571, v6558, v6560);  // kernels/gemm/quant_b.hpp:51
+      const uint v6577 = v6550 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v6578 = v6577 & 15u;
+      const uint v6581 = v6578 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v6582 = as_type<float>(v6581);
+      const float v6583 = v6582 - 8388608.0f;
+      const float v6584 = fma(v6583, v6558, v6560);  // kernels/gemm/quant_b.hpp:51
+      const uint v6589 = v6550 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v6590 = v6589 & 15u;
+      const uint v6593 = v6590 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v6594 = as_type<float>(v6593);
+      const float v6595 = v6594 - 8388608.0f;
+      const float v6596 = fma(v6595, v6558, v6560);  // kernels/gemm/quant_b.hpp:51
+      const uint v6601 = v6550 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v6602 = v6601 & 15u;
+      const uint v6605 = v6602 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v6606 = as_type<float>(v6605);
+      const float v6607 = v6606 - 8388608.0f;
+      const float v6608 = fma(v6607, v6558, v6560);  // kernels/gemm/quant_b.hpp:51
+      const uint v6613 = v6550 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v6614 = v6613 & 15u;
+      const uint v6617 = v6614 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v6618 = as_type<float>(v6617);
+      const float v6619 = v6618 - 8388608.0f;
+      const float v6620 = fma(v6619, v6558, v6560);  // kernels/gemm/quant_b.hpp:51
+      const uint v6625 = v6550 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v6626 = v6625 & 15u;
+      const uint v6629 = v6626 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v6630 = as_type<float>(v6629);
+      const float v6631 = v6630 - 8388608.0f;
+      const float v6632 = fma(v6631, v6558, v6560);  // kernels/gemm/quant_b.hpp:51
+      const uint v6637 = v6550 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v6638 = v6637 & 15u;
+      const uint v6641 = v6638 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v6642 = as_type<float>(v6641);
+      const float v6643 = v6642 - 8388608.0f;
+      const float v6644 = fma(v6643, v6558, v6560);  // kernels/gemm/quant_b.hpp:51
+      const uint v6649 = v6550 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v6650 = v6649 & 15u;
+      const uint v6653 = v6650 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v6654 = as_type<float>(v6653);
+      const float v6655 = v6654 - 8388608.0f;
+      const float v6656 = fma(v6655, v6558, v6560);  // kernels/gemm/quant_b.hpp:51
+      const float v6658 = v6533 ? v6572 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v6659 = bfloat(v6658);
+      const float v6661 = v6533 ? v6584 : 0.0f;
+      const bfloat v6662 = bfloat(v6661);
+      const float v6664 = v6533 ? v6596 : 0.0f;
+      const bfloat v6665 = bfloat(v6664);
+      const float v6667 = v6533 ? v6608 : 0.0f;
+      const bfloat v6668 = bfloat(v6667);
+      const float v6670 = v6533 ? v6620 : 0.0f;
+      const bfloat v6671 = bfloat(v6670);
+      const float v6673 = v6533 ? v6632 : 0.0f;
+      const bfloat v6674 = bfloat(v6673);
+      const float v6676 = v6533 ? v6644 : 0.0f;
+      const bfloat v6677 = bfloat(v6676);
+      const float v6679 = v6533 ? v6656 : 0.0f;
+      const bfloat v6680 = bfloat(v6679);
+      const uint v6684 = v6297 + v6683;  // kernels/gemm/quant_b.hpp:146
+      const uint v6685 = v6684 + v6528;
+      *(threadgroup iron_bf16x8*)(shm1 + v6685) = iron_bf16x8{{bfloat4(v6659, v6662, v6665, v6668), bfloat4(v6671, v6674, v6677, v6680)}};
+      const uint v6698 = v6291 + v6695;  // kernels/gemm/quant_b.hpp:137
+      const bool v6699 = v6698 < v18;
+      const bool v6700 = v6697 && v6699;
+      const uint v6704 = min(v6698, v6535);  // kernels/gemm/quant_b.hpp:138
+      const uint v6710 = v6704 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v6714 = v6713 + v6710;
+      const uint v6717 = packed[v6714];  // kernels/gemm/quant_b.hpp:37
+      const uint v6719 = v6704 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const uint v6723 = v6722 + v6719;
+      const bfloat v6724 = scales[v6723];  // kernels/gemm/quant_b.hpp:39
+      const float v6725 = float(v6724);
+      const bfloat v6726 = biases[v6723];  // kernels/gemm/quant_b.hpp:40
+      const float v6727 = float(v6726);
+      const uint v6732 = v6717 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v6733 = v6732 & 15u;
+      const uint v6736 = v6733 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v6737 = as_type<float>(v6736);
+      const float v6738 = v6737 - 8388608.0f;
+      const float v6739 = fma(v6738, v6725, v6727);  // kernels/gemm/quant_b.hpp:51
+      const uint v6744 = v6717 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v6745 = v6744 & 15u;
+      const uint v6748 = v6745 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v6749 = as_type<float>(v6748);
+      const float v6750 = v6749 - 8388608.0f;
+      const float v6751 = fma(v6750, v6725, v6727);  // kernels/gemm/quant_b.hpp:51
+      const uint v6756 = v6717 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v6757 = v6756 & 15u;
+      const uint v6760 = v6757 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v6761 = as_type<float>(v6760);
+      const float v6762 = v6761 - 8388608.0f;
+      const float v6763 = fma(v6762, v6725, v6727);  // kernels/gemm/quant_b.hpp:51
+      const uint v6768 = v6717 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v6769 = v6768 & 15u;
+      const uint v6772 = v6769 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v6773 = as_type<float>(v6772);
+      const float v6774 = v6773 - 8388608.0f;
+      const float v6775 = fma(v6774, v6725, v6727);  // kernels/gemm/quant_b.hpp:51
+      const uint v6780 = v6717 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v6781 = v6780 & 15u;
+      const uint v6784 = v6781 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v6785 = as_type<float>(v6784);
+      const float v6786 = v6785 - 8388608.0f;
+      const float v6787 = fma(v6786, v6725, v6727);  // kernels/gemm/quant_b.hpp:51
+      const uint v6792 = v6717 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v6793 = v6792 & 15u;
+      const uint v6796 = v6793 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v6797 = as_type<float>(v6796);
+      const float v6798 = v6797 - 8388608.0f;
+      const float v6799 = fma(v6798, v6725, v6727);  // kernels/gemm/quant_b.hpp:51
+      const uint v6804 = v6717 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v6805 = v6804 & 15u;
+      const uint v6808 = v6805 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v6809 = as_type<float>(v6808);
+      const float v6810 = v6809 - 8388608.0f;
+      const float v6811 = fma(v6810, v6725, v6727);  // kernels/gemm/quant_b.hpp:51
+      const uint v6816 = v6717 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v6817 = v6816 & 15u;
+      const uint v6820 = v6817 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v6821 = as_type<float>(v6820);
+      const float v6822 = v6821 - 8388608.0f;
+      const float v6823 = fma(v6822, v6725, v6727);  // kernels/gemm/quant_b.hpp:51
+      const float v6825 = v6700 ? v6739 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v6826 = bfloat(v6825);
+      const float v6828 = v6700 ? v6751 : 0.0f;
+      const bfloat v6829 = bfloat(v6828);
+      const float v6831 = v6700 ? v6763 : 0.0f;
+      const bfloat v6832 = bfloat(v6831);
+      const float v6834 = v6700 ? v6775 : 0.0f;
+      const bfloat v6835 = bfloat(v6834);
+      const float v6837 = v6700 ? v6787 : 0.0f;
+      const bfloat v6838 = bfloat(v6837);
+      const float v6840 = v6700 ? v6799 : 0.0f;
+      const bfloat v6841 = bfloat(v6840);
+      const float v6843 = v6700 ? v6811 : 0.0f;
+      const bfloat v6844 = bfloat(v6843);
+      const float v6846 = v6700 ? v6823 : 0.0f;
+      const bfloat v6847 = bfloat(v6846);
+      const uint v6851 = v6297 + v6850;  // kernels/gemm/quant_b.hpp:146
+      const uint v6852 = v6851 + v6695;
+      *(threadgroup iron_bf16x8*)(shm1 + v6852) = iron_bf16x8{{bfloat4(v6826, v6829, v6832, v6835), bfloat4(v6838, v6841, v6844, v6847)}};
+      const uint v6865 = v6291 + v6862;  // kernels/gemm/quant_b.hpp:137
+      const bool v6866 = v6865 < v18;
+      const bool v6867 = v6864 && v6866;
+      const uint v6871 = min(v6865, v6535);  // kernels/gemm/quant_b.hpp:138
+      const uint v6877 = v6871 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v6881 = v6880 + v6877;
+      const uint v6884 = packed[v6881];  // kernels/gemm/quant_b.hpp:37
+      const uint v6886 = v6871 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const uint v6890 = v6889 + v6886;
+      const bfloat v6891 = scales[v6890];  // kernels/gemm/quant_b.hpp:39
+      const float v6892 = float(v6891);
+      const bfloat v6893 = biases[v6890];  // kernels/gemm/quant_b.hpp:40
+      const float v6894 = float(v6893);
+      const uint v6899 = v6884 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v6900 = v6899 & 15u;
+      const uint v6903 = v6900 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v6904 = as_type<float>(v6903);
+      const float v6905 = v6904 - 8388608.0f;
+      const float v6906 = fma(v6905, v6892, v6894);  // kernels/gemm/quant_b.hpp:51
+      const uint v6911 = v6884 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v6912 = v6911 & 15u;
+      const uint v6915 = v6912 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v6916 = as_type<float>(v6915);
+      const float v6917 = v6916 - 8388608.0f;
+      const float v6918 = fma(v6917, v6892, v6894);  // kernels/gemm/quant_b.hpp:51
+      const uint v6923 = v6884 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v6924 = v6923 & 15u;
+      const uint v6927 = v6924 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v6928 = as_type<float>(v6927);
+      const float v6929 = v6928 - 8388608.0f;
+      const float v6930 = fma(v6929, v6892, v6894);  // kernels/gemm/quant_b.hpp:51
+      const uint v6935 = v6884 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v6936 = v6935 & 15u;
+      const uint v6939 = v6936 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v6940 = as_type<float>(v6939);
+      const float v6941 = v6940 - 8388608.0f;
+      const float v6942 = fma(v6941, v6892, v6894);  // kernels/gemm/quant_b.hpp:51
+      const uint v6947 = v6884 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v6948 = v6947 & 15u;
+      const uint v6951 = v6948 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v6952 = as_type<float>(v6951);
+      const float v6953 = v6952 - 8388608.0f;
+      const float v6954 = fma(v6953, v6892, v6894);  // kernels/gemm/quant_b.hpp:51
+      const uint v6959 = v6884 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v6960 = v6959 & 15u;
+      const uint v6963 = v6960 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v6964 = as_type<float>(v6963);
+      const float v6965 = v6964 - 8388608.0f;
+      const float v6966 = fma(v6965, v6892, v6894);  // kernels/gemm/quant_b.hpp:51
+      const uint v6971 = v6884 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v6972 = v6971 & 15u;
+      const uint v6975 = v6972 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v6976 = as_type<float>(v6975);
+      const float v6977 = v6976 - 8388608.0f;
+      const float v6978 = fma(v6977, v6892, v6894);  // kernels/gemm/quant_b.hpp:51
+      const uint v6983 = v6884 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v6984 = v6983 & 15u;
+      const uint v6987 = v6984 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v6988 = as_type<float>(v6987);
+      const float v6989 = v6988 - 8388608.0f;
+      const float v6990 = fma(v6989, v6892, v6894);  // kernels/gemm/quant_b.hpp:51
+      const float v6992 = v6867 ? v6906 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v6993 = bfloat(v6992);
+      const float v6995 = v6867 ? v6918 : 0.0f;
+      const bfloat v6996 = bfloat(v6995);
+      const float v6998 = v6867 ? v6930 : 0.0f;
+      const bfloat v6999 = bfloat(v6998);
+      const float v7001 = v6867 ? v6942 : 0.0f;
+      const bfloat v7002 = bfloat(v7001);
+      const float v7004 = v6867 ? v6954 : 0.0f;
+      const bfloat v7005 = bfloat(v7004);
+      const float v7007 = v6867 ? v6966 : 0.0f;
+      const bfloat v7008 = bfloat(v7007);
+      const float v7010 = v6867 ? v6978 : 0.0f;
+      const bfloat v7011 = bfloat(v7010);
+      const float v7013 = v6867 ? v6990 : 0.0f;
+      const bfloat v7014 = bfloat(v7013);
+      const uint v7018 = v6297 + v7017;  // kernels/gemm/quant_b.hpp:146
+      const uint v7019 = v7018 + v6862;
+      *(threadgroup iron_bf16x8*)(shm1 + v7019) = iron_bf16x8{{bfloat4(v6993, v6996, v6999, v7002), bfloat4(v7005, v7008, v7011, v7014)}};
+      const uint v7032 = v6291 + v7029;  // kernels/gemm/quant_b.hpp:137
+      const bool v7033 = v7032 < v18;
+      const bool v7034 = v7031 && v7033;
+      const uint v7038 = min(v7032, v6535);  // kernels/gemm/quant_b.hpp:138
+      const uint v7044 = v7038 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v7048 = v7047 + v7044;
+      const uint v7051 = packed[v7048];  // kernels/gemm/quant_b.hpp:37
+      const uint v7053 = v7038 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const uint v7057 = v7056 + v7053;
+      const bfloat v7058 = scales[v7057];  // kernels/gemm/quant_b.hpp:39
+      const float v7059 = float(v7058);
+      const bfloat v7060 = biases[v7057];  // kernels/gemm/quant_b.hpp:40
+      const float v7061 = float(v7060);
+      const uint v7066 = v7051 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7067 = v7066 & 15u;
+      const uint v7070 = v7067 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7071 = as_type<float>(v7070);
+      const float v7072 = v7071 - 8388608.0f;
+      const float v7073 = fma(v7072, v7059, v7061);  // kernels/gemm/quant_b.hpp:51
+      const uint v7078 = v7051 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7079 = v7078 & 15u;
+      const uint v7082 = v7079 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7083 = as_type<float>(v7082);
+      const float v7084 = v7083 - 8388608.0f;
+      const float v7085 = fma(v7084, v7059, v7061);  // kernels/gemm/quant_b.hpp:51
+      const uint v7090 = v7051 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7091 = v7090 & 15u;
+      const uint v7094 = v7091 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7095 = as_type<float>(v7094);
+      const float v7096 = v7095 - 8388608.0f;
+      const float v7097 = fma(v7096, v7059, v7061);  // kernels/gemm/quant_b.hpp:51
+      const uint v7102 = v7051 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7103 = v7102 & 15u;
+      const uint v7106 = v7103 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7107 = as_type<float>(v7106);
+      const float v7108 = v7107 - 8388608.0f;
+      const float v7109 = fma(v7108, v7059, v7061);  // kernels/gemm/quant_b.hpp:51
+      const uint v7114 = v7051 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7115 = v7114 & 15u;
+      const uint v7118 = v7115 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7119 = as_type<float>(v7118);
+      const float v7120 = v7119 - 8388608.0f;
+      const float v7121 = fma(v7120, v7059, v7061);  // kernels/gemm/quant_b.hpp:51
+      const uint v7126 = v7051 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7127 = v7126 & 15u;
+      const uint v7130 = v7127 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7131 = as_type<float>(v7130);
+      const float v7132 = v7131 - 8388608.0f;
+      const float v7133 = fma(v7132, v7059, v7061);  // kernels/gemm/quant_b.hpp:51
+      const uint v7138 = v7051 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7139 = v7138 & 15u;
+      const uint v7142 = v7139 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7143 = as_type<float>(v7142);
+      const float v7144 = v7143 - 8388608.0f;
+      const float v7145 = fma(v7144, v7059, v7061);  // kernels/gemm/quant_b.hpp:51
+      const uint v7150 = v7051 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v7151 = v7150 & 15u;
+      const uint v7154 = v7151 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v7155 = as_type<float>(v7154);
+      const float v7156 = v7155 - 8388608.0f;
+      const float v7157 = fma(v7156, v7059, v7061);  // kernels/gemm/quant_b.hpp:51
+      const float v7159 = v7034 ? v7073 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v7160 = bfloat(v7159);
+      const float v7162 = v7034 ? v7085 : 0.0f;
+      const bfloat v7163 = bfloat(v7162);
+      const float v7165 = v7034 ? v7097 : 0.0f;
+      const bfloat v7166 = bfloat(v7165);
+      const float v7168 = v7034 ? v7109 : 0.0f;
+      const bfloat v7169 = bfloat(v7168);
+      const float v7171 = v7034 ? v7121 : 0.0f;
+      const bfloat v7172 = bfloat(v7171);
+      const float v7174 = v7034 ? v7133 : 0.0f;
+      const bfloat v7175 = bfloat(v7174);
+      const float v7177 = v7034 ? v7145 : 0.0f;
+      const bfloat v7178 = bfloat(v7177);
+      const float v7180 = v7034 ? v7157 : 0.0f;
+      const bfloat v7181 = bfloat(v7180);
+      const uint v7185 = v6297 + v7184;  // kernels/gemm/quant_b.hpp:146
+      const uint v7186 = v7185 + v7029;
+      *(threadgroup iron_bf16x8*)(shm1 + v7186) = iron_bf16x8{{bfloat4(v7160, v7163, v7166, v7169), bfloat4(v7172, v7175, v7178, v7181)}};
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v8087 = v7189 + v8086;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v202, shm0, long(v8087), long(40u));
-      const uint v8093 = v7189 + v8092;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v204, shm1, long(v8093), long(40u));
+      const uint v7196 = v6297 + v7195;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v202, shm0, long(v7196), long(40u));
+      const uint v7202 = v6297 + v7201;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<true>(v204, shm1, long(v7202), long(40u));
       iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v8100 = v8087 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v202, shm0, long(v8100), long(40u));
-      const uint v8106 = v8093 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v204, shm1, long(v8106), long(40u));
+      const uint v7209 = v7196 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v202, shm0, long(v7209), long(40u));
+      const uint v7215 = v7202 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<true>(v204, shm1, long(v7215), long(40u));
       iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
   } else {
-    const uint v1146 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
-    const uint v1205 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1236 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v1237 = v1236 << 3u;
-    const uint v1238 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
-    const bool v1239 = v1238 < v4;
-    const uint v1244 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
-    const uint v1248 = v4 - 1u;
-    const uint v1250 = min(v1238, v1248);
-    const uint v1254 = v18 >> 3u;  // kernels/gemm/quant_b.hpp:35
-    const uint v1255 = v1250 * v1254;
-    const uint v1263 = v18 >> 5u;  // kernels/gemm/quant_b.hpp:38
-    const uint v1264 = v1250 * v1263;
-    const uint v1392 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v1394 = v1392 + v1237;
-    const uint v1398 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
-    const uint v1400 = v1398 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v1403 = v1398 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v1404 = v1403 << 3u;
-    const uint v1405 = v67 + v1400;  // kernels/gemm/quant_b.hpp:137
-    const bool v1406 = v1405 < v4;
-    const uint v1417 = min(v1405, v1248);  // kernels/gemm/quant_b.hpp:138
-    const uint v1422 = v1417 * v1254;  // kernels/gemm/quant_b.hpp:35
-    const uint v1431 = v1417 * v1263;  // kernels/gemm/quant_b.hpp:38
-    const uint v1559 = v1400 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v1561 = v1559 + v1404;
-    const uint v1565 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
-    const uint v1567 = v1565 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v1570 = v1565 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v1571 = v1570 << 3u;
-    const uint v1572 = v67 + v1567;  // kernels/gemm/quant_b.hpp:137
-    const bool v1573 = v1572 < v4;
-    const uint v1584 = min(v1572, v1248);  // kernels/gemm/quant_b.hpp:138
-    const uint v1589 = v1584 * v1254;  // kernels/gemm/quant_b.hpp:35
-    const uint v1598 = v1584 * v1263;  // kernels/gemm/quant_b.hpp:38
-    const uint v1726 = v1567 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v1728 = v1726 + v1571;
-    const uint v1732 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
-    const uint v1734 = v1732 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v1737 = v1732 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v1738 = v1737 << 3u;
-    const uint v1739 = v67 + v1734;  // kernels/gemm/quant_b.hpp:137
-    const bool v1740 = v1739 < v4;
-    const uint v1751 = min(v1739, v1248);  // kernels/gemm/quant_b.hpp:138
-    const uint v1756 = v1751 * v1254;  // kernels/gemm/quant_b.hpp:35
-    const uint v1765 = v1751 * v1263;  // kernels/gemm/quant_b.hpp:38
-    const uint v1893 = v1734 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v1895 = v1893 + v1738;
-    const uint v1902 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1908 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v1916 = v1902 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1922 = v1908 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1148 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:156
+    const uint v1207 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+    const uint v1238 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v1239 = v1238 << 3u;
+    const uint v1240 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
+    const bool v1241 = v1240 < v4;
+    const uint v1246 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
+    const uint v1250 = v4 - 1u;
+    const uint v1252 = min(v1240, v1250);
+    const uint v1256 = v18 >> 3u;  // kernels/gemm/quant_b.hpp:35
+    const uint v1257 = v1252 * v1256;
+    const uint v1265 = v18 >> 5u;  // kernels/gemm/quant_b.hpp:38
+    const uint v1266 = v1252 * v1265;
+    const uint v1394 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v1396 = v1394 + v1239;
+    const uint v1400 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1402 = v1400 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v1405 = v1400 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v1406 = v1405 << 3u;
+    const uint v1407 = v67 + v1402;  // kernels/gemm/quant_b.hpp:137
+    const bool v1408 = v1407 < v4;
+    const uint v1419 = min(v1407, v1250);  // kernels/gemm/quant_b.hpp:138
+    const uint v1424 = v1419 * v1256;  // kernels/gemm/quant_b.hpp:35
+    const uint v1433 = v1419 * v1265;  // kernels/gemm/quant_b.hpp:38
+    const uint v1561 = v1402 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v1563 = v1561 + v1406;
+    const uint v1567 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1569 = v1567 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v1572 = v1567 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v1573 = v1572 << 3u;
+    const uint v1574 = v67 + v1569;  // kernels/gemm/quant_b.hpp:137
+    const bool v1575 = v1574 < v4;
+    const uint v1586 = min(v1574, v1250);  // kernels/gemm/quant_b.hpp:138
+    const uint v1591 = v1586 * v1256;  // kernels/gemm/quant_b.hpp:35
+    const uint v1600 = v1586 * v1265;  // kernels/gemm/quant_b.hpp:38
+    const uint v1728 = v1569 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v1730 = v1728 + v1573;
+    const uint v1734 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1736 = v1734 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v1739 = v1734 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v1740 = v1739 << 3u;
+    const uint v1741 = v67 + v1736;  // kernels/gemm/quant_b.hpp:137
+    const bool v1742 = v1741 < v4;
+    const uint v1753 = min(v1741, v1250);  // kernels/gemm/quant_b.hpp:138
+    const uint v1758 = v1753 * v1256;  // kernels/gemm/quant_b.hpp:35
+    const uint v1767 = v1753 * v1265;  // kernels/gemm/quant_b.hpp:38
+    const uint v1895 = v1736 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v1897 = v1895 + v1740;
+    const uint v1904 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1910 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1918 = v1904 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1924 = v1910 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v1145 = 0u; v1145 < v18; v1145 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
-      for (uint v1149 = v115; v1149 < 4096u; v1149 += v1146) {  // kernels/convolution/im2col_a.hpp:155
-        const uint v1151 = v1149 >> 5u;  // kernels/convolution/im2col_a.hpp:156
-        const uint v1153 = v1149 & 31u;  // kernels/convolution/im2col_a.hpp:157
-        const uint v1154 = v1145 + v1153;  // kernels/convolution/im2col_a.hpp:158
-        const uint v1155 = v63 + v1151;
-        const uint v1181 = v1155 / v113;  // kernels/convolution/im2col_a.hpp:63
-        const uint v1182 = v1155 % v113;  // kernels/convolution/im2col_a.hpp:64
-        const uint v1184 = v1154 / v3;  // kernels/convolution/im2col_a.hpp:66
-        const uint v1185 = v1184 / v6;  // kernels/convolution/im2col_a.hpp:68
-        const uint v1186 = v1185 * v11;
-        const uint v1187 = v1182 / v30;
-        const uint v1188 = v1187 * v7;
-        const uint v1189 = v1188 + v1186;
-        const uint v1190 = v1184 % v6;  // kernels/convolution/im2col_a.hpp:69
-        const uint v1191 = v1190 * v12;
-        const uint v1192 = v1182 % v30;
-        const uint v1193 = v1192 * v8;
-        const uint v1194 = v1193 + v1191;
-        const bool v1195 = v1155 < v44;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1196 = v1154 < v18;
-        const bool v1197 = v1195 && v1196;
-        const bool v1198 = v1189 >= v9;
+    for (uint v1147 = 0u; v1147 < v18; v1147 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
+      for (uint v1151 = v115; v1151 < 4096u; v1151 += v1148) {  // kernels/convolution/im2col_a.hpp:156
+        const uint v1153 = v1151 >> 5u;  // kernels/convolution/im2col_a.hpp:157
+        const uint v1155 = v1151 & 31u;  // kernels/convolution/im2col_a.hpp:158
+        const uint v1156 = v1147 + v1155;  // kernels/convolution/im2col_a.hpp:159
+        const uint v1157 = v63 + v1153;
+        const uint v1183 = v1157 / v113;  // kernels/convolution/im2col_a.hpp:63
+        const uint v1184 = v1157 % v113;  // kernels/convolution/im2col_a.hpp:64
+        const uint v1186 = v1156 / v3;  // kernels/convolution/im2col_a.hpp:66
+        const uint v1187 = v1186 / v6;  // kernels/convolution/im2col_a.hpp:68
+        const uint v1188 = v1187 * v11;
+        const uint v1189 = v1184 / v30;
+        const uint v1190 = v1189 * v7;
+        const uint v1191 = v1190 + v1188;
+        const uint v1192 = v1186 % v6;  // kernels/convolution/im2col_a.hpp:69
+        const uint v1193 = v1192 * v12;
+        const uint v1194 = v1184 % v30;
+        const uint v1195 = v1194 * v8;
+        const uint v1196 = v1195 + v1193;
+        const bool v1197 = v1157 < v44;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1198 = v1156 < v18;
         const bool v1199 = v1197 && v1198;
-        const bool v1201 = v1189 < v125;
-        const bool v1202 = v1199 && v1201;
-        const bool v1203 = v1194 >= v10;
-        const bool v1204 = v1202 && v1203;
-        const bool v1206 = v1194 < v1205;
-        const bool v1207 = v1204 && v1206;
-        const uint v1208 = max(v1189, v9);  // kernels/convolution/im2col_a.hpp:72
-        const uint v1209 = v1208 - v9;
-        const uint v1210 = max(v1194, v10);  // kernels/convolution/im2col_a.hpp:73
-        const uint v1211 = v1210 - v10;
-        const uint v1212 = v1154 % v3;  // kernels/convolution/im2col_a.hpp:74
-        const uint v1213 = v1181 * v1;
-        const uint v1214 = v1213 + v1209;
-        const uint v1215 = v1214 * v2;
+        const bool v1200 = v1191 >= v9;
+        const bool v1201 = v1199 && v1200;
+        const bool v1203 = v1191 < v125;
+        const bool v1204 = v1201 && v1203;
+        const bool v1205 = v1196 >= v10;
+        const bool v1206 = v1204 && v1205;
+        const bool v1208 = v1196 < v1207;
+        const bool v1209 = v1206 && v1208;
+        const uint v1210 = max(v1191, v9);  // kernels/convolution/im2col_a.hpp:72
+        const uint v1211 = v1210 - v9;
+        const uint v1212 = max(v1196, v10);  // kernels/convolution/im2col_a.hpp:73
+        const uint v1213 = v1212 - v10;
+        const uint v1214 = v1156 % v3;  // kernels/convolution/im2col_a.hpp:74
+        const uint v1215 = v1183 * v1;
         const uint v1216 = v1215 + v1211;
-        const uint v1217 = v1216 * v3;
-        const uint v1218 = v1217 + v68;
-        const uint v1219 = v1218 + v1212;
-        if (v1207) {  // kernels/convolution/im2col_a.hpp:159
-          const bfloat v1220 = x[v1219];
-          const uint v1222 = v1151 * 40u;
-          const uint v1223 = v1222 + v1153;
-          shm0[v1223] = v1220;
+        const uint v1217 = v1216 * v2;
+        const uint v1218 = v1217 + v1213;
+        const uint v1219 = v1218 * v3;
+        const uint v1220 = v1219 + v68;
+        const uint v1221 = v1220 + v1214;
+        if (v1209) {  // kernels/convolution/im2col_a.hpp:160
+          const bfloat v1222 = x[v1221];
+          const uint v1224 = v1153 * 40u;
+          const uint v1225 = v1224 + v1155;
+          shm0[v1225] = v1222;
         } else {
-          const uint v1225 = v1151 * 40u;  // kernels/convolution/im2col_a.hpp:160
-          const uint v1226 = v1225 + v1153;
-          shm0[v1226] = bfloat(0.0f);
+          const uint v1227 = v1153 * 40u;  // kernels/convolution/im2col_a.hpp:161
+          const uint v1228 = v1227 + v1155;
+          shm0[v1228] = bfloat(0.0f);
         }
       }
-      const uint v1240 = v1145 + v1237;  // kernels/gemm/quant_b.hpp:137
-      const bool v1241 = v1240 < v18;
-      const bool v1242 = v1239 && v1241;
-      const uint v1246 = min(v1240, v1244);  // kernels/gemm/quant_b.hpp:138
-      const uint v1252 = v1246 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1256 = v1255 + v1252;
-      const uint v1259 = packed[v1256];  // kernels/gemm/quant_b.hpp:37
-      const uint v1261 = v1246 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1265 = v1264 + v1261;
-      const bfloat v1266 = scales[v1265];  // kernels/gemm/quant_b.hpp:39
-      const float v1267 = float(v1266);
-      const bfloat v1268 = biases[v1265];  // kernels/gemm/quant_b.hpp:40
+      const uint v1242 = v1147 + v1239;  // kernels/gemm/quant_b.hpp:137
+      const bool v1243 = v1242 < v18;
+      const bool v1244 = v1241 && v1243;
+      const uint v1248 = min(v1242, v1246);  // kernels/gemm/quant_b.hpp:138
+      const uint v1254 = v1248 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1258 = v1257 + v1254;
+      const uint v1261 = packed[v1258];  // kernels/gemm/quant_b.hpp:37
+      const uint v1263 = v1248 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1267 = v1266 + v1263;
+      const bfloat v1268 = scales[v1267];  // kernels/gemm/quant_b.hpp:39
       const float v1269 = float(v1268);
-      const uint v1274 = v1259 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1275 = v1274 & 15u;
-      const uint v1278 = v1275 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1279 = as_type<float>(v1278);
-      const float v1280 = v1279 - 8388608.0f;
-      const float v1281 = fma(v1280, v1267, v1269);  // kernels/gemm/quant_b.hpp:51
-      const uint v1286 = v1259 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1287 = v1286 & 15u;
-      const uint v1290 = v1287 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1291 = as_type<float>(v1290);
-      const float v1292 = v1291 - 8388608.0f;
-      const float v1293 = fma(v1292, v1267, v1269);  // kernels/gemm/quant_b.hpp:51
-      const uint v1298 = v1259 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1299 = v1298 & 15u;
-      const uint v1302 = v1299 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1303 = as_type<float>(v1302);
-      const float v1304 = v1303 - 8388608.0f;
-      const float v1305 = fma(v1304, v1267, v1269);  // kernels/gemm/quant_b.hpp:51
-      const uint v1310 = v1259 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1311 = v1310 & 15u;
-      const uint v1314 = v1311 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1315 = as_type<float>(v1314);
-      const float v1316 = v1315 - 8388608.0f;
-      const float v1317 = fma(v1316, v1267, v1269);  // kernels/gemm/quant_b.hpp:51
-      const uint v1322 = v1259 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1323 = v1322 & 15u;
-      const uint v1326 = v1323 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1327 = as_type<float>(v1326);
-      const float v1328 = v1327 - 8388608.0f;
-      const float v1329 = fma(v1328, v1267, v1269);  // kernels/gemm/quant_b.hpp:51
-      const uint v1334 = v1259 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1335 = v1334 & 15u;
-      const uint v1338 = v1335 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1339 = as_type<float>(v1338);
-      const float v1340 = v1339 - 8388608.0f;
-      const float v1341 = fma(v1340, v1267, v1269);  // kernels/gemm/quant_b.hpp:51
-      const uint v1346 = v1259 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1347 = v1346 & 15u;
-      const uint v1350 = v1347 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1351 = as_type<float>(v1350);
-      const float v1352 = v1351 - 8388608.0f;
-      const float v1353 = fma(v1352, v1267, v1269);  // kernels/gemm/quant_b.hpp:51
-      const uint v1358 = v1259 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1359 = v1358 & 15u;
-      const uint v1362 = v1359 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1363 = as_type<float>(v1362);
-      const float v1364 = v1363 - 8388608.0f;
-      const float v1365 = fma(v1364, v1267, v1269);  // kernels/gemm/quant_b.hpp:51
-      const float v1367 = v1242 ? v1281 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v1368 = bfloat(v1367);
-      const float v1370 = v1242 ? v1293 : 0.0f;
-      const bfloat v1371 = bfloat(v1370);
-      const float v1373 = v1242 ? v1305 : 0.0f;
-      const bfloat v1374 = bfloat(v1373);
-      const float v1376 = v1242 ? v1317 : 0.0f;
-      const bfloat v1377 = bfloat(v1376);
-      const float v1379 = v1242 ? v1329 : 0.0f;
-      const bfloat v1380 = bfloat(v1379);
-      const float v1382 = v1242 ? v1341 : 0.0f;
-      const bfloat v1383 = bfloat(v1382);
-      const float v1385 = v1242 ? v1353 : 0.0f;
-      const bfloat v1386 = bfloat(v1385);
-      const float v1388 = v1242 ? v1365 : 0.0f;
-      const bfloat v1389 = bfloat(v1388);
-      *(threadgroup iron_bf16x8*)(shm1 + v1394) = iron_bf16x8{{bfloat4(v1368, v1371, v1374, v1377), bfloat4(v1380, v1383, v1386, v1389)}};  // kernels/gemm/quant_b.hpp:146
-      const uint v1407 = v1145 + v1404;  // kernels/gemm/quant_b.hpp:137
-      const bool v1408 = v1407 < v18;
-      const bool v1409 = v1406 && v1408;
-      const uint v1413 = min(v1407, v1244);  // kernels/gemm/quant_b.hpp:138
-      const uint v1419 = v1413 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1423 = v1422 + v1419;
-      const uint v1426 = packed[v1423];  // kernels/gemm/quant_b.hpp:37
-      const uint v1428 = v1413 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1432 = v1431 + v1428;
-      const bfloat v1433 = scales[v1432];  // kernels/gemm/quant_b.hpp:39
-      const float v1434 = float(v1433);
-      const bfloat v1435 = biases[v1432];  // kernels/gemm/quant_b.hpp:40
+      const bfloat v1270 = biases[v1267];  // kernels/gemm/quant_b.hpp:40
+      const float v1271 = float(v1270);
+      const uint v1276 = v1261 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1277 = v1276 & 15u;
+      const uint v1280 = v1277 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1281 = as_type<float>(v1280);
+      const float v1282 = v1281 - 8388608.0f;
+      const float v1283 = fma(v1282, v1269, v1271);  // kernels/gemm/quant_b.hpp:51
+      const uint v1288 = v1261 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1289 = v1288 & 15u;
+      const uint v1292 = v1289 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1293 = as_type<float>(v1292);
+      const float v1294 = v1293 - 8388608.0f;
+      const float v1295 = fma(v1294, v1269, v1271);  // kernels/gemm/quant_b.hpp:51
+      const uint v1300 = v1261 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1301 = v1300 & 15u;
+      const uint v1304 = v1301 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1305 = as_type<float>(v1304);
+      const float v1306 = v1305 - 8388608.0f;
+      const float v1307 = fma(v1306, v1269, v1271);  // kernels/gemm/quant_b.hpp:51
+      const uint v1312 = v1261 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1313 = v1312 & 15u;
+      const uint v1316 = v1313 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1317 = as_type<float>(v1316);
+      const float v1318 = v1317 - 8388608.0f;
+      const float v1319 = fma(v1318, v1269, v1271);  // kernels/gemm/quant_b.hpp:51
+      const uint v1324 = v1261 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1325 = v1324 & 15u;
+      const uint v1328 = v1325 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1329 = as_type<float>(v1328);
+      const float v1330 = v1329 - 8388608.0f;
+      const float v1331 = fma(v1330, v1269, v1271);  // kernels/gemm/quant_b.hpp:51
+      const uint v1336 = v1261 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1337 = v1336 & 15u;
+      const uint v1340 = v1337 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1341 = as_type<float>(v1340);
+      const float v1342 = v1341 - 8388608.0f;
+      const float v1343 = fma(v1342, v1269, v1271);  // kernels/gemm/quant_b.hpp:51
+      const uint v1348 = v1261 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1349 = v1348 & 15u;
+      const uint v1352 = v1349 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1353 = as_type<float>(v1352);
+      const float v1354 = v1353 - 8388608.0f;
+      const float v1355 = fma(v1354, v1269, v1271);  // kernels/gemm/quant_b.hpp:51
+      const uint v1360 = v1261 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1361 = v1360 & 15u;
+      const uint v1364 = v1361 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1365 = as_type<float>(v1364);
+      const float v1366 = v1365 - 8388608.0f;
+      const float v1367 = fma(v1366, v1269, v1271);  // kernels/gemm/quant_b.hpp:51
+      const float v1369 = v1244 ? v1283 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v1370 = bfloat(v1369);
+      const float v1372 = v1244 ? v1295 : 0.0f;
+      const bfloat v1373 = bfloat(v1372);
+      const float v1375 = v1244 ? v1307 : 0.0f;
+      const bfloat v1376 = bfloat(v1375);
+      const float v1378 = v1244 ? v1319 : 0.0f;
+      const bfloat v1379 = bfloat(v1378);
+      const float v1381 = v1244 ? v1331 : 0.0f;
+      const bfloat v1382 = bfloat(v1381);
+      const float v1384 = v1244 ? v1343 : 0.0f;
+      const bfloat v1385 = bfloat(v1384);
+      const float v1387 = v1244 ? v1355 : 0.0f;
+      const bfloat v1388 = bfloat(v1387);
+      const float v1390 = v1244 ? v1367 : 0.0f;
+      const bfloat v1391 = bfloat(v1390);
+      *(threadgroup iron_bf16x8*)(shm1 + v1396) = iron_bf16x8{{bfloat4(v1370, v1373, v1376, v1379), bfloat4(v1382, v1385, v1388, v1391)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v1409 = v1147 + v1406;  // kernels/gemm/quant_b.hpp:137
+      const bool v1410 = v1409 < v18;
+      const bool v1411 = v1408 && v1410;
+      const uint v1415 = min(v1409, v1246);  // kernels/gemm/quant_b.hpp:138
+      const uint v1421 = v1415 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1425 = v1424 + v1421;
+      const uint v1428 = packed[v1425];  // kernels/gemm/quant_b.hpp:37
+      const uint v1430 = v1415 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1434 = v1433 + v1430;
+      const bfloat v1435 = scales[v1434];  // kernels/gemm/quant_b.hpp:39
       const float v1436 = float(v1435);
-      const uint v1441 = v1426 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1442 = v1441 & 15u;
-      const uint v1445 = v1442 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1446 = as_type<float>(v1445);
-      const float v1447 = v1446 - 8388608.0f;
-      const float v1448 = fma(v1447, v1434, v1436);  // kernels/gemm/quant_b.hpp:51
-      const uint v1453 = v1426 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1454 = v1453 & 15u;
-      const uint v1457 = v1454 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1458 = as_type<float>(v1457);
-      const float v1459 = v1458 - 8388608.0f;
-      const float v1460 = fma(v1459, v1434, v1436);  // kernels/gemm/quant_b.hpp:51
-      const uint v1465 = v1426 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1466 = v1465 & 15u;
-      const uint v1469 = v1466 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1470 = as_type<float>(v1469);
-      const float v1471 = v1470 - 8388608.0f;
-      const float v1472 = fma(v1471, v1434, v1436);  // kernels/gemm/quant_b.hpp:51
-      const uint v1477 = v1426 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1478 = v1477 & 15u;
-      const uint v1481 = v1478 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1482 = as_type<float>(v1481);
-      const float v1483 = v1482 - 8388608.0f;
-      const float v1484 = fma(v1483, v1434, v1436);  // kernels/gemm/quant_b.hpp:51
-      const uint v1489 = v1426 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1490 = v1489 & 15u;
-      const uint v1493 = v1490 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1494 = as_type<float>(v1493);
-      const float v1495 = v1494 - 8388608.0f;
-      const float v1496 = fma(v1495, v1434, v1436);  // kernels/gemm/quant_b.hpp:51
-      const uint v1501 = v1426 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1502 = v1501 & 15u;
-      const uint v1505 = v1502 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1506 = as_type<float>(v1505);
-      const float v1507 = v1506 - 8388608.0f;
-      const float v1508 = fma(v1507, v1434, v1436);  // kernels/gemm/quant_b.hpp:51
-      const uint v1513 = v1426 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1514 = v1513 & 15u;
-      const uint v1517 = v1514 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1518 = as_type<float>(v1517);
-      const float v1519 = v1518 - 8388608.0f;
-      const float v1520 = fma(v1519, v1434, v1436);  // kernels/gemm/quant_b.hpp:51
-      const uint v1525 = v1426 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1526 = v1525 & 15u;
-      const uint v1529 = v1526 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1530 = as_type<float>(v1529);
-      const float v1531 = v1530 - 8388608.0f;
-      const float v1532 = fma(v1531, v1434, v1436);  // kernels/gemm/quant_b.hpp:51
-      const float v1534 = v1409 ? v1448 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v1535 = bfloat(v1534);
-      const float v1537 = v1409 ? v1460 : 0.0f;
-      const bfloat v1538 = bfloat(v1537);
-      const float v1540 = v1409 ? v1472 : 0.0f;
-      const bfloat v1541 = bfloat(v1540);
-      const float v1543 = v1409 ? v1484 : 0.0f;
-      const bfloat v1544 = bfloat(v1543);
-      const float v1546 = v1409 ? v1496 : 0.0f;
-      const bfloat v1547 = bfloat(v1546);
-      const float v1549 = v1409 ? v1508 : 0.0f;
-      const bfloat v1550 = bfloat(v1549);
-      const float v1552 = v1409 ? v1520 : 0.0f;
-      const bfloat v1553 = bfloat(v1552);
-      const float v1555 = v1409 ? v1532 : 0.0f;
-      const bfloat v1556 = bfloat(v1555);
-      *(threadgroup iron_bf16x8*)(shm1 + v1561) = iron_bf16x8{{bfloat4(v1535, v1538, v1541, v1544), bfloat4(v1547, v1550, v1553, v1556)}};  // kernels/gemm/quant_b.hpp:146
-      const uint v1574 = v1145 + v1571;  // kernels/gemm/quant_b.hpp:137
-      const bool v1575 = v1574 < v18;
-      const bool v1576 = v1573 && v1575;
-      const uint v1580 = min(v1574, v1244);  // kernels/gemm/quant_b.hpp:138
-      const uint v1586 = v1580 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1590 = v1589 + v1586;
-      const uint v1593 = packed[v1590];  // kernels/gemm/quant_b.hpp:37
-      const uint v1595 = v1580 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1599 = v1598 + v1595;
-      const bfloat v1600 = scales[v1599];  // kernels/gemm/quant_b.hpp:39
-      const float v1601 = float(v1600);
-      const bfloat v1602 = biases[v1599];  // kernels/gemm/quant_b.hpp:40
+      const bfloat v1437 = biases[v1434];  // kernels/gemm/quant_b.hpp:40
+      const float v1438 = float(v1437);
+      const uint v1443 = v1428 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1444 = v1443 & 15u;
+      const uint v1447 = v1444 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1448 = as_type<float>(v1447);
+      const float v1449 = v1448 - 8388608.0f;
+      const float v1450 = fma(v1449, v1436, v1438);  // kernels/gemm/quant_b.hpp:51
+      const uint v1455 = v1428 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1456 = v1455 & 15u;
+      const uint v1459 = v1456 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1460 = as_type<float>(v1459);
+      const float v1461 = v1460 - 8388608.0f;
+      const float v1462 = fma(v1461, v1436, v1438);  // kernels/gemm/quant_b.hpp:51
+      const uint v1467 = v1428 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1468 = v1467 & 15u;
+      const uint v1471 = v1468 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1472 = as_type<float>(v1471);
+      const float v1473 = v1472 - 8388608.0f;
+      const float v1474 = fma(v1473, v1436, v1438);  // kernels/gemm/quant_b.hpp:51
+      const uint v1479 = v1428 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1480 = v1479 & 15u;
+      const uint v1483 = v1480 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1484 = as_type<float>(v1483);
+      const float v1485 = v1484 - 8388608.0f;
+      const float v1486 = fma(v1485, v1436, v1438);  // kernels/gemm/quant_b.hpp:51
+      const uint v1491 = v1428 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1492 = v1491 & 15u;
+      const uint v1495 = v1492 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1496 = as_type<float>(v1495);
+      const float v1497 = v1496 - 8388608.0f;
+      const float v1498 = fma(v1497, v1436, v1438);  // kernels/gemm/quant_b.hpp:51
+      const uint v1503 = v1428 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1504 = v1503 & 15u;
+      const uint v1507 = v1504 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1508 = as_type<float>(v1507);
+      const float v1509 = v1508 - 8388608.0f;
+      const float v1510 = fma(v1509, v1436, v1438);  // kernels/gemm/quant_b.hpp:51
+      const uint v1515 = v1428 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1516 = v1515 & 15u;
+      const uint v1519 = v1516 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1520 = as_type<float>(v1519);
+      const float v1521 = v1520 - 8388608.0f;
+      const float v1522 = fma(v1521, v1436, v1438);  // kernels/gemm/quant_b.hpp:51
+      const uint v1527 = v1428 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1528 = v1527 & 15u;
+      const uint v1531 = v1528 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1532 = as_type<float>(v1531);
+      const float v1533 = v1532 - 8388608.0f;
+      const float v1534 = fma(v1533, v1436, v1438);  // kernels/gemm/quant_b.hpp:51
+      const float v1536 = v1411 ? v1450 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v1537 = bfloat(v1536);
+      const float v1539 = v1411 ? v1462 : 0.0f;
+      const bfloat v1540 = bfloat(v1539);
+      const float v1542 = v1411 ? v1474 : 0.0f;
+      const bfloat v1543 = bfloat(v1542);
+      const float v1545 = v1411 ? v1486 : 0.0f;
+      const bfloat v1546 = bfloat(v1545);
+      const float v1548 = v1411 ? v1498 : 0.0f;
+      const bfloat v1549 = bfloat(v1548);
+      const float v1551 = v1411 ? v1510 : 0.0f;
+      const bfloat v1552 = bfloat(v1551);
+      const float v1554 = v1411 ? v1522 : 0.0f;
+      const bfloat v1555 = bfloat(v1554);
+      const float v1557 = v1411 ? v1534 : 0.0f;
+      const bfloat v1558 = bfloat(v1557);
+      *(threadgroup iron_bf16x8*)(shm1 + v1563) = iron_bf16x8{{bfloat4(v1537, v1540, v1543, v1546), bfloat4(v1549, v1552, v1555, v1558)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v1576 = v1147 + v1573;  // kernels/gemm/quant_b.hpp:137
+      const bool v1577 = v1576 < v18;
+      const bool v1578 = v1575 && v1577;
+      const uint v1582 = min(v1576, v1246);  // kernels/gemm/quant_b.hpp:138
+      const uint v1588 = v1582 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1592 = v1591 + v1588;
+      const uint v1595 = packed[v1592];  // kernels/gemm/quant_b.hpp:37
+      const uint v1597 = v1582 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1601 = v1600 + v1597;
+      const bfloat v1602 = scales[v1601];  // kernels/gemm/quant_b.hpp:39
       const float v1603 = float(v1602);
-      const uint v1608 = v1593 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1609 = v1608 & 15u;
-      const uint v1612 = v1609 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1613 = as_type<float>(v1612);
-      const float v1614 = v1613 - 8388608.0f;
-      const float v1615 = fma(v1614, v1601, v1603);  // kernels/gemm/quant_b.hpp:51
-      const uint v1620 = v1593 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1621 = v1620 & 15u;
-      const uint v1624 = v1621 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1625 = as_type<float>(v1624);
-      const float v1626 = v1625 - 8388608.0f;
-      const float v1627 = fma(v1626, v1601, v1603);  // kernels/gemm/quant_b.hpp:51
-      const uint v1632 = v1593 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1633 = v1632 & 15u;
-      const uint v1636 = v1633 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1637 = as_type<float>(v1636);
-      const float v1638 = v1637 - 8388608.0f;
-      const float v1639 = fma(v1638, v1601, v1603);  // kernels/gemm/quant_b.hpp:51
-      const uint v1644 = v1593 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1645 = v1644 & 15u;
-      const uint v1648 = v1645 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1649 = as_type<float>(v1648);
-      const float v1650 = v1649 - 8388608.0f;
-      const float v1651 = fma(v1650, v1601, v1603);  // kernels/gemm/quant_b.hpp:51
-      const uint v1656 = v1593 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1657 = v1656 & 15u;
-      const uint v1660 = v1657 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1661 = as_type<float>(v1660);
-      const float v1662 = v1661 - 8388608.0f;
-      const float v1663 = fma(v1662, v1601, v1603);  // kernels/gemm/quant_b.hpp:51
-      const uint v1668 = v1593 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1669 = v1668 & 15u;
-      const uint v1672 = v1669 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1673 = as_type<float>(v1672);
-      const float v1674 = v1673 - 8388608.0f;
-      const float v1675 = fma(v1674, v1601, v1603);  // kernels/gemm/quant_b.hpp:51
-      const uint v1680 = v1593 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1681 = v1680 & 15u;
-      const uint v1684 = v1681 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1685 = as_type<float>(v1684);
-      const float v1686 = v1685 - 8388608.0f;
-      const float v1687 = fma(v1686, v1601, v1603);  // kernels/gemm/quant_b.hpp:51
-      const uint v1692 = v1593 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1693 = v1692 & 15u;
-      const uint v1696 = v1693 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1697 = as_type<float>(v1696);
-      const float v1698 = v1697 - 8388608.0f;
-      const float v1699 = fma(v1698, v1601, v1603);  // kernels/gemm/quant_b.hpp:51
-      const float v1701 = v1576 ? v1615 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v1702 = bfloat(v1701);
-      const float v1704 = v1576 ? v1627 : 0.0f;
-      const bfloat v1705 = bfloat(v1704);
-      const float v1707 = v1576 ? v1639 : 0.0f;
-      const bfloat v1708 = bfloat(v1707);
-      const float v1710 = v1576 ? v1651 : 0.0f;
-      const bfloat v1711 = bfloat(v1710);
-      const float v1713 = v1576 ? v1663 : 0.0f;
-      const bfloat v1714 = bfloat(v1713);
-      const float v1716 = v1576 ? v1675 : 0.0f;
-      const bfloat v1717 = bfloat(v1716);
-      const float v1719 = v1576 ? v1687 : 0.0f;
-      const bfloat v1720 = bfloat(v1719);
-      const float v1722 = v1576 ? v1699 : 0.0f;
-      const bfloat v1723 = bfloat(v1722);
-      *(threadgroup iron_bf16x8*)(shm1 + v1728) = iron_bf16x8{{bfloat4(v1702, v1705, v1708, v1711), bfloat4(v1714, v1717, v1720, v1723)}};  // kernels/gemm/quant_b.hpp:146
-      const uint v1741 = v1145 + v1738;  // kernels/gemm/quant_b.hpp:137
-      const bool v1742 = v1741 < v18;
-      const bool v1743 = v1740 && v1742;
-      const uint v1747 = min(v1741, v1244);  // kernels/gemm/quant_b.hpp:138
-      const uint v1753 = v1747 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v1757 = v1756 + v1753;
-      const uint v1760 = packed[v1757];  // kernels/gemm/quant_b.hpp:37
-      const uint v1762 = v1747 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const uint v1766 = v1765 + v1762;
-      const bfloat v1767 = scales[v1766];  // kernels/gemm/quant_b.hpp:39
-      const float v1768 = float(v1767);
-      const bfloat v1769 = biases[v1766];  // kernels/gemm/quant_b.hpp:40
+      const bfloat v1604 = biases[v1601];  // kernels/gemm/quant_b.hpp:40
+      const float v1605 = float(v1604);
+      const uint v1610 = v1595 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1611 = v1610 & 15u;
+      const uint v1614 = v1611 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1615 = as_type<float>(v1614);
+      const float v1616 = v1615 - 8388608.0f;
+      const float v1617 = fma(v1616, v1603, v1605);  // kernels/gemm/quant_b.hpp:51
+      const uint v1622 = v1595 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1623 = v1622 & 15u;
+      const uint v1626 = v1623 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1627 = as_type<float>(v1626);
+      const float v1628 = v1627 - 8388608.0f;
+      const float v1629 = fma(v1628, v1603, v1605);  // kernels/gemm/quant_b.hpp:51
+      const uint v1634 = v1595 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1635 = v1634 & 15u;
+      const uint v1638 = v1635 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1639 = as_type<float>(v1638);
+      const float v1640 = v1639 - 8388608.0f;
+      const float v1641 = fma(v1640, v1603, v1605);  // kernels/gemm/quant_b.hpp:51
+      const uint v1646 = v1595 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1647 = v1646 & 15u;
+      const uint v1650 = v1647 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1651 = as_type<float>(v1650);
+      const float v1652 = v1651 - 8388608.0f;
+      const float v1653 = fma(v1652, v1603, v1605);  // kernels/gemm/quant_b.hpp:51
+      const uint v1658 = v1595 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1659 = v1658 & 15u;
+      const uint v1662 = v1659 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1663 = as_type<float>(v1662);
+      const float v1664 = v1663 - 8388608.0f;
+      const float v1665 = fma(v1664, v1603, v1605);  // kernels/gemm/quant_b.hpp:51
+      const uint v1670 = v1595 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1671 = v1670 & 15u;
+      const uint v1674 = v1671 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1675 = as_type<float>(v1674);
+      const float v1676 = v1675 - 8388608.0f;
+      const float v1677 = fma(v1676, v1603, v1605);  // kernels/gemm/quant_b.hpp:51
+      const uint v1682 = v1595 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1683 = v1682 & 15u;
+      const uint v1686 = v1683 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1687 = as_type<float>(v1686);
+      const float v1688 = v1687 - 8388608.0f;
+      const float v1689 = fma(v1688, v1603, v1605);  // kernels/gemm/quant_b.hpp:51
+      const uint v1694 = v1595 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1695 = v1694 & 15u;
+      const uint v1698 = v1695 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1699 = as_type<float>(v1698);
+      const float v1700 = v1699 - 8388608.0f;
+      const float v1701 = fma(v1700, v1603, v1605);  // kernels/gemm/quant_b.hpp:51
+      const float v1703 = v1578 ? v1617 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v1704 = bfloat(v1703);
+      const float v1706 = v1578 ? v1629 : 0.0f;
+      const bfloat v1707 = bfloat(v1706);
+      const float v1709 = v1578 ? v1641 : 0.0f;
+      const bfloat v1710 = bfloat(v1709);
+      const float v1712 = v1578 ? v1653 : 0.0f;
+      const bfloat v1713 = bfloat(v1712);
+      const float v1715 = v1578 ? v1665 : 0.0f;
+      const bfloat v1716 = bfloat(v1715);
+      const float v1718 = v1578 ? v1677 : 0.0f;
+      const bfloat v1719 = bfloat(v1718);
+      const float v1721 = v1578 ? v1689 : 0.0f;
+      const bfloat v1722 = bfloat(v1721);
+      const float v1724 = v1578 ? v1701 : 0.0f;
+      const bfloat v1725 = bfloat(v1724);
+      *(threadgroup iron_bf16x8*)(shm1 + v1730) = iron_bf16x8{{bfloat4(v1704, v1707, v1710, v1713), bfloat4(v1716, v1719, v1722, v1725)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v1743 = v1147 + v1740;  // kernels/gemm/quant_b.hpp:137
+      const bool v1744 = v1743 < v18;
+      const bool v1745 = v1742 && v1744;
+      const uint v1749 = min(v1743, v1246);  // kernels/gemm/quant_b.hpp:138
+      const uint v1755 = v1749 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v1759 = v1758 + v1755;
+      const uint v1762 = packed[v1759];  // kernels/gemm/quant_b.hpp:37
+      const uint v1764 = v1749 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const uint v1768 = v1767 + v1764;
+      const bfloat v1769 = scales[v1768];  // kernels/gemm/quant_b.hpp:39
       const float v1770 = float(v1769);
-      const uint v1775 = v1760 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1776 = v1775 & 15u;
-      const uint v1779 = v1776 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1780 = as_type<float>(v1779);
-      const float v1781 = v1780 - 8388608.0f;
-      const float v1782 = fma(v1781, v1768, v1770);  // kernels/gemm/quant_b.hpp:51
-      const uint v1787 = v1760 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1788 = v1787 & 15u;
-      const uint v1791 = v1788 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1792 = as_type<float>(v1791);
-      const float v1793 = v1792 - 8388608.0f;
-      const float v1794 = fma(v1793, v1768, v1770);  // kernels/gemm/quant_b.hpp:51
-      const uint v1799 = v1760 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1800 = v1799 & 15u;
-      const uint v1803 = v1800 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1804 = as_type<float>(v1803);
-      const float v1805 = v1804 - 8388608.0f;
-      const float v1806 = fma(v1805, v1768, v1770);  // kernels/gemm/quant_b.hpp:51
-      const uint v1811 = v1760 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1812 = v1811 & 15u;
-      const uint v1815 = v1812 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1816 = as_type<float>(v1815);
-      const float v1817 = v1816 - 8388608.0f;
-      const float v1818 = fma(v1817, v1768, v1770);  // kernels/gemm/quant_b.hpp:51
-      const uint v1823 = v1760 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1824 = v1823 & 15u;
-      const uint v1827 = v1824 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1828 = as_type<float>(v1827);
-      const float v1829 = v1828 - 8388608.0f;
-      const float v1830 = fma(v1829, v1768, v1770);  // kernels/gemm/quant_b.hpp:51
-      const uint v1835 = v1760 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1836 = v1835 & 15u;
-      const uint v1839 = v1836 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1840 = as_type<float>(v1839);
-      const float v1841 = v1840 - 8388608.0f;
-      const float v1842 = fma(v1841, v1768, v1770);  // kernels/gemm/quant_b.hpp:51
-      const uint v1847 = v1760 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1848 = v1847 & 15u;
-      const uint v1851 = v1848 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1852 = as_type<float>(v1851);
-      const float v1853 = v1852 - 8388608.0f;
-      const float v1854 = fma(v1853, v1768, v1770);  // kernels/gemm/quant_b.hpp:51
-      const uint v1859 = v1760 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v1860 = v1859 & 15u;
-      const uint v1863 = v1860 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v1864 = as_type<float>(v1863);
-      const float v1865 = v1864 - 8388608.0f;
-      const float v1866 = fma(v1865, v1768, v1770);  // kernels/gemm/quant_b.hpp:51
-      const float v1868 = v1743 ? v1782 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v1869 = bfloat(v1868);
-      const float v1871 = v1743 ? v1794 : 0.0f;
-      const bfloat v1872 = bfloat(v1871);
-      const float v1874 = v1743 ? v1806 : 0.0f;
-      const bfloat v1875 = bfloat(v1874);
-      const float v1877 = v1743 ? v1818 : 0.0f;
-      const bfloat v1878 = bfloat(v1877);
-      const float v1880 = v1743 ? v1830 : 0.0f;
-      const bfloat v1881 = bfloat(v1880);
-      const float v1883 = v1743 ? v1842 : 0.0f;
-      const bfloat v1884 = bfloat(v1883);
-      const float v1886 = v1743 ? v1854 : 0.0f;
-      const bfloat v1887 = bfloat(v1886);
-      const float v1889 = v1743 ? v1866 : 0.0f;
-      const bfloat v1890 = bfloat(v1889);
-      *(threadgroup iron_bf16x8*)(shm1 + v1895) = iron_bf16x8{{bfloat4(v1869, v1872, v1875, v1878), bfloat4(v1881, v1884, v1887, v1890)}};  // kernels/gemm/quant_b.hpp:146
+      const bfloat v1771 = biases[v1768];  // kernels/gemm/quant_b.hpp:40
+      const float v1772 = float(v1771);
+      const uint v1777 = v1762 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1778 = v1777 & 15u;
+      const uint v1781 = v1778 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1782 = as_type<float>(v1781);
+      const float v1783 = v1782 - 8388608.0f;
+      const float v1784 = fma(v1783, v1770, v1772);  // kernels/gemm/quant_b.hpp:51
+      const uint v1789 = v1762 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1790 = v1789 & 15u;
+      const uint v1793 = v1790 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1794 = as_type<float>(v1793);
+      const float v1795 = v1794 - 8388608.0f;
+      const float v1796 = fma(v1795, v1770, v1772);  // kernels/gemm/quant_b.hpp:51
+      const uint v1801 = v1762 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1802 = v1801 & 15u;
+      const uint v1805 = v1802 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1806 = as_type<float>(v1805);
+      const float v1807 = v1806 - 8388608.0f;
+      const float v1808 = fma(v1807, v1770, v1772);  // kernels/gemm/quant_b.hpp:51
+      const uint v1813 = v1762 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1814 = v1813 & 15u;
+      const uint v1817 = v1814 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1818 = as_type<float>(v1817);
+      const float v1819 = v1818 - 8388608.0f;
+      const float v1820 = fma(v1819, v1770, v1772);  // kernels/gemm/quant_b.hpp:51
+      const uint v1825 = v1762 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1826 = v1825 & 15u;
+      const uint v1829 = v1826 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1830 = as_type<float>(v1829);
+      const float v1831 = v1830 - 8388608.0f;
+      const float v1832 = fma(v1831, v1770, v1772);  // kernels/gemm/quant_b.hpp:51
+      const uint v1837 = v1762 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1838 = v1837 & 15u;
+      const uint v1841 = v1838 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1842 = as_type<float>(v1841);
+      const float v1843 = v1842 - 8388608.0f;
+      const float v1844 = fma(v1843, v1770, v1772);  // kernels/gemm/quant_b.hpp:51
+      const uint v1849 = v1762 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1850 = v1849 & 15u;
+      const uint v1853 = v1850 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1854 = as_type<float>(v1853);
+      const float v1855 = v1854 - 8388608.0f;
+      const float v1856 = fma(v1855, v1770, v1772);  // kernels/gemm/quant_b.hpp:51
+      const uint v1861 = v1762 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v1862 = v1861 & 15u;
+      const uint v1865 = v1862 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v1866 = as_type<float>(v1865);
+      const float v1867 = v1866 - 8388608.0f;
+      const float v1868 = fma(v1867, v1770, v1772);  // kernels/gemm/quant_b.hpp:51
+      const float v1870 = v1745 ? v1784 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v1871 = bfloat(v1870);
+      const float v1873 = v1745 ? v1796 : 0.0f;
+      const bfloat v1874 = bfloat(v1873);
+      const float v1876 = v1745 ? v1808 : 0.0f;
+      const bfloat v1877 = bfloat(v1876);
+      const float v1879 = v1745 ? v1820 : 0.0f;
+      const bfloat v1880 = bfloat(v1879);
+      const float v1882 = v1745 ? v1832 : 0.0f;
+      const bfloat v1883 = bfloat(v1882);
+      const float v1885 = v1745 ? v1844 : 0.0f;
+      const bfloat v1886 = bfloat(v1885);
+      const float v1888 = v1745 ? v1856 : 0.0f;
+      const bfloat v1889 = bfloat(v1888);
+      const float v1891 = v1745 ? v1868 : 0.0f;
+      const bfloat v1892 = bfloat(v1891);
+      *(threadgroup iron_bf16x8*)(shm1 + v1897) = iron_bf16x8{{bfloat4(v1871, v1874, v1877, v1880), bfloat4(v1883, v1886, v1889, v1892)}};  // kernels/gemm/quant_b.hpp:146
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load<false>(v202, shm0, long(v1902), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v204, shm1, long(v1908), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<false>(v202, shm0, long(v1904), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v204, shm1, long(v1910), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v202, shm0, long(v1916), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v204, shm1, long(v1922), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<false>(v202, shm0, long(v1918), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v204, shm1, long(v1924), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const uint v1923 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:280
-  const uint v1924 = v63 + v194;
-  const uint v1925 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:127
-  const uint v1928 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v1929 = v1928 == 0u;
-  const bool v1934 = v1929 && v1929;
-  if (v1934) {
-    const uint v1935 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1936 = v1924 + v1935;
-    const uint v1937 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1938 = v1923 + v1937;
-    const uint v1940 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1941 = v1940 == v1935;
-    const uint v1944 = v1937 + 1u;
-    const uint v1945 = iron_frag_coord<64>(1u, iron_lane, true);
-    const bool v1946 = v1945 == v1944;
-    const bool v1947 = v1941 && v1946;
-    const uint v1950 = v1938 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1951 = v1950 == 0u;
-    const bool v1952 = v1947 && v1951;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1952) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1953 = v1936 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1954 = v1938 < v4;
-      const bool v1955 = v1953 && v1954;
-      if (v1955) {
-        const uint v1956 = v1925 + v1938;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1957 = v200.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1958 = bfloat(v1957);
-        const float v1959 = v200.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1962 = bfloat(v1959);
-        const uint v1963 = v1936 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1964 = v1963 + v1956;
-        *(device bfloat2*)(out + v1964) = bfloat2(v1958, v1962);
-      }
-    } else {
-      const bool v1969 = v1936 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1970 = v1938 < v4;
-      const bool v1971 = v1969 && v1970;
-      if (v1971) {
-        const float v1972 = v200.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1974 = bfloat(v1972);
-        const uint v1975 = v1936 * v4;
-        const uint v1976 = v1975 + v1925;
-        const uint v1977 = v1976 + v1938;
-        out[v1977] = v1974;
-      }
-      const uint v1979 = v1924 + v1940;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1981 = v1923 + v1945;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1982 = v1979 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1983 = v1981 < v4;
-      const bool v1984 = v1982 && v1983;
-      if (v1984) {
-        const float v1985 = v200.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1987 = bfloat(v1985);
-        const uint v1988 = v1979 * v4;
-        const uint v1989 = v1988 + v1925;
-        const uint v1990 = v1989 + v1981;
-        out[v1990] = v1987;
-      }
+  const uint v1925 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:280
+  const uint v1926 = v63 + v194;
+  const uint v1927 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:123
+  const uint v1931 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+  const bool v1932 = v1931 == 0u;
+  const bool v1937 = v1932 && v1932;
+  if (v1937) {
+    const uint v1939 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1940 = v1926 + v1939;
+    const uint v1941 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1942 = v1925 + v1941;
+    const bool v1943 = v1940 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1944 = v1942 < v4;
+    const bool v1945 = v1943 && v1944;
+    if (v1945) {
+      const uint v1946 = v1927 + v1942;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1947 = v200.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1948 = bfloat(v1947);
+      const float v1949 = v200.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1952 = bfloat(v1949);
+      const uint v1953 = v1940 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1954 = v1953 + v1946;
+      *(device bfloat2*)(out + v1954) = bfloat2(v1948, v1952);
     }
-    const uint v1991 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1992 = v1924 + v1991;
-    const uint v1993 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1994 = v1923 + v1993;
-    const uint v1996 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1997 = v1996 == v1991;
-    const uint v2000 = v1993 + 1u;
-    const uint v2001 = iron_frag_coord<64>(3u, iron_lane, true);
-    const bool v2002 = v2001 == v2000;
-    const bool v2003 = v1997 && v2002;
-    const uint v2006 = v1994 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2007 = v2006 == 0u;
-    const bool v2008 = v2003 && v2007;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2008) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2009 = v1992 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2010 = v1994 < v4;
-      const bool v2011 = v2009 && v2010;
-      if (v2011) {
-        const uint v2012 = v1925 + v1994;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2013 = v200.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2014 = bfloat(v2013);
-        const float v2015 = v200.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2018 = bfloat(v2015);
-        const uint v2019 = v1992 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2020 = v2019 + v2012;
-        *(device bfloat2*)(out + v2020) = bfloat2(v2014, v2018);
-      }
-    } else {
-      const bool v2025 = v1992 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2026 = v1994 < v4;
-      const bool v2027 = v2025 && v2026;
-      if (v2027) {
-        const float v2028 = v200.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2030 = bfloat(v2028);
-        const uint v2031 = v1992 * v4;
-        const uint v2032 = v2031 + v1925;
-        const uint v2033 = v2032 + v1994;
-        out[v2033] = v2030;
-      }
-      const uint v2035 = v1924 + v1996;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2037 = v1923 + v2001;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2038 = v2035 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2039 = v2037 < v4;
-      const bool v2040 = v2038 && v2039;
-      if (v2040) {
-        const float v2041 = v200.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2043 = bfloat(v2041);
-        const uint v2044 = v2035 * v4;
-        const uint v2045 = v2044 + v1925;
-        const uint v2046 = v2045 + v2037;
-        out[v2046] = v2043;
-      }
+    const uint v1955 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1956 = v1926 + v1955;
+    const uint v1957 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1958 = v1925 + v1957;
+    const bool v1959 = v1956 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1960 = v1958 < v4;
+    const bool v1961 = v1959 && v1960;
+    if (v1961) {
+      const uint v1962 = v1927 + v1958;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1963 = v200.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1964 = bfloat(v1963);
+      const float v1965 = v200.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1968 = bfloat(v1965);
+      const uint v1969 = v1956 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1970 = v1969 + v1962;
+      *(device bfloat2*)(out + v1970) = bfloat2(v1964, v1968);
     }
-    const uint v2047 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2048 = v1924 + v2047;
-    const uint v2049 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2050 = v1923 + v2049;
-    const uint v2052 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2053 = v2052 == v2047;
-    const uint v2056 = v2049 + 1u;
-    const uint v2057 = iron_frag_coord<64>(5u, iron_lane, true);
-    const bool v2058 = v2057 == v2056;
-    const bool v2059 = v2053 && v2058;
-    const uint v2062 = v2050 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2063 = v2062 == 0u;
-    const bool v2064 = v2059 && v2063;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2064) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2065 = v2048 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2066 = v2050 < v4;
-      const bool v2067 = v2065 && v2066;
-      if (v2067) {
-        const uint v2068 = v1925 + v2050;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2069 = v200.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2070 = bfloat(v2069);
-        const float v2071 = v200.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2074 = bfloat(v2071);
-        const uint v2075 = v2048 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2076 = v2075 + v2068;
-        *(device bfloat2*)(out + v2076) = bfloat2(v2070, v2074);
-      }
-    } else {
-      const bool v2081 = v2048 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2082 = v2050 < v4;
-      const bool v2083 = v2081 && v2082;
-      if (v2083) {
-        const float v2084 = v200.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2086 = bfloat(v2084);
-        const uint v2087 = v2048 * v4;
-        const uint v2088 = v2087 + v1925;
-        const uint v2089 = v2088 + v2050;
-        out[v2089] = v2086;
-      }
-      const uint v2091 = v1924 + v2052;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2093 = v1923 + v2057;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2094 = v2091 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2095 = v2093 < v4;
-      const bool v2096 = v2094 && v2095;
-      if (v2096) {
-        const float v2097 = v200.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2099 = bfloat(v2097);
-        const uint v2100 = v2091 * v4;
-        const uint v2101 = v2100 + v1925;
-        const uint v2102 = v2101 + v2093;
-        out[v2102] = v2099;
-      }
+    const uint v1971 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1972 = v1926 + v1971;
+    const uint v1973 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1974 = v1925 + v1973;
+    const bool v1975 = v1972 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1976 = v1974 < v4;
+    const bool v1977 = v1975 && v1976;
+    if (v1977) {
+      const uint v1978 = v1927 + v1974;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1979 = v200.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1980 = bfloat(v1979);
+      const float v1981 = v200.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1984 = bfloat(v1981);
+      const uint v1985 = v1972 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1986 = v1985 + v1978;
+      *(device bfloat2*)(out + v1986) = bfloat2(v1980, v1984);
     }
-    const uint v2103 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2104 = v1924 + v2103;
-    const uint v2105 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2106 = v1923 + v2105;
-    const uint v2108 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2109 = v2108 == v2103;
-    const uint v2112 = v2105 + 1u;
-    const uint v2113 = iron_frag_coord<64>(7u, iron_lane, true);
-    const bool v2114 = v2113 == v2112;
-    const bool v2115 = v2109 && v2114;
-    const uint v2118 = v2106 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2119 = v2118 == 0u;
-    const bool v2120 = v2115 && v2119;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2120) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2121 = v2104 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2122 = v2106 < v4;
-      const bool v2123 = v2121 && v2122;
-      if (v2123) {
-        const uint v2124 = v1925 + v2106;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2125 = v200.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2126 = bfloat(v2125);
-        const float v2127 = v200.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2130 = bfloat(v2127);
-        const uint v2131 = v2104 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2132 = v2131 + v2124;
-        *(device bfloat2*)(out + v2132) = bfloat2(v2126, v2130);
-      }
-    } else {
-      const bool v2137 = v2104 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2138 = v2106 < v4;
-      const bool v2139 = v2137 && v2138;
-      if (v2139) {
-        const float v2140 = v200.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2142 = bfloat(v2140);
-        const uint v2143 = v2104 * v4;
-        const uint v2144 = v2143 + v1925;
-        const uint v2145 = v2144 + v2106;
-        out[v2145] = v2142;
-      }
-      const uint v2147 = v1924 + v2108;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2149 = v1923 + v2113;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2150 = v2147 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2151 = v2149 < v4;
-      const bool v2152 = v2150 && v2151;
-      if (v2152) {
-        const float v2153 = v200.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2155 = bfloat(v2153);
-        const uint v2156 = v2147 * v4;
-        const uint v2157 = v2156 + v1925;
-        const uint v2158 = v2157 + v2149;
-        out[v2158] = v2155;
-      }
+    const uint v1987 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1988 = v1926 + v1987;
+    const uint v1989 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1990 = v1925 + v1989;
+    const bool v1991 = v1988 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1992 = v1990 < v4;
+    const bool v1993 = v1991 && v1992;
+    if (v1993) {
+      const uint v1994 = v1927 + v1990;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1995 = v200.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1996 = bfloat(v1995);
+      const float v1997 = v200.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2000 = bfloat(v1997);
+      const uint v2001 = v1988 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2002 = v2001 + v1994;
+      *(device bfloat2*)(out + v2002) = bfloat2(v1996, v2000);
     }
-    const uint v2159 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2160 = v1924 + v2159;
-    const uint v2161 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2162 = v1923 + v2161;
-    const uint v2164 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2165 = v2164 == v2159;
-    const uint v2168 = v2161 + 1u;
-    const uint v2169 = iron_frag_coord<64>(9u, iron_lane, true);
-    const bool v2170 = v2169 == v2168;
-    const bool v2171 = v2165 && v2170;
-    const uint v2174 = v2162 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2175 = v2174 == 0u;
-    const bool v2176 = v2171 && v2175;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2176) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2177 = v2160 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2178 = v2162 < v4;
-      const bool v2179 = v2177 && v2178;
-      if (v2179) {
-        const uint v2180 = v1925 + v2162;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2181 = v200.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2182 = bfloat(v2181);
-        const float v2183 = v200.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2186 = bfloat(v2183);
-        const uint v2187 = v2160 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2188 = v2187 + v2180;
-        *(device bfloat2*)(out + v2188) = bfloat2(v2182, v2186);
-      }
-    } else {
-      const bool v2193 = v2160 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2194 = v2162 < v4;
-      const bool v2195 = v2193 && v2194;
-      if (v2195) {
-        const float v2196 = v200.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2198 = bfloat(v2196);
-        const uint v2199 = v2160 * v4;
-        const uint v2200 = v2199 + v1925;
-        const uint v2201 = v2200 + v2162;
-        out[v2201] = v2198;
-      }
-      const uint v2203 = v1924 + v2164;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2205 = v1923 + v2169;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2206 = v2203 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2207 = v2205 < v4;
-      const bool v2208 = v2206 && v2207;
-      if (v2208) {
-        const float v2209 = v200.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2211 = bfloat(v2209);
-        const uint v2212 = v2203 * v4;
-        const uint v2213 = v2212 + v1925;
-        const uint v2214 = v2213 + v2205;
-        out[v2214] = v2211;
-      }
+    const uint v2003 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2004 = v1926 + v2003;
+    const uint v2005 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2006 = v1925 + v2005;
+    const bool v2007 = v2004 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2008 = v2006 < v4;
+    const bool v2009 = v2007 && v2008;
+    if (v2009) {
+      const uint v2010 = v1927 + v2006;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2011 = v200.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2012 = bfloat(v2011);
+      const float v2013 = v200.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2016 = bfloat(v2013);
+      const uint v2017 = v2004 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2018 = v2017 + v2010;
+      *(device bfloat2*)(out + v2018) = bfloat2(v2012, v2016);
     }
-    const uint v2215 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2216 = v1924 + v2215;
-    const uint v2217 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2218 = v1923 + v2217;
-    const uint v2220 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2221 = v2220 == v2215;
-    const uint v2224 = v2217 + 1u;
-    const uint v2225 = iron_frag_coord<64>(11u, iron_lane, true);
-    const bool v2226 = v2225 == v2224;
-    const bool v2227 = v2221 && v2226;
-    const uint v2230 = v2218 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2231 = v2230 == 0u;
-    const bool v2232 = v2227 && v2231;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2232) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2233 = v2216 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2234 = v2218 < v4;
-      const bool v2235 = v2233 && v2234;
-      if (v2235) {
-        const uint v2236 = v1925 + v2218;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2237 = v200.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2238 = bfloat(v2237);
-        const float v2239 = v200.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2242 = bfloat(v2239);
-        const uint v2243 = v2216 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2244 = v2243 + v2236;
-        *(device bfloat2*)(out + v2244) = bfloat2(v2238, v2242);
-      }
-    } else {
-      const bool v2249 = v2216 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2250 = v2218 < v4;
-      const bool v2251 = v2249 && v2250;
-      if (v2251) {
-        const float v2252 = v200.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2254 = bfloat(v2252);
-        const uint v2255 = v2216 * v4;
-        const uint v2256 = v2255 + v1925;
-        const uint v2257 = v2256 + v2218;
-        out[v2257] = v2254;
-      }
-      const uint v2259 = v1924 + v2220;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2261 = v1923 + v2225;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2262 = v2259 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2263 = v2261 < v4;
-      const bool v2264 = v2262 && v2263;
-      if (v2264) {
-        const float v2265 = v200.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2267 = bfloat(v2265);
-        const uint v2268 = v2259 * v4;
-        const uint v2269 = v2268 + v1925;
-        const uint v2270 = v2269 + v2261;
-        out[v2270] = v2267;
-      }
+    const uint v2019 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2020 = v1926 + v2019;
+    const uint v2021 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2022 = v1925 + v2021;
+    const bool v2023 = v2020 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2024 = v2022 < v4;
+    const bool v2025 = v2023 && v2024;
+    if (v2025) {
+      const uint v2026 = v1927 + v2022;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2027 = v200.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2028 = bfloat(v2027);
+      const float v2029 = v200.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2032 = bfloat(v2029);
+      const uint v2033 = v2020 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2034 = v2033 + v2026;
+      *(device bfloat2*)(out + v2034) = bfloat2(v2028, v2032);
     }
-    const uint v2271 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2272 = v1924 + v2271;
-    const uint v2273 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2274 = v1923 + v2273;
-    const uint v2276 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2277 = v2276 == v2271;
-    const uint v2280 = v2273 + 1u;
-    const uint v2281 = iron_frag_coord<64>(13u, iron_lane, true);
-    const bool v2282 = v2281 == v2280;
-    const bool v2283 = v2277 && v2282;
-    const uint v2286 = v2274 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2287 = v2286 == 0u;
-    const bool v2288 = v2283 && v2287;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2288) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2289 = v2272 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2290 = v2274 < v4;
-      const bool v2291 = v2289 && v2290;
-      if (v2291) {
-        const uint v2292 = v1925 + v2274;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2293 = v200.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2294 = bfloat(v2293);
-        const float v2295 = v200.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2298 = bfloat(v2295);
-        const uint v2299 = v2272 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2300 = v2299 + v2292;
-        *(device bfloat2*)(out + v2300) = bfloat2(v2294, v2298);
-      }
-    } else {
-      const bool v2305 = v2272 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2306 = v2274 < v4;
-      const bool v2307 = v2305 && v2306;
-      if (v2307) {
-        const float v2308 = v200.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2310 = bfloat(v2308);
-        const uint v2311 = v2272 * v4;
-        const uint v2312 = v2311 + v1925;
-        const uint v2313 = v2312 + v2274;
-        out[v2313] = v2310;
-      }
-      const uint v2315 = v1924 + v2276;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2317 = v1923 + v2281;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2318 = v2315 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2319 = v2317 < v4;
-      const bool v2320 = v2318 && v2319;
-      if (v2320) {
-        const float v2321 = v200.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2323 = bfloat(v2321);
-        const uint v2324 = v2315 * v4;
-        const uint v2325 = v2324 + v1925;
-        const uint v2326 = v2325 + v2317;
-        out[v2326] = v2323;
-      }
+    const uint v2035 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2036 = v1926 + v2035;
+    const uint v2037 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2038 = v1925 + v2037;
+    const bool v2039 = v2036 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2040 = v2038 < v4;
+    const bool v2041 = v2039 && v2040;
+    if (v2041) {
+      const uint v2042 = v1927 + v2038;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2043 = v200.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2044 = bfloat(v2043);
+      const float v2045 = v200.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2048 = bfloat(v2045);
+      const uint v2049 = v2036 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2050 = v2049 + v2042;
+      *(device bfloat2*)(out + v2050) = bfloat2(v2044, v2048);
     }
-    const uint v2327 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2328 = v1924 + v2327;
-    const uint v2329 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2330 = v1923 + v2329;
-    const uint v2332 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2333 = v2332 == v2327;
-    const uint v2336 = v2329 + 1u;
-    const uint v2337 = iron_frag_coord<64>(15u, iron_lane, true);
-    const bool v2338 = v2337 == v2336;
-    const bool v2339 = v2333 && v2338;
-    const uint v2342 = v2330 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2343 = v2342 == 0u;
-    const bool v2344 = v2339 && v2343;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2344) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2345 = v2328 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2346 = v2330 < v4;
-      const bool v2347 = v2345 && v2346;
-      if (v2347) {
-        const uint v2348 = v1925 + v2330;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2349 = v200.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2350 = bfloat(v2349);
-        const float v2351 = v200.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2354 = bfloat(v2351);
-        const uint v2355 = v2328 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2356 = v2355 + v2348;
-        *(device bfloat2*)(out + v2356) = bfloat2(v2350, v2354);
-      }
-    } else {
-      const bool v2361 = v2328 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2362 = v2330 < v4;
-      const bool v2363 = v2361 && v2362;
-      if (v2363) {
-        const float v2364 = v200.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2366 = bfloat(v2364);
-        const uint v2367 = v2328 * v4;
-        const uint v2368 = v2367 + v1925;
-        const uint v2369 = v2368 + v2330;
-        out[v2369] = v2366;
-      }
-      const uint v2371 = v1924 + v2332;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2373 = v1923 + v2337;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2374 = v2371 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2375 = v2373 < v4;
-      const bool v2376 = v2374 && v2375;
-      if (v2376) {
-        const float v2377 = v200.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2379 = bfloat(v2377);
-        const uint v2380 = v2371 * v4;
-        const uint v2381 = v2380 + v1925;
-        const uint v2382 = v2381 + v2373;
-        out[v2382] = v2379;
-      }
+    const uint v2051 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2052 = v1926 + v2051;
+    const uint v2053 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2054 = v1925 + v2053;
+    const bool v2055 = v2052 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2056 = v2054 < v4;
+    const bool v2057 = v2055 && v2056;
+    if (v2057) {
+      const uint v2058 = v1927 + v2054;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2059 = v200.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2060 = bfloat(v2059);
+      const float v2061 = v200.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2064 = bfloat(v2061);
+      const uint v2065 = v2052 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2066 = v2065 + v2058;
+      *(device bfloat2*)(out + v2066) = bfloat2(v2060, v2064);
     }
-    const uint v2383 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2384 = v1924 + v2383;
-    const uint v2385 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2386 = v1923 + v2385;
-    const uint v2388 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2389 = v2388 == v2383;
-    const uint v2392 = v2385 + 1u;
-    const uint v2393 = iron_frag_coord<64>(17u, iron_lane, true);
-    const bool v2394 = v2393 == v2392;
-    const bool v2395 = v2389 && v2394;
-    const uint v2398 = v2386 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2399 = v2398 == 0u;
-    const bool v2400 = v2395 && v2399;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2400) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2401 = v2384 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2402 = v2386 < v4;
-      const bool v2403 = v2401 && v2402;
-      if (v2403) {
-        const uint v2404 = v1925 + v2386;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2405 = v200.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2406 = bfloat(v2405);
-        const float v2407 = v200.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2410 = bfloat(v2407);
-        const uint v2411 = v2384 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2412 = v2411 + v2404;
-        *(device bfloat2*)(out + v2412) = bfloat2(v2406, v2410);
-      }
-    } else {
-      const bool v2417 = v2384 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2418 = v2386 < v4;
-      const bool v2419 = v2417 && v2418;
-      if (v2419) {
-        const float v2420 = v200.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2422 = bfloat(v2420);
-        const uint v2423 = v2384 * v4;
-        const uint v2424 = v2423 + v1925;
-        const uint v2425 = v2424 + v2386;
-        out[v2425] = v2422;
-      }
-      const uint v2427 = v1924 + v2388;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2429 = v1923 + v2393;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2430 = v2427 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2431 = v2429 < v4;
-      const bool v2432 = v2430 && v2431;
-      if (v2432) {
-        const float v2433 = v200.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2435 = bfloat(v2433);
-        const uint v2436 = v2427 * v4;
-        const uint v2437 = v2436 + v1925;
-        const uint v2438 = v2437 + v2429;
-        out[v2438] = v2435;
-      }
+    const uint v2067 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2068 = v1926 + v2067;
+    const uint v2069 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2070 = v1925 + v2069;
+    const bool v2071 = v2068 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2072 = v2070 < v4;
+    const bool v2073 = v2071 && v2072;
+    if (v2073) {
+      const uint v2074 = v1927 + v2070;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2075 = v200.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2076 = bfloat(v2075);
+      const float v2077 = v200.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2080 = bfloat(v2077);
+      const uint v2081 = v2068 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2082 = v2081 + v2074;
+      *(device bfloat2*)(out + v2082) = bfloat2(v2076, v2080);
     }
-    const uint v2439 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2440 = v1924 + v2439;
-    const uint v2441 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2442 = v1923 + v2441;
-    const uint v2444 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2445 = v2444 == v2439;
-    const uint v2448 = v2441 + 1u;
-    const uint v2449 = iron_frag_coord<64>(19u, iron_lane, true);
-    const bool v2450 = v2449 == v2448;
-    const bool v2451 = v2445 && v2450;
-    const uint v2454 = v2442 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2455 = v2454 == 0u;
-    const bool v2456 = v2451 && v2455;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2456) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2457 = v2440 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2458 = v2442 < v4;
-      const bool v2459 = v2457 && v2458;
-      if (v2459) {
-        const uint v2460 = v1925 + v2442;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2461 = v200.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2462 = bfloat(v2461);
-        const float v2463 = v200.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2466 = bfloat(v2463);
-        const uint v2467 = v2440 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2468 = v2467 + v2460;
-        *(device bfloat2*)(out + v2468) = bfloat2(v2462, v2466);
-      }
-    } else {
-      const bool v2473 = v2440 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2474 = v2442 < v4;
-      const bool v2475 = v2473 && v2474;
-      if (v2475) {
-        const float v2476 = v200.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2478 = bfloat(v2476);
-        const uint v2479 = v2440 * v4;
-        const uint v2480 = v2479 + v1925;
-        const uint v2481 = v2480 + v2442;
-        out[v2481] = v2478;
-      }
-      const uint v2483 = v1924 + v2444;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2485 = v1923 + v2449;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2486 = v2483 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2487 = v2485 < v4;
-      const bool v2488 = v2486 && v2487;
-      if (v2488) {
-        const float v2489 = v200.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2491 = bfloat(v2489);
-        const uint v2492 = v2483 * v4;
-        const uint v2493 = v2492 + v1925;
-        const uint v2494 = v2493 + v2485;
-        out[v2494] = v2491;
-      }
+    const uint v2083 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2084 = v1926 + v2083;
+    const uint v2085 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2086 = v1925 + v2085;
+    const bool v2087 = v2084 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2088 = v2086 < v4;
+    const bool v2089 = v2087 && v2088;
+    if (v2089) {
+      const uint v2090 = v1927 + v2086;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2091 = v200.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2092 = bfloat(v2091);
+      const float v2093 = v200.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2096 = bfloat(v2093);
+      const uint v2097 = v2084 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2098 = v2097 + v2090;
+      *(device bfloat2*)(out + v2098) = bfloat2(v2092, v2096);
     }
-    const uint v2495 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2496 = v1924 + v2495;
-    const uint v2497 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2498 = v1923 + v2497;
-    const uint v2500 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2501 = v2500 == v2495;
-    const uint v2504 = v2497 + 1u;
-    const uint v2505 = iron_frag_coord<64>(21u, iron_lane, true);
-    const bool v2506 = v2505 == v2504;
-    const bool v2507 = v2501 && v2506;
-    const uint v2510 = v2498 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2511 = v2510 == 0u;
-    const bool v2512 = v2507 && v2511;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2512) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2513 = v2496 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2514 = v2498 < v4;
-      const bool v2515 = v2513 && v2514;
-      if (v2515) {
-        const uint v2516 = v1925 + v2498;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2517 = v200.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2518 = bfloat(v2517);
-        const float v2519 = v200.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2522 = bfloat(v2519);
-        const uint v2523 = v2496 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2524 = v2523 + v2516;
-        *(device bfloat2*)(out + v2524) = bfloat2(v2518, v2522);
-      }
-    } else {
-      const bool v2529 = v2496 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2530 = v2498 < v4;
-      const bool v2531 = v2529 && v2530;
-      if (v2531) {
-        const float v2532 = v200.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2534 = bfloat(v2532);
-        const uint v2535 = v2496 * v4;
-        const uint v2536 = v2535 + v1925;
-        const uint v2537 = v2536 + v2498;
-        out[v2537] = v2534;
-      }
-      const uint v2539 = v1924 + v2500;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2541 = v1923 + v2505;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2542 = v2539 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2543 = v2541 < v4;
-      const bool v2544 = v2542 && v2543;
-      if (v2544) {
-        const float v2545 = v200.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2547 = bfloat(v2545);
-        const uint v2548 = v2539 * v4;
-        const uint v2549 = v2548 + v1925;
-        const uint v2550 = v2549 + v2541;
-        out[v2550] = v2547;
-      }
+    const uint v2099 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2100 = v1926 + v2099;
+    const uint v2101 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2102 = v1925 + v2101;
+    const bool v2103 = v2100 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2104 = v2102 < v4;
+    const bool v2105 = v2103 && v2104;
+    if (v2105) {
+      const uint v2106 = v1927 + v2102;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2107 = v200.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2108 = bfloat(v2107);
+      const float v2109 = v200.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2112 = bfloat(v2109);
+      const uint v2113 = v2100 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2114 = v2113 + v2106;
+      *(device bfloat2*)(out + v2114) = bfloat2(v2108, v2112);
     }
-    const uint v2551 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2552 = v1924 + v2551;
-    const uint v2553 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2554 = v1923 + v2553;
-    const uint v2556 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2557 = v2556 == v2551;
-    const uint v2560 = v2553 + 1u;
-    const uint v2561 = iron_frag_coord<64>(23u, iron_lane, true);
-    const bool v2562 = v2561 == v2560;
-    const bool v2563 = v2557 && v2562;
-    const uint v2566 = v2554 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2567 = v2566 == 0u;
-    const bool v2568 = v2563 && v2567;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2568) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2569 = v2552 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2570 = v2554 < v4;
-      const bool v2571 = v2569 && v2570;
-      if (v2571) {
-        const uint v2572 = v1925 + v2554;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2573 = v200.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2574 = bfloat(v2573);
-        const float v2575 = v200.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2578 = bfloat(v2575);
-        const uint v2579 = v2552 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2580 = v2579 + v2572;
-        *(device bfloat2*)(out + v2580) = bfloat2(v2574, v2578);
-      }
-    } else {
-      const bool v2585 = v2552 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2586 = v2554 < v4;
-      const bool v2587 = v2585 && v2586;
-      if (v2587) {
-        const float v2588 = v200.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2590 = bfloat(v2588);
-        const uint v2591 = v2552 * v4;
-        const uint v2592 = v2591 + v1925;
-        const uint v2593 = v2592 + v2554;
-        out[v2593] = v2590;
-      }
-      const uint v2595 = v1924 + v2556;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2597 = v1923 + v2561;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2598 = v2595 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2599 = v2597 < v4;
-      const bool v2600 = v2598 && v2599;
-      if (v2600) {
-        const float v2601 = v200.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2603 = bfloat(v2601);
-        const uint v2604 = v2595 * v4;
-        const uint v2605 = v2604 + v1925;
-        const uint v2606 = v2605 + v2597;
-        out[v2606] = v2603;
-      }
+    const uint v2115 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2116 = v1926 + v2115;
+    const uint v2117 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2118 = v1925 + v2117;
+    const bool v2119 = v2116 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2120 = v2118 < v4;
+    const bool v2121 = v2119 && v2120;
+    if (v2121) {
+      const uint v2122 = v1927 + v2118;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2123 = v200.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2124 = bfloat(v2123);
+      const float v2125 = v200.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2128 = bfloat(v2125);
+      const uint v2129 = v2116 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2130 = v2129 + v2122;
+      *(device bfloat2*)(out + v2130) = bfloat2(v2124, v2128);
     }
-    const uint v2607 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2608 = v1924 + v2607;
-    const uint v2609 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2610 = v1923 + v2609;
-    const uint v2612 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2613 = v2612 == v2607;
-    const uint v2616 = v2609 + 1u;
-    const uint v2617 = iron_frag_coord<64>(25u, iron_lane, true);
-    const bool v2618 = v2617 == v2616;
-    const bool v2619 = v2613 && v2618;
-    const uint v2622 = v2610 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2623 = v2622 == 0u;
-    const bool v2624 = v2619 && v2623;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2624) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2625 = v2608 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2626 = v2610 < v4;
-      const bool v2627 = v2625 && v2626;
-      if (v2627) {
-        const uint v2628 = v1925 + v2610;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2629 = v200.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2630 = bfloat(v2629);
-        const float v2631 = v200.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2634 = bfloat(v2631);
-        const uint v2635 = v2608 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2636 = v2635 + v2628;
-        *(device bfloat2*)(out + v2636) = bfloat2(v2630, v2634);
-      }
-    } else {
-      const bool v2641 = v2608 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2642 = v2610 < v4;
-      const bool v2643 = v2641 && v2642;
-      if (v2643) {
-        const float v2644 = v200.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2646 = bfloat(v2644);
-        const uint v2647 = v2608 * v4;
-        const uint v2648 = v2647 + v1925;
-        const uint v2649 = v2648 + v2610;
-        out[v2649] = v2646;
-      }
-      const uint v2651 = v1924 + v2612;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2653 = v1923 + v2617;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2654 = v2651 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2655 = v2653 < v4;
-      const bool v2656 = v2654 && v2655;
-      if (v2656) {
-        const float v2657 = v200.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2659 = bfloat(v2657);
-        const uint v2660 = v2651 * v4;
-        const uint v2661 = v2660 + v1925;
-        const uint v2662 = v2661 + v2653;
-        out[v2662] = v2659;
-      }
+    const uint v2131 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2132 = v1926 + v2131;
+    const uint v2133 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2134 = v1925 + v2133;
+    const bool v2135 = v2132 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2136 = v2134 < v4;
+    const bool v2137 = v2135 && v2136;
+    if (v2137) {
+      const uint v2138 = v1927 + v2134;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2139 = v200.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2140 = bfloat(v2139);
+      const float v2141 = v200.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2144 = bfloat(v2141);
+      const uint v2145 = v2132 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2146 = v2145 + v2138;
+      *(device bfloat2*)(out + v2146) = bfloat2(v2140, v2144);
     }
-    const uint v2663 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2664 = v1924 + v2663;
-    const uint v2665 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2666 = v1923 + v2665;
-    const uint v2668 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2669 = v2668 == v2663;
-    const uint v2672 = v2665 + 1u;
-    const uint v2673 = iron_frag_coord<64>(27u, iron_lane, true);
-    const bool v2674 = v2673 == v2672;
-    const bool v2675 = v2669 && v2674;
-    const uint v2678 = v2666 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2679 = v2678 == 0u;
-    const bool v2680 = v2675 && v2679;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2680) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2681 = v2664 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2682 = v2666 < v4;
-      const bool v2683 = v2681 && v2682;
-      if (v2683) {
-        const uint v2684 = v1925 + v2666;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2685 = v200.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2686 = bfloat(v2685);
-        const float v2687 = v200.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2690 = bfloat(v2687);
-        const uint v2691 = v2664 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2692 = v2691 + v2684;
-        *(device bfloat2*)(out + v2692) = bfloat2(v2686, v2690);
-      }
-    } else {
-      const bool v2697 = v2664 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2698 = v2666 < v4;
-      const bool v2699 = v2697 && v2698;
-      if (v2699) {
-        const float v2700 = v200.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2702 = bfloat(v2700);
-        const uint v2703 = v2664 * v4;
-        const uint v2704 = v2703 + v1925;
-        const uint v2705 = v2704 + v2666;
-        out[v2705] = v2702;
-      }
-      const uint v2707 = v1924 + v2668;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2709 = v1923 + v2673;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2710 = v2707 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2711 = v2709 < v4;
-      const bool v2712 = v2710 && v2711;
-      if (v2712) {
-        const float v2713 = v200.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2715 = bfloat(v2713);
-        const uint v2716 = v2707 * v4;
-        const uint v2717 = v2716 + v1925;
-        const uint v2718 = v2717 + v2709;
-        out[v2718] = v2715;
-      }
+    const uint v2147 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2148 = v1926 + v2147;
+    const uint v2149 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2150 = v1925 + v2149;
+    const bool v2151 = v2148 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2152 = v2150 < v4;
+    const bool v2153 = v2151 && v2152;
+    if (v2153) {
+      const uint v2154 = v1927 + v2150;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2155 = v200.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2156 = bfloat(v2155);
+      const float v2157 = v200.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2160 = bfloat(v2157);
+      const uint v2161 = v2148 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2162 = v2161 + v2154;
+      *(device bfloat2*)(out + v2162) = bfloat2(v2156, v2160);
     }
-    const uint v2719 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2720 = v1924 + v2719;
-    const uint v2721 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2722 = v1923 + v2721;
-    const uint v2724 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2725 = v2724 == v2719;
-    const uint v2728 = v2721 + 1u;
-    const uint v2729 = iron_frag_coord<64>(29u, iron_lane, true);
-    const bool v2730 = v2729 == v2728;
-    const bool v2731 = v2725 && v2730;
-    const uint v2734 = v2722 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2735 = v2734 == 0u;
-    const bool v2736 = v2731 && v2735;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2736) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2737 = v2720 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2738 = v2722 < v4;
-      const bool v2739 = v2737 && v2738;
-      if (v2739) {
-        const uint v2740 = v1925 + v2722;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2741 = v200.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2742 = bfloat(v2741);
-        const float v2743 = v200.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2746 = bfloat(v2743);
-        const uint v2747 = v2720 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2748 = v2747 + v2740;
-        *(device bfloat2*)(out + v2748) = bfloat2(v2742, v2746);
-      }
-    } else {
-      const bool v2753 = v2720 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2754 = v2722 < v4;
-      const bool v2755 = v2753 && v2754;
-      if (v2755) {
-        const float v2756 = v200.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2758 = bfloat(v2756);
-        const uint v2759 = v2720 * v4;
-        const uint v2760 = v2759 + v1925;
-        const uint v2761 = v2760 + v2722;
-        out[v2761] = v2758;
-      }
-      const uint v2763 = v1924 + v2724;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2765 = v1923 + v2729;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2766 = v2763 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2767 = v2765 < v4;
-      const bool v2768 = v2766 && v2767;
-      if (v2768) {
-        const float v2769 = v200.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2771 = bfloat(v2769);
-        const uint v2772 = v2763 * v4;
-        const uint v2773 = v2772 + v1925;
-        const uint v2774 = v2773 + v2765;
-        out[v2774] = v2771;
-      }
+    const uint v2163 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2164 = v1926 + v2163;
+    const uint v2165 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2166 = v1925 + v2165;
+    const bool v2167 = v2164 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2168 = v2166 < v4;
+    const bool v2169 = v2167 && v2168;
+    if (v2169) {
+      const uint v2170 = v1927 + v2166;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2171 = v200.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2172 = bfloat(v2171);
+      const float v2173 = v200.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2176 = bfloat(v2173);
+      const uint v2177 = v2164 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2178 = v2177 + v2170;
+      *(device bfloat2*)(out + v2178) = bfloat2(v2172, v2176);
     }
-    const uint v2775 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2776 = v1924 + v2775;
-    const uint v2777 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2778 = v1923 + v2777;
-    const uint v2780 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2781 = v2780 == v2775;
-    const uint v2784 = v2777 + 1u;
-    const uint v2785 = iron_frag_coord<64>(31u, iron_lane, true);
-    const bool v2786 = v2785 == v2784;
-    const bool v2787 = v2781 && v2786;
-    const uint v2790 = v2778 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2791 = v2790 == 0u;
-    const bool v2792 = v2787 && v2791;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2792) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2793 = v2776 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2794 = v2778 < v4;
-      const bool v2795 = v2793 && v2794;
-      if (v2795) {
-        const uint v2796 = v1925 + v2778;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2797 = v200.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2798 = bfloat(v2797);
-        const float v2799 = v200.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2802 = bfloat(v2799);
-        const uint v2803 = v2776 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2804 = v2803 + v2796;
-        *(device bfloat2*)(out + v2804) = bfloat2(v2798, v2802);
-      }
-    } else {
-      const bool v2809 = v2776 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2810 = v2778 < v4;
-      const bool v2811 = v2809 && v2810;
-      if (v2811) {
-        const float v2812 = v200.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2814 = bfloat(v2812);
-        const uint v2815 = v2776 * v4;
-        const uint v2816 = v2815 + v1925;
-        const uint v2817 = v2816 + v2778;
-        out[v2817] = v2814;
-      }
-      const uint v2819 = v1924 + v2780;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2821 = v1923 + v2785;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2822 = v2819 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2823 = v2821 < v4;
-      const bool v2824 = v2822 && v2823;
-      if (v2824) {
-        const float v2825 = v200.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2827 = bfloat(v2825);
-        const uint v2828 = v2819 * v4;
-        const uint v2829 = v2828 + v1925;
-        const uint v2830 = v2829 + v2821;
-        out[v2830] = v2827;
-      }
+    const uint v2179 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2180 = v1926 + v2179;
+    const uint v2181 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2182 = v1925 + v2181;
+    const bool v2183 = v2180 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2184 = v2182 < v4;
+    const bool v2185 = v2183 && v2184;
+    if (v2185) {
+      const uint v2186 = v1927 + v2182;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2187 = v200.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2188 = bfloat(v2187);
+      const float v2189 = v200.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2192 = bfloat(v2189);
+      const uint v2193 = v2180 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2194 = v2193 + v2186;
+      *(device bfloat2*)(out + v2194) = bfloat2(v2188, v2192);
     }
-    const uint v2831 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2832 = v1924 + v2831;
-    const uint v2833 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2834 = v1923 + v2833;
-    const uint v2836 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2837 = v2836 == v2831;
-    const uint v2840 = v2833 + 1u;
-    const uint v2841 = iron_frag_coord<64>(33u, iron_lane, true);
-    const bool v2842 = v2841 == v2840;
-    const bool v2843 = v2837 && v2842;
-    const uint v2846 = v2834 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2847 = v2846 == 0u;
-    const bool v2848 = v2843 && v2847;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2848) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2849 = v2832 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2850 = v2834 < v4;
-      const bool v2851 = v2849 && v2850;
-      if (v2851) {
-        const uint v2852 = v1925 + v2834;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2853 = v200.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2854 = bfloat(v2853);
-        const float v2855 = v200.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2858 = bfloat(v2855);
-        const uint v2859 = v2832 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2860 = v2859 + v2852;
-        *(device bfloat2*)(out + v2860) = bfloat2(v2854, v2858);
-      }
-    } else {
-      const bool v2865 = v2832 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2866 = v2834 < v4;
-      const bool v2867 = v2865 && v2866;
-      if (v2867) {
-        const float v2868 = v200.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2870 = bfloat(v2868);
-        const uint v2871 = v2832 * v4;
-        const uint v2872 = v2871 + v1925;
-        const uint v2873 = v2872 + v2834;
-        out[v2873] = v2870;
-      }
-      const uint v2875 = v1924 + v2836;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2877 = v1923 + v2841;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2878 = v2875 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2879 = v2877 < v4;
-      const bool v2880 = v2878 && v2879;
-      if (v2880) {
-        const float v2881 = v200.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2883 = bfloat(v2881);
-        const uint v2884 = v2875 * v4;
-        const uint v2885 = v2884 + v1925;
-        const uint v2886 = v2885 + v2877;
-        out[v2886] = v2883;
-      }
+    const uint v2195 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2196 = v1926 + v2195;
+    const uint v2197 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2198 = v1925 + v2197;
+    const bool v2199 = v2196 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2200 = v2198 < v4;
+    const bool v2201 = v2199 && v2200;
+    if (v2201) {
+      const uint v2202 = v1927 + v2198;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2203 = v200.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2204 = bfloat(v2203);
+      const float v2205 = v200.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2208 = bfloat(v2205);
+      const uint v2209 = v2196 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2210 = v2209 + v2202;
+      *(device bfloat2*)(out + v2210) = bfloat2(v2204, v2208);
     }
-    const uint v2887 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2888 = v1924 + v2887;
-    const uint v2889 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2890 = v1923 + v2889;
-    const uint v2892 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2893 = v2892 == v2887;
-    const uint v2896 = v2889 + 1u;
-    const uint v2897 = iron_frag_coord<64>(35u, iron_lane, true);
-    const bool v2898 = v2897 == v2896;
-    const bool v2899 = v2893 && v2898;
-    const uint v2902 = v2890 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2903 = v2902 == 0u;
-    const bool v2904 = v2899 && v2903;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2904) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2905 = v2888 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2906 = v2890 < v4;
-      const bool v2907 = v2905 && v2906;
-      if (v2907) {
-        const uint v2908 = v1925 + v2890;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2909 = v200.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2910 = bfloat(v2909);
-        const float v2911 = v200.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2914 = bfloat(v2911);
-        const uint v2915 = v2888 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2916 = v2915 + v2908;
-        *(device bfloat2*)(out + v2916) = bfloat2(v2910, v2914);
-      }
-    } else {
-      const bool v2921 = v2888 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2922 = v2890 < v4;
-      const bool v2923 = v2921 && v2922;
-      if (v2923) {
-        const float v2924 = v200.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2926 = bfloat(v2924);
-        const uint v2927 = v2888 * v4;
-        const uint v2928 = v2927 + v1925;
-        const uint v2929 = v2928 + v2890;
-        out[v2929] = v2926;
-      }
-      const uint v2931 = v1924 + v2892;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2933 = v1923 + v2897;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2934 = v2931 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2935 = v2933 < v4;
-      const bool v2936 = v2934 && v2935;
-      if (v2936) {
-        const float v2937 = v200.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2939 = bfloat(v2937);
-        const uint v2940 = v2931 * v4;
-        const uint v2941 = v2940 + v1925;
-        const uint v2942 = v2941 + v2933;
-        out[v2942] = v2939;
-      }
+    const uint v2211 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2212 = v1926 + v2211;
+    const uint v2213 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2214 = v1925 + v2213;
+    const bool v2215 = v2212 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2216 = v2214 < v4;
+    const bool v2217 = v2215 && v2216;
+    if (v2217) {
+      const uint v2218 = v1927 + v2214;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2219 = v200.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2220 = bfloat(v2219);
+      const float v2221 = v200.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2224 = bfloat(v2221);
+      const uint v2225 = v2212 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2226 = v2225 + v2218;
+      *(device bfloat2*)(out + v2226) = bfloat2(v2220, v2224);
     }
-    const uint v2943 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2944 = v1924 + v2943;
-    const uint v2945 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2946 = v1923 + v2945;
-    const uint v2948 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2949 = v2948 == v2943;
-    const uint v2952 = v2945 + 1u;
-    const uint v2953 = iron_frag_coord<64>(37u, iron_lane, true);
-    const bool v2954 = v2953 == v2952;
-    const bool v2955 = v2949 && v2954;
-    const uint v2958 = v2946 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2959 = v2958 == 0u;
-    const bool v2960 = v2955 && v2959;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2960) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2961 = v2944 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2962 = v2946 < v4;
-      const bool v2963 = v2961 && v2962;
-      if (v2963) {
-        const uint v2964 = v1925 + v2946;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2965 = v200.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2966 = bfloat(v2965);
-        const float v2967 = v200.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2970 = bfloat(v2967);
-        const uint v2971 = v2944 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2972 = v2971 + v2964;
-        *(device bfloat2*)(out + v2972) = bfloat2(v2966, v2970);
-      }
-    } else {
-      const bool v2977 = v2944 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2978 = v2946 < v4;
-      const bool v2979 = v2977 && v2978;
-      if (v2979) {
-        const float v2980 = v200.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2982 = bfloat(v2980);
-        const uint v2983 = v2944 * v4;
-        const uint v2984 = v2983 + v1925;
-        const uint v2985 = v2984 + v2946;
-        out[v2985] = v2982;
-      }
-      const uint v2987 = v1924 + v2948;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2989 = v1923 + v2953;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2990 = v2987 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2991 = v2989 < v4;
-      const bool v2992 = v2990 && v2991;
-      if (v2992) {
-        const float v2993 = v200.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2995 = bfloat(v2993);
-        const uint v2996 = v2987 * v4;
-        const uint v2997 = v2996 + v1925;
-        const uint v2998 = v2997 + v2989;
-        out[v2998] = v2995;
-      }
+    const uint v2227 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2228 = v1926 + v2227;
+    const uint v2229 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2230 = v1925 + v2229;
+    const bool v2231 = v2228 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2232 = v2230 < v4;
+    const bool v2233 = v2231 && v2232;
+    if (v2233) {
+      const uint v2234 = v1927 + v2230;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2235 = v200.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2236 = bfloat(v2235);
+      const float v2237 = v200.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2240 = bfloat(v2237);
+      const uint v2241 = v2228 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2242 = v2241 + v2234;
+      *(device bfloat2*)(out + v2242) = bfloat2(v2236, v2240);
     }
-    const uint v2999 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3000 = v1924 + v2999;
-    const uint v3001 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3002 = v1923 + v3001;
-    const uint v3004 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3005 = v3004 == v2999;
-    const uint v3008 = v3001 + 1u;
-    const uint v3009 = iron_frag_coord<64>(39u, iron_lane, true);
-    const bool v3010 = v3009 == v3008;
-    const bool v3011 = v3005 && v3010;
-    const uint v3014 = v3002 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3015 = v3014 == 0u;
-    const bool v3016 = v3011 && v3015;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3016) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3017 = v3000 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3018 = v3002 < v4;
-      const bool v3019 = v3017 && v3018;
-      if (v3019) {
-        const uint v3020 = v1925 + v3002;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3021 = v200.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3022 = bfloat(v3021);
-        const float v3023 = v200.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3026 = bfloat(v3023);
-        const uint v3027 = v3000 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3028 = v3027 + v3020;
-        *(device bfloat2*)(out + v3028) = bfloat2(v3022, v3026);
-      }
-    } else {
-      const bool v3033 = v3000 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3034 = v3002 < v4;
-      const bool v3035 = v3033 && v3034;
-      if (v3035) {
-        const float v3036 = v200.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3038 = bfloat(v3036);
-        const uint v3039 = v3000 * v4;
-        const uint v3040 = v3039 + v1925;
-        const uint v3041 = v3040 + v3002;
-        out[v3041] = v3038;
-      }
-      const uint v3043 = v1924 + v3004;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3045 = v1923 + v3009;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3046 = v3043 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3047 = v3045 < v4;
-      const bool v3048 = v3046 && v3047;
-      if (v3048) {
-        const float v3049 = v200.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3051 = bfloat(v3049);
-        const uint v3052 = v3043 * v4;
-        const uint v3053 = v3052 + v1925;
-        const uint v3054 = v3053 + v3045;
-        out[v3054] = v3051;
-      }
+    const uint v2243 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2244 = v1926 + v2243;
+    const uint v2245 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2246 = v1925 + v2245;
+    const bool v2247 = v2244 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2248 = v2246 < v4;
+    const bool v2249 = v2247 && v2248;
+    if (v2249) {
+      const uint v2250 = v1927 + v2246;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2251 = v200.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2252 = bfloat(v2251);
+      const float v2253 = v200.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2256 = bfloat(v2253);
+      const uint v2257 = v2244 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2258 = v2257 + v2250;
+      *(device bfloat2*)(out + v2258) = bfloat2(v2252, v2256);
     }
-    const uint v3055 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3056 = v1924 + v3055;
-    const uint v3057 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3058 = v1923 + v3057;
-    const uint v3060 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3061 = v3060 == v3055;
-    const uint v3064 = v3057 + 1u;
-    const uint v3065 = iron_frag_coord<64>(41u, iron_lane, true);
-    const bool v3066 = v3065 == v3064;
-    const bool v3067 = v3061 && v3066;
-    const uint v3070 = v3058 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3071 = v3070 == 0u;
-    const bool v3072 = v3067 && v3071;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3072) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3073 = v3056 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3074 = v3058 < v4;
-      const bool v3075 = v3073 && v3074;
-      if (v3075) {
-        const uint v3076 = v1925 + v3058;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3077 = v200.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3078 = bfloat(v3077);
-        const float v3079 = v200.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3082 = bfloat(v3079);
-        const uint v3083 = v3056 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3084 = v3083 + v3076;
-        *(device bfloat2*)(out + v3084) = bfloat2(v3078, v3082);
-      }
-    } else {
-      const bool v3089 = v3056 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3090 = v3058 < v4;
-      const bool v3091 = v3089 && v3090;
-      if (v3091) {
-        const float v3092 = v200.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3094 = bfloat(v3092);
-        const uint v3095 = v3056 * v4;
-        const uint v3096 = v3095 + v1925;
-        const uint v3097 = v3096 + v3058;
-        out[v3097] = v3094;
-      }
-      const uint v3099 = v1924 + v3060;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3101 = v1923 + v3065;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3102 = v3099 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3103 = v3101 < v4;
-      const bool v3104 = v3102 && v3103;
-      if (v3104) {
-        const float v3105 = v200.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3107 = bfloat(v3105);
-        const uint v3108 = v3099 * v4;
-        const uint v3109 = v3108 + v1925;
-        const uint v3110 = v3109 + v3101;
-        out[v3110] = v3107;
-      }
+    const uint v2259 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2260 = v1926 + v2259;
+    const uint v2261 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2262 = v1925 + v2261;
+    const bool v2263 = v2260 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2264 = v2262 < v4;
+    const bool v2265 = v2263 && v2264;
+    if (v2265) {
+      const uint v2266 = v1927 + v2262;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2267 = v200.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2268 = bfloat(v2267);
+      const float v2269 = v200.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2272 = bfloat(v2269);
+      const uint v2273 = v2260 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2274 = v2273 + v2266;
+      *(device bfloat2*)(out + v2274) = bfloat2(v2268, v2272);
     }
-    const uint v3111 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3112 = v1924 + v3111;
-    const uint v3113 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3114 = v1923 + v3113;
-    const uint v3116 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3117 = v3116 == v3111;
-    const uint v3120 = v3113 + 1u;
-    const uint v3121 = iron_frag_coord<64>(43u, iron_lane, true);
-    const bool v3122 = v3121 == v3120;
-    const bool v3123 = v3117 && v3122;
-    const uint v3126 = v3114 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3127 = v3126 == 0u;
-    const bool v3128 = v3123 && v3127;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3128) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3129 = v3112 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3130 = v3114 < v4;
-      const bool v3131 = v3129 && v3130;
-      if (v3131) {
-        const uint v3132 = v1925 + v3114;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3133 = v200.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3134 = bfloat(v3133);
-        const float v3135 = v200.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3138 = bfloat(v3135);
-        const uint v3139 = v3112 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3140 = v3139 + v3132;
-        *(device bfloat2*)(out + v3140) = bfloat2(v3134, v3138);
-      }
-    } else {
-      const bool v3145 = v3112 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3146 = v3114 < v4;
-      const bool v3147 = v3145 && v3146;
-      if (v3147) {
-        const float v3148 = v200.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3150 = bfloat(v3148);
-        const uint v3151 = v3112 * v4;
-        const uint v3152 = v3151 + v1925;
-        const uint v3153 = v3152 + v3114;
-        out[v3153] = v3150;
-      }
-      const uint v3155 = v1924 + v3116;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3157 = v1923 + v3121;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3158 = v3155 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3159 = v3157 < v4;
-      const bool v3160 = v3158 && v3159;
-      if (v3160) {
-        const float v3161 = v200.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3163 = bfloat(v3161);
-        const uint v3164 = v3155 * v4;
-        const uint v3165 = v3164 + v1925;
-        const uint v3166 = v3165 + v3157;
-        out[v3166] = v3163;
-      }
+    const uint v2275 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2276 = v1926 + v2275;
+    const uint v2277 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2278 = v1925 + v2277;
+    const bool v2279 = v2276 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2280 = v2278 < v4;
+    const bool v2281 = v2279 && v2280;
+    if (v2281) {
+      const uint v2282 = v1927 + v2278;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2283 = v200.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2284 = bfloat(v2283);
+      const float v2285 = v200.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2288 = bfloat(v2285);
+      const uint v2289 = v2276 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2290 = v2289 + v2282;
+      *(device bfloat2*)(out + v2290) = bfloat2(v2284, v2288);
     }
-    const uint v3167 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3168 = v1924 + v3167;
-    const uint v3169 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3170 = v1923 + v3169;
-    const uint v3172 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3173 = v3172 == v3167;
-    const uint v3176 = v3169 + 1u;
-    const uint v3177 = iron_frag_coord<64>(45u, iron_lane, true);
-    const bool v3178 = v3177 == v3176;
-    const bool v3179 = v3173 && v3178;
-    const uint v3182 = v3170 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3183 = v3182 == 0u;
-    const bool v3184 = v3179 && v3183;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3184) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3185 = v3168 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3186 = v3170 < v4;
-      const bool v3187 = v3185 && v3186;
-      if (v3187) {
-        const uint v3188 = v1925 + v3170;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3189 = v200.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3190 = bfloat(v3189);
-        const float v3191 = v200.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3194 = bfloat(v3191);
-        const uint v3195 = v3168 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3196 = v3195 + v3188;
-        *(device bfloat2*)(out + v3196) = bfloat2(v3190, v3194);
-      }
-    } else {
-      const bool v3201 = v3168 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3202 = v3170 < v4;
-      const bool v3203 = v3201 && v3202;
-      if (v3203) {
-        const float v3204 = v200.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3206 = bfloat(v3204);
-        const uint v3207 = v3168 * v4;
-        const uint v3208 = v3207 + v1925;
-        const uint v3209 = v3208 + v3170;
-        out[v3209] = v3206;
-      }
-      const uint v3211 = v1924 + v3172;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3213 = v1923 + v3177;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3214 = v3211 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3215 = v3213 < v4;
-      const bool v3216 = v3214 && v3215;
-      if (v3216) {
-        const float v3217 = v200.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3219 = bfloat(v3217);
-        const uint v3220 = v3211 * v4;
-        const uint v3221 = v3220 + v1925;
-        const uint v3222 = v3221 + v3213;
-        out[v3222] = v3219;
-      }
+    const uint v2291 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2292 = v1926 + v2291;
+    const uint v2293 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2294 = v1925 + v2293;
+    const bool v2295 = v2292 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2296 = v2294 < v4;
+    const bool v2297 = v2295 && v2296;
+    if (v2297) {
+      const uint v2298 = v1927 + v2294;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2299 = v200.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2300 = bfloat(v2299);
+      const float v2301 = v200.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2304 = bfloat(v2301);
+      const uint v2305 = v2292 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2306 = v2305 + v2298;
+      *(device bfloat2*)(out + v2306) = bfloat2(v2300, v2304);
     }
-    const uint v3223 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3224 = v1924 + v3223;
-    const uint v3225 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3226 = v1923 + v3225;
-    const uint v3228 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3229 = v3228 == v3223;
-    const uint v3232 = v3225 + 1u;
-    const uint v3233 = iron_frag_coord<64>(47u, iron_lane, true);
-    const bool v3234 = v3233 == v3232;
-    const bool v3235 = v3229 && v3234;
-    const uint v3238 = v3226 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3239 = v3238 == 0u;
-    const bool v3240 = v3235 && v3239;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3240) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3241 = v3224 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3242 = v3226 < v4;
-      const bool v3243 = v3241 && v3242;
-      if (v3243) {
-        const uint v3244 = v1925 + v3226;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3245 = v200.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3246 = bfloat(v3245);
-        const float v3247 = v200.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3250 = bfloat(v3247);
-        const uint v3251 = v3224 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3252 = v3251 + v3244;
-        *(device bfloat2*)(out + v3252) = bfloat2(v3246, v3250);
-      }
-    } else {
-      const bool v3257 = v3224 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3258 = v3226 < v4;
-      const bool v3259 = v3257 && v3258;
-      if (v3259) {
-        const float v3260 = v200.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3262 = bfloat(v3260);
-        const uint v3263 = v3224 * v4;
-        const uint v3264 = v3263 + v1925;
-        const uint v3265 = v3264 + v3226;
-        out[v3265] = v3262;
-      }
-      const uint v3267 = v1924 + v3228;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3269 = v1923 + v3233;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3270 = v3267 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3271 = v3269 < v4;
-      const bool v3272 = v3270 && v3271;
-      if (v3272) {
-        const float v3273 = v200.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3275 = bfloat(v3273);
-        const uint v3276 = v3267 * v4;
-        const uint v3277 = v3276 + v1925;
-        const uint v3278 = v3277 + v3269;
-        out[v3278] = v3275;
-      }
+    const uint v2307 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2308 = v1926 + v2307;
+    const uint v2309 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2310 = v1925 + v2309;
+    const bool v2311 = v2308 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2312 = v2310 < v4;
+    const bool v2313 = v2311 && v2312;
+    if (v2313) {
+      const uint v2314 = v1927 + v2310;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2315 = v200.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2316 = bfloat(v2315);
+      const float v2317 = v200.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2320 = bfloat(v2317);
+      const uint v2321 = v2308 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2322 = v2321 + v2314;
+      *(device bfloat2*)(out + v2322) = bfloat2(v2316, v2320);
     }
-    const uint v3279 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3280 = v1924 + v3279;
-    const uint v3281 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3282 = v1923 + v3281;
-    const uint v3284 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3285 = v3284 == v3279;
-    const uint v3288 = v3281 + 1u;
-    const uint v3289 = iron_frag_coord<64>(49u, iron_lane, true);
-    const bool v3290 = v3289 == v3288;
-    const bool v3291 = v3285 && v3290;
-    const uint v3294 = v3282 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3295 = v3294 == 0u;
-    const bool v3296 = v3291 && v3295;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3296) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3297 = v3280 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3298 = v3282 < v4;
-      const bool v3299 = v3297 && v3298;
-      if (v3299) {
-        const uint v3300 = v1925 + v3282;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3301 = v200.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3302 = bfloat(v3301);
-        const float v3303 = v200.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3306 = bfloat(v3303);
-        const uint v3307 = v3280 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3308 = v3307 + v3300;
-        *(device bfloat2*)(out + v3308) = bfloat2(v3302, v3306);
-      }
-    } else {
-      const bool v3313 = v3280 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3314 = v3282 < v4;
-      const bool v3315 = v3313 && v3314;
-      if (v3315) {
-        const float v3316 = v200.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3318 = bfloat(v3316);
-        const uint v3319 = v3280 * v4;
-        const uint v3320 = v3319 + v1925;
-        const uint v3321 = v3320 + v3282;
-        out[v3321] = v3318;
-      }
-      const uint v3323 = v1924 + v3284;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3325 = v1923 + v3289;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3326 = v3323 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3327 = v3325 < v4;
-      const bool v3328 = v3326 && v3327;
-      if (v3328) {
-        const float v3329 = v200.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3331 = bfloat(v3329);
-        const uint v3332 = v3323 * v4;
-        const uint v3333 = v3332 + v1925;
-        const uint v3334 = v3333 + v3325;
-        out[v3334] = v3331;
-      }
+    const uint v2323 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2324 = v1926 + v2323;
+    const uint v2325 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2326 = v1925 + v2325;
+    const bool v2327 = v2324 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2328 = v2326 < v4;
+    const bool v2329 = v2327 && v2328;
+    if (v2329) {
+      const uint v2330 = v1927 + v2326;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2331 = v200.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2332 = bfloat(v2331);
+      const float v2333 = v200.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2336 = bfloat(v2333);
+      const uint v2337 = v2324 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2338 = v2337 + v2330;
+      *(device bfloat2*)(out + v2338) = bfloat2(v2332, v2336);
     }
-    const uint v3335 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3336 = v1924 + v3335;
-    const uint v3337 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3338 = v1923 + v3337;
-    const uint v3340 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3341 = v3340 == v3335;
-    const uint v3344 = v3337 + 1u;
-    const uint v3345 = iron_frag_coord<64>(51u, iron_lane, true);
-    const bool v3346 = v3345 == v3344;
-    const bool v3347 = v3341 && v3346;
-    const uint v3350 = v3338 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3351 = v3350 == 0u;
-    const bool v3352 = v3347 && v3351;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3352) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3353 = v3336 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3354 = v3338 < v4;
-      const bool v3355 = v3353 && v3354;
-      if (v3355) {
-        const uint v3356 = v1925 + v3338;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3357 = v200.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3358 = bfloat(v3357);
-        const float v3359 = v200.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3362 = bfloat(v3359);
-        const uint v3363 = v3336 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3364 = v3363 + v3356;
-        *(device bfloat2*)(out + v3364) = bfloat2(v3358, v3362);
-      }
-    } else {
-      const bool v3369 = v3336 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3370 = v3338 < v4;
-      const bool v3371 = v3369 && v3370;
-      if (v3371) {
-        const float v3372 = v200.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3374 = bfloat(v3372);
-        const uint v3375 = v3336 * v4;
-        const uint v3376 = v3375 + v1925;
-        const uint v3377 = v3376 + v3338;
-        out[v3377] = v3374;
-      }
-      const uint v3379 = v1924 + v3340;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3381 = v1923 + v3345;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3382 = v3379 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3383 = v3381 < v4;
-      const bool v3384 = v3382 && v3383;
-      if (v3384) {
-        const float v3385 = v200.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3387 = bfloat(v3385);
-        const uint v3388 = v3379 * v4;
-        const uint v3389 = v3388 + v1925;
-        const uint v3390 = v3389 + v3381;
-        out[v3390] = v3387;
-      }
+    const uint v2339 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2340 = v1926 + v2339;
+    const uint v2341 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2342 = v1925 + v2341;
+    const bool v2343 = v2340 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2344 = v2342 < v4;
+    const bool v2345 = v2343 && v2344;
+    if (v2345) {
+      const uint v2346 = v1927 + v2342;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2347 = v200.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2348 = bfloat(v2347);
+      const float v2349 = v200.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2352 = bfloat(v2349);
+      const uint v2353 = v2340 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2354 = v2353 + v2346;
+      *(device bfloat2*)(out + v2354) = bfloat2(v2348, v2352);
     }
-    const uint v3391 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3392 = v1924 + v3391;
-    const uint v3393 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3394 = v1923 + v3393;
-    const uint v3396 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3397 = v3396 == v3391;
-    const uint v3400 = v3393 + 1u;
-    const uint v3401 = iron_frag_coord<64>(53u, iron_lane, true);
-    const bool v3402 = v3401 == v3400;
-    const bool v3403 = v3397 && v3402;
-    const uint v3406 = v3394 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3407 = v3406 == 0u;
-    const bool v3408 = v3403 && v3407;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3408) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3409 = v3392 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3410 = v3394 < v4;
-      const bool v3411 = v3409 && v3410;
-      if (v3411) {
-        const uint v3412 = v1925 + v3394;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3413 = v200.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3414 = bfloat(v3413);
-        const float v3415 = v200.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3418 = bfloat(v3415);
-        const uint v3419 = v3392 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3420 = v3419 + v3412;
-        *(device bfloat2*)(out + v3420) = bfloat2(v3414, v3418);
-      }
-    } else {
-      const bool v3425 = v3392 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3426 = v3394 < v4;
-      const bool v3427 = v3425 && v3426;
-      if (v3427) {
-        const float v3428 = v200.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3430 = bfloat(v3428);
-        const uint v3431 = v3392 * v4;
-        const uint v3432 = v3431 + v1925;
-        const uint v3433 = v3432 + v3394;
-        out[v3433] = v3430;
-      }
-      const uint v3435 = v1924 + v3396;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3437 = v1923 + v3401;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3438 = v3435 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3439 = v3437 < v4;
-      const bool v3440 = v3438 && v3439;
-      if (v3440) {
-        const float v3441 = v200.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3443 = bfloat(v3441);
-        const uint v3444 = v3435 * v4;
-        const uint v3445 = v3444 + v1925;
-        const uint v3446 = v3445 + v3437;
-        out[v3446] = v3443;
-      }
+    const uint v2355 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2356 = v1926 + v2355;
+    const uint v2357 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2358 = v1925 + v2357;
+    const bool v2359 = v2356 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2360 = v2358 < v4;
+    const bool v2361 = v2359 && v2360;
+    if (v2361) {
+      const uint v2362 = v1927 + v2358;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2363 = v200.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2364 = bfloat(v2363);
+      const float v2365 = v200.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2368 = bfloat(v2365);
+      const uint v2369 = v2356 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2370 = v2369 + v2362;
+      *(device bfloat2*)(out + v2370) = bfloat2(v2364, v2368);
     }
-    const uint v3447 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3448 = v1924 + v3447;
-    const uint v3449 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3450 = v1923 + v3449;
-    const uint v3452 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3453 = v3452 == v3447;
-    const uint v3456 = v3449 + 1u;
-    const uint v3457 = iron_frag_coord<64>(55u, iron_lane, true);
-    const bool v3458 = v3457 == v3456;
-    const bool v3459 = v3453 && v3458;
-    const uint v3462 = v3450 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3463 = v3462 == 0u;
-    const bool v3464 = v3459 && v3463;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3464) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3465 = v3448 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3466 = v3450 < v4;
-      const bool v3467 = v3465 && v3466;
-      if (v3467) {
-        const uint v3468 = v1925 + v3450;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3469 = v200.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3470 = bfloat(v3469);
-        const float v3471 = v200.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3474 = bfloat(v3471);
-        const uint v3475 = v3448 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3476 = v3475 + v3468;
-        *(device bfloat2*)(out + v3476) = bfloat2(v3470, v3474);
-      }
-    } else {
-      const bool v3481 = v3448 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3482 = v3450 < v4;
-      const bool v3483 = v3481 && v3482;
-      if (v3483) {
-        const float v3484 = v200.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3486 = bfloat(v3484);
-        const uint v3487 = v3448 * v4;
-        const uint v3488 = v3487 + v1925;
-        const uint v3489 = v3488 + v3450;
-        out[v3489] = v3486;
-      }
-      const uint v3491 = v1924 + v3452;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3493 = v1923 + v3457;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3494 = v3491 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3495 = v3493 < v4;
-      const bool v3496 = v3494 && v3495;
-      if (v3496) {
-        const float v3497 = v200.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3499 = bfloat(v3497);
-        const uint v3500 = v3491 * v4;
-        const uint v3501 = v3500 + v1925;
-        const uint v3502 = v3501 + v3493;
-        out[v3502] = v3499;
-      }
+    const uint v2371 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2372 = v1926 + v2371;
+    const uint v2373 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2374 = v1925 + v2373;
+    const bool v2375 = v2372 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2376 = v2374 < v4;
+    const bool v2377 = v2375 && v2376;
+    if (v2377) {
+      const uint v2378 = v1927 + v2374;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2379 = v200.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2380 = bfloat(v2379);
+      const float v2381 = v200.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2384 = bfloat(v2381);
+      const uint v2385 = v2372 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2386 = v2385 + v2378;
+      *(device bfloat2*)(out + v2386) = bfloat2(v2380, v2384);
     }
-    const uint v3503 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3504 = v1924 + v3503;
-    const uint v3505 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3506 = v1923 + v3505;
-    const uint v3508 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3509 = v3508 == v3503;
-    const uint v3512 = v3505 + 1u;
-    const uint v3513 = iron_frag_coord<64>(57u, iron_lane, true);
-    const bool v3514 = v3513 == v3512;
-    const bool v3515 = v3509 && v3514;
-    const uint v3518 = v3506 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3519 = v3518 == 0u;
-    const bool v3520 = v3515 && v3519;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3520) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3521 = v3504 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3522 = v3506 < v4;
-      const bool v3523 = v3521 && v3522;
-      if (v3523) {
-        const uint v3524 = v1925 + v3506;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3525 = v200.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3526 = bfloat(v3525);
-        const float v3527 = v200.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3530 = bfloat(v3527);
-        const uint v3531 = v3504 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3532 = v3531 + v3524;
-        *(device bfloat2*)(out + v3532) = bfloat2(v3526, v3530);
-      }
-    } else {
-      const bool v3537 = v3504 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3538 = v3506 < v4;
-      const bool v3539 = v3537 && v3538;
-      if (v3539) {
-        const float v3540 = v200.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3542 = bfloat(v3540);
-        const uint v3543 = v3504 * v4;
-        const uint v3544 = v3543 + v1925;
-        const uint v3545 = v3544 + v3506;
-        out[v3545] = v3542;
-      }
-      const uint v3547 = v1924 + v3508;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3549 = v1923 + v3513;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3550 = v3547 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3551 = v3549 < v4;
-      const bool v3552 = v3550 && v3551;
-      if (v3552) {
-        const float v3553 = v200.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3555 = bfloat(v3553);
-        const uint v3556 = v3547 * v4;
-        const uint v3557 = v3556 + v1925;
-        const uint v3558 = v3557 + v3549;
-        out[v3558] = v3555;
-      }
+    const uint v2387 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2388 = v1926 + v2387;
+    const uint v2389 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2390 = v1925 + v2389;
+    const bool v2391 = v2388 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2392 = v2390 < v4;
+    const bool v2393 = v2391 && v2392;
+    if (v2393) {
+      const uint v2394 = v1927 + v2390;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2395 = v200.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2396 = bfloat(v2395);
+      const float v2397 = v200.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2400 = bfloat(v2397);
+      const uint v2401 = v2388 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2402 = v2401 + v2394;
+      *(device bfloat2*)(out + v2402) = bfloat2(v2396, v2400);
     }
-    const uint v3559 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3560 = v1924 + v3559;
-    const uint v3561 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3562 = v1923 + v3561;
-    const uint v3564 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3565 = v3564 == v3559;
-    const uint v3568 = v3561 + 1u;
-    const uint v3569 = iron_frag_coord<64>(59u, iron_lane, true);
-    const bool v3570 = v3569 == v3568;
-    const bool v3571 = v3565 && v3570;
-    const uint v3574 = v3562 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3575 = v3574 == 0u;
-    const bool v3576 = v3571 && v3575;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3576) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3577 = v3560 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3578 = v3562 < v4;
-      const bool v3579 = v3577 && v3578;
-      if (v3579) {
-        const uint v3580 = v1925 + v3562;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3581 = v200.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3582 = bfloat(v3581);
-        const float v3583 = v200.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3586 = bfloat(v3583);
-        const uint v3587 = v3560 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3588 = v3587 + v3580;
-        *(device bfloat2*)(out + v3588) = bfloat2(v3582, v3586);
-      }
-    } else {
-      const bool v3593 = v3560 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3594 = v3562 < v4;
-      const bool v3595 = v3593 && v3594;
-      if (v3595) {
-        const float v3596 = v200.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3598 = bfloat(v3596);
-        const uint v3599 = v3560 * v4;
-        const uint v3600 = v3599 + v1925;
-        const uint v3601 = v3600 + v3562;
-        out[v3601] = v3598;
-      }
-      const uint v3603 = v1924 + v3564;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3605 = v1923 + v3569;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3606 = v3603 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3607 = v3605 < v4;
-      const bool v3608 = v3606 && v3607;
-      if (v3608) {
-        const float v3609 = v200.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3611 = bfloat(v3609);
-        const uint v3612 = v3603 * v4;
-        const uint v3613 = v3612 + v1925;
-        const uint v3614 = v3613 + v3605;
-        out[v3614] = v3611;
-      }
+    const uint v2403 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2404 = v1926 + v2403;
+    const uint v2405 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2406 = v1925 + v2405;
+    const bool v2407 = v2404 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2408 = v2406 < v4;
+    const bool v2409 = v2407 && v2408;
+    if (v2409) {
+      const uint v2410 = v1927 + v2406;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2411 = v200.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2412 = bfloat(v2411);
+      const float v2413 = v200.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2416 = bfloat(v2413);
+      const uint v2417 = v2404 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2418 = v2417 + v2410;
+      *(device bfloat2*)(out + v2418) = bfloat2(v2412, v2416);
     }
-    const uint v3615 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3616 = v1924 + v3615;
-    const uint v3617 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3618 = v1923 + v3617;
-    const uint v3620 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3621 = v3620 == v3615;
-    const uint v3624 = v3617 + 1u;
-    const uint v3625 = iron_frag_coord<64>(61u, iron_lane, true);
-    const bool v3626 = v3625 == v3624;
-    const bool v3627 = v3621 && v3626;
-    const uint v3630 = v3618 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3631 = v3630 == 0u;
-    const bool v3632 = v3627 && v3631;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3632) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3633 = v3616 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3634 = v3618 < v4;
-      const bool v3635 = v3633 && v3634;
-      if (v3635) {
-        const uint v3636 = v1925 + v3618;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3637 = v200.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3638 = bfloat(v3637);
-        const float v3639 = v200.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3642 = bfloat(v3639);
-        const uint v3643 = v3616 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3644 = v3643 + v3636;
-        *(device bfloat2*)(out + v3644) = bfloat2(v3638, v3642);
-      }
-    } else {
-      const bool v3649 = v3616 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3650 = v3618 < v4;
-      const bool v3651 = v3649 && v3650;
-      if (v3651) {
-        const float v3652 = v200.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3654 = bfloat(v3652);
-        const uint v3655 = v3616 * v4;
-        const uint v3656 = v3655 + v1925;
-        const uint v3657 = v3656 + v3618;
-        out[v3657] = v3654;
-      }
-      const uint v3659 = v1924 + v3620;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3661 = v1923 + v3625;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3662 = v3659 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3663 = v3661 < v4;
-      const bool v3664 = v3662 && v3663;
-      if (v3664) {
-        const float v3665 = v200.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3667 = bfloat(v3665);
-        const uint v3668 = v3659 * v4;
-        const uint v3669 = v3668 + v1925;
-        const uint v3670 = v3669 + v3661;
-        out[v3670] = v3667;
-      }
+    const uint v2419 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2420 = v1926 + v2419;
+    const uint v2421 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2422 = v1925 + v2421;
+    const bool v2423 = v2420 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2424 = v2422 < v4;
+    const bool v2425 = v2423 && v2424;
+    if (v2425) {
+      const uint v2426 = v1927 + v2422;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2427 = v200.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2428 = bfloat(v2427);
+      const float v2429 = v200.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2432 = bfloat(v2429);
+      const uint v2433 = v2420 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2434 = v2433 + v2426;
+      *(device bfloat2*)(out + v2434) = bfloat2(v2428, v2432);
     }
-    const uint v3671 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3672 = v1924 + v3671;
-    const uint v3673 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3674 = v1923 + v3673;
-    const uint v3676 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3677 = v3676 == v3671;
-    const uint v3680 = v3673 + 1u;
-    const uint v3681 = iron_frag_coord<64>(63u, iron_lane, true);
-    const bool v3682 = v3681 == v3680;
-    const bool v3683 = v3677 && v3682;
-    const uint v3686 = v3674 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3687 = v3686 == 0u;
-    const bool v3688 = v3683 && v3687;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3688) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3689 = v3672 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3690 = v3674 < v4;
-      const bool v3691 = v3689 && v3690;
-      if (v3691) {
-        const uint v3692 = v1925 + v3674;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3693 = v200.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3694 = bfloat(v3693);
-        const float v3695 = v200.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3698 = bfloat(v3695);
-        const uint v3699 = v3672 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3700 = v3699 + v3692;
-        *(device bfloat2*)(out + v3700) = bfloat2(v3694, v3698);
-      }
-    } else {
-      const bool v3705 = v3672 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3706 = v3674 < v4;
-      const bool v3707 = v3705 && v3706;
-      if (v3707) {
-        const float v3708 = v200.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3710 = bfloat(v3708);
-        const uint v3711 = v3672 * v4;
-        const uint v3712 = v3711 + v1925;
-        const uint v3713 = v3712 + v3674;
-        out[v3713] = v3710;
-      }
-      const uint v3715 = v1924 + v3676;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3717 = v1923 + v3681;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3718 = v3715 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3719 = v3717 < v4;
-      const bool v3720 = v3718 && v3719;
-      if (v3720) {
-        const float v3721 = v200.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3723 = bfloat(v3721);
-        const uint v3724 = v3715 * v4;
-        const uint v3725 = v3724 + v1925;
-        const uint v3726 = v3725 + v3717;
-        out[v3726] = v3723;
-      }
+    const uint v2435 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2436 = v1926 + v2435;
+    const uint v2437 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2438 = v1925 + v2437;
+    const bool v2439 = v2436 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2440 = v2438 < v4;
+    const bool v2441 = v2439 && v2440;
+    if (v2441) {
+      const uint v2442 = v1927 + v2438;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2443 = v200.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2444 = bfloat(v2443);
+      const float v2445 = v200.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2448 = bfloat(v2445);
+      const uint v2449 = v2436 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2450 = v2449 + v2442;
+      *(device bfloat2*)(out + v2450) = bfloat2(v2444, v2448);
     }
-    const uint v3727 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3728 = v1924 + v3727;
-    const uint v3729 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3730 = v1923 + v3729;
-    const uint v3732 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3733 = v3732 == v3727;
-    const uint v3736 = v3729 + 1u;
-    const uint v3737 = iron_frag_coord<64>(65u, iron_lane, true);
-    const bool v3738 = v3737 == v3736;
-    const bool v3739 = v3733 && v3738;
-    const uint v3742 = v3730 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3743 = v3742 == 0u;
-    const bool v3744 = v3739 && v3743;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3744) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3745 = v3728 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3746 = v3730 < v4;
-      const bool v3747 = v3745 && v3746;
-      if (v3747) {
-        const uint v3748 = v1925 + v3730;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3749 = v200.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3750 = bfloat(v3749);
-        const float v3751 = v200.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3754 = bfloat(v3751);
-        const uint v3755 = v3728 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3756 = v3755 + v3748;
-        *(device bfloat2*)(out + v3756) = bfloat2(v3750, v3754);
-      }
-    } else {
-      const bool v3761 = v3728 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3762 = v3730 < v4;
-      const bool v3763 = v3761 && v3762;
-      if (v3763) {
-        const float v3764 = v200.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3766 = bfloat(v3764);
-        const uint v3767 = v3728 * v4;
-        const uint v3768 = v3767 + v1925;
-        const uint v3769 = v3768 + v3730;
-        out[v3769] = v3766;
-      }
-      const uint v3771 = v1924 + v3732;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3773 = v1923 + v3737;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3774 = v3771 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3775 = v3773 < v4;
-      const bool v3776 = v3774 && v3775;
-      if (v3776) {
-        const float v3777 = v200.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3779 = bfloat(v3777);
-        const uint v3780 = v3771 * v4;
-        const uint v3781 = v3780 + v1925;
-        const uint v3782 = v3781 + v3773;
-        out[v3782] = v3779;
-      }
+    const uint v2451 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2452 = v1926 + v2451;
+    const uint v2453 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2454 = v1925 + v2453;
+    const bool v2455 = v2452 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2456 = v2454 < v4;
+    const bool v2457 = v2455 && v2456;
+    if (v2457) {
+      const uint v2458 = v1927 + v2454;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2459 = v200.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2460 = bfloat(v2459);
+      const float v2461 = v200.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2464 = bfloat(v2461);
+      const uint v2465 = v2452 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2466 = v2465 + v2458;
+      *(device bfloat2*)(out + v2466) = bfloat2(v2460, v2464);
     }
-    const uint v3783 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3784 = v1924 + v3783;
-    const uint v3785 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3786 = v1923 + v3785;
-    const uint v3788 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3789 = v3788 == v3783;
-    const uint v3792 = v3785 + 1u;
-    const uint v3793 = iron_frag_coord<64>(67u, iron_lane, true);
-    const bool v3794 = v3793 == v3792;
-    const bool v3795 = v3789 && v3794;
-    const uint v3798 = v3786 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3799 = v3798 == 0u;
-    const bool v3800 = v3795 && v3799;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3800) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3801 = v3784 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3802 = v3786 < v4;
-      const bool v3803 = v3801 && v3802;
-      if (v3803) {
-        const uint v3804 = v1925 + v3786;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3805 = v200.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3806 = bfloat(v3805);
-        const float v3807 = v200.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3810 = bfloat(v3807);
-        const uint v3811 = v3784 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3812 = v3811 + v3804;
-        *(device bfloat2*)(out + v3812) = bfloat2(v3806, v3810);
-      }
-    } else {
-      const bool v3817 = v3784 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3818 = v3786 < v4;
-      const bool v3819 = v3817 && v3818;
-      if (v3819) {
-        const float v3820 = v200.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3822 = bfloat(v3820);
-        const uint v3823 = v3784 * v4;
-        const uint v3824 = v3823 + v1925;
-        const uint v3825 = v3824 + v3786;
-        out[v3825] = v3822;
-      }
-      const uint v3827 = v1924 + v3788;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3829 = v1923 + v3793;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3830 = v3827 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3831 = v3829 < v4;
-      const bool v3832 = v3830 && v3831;
-      if (v3832) {
-        const float v3833 = v200.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3835 = bfloat(v3833);
-        const uint v3836 = v3827 * v4;
-        const uint v3837 = v3836 + v1925;
-        const uint v3838 = v3837 + v3829;
-        out[v3838] = v3835;
-      }
+    const uint v2467 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2468 = v1926 + v2467;
+    const uint v2469 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2470 = v1925 + v2469;
+    const bool v2471 = v2468 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2472 = v2470 < v4;
+    const bool v2473 = v2471 && v2472;
+    if (v2473) {
+      const uint v2474 = v1927 + v2470;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2475 = v200.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2476 = bfloat(v2475);
+      const float v2477 = v200.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2480 = bfloat(v2477);
+      const uint v2481 = v2468 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2482 = v2481 + v2474;
+      *(device bfloat2*)(out + v2482) = bfloat2(v2476, v2480);
     }
-    const uint v3839 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3840 = v1924 + v3839;
-    const uint v3841 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3842 = v1923 + v3841;
-    const uint v3844 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3845 = v3844 == v3839;
-    const uint v3848 = v3841 + 1u;
-    const uint v3849 = iron_frag_coord<64>(69u, iron_lane, true);
-    const bool v3850 = v3849 == v3848;
-    const bool v3851 = v3845 && v3850;
-    const uint v3854 = v3842 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3855 = v3854 == 0u;
-    const bool v3856 = v3851 && v3855;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3856) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3857 = v3840 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3858 = v3842 < v4;
-      const bool v3859 = v3857 && v3858;
-      if (v3859) {
-        const uint v3860 = v1925 + v3842;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3861 = v200.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3862 = bfloat(v3861);
-        const float v3863 = v200.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3866 = bfloat(v3863);
-        const uint v3867 = v3840 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3868 = v3867 + v3860;
-        *(device bfloat2*)(out + v3868) = bfloat2(v3862, v3866);
-      }
-    } else {
-      const bool v3873 = v3840 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3874 = v3842 < v4;
-      const bool v3875 = v3873 && v3874;
-      if (v3875) {
-        const float v3876 = v200.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3878 = bfloat(v3876);
-        const uint v3879 = v3840 * v4;
-        const uint v3880 = v3879 + v1925;
-        const uint v3881 = v3880 + v3842;
-        out[v3881] = v3878;
-      }
-      const uint v3883 = v1924 + v3844;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3885 = v1923 + v3849;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3886 = v3883 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3887 = v3885 < v4;
-      const bool v3888 = v3886 && v3887;
-      if (v3888) {
-        const float v3889 = v200.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3891 = bfloat(v3889);
-        const uint v3892 = v3883 * v4;
-        const uint v3893 = v3892 + v1925;
-        const uint v3894 = v3893 + v3885;
-        out[v3894] = v3891;
-      }
+    const uint v2483 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2484 = v1926 + v2483;
+    const uint v2485 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2486 = v1925 + v2485;
+    const bool v2487 = v2484 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2488 = v2486 < v4;
+    const bool v2489 = v2487 && v2488;
+    if (v2489) {
+      const uint v2490 = v1927 + v2486;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2491 = v200.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2492 = bfloat(v2491);
+      const float v2493 = v200.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2496 = bfloat(v2493);
+      const uint v2497 = v2484 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2498 = v2497 + v2490;
+      *(device bfloat2*)(out + v2498) = bfloat2(v2492, v2496);
     }
-    const uint v3895 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3896 = v1924 + v3895;
-    const uint v3897 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3898 = v1923 + v3897;
-    const uint v3900 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3901 = v3900 == v3895;
-    const uint v3904 = v3897 + 1u;
-    const uint v3905 = iron_frag_coord<64>(71u, iron_lane, true);
-    const bool v3906 = v3905 == v3904;
-    const bool v3907 = v3901 && v3906;
-    const uint v3910 = v3898 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3911 = v3910 == 0u;
-    const bool v3912 = v3907 && v3911;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3912) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3913 = v3896 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3914 = v3898 < v4;
-      const bool v3915 = v3913 && v3914;
-      if (v3915) {
-        const uint v3916 = v1925 + v3898;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3917 = v200.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3918 = bfloat(v3917);
-        const float v3919 = v200.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3922 = bfloat(v3919);
-        const uint v3923 = v3896 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3924 = v3923 + v3916;
-        *(device bfloat2*)(out + v3924) = bfloat2(v3918, v3922);
-      }
-    } else {
-      const bool v3929 = v3896 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3930 = v3898 < v4;
-      const bool v3931 = v3929 && v3930;
-      if (v3931) {
-        const float v3932 = v200.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3934 = bfloat(v3932);
-        const uint v3935 = v3896 * v4;
-        const uint v3936 = v3935 + v1925;
-        const uint v3937 = v3936 + v3898;
-        out[v3937] = v3934;
-      }
-      const uint v3939 = v1924 + v3900;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3941 = v1923 + v3905;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3942 = v3939 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3943 = v3941 < v4;
-      const bool v3944 = v3942 && v3943;
-      if (v3944) {
-        const float v3945 = v200.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3947 = bfloat(v3945);
-        const uint v3948 = v3939 * v4;
-        const uint v3949 = v3948 + v1925;
-        const uint v3950 = v3949 + v3941;
-        out[v3950] = v3947;
-      }
+    const uint v2499 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2500 = v1926 + v2499;
+    const uint v2501 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2502 = v1925 + v2501;
+    const bool v2503 = v2500 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2504 = v2502 < v4;
+    const bool v2505 = v2503 && v2504;
+    if (v2505) {
+      const uint v2506 = v1927 + v2502;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2507 = v200.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2508 = bfloat(v2507);
+      const float v2509 = v200.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2512 = bfloat(v2509);
+      const uint v2513 = v2500 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2514 = v2513 + v2506;
+      *(device bfloat2*)(out + v2514) = bfloat2(v2508, v2512);
     }
-    const uint v3951 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3952 = v1924 + v3951;
-    const uint v3953 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3954 = v1923 + v3953;
-    const uint v3956 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3957 = v3956 == v3951;
-    const uint v3960 = v3953 + 1u;
-    const uint v3961 = iron_frag_coord<64>(73u, iron_lane, true);
-    const bool v3962 = v3961 == v3960;
-    const bool v3963 = v3957 && v3962;
-    const uint v3966 = v3954 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3967 = v3966 == 0u;
-    const bool v3968 = v3963 && v3967;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3968) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3969 = v3952 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3970 = v3954 < v4;
-      const bool v3971 = v3969 && v3970;
-      if (v3971) {
-        const uint v3972 = v1925 + v3954;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3973 = v200.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3974 = bfloat(v3973);
-        const float v3975 = v200.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3978 = bfloat(v3975);
-        const uint v3979 = v3952 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3980 = v3979 + v3972;
-        *(device bfloat2*)(out + v3980) = bfloat2(v3974, v3978);
-      }
-    } else {
-      const bool v3985 = v3952 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3986 = v3954 < v4;
-      const bool v3987 = v3985 && v3986;
-      if (v3987) {
-        const float v3988 = v200.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3990 = bfloat(v3988);
-        const uint v3991 = v3952 * v4;
-        const uint v3992 = v3991 + v1925;
-        const uint v3993 = v3992 + v3954;
-        out[v3993] = v3990;
-      }
-      const uint v3995 = v1924 + v3956;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3997 = v1923 + v3961;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3998 = v3995 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3999 = v3997 < v4;
-      const bool v4000 = v3998 && v3999;
-      if (v4000) {
-        const float v4001 = v200.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4003 = bfloat(v4001);
-        const uint v4004 = v3995 * v4;
-        const uint v4005 = v4004 + v1925;
-        const uint v4006 = v4005 + v3997;
-        out[v4006] = v4003;
-      }
+    const uint v2515 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2516 = v1926 + v2515;
+    const uint v2517 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2518 = v1925 + v2517;
+    const bool v2519 = v2516 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2520 = v2518 < v4;
+    const bool v2521 = v2519 && v2520;
+    if (v2521) {
+      const uint v2522 = v1927 + v2518;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2523 = v200.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2524 = bfloat(v2523);
+      const float v2525 = v200.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2528 = bfloat(v2525);
+      const uint v2529 = v2516 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2530 = v2529 + v2522;
+      *(device bfloat2*)(out + v2530) = bfloat2(v2524, v2528);
     }
-    const uint v4007 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4008 = v1924 + v4007;
-    const uint v4009 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4010 = v1923 + v4009;
-    const uint v4012 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4013 = v4012 == v4007;
-    const uint v4016 = v4009 + 1u;
-    const uint v4017 = iron_frag_coord<64>(75u, iron_lane, true);
-    const bool v4018 = v4017 == v4016;
-    const bool v4019 = v4013 && v4018;
-    const uint v4022 = v4010 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4023 = v4022 == 0u;
-    const bool v4024 = v4019 && v4023;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4024) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4025 = v4008 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4026 = v4010 < v4;
-      const bool v4027 = v4025 && v4026;
-      if (v4027) {
-        const uint v4028 = v1925 + v4010;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4029 = v200.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4030 = bfloat(v4029);
-        const float v4031 = v200.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4034 = bfloat(v4031);
-        const uint v4035 = v4008 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4036 = v4035 + v4028;
-        *(device bfloat2*)(out + v4036) = bfloat2(v4030, v4034);
-      }
-    } else {
-      const bool v4041 = v4008 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4042 = v4010 < v4;
-      const bool v4043 = v4041 && v4042;
-      if (v4043) {
-        const float v4044 = v200.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4046 = bfloat(v4044);
-        const uint v4047 = v4008 * v4;
-        const uint v4048 = v4047 + v1925;
-        const uint v4049 = v4048 + v4010;
-        out[v4049] = v4046;
-      }
-      const uint v4051 = v1924 + v4012;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4053 = v1923 + v4017;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4054 = v4051 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4055 = v4053 < v4;
-      const bool v4056 = v4054 && v4055;
-      if (v4056) {
-        const float v4057 = v200.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4059 = bfloat(v4057);
-        const uint v4060 = v4051 * v4;
-        const uint v4061 = v4060 + v1925;
-        const uint v4062 = v4061 + v4053;
-        out[v4062] = v4059;
-      }
+    const uint v2531 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2532 = v1926 + v2531;
+    const uint v2533 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2534 = v1925 + v2533;
+    const bool v2535 = v2532 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2536 = v2534 < v4;
+    const bool v2537 = v2535 && v2536;
+    if (v2537) {
+      const uint v2538 = v1927 + v2534;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2539 = v200.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2540 = bfloat(v2539);
+      const float v2541 = v200.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2544 = bfloat(v2541);
+      const uint v2545 = v2532 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2546 = v2545 + v2538;
+      *(device bfloat2*)(out + v2546) = bfloat2(v2540, v2544);
     }
-    const uint v4063 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4064 = v1924 + v4063;
-    const uint v4065 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4066 = v1923 + v4065;
-    const uint v4068 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4069 = v4068 == v4063;
-    const uint v4072 = v4065 + 1u;
-    const uint v4073 = iron_frag_coord<64>(77u, iron_lane, true);
-    const bool v4074 = v4073 == v4072;
-    const bool v4075 = v4069 && v4074;
-    const uint v4078 = v4066 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4079 = v4078 == 0u;
-    const bool v4080 = v4075 && v4079;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4080) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4081 = v4064 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4082 = v4066 < v4;
-      const bool v4083 = v4081 && v4082;
-      if (v4083) {
-        const uint v4084 = v1925 + v4066;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4085 = v200.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4086 = bfloat(v4085);
-        const float v4087 = v200.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4090 = bfloat(v4087);
-        const uint v4091 = v4064 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4092 = v4091 + v4084;
-        *(device bfloat2*)(out + v4092) = bfloat2(v4086, v4090);
-      }
-    } else {
-      const bool v4097 = v4064 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4098 = v4066 < v4;
-      const bool v4099 = v4097 && v4098;
-      if (v4099) {
-        const float v4100 = v200.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4102 = bfloat(v4100);
-        const uint v4103 = v4064 * v4;
-        const uint v4104 = v4103 + v1925;
-        const uint v4105 = v4104 + v4066;
-        out[v4105] = v4102;
-      }
-      const uint v4107 = v1924 + v4068;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4109 = v1923 + v4073;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4110 = v4107 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4111 = v4109 < v4;
-      const bool v4112 = v4110 && v4111;
-      if (v4112) {
-        const float v4113 = v200.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4115 = bfloat(v4113);
-        const uint v4116 = v4107 * v4;
-        const uint v4117 = v4116 + v1925;
-        const uint v4118 = v4117 + v4109;
-        out[v4118] = v4115;
-      }
+    const uint v2547 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2548 = v1926 + v2547;
+    const uint v2549 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2550 = v1925 + v2549;
+    const bool v2551 = v2548 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2552 = v2550 < v4;
+    const bool v2553 = v2551 && v2552;
+    if (v2553) {
+      const uint v2554 = v1927 + v2550;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2555 = v200.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2556 = bfloat(v2555);
+      const float v2557 = v200.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2560 = bfloat(v2557);
+      const uint v2561 = v2548 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2562 = v2561 + v2554;
+      *(device bfloat2*)(out + v2562) = bfloat2(v2556, v2560);
     }
-    const uint v4119 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4120 = v1924 + v4119;
-    const uint v4121 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4122 = v1923 + v4121;
-    const uint v4124 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4125 = v4124 == v4119;
-    const uint v4128 = v4121 + 1u;
-    const uint v4129 = iron_frag_coord<64>(79u, iron_lane, true);
-    const bool v4130 = v4129 == v4128;
-    const bool v4131 = v4125 && v4130;
-    const uint v4134 = v4122 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4135 = v4134 == 0u;
-    const bool v4136 = v4131 && v4135;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4136) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4137 = v4120 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4138 = v4122 < v4;
-      const bool v4139 = v4137 && v4138;
-      if (v4139) {
-        const uint v4140 = v1925 + v4122;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4141 = v200.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4142 = bfloat(v4141);
-        const float v4143 = v200.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4146 = bfloat(v4143);
-        const uint v4147 = v4120 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4148 = v4147 + v4140;
-        *(device bfloat2*)(out + v4148) = bfloat2(v4142, v4146);
-      }
-    } else {
-      const bool v4153 = v4120 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4154 = v4122 < v4;
-      const bool v4155 = v4153 && v4154;
-      if (v4155) {
-        const float v4156 = v200.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4158 = bfloat(v4156);
-        const uint v4159 = v4120 * v4;
-        const uint v4160 = v4159 + v1925;
-        const uint v4161 = v4160 + v4122;
-        out[v4161] = v4158;
-      }
-      const uint v4163 = v1924 + v4124;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4165 = v1923 + v4129;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4166 = v4163 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4167 = v4165 < v4;
-      const bool v4168 = v4166 && v4167;
-      if (v4168) {
-        const float v4169 = v200.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4171 = bfloat(v4169);
-        const uint v4172 = v4163 * v4;
-        const uint v4173 = v4172 + v1925;
-        const uint v4174 = v4173 + v4165;
-        out[v4174] = v4171;
-      }
+    const uint v2563 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2564 = v1926 + v2563;
+    const uint v2565 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2566 = v1925 + v2565;
+    const bool v2567 = v2564 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2568 = v2566 < v4;
+    const bool v2569 = v2567 && v2568;
+    if (v2569) {
+      const uint v2570 = v1927 + v2566;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2571 = v200.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2572 = bfloat(v2571);
+      const float v2573 = v200.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2576 = bfloat(v2573);
+      const uint v2577 = v2564 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2578 = v2577 + v2570;
+      *(device bfloat2*)(out + v2578) = bfloat2(v2572, v2576);
     }
-    const uint v4175 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4176 = v1924 + v4175;
-    const uint v4177 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4178 = v1923 + v4177;
-    const uint v4180 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4181 = v4180 == v4175;
-    const uint v4184 = v4177 + 1u;
-    const uint v4185 = iron_frag_coord<64>(81u, iron_lane, true);
-    const bool v4186 = v4185 == v4184;
-    const bool v4187 = v4181 && v4186;
-    const uint v4190 = v4178 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4191 = v4190 == 0u;
-    const bool v4192 = v4187 && v4191;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4192) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4193 = v4176 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4194 = v4178 < v4;
-      const bool v4195 = v4193 && v4194;
-      if (v4195) {
-        const uint v4196 = v1925 + v4178;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4197 = v200.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4198 = bfloat(v4197);
-        const float v4199 = v200.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4202 = bfloat(v4199);
-        const uint v4203 = v4176 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4204 = v4203 + v4196;
-        *(device bfloat2*)(out + v4204) = bfloat2(v4198, v4202);
-      }
-    } else {
-      const bool v4209 = v4176 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4210 = v4178 < v4;
-      const bool v4211 = v4209 && v4210;
-      if (v4211) {
-        const float v4212 = v200.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4214 = bfloat(v4212);
-        const uint v4215 = v4176 * v4;
-        const uint v4216 = v4215 + v1925;
-        const uint v4217 = v4216 + v4178;
-        out[v4217] = v4214;
-      }
-      const uint v4219 = v1924 + v4180;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4221 = v1923 + v4185;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4222 = v4219 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4223 = v4221 < v4;
-      const bool v4224 = v4222 && v4223;
-      if (v4224) {
-        const float v4225 = v200.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4227 = bfloat(v4225);
-        const uint v4228 = v4219 * v4;
-        const uint v4229 = v4228 + v1925;
-        const uint v4230 = v4229 + v4221;
-        out[v4230] = v4227;
-      }
+    const uint v2579 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2580 = v1926 + v2579;
+    const uint v2581 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2582 = v1925 + v2581;
+    const bool v2583 = v2580 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2584 = v2582 < v4;
+    const bool v2585 = v2583 && v2584;
+    if (v2585) {
+      const uint v2586 = v1927 + v2582;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2587 = v200.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2588 = bfloat(v2587);
+      const float v2589 = v200.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2592 = bfloat(v2589);
+      const uint v2593 = v2580 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2594 = v2593 + v2586;
+      *(device bfloat2*)(out + v2594) = bfloat2(v2588, v2592);
     }
-    const uint v4231 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4232 = v1924 + v4231;
-    const uint v4233 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4234 = v1923 + v4233;
-    const uint v4236 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4237 = v4236 == v4231;
-    const uint v4240 = v4233 + 1u;
-    const uint v4241 = iron_frag_coord<64>(83u, iron_lane, true);
-    const bool v4242 = v4241 == v4240;
-    const bool v4243 = v4237 && v4242;
-    const uint v4246 = v4234 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4247 = v4246 == 0u;
-    const bool v4248 = v4243 && v4247;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4248) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4249 = v4232 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4250 = v4234 < v4;
-      const bool v4251 = v4249 && v4250;
-      if (v4251) {
-        const uint v4252 = v1925 + v4234;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4253 = v200.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4254 = bfloat(v4253);
-        const float v4255 = v200.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4258 = bfloat(v4255);
-        const uint v4259 = v4232 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4260 = v4259 + v4252;
-        *(device bfloat2*)(out + v4260) = bfloat2(v4254, v4258);
-      }
-    } else {
-      const bool v4265 = v4232 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4266 = v4234 < v4;
-      const bool v4267 = v4265 && v4266;
-      if (v4267) {
-        const float v4268 = v200.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4270 = bfloat(v4268);
-        const uint v4271 = v4232 * v4;
-        const uint v4272 = v4271 + v1925;
-        const uint v4273 = v4272 + v4234;
-        out[v4273] = v4270;
-      }
-      const uint v4275 = v1924 + v4236;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4277 = v1923 + v4241;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4278 = v4275 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4279 = v4277 < v4;
-      const bool v4280 = v4278 && v4279;
-      if (v4280) {
-        const float v4281 = v200.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4283 = bfloat(v4281);
-        const uint v4284 = v4275 * v4;
-        const uint v4285 = v4284 + v1925;
-        const uint v4286 = v4285 + v4277;
-        out[v4286] = v4283;
-      }
+    const uint v2595 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2596 = v1926 + v2595;
+    const uint v2597 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2598 = v1925 + v2597;
+    const bool v2599 = v2596 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2600 = v2598 < v4;
+    const bool v2601 = v2599 && v2600;
+    if (v2601) {
+      const uint v2602 = v1927 + v2598;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2603 = v200.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2604 = bfloat(v2603);
+      const float v2605 = v200.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2608 = bfloat(v2605);
+      const uint v2609 = v2596 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2610 = v2609 + v2602;
+      *(device bfloat2*)(out + v2610) = bfloat2(v2604, v2608);
     }
-    const uint v4287 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4288 = v1924 + v4287;
-    const uint v4289 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4290 = v1923 + v4289;
-    const uint v4292 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4293 = v4292 == v4287;
-    const uint v4296 = v4289 + 1u;
-    const uint v4297 = iron_frag_coord<64>(85u, iron_lane, true);
-    const bool v4298 = v4297 == v4296;
-    const bool v4299 = v4293 && v4298;
-    const uint v4302 = v4290 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4303 = v4302 == 0u;
-    const bool v4304 = v4299 && v4303;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4304) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4305 = v4288 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4306 = v4290 < v4;
-      const bool v4307 = v4305 && v4306;
-      if (v4307) {
-        const uint v4308 = v1925 + v4290;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4309 = v200.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4310 = bfloat(v4309);
-        const float v4311 = v200.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4314 = bfloat(v4311);
-        const uint v4315 = v4288 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4316 = v4315 + v4308;
-        *(device bfloat2*)(out + v4316) = bfloat2(v4310, v4314);
-      }
-    } else {
-      const bool v4321 = v4288 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4322 = v4290 < v4;
-      const bool v4323 = v4321 && v4322;
-      if (v4323) {
-        const float v4324 = v200.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4326 = bfloat(v4324);
-        const uint v4327 = v4288 * v4;
-        const uint v4328 = v4327 + v1925;
-        const uint v4329 = v4328 + v4290;
-        out[v4329] = v4326;
-      }
-      const uint v4331 = v1924 + v4292;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4333 = v1923 + v4297;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4334 = v4331 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4335 = v4333 < v4;
-      const bool v4336 = v4334 && v4335;
-      if (v4336) {
-        const float v4337 = v200.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4339 = bfloat(v4337);
-        const uint v4340 = v4331 * v4;
-        const uint v4341 = v4340 + v1925;
-        const uint v4342 = v4341 + v4333;
-        out[v4342] = v4339;
-      }
+    const uint v2611 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2612 = v1926 + v2611;
+    const uint v2613 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2614 = v1925 + v2613;
+    const bool v2615 = v2612 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2616 = v2614 < v4;
+    const bool v2617 = v2615 && v2616;
+    if (v2617) {
+      const uint v2618 = v1927 + v2614;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2619 = v200.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2620 = bfloat(v2619);
+      const float v2621 = v200.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2624 = bfloat(v2621);
+      const uint v2625 = v2612 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2626 = v2625 + v2618;
+      *(device bfloat2*)(out + v2626) = bfloat2(v2620, v2624);
     }
-    const uint v4343 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4344 = v1924 + v4343;
-    const uint v4345 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4346 = v1923 + v4345;
-    const uint v4348 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4349 = v4348 == v4343;
-    const uint v4352 = v4345 + 1u;
-    const uint v4353 = iron_frag_coord<64>(87u, iron_lane, true);
-    const bool v4354 = v4353 == v4352;
-    const bool v4355 = v4349 && v4354;
-    const uint v4358 = v4346 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4359 = v4358 == 0u;
-    const bool v4360 = v4355 && v4359;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4360) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4361 = v4344 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4362 = v4346 < v4;
-      const bool v4363 = v4361 && v4362;
-      if (v4363) {
-        const uint v4364 = v1925 + v4346;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4365 = v200.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4366 = bfloat(v4365);
-        const float v4367 = v200.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4370 = bfloat(v4367);
-        const uint v4371 = v4344 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4372 = v4371 + v4364;
-        *(device bfloat2*)(out + v4372) = bfloat2(v4366, v4370);
-      }
-    } else {
-      const bool v4377 = v4344 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4378 = v4346 < v4;
-      const bool v4379 = v4377 && v4378;
-      if (v4379) {
-        const float v4380 = v200.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4382 = bfloat(v4380);
-        const uint v4383 = v4344 * v4;
-        const uint v4384 = v4383 + v1925;
-        const uint v4385 = v4384 + v4346;
-        out[v4385] = v4382;
-      }
-      const uint v4387 = v1924 + v4348;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4389 = v1923 + v4353;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4390 = v4387 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4391 = v4389 < v4;
-      const bool v4392 = v4390 && v4391;
-      if (v4392) {
-        const float v4393 = v200.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4395 = bfloat(v4393);
-        const uint v4396 = v4387 * v4;
-        const uint v4397 = v4396 + v1925;
-        const uint v4398 = v4397 + v4389;
-        out[v4398] = v4395;
-      }
+    const uint v2627 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2628 = v1926 + v2627;
+    const uint v2629 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2630 = v1925 + v2629;
+    const bool v2631 = v2628 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2632 = v2630 < v4;
+    const bool v2633 = v2631 && v2632;
+    if (v2633) {
+      const uint v2634 = v1927 + v2630;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2635 = v200.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2636 = bfloat(v2635);
+      const float v2637 = v200.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2640 = bfloat(v2637);
+      const uint v2641 = v2628 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2642 = v2641 + v2634;
+      *(device bfloat2*)(out + v2642) = bfloat2(v2636, v2640);
     }
-    const uint v4399 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4400 = v1924 + v4399;
-    const uint v4401 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4402 = v1923 + v4401;
-    const uint v4404 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4405 = v4404 == v4399;
-    const uint v4408 = v4401 + 1u;
-    const uint v4409 = iron_frag_coord<64>(89u, iron_lane, true);
-    const bool v4410 = v4409 == v4408;
-    const bool v4411 = v4405 && v4410;
-    const uint v4414 = v4402 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4415 = v4414 == 0u;
-    const bool v4416 = v4411 && v4415;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4416) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4417 = v4400 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4418 = v4402 < v4;
-      const bool v4419 = v4417 && v4418;
-      if (v4419) {
-        const uint v4420 = v1925 + v4402;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4421 = v200.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4422 = bfloat(v4421);
-        const float v4423 = v200.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4426 = bfloat(v4423);
-        const uint v4427 = v4400 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4428 = v4427 + v4420;
-        *(device bfloat2*)(out + v4428) = bfloat2(v4422, v4426);
-      }
-    } else {
-      const bool v4433 = v4400 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4434 = v4402 < v4;
-      const bool v4435 = v4433 && v4434;
-      if (v4435) {
-        const float v4436 = v200.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4438 = bfloat(v4436);
-        const uint v4439 = v4400 * v4;
-        const uint v4440 = v4439 + v1925;
-        const uint v4441 = v4440 + v4402;
-        out[v4441] = v4438;
-      }
-      const uint v4443 = v1924 + v4404;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4445 = v1923 + v4409;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4446 = v4443 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4447 = v4445 < v4;
-      const bool v4448 = v4446 && v4447;
-      if (v4448) {
-        const float v4449 = v200.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4451 = bfloat(v4449);
-        const uint v4452 = v4443 * v4;
-        const uint v4453 = v4452 + v1925;
-        const uint v4454 = v4453 + v4445;
-        out[v4454] = v4451;
-      }
+    const uint v2643 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2644 = v1926 + v2643;
+    const uint v2645 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2646 = v1925 + v2645;
+    const bool v2647 = v2644 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2648 = v2646 < v4;
+    const bool v2649 = v2647 && v2648;
+    if (v2649) {
+      const uint v2650 = v1927 + v2646;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2651 = v200.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2652 = bfloat(v2651);
+      const float v2653 = v200.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2656 = bfloat(v2653);
+      const uint v2657 = v2644 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2658 = v2657 + v2650;
+      *(device bfloat2*)(out + v2658) = bfloat2(v2652, v2656);
     }
-    const uint v4455 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4456 = v1924 + v4455;
-    const uint v4457 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4458 = v1923 + v4457;
-    const uint v4460 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4461 = v4460 == v4455;
-    const uint v4464 = v4457 + 1u;
-    const uint v4465 = iron_frag_coord<64>(91u, iron_lane, true);
-    const bool v4466 = v4465 == v4464;
-    const bool v4467 = v4461 && v4466;
-    const uint v4470 = v4458 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4471 = v4470 == 0u;
-    const bool v4472 = v4467 && v4471;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4472) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4473 = v4456 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4474 = v4458 < v4;
-      const bool v4475 = v4473 && v4474;
-      if (v4475) {
-        const uint v4476 = v1925 + v4458;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4477 = v200.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4478 = bfloat(v4477);
-        const float v4479 = v200.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4482 = bfloat(v4479);
-        const uint v4483 = v4456 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4484 = v4483 + v4476;
-        *(device bfloat2*)(out + v4484) = bfloat2(v4478, v4482);
-      }
-    } else {
-      const bool v4489 = v4456 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4490 = v4458 < v4;
-      const bool v4491 = v4489 && v4490;
-      if (v4491) {
-        const float v4492 = v200.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4494 = bfloat(v4492);
-        const uint v4495 = v4456 * v4;
-        const uint v4496 = v4495 + v1925;
-        const uint v4497 = v4496 + v4458;
-        out[v4497] = v4494;
-      }
-      const uint v4499 = v1924 + v4460;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4501 = v1923 + v4465;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4502 = v4499 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4503 = v4501 < v4;
-      const bool v4504 = v4502 && v4503;
-      if (v4504) {
-        const float v4505 = v200.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4507 = bfloat(v4505);
-        const uint v4508 = v4499 * v4;
-        const uint v4509 = v4508 + v1925;
-        const uint v4510 = v4509 + v4501;
-        out[v4510] = v4507;
-      }
+    const uint v2659 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2660 = v1926 + v2659;
+    const uint v2661 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2662 = v1925 + v2661;
+    const bool v2663 = v2660 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2664 = v2662 < v4;
+    const bool v2665 = v2663 && v2664;
+    if (v2665) {
+      const uint v2666 = v1927 + v2662;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2667 = v200.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2668 = bfloat(v2667);
+      const float v2669 = v200.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2672 = bfloat(v2669);
+      const uint v2673 = v2660 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2674 = v2673 + v2666;
+      *(device bfloat2*)(out + v2674) = bfloat2(v2668, v2672);
     }
-    const uint v4511 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4512 = v1924 + v4511;
-    const uint v4513 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4514 = v1923 + v4513;
-    const uint v4516 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4517 = v4516 == v4511;
-    const uint v4520 = v4513 + 1u;
-    const uint v4521 = iron_frag_coord<64>(93u, iron_lane, true);
-    const bool v4522 = v4521 == v4520;
-    const bool v4523 = v4517 && v4522;
-    const uint v4526 = v4514 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4527 = v4526 == 0u;
-    const bool v4528 = v4523 && v4527;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4528) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4529 = v4512 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4530 = v4514 < v4;
-      const bool v4531 = v4529 && v4530;
-      if (v4531) {
-        const uint v4532 = v1925 + v4514;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4533 = v200.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4534 = bfloat(v4533);
-        const float v4535 = v200.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4538 = bfloat(v4535);
-        const uint v4539 = v4512 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4540 = v4539 + v4532;
-        *(device bfloat2*)(out + v4540) = bfloat2(v4534, v4538);
-      }
-    } else {
-      const bool v4545 = v4512 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4546 = v4514 < v4;
-      const bool v4547 = v4545 && v4546;
-      if (v4547) {
-        const float v4548 = v200.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4550 = bfloat(v4548);
-        const uint v4551 = v4512 * v4;
-        const uint v4552 = v4551 + v1925;
-        const uint v4553 = v4552 + v4514;
-        out[v4553] = v4550;
-      }
-      const uint v4555 = v1924 + v4516;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4557 = v1923 + v4521;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4558 = v4555 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4559 = v4557 < v4;
-      const bool v4560 = v4558 && v4559;
-      if (v4560) {
-        const float v4561 = v200.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4563 = bfloat(v4561);
-        const uint v4564 = v4555 * v4;
-        const uint v4565 = v4564 + v1925;
-        const uint v4566 = v4565 + v4557;
-        out[v4566] = v4563;
-      }
+    const uint v2675 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2676 = v1926 + v2675;
+    const uint v2677 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2678 = v1925 + v2677;
+    const bool v2679 = v2676 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2680 = v2678 < v4;
+    const bool v2681 = v2679 && v2680;
+    if (v2681) {
+      const uint v2682 = v1927 + v2678;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2683 = v200.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2684 = bfloat(v2683);
+      const float v2685 = v200.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2688 = bfloat(v2685);
+      const uint v2689 = v2676 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2690 = v2689 + v2682;
+      *(device bfloat2*)(out + v2690) = bfloat2(v2684, v2688);
     }
-    const uint v4567 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4568 = v1924 + v4567;
-    const uint v4569 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4570 = v1923 + v4569;
-    const uint v4572 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4573 = v4572 == v4567;
-    const uint v4576 = v4569 + 1u;
-    const uint v4577 = iron_frag_coord<64>(95u, iron_lane, true);
-    const bool v4578 = v4577 == v4576;
-    const bool v4579 = v4573 && v4578;
-    const uint v4582 = v4570 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4583 = v4582 == 0u;
-    const bool v4584 = v4579 && v4583;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4584) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4585 = v4568 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4586 = v4570 < v4;
-      const bool v4587 = v4585 && v4586;
-      if (v4587) {
-        const uint v4588 = v1925 + v4570;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4589 = v200.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4590 = bfloat(v4589);
-        const float v4591 = v200.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4594 = bfloat(v4591);
-        const uint v4595 = v4568 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4596 = v4595 + v4588;
-        *(device bfloat2*)(out + v4596) = bfloat2(v4590, v4594);
-      }
-    } else {
-      const bool v4601 = v4568 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4602 = v4570 < v4;
-      const bool v4603 = v4601 && v4602;
-      if (v4603) {
-        const float v4604 = v200.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4606 = bfloat(v4604);
-        const uint v4607 = v4568 * v4;
-        const uint v4608 = v4607 + v1925;
-        const uint v4609 = v4608 + v4570;
-        out[v4609] = v4606;
-      }
-      const uint v4611 = v1924 + v4572;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4613 = v1923 + v4577;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4614 = v4611 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4615 = v4613 < v4;
-      const bool v4616 = v4614 && v4615;
-      if (v4616) {
-        const float v4617 = v200.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4619 = bfloat(v4617);
-        const uint v4620 = v4611 * v4;
-        const uint v4621 = v4620 + v1925;
-        const uint v4622 = v4621 + v4613;
-        out[v4622] = v4619;
-      }
+    const uint v2691 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2692 = v1926 + v2691;
+    const uint v2693 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2694 = v1925 + v2693;
+    const bool v2695 = v2692 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2696 = v2694 < v4;
+    const bool v2697 = v2695 && v2696;
+    if (v2697) {
+      const uint v2698 = v1927 + v2694;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2699 = v200.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2700 = bfloat(v2699);
+      const float v2701 = v200.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2704 = bfloat(v2701);
+      const uint v2705 = v2692 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2706 = v2705 + v2698;
+      *(device bfloat2*)(out + v2706) = bfloat2(v2700, v2704);
     }
-    const uint v4623 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4624 = v1924 + v4623;
-    const uint v4625 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4626 = v1923 + v4625;
-    const uint v4628 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4629 = v4628 == v4623;
-    const uint v4632 = v4625 + 1u;
-    const uint v4633 = iron_frag_coord<64>(97u, iron_lane, true);
-    const bool v4634 = v4633 == v4632;
-    const bool v4635 = v4629 && v4634;
-    const uint v4638 = v4626 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4639 = v4638 == 0u;
-    const bool v4640 = v4635 && v4639;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4640) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4641 = v4624 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4642 = v4626 < v4;
-      const bool v4643 = v4641 && v4642;
-      if (v4643) {
-        const uint v4644 = v1925 + v4626;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4645 = v200.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4646 = bfloat(v4645);
-        const float v4647 = v200.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4650 = bfloat(v4647);
-        const uint v4651 = v4624 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4652 = v4651 + v4644;
-        *(device bfloat2*)(out + v4652) = bfloat2(v4646, v4650);
-      }
-    } else {
-      const bool v4657 = v4624 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4658 = v4626 < v4;
-      const bool v4659 = v4657 && v4658;
-      if (v4659) {
-        const float v4660 = v200.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4662 = bfloat(v4660);
-        const uint v4663 = v4624 * v4;
-        const uint v4664 = v4663 + v1925;
-        const uint v4665 = v4664 + v4626;
-        out[v4665] = v4662;
-      }
-      const uint v4667 = v1924 + v4628;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4669 = v1923 + v4633;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4670 = v4667 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4671 = v4669 < v4;
-      const bool v4672 = v4670 && v4671;
-      if (v4672) {
-        const float v4673 = v200.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4675 = bfloat(v4673);
-        const uint v4676 = v4667 * v4;
-        const uint v4677 = v4676 + v1925;
-        const uint v4678 = v4677 + v4669;
-        out[v4678] = v4675;
-      }
+    const uint v2707 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2708 = v1926 + v2707;
+    const uint v2709 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2710 = v1925 + v2709;
+    const bool v2711 = v2708 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2712 = v2710 < v4;
+    const bool v2713 = v2711 && v2712;
+    if (v2713) {
+      const uint v2714 = v1927 + v2710;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2715 = v200.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2716 = bfloat(v2715);
+      const float v2717 = v200.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2720 = bfloat(v2717);
+      const uint v2721 = v2708 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2722 = v2721 + v2714;
+      *(device bfloat2*)(out + v2722) = bfloat2(v2716, v2720);
     }
-    const uint v4679 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4680 = v1924 + v4679;
-    const uint v4681 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4682 = v1923 + v4681;
-    const uint v4684 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4685 = v4684 == v4679;
-    const uint v4688 = v4681 + 1u;
-    const uint v4689 = iron_frag_coord<64>(99u, iron_lane, true);
-    const bool v4690 = v4689 == v4688;
-    const bool v4691 = v4685 && v4690;
-    const uint v4694 = v4682 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4695 = v4694 == 0u;
-    const bool v4696 = v4691 && v4695;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4696) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4697 = v4680 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4698 = v4682 < v4;
-      const bool v4699 = v4697 && v4698;
-      if (v4699) {
-        const uint v4700 = v1925 + v4682;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4701 = v200.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4702 = bfloat(v4701);
-        const float v4703 = v200.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4706 = bfloat(v4703);
-        const uint v4707 = v4680 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4708 = v4707 + v4700;
-        *(device bfloat2*)(out + v4708) = bfloat2(v4702, v4706);
-      }
-    } else {
-      const bool v4713 = v4680 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4714 = v4682 < v4;
-      const bool v4715 = v4713 && v4714;
-      if (v4715) {
-        const float v4716 = v200.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4718 = bfloat(v4716);
-        const uint v4719 = v4680 * v4;
-        const uint v4720 = v4719 + v1925;
-        const uint v4721 = v4720 + v4682;
-        out[v4721] = v4718;
-      }
-      const uint v4723 = v1924 + v4684;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4725 = v1923 + v4689;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4726 = v4723 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4727 = v4725 < v4;
-      const bool v4728 = v4726 && v4727;
-      if (v4728) {
-        const float v4729 = v200.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4731 = bfloat(v4729);
-        const uint v4732 = v4723 * v4;
-        const uint v4733 = v4732 + v1925;
-        const uint v4734 = v4733 + v4725;
-        out[v4734] = v4731;
-      }
+    const uint v2723 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2724 = v1926 + v2723;
+    const uint v2725 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2726 = v1925 + v2725;
+    const bool v2727 = v2724 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2728 = v2726 < v4;
+    const bool v2729 = v2727 && v2728;
+    if (v2729) {
+      const uint v2730 = v1927 + v2726;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2731 = v200.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2732 = bfloat(v2731);
+      const float v2733 = v200.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2736 = bfloat(v2733);
+      const uint v2737 = v2724 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2738 = v2737 + v2730;
+      *(device bfloat2*)(out + v2738) = bfloat2(v2732, v2736);
     }
-    const uint v4735 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4736 = v1924 + v4735;
-    const uint v4737 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4738 = v1923 + v4737;
-    const uint v4740 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4741 = v4740 == v4735;
-    const uint v4744 = v4737 + 1u;
-    const uint v4745 = iron_frag_coord<64>(101u, iron_lane, true);
-    const bool v4746 = v4745 == v4744;
-    const bool v4747 = v4741 && v4746;
-    const uint v4750 = v4738 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4751 = v4750 == 0u;
-    const bool v4752 = v4747 && v4751;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4752) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4753 = v4736 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4754 = v4738 < v4;
-      const bool v4755 = v4753 && v4754;
-      if (v4755) {
-        const uint v4756 = v1925 + v4738;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4757 = v200.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4758 = bfloat(v4757);
-        const float v4759 = v200.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4762 = bfloat(v4759);
-        const uint v4763 = v4736 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4764 = v4763 + v4756;
-        *(device bfloat2*)(out + v4764) = bfloat2(v4758, v4762);
-      }
-    } else {
-      const bool v4769 = v4736 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4770 = v4738 < v4;
-      const bool v4771 = v4769 && v4770;
-      if (v4771) {
-        const float v4772 = v200.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4774 = bfloat(v4772);
-        const uint v4775 = v4736 * v4;
-        const uint v4776 = v4775 + v1925;
-        const uint v4777 = v4776 + v4738;
-        out[v4777] = v4774;
-      }
-      const uint v4779 = v1924 + v4740;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4781 = v1923 + v4745;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4782 = v4779 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4783 = v4781 < v4;
-      const bool v4784 = v4782 && v4783;
-      if (v4784) {
-        const float v4785 = v200.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4787 = bfloat(v4785);
-        const uint v4788 = v4779 * v4;
-        const uint v4789 = v4788 + v1925;
-        const uint v4790 = v4789 + v4781;
-        out[v4790] = v4787;
-      }
+    const uint v2739 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2740 = v1926 + v2739;
+    const uint v2741 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2742 = v1925 + v2741;
+    const bool v2743 = v2740 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2744 = v2742 < v4;
+    const bool v2745 = v2743 && v2744;
+    if (v2745) {
+      const uint v2746 = v1927 + v2742;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2747 = v200.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2748 = bfloat(v2747);
+      const float v2749 = v200.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2752 = bfloat(v2749);
+      const uint v2753 = v2740 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2754 = v2753 + v2746;
+      *(device bfloat2*)(out + v2754) = bfloat2(v2748, v2752);
     }
-    const uint v4791 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4792 = v1924 + v4791;
-    const uint v4793 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4794 = v1923 + v4793;
-    const uint v4796 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4797 = v4796 == v4791;
-    const uint v4800 = v4793 + 1u;
-    const uint v4801 = iron_frag_coord<64>(103u, iron_lane, true);
-    const bool v4802 = v4801 == v4800;
-    const bool v4803 = v4797 && v4802;
-    const uint v4806 = v4794 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4807 = v4806 == 0u;
-    const bool v4808 = v4803 && v4807;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4808) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4809 = v4792 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4810 = v4794 < v4;
-      const bool v4811 = v4809 && v4810;
-      if (v4811) {
-        const uint v4812 = v1925 + v4794;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4813 = v200.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4814 = bfloat(v4813);
-        const float v4815 = v200.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4818 = bfloat(v4815);
-        const uint v4819 = v4792 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4820 = v4819 + v4812;
-        *(device bfloat2*)(out + v4820) = bfloat2(v4814, v4818);
-      }
-    } else {
-      const bool v4825 = v4792 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4826 = v4794 < v4;
-      const bool v4827 = v4825 && v4826;
-      if (v4827) {
-        const float v4828 = v200.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4830 = bfloat(v4828);
-        const uint v4831 = v4792 * v4;
-        const uint v4832 = v4831 + v1925;
-        const uint v4833 = v4832 + v4794;
-        out[v4833] = v4830;
-      }
-      const uint v4835 = v1924 + v4796;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4837 = v1923 + v4801;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4838 = v4835 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4839 = v4837 < v4;
-      const bool v4840 = v4838 && v4839;
-      if (v4840) {
-        const float v4841 = v200.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4843 = bfloat(v4841);
-        const uint v4844 = v4835 * v4;
-        const uint v4845 = v4844 + v1925;
-        const uint v4846 = v4845 + v4837;
-        out[v4846] = v4843;
-      }
+    const uint v2755 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2756 = v1926 + v2755;
+    const uint v2757 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2758 = v1925 + v2757;
+    const bool v2759 = v2756 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2760 = v2758 < v4;
+    const bool v2761 = v2759 && v2760;
+    if (v2761) {
+      const uint v2762 = v1927 + v2758;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2763 = v200.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2764 = bfloat(v2763);
+      const float v2765 = v200.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2768 = bfloat(v2765);
+      const uint v2769 = v2756 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2770 = v2769 + v2762;
+      *(device bfloat2*)(out + v2770) = bfloat2(v2764, v2768);
     }
-    const uint v4847 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4848 = v1924 + v4847;
-    const uint v4849 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4850 = v1923 + v4849;
-    const uint v4852 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4853 = v4852 == v4847;
-    const uint v4856 = v4849 + 1u;
-    const uint v4857 = iron_frag_coord<64>(105u, iron_lane, true);
-    const bool v4858 = v4857 == v4856;
-    const bool v4859 = v4853 && v4858;
-    const uint v4862 = v4850 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4863 = v4862 == 0u;
-    const bool v4864 = v4859 && v4863;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4864) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4865 = v4848 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4866 = v4850 < v4;
-      const bool v4867 = v4865 && v4866;
-      if (v4867) {
-        const uint v4868 = v1925 + v4850;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4869 = v200.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4870 = bfloat(v4869);
-        const float v4871 = v200.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4874 = bfloat(v4871);
-        const uint v4875 = v4848 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4876 = v4875 + v4868;
-        *(device bfloat2*)(out + v4876) = bfloat2(v4870, v4874);
-      }
-    } else {
-      const bool v4881 = v4848 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4882 = v4850 < v4;
-      const bool v4883 = v4881 && v4882;
-      if (v4883) {
-        const float v4884 = v200.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4886 = bfloat(v4884);
-        const uint v4887 = v4848 * v4;
-        const uint v4888 = v4887 + v1925;
-        const uint v4889 = v4888 + v4850;
-        out[v4889] = v4886;
-      }
-      const uint v4891 = v1924 + v4852;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4893 = v1923 + v4857;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4894 = v4891 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4895 = v4893 < v4;
-      const bool v4896 = v4894 && v4895;
-      if (v4896) {
-        const float v4897 = v200.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4899 = bfloat(v4897);
-        const uint v4900 = v4891 * v4;
-        const uint v4901 = v4900 + v1925;
-        const uint v4902 = v4901 + v4893;
-        out[v4902] = v4899;
-      }
+    const uint v2771 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2772 = v1926 + v2771;
+    const uint v2773 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2774 = v1925 + v2773;
+    const bool v2775 = v2772 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2776 = v2774 < v4;
+    const bool v2777 = v2775 && v2776;
+    if (v2777) {
+      const uint v2778 = v1927 + v2774;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2779 = v200.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2780 = bfloat(v2779);
+      const float v2781 = v200.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2784 = bfloat(v2781);
+      const uint v2785 = v2772 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2786 = v2785 + v2778;
+      *(device bfloat2*)(out + v2786) = bfloat2(v2780, v2784);
     }
-    const uint v4903 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4904 = v1924 + v4903;
-    const uint v4905 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4906 = v1923 + v4905;
-    const uint v4908 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4909 = v4908 == v4903;
-    const uint v4912 = v4905 + 1u;
-    const uint v4913 = iron_frag_coord<64>(107u, iron_lane, true);
-    const bool v4914 = v4913 == v4912;
-    const bool v4915 = v4909 && v4914;
-    const uint v4918 = v4906 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4919 = v4918 == 0u;
-    const bool v4920 = v4915 && v4919;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4920) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4921 = v4904 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4922 = v4906 < v4;
-      const bool v4923 = v4921 && v4922;
-      if (v4923) {
-        const uint v4924 = v1925 + v4906;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4925 = v200.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4926 = bfloat(v4925);
-        const float v4927 = v200.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4930 = bfloat(v4927);
-        const uint v4931 = v4904 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4932 = v4931 + v4924;
-        *(device bfloat2*)(out + v4932) = bfloat2(v4926, v4930);
-      }
-    } else {
-      const bool v4937 = v4904 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4938 = v4906 < v4;
-      const bool v4939 = v4937 && v4938;
-      if (v4939) {
-        const float v4940 = v200.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4942 = bfloat(v4940);
-        const uint v4943 = v4904 * v4;
-        const uint v4944 = v4943 + v1925;
-        const uint v4945 = v4944 + v4906;
-        out[v4945] = v4942;
-      }
-      const uint v4947 = v1924 + v4908;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4949 = v1923 + v4913;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4950 = v4947 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4951 = v4949 < v4;
-      const bool v4952 = v4950 && v4951;
-      if (v4952) {
-        const float v4953 = v200.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4955 = bfloat(v4953);
-        const uint v4956 = v4947 * v4;
-        const uint v4957 = v4956 + v1925;
-        const uint v4958 = v4957 + v4949;
-        out[v4958] = v4955;
-      }
+    const uint v2787 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2788 = v1926 + v2787;
+    const uint v2789 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2790 = v1925 + v2789;
+    const bool v2791 = v2788 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2792 = v2790 < v4;
+    const bool v2793 = v2791 && v2792;
+    if (v2793) {
+      const uint v2794 = v1927 + v2790;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2795 = v200.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2796 = bfloat(v2795);
+      const float v2797 = v200.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2800 = bfloat(v2797);
+      const uint v2801 = v2788 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2802 = v2801 + v2794;
+      *(device bfloat2*)(out + v2802) = bfloat2(v2796, v2800);
     }
-    const uint v4959 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4960 = v1924 + v4959;
-    const uint v4961 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4962 = v1923 + v4961;
-    const uint v4964 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4965 = v4964 == v4959;
-    const uint v4968 = v4961 + 1u;
-    const uint v4969 = iron_frag_coord<64>(109u, iron_lane, true);
-    const bool v4970 = v4969 == v4968;
-    const bool v4971 = v4965 && v4970;
-    const uint v4974 = v4962 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4975 = v4974 == 0u;
-    const bool v4976 = v4971 && v4975;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4976) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4977 = v4960 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4978 = v4962 < v4;
-      const bool v4979 = v4977 && v4978;
-      if (v4979) {
-        const uint v4980 = v1925 + v4962;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4981 = v200.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4982 = bfloat(v4981);
-        const float v4983 = v200.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4986 = bfloat(v4983);
-        const uint v4987 = v4960 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4988 = v4987 + v4980;
-        *(device bfloat2*)(out + v4988) = bfloat2(v4982, v4986);
-      }
-    } else {
-      const bool v4993 = v4960 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4994 = v4962 < v4;
-      const bool v4995 = v4993 && v4994;
-      if (v4995) {
-        const float v4996 = v200.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4998 = bfloat(v4996);
-        const uint v4999 = v4960 * v4;
-        const uint v5000 = v4999 + v1925;
-        const uint v5001 = v5000 + v4962;
-        out[v5001] = v4998;
-      }
-      const uint v5003 = v1924 + v4964;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5005 = v1923 + v4969;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5006 = v5003 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5007 = v5005 < v4;
-      const bool v5008 = v5006 && v5007;
-      if (v5008) {
-        const float v5009 = v200.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5011 = bfloat(v5009);
-        const uint v5012 = v5003 * v4;
-        const uint v5013 = v5012 + v1925;
-        const uint v5014 = v5013 + v5005;
-        out[v5014] = v5011;
-      }
+    const uint v2803 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2804 = v1926 + v2803;
+    const uint v2805 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2806 = v1925 + v2805;
+    const bool v2807 = v2804 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2808 = v2806 < v4;
+    const bool v2809 = v2807 && v2808;
+    if (v2809) {
+      const uint v2810 = v1927 + v2806;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2811 = v200.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2812 = bfloat(v2811);
+      const float v2813 = v200.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2816 = bfloat(v2813);
+      const uint v2817 = v2804 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2818 = v2817 + v2810;
+      *(device bfloat2*)(out + v2818) = bfloat2(v2812, v2816);
     }
-    const uint v5015 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5016 = v1924 + v5015;
-    const uint v5017 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5018 = v1923 + v5017;
-    const uint v5020 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5021 = v5020 == v5015;
-    const uint v5024 = v5017 + 1u;
-    const uint v5025 = iron_frag_coord<64>(111u, iron_lane, true);
-    const bool v5026 = v5025 == v5024;
-    const bool v5027 = v5021 && v5026;
-    const uint v5030 = v5018 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5031 = v5030 == 0u;
-    const bool v5032 = v5027 && v5031;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5032) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5033 = v5016 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5034 = v5018 < v4;
-      const bool v5035 = v5033 && v5034;
-      if (v5035) {
-        const uint v5036 = v1925 + v5018;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5037 = v200.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5038 = bfloat(v5037);
-        const float v5039 = v200.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5042 = bfloat(v5039);
-        const uint v5043 = v5016 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5044 = v5043 + v5036;
-        *(device bfloat2*)(out + v5044) = bfloat2(v5038, v5042);
-      }
-    } else {
-      const bool v5049 = v5016 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5050 = v5018 < v4;
-      const bool v5051 = v5049 && v5050;
-      if (v5051) {
-        const float v5052 = v200.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5054 = bfloat(v5052);
-        const uint v5055 = v5016 * v4;
-        const uint v5056 = v5055 + v1925;
-        const uint v5057 = v5056 + v5018;
-        out[v5057] = v5054;
-      }
-      const uint v5059 = v1924 + v5020;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5061 = v1923 + v5025;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5062 = v5059 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5063 = v5061 < v4;
-      const bool v5064 = v5062 && v5063;
-      if (v5064) {
-        const float v5065 = v200.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5067 = bfloat(v5065);
-        const uint v5068 = v5059 * v4;
-        const uint v5069 = v5068 + v1925;
-        const uint v5070 = v5069 + v5061;
-        out[v5070] = v5067;
-      }
+    const uint v2819 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2820 = v1926 + v2819;
+    const uint v2821 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2822 = v1925 + v2821;
+    const bool v2823 = v2820 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2824 = v2822 < v4;
+    const bool v2825 = v2823 && v2824;
+    if (v2825) {
+      const uint v2826 = v1927 + v2822;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2827 = v200.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2828 = bfloat(v2827);
+      const float v2829 = v200.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2832 = bfloat(v2829);
+      const uint v2833 = v2820 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2834 = v2833 + v2826;
+      *(device bfloat2*)(out + v2834) = bfloat2(v2828, v2832);
     }
-    const uint v5071 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5072 = v1924 + v5071;
-    const uint v5073 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5074 = v1923 + v5073;
-    const uint v5076 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5077 = v5076 == v5071;
-    const uint v5080 = v5073 + 1u;
-    const uint v5081 = iron_frag_coord<64>(113u, iron_lane, true);
-    const bool v5082 = v5081 == v5080;
-    const bool v5083 = v5077 && v5082;
-    const uint v5086 = v5074 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5087 = v5086 == 0u;
-    const bool v5088 = v5083 && v5087;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5088) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5089 = v5072 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5090 = v5074 < v4;
-      const bool v5091 = v5089 && v5090;
-      if (v5091) {
-        const uint v5092 = v1925 + v5074;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5093 = v200.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5094 = bfloat(v5093);
-        const float v5095 = v200.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5098 = bfloat(v5095);
-        const uint v5099 = v5072 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5100 = v5099 + v5092;
-        *(device bfloat2*)(out + v5100) = bfloat2(v5094, v5098);
-      }
-    } else {
-      const bool v5105 = v5072 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5106 = v5074 < v4;
-      const bool v5107 = v5105 && v5106;
-      if (v5107) {
-        const float v5108 = v200.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5110 = bfloat(v5108);
-        const uint v5111 = v5072 * v4;
-        const uint v5112 = v5111 + v1925;
-        const uint v5113 = v5112 + v5074;
-        out[v5113] = v5110;
-      }
-      const uint v5115 = v1924 + v5076;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5117 = v1923 + v5081;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5118 = v5115 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5119 = v5117 < v4;
-      const bool v5120 = v5118 && v5119;
-      if (v5120) {
-        const float v5121 = v200.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5123 = bfloat(v5121);
-        const uint v5124 = v5115 * v4;
-        const uint v5125 = v5124 + v1925;
-        const uint v5126 = v5125 + v5117;
-        out[v5126] = v5123;
-      }
+    const uint v2835 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2836 = v1926 + v2835;
+    const uint v2837 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2838 = v1925 + v2837;
+    const bool v2839 = v2836 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2840 = v2838 < v4;
+    const bool v2841 = v2839 && v2840;
+    if (v2841) {
+      const uint v2842 = v1927 + v2838;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2843 = v200.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2844 = bfloat(v2843);
+      const float v2845 = v200.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2848 = bfloat(v2845);
+      const uint v2849 = v2836 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2850 = v2849 + v2842;
+      *(device bfloat2*)(out + v2850) = bfloat2(v2844, v2848);
     }
-    const uint v5127 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5128 = v1924 + v5127;
-    const uint v5129 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5130 = v1923 + v5129;
-    const uint v5132 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5133 = v5132 == v5127;
-    const uint v5136 = v5129 + 1u;
-    const uint v5137 = iron_frag_coord<64>(115u, iron_lane, true);
-    const bool v5138 = v5137 == v5136;
-    const bool v5139 = v5133 && v5138;
-    const uint v5142 = v5130 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5143 = v5142 == 0u;
-    const bool v5144 = v5139 && v5143;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5144) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5145 = v5128 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5146 = v5130 < v4;
-      const bool v5147 = v5145 && v5146;
-      if (v5147) {
-        const uint v5148 = v1925 + v5130;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5149 = v200.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5150 = bfloat(v5149);
-        const float v5151 = v200.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5154 = bfloat(v5151);
-        const uint v5155 = v5128 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5156 = v5155 + v5148;
-        *(device bfloat2*)(out + v5156) = bfloat2(v5150, v5154);
-      }
-    } else {
-      const bool v5161 = v5128 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5162 = v5130 < v4;
-      const bool v5163 = v5161 && v5162;
-      if (v5163) {
-        const float v5164 = v200.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5166 = bfloat(v5164);
-        const uint v5167 = v5128 * v4;
-        const uint v5168 = v5167 + v1925;
-        const uint v5169 = v5168 + v5130;
-        out[v5169] = v5166;
-      }
-      const uint v5171 = v1924 + v5132;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5173 = v1923 + v5137;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5174 = v5171 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5175 = v5173 < v4;
-      const bool v5176 = v5174 && v5175;
-      if (v5176) {
-        const float v5177 = v200.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5179 = bfloat(v5177);
-        const uint v5180 = v5171 * v4;
-        const uint v5181 = v5180 + v1925;
-        const uint v5182 = v5181 + v5173;
-        out[v5182] = v5179;
-      }
+    const uint v2851 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2852 = v1926 + v2851;
+    const uint v2853 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2854 = v1925 + v2853;
+    const bool v2855 = v2852 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2856 = v2854 < v4;
+    const bool v2857 = v2855 && v2856;
+    if (v2857) {
+      const uint v2858 = v1927 + v2854;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2859 = v200.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2860 = bfloat(v2859);
+      const float v2861 = v200.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2864 = bfloat(v2861);
+      const uint v2865 = v2852 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2866 = v2865 + v2858;
+      *(device bfloat2*)(out + v2866) = bfloat2(v2860, v2864);
     }
-    const uint v5183 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5184 = v1924 + v5183;
-    const uint v5185 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5186 = v1923 + v5185;
-    const uint v5188 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5189 = v5188 == v5183;
-    const uint v5192 = v5185 + 1u;
-    const uint v5193 = iron_frag_coord<64>(117u, iron_lane, true);
-    const bool v5194 = v5193 == v5192;
-    const bool v5195 = v5189 && v5194;
-    const uint v5198 = v5186 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5199 = v5198 == 0u;
-    const bool v5200 = v5195 && v5199;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5200) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5201 = v5184 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5202 = v5186 < v4;
-      const bool v5203 = v5201 && v5202;
-      if (v5203) {
-        const uint v5204 = v1925 + v5186;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5205 = v200.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5206 = bfloat(v5205);
-        const float v5207 = v200.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5210 = bfloat(v5207);
-        const uint v5211 = v5184 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5212 = v5211 + v5204;
-        *(device bfloat2*)(out + v5212) = bfloat2(v5206, v5210);
-      }
-    } else {
-      const bool v5217 = v5184 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5218 = v5186 < v4;
-      const bool v5219 = v5217 && v5218;
-      if (v5219) {
-        const float v5220 = v200.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5222 = bfloat(v5220);
-        const uint v5223 = v5184 * v4;
-        const uint v5224 = v5223 + v1925;
-        const uint v5225 = v5224 + v5186;
-        out[v5225] = v5222;
-      }
-      const uint v5227 = v1924 + v5188;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5229 = v1923 + v5193;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5230 = v5227 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5231 = v5229 < v4;
-      const bool v5232 = v5230 && v5231;
-      if (v5232) {
-        const float v5233 = v200.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5235 = bfloat(v5233);
-        const uint v5236 = v5227 * v4;
-        const uint v5237 = v5236 + v1925;
-        const uint v5238 = v5237 + v5229;
-        out[v5238] = v5235;
-      }
+    const uint v2867 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2868 = v1926 + v2867;
+    const uint v2869 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2870 = v1925 + v2869;
+    const bool v2871 = v2868 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2872 = v2870 < v4;
+    const bool v2873 = v2871 && v2872;
+    if (v2873) {
+      const uint v2874 = v1927 + v2870;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2875 = v200.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2876 = bfloat(v2875);
+      const float v2877 = v200.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2880 = bfloat(v2877);
+      const uint v2881 = v2868 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2882 = v2881 + v2874;
+      *(device bfloat2*)(out + v2882) = bfloat2(v2876, v2880);
     }
-    const uint v5239 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5240 = v1924 + v5239;
-    const uint v5241 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5242 = v1923 + v5241;
-    const uint v5244 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5245 = v5244 == v5239;
-    const uint v5248 = v5241 + 1u;
-    const uint v5249 = iron_frag_coord<64>(119u, iron_lane, true);
-    const bool v5250 = v5249 == v5248;
-    const bool v5251 = v5245 && v5250;
-    const uint v5254 = v5242 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5255 = v5254 == 0u;
-    const bool v5256 = v5251 && v5255;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5256) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5257 = v5240 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5258 = v5242 < v4;
-      const bool v5259 = v5257 && v5258;
-      if (v5259) {
-        const uint v5260 = v1925 + v5242;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5261 = v200.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5262 = bfloat(v5261);
-        const float v5263 = v200.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5266 = bfloat(v5263);
-        const uint v5267 = v5240 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5268 = v5267 + v5260;
-        *(device bfloat2*)(out + v5268) = bfloat2(v5262, v5266);
-      }
-    } else {
-      const bool v5273 = v5240 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5274 = v5242 < v4;
-      const bool v5275 = v5273 && v5274;
-      if (v5275) {
-        const float v5276 = v200.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5278 = bfloat(v5276);
-        const uint v5279 = v5240 * v4;
-        const uint v5280 = v5279 + v1925;
-        const uint v5281 = v5280 + v5242;
-        out[v5281] = v5278;
-      }
-      const uint v5283 = v1924 + v5244;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5285 = v1923 + v5249;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5286 = v5283 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5287 = v5285 < v4;
-      const bool v5288 = v5286 && v5287;
-      if (v5288) {
-        const float v5289 = v200.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5291 = bfloat(v5289);
-        const uint v5292 = v5283 * v4;
-        const uint v5293 = v5292 + v1925;
-        const uint v5294 = v5293 + v5285;
-        out[v5294] = v5291;
-      }
+    const uint v2883 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2884 = v1926 + v2883;
+    const uint v2885 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2886 = v1925 + v2885;
+    const bool v2887 = v2884 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2888 = v2886 < v4;
+    const bool v2889 = v2887 && v2888;
+    if (v2889) {
+      const uint v2890 = v1927 + v2886;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2891 = v200.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2892 = bfloat(v2891);
+      const float v2893 = v200.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2896 = bfloat(v2893);
+      const uint v2897 = v2884 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2898 = v2897 + v2890;
+      *(device bfloat2*)(out + v2898) = bfloat2(v2892, v2896);
     }
-    const uint v5295 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5296 = v1924 + v5295;
-    const uint v5297 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5298 = v1923 + v5297;
-    const uint v5300 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5301 = v5300 == v5295;
-    const uint v5304 = v5297 + 1u;
-    const uint v5305 = iron_frag_coord<64>(121u, iron_lane, true);
-    const bool v5306 = v5305 == v5304;
-    const bool v5307 = v5301 && v5306;
-    const uint v5310 = v5298 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5311 = v5310 == 0u;
-    const bool v5312 = v5307 && v5311;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5312) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5313 = v5296 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5314 = v5298 < v4;
-      const bool v5315 = v5313 && v5314;
-      if (v5315) {
-        const uint v5316 = v1925 + v5298;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5317 = v200.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5318 = bfloat(v5317);
-        const float v5319 = v200.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5322 = bfloat(v5319);
-        const uint v5323 = v5296 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5324 = v5323 + v5316;
-        *(device bfloat2*)(out + v5324) = bfloat2(v5318, v5322);
-      }
-    } else {
-      const bool v5329 = v5296 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5330 = v5298 < v4;
-      const bool v5331 = v5329 && v5330;
-      if (v5331) {
-        const float v5332 = v200.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5334 = bfloat(v5332);
-        const uint v5335 = v5296 * v4;
-        const uint v5336 = v5335 + v1925;
-        const uint v5337 = v5336 + v5298;
-        out[v5337] = v5334;
-      }
-      const uint v5339 = v1924 + v5300;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5341 = v1923 + v5305;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5342 = v5339 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5343 = v5341 < v4;
-      const bool v5344 = v5342 && v5343;
-      if (v5344) {
-        const float v5345 = v200.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5347 = bfloat(v5345);
-        const uint v5348 = v5339 * v4;
-        const uint v5349 = v5348 + v1925;
-        const uint v5350 = v5349 + v5341;
-        out[v5350] = v5347;
-      }
+    const uint v2899 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2900 = v1926 + v2899;
+    const uint v2901 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2902 = v1925 + v2901;
+    const bool v2903 = v2900 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2904 = v2902 < v4;
+    const bool v2905 = v2903 && v2904;
+    if (v2905) {
+      const uint v2906 = v1927 + v2902;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2907 = v200.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2908 = bfloat(v2907);
+      const float v2909 = v200.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2912 = bfloat(v2909);
+      const uint v2913 = v2900 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2914 = v2913 + v2906;
+      *(device bfloat2*)(out + v2914) = bfloat2(v2908, v2912);
     }
-    const uint v5351 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5352 = v1924 + v5351;
-    const uint v5353 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5354 = v1923 + v5353;
-    const uint v5356 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5357 = v5356 == v5351;
-    const uint v5360 = v5353 + 1u;
-    const uint v5361 = iron_frag_coord<64>(123u, iron_lane, true);
-    const bool v5362 = v5361 == v5360;
-    const bool v5363 = v5357 && v5362;
-    const uint v5366 = v5354 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5367 = v5366 == 0u;
-    const bool v5368 = v5363 && v5367;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5368) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5369 = v5352 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5370 = v5354 < v4;
-      const bool v5371 = v5369 && v5370;
-      if (v5371) {
-        const uint v5372 = v1925 + v5354;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5373 = v200.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5374 = bfloat(v5373);
-        const float v5375 = v200.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5378 = bfloat(v5375);
-        const uint v5379 = v5352 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5380 = v5379 + v5372;
-        *(device bfloat2*)(out + v5380) = bfloat2(v5374, v5378);
-      }
-    } else {
-      const bool v5385 = v5352 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5386 = v5354 < v4;
-      const bool v5387 = v5385 && v5386;
-      if (v5387) {
-        const float v5388 = v200.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5390 = bfloat(v5388);
-        const uint v5391 = v5352 * v4;
-        const uint v5392 = v5391 + v1925;
-        const uint v5393 = v5392 + v5354;
-        out[v5393] = v5390;
-      }
-      const uint v5395 = v1924 + v5356;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5397 = v1923 + v5361;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5398 = v5395 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5399 = v5397 < v4;
-      const bool v5400 = v5398 && v5399;
-      if (v5400) {
-        const float v5401 = v200.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5403 = bfloat(v5401);
-        const uint v5404 = v5395 * v4;
-        const uint v5405 = v5404 + v1925;
-        const uint v5406 = v5405 + v5397;
-        out[v5406] = v5403;
-      }
+    const uint v2915 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2916 = v1926 + v2915;
+    const uint v2917 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2918 = v1925 + v2917;
+    const bool v2919 = v2916 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2920 = v2918 < v4;
+    const bool v2921 = v2919 && v2920;
+    if (v2921) {
+      const uint v2922 = v1927 + v2918;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2923 = v200.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2924 = bfloat(v2923);
+      const float v2925 = v200.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2928 = bfloat(v2925);
+      const uint v2929 = v2916 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2930 = v2929 + v2922;
+      *(device bfloat2*)(out + v2930) = bfloat2(v2924, v2928);
     }
-    const uint v5407 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5408 = v1924 + v5407;
-    const uint v5409 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5410 = v1923 + v5409;
-    const uint v5412 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5413 = v5412 == v5407;
-    const uint v5416 = v5409 + 1u;
-    const uint v5417 = iron_frag_coord<64>(125u, iron_lane, true);
-    const bool v5418 = v5417 == v5416;
-    const bool v5419 = v5413 && v5418;
-    const uint v5422 = v5410 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5423 = v5422 == 0u;
-    const bool v5424 = v5419 && v5423;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5424) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5425 = v5408 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5426 = v5410 < v4;
-      const bool v5427 = v5425 && v5426;
-      if (v5427) {
-        const uint v5428 = v1925 + v5410;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5429 = v200.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5430 = bfloat(v5429);
-        const float v5431 = v200.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5434 = bfloat(v5431);
-        const uint v5435 = v5408 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5436 = v5435 + v5428;
-        *(device bfloat2*)(out + v5436) = bfloat2(v5430, v5434);
-      }
-    } else {
-      const bool v5441 = v5408 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5442 = v5410 < v4;
-      const bool v5443 = v5441 && v5442;
-      if (v5443) {
-        const float v5444 = v200.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5446 = bfloat(v5444);
-        const uint v5447 = v5408 * v4;
-        const uint v5448 = v5447 + v1925;
-        const uint v5449 = v5448 + v5410;
-        out[v5449] = v5446;
-      }
-      const uint v5451 = v1924 + v5412;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5453 = v1923 + v5417;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5454 = v5451 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5455 = v5453 < v4;
-      const bool v5456 = v5454 && v5455;
-      if (v5456) {
-        const float v5457 = v200.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5459 = bfloat(v5457);
-        const uint v5460 = v5451 * v4;
-        const uint v5461 = v5460 + v1925;
-        const uint v5462 = v5461 + v5453;
-        out[v5462] = v5459;
-      }
+    const uint v2931 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2932 = v1926 + v2931;
+    const uint v2933 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2934 = v1925 + v2933;
+    const bool v2935 = v2932 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2936 = v2934 < v4;
+    const bool v2937 = v2935 && v2936;
+    if (v2937) {
+      const uint v2938 = v1927 + v2934;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2939 = v200.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2940 = bfloat(v2939);
+      const float v2941 = v200.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2944 = bfloat(v2941);
+      const uint v2945 = v2932 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2946 = v2945 + v2938;
+      *(device bfloat2*)(out + v2946) = bfloat2(v2940, v2944);
     }
-    const uint v5463 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5464 = v1924 + v5463;
-    const uint v5465 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5466 = v1923 + v5465;
-    const uint v5468 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5469 = v5468 == v5463;
-    const uint v5472 = v5465 + 1u;
-    const uint v5473 = iron_frag_coord<64>(127u, iron_lane, true);
-    const bool v5474 = v5473 == v5472;
-    const bool v5475 = v5469 && v5474;
-    const uint v5478 = v5466 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5479 = v5478 == 0u;
-    const bool v5480 = v5475 && v5479;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5480) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5481 = v5464 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5482 = v5466 < v4;
-      const bool v5483 = v5481 && v5482;
-      if (v5483) {
-        const uint v5484 = v1925 + v5466;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5485 = v200.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5486 = bfloat(v5485);
-        const float v5487 = v200.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5490 = bfloat(v5487);
-        const uint v5491 = v5464 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5492 = v5491 + v5484;
-        *(device bfloat2*)(out + v5492) = bfloat2(v5486, v5490);
-      }
-    } else {
-      const bool v5497 = v5464 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5498 = v5466 < v4;
-      const bool v5499 = v5497 && v5498;
-      if (v5499) {
-        const float v5500 = v200.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5502 = bfloat(v5500);
-        const uint v5503 = v5464 * v4;
-        const uint v5504 = v5503 + v1925;
-        const uint v5505 = v5504 + v5466;
-        out[v5505] = v5502;
-      }
-      const uint v5507 = v1924 + v5468;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5509 = v1923 + v5473;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5510 = v5507 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5511 = v5509 < v4;
-      const bool v5512 = v5510 && v5511;
-      if (v5512) {
-        const float v5513 = v200.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5515 = bfloat(v5513);
-        const uint v5516 = v5507 * v4;
-        const uint v5517 = v5516 + v1925;
-        const uint v5518 = v5517 + v5509;
-        out[v5518] = v5515;
-      }
+    const uint v2947 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2948 = v1926 + v2947;
+    const uint v2949 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2950 = v1925 + v2949;
+    const bool v2951 = v2948 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2952 = v2950 < v4;
+    const bool v2953 = v2951 && v2952;
+    if (v2953) {
+      const uint v2954 = v1927 + v2950;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2955 = v200.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2956 = bfloat(v2955);
+      const float v2957 = v200.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2960 = bfloat(v2957);
+      const uint v2961 = v2948 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2962 = v2961 + v2954;
+      *(device bfloat2*)(out + v2962) = bfloat2(v2956, v2960);
     }
   } else {
-    const uint v5519 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5520 = v1924 + v5519;
-    const uint v5521 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5522 = v1923 + v5521;
-    const bool v5523 = v5520 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5524 = v5522 < v4;
-    const bool v5525 = v5523 && v5524;
-    if (v5525) {
-      const float v5526 = v200.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5528 = bfloat(v5526);
-      const uint v5529 = v5520 * v4;
-      const uint v5530 = v5529 + v1925;
-      const uint v5531 = v5530 + v5522;
-      out[v5531] = v5528;
-    }
-    const uint v5532 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5533 = v1924 + v5532;
-    const uint v5534 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5535 = v1923 + v5534;
-    const bool v5536 = v5533 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5537 = v5535 < v4;
-    const bool v5538 = v5536 && v5537;
-    if (v5538) {
-      const float v5539 = v200.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5541 = bfloat(v5539);
-      const uint v5542 = v5533 * v4;
-      const uint v5543 = v5542 + v1925;
-      const uint v5544 = v5543 + v5535;
-      out[v5544] = v5541;
-    }
-    const uint v5545 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5546 = v1924 + v5545;
-    const uint v5547 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5548 = v1923 + v5547;
-    const bool v5549 = v5546 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5550 = v5548 < v4;
-    const bool v5551 = v5549 && v5550;
-    if (v5551) {
-      const float v5552 = v200.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5554 = bfloat(v5552);
-      const uint v5555 = v5546 * v4;
-      const uint v5556 = v5555 + v1925;
-      const uint v5557 = v5556 + v5548;
-      out[v5557] = v5554;
-    }
-    const uint v5558 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5559 = v1924 + v5558;
-    const uint v5560 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5561 = v1923 + v5560;
-    const bool v5562 = v5559 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5563 = v5561 < v4;
-    const bool v5564 = v5562 && v5563;
-    if (v5564) {
-      const float v5565 = v200.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5567 = bfloat(v5565);
-      const uint v5568 = v5559 * v4;
-      const uint v5569 = v5568 + v1925;
-      const uint v5570 = v5569 + v5561;
-      out[v5570] = v5567;
-    }
-    const uint v5571 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5572 = v1924 + v5571;
-    const uint v5573 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5574 = v1923 + v5573;
-    const bool v5575 = v5572 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5576 = v5574 < v4;
-    const bool v5577 = v5575 && v5576;
-    if (v5577) {
-      const float v5578 = v200.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5580 = bfloat(v5578);
-      const uint v5581 = v5572 * v4;
-      const uint v5582 = v5581 + v1925;
-      const uint v5583 = v5582 + v5574;
-      out[v5583] = v5580;
-    }
-    const uint v5584 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5585 = v1924 + v5584;
-    const uint v5586 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5587 = v1923 + v5586;
-    const bool v5588 = v5585 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5589 = v5587 < v4;
-    const bool v5590 = v5588 && v5589;
-    if (v5590) {
-      const float v5591 = v200.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5593 = bfloat(v5591);
-      const uint v5594 = v5585 * v4;
-      const uint v5595 = v5594 + v1925;
-      const uint v5596 = v5595 + v5587;
-      out[v5596] = v5593;
-    }
-    const uint v5597 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5598 = v1924 + v5597;
-    const uint v5599 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5600 = v1923 + v5599;
-    const bool v5601 = v5598 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5602 = v5600 < v4;
-    const bool v5603 = v5601 && v5602;
-    if (v5603) {
-      const float v5604 = v200.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5606 = bfloat(v5604);
-      const uint v5607 = v5598 * v4;
-      const uint v5608 = v5607 + v1925;
-      const uint v5609 = v5608 + v5600;
-      out[v5609] = v5606;
-    }
-    const uint v5610 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5611 = v1924 + v5610;
-    const uint v5612 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5613 = v1923 + v5612;
-    const bool v5614 = v5611 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5615 = v5613 < v4;
-    const bool v5616 = v5614 && v5615;
-    if (v5616) {
-      const float v5617 = v200.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5619 = bfloat(v5617);
-      const uint v5620 = v5611 * v4;
-      const uint v5621 = v5620 + v1925;
-      const uint v5622 = v5621 + v5613;
-      out[v5622] = v5619;
-    }
-    const uint v5623 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5624 = v1924 + v5623;
-    const uint v5625 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5626 = v1923 + v5625;
-    const bool v5627 = v5624 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5628 = v5626 < v4;
-    const bool v5629 = v5627 && v5628;
-    if (v5629) {
-      const float v5630 = v200.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5632 = bfloat(v5630);
-      const uint v5633 = v5624 * v4;
-      const uint v5634 = v5633 + v1925;
-      const uint v5635 = v5634 + v5626;
-      out[v5635] = v5632;
-    }
-    const uint v5636 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5637 = v1924 + v5636;
-    const uint v5638 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5639 = v1923 + v5638;
-    const bool v5640 = v5637 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5641 = v5639 < v4;
-    const bool v5642 = v5640 && v5641;
-    if (v5642) {
-      const float v5643 = v200.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5645 = bfloat(v5643);
-      const uint v5646 = v5637 * v4;
-      const uint v5647 = v5646 + v1925;
-      const uint v5648 = v5647 + v5639;
-      out[v5648] = v5645;
-    }
-    const uint v5649 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5650 = v1924 + v5649;
-    const uint v5651 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5652 = v1923 + v5651;
-    const bool v5653 = v5650 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5654 = v5652 < v4;
-    const bool v5655 = v5653 && v5654;
-    if (v5655) {
-      const float v5656 = v200.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5658 = bfloat(v5656);
-      const uint v5659 = v5650 * v4;
-      const uint v5660 = v5659 + v1925;
-      const uint v5661 = v5660 + v5652;
-      out[v5661] = v5658;
-    }
-    const uint v5662 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5663 = v1924 + v5662;
-    const uint v5664 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5665 = v1923 + v5664;
-    const bool v5666 = v5663 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5667 = v5665 < v4;
-    const bool v5668 = v5666 && v5667;
-    if (v5668) {
-      const float v5669 = v200.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5671 = bfloat(v5669);
-      const uint v5672 = v5663 * v4;
-      const uint v5673 = v5672 + v1925;
-      const uint v5674 = v5673 + v5665;
-      out[v5674] = v5671;
-    }
-    const uint v5675 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5676 = v1924 + v5675;
-    const uint v5677 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5678 = v1923 + v5677;
-    const bool v5679 = v5676 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5680 = v5678 < v4;
-    const bool v5681 = v5679 && v5680;
-    if (v5681) {
-      const float v5682 = v200.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5684 = bfloat(v5682);
-      const uint v5685 = v5676 * v4;
-      const uint v5686 = v5685 + v1925;
-      const uint v5687 = v5686 + v5678;
-      out[v5687] = v5684;
-    }
-    const uint v5688 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5689 = v1924 + v5688;
-    const uint v5690 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5691 = v1923 + v5690;
-    const bool v5692 = v5689 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5693 = v5691 < v4;
-    const bool v5694 = v5692 && v5693;
-    if (v5694) {
-      const float v5695 = v200.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5697 = bfloat(v5695);
-      const uint v5698 = v5689 * v4;
-      const uint v5699 = v5698 + v1925;
-      const uint v5700 = v5699 + v5691;
-      out[v5700] = v5697;
-    }
-    const uint v5701 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5702 = v1924 + v5701;
-    const uint v5703 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5704 = v1923 + v5703;
-    const bool v5705 = v5702 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5706 = v5704 < v4;
-    const bool v5707 = v5705 && v5706;
-    if (v5707) {
-      const float v5708 = v200.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5710 = bfloat(v5708);
-      const uint v5711 = v5702 * v4;
-      const uint v5712 = v5711 + v1925;
-      const uint v5713 = v5712 + v5704;
-      out[v5713] = v5710;
-    }
-    const uint v5714 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5715 = v1924 + v5714;
-    const uint v5716 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5717 = v1923 + v5716;
-    const bool v5718 = v5715 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5719 = v5717 < v4;
-    const bool v5720 = v5718 && v5719;
-    if (v5720) {
-      const float v5721 = v200.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5723 = bfloat(v5721);
-      const uint v5724 = v5715 * v4;
-      const uint v5725 = v5724 + v1925;
-      const uint v5726 = v5725 + v5717;
-      out[v5726] = v5723;
-    }
-    const uint v5727 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5728 = v1924 + v5727;
-    const uint v5729 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5730 = v1923 + v5729;
-    const bool v5731 = v5728 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5732 = v5730 < v4;
-    const bool v5733 = v5731 && v5732;
-    if (v5733) {
-      const float v5734 = v200.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5736 = bfloat(v5734);
-      const uint v5737 = v5728 * v4;
-      const uint v5738 = v5737 + v1925;
-      const uint v5739 = v5738 + v5730;
-      out[v5739] = v5736;
-    }
-    const uint v5740 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5741 = v1924 + v5740;
-    const uint v5742 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5743 = v1923 + v5742;
-    const bool v5744 = v5741 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5745 = v5743 < v4;
-    const bool v5746 = v5744 && v5745;
-    if (v5746) {
-      const float v5747 = v200.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5749 = bfloat(v5747);
-      const uint v5750 = v5741 * v4;
-      const uint v5751 = v5750 + v1925;
-      const uint v5752 = v5751 + v5743;
-      out[v5752] = v5749;
-    }
-    const uint v5753 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5754 = v1924 + v5753;
-    const uint v5755 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5756 = v1923 + v5755;
-    const bool v5757 = v5754 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5758 = v5756 < v4;
-    const bool v5759 = v5757 && v5758;
-    if (v5759) {
-      const float v5760 = v200.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5762 = bfloat(v5760);
-      const uint v5763 = v5754 * v4;
-      const uint v5764 = v5763 + v1925;
-      const uint v5765 = v5764 + v5756;
-      out[v5765] = v5762;
-    }
-    const uint v5766 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5767 = v1924 + v5766;
-    const uint v5768 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5769 = v1923 + v5768;
-    const bool v5770 = v5767 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5771 = v5769 < v4;
-    const bool v5772 = v5770 && v5771;
-    if (v5772) {
-      const float v5773 = v200.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5775 = bfloat(v5773);
-      const uint v5776 = v5767 * v4;
-      const uint v5777 = v5776 + v1925;
-      const uint v5778 = v5777 + v5769;
-      out[v5778] = v5775;
-    }
-    const uint v5779 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5780 = v1924 + v5779;
-    const uint v5781 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5782 = v1923 + v5781;
-    const bool v5783 = v5780 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5784 = v5782 < v4;
-    const bool v5785 = v5783 && v5784;
-    if (v5785) {
-      const float v5786 = v200.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5788 = bfloat(v5786);
-      const uint v5789 = v5780 * v4;
-      const uint v5790 = v5789 + v1925;
-      const uint v5791 = v5790 + v5782;
-      out[v5791] = v5788;
-    }
-    const uint v5792 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5793 = v1924 + v5792;
-    const uint v5794 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5795 = v1923 + v5794;
-    const bool v5796 = v5793 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5797 = v5795 < v4;
-    const bool v5798 = v5796 && v5797;
-    if (v5798) {
-      const float v5799 = v200.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5801 = bfloat(v5799);
-      const uint v5802 = v5793 * v4;
-      const uint v5803 = v5802 + v1925;
-      const uint v5804 = v5803 + v5795;
-      out[v5804] = v5801;
-    }
-    const uint v5805 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5806 = v1924 + v5805;
-    const uint v5807 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5808 = v1923 + v5807;
-    const bool v5809 = v5806 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5810 = v5808 < v4;
-    const bool v5811 = v5809 && v5810;
-    if (v5811) {
-      const float v5812 = v200.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5814 = bfloat(v5812);
-      const uint v5815 = v5806 * v4;
-      const uint v5816 = v5815 + v1925;
-      const uint v5817 = v5816 + v5808;
-      out[v5817] = v5814;
-    }
-    const uint v5818 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5819 = v1924 + v5818;
-    const uint v5820 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5821 = v1923 + v5820;
-    const bool v5822 = v5819 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5823 = v5821 < v4;
-    const bool v5824 = v5822 && v5823;
-    if (v5824) {
-      const float v5825 = v200.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5827 = bfloat(v5825);
-      const uint v5828 = v5819 * v4;
-      const uint v5829 = v5828 + v1925;
-      const uint v5830 = v5829 + v5821;
-      out[v5830] = v5827;
-    }
-    const uint v5831 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5832 = v1924 + v5831;
-    const uint v5833 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5834 = v1923 + v5833;
-    const bool v5835 = v5832 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5836 = v5834 < v4;
-    const bool v5837 = v5835 && v5836;
-    if (v5837) {
-      const float v5838 = v200.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5840 = bfloat(v5838);
-      const uint v5841 = v5832 * v4;
-      const uint v5842 = v5841 + v1925;
-      const uint v5843 = v5842 + v5834;
-      out[v5843] = v5840;
-    }
-    const uint v5844 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5845 = v1924 + v5844;
-    const uint v5846 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5847 = v1923 + v5846;
-    const bool v5848 = v5845 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5849 = v5847 < v4;
-    const bool v5850 = v5848 && v5849;
-    if (v5850) {
-      const float v5851 = v200.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5853 = bfloat(v5851);
-      const uint v5854 = v5845 * v4;
-      const uint v5855 = v5854 + v1925;
-      const uint v5856 = v5855 + v5847;
-      out[v5856] = v5853;
-    }
-    const uint v5857 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5858 = v1924 + v5857;
-    const uint v5859 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5860 = v1923 + v5859;
-    const bool v5861 = v5858 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5862 = v5860 < v4;
-    const bool v5863 = v5861 && v5862;
-    if (v5863) {
-      const float v5864 = v200.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5866 = bfloat(v5864);
-      const uint v5867 = v5858 * v4;
-      const uint v5868 = v5867 + v1925;
-      const uint v5869 = v5868 + v5860;
-      out[v5869] = v5866;
-    }
-    const uint v5870 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5871 = v1924 + v5870;
-    const uint v5872 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5873 = v1923 + v5872;
-    const bool v5874 = v5871 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5875 = v5873 < v4;
-    const bool v5876 = v5874 && v5875;
-    if (v5876) {
-      const float v5877 = v200.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5879 = bfloat(v5877);
-      const uint v5880 = v5871 * v4;
-      const uint v5881 = v5880 + v1925;
-      const uint v5882 = v5881 + v5873;
-      out[v5882] = v5879;
-    }
-    const uint v5883 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5884 = v1924 + v5883;
-    const uint v5885 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5886 = v1923 + v5885;
-    const bool v5887 = v5884 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5888 = v5886 < v4;
-    const bool v5889 = v5887 && v5888;
-    if (v5889) {
-      const float v5890 = v200.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5892 = bfloat(v5890);
-      const uint v5893 = v5884 * v4;
-      const uint v5894 = v5893 + v1925;
-      const uint v5895 = v5894 + v5886;
-      out[v5895] = v5892;
-    }
-    const uint v5896 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5897 = v1924 + v5896;
-    const uint v5898 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5899 = v1923 + v5898;
-    const bool v5900 = v5897 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5901 = v5899 < v4;
-    const bool v5902 = v5900 && v5901;
-    if (v5902) {
-      const float v5903 = v200.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5905 = bfloat(v5903);
-      const uint v5906 = v5897 * v4;
-      const uint v5907 = v5906 + v1925;
-      const uint v5908 = v5907 + v5899;
-      out[v5908] = v5905;
-    }
-    const uint v5909 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5910 = v1924 + v5909;
-    const uint v5911 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5912 = v1923 + v5911;
-    const bool v5913 = v5910 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5914 = v5912 < v4;
-    const bool v5915 = v5913 && v5914;
-    if (v5915) {
-      const float v5916 = v200.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5918 = bfloat(v5916);
-      const uint v5919 = v5910 * v4;
-      const uint v5920 = v5919 + v1925;
-      const uint v5921 = v5920 + v5912;
-      out[v5921] = v5918;
-    }
-    const uint v5922 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5923 = v1924 + v5922;
-    const uint v5924 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5925 = v1923 + v5924;
-    const bool v5926 = v5923 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5927 = v5925 < v4;
-    const bool v5928 = v5926 && v5927;
-    if (v5928) {
-      const float v5929 = v200.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5931 = bfloat(v5929);
-      const uint v5932 = v5923 * v4;
-      const uint v5933 = v5932 + v1925;
-      const uint v5934 = v5933 + v5925;
-      out[v5934] = v5931;
-    }
-    const uint v5935 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5936 = v1924 + v5935;
-    const uint v5937 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5938 = v1923 + v5937;
-    const bool v5939 = v5936 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5940 = v5938 < v4;
-    const bool v5941 = v5939 && v5940;
-    if (v5941) {
-      const float v5942 = v200.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5944 = bfloat(v5942);
-      const uint v5945 = v5936 * v4;
-      const uint v5946 = v5945 + v1925;
-      const uint v5947 = v5946 + v5938;
-      out[v5947] = v5944;
-    }
-    const uint v5948 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5949 = v1924 + v5948;
-    const uint v5950 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5951 = v1923 + v5950;
-    const bool v5952 = v5949 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5953 = v5951 < v4;
-    const bool v5954 = v5952 && v5953;
-    if (v5954) {
-      const float v5955 = v200.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5957 = bfloat(v5955);
-      const uint v5958 = v5949 * v4;
-      const uint v5959 = v5958 + v1925;
-      const uint v5960 = v5959 + v5951;
-      out[v5960] = v5957;
-    }
-    const uint v5961 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5962 = v1924 + v5961;
-    const uint v5963 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5964 = v1923 + v5963;
-    const bool v5965 = v5962 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5966 = v5964 < v4;
-    const bool v5967 = v5965 && v5966;
-    if (v5967) {
-      const float v5968 = v200.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5970 = bfloat(v5968);
-      const uint v5971 = v5962 * v4;
-      const uint v5972 = v5971 + v1925;
-      const uint v5973 = v5972 + v5964;
-      out[v5973] = v5970;
-    }
-    const uint v5974 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5975 = v1924 + v5974;
-    const uint v5976 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5977 = v1923 + v5976;
-    const bool v5978 = v5975 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5979 = v5977 < v4;
-    const bool v5980 = v5978 && v5979;
-    if (v5980) {
-      const float v5981 = v200.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5983 = bfloat(v5981);
-      const uint v5984 = v5975 * v4;
-      const uint v5985 = v5984 + v1925;
-      const uint v5986 = v5985 + v5977;
-      out[v5986] = v5983;
-    }
-    const uint v5987 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5988 = v1924 + v5987;
-    const uint v5989 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5990 = v1923 + v5989;
-    const bool v5991 = v5988 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5992 = v5990 < v4;
-    const bool v5993 = v5991 && v5992;
-    if (v5993) {
-      const float v5994 = v200.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5996 = bfloat(v5994);
-      const uint v5997 = v5988 * v4;
-      const uint v5998 = v5997 + v1925;
-      const uint v5999 = v5998 + v5990;
-      out[v5999] = v5996;
-    }
-    const uint v6000 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6001 = v1924 + v6000;
-    const uint v6002 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6003 = v1923 + v6002;
-    const bool v6004 = v6001 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6005 = v6003 < v4;
-    const bool v6006 = v6004 && v6005;
-    if (v6006) {
-      const float v6007 = v200.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6009 = bfloat(v6007);
-      const uint v6010 = v6001 * v4;
-      const uint v6011 = v6010 + v1925;
-      const uint v6012 = v6011 + v6003;
-      out[v6012] = v6009;
-    }
-    const uint v6013 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6014 = v1924 + v6013;
-    const uint v6015 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6016 = v1923 + v6015;
-    const bool v6017 = v6014 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6018 = v6016 < v4;
-    const bool v6019 = v6017 && v6018;
-    if (v6019) {
-      const float v6020 = v200.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6022 = bfloat(v6020);
-      const uint v6023 = v6014 * v4;
-      const uint v6024 = v6023 + v1925;
-      const uint v6025 = v6024 + v6016;
-      out[v6025] = v6022;
-    }
-    const uint v6026 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6027 = v1924 + v6026;
-    const uint v6028 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6029 = v1923 + v6028;
-    const bool v6030 = v6027 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6031 = v6029 < v4;
-    const bool v6032 = v6030 && v6031;
-    if (v6032) {
-      const float v6033 = v200.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6035 = bfloat(v6033);
-      const uint v6036 = v6027 * v4;
-      const uint v6037 = v6036 + v1925;
-      const uint v6038 = v6037 + v6029;
-      out[v6038] = v6035;
-    }
-    const uint v6039 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6040 = v1924 + v6039;
-    const uint v6041 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6042 = v1923 + v6041;
-    const bool v6043 = v6040 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6044 = v6042 < v4;
-    const bool v6045 = v6043 && v6044;
-    if (v6045) {
-      const float v6046 = v200.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6048 = bfloat(v6046);
-      const uint v6049 = v6040 * v4;
-      const uint v6050 = v6049 + v1925;
-      const uint v6051 = v6050 + v6042;
-      out[v6051] = v6048;
-    }
-    const uint v6052 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6053 = v1924 + v6052;
-    const uint v6054 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6055 = v1923 + v6054;
-    const bool v6056 = v6053 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6057 = v6055 < v4;
-    const bool v6058 = v6056 && v6057;
-    if (v6058) {
-      const float v6059 = v200.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6061 = bfloat(v6059);
-      const uint v6062 = v6053 * v4;
-      const uint v6063 = v6062 + v1925;
-      const uint v6064 = v6063 + v6055;
-      out[v6064] = v6061;
-    }
-    const uint v6065 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6066 = v1924 + v6065;
-    const uint v6067 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6068 = v1923 + v6067;
-    const bool v6069 = v6066 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6070 = v6068 < v4;
-    const bool v6071 = v6069 && v6070;
-    if (v6071) {
-      const float v6072 = v200.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6074 = bfloat(v6072);
-      const uint v6075 = v6066 * v4;
-      const uint v6076 = v6075 + v1925;
-      const uint v6077 = v6076 + v6068;
-      out[v6077] = v6074;
-    }
-    const uint v6078 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6079 = v1924 + v6078;
-    const uint v6080 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6081 = v1923 + v6080;
-    const bool v6082 = v6079 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6083 = v6081 < v4;
-    const bool v6084 = v6082 && v6083;
-    if (v6084) {
-      const float v6085 = v200.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6087 = bfloat(v6085);
-      const uint v6088 = v6079 * v4;
-      const uint v6089 = v6088 + v1925;
-      const uint v6090 = v6089 + v6081;
-      out[v6090] = v6087;
-    }
-    const uint v6091 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6092 = v1924 + v6091;
-    const uint v6093 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6094 = v1923 + v6093;
-    const bool v6095 = v6092 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6096 = v6094 < v4;
-    const bool v6097 = v6095 && v6096;
-    if (v6097) {
-      const float v6098 = v200.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6100 = bfloat(v6098);
-      const uint v6101 = v6092 * v4;
-      const uint v6102 = v6101 + v1925;
-      const uint v6103 = v6102 + v6094;
-      out[v6103] = v6100;
-    }
-    const uint v6104 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6105 = v1924 + v6104;
-    const uint v6106 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6107 = v1923 + v6106;
-    const bool v6108 = v6105 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6109 = v6107 < v4;
-    const bool v6110 = v6108 && v6109;
-    if (v6110) {
-      const float v6111 = v200.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6113 = bfloat(v6111);
-      const uint v6114 = v6105 * v4;
-      const uint v6115 = v6114 + v1925;
-      const uint v6116 = v6115 + v6107;
-      out[v6116] = v6113;
-    }
-    const uint v6117 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6118 = v1924 + v6117;
-    const uint v6119 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6120 = v1923 + v6119;
-    const bool v6121 = v6118 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6122 = v6120 < v4;
-    const bool v6123 = v6121 && v6122;
-    if (v6123) {
-      const float v6124 = v200.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6126 = bfloat(v6124);
-      const uint v6127 = v6118 * v4;
-      const uint v6128 = v6127 + v1925;
-      const uint v6129 = v6128 + v6120;
-      out[v6129] = v6126;
-    }
-    const uint v6130 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6131 = v1924 + v6130;
-    const uint v6132 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6133 = v1923 + v6132;
-    const bool v6134 = v6131 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6135 = v6133 < v4;
-    const bool v6136 = v6134 && v6135;
-    if (v6136) {
-      const float v6137 = v200.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6139 = bfloat(v6137);
-      const uint v6140 = v6131 * v4;
-      const uint v6141 = v6140 + v1925;
-      const uint v6142 = v6141 + v6133;
-      out[v6142] = v6139;
-    }
-    const uint v6143 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6144 = v1924 + v6143;
-    const uint v6145 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6146 = v1923 + v6145;
-    const bool v6147 = v6144 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6148 = v6146 < v4;
-    const bool v6149 = v6147 && v6148;
-    if (v6149) {
-      const float v6150 = v200.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6152 = bfloat(v6150);
-      const uint v6153 = v6144 * v4;
-      const uint v6154 = v6153 + v1925;
-      const uint v6155 = v6154 + v6146;
-      out[v6155] = v6152;
-    }
-    const uint v6156 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6157 = v1924 + v6156;
-    const uint v6158 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6159 = v1923 + v6158;
-    const bool v6160 = v6157 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6161 = v6159 < v4;
-    const bool v6162 = v6160 && v6161;
-    if (v6162) {
-      const float v6163 = v200.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6165 = bfloat(v6163);
-      const uint v6166 = v6157 * v4;
-      const uint v6167 = v6166 + v1925;
-      const uint v6168 = v6167 + v6159;
-      out[v6168] = v6165;
-    }
-    const uint v6169 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6170 = v1924 + v6169;
-    const uint v6171 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6172 = v1923 + v6171;
-    const bool v6173 = v6170 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6174 = v6172 < v4;
-    const bool v6175 = v6173 && v6174;
-    if (v6175) {
-      const float v6176 = v200.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6178 = bfloat(v6176);
-      const uint v6179 = v6170 * v4;
-      const uint v6180 = v6179 + v1925;
-      const uint v6181 = v6180 + v6172;
-      out[v6181] = v6178;
-    }
-    const uint v6182 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6183 = v1924 + v6182;
-    const uint v6184 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6185 = v1923 + v6184;
-    const bool v6186 = v6183 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6187 = v6185 < v4;
-    const bool v6188 = v6186 && v6187;
-    if (v6188) {
-      const float v6189 = v200.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6191 = bfloat(v6189);
-      const uint v6192 = v6183 * v4;
-      const uint v6193 = v6192 + v1925;
-      const uint v6194 = v6193 + v6185;
-      out[v6194] = v6191;
-    }
-    const uint v6195 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6196 = v1924 + v6195;
-    const uint v6197 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6198 = v1923 + v6197;
-    const bool v6199 = v6196 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6200 = v6198 < v4;
-    const bool v6201 = v6199 && v6200;
-    if (v6201) {
-      const float v6202 = v200.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6204 = bfloat(v6202);
-      const uint v6205 = v6196 * v4;
-      const uint v6206 = v6205 + v1925;
-      const uint v6207 = v6206 + v6198;
-      out[v6207] = v6204;
-    }
-    const uint v6208 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6209 = v1924 + v6208;
-    const uint v6210 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6211 = v1923 + v6210;
-    const bool v6212 = v6209 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6213 = v6211 < v4;
-    const bool v6214 = v6212 && v6213;
-    if (v6214) {
-      const float v6215 = v200.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6217 = bfloat(v6215);
-      const uint v6218 = v6209 * v4;
-      const uint v6219 = v6218 + v1925;
-      const uint v6220 = v6219 + v6211;
-      out[v6220] = v6217;
-    }
-    const uint v6221 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6222 = v1924 + v6221;
-    const uint v6223 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6224 = v1923 + v6223;
-    const bool v6225 = v6222 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6226 = v6224 < v4;
-    const bool v6227 = v6225 && v6226;
-    if (v6227) {
-      const float v6228 = v200.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6230 = bfloat(v6228);
-      const uint v6231 = v6222 * v4;
-      const uint v6232 = v6231 + v1925;
-      const uint v6233 = v6232 + v6224;
-      out[v6233] = v6230;
-    }
-    const uint v6234 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6235 = v1924 + v6234;
-    const uint v6236 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6237 = v1923 + v6236;
-    const bool v6238 = v6235 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6239 = v6237 < v4;
-    const bool v6240 = v6238 && v6239;
-    if (v6240) {
-      const float v6241 = v200.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6243 = bfloat(v6241);
-      const uint v6244 = v6235 * v4;
-      const uint v6245 = v6244 + v1925;
-      const uint v6246 = v6245 + v6237;
-      out[v6246] = v6243;
-    }
-    const uint v6247 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6248 = v1924 + v6247;
-    const uint v6249 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6250 = v1923 + v6249;
-    const bool v6251 = v6248 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6252 = v6250 < v4;
-    const bool v6253 = v6251 && v6252;
-    if (v6253) {
-      const float v6254 = v200.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6256 = bfloat(v6254);
-      const uint v6257 = v6248 * v4;
-      const uint v6258 = v6257 + v1925;
-      const uint v6259 = v6258 + v6250;
-      out[v6259] = v6256;
-    }
-    const uint v6260 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6261 = v1924 + v6260;
-    const uint v6262 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6263 = v1923 + v6262;
-    const bool v6264 = v6261 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6265 = v6263 < v4;
-    const bool v6266 = v6264 && v6265;
-    if (v6266) {
-      const float v6267 = v200.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6269 = bfloat(v6267);
-      const uint v6270 = v6261 * v4;
-      const uint v6271 = v6270 + v1925;
-      const uint v6272 = v6271 + v6263;
-      out[v6272] = v6269;
-    }
-    const uint v6273 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6274 = v1924 + v6273;
-    const uint v6275 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6276 = v1923 + v6275;
-    const bool v6277 = v6274 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6278 = v6276 < v4;
-    const bool v6279 = v6277 && v6278;
-    if (v6279) {
-      const float v6280 = v200.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6282 = bfloat(v6280);
-      const uint v6283 = v6274 * v4;
-      const uint v6284 = v6283 + v1925;
-      const uint v6285 = v6284 + v6276;
-      out[v6285] = v6282;
-    }
-    const uint v6286 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6287 = v1924 + v6286;
-    const uint v6288 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6289 = v1923 + v6288;
-    const bool v6290 = v6287 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6291 = v6289 < v4;
-    const bool v6292 = v6290 && v6291;
-    if (v6292) {
-      const float v6293 = v200.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6295 = bfloat(v6293);
-      const uint v6296 = v6287 * v4;
-      const uint v6297 = v6296 + v1925;
-      const uint v6298 = v6297 + v6289;
-      out[v6298] = v6295;
-    }
-    const uint v6299 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6300 = v1924 + v6299;
-    const uint v6301 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6302 = v1923 + v6301;
-    const bool v6303 = v6300 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6304 = v6302 < v4;
-    const bool v6305 = v6303 && v6304;
-    if (v6305) {
-      const float v6306 = v200.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6308 = bfloat(v6306);
-      const uint v6309 = v6300 * v4;
-      const uint v6310 = v6309 + v1925;
-      const uint v6311 = v6310 + v6302;
-      out[v6311] = v6308;
-    }
-    const uint v6312 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6313 = v1924 + v6312;
-    const uint v6314 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6315 = v1923 + v6314;
-    const bool v6316 = v6313 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6317 = v6315 < v4;
-    const bool v6318 = v6316 && v6317;
-    if (v6318) {
-      const float v6319 = v200.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6321 = bfloat(v6319);
-      const uint v6322 = v6313 * v4;
-      const uint v6323 = v6322 + v1925;
-      const uint v6324 = v6323 + v6315;
-      out[v6324] = v6321;
-    }
-    const uint v6325 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6326 = v1924 + v6325;
-    const uint v6327 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6328 = v1923 + v6327;
-    const bool v6329 = v6326 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6330 = v6328 < v4;
-    const bool v6331 = v6329 && v6330;
-    if (v6331) {
-      const float v6332 = v200.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6334 = bfloat(v6332);
-      const uint v6335 = v6326 * v4;
-      const uint v6336 = v6335 + v1925;
-      const uint v6337 = v6336 + v6328;
-      out[v6337] = v6334;
-    }
-    const uint v6338 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6339 = v1924 + v6338;
-    const uint v6340 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6341 = v1923 + v6340;
-    const bool v6342 = v6339 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6343 = v6341 < v4;
-    const bool v6344 = v6342 && v6343;
-    if (v6344) {
-      const float v6345 = v200.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6347 = bfloat(v6345);
-      const uint v6348 = v6339 * v4;
-      const uint v6349 = v6348 + v1925;
-      const uint v6350 = v6349 + v6341;
-      out[v6350] = v6347;
-    }
-    const uint v6351 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6352 = v1924 + v6351;
-    const uint v6353 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6354 = v1923 + v6353;
-    const bool v6355 = v6352 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6356 = v6354 < v4;
-    const bool v6357 = v6355 && v6356;
-    if (v6357) {
-      const float v6358 = v200.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6360 = bfloat(v6358);
-      const uint v6361 = v6352 * v4;
-      const uint v6362 = v6361 + v1925;
-      const uint v6363 = v6362 + v6354;
-      out[v6363] = v6360;
-    }
-    const uint v6364 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6365 = v1924 + v6364;
-    const uint v6366 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6367 = v1923 + v6366;
-    const bool v6368 = v6365 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6369 = v6367 < v4;
-    const bool v6370 = v6368 && v6369;
-    if (v6370) {
-      const float v6371 = v200.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6373 = bfloat(v6371);
-      const uint v6374 = v6365 * v4;
-      const uint v6375 = v6374 + v1925;
-      const uint v6376 = v6375 + v6367;
-      out[v6376] = v6373;
-    }
-    const uint v6377 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6378 = v1924 + v6377;
-    const uint v6379 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6380 = v1923 + v6379;
-    const bool v6381 = v6378 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6382 = v6380 < v4;
-    const bool v6383 = v6381 && v6382;
-    if (v6383) {
-      const float v6384 = v200.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6386 = bfloat(v6384);
-      const uint v6387 = v6378 * v4;
-      const uint v6388 = v6387 + v1925;
-      const uint v6389 = v6388 + v6380;
-      out[v6389] = v6386;
-    }
-    const uint v6390 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6391 = v1924 + v6390;
-    const uint v6392 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6393 = v1923 + v6392;
-    const bool v6394 = v6391 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6395 = v6393 < v4;
-    const bool v6396 = v6394 && v6395;
-    if (v6396) {
-      const float v6397 = v200.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6399 = bfloat(v6397);
-      const uint v6400 = v6391 * v4;
-      const uint v6401 = v6400 + v1925;
-      const uint v6402 = v6401 + v6393;
-      out[v6402] = v6399;
-    }
-    const uint v6403 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6404 = v1924 + v6403;
-    const uint v6405 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6406 = v1923 + v6405;
-    const bool v6407 = v6404 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6408 = v6406 < v4;
-    const bool v6409 = v6407 && v6408;
-    if (v6409) {
-      const float v6410 = v200.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6412 = bfloat(v6410);
-      const uint v6413 = v6404 * v4;
-      const uint v6414 = v6413 + v1925;
-      const uint v6415 = v6414 + v6406;
-      out[v6415] = v6412;
-    }
-    const uint v6416 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6417 = v1924 + v6416;
-    const uint v6418 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6419 = v1923 + v6418;
-    const bool v6420 = v6417 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6421 = v6419 < v4;
-    const bool v6422 = v6420 && v6421;
-    if (v6422) {
-      const float v6423 = v200.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6425 = bfloat(v6423);
-      const uint v6426 = v6417 * v4;
-      const uint v6427 = v6426 + v1925;
-      const uint v6428 = v6427 + v6419;
-      out[v6428] = v6425;
-    }
-    const uint v6429 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6430 = v1924 + v6429;
-    const uint v6431 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6432 = v1923 + v6431;
-    const bool v6433 = v6430 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6434 = v6432 < v4;
-    const bool v6435 = v6433 && v6434;
-    if (v6435) {
-      const float v6436 = v200.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6438 = bfloat(v6436);
-      const uint v6439 = v6430 * v4;
-      const uint v6440 = v6439 + v1925;
-      const uint v6441 = v6440 + v6432;
-      out[v6441] = v6438;
-    }
-    const uint v6442 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6443 = v1924 + v6442;
-    const uint v6444 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6445 = v1923 + v6444;
-    const bool v6446 = v6443 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6447 = v6445 < v4;
-    const bool v6448 = v6446 && v6447;
-    if (v6448) {
-      const float v6449 = v200.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6451 = bfloat(v6449);
-      const uint v6452 = v6443 * v4;
-      const uint v6453 = v6452 + v1925;
-      const uint v6454 = v6453 + v6445;
-      out[v6454] = v6451;
-    }
-    const uint v6455 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6456 = v1924 + v6455;
-    const uint v6457 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6458 = v1923 + v6457;
-    const bool v6459 = v6456 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6460 = v6458 < v4;
-    const bool v6461 = v6459 && v6460;
-    if (v6461) {
-      const float v6462 = v200.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6464 = bfloat(v6462);
-      const uint v6465 = v6456 * v4;
-      const uint v6466 = v6465 + v1925;
-      const uint v6467 = v6466 + v6458;
-      out[v6467] = v6464;
-    }
-    const uint v6468 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6469 = v1924 + v6468;
-    const uint v6470 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6471 = v1923 + v6470;
-    const bool v6472 = v6469 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6473 = v6471 < v4;
-    const bool v6474 = v6472 && v6473;
-    if (v6474) {
-      const float v6475 = v200.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6477 = bfloat(v6475);
-      const uint v6478 = v6469 * v4;
-      const uint v6479 = v6478 + v1925;
-      const uint v6480 = v6479 + v6471;
-      out[v6480] = v6477;
-    }
-    const uint v6481 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6482 = v1924 + v6481;
-    const uint v6483 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6484 = v1923 + v6483;
-    const bool v6485 = v6482 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6486 = v6484 < v4;
-    const bool v6487 = v6485 && v6486;
-    if (v6487) {
-      const float v6488 = v200.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6490 = bfloat(v6488);
-      const uint v6491 = v6482 * v4;
-      const uint v6492 = v6491 + v1925;
-      const uint v6493 = v6492 + v6484;
-      out[v6493] = v6490;
-    }
-    const uint v6494 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6495 = v1924 + v6494;
-    const uint v6496 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6497 = v1923 + v6496;
-    const bool v6498 = v6495 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6499 = v6497 < v4;
-    const bool v6500 = v6498 && v6499;
-    if (v6500) {
-      const float v6501 = v200.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6503 = bfloat(v6501);
-      const uint v6504 = v6495 * v4;
-      const uint v6505 = v6504 + v1925;
-      const uint v6506 = v6505 + v6497;
-      out[v6506] = v6503;
-    }
-    const uint v6507 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6508 = v1924 + v6507;
-    const uint v6509 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6510 = v1923 + v6509;
-    const bool v6511 = v6508 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6512 = v6510 < v4;
-    const bool v6513 = v6511 && v6512;
-    if (v6513) {
-      const float v6514 = v200.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6516 = bfloat(v6514);
-      const uint v6517 = v6508 * v4;
-      const uint v6518 = v6517 + v1925;
-      const uint v6519 = v6518 + v6510;
-      out[v6519] = v6516;
-    }
-    const uint v6520 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6521 = v1924 + v6520;
-    const uint v6522 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6523 = v1923 + v6522;
-    const bool v6524 = v6521 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6525 = v6523 < v4;
-    const bool v6526 = v6524 && v6525;
-    if (v6526) {
-      const float v6527 = v200.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6529 = bfloat(v6527);
-      const uint v6530 = v6521 * v4;
-      const uint v6531 = v6530 + v1925;
-      const uint v6532 = v6531 + v6523;
-      out[v6532] = v6529;
-    }
-    const uint v6533 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6534 = v1924 + v6533;
-    const uint v6535 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6536 = v1923 + v6535;
-    const bool v6537 = v6534 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6538 = v6536 < v4;
-    const bool v6539 = v6537 && v6538;
-    if (v6539) {
-      const float v6540 = v200.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6542 = bfloat(v6540);
-      const uint v6543 = v6534 * v4;
-      const uint v6544 = v6543 + v1925;
-      const uint v6545 = v6544 + v6536;
-      out[v6545] = v6542;
-    }
-    const uint v6546 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6547 = v1924 + v6546;
-    const uint v6548 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6549 = v1923 + v6548;
-    const bool v6550 = v6547 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6551 = v6549 < v4;
-    const bool v6552 = v6550 && v6551;
-    if (v6552) {
-      const float v6553 = v200.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6555 = bfloat(v6553);
-      const uint v6556 = v6547 * v4;
-      const uint v6557 = v6556 + v1925;
-      const uint v6558 = v6557 + v6549;
-      out[v6558] = v6555;
-    }
-    const uint v6559 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6560 = v1924 + v6559;
-    const uint v6561 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6562 = v1923 + v6561;
-    const bool v6563 = v6560 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6564 = v6562 < v4;
-    const bool v6565 = v6563 && v6564;
-    if (v6565) {
-      const float v6566 = v200.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6568 = bfloat(v6566);
-      const uint v6569 = v6560 * v4;
-      const uint v6570 = v6569 + v1925;
-      const uint v6571 = v6570 + v6562;
-      out[v6571] = v6568;
-    }
-    const uint v6572 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6573 = v1924 + v6572;
-    const uint v6574 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6575 = v1923 + v6574;
-    const bool v6576 = v6573 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6577 = v6575 < v4;
-    const bool v6578 = v6576 && v6577;
-    if (v6578) {
-      const float v6579 = v200.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6581 = bfloat(v6579);
-      const uint v6582 = v6573 * v4;
-      const uint v6583 = v6582 + v1925;
-      const uint v6584 = v6583 + v6575;
-      out[v6584] = v6581;
-    }
-    const uint v6585 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6586 = v1924 + v6585;
-    const uint v6587 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6588 = v1923 + v6587;
-    const bool v6589 = v6586 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6590 = v6588 < v4;
-    const bool v6591 = v6589 && v6590;
-    if (v6591) {
-      const float v6592 = v200.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6594 = bfloat(v6592);
-      const uint v6595 = v6586 * v4;
-      const uint v6596 = v6595 + v1925;
-      const uint v6597 = v6596 + v6588;
-      out[v6597] = v6594;
-    }
-    const uint v6598 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6599 = v1924 + v6598;
-    const uint v6600 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6601 = v1923 + v6600;
-    const bool v6602 = v6599 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6603 = v6601 < v4;
-    const bool v6604 = v6602 && v6603;
-    if (v6604) {
-      const float v6605 = v200.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6607 = bfloat(v6605);
-      const uint v6608 = v6599 * v4;
-      const uint v6609 = v6608 + v1925;
-      const uint v6610 = v6609 + v6601;
-      out[v6610] = v6607;
-    }
-    const uint v6611 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6612 = v1924 + v6611;
-    const uint v6613 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6614 = v1923 + v6613;
-    const bool v6615 = v6612 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6616 = v6614 < v4;
-    const bool v6617 = v6615 && v6616;
-    if (v6617) {
-      const float v6618 = v200.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6620 = bfloat(v6618);
-      const uint v6621 = v6612 * v4;
-      const uint v6622 = v6621 + v1925;
-      const uint v6623 = v6622 + v6614;
-      out[v6623] = v6620;
-    }
-    const uint v6624 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6625 = v1924 + v6624;
-    const uint v6626 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6627 = v1923 + v6626;
-    const bool v6628 = v6625 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6629 = v6627 < v4;
-    const bool v6630 = v6628 && v6629;
-    if (v6630) {
-      const float v6631 = v200.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6633 = bfloat(v6631);
-      const uint v6634 = v6625 * v4;
-      const uint v6635 = v6634 + v1925;
-      const uint v6636 = v6635 + v6627;
-      out[v6636] = v6633;
-    }
-    const uint v6637 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6638 = v1924 + v6637;
-    const uint v6639 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6640 = v1923 + v6639;
-    const bool v6641 = v6638 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6642 = v6640 < v4;
-    const bool v6643 = v6641 && v6642;
-    if (v6643) {
-      const float v6644 = v200.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6646 = bfloat(v6644);
-      const uint v6647 = v6638 * v4;
-      const uint v6648 = v6647 + v1925;
-      const uint v6649 = v6648 + v6640;
-      out[v6649] = v6646;
-    }
-    const uint v6650 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6651 = v1924 + v6650;
-    const uint v6652 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6653 = v1923 + v6652;
-    const bool v6654 = v6651 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6655 = v6653 < v4;
-    const bool v6656 = v6654 && v6655;
-    if (v6656) {
-      const float v6657 = v200.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6659 = bfloat(v6657);
-      const uint v6660 = v6651 * v4;
-      const uint v6661 = v6660 + v1925;
-      const uint v6662 = v6661 + v6653;
-      out[v6662] = v6659;
-    }
-    const uint v6663 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6664 = v1924 + v6663;
-    const uint v6665 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6666 = v1923 + v6665;
-    const bool v6667 = v6664 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6668 = v6666 < v4;
-    const bool v6669 = v6667 && v6668;
-    if (v6669) {
-      const float v6670 = v200.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6672 = bfloat(v6670);
-      const uint v6673 = v6664 * v4;
-      const uint v6674 = v6673 + v1925;
-      const uint v6675 = v6674 + v6666;
-      out[v6675] = v6672;
-    }
-    const uint v6676 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6677 = v1924 + v6676;
-    const uint v6678 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6679 = v1923 + v6678;
-    const bool v6680 = v6677 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6681 = v6679 < v4;
-    const bool v6682 = v6680 && v6681;
-    if (v6682) {
-      const float v6683 = v200.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6685 = bfloat(v6683);
-      const uint v6686 = v6677 * v4;
-      const uint v6687 = v6686 + v1925;
-      const uint v6688 = v6687 + v6679;
-      out[v6688] = v6685;
-    }
-    const uint v6689 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6690 = v1924 + v6689;
-    const uint v6691 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6692 = v1923 + v6691;
-    const bool v6693 = v6690 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6694 = v6692 < v4;
-    const bool v6695 = v6693 && v6694;
-    if (v6695) {
-      const float v6696 = v200.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6698 = bfloat(v6696);
-      const uint v6699 = v6690 * v4;
-      const uint v6700 = v6699 + v1925;
-      const uint v6701 = v6700 + v6692;
-      out[v6701] = v6698;
-    }
-    const uint v6702 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6703 = v1924 + v6702;
-    const uint v6704 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6705 = v1923 + v6704;
-    const bool v6706 = v6703 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6707 = v6705 < v4;
-    const bool v6708 = v6706 && v6707;
-    if (v6708) {
-      const float v6709 = v200.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6711 = bfloat(v6709);
-      const uint v6712 = v6703 * v4;
-      const uint v6713 = v6712 + v1925;
-      const uint v6714 = v6713 + v6705;
-      out[v6714] = v6711;
-    }
-    const uint v6715 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6716 = v1924 + v6715;
-    const uint v6717 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6718 = v1923 + v6717;
-    const bool v6719 = v6716 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6720 = v6718 < v4;
-    const bool v6721 = v6719 && v6720;
-    if (v6721) {
-      const float v6722 = v200.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6724 = bfloat(v6722);
-      const uint v6725 = v6716 * v4;
-      const uint v6726 = v6725 + v1925;
-      const uint v6727 = v6726 + v6718;
-      out[v6727] = v6724;
-    }
-    const uint v6728 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6729 = v1924 + v6728;
-    const uint v6730 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6731 = v1923 + v6730;
-    const bool v6732 = v6729 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6733 = v6731 < v4;
-    const bool v6734 = v6732 && v6733;
-    if (v6734) {
-      const float v6735 = v200.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6737 = bfloat(v6735);
-      const uint v6738 = v6729 * v4;
-      const uint v6739 = v6738 + v1925;
-      const uint v6740 = v6739 + v6731;
-      out[v6740] = v6737;
-    }
-    const uint v6741 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6742 = v1924 + v6741;
-    const uint v6743 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6744 = v1923 + v6743;
-    const bool v6745 = v6742 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6746 = v6744 < v4;
-    const bool v6747 = v6745 && v6746;
-    if (v6747) {
-      const float v6748 = v200.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6750 = bfloat(v6748);
-      const uint v6751 = v6742 * v4;
-      const uint v6752 = v6751 + v1925;
-      const uint v6753 = v6752 + v6744;
-      out[v6753] = v6750;
-    }
-    const uint v6754 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6755 = v1924 + v6754;
-    const uint v6756 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6757 = v1923 + v6756;
-    const bool v6758 = v6755 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6759 = v6757 < v4;
-    const bool v6760 = v6758 && v6759;
-    if (v6760) {
-      const float v6761 = v200.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6763 = bfloat(v6761);
-      const uint v6764 = v6755 * v4;
-      const uint v6765 = v6764 + v1925;
-      const uint v6766 = v6765 + v6757;
-      out[v6766] = v6763;
-    }
-    const uint v6767 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6768 = v1924 + v6767;
-    const uint v6769 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6770 = v1923 + v6769;
-    const bool v6771 = v6768 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6772 = v6770 < v4;
-    const bool v6773 = v6771 && v6772;
-    if (v6773) {
-      const float v6774 = v200.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6776 = bfloat(v6774);
-      const uint v6777 = v6768 * v4;
-      const uint v6778 = v6777 + v1925;
-      const uint v6779 = v6778 + v6770;
-      out[v6779] = v6776;
-    }
-    const uint v6780 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6781 = v1924 + v6780;
-    const uint v6782 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6783 = v1923 + v6782;
-    const bool v6784 = v6781 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6785 = v6783 < v4;
-    const bool v6786 = v6784 && v6785;
-    if (v6786) {
-      const float v6787 = v200.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6789 = bfloat(v6787);
-      const uint v6790 = v6781 * v4;
-      const uint v6791 = v6790 + v1925;
-      const uint v6792 = v6791 + v6783;
-      out[v6792] = v6789;
-    }
-    const uint v6793 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6794 = v1924 + v6793;
-    const uint v6795 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6796 = v1923 + v6795;
-    const bool v6797 = v6794 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6798 = v6796 < v4;
-    const bool v6799 = v6797 && v6798;
-    if (v6799) {
-      const float v6800 = v200.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6802 = bfloat(v6800);
-      const uint v6803 = v6794 * v4;
-      const uint v6804 = v6803 + v1925;
-      const uint v6805 = v6804 + v6796;
-      out[v6805] = v6802;
-    }
-    const uint v6806 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6807 = v1924 + v6806;
-    const uint v6808 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6809 = v1923 + v6808;
-    const bool v6810 = v6807 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6811 = v6809 < v4;
-    const bool v6812 = v6810 && v6811;
-    if (v6812) {
-      const float v6813 = v200.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6815 = bfloat(v6813);
-      const uint v6816 = v6807 * v4;
-      const uint v6817 = v6816 + v1925;
-      const uint v6818 = v6817 + v6809;
-      out[v6818] = v6815;
-    }
-    const uint v6819 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6820 = v1924 + v6819;
-    const uint v6821 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6822 = v1923 + v6821;
-    const bool v6823 = v6820 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6824 = v6822 < v4;
-    const bool v6825 = v6823 && v6824;
-    if (v6825) {
-      const float v6826 = v200.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6828 = bfloat(v6826);
-      const uint v6829 = v6820 * v4;
-      const uint v6830 = v6829 + v1925;
-      const uint v6831 = v6830 + v6822;
-      out[v6831] = v6828;
-    }
-    const uint v6832 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6833 = v1924 + v6832;
-    const uint v6834 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6835 = v1923 + v6834;
-    const bool v6836 = v6833 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6837 = v6835 < v4;
-    const bool v6838 = v6836 && v6837;
-    if (v6838) {
-      const float v6839 = v200.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6841 = bfloat(v6839);
-      const uint v6842 = v6833 * v4;
-      const uint v6843 = v6842 + v1925;
-      const uint v6844 = v6843 + v6835;
-      out[v6844] = v6841;
-    }
-    const uint v6845 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6846 = v1924 + v6845;
-    const uint v6847 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6848 = v1923 + v6847;
-    const bool v6849 = v6846 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6850 = v6848 < v4;
-    const bool v6851 = v6849 && v6850;
-    if (v6851) {
-      const float v6852 = v200.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6854 = bfloat(v6852);
-      const uint v6855 = v6846 * v4;
-      const uint v6856 = v6855 + v1925;
-      const uint v6857 = v6856 + v6848;
-      out[v6857] = v6854;
-    }
-    const uint v6858 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6859 = v1924 + v6858;
-    const uint v6860 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6861 = v1923 + v6860;
-    const bool v6862 = v6859 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6863 = v6861 < v4;
-    const bool v6864 = v6862 && v6863;
-    if (v6864) {
-      const float v6865 = v200.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6867 = bfloat(v6865);
-      const uint v6868 = v6859 * v4;
-      const uint v6869 = v6868 + v1925;
-      const uint v6870 = v6869 + v6861;
-      out[v6870] = v6867;
-    }
-    const uint v6871 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6872 = v1924 + v6871;
-    const uint v6873 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6874 = v1923 + v6873;
-    const bool v6875 = v6872 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6876 = v6874 < v4;
-    const bool v6877 = v6875 && v6876;
-    if (v6877) {
-      const float v6878 = v200.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6880 = bfloat(v6878);
-      const uint v6881 = v6872 * v4;
-      const uint v6882 = v6881 + v1925;
-      const uint v6883 = v6882 + v6874;
-      out[v6883] = v6880;
-    }
-    const uint v6884 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6885 = v1924 + v6884;
-    const uint v6886 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6887 = v1923 + v6886;
-    const bool v6888 = v6885 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6889 = v6887 < v4;
-    const bool v6890 = v6888 && v6889;
-    if (v6890) {
-      const float v6891 = v200.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6893 = bfloat(v6891);
-      const uint v6894 = v6885 * v4;
-      const uint v6895 = v6894 + v1925;
-      const uint v6896 = v6895 + v6887;
-      out[v6896] = v6893;
-    }
-    const uint v6897 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6898 = v1924 + v6897;
-    const uint v6899 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6900 = v1923 + v6899;
-    const bool v6901 = v6898 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6902 = v6900 < v4;
-    const bool v6903 = v6901 && v6902;
-    if (v6903) {
-      const float v6904 = v200.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6906 = bfloat(v6904);
-      const uint v6907 = v6898 * v4;
-      const uint v6908 = v6907 + v1925;
-      const uint v6909 = v6908 + v6900;
-      out[v6909] = v6906;
-    }
-    const uint v6910 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6911 = v1924 + v6910;
-    const uint v6912 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6913 = v1923 + v6912;
-    const bool v6914 = v6911 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6915 = v6913 < v4;
-    const bool v6916 = v6914 && v6915;
-    if (v6916) {
-      const float v6917 = v200.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6919 = bfloat(v6917);
-      const uint v6920 = v6911 * v4;
-      const uint v6921 = v6920 + v1925;
-      const uint v6922 = v6921 + v6913;
-      out[v6922] = v6919;
-    }
-    const uint v6923 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6924 = v1924 + v6923;
-    const uint v6925 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6926 = v1923 + v6925;
-    const bool v6927 = v6924 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6928 = v6926 < v4;
-    const bool v6929 = v6927 && v6928;
-    if (v6929) {
-      const float v6930 = v200.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6932 = bfloat(v6930);
-      const uint v6933 = v6924 * v4;
-      const uint v6934 = v6933 + v1925;
-      const uint v6935 = v6934 + v6926;
-      out[v6935] = v6932;
-    }
-    const uint v6936 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6937 = v1924 + v6936;
-    const uint v6938 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6939 = v1923 + v6938;
-    const bool v6940 = v6937 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6941 = v6939 < v4;
-    const bool v6942 = v6940 && v6941;
-    if (v6942) {
-      const float v6943 = v200.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6945 = bfloat(v6943);
-      const uint v6946 = v6937 * v4;
-      const uint v6947 = v6946 + v1925;
-      const uint v6948 = v6947 + v6939;
-      out[v6948] = v6945;
-    }
-    const uint v6949 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6950 = v1924 + v6949;
-    const uint v6951 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6952 = v1923 + v6951;
-    const bool v6953 = v6950 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6954 = v6952 < v4;
-    const bool v6955 = v6953 && v6954;
-    if (v6955) {
-      const float v6956 = v200.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6958 = bfloat(v6956);
-      const uint v6959 = v6950 * v4;
-      const uint v6960 = v6959 + v1925;
-      const uint v6961 = v6960 + v6952;
-      out[v6961] = v6958;
-    }
-    const uint v6962 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6963 = v1924 + v6962;
-    const uint v6964 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6965 = v1923 + v6964;
-    const bool v6966 = v6963 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6967 = v6965 < v4;
-    const bool v6968 = v6966 && v6967;
-    if (v6968) {
-      const float v6969 = v200.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6971 = bfloat(v6969);
-      const uint v6972 = v6963 * v4;
-      const uint v6973 = v6972 + v1925;
-      const uint v6974 = v6973 + v6965;
-      out[v6974] = v6971;
-    }
-    const uint v6975 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6976 = v1924 + v6975;
-    const uint v6977 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6978 = v1923 + v6977;
-    const bool v6979 = v6976 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6980 = v6978 < v4;
-    const bool v6981 = v6979 && v6980;
-    if (v6981) {
-      const float v6982 = v200.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6984 = bfloat(v6982);
-      const uint v6985 = v6976 * v4;
-      const uint v6986 = v6985 + v1925;
-      const uint v6987 = v6986 + v6978;
-      out[v6987] = v6984;
-    }
-    const uint v6988 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6989 = v1924 + v6988;
-    const uint v6990 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6991 = v1923 + v6990;
-    const bool v6992 = v6989 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6993 = v6991 < v4;
-    const bool v6994 = v6992 && v6993;
-    if (v6994) {
-      const float v6995 = v200.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6997 = bfloat(v6995);
-      const uint v6998 = v6989 * v4;
-      const uint v6999 = v6998 + v1925;
-      const uint v7000 = v6999 + v6991;
-      out[v7000] = v6997;
-    }
-    const uint v7001 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7002 = v1924 + v7001;
-    const uint v7003 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7004 = v1923 + v7003;
-    const bool v7005 = v7002 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7006 = v7004 < v4;
-    const bool v7007 = v7005 && v7006;
-    if (v7007) {
-      const float v7008 = v200.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7010 = bfloat(v7008);
-      const uint v7011 = v7002 * v4;
-      const uint v7012 = v7011 + v1925;
-      const uint v7013 = v7012 + v7004;
-      out[v7013] = v7010;
-    }
-    const uint v7014 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7015 = v1924 + v7014;
-    const uint v7016 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7017 = v1923 + v7016;
-    const bool v7018 = v7015 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7019 = v7017 < v4;
-    const bool v7020 = v7018 && v7019;
-    if (v7020) {
-      const float v7021 = v200.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7023 = bfloat(v7021);
-      const uint v7024 = v7015 * v4;
-      const uint v7025 = v7024 + v1925;
-      const uint v7026 = v7025 + v7017;
-      out[v7026] = v7023;
-    }
-    const uint v7027 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7028 = v1924 + v7027;
-    const uint v7029 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7030 = v1923 + v7029;
-    const bool v7031 = v7028 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7032 = v7030 < v4;
-    const bool v7033 = v7031 && v7032;
-    if (v7033) {
-      const float v7034 = v200.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7036 = bfloat(v7034);
-      const uint v7037 = v7028 * v4;
-      const uint v7038 = v7037 + v1925;
-      const uint v7039 = v7038 + v7030;
-      out[v7039] = v7036;
-    }
-    const uint v7040 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7041 = v1924 + v7040;
-    const uint v7042 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7043 = v1923 + v7042;
-    const bool v7044 = v7041 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7045 = v7043 < v4;
-    const bool v7046 = v7044 && v7045;
-    if (v7046) {
-      const float v7047 = v200.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7049 = bfloat(v7047);
-      const uint v7050 = v7041 * v4;
-      const uint v7051 = v7050 + v1925;
-      const uint v7052 = v7051 + v7043;
-      out[v7052] = v7049;
-    }
-    const uint v7053 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7054 = v1924 + v7053;
-    const uint v7055 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7056 = v1923 + v7055;
-    const bool v7057 = v7054 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7058 = v7056 < v4;
-    const bool v7059 = v7057 && v7058;
-    if (v7059) {
-      const float v7060 = v200.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7062 = bfloat(v7060);
-      const uint v7063 = v7054 * v4;
-      const uint v7064 = v7063 + v1925;
-      const uint v7065 = v7064 + v7056;
-      out[v7065] = v7062;
-    }
-    const uint v7066 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7067 = v1924 + v7066;
-    const uint v7068 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7069 = v1923 + v7068;
-    const bool v7070 = v7067 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7071 = v7069 < v4;
-    const bool v7072 = v7070 && v7071;
-    if (v7072) {
-      const float v7073 = v200.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7075 = bfloat(v7073);
-      const uint v7076 = v7067 * v4;
-      const uint v7077 = v7076 + v1925;
-      const uint v7078 = v7077 + v7069;
-      out[v7078] = v7075;
-    }
-    const uint v7079 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7080 = v1924 + v7079;
-    const uint v7081 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7082 = v1923 + v7081;
-    const bool v7083 = v7080 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7084 = v7082 < v4;
-    const bool v7085 = v7083 && v7084;
-    if (v7085) {
-      const float v7086 = v200.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7088 = bfloat(v7086);
-      const uint v7089 = v7080 * v4;
-      const uint v7090 = v7089 + v1925;
-      const uint v7091 = v7090 + v7082;
-      out[v7091] = v7088;
-    }
-    const uint v7092 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7093 = v1924 + v7092;
-    const uint v7094 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7095 = v1923 + v7094;
-    const bool v7096 = v7093 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7097 = v7095 < v4;
-    const bool v7098 = v7096 && v7097;
-    if (v7098) {
-      const float v7099 = v200.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7101 = bfloat(v7099);
-      const uint v7102 = v7093 * v4;
-      const uint v7103 = v7102 + v1925;
-      const uint v7104 = v7103 + v7095;
-      out[v7104] = v7101;
-    }
-    const uint v7105 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7106 = v1924 + v7105;
-    const uint v7107 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7108 = v1923 + v7107;
-    const bool v7109 = v7106 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7110 = v7108 < v4;
-    const bool v7111 = v7109 && v7110;
-    if (v7111) {
-      const float v7112 = v200.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7114 = bfloat(v7112);
-      const uint v7115 = v7106 * v4;
-      const uint v7116 = v7115 + v1925;
-      const uint v7117 = v7116 + v7108;
-      out[v7117] = v7114;
-    }
-    const uint v7118 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7119 = v1924 + v7118;
-    const uint v7120 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7121 = v1923 + v7120;
-    const bool v7122 = v7119 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7123 = v7121 < v4;
-    const bool v7124 = v7122 && v7123;
-    if (v7124) {
-      const float v7125 = v200.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7127 = bfloat(v7125);
-      const uint v7128 = v7119 * v4;
-      const uint v7129 = v7128 + v1925;
-      const uint v7130 = v7129 + v7121;
-      out[v7130] = v7127;
-    }
-    const uint v7131 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7132 = v1924 + v7131;
-    const uint v7133 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7134 = v1923 + v7133;
-    const bool v7135 = v7132 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7136 = v7134 < v4;
-    const bool v7137 = v7135 && v7136;
-    if (v7137) {
-      const float v7138 = v200.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7140 = bfloat(v7138);
-      const uint v7141 = v7132 * v4;
-      const uint v7142 = v7141 + v1925;
-      const uint v7143 = v7142 + v7134;
-      out[v7143] = v7140;
-    }
-    const uint v7144 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7145 = v1924 + v7144;
-    const uint v7146 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7147 = v1923 + v7146;
-    const bool v7148 = v7145 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7149 = v7147 < v4;
-    const bool v7150 = v7148 && v7149;
-    if (v7150) {
-      const float v7151 = v200.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7153 = bfloat(v7151);
-      const uint v7154 = v7145 * v4;
-      const uint v7155 = v7154 + v1925;
-      const uint v7156 = v7155 + v7147;
-      out[v7156] = v7153;
-    }
-    const uint v7157 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7158 = v1924 + v7157;
-    const uint v7159 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7160 = v1923 + v7159;
-    const bool v7161 = v7158 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7162 = v7160 < v4;
-    const bool v7163 = v7161 && v7162;
-    if (v7163) {
-      const float v7164 = v200.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7166 = bfloat(v7164);
-      const uint v7167 = v7158 * v4;
-      const uint v7168 = v7167 + v1925;
-      const uint v7169 = v7168 + v7160;
-      out[v7169] = v7166;
-    }
-    const uint v7170 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7171 = v1924 + v7170;
-    const uint v7172 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7173 = v1923 + v7172;
-    const bool v7174 = v7171 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7175 = v7173 < v4;
-    const bool v7176 = v7174 && v7175;
-    if (v7176) {
-      const float v7177 = v200.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7179 = bfloat(v7177);
-      const uint v7180 = v7171 * v4;
-      const uint v7181 = v7180 + v1925;
-      const uint v7182 = v7181 + v7173;
-      out[v7182] = v7179;
+    const uint v2963 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2964 = v1926 + v2963;
+    const uint v2965 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2966 = v1925 + v2965;
+    const bool v2967 = v2964 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2968 = v2966 < v4;
+    const bool v2969 = v2967 && v2968;
+    if (v2969) {
+      const float v2970 = v200.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2972 = bfloat(v2970);
+      const uint v2973 = v2964 * v4;
+      const uint v2974 = v2973 + v1927;
+      const uint v2975 = v2974 + v2966;
+      out[v2975] = v2972;
+    }
+    const uint v2976 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2977 = v1926 + v2976;
+    const uint v2978 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2979 = v1925 + v2978;
+    const bool v2980 = v2977 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2981 = v2979 < v4;
+    const bool v2982 = v2980 && v2981;
+    if (v2982) {
+      const float v2983 = v200.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2985 = bfloat(v2983);
+      const uint v2986 = v2977 * v4;
+      const uint v2987 = v2986 + v1927;
+      const uint v2988 = v2987 + v2979;
+      out[v2988] = v2985;
+    }
+    const uint v2989 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2990 = v1926 + v2989;
+    const uint v2991 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2992 = v1925 + v2991;
+    const bool v2993 = v2990 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2994 = v2992 < v4;
+    const bool v2995 = v2993 && v2994;
+    if (v2995) {
+      const float v2996 = v200.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2998 = bfloat(v2996);
+      const uint v2999 = v2990 * v4;
+      const uint v3000 = v2999 + v1927;
+      const uint v3001 = v3000 + v2992;
+      out[v3001] = v2998;
+    }
+    const uint v3002 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3003 = v1926 + v3002;
+    const uint v3004 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3005 = v1925 + v3004;
+    const bool v3006 = v3003 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3007 = v3005 < v4;
+    const bool v3008 = v3006 && v3007;
+    if (v3008) {
+      const float v3009 = v200.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3011 = bfloat(v3009);
+      const uint v3012 = v3003 * v4;
+      const uint v3013 = v3012 + v1927;
+      const uint v3014 = v3013 + v3005;
+      out[v3014] = v3011;
+    }
+    const uint v3015 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3016 = v1926 + v3015;
+    const uint v3017 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3018 = v1925 + v3017;
+    const bool v3019 = v3016 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3020 = v3018 < v4;
+    const bool v3021 = v3019 && v3020;
+    if (v3021) {
+      const float v3022 = v200.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3024 = bfloat(v3022);
+      const uint v3025 = v3016 * v4;
+      const uint v3026 = v3025 + v1927;
+      const uint v3027 = v3026 + v3018;
+      out[v3027] = v3024;
+    }
+    const uint v3028 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3029 = v1926 + v3028;
+    const uint v3030 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3031 = v1925 + v3030;
+    const bool v3032 = v3029 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3033 = v3031 < v4;
+    const bool v3034 = v3032 && v3033;
+    if (v3034) {
+      const float v3035 = v200.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3037 = bfloat(v3035);
+      const uint v3038 = v3029 * v4;
+      const uint v3039 = v3038 + v1927;
+      const uint v3040 = v3039 + v3031;
+      out[v3040] = v3037;
+    }
+    const uint v3041 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3042 = v1926 + v3041;
+    const uint v3043 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3044 = v1925 + v3043;
+    const bool v3045 = v3042 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3046 = v3044 < v4;
+    const bool v3047 = v3045 && v3046;
+    if (v3047) {
+      const float v3048 = v200.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3050 = bfloat(v3048);
+      const uint v3051 = v3042 * v4;
+      const uint v3052 = v3051 + v1927;
+      const uint v3053 = v3052 + v3044;
+      out[v3053] = v3050;
+    }
+    const uint v3054 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3055 = v1926 + v3054;
+    const uint v3056 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3057 = v1925 + v3056;
+    const bool v3058 = v3055 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3059 = v3057 < v4;
+    const bool v3060 = v3058 && v3059;
+    if (v3060) {
+      const float v3061 = v200.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3063 = bfloat(v3061);
+      const uint v3064 = v3055 * v4;
+      const uint v3065 = v3064 + v1927;
+      const uint v3066 = v3065 + v3057;
+      out[v3066] = v3063;
+    }
+    const uint v3067 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3068 = v1926 + v3067;
+    const uint v3069 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3070 = v1925 + v3069;
+    const bool v3071 = v3068 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3072 = v3070 < v4;
+    const bool v3073 = v3071 && v3072;
+    if (v3073) {
+      const float v3074 = v200.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3076 = bfloat(v3074);
+      const uint v3077 = v3068 * v4;
+      const uint v3078 = v3077 + v1927;
+      const uint v3079 = v3078 + v3070;
+      out[v3079] = v3076;
+    }
+    const uint v3080 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3081 = v1926 + v3080;
+    const uint v3082 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3083 = v1925 + v3082;
+    const bool v3084 = v3081 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3085 = v3083 < v4;
+    const bool v3086 = v3084 && v3085;
+    if (v3086) {
+      const float v3087 = v200.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3089 = bfloat(v3087);
+      const uint v3090 = v3081 * v4;
+      const uint v3091 = v3090 + v1927;
+      const uint v3092 = v3091 + v3083;
+      out[v3092] = v3089;
+    }
+    const uint v3093 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3094 = v1926 + v3093;
+    const uint v3095 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3096 = v1925 + v3095;
+    const bool v3097 = v3094 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3098 = v3096 < v4;
+    const bool v3099 = v3097 && v3098;
+    if (v3099) {
+      const float v3100 = v200.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3102 = bfloat(v3100);
+      const uint v3103 = v3094 * v4;
+      const uint v3104 = v3103 + v1927;
+      const uint v3105 = v3104 + v3096;
+      out[v3105] = v3102;
+    }
+    const uint v3106 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3107 = v1926 + v3106;
+    const uint v3108 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3109 = v1925 + v3108;
+    const bool v3110 = v3107 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3111 = v3109 < v4;
+    const bool v3112 = v3110 && v3111;
+    if (v3112) {
+      const float v3113 = v200.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3115 = bfloat(v3113);
+      const uint v3116 = v3107 * v4;
+      const uint v3117 = v3116 + v1927;
+      const uint v3118 = v3117 + v3109;
+      out[v3118] = v3115;
+    }
+    const uint v3119 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3120 = v1926 + v3119;
+    const uint v3121 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3122 = v1925 + v3121;
+    const bool v3123 = v3120 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3124 = v3122 < v4;
+    const bool v3125 = v3123 && v3124;
+    if (v3125) {
+      const float v3126 = v200.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3128 = bfloat(v3126);
+      const uint v3129 = v3120 * v4;
+      const uint v3130 = v3129 + v1927;
+      const uint v3131 = v3130 + v3122;
+      out[v3131] = v3128;
+    }
+    const uint v3132 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3133 = v1926 + v3132;
+    const uint v3134 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3135 = v1925 + v3134;
+    const bool v3136 = v3133 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3137 = v3135 < v4;
+    const bool v3138 = v3136 && v3137;
+    if (v3138) {
+      const float v3139 = v200.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3141 = bfloat(v3139);
+      const uint v3142 = v3133 * v4;
+      const uint v3143 = v3142 + v1927;
+      const uint v3144 = v3143 + v3135;
+      out[v3144] = v3141;
+    }
+    const uint v3145 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3146 = v1926 + v3145;
+    const uint v3147 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3148 = v1925 + v3147;
+    const bool v3149 = v3146 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3150 = v3148 < v4;
+    const bool v3151 = v3149 && v3150;
+    if (v3151) {
+      const float v3152 = v200.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3154 = bfloat(v3152);
+      const uint v3155 = v3146 * v4;
+      const uint v3156 = v3155 + v1927;
+      const uint v3157 = v3156 + v3148;
+      out[v3157] = v3154;
+    }
+    const uint v3158 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3159 = v1926 + v3158;
+    const uint v3160 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3161 = v1925 + v3160;
+    const bool v3162 = v3159 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3163 = v3161 < v4;
+    const bool v3164 = v3162 && v3163;
+    if (v3164) {
+      const float v3165 = v200.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3167 = bfloat(v3165);
+      const uint v3168 = v3159 * v4;
+      const uint v3169 = v3168 + v1927;
+      const uint v3170 = v3169 + v3161;
+      out[v3170] = v3167;
+    }
+    const uint v3171 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3172 = v1926 + v3171;
+    const uint v3173 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3174 = v1925 + v3173;
+    const bool v3175 = v3172 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3176 = v3174 < v4;
+    const bool v3177 = v3175 && v3176;
+    if (v3177) {
+      const float v3178 = v200.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3180 = bfloat(v3178);
+      const uint v3181 = v3172 * v4;
+      const uint v3182 = v3181 + v1927;
+      const uint v3183 = v3182 + v3174;
+      out[v3183] = v3180;
+    }
+    const uint v3184 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3185 = v1926 + v3184;
+    const uint v3186 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3187 = v1925 + v3186;
+    const bool v3188 = v3185 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3189 = v3187 < v4;
+    const bool v3190 = v3188 && v3189;
+    if (v3190) {
+      const float v3191 = v200.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3193 = bfloat(v3191);
+      const uint v3194 = v3185 * v4;
+      const uint v3195 = v3194 + v1927;
+      const uint v3196 = v3195 + v3187;
+      out[v3196] = v3193;
+    }
+    const uint v3197 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3198 = v1926 + v3197;
+    const uint v3199 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3200 = v1925 + v3199;
+    const bool v3201 = v3198 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3202 = v3200 < v4;
+    const bool v3203 = v3201 && v3202;
+    if (v3203) {
+      const float v3204 = v200.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3206 = bfloat(v3204);
+      const uint v3207 = v3198 * v4;
+      const uint v3208 = v3207 + v1927;
+      const uint v3209 = v3208 + v3200;
+      out[v3209] = v3206;
+    }
+    const uint v3210 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3211 = v1926 + v3210;
+    const uint v3212 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3213 = v1925 + v3212;
+    const bool v3214 = v3211 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3215 = v3213 < v4;
+    const bool v3216 = v3214 && v3215;
+    if (v3216) {
+      const float v3217 = v200.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3219 = bfloat(v3217);
+      const uint v3220 = v3211 * v4;
+      const uint v3221 = v3220 + v1927;
+      const uint v3222 = v3221 + v3213;
+      out[v3222] = v3219;
+    }
+    const uint v3223 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3224 = v1926 + v3223;
+    const uint v3225 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3226 = v1925 + v3225;
+    const bool v3227 = v3224 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3228 = v3226 < v4;
+    const bool v3229 = v3227 && v3228;
+    if (v3229) {
+      const float v3230 = v200.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3232 = bfloat(v3230);
+      const uint v3233 = v3224 * v4;
+      const uint v3234 = v3233 + v1927;
+      const uint v3235 = v3234 + v3226;
+      out[v3235] = v3232;
+    }
+    const uint v3236 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3237 = v1926 + v3236;
+    const uint v3238 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3239 = v1925 + v3238;
+    const bool v3240 = v3237 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3241 = v3239 < v4;
+    const bool v3242 = v3240 && v3241;
+    if (v3242) {
+      const float v3243 = v200.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3245 = bfloat(v3243);
+      const uint v3246 = v3237 * v4;
+      const uint v3247 = v3246 + v1927;
+      const uint v3248 = v3247 + v3239;
+      out[v3248] = v3245;
+    }
+    const uint v3249 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3250 = v1926 + v3249;
+    const uint v3251 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3252 = v1925 + v3251;
+    const bool v3253 = v3250 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3254 = v3252 < v4;
+    const bool v3255 = v3253 && v3254;
+    if (v3255) {
+      const float v3256 = v200.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3258 = bfloat(v3256);
+      const uint v3259 = v3250 * v4;
+      const uint v3260 = v3259 + v1927;
+      const uint v3261 = v3260 + v3252;
+      out[v3261] = v3258;
+    }
+    const uint v3262 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3263 = v1926 + v3262;
+    const uint v3264 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3265 = v1925 + v3264;
+    const bool v3266 = v3263 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3267 = v3265 < v4;
+    const bool v3268 = v3266 && v3267;
+    if (v3268) {
+      const float v3269 = v200.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3271 = bfloat(v3269);
+      const uint v3272 = v3263 * v4;
+      const uint v3273 = v3272 + v1927;
+      const uint v3274 = v3273 + v3265;
+      out[v3274] = v3271;
+    }
+    const uint v3275 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3276 = v1926 + v3275;
+    const uint v3277 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3278 = v1925 + v3277;
+    const bool v3279 = v3276 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3280 = v3278 < v4;
+    const bool v3281 = v3279 && v3280;
+    if (v3281) {
+      const float v3282 = v200.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3284 = bfloat(v3282);
+      const uint v3285 = v3276 * v4;
+      const uint v3286 = v3285 + v1927;
+      const uint v3287 = v3286 + v3278;
+      out[v3287] = v3284;
+    }
+    const uint v3288 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3289 = v1926 + v3288;
+    const uint v3290 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3291 = v1925 + v3290;
+    const bool v3292 = v3289 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3293 = v3291 < v4;
+    const bool v3294 = v3292 && v3293;
+    if (v3294) {
+      const float v3295 = v200.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3297 = bfloat(v3295);
+      const uint v3298 = v3289 * v4;
+      const uint v3299 = v3298 + v1927;
+      const uint v3300 = v3299 + v3291;
+      out[v3300] = v3297;
+    }
+    const uint v3301 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3302 = v1926 + v3301;
+    const uint v3303 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3304 = v1925 + v3303;
+    const bool v3305 = v3302 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3306 = v3304 < v4;
+    const bool v3307 = v3305 && v3306;
+    if (v3307) {
+      const float v3308 = v200.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3310 = bfloat(v3308);
+      const uint v3311 = v3302 * v4;
+      const uint v3312 = v3311 + v1927;
+      const uint v3313 = v3312 + v3304;
+      out[v3313] = v3310;
+    }
+    const uint v3314 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3315 = v1926 + v3314;
+    const uint v3316 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3317 = v1925 + v3316;
+    const bool v3318 = v3315 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3319 = v3317 < v4;
+    const bool v3320 = v3318 && v3319;
+    if (v3320) {
+      const float v3321 = v200.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3323 = bfloat(v3321);
+      const uint v3324 = v3315 * v4;
+      const uint v3325 = v3324 + v1927;
+      const uint v3326 = v3325 + v3317;
+      out[v3326] = v3323;
+    }
+    const uint v3327 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3328 = v1926 + v3327;
+    const uint v3329 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3330 = v1925 + v3329;
+    const bool v3331 = v3328 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3332 = v3330 < v4;
+    const bool v3333 = v3331 && v3332;
+    if (v3333) {
+      const float v3334 = v200.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3336 = bfloat(v3334);
+      const uint v3337 = v3328 * v4;
+      const uint v3338 = v3337 + v1927;
+      const uint v3339 = v3338 + v3330;
+      out[v3339] = v3336;
+    }
+    const uint v3340 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3341 = v1926 + v3340;
+    const uint v3342 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3343 = v1925 + v3342;
+    const bool v3344 = v3341 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3345 = v3343 < v4;
+    const bool v3346 = v3344 && v3345;
+    if (v3346) {
+      const float v3347 = v200.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3349 = bfloat(v3347);
+      const uint v3350 = v3341 * v4;
+      const uint v3351 = v3350 + v1927;
+      const uint v3352 = v3351 + v3343;
+      out[v3352] = v3349;
+    }
+    const uint v3353 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3354 = v1926 + v3353;
+    const uint v3355 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3356 = v1925 + v3355;
+    const bool v3357 = v3354 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3358 = v3356 < v4;
+    const bool v3359 = v3357 && v3358;
+    if (v3359) {
+      const float v3360 = v200.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3362 = bfloat(v3360);
+      const uint v3363 = v3354 * v4;
+      const uint v3364 = v3363 + v1927;
+      const uint v3365 = v3364 + v3356;
+      out[v3365] = v3362;
+    }
+    const uint v3366 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3367 = v1926 + v3366;
+    const uint v3368 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3369 = v1925 + v3368;
+    const bool v3370 = v3367 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3371 = v3369 < v4;
+    const bool v3372 = v3370 && v3371;
+    if (v3372) {
+      const float v3373 = v200.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3375 = bfloat(v3373);
+      const uint v3376 = v3367 * v4;
+      const uint v3377 = v3376 + v1927;
+      const uint v3378 = v3377 + v3369;
+      out[v3378] = v3375;
+    }
+    const uint v3379 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3380 = v1926 + v3379;
+    const uint v3381 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3382 = v1925 + v3381;
+    const bool v3383 = v3380 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3384 = v3382 < v4;
+    const bool v3385 = v3383 && v3384;
+    if (v3385) {
+      const float v3386 = v200.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3388 = bfloat(v3386);
+      const uint v3389 = v3380 * v4;
+      const uint v3390 = v3389 + v1927;
+      const uint v3391 = v3390 + v3382;
+      out[v3391] = v3388;
+    }
+    const uint v3392 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3393 = v1926 + v3392;
+    const uint v3394 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3395 = v1925 + v3394;
+    const bool v3396 = v3393 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3397 = v3395 < v4;
+    const bool v3398 = v3396 && v3397;
+    if (v3398) {
+      const float v3399 = v200.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3401 = bfloat(v3399);
+      const uint v3402 = v3393 * v4;
+      const uint v3403 = v3402 + v1927;
+      const uint v3404 = v3403 + v3395;
+      out[v3404] = v3401;
+    }
+    const uint v3405 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3406 = v1926 + v3405;
+    const uint v3407 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3408 = v1925 + v3407;
+    const bool v3409 = v3406 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3410 = v3408 < v4;
+    const bool v3411 = v3409 && v3410;
+    if (v3411) {
+      const float v3412 = v200.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3414 = bfloat(v3412);
+      const uint v3415 = v3406 * v4;
+      const uint v3416 = v3415 + v1927;
+      const uint v3417 = v3416 + v3408;
+      out[v3417] = v3414;
+    }
+    const uint v3418 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3419 = v1926 + v3418;
+    const uint v3420 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3421 = v1925 + v3420;
+    const bool v3422 = v3419 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3423 = v3421 < v4;
+    const bool v3424 = v3422 && v3423;
+    if (v3424) {
+      const float v3425 = v200.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3427 = bfloat(v3425);
+      const uint v3428 = v3419 * v4;
+      const uint v3429 = v3428 + v1927;
+      const uint v3430 = v3429 + v3421;
+      out[v3430] = v3427;
+    }
+    const uint v3431 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3432 = v1926 + v3431;
+    const uint v3433 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3434 = v1925 + v3433;
+    const bool v3435 = v3432 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3436 = v3434 < v4;
+    const bool v3437 = v3435 && v3436;
+    if (v3437) {
+      const float v3438 = v200.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3440 = bfloat(v3438);
+      const uint v3441 = v3432 * v4;
+      const uint v3442 = v3441 + v1927;
+      const uint v3443 = v3442 + v3434;
+      out[v3443] = v3440;
+    }
+    const uint v3444 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3445 = v1926 + v3444;
+    const uint v3446 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3447 = v1925 + v3446;
+    const bool v3448 = v3445 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3449 = v3447 < v4;
+    const bool v3450 = v3448 && v3449;
+    if (v3450) {
+      const float v3451 = v200.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3453 = bfloat(v3451);
+      const uint v3454 = v3445 * v4;
+      const uint v3455 = v3454 + v1927;
+      const uint v3456 = v3455 + v3447;
+      out[v3456] = v3453;
+    }
+    const uint v3457 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3458 = v1926 + v3457;
+    const uint v3459 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3460 = v1925 + v3459;
+    const bool v3461 = v3458 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3462 = v3460 < v4;
+    const bool v3463 = v3461 && v3462;
+    if (v3463) {
+      const float v3464 = v200.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3466 = bfloat(v3464);
+      const uint v3467 = v3458 * v4;
+      const uint v3468 = v3467 + v1927;
+      const uint v3469 = v3468 + v3460;
+      out[v3469] = v3466;
+    }
+    const uint v3470 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3471 = v1926 + v3470;
+    const uint v3472 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3473 = v1925 + v3472;
+    const bool v3474 = v3471 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3475 = v3473 < v4;
+    const bool v3476 = v3474 && v3475;
+    if (v3476) {
+      const float v3477 = v200.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3479 = bfloat(v3477);
+      const uint v3480 = v3471 * v4;
+      const uint v3481 = v3480 + v1927;
+      const uint v3482 = v3481 + v3473;
+      out[v3482] = v3479;
+    }
+    const uint v3483 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3484 = v1926 + v3483;
+    const uint v3485 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3486 = v1925 + v3485;
+    const bool v3487 = v3484 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3488 = v3486 < v4;
+    const bool v3489 = v3487 && v3488;
+    if (v3489) {
+      const float v3490 = v200.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3492 = bfloat(v3490);
+      const uint v3493 = v3484 * v4;
+      const uint v3494 = v3493 + v1927;
+      const uint v3495 = v3494 + v3486;
+      out[v3495] = v3492;
+    }
+    const uint v3496 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3497 = v1926 + v3496;
+    const uint v3498 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3499 = v1925 + v3498;
+    const bool v3500 = v3497 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3501 = v3499 < v4;
+    const bool v3502 = v3500 && v3501;
+    if (v3502) {
+      const float v3503 = v200.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3505 = bfloat(v3503);
+      const uint v3506 = v3497 * v4;
+      const uint v3507 = v3506 + v1927;
+      const uint v3508 = v3507 + v3499;
+      out[v3508] = v3505;
+    }
+    const uint v3509 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3510 = v1926 + v3509;
+    const uint v3511 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3512 = v1925 + v3511;
+    const bool v3513 = v3510 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3514 = v3512 < v4;
+    const bool v3515 = v3513 && v3514;
+    if (v3515) {
+      const float v3516 = v200.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3518 = bfloat(v3516);
+      const uint v3519 = v3510 * v4;
+      const uint v3520 = v3519 + v1927;
+      const uint v3521 = v3520 + v3512;
+      out[v3521] = v3518;
+    }
+    const uint v3522 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3523 = v1926 + v3522;
+    const uint v3524 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3525 = v1925 + v3524;
+    const bool v3526 = v3523 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3527 = v3525 < v4;
+    const bool v3528 = v3526 && v3527;
+    if (v3528) {
+      const float v3529 = v200.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3531 = bfloat(v3529);
+      const uint v3532 = v3523 * v4;
+      const uint v3533 = v3532 + v1927;
+      const uint v3534 = v3533 + v3525;
+      out[v3534] = v3531;
+    }
+    const uint v3535 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3536 = v1926 + v3535;
+    const uint v3537 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3538 = v1925 + v3537;
+    const bool v3539 = v3536 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3540 = v3538 < v4;
+    const bool v3541 = v3539 && v3540;
+    if (v3541) {
+      const float v3542 = v200.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3544 = bfloat(v3542);
+      const uint v3545 = v3536 * v4;
+      const uint v3546 = v3545 + v1927;
+      const uint v3547 = v3546 + v3538;
+      out[v3547] = v3544;
+    }
+    const uint v3548 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3549 = v1926 + v3548;
+    const uint v3550 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3551 = v1925 + v3550;
+    const bool v3552 = v3549 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3553 = v3551 < v4;
+    const bool v3554 = v3552 && v3553;
+    if (v3554) {
+      const float v3555 = v200.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3557 = bfloat(v3555);
+      const uint v3558 = v3549 * v4;
+      const uint v3559 = v3558 + v1927;
+      const uint v3560 = v3559 + v3551;
+      out[v3560] = v3557;
+    }
+    const uint v3561 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3562 = v1926 + v3561;
+    const uint v3563 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3564 = v1925 + v3563;
+    const bool v3565 = v3562 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3566 = v3564 < v4;
+    const bool v3567 = v3565 && v3566;
+    if (v3567) {
+      const float v3568 = v200.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3570 = bfloat(v3568);
+      const uint v3571 = v3562 * v4;
+      const uint v3572 = v3571 + v1927;
+      const uint v3573 = v3572 + v3564;
+      out[v3573] = v3570;
+    }
+    const uint v3574 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3575 = v1926 + v3574;
+    const uint v3576 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3577 = v1925 + v3576;
+    const bool v3578 = v3575 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3579 = v3577 < v4;
+    const bool v3580 = v3578 && v3579;
+    if (v3580) {
+      const float v3581 = v200.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3583 = bfloat(v3581);
+      const uint v3584 = v3575 * v4;
+      const uint v3585 = v3584 + v1927;
+      const uint v3586 = v3585 + v3577;
+      out[v3586] = v3583;
+    }
+    const uint v3587 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3588 = v1926 + v3587;
+    const uint v3589 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3590 = v1925 + v3589;
+    const bool v3591 = v3588 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3592 = v3590 < v4;
+    const bool v3593 = v3591 && v3592;
+    if (v3593) {
+      const float v3594 = v200.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3596 = bfloat(v3594);
+      const uint v3597 = v3588 * v4;
+      const uint v3598 = v3597 + v1927;
+      const uint v3599 = v3598 + v3590;
+      out[v3599] = v3596;
+    }
+    const uint v3600 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3601 = v1926 + v3600;
+    const uint v3602 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3603 = v1925 + v3602;
+    const bool v3604 = v3601 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3605 = v3603 < v4;
+    const bool v3606 = v3604 && v3605;
+    if (v3606) {
+      const float v3607 = v200.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3609 = bfloat(v3607);
+      const uint v3610 = v3601 * v4;
+      const uint v3611 = v3610 + v1927;
+      const uint v3612 = v3611 + v3603;
+      out[v3612] = v3609;
+    }
+    const uint v3613 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3614 = v1926 + v3613;
+    const uint v3615 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3616 = v1925 + v3615;
+    const bool v3617 = v3614 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3618 = v3616 < v4;
+    const bool v3619 = v3617 && v3618;
+    if (v3619) {
+      const float v3620 = v200.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3622 = bfloat(v3620);
+      const uint v3623 = v3614 * v4;
+      const uint v3624 = v3623 + v1927;
+      const uint v3625 = v3624 + v3616;
+      out[v3625] = v3622;
+    }
+    const uint v3626 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3627 = v1926 + v3626;
+    const uint v3628 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3629 = v1925 + v3628;
+    const bool v3630 = v3627 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3631 = v3629 < v4;
+    const bool v3632 = v3630 && v3631;
+    if (v3632) {
+      const float v3633 = v200.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3635 = bfloat(v3633);
+      const uint v3636 = v3627 * v4;
+      const uint v3637 = v3636 + v1927;
+      const uint v3638 = v3637 + v3629;
+      out[v3638] = v3635;
+    }
+    const uint v3639 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3640 = v1926 + v3639;
+    const uint v3641 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3642 = v1925 + v3641;
+    const bool v3643 = v3640 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3644 = v3642 < v4;
+    const bool v3645 = v3643 && v3644;
+    if (v3645) {
+      const float v3646 = v200.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3648 = bfloat(v3646);
+      const uint v3649 = v3640 * v4;
+      const uint v3650 = v3649 + v1927;
+      const uint v3651 = v3650 + v3642;
+      out[v3651] = v3648;
+    }
+    const uint v3652 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3653 = v1926 + v3652;
+    const uint v3654 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3655 = v1925 + v3654;
+    const bool v3656 = v3653 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3657 = v3655 < v4;
+    const bool v3658 = v3656 && v3657;
+    if (v3658) {
+      const float v3659 = v200.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3661 = bfloat(v3659);
+      const uint v3662 = v3653 * v4;
+      const uint v3663 = v3662 + v1927;
+      const uint v3664 = v3663 + v3655;
+      out[v3664] = v3661;
+    }
+    const uint v3665 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3666 = v1926 + v3665;
+    const uint v3667 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3668 = v1925 + v3667;
+    const bool v3669 = v3666 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3670 = v3668 < v4;
+    const bool v3671 = v3669 && v3670;
+    if (v3671) {
+      const float v3672 = v200.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3674 = bfloat(v3672);
+      const uint v3675 = v3666 * v4;
+      const uint v3676 = v3675 + v1927;
+      const uint v3677 = v3676 + v3668;
+      out[v3677] = v3674;
+    }
+    const uint v3678 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3679 = v1926 + v3678;
+    const uint v3680 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3681 = v1925 + v3680;
+    const bool v3682 = v3679 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3683 = v3681 < v4;
+    const bool v3684 = v3682 && v3683;
+    if (v3684) {
+      const float v3685 = v200.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3687 = bfloat(v3685);
+      const uint v3688 = v3679 * v4;
+      const uint v3689 = v3688 + v1927;
+      const uint v3690 = v3689 + v3681;
+      out[v3690] = v3687;
+    }
+    const uint v3691 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3692 = v1926 + v3691;
+    const uint v3693 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3694 = v1925 + v3693;
+    const bool v3695 = v3692 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3696 = v3694 < v4;
+    const bool v3697 = v3695 && v3696;
+    if (v3697) {
+      const float v3698 = v200.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3700 = bfloat(v3698);
+      const uint v3701 = v3692 * v4;
+      const uint v3702 = v3701 + v1927;
+      const uint v3703 = v3702 + v3694;
+      out[v3703] = v3700;
+    }
+    const uint v3704 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3705 = v1926 + v3704;
+    const uint v3706 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3707 = v1925 + v3706;
+    const bool v3708 = v3705 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3709 = v3707 < v4;
+    const bool v3710 = v3708 && v3709;
+    if (v3710) {
+      const float v3711 = v200.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3713 = bfloat(v3711);
+      const uint v3714 = v3705 * v4;
+      const uint v3715 = v3714 + v1927;
+      const uint v3716 = v3715 + v3707;
+      out[v3716] = v3713;
+    }
+    const uint v3717 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3718 = v1926 + v3717;
+    const uint v3719 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3720 = v1925 + v3719;
+    const bool v3721 = v3718 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3722 = v3720 < v4;
+    const bool v3723 = v3721 && v3722;
+    if (v3723) {
+      const float v3724 = v200.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3726 = bfloat(v3724);
+      const uint v3727 = v3718 * v4;
+      const uint v3728 = v3727 + v1927;
+      const uint v3729 = v3728 + v3720;
+      out[v3729] = v3726;
+    }
+    const uint v3730 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3731 = v1926 + v3730;
+    const uint v3732 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3733 = v1925 + v3732;
+    const bool v3734 = v3731 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3735 = v3733 < v4;
+    const bool v3736 = v3734 && v3735;
+    if (v3736) {
+      const float v3737 = v200.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3739 = bfloat(v3737);
+      const uint v3740 = v3731 * v4;
+      const uint v3741 = v3740 + v1927;
+      const uint v3742 = v3741 + v3733;
+      out[v3742] = v3739;
+    }
+    const uint v3743 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3744 = v1926 + v3743;
+    const uint v3745 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3746 = v1925 + v3745;
+    const bool v3747 = v3744 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3748 = v3746 < v4;
+    const bool v3749 = v3747 && v3748;
+    if (v3749) {
+      const float v3750 = v200.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3752 = bfloat(v3750);
+      const uint v3753 = v3744 * v4;
+      const uint v3754 = v3753 + v1927;
+      const uint v3755 = v3754 + v3746;
+      out[v3755] = v3752;
+    }
+    const uint v3756 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3757 = v1926 + v3756;
+    const uint v3758 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3759 = v1925 + v3758;
+    const bool v3760 = v3757 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3761 = v3759 < v4;
+    const bool v3762 = v3760 && v3761;
+    if (v3762) {
+      const float v3763 = v200.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3765 = bfloat(v3763);
+      const uint v3766 = v3757 * v4;
+      const uint v3767 = v3766 + v1927;
+      const uint v3768 = v3767 + v3759;
+      out[v3768] = v3765;
+    }
+    const uint v3769 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3770 = v1926 + v3769;
+    const uint v3771 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3772 = v1925 + v3771;
+    const bool v3773 = v3770 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3774 = v3772 < v4;
+    const bool v3775 = v3773 && v3774;
+    if (v3775) {
+      const float v3776 = v200.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3778 = bfloat(v3776);
+      const uint v3779 = v3770 * v4;
+      const uint v3780 = v3779 + v1927;
+      const uint v3781 = v3780 + v3772;
+      out[v3781] = v3778;
+    }
+    const uint v3782 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3783 = v1926 + v3782;
+    const uint v3784 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3785 = v1925 + v3784;
+    const bool v3786 = v3783 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3787 = v3785 < v4;
+    const bool v3788 = v3786 && v3787;
+    if (v3788) {
+      const float v3789 = v200.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3791 = bfloat(v3789);
+      const uint v3792 = v3783 * v4;
+      const uint v3793 = v3792 + v1927;
+      const uint v3794 = v3793 + v3785;
+      out[v3794] = v3791;
+    }
+    const uint v3795 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3796 = v1926 + v3795;
+    const uint v3797 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3798 = v1925 + v3797;
+    const bool v3799 = v3796 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3800 = v3798 < v4;
+    const bool v3801 = v3799 && v3800;
+    if (v3801) {
+      const float v3802 = v200.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3804 = bfloat(v3802);
+      const uint v3805 = v3796 * v4;
+      const uint v3806 = v3805 + v1927;
+      const uint v3807 = v3806 + v3798;
+      out[v3807] = v3804;
+    }
+    const uint v3808 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3809 = v1926 + v3808;
+    const uint v3810 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3811 = v1925 + v3810;
+    const bool v3812 = v3809 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3813 = v3811 < v4;
+    const bool v3814 = v3812 && v3813;
+    if (v3814) {
+      const float v3815 = v200.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3817 = bfloat(v3815);
+      const uint v3818 = v3809 * v4;
+      const uint v3819 = v3818 + v1927;
+      const uint v3820 = v3819 + v3811;
+      out[v3820] = v3817;
+    }
+    const uint v3821 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3822 = v1926 + v3821;
+    const uint v3823 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3824 = v1925 + v3823;
+    const bool v3825 = v3822 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3826 = v3824 < v4;
+    const bool v3827 = v3825 && v3826;
+    if (v3827) {
+      const float v3828 = v200.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3830 = bfloat(v3828);
+      const uint v3831 = v3822 * v4;
+      const uint v3832 = v3831 + v1927;
+      const uint v3833 = v3832 + v3824;
+      out[v3833] = v3830;
+    }
+    const uint v3834 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3835 = v1926 + v3834;
+    const uint v3836 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3837 = v1925 + v3836;
+    const bool v3838 = v3835 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3839 = v3837 < v4;
+    const bool v3840 = v3838 && v3839;
+    if (v3840) {
+      const float v3841 = v200.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3843 = bfloat(v3841);
+      const uint v3844 = v3835 * v4;
+      const uint v3845 = v3844 + v1927;
+      const uint v3846 = v3845 + v3837;
+      out[v3846] = v3843;
+    }
+    const uint v3847 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3848 = v1926 + v3847;
+    const uint v3849 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3850 = v1925 + v3849;
+    const bool v3851 = v3848 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3852 = v3850 < v4;
+    const bool v3853 = v3851 && v3852;
+    if (v3853) {
+      const float v3854 = v200.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3856 = bfloat(v3854);
+      const uint v3857 = v3848 * v4;
+      const uint v3858 = v3857 + v1927;
+      const uint v3859 = v3858 + v3850;
+      out[v3859] = v3856;
+    }
+    const uint v3860 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3861 = v1926 + v3860;
+    const uint v3862 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3863 = v1925 + v3862;
+    const bool v3864 = v3861 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3865 = v3863 < v4;
+    const bool v3866 = v3864 && v3865;
+    if (v3866) {
+      const float v3867 = v200.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3869 = bfloat(v3867);
+      const uint v3870 = v3861 * v4;
+      const uint v3871 = v3870 + v1927;
+      const uint v3872 = v3871 + v3863;
+      out[v3872] = v3869;
+    }
+    const uint v3873 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3874 = v1926 + v3873;
+    const uint v3875 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3876 = v1925 + v3875;
+    const bool v3877 = v3874 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3878 = v3876 < v4;
+    const bool v3879 = v3877 && v3878;
+    if (v3879) {
+      const float v3880 = v200.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3882 = bfloat(v3880);
+      const uint v3883 = v3874 * v4;
+      const uint v3884 = v3883 + v1927;
+      const uint v3885 = v3884 + v3876;
+      out[v3885] = v3882;
+    }
+    const uint v3886 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3887 = v1926 + v3886;
+    const uint v3888 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3889 = v1925 + v3888;
+    const bool v3890 = v3887 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3891 = v3889 < v4;
+    const bool v3892 = v3890 && v3891;
+    if (v3892) {
+      const float v3893 = v200.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3895 = bfloat(v3893);
+      const uint v3896 = v3887 * v4;
+      const uint v3897 = v3896 + v1927;
+      const uint v3898 = v3897 + v3889;
+      out[v3898] = v3895;
+    }
+    const uint v3899 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3900 = v1926 + v3899;
+    const uint v3901 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3902 = v1925 + v3901;
+    const bool v3903 = v3900 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3904 = v3902 < v4;
+    const bool v3905 = v3903 && v3904;
+    if (v3905) {
+      const float v3906 = v200.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3908 = bfloat(v3906);
+      const uint v3909 = v3900 * v4;
+      const uint v3910 = v3909 + v1927;
+      const uint v3911 = v3910 + v3902;
+      out[v3911] = v3908;
+    }
+    const uint v3912 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3913 = v1926 + v3912;
+    const uint v3914 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3915 = v1925 + v3914;
+    const bool v3916 = v3913 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3917 = v3915 < v4;
+    const bool v3918 = v3916 && v3917;
+    if (v3918) {
+      const float v3919 = v200.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3921 = bfloat(v3919);
+      const uint v3922 = v3913 * v4;
+      const uint v3923 = v3922 + v1927;
+      const uint v3924 = v3923 + v3915;
+      out[v3924] = v3921;
+    }
+    const uint v3925 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3926 = v1926 + v3925;
+    const uint v3927 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3928 = v1925 + v3927;
+    const bool v3929 = v3926 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3930 = v3928 < v4;
+    const bool v3931 = v3929 && v3930;
+    if (v3931) {
+      const float v3932 = v200.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3934 = bfloat(v3932);
+      const uint v3935 = v3926 * v4;
+      const uint v3936 = v3935 + v1927;
+      const uint v3937 = v3936 + v3928;
+      out[v3937] = v3934;
+    }
+    const uint v3938 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3939 = v1926 + v3938;
+    const uint v3940 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3941 = v1925 + v3940;
+    const bool v3942 = v3939 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3943 = v3941 < v4;
+    const bool v3944 = v3942 && v3943;
+    if (v3944) {
+      const float v3945 = v200.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3947 = bfloat(v3945);
+      const uint v3948 = v3939 * v4;
+      const uint v3949 = v3948 + v1927;
+      const uint v3950 = v3949 + v3941;
+      out[v3950] = v3947;
+    }
+    const uint v3951 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3952 = v1926 + v3951;
+    const uint v3953 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3954 = v1925 + v3953;
+    const bool v3955 = v3952 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3956 = v3954 < v4;
+    const bool v3957 = v3955 && v3956;
+    if (v3957) {
+      const float v3958 = v200.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3960 = bfloat(v3958);
+      const uint v3961 = v3952 * v4;
+      const uint v3962 = v3961 + v1927;
+      const uint v3963 = v3962 + v3954;
+      out[v3963] = v3960;
+    }
+    const uint v3964 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3965 = v1926 + v3964;
+    const uint v3966 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3967 = v1925 + v3966;
+    const bool v3968 = v3965 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3969 = v3967 < v4;
+    const bool v3970 = v3968 && v3969;
+    if (v3970) {
+      const float v3971 = v200.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3973 = bfloat(v3971);
+      const uint v3974 = v3965 * v4;
+      const uint v3975 = v3974 + v1927;
+      const uint v3976 = v3975 + v3967;
+      out[v3976] = v3973;
+    }
+    const uint v3977 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3978 = v1926 + v3977;
+    const uint v3979 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3980 = v1925 + v3979;
+    const bool v3981 = v3978 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3982 = v3980 < v4;
+    const bool v3983 = v3981 && v3982;
+    if (v3983) {
+      const float v3984 = v200.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3986 = bfloat(v3984);
+      const uint v3987 = v3978 * v4;
+      const uint v3988 = v3987 + v1927;
+      const uint v3989 = v3988 + v3980;
+      out[v3989] = v3986;
+    }
+    const uint v3990 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3991 = v1926 + v3990;
+    const uint v3992 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3993 = v1925 + v3992;
+    const bool v3994 = v3991 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3995 = v3993 < v4;
+    const bool v3996 = v3994 && v3995;
+    if (v3996) {
+      const float v3997 = v200.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3999 = bfloat(v3997);
+      const uint v4000 = v3991 * v4;
+      const uint v4001 = v4000 + v1927;
+      const uint v4002 = v4001 + v3993;
+      out[v4002] = v3999;
+    }
+    const uint v4003 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4004 = v1926 + v4003;
+    const uint v4005 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4006 = v1925 + v4005;
+    const bool v4007 = v4004 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4008 = v4006 < v4;
+    const bool v4009 = v4007 && v4008;
+    if (v4009) {
+      const float v4010 = v200.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4012 = bfloat(v4010);
+      const uint v4013 = v4004 * v4;
+      const uint v4014 = v4013 + v1927;
+      const uint v4015 = v4014 + v4006;
+      out[v4015] = v4012;
+    }
+    const uint v4016 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4017 = v1926 + v4016;
+    const uint v4018 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4019 = v1925 + v4018;
+    const bool v4020 = v4017 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4021 = v4019 < v4;
+    const bool v4022 = v4020 && v4021;
+    if (v4022) {
+      const float v4023 = v200.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4025 = bfloat(v4023);
+      const uint v4026 = v4017 * v4;
+      const uint v4027 = v4026 + v1927;
+      const uint v4028 = v4027 + v4019;
+      out[v4028] = v4025;
+    }
+    const uint v4029 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4030 = v1926 + v4029;
+    const uint v4031 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4032 = v1925 + v4031;
+    const bool v4033 = v4030 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4034 = v4032 < v4;
+    const bool v4035 = v4033 && v4034;
+    if (v4035) {
+      const float v4036 = v200.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4038 = bfloat(v4036);
+      const uint v4039 = v4030 * v4;
+      const uint v4040 = v4039 + v1927;
+      const uint v4041 = v4040 + v4032;
+      out[v4041] = v4038;
+    }
+    const uint v4042 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4043 = v1926 + v4042;
+    const uint v4044 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4045 = v1925 + v4044;
+    const bool v4046 = v4043 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4047 = v4045 < v4;
+    const bool v4048 = v4046 && v4047;
+    if (v4048) {
+      const float v4049 = v200.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4051 = bfloat(v4049);
+      const uint v4052 = v4043 * v4;
+      const uint v4053 = v4052 + v1927;
+      const uint v4054 = v4053 + v4045;
+      out[v4054] = v4051;
+    }
+    const uint v4055 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4056 = v1926 + v4055;
+    const uint v4057 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4058 = v1925 + v4057;
+    const bool v4059 = v4056 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4060 = v4058 < v4;
+    const bool v4061 = v4059 && v4060;
+    if (v4061) {
+      const float v4062 = v200.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4064 = bfloat(v4062);
+      const uint v4065 = v4056 * v4;
+      const uint v4066 = v4065 + v1927;
+      const uint v4067 = v4066 + v4058;
+      out[v4067] = v4064;
+    }
+    const uint v4068 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4069 = v1926 + v4068;
+    const uint v4070 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4071 = v1925 + v4070;
+    const bool v4072 = v4069 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4073 = v4071 < v4;
+    const bool v4074 = v4072 && v4073;
+    if (v4074) {
+      const float v4075 = v200.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4077 = bfloat(v4075);
+      const uint v4078 = v4069 * v4;
+      const uint v4079 = v4078 + v1927;
+      const uint v4080 = v4079 + v4071;
+      out[v4080] = v4077;
+    }
+    const uint v4081 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4082 = v1926 + v4081;
+    const uint v4083 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4084 = v1925 + v4083;
+    const bool v4085 = v4082 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4086 = v4084 < v4;
+    const bool v4087 = v4085 && v4086;
+    if (v4087) {
+      const float v4088 = v200.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4090 = bfloat(v4088);
+      const uint v4091 = v4082 * v4;
+      const uint v4092 = v4091 + v1927;
+      const uint v4093 = v4092 + v4084;
+      out[v4093] = v4090;
+    }
+    const uint v4094 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4095 = v1926 + v4094;
+    const uint v4096 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4097 = v1925 + v4096;
+    const bool v4098 = v4095 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4099 = v4097 < v4;
+    const bool v4100 = v4098 && v4099;
+    if (v4100) {
+      const float v4101 = v200.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4103 = bfloat(v4101);
+      const uint v4104 = v4095 * v4;
+      const uint v4105 = v4104 + v1927;
+      const uint v4106 = v4105 + v4097;
+      out[v4106] = v4103;
+    }
+    const uint v4107 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4108 = v1926 + v4107;
+    const uint v4109 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4110 = v1925 + v4109;
+    const bool v4111 = v4108 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4112 = v4110 < v4;
+    const bool v4113 = v4111 && v4112;
+    if (v4113) {
+      const float v4114 = v200.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4116 = bfloat(v4114);
+      const uint v4117 = v4108 * v4;
+      const uint v4118 = v4117 + v1927;
+      const uint v4119 = v4118 + v4110;
+      out[v4119] = v4116;
+    }
+    const uint v4120 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4121 = v1926 + v4120;
+    const uint v4122 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4123 = v1925 + v4122;
+    const bool v4124 = v4121 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4125 = v4123 < v4;
+    const bool v4126 = v4124 && v4125;
+    if (v4126) {
+      const float v4127 = v200.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4129 = bfloat(v4127);
+      const uint v4130 = v4121 * v4;
+      const uint v4131 = v4130 + v1927;
+      const uint v4132 = v4131 + v4123;
+      out[v4132] = v4129;
+    }
+    const uint v4133 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4134 = v1926 + v4133;
+    const uint v4135 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4136 = v1925 + v4135;
+    const bool v4137 = v4134 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4138 = v4136 < v4;
+    const bool v4139 = v4137 && v4138;
+    if (v4139) {
+      const float v4140 = v200.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4142 = bfloat(v4140);
+      const uint v4143 = v4134 * v4;
+      const uint v4144 = v4143 + v1927;
+      const uint v4145 = v4144 + v4136;
+      out[v4145] = v4142;
+    }
+    const uint v4146 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4147 = v1926 + v4146;
+    const uint v4148 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4149 = v1925 + v4148;
+    const bool v4150 = v4147 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4151 = v4149 < v4;
+    const bool v4152 = v4150 && v4151;
+    if (v4152) {
+      const float v4153 = v200.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4155 = bfloat(v4153);
+      const uint v4156 = v4147 * v4;
+      const uint v4157 = v4156 + v1927;
+      const uint v4158 = v4157 + v4149;
+      out[v4158] = v4155;
+    }
+    const uint v4159 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4160 = v1926 + v4159;
+    const uint v4161 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4162 = v1925 + v4161;
+    const bool v4163 = v4160 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4164 = v4162 < v4;
+    const bool v4165 = v4163 && v4164;
+    if (v4165) {
+      const float v4166 = v200.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4168 = bfloat(v4166);
+      const uint v4169 = v4160 * v4;
+      const uint v4170 = v4169 + v1927;
+      const uint v4171 = v4170 + v4162;
+      out[v4171] = v4168;
+    }
+    const uint v4172 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4173 = v1926 + v4172;
+    const uint v4174 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4175 = v1925 + v4174;
+    const bool v4176 = v4173 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4177 = v4175 < v4;
+    const bool v4178 = v4176 && v4177;
+    if (v4178) {
+      const float v4179 = v200.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4181 = bfloat(v4179);
+      const uint v4182 = v4173 * v4;
+      const uint v4183 = v4182 + v1927;
+      const uint v4184 = v4183 + v4175;
+      out[v4184] = v4181;
+    }
+    const uint v4185 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4186 = v1926 + v4185;
+    const uint v4187 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4188 = v1925 + v4187;
+    const bool v4189 = v4186 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4190 = v4188 < v4;
+    const bool v4191 = v4189 && v4190;
+    if (v4191) {
+      const float v4192 = v200.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4194 = bfloat(v4192);
+      const uint v4195 = v4186 * v4;
+      const uint v4196 = v4195 + v1927;
+      const uint v4197 = v4196 + v4188;
+      out[v4197] = v4194;
+    }
+    const uint v4198 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4199 = v1926 + v4198;
+    const uint v4200 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4201 = v1925 + v4200;
+    const bool v4202 = v4199 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4203 = v4201 < v4;
+    const bool v4204 = v4202 && v4203;
+    if (v4204) {
+      const float v4205 = v200.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4207 = bfloat(v4205);
+      const uint v4208 = v4199 * v4;
+      const uint v4209 = v4208 + v1927;
+      const uint v4210 = v4209 + v4201;
+      out[v4210] = v4207;
+    }
+    const uint v4211 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4212 = v1926 + v4211;
+    const uint v4213 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4214 = v1925 + v4213;
+    const bool v4215 = v4212 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4216 = v4214 < v4;
+    const bool v4217 = v4215 && v4216;
+    if (v4217) {
+      const float v4218 = v200.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4220 = bfloat(v4218);
+      const uint v4221 = v4212 * v4;
+      const uint v4222 = v4221 + v1927;
+      const uint v4223 = v4222 + v4214;
+      out[v4223] = v4220;
+    }
+    const uint v4224 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4225 = v1926 + v4224;
+    const uint v4226 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4227 = v1925 + v4226;
+    const bool v4228 = v4225 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4229 = v4227 < v4;
+    const bool v4230 = v4228 && v4229;
+    if (v4230) {
+      const float v4231 = v200.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4233 = bfloat(v4231);
+      const uint v4234 = v4225 * v4;
+      const uint v4235 = v4234 + v1927;
+      const uint v4236 = v4235 + v4227;
+      out[v4236] = v4233;
+    }
+    const uint v4237 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4238 = v1926 + v4237;
+    const uint v4239 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4240 = v1925 + v4239;
+    const bool v4241 = v4238 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4242 = v4240 < v4;
+    const bool v4243 = v4241 && v4242;
+    if (v4243) {
+      const float v4244 = v200.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4246 = bfloat(v4244);
+      const uint v4247 = v4238 * v4;
+      const uint v4248 = v4247 + v1927;
+      const uint v4249 = v4248 + v4240;
+      out[v4249] = v4246;
+    }
+    const uint v4250 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4251 = v1926 + v4250;
+    const uint v4252 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4253 = v1925 + v4252;
+    const bool v4254 = v4251 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4255 = v4253 < v4;
+    const bool v4256 = v4254 && v4255;
+    if (v4256) {
+      const float v4257 = v200.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4259 = bfloat(v4257);
+      const uint v4260 = v4251 * v4;
+      const uint v4261 = v4260 + v1927;
+      const uint v4262 = v4261 + v4253;
+      out[v4262] = v4259;
+    }
+    const uint v4263 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4264 = v1926 + v4263;
+    const uint v4265 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4266 = v1925 + v4265;
+    const bool v4267 = v4264 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4268 = v4266 < v4;
+    const bool v4269 = v4267 && v4268;
+    if (v4269) {
+      const float v4270 = v200.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4272 = bfloat(v4270);
+      const uint v4273 = v4264 * v4;
+      const uint v4274 = v4273 + v1927;
+      const uint v4275 = v4274 + v4266;
+      out[v4275] = v4272;
+    }
+    const uint v4276 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4277 = v1926 + v4276;
+    const uint v4278 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4279 = v1925 + v4278;
+    const bool v4280 = v4277 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4281 = v4279 < v4;
+    const bool v4282 = v4280 && v4281;
+    if (v4282) {
+      const float v4283 = v200.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4285 = bfloat(v4283);
+      const uint v4286 = v4277 * v4;
+      const uint v4287 = v4286 + v1927;
+      const uint v4288 = v4287 + v4279;
+      out[v4288] = v4285;
+    }
+    const uint v4289 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4290 = v1926 + v4289;
+    const uint v4291 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4292 = v1925 + v4291;
+    const bool v4293 = v4290 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4294 = v4292 < v4;
+    const bool v4295 = v4293 && v4294;
+    if (v4295) {
+      const float v4296 = v200.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4298 = bfloat(v4296);
+      const uint v4299 = v4290 * v4;
+      const uint v4300 = v4299 + v1927;
+      const uint v4301 = v4300 + v4292;
+      out[v4301] = v4298;
+    }
+    const uint v4302 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4303 = v1926 + v4302;
+    const uint v4304 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4305 = v1925 + v4304;
+    const bool v4306 = v4303 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4307 = v4305 < v4;
+    const bool v4308 = v4306 && v4307;
+    if (v4308) {
+      const float v4309 = v200.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4311 = bfloat(v4309);
+      const uint v4312 = v4303 * v4;
+      const uint v4313 = v4312 + v1927;
+      const uint v4314 = v4313 + v4305;
+      out[v4314] = v4311;
+    }
+    const uint v4315 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4316 = v1926 + v4315;
+    const uint v4317 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4318 = v1925 + v4317;
+    const bool v4319 = v4316 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4320 = v4318 < v4;
+    const bool v4321 = v4319 && v4320;
+    if (v4321) {
+      const float v4322 = v200.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4324 = bfloat(v4322);
+      const uint v4325 = v4316 * v4;
+      const uint v4326 = v4325 + v1927;
+      const uint v4327 = v4326 + v4318;
+      out[v4327] = v4324;
+    }
+    const uint v4328 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4329 = v1926 + v4328;
+    const uint v4330 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4331 = v1925 + v4330;
+    const bool v4332 = v4329 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4333 = v4331 < v4;
+    const bool v4334 = v4332 && v4333;
+    if (v4334) {
+      const float v4335 = v200.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4337 = bfloat(v4335);
+      const uint v4338 = v4329 * v4;
+      const uint v4339 = v4338 + v1927;
+      const uint v4340 = v4339 + v4331;
+      out[v4340] = v4337;
+    }
+    const uint v4341 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4342 = v1926 + v4341;
+    const uint v4343 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4344 = v1925 + v4343;
+    const bool v4345 = v4342 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4346 = v4344 < v4;
+    const bool v4347 = v4345 && v4346;
+    if (v4347) {
+      const float v4348 = v200.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4350 = bfloat(v4348);
+      const uint v4351 = v4342 * v4;
+      const uint v4352 = v4351 + v1927;
+      const uint v4353 = v4352 + v4344;
+      out[v4353] = v4350;
+    }
+    const uint v4354 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4355 = v1926 + v4354;
+    const uint v4356 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4357 = v1925 + v4356;
+    const bool v4358 = v4355 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4359 = v4357 < v4;
+    const bool v4360 = v4358 && v4359;
+    if (v4360) {
+      const float v4361 = v200.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4363 = bfloat(v4361);
+      const uint v4364 = v4355 * v4;
+      const uint v4365 = v4364 + v1927;
+      const uint v4366 = v4365 + v4357;
+      out[v4366] = v4363;
+    }
+    const uint v4367 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4368 = v1926 + v4367;
+    const uint v4369 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4370 = v1925 + v4369;
+    const bool v4371 = v4368 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4372 = v4370 < v4;
+    const bool v4373 = v4371 && v4372;
+    if (v4373) {
+      const float v4374 = v200.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4376 = bfloat(v4374);
+      const uint v4377 = v4368 * v4;
+      const uint v4378 = v4377 + v1927;
+      const uint v4379 = v4378 + v4370;
+      out[v4379] = v4376;
+    }
+    const uint v4380 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4381 = v1926 + v4380;
+    const uint v4382 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4383 = v1925 + v4382;
+    const bool v4384 = v4381 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4385 = v4383 < v4;
+    const bool v4386 = v4384 && v4385;
+    if (v4386) {
+      const float v4387 = v200.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4389 = bfloat(v4387);
+      const uint v4390 = v4381 * v4;
+      const uint v4391 = v4390 + v1927;
+      const uint v4392 = v4391 + v4383;
+      out[v4392] = v4389;
+    }
+    const uint v4393 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4394 = v1926 + v4393;
+    const uint v4395 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4396 = v1925 + v4395;
+    const bool v4397 = v4394 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4398 = v4396 < v4;
+    const bool v4399 = v4397 && v4398;
+    if (v4399) {
+      const float v4400 = v200.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4402 = bfloat(v4400);
+      const uint v4403 = v4394 * v4;
+      const uint v4404 = v4403 + v1927;
+      const uint v4405 = v4404 + v4396;
+      out[v4405] = v4402;
+    }
+    const uint v4406 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4407 = v1926 + v4406;
+    const uint v4408 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4409 = v1925 + v4408;
+    const bool v4410 = v4407 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4411 = v4409 < v4;
+    const bool v4412 = v4410 && v4411;
+    if (v4412) {
+      const float v4413 = v200.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4415 = bfloat(v4413);
+      const uint v4416 = v4407 * v4;
+      const uint v4417 = v4416 + v1927;
+      const uint v4418 = v4417 + v4409;
+      out[v4418] = v4415;
+    }
+    const uint v4419 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4420 = v1926 + v4419;
+    const uint v4421 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4422 = v1925 + v4421;
+    const bool v4423 = v4420 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4424 = v4422 < v4;
+    const bool v4425 = v4423 && v4424;
+    if (v4425) {
+      const float v4426 = v200.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4428 = bfloat(v4426);
+      const uint v4429 = v4420 * v4;
+      const uint v4430 = v4429 + v1927;
+      const uint v4431 = v4430 + v4422;
+      out[v4431] = v4428;
+    }
+    const uint v4432 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4433 = v1926 + v4432;
+    const uint v4434 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4435 = v1925 + v4434;
+    const bool v4436 = v4433 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4437 = v4435 < v4;
+    const bool v4438 = v4436 && v4437;
+    if (v4438) {
+      const float v4439 = v200.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4441 = bfloat(v4439);
+      const uint v4442 = v4433 * v4;
+      const uint v4443 = v4442 + v1927;
+      const uint v4444 = v4443 + v4435;
+      out[v4444] = v4441;
+    }
+    const uint v4445 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4446 = v1926 + v4445;
+    const uint v4447 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4448 = v1925 + v4447;
+    const bool v4449 = v4446 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4450 = v4448 < v4;
+    const bool v4451 = v4449 && v4450;
+    if (v4451) {
+      const float v4452 = v200.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4454 = bfloat(v4452);
+      const uint v4455 = v4446 * v4;
+      const uint v4456 = v4455 + v1927;
+      const uint v4457 = v4456 + v4448;
+      out[v4457] = v4454;
+    }
+    const uint v4458 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4459 = v1926 + v4458;
+    const uint v4460 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4461 = v1925 + v4460;
+    const bool v4462 = v4459 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4463 = v4461 < v4;
+    const bool v4464 = v4462 && v4463;
+    if (v4464) {
+      const float v4465 = v200.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4467 = bfloat(v4465);
+      const uint v4468 = v4459 * v4;
+      const uint v4469 = v4468 + v1927;
+      const uint v4470 = v4469 + v4461;
+      out[v4470] = v4467;
+    }
+    const uint v4471 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4472 = v1926 + v4471;
+    const uint v4473 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4474 = v1925 + v4473;
+    const bool v4475 = v4472 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4476 = v4474 < v4;
+    const bool v4477 = v4475 && v4476;
+    if (v4477) {
+      const float v4478 = v200.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4480 = bfloat(v4478);
+      const uint v4481 = v4472 * v4;
+      const uint v4482 = v4481 + v1927;
+      const uint v4483 = v4482 + v4474;
+      out[v4483] = v4480;
+    }
+    const uint v4484 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4485 = v1926 + v4484;
+    const uint v4486 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4487 = v1925 + v4486;
+    const bool v4488 = v4485 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4489 = v4487 < v4;
+    const bool v4490 = v4488 && v4489;
+    if (v4490) {
+      const float v4491 = v200.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4493 = bfloat(v4491);
+      const uint v4494 = v4485 * v4;
+      const uint v4495 = v4494 + v1927;
+      const uint v4496 = v4495 + v4487;
+      out[v4496] = v4493;
+    }
+    const uint v4497 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4498 = v1926 + v4497;
+    const uint v4499 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4500 = v1925 + v4499;
+    const bool v4501 = v4498 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4502 = v4500 < v4;
+    const bool v4503 = v4501 && v4502;
+    if (v4503) {
+      const float v4504 = v200.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4506 = bfloat(v4504);
+      const uint v4507 = v4498 * v4;
+      const uint v4508 = v4507 + v1927;
+      const uint v4509 = v4508 + v4500;
+      out[v4509] = v4506;
+    }
+    const uint v4510 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4511 = v1926 + v4510;
+    const uint v4512 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4513 = v1925 + v4512;
+    const bool v4514 = v4511 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4515 = v4513 < v4;
+    const bool v4516 = v4514 && v4515;
+    if (v4516) {
+      const float v4517 = v200.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4519 = bfloat(v4517);
+      const uint v4520 = v4511 * v4;
+      const uint v4521 = v4520 + v1927;
+      const uint v4522 = v4521 + v4513;
+      out[v4522] = v4519;
+    }
+    const uint v4523 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4524 = v1926 + v4523;
+    const uint v4525 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4526 = v1925 + v4525;
+    const bool v4527 = v4524 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4528 = v4526 < v4;
+    const bool v4529 = v4527 && v4528;
+    if (v4529) {
+      const float v4530 = v200.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4532 = bfloat(v4530);
+      const uint v4533 = v4524 * v4;
+      const uint v4534 = v4533 + v1927;
+      const uint v4535 = v4534 + v4526;
+      out[v4535] = v4532;
+    }
+    const uint v4536 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4537 = v1926 + v4536;
+    const uint v4538 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4539 = v1925 + v4538;
+    const bool v4540 = v4537 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4541 = v4539 < v4;
+    const bool v4542 = v4540 && v4541;
+    if (v4542) {
+      const float v4543 = v200.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4545 = bfloat(v4543);
+      const uint v4546 = v4537 * v4;
+      const uint v4547 = v4546 + v1927;
+      const uint v4548 = v4547 + v4539;
+      out[v4548] = v4545;
+    }
+    const uint v4549 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4550 = v1926 + v4549;
+    const uint v4551 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4552 = v1925 + v4551;
+    const bool v4553 = v4550 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4554 = v4552 < v4;
+    const bool v4555 = v4553 && v4554;
+    if (v4555) {
+      const float v4556 = v200.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4558 = bfloat(v4556);
+      const uint v4559 = v4550 * v4;
+      const uint v4560 = v4559 + v1927;
+      const uint v4561 = v4560 + v4552;
+      out[v4561] = v4558;
+    }
+    const uint v4562 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4563 = v1926 + v4562;
+    const uint v4564 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4565 = v1925 + v4564;
+    const bool v4566 = v4563 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4567 = v4565 < v4;
+    const bool v4568 = v4566 && v4567;
+    if (v4568) {
+      const float v4569 = v200.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4571 = bfloat(v4569);
+      const uint v4572 = v4563 * v4;
+      const uint v4573 = v4572 + v1927;
+      const uint v4574 = v4573 + v4565;
+      out[v4574] = v4571;
+    }
+    const uint v4575 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4576 = v1926 + v4575;
+    const uint v4577 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4578 = v1925 + v4577;
+    const bool v4579 = v4576 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4580 = v4578 < v4;
+    const bool v4581 = v4579 && v4580;
+    if (v4581) {
+      const float v4582 = v200.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4584 = bfloat(v4582);
+      const uint v4585 = v4576 * v4;
+      const uint v4586 = v4585 + v1927;
+      const uint v4587 = v4586 + v4578;
+      out[v4587] = v4584;
+    }
+    const uint v4588 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4589 = v1926 + v4588;
+    const uint v4590 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4591 = v1925 + v4590;
+    const bool v4592 = v4589 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4593 = v4591 < v4;
+    const bool v4594 = v4592 && v4593;
+    if (v4594) {
+      const float v4595 = v200.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4597 = bfloat(v4595);
+      const uint v4598 = v4589 * v4;
+      const uint v4599 = v4598 + v1927;
+      const uint v4600 = v4599 + v4591;
+      out[v4600] = v4597;
+    }
+    const uint v4601 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4602 = v1926 + v4601;
+    const uint v4603 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4604 = v1925 + v4603;
+    const bool v4605 = v4602 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4606 = v4604 < v4;
+    const bool v4607 = v4605 && v4606;
+    if (v4607) {
+      const float v4608 = v200.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4610 = bfloat(v4608);
+      const uint v4611 = v4602 * v4;
+      const uint v4612 = v4611 + v1927;
+      const uint v4613 = v4612 + v4604;
+      out[v4613] = v4610;
+    }
+    const uint v4614 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4615 = v1926 + v4614;
+    const uint v4616 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4617 = v1925 + v4616;
+    const bool v4618 = v4615 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4619 = v4617 < v4;
+    const bool v4620 = v4618 && v4619;
+    if (v4620) {
+      const float v4621 = v200.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4623 = bfloat(v4621);
+      const uint v4624 = v4615 * v4;
+      const uint v4625 = v4624 + v1927;
+      const uint v4626 = v4625 + v4617;
+      out[v4626] = v4623;
     }
   }
 }

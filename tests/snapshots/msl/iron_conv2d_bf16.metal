@@ -114,10 +114,10 @@ kernel void iron_conv2d_bf16(
   const uint v11 = dil_h;
   const uint v12 = dil_w;
   const uint v13 = group_count;
-  const uint v14 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:116
+  const uint v14 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:112
   const uint v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
   const uint v16 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const uint v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:119
+  const uint v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:115
   const uint v18 = v17 * v16;
   const uint v22 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const uint v23 = v12 * v22;
@@ -135,7 +135,7 @@ kernel void iron_conv2d_bf16(
   const uint v40 = v39 - 1u;
   const uint v41 = v40 / v7;
   const uint v42 = v41 + 1u;
-  const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:120
+  const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:116
   const uint v44 = v43 * v30;
   const uint v45 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
   const uint v46 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
@@ -154,11 +154,11 @@ kernel void iron_conv2d_bf16(
   const uint v63 = v62 << 7u;
   const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v67 = v66 << 7u;
-  const uint v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:140
+  const uint v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:136
   const uint v69 = v68 * v18;
   const uint v70 = v15 * v18;
-  const uint v71 = v14 * v16;  // kernels/convolution/conv_tiles.hpp:125
-  const bool v73 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:175
+  const uint v71 = v14 * v16;  // kernels/convolution/conv_tiles.hpp:121
+  const bool v73 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
   const bool v75 = v6 == 1u;
   const bool v76 = v73 && v75;
   const bool v78 = v7 == 1u;
@@ -167,125 +167,125 @@ kernel void iron_conv2d_bf16(
   const bool v82 = v79 && v81;
   const bool v84 = v9 == 0u;
   const bool v85 = v82 && v84;
-  const bool v87 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:176
-  const bool v88 = v85 && v87;  // kernels/convolution/im2col_a.hpp:175
-  const bool v90 = v13 == 1u;  // kernels/convolution/im2col_a.hpp:176
+  const bool v87 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:177
+  const bool v88 = v85 && v87;  // kernels/convolution/im2col_a.hpp:176
+  const bool v90 = v13 == 1u;  // kernels/convolution/im2col_a.hpp:177
   const bool v91 = v88 && v90;
-  const uint v116 = v42 * v30;  // kernels/convolution/im2col_a.hpp:180
-  const uint v118 = iron_tid.x;  // kernels/convolution/im2col_a.hpp:181
+  const uint v116 = v42 * v30;  // kernels/convolution/im2col_a.hpp:181
+  const uint v118 = iron_tid.x;  // kernels/convolution/im2col_a.hpp:182
   const uint v119 = v118 >> 3u;
   const uint v120 = v63 + v119;
-  const uint v123 = v120 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const uint v124 = v123 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v123 = v120 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v124 = v123 * v116;  // kernels/convolution/im2col_a.hpp:186
   const uint v125 = v120 - v124;
-  const uint v126 = v125 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v127 = v120 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v128 = v1 + v9;  // kernels/convolution/im2col_a.hpp:188
+  const uint v126 = v125 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v127 = v120 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v128 = v1 + v9;  // kernels/convolution/im2col_a.hpp:189
   const uint v129 = v126 * v7;
   const uint v130 = v127 ? v129 : v128;
-  const uint v132 = v126 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v132 = v126 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v133 = v125 - v132;
   const uint v134 = v133 * v8;
   const uint v135 = v127 ? v134 : 0u;
-  const uint v137 = v123 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v137 = v123 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v138 = v127 ? v137 : 0u;
-  const uint v140 = v120 + 16u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v141 = v140 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const uint v142 = v141 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v140 = v120 + 16u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v141 = v140 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v142 = v141 * v116;  // kernels/convolution/im2col_a.hpp:186
   const uint v143 = v140 - v142;
-  const uint v144 = v143 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v145 = v140 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v147 = v144 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v144 = v143 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v145 = v140 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v147 = v144 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v148 = v145 ? v147 : v128;
-  const uint v150 = v144 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v150 = v144 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v151 = v143 - v150;
   const uint v152 = v151 * v8;
   const uint v153 = v145 ? v152 : 0u;
-  const uint v155 = v141 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v155 = v141 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v156 = v145 ? v155 : 0u;
-  const uint v158 = v120 + 32u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v159 = v158 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const uint v160 = v159 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v158 = v120 + 32u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v159 = v158 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v160 = v159 * v116;  // kernels/convolution/im2col_a.hpp:186
   const uint v161 = v158 - v160;
-  const uint v162 = v161 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v163 = v158 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v165 = v162 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v162 = v161 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v163 = v158 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v165 = v162 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v166 = v163 ? v165 : v128;
-  const uint v168 = v162 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v168 = v162 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v169 = v161 - v168;
   const uint v170 = v169 * v8;
   const uint v171 = v163 ? v170 : 0u;
-  const uint v173 = v159 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v173 = v159 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v174 = v163 ? v173 : 0u;
-  const uint v176 = v120 + 48u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v177 = v176 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const uint v178 = v177 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v176 = v120 + 48u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v177 = v176 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v178 = v177 * v116;  // kernels/convolution/im2col_a.hpp:186
   const uint v179 = v176 - v178;
-  const uint v180 = v179 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v181 = v176 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v183 = v180 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v180 = v179 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v181 = v176 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v183 = v180 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v184 = v181 ? v183 : v128;
-  const uint v186 = v180 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v186 = v180 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v187 = v179 - v186;
   const uint v188 = v187 * v8;
   const uint v189 = v181 ? v188 : 0u;
-  const uint v191 = v177 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v191 = v177 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v192 = v181 ? v191 : 0u;
-  const uint v194 = v120 + 64u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v195 = v194 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const uint v196 = v195 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v194 = v120 + 64u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v195 = v194 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v196 = v195 * v116;  // kernels/convolution/im2col_a.hpp:186
   const uint v197 = v194 - v196;
-  const uint v198 = v197 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v199 = v194 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v201 = v198 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v198 = v197 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v199 = v194 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v201 = v198 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v202 = v199 ? v201 : v128;
-  const uint v204 = v198 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v204 = v198 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v205 = v197 - v204;
   const uint v206 = v205 * v8;
   const uint v207 = v199 ? v206 : 0u;
-  const uint v209 = v195 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v209 = v195 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v210 = v199 ? v209 : 0u;
-  const uint v212 = v120 + 80u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v213 = v212 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const uint v214 = v213 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v212 = v120 + 80u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v213 = v212 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v214 = v213 * v116;  // kernels/convolution/im2col_a.hpp:186
   const uint v215 = v212 - v214;
-  const uint v216 = v215 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v217 = v212 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v219 = v216 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v216 = v215 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v217 = v212 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v219 = v216 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v220 = v217 ? v219 : v128;
-  const uint v222 = v216 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v222 = v216 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v223 = v215 - v222;
   const uint v224 = v223 * v8;
   const uint v225 = v217 ? v224 : 0u;
-  const uint v227 = v213 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v227 = v213 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v228 = v217 ? v227 : 0u;
-  const uint v230 = v120 + 96u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v231 = v230 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const uint v232 = v231 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v230 = v120 + 96u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v231 = v230 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v232 = v231 * v116;  // kernels/convolution/im2col_a.hpp:186
   const uint v233 = v230 - v232;
-  const uint v234 = v233 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v235 = v230 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v237 = v234 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v234 = v233 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v235 = v230 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v237 = v234 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v238 = v235 ? v237 : v128;
-  const uint v240 = v234 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v240 = v234 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v241 = v233 - v240;
   const uint v242 = v241 * v8;
   const uint v243 = v235 ? v242 : 0u;
-  const uint v245 = v231 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v245 = v231 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v246 = v235 ? v245 : 0u;
-  const uint v248 = v120 + 112u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v249 = v248 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const uint v250 = v249 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v248 = v120 + 112u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v249 = v248 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v250 = v249 * v116;  // kernels/convolution/im2col_a.hpp:186
   const uint v251 = v248 - v250;
-  const uint v252 = v251 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v253 = v248 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v255 = v252 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v252 = v251 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v253 = v248 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v255 = v252 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v256 = v253 ? v255 : v128;
-  const uint v258 = v252 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v258 = v252 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v259 = v251 - v258;
   const uint v260 = v259 * v8;
   const uint v261 = v253 ? v260 : 0u;
-  const uint v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v264 = v253 ? v263 : 0u;
   const uint v265 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
   const uint v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
@@ -310,5940 +310,3637 @@ kernel void iron_conv2d_bf16(
   const bool v298 = v293 && v297;
   const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:260
   if (v299) {
-    const uint v6814 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6815 = v6814 << 3u;
-    const uint v6816 = v67 + v119;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6817 = v6816 < v15;
-    const uint v6822 = v6816 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6823 = v69 + v6822;
-    const uint v6828 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6833 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6835 = v6833 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6838 = v6833 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6839 = v6838 << 3u;
-    const uint v6840 = v67 + v6835;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6841 = v6840 < v15;
-    const uint v6846 = v6840 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6847 = v69 + v6846;
-    const uint v6852 = v6835 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6857 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6859 = v6857 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6862 = v6857 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6863 = v6862 << 3u;
-    const uint v6864 = v67 + v6859;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6865 = v6864 < v15;
-    const uint v6870 = v6864 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6871 = v69 + v6870;
-    const uint v6876 = v6859 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6881 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6883 = v6881 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6886 = v6881 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6887 = v6886 << 3u;
-    const uint v6888 = v67 + v6883;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6889 = v6888 < v15;
-    const uint v6894 = v6888 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6895 = v69 + v6894;
-    const uint v6900 = v6883 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6905 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6907 = v6905 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6910 = v6905 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6911 = v6910 << 3u;
-    const uint v6912 = v67 + v6907;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6913 = v6912 < v15;
-    const uint v6918 = v6912 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6919 = v69 + v6918;
-    const uint v6924 = v6907 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6929 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6931 = v6929 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6934 = v6929 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6935 = v6934 << 3u;
-    const uint v6936 = v67 + v6931;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6937 = v6936 < v15;
-    const uint v6942 = v6936 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6943 = v69 + v6942;
-    const uint v6948 = v6931 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6953 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6955 = v6953 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6958 = v6953 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6959 = v6958 << 3u;
-    const uint v6960 = v67 + v6955;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6961 = v6960 < v15;
-    const uint v6966 = v6960 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6967 = v69 + v6966;
-    const uint v6972 = v6955 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6977 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6979 = v6977 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6982 = v6977 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6983 = v6982 << 3u;
-    const uint v6984 = v67 + v6979;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6985 = v6984 < v15;
-    const uint v6990 = v6984 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6991 = v69 + v6990;
-    const uint v6996 = v6979 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v7006 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v7012 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const bool v5502 = !v91;  // kernels/convolution/im2col_a.hpp:90
+    const uint v5923 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v5924 = v5923 << 3u;
+    const uint v5925 = v67 + v119;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v5926 = v5925 < v15;
+    const uint v5931 = v5925 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v5932 = v69 + v5931;
+    const uint v5937 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v5942 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v5944 = v5942 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v5947 = v5942 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v5948 = v5947 << 3u;
+    const uint v5949 = v67 + v5944;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v5950 = v5949 < v15;
+    const uint v5955 = v5949 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v5956 = v69 + v5955;
+    const uint v5961 = v5944 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v5966 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v5968 = v5966 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v5971 = v5966 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v5972 = v5971 << 3u;
+    const uint v5973 = v67 + v5968;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v5974 = v5973 < v15;
+    const uint v5979 = v5973 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v5980 = v69 + v5979;
+    const uint v5985 = v5968 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v5990 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v5992 = v5990 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v5995 = v5990 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v5996 = v5995 << 3u;
+    const uint v5997 = v67 + v5992;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v5998 = v5997 < v15;
+    const uint v6003 = v5997 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6004 = v69 + v6003;
+    const uint v6009 = v5992 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6014 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6016 = v6014 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6019 = v6014 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6020 = v6019 << 3u;
+    const uint v6021 = v67 + v6016;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6022 = v6021 < v15;
+    const uint v6027 = v6021 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6028 = v69 + v6027;
+    const uint v6033 = v6016 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6038 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6040 = v6038 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6043 = v6038 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6044 = v6043 << 3u;
+    const uint v6045 = v67 + v6040;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6046 = v6045 < v15;
+    const uint v6051 = v6045 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6052 = v69 + v6051;
+    const uint v6057 = v6040 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6062 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6064 = v6062 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6067 = v6062 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6068 = v6067 << 3u;
+    const uint v6069 = v67 + v6064;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6070 = v6069 < v15;
+    const uint v6075 = v6069 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6076 = v69 + v6075;
+    const uint v6081 = v6064 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6086 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6088 = v6086 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6091 = v6086 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6092 = v6091 << 3u;
+    const uint v6093 = v67 + v6088;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6094 = v6093 < v15;
+    const uint v6099 = v6093 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6100 = v69 + v6099;
+    const uint v6105 = v6088 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6115 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v6121 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v6387 = 0u; v6387 < v18; v6387 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const uint v6389 = v6387 >> 6u;
-      const uint v6391 = v6389 % 1u;
+    for (uint v5495 = 0u; v5495 < v18; v5495 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
+      const uint v5497 = v5495 >> 6u;
+      const uint v5499 = v5497 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v6393 = v6391 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-      if (v91) {  // kernels/convolution/im2col_a.hpp:89
-        const uint v6406 = v6387 + v6815;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6407 = v6406 < v18;
-        const bool v6408 = v127 && v6407;
-        const uint v6410 = v120 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6412 = v6410 + v6387;
-        const uint v6413 = v6412 + v6815;
-        const uint v6414 = v6408 ? v6413 : 0u;
-        const uint v6417 = v6393 + v6828;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6418 = v6417 + v6815;
+      const uint v5501 = v5499 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+      if (v5502) {  // kernels/convolution/im2col_a.hpp:90
+        const uint v5508 = v5495 + v5924;  // kernels/convolution/im2col_a.hpp:110
+        const uint v5510 = v5508 / v16;  // kernels/convolution/im2col_a.hpp:112
+        const uint v5512 = v5510 * v16;  // kernels/convolution/im2col_a.hpp:113
+        const uint v5513 = v5508 - v5512;
+        const uint v5514 = v5510 / v6;  // kernels/convolution/im2col_a.hpp:114
+        const uint v5515 = v5514 * v11;  // kernels/convolution/im2col_a.hpp:115
+        const uint v5516 = v5514 * v6;  // kernels/convolution/im2col_a.hpp:116
+        const uint v5517 = v5510 - v5516;
+        const uint v5518 = v5517 * v12;
+        const uint v5519 = v71 + v5513;  // kernels/convolution/im2col_a.hpp:117
+        const bool v5520 = v5508 < v18;  // kernels/convolution/im2col_a.hpp:118
+        const uint v5522 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+        const uint v5528 = v5937 + v5924;  // kernels/convolution/im2col_a.hpp:121
+        const uint v5529 = v130 + v5515;  // kernels/convolution/im2col_a.hpp:124
+        const uint v5530 = v135 + v5518;  // kernels/convolution/im2col_a.hpp:125
+        const bool v5531 = v5529 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v5532 = v5520 && v5531;
+        const bool v5533 = v5529 < v128;
+        const bool v5534 = v5532 && v5533;
+        const bool v5535 = v5530 >= v10;
+        const bool v5536 = v5534 && v5535;
+        const bool v5537 = v5530 < v5522;
+        const bool v5538 = v5536 && v5537;
+        const uint v5539 = max(v5529, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v5540 = v5539 - v9;
+        const uint v5541 = max(v5530, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v5542 = v5541 - v10;
+        const uint v5543 = v138 + v5540;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5544 = v5543 * v2;
+        const uint v5545 = v5544 + v5542;
+        const uint v5546 = v5545 * v3;
+        const uint v5547 = v5546 + v5519;
+        const uint v5549 = v5538 ? v5547 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v5551 = v5501 + v5528;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6418 + e] = v6408 ? x[v6414 + e] : bfloat(0);
+          shm0[v5551 + e] = v5538 ? x[v5549 + e] : bfloat(0);
         }
-        const uint v6428 = v63 + v6835;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6429 = v6428 < v44;
-        const uint v6430 = v6387 + v6839;
-        const bool v6431 = v6430 < v18;
-        const bool v6432 = v6429 && v6431;
-        const uint v6434 = v6428 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6436 = v6434 + v6387;
-        const uint v6437 = v6436 + v6839;
-        const uint v6438 = v6432 ? v6437 : 0u;
-        const uint v6441 = v6393 + v6852;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6442 = v6441 + v6839;
+        const uint v5553 = v148 + v5515;  // kernels/convolution/im2col_a.hpp:124
+        const uint v5554 = v153 + v5518;  // kernels/convolution/im2col_a.hpp:125
+        const bool v5555 = v5553 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v5556 = v5520 && v5555;
+        const bool v5557 = v5553 < v128;
+        const bool v5558 = v5556 && v5557;
+        const bool v5559 = v5554 >= v10;
+        const bool v5560 = v5558 && v5559;
+        const bool v5561 = v5554 < v5522;
+        const bool v5562 = v5560 && v5561;
+        const uint v5563 = max(v5553, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v5564 = v5563 - v9;
+        const uint v5565 = max(v5554, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v5566 = v5565 - v10;
+        const uint v5567 = v156 + v5564;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5568 = v5567 * v2;
+        const uint v5569 = v5568 + v5566;
+        const uint v5570 = v5569 * v3;
+        const uint v5571 = v5570 + v5519;
+        const uint v5573 = v5562 ? v5571 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v5576 = v5551 + 1024u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6442 + e] = v6432 ? x[v6438 + e] : bfloat(0);
+          shm0[v5576 + e] = v5562 ? x[v5573 + e] : bfloat(0);
         }
-        const uint v6452 = v63 + v6859;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6453 = v6452 < v44;
-        const uint v6454 = v6387 + v6863;
-        const bool v6455 = v6454 < v18;
-        const bool v6456 = v6453 && v6455;
-        const uint v6458 = v6452 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6460 = v6458 + v6387;
-        const uint v6461 = v6460 + v6863;
-        const uint v6462 = v6456 ? v6461 : 0u;
-        const uint v6465 = v6393 + v6876;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6466 = v6465 + v6863;
+        const uint v5577 = v166 + v5515;  // kernels/convolution/im2col_a.hpp:124
+        const uint v5578 = v171 + v5518;  // kernels/convolution/im2col_a.hpp:125
+        const bool v5579 = v5577 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v5580 = v5520 && v5579;
+        const bool v5581 = v5577 < v128;
+        const bool v5582 = v5580 && v5581;
+        const bool v5583 = v5578 >= v10;
+        const bool v5584 = v5582 && v5583;
+        const bool v5585 = v5578 < v5522;
+        const bool v5586 = v5584 && v5585;
+        const uint v5587 = max(v5577, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v5588 = v5587 - v9;
+        const uint v5589 = max(v5578, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v5590 = v5589 - v10;
+        const uint v5591 = v174 + v5588;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5592 = v5591 * v2;
+        const uint v5593 = v5592 + v5590;
+        const uint v5594 = v5593 * v3;
+        const uint v5595 = v5594 + v5519;
+        const uint v5597 = v5586 ? v5595 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v5600 = v5551 + 2048u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6466 + e] = v6456 ? x[v6462 + e] : bfloat(0);
+          shm0[v5600 + e] = v5586 ? x[v5597 + e] : bfloat(0);
         }
-        const uint v6476 = v63 + v6883;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6477 = v6476 < v44;
-        const uint v6478 = v6387 + v6887;
-        const bool v6479 = v6478 < v18;
-        const bool v6480 = v6477 && v6479;
-        const uint v6482 = v6476 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6484 = v6482 + v6387;
-        const uint v6485 = v6484 + v6887;
-        const uint v6486 = v6480 ? v6485 : 0u;
-        const uint v6489 = v6393 + v6900;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6490 = v6489 + v6887;
+        const uint v5601 = v184 + v5515;  // kernels/convolution/im2col_a.hpp:124
+        const uint v5602 = v189 + v5518;  // kernels/convolution/im2col_a.hpp:125
+        const bool v5603 = v5601 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v5604 = v5520 && v5603;
+        const bool v5605 = v5601 < v128;
+        const bool v5606 = v5604 && v5605;
+        const bool v5607 = v5602 >= v10;
+        const bool v5608 = v5606 && v5607;
+        const bool v5609 = v5602 < v5522;
+        const bool v5610 = v5608 && v5609;
+        const uint v5611 = max(v5601, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v5612 = v5611 - v9;
+        const uint v5613 = max(v5602, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v5614 = v5613 - v10;
+        const uint v5615 = v192 + v5612;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5616 = v5615 * v2;
+        const uint v5617 = v5616 + v5614;
+        const uint v5618 = v5617 * v3;
+        const uint v5619 = v5618 + v5519;
+        const uint v5621 = v5610 ? v5619 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v5624 = v5551 + 3072u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6490 + e] = v6480 ? x[v6486 + e] : bfloat(0);
+          shm0[v5624 + e] = v5610 ? x[v5621 + e] : bfloat(0);
         }
-        const uint v6500 = v63 + v6907;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6501 = v6500 < v44;
-        const uint v6502 = v6387 + v6911;
-        const bool v6503 = v6502 < v18;
-        const bool v6504 = v6501 && v6503;
-        const uint v6506 = v6500 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6508 = v6506 + v6387;
-        const uint v6509 = v6508 + v6911;
-        const uint v6510 = v6504 ? v6509 : 0u;
-        const uint v6513 = v6393 + v6924;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6514 = v6513 + v6911;
+        const uint v5625 = v202 + v5515;  // kernels/convolution/im2col_a.hpp:124
+        const uint v5626 = v207 + v5518;  // kernels/convolution/im2col_a.hpp:125
+        const bool v5627 = v5625 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v5628 = v5520 && v5627;
+        const bool v5629 = v5625 < v128;
+        const bool v5630 = v5628 && v5629;
+        const bool v5631 = v5626 >= v10;
+        const bool v5632 = v5630 && v5631;
+        const bool v5633 = v5626 < v5522;
+        const bool v5634 = v5632 && v5633;
+        const uint v5635 = max(v5625, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v5636 = v5635 - v9;
+        const uint v5637 = max(v5626, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v5638 = v5637 - v10;
+        const uint v5639 = v210 + v5636;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5640 = v5639 * v2;
+        const uint v5641 = v5640 + v5638;
+        const uint v5642 = v5641 * v3;
+        const uint v5643 = v5642 + v5519;
+        const uint v5645 = v5634 ? v5643 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v5648 = v5551 + 4096u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6514 + e] = v6504 ? x[v6510 + e] : bfloat(0);
+          shm0[v5648 + e] = v5634 ? x[v5645 + e] : bfloat(0);
         }
-        const uint v6524 = v63 + v6931;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6525 = v6524 < v44;
-        const uint v6526 = v6387 + v6935;
-        const bool v6527 = v6526 < v18;
-        const bool v6528 = v6525 && v6527;
-        const uint v6530 = v6524 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6532 = v6530 + v6387;
-        const uint v6533 = v6532 + v6935;
-        const uint v6534 = v6528 ? v6533 : 0u;
-        const uint v6537 = v6393 + v6948;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6538 = v6537 + v6935;
+        const uint v5649 = v220 + v5515;  // kernels/convolution/im2col_a.hpp:124
+        const uint v5650 = v225 + v5518;  // kernels/convolution/im2col_a.hpp:125
+        const bool v5651 = v5649 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v5652 = v5520 && v5651;
+        const bool v5653 = v5649 < v128;
+        const bool v5654 = v5652 && v5653;
+        const bool v5655 = v5650 >= v10;
+        const bool v5656 = v5654 && v5655;
+        const bool v5657 = v5650 < v5522;
+        const bool v5658 = v5656 && v5657;
+        const uint v5659 = max(v5649, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v5660 = v5659 - v9;
+        const uint v5661 = max(v5650, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v5662 = v5661 - v10;
+        const uint v5663 = v228 + v5660;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5664 = v5663 * v2;
+        const uint v5665 = v5664 + v5662;
+        const uint v5666 = v5665 * v3;
+        const uint v5667 = v5666 + v5519;
+        const uint v5669 = v5658 ? v5667 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v5672 = v5551 + 5120u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6538 + e] = v6528 ? x[v6534 + e] : bfloat(0);
+          shm0[v5672 + e] = v5658 ? x[v5669 + e] : bfloat(0);
         }
-        const uint v6548 = v63 + v6955;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6549 = v6548 < v44;
-        const uint v6550 = v6387 + v6959;
-        const bool v6551 = v6550 < v18;
-        const bool v6552 = v6549 && v6551;
-        const uint v6554 = v6548 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6556 = v6554 + v6387;
-        const uint v6557 = v6556 + v6959;
-        const uint v6558 = v6552 ? v6557 : 0u;
-        const uint v6561 = v6393 + v6972;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6562 = v6561 + v6959;
+        const uint v5673 = v238 + v5515;  // kernels/convolution/im2col_a.hpp:124
+        const uint v5674 = v243 + v5518;  // kernels/convolution/im2col_a.hpp:125
+        const bool v5675 = v5673 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v5676 = v5520 && v5675;
+        const bool v5677 = v5673 < v128;
+        const bool v5678 = v5676 && v5677;
+        const bool v5679 = v5674 >= v10;
+        const bool v5680 = v5678 && v5679;
+        const bool v5681 = v5674 < v5522;
+        const bool v5682 = v5680 && v5681;
+        const uint v5683 = max(v5673, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v5684 = v5683 - v9;
+        const uint v5685 = max(v5674, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v5686 = v5685 - v10;
+        const uint v5687 = v246 + v5684;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5688 = v5687 * v2;
+        const uint v5689 = v5688 + v5686;
+        const uint v5690 = v5689 * v3;
+        const uint v5691 = v5690 + v5519;
+        const uint v5693 = v5682 ? v5691 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v5696 = v5551 + 6144u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6562 + e] = v6552 ? x[v6558 + e] : bfloat(0);
+          shm0[v5696 + e] = v5682 ? x[v5693 + e] : bfloat(0);
         }
-        const uint v6572 = v63 + v6979;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6573 = v6572 < v44;
-        const uint v6574 = v6387 + v6983;
-        const bool v6575 = v6574 < v18;
-        const bool v6576 = v6573 && v6575;
-        const uint v6578 = v6572 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6580 = v6578 + v6387;
-        const uint v6581 = v6580 + v6983;
-        const uint v6582 = v6576 ? v6581 : 0u;
-        const uint v6585 = v6393 + v6996;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6586 = v6585 + v6983;
+        const uint v5697 = v256 + v5515;  // kernels/convolution/im2col_a.hpp:124
+        const uint v5698 = v261 + v5518;  // kernels/convolution/im2col_a.hpp:125
+        const bool v5699 = v5697 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v5700 = v5520 && v5699;
+        const bool v5701 = v5697 < v128;
+        const bool v5702 = v5700 && v5701;
+        const bool v5703 = v5698 >= v10;
+        const bool v5704 = v5702 && v5703;
+        const bool v5705 = v5698 < v5522;
+        const bool v5706 = v5704 && v5705;
+        const uint v5707 = max(v5697, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v5708 = v5707 - v9;
+        const uint v5709 = max(v5698, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v5710 = v5709 - v10;
+        const uint v5711 = v264 + v5708;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5712 = v5711 * v2;
+        const uint v5713 = v5712 + v5710;
+        const uint v5714 = v5713 * v3;
+        const uint v5715 = v5714 + v5519;
+        const uint v5717 = v5706 ? v5715 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v5720 = v5551 + 7168u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6586 + e] = v6576 ? x[v6582 + e] : bfloat(0);
+          shm0[v5720 + e] = v5706 ? x[v5717 + e] : bfloat(0);
         }
       } else {
-        const uint v6592 = v6387 + v6815;  // kernels/convolution/im2col_a.hpp:109
-        const uint v6594 = v6592 / v16;  // kernels/convolution/im2col_a.hpp:111
-        const uint v6596 = v6594 * v16;  // kernels/convolution/im2col_a.hpp:112
-        const uint v6597 = v6592 - v6596;
-        const uint v6598 = v6594 / v6;  // kernels/convolution/im2col_a.hpp:113
-        const uint v6599 = v6598 * v11;  // kernels/convolution/im2col_a.hpp:114
-        const uint v6600 = v6598 * v6;  // kernels/convolution/im2col_a.hpp:115
-        const uint v6601 = v6594 - v6600;
-        const uint v6602 = v6601 * v12;
-        const uint v6603 = v71 + v6597;  // kernels/convolution/im2col_a.hpp:116
-        const bool v6604 = v6592 < v18;  // kernels/convolution/im2col_a.hpp:117
-        const uint v6606 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-        const uint v6612 = v6828 + v6815;  // kernels/convolution/im2col_a.hpp:120
-        const uint v6613 = v130 + v6599;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6614 = v135 + v6602;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6615 = v6613 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6616 = v6604 && v6615;
-        const bool v6617 = v6613 < v128;
-        const bool v6618 = v6616 && v6617;
-        const bool v6619 = v6614 >= v10;
-        const bool v6620 = v6618 && v6619;
-        const bool v6621 = v6614 < v6606;
-        const bool v6622 = v6620 && v6621;
-        const uint v6623 = max(v6613, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6624 = v6623 - v9;
-        const uint v6625 = max(v6614, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6626 = v6625 - v10;
-        const uint v6627 = v138 + v6624;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6628 = v6627 * v2;
-        const uint v6629 = v6628 + v6626;
-        const uint v6630 = v6629 * v3;
-        const uint v6631 = v6630 + v6603;
-        const uint v6633 = v6622 ? v6631 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6635 = v6393 + v6612;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5733 = v5495 + v5924;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v5734 = v5733 < v18;
+        const bool v5735 = v127 && v5734;
+        const uint v5737 = v120 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v5739 = v5737 + v5495;
+        const uint v5740 = v5739 + v5924;
+        const uint v5741 = v5735 ? v5740 : 0u;
+        const uint v5744 = v5501 + v5937;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v5745 = v5744 + v5924;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6635 + e] = v6622 ? x[v6633 + e] : bfloat(0);
+          shm0[v5745 + e] = v5735 ? x[v5741 + e] : bfloat(0);
         }
-        const uint v6637 = v148 + v6599;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6638 = v153 + v6602;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6639 = v6637 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6640 = v6604 && v6639;
-        const bool v6641 = v6637 < v128;
-        const bool v6642 = v6640 && v6641;
-        const bool v6643 = v6638 >= v10;
-        const bool v6644 = v6642 && v6643;
-        const bool v6645 = v6638 < v6606;
-        const bool v6646 = v6644 && v6645;
-        const uint v6647 = max(v6637, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6648 = v6647 - v9;
-        const uint v6649 = max(v6638, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6650 = v6649 - v10;
-        const uint v6651 = v156 + v6648;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6652 = v6651 * v2;
-        const uint v6653 = v6652 + v6650;
-        const uint v6654 = v6653 * v3;
-        const uint v6655 = v6654 + v6603;
-        const uint v6657 = v6646 ? v6655 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6660 = v6635 + 1024u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5755 = v63 + v5944;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v5756 = v5755 < v44;
+        const uint v5757 = v5495 + v5948;
+        const bool v5758 = v5757 < v18;
+        const bool v5759 = v5756 && v5758;
+        const uint v5761 = v5755 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v5763 = v5761 + v5495;
+        const uint v5764 = v5763 + v5948;
+        const uint v5765 = v5759 ? v5764 : 0u;
+        const uint v5768 = v5501 + v5961;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v5769 = v5768 + v5948;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6660 + e] = v6646 ? x[v6657 + e] : bfloat(0);
+          shm0[v5769 + e] = v5759 ? x[v5765 + e] : bfloat(0);
         }
-        const uint v6661 = v166 + v6599;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6662 = v171 + v6602;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6663 = v6661 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6664 = v6604 && v6663;
-        const bool v6665 = v6661 < v128;
-        const bool v6666 = v6664 && v6665;
-        const bool v6667 = v6662 >= v10;
-        const bool v6668 = v6666 && v6667;
-        const bool v6669 = v6662 < v6606;
-        const bool v6670 = v6668 && v6669;
-        const uint v6671 = max(v6661, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6672 = v6671 - v9;
-        const uint v6673 = max(v6662, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6674 = v6673 - v10;
-        const uint v6675 = v174 + v6672;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6676 = v6675 * v2;
-        const uint v6677 = v6676 + v6674;
-        const uint v6678 = v6677 * v3;
-        const uint v6679 = v6678 + v6603;
-        const uint v6681 = v6670 ? v6679 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6684 = v6635 + 2048u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5779 = v63 + v5968;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v5780 = v5779 < v44;
+        const uint v5781 = v5495 + v5972;
+        const bool v5782 = v5781 < v18;
+        const bool v5783 = v5780 && v5782;
+        const uint v5785 = v5779 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v5787 = v5785 + v5495;
+        const uint v5788 = v5787 + v5972;
+        const uint v5789 = v5783 ? v5788 : 0u;
+        const uint v5792 = v5501 + v5985;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v5793 = v5792 + v5972;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6684 + e] = v6670 ? x[v6681 + e] : bfloat(0);
+          shm0[v5793 + e] = v5783 ? x[v5789 + e] : bfloat(0);
         }
-        const uint v6685 = v184 + v6599;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6686 = v189 + v6602;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6687 = v6685 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6688 = v6604 && v6687;
-        const bool v6689 = v6685 < v128;
-        const bool v6690 = v6688 && v6689;
-        const bool v6691 = v6686 >= v10;
-        const bool v6692 = v6690 && v6691;
-        const bool v6693 = v6686 < v6606;
-        const bool v6694 = v6692 && v6693;
-        const uint v6695 = max(v6685, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6696 = v6695 - v9;
-        const uint v6697 = max(v6686, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6698 = v6697 - v10;
-        const uint v6699 = v192 + v6696;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6700 = v6699 * v2;
-        const uint v6701 = v6700 + v6698;
-        const uint v6702 = v6701 * v3;
-        const uint v6703 = v6702 + v6603;
-        const uint v6705 = v6694 ? v6703 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6708 = v6635 + 3072u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5803 = v63 + v5992;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v5804 = v5803 < v44;
+        const uint v5805 = v5495 + v5996;
+        const bool v5806 = v5805 < v18;
+        const bool v5807 = v5804 && v5806;
+        const uint v5809 = v5803 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v5811 = v5809 + v5495;
+        const uint v5812 = v5811 + v5996;
+        const uint v5813 = v5807 ? v5812 : 0u;
+        const uint v5816 = v5501 + v6009;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v5817 = v5816 + v5996;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6708 + e] = v6694 ? x[v6705 + e] : bfloat(0);
+          shm0[v5817 + e] = v5807 ? x[v5813 + e] : bfloat(0);
         }
-        const uint v6709 = v202 + v6599;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6710 = v207 + v6602;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6711 = v6709 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6712 = v6604 && v6711;
-        const bool v6713 = v6709 < v128;
-        const bool v6714 = v6712 && v6713;
-        const bool v6715 = v6710 >= v10;
-        const bool v6716 = v6714 && v6715;
-        const bool v6717 = v6710 < v6606;
-        const bool v6718 = v6716 && v6717;
-        const uint v6719 = max(v6709, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6720 = v6719 - v9;
-        const uint v6721 = max(v6710, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6722 = v6721 - v10;
-        const uint v6723 = v210 + v6720;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6724 = v6723 * v2;
-        const uint v6725 = v6724 + v6722;
-        const uint v6726 = v6725 * v3;
-        const uint v6727 = v6726 + v6603;
-        const uint v6729 = v6718 ? v6727 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6732 = v6635 + 4096u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5827 = v63 + v6016;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v5828 = v5827 < v44;
+        const uint v5829 = v5495 + v6020;
+        const bool v5830 = v5829 < v18;
+        const bool v5831 = v5828 && v5830;
+        const uint v5833 = v5827 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v5835 = v5833 + v5495;
+        const uint v5836 = v5835 + v6020;
+        const uint v5837 = v5831 ? v5836 : 0u;
+        const uint v5840 = v5501 + v6033;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v5841 = v5840 + v6020;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6732 + e] = v6718 ? x[v6729 + e] : bfloat(0);
+          shm0[v5841 + e] = v5831 ? x[v5837 + e] : bfloat(0);
         }
-        const uint v6733 = v220 + v6599;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6734 = v225 + v6602;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6735 = v6733 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6736 = v6604 && v6735;
-        const bool v6737 = v6733 < v128;
-        const bool v6738 = v6736 && v6737;
-        const bool v6739 = v6734 >= v10;
-        const bool v6740 = v6738 && v6739;
-        const bool v6741 = v6734 < v6606;
-        const bool v6742 = v6740 && v6741;
-        const uint v6743 = max(v6733, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6744 = v6743 - v9;
-        const uint v6745 = max(v6734, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6746 = v6745 - v10;
-        const uint v6747 = v228 + v6744;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6748 = v6747 * v2;
-        const uint v6749 = v6748 + v6746;
-        const uint v6750 = v6749 * v3;
-        const uint v6751 = v6750 + v6603;
-        const uint v6753 = v6742 ? v6751 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6756 = v6635 + 5120u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5851 = v63 + v6040;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v5852 = v5851 < v44;
+        const uint v5853 = v5495 + v6044;
+        const bool v5854 = v5853 < v18;
+        const bool v5855 = v5852 && v5854;
+        const uint v5857 = v5851 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v5859 = v5857 + v5495;
+        const uint v5860 = v5859 + v6044;
+        const uint v5861 = v5855 ? v5860 : 0u;
+        const uint v5864 = v5501 + v6057;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v5865 = v5864 + v6044;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6756 + e] = v6742 ? x[v6753 + e] : bfloat(0);
+          shm0[v5865 + e] = v5855 ? x[v5861 + e] : bfloat(0);
         }
-        const uint v6757 = v238 + v6599;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6758 = v243 + v6602;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6759 = v6757 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6760 = v6604 && v6759;
-        const bool v6761 = v6757 < v128;
-        const bool v6762 = v6760 && v6761;
-        const bool v6763 = v6758 >= v10;
-        const bool v6764 = v6762 && v6763;
-        const bool v6765 = v6758 < v6606;
-        const bool v6766 = v6764 && v6765;
-        const uint v6767 = max(v6757, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6768 = v6767 - v9;
-        const uint v6769 = max(v6758, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6770 = v6769 - v10;
-        const uint v6771 = v246 + v6768;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6772 = v6771 * v2;
-        const uint v6773 = v6772 + v6770;
-        const uint v6774 = v6773 * v3;
-        const uint v6775 = v6774 + v6603;
-        const uint v6777 = v6766 ? v6775 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6780 = v6635 + 6144u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5875 = v63 + v6064;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v5876 = v5875 < v44;
+        const uint v5877 = v5495 + v6068;
+        const bool v5878 = v5877 < v18;
+        const bool v5879 = v5876 && v5878;
+        const uint v5881 = v5875 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v5883 = v5881 + v5495;
+        const uint v5884 = v5883 + v6068;
+        const uint v5885 = v5879 ? v5884 : 0u;
+        const uint v5888 = v5501 + v6081;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v5889 = v5888 + v6068;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6780 + e] = v6766 ? x[v6777 + e] : bfloat(0);
+          shm0[v5889 + e] = v5879 ? x[v5885 + e] : bfloat(0);
         }
-        const uint v6781 = v256 + v6599;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6782 = v261 + v6602;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6783 = v6781 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6784 = v6604 && v6783;
-        const bool v6785 = v6781 < v128;
-        const bool v6786 = v6784 && v6785;
-        const bool v6787 = v6782 >= v10;
-        const bool v6788 = v6786 && v6787;
-        const bool v6789 = v6782 < v6606;
-        const bool v6790 = v6788 && v6789;
-        const uint v6791 = max(v6781, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6792 = v6791 - v9;
-        const uint v6793 = max(v6782, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6794 = v6793 - v10;
-        const uint v6795 = v264 + v6792;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6796 = v6795 * v2;
-        const uint v6797 = v6796 + v6794;
-        const uint v6798 = v6797 * v3;
-        const uint v6799 = v6798 + v6603;
-        const uint v6801 = v6790 ? v6799 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6804 = v6635 + 7168u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v5899 = v63 + v6088;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v5900 = v5899 < v44;
+        const uint v5901 = v5495 + v6092;
+        const bool v5902 = v5901 < v18;
+        const bool v5903 = v5900 && v5902;
+        const uint v5905 = v5899 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v5907 = v5905 + v5495;
+        const uint v5908 = v5907 + v6092;
+        const uint v5909 = v5903 ? v5908 : 0u;
+        const uint v5912 = v5501 + v6105;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v5913 = v5912 + v6092;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6804 + e] = v6790 ? x[v6801 + e] : bfloat(0);
+          shm0[v5913 + e] = v5903 ? x[v5909 + e] : bfloat(0);
         }
       }
-      const uint v6818 = v6387 + v6815;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6819 = v6818 < v18;
-      const bool v6820 = v6817 && v6819;
-      const uint v6824 = v6823 + v6387;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6825 = v6824 + v6815;
-      const uint v6826 = v6820 ? v6825 : v69;
-      const uint v6829 = v6393 + v6828;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6830 = v6829 + v6815;
+      const uint v5927 = v5495 + v5924;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v5928 = v5927 < v18;
+      const bool v5929 = v5926 && v5928;
+      const uint v5933 = v5932 + v5495;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v5934 = v5933 + v5924;
+      const uint v5935 = v5929 ? v5934 : v69;
+      const uint v5938 = v5501 + v5937;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v5939 = v5938 + v5924;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6830 + e] = v6820 ? weight[v6826 + e] : bfloat(0);
+        shm1[v5939 + e] = v5929 ? weight[v5935 + e] : bfloat(0);
       }
-      const uint v6842 = v6387 + v6839;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6843 = v6842 < v18;
-      const bool v6844 = v6841 && v6843;
-      const uint v6848 = v6847 + v6387;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6849 = v6848 + v6839;
-      const uint v6850 = v6844 ? v6849 : v69;
-      const uint v6853 = v6393 + v6852;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6854 = v6853 + v6839;
+      const uint v5951 = v5495 + v5948;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v5952 = v5951 < v18;
+      const bool v5953 = v5950 && v5952;
+      const uint v5957 = v5956 + v5495;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v5958 = v5957 + v5948;
+      const uint v5959 = v5953 ? v5958 : v69;
+      const uint v5962 = v5501 + v5961;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v5963 = v5962 + v5948;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6854 + e] = v6844 ? weight[v6850 + e] : bfloat(0);
+        shm1[v5963 + e] = v5953 ? weight[v5959 + e] : bfloat(0);
       }
-      const uint v6866 = v6387 + v6863;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6867 = v6866 < v18;
-      const bool v6868 = v6865 && v6867;
-      const uint v6872 = v6871 + v6387;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6873 = v6872 + v6863;
-      const uint v6874 = v6868 ? v6873 : v69;
-      const uint v6877 = v6393 + v6876;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6878 = v6877 + v6863;
+      const uint v5975 = v5495 + v5972;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v5976 = v5975 < v18;
+      const bool v5977 = v5974 && v5976;
+      const uint v5981 = v5980 + v5495;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v5982 = v5981 + v5972;
+      const uint v5983 = v5977 ? v5982 : v69;
+      const uint v5986 = v5501 + v5985;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v5987 = v5986 + v5972;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6878 + e] = v6868 ? weight[v6874 + e] : bfloat(0);
+        shm1[v5987 + e] = v5977 ? weight[v5983 + e] : bfloat(0);
       }
-      const uint v6890 = v6387 + v6887;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6891 = v6890 < v18;
-      const bool v6892 = v6889 && v6891;
-      const uint v6896 = v6895 + v6387;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6897 = v6896 + v6887;
-      const uint v6898 = v6892 ? v6897 : v69;
-      const uint v6901 = v6393 + v6900;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6902 = v6901 + v6887;
+      const uint v5999 = v5495 + v5996;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6000 = v5999 < v18;
+      const bool v6001 = v5998 && v6000;
+      const uint v6005 = v6004 + v5495;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6006 = v6005 + v5996;
+      const uint v6007 = v6001 ? v6006 : v69;
+      const uint v6010 = v5501 + v6009;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6011 = v6010 + v5996;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6902 + e] = v6892 ? weight[v6898 + e] : bfloat(0);
+        shm1[v6011 + e] = v6001 ? weight[v6007 + e] : bfloat(0);
       }
-      const uint v6914 = v6387 + v6911;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6915 = v6914 < v18;
-      const bool v6916 = v6913 && v6915;
-      const uint v6920 = v6919 + v6387;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6921 = v6920 + v6911;
-      const uint v6922 = v6916 ? v6921 : v69;
-      const uint v6925 = v6393 + v6924;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6926 = v6925 + v6911;
+      const uint v6023 = v5495 + v6020;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6024 = v6023 < v18;
+      const bool v6025 = v6022 && v6024;
+      const uint v6029 = v6028 + v5495;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6030 = v6029 + v6020;
+      const uint v6031 = v6025 ? v6030 : v69;
+      const uint v6034 = v5501 + v6033;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6035 = v6034 + v6020;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6926 + e] = v6916 ? weight[v6922 + e] : bfloat(0);
+        shm1[v6035 + e] = v6025 ? weight[v6031 + e] : bfloat(0);
       }
-      const uint v6938 = v6387 + v6935;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6939 = v6938 < v18;
-      const bool v6940 = v6937 && v6939;
-      const uint v6944 = v6943 + v6387;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6945 = v6944 + v6935;
-      const uint v6946 = v6940 ? v6945 : v69;
-      const uint v6949 = v6393 + v6948;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6950 = v6949 + v6935;
+      const uint v6047 = v5495 + v6044;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6048 = v6047 < v18;
+      const bool v6049 = v6046 && v6048;
+      const uint v6053 = v6052 + v5495;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6054 = v6053 + v6044;
+      const uint v6055 = v6049 ? v6054 : v69;
+      const uint v6058 = v5501 + v6057;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6059 = v6058 + v6044;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6950 + e] = v6940 ? weight[v6946 + e] : bfloat(0);
+        shm1[v6059 + e] = v6049 ? weight[v6055 + e] : bfloat(0);
       }
-      const uint v6962 = v6387 + v6959;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6963 = v6962 < v18;
-      const bool v6964 = v6961 && v6963;
-      const uint v6968 = v6967 + v6387;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6969 = v6968 + v6959;
-      const uint v6970 = v6964 ? v6969 : v69;
-      const uint v6973 = v6393 + v6972;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6974 = v6973 + v6959;
+      const uint v6071 = v5495 + v6068;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6072 = v6071 < v18;
+      const bool v6073 = v6070 && v6072;
+      const uint v6077 = v6076 + v5495;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6078 = v6077 + v6068;
+      const uint v6079 = v6073 ? v6078 : v69;
+      const uint v6082 = v5501 + v6081;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6083 = v6082 + v6068;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6974 + e] = v6964 ? weight[v6970 + e] : bfloat(0);
+        shm1[v6083 + e] = v6073 ? weight[v6079 + e] : bfloat(0);
       }
-      const uint v6986 = v6387 + v6983;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6987 = v6986 < v18;
-      const bool v6988 = v6985 && v6987;
-      const uint v6992 = v6991 + v6387;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6993 = v6992 + v6983;
-      const uint v6994 = v6988 ? v6993 : v69;
-      const uint v6997 = v6393 + v6996;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6998 = v6997 + v6983;
+      const uint v6095 = v5495 + v6092;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6096 = v6095 < v18;
+      const bool v6097 = v6094 && v6096;
+      const uint v6101 = v6100 + v5495;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6102 = v6101 + v6092;
+      const uint v6103 = v6097 ? v6102 : v69;
+      const uint v6106 = v5501 + v6105;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6107 = v6106 + v6092;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6998 + e] = v6988 ? weight[v6994 + e] : bfloat(0);
+        shm1[v6107 + e] = v6097 ? weight[v6103 + e] : bfloat(0);
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7007 = v6393 + v7006;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v277, shm0, long(v7007), long(64u));
-      const uint v7013 = v6393 + v7012;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v279, shm1, long(v7013), long(64u));
+      const uint v6116 = v5501 + v6115;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v277, shm0, long(v6116), long(64u));
+      const uint v6122 = v5501 + v6121;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<true>(v279, shm1, long(v6122), long(64u));
       iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v7020 = v7007 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v277, shm0, long(v7020), long(64u));
-      const uint v7026 = v7013 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v279, shm1, long(v7026), long(64u));
+      const uint v6129 = v6116 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v277, shm0, long(v6129), long(64u));
+      const uint v6135 = v6122 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<true>(v279, shm1, long(v6135), long(64u));
       iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v7032 = v7007 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v277, shm0, long(v7032), long(64u));
-      const uint v7038 = v7013 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v279, shm1, long(v7038), long(64u));
+      const uint v6141 = v6116 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v277, shm0, long(v6141), long(64u));
+      const uint v6147 = v6122 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<true>(v279, shm1, long(v6147), long(64u));
       iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v7044 = v7007 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v277, shm0, long(v7044), long(64u));
-      const uint v7050 = v7013 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v279, shm1, long(v7050), long(64u));
+      const uint v6153 = v6116 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v277, shm0, long(v6153), long(64u));
+      const uint v6159 = v6122 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<true>(v279, shm1, long(v6159), long(64u));
       iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
   } else {
-    const uint v969 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
-    const uint v1028 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1082 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1088 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v1096 = v1082 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1102 = v1088 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v1108 = v1082 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1114 = v1088 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v1120 = v1082 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1126 = v1088 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v971 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:156
+    const uint v1030 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+    const uint v1084 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1090 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1098 = v1084 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1104 = v1090 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1110 = v1084 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1116 = v1090 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1122 = v1084 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1128 = v1090 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v968 = 0u; v968 < v18; v968 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
-      for (uint v972 = v118; v972 < 8192u; v972 += v969) {  // kernels/convolution/im2col_a.hpp:155
-        const uint v974 = v972 >> 6u;  // kernels/convolution/im2col_a.hpp:156
-        const uint v976 = v972 & 63u;  // kernels/convolution/im2col_a.hpp:157
-        const uint v977 = v968 + v976;  // kernels/convolution/im2col_a.hpp:158
-        const uint v978 = v63 + v974;
-        const uint v1004 = v978 / v116;  // kernels/convolution/im2col_a.hpp:63
-        const uint v1005 = v978 % v116;  // kernels/convolution/im2col_a.hpp:64
-        const uint v1007 = v977 / v16;  // kernels/convolution/im2col_a.hpp:66
-        const uint v1008 = v1007 / v6;  // kernels/convolution/im2col_a.hpp:68
-        const uint v1009 = v1008 * v11;
-        const uint v1010 = v1005 / v30;
-        const uint v1011 = v1010 * v7;
-        const uint v1012 = v1011 + v1009;
-        const uint v1013 = v1007 % v6;  // kernels/convolution/im2col_a.hpp:69
-        const uint v1014 = v1013 * v12;
-        const uint v1015 = v1005 % v30;
-        const uint v1016 = v1015 * v8;
-        const uint v1017 = v1016 + v1014;
-        const bool v1018 = v978 < v44;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1019 = v977 < v18;
-        const bool v1020 = v1018 && v1019;
-        const bool v1021 = v1012 >= v9;
+    for (uint v970 = 0u; v970 < v18; v970 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+      for (uint v974 = v118; v974 < 8192u; v974 += v971) {  // kernels/convolution/im2col_a.hpp:156
+        const uint v976 = v974 >> 6u;  // kernels/convolution/im2col_a.hpp:157
+        const uint v978 = v974 & 63u;  // kernels/convolution/im2col_a.hpp:158
+        const uint v979 = v970 + v978;  // kernels/convolution/im2col_a.hpp:159
+        const uint v980 = v63 + v976;
+        const uint v1006 = v980 / v116;  // kernels/convolution/im2col_a.hpp:63
+        const uint v1007 = v980 % v116;  // kernels/convolution/im2col_a.hpp:64
+        const uint v1009 = v979 / v16;  // kernels/convolution/im2col_a.hpp:66
+        const uint v1010 = v1009 / v6;  // kernels/convolution/im2col_a.hpp:68
+        const uint v1011 = v1010 * v11;
+        const uint v1012 = v1007 / v30;
+        const uint v1013 = v1012 * v7;
+        const uint v1014 = v1013 + v1011;
+        const uint v1015 = v1009 % v6;  // kernels/convolution/im2col_a.hpp:69
+        const uint v1016 = v1015 * v12;
+        const uint v1017 = v1007 % v30;
+        const uint v1018 = v1017 * v8;
+        const uint v1019 = v1018 + v1016;
+        const bool v1020 = v980 < v44;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1021 = v979 < v18;
         const bool v1022 = v1020 && v1021;
-        const bool v1024 = v1012 < v128;
-        const bool v1025 = v1022 && v1024;
-        const bool v1026 = v1017 >= v10;
-        const bool v1027 = v1025 && v1026;
-        const bool v1029 = v1017 < v1028;
-        const bool v1030 = v1027 && v1029;
-        const uint v1031 = max(v1012, v9);  // kernels/convolution/im2col_a.hpp:72
-        const uint v1032 = v1031 - v9;
-        const uint v1033 = max(v1017, v10);  // kernels/convolution/im2col_a.hpp:73
-        const uint v1034 = v1033 - v10;
-        const uint v1035 = v977 % v16;  // kernels/convolution/im2col_a.hpp:74
-        const uint v1036 = v1004 * v1;
-        const uint v1037 = v1036 + v1032;
-        const uint v1038 = v1037 * v2;
+        const bool v1023 = v1014 >= v9;
+        const bool v1024 = v1022 && v1023;
+        const bool v1026 = v1014 < v128;
+        const bool v1027 = v1024 && v1026;
+        const bool v1028 = v1019 >= v10;
+        const bool v1029 = v1027 && v1028;
+        const bool v1031 = v1019 < v1030;
+        const bool v1032 = v1029 && v1031;
+        const uint v1033 = max(v1014, v9);  // kernels/convolution/im2col_a.hpp:72
+        const uint v1034 = v1033 - v9;
+        const uint v1035 = max(v1019, v10);  // kernels/convolution/im2col_a.hpp:73
+        const uint v1036 = v1035 - v10;
+        const uint v1037 = v979 % v16;  // kernels/convolution/im2col_a.hpp:74
+        const uint v1038 = v1006 * v1;
         const uint v1039 = v1038 + v1034;
-        const uint v1040 = v1039 * v3;
-        const uint v1041 = v1040 + v71;
-        const uint v1042 = v1041 + v1035;
-        if (v1030) {  // kernels/convolution/im2col_a.hpp:159
-          const bfloat v1043 = x[v1042];
-          const uint v1045 = v974 << 6u;
-          const uint v1046 = v1045 + v976;
-          shm0[v1046] = v1043;
+        const uint v1040 = v1039 * v2;
+        const uint v1041 = v1040 + v1036;
+        const uint v1042 = v1041 * v3;
+        const uint v1043 = v1042 + v71;
+        const uint v1044 = v1043 + v1037;
+        if (v1032) {  // kernels/convolution/im2col_a.hpp:160
+          const bfloat v1045 = x[v1044];
+          const uint v1047 = v976 << 6u;
+          const uint v1048 = v1047 + v978;
+          shm0[v1048] = v1045;
         } else {
-          const uint v1048 = v974 << 6u;  // kernels/convolution/im2col_a.hpp:160
-          const uint v1049 = v1048 + v976;
-          shm0[v1049] = bfloat(0.0f);
+          const uint v1050 = v976 << 6u;  // kernels/convolution/im2col_a.hpp:161
+          const uint v1051 = v1050 + v978;
+          shm0[v1051] = bfloat(0.0f);
         }
       }
 
-      for (uint v1054 = v118; v1054 < 8192u; v1054 += v969) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1056 = v1054 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1058 = v1054 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1059 = v67 + v1056;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1060 = v1059 < v15;
-        const uint v1061 = v968 + v1058;
-        const bool v1062 = v1061 < v18;
-        const bool v1063 = v1060 && v1062;
-        if (v1063) {
-          const uint v1065 = v1059 * v18;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v1066 = v69 + v1065;
-          const uint v1067 = v1066 + v968;
-          const uint v1068 = v1067 + v1058;
-          const bfloat v1069 = weight[v1068];
-          const uint v1071 = v1056 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v1072 = v1071 + v1058;
-          shm1[v1072] = v1069;
+      for (uint v1056 = v118; v1056 < 8192u; v1056 += v971) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1058 = v1056 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1060 = v1056 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1061 = v67 + v1058;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1062 = v1061 < v15;
+        const uint v1063 = v970 + v1060;
+        const bool v1064 = v1063 < v18;
+        const bool v1065 = v1062 && v1064;
+        if (v1065) {
+          const uint v1067 = v1061 * v18;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1068 = v69 + v1067;
+          const uint v1069 = v1068 + v970;
+          const uint v1070 = v1069 + v1060;
+          const bfloat v1071 = weight[v1070];
+          const uint v1073 = v1058 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v1074 = v1073 + v1060;
+          shm1[v1074] = v1071;
         } else {
-          const uint v1074 = v1056 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v1075 = v1074 + v1058;
-          shm1[v1075] = bfloat(0.0f);
+          const uint v1076 = v1058 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1077 = v1076 + v1060;
+          shm1[v1077] = bfloat(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load<false>(v277, shm0, long(v1082), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v279, shm1, long(v1088), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<false>(v277, shm0, long(v1084), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v279, shm1, long(v1090), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v277, shm0, long(v1096), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v279, shm1, long(v1102), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<false>(v277, shm0, long(v1098), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v279, shm1, long(v1104), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v277, shm0, long(v1108), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v279, shm1, long(v1114), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<false>(v277, shm0, long(v1110), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v279, shm1, long(v1116), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v277, shm0, long(v1120), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v279, shm1, long(v1126), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<false>(v277, shm0, long(v1122), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v279, shm1, long(v1128), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const uint v1127 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:280
-  const uint v1128 = v63 + v269;
-  const uint v1132 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v1133 = v1132 == 0u;
-  const uint v1136 = v15 & 1u;
-  const bool v1137 = v1136 == 0u;
-  const bool v1138 = v1133 && v1137;
-  if (v1138) {
-    const uint v1139 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1140 = v1128 + v1139;
-    const uint v1141 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1142 = v1127 + v1141;
-    const uint v1144 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1145 = v1144 == v1139;
-    const uint v1148 = v1141 + 1u;
-    const uint v1149 = iron_frag_coord<64>(1u, iron_lane, true);
-    const bool v1150 = v1149 == v1148;
-    const bool v1151 = v1145 && v1150;
-    const uint v1154 = v1142 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1155 = v1154 == 0u;
-    const bool v1156 = v1151 && v1155;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1156) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1157 = v1140 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1158 = v1142 < v15;
-      const bool v1159 = v1157 && v1158;
-      if (v1159) {
-        const uint v1160 = v68 + v1142;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1161 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1162 = bfloat(v1161);
-        const float v1163 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1166 = bfloat(v1163);
-        const uint v1167 = v1140 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1168 = v1167 + v1160;
-        *(device bfloat2*)(out + v1168) = bfloat2(v1162, v1166);
-      }
-    } else {
-      const bool v1173 = v1140 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1174 = v1142 < v15;
-      const bool v1175 = v1173 && v1174;
-      if (v1175) {
-        const float v1176 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1178 = bfloat(v1176);
-        const uint v1179 = v1140 * v4;
-        const uint v1180 = v1179 + v68;
-        const uint v1181 = v1180 + v1142;
-        out[v1181] = v1178;
-      }
-      const uint v1183 = v1128 + v1144;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1185 = v1127 + v1149;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1186 = v1183 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1187 = v1185 < v15;
-      const bool v1188 = v1186 && v1187;
-      if (v1188) {
-        const float v1189 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1191 = bfloat(v1189);
-        const uint v1192 = v1183 * v4;
-        const uint v1193 = v1192 + v68;
-        const uint v1194 = v1193 + v1185;
-        out[v1194] = v1191;
-      }
+  const uint v1129 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:280
+  const uint v1130 = v63 + v269;
+  const uint v1135 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+  const bool v1136 = v1135 == 0u;
+  const uint v1139 = v15 & 1u;
+  const bool v1140 = v1139 == 0u;
+  const bool v1141 = v1136 && v1140;
+  if (v1141) {
+    const uint v1143 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1144 = v1130 + v1143;
+    const uint v1145 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1146 = v1129 + v1145;
+    const bool v1147 = v1144 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1148 = v1146 < v15;
+    const bool v1149 = v1147 && v1148;
+    if (v1149) {
+      const uint v1150 = v68 + v1146;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1151 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1152 = bfloat(v1151);
+      const float v1153 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1156 = bfloat(v1153);
+      const uint v1157 = v1144 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1158 = v1157 + v1150;
+      *(device bfloat2*)(out + v1158) = bfloat2(v1152, v1156);
     }
-    const uint v1195 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1196 = v1128 + v1195;
-    const uint v1197 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1198 = v1127 + v1197;
-    const uint v1200 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1201 = v1200 == v1195;
-    const uint v1204 = v1197 + 1u;
-    const uint v1205 = iron_frag_coord<64>(3u, iron_lane, true);
-    const bool v1206 = v1205 == v1204;
-    const bool v1207 = v1201 && v1206;
-    const uint v1210 = v1198 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1211 = v1210 == 0u;
-    const bool v1212 = v1207 && v1211;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1212) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1213 = v1196 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1214 = v1198 < v15;
-      const bool v1215 = v1213 && v1214;
-      if (v1215) {
-        const uint v1216 = v68 + v1198;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1217 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1218 = bfloat(v1217);
-        const float v1219 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1222 = bfloat(v1219);
-        const uint v1223 = v1196 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1224 = v1223 + v1216;
-        *(device bfloat2*)(out + v1224) = bfloat2(v1218, v1222);
-      }
-    } else {
-      const bool v1229 = v1196 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1230 = v1198 < v15;
-      const bool v1231 = v1229 && v1230;
-      if (v1231) {
-        const float v1232 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1234 = bfloat(v1232);
-        const uint v1235 = v1196 * v4;
-        const uint v1236 = v1235 + v68;
-        const uint v1237 = v1236 + v1198;
-        out[v1237] = v1234;
-      }
-      const uint v1239 = v1128 + v1200;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1241 = v1127 + v1205;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1242 = v1239 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1243 = v1241 < v15;
-      const bool v1244 = v1242 && v1243;
-      if (v1244) {
-        const float v1245 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1247 = bfloat(v1245);
-        const uint v1248 = v1239 * v4;
-        const uint v1249 = v1248 + v68;
-        const uint v1250 = v1249 + v1241;
-        out[v1250] = v1247;
-      }
+    const uint v1159 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1160 = v1130 + v1159;
+    const uint v1161 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1162 = v1129 + v1161;
+    const bool v1163 = v1160 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1164 = v1162 < v15;
+    const bool v1165 = v1163 && v1164;
+    if (v1165) {
+      const uint v1166 = v68 + v1162;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1167 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1168 = bfloat(v1167);
+      const float v1169 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1172 = bfloat(v1169);
+      const uint v1173 = v1160 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1174 = v1173 + v1166;
+      *(device bfloat2*)(out + v1174) = bfloat2(v1168, v1172);
     }
-    const uint v1251 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1252 = v1128 + v1251;
-    const uint v1253 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1254 = v1127 + v1253;
-    const uint v1256 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1257 = v1256 == v1251;
-    const uint v1260 = v1253 + 1u;
-    const uint v1261 = iron_frag_coord<64>(5u, iron_lane, true);
-    const bool v1262 = v1261 == v1260;
-    const bool v1263 = v1257 && v1262;
-    const uint v1266 = v1254 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1267 = v1266 == 0u;
-    const bool v1268 = v1263 && v1267;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1268) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1269 = v1252 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1270 = v1254 < v15;
-      const bool v1271 = v1269 && v1270;
-      if (v1271) {
-        const uint v1272 = v68 + v1254;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1273 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1274 = bfloat(v1273);
-        const float v1275 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1278 = bfloat(v1275);
-        const uint v1279 = v1252 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1280 = v1279 + v1272;
-        *(device bfloat2*)(out + v1280) = bfloat2(v1274, v1278);
-      }
-    } else {
-      const bool v1285 = v1252 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1286 = v1254 < v15;
-      const bool v1287 = v1285 && v1286;
-      if (v1287) {
-        const float v1288 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1290 = bfloat(v1288);
-        const uint v1291 = v1252 * v4;
-        const uint v1292 = v1291 + v68;
-        const uint v1293 = v1292 + v1254;
-        out[v1293] = v1290;
-      }
-      const uint v1295 = v1128 + v1256;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1297 = v1127 + v1261;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1298 = v1295 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1299 = v1297 < v15;
-      const bool v1300 = v1298 && v1299;
-      if (v1300) {
-        const float v1301 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1303 = bfloat(v1301);
-        const uint v1304 = v1295 * v4;
-        const uint v1305 = v1304 + v68;
-        const uint v1306 = v1305 + v1297;
-        out[v1306] = v1303;
-      }
+    const uint v1175 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1176 = v1130 + v1175;
+    const uint v1177 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1178 = v1129 + v1177;
+    const bool v1179 = v1176 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1180 = v1178 < v15;
+    const bool v1181 = v1179 && v1180;
+    if (v1181) {
+      const uint v1182 = v68 + v1178;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1183 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1184 = bfloat(v1183);
+      const float v1185 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1188 = bfloat(v1185);
+      const uint v1189 = v1176 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1190 = v1189 + v1182;
+      *(device bfloat2*)(out + v1190) = bfloat2(v1184, v1188);
     }
-    const uint v1307 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1308 = v1128 + v1307;
-    const uint v1309 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1310 = v1127 + v1309;
-    const uint v1312 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1313 = v1312 == v1307;
-    const uint v1316 = v1309 + 1u;
-    const uint v1317 = iron_frag_coord<64>(7u, iron_lane, true);
-    const bool v1318 = v1317 == v1316;
-    const bool v1319 = v1313 && v1318;
-    const uint v1322 = v1310 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1323 = v1322 == 0u;
-    const bool v1324 = v1319 && v1323;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1324) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1325 = v1308 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1326 = v1310 < v15;
-      const bool v1327 = v1325 && v1326;
-      if (v1327) {
-        const uint v1328 = v68 + v1310;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1329 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1330 = bfloat(v1329);
-        const float v1331 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1334 = bfloat(v1331);
-        const uint v1335 = v1308 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1336 = v1335 + v1328;
-        *(device bfloat2*)(out + v1336) = bfloat2(v1330, v1334);
-      }
-    } else {
-      const bool v1341 = v1308 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1342 = v1310 < v15;
-      const bool v1343 = v1341 && v1342;
-      if (v1343) {
-        const float v1344 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1346 = bfloat(v1344);
-        const uint v1347 = v1308 * v4;
-        const uint v1348 = v1347 + v68;
-        const uint v1349 = v1348 + v1310;
-        out[v1349] = v1346;
-      }
-      const uint v1351 = v1128 + v1312;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1353 = v1127 + v1317;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1354 = v1351 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1355 = v1353 < v15;
-      const bool v1356 = v1354 && v1355;
-      if (v1356) {
-        const float v1357 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1359 = bfloat(v1357);
-        const uint v1360 = v1351 * v4;
-        const uint v1361 = v1360 + v68;
-        const uint v1362 = v1361 + v1353;
-        out[v1362] = v1359;
-      }
+    const uint v1191 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1192 = v1130 + v1191;
+    const uint v1193 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1194 = v1129 + v1193;
+    const bool v1195 = v1192 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1196 = v1194 < v15;
+    const bool v1197 = v1195 && v1196;
+    if (v1197) {
+      const uint v1198 = v68 + v1194;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1199 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1200 = bfloat(v1199);
+      const float v1201 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1204 = bfloat(v1201);
+      const uint v1205 = v1192 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1206 = v1205 + v1198;
+      *(device bfloat2*)(out + v1206) = bfloat2(v1200, v1204);
     }
-    const uint v1363 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1364 = v1128 + v1363;
-    const uint v1365 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1366 = v1127 + v1365;
-    const uint v1368 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1369 = v1368 == v1363;
-    const uint v1372 = v1365 + 1u;
-    const uint v1373 = iron_frag_coord<64>(9u, iron_lane, true);
-    const bool v1374 = v1373 == v1372;
-    const bool v1375 = v1369 && v1374;
-    const uint v1378 = v1366 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1379 = v1378 == 0u;
-    const bool v1380 = v1375 && v1379;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1380) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1381 = v1364 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1382 = v1366 < v15;
-      const bool v1383 = v1381 && v1382;
-      if (v1383) {
-        const uint v1384 = v68 + v1366;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1385 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1386 = bfloat(v1385);
-        const float v1387 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1390 = bfloat(v1387);
-        const uint v1391 = v1364 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1392 = v1391 + v1384;
-        *(device bfloat2*)(out + v1392) = bfloat2(v1386, v1390);
-      }
-    } else {
-      const bool v1397 = v1364 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1398 = v1366 < v15;
-      const bool v1399 = v1397 && v1398;
-      if (v1399) {
-        const float v1400 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1402 = bfloat(v1400);
-        const uint v1403 = v1364 * v4;
-        const uint v1404 = v1403 + v68;
-        const uint v1405 = v1404 + v1366;
-        out[v1405] = v1402;
-      }
-      const uint v1407 = v1128 + v1368;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1409 = v1127 + v1373;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1410 = v1407 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1411 = v1409 < v15;
-      const bool v1412 = v1410 && v1411;
-      if (v1412) {
-        const float v1413 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1415 = bfloat(v1413);
-        const uint v1416 = v1407 * v4;
-        const uint v1417 = v1416 + v68;
-        const uint v1418 = v1417 + v1409;
-        out[v1418] = v1415;
-      }
+    const uint v1207 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1208 = v1130 + v1207;
+    const uint v1209 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1210 = v1129 + v1209;
+    const bool v1211 = v1208 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1212 = v1210 < v15;
+    const bool v1213 = v1211 && v1212;
+    if (v1213) {
+      const uint v1214 = v68 + v1210;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1215 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1216 = bfloat(v1215);
+      const float v1217 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1220 = bfloat(v1217);
+      const uint v1221 = v1208 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1222 = v1221 + v1214;
+      *(device bfloat2*)(out + v1222) = bfloat2(v1216, v1220);
     }
-    const uint v1419 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1420 = v1128 + v1419;
-    const uint v1421 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1422 = v1127 + v1421;
-    const uint v1424 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1425 = v1424 == v1419;
-    const uint v1428 = v1421 + 1u;
-    const uint v1429 = iron_frag_coord<64>(11u, iron_lane, true);
-    const bool v1430 = v1429 == v1428;
-    const bool v1431 = v1425 && v1430;
-    const uint v1434 = v1422 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1435 = v1434 == 0u;
-    const bool v1436 = v1431 && v1435;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1436) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1437 = v1420 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1438 = v1422 < v15;
-      const bool v1439 = v1437 && v1438;
-      if (v1439) {
-        const uint v1440 = v68 + v1422;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1441 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1442 = bfloat(v1441);
-        const float v1443 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1446 = bfloat(v1443);
-        const uint v1447 = v1420 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1448 = v1447 + v1440;
-        *(device bfloat2*)(out + v1448) = bfloat2(v1442, v1446);
-      }
-    } else {
-      const bool v1453 = v1420 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1454 = v1422 < v15;
-      const bool v1455 = v1453 && v1454;
-      if (v1455) {
-        const float v1456 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1458 = bfloat(v1456);
-        const uint v1459 = v1420 * v4;
-        const uint v1460 = v1459 + v68;
-        const uint v1461 = v1460 + v1422;
-        out[v1461] = v1458;
-      }
-      const uint v1463 = v1128 + v1424;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1465 = v1127 + v1429;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1466 = v1463 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1467 = v1465 < v15;
-      const bool v1468 = v1466 && v1467;
-      if (v1468) {
-        const float v1469 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1471 = bfloat(v1469);
-        const uint v1472 = v1463 * v4;
-        const uint v1473 = v1472 + v68;
-        const uint v1474 = v1473 + v1465;
-        out[v1474] = v1471;
-      }
+    const uint v1223 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1224 = v1130 + v1223;
+    const uint v1225 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1226 = v1129 + v1225;
+    const bool v1227 = v1224 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1228 = v1226 < v15;
+    const bool v1229 = v1227 && v1228;
+    if (v1229) {
+      const uint v1230 = v68 + v1226;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1231 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1232 = bfloat(v1231);
+      const float v1233 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1236 = bfloat(v1233);
+      const uint v1237 = v1224 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1238 = v1237 + v1230;
+      *(device bfloat2*)(out + v1238) = bfloat2(v1232, v1236);
     }
-    const uint v1475 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1476 = v1128 + v1475;
-    const uint v1477 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1478 = v1127 + v1477;
-    const uint v1480 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1481 = v1480 == v1475;
-    const uint v1484 = v1477 + 1u;
-    const uint v1485 = iron_frag_coord<64>(13u, iron_lane, true);
-    const bool v1486 = v1485 == v1484;
-    const bool v1487 = v1481 && v1486;
-    const uint v1490 = v1478 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1491 = v1490 == 0u;
-    const bool v1492 = v1487 && v1491;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1492) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1493 = v1476 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1494 = v1478 < v15;
-      const bool v1495 = v1493 && v1494;
-      if (v1495) {
-        const uint v1496 = v68 + v1478;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1497 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1498 = bfloat(v1497);
-        const float v1499 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1502 = bfloat(v1499);
-        const uint v1503 = v1476 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1504 = v1503 + v1496;
-        *(device bfloat2*)(out + v1504) = bfloat2(v1498, v1502);
-      }
-    } else {
-      const bool v1509 = v1476 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1510 = v1478 < v15;
-      const bool v1511 = v1509 && v1510;
-      if (v1511) {
-        const float v1512 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1514 = bfloat(v1512);
-        const uint v1515 = v1476 * v4;
-        const uint v1516 = v1515 + v68;
-        const uint v1517 = v1516 + v1478;
-        out[v1517] = v1514;
-      }
-      const uint v1519 = v1128 + v1480;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1521 = v1127 + v1485;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1522 = v1519 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1523 = v1521 < v15;
-      const bool v1524 = v1522 && v1523;
-      if (v1524) {
-        const float v1525 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1527 = bfloat(v1525);
-        const uint v1528 = v1519 * v4;
-        const uint v1529 = v1528 + v68;
-        const uint v1530 = v1529 + v1521;
-        out[v1530] = v1527;
-      }
+    const uint v1239 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1240 = v1130 + v1239;
+    const uint v1241 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1242 = v1129 + v1241;
+    const bool v1243 = v1240 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1244 = v1242 < v15;
+    const bool v1245 = v1243 && v1244;
+    if (v1245) {
+      const uint v1246 = v68 + v1242;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1247 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1248 = bfloat(v1247);
+      const float v1249 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1252 = bfloat(v1249);
+      const uint v1253 = v1240 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1254 = v1253 + v1246;
+      *(device bfloat2*)(out + v1254) = bfloat2(v1248, v1252);
     }
-    const uint v1531 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1532 = v1128 + v1531;
-    const uint v1533 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1534 = v1127 + v1533;
-    const uint v1536 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1537 = v1536 == v1531;
-    const uint v1540 = v1533 + 1u;
-    const uint v1541 = iron_frag_coord<64>(15u, iron_lane, true);
-    const bool v1542 = v1541 == v1540;
-    const bool v1543 = v1537 && v1542;
-    const uint v1546 = v1534 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1547 = v1546 == 0u;
-    const bool v1548 = v1543 && v1547;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1548) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1549 = v1532 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1550 = v1534 < v15;
-      const bool v1551 = v1549 && v1550;
-      if (v1551) {
-        const uint v1552 = v68 + v1534;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1553 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1554 = bfloat(v1553);
-        const float v1555 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1558 = bfloat(v1555);
-        const uint v1559 = v1532 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1560 = v1559 + v1552;
-        *(device bfloat2*)(out + v1560) = bfloat2(v1554, v1558);
-      }
-    } else {
-      const bool v1565 = v1532 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1566 = v1534 < v15;
-      const bool v1567 = v1565 && v1566;
-      if (v1567) {
-        const float v1568 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1570 = bfloat(v1568);
-        const uint v1571 = v1532 * v4;
-        const uint v1572 = v1571 + v68;
-        const uint v1573 = v1572 + v1534;
-        out[v1573] = v1570;
-      }
-      const uint v1575 = v1128 + v1536;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1577 = v1127 + v1541;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1578 = v1575 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1579 = v1577 < v15;
-      const bool v1580 = v1578 && v1579;
-      if (v1580) {
-        const float v1581 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1583 = bfloat(v1581);
-        const uint v1584 = v1575 * v4;
-        const uint v1585 = v1584 + v68;
-        const uint v1586 = v1585 + v1577;
-        out[v1586] = v1583;
-      }
+    const uint v1255 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1256 = v1130 + v1255;
+    const uint v1257 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1258 = v1129 + v1257;
+    const bool v1259 = v1256 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1260 = v1258 < v15;
+    const bool v1261 = v1259 && v1260;
+    if (v1261) {
+      const uint v1262 = v68 + v1258;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1263 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1264 = bfloat(v1263);
+      const float v1265 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1268 = bfloat(v1265);
+      const uint v1269 = v1256 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1270 = v1269 + v1262;
+      *(device bfloat2*)(out + v1270) = bfloat2(v1264, v1268);
     }
-    const uint v1587 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1588 = v1128 + v1587;
-    const uint v1589 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1590 = v1127 + v1589;
-    const uint v1592 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1593 = v1592 == v1587;
-    const uint v1596 = v1589 + 1u;
-    const uint v1597 = iron_frag_coord<64>(17u, iron_lane, true);
-    const bool v1598 = v1597 == v1596;
-    const bool v1599 = v1593 && v1598;
-    const uint v1602 = v1590 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1603 = v1602 == 0u;
-    const bool v1604 = v1599 && v1603;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1604) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1605 = v1588 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1606 = v1590 < v15;
-      const bool v1607 = v1605 && v1606;
-      if (v1607) {
-        const uint v1608 = v68 + v1590;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1609 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1610 = bfloat(v1609);
-        const float v1611 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1614 = bfloat(v1611);
-        const uint v1615 = v1588 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1616 = v1615 + v1608;
-        *(device bfloat2*)(out + v1616) = bfloat2(v1610, v1614);
-      }
-    } else {
-      const bool v1621 = v1588 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1622 = v1590 < v15;
-      const bool v1623 = v1621 && v1622;
-      if (v1623) {
-        const float v1624 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1626 = bfloat(v1624);
-        const uint v1627 = v1588 * v4;
-        const uint v1628 = v1627 + v68;
-        const uint v1629 = v1628 + v1590;
-        out[v1629] = v1626;
-      }
-      const uint v1631 = v1128 + v1592;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1633 = v1127 + v1597;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1634 = v1631 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1635 = v1633 < v15;
-      const bool v1636 = v1634 && v1635;
-      if (v1636) {
-        const float v1637 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1639 = bfloat(v1637);
-        const uint v1640 = v1631 * v4;
-        const uint v1641 = v1640 + v68;
-        const uint v1642 = v1641 + v1633;
-        out[v1642] = v1639;
-      }
+    const uint v1271 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1272 = v1130 + v1271;
+    const uint v1273 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1274 = v1129 + v1273;
+    const bool v1275 = v1272 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1276 = v1274 < v15;
+    const bool v1277 = v1275 && v1276;
+    if (v1277) {
+      const uint v1278 = v68 + v1274;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1279 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1280 = bfloat(v1279);
+      const float v1281 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1284 = bfloat(v1281);
+      const uint v1285 = v1272 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1286 = v1285 + v1278;
+      *(device bfloat2*)(out + v1286) = bfloat2(v1280, v1284);
     }
-    const uint v1643 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1644 = v1128 + v1643;
-    const uint v1645 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1646 = v1127 + v1645;
-    const uint v1648 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1649 = v1648 == v1643;
-    const uint v1652 = v1645 + 1u;
-    const uint v1653 = iron_frag_coord<64>(19u, iron_lane, true);
-    const bool v1654 = v1653 == v1652;
-    const bool v1655 = v1649 && v1654;
-    const uint v1658 = v1646 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1659 = v1658 == 0u;
-    const bool v1660 = v1655 && v1659;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1660) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1661 = v1644 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1662 = v1646 < v15;
-      const bool v1663 = v1661 && v1662;
-      if (v1663) {
-        const uint v1664 = v68 + v1646;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1665 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1666 = bfloat(v1665);
-        const float v1667 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1670 = bfloat(v1667);
-        const uint v1671 = v1644 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1672 = v1671 + v1664;
-        *(device bfloat2*)(out + v1672) = bfloat2(v1666, v1670);
-      }
-    } else {
-      const bool v1677 = v1644 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1678 = v1646 < v15;
-      const bool v1679 = v1677 && v1678;
-      if (v1679) {
-        const float v1680 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1682 = bfloat(v1680);
-        const uint v1683 = v1644 * v4;
-        const uint v1684 = v1683 + v68;
-        const uint v1685 = v1684 + v1646;
-        out[v1685] = v1682;
-      }
-      const uint v1687 = v1128 + v1648;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1689 = v1127 + v1653;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1690 = v1687 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1691 = v1689 < v15;
-      const bool v1692 = v1690 && v1691;
-      if (v1692) {
-        const float v1693 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1695 = bfloat(v1693);
-        const uint v1696 = v1687 * v4;
-        const uint v1697 = v1696 + v68;
-        const uint v1698 = v1697 + v1689;
-        out[v1698] = v1695;
-      }
+    const uint v1287 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1288 = v1130 + v1287;
+    const uint v1289 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1290 = v1129 + v1289;
+    const bool v1291 = v1288 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1292 = v1290 < v15;
+    const bool v1293 = v1291 && v1292;
+    if (v1293) {
+      const uint v1294 = v68 + v1290;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1295 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1296 = bfloat(v1295);
+      const float v1297 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1300 = bfloat(v1297);
+      const uint v1301 = v1288 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1302 = v1301 + v1294;
+      *(device bfloat2*)(out + v1302) = bfloat2(v1296, v1300);
     }
-    const uint v1699 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1700 = v1128 + v1699;
-    const uint v1701 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1702 = v1127 + v1701;
-    const uint v1704 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1705 = v1704 == v1699;
-    const uint v1708 = v1701 + 1u;
-    const uint v1709 = iron_frag_coord<64>(21u, iron_lane, true);
-    const bool v1710 = v1709 == v1708;
-    const bool v1711 = v1705 && v1710;
-    const uint v1714 = v1702 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1715 = v1714 == 0u;
-    const bool v1716 = v1711 && v1715;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1716) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1717 = v1700 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1718 = v1702 < v15;
-      const bool v1719 = v1717 && v1718;
-      if (v1719) {
-        const uint v1720 = v68 + v1702;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1721 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1722 = bfloat(v1721);
-        const float v1723 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1726 = bfloat(v1723);
-        const uint v1727 = v1700 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1728 = v1727 + v1720;
-        *(device bfloat2*)(out + v1728) = bfloat2(v1722, v1726);
-      }
-    } else {
-      const bool v1733 = v1700 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1734 = v1702 < v15;
-      const bool v1735 = v1733 && v1734;
-      if (v1735) {
-        const float v1736 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1738 = bfloat(v1736);
-        const uint v1739 = v1700 * v4;
-        const uint v1740 = v1739 + v68;
-        const uint v1741 = v1740 + v1702;
-        out[v1741] = v1738;
-      }
-      const uint v1743 = v1128 + v1704;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1745 = v1127 + v1709;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1746 = v1743 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1747 = v1745 < v15;
-      const bool v1748 = v1746 && v1747;
-      if (v1748) {
-        const float v1749 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1751 = bfloat(v1749);
-        const uint v1752 = v1743 * v4;
-        const uint v1753 = v1752 + v68;
-        const uint v1754 = v1753 + v1745;
-        out[v1754] = v1751;
-      }
+    const uint v1303 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1304 = v1130 + v1303;
+    const uint v1305 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1306 = v1129 + v1305;
+    const bool v1307 = v1304 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1308 = v1306 < v15;
+    const bool v1309 = v1307 && v1308;
+    if (v1309) {
+      const uint v1310 = v68 + v1306;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1311 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1312 = bfloat(v1311);
+      const float v1313 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1316 = bfloat(v1313);
+      const uint v1317 = v1304 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1318 = v1317 + v1310;
+      *(device bfloat2*)(out + v1318) = bfloat2(v1312, v1316);
     }
-    const uint v1755 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1756 = v1128 + v1755;
-    const uint v1757 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1758 = v1127 + v1757;
-    const uint v1760 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1761 = v1760 == v1755;
-    const uint v1764 = v1757 + 1u;
-    const uint v1765 = iron_frag_coord<64>(23u, iron_lane, true);
-    const bool v1766 = v1765 == v1764;
-    const bool v1767 = v1761 && v1766;
-    const uint v1770 = v1758 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1771 = v1770 == 0u;
-    const bool v1772 = v1767 && v1771;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1772) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1773 = v1756 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1774 = v1758 < v15;
-      const bool v1775 = v1773 && v1774;
-      if (v1775) {
-        const uint v1776 = v68 + v1758;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1777 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1778 = bfloat(v1777);
-        const float v1779 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1782 = bfloat(v1779);
-        const uint v1783 = v1756 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1784 = v1783 + v1776;
-        *(device bfloat2*)(out + v1784) = bfloat2(v1778, v1782);
-      }
-    } else {
-      const bool v1789 = v1756 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1790 = v1758 < v15;
-      const bool v1791 = v1789 && v1790;
-      if (v1791) {
-        const float v1792 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1794 = bfloat(v1792);
-        const uint v1795 = v1756 * v4;
-        const uint v1796 = v1795 + v68;
-        const uint v1797 = v1796 + v1758;
-        out[v1797] = v1794;
-      }
-      const uint v1799 = v1128 + v1760;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1801 = v1127 + v1765;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1802 = v1799 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1803 = v1801 < v15;
-      const bool v1804 = v1802 && v1803;
-      if (v1804) {
-        const float v1805 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1807 = bfloat(v1805);
-        const uint v1808 = v1799 * v4;
-        const uint v1809 = v1808 + v68;
-        const uint v1810 = v1809 + v1801;
-        out[v1810] = v1807;
-      }
+    const uint v1319 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1320 = v1130 + v1319;
+    const uint v1321 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1322 = v1129 + v1321;
+    const bool v1323 = v1320 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1324 = v1322 < v15;
+    const bool v1325 = v1323 && v1324;
+    if (v1325) {
+      const uint v1326 = v68 + v1322;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1327 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1328 = bfloat(v1327);
+      const float v1329 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1332 = bfloat(v1329);
+      const uint v1333 = v1320 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1334 = v1333 + v1326;
+      *(device bfloat2*)(out + v1334) = bfloat2(v1328, v1332);
     }
-    const uint v1811 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1812 = v1128 + v1811;
-    const uint v1813 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1814 = v1127 + v1813;
-    const uint v1816 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1817 = v1816 == v1811;
-    const uint v1820 = v1813 + 1u;
-    const uint v1821 = iron_frag_coord<64>(25u, iron_lane, true);
-    const bool v1822 = v1821 == v1820;
-    const bool v1823 = v1817 && v1822;
-    const uint v1826 = v1814 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1827 = v1826 == 0u;
-    const bool v1828 = v1823 && v1827;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1828) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1829 = v1812 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1830 = v1814 < v15;
-      const bool v1831 = v1829 && v1830;
-      if (v1831) {
-        const uint v1832 = v68 + v1814;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1833 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1834 = bfloat(v1833);
-        const float v1835 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1838 = bfloat(v1835);
-        const uint v1839 = v1812 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1840 = v1839 + v1832;
-        *(device bfloat2*)(out + v1840) = bfloat2(v1834, v1838);
-      }
-    } else {
-      const bool v1845 = v1812 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1846 = v1814 < v15;
-      const bool v1847 = v1845 && v1846;
-      if (v1847) {
-        const float v1848 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1850 = bfloat(v1848);
-        const uint v1851 = v1812 * v4;
-        const uint v1852 = v1851 + v68;
-        const uint v1853 = v1852 + v1814;
-        out[v1853] = v1850;
-      }
-      const uint v1855 = v1128 + v1816;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1857 = v1127 + v1821;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1858 = v1855 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1859 = v1857 < v15;
-      const bool v1860 = v1858 && v1859;
-      if (v1860) {
-        const float v1861 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1863 = bfloat(v1861);
-        const uint v1864 = v1855 * v4;
-        const uint v1865 = v1864 + v68;
-        const uint v1866 = v1865 + v1857;
-        out[v1866] = v1863;
-      }
+    const uint v1335 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1336 = v1130 + v1335;
+    const uint v1337 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1338 = v1129 + v1337;
+    const bool v1339 = v1336 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1340 = v1338 < v15;
+    const bool v1341 = v1339 && v1340;
+    if (v1341) {
+      const uint v1342 = v68 + v1338;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1343 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1344 = bfloat(v1343);
+      const float v1345 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1348 = bfloat(v1345);
+      const uint v1349 = v1336 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1350 = v1349 + v1342;
+      *(device bfloat2*)(out + v1350) = bfloat2(v1344, v1348);
     }
-    const uint v1867 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1868 = v1128 + v1867;
-    const uint v1869 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1870 = v1127 + v1869;
-    const uint v1872 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1873 = v1872 == v1867;
-    const uint v1876 = v1869 + 1u;
-    const uint v1877 = iron_frag_coord<64>(27u, iron_lane, true);
-    const bool v1878 = v1877 == v1876;
-    const bool v1879 = v1873 && v1878;
-    const uint v1882 = v1870 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1883 = v1882 == 0u;
-    const bool v1884 = v1879 && v1883;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1884) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1885 = v1868 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1886 = v1870 < v15;
-      const bool v1887 = v1885 && v1886;
-      if (v1887) {
-        const uint v1888 = v68 + v1870;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1889 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1890 = bfloat(v1889);
-        const float v1891 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1894 = bfloat(v1891);
-        const uint v1895 = v1868 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1896 = v1895 + v1888;
-        *(device bfloat2*)(out + v1896) = bfloat2(v1890, v1894);
-      }
-    } else {
-      const bool v1901 = v1868 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1902 = v1870 < v15;
-      const bool v1903 = v1901 && v1902;
-      if (v1903) {
-        const float v1904 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1906 = bfloat(v1904);
-        const uint v1907 = v1868 * v4;
-        const uint v1908 = v1907 + v68;
-        const uint v1909 = v1908 + v1870;
-        out[v1909] = v1906;
-      }
-      const uint v1911 = v1128 + v1872;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1913 = v1127 + v1877;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1914 = v1911 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1915 = v1913 < v15;
-      const bool v1916 = v1914 && v1915;
-      if (v1916) {
-        const float v1917 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1919 = bfloat(v1917);
-        const uint v1920 = v1911 * v4;
-        const uint v1921 = v1920 + v68;
-        const uint v1922 = v1921 + v1913;
-        out[v1922] = v1919;
-      }
+    const uint v1351 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1352 = v1130 + v1351;
+    const uint v1353 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1354 = v1129 + v1353;
+    const bool v1355 = v1352 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1356 = v1354 < v15;
+    const bool v1357 = v1355 && v1356;
+    if (v1357) {
+      const uint v1358 = v68 + v1354;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1359 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1360 = bfloat(v1359);
+      const float v1361 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1364 = bfloat(v1361);
+      const uint v1365 = v1352 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1366 = v1365 + v1358;
+      *(device bfloat2*)(out + v1366) = bfloat2(v1360, v1364);
     }
-    const uint v1923 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1924 = v1128 + v1923;
-    const uint v1925 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1926 = v1127 + v1925;
-    const uint v1928 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1929 = v1928 == v1923;
-    const uint v1932 = v1925 + 1u;
-    const uint v1933 = iron_frag_coord<64>(29u, iron_lane, true);
-    const bool v1934 = v1933 == v1932;
-    const bool v1935 = v1929 && v1934;
-    const uint v1938 = v1926 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1939 = v1938 == 0u;
-    const bool v1940 = v1935 && v1939;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1940) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1941 = v1924 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1942 = v1926 < v15;
-      const bool v1943 = v1941 && v1942;
-      if (v1943) {
-        const uint v1944 = v68 + v1926;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1945 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1946 = bfloat(v1945);
-        const float v1947 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1950 = bfloat(v1947);
-        const uint v1951 = v1924 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1952 = v1951 + v1944;
-        *(device bfloat2*)(out + v1952) = bfloat2(v1946, v1950);
-      }
-    } else {
-      const bool v1957 = v1924 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1958 = v1926 < v15;
-      const bool v1959 = v1957 && v1958;
-      if (v1959) {
-        const float v1960 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1962 = bfloat(v1960);
-        const uint v1963 = v1924 * v4;
-        const uint v1964 = v1963 + v68;
-        const uint v1965 = v1964 + v1926;
-        out[v1965] = v1962;
-      }
-      const uint v1967 = v1128 + v1928;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1969 = v1127 + v1933;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1970 = v1967 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1971 = v1969 < v15;
-      const bool v1972 = v1970 && v1971;
-      if (v1972) {
-        const float v1973 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1975 = bfloat(v1973);
-        const uint v1976 = v1967 * v4;
-        const uint v1977 = v1976 + v68;
-        const uint v1978 = v1977 + v1969;
-        out[v1978] = v1975;
-      }
+    const uint v1367 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1368 = v1130 + v1367;
+    const uint v1369 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1370 = v1129 + v1369;
+    const bool v1371 = v1368 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1372 = v1370 < v15;
+    const bool v1373 = v1371 && v1372;
+    if (v1373) {
+      const uint v1374 = v68 + v1370;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1375 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1376 = bfloat(v1375);
+      const float v1377 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1380 = bfloat(v1377);
+      const uint v1381 = v1368 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1382 = v1381 + v1374;
+      *(device bfloat2*)(out + v1382) = bfloat2(v1376, v1380);
     }
-    const uint v1979 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1980 = v1128 + v1979;
-    const uint v1981 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1982 = v1127 + v1981;
-    const uint v1984 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1985 = v1984 == v1979;
-    const uint v1988 = v1981 + 1u;
-    const uint v1989 = iron_frag_coord<64>(31u, iron_lane, true);
-    const bool v1990 = v1989 == v1988;
-    const bool v1991 = v1985 && v1990;
-    const uint v1994 = v1982 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1995 = v1994 == 0u;
-    const bool v1996 = v1991 && v1995;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1996) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1997 = v1980 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1998 = v1982 < v15;
-      const bool v1999 = v1997 && v1998;
-      if (v1999) {
-        const uint v2000 = v68 + v1982;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2001 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2002 = bfloat(v2001);
-        const float v2003 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2006 = bfloat(v2003);
-        const uint v2007 = v1980 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2008 = v2007 + v2000;
-        *(device bfloat2*)(out + v2008) = bfloat2(v2002, v2006);
-      }
-    } else {
-      const bool v2013 = v1980 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2014 = v1982 < v15;
-      const bool v2015 = v2013 && v2014;
-      if (v2015) {
-        const float v2016 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2018 = bfloat(v2016);
-        const uint v2019 = v1980 * v4;
-        const uint v2020 = v2019 + v68;
-        const uint v2021 = v2020 + v1982;
-        out[v2021] = v2018;
-      }
-      const uint v2023 = v1128 + v1984;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2025 = v1127 + v1989;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2026 = v2023 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2027 = v2025 < v15;
-      const bool v2028 = v2026 && v2027;
-      if (v2028) {
-        const float v2029 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2031 = bfloat(v2029);
-        const uint v2032 = v2023 * v4;
-        const uint v2033 = v2032 + v68;
-        const uint v2034 = v2033 + v2025;
-        out[v2034] = v2031;
-      }
+    const uint v1383 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1384 = v1130 + v1383;
+    const uint v1385 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1386 = v1129 + v1385;
+    const bool v1387 = v1384 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1388 = v1386 < v15;
+    const bool v1389 = v1387 && v1388;
+    if (v1389) {
+      const uint v1390 = v68 + v1386;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1391 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1392 = bfloat(v1391);
+      const float v1393 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1396 = bfloat(v1393);
+      const uint v1397 = v1384 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1398 = v1397 + v1390;
+      *(device bfloat2*)(out + v1398) = bfloat2(v1392, v1396);
     }
-    const uint v2035 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2036 = v1128 + v2035;
-    const uint v2037 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2038 = v1127 + v2037;
-    const uint v2040 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2041 = v2040 == v2035;
-    const uint v2044 = v2037 + 1u;
-    const uint v2045 = iron_frag_coord<64>(33u, iron_lane, true);
-    const bool v2046 = v2045 == v2044;
-    const bool v2047 = v2041 && v2046;
-    const uint v2050 = v2038 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2051 = v2050 == 0u;
-    const bool v2052 = v2047 && v2051;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2052) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2053 = v2036 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2054 = v2038 < v15;
-      const bool v2055 = v2053 && v2054;
-      if (v2055) {
-        const uint v2056 = v68 + v2038;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2057 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2058 = bfloat(v2057);
-        const float v2059 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2062 = bfloat(v2059);
-        const uint v2063 = v2036 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2064 = v2063 + v2056;
-        *(device bfloat2*)(out + v2064) = bfloat2(v2058, v2062);
-      }
-    } else {
-      const bool v2069 = v2036 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2070 = v2038 < v15;
-      const bool v2071 = v2069 && v2070;
-      if (v2071) {
-        const float v2072 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2074 = bfloat(v2072);
-        const uint v2075 = v2036 * v4;
-        const uint v2076 = v2075 + v68;
-        const uint v2077 = v2076 + v2038;
-        out[v2077] = v2074;
-      }
-      const uint v2079 = v1128 + v2040;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2081 = v1127 + v2045;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2082 = v2079 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2083 = v2081 < v15;
-      const bool v2084 = v2082 && v2083;
-      if (v2084) {
-        const float v2085 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2087 = bfloat(v2085);
-        const uint v2088 = v2079 * v4;
-        const uint v2089 = v2088 + v68;
-        const uint v2090 = v2089 + v2081;
-        out[v2090] = v2087;
-      }
+    const uint v1399 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1400 = v1130 + v1399;
+    const uint v1401 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1402 = v1129 + v1401;
+    const bool v1403 = v1400 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1404 = v1402 < v15;
+    const bool v1405 = v1403 && v1404;
+    if (v1405) {
+      const uint v1406 = v68 + v1402;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1407 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1408 = bfloat(v1407);
+      const float v1409 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1412 = bfloat(v1409);
+      const uint v1413 = v1400 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1414 = v1413 + v1406;
+      *(device bfloat2*)(out + v1414) = bfloat2(v1408, v1412);
     }
-    const uint v2091 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2092 = v1128 + v2091;
-    const uint v2093 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2094 = v1127 + v2093;
-    const uint v2096 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2097 = v2096 == v2091;
-    const uint v2100 = v2093 + 1u;
-    const uint v2101 = iron_frag_coord<64>(35u, iron_lane, true);
-    const bool v2102 = v2101 == v2100;
-    const bool v2103 = v2097 && v2102;
-    const uint v2106 = v2094 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2107 = v2106 == 0u;
-    const bool v2108 = v2103 && v2107;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2108) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2109 = v2092 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2110 = v2094 < v15;
-      const bool v2111 = v2109 && v2110;
-      if (v2111) {
-        const uint v2112 = v68 + v2094;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2113 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2114 = bfloat(v2113);
-        const float v2115 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2118 = bfloat(v2115);
-        const uint v2119 = v2092 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2120 = v2119 + v2112;
-        *(device bfloat2*)(out + v2120) = bfloat2(v2114, v2118);
-      }
-    } else {
-      const bool v2125 = v2092 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2126 = v2094 < v15;
-      const bool v2127 = v2125 && v2126;
-      if (v2127) {
-        const float v2128 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2130 = bfloat(v2128);
-        const uint v2131 = v2092 * v4;
-        const uint v2132 = v2131 + v68;
-        const uint v2133 = v2132 + v2094;
-        out[v2133] = v2130;
-      }
-      const uint v2135 = v1128 + v2096;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2137 = v1127 + v2101;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2138 = v2135 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2139 = v2137 < v15;
-      const bool v2140 = v2138 && v2139;
-      if (v2140) {
-        const float v2141 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2143 = bfloat(v2141);
-        const uint v2144 = v2135 * v4;
-        const uint v2145 = v2144 + v68;
-        const uint v2146 = v2145 + v2137;
-        out[v2146] = v2143;
-      }
+    const uint v1415 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1416 = v1130 + v1415;
+    const uint v1417 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1418 = v1129 + v1417;
+    const bool v1419 = v1416 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1420 = v1418 < v15;
+    const bool v1421 = v1419 && v1420;
+    if (v1421) {
+      const uint v1422 = v68 + v1418;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1423 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1424 = bfloat(v1423);
+      const float v1425 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1428 = bfloat(v1425);
+      const uint v1429 = v1416 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1430 = v1429 + v1422;
+      *(device bfloat2*)(out + v1430) = bfloat2(v1424, v1428);
     }
-    const uint v2147 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2148 = v1128 + v2147;
-    const uint v2149 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2150 = v1127 + v2149;
-    const uint v2152 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2153 = v2152 == v2147;
-    const uint v2156 = v2149 + 1u;
-    const uint v2157 = iron_frag_coord<64>(37u, iron_lane, true);
-    const bool v2158 = v2157 == v2156;
-    const bool v2159 = v2153 && v2158;
-    const uint v2162 = v2150 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2163 = v2162 == 0u;
-    const bool v2164 = v2159 && v2163;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2164) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2165 = v2148 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2166 = v2150 < v15;
-      const bool v2167 = v2165 && v2166;
-      if (v2167) {
-        const uint v2168 = v68 + v2150;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2169 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2170 = bfloat(v2169);
-        const float v2171 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2174 = bfloat(v2171);
-        const uint v2175 = v2148 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2176 = v2175 + v2168;
-        *(device bfloat2*)(out + v2176) = bfloat2(v2170, v2174);
-      }
-    } else {
-      const bool v2181 = v2148 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2182 = v2150 < v15;
-      const bool v2183 = v2181 && v2182;
-      if (v2183) {
-        const float v2184 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2186 = bfloat(v2184);
-        const uint v2187 = v2148 * v4;
-        const uint v2188 = v2187 + v68;
-        const uint v2189 = v2188 + v2150;
-        out[v2189] = v2186;
-      }
-      const uint v2191 = v1128 + v2152;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2193 = v1127 + v2157;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2194 = v2191 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2195 = v2193 < v15;
-      const bool v2196 = v2194 && v2195;
-      if (v2196) {
-        const float v2197 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2199 = bfloat(v2197);
-        const uint v2200 = v2191 * v4;
-        const uint v2201 = v2200 + v68;
-        const uint v2202 = v2201 + v2193;
-        out[v2202] = v2199;
-      }
+    const uint v1431 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1432 = v1130 + v1431;
+    const uint v1433 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1434 = v1129 + v1433;
+    const bool v1435 = v1432 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1436 = v1434 < v15;
+    const bool v1437 = v1435 && v1436;
+    if (v1437) {
+      const uint v1438 = v68 + v1434;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1439 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1440 = bfloat(v1439);
+      const float v1441 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1444 = bfloat(v1441);
+      const uint v1445 = v1432 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1446 = v1445 + v1438;
+      *(device bfloat2*)(out + v1446) = bfloat2(v1440, v1444);
     }
-    const uint v2203 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2204 = v1128 + v2203;
-    const uint v2205 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2206 = v1127 + v2205;
-    const uint v2208 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2209 = v2208 == v2203;
-    const uint v2212 = v2205 + 1u;
-    const uint v2213 = iron_frag_coord<64>(39u, iron_lane, true);
-    const bool v2214 = v2213 == v2212;
-    const bool v2215 = v2209 && v2214;
-    const uint v2218 = v2206 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2219 = v2218 == 0u;
-    const bool v2220 = v2215 && v2219;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2220) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2221 = v2204 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2222 = v2206 < v15;
-      const bool v2223 = v2221 && v2222;
-      if (v2223) {
-        const uint v2224 = v68 + v2206;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2225 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2226 = bfloat(v2225);
-        const float v2227 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2230 = bfloat(v2227);
-        const uint v2231 = v2204 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2232 = v2231 + v2224;
-        *(device bfloat2*)(out + v2232) = bfloat2(v2226, v2230);
-      }
-    } else {
-      const bool v2237 = v2204 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2238 = v2206 < v15;
-      const bool v2239 = v2237 && v2238;
-      if (v2239) {
-        const float v2240 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2242 = bfloat(v2240);
-        const uint v2243 = v2204 * v4;
-        const uint v2244 = v2243 + v68;
-        const uint v2245 = v2244 + v2206;
-        out[v2245] = v2242;
-      }
-      const uint v2247 = v1128 + v2208;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2249 = v1127 + v2213;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2250 = v2247 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2251 = v2249 < v15;
-      const bool v2252 = v2250 && v2251;
-      if (v2252) {
-        const float v2253 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2255 = bfloat(v2253);
-        const uint v2256 = v2247 * v4;
-        const uint v2257 = v2256 + v68;
-        const uint v2258 = v2257 + v2249;
-        out[v2258] = v2255;
-      }
+    const uint v1447 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1448 = v1130 + v1447;
+    const uint v1449 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1450 = v1129 + v1449;
+    const bool v1451 = v1448 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1452 = v1450 < v15;
+    const bool v1453 = v1451 && v1452;
+    if (v1453) {
+      const uint v1454 = v68 + v1450;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1455 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1456 = bfloat(v1455);
+      const float v1457 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1460 = bfloat(v1457);
+      const uint v1461 = v1448 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1462 = v1461 + v1454;
+      *(device bfloat2*)(out + v1462) = bfloat2(v1456, v1460);
     }
-    const uint v2259 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2260 = v1128 + v2259;
-    const uint v2261 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2262 = v1127 + v2261;
-    const uint v2264 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2265 = v2264 == v2259;
-    const uint v2268 = v2261 + 1u;
-    const uint v2269 = iron_frag_coord<64>(41u, iron_lane, true);
-    const bool v2270 = v2269 == v2268;
-    const bool v2271 = v2265 && v2270;
-    const uint v2274 = v2262 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2275 = v2274 == 0u;
-    const bool v2276 = v2271 && v2275;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2276) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2277 = v2260 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2278 = v2262 < v15;
-      const bool v2279 = v2277 && v2278;
-      if (v2279) {
-        const uint v2280 = v68 + v2262;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2281 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2282 = bfloat(v2281);
-        const float v2283 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2286 = bfloat(v2283);
-        const uint v2287 = v2260 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2288 = v2287 + v2280;
-        *(device bfloat2*)(out + v2288) = bfloat2(v2282, v2286);
-      }
-    } else {
-      const bool v2293 = v2260 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2294 = v2262 < v15;
-      const bool v2295 = v2293 && v2294;
-      if (v2295) {
-        const float v2296 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2298 = bfloat(v2296);
-        const uint v2299 = v2260 * v4;
-        const uint v2300 = v2299 + v68;
-        const uint v2301 = v2300 + v2262;
-        out[v2301] = v2298;
-      }
-      const uint v2303 = v1128 + v2264;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2305 = v1127 + v2269;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2306 = v2303 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2307 = v2305 < v15;
-      const bool v2308 = v2306 && v2307;
-      if (v2308) {
-        const float v2309 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2311 = bfloat(v2309);
-        const uint v2312 = v2303 * v4;
-        const uint v2313 = v2312 + v68;
-        const uint v2314 = v2313 + v2305;
-        out[v2314] = v2311;
-      }
+    const uint v1463 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1464 = v1130 + v1463;
+    const uint v1465 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1466 = v1129 + v1465;
+    const bool v1467 = v1464 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1468 = v1466 < v15;
+    const bool v1469 = v1467 && v1468;
+    if (v1469) {
+      const uint v1470 = v68 + v1466;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1471 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1472 = bfloat(v1471);
+      const float v1473 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1476 = bfloat(v1473);
+      const uint v1477 = v1464 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1478 = v1477 + v1470;
+      *(device bfloat2*)(out + v1478) = bfloat2(v1472, v1476);
     }
-    const uint v2315 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2316 = v1128 + v2315;
-    const uint v2317 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2318 = v1127 + v2317;
-    const uint v2320 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2321 = v2320 == v2315;
-    const uint v2324 = v2317 + 1u;
-    const uint v2325 = iron_frag_coord<64>(43u, iron_lane, true);
-    const bool v2326 = v2325 == v2324;
-    const bool v2327 = v2321 && v2326;
-    const uint v2330 = v2318 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2331 = v2330 == 0u;
-    const bool v2332 = v2327 && v2331;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2332) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2333 = v2316 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2334 = v2318 < v15;
-      const bool v2335 = v2333 && v2334;
-      if (v2335) {
-        const uint v2336 = v68 + v2318;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2337 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2338 = bfloat(v2337);
-        const float v2339 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2342 = bfloat(v2339);
-        const uint v2343 = v2316 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2344 = v2343 + v2336;
-        *(device bfloat2*)(out + v2344) = bfloat2(v2338, v2342);
-      }
-    } else {
-      const bool v2349 = v2316 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2350 = v2318 < v15;
-      const bool v2351 = v2349 && v2350;
-      if (v2351) {
-        const float v2352 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2354 = bfloat(v2352);
-        const uint v2355 = v2316 * v4;
-        const uint v2356 = v2355 + v68;
-        const uint v2357 = v2356 + v2318;
-        out[v2357] = v2354;
-      }
-      const uint v2359 = v1128 + v2320;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2361 = v1127 + v2325;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2362 = v2359 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2363 = v2361 < v15;
-      const bool v2364 = v2362 && v2363;
-      if (v2364) {
-        const float v2365 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2367 = bfloat(v2365);
-        const uint v2368 = v2359 * v4;
-        const uint v2369 = v2368 + v68;
-        const uint v2370 = v2369 + v2361;
-        out[v2370] = v2367;
-      }
+    const uint v1479 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1480 = v1130 + v1479;
+    const uint v1481 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1482 = v1129 + v1481;
+    const bool v1483 = v1480 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1484 = v1482 < v15;
+    const bool v1485 = v1483 && v1484;
+    if (v1485) {
+      const uint v1486 = v68 + v1482;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1487 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1488 = bfloat(v1487);
+      const float v1489 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1492 = bfloat(v1489);
+      const uint v1493 = v1480 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1494 = v1493 + v1486;
+      *(device bfloat2*)(out + v1494) = bfloat2(v1488, v1492);
     }
-    const uint v2371 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2372 = v1128 + v2371;
-    const uint v2373 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2374 = v1127 + v2373;
-    const uint v2376 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2377 = v2376 == v2371;
-    const uint v2380 = v2373 + 1u;
-    const uint v2381 = iron_frag_coord<64>(45u, iron_lane, true);
-    const bool v2382 = v2381 == v2380;
-    const bool v2383 = v2377 && v2382;
-    const uint v2386 = v2374 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2387 = v2386 == 0u;
-    const bool v2388 = v2383 && v2387;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2388) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2389 = v2372 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2390 = v2374 < v15;
-      const bool v2391 = v2389 && v2390;
-      if (v2391) {
-        const uint v2392 = v68 + v2374;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2393 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2394 = bfloat(v2393);
-        const float v2395 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2398 = bfloat(v2395);
-        const uint v2399 = v2372 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2400 = v2399 + v2392;
-        *(device bfloat2*)(out + v2400) = bfloat2(v2394, v2398);
-      }
-    } else {
-      const bool v2405 = v2372 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2406 = v2374 < v15;
-      const bool v2407 = v2405 && v2406;
-      if (v2407) {
-        const float v2408 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2410 = bfloat(v2408);
-        const uint v2411 = v2372 * v4;
-        const uint v2412 = v2411 + v68;
-        const uint v2413 = v2412 + v2374;
-        out[v2413] = v2410;
-      }
-      const uint v2415 = v1128 + v2376;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2417 = v1127 + v2381;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2418 = v2415 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2419 = v2417 < v15;
-      const bool v2420 = v2418 && v2419;
-      if (v2420) {
-        const float v2421 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2423 = bfloat(v2421);
-        const uint v2424 = v2415 * v4;
-        const uint v2425 = v2424 + v68;
-        const uint v2426 = v2425 + v2417;
-        out[v2426] = v2423;
-      }
+    const uint v1495 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1496 = v1130 + v1495;
+    const uint v1497 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1498 = v1129 + v1497;
+    const bool v1499 = v1496 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1500 = v1498 < v15;
+    const bool v1501 = v1499 && v1500;
+    if (v1501) {
+      const uint v1502 = v68 + v1498;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1503 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1504 = bfloat(v1503);
+      const float v1505 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1508 = bfloat(v1505);
+      const uint v1509 = v1496 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1510 = v1509 + v1502;
+      *(device bfloat2*)(out + v1510) = bfloat2(v1504, v1508);
     }
-    const uint v2427 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2428 = v1128 + v2427;
-    const uint v2429 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2430 = v1127 + v2429;
-    const uint v2432 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2433 = v2432 == v2427;
-    const uint v2436 = v2429 + 1u;
-    const uint v2437 = iron_frag_coord<64>(47u, iron_lane, true);
-    const bool v2438 = v2437 == v2436;
-    const bool v2439 = v2433 && v2438;
-    const uint v2442 = v2430 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2443 = v2442 == 0u;
-    const bool v2444 = v2439 && v2443;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2444) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2445 = v2428 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2446 = v2430 < v15;
-      const bool v2447 = v2445 && v2446;
-      if (v2447) {
-        const uint v2448 = v68 + v2430;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2449 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2450 = bfloat(v2449);
-        const float v2451 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2454 = bfloat(v2451);
-        const uint v2455 = v2428 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2456 = v2455 + v2448;
-        *(device bfloat2*)(out + v2456) = bfloat2(v2450, v2454);
-      }
-    } else {
-      const bool v2461 = v2428 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2462 = v2430 < v15;
-      const bool v2463 = v2461 && v2462;
-      if (v2463) {
-        const float v2464 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2466 = bfloat(v2464);
-        const uint v2467 = v2428 * v4;
-        const uint v2468 = v2467 + v68;
-        const uint v2469 = v2468 + v2430;
-        out[v2469] = v2466;
-      }
-      const uint v2471 = v1128 + v2432;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2473 = v1127 + v2437;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2474 = v2471 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2475 = v2473 < v15;
-      const bool v2476 = v2474 && v2475;
-      if (v2476) {
-        const float v2477 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2479 = bfloat(v2477);
-        const uint v2480 = v2471 * v4;
-        const uint v2481 = v2480 + v68;
-        const uint v2482 = v2481 + v2473;
-        out[v2482] = v2479;
-      }
+    const uint v1511 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1512 = v1130 + v1511;
+    const uint v1513 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1514 = v1129 + v1513;
+    const bool v1515 = v1512 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1516 = v1514 < v15;
+    const bool v1517 = v1515 && v1516;
+    if (v1517) {
+      const uint v1518 = v68 + v1514;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1519 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1520 = bfloat(v1519);
+      const float v1521 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1524 = bfloat(v1521);
+      const uint v1525 = v1512 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1526 = v1525 + v1518;
+      *(device bfloat2*)(out + v1526) = bfloat2(v1520, v1524);
     }
-    const uint v2483 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2484 = v1128 + v2483;
-    const uint v2485 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2486 = v1127 + v2485;
-    const uint v2488 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2489 = v2488 == v2483;
-    const uint v2492 = v2485 + 1u;
-    const uint v2493 = iron_frag_coord<64>(49u, iron_lane, true);
-    const bool v2494 = v2493 == v2492;
-    const bool v2495 = v2489 && v2494;
-    const uint v2498 = v2486 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2499 = v2498 == 0u;
-    const bool v2500 = v2495 && v2499;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2500) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2501 = v2484 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2502 = v2486 < v15;
-      const bool v2503 = v2501 && v2502;
-      if (v2503) {
-        const uint v2504 = v68 + v2486;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2505 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2506 = bfloat(v2505);
-        const float v2507 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2510 = bfloat(v2507);
-        const uint v2511 = v2484 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2512 = v2511 + v2504;
-        *(device bfloat2*)(out + v2512) = bfloat2(v2506, v2510);
-      }
-    } else {
-      const bool v2517 = v2484 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2518 = v2486 < v15;
-      const bool v2519 = v2517 && v2518;
-      if (v2519) {
-        const float v2520 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2522 = bfloat(v2520);
-        const uint v2523 = v2484 * v4;
-        const uint v2524 = v2523 + v68;
-        const uint v2525 = v2524 + v2486;
-        out[v2525] = v2522;
-      }
-      const uint v2527 = v1128 + v2488;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2529 = v1127 + v2493;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2530 = v2527 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2531 = v2529 < v15;
-      const bool v2532 = v2530 && v2531;
-      if (v2532) {
-        const float v2533 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2535 = bfloat(v2533);
-        const uint v2536 = v2527 * v4;
-        const uint v2537 = v2536 + v68;
-        const uint v2538 = v2537 + v2529;
-        out[v2538] = v2535;
-      }
+    const uint v1527 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1528 = v1130 + v1527;
+    const uint v1529 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1530 = v1129 + v1529;
+    const bool v1531 = v1528 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1532 = v1530 < v15;
+    const bool v1533 = v1531 && v1532;
+    if (v1533) {
+      const uint v1534 = v68 + v1530;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1535 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1536 = bfloat(v1535);
+      const float v1537 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1540 = bfloat(v1537);
+      const uint v1541 = v1528 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1542 = v1541 + v1534;
+      *(device bfloat2*)(out + v1542) = bfloat2(v1536, v1540);
     }
-    const uint v2539 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2540 = v1128 + v2539;
-    const uint v2541 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2542 = v1127 + v2541;
-    const uint v2544 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2545 = v2544 == v2539;
-    const uint v2548 = v2541 + 1u;
-    const uint v2549 = iron_frag_coord<64>(51u, iron_lane, true);
-    const bool v2550 = v2549 == v2548;
-    const bool v2551 = v2545 && v2550;
-    const uint v2554 = v2542 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2555 = v2554 == 0u;
-    const bool v2556 = v2551 && v2555;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2556) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2557 = v2540 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2558 = v2542 < v15;
-      const bool v2559 = v2557 && v2558;
-      if (v2559) {
-        const uint v2560 = v68 + v2542;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2561 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2562 = bfloat(v2561);
-        const float v2563 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2566 = bfloat(v2563);
-        const uint v2567 = v2540 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2568 = v2567 + v2560;
-        *(device bfloat2*)(out + v2568) = bfloat2(v2562, v2566);
-      }
-    } else {
-      const bool v2573 = v2540 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2574 = v2542 < v15;
-      const bool v2575 = v2573 && v2574;
-      if (v2575) {
-        const float v2576 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2578 = bfloat(v2576);
-        const uint v2579 = v2540 * v4;
-        const uint v2580 = v2579 + v68;
-        const uint v2581 = v2580 + v2542;
-        out[v2581] = v2578;
-      }
-      const uint v2583 = v1128 + v2544;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2585 = v1127 + v2549;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2586 = v2583 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2587 = v2585 < v15;
-      const bool v2588 = v2586 && v2587;
-      if (v2588) {
-        const float v2589 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2591 = bfloat(v2589);
-        const uint v2592 = v2583 * v4;
-        const uint v2593 = v2592 + v68;
-        const uint v2594 = v2593 + v2585;
-        out[v2594] = v2591;
-      }
+    const uint v1543 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1544 = v1130 + v1543;
+    const uint v1545 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1546 = v1129 + v1545;
+    const bool v1547 = v1544 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1548 = v1546 < v15;
+    const bool v1549 = v1547 && v1548;
+    if (v1549) {
+      const uint v1550 = v68 + v1546;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1551 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1552 = bfloat(v1551);
+      const float v1553 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1556 = bfloat(v1553);
+      const uint v1557 = v1544 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1558 = v1557 + v1550;
+      *(device bfloat2*)(out + v1558) = bfloat2(v1552, v1556);
     }
-    const uint v2595 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2596 = v1128 + v2595;
-    const uint v2597 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2598 = v1127 + v2597;
-    const uint v2600 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2601 = v2600 == v2595;
-    const uint v2604 = v2597 + 1u;
-    const uint v2605 = iron_frag_coord<64>(53u, iron_lane, true);
-    const bool v2606 = v2605 == v2604;
-    const bool v2607 = v2601 && v2606;
-    const uint v2610 = v2598 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2611 = v2610 == 0u;
-    const bool v2612 = v2607 && v2611;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2612) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2613 = v2596 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2614 = v2598 < v15;
-      const bool v2615 = v2613 && v2614;
-      if (v2615) {
-        const uint v2616 = v68 + v2598;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2617 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2618 = bfloat(v2617);
-        const float v2619 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2622 = bfloat(v2619);
-        const uint v2623 = v2596 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2624 = v2623 + v2616;
-        *(device bfloat2*)(out + v2624) = bfloat2(v2618, v2622);
-      }
-    } else {
-      const bool v2629 = v2596 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2630 = v2598 < v15;
-      const bool v2631 = v2629 && v2630;
-      if (v2631) {
-        const float v2632 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2634 = bfloat(v2632);
-        const uint v2635 = v2596 * v4;
-        const uint v2636 = v2635 + v68;
-        const uint v2637 = v2636 + v2598;
-        out[v2637] = v2634;
-      }
-      const uint v2639 = v1128 + v2600;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2641 = v1127 + v2605;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2642 = v2639 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2643 = v2641 < v15;
-      const bool v2644 = v2642 && v2643;
-      if (v2644) {
-        const float v2645 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2647 = bfloat(v2645);
-        const uint v2648 = v2639 * v4;
-        const uint v2649 = v2648 + v68;
-        const uint v2650 = v2649 + v2641;
-        out[v2650] = v2647;
-      }
+    const uint v1559 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1560 = v1130 + v1559;
+    const uint v1561 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1562 = v1129 + v1561;
+    const bool v1563 = v1560 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1564 = v1562 < v15;
+    const bool v1565 = v1563 && v1564;
+    if (v1565) {
+      const uint v1566 = v68 + v1562;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1567 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1568 = bfloat(v1567);
+      const float v1569 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1572 = bfloat(v1569);
+      const uint v1573 = v1560 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1574 = v1573 + v1566;
+      *(device bfloat2*)(out + v1574) = bfloat2(v1568, v1572);
     }
-    const uint v2651 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2652 = v1128 + v2651;
-    const uint v2653 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2654 = v1127 + v2653;
-    const uint v2656 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2657 = v2656 == v2651;
-    const uint v2660 = v2653 + 1u;
-    const uint v2661 = iron_frag_coord<64>(55u, iron_lane, true);
-    const bool v2662 = v2661 == v2660;
-    const bool v2663 = v2657 && v2662;
-    const uint v2666 = v2654 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2667 = v2666 == 0u;
-    const bool v2668 = v2663 && v2667;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2668) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2669 = v2652 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2670 = v2654 < v15;
-      const bool v2671 = v2669 && v2670;
-      if (v2671) {
-        const uint v2672 = v68 + v2654;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2673 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2674 = bfloat(v2673);
-        const float v2675 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2678 = bfloat(v2675);
-        const uint v2679 = v2652 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2680 = v2679 + v2672;
-        *(device bfloat2*)(out + v2680) = bfloat2(v2674, v2678);
-      }
-    } else {
-      const bool v2685 = v2652 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2686 = v2654 < v15;
-      const bool v2687 = v2685 && v2686;
-      if (v2687) {
-        const float v2688 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2690 = bfloat(v2688);
-        const uint v2691 = v2652 * v4;
-        const uint v2692 = v2691 + v68;
-        const uint v2693 = v2692 + v2654;
-        out[v2693] = v2690;
-      }
-      const uint v2695 = v1128 + v2656;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2697 = v1127 + v2661;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2698 = v2695 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2699 = v2697 < v15;
-      const bool v2700 = v2698 && v2699;
-      if (v2700) {
-        const float v2701 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2703 = bfloat(v2701);
-        const uint v2704 = v2695 * v4;
-        const uint v2705 = v2704 + v68;
-        const uint v2706 = v2705 + v2697;
-        out[v2706] = v2703;
-      }
+    const uint v1575 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1576 = v1130 + v1575;
+    const uint v1577 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1578 = v1129 + v1577;
+    const bool v1579 = v1576 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1580 = v1578 < v15;
+    const bool v1581 = v1579 && v1580;
+    if (v1581) {
+      const uint v1582 = v68 + v1578;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1583 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1584 = bfloat(v1583);
+      const float v1585 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1588 = bfloat(v1585);
+      const uint v1589 = v1576 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1590 = v1589 + v1582;
+      *(device bfloat2*)(out + v1590) = bfloat2(v1584, v1588);
     }
-    const uint v2707 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2708 = v1128 + v2707;
-    const uint v2709 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2710 = v1127 + v2709;
-    const uint v2712 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2713 = v2712 == v2707;
-    const uint v2716 = v2709 + 1u;
-    const uint v2717 = iron_frag_coord<64>(57u, iron_lane, true);
-    const bool v2718 = v2717 == v2716;
-    const bool v2719 = v2713 && v2718;
-    const uint v2722 = v2710 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2723 = v2722 == 0u;
-    const bool v2724 = v2719 && v2723;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2724) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2725 = v2708 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2726 = v2710 < v15;
-      const bool v2727 = v2725 && v2726;
-      if (v2727) {
-        const uint v2728 = v68 + v2710;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2729 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2730 = bfloat(v2729);
-        const float v2731 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2734 = bfloat(v2731);
-        const uint v2735 = v2708 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2736 = v2735 + v2728;
-        *(device bfloat2*)(out + v2736) = bfloat2(v2730, v2734);
-      }
-    } else {
-      const bool v2741 = v2708 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2742 = v2710 < v15;
-      const bool v2743 = v2741 && v2742;
-      if (v2743) {
-        const float v2744 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2746 = bfloat(v2744);
-        const uint v2747 = v2708 * v4;
-        const uint v2748 = v2747 + v68;
-        const uint v2749 = v2748 + v2710;
-        out[v2749] = v2746;
-      }
-      const uint v2751 = v1128 + v2712;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2753 = v1127 + v2717;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2754 = v2751 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2755 = v2753 < v15;
-      const bool v2756 = v2754 && v2755;
-      if (v2756) {
-        const float v2757 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2759 = bfloat(v2757);
-        const uint v2760 = v2751 * v4;
-        const uint v2761 = v2760 + v68;
-        const uint v2762 = v2761 + v2753;
-        out[v2762] = v2759;
-      }
+    const uint v1591 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1592 = v1130 + v1591;
+    const uint v1593 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1594 = v1129 + v1593;
+    const bool v1595 = v1592 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1596 = v1594 < v15;
+    const bool v1597 = v1595 && v1596;
+    if (v1597) {
+      const uint v1598 = v68 + v1594;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1599 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1600 = bfloat(v1599);
+      const float v1601 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1604 = bfloat(v1601);
+      const uint v1605 = v1592 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1606 = v1605 + v1598;
+      *(device bfloat2*)(out + v1606) = bfloat2(v1600, v1604);
     }
-    const uint v2763 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2764 = v1128 + v2763;
-    const uint v2765 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2766 = v1127 + v2765;
-    const uint v2768 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2769 = v2768 == v2763;
-    const uint v2772 = v2765 + 1u;
-    const uint v2773 = iron_frag_coord<64>(59u, iron_lane, true);
-    const bool v2774 = v2773 == v2772;
-    const bool v2775 = v2769 && v2774;
-    const uint v2778 = v2766 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2779 = v2778 == 0u;
-    const bool v2780 = v2775 && v2779;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2780) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2781 = v2764 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2782 = v2766 < v15;
-      const bool v2783 = v2781 && v2782;
-      if (v2783) {
-        const uint v2784 = v68 + v2766;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2785 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2786 = bfloat(v2785);
-        const float v2787 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2790 = bfloat(v2787);
-        const uint v2791 = v2764 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2792 = v2791 + v2784;
-        *(device bfloat2*)(out + v2792) = bfloat2(v2786, v2790);
-      }
-    } else {
-      const bool v2797 = v2764 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2798 = v2766 < v15;
-      const bool v2799 = v2797 && v2798;
-      if (v2799) {
-        const float v2800 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2802 = bfloat(v2800);
-        const uint v2803 = v2764 * v4;
-        const uint v2804 = v2803 + v68;
-        const uint v2805 = v2804 + v2766;
-        out[v2805] = v2802;
-      }
-      const uint v2807 = v1128 + v2768;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2809 = v1127 + v2773;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2810 = v2807 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2811 = v2809 < v15;
-      const bool v2812 = v2810 && v2811;
-      if (v2812) {
-        const float v2813 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2815 = bfloat(v2813);
-        const uint v2816 = v2807 * v4;
-        const uint v2817 = v2816 + v68;
-        const uint v2818 = v2817 + v2809;
-        out[v2818] = v2815;
-      }
+    const uint v1607 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1608 = v1130 + v1607;
+    const uint v1609 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1610 = v1129 + v1609;
+    const bool v1611 = v1608 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1612 = v1610 < v15;
+    const bool v1613 = v1611 && v1612;
+    if (v1613) {
+      const uint v1614 = v68 + v1610;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1615 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1616 = bfloat(v1615);
+      const float v1617 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1620 = bfloat(v1617);
+      const uint v1621 = v1608 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1622 = v1621 + v1614;
+      *(device bfloat2*)(out + v1622) = bfloat2(v1616, v1620);
     }
-    const uint v2819 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2820 = v1128 + v2819;
-    const uint v2821 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2822 = v1127 + v2821;
-    const uint v2824 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2825 = v2824 == v2819;
-    const uint v2828 = v2821 + 1u;
-    const uint v2829 = iron_frag_coord<64>(61u, iron_lane, true);
-    const bool v2830 = v2829 == v2828;
-    const bool v2831 = v2825 && v2830;
-    const uint v2834 = v2822 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2835 = v2834 == 0u;
-    const bool v2836 = v2831 && v2835;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2836) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2837 = v2820 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2838 = v2822 < v15;
-      const bool v2839 = v2837 && v2838;
-      if (v2839) {
-        const uint v2840 = v68 + v2822;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2841 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2842 = bfloat(v2841);
-        const float v2843 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2846 = bfloat(v2843);
-        const uint v2847 = v2820 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2848 = v2847 + v2840;
-        *(device bfloat2*)(out + v2848) = bfloat2(v2842, v2846);
-      }
-    } else {
-      const bool v2853 = v2820 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2854 = v2822 < v15;
-      const bool v2855 = v2853 && v2854;
-      if (v2855) {
-        const float v2856 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2858 = bfloat(v2856);
-        const uint v2859 = v2820 * v4;
-        const uint v2860 = v2859 + v68;
-        const uint v2861 = v2860 + v2822;
-        out[v2861] = v2858;
-      }
-      const uint v2863 = v1128 + v2824;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2865 = v1127 + v2829;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2866 = v2863 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2867 = v2865 < v15;
-      const bool v2868 = v2866 && v2867;
-      if (v2868) {
-        const float v2869 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2871 = bfloat(v2869);
-        const uint v2872 = v2863 * v4;
-        const uint v2873 = v2872 + v68;
-        const uint v2874 = v2873 + v2865;
-        out[v2874] = v2871;
-      }
+    const uint v1623 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1624 = v1130 + v1623;
+    const uint v1625 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1626 = v1129 + v1625;
+    const bool v1627 = v1624 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1628 = v1626 < v15;
+    const bool v1629 = v1627 && v1628;
+    if (v1629) {
+      const uint v1630 = v68 + v1626;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1631 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1632 = bfloat(v1631);
+      const float v1633 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1636 = bfloat(v1633);
+      const uint v1637 = v1624 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1638 = v1637 + v1630;
+      *(device bfloat2*)(out + v1638) = bfloat2(v1632, v1636);
     }
-    const uint v2875 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2876 = v1128 + v2875;
-    const uint v2877 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2878 = v1127 + v2877;
-    const uint v2880 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2881 = v2880 == v2875;
-    const uint v2884 = v2877 + 1u;
-    const uint v2885 = iron_frag_coord<64>(63u, iron_lane, true);
-    const bool v2886 = v2885 == v2884;
-    const bool v2887 = v2881 && v2886;
-    const uint v2890 = v2878 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2891 = v2890 == 0u;
-    const bool v2892 = v2887 && v2891;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2892) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2893 = v2876 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2894 = v2878 < v15;
-      const bool v2895 = v2893 && v2894;
-      if (v2895) {
-        const uint v2896 = v68 + v2878;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2897 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2898 = bfloat(v2897);
-        const float v2899 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2902 = bfloat(v2899);
-        const uint v2903 = v2876 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2904 = v2903 + v2896;
-        *(device bfloat2*)(out + v2904) = bfloat2(v2898, v2902);
-      }
-    } else {
-      const bool v2909 = v2876 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2910 = v2878 < v15;
-      const bool v2911 = v2909 && v2910;
-      if (v2911) {
-        const float v2912 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2914 = bfloat(v2912);
-        const uint v2915 = v2876 * v4;
-        const uint v2916 = v2915 + v68;
-        const uint v2917 = v2916 + v2878;
-        out[v2917] = v2914;
-      }
-      const uint v2919 = v1128 + v2880;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2921 = v1127 + v2885;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2922 = v2919 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2923 = v2921 < v15;
-      const bool v2924 = v2922 && v2923;
-      if (v2924) {
-        const float v2925 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2927 = bfloat(v2925);
-        const uint v2928 = v2919 * v4;
-        const uint v2929 = v2928 + v68;
-        const uint v2930 = v2929 + v2921;
-        out[v2930] = v2927;
-      }
+    const uint v1639 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1640 = v1130 + v1639;
+    const uint v1641 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1642 = v1129 + v1641;
+    const bool v1643 = v1640 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1644 = v1642 < v15;
+    const bool v1645 = v1643 && v1644;
+    if (v1645) {
+      const uint v1646 = v68 + v1642;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1647 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1648 = bfloat(v1647);
+      const float v1649 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1652 = bfloat(v1649);
+      const uint v1653 = v1640 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1654 = v1653 + v1646;
+      *(device bfloat2*)(out + v1654) = bfloat2(v1648, v1652);
     }
-    const uint v2931 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2932 = v1128 + v2931;
-    const uint v2933 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2934 = v1127 + v2933;
-    const uint v2936 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2937 = v2936 == v2931;
-    const uint v2940 = v2933 + 1u;
-    const uint v2941 = iron_frag_coord<64>(65u, iron_lane, true);
-    const bool v2942 = v2941 == v2940;
-    const bool v2943 = v2937 && v2942;
-    const uint v2946 = v2934 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2947 = v2946 == 0u;
-    const bool v2948 = v2943 && v2947;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2948) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2949 = v2932 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2950 = v2934 < v15;
-      const bool v2951 = v2949 && v2950;
-      if (v2951) {
-        const uint v2952 = v68 + v2934;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2953 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2954 = bfloat(v2953);
-        const float v2955 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2958 = bfloat(v2955);
-        const uint v2959 = v2932 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2960 = v2959 + v2952;
-        *(device bfloat2*)(out + v2960) = bfloat2(v2954, v2958);
-      }
-    } else {
-      const bool v2965 = v2932 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2966 = v2934 < v15;
-      const bool v2967 = v2965 && v2966;
-      if (v2967) {
-        const float v2968 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2970 = bfloat(v2968);
-        const uint v2971 = v2932 * v4;
-        const uint v2972 = v2971 + v68;
-        const uint v2973 = v2972 + v2934;
-        out[v2973] = v2970;
-      }
-      const uint v2975 = v1128 + v2936;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2977 = v1127 + v2941;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2978 = v2975 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2979 = v2977 < v15;
-      const bool v2980 = v2978 && v2979;
-      if (v2980) {
-        const float v2981 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2983 = bfloat(v2981);
-        const uint v2984 = v2975 * v4;
-        const uint v2985 = v2984 + v68;
-        const uint v2986 = v2985 + v2977;
-        out[v2986] = v2983;
-      }
+    const uint v1655 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1656 = v1130 + v1655;
+    const uint v1657 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1658 = v1129 + v1657;
+    const bool v1659 = v1656 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1660 = v1658 < v15;
+    const bool v1661 = v1659 && v1660;
+    if (v1661) {
+      const uint v1662 = v68 + v1658;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1663 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1664 = bfloat(v1663);
+      const float v1665 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1668 = bfloat(v1665);
+      const uint v1669 = v1656 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1670 = v1669 + v1662;
+      *(device bfloat2*)(out + v1670) = bfloat2(v1664, v1668);
     }
-    const uint v2987 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2988 = v1128 + v2987;
-    const uint v2989 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2990 = v1127 + v2989;
-    const uint v2992 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2993 = v2992 == v2987;
-    const uint v2996 = v2989 + 1u;
-    const uint v2997 = iron_frag_coord<64>(67u, iron_lane, true);
-    const bool v2998 = v2997 == v2996;
-    const bool v2999 = v2993 && v2998;
-    const uint v3002 = v2990 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3003 = v3002 == 0u;
-    const bool v3004 = v2999 && v3003;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3004) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3005 = v2988 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3006 = v2990 < v15;
-      const bool v3007 = v3005 && v3006;
-      if (v3007) {
-        const uint v3008 = v68 + v2990;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3009 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3010 = bfloat(v3009);
-        const float v3011 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3014 = bfloat(v3011);
-        const uint v3015 = v2988 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3016 = v3015 + v3008;
-        *(device bfloat2*)(out + v3016) = bfloat2(v3010, v3014);
-      }
-    } else {
-      const bool v3021 = v2988 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3022 = v2990 < v15;
-      const bool v3023 = v3021 && v3022;
-      if (v3023) {
-        const float v3024 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3026 = bfloat(v3024);
-        const uint v3027 = v2988 * v4;
-        const uint v3028 = v3027 + v68;
-        const uint v3029 = v3028 + v2990;
-        out[v3029] = v3026;
-      }
-      const uint v3031 = v1128 + v2992;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3033 = v1127 + v2997;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3034 = v3031 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3035 = v3033 < v15;
-      const bool v3036 = v3034 && v3035;
-      if (v3036) {
-        const float v3037 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3039 = bfloat(v3037);
-        const uint v3040 = v3031 * v4;
-        const uint v3041 = v3040 + v68;
-        const uint v3042 = v3041 + v3033;
-        out[v3042] = v3039;
-      }
+    const uint v1671 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1672 = v1130 + v1671;
+    const uint v1673 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1674 = v1129 + v1673;
+    const bool v1675 = v1672 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1676 = v1674 < v15;
+    const bool v1677 = v1675 && v1676;
+    if (v1677) {
+      const uint v1678 = v68 + v1674;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1679 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1680 = bfloat(v1679);
+      const float v1681 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1684 = bfloat(v1681);
+      const uint v1685 = v1672 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1686 = v1685 + v1678;
+      *(device bfloat2*)(out + v1686) = bfloat2(v1680, v1684);
     }
-    const uint v3043 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3044 = v1128 + v3043;
-    const uint v3045 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3046 = v1127 + v3045;
-    const uint v3048 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3049 = v3048 == v3043;
-    const uint v3052 = v3045 + 1u;
-    const uint v3053 = iron_frag_coord<64>(69u, iron_lane, true);
-    const bool v3054 = v3053 == v3052;
-    const bool v3055 = v3049 && v3054;
-    const uint v3058 = v3046 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3059 = v3058 == 0u;
-    const bool v3060 = v3055 && v3059;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3060) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3061 = v3044 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3062 = v3046 < v15;
-      const bool v3063 = v3061 && v3062;
-      if (v3063) {
-        const uint v3064 = v68 + v3046;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3065 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3066 = bfloat(v3065);
-        const float v3067 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3070 = bfloat(v3067);
-        const uint v3071 = v3044 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3072 = v3071 + v3064;
-        *(device bfloat2*)(out + v3072) = bfloat2(v3066, v3070);
-      }
-    } else {
-      const bool v3077 = v3044 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3078 = v3046 < v15;
-      const bool v3079 = v3077 && v3078;
-      if (v3079) {
-        const float v3080 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3082 = bfloat(v3080);
-        const uint v3083 = v3044 * v4;
-        const uint v3084 = v3083 + v68;
-        const uint v3085 = v3084 + v3046;
-        out[v3085] = v3082;
-      }
-      const uint v3087 = v1128 + v3048;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3089 = v1127 + v3053;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3090 = v3087 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3091 = v3089 < v15;
-      const bool v3092 = v3090 && v3091;
-      if (v3092) {
-        const float v3093 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3095 = bfloat(v3093);
-        const uint v3096 = v3087 * v4;
-        const uint v3097 = v3096 + v68;
-        const uint v3098 = v3097 + v3089;
-        out[v3098] = v3095;
-      }
+    const uint v1687 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1688 = v1130 + v1687;
+    const uint v1689 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1690 = v1129 + v1689;
+    const bool v1691 = v1688 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1692 = v1690 < v15;
+    const bool v1693 = v1691 && v1692;
+    if (v1693) {
+      const uint v1694 = v68 + v1690;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1695 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1696 = bfloat(v1695);
+      const float v1697 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1700 = bfloat(v1697);
+      const uint v1701 = v1688 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1702 = v1701 + v1694;
+      *(device bfloat2*)(out + v1702) = bfloat2(v1696, v1700);
     }
-    const uint v3099 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3100 = v1128 + v3099;
-    const uint v3101 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3102 = v1127 + v3101;
-    const uint v3104 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3105 = v3104 == v3099;
-    const uint v3108 = v3101 + 1u;
-    const uint v3109 = iron_frag_coord<64>(71u, iron_lane, true);
-    const bool v3110 = v3109 == v3108;
-    const bool v3111 = v3105 && v3110;
-    const uint v3114 = v3102 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3115 = v3114 == 0u;
-    const bool v3116 = v3111 && v3115;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3116) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3117 = v3100 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3118 = v3102 < v15;
-      const bool v3119 = v3117 && v3118;
-      if (v3119) {
-        const uint v3120 = v68 + v3102;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3121 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3122 = bfloat(v3121);
-        const float v3123 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3126 = bfloat(v3123);
-        const uint v3127 = v3100 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3128 = v3127 + v3120;
-        *(device bfloat2*)(out + v3128) = bfloat2(v3122, v3126);
-      }
-    } else {
-      const bool v3133 = v3100 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3134 = v3102 < v15;
-      const bool v3135 = v3133 && v3134;
-      if (v3135) {
-        const float v3136 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3138 = bfloat(v3136);
-        const uint v3139 = v3100 * v4;
-        const uint v3140 = v3139 + v68;
-        const uint v3141 = v3140 + v3102;
-        out[v3141] = v3138;
-      }
-      const uint v3143 = v1128 + v3104;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3145 = v1127 + v3109;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3146 = v3143 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3147 = v3145 < v15;
-      const bool v3148 = v3146 && v3147;
-      if (v3148) {
-        const float v3149 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3151 = bfloat(v3149);
-        const uint v3152 = v3143 * v4;
-        const uint v3153 = v3152 + v68;
-        const uint v3154 = v3153 + v3145;
-        out[v3154] = v3151;
-      }
+    const uint v1703 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1704 = v1130 + v1703;
+    const uint v1705 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1706 = v1129 + v1705;
+    const bool v1707 = v1704 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1708 = v1706 < v15;
+    const bool v1709 = v1707 && v1708;
+    if (v1709) {
+      const uint v1710 = v68 + v1706;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1711 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1712 = bfloat(v1711);
+      const float v1713 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1716 = bfloat(v1713);
+      const uint v1717 = v1704 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1718 = v1717 + v1710;
+      *(device bfloat2*)(out + v1718) = bfloat2(v1712, v1716);
     }
-    const uint v3155 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3156 = v1128 + v3155;
-    const uint v3157 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3158 = v1127 + v3157;
-    const uint v3160 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3161 = v3160 == v3155;
-    const uint v3164 = v3157 + 1u;
-    const uint v3165 = iron_frag_coord<64>(73u, iron_lane, true);
-    const bool v3166 = v3165 == v3164;
-    const bool v3167 = v3161 && v3166;
-    const uint v3170 = v3158 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3171 = v3170 == 0u;
-    const bool v3172 = v3167 && v3171;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3172) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3173 = v3156 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3174 = v3158 < v15;
-      const bool v3175 = v3173 && v3174;
-      if (v3175) {
-        const uint v3176 = v68 + v3158;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3177 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3178 = bfloat(v3177);
-        const float v3179 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3182 = bfloat(v3179);
-        const uint v3183 = v3156 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3184 = v3183 + v3176;
-        *(device bfloat2*)(out + v3184) = bfloat2(v3178, v3182);
-      }
-    } else {
-      const bool v3189 = v3156 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3190 = v3158 < v15;
-      const bool v3191 = v3189 && v3190;
-      if (v3191) {
-        const float v3192 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3194 = bfloat(v3192);
-        const uint v3195 = v3156 * v4;
-        const uint v3196 = v3195 + v68;
-        const uint v3197 = v3196 + v3158;
-        out[v3197] = v3194;
-      }
-      const uint v3199 = v1128 + v3160;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3201 = v1127 + v3165;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3202 = v3199 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3203 = v3201 < v15;
-      const bool v3204 = v3202 && v3203;
-      if (v3204) {
-        const float v3205 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3207 = bfloat(v3205);
-        const uint v3208 = v3199 * v4;
-        const uint v3209 = v3208 + v68;
-        const uint v3210 = v3209 + v3201;
-        out[v3210] = v3207;
-      }
+    const uint v1719 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1720 = v1130 + v1719;
+    const uint v1721 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1722 = v1129 + v1721;
+    const bool v1723 = v1720 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1724 = v1722 < v15;
+    const bool v1725 = v1723 && v1724;
+    if (v1725) {
+      const uint v1726 = v68 + v1722;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1727 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1728 = bfloat(v1727);
+      const float v1729 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1732 = bfloat(v1729);
+      const uint v1733 = v1720 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1734 = v1733 + v1726;
+      *(device bfloat2*)(out + v1734) = bfloat2(v1728, v1732);
     }
-    const uint v3211 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3212 = v1128 + v3211;
-    const uint v3213 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3214 = v1127 + v3213;
-    const uint v3216 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3217 = v3216 == v3211;
-    const uint v3220 = v3213 + 1u;
-    const uint v3221 = iron_frag_coord<64>(75u, iron_lane, true);
-    const bool v3222 = v3221 == v3220;
-    const bool v3223 = v3217 && v3222;
-    const uint v3226 = v3214 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3227 = v3226 == 0u;
-    const bool v3228 = v3223 && v3227;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3228) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3229 = v3212 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3230 = v3214 < v15;
-      const bool v3231 = v3229 && v3230;
-      if (v3231) {
-        const uint v3232 = v68 + v3214;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3233 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3234 = bfloat(v3233);
-        const float v3235 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3238 = bfloat(v3235);
-        const uint v3239 = v3212 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3240 = v3239 + v3232;
-        *(device bfloat2*)(out + v3240) = bfloat2(v3234, v3238);
-      }
-    } else {
-      const bool v3245 = v3212 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3246 = v3214 < v15;
-      const bool v3247 = v3245 && v3246;
-      if (v3247) {
-        const float v3248 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3250 = bfloat(v3248);
-        const uint v3251 = v3212 * v4;
-        const uint v3252 = v3251 + v68;
-        const uint v3253 = v3252 + v3214;
-        out[v3253] = v3250;
-      }
-      const uint v3255 = v1128 + v3216;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3257 = v1127 + v3221;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3258 = v3255 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3259 = v3257 < v15;
-      const bool v3260 = v3258 && v3259;
-      if (v3260) {
-        const float v3261 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3263 = bfloat(v3261);
-        const uint v3264 = v3255 * v4;
-        const uint v3265 = v3264 + v68;
-        const uint v3266 = v3265 + v3257;
-        out[v3266] = v3263;
-      }
+    const uint v1735 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1736 = v1130 + v1735;
+    const uint v1737 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1738 = v1129 + v1737;
+    const bool v1739 = v1736 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1740 = v1738 < v15;
+    const bool v1741 = v1739 && v1740;
+    if (v1741) {
+      const uint v1742 = v68 + v1738;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1743 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1744 = bfloat(v1743);
+      const float v1745 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1748 = bfloat(v1745);
+      const uint v1749 = v1736 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1750 = v1749 + v1742;
+      *(device bfloat2*)(out + v1750) = bfloat2(v1744, v1748);
     }
-    const uint v3267 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3268 = v1128 + v3267;
-    const uint v3269 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3270 = v1127 + v3269;
-    const uint v3272 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3273 = v3272 == v3267;
-    const uint v3276 = v3269 + 1u;
-    const uint v3277 = iron_frag_coord<64>(77u, iron_lane, true);
-    const bool v3278 = v3277 == v3276;
-    const bool v3279 = v3273 && v3278;
-    const uint v3282 = v3270 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3283 = v3282 == 0u;
-    const bool v3284 = v3279 && v3283;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3284) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3285 = v3268 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3286 = v3270 < v15;
-      const bool v3287 = v3285 && v3286;
-      if (v3287) {
-        const uint v3288 = v68 + v3270;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3289 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3290 = bfloat(v3289);
-        const float v3291 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3294 = bfloat(v3291);
-        const uint v3295 = v3268 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3296 = v3295 + v3288;
-        *(device bfloat2*)(out + v3296) = bfloat2(v3290, v3294);
-      }
-    } else {
-      const bool v3301 = v3268 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3302 = v3270 < v15;
-      const bool v3303 = v3301 && v3302;
-      if (v3303) {
-        const float v3304 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3306 = bfloat(v3304);
-        const uint v3307 = v3268 * v4;
-        const uint v3308 = v3307 + v68;
-        const uint v3309 = v3308 + v3270;
-        out[v3309] = v3306;
-      }
-      const uint v3311 = v1128 + v3272;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3313 = v1127 + v3277;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3314 = v3311 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3315 = v3313 < v15;
-      const bool v3316 = v3314 && v3315;
-      if (v3316) {
-        const float v3317 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3319 = bfloat(v3317);
-        const uint v3320 = v3311 * v4;
-        const uint v3321 = v3320 + v68;
-        const uint v3322 = v3321 + v3313;
-        out[v3322] = v3319;
-      }
+    const uint v1751 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1752 = v1130 + v1751;
+    const uint v1753 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1754 = v1129 + v1753;
+    const bool v1755 = v1752 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1756 = v1754 < v15;
+    const bool v1757 = v1755 && v1756;
+    if (v1757) {
+      const uint v1758 = v68 + v1754;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1759 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1760 = bfloat(v1759);
+      const float v1761 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1764 = bfloat(v1761);
+      const uint v1765 = v1752 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1766 = v1765 + v1758;
+      *(device bfloat2*)(out + v1766) = bfloat2(v1760, v1764);
     }
-    const uint v3323 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3324 = v1128 + v3323;
-    const uint v3325 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3326 = v1127 + v3325;
-    const uint v3328 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3329 = v3328 == v3323;
-    const uint v3332 = v3325 + 1u;
-    const uint v3333 = iron_frag_coord<64>(79u, iron_lane, true);
-    const bool v3334 = v3333 == v3332;
-    const bool v3335 = v3329 && v3334;
-    const uint v3338 = v3326 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3339 = v3338 == 0u;
-    const bool v3340 = v3335 && v3339;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3340) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3341 = v3324 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3342 = v3326 < v15;
-      const bool v3343 = v3341 && v3342;
-      if (v3343) {
-        const uint v3344 = v68 + v3326;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3345 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3346 = bfloat(v3345);
-        const float v3347 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3350 = bfloat(v3347);
-        const uint v3351 = v3324 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3352 = v3351 + v3344;
-        *(device bfloat2*)(out + v3352) = bfloat2(v3346, v3350);
-      }
-    } else {
-      const bool v3357 = v3324 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3358 = v3326 < v15;
-      const bool v3359 = v3357 && v3358;
-      if (v3359) {
-        const float v3360 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3362 = bfloat(v3360);
-        const uint v3363 = v3324 * v4;
-        const uint v3364 = v3363 + v68;
-        const uint v3365 = v3364 + v3326;
-        out[v3365] = v3362;
-      }
-      const uint v3367 = v1128 + v3328;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3369 = v1127 + v3333;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3370 = v3367 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3371 = v3369 < v15;
-      const bool v3372 = v3370 && v3371;
-      if (v3372) {
-        const float v3373 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3375 = bfloat(v3373);
-        const uint v3376 = v3367 * v4;
-        const uint v3377 = v3376 + v68;
-        const uint v3378 = v3377 + v3369;
-        out[v3378] = v3375;
-      }
+    const uint v1767 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1768 = v1130 + v1767;
+    const uint v1769 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1770 = v1129 + v1769;
+    const bool v1771 = v1768 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1772 = v1770 < v15;
+    const bool v1773 = v1771 && v1772;
+    if (v1773) {
+      const uint v1774 = v68 + v1770;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1775 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1776 = bfloat(v1775);
+      const float v1777 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1780 = bfloat(v1777);
+      const uint v1781 = v1768 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1782 = v1781 + v1774;
+      *(device bfloat2*)(out + v1782) = bfloat2(v1776, v1780);
     }
-    const uint v3379 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3380 = v1128 + v3379;
-    const uint v3381 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3382 = v1127 + v3381;
-    const uint v3384 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3385 = v3384 == v3379;
-    const uint v3388 = v3381 + 1u;
-    const uint v3389 = iron_frag_coord<64>(81u, iron_lane, true);
-    const bool v3390 = v3389 == v3388;
-    const bool v3391 = v3385 && v3390;
-    const uint v3394 = v3382 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3395 = v3394 == 0u;
-    const bool v3396 = v3391 && v3395;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3396) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3397 = v3380 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3398 = v3382 < v15;
-      const bool v3399 = v3397 && v3398;
-      if (v3399) {
-        const uint v3400 = v68 + v3382;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3401 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3402 = bfloat(v3401);
-        const float v3403 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3406 = bfloat(v3403);
-        const uint v3407 = v3380 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3408 = v3407 + v3400;
-        *(device bfloat2*)(out + v3408) = bfloat2(v3402, v3406);
-      }
-    } else {
-      const bool v3413 = v3380 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3414 = v3382 < v15;
-      const bool v3415 = v3413 && v3414;
-      if (v3415) {
-        const float v3416 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3418 = bfloat(v3416);
-        const uint v3419 = v3380 * v4;
-        const uint v3420 = v3419 + v68;
-        const uint v3421 = v3420 + v3382;
-        out[v3421] = v3418;
-      }
-      const uint v3423 = v1128 + v3384;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3425 = v1127 + v3389;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3426 = v3423 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3427 = v3425 < v15;
-      const bool v3428 = v3426 && v3427;
-      if (v3428) {
-        const float v3429 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3431 = bfloat(v3429);
-        const uint v3432 = v3423 * v4;
-        const uint v3433 = v3432 + v68;
-        const uint v3434 = v3433 + v3425;
-        out[v3434] = v3431;
-      }
+    const uint v1783 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1784 = v1130 + v1783;
+    const uint v1785 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1786 = v1129 + v1785;
+    const bool v1787 = v1784 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1788 = v1786 < v15;
+    const bool v1789 = v1787 && v1788;
+    if (v1789) {
+      const uint v1790 = v68 + v1786;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1791 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1792 = bfloat(v1791);
+      const float v1793 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1796 = bfloat(v1793);
+      const uint v1797 = v1784 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1798 = v1797 + v1790;
+      *(device bfloat2*)(out + v1798) = bfloat2(v1792, v1796);
     }
-    const uint v3435 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3436 = v1128 + v3435;
-    const uint v3437 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3438 = v1127 + v3437;
-    const uint v3440 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3441 = v3440 == v3435;
-    const uint v3444 = v3437 + 1u;
-    const uint v3445 = iron_frag_coord<64>(83u, iron_lane, true);
-    const bool v3446 = v3445 == v3444;
-    const bool v3447 = v3441 && v3446;
-    const uint v3450 = v3438 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3451 = v3450 == 0u;
-    const bool v3452 = v3447 && v3451;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3452) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3453 = v3436 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3454 = v3438 < v15;
-      const bool v3455 = v3453 && v3454;
-      if (v3455) {
-        const uint v3456 = v68 + v3438;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3457 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3458 = bfloat(v3457);
-        const float v3459 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3462 = bfloat(v3459);
-        const uint v3463 = v3436 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3464 = v3463 + v3456;
-        *(device bfloat2*)(out + v3464) = bfloat2(v3458, v3462);
-      }
-    } else {
-      const bool v3469 = v3436 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3470 = v3438 < v15;
-      const bool v3471 = v3469 && v3470;
-      if (v3471) {
-        const float v3472 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3474 = bfloat(v3472);
-        const uint v3475 = v3436 * v4;
-        const uint v3476 = v3475 + v68;
-        const uint v3477 = v3476 + v3438;
-        out[v3477] = v3474;
-      }
-      const uint v3479 = v1128 + v3440;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3481 = v1127 + v3445;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3482 = v3479 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3483 = v3481 < v15;
-      const bool v3484 = v3482 && v3483;
-      if (v3484) {
-        const float v3485 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3487 = bfloat(v3485);
-        const uint v3488 = v3479 * v4;
-        const uint v3489 = v3488 + v68;
-        const uint v3490 = v3489 + v3481;
-        out[v3490] = v3487;
-      }
+    const uint v1799 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1800 = v1130 + v1799;
+    const uint v1801 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1802 = v1129 + v1801;
+    const bool v1803 = v1800 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1804 = v1802 < v15;
+    const bool v1805 = v1803 && v1804;
+    if (v1805) {
+      const uint v1806 = v68 + v1802;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1807 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1808 = bfloat(v1807);
+      const float v1809 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1812 = bfloat(v1809);
+      const uint v1813 = v1800 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1814 = v1813 + v1806;
+      *(device bfloat2*)(out + v1814) = bfloat2(v1808, v1812);
     }
-    const uint v3491 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3492 = v1128 + v3491;
-    const uint v3493 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3494 = v1127 + v3493;
-    const uint v3496 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3497 = v3496 == v3491;
-    const uint v3500 = v3493 + 1u;
-    const uint v3501 = iron_frag_coord<64>(85u, iron_lane, true);
-    const bool v3502 = v3501 == v3500;
-    const bool v3503 = v3497 && v3502;
-    const uint v3506 = v3494 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3507 = v3506 == 0u;
-    const bool v3508 = v3503 && v3507;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3508) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3509 = v3492 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3510 = v3494 < v15;
-      const bool v3511 = v3509 && v3510;
-      if (v3511) {
-        const uint v3512 = v68 + v3494;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3513 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3514 = bfloat(v3513);
-        const float v3515 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3518 = bfloat(v3515);
-        const uint v3519 = v3492 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3520 = v3519 + v3512;
-        *(device bfloat2*)(out + v3520) = bfloat2(v3514, v3518);
-      }
-    } else {
-      const bool v3525 = v3492 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3526 = v3494 < v15;
-      const bool v3527 = v3525 && v3526;
-      if (v3527) {
-        const float v3528 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3530 = bfloat(v3528);
-        const uint v3531 = v3492 * v4;
-        const uint v3532 = v3531 + v68;
-        const uint v3533 = v3532 + v3494;
-        out[v3533] = v3530;
-      }
-      const uint v3535 = v1128 + v3496;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3537 = v1127 + v3501;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3538 = v3535 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3539 = v3537 < v15;
-      const bool v3540 = v3538 && v3539;
-      if (v3540) {
-        const float v3541 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3543 = bfloat(v3541);
-        const uint v3544 = v3535 * v4;
-        const uint v3545 = v3544 + v68;
-        const uint v3546 = v3545 + v3537;
-        out[v3546] = v3543;
-      }
+    const uint v1815 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1816 = v1130 + v1815;
+    const uint v1817 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1818 = v1129 + v1817;
+    const bool v1819 = v1816 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1820 = v1818 < v15;
+    const bool v1821 = v1819 && v1820;
+    if (v1821) {
+      const uint v1822 = v68 + v1818;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1823 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1824 = bfloat(v1823);
+      const float v1825 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1828 = bfloat(v1825);
+      const uint v1829 = v1816 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1830 = v1829 + v1822;
+      *(device bfloat2*)(out + v1830) = bfloat2(v1824, v1828);
     }
-    const uint v3547 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3548 = v1128 + v3547;
-    const uint v3549 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3550 = v1127 + v3549;
-    const uint v3552 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3553 = v3552 == v3547;
-    const uint v3556 = v3549 + 1u;
-    const uint v3557 = iron_frag_coord<64>(87u, iron_lane, true);
-    const bool v3558 = v3557 == v3556;
-    const bool v3559 = v3553 && v3558;
-    const uint v3562 = v3550 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3563 = v3562 == 0u;
-    const bool v3564 = v3559 && v3563;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3564) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3565 = v3548 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3566 = v3550 < v15;
-      const bool v3567 = v3565 && v3566;
-      if (v3567) {
-        const uint v3568 = v68 + v3550;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3569 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3570 = bfloat(v3569);
-        const float v3571 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3574 = bfloat(v3571);
-        const uint v3575 = v3548 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3576 = v3575 + v3568;
-        *(device bfloat2*)(out + v3576) = bfloat2(v3570, v3574);
-      }
-    } else {
-      const bool v3581 = v3548 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3582 = v3550 < v15;
-      const bool v3583 = v3581 && v3582;
-      if (v3583) {
-        const float v3584 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3586 = bfloat(v3584);
-        const uint v3587 = v3548 * v4;
-        const uint v3588 = v3587 + v68;
-        const uint v3589 = v3588 + v3550;
-        out[v3589] = v3586;
-      }
-      const uint v3591 = v1128 + v3552;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3593 = v1127 + v3557;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3594 = v3591 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3595 = v3593 < v15;
-      const bool v3596 = v3594 && v3595;
-      if (v3596) {
-        const float v3597 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3599 = bfloat(v3597);
-        const uint v3600 = v3591 * v4;
-        const uint v3601 = v3600 + v68;
-        const uint v3602 = v3601 + v3593;
-        out[v3602] = v3599;
-      }
+    const uint v1831 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1832 = v1130 + v1831;
+    const uint v1833 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1834 = v1129 + v1833;
+    const bool v1835 = v1832 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1836 = v1834 < v15;
+    const bool v1837 = v1835 && v1836;
+    if (v1837) {
+      const uint v1838 = v68 + v1834;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1839 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1840 = bfloat(v1839);
+      const float v1841 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1844 = bfloat(v1841);
+      const uint v1845 = v1832 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1846 = v1845 + v1838;
+      *(device bfloat2*)(out + v1846) = bfloat2(v1840, v1844);
     }
-    const uint v3603 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3604 = v1128 + v3603;
-    const uint v3605 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3606 = v1127 + v3605;
-    const uint v3608 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3609 = v3608 == v3603;
-    const uint v3612 = v3605 + 1u;
-    const uint v3613 = iron_frag_coord<64>(89u, iron_lane, true);
-    const bool v3614 = v3613 == v3612;
-    const bool v3615 = v3609 && v3614;
-    const uint v3618 = v3606 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3619 = v3618 == 0u;
-    const bool v3620 = v3615 && v3619;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3620) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3621 = v3604 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3622 = v3606 < v15;
-      const bool v3623 = v3621 && v3622;
-      if (v3623) {
-        const uint v3624 = v68 + v3606;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3625 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3626 = bfloat(v3625);
-        const float v3627 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3630 = bfloat(v3627);
-        const uint v3631 = v3604 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3632 = v3631 + v3624;
-        *(device bfloat2*)(out + v3632) = bfloat2(v3626, v3630);
-      }
-    } else {
-      const bool v3637 = v3604 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3638 = v3606 < v15;
-      const bool v3639 = v3637 && v3638;
-      if (v3639) {
-        const float v3640 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3642 = bfloat(v3640);
-        const uint v3643 = v3604 * v4;
-        const uint v3644 = v3643 + v68;
-        const uint v3645 = v3644 + v3606;
-        out[v3645] = v3642;
-      }
-      const uint v3647 = v1128 + v3608;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3649 = v1127 + v3613;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3650 = v3647 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3651 = v3649 < v15;
-      const bool v3652 = v3650 && v3651;
-      if (v3652) {
-        const float v3653 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3655 = bfloat(v3653);
-        const uint v3656 = v3647 * v4;
-        const uint v3657 = v3656 + v68;
-        const uint v3658 = v3657 + v3649;
-        out[v3658] = v3655;
-      }
+    const uint v1847 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1848 = v1130 + v1847;
+    const uint v1849 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1850 = v1129 + v1849;
+    const bool v1851 = v1848 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1852 = v1850 < v15;
+    const bool v1853 = v1851 && v1852;
+    if (v1853) {
+      const uint v1854 = v68 + v1850;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1855 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1856 = bfloat(v1855);
+      const float v1857 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1860 = bfloat(v1857);
+      const uint v1861 = v1848 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1862 = v1861 + v1854;
+      *(device bfloat2*)(out + v1862) = bfloat2(v1856, v1860);
     }
-    const uint v3659 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3660 = v1128 + v3659;
-    const uint v3661 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3662 = v1127 + v3661;
-    const uint v3664 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3665 = v3664 == v3659;
-    const uint v3668 = v3661 + 1u;
-    const uint v3669 = iron_frag_coord<64>(91u, iron_lane, true);
-    const bool v3670 = v3669 == v3668;
-    const bool v3671 = v3665 && v3670;
-    const uint v3674 = v3662 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3675 = v3674 == 0u;
-    const bool v3676 = v3671 && v3675;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3676) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3677 = v3660 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3678 = v3662 < v15;
-      const bool v3679 = v3677 && v3678;
-      if (v3679) {
-        const uint v3680 = v68 + v3662;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3681 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3682 = bfloat(v3681);
-        const float v3683 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3686 = bfloat(v3683);
-        const uint v3687 = v3660 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3688 = v3687 + v3680;
-        *(device bfloat2*)(out + v3688) = bfloat2(v3682, v3686);
-      }
-    } else {
-      const bool v3693 = v3660 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3694 = v3662 < v15;
-      const bool v3695 = v3693 && v3694;
-      if (v3695) {
-        const float v3696 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3698 = bfloat(v3696);
-        const uint v3699 = v3660 * v4;
-        const uint v3700 = v3699 + v68;
-        const uint v3701 = v3700 + v3662;
-        out[v3701] = v3698;
-      }
-      const uint v3703 = v1128 + v3664;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3705 = v1127 + v3669;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3706 = v3703 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3707 = v3705 < v15;
-      const bool v3708 = v3706 && v3707;
-      if (v3708) {
-        const float v3709 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3711 = bfloat(v3709);
-        const uint v3712 = v3703 * v4;
-        const uint v3713 = v3712 + v68;
-        const uint v3714 = v3713 + v3705;
-        out[v3714] = v3711;
-      }
+    const uint v1863 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1864 = v1130 + v1863;
+    const uint v1865 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1866 = v1129 + v1865;
+    const bool v1867 = v1864 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1868 = v1866 < v15;
+    const bool v1869 = v1867 && v1868;
+    if (v1869) {
+      const uint v1870 = v68 + v1866;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1871 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1872 = bfloat(v1871);
+      const float v1873 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1876 = bfloat(v1873);
+      const uint v1877 = v1864 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1878 = v1877 + v1870;
+      *(device bfloat2*)(out + v1878) = bfloat2(v1872, v1876);
     }
-    const uint v3715 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3716 = v1128 + v3715;
-    const uint v3717 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3718 = v1127 + v3717;
-    const uint v3720 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3721 = v3720 == v3715;
-    const uint v3724 = v3717 + 1u;
-    const uint v3725 = iron_frag_coord<64>(93u, iron_lane, true);
-    const bool v3726 = v3725 == v3724;
-    const bool v3727 = v3721 && v3726;
-    const uint v3730 = v3718 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3731 = v3730 == 0u;
-    const bool v3732 = v3727 && v3731;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3732) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3733 = v3716 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3734 = v3718 < v15;
-      const bool v3735 = v3733 && v3734;
-      if (v3735) {
-        const uint v3736 = v68 + v3718;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3737 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3738 = bfloat(v3737);
-        const float v3739 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3742 = bfloat(v3739);
-        const uint v3743 = v3716 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3744 = v3743 + v3736;
-        *(device bfloat2*)(out + v3744) = bfloat2(v3738, v3742);
-      }
-    } else {
-      const bool v3749 = v3716 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3750 = v3718 < v15;
-      const bool v3751 = v3749 && v3750;
-      if (v3751) {
-        const float v3752 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3754 = bfloat(v3752);
-        const uint v3755 = v3716 * v4;
-        const uint v3756 = v3755 + v68;
-        const uint v3757 = v3756 + v3718;
-        out[v3757] = v3754;
-      }
-      const uint v3759 = v1128 + v3720;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3761 = v1127 + v3725;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3762 = v3759 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3763 = v3761 < v15;
-      const bool v3764 = v3762 && v3763;
-      if (v3764) {
-        const float v3765 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3767 = bfloat(v3765);
-        const uint v3768 = v3759 * v4;
-        const uint v3769 = v3768 + v68;
-        const uint v3770 = v3769 + v3761;
-        out[v3770] = v3767;
-      }
+    const uint v1879 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1880 = v1130 + v1879;
+    const uint v1881 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1882 = v1129 + v1881;
+    const bool v1883 = v1880 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1884 = v1882 < v15;
+    const bool v1885 = v1883 && v1884;
+    if (v1885) {
+      const uint v1886 = v68 + v1882;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1887 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1888 = bfloat(v1887);
+      const float v1889 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1892 = bfloat(v1889);
+      const uint v1893 = v1880 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1894 = v1893 + v1886;
+      *(device bfloat2*)(out + v1894) = bfloat2(v1888, v1892);
     }
-    const uint v3771 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3772 = v1128 + v3771;
-    const uint v3773 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3774 = v1127 + v3773;
-    const uint v3776 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3777 = v3776 == v3771;
-    const uint v3780 = v3773 + 1u;
-    const uint v3781 = iron_frag_coord<64>(95u, iron_lane, true);
-    const bool v3782 = v3781 == v3780;
-    const bool v3783 = v3777 && v3782;
-    const uint v3786 = v3774 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3787 = v3786 == 0u;
-    const bool v3788 = v3783 && v3787;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3788) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3789 = v3772 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3790 = v3774 < v15;
-      const bool v3791 = v3789 && v3790;
-      if (v3791) {
-        const uint v3792 = v68 + v3774;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3793 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3794 = bfloat(v3793);
-        const float v3795 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3798 = bfloat(v3795);
-        const uint v3799 = v3772 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3800 = v3799 + v3792;
-        *(device bfloat2*)(out + v3800) = bfloat2(v3794, v3798);
-      }
-    } else {
-      const bool v3805 = v3772 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3806 = v3774 < v15;
-      const bool v3807 = v3805 && v3806;
-      if (v3807) {
-        const float v3808 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3810 = bfloat(v3808);
-        const uint v3811 = v3772 * v4;
-        const uint v3812 = v3811 + v68;
-        const uint v3813 = v3812 + v3774;
-        out[v3813] = v3810;
-      }
-      const uint v3815 = v1128 + v3776;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3817 = v1127 + v3781;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3818 = v3815 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3819 = v3817 < v15;
-      const bool v3820 = v3818 && v3819;
-      if (v3820) {
-        const float v3821 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3823 = bfloat(v3821);
-        const uint v3824 = v3815 * v4;
-        const uint v3825 = v3824 + v68;
-        const uint v3826 = v3825 + v3817;
-        out[v3826] = v3823;
-      }
+    const uint v1895 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1896 = v1130 + v1895;
+    const uint v1897 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1898 = v1129 + v1897;
+    const bool v1899 = v1896 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1900 = v1898 < v15;
+    const bool v1901 = v1899 && v1900;
+    if (v1901) {
+      const uint v1902 = v68 + v1898;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1903 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1904 = bfloat(v1903);
+      const float v1905 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1908 = bfloat(v1905);
+      const uint v1909 = v1896 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1910 = v1909 + v1902;
+      *(device bfloat2*)(out + v1910) = bfloat2(v1904, v1908);
     }
-    const uint v3827 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3828 = v1128 + v3827;
-    const uint v3829 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3830 = v1127 + v3829;
-    const uint v3832 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3833 = v3832 == v3827;
-    const uint v3836 = v3829 + 1u;
-    const uint v3837 = iron_frag_coord<64>(97u, iron_lane, true);
-    const bool v3838 = v3837 == v3836;
-    const bool v3839 = v3833 && v3838;
-    const uint v3842 = v3830 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3843 = v3842 == 0u;
-    const bool v3844 = v3839 && v3843;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3844) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3845 = v3828 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3846 = v3830 < v15;
-      const bool v3847 = v3845 && v3846;
-      if (v3847) {
-        const uint v3848 = v68 + v3830;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3849 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3850 = bfloat(v3849);
-        const float v3851 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3854 = bfloat(v3851);
-        const uint v3855 = v3828 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3856 = v3855 + v3848;
-        *(device bfloat2*)(out + v3856) = bfloat2(v3850, v3854);
-      }
-    } else {
-      const bool v3861 = v3828 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3862 = v3830 < v15;
-      const bool v3863 = v3861 && v3862;
-      if (v3863) {
-        const float v3864 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3866 = bfloat(v3864);
-        const uint v3867 = v3828 * v4;
-        const uint v3868 = v3867 + v68;
-        const uint v3869 = v3868 + v3830;
-        out[v3869] = v3866;
-      }
-      const uint v3871 = v1128 + v3832;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3873 = v1127 + v3837;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3874 = v3871 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3875 = v3873 < v15;
-      const bool v3876 = v3874 && v3875;
-      if (v3876) {
-        const float v3877 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3879 = bfloat(v3877);
-        const uint v3880 = v3871 * v4;
-        const uint v3881 = v3880 + v68;
-        const uint v3882 = v3881 + v3873;
-        out[v3882] = v3879;
-      }
+    const uint v1911 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1912 = v1130 + v1911;
+    const uint v1913 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1914 = v1129 + v1913;
+    const bool v1915 = v1912 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1916 = v1914 < v15;
+    const bool v1917 = v1915 && v1916;
+    if (v1917) {
+      const uint v1918 = v68 + v1914;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1919 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1920 = bfloat(v1919);
+      const float v1921 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1924 = bfloat(v1921);
+      const uint v1925 = v1912 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1926 = v1925 + v1918;
+      *(device bfloat2*)(out + v1926) = bfloat2(v1920, v1924);
     }
-    const uint v3883 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3884 = v1128 + v3883;
-    const uint v3885 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3886 = v1127 + v3885;
-    const uint v3888 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3889 = v3888 == v3883;
-    const uint v3892 = v3885 + 1u;
-    const uint v3893 = iron_frag_coord<64>(99u, iron_lane, true);
-    const bool v3894 = v3893 == v3892;
-    const bool v3895 = v3889 && v3894;
-    const uint v3898 = v3886 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3899 = v3898 == 0u;
-    const bool v3900 = v3895 && v3899;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3900) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3901 = v3884 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3902 = v3886 < v15;
-      const bool v3903 = v3901 && v3902;
-      if (v3903) {
-        const uint v3904 = v68 + v3886;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3905 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3906 = bfloat(v3905);
-        const float v3907 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3910 = bfloat(v3907);
-        const uint v3911 = v3884 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3912 = v3911 + v3904;
-        *(device bfloat2*)(out + v3912) = bfloat2(v3906, v3910);
-      }
-    } else {
-      const bool v3917 = v3884 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3918 = v3886 < v15;
-      const bool v3919 = v3917 && v3918;
-      if (v3919) {
-        const float v3920 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3922 = bfloat(v3920);
-        const uint v3923 = v3884 * v4;
-        const uint v3924 = v3923 + v68;
-        const uint v3925 = v3924 + v3886;
-        out[v3925] = v3922;
-      }
-      const uint v3927 = v1128 + v3888;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3929 = v1127 + v3893;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3930 = v3927 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3931 = v3929 < v15;
-      const bool v3932 = v3930 && v3931;
-      if (v3932) {
-        const float v3933 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3935 = bfloat(v3933);
-        const uint v3936 = v3927 * v4;
-        const uint v3937 = v3936 + v68;
-        const uint v3938 = v3937 + v3929;
-        out[v3938] = v3935;
-      }
+    const uint v1927 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1928 = v1130 + v1927;
+    const uint v1929 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1930 = v1129 + v1929;
+    const bool v1931 = v1928 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1932 = v1930 < v15;
+    const bool v1933 = v1931 && v1932;
+    if (v1933) {
+      const uint v1934 = v68 + v1930;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1935 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1936 = bfloat(v1935);
+      const float v1937 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1940 = bfloat(v1937);
+      const uint v1941 = v1928 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1942 = v1941 + v1934;
+      *(device bfloat2*)(out + v1942) = bfloat2(v1936, v1940);
     }
-    const uint v3939 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3940 = v1128 + v3939;
-    const uint v3941 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3942 = v1127 + v3941;
-    const uint v3944 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3945 = v3944 == v3939;
-    const uint v3948 = v3941 + 1u;
-    const uint v3949 = iron_frag_coord<64>(101u, iron_lane, true);
-    const bool v3950 = v3949 == v3948;
-    const bool v3951 = v3945 && v3950;
-    const uint v3954 = v3942 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3955 = v3954 == 0u;
-    const bool v3956 = v3951 && v3955;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3956) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3957 = v3940 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3958 = v3942 < v15;
-      const bool v3959 = v3957 && v3958;
-      if (v3959) {
-        const uint v3960 = v68 + v3942;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3961 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3962 = bfloat(v3961);
-        const float v3963 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3966 = bfloat(v3963);
-        const uint v3967 = v3940 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3968 = v3967 + v3960;
-        *(device bfloat2*)(out + v3968) = bfloat2(v3962, v3966);
-      }
-    } else {
-      const bool v3973 = v3940 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3974 = v3942 < v15;
-      const bool v3975 = v3973 && v3974;
-      if (v3975) {
-        const float v3976 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3978 = bfloat(v3976);
-        const uint v3979 = v3940 * v4;
-        const uint v3980 = v3979 + v68;
-        const uint v3981 = v3980 + v3942;
-        out[v3981] = v3978;
-      }
-      const uint v3983 = v1128 + v3944;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3985 = v1127 + v3949;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3986 = v3983 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3987 = v3985 < v15;
-      const bool v3988 = v3986 && v3987;
-      if (v3988) {
-        const float v3989 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3991 = bfloat(v3989);
-        const uint v3992 = v3983 * v4;
-        const uint v3993 = v3992 + v68;
-        const uint v3994 = v3993 + v3985;
-        out[v3994] = v3991;
-      }
+    const uint v1943 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1944 = v1130 + v1943;
+    const uint v1945 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1946 = v1129 + v1945;
+    const bool v1947 = v1944 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1948 = v1946 < v15;
+    const bool v1949 = v1947 && v1948;
+    if (v1949) {
+      const uint v1950 = v68 + v1946;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1951 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1952 = bfloat(v1951);
+      const float v1953 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1956 = bfloat(v1953);
+      const uint v1957 = v1944 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1958 = v1957 + v1950;
+      *(device bfloat2*)(out + v1958) = bfloat2(v1952, v1956);
     }
-    const uint v3995 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3996 = v1128 + v3995;
-    const uint v3997 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3998 = v1127 + v3997;
-    const uint v4000 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4001 = v4000 == v3995;
-    const uint v4004 = v3997 + 1u;
-    const uint v4005 = iron_frag_coord<64>(103u, iron_lane, true);
-    const bool v4006 = v4005 == v4004;
-    const bool v4007 = v4001 && v4006;
-    const uint v4010 = v3998 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4011 = v4010 == 0u;
-    const bool v4012 = v4007 && v4011;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4012) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4013 = v3996 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4014 = v3998 < v15;
-      const bool v4015 = v4013 && v4014;
-      if (v4015) {
-        const uint v4016 = v68 + v3998;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4017 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4018 = bfloat(v4017);
-        const float v4019 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4022 = bfloat(v4019);
-        const uint v4023 = v3996 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4024 = v4023 + v4016;
-        *(device bfloat2*)(out + v4024) = bfloat2(v4018, v4022);
-      }
-    } else {
-      const bool v4029 = v3996 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4030 = v3998 < v15;
-      const bool v4031 = v4029 && v4030;
-      if (v4031) {
-        const float v4032 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4034 = bfloat(v4032);
-        const uint v4035 = v3996 * v4;
-        const uint v4036 = v4035 + v68;
-        const uint v4037 = v4036 + v3998;
-        out[v4037] = v4034;
-      }
-      const uint v4039 = v1128 + v4000;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4041 = v1127 + v4005;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4042 = v4039 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4043 = v4041 < v15;
-      const bool v4044 = v4042 && v4043;
-      if (v4044) {
-        const float v4045 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4047 = bfloat(v4045);
-        const uint v4048 = v4039 * v4;
-        const uint v4049 = v4048 + v68;
-        const uint v4050 = v4049 + v4041;
-        out[v4050] = v4047;
-      }
+    const uint v1959 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1960 = v1130 + v1959;
+    const uint v1961 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1962 = v1129 + v1961;
+    const bool v1963 = v1960 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1964 = v1962 < v15;
+    const bool v1965 = v1963 && v1964;
+    if (v1965) {
+      const uint v1966 = v68 + v1962;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1967 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1968 = bfloat(v1967);
+      const float v1969 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1972 = bfloat(v1969);
+      const uint v1973 = v1960 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1974 = v1973 + v1966;
+      *(device bfloat2*)(out + v1974) = bfloat2(v1968, v1972);
     }
-    const uint v4051 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4052 = v1128 + v4051;
-    const uint v4053 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4054 = v1127 + v4053;
-    const uint v4056 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4057 = v4056 == v4051;
-    const uint v4060 = v4053 + 1u;
-    const uint v4061 = iron_frag_coord<64>(105u, iron_lane, true);
-    const bool v4062 = v4061 == v4060;
-    const bool v4063 = v4057 && v4062;
-    const uint v4066 = v4054 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4067 = v4066 == 0u;
-    const bool v4068 = v4063 && v4067;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4068) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4069 = v4052 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4070 = v4054 < v15;
-      const bool v4071 = v4069 && v4070;
-      if (v4071) {
-        const uint v4072 = v68 + v4054;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4073 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4074 = bfloat(v4073);
-        const float v4075 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4078 = bfloat(v4075);
-        const uint v4079 = v4052 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4080 = v4079 + v4072;
-        *(device bfloat2*)(out + v4080) = bfloat2(v4074, v4078);
-      }
-    } else {
-      const bool v4085 = v4052 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4086 = v4054 < v15;
-      const bool v4087 = v4085 && v4086;
-      if (v4087) {
-        const float v4088 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4090 = bfloat(v4088);
-        const uint v4091 = v4052 * v4;
-        const uint v4092 = v4091 + v68;
-        const uint v4093 = v4092 + v4054;
-        out[v4093] = v4090;
-      }
-      const uint v4095 = v1128 + v4056;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4097 = v1127 + v4061;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4098 = v4095 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4099 = v4097 < v15;
-      const bool v4100 = v4098 && v4099;
-      if (v4100) {
-        const float v4101 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4103 = bfloat(v4101);
-        const uint v4104 = v4095 * v4;
-        const uint v4105 = v4104 + v68;
-        const uint v4106 = v4105 + v4097;
-        out[v4106] = v4103;
-      }
+    const uint v1975 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1976 = v1130 + v1975;
+    const uint v1977 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1978 = v1129 + v1977;
+    const bool v1979 = v1976 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1980 = v1978 < v15;
+    const bool v1981 = v1979 && v1980;
+    if (v1981) {
+      const uint v1982 = v68 + v1978;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1983 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1984 = bfloat(v1983);
+      const float v1985 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v1988 = bfloat(v1985);
+      const uint v1989 = v1976 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1990 = v1989 + v1982;
+      *(device bfloat2*)(out + v1990) = bfloat2(v1984, v1988);
     }
-    const uint v4107 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4108 = v1128 + v4107;
-    const uint v4109 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4110 = v1127 + v4109;
-    const uint v4112 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4113 = v4112 == v4107;
-    const uint v4116 = v4109 + 1u;
-    const uint v4117 = iron_frag_coord<64>(107u, iron_lane, true);
-    const bool v4118 = v4117 == v4116;
-    const bool v4119 = v4113 && v4118;
-    const uint v4122 = v4110 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4123 = v4122 == 0u;
-    const bool v4124 = v4119 && v4123;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4124) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4125 = v4108 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4126 = v4110 < v15;
-      const bool v4127 = v4125 && v4126;
-      if (v4127) {
-        const uint v4128 = v68 + v4110;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4129 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4130 = bfloat(v4129);
-        const float v4131 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4134 = bfloat(v4131);
-        const uint v4135 = v4108 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4136 = v4135 + v4128;
-        *(device bfloat2*)(out + v4136) = bfloat2(v4130, v4134);
-      }
-    } else {
-      const bool v4141 = v4108 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4142 = v4110 < v15;
-      const bool v4143 = v4141 && v4142;
-      if (v4143) {
-        const float v4144 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4146 = bfloat(v4144);
-        const uint v4147 = v4108 * v4;
-        const uint v4148 = v4147 + v68;
-        const uint v4149 = v4148 + v4110;
-        out[v4149] = v4146;
-      }
-      const uint v4151 = v1128 + v4112;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4153 = v1127 + v4117;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4154 = v4151 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4155 = v4153 < v15;
-      const bool v4156 = v4154 && v4155;
-      if (v4156) {
-        const float v4157 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4159 = bfloat(v4157);
-        const uint v4160 = v4151 * v4;
-        const uint v4161 = v4160 + v68;
-        const uint v4162 = v4161 + v4153;
-        out[v4162] = v4159;
-      }
+    const uint v1991 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1992 = v1130 + v1991;
+    const uint v1993 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1994 = v1129 + v1993;
+    const bool v1995 = v1992 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1996 = v1994 < v15;
+    const bool v1997 = v1995 && v1996;
+    if (v1997) {
+      const uint v1998 = v68 + v1994;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1999 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2000 = bfloat(v1999);
+      const float v2001 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2004 = bfloat(v2001);
+      const uint v2005 = v1992 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2006 = v2005 + v1998;
+      *(device bfloat2*)(out + v2006) = bfloat2(v2000, v2004);
     }
-    const uint v4163 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4164 = v1128 + v4163;
-    const uint v4165 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4166 = v1127 + v4165;
-    const uint v4168 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4169 = v4168 == v4163;
-    const uint v4172 = v4165 + 1u;
-    const uint v4173 = iron_frag_coord<64>(109u, iron_lane, true);
-    const bool v4174 = v4173 == v4172;
-    const bool v4175 = v4169 && v4174;
-    const uint v4178 = v4166 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4179 = v4178 == 0u;
-    const bool v4180 = v4175 && v4179;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4180) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4181 = v4164 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4182 = v4166 < v15;
-      const bool v4183 = v4181 && v4182;
-      if (v4183) {
-        const uint v4184 = v68 + v4166;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4185 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4186 = bfloat(v4185);
-        const float v4187 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4190 = bfloat(v4187);
-        const uint v4191 = v4164 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4192 = v4191 + v4184;
-        *(device bfloat2*)(out + v4192) = bfloat2(v4186, v4190);
-      }
-    } else {
-      const bool v4197 = v4164 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4198 = v4166 < v15;
-      const bool v4199 = v4197 && v4198;
-      if (v4199) {
-        const float v4200 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4202 = bfloat(v4200);
-        const uint v4203 = v4164 * v4;
-        const uint v4204 = v4203 + v68;
-        const uint v4205 = v4204 + v4166;
-        out[v4205] = v4202;
-      }
-      const uint v4207 = v1128 + v4168;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4209 = v1127 + v4173;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4210 = v4207 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4211 = v4209 < v15;
-      const bool v4212 = v4210 && v4211;
-      if (v4212) {
-        const float v4213 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4215 = bfloat(v4213);
-        const uint v4216 = v4207 * v4;
-        const uint v4217 = v4216 + v68;
-        const uint v4218 = v4217 + v4209;
-        out[v4218] = v4215;
-      }
+    const uint v2007 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2008 = v1130 + v2007;
+    const uint v2009 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2010 = v1129 + v2009;
+    const bool v2011 = v2008 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2012 = v2010 < v15;
+    const bool v2013 = v2011 && v2012;
+    if (v2013) {
+      const uint v2014 = v68 + v2010;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2015 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2016 = bfloat(v2015);
+      const float v2017 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2020 = bfloat(v2017);
+      const uint v2021 = v2008 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2022 = v2021 + v2014;
+      *(device bfloat2*)(out + v2022) = bfloat2(v2016, v2020);
     }
-    const uint v4219 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4220 = v1128 + v4219;
-    const uint v4221 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4222 = v1127 + v4221;
-    const uint v4224 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4225 = v4224 == v4219;
-    const uint v4228 = v4221 + 1u;
-    const uint v4229 = iron_frag_coord<64>(111u, iron_lane, true);
-    const bool v4230 = v4229 == v4228;
-    const bool v4231 = v4225 && v4230;
-    const uint v4234 = v4222 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4235 = v4234 == 0u;
-    const bool v4236 = v4231 && v4235;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4236) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4237 = v4220 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4238 = v4222 < v15;
-      const bool v4239 = v4237 && v4238;
-      if (v4239) {
-        const uint v4240 = v68 + v4222;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4241 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4242 = bfloat(v4241);
-        const float v4243 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4246 = bfloat(v4243);
-        const uint v4247 = v4220 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4248 = v4247 + v4240;
-        *(device bfloat2*)(out + v4248) = bfloat2(v4242, v4246);
-      }
-    } else {
-      const bool v4253 = v4220 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4254 = v4222 < v15;
-      const bool v4255 = v4253 && v4254;
-      if (v4255) {
-        const float v4256 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4258 = bfloat(v4256);
-        const uint v4259 = v4220 * v4;
-        const uint v4260 = v4259 + v68;
-        const uint v4261 = v4260 + v4222;
-        out[v4261] = v4258;
-      }
-      const uint v4263 = v1128 + v4224;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4265 = v1127 + v4229;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4266 = v4263 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4267 = v4265 < v15;
-      const bool v4268 = v4266 && v4267;
-      if (v4268) {
-        const float v4269 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4271 = bfloat(v4269);
-        const uint v4272 = v4263 * v4;
-        const uint v4273 = v4272 + v68;
-        const uint v4274 = v4273 + v4265;
-        out[v4274] = v4271;
-      }
+    const uint v2023 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2024 = v1130 + v2023;
+    const uint v2025 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2026 = v1129 + v2025;
+    const bool v2027 = v2024 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2028 = v2026 < v15;
+    const bool v2029 = v2027 && v2028;
+    if (v2029) {
+      const uint v2030 = v68 + v2026;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2031 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2032 = bfloat(v2031);
+      const float v2033 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2036 = bfloat(v2033);
+      const uint v2037 = v2024 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2038 = v2037 + v2030;
+      *(device bfloat2*)(out + v2038) = bfloat2(v2032, v2036);
     }
-    const uint v4275 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4276 = v1128 + v4275;
-    const uint v4277 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4278 = v1127 + v4277;
-    const uint v4280 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4281 = v4280 == v4275;
-    const uint v4284 = v4277 + 1u;
-    const uint v4285 = iron_frag_coord<64>(113u, iron_lane, true);
-    const bool v4286 = v4285 == v4284;
-    const bool v4287 = v4281 && v4286;
-    const uint v4290 = v4278 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4291 = v4290 == 0u;
-    const bool v4292 = v4287 && v4291;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4292) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4293 = v4276 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4294 = v4278 < v15;
-      const bool v4295 = v4293 && v4294;
-      if (v4295) {
-        const uint v4296 = v68 + v4278;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4297 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4298 = bfloat(v4297);
-        const float v4299 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4302 = bfloat(v4299);
-        const uint v4303 = v4276 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4304 = v4303 + v4296;
-        *(device bfloat2*)(out + v4304) = bfloat2(v4298, v4302);
-      }
-    } else {
-      const bool v4309 = v4276 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4310 = v4278 < v15;
-      const bool v4311 = v4309 && v4310;
-      if (v4311) {
-        const float v4312 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4314 = bfloat(v4312);
-        const uint v4315 = v4276 * v4;
-        const uint v4316 = v4315 + v68;
-        const uint v4317 = v4316 + v4278;
-        out[v4317] = v4314;
-      }
-      const uint v4319 = v1128 + v4280;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4321 = v1127 + v4285;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4322 = v4319 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4323 = v4321 < v15;
-      const bool v4324 = v4322 && v4323;
-      if (v4324) {
-        const float v4325 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4327 = bfloat(v4325);
-        const uint v4328 = v4319 * v4;
-        const uint v4329 = v4328 + v68;
-        const uint v4330 = v4329 + v4321;
-        out[v4330] = v4327;
-      }
+    const uint v2039 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2040 = v1130 + v2039;
+    const uint v2041 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2042 = v1129 + v2041;
+    const bool v2043 = v2040 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2044 = v2042 < v15;
+    const bool v2045 = v2043 && v2044;
+    if (v2045) {
+      const uint v2046 = v68 + v2042;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2047 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2048 = bfloat(v2047);
+      const float v2049 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2052 = bfloat(v2049);
+      const uint v2053 = v2040 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2054 = v2053 + v2046;
+      *(device bfloat2*)(out + v2054) = bfloat2(v2048, v2052);
     }
-    const uint v4331 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4332 = v1128 + v4331;
-    const uint v4333 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4334 = v1127 + v4333;
-    const uint v4336 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4337 = v4336 == v4331;
-    const uint v4340 = v4333 + 1u;
-    const uint v4341 = iron_frag_coord<64>(115u, iron_lane, true);
-    const bool v4342 = v4341 == v4340;
-    const bool v4343 = v4337 && v4342;
-    const uint v4346 = v4334 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4347 = v4346 == 0u;
-    const bool v4348 = v4343 && v4347;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4348) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4349 = v4332 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4350 = v4334 < v15;
-      const bool v4351 = v4349 && v4350;
-      if (v4351) {
-        const uint v4352 = v68 + v4334;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4353 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4354 = bfloat(v4353);
-        const float v4355 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4358 = bfloat(v4355);
-        const uint v4359 = v4332 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4360 = v4359 + v4352;
-        *(device bfloat2*)(out + v4360) = bfloat2(v4354, v4358);
-      }
-    } else {
-      const bool v4365 = v4332 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4366 = v4334 < v15;
-      const bool v4367 = v4365 && v4366;
-      if (v4367) {
-        const float v4368 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4370 = bfloat(v4368);
-        const uint v4371 = v4332 * v4;
-        const uint v4372 = v4371 + v68;
-        const uint v4373 = v4372 + v4334;
-        out[v4373] = v4370;
-      }
-      const uint v4375 = v1128 + v4336;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4377 = v1127 + v4341;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4378 = v4375 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4379 = v4377 < v15;
-      const bool v4380 = v4378 && v4379;
-      if (v4380) {
-        const float v4381 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4383 = bfloat(v4381);
-        const uint v4384 = v4375 * v4;
-        const uint v4385 = v4384 + v68;
-        const uint v4386 = v4385 + v4377;
-        out[v4386] = v4383;
-      }
+    const uint v2055 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2056 = v1130 + v2055;
+    const uint v2057 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2058 = v1129 + v2057;
+    const bool v2059 = v2056 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2060 = v2058 < v15;
+    const bool v2061 = v2059 && v2060;
+    if (v2061) {
+      const uint v2062 = v68 + v2058;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2063 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2064 = bfloat(v2063);
+      const float v2065 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2068 = bfloat(v2065);
+      const uint v2069 = v2056 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2070 = v2069 + v2062;
+      *(device bfloat2*)(out + v2070) = bfloat2(v2064, v2068);
     }
-    const uint v4387 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4388 = v1128 + v4387;
-    const uint v4389 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4390 = v1127 + v4389;
-    const uint v4392 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4393 = v4392 == v4387;
-    const uint v4396 = v4389 + 1u;
-    const uint v4397 = iron_frag_coord<64>(117u, iron_lane, true);
-    const bool v4398 = v4397 == v4396;
-    const bool v4399 = v4393 && v4398;
-    const uint v4402 = v4390 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4403 = v4402 == 0u;
-    const bool v4404 = v4399 && v4403;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4404) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4405 = v4388 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4406 = v4390 < v15;
-      const bool v4407 = v4405 && v4406;
-      if (v4407) {
-        const uint v4408 = v68 + v4390;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4409 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4410 = bfloat(v4409);
-        const float v4411 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4414 = bfloat(v4411);
-        const uint v4415 = v4388 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4416 = v4415 + v4408;
-        *(device bfloat2*)(out + v4416) = bfloat2(v4410, v4414);
-      }
-    } else {
-      const bool v4421 = v4388 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4422 = v4390 < v15;
-      const bool v4423 = v4421 && v4422;
-      if (v4423) {
-        const float v4424 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4426 = bfloat(v4424);
-        const uint v4427 = v4388 * v4;
-        const uint v4428 = v4427 + v68;
-        const uint v4429 = v4428 + v4390;
-        out[v4429] = v4426;
-      }
-      const uint v4431 = v1128 + v4392;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4433 = v1127 + v4397;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4434 = v4431 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4435 = v4433 < v15;
-      const bool v4436 = v4434 && v4435;
-      if (v4436) {
-        const float v4437 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4439 = bfloat(v4437);
-        const uint v4440 = v4431 * v4;
-        const uint v4441 = v4440 + v68;
-        const uint v4442 = v4441 + v4433;
-        out[v4442] = v4439;
-      }
+    const uint v2071 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2072 = v1130 + v2071;
+    const uint v2073 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2074 = v1129 + v2073;
+    const bool v2075 = v2072 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2076 = v2074 < v15;
+    const bool v2077 = v2075 && v2076;
+    if (v2077) {
+      const uint v2078 = v68 + v2074;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2079 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2080 = bfloat(v2079);
+      const float v2081 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2084 = bfloat(v2081);
+      const uint v2085 = v2072 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2086 = v2085 + v2078;
+      *(device bfloat2*)(out + v2086) = bfloat2(v2080, v2084);
     }
-    const uint v4443 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4444 = v1128 + v4443;
-    const uint v4445 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4446 = v1127 + v4445;
-    const uint v4448 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4449 = v4448 == v4443;
-    const uint v4452 = v4445 + 1u;
-    const uint v4453 = iron_frag_coord<64>(119u, iron_lane, true);
-    const bool v4454 = v4453 == v4452;
-    const bool v4455 = v4449 && v4454;
-    const uint v4458 = v4446 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4459 = v4458 == 0u;
-    const bool v4460 = v4455 && v4459;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4460) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4461 = v4444 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4462 = v4446 < v15;
-      const bool v4463 = v4461 && v4462;
-      if (v4463) {
-        const uint v4464 = v68 + v4446;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4465 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4466 = bfloat(v4465);
-        const float v4467 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4470 = bfloat(v4467);
-        const uint v4471 = v4444 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4472 = v4471 + v4464;
-        *(device bfloat2*)(out + v4472) = bfloat2(v4466, v4470);
-      }
-    } else {
-      const bool v4477 = v4444 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4478 = v4446 < v15;
-      const bool v4479 = v4477 && v4478;
-      if (v4479) {
-        const float v4480 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4482 = bfloat(v4480);
-        const uint v4483 = v4444 * v4;
-        const uint v4484 = v4483 + v68;
-        const uint v4485 = v4484 + v4446;
-        out[v4485] = v4482;
-      }
-      const uint v4487 = v1128 + v4448;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4489 = v1127 + v4453;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4490 = v4487 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4491 = v4489 < v15;
-      const bool v4492 = v4490 && v4491;
-      if (v4492) {
-        const float v4493 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4495 = bfloat(v4493);
-        const uint v4496 = v4487 * v4;
-        const uint v4497 = v4496 + v68;
-        const uint v4498 = v4497 + v4489;
-        out[v4498] = v4495;
-      }
+    const uint v2087 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2088 = v1130 + v2087;
+    const uint v2089 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2090 = v1129 + v2089;
+    const bool v2091 = v2088 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2092 = v2090 < v15;
+    const bool v2093 = v2091 && v2092;
+    if (v2093) {
+      const uint v2094 = v68 + v2090;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2095 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2096 = bfloat(v2095);
+      const float v2097 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2100 = bfloat(v2097);
+      const uint v2101 = v2088 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2102 = v2101 + v2094;
+      *(device bfloat2*)(out + v2102) = bfloat2(v2096, v2100);
     }
-    const uint v4499 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4500 = v1128 + v4499;
-    const uint v4501 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4502 = v1127 + v4501;
-    const uint v4504 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4505 = v4504 == v4499;
-    const uint v4508 = v4501 + 1u;
-    const uint v4509 = iron_frag_coord<64>(121u, iron_lane, true);
-    const bool v4510 = v4509 == v4508;
-    const bool v4511 = v4505 && v4510;
-    const uint v4514 = v4502 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4515 = v4514 == 0u;
-    const bool v4516 = v4511 && v4515;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4516) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4517 = v4500 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4518 = v4502 < v15;
-      const bool v4519 = v4517 && v4518;
-      if (v4519) {
-        const uint v4520 = v68 + v4502;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4521 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4522 = bfloat(v4521);
-        const float v4523 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4526 = bfloat(v4523);
-        const uint v4527 = v4500 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4528 = v4527 + v4520;
-        *(device bfloat2*)(out + v4528) = bfloat2(v4522, v4526);
-      }
-    } else {
-      const bool v4533 = v4500 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4534 = v4502 < v15;
-      const bool v4535 = v4533 && v4534;
-      if (v4535) {
-        const float v4536 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4538 = bfloat(v4536);
-        const uint v4539 = v4500 * v4;
-        const uint v4540 = v4539 + v68;
-        const uint v4541 = v4540 + v4502;
-        out[v4541] = v4538;
-      }
-      const uint v4543 = v1128 + v4504;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4545 = v1127 + v4509;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4546 = v4543 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4547 = v4545 < v15;
-      const bool v4548 = v4546 && v4547;
-      if (v4548) {
-        const float v4549 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4551 = bfloat(v4549);
-        const uint v4552 = v4543 * v4;
-        const uint v4553 = v4552 + v68;
-        const uint v4554 = v4553 + v4545;
-        out[v4554] = v4551;
-      }
+    const uint v2103 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2104 = v1130 + v2103;
+    const uint v2105 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2106 = v1129 + v2105;
+    const bool v2107 = v2104 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2108 = v2106 < v15;
+    const bool v2109 = v2107 && v2108;
+    if (v2109) {
+      const uint v2110 = v68 + v2106;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2111 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2112 = bfloat(v2111);
+      const float v2113 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2116 = bfloat(v2113);
+      const uint v2117 = v2104 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2118 = v2117 + v2110;
+      *(device bfloat2*)(out + v2118) = bfloat2(v2112, v2116);
     }
-    const uint v4555 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4556 = v1128 + v4555;
-    const uint v4557 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4558 = v1127 + v4557;
-    const uint v4560 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4561 = v4560 == v4555;
-    const uint v4564 = v4557 + 1u;
-    const uint v4565 = iron_frag_coord<64>(123u, iron_lane, true);
-    const bool v4566 = v4565 == v4564;
-    const bool v4567 = v4561 && v4566;
-    const uint v4570 = v4558 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4571 = v4570 == 0u;
-    const bool v4572 = v4567 && v4571;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4572) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4573 = v4556 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4574 = v4558 < v15;
-      const bool v4575 = v4573 && v4574;
-      if (v4575) {
-        const uint v4576 = v68 + v4558;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4577 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4578 = bfloat(v4577);
-        const float v4579 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4582 = bfloat(v4579);
-        const uint v4583 = v4556 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4584 = v4583 + v4576;
-        *(device bfloat2*)(out + v4584) = bfloat2(v4578, v4582);
-      }
-    } else {
-      const bool v4589 = v4556 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4590 = v4558 < v15;
-      const bool v4591 = v4589 && v4590;
-      if (v4591) {
-        const float v4592 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4594 = bfloat(v4592);
-        const uint v4595 = v4556 * v4;
-        const uint v4596 = v4595 + v68;
-        const uint v4597 = v4596 + v4558;
-        out[v4597] = v4594;
-      }
-      const uint v4599 = v1128 + v4560;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4601 = v1127 + v4565;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4602 = v4599 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4603 = v4601 < v15;
-      const bool v4604 = v4602 && v4603;
-      if (v4604) {
-        const float v4605 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4607 = bfloat(v4605);
-        const uint v4608 = v4599 * v4;
-        const uint v4609 = v4608 + v68;
-        const uint v4610 = v4609 + v4601;
-        out[v4610] = v4607;
-      }
+    const uint v2119 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2120 = v1130 + v2119;
+    const uint v2121 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2122 = v1129 + v2121;
+    const bool v2123 = v2120 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2124 = v2122 < v15;
+    const bool v2125 = v2123 && v2124;
+    if (v2125) {
+      const uint v2126 = v68 + v2122;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2127 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2128 = bfloat(v2127);
+      const float v2129 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2132 = bfloat(v2129);
+      const uint v2133 = v2120 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2134 = v2133 + v2126;
+      *(device bfloat2*)(out + v2134) = bfloat2(v2128, v2132);
     }
-    const uint v4611 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4612 = v1128 + v4611;
-    const uint v4613 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4614 = v1127 + v4613;
-    const uint v4616 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4617 = v4616 == v4611;
-    const uint v4620 = v4613 + 1u;
-    const uint v4621 = iron_frag_coord<64>(125u, iron_lane, true);
-    const bool v4622 = v4621 == v4620;
-    const bool v4623 = v4617 && v4622;
-    const uint v4626 = v4614 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4627 = v4626 == 0u;
-    const bool v4628 = v4623 && v4627;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4628) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4629 = v4612 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4630 = v4614 < v15;
-      const bool v4631 = v4629 && v4630;
-      if (v4631) {
-        const uint v4632 = v68 + v4614;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4633 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4634 = bfloat(v4633);
-        const float v4635 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4638 = bfloat(v4635);
-        const uint v4639 = v4612 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4640 = v4639 + v4632;
-        *(device bfloat2*)(out + v4640) = bfloat2(v4634, v4638);
-      }
-    } else {
-      const bool v4645 = v4612 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4646 = v4614 < v15;
-      const bool v4647 = v4645 && v4646;
-      if (v4647) {
-        const float v4648 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4650 = bfloat(v4648);
-        const uint v4651 = v4612 * v4;
-        const uint v4652 = v4651 + v68;
-        const uint v4653 = v4652 + v4614;
-        out[v4653] = v4650;
-      }
-      const uint v4655 = v1128 + v4616;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4657 = v1127 + v4621;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4658 = v4655 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4659 = v4657 < v15;
-      const bool v4660 = v4658 && v4659;
-      if (v4660) {
-        const float v4661 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4663 = bfloat(v4661);
-        const uint v4664 = v4655 * v4;
-        const uint v4665 = v4664 + v68;
-        const uint v4666 = v4665 + v4657;
-        out[v4666] = v4663;
-      }
+    const uint v2135 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2136 = v1130 + v2135;
+    const uint v2137 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2138 = v1129 + v2137;
+    const bool v2139 = v2136 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2140 = v2138 < v15;
+    const bool v2141 = v2139 && v2140;
+    if (v2141) {
+      const uint v2142 = v68 + v2138;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2143 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2144 = bfloat(v2143);
+      const float v2145 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2148 = bfloat(v2145);
+      const uint v2149 = v2136 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2150 = v2149 + v2142;
+      *(device bfloat2*)(out + v2150) = bfloat2(v2144, v2148);
     }
-    const uint v4667 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4668 = v1128 + v4667;
-    const uint v4669 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4670 = v1127 + v4669;
-    const uint v4672 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4673 = v4672 == v4667;
-    const uint v4676 = v4669 + 1u;
-    const uint v4677 = iron_frag_coord<64>(127u, iron_lane, true);
-    const bool v4678 = v4677 == v4676;
-    const bool v4679 = v4673 && v4678;
-    const uint v4682 = v4670 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4683 = v4682 == 0u;
-    const bool v4684 = v4679 && v4683;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4684) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4685 = v4668 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4686 = v4670 < v15;
-      const bool v4687 = v4685 && v4686;
-      if (v4687) {
-        const uint v4688 = v68 + v4670;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4689 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4690 = bfloat(v4689);
-        const float v4691 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4694 = bfloat(v4691);
-        const uint v4695 = v4668 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4696 = v4695 + v4688;
-        *(device bfloat2*)(out + v4696) = bfloat2(v4690, v4694);
-      }
-    } else {
-      const bool v4701 = v4668 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4702 = v4670 < v15;
-      const bool v4703 = v4701 && v4702;
-      if (v4703) {
-        const float v4704 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4706 = bfloat(v4704);
-        const uint v4707 = v4668 * v4;
-        const uint v4708 = v4707 + v68;
-        const uint v4709 = v4708 + v4670;
-        out[v4709] = v4706;
-      }
-      const uint v4711 = v1128 + v4672;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4713 = v1127 + v4677;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4714 = v4711 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4715 = v4713 < v15;
-      const bool v4716 = v4714 && v4715;
-      if (v4716) {
-        const float v4717 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4719 = bfloat(v4717);
-        const uint v4720 = v4711 * v4;
-        const uint v4721 = v4720 + v68;
-        const uint v4722 = v4721 + v4713;
-        out[v4722] = v4719;
-      }
+    const uint v2151 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2152 = v1130 + v2151;
+    const uint v2153 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2154 = v1129 + v2153;
+    const bool v2155 = v2152 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2156 = v2154 < v15;
+    const bool v2157 = v2155 && v2156;
+    if (v2157) {
+      const uint v2158 = v68 + v2154;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2159 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2160 = bfloat(v2159);
+      const float v2161 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2164 = bfloat(v2161);
+      const uint v2165 = v2152 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2166 = v2165 + v2158;
+      *(device bfloat2*)(out + v2166) = bfloat2(v2160, v2164);
     }
   } else {
-    const uint v4723 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4724 = v1128 + v4723;
-    const uint v4725 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4726 = v1127 + v4725;
-    const bool v4727 = v4724 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4728 = v4726 < v15;
-    const bool v4729 = v4727 && v4728;
-    if (v4729) {
-      const float v4730 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4732 = bfloat(v4730);
-      const uint v4733 = v4724 * v4;
-      const uint v4734 = v4733 + v68;
-      const uint v4735 = v4734 + v4726;
-      out[v4735] = v4732;
-    }
-    const uint v4736 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4737 = v1128 + v4736;
-    const uint v4738 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4739 = v1127 + v4738;
-    const bool v4740 = v4737 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4741 = v4739 < v15;
-    const bool v4742 = v4740 && v4741;
-    if (v4742) {
-      const float v4743 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4745 = bfloat(v4743);
-      const uint v4746 = v4737 * v4;
-      const uint v4747 = v4746 + v68;
-      const uint v4748 = v4747 + v4739;
-      out[v4748] = v4745;
-    }
-    const uint v4749 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4750 = v1128 + v4749;
-    const uint v4751 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4752 = v1127 + v4751;
-    const bool v4753 = v4750 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4754 = v4752 < v15;
-    const bool v4755 = v4753 && v4754;
-    if (v4755) {
-      const float v4756 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4758 = bfloat(v4756);
-      const uint v4759 = v4750 * v4;
-      const uint v4760 = v4759 + v68;
-      const uint v4761 = v4760 + v4752;
-      out[v4761] = v4758;
-    }
-    const uint v4762 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4763 = v1128 + v4762;
-    const uint v4764 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4765 = v1127 + v4764;
-    const bool v4766 = v4763 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4767 = v4765 < v15;
-    const bool v4768 = v4766 && v4767;
-    if (v4768) {
-      const float v4769 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4771 = bfloat(v4769);
-      const uint v4772 = v4763 * v4;
-      const uint v4773 = v4772 + v68;
-      const uint v4774 = v4773 + v4765;
-      out[v4774] = v4771;
-    }
-    const uint v4775 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4776 = v1128 + v4775;
-    const uint v4777 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4778 = v1127 + v4777;
-    const bool v4779 = v4776 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4780 = v4778 < v15;
-    const bool v4781 = v4779 && v4780;
-    if (v4781) {
-      const float v4782 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4784 = bfloat(v4782);
-      const uint v4785 = v4776 * v4;
-      const uint v4786 = v4785 + v68;
-      const uint v4787 = v4786 + v4778;
-      out[v4787] = v4784;
-    }
-    const uint v4788 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4789 = v1128 + v4788;
-    const uint v4790 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4791 = v1127 + v4790;
-    const bool v4792 = v4789 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4793 = v4791 < v15;
-    const bool v4794 = v4792 && v4793;
-    if (v4794) {
-      const float v4795 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4797 = bfloat(v4795);
-      const uint v4798 = v4789 * v4;
-      const uint v4799 = v4798 + v68;
-      const uint v4800 = v4799 + v4791;
-      out[v4800] = v4797;
-    }
-    const uint v4801 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4802 = v1128 + v4801;
-    const uint v4803 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4804 = v1127 + v4803;
-    const bool v4805 = v4802 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4806 = v4804 < v15;
-    const bool v4807 = v4805 && v4806;
-    if (v4807) {
-      const float v4808 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4810 = bfloat(v4808);
-      const uint v4811 = v4802 * v4;
-      const uint v4812 = v4811 + v68;
-      const uint v4813 = v4812 + v4804;
-      out[v4813] = v4810;
-    }
-    const uint v4814 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4815 = v1128 + v4814;
-    const uint v4816 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4817 = v1127 + v4816;
-    const bool v4818 = v4815 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4819 = v4817 < v15;
-    const bool v4820 = v4818 && v4819;
-    if (v4820) {
-      const float v4821 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4823 = bfloat(v4821);
-      const uint v4824 = v4815 * v4;
-      const uint v4825 = v4824 + v68;
-      const uint v4826 = v4825 + v4817;
-      out[v4826] = v4823;
-    }
-    const uint v4827 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4828 = v1128 + v4827;
-    const uint v4829 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4830 = v1127 + v4829;
-    const bool v4831 = v4828 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4832 = v4830 < v15;
-    const bool v4833 = v4831 && v4832;
-    if (v4833) {
-      const float v4834 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4836 = bfloat(v4834);
-      const uint v4837 = v4828 * v4;
-      const uint v4838 = v4837 + v68;
-      const uint v4839 = v4838 + v4830;
-      out[v4839] = v4836;
-    }
-    const uint v4840 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4841 = v1128 + v4840;
-    const uint v4842 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4843 = v1127 + v4842;
-    const bool v4844 = v4841 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4845 = v4843 < v15;
-    const bool v4846 = v4844 && v4845;
-    if (v4846) {
-      const float v4847 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4849 = bfloat(v4847);
-      const uint v4850 = v4841 * v4;
-      const uint v4851 = v4850 + v68;
-      const uint v4852 = v4851 + v4843;
-      out[v4852] = v4849;
-    }
-    const uint v4853 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4854 = v1128 + v4853;
-    const uint v4855 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4856 = v1127 + v4855;
-    const bool v4857 = v4854 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4858 = v4856 < v15;
-    const bool v4859 = v4857 && v4858;
-    if (v4859) {
-      const float v4860 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4862 = bfloat(v4860);
-      const uint v4863 = v4854 * v4;
-      const uint v4864 = v4863 + v68;
-      const uint v4865 = v4864 + v4856;
-      out[v4865] = v4862;
-    }
-    const uint v4866 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4867 = v1128 + v4866;
-    const uint v4868 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4869 = v1127 + v4868;
-    const bool v4870 = v4867 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4871 = v4869 < v15;
-    const bool v4872 = v4870 && v4871;
-    if (v4872) {
-      const float v4873 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4875 = bfloat(v4873);
-      const uint v4876 = v4867 * v4;
-      const uint v4877 = v4876 + v68;
-      const uint v4878 = v4877 + v4869;
-      out[v4878] = v4875;
-    }
-    const uint v4879 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4880 = v1128 + v4879;
-    const uint v4881 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4882 = v1127 + v4881;
-    const bool v4883 = v4880 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4884 = v4882 < v15;
-    const bool v4885 = v4883 && v4884;
-    if (v4885) {
-      const float v4886 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4888 = bfloat(v4886);
-      const uint v4889 = v4880 * v4;
-      const uint v4890 = v4889 + v68;
-      const uint v4891 = v4890 + v4882;
-      out[v4891] = v4888;
-    }
-    const uint v4892 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4893 = v1128 + v4892;
-    const uint v4894 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4895 = v1127 + v4894;
-    const bool v4896 = v4893 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4897 = v4895 < v15;
-    const bool v4898 = v4896 && v4897;
-    if (v4898) {
-      const float v4899 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4901 = bfloat(v4899);
-      const uint v4902 = v4893 * v4;
-      const uint v4903 = v4902 + v68;
-      const uint v4904 = v4903 + v4895;
-      out[v4904] = v4901;
-    }
-    const uint v4905 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4906 = v1128 + v4905;
-    const uint v4907 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4908 = v1127 + v4907;
-    const bool v4909 = v4906 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4910 = v4908 < v15;
-    const bool v4911 = v4909 && v4910;
-    if (v4911) {
-      const float v4912 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4914 = bfloat(v4912);
-      const uint v4915 = v4906 * v4;
-      const uint v4916 = v4915 + v68;
-      const uint v4917 = v4916 + v4908;
-      out[v4917] = v4914;
-    }
-    const uint v4918 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4919 = v1128 + v4918;
-    const uint v4920 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4921 = v1127 + v4920;
-    const bool v4922 = v4919 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4923 = v4921 < v15;
-    const bool v4924 = v4922 && v4923;
-    if (v4924) {
-      const float v4925 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4927 = bfloat(v4925);
-      const uint v4928 = v4919 * v4;
-      const uint v4929 = v4928 + v68;
-      const uint v4930 = v4929 + v4921;
-      out[v4930] = v4927;
-    }
-    const uint v4931 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4932 = v1128 + v4931;
-    const uint v4933 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4934 = v1127 + v4933;
-    const bool v4935 = v4932 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4936 = v4934 < v15;
-    const bool v4937 = v4935 && v4936;
-    if (v4937) {
-      const float v4938 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4940 = bfloat(v4938);
-      const uint v4941 = v4932 * v4;
-      const uint v4942 = v4941 + v68;
-      const uint v4943 = v4942 + v4934;
-      out[v4943] = v4940;
-    }
-    const uint v4944 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4945 = v1128 + v4944;
-    const uint v4946 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4947 = v1127 + v4946;
-    const bool v4948 = v4945 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4949 = v4947 < v15;
-    const bool v4950 = v4948 && v4949;
-    if (v4950) {
-      const float v4951 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4953 = bfloat(v4951);
-      const uint v4954 = v4945 * v4;
-      const uint v4955 = v4954 + v68;
-      const uint v4956 = v4955 + v4947;
-      out[v4956] = v4953;
-    }
-    const uint v4957 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4958 = v1128 + v4957;
-    const uint v4959 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4960 = v1127 + v4959;
-    const bool v4961 = v4958 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4962 = v4960 < v15;
-    const bool v4963 = v4961 && v4962;
-    if (v4963) {
-      const float v4964 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4966 = bfloat(v4964);
-      const uint v4967 = v4958 * v4;
-      const uint v4968 = v4967 + v68;
-      const uint v4969 = v4968 + v4960;
-      out[v4969] = v4966;
-    }
-    const uint v4970 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4971 = v1128 + v4970;
-    const uint v4972 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4973 = v1127 + v4972;
-    const bool v4974 = v4971 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4975 = v4973 < v15;
-    const bool v4976 = v4974 && v4975;
-    if (v4976) {
-      const float v4977 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4979 = bfloat(v4977);
-      const uint v4980 = v4971 * v4;
-      const uint v4981 = v4980 + v68;
-      const uint v4982 = v4981 + v4973;
-      out[v4982] = v4979;
-    }
-    const uint v4983 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4984 = v1128 + v4983;
-    const uint v4985 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4986 = v1127 + v4985;
-    const bool v4987 = v4984 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4988 = v4986 < v15;
-    const bool v4989 = v4987 && v4988;
-    if (v4989) {
-      const float v4990 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4992 = bfloat(v4990);
-      const uint v4993 = v4984 * v4;
-      const uint v4994 = v4993 + v68;
-      const uint v4995 = v4994 + v4986;
-      out[v4995] = v4992;
-    }
-    const uint v4996 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4997 = v1128 + v4996;
-    const uint v4998 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4999 = v1127 + v4998;
-    const bool v5000 = v4997 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5001 = v4999 < v15;
-    const bool v5002 = v5000 && v5001;
-    if (v5002) {
-      const float v5003 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5005 = bfloat(v5003);
-      const uint v5006 = v4997 * v4;
-      const uint v5007 = v5006 + v68;
-      const uint v5008 = v5007 + v4999;
-      out[v5008] = v5005;
-    }
-    const uint v5009 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5010 = v1128 + v5009;
-    const uint v5011 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5012 = v1127 + v5011;
-    const bool v5013 = v5010 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5014 = v5012 < v15;
-    const bool v5015 = v5013 && v5014;
-    if (v5015) {
-      const float v5016 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5018 = bfloat(v5016);
-      const uint v5019 = v5010 * v4;
-      const uint v5020 = v5019 + v68;
-      const uint v5021 = v5020 + v5012;
-      out[v5021] = v5018;
-    }
-    const uint v5022 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5023 = v1128 + v5022;
-    const uint v5024 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5025 = v1127 + v5024;
-    const bool v5026 = v5023 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5027 = v5025 < v15;
-    const bool v5028 = v5026 && v5027;
-    if (v5028) {
-      const float v5029 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5031 = bfloat(v5029);
-      const uint v5032 = v5023 * v4;
-      const uint v5033 = v5032 + v68;
-      const uint v5034 = v5033 + v5025;
-      out[v5034] = v5031;
-    }
-    const uint v5035 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5036 = v1128 + v5035;
-    const uint v5037 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5038 = v1127 + v5037;
-    const bool v5039 = v5036 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5040 = v5038 < v15;
-    const bool v5041 = v5039 && v5040;
-    if (v5041) {
-      const float v5042 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5044 = bfloat(v5042);
-      const uint v5045 = v5036 * v4;
-      const uint v5046 = v5045 + v68;
-      const uint v5047 = v5046 + v5038;
-      out[v5047] = v5044;
-    }
-    const uint v5048 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5049 = v1128 + v5048;
-    const uint v5050 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5051 = v1127 + v5050;
-    const bool v5052 = v5049 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5053 = v5051 < v15;
-    const bool v5054 = v5052 && v5053;
-    if (v5054) {
-      const float v5055 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5057 = bfloat(v5055);
-      const uint v5058 = v5049 * v4;
-      const uint v5059 = v5058 + v68;
-      const uint v5060 = v5059 + v5051;
-      out[v5060] = v5057;
-    }
-    const uint v5061 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5062 = v1128 + v5061;
-    const uint v5063 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5064 = v1127 + v5063;
-    const bool v5065 = v5062 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5066 = v5064 < v15;
-    const bool v5067 = v5065 && v5066;
-    if (v5067) {
-      const float v5068 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5070 = bfloat(v5068);
-      const uint v5071 = v5062 * v4;
-      const uint v5072 = v5071 + v68;
-      const uint v5073 = v5072 + v5064;
-      out[v5073] = v5070;
-    }
-    const uint v5074 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5075 = v1128 + v5074;
-    const uint v5076 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5077 = v1127 + v5076;
-    const bool v5078 = v5075 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5079 = v5077 < v15;
-    const bool v5080 = v5078 && v5079;
-    if (v5080) {
-      const float v5081 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5083 = bfloat(v5081);
-      const uint v5084 = v5075 * v4;
-      const uint v5085 = v5084 + v68;
-      const uint v5086 = v5085 + v5077;
-      out[v5086] = v5083;
-    }
-    const uint v5087 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5088 = v1128 + v5087;
-    const uint v5089 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5090 = v1127 + v5089;
-    const bool v5091 = v5088 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5092 = v5090 < v15;
-    const bool v5093 = v5091 && v5092;
-    if (v5093) {
-      const float v5094 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5096 = bfloat(v5094);
-      const uint v5097 = v5088 * v4;
-      const uint v5098 = v5097 + v68;
-      const uint v5099 = v5098 + v5090;
-      out[v5099] = v5096;
-    }
-    const uint v5100 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5101 = v1128 + v5100;
-    const uint v5102 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5103 = v1127 + v5102;
-    const bool v5104 = v5101 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5105 = v5103 < v15;
-    const bool v5106 = v5104 && v5105;
-    if (v5106) {
-      const float v5107 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5109 = bfloat(v5107);
-      const uint v5110 = v5101 * v4;
-      const uint v5111 = v5110 + v68;
-      const uint v5112 = v5111 + v5103;
-      out[v5112] = v5109;
-    }
-    const uint v5113 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5114 = v1128 + v5113;
-    const uint v5115 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5116 = v1127 + v5115;
-    const bool v5117 = v5114 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5118 = v5116 < v15;
-    const bool v5119 = v5117 && v5118;
-    if (v5119) {
-      const float v5120 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5122 = bfloat(v5120);
-      const uint v5123 = v5114 * v4;
-      const uint v5124 = v5123 + v68;
-      const uint v5125 = v5124 + v5116;
-      out[v5125] = v5122;
-    }
-    const uint v5126 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5127 = v1128 + v5126;
-    const uint v5128 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5129 = v1127 + v5128;
-    const bool v5130 = v5127 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5131 = v5129 < v15;
-    const bool v5132 = v5130 && v5131;
-    if (v5132) {
-      const float v5133 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5135 = bfloat(v5133);
-      const uint v5136 = v5127 * v4;
-      const uint v5137 = v5136 + v68;
-      const uint v5138 = v5137 + v5129;
-      out[v5138] = v5135;
-    }
-    const uint v5139 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5140 = v1128 + v5139;
-    const uint v5141 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5142 = v1127 + v5141;
-    const bool v5143 = v5140 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5144 = v5142 < v15;
-    const bool v5145 = v5143 && v5144;
-    if (v5145) {
-      const float v5146 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5148 = bfloat(v5146);
-      const uint v5149 = v5140 * v4;
-      const uint v5150 = v5149 + v68;
-      const uint v5151 = v5150 + v5142;
-      out[v5151] = v5148;
-    }
-    const uint v5152 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5153 = v1128 + v5152;
-    const uint v5154 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5155 = v1127 + v5154;
-    const bool v5156 = v5153 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5157 = v5155 < v15;
-    const bool v5158 = v5156 && v5157;
-    if (v5158) {
-      const float v5159 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5161 = bfloat(v5159);
-      const uint v5162 = v5153 * v4;
-      const uint v5163 = v5162 + v68;
-      const uint v5164 = v5163 + v5155;
-      out[v5164] = v5161;
-    }
-    const uint v5165 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5166 = v1128 + v5165;
-    const uint v5167 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5168 = v1127 + v5167;
-    const bool v5169 = v5166 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5170 = v5168 < v15;
-    const bool v5171 = v5169 && v5170;
-    if (v5171) {
-      const float v5172 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5174 = bfloat(v5172);
-      const uint v5175 = v5166 * v4;
-      const uint v5176 = v5175 + v68;
-      const uint v5177 = v5176 + v5168;
-      out[v5177] = v5174;
-    }
-    const uint v5178 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5179 = v1128 + v5178;
-    const uint v5180 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5181 = v1127 + v5180;
-    const bool v5182 = v5179 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5183 = v5181 < v15;
-    const bool v5184 = v5182 && v5183;
-    if (v5184) {
-      const float v5185 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5187 = bfloat(v5185);
-      const uint v5188 = v5179 * v4;
-      const uint v5189 = v5188 + v68;
-      const uint v5190 = v5189 + v5181;
-      out[v5190] = v5187;
-    }
-    const uint v5191 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5192 = v1128 + v5191;
-    const uint v5193 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5194 = v1127 + v5193;
-    const bool v5195 = v5192 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5196 = v5194 < v15;
-    const bool v5197 = v5195 && v5196;
-    if (v5197) {
-      const float v5198 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5200 = bfloat(v5198);
-      const uint v5201 = v5192 * v4;
-      const uint v5202 = v5201 + v68;
-      const uint v5203 = v5202 + v5194;
-      out[v5203] = v5200;
-    }
-    const uint v5204 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5205 = v1128 + v5204;
-    const uint v5206 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5207 = v1127 + v5206;
-    const bool v5208 = v5205 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5209 = v5207 < v15;
-    const bool v5210 = v5208 && v5209;
-    if (v5210) {
-      const float v5211 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5213 = bfloat(v5211);
-      const uint v5214 = v5205 * v4;
-      const uint v5215 = v5214 + v68;
-      const uint v5216 = v5215 + v5207;
-      out[v5216] = v5213;
-    }
-    const uint v5217 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5218 = v1128 + v5217;
-    const uint v5219 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5220 = v1127 + v5219;
-    const bool v5221 = v5218 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5222 = v5220 < v15;
-    const bool v5223 = v5221 && v5222;
-    if (v5223) {
-      const float v5224 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5226 = bfloat(v5224);
-      const uint v5227 = v5218 * v4;
-      const uint v5228 = v5227 + v68;
-      const uint v5229 = v5228 + v5220;
-      out[v5229] = v5226;
-    }
-    const uint v5230 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5231 = v1128 + v5230;
-    const uint v5232 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5233 = v1127 + v5232;
-    const bool v5234 = v5231 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5235 = v5233 < v15;
-    const bool v5236 = v5234 && v5235;
-    if (v5236) {
-      const float v5237 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5239 = bfloat(v5237);
-      const uint v5240 = v5231 * v4;
-      const uint v5241 = v5240 + v68;
-      const uint v5242 = v5241 + v5233;
-      out[v5242] = v5239;
-    }
-    const uint v5243 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5244 = v1128 + v5243;
-    const uint v5245 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5246 = v1127 + v5245;
-    const bool v5247 = v5244 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5248 = v5246 < v15;
-    const bool v5249 = v5247 && v5248;
-    if (v5249) {
-      const float v5250 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5252 = bfloat(v5250);
-      const uint v5253 = v5244 * v4;
-      const uint v5254 = v5253 + v68;
-      const uint v5255 = v5254 + v5246;
-      out[v5255] = v5252;
-    }
-    const uint v5256 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5257 = v1128 + v5256;
-    const uint v5258 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5259 = v1127 + v5258;
-    const bool v5260 = v5257 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5261 = v5259 < v15;
-    const bool v5262 = v5260 && v5261;
-    if (v5262) {
-      const float v5263 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5265 = bfloat(v5263);
-      const uint v5266 = v5257 * v4;
-      const uint v5267 = v5266 + v68;
-      const uint v5268 = v5267 + v5259;
-      out[v5268] = v5265;
-    }
-    const uint v5269 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5270 = v1128 + v5269;
-    const uint v5271 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5272 = v1127 + v5271;
-    const bool v5273 = v5270 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5274 = v5272 < v15;
-    const bool v5275 = v5273 && v5274;
-    if (v5275) {
-      const float v5276 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5278 = bfloat(v5276);
-      const uint v5279 = v5270 * v4;
-      const uint v5280 = v5279 + v68;
-      const uint v5281 = v5280 + v5272;
-      out[v5281] = v5278;
-    }
-    const uint v5282 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5283 = v1128 + v5282;
-    const uint v5284 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5285 = v1127 + v5284;
-    const bool v5286 = v5283 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5287 = v5285 < v15;
-    const bool v5288 = v5286 && v5287;
-    if (v5288) {
-      const float v5289 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5291 = bfloat(v5289);
-      const uint v5292 = v5283 * v4;
-      const uint v5293 = v5292 + v68;
-      const uint v5294 = v5293 + v5285;
-      out[v5294] = v5291;
-    }
-    const uint v5295 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5296 = v1128 + v5295;
-    const uint v5297 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5298 = v1127 + v5297;
-    const bool v5299 = v5296 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5300 = v5298 < v15;
-    const bool v5301 = v5299 && v5300;
-    if (v5301) {
-      const float v5302 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5304 = bfloat(v5302);
-      const uint v5305 = v5296 * v4;
-      const uint v5306 = v5305 + v68;
-      const uint v5307 = v5306 + v5298;
-      out[v5307] = v5304;
-    }
-    const uint v5308 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5309 = v1128 + v5308;
-    const uint v5310 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5311 = v1127 + v5310;
-    const bool v5312 = v5309 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5313 = v5311 < v15;
-    const bool v5314 = v5312 && v5313;
-    if (v5314) {
-      const float v5315 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5317 = bfloat(v5315);
-      const uint v5318 = v5309 * v4;
-      const uint v5319 = v5318 + v68;
-      const uint v5320 = v5319 + v5311;
-      out[v5320] = v5317;
-    }
-    const uint v5321 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5322 = v1128 + v5321;
-    const uint v5323 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5324 = v1127 + v5323;
-    const bool v5325 = v5322 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5326 = v5324 < v15;
-    const bool v5327 = v5325 && v5326;
-    if (v5327) {
-      const float v5328 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5330 = bfloat(v5328);
-      const uint v5331 = v5322 * v4;
-      const uint v5332 = v5331 + v68;
-      const uint v5333 = v5332 + v5324;
-      out[v5333] = v5330;
-    }
-    const uint v5334 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5335 = v1128 + v5334;
-    const uint v5336 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5337 = v1127 + v5336;
-    const bool v5338 = v5335 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5339 = v5337 < v15;
-    const bool v5340 = v5338 && v5339;
-    if (v5340) {
-      const float v5341 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5343 = bfloat(v5341);
-      const uint v5344 = v5335 * v4;
-      const uint v5345 = v5344 + v68;
-      const uint v5346 = v5345 + v5337;
-      out[v5346] = v5343;
-    }
-    const uint v5347 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5348 = v1128 + v5347;
-    const uint v5349 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5350 = v1127 + v5349;
-    const bool v5351 = v5348 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5352 = v5350 < v15;
-    const bool v5353 = v5351 && v5352;
-    if (v5353) {
-      const float v5354 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5356 = bfloat(v5354);
-      const uint v5357 = v5348 * v4;
-      const uint v5358 = v5357 + v68;
-      const uint v5359 = v5358 + v5350;
-      out[v5359] = v5356;
-    }
-    const uint v5360 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5361 = v1128 + v5360;
-    const uint v5362 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5363 = v1127 + v5362;
-    const bool v5364 = v5361 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5365 = v5363 < v15;
-    const bool v5366 = v5364 && v5365;
-    if (v5366) {
-      const float v5367 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5369 = bfloat(v5367);
-      const uint v5370 = v5361 * v4;
-      const uint v5371 = v5370 + v68;
-      const uint v5372 = v5371 + v5363;
-      out[v5372] = v5369;
-    }
-    const uint v5373 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5374 = v1128 + v5373;
-    const uint v5375 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5376 = v1127 + v5375;
-    const bool v5377 = v5374 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5378 = v5376 < v15;
-    const bool v5379 = v5377 && v5378;
-    if (v5379) {
-      const float v5380 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5382 = bfloat(v5380);
-      const uint v5383 = v5374 * v4;
-      const uint v5384 = v5383 + v68;
-      const uint v5385 = v5384 + v5376;
-      out[v5385] = v5382;
-    }
-    const uint v5386 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5387 = v1128 + v5386;
-    const uint v5388 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5389 = v1127 + v5388;
-    const bool v5390 = v5387 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5391 = v5389 < v15;
-    const bool v5392 = v5390 && v5391;
-    if (v5392) {
-      const float v5393 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5395 = bfloat(v5393);
-      const uint v5396 = v5387 * v4;
-      const uint v5397 = v5396 + v68;
-      const uint v5398 = v5397 + v5389;
-      out[v5398] = v5395;
-    }
-    const uint v5399 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5400 = v1128 + v5399;
-    const uint v5401 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5402 = v1127 + v5401;
-    const bool v5403 = v5400 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5404 = v5402 < v15;
-    const bool v5405 = v5403 && v5404;
-    if (v5405) {
-      const float v5406 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5408 = bfloat(v5406);
-      const uint v5409 = v5400 * v4;
-      const uint v5410 = v5409 + v68;
-      const uint v5411 = v5410 + v5402;
-      out[v5411] = v5408;
-    }
-    const uint v5412 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5413 = v1128 + v5412;
-    const uint v5414 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5415 = v1127 + v5414;
-    const bool v5416 = v5413 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5417 = v5415 < v15;
-    const bool v5418 = v5416 && v5417;
-    if (v5418) {
-      const float v5419 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5421 = bfloat(v5419);
-      const uint v5422 = v5413 * v4;
-      const uint v5423 = v5422 + v68;
-      const uint v5424 = v5423 + v5415;
-      out[v5424] = v5421;
-    }
-    const uint v5425 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5426 = v1128 + v5425;
-    const uint v5427 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5428 = v1127 + v5427;
-    const bool v5429 = v5426 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5430 = v5428 < v15;
-    const bool v5431 = v5429 && v5430;
-    if (v5431) {
-      const float v5432 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5434 = bfloat(v5432);
-      const uint v5435 = v5426 * v4;
-      const uint v5436 = v5435 + v68;
-      const uint v5437 = v5436 + v5428;
-      out[v5437] = v5434;
-    }
-    const uint v5438 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5439 = v1128 + v5438;
-    const uint v5440 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5441 = v1127 + v5440;
-    const bool v5442 = v5439 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5443 = v5441 < v15;
-    const bool v5444 = v5442 && v5443;
-    if (v5444) {
-      const float v5445 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5447 = bfloat(v5445);
-      const uint v5448 = v5439 * v4;
-      const uint v5449 = v5448 + v68;
-      const uint v5450 = v5449 + v5441;
-      out[v5450] = v5447;
-    }
-    const uint v5451 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5452 = v1128 + v5451;
-    const uint v5453 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5454 = v1127 + v5453;
-    const bool v5455 = v5452 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5456 = v5454 < v15;
-    const bool v5457 = v5455 && v5456;
-    if (v5457) {
-      const float v5458 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5460 = bfloat(v5458);
-      const uint v5461 = v5452 * v4;
-      const uint v5462 = v5461 + v68;
-      const uint v5463 = v5462 + v5454;
-      out[v5463] = v5460;
-    }
-    const uint v5464 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5465 = v1128 + v5464;
-    const uint v5466 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5467 = v1127 + v5466;
-    const bool v5468 = v5465 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5469 = v5467 < v15;
-    const bool v5470 = v5468 && v5469;
-    if (v5470) {
-      const float v5471 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5473 = bfloat(v5471);
-      const uint v5474 = v5465 * v4;
-      const uint v5475 = v5474 + v68;
-      const uint v5476 = v5475 + v5467;
-      out[v5476] = v5473;
-    }
-    const uint v5477 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5478 = v1128 + v5477;
-    const uint v5479 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5480 = v1127 + v5479;
-    const bool v5481 = v5478 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5482 = v5480 < v15;
-    const bool v5483 = v5481 && v5482;
-    if (v5483) {
-      const float v5484 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5486 = bfloat(v5484);
-      const uint v5487 = v5478 * v4;
-      const uint v5488 = v5487 + v68;
-      const uint v5489 = v5488 + v5480;
-      out[v5489] = v5486;
-    }
-    const uint v5490 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5491 = v1128 + v5490;
-    const uint v5492 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5493 = v1127 + v5492;
-    const bool v5494 = v5491 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5495 = v5493 < v15;
-    const bool v5496 = v5494 && v5495;
-    if (v5496) {
-      const float v5497 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5499 = bfloat(v5497);
-      const uint v5500 = v5491 * v4;
-      const uint v5501 = v5500 + v68;
-      const uint v5502 = v5501 + v5493;
-      out[v5502] = v5499;
-    }
-    const uint v5503 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5504 = v1128 + v5503;
-    const uint v5505 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5506 = v1127 + v5505;
-    const bool v5507 = v5504 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5508 = v5506 < v15;
-    const bool v5509 = v5507 && v5508;
-    if (v5509) {
-      const float v5510 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5512 = bfloat(v5510);
-      const uint v5513 = v5504 * v4;
-      const uint v5514 = v5513 + v68;
-      const uint v5515 = v5514 + v5506;
-      out[v5515] = v5512;
-    }
-    const uint v5516 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5517 = v1128 + v5516;
-    const uint v5518 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5519 = v1127 + v5518;
-    const bool v5520 = v5517 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5521 = v5519 < v15;
-    const bool v5522 = v5520 && v5521;
-    if (v5522) {
-      const float v5523 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5525 = bfloat(v5523);
-      const uint v5526 = v5517 * v4;
-      const uint v5527 = v5526 + v68;
-      const uint v5528 = v5527 + v5519;
-      out[v5528] = v5525;
-    }
-    const uint v5529 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5530 = v1128 + v5529;
-    const uint v5531 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5532 = v1127 + v5531;
-    const bool v5533 = v5530 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5534 = v5532 < v15;
-    const bool v5535 = v5533 && v5534;
-    if (v5535) {
-      const float v5536 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5538 = bfloat(v5536);
-      const uint v5539 = v5530 * v4;
-      const uint v5540 = v5539 + v68;
-      const uint v5541 = v5540 + v5532;
-      out[v5541] = v5538;
-    }
-    const uint v5542 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5543 = v1128 + v5542;
-    const uint v5544 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5545 = v1127 + v5544;
-    const bool v5546 = v5543 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5547 = v5545 < v15;
-    const bool v5548 = v5546 && v5547;
-    if (v5548) {
-      const float v5549 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5551 = bfloat(v5549);
-      const uint v5552 = v5543 * v4;
-      const uint v5553 = v5552 + v68;
-      const uint v5554 = v5553 + v5545;
-      out[v5554] = v5551;
-    }
-    const uint v5555 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5556 = v1128 + v5555;
-    const uint v5557 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5558 = v1127 + v5557;
-    const bool v5559 = v5556 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5560 = v5558 < v15;
-    const bool v5561 = v5559 && v5560;
-    if (v5561) {
-      const float v5562 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5564 = bfloat(v5562);
-      const uint v5565 = v5556 * v4;
-      const uint v5566 = v5565 + v68;
-      const uint v5567 = v5566 + v5558;
-      out[v5567] = v5564;
-    }
-    const uint v5568 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5569 = v1128 + v5568;
-    const uint v5570 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5571 = v1127 + v5570;
-    const bool v5572 = v5569 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5573 = v5571 < v15;
-    const bool v5574 = v5572 && v5573;
-    if (v5574) {
-      const float v5575 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5577 = bfloat(v5575);
-      const uint v5578 = v5569 * v4;
-      const uint v5579 = v5578 + v68;
-      const uint v5580 = v5579 + v5571;
-      out[v5580] = v5577;
-    }
-    const uint v5581 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5582 = v1128 + v5581;
-    const uint v5583 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5584 = v1127 + v5583;
-    const bool v5585 = v5582 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5586 = v5584 < v15;
-    const bool v5587 = v5585 && v5586;
-    if (v5587) {
-      const float v5588 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5590 = bfloat(v5588);
-      const uint v5591 = v5582 * v4;
-      const uint v5592 = v5591 + v68;
-      const uint v5593 = v5592 + v5584;
-      out[v5593] = v5590;
-    }
-    const uint v5594 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5595 = v1128 + v5594;
-    const uint v5596 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5597 = v1127 + v5596;
-    const bool v5598 = v5595 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5599 = v5597 < v15;
-    const bool v5600 = v5598 && v5599;
-    if (v5600) {
-      const float v5601 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5603 = bfloat(v5601);
-      const uint v5604 = v5595 * v4;
-      const uint v5605 = v5604 + v68;
-      const uint v5606 = v5605 + v5597;
-      out[v5606] = v5603;
-    }
-    const uint v5607 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5608 = v1128 + v5607;
-    const uint v5609 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5610 = v1127 + v5609;
-    const bool v5611 = v5608 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5612 = v5610 < v15;
-    const bool v5613 = v5611 && v5612;
-    if (v5613) {
-      const float v5614 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5616 = bfloat(v5614);
-      const uint v5617 = v5608 * v4;
-      const uint v5618 = v5617 + v68;
-      const uint v5619 = v5618 + v5610;
-      out[v5619] = v5616;
-    }
-    const uint v5620 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5621 = v1128 + v5620;
-    const uint v5622 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5623 = v1127 + v5622;
-    const bool v5624 = v5621 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5625 = v5623 < v15;
-    const bool v5626 = v5624 && v5625;
-    if (v5626) {
-      const float v5627 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5629 = bfloat(v5627);
-      const uint v5630 = v5621 * v4;
-      const uint v5631 = v5630 + v68;
-      const uint v5632 = v5631 + v5623;
-      out[v5632] = v5629;
-    }
-    const uint v5633 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5634 = v1128 + v5633;
-    const uint v5635 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5636 = v1127 + v5635;
-    const bool v5637 = v5634 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5638 = v5636 < v15;
-    const bool v5639 = v5637 && v5638;
-    if (v5639) {
-      const float v5640 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5642 = bfloat(v5640);
-      const uint v5643 = v5634 * v4;
-      const uint v5644 = v5643 + v68;
-      const uint v5645 = v5644 + v5636;
-      out[v5645] = v5642;
-    }
-    const uint v5646 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5647 = v1128 + v5646;
-    const uint v5648 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5649 = v1127 + v5648;
-    const bool v5650 = v5647 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5651 = v5649 < v15;
-    const bool v5652 = v5650 && v5651;
-    if (v5652) {
-      const float v5653 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5655 = bfloat(v5653);
-      const uint v5656 = v5647 * v4;
-      const uint v5657 = v5656 + v68;
-      const uint v5658 = v5657 + v5649;
-      out[v5658] = v5655;
-    }
-    const uint v5659 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5660 = v1128 + v5659;
-    const uint v5661 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5662 = v1127 + v5661;
-    const bool v5663 = v5660 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5664 = v5662 < v15;
-    const bool v5665 = v5663 && v5664;
-    if (v5665) {
-      const float v5666 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5668 = bfloat(v5666);
-      const uint v5669 = v5660 * v4;
-      const uint v5670 = v5669 + v68;
-      const uint v5671 = v5670 + v5662;
-      out[v5671] = v5668;
-    }
-    const uint v5672 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5673 = v1128 + v5672;
-    const uint v5674 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5675 = v1127 + v5674;
-    const bool v5676 = v5673 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5677 = v5675 < v15;
-    const bool v5678 = v5676 && v5677;
-    if (v5678) {
-      const float v5679 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5681 = bfloat(v5679);
-      const uint v5682 = v5673 * v4;
-      const uint v5683 = v5682 + v68;
-      const uint v5684 = v5683 + v5675;
-      out[v5684] = v5681;
-    }
-    const uint v5685 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5686 = v1128 + v5685;
-    const uint v5687 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5688 = v1127 + v5687;
-    const bool v5689 = v5686 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5690 = v5688 < v15;
-    const bool v5691 = v5689 && v5690;
-    if (v5691) {
-      const float v5692 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5694 = bfloat(v5692);
-      const uint v5695 = v5686 * v4;
-      const uint v5696 = v5695 + v68;
-      const uint v5697 = v5696 + v5688;
-      out[v5697] = v5694;
-    }
-    const uint v5698 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5699 = v1128 + v5698;
-    const uint v5700 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5701 = v1127 + v5700;
-    const bool v5702 = v5699 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5703 = v5701 < v15;
-    const bool v5704 = v5702 && v5703;
-    if (v5704) {
-      const float v5705 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5707 = bfloat(v5705);
-      const uint v5708 = v5699 * v4;
-      const uint v5709 = v5708 + v68;
-      const uint v5710 = v5709 + v5701;
-      out[v5710] = v5707;
-    }
-    const uint v5711 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5712 = v1128 + v5711;
-    const uint v5713 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5714 = v1127 + v5713;
-    const bool v5715 = v5712 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5716 = v5714 < v15;
-    const bool v5717 = v5715 && v5716;
-    if (v5717) {
-      const float v5718 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5720 = bfloat(v5718);
-      const uint v5721 = v5712 * v4;
-      const uint v5722 = v5721 + v68;
-      const uint v5723 = v5722 + v5714;
-      out[v5723] = v5720;
-    }
-    const uint v5724 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5725 = v1128 + v5724;
-    const uint v5726 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5727 = v1127 + v5726;
-    const bool v5728 = v5725 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5729 = v5727 < v15;
-    const bool v5730 = v5728 && v5729;
-    if (v5730) {
-      const float v5731 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5733 = bfloat(v5731);
-      const uint v5734 = v5725 * v4;
-      const uint v5735 = v5734 + v68;
-      const uint v5736 = v5735 + v5727;
-      out[v5736] = v5733;
-    }
-    const uint v5737 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5738 = v1128 + v5737;
-    const uint v5739 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5740 = v1127 + v5739;
-    const bool v5741 = v5738 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5742 = v5740 < v15;
-    const bool v5743 = v5741 && v5742;
-    if (v5743) {
-      const float v5744 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5746 = bfloat(v5744);
-      const uint v5747 = v5738 * v4;
-      const uint v5748 = v5747 + v68;
-      const uint v5749 = v5748 + v5740;
-      out[v5749] = v5746;
-    }
-    const uint v5750 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5751 = v1128 + v5750;
-    const uint v5752 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5753 = v1127 + v5752;
-    const bool v5754 = v5751 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5755 = v5753 < v15;
-    const bool v5756 = v5754 && v5755;
-    if (v5756) {
-      const float v5757 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5759 = bfloat(v5757);
-      const uint v5760 = v5751 * v4;
-      const uint v5761 = v5760 + v68;
-      const uint v5762 = v5761 + v5753;
-      out[v5762] = v5759;
-    }
-    const uint v5763 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5764 = v1128 + v5763;
-    const uint v5765 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5766 = v1127 + v5765;
-    const bool v5767 = v5764 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5768 = v5766 < v15;
-    const bool v5769 = v5767 && v5768;
-    if (v5769) {
-      const float v5770 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5772 = bfloat(v5770);
-      const uint v5773 = v5764 * v4;
-      const uint v5774 = v5773 + v68;
-      const uint v5775 = v5774 + v5766;
-      out[v5775] = v5772;
-    }
-    const uint v5776 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5777 = v1128 + v5776;
-    const uint v5778 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5779 = v1127 + v5778;
-    const bool v5780 = v5777 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5781 = v5779 < v15;
-    const bool v5782 = v5780 && v5781;
-    if (v5782) {
-      const float v5783 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5785 = bfloat(v5783);
-      const uint v5786 = v5777 * v4;
-      const uint v5787 = v5786 + v68;
-      const uint v5788 = v5787 + v5779;
-      out[v5788] = v5785;
-    }
-    const uint v5789 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5790 = v1128 + v5789;
-    const uint v5791 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5792 = v1127 + v5791;
-    const bool v5793 = v5790 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5794 = v5792 < v15;
-    const bool v5795 = v5793 && v5794;
-    if (v5795) {
-      const float v5796 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5798 = bfloat(v5796);
-      const uint v5799 = v5790 * v4;
-      const uint v5800 = v5799 + v68;
-      const uint v5801 = v5800 + v5792;
-      out[v5801] = v5798;
-    }
-    const uint v5802 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5803 = v1128 + v5802;
-    const uint v5804 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5805 = v1127 + v5804;
-    const bool v5806 = v5803 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5807 = v5805 < v15;
-    const bool v5808 = v5806 && v5807;
-    if (v5808) {
-      const float v5809 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5811 = bfloat(v5809);
-      const uint v5812 = v5803 * v4;
-      const uint v5813 = v5812 + v68;
-      const uint v5814 = v5813 + v5805;
-      out[v5814] = v5811;
-    }
-    const uint v5815 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5816 = v1128 + v5815;
-    const uint v5817 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5818 = v1127 + v5817;
-    const bool v5819 = v5816 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5820 = v5818 < v15;
-    const bool v5821 = v5819 && v5820;
-    if (v5821) {
-      const float v5822 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5824 = bfloat(v5822);
-      const uint v5825 = v5816 * v4;
-      const uint v5826 = v5825 + v68;
-      const uint v5827 = v5826 + v5818;
-      out[v5827] = v5824;
-    }
-    const uint v5828 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5829 = v1128 + v5828;
-    const uint v5830 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5831 = v1127 + v5830;
-    const bool v5832 = v5829 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5833 = v5831 < v15;
-    const bool v5834 = v5832 && v5833;
-    if (v5834) {
-      const float v5835 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5837 = bfloat(v5835);
-      const uint v5838 = v5829 * v4;
-      const uint v5839 = v5838 + v68;
-      const uint v5840 = v5839 + v5831;
-      out[v5840] = v5837;
-    }
-    const uint v5841 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5842 = v1128 + v5841;
-    const uint v5843 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5844 = v1127 + v5843;
-    const bool v5845 = v5842 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5846 = v5844 < v15;
-    const bool v5847 = v5845 && v5846;
-    if (v5847) {
-      const float v5848 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5850 = bfloat(v5848);
-      const uint v5851 = v5842 * v4;
-      const uint v5852 = v5851 + v68;
-      const uint v5853 = v5852 + v5844;
-      out[v5853] = v5850;
-    }
-    const uint v5854 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5855 = v1128 + v5854;
-    const uint v5856 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5857 = v1127 + v5856;
-    const bool v5858 = v5855 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5859 = v5857 < v15;
-    const bool v5860 = v5858 && v5859;
-    if (v5860) {
-      const float v5861 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5863 = bfloat(v5861);
-      const uint v5864 = v5855 * v4;
-      const uint v5865 = v5864 + v68;
-      const uint v5866 = v5865 + v5857;
-      out[v5866] = v5863;
-    }
-    const uint v5867 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5868 = v1128 + v5867;
-    const uint v5869 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5870 = v1127 + v5869;
-    const bool v5871 = v5868 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5872 = v5870 < v15;
-    const bool v5873 = v5871 && v5872;
-    if (v5873) {
-      const float v5874 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5876 = bfloat(v5874);
-      const uint v5877 = v5868 * v4;
-      const uint v5878 = v5877 + v68;
-      const uint v5879 = v5878 + v5870;
-      out[v5879] = v5876;
-    }
-    const uint v5880 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5881 = v1128 + v5880;
-    const uint v5882 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5883 = v1127 + v5882;
-    const bool v5884 = v5881 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5885 = v5883 < v15;
-    const bool v5886 = v5884 && v5885;
-    if (v5886) {
-      const float v5887 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5889 = bfloat(v5887);
-      const uint v5890 = v5881 * v4;
-      const uint v5891 = v5890 + v68;
-      const uint v5892 = v5891 + v5883;
-      out[v5892] = v5889;
-    }
-    const uint v5893 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5894 = v1128 + v5893;
-    const uint v5895 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5896 = v1127 + v5895;
-    const bool v5897 = v5894 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5898 = v5896 < v15;
-    const bool v5899 = v5897 && v5898;
-    if (v5899) {
-      const float v5900 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5902 = bfloat(v5900);
-      const uint v5903 = v5894 * v4;
-      const uint v5904 = v5903 + v68;
-      const uint v5905 = v5904 + v5896;
-      out[v5905] = v5902;
-    }
-    const uint v5906 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5907 = v1128 + v5906;
-    const uint v5908 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5909 = v1127 + v5908;
-    const bool v5910 = v5907 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5911 = v5909 < v15;
-    const bool v5912 = v5910 && v5911;
-    if (v5912) {
-      const float v5913 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5915 = bfloat(v5913);
-      const uint v5916 = v5907 * v4;
-      const uint v5917 = v5916 + v68;
-      const uint v5918 = v5917 + v5909;
-      out[v5918] = v5915;
-    }
-    const uint v5919 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5920 = v1128 + v5919;
-    const uint v5921 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5922 = v1127 + v5921;
-    const bool v5923 = v5920 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5924 = v5922 < v15;
-    const bool v5925 = v5923 && v5924;
-    if (v5925) {
-      const float v5926 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5928 = bfloat(v5926);
-      const uint v5929 = v5920 * v4;
-      const uint v5930 = v5929 + v68;
-      const uint v5931 = v5930 + v5922;
-      out[v5931] = v5928;
-    }
-    const uint v5932 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5933 = v1128 + v5932;
-    const uint v5934 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5935 = v1127 + v5934;
-    const bool v5936 = v5933 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5937 = v5935 < v15;
-    const bool v5938 = v5936 && v5937;
-    if (v5938) {
-      const float v5939 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5941 = bfloat(v5939);
-      const uint v5942 = v5933 * v4;
-      const uint v5943 = v5942 + v68;
-      const uint v5944 = v5943 + v5935;
-      out[v5944] = v5941;
-    }
-    const uint v5945 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5946 = v1128 + v5945;
-    const uint v5947 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5948 = v1127 + v5947;
-    const bool v5949 = v5946 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5950 = v5948 < v15;
-    const bool v5951 = v5949 && v5950;
-    if (v5951) {
-      const float v5952 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5954 = bfloat(v5952);
-      const uint v5955 = v5946 * v4;
-      const uint v5956 = v5955 + v68;
-      const uint v5957 = v5956 + v5948;
-      out[v5957] = v5954;
-    }
-    const uint v5958 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5959 = v1128 + v5958;
-    const uint v5960 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5961 = v1127 + v5960;
-    const bool v5962 = v5959 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5963 = v5961 < v15;
-    const bool v5964 = v5962 && v5963;
-    if (v5964) {
-      const float v5965 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5967 = bfloat(v5965);
-      const uint v5968 = v5959 * v4;
-      const uint v5969 = v5968 + v68;
-      const uint v5970 = v5969 + v5961;
-      out[v5970] = v5967;
-    }
-    const uint v5971 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5972 = v1128 + v5971;
-    const uint v5973 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5974 = v1127 + v5973;
-    const bool v5975 = v5972 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5976 = v5974 < v15;
-    const bool v5977 = v5975 && v5976;
-    if (v5977) {
-      const float v5978 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5980 = bfloat(v5978);
-      const uint v5981 = v5972 * v4;
-      const uint v5982 = v5981 + v68;
-      const uint v5983 = v5982 + v5974;
-      out[v5983] = v5980;
-    }
-    const uint v5984 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5985 = v1128 + v5984;
-    const uint v5986 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5987 = v1127 + v5986;
-    const bool v5988 = v5985 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5989 = v5987 < v15;
-    const bool v5990 = v5988 && v5989;
-    if (v5990) {
-      const float v5991 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5993 = bfloat(v5991);
-      const uint v5994 = v5985 * v4;
-      const uint v5995 = v5994 + v68;
-      const uint v5996 = v5995 + v5987;
-      out[v5996] = v5993;
-    }
-    const uint v5997 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5998 = v1128 + v5997;
-    const uint v5999 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6000 = v1127 + v5999;
-    const bool v6001 = v5998 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6002 = v6000 < v15;
-    const bool v6003 = v6001 && v6002;
-    if (v6003) {
-      const float v6004 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6006 = bfloat(v6004);
-      const uint v6007 = v5998 * v4;
-      const uint v6008 = v6007 + v68;
-      const uint v6009 = v6008 + v6000;
-      out[v6009] = v6006;
-    }
-    const uint v6010 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6011 = v1128 + v6010;
-    const uint v6012 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6013 = v1127 + v6012;
-    const bool v6014 = v6011 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6015 = v6013 < v15;
-    const bool v6016 = v6014 && v6015;
-    if (v6016) {
-      const float v6017 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6019 = bfloat(v6017);
-      const uint v6020 = v6011 * v4;
-      const uint v6021 = v6020 + v68;
-      const uint v6022 = v6021 + v6013;
-      out[v6022] = v6019;
-    }
-    const uint v6023 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6024 = v1128 + v6023;
-    const uint v6025 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6026 = v1127 + v6025;
-    const bool v6027 = v6024 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6028 = v6026 < v15;
-    const bool v6029 = v6027 && v6028;
-    if (v6029) {
-      const float v6030 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6032 = bfloat(v6030);
-      const uint v6033 = v6024 * v4;
-      const uint v6034 = v6033 + v68;
-      const uint v6035 = v6034 + v6026;
-      out[v6035] = v6032;
-    }
-    const uint v6036 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6037 = v1128 + v6036;
-    const uint v6038 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6039 = v1127 + v6038;
-    const bool v6040 = v6037 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6041 = v6039 < v15;
-    const bool v6042 = v6040 && v6041;
-    if (v6042) {
-      const float v6043 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6045 = bfloat(v6043);
-      const uint v6046 = v6037 * v4;
-      const uint v6047 = v6046 + v68;
-      const uint v6048 = v6047 + v6039;
-      out[v6048] = v6045;
-    }
-    const uint v6049 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6050 = v1128 + v6049;
-    const uint v6051 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6052 = v1127 + v6051;
-    const bool v6053 = v6050 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6054 = v6052 < v15;
-    const bool v6055 = v6053 && v6054;
-    if (v6055) {
-      const float v6056 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6058 = bfloat(v6056);
-      const uint v6059 = v6050 * v4;
-      const uint v6060 = v6059 + v68;
-      const uint v6061 = v6060 + v6052;
-      out[v6061] = v6058;
-    }
-    const uint v6062 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6063 = v1128 + v6062;
-    const uint v6064 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6065 = v1127 + v6064;
-    const bool v6066 = v6063 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6067 = v6065 < v15;
-    const bool v6068 = v6066 && v6067;
-    if (v6068) {
-      const float v6069 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6071 = bfloat(v6069);
-      const uint v6072 = v6063 * v4;
-      const uint v6073 = v6072 + v68;
-      const uint v6074 = v6073 + v6065;
-      out[v6074] = v6071;
-    }
-    const uint v6075 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6076 = v1128 + v6075;
-    const uint v6077 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6078 = v1127 + v6077;
-    const bool v6079 = v6076 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6080 = v6078 < v15;
-    const bool v6081 = v6079 && v6080;
-    if (v6081) {
-      const float v6082 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6084 = bfloat(v6082);
-      const uint v6085 = v6076 * v4;
-      const uint v6086 = v6085 + v68;
-      const uint v6087 = v6086 + v6078;
-      out[v6087] = v6084;
-    }
-    const uint v6088 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6089 = v1128 + v6088;
-    const uint v6090 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6091 = v1127 + v6090;
-    const bool v6092 = v6089 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6093 = v6091 < v15;
-    const bool v6094 = v6092 && v6093;
-    if (v6094) {
-      const float v6095 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6097 = bfloat(v6095);
-      const uint v6098 = v6089 * v4;
-      const uint v6099 = v6098 + v68;
-      const uint v6100 = v6099 + v6091;
-      out[v6100] = v6097;
-    }
-    const uint v6101 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6102 = v1128 + v6101;
-    const uint v6103 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6104 = v1127 + v6103;
-    const bool v6105 = v6102 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6106 = v6104 < v15;
-    const bool v6107 = v6105 && v6106;
-    if (v6107) {
-      const float v6108 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6110 = bfloat(v6108);
-      const uint v6111 = v6102 * v4;
-      const uint v6112 = v6111 + v68;
-      const uint v6113 = v6112 + v6104;
-      out[v6113] = v6110;
-    }
-    const uint v6114 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6115 = v1128 + v6114;
-    const uint v6116 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6117 = v1127 + v6116;
-    const bool v6118 = v6115 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6119 = v6117 < v15;
-    const bool v6120 = v6118 && v6119;
-    if (v6120) {
-      const float v6121 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6123 = bfloat(v6121);
-      const uint v6124 = v6115 * v4;
-      const uint v6125 = v6124 + v68;
-      const uint v6126 = v6125 + v6117;
-      out[v6126] = v6123;
-    }
-    const uint v6127 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6128 = v1128 + v6127;
-    const uint v6129 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6130 = v1127 + v6129;
-    const bool v6131 = v6128 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6132 = v6130 < v15;
-    const bool v6133 = v6131 && v6132;
-    if (v6133) {
-      const float v6134 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6136 = bfloat(v6134);
-      const uint v6137 = v6128 * v4;
-      const uint v6138 = v6137 + v68;
-      const uint v6139 = v6138 + v6130;
-      out[v6139] = v6136;
-    }
-    const uint v6140 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6141 = v1128 + v6140;
-    const uint v6142 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6143 = v1127 + v6142;
-    const bool v6144 = v6141 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6145 = v6143 < v15;
-    const bool v6146 = v6144 && v6145;
-    if (v6146) {
-      const float v6147 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6149 = bfloat(v6147);
-      const uint v6150 = v6141 * v4;
-      const uint v6151 = v6150 + v68;
-      const uint v6152 = v6151 + v6143;
-      out[v6152] = v6149;
-    }
-    const uint v6153 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6154 = v1128 + v6153;
-    const uint v6155 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6156 = v1127 + v6155;
-    const bool v6157 = v6154 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6158 = v6156 < v15;
-    const bool v6159 = v6157 && v6158;
-    if (v6159) {
-      const float v6160 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6162 = bfloat(v6160);
-      const uint v6163 = v6154 * v4;
-      const uint v6164 = v6163 + v68;
-      const uint v6165 = v6164 + v6156;
-      out[v6165] = v6162;
-    }
-    const uint v6166 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6167 = v1128 + v6166;
-    const uint v6168 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6169 = v1127 + v6168;
-    const bool v6170 = v6167 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6171 = v6169 < v15;
-    const bool v6172 = v6170 && v6171;
-    if (v6172) {
-      const float v6173 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6175 = bfloat(v6173);
-      const uint v6176 = v6167 * v4;
-      const uint v6177 = v6176 + v68;
-      const uint v6178 = v6177 + v6169;
-      out[v6178] = v6175;
-    }
-    const uint v6179 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6180 = v1128 + v6179;
-    const uint v6181 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6182 = v1127 + v6181;
-    const bool v6183 = v6180 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6184 = v6182 < v15;
-    const bool v6185 = v6183 && v6184;
-    if (v6185) {
-      const float v6186 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6188 = bfloat(v6186);
-      const uint v6189 = v6180 * v4;
-      const uint v6190 = v6189 + v68;
-      const uint v6191 = v6190 + v6182;
-      out[v6191] = v6188;
-    }
-    const uint v6192 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6193 = v1128 + v6192;
-    const uint v6194 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6195 = v1127 + v6194;
-    const bool v6196 = v6193 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6197 = v6195 < v15;
-    const bool v6198 = v6196 && v6197;
-    if (v6198) {
-      const float v6199 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6201 = bfloat(v6199);
-      const uint v6202 = v6193 * v4;
-      const uint v6203 = v6202 + v68;
-      const uint v6204 = v6203 + v6195;
-      out[v6204] = v6201;
-    }
-    const uint v6205 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6206 = v1128 + v6205;
-    const uint v6207 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6208 = v1127 + v6207;
-    const bool v6209 = v6206 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6210 = v6208 < v15;
-    const bool v6211 = v6209 && v6210;
-    if (v6211) {
-      const float v6212 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6214 = bfloat(v6212);
-      const uint v6215 = v6206 * v4;
-      const uint v6216 = v6215 + v68;
-      const uint v6217 = v6216 + v6208;
-      out[v6217] = v6214;
-    }
-    const uint v6218 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6219 = v1128 + v6218;
-    const uint v6220 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6221 = v1127 + v6220;
-    const bool v6222 = v6219 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6223 = v6221 < v15;
-    const bool v6224 = v6222 && v6223;
-    if (v6224) {
-      const float v6225 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6227 = bfloat(v6225);
-      const uint v6228 = v6219 * v4;
-      const uint v6229 = v6228 + v68;
-      const uint v6230 = v6229 + v6221;
-      out[v6230] = v6227;
-    }
-    const uint v6231 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6232 = v1128 + v6231;
-    const uint v6233 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6234 = v1127 + v6233;
-    const bool v6235 = v6232 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6236 = v6234 < v15;
-    const bool v6237 = v6235 && v6236;
-    if (v6237) {
-      const float v6238 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6240 = bfloat(v6238);
-      const uint v6241 = v6232 * v4;
-      const uint v6242 = v6241 + v68;
-      const uint v6243 = v6242 + v6234;
-      out[v6243] = v6240;
-    }
-    const uint v6244 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6245 = v1128 + v6244;
-    const uint v6246 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6247 = v1127 + v6246;
-    const bool v6248 = v6245 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6249 = v6247 < v15;
-    const bool v6250 = v6248 && v6249;
-    if (v6250) {
-      const float v6251 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6253 = bfloat(v6251);
-      const uint v6254 = v6245 * v4;
-      const uint v6255 = v6254 + v68;
-      const uint v6256 = v6255 + v6247;
-      out[v6256] = v6253;
-    }
-    const uint v6257 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6258 = v1128 + v6257;
-    const uint v6259 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6260 = v1127 + v6259;
-    const bool v6261 = v6258 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6262 = v6260 < v15;
-    const bool v6263 = v6261 && v6262;
-    if (v6263) {
-      const float v6264 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6266 = bfloat(v6264);
-      const uint v6267 = v6258 * v4;
-      const uint v6268 = v6267 + v68;
-      const uint v6269 = v6268 + v6260;
-      out[v6269] = v6266;
-    }
-    const uint v6270 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6271 = v1128 + v6270;
-    const uint v6272 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6273 = v1127 + v6272;
-    const bool v6274 = v6271 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6275 = v6273 < v15;
-    const bool v6276 = v6274 && v6275;
-    if (v6276) {
-      const float v6277 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6279 = bfloat(v6277);
-      const uint v6280 = v6271 * v4;
-      const uint v6281 = v6280 + v68;
-      const uint v6282 = v6281 + v6273;
-      out[v6282] = v6279;
-    }
-    const uint v6283 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6284 = v1128 + v6283;
-    const uint v6285 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6286 = v1127 + v6285;
-    const bool v6287 = v6284 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6288 = v6286 < v15;
-    const bool v6289 = v6287 && v6288;
-    if (v6289) {
-      const float v6290 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6292 = bfloat(v6290);
-      const uint v6293 = v6284 * v4;
-      const uint v6294 = v6293 + v68;
-      const uint v6295 = v6294 + v6286;
-      out[v6295] = v6292;
-    }
-    const uint v6296 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6297 = v1128 + v6296;
-    const uint v6298 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6299 = v1127 + v6298;
-    const bool v6300 = v6297 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6301 = v6299 < v15;
-    const bool v6302 = v6300 && v6301;
-    if (v6302) {
-      const float v6303 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6305 = bfloat(v6303);
-      const uint v6306 = v6297 * v4;
-      const uint v6307 = v6306 + v68;
-      const uint v6308 = v6307 + v6299;
-      out[v6308] = v6305;
-    }
-    const uint v6309 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6310 = v1128 + v6309;
-    const uint v6311 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6312 = v1127 + v6311;
-    const bool v6313 = v6310 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6314 = v6312 < v15;
-    const bool v6315 = v6313 && v6314;
-    if (v6315) {
-      const float v6316 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6318 = bfloat(v6316);
-      const uint v6319 = v6310 * v4;
-      const uint v6320 = v6319 + v68;
-      const uint v6321 = v6320 + v6312;
-      out[v6321] = v6318;
-    }
-    const uint v6322 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6323 = v1128 + v6322;
-    const uint v6324 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6325 = v1127 + v6324;
-    const bool v6326 = v6323 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6327 = v6325 < v15;
-    const bool v6328 = v6326 && v6327;
-    if (v6328) {
-      const float v6329 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6331 = bfloat(v6329);
-      const uint v6332 = v6323 * v4;
-      const uint v6333 = v6332 + v68;
-      const uint v6334 = v6333 + v6325;
-      out[v6334] = v6331;
-    }
-    const uint v6335 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6336 = v1128 + v6335;
-    const uint v6337 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6338 = v1127 + v6337;
-    const bool v6339 = v6336 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6340 = v6338 < v15;
-    const bool v6341 = v6339 && v6340;
-    if (v6341) {
-      const float v6342 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6344 = bfloat(v6342);
-      const uint v6345 = v6336 * v4;
-      const uint v6346 = v6345 + v68;
-      const uint v6347 = v6346 + v6338;
-      out[v6347] = v6344;
-    }
-    const uint v6348 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6349 = v1128 + v6348;
-    const uint v6350 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6351 = v1127 + v6350;
-    const bool v6352 = v6349 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6353 = v6351 < v15;
-    const bool v6354 = v6352 && v6353;
-    if (v6354) {
-      const float v6355 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6357 = bfloat(v6355);
-      const uint v6358 = v6349 * v4;
-      const uint v6359 = v6358 + v68;
-      const uint v6360 = v6359 + v6351;
-      out[v6360] = v6357;
-    }
-    const uint v6361 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6362 = v1128 + v6361;
-    const uint v6363 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6364 = v1127 + v6363;
-    const bool v6365 = v6362 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6366 = v6364 < v15;
-    const bool v6367 = v6365 && v6366;
-    if (v6367) {
-      const float v6368 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6370 = bfloat(v6368);
-      const uint v6371 = v6362 * v4;
-      const uint v6372 = v6371 + v68;
-      const uint v6373 = v6372 + v6364;
-      out[v6373] = v6370;
-    }
-    const uint v6374 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6375 = v1128 + v6374;
-    const uint v6376 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6377 = v1127 + v6376;
-    const bool v6378 = v6375 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6379 = v6377 < v15;
-    const bool v6380 = v6378 && v6379;
-    if (v6380) {
-      const float v6381 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6383 = bfloat(v6381);
-      const uint v6384 = v6375 * v4;
-      const uint v6385 = v6384 + v68;
-      const uint v6386 = v6385 + v6377;
-      out[v6386] = v6383;
+    const uint v2167 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2168 = v1130 + v2167;
+    const uint v2169 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2170 = v1129 + v2169;
+    const bool v2171 = v2168 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2172 = v2170 < v15;
+    const bool v2173 = v2171 && v2172;
+    if (v2173) {
+      const float v2174 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2176 = bfloat(v2174);
+      const uint v2177 = v2168 * v4;
+      const uint v2178 = v2177 + v68;
+      const uint v2179 = v2178 + v2170;
+      out[v2179] = v2176;
+    }
+    const uint v2180 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2181 = v1130 + v2180;
+    const uint v2182 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2183 = v1129 + v2182;
+    const bool v2184 = v2181 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2185 = v2183 < v15;
+    const bool v2186 = v2184 && v2185;
+    if (v2186) {
+      const float v2187 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2189 = bfloat(v2187);
+      const uint v2190 = v2181 * v4;
+      const uint v2191 = v2190 + v68;
+      const uint v2192 = v2191 + v2183;
+      out[v2192] = v2189;
+    }
+    const uint v2193 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2194 = v1130 + v2193;
+    const uint v2195 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2196 = v1129 + v2195;
+    const bool v2197 = v2194 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2198 = v2196 < v15;
+    const bool v2199 = v2197 && v2198;
+    if (v2199) {
+      const float v2200 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2202 = bfloat(v2200);
+      const uint v2203 = v2194 * v4;
+      const uint v2204 = v2203 + v68;
+      const uint v2205 = v2204 + v2196;
+      out[v2205] = v2202;
+    }
+    const uint v2206 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2207 = v1130 + v2206;
+    const uint v2208 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2209 = v1129 + v2208;
+    const bool v2210 = v2207 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2211 = v2209 < v15;
+    const bool v2212 = v2210 && v2211;
+    if (v2212) {
+      const float v2213 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2215 = bfloat(v2213);
+      const uint v2216 = v2207 * v4;
+      const uint v2217 = v2216 + v68;
+      const uint v2218 = v2217 + v2209;
+      out[v2218] = v2215;
+    }
+    const uint v2219 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2220 = v1130 + v2219;
+    const uint v2221 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2222 = v1129 + v2221;
+    const bool v2223 = v2220 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2224 = v2222 < v15;
+    const bool v2225 = v2223 && v2224;
+    if (v2225) {
+      const float v2226 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2228 = bfloat(v2226);
+      const uint v2229 = v2220 * v4;
+      const uint v2230 = v2229 + v68;
+      const uint v2231 = v2230 + v2222;
+      out[v2231] = v2228;
+    }
+    const uint v2232 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2233 = v1130 + v2232;
+    const uint v2234 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2235 = v1129 + v2234;
+    const bool v2236 = v2233 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2237 = v2235 < v15;
+    const bool v2238 = v2236 && v2237;
+    if (v2238) {
+      const float v2239 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2241 = bfloat(v2239);
+      const uint v2242 = v2233 * v4;
+      const uint v2243 = v2242 + v68;
+      const uint v2244 = v2243 + v2235;
+      out[v2244] = v2241;
+    }
+    const uint v2245 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2246 = v1130 + v2245;
+    const uint v2247 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2248 = v1129 + v2247;
+    const bool v2249 = v2246 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2250 = v2248 < v15;
+    const bool v2251 = v2249 && v2250;
+    if (v2251) {
+      const float v2252 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2254 = bfloat(v2252);
+      const uint v2255 = v2246 * v4;
+      const uint v2256 = v2255 + v68;
+      const uint v2257 = v2256 + v2248;
+      out[v2257] = v2254;
+    }
+    const uint v2258 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2259 = v1130 + v2258;
+    const uint v2260 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2261 = v1129 + v2260;
+    const bool v2262 = v2259 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2263 = v2261 < v15;
+    const bool v2264 = v2262 && v2263;
+    if (v2264) {
+      const float v2265 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2267 = bfloat(v2265);
+      const uint v2268 = v2259 * v4;
+      const uint v2269 = v2268 + v68;
+      const uint v2270 = v2269 + v2261;
+      out[v2270] = v2267;
+    }
+    const uint v2271 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2272 = v1130 + v2271;
+    const uint v2273 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2274 = v1129 + v2273;
+    const bool v2275 = v2272 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2276 = v2274 < v15;
+    const bool v2277 = v2275 && v2276;
+    if (v2277) {
+      const float v2278 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2280 = bfloat(v2278);
+      const uint v2281 = v2272 * v4;
+      const uint v2282 = v2281 + v68;
+      const uint v2283 = v2282 + v2274;
+      out[v2283] = v2280;
+    }
+    const uint v2284 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2285 = v1130 + v2284;
+    const uint v2286 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2287 = v1129 + v2286;
+    const bool v2288 = v2285 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2289 = v2287 < v15;
+    const bool v2290 = v2288 && v2289;
+    if (v2290) {
+      const float v2291 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2293 = bfloat(v2291);
+      const uint v2294 = v2285 * v4;
+      const uint v2295 = v2294 + v68;
+      const uint v2296 = v2295 + v2287;
+      out[v2296] = v2293;
+    }
+    const uint v2297 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2298 = v1130 + v2297;
+    const uint v2299 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2300 = v1129 + v2299;
+    const bool v2301 = v2298 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2302 = v2300 < v15;
+    const bool v2303 = v2301 && v2302;
+    if (v2303) {
+      const float v2304 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2306 = bfloat(v2304);
+      const uint v2307 = v2298 * v4;
+      const uint v2308 = v2307 + v68;
+      const uint v2309 = v2308 + v2300;
+      out[v2309] = v2306;
+    }
+    const uint v2310 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2311 = v1130 + v2310;
+    const uint v2312 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2313 = v1129 + v2312;
+    const bool v2314 = v2311 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2315 = v2313 < v15;
+    const bool v2316 = v2314 && v2315;
+    if (v2316) {
+      const float v2317 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2319 = bfloat(v2317);
+      const uint v2320 = v2311 * v4;
+      const uint v2321 = v2320 + v68;
+      const uint v2322 = v2321 + v2313;
+      out[v2322] = v2319;
+    }
+    const uint v2323 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2324 = v1130 + v2323;
+    const uint v2325 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2326 = v1129 + v2325;
+    const bool v2327 = v2324 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2328 = v2326 < v15;
+    const bool v2329 = v2327 && v2328;
+    if (v2329) {
+      const float v2330 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2332 = bfloat(v2330);
+      const uint v2333 = v2324 * v4;
+      const uint v2334 = v2333 + v68;
+      const uint v2335 = v2334 + v2326;
+      out[v2335] = v2332;
+    }
+    const uint v2336 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2337 = v1130 + v2336;
+    const uint v2338 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2339 = v1129 + v2338;
+    const bool v2340 = v2337 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2341 = v2339 < v15;
+    const bool v2342 = v2340 && v2341;
+    if (v2342) {
+      const float v2343 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2345 = bfloat(v2343);
+      const uint v2346 = v2337 * v4;
+      const uint v2347 = v2346 + v68;
+      const uint v2348 = v2347 + v2339;
+      out[v2348] = v2345;
+    }
+    const uint v2349 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2350 = v1130 + v2349;
+    const uint v2351 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2352 = v1129 + v2351;
+    const bool v2353 = v2350 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2354 = v2352 < v15;
+    const bool v2355 = v2353 && v2354;
+    if (v2355) {
+      const float v2356 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2358 = bfloat(v2356);
+      const uint v2359 = v2350 * v4;
+      const uint v2360 = v2359 + v68;
+      const uint v2361 = v2360 + v2352;
+      out[v2361] = v2358;
+    }
+    const uint v2362 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2363 = v1130 + v2362;
+    const uint v2364 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2365 = v1129 + v2364;
+    const bool v2366 = v2363 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2367 = v2365 < v15;
+    const bool v2368 = v2366 && v2367;
+    if (v2368) {
+      const float v2369 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2371 = bfloat(v2369);
+      const uint v2372 = v2363 * v4;
+      const uint v2373 = v2372 + v68;
+      const uint v2374 = v2373 + v2365;
+      out[v2374] = v2371;
+    }
+    const uint v2375 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2376 = v1130 + v2375;
+    const uint v2377 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2378 = v1129 + v2377;
+    const bool v2379 = v2376 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2380 = v2378 < v15;
+    const bool v2381 = v2379 && v2380;
+    if (v2381) {
+      const float v2382 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2384 = bfloat(v2382);
+      const uint v2385 = v2376 * v4;
+      const uint v2386 = v2385 + v68;
+      const uint v2387 = v2386 + v2378;
+      out[v2387] = v2384;
+    }
+    const uint v2388 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2389 = v1130 + v2388;
+    const uint v2390 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2391 = v1129 + v2390;
+    const bool v2392 = v2389 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2393 = v2391 < v15;
+    const bool v2394 = v2392 && v2393;
+    if (v2394) {
+      const float v2395 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2397 = bfloat(v2395);
+      const uint v2398 = v2389 * v4;
+      const uint v2399 = v2398 + v68;
+      const uint v2400 = v2399 + v2391;
+      out[v2400] = v2397;
+    }
+    const uint v2401 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2402 = v1130 + v2401;
+    const uint v2403 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2404 = v1129 + v2403;
+    const bool v2405 = v2402 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2406 = v2404 < v15;
+    const bool v2407 = v2405 && v2406;
+    if (v2407) {
+      const float v2408 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2410 = bfloat(v2408);
+      const uint v2411 = v2402 * v4;
+      const uint v2412 = v2411 + v68;
+      const uint v2413 = v2412 + v2404;
+      out[v2413] = v2410;
+    }
+    const uint v2414 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2415 = v1130 + v2414;
+    const uint v2416 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2417 = v1129 + v2416;
+    const bool v2418 = v2415 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2419 = v2417 < v15;
+    const bool v2420 = v2418 && v2419;
+    if (v2420) {
+      const float v2421 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2423 = bfloat(v2421);
+      const uint v2424 = v2415 * v4;
+      const uint v2425 = v2424 + v68;
+      const uint v2426 = v2425 + v2417;
+      out[v2426] = v2423;
+    }
+    const uint v2427 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2428 = v1130 + v2427;
+    const uint v2429 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2430 = v1129 + v2429;
+    const bool v2431 = v2428 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2432 = v2430 < v15;
+    const bool v2433 = v2431 && v2432;
+    if (v2433) {
+      const float v2434 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2436 = bfloat(v2434);
+      const uint v2437 = v2428 * v4;
+      const uint v2438 = v2437 + v68;
+      const uint v2439 = v2438 + v2430;
+      out[v2439] = v2436;
+    }
+    const uint v2440 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2441 = v1130 + v2440;
+    const uint v2442 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2443 = v1129 + v2442;
+    const bool v2444 = v2441 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2445 = v2443 < v15;
+    const bool v2446 = v2444 && v2445;
+    if (v2446) {
+      const float v2447 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2449 = bfloat(v2447);
+      const uint v2450 = v2441 * v4;
+      const uint v2451 = v2450 + v68;
+      const uint v2452 = v2451 + v2443;
+      out[v2452] = v2449;
+    }
+    const uint v2453 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2454 = v1130 + v2453;
+    const uint v2455 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2456 = v1129 + v2455;
+    const bool v2457 = v2454 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2458 = v2456 < v15;
+    const bool v2459 = v2457 && v2458;
+    if (v2459) {
+      const float v2460 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2462 = bfloat(v2460);
+      const uint v2463 = v2454 * v4;
+      const uint v2464 = v2463 + v68;
+      const uint v2465 = v2464 + v2456;
+      out[v2465] = v2462;
+    }
+    const uint v2466 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2467 = v1130 + v2466;
+    const uint v2468 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2469 = v1129 + v2468;
+    const bool v2470 = v2467 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2471 = v2469 < v15;
+    const bool v2472 = v2470 && v2471;
+    if (v2472) {
+      const float v2473 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2475 = bfloat(v2473);
+      const uint v2476 = v2467 * v4;
+      const uint v2477 = v2476 + v68;
+      const uint v2478 = v2477 + v2469;
+      out[v2478] = v2475;
+    }
+    const uint v2479 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2480 = v1130 + v2479;
+    const uint v2481 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2482 = v1129 + v2481;
+    const bool v2483 = v2480 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2484 = v2482 < v15;
+    const bool v2485 = v2483 && v2484;
+    if (v2485) {
+      const float v2486 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2488 = bfloat(v2486);
+      const uint v2489 = v2480 * v4;
+      const uint v2490 = v2489 + v68;
+      const uint v2491 = v2490 + v2482;
+      out[v2491] = v2488;
+    }
+    const uint v2492 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2493 = v1130 + v2492;
+    const uint v2494 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2495 = v1129 + v2494;
+    const bool v2496 = v2493 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2497 = v2495 < v15;
+    const bool v2498 = v2496 && v2497;
+    if (v2498) {
+      const float v2499 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2501 = bfloat(v2499);
+      const uint v2502 = v2493 * v4;
+      const uint v2503 = v2502 + v68;
+      const uint v2504 = v2503 + v2495;
+      out[v2504] = v2501;
+    }
+    const uint v2505 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2506 = v1130 + v2505;
+    const uint v2507 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2508 = v1129 + v2507;
+    const bool v2509 = v2506 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2510 = v2508 < v15;
+    const bool v2511 = v2509 && v2510;
+    if (v2511) {
+      const float v2512 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2514 = bfloat(v2512);
+      const uint v2515 = v2506 * v4;
+      const uint v2516 = v2515 + v68;
+      const uint v2517 = v2516 + v2508;
+      out[v2517] = v2514;
+    }
+    const uint v2518 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2519 = v1130 + v2518;
+    const uint v2520 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2521 = v1129 + v2520;
+    const bool v2522 = v2519 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2523 = v2521 < v15;
+    const bool v2524 = v2522 && v2523;
+    if (v2524) {
+      const float v2525 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2527 = bfloat(v2525);
+      const uint v2528 = v2519 * v4;
+      const uint v2529 = v2528 + v68;
+      const uint v2530 = v2529 + v2521;
+      out[v2530] = v2527;
+    }
+    const uint v2531 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2532 = v1130 + v2531;
+    const uint v2533 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2534 = v1129 + v2533;
+    const bool v2535 = v2532 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2536 = v2534 < v15;
+    const bool v2537 = v2535 && v2536;
+    if (v2537) {
+      const float v2538 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2540 = bfloat(v2538);
+      const uint v2541 = v2532 * v4;
+      const uint v2542 = v2541 + v68;
+      const uint v2543 = v2542 + v2534;
+      out[v2543] = v2540;
+    }
+    const uint v2544 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2545 = v1130 + v2544;
+    const uint v2546 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2547 = v1129 + v2546;
+    const bool v2548 = v2545 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2549 = v2547 < v15;
+    const bool v2550 = v2548 && v2549;
+    if (v2550) {
+      const float v2551 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2553 = bfloat(v2551);
+      const uint v2554 = v2545 * v4;
+      const uint v2555 = v2554 + v68;
+      const uint v2556 = v2555 + v2547;
+      out[v2556] = v2553;
+    }
+    const uint v2557 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2558 = v1130 + v2557;
+    const uint v2559 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2560 = v1129 + v2559;
+    const bool v2561 = v2558 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2562 = v2560 < v15;
+    const bool v2563 = v2561 && v2562;
+    if (v2563) {
+      const float v2564 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2566 = bfloat(v2564);
+      const uint v2567 = v2558 * v4;
+      const uint v2568 = v2567 + v68;
+      const uint v2569 = v2568 + v2560;
+      out[v2569] = v2566;
+    }
+    const uint v2570 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2571 = v1130 + v2570;
+    const uint v2572 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2573 = v1129 + v2572;
+    const bool v2574 = v2571 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2575 = v2573 < v15;
+    const bool v2576 = v2574 && v2575;
+    if (v2576) {
+      const float v2577 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2579 = bfloat(v2577);
+      const uint v2580 = v2571 * v4;
+      const uint v2581 = v2580 + v68;
+      const uint v2582 = v2581 + v2573;
+      out[v2582] = v2579;
+    }
+    const uint v2583 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2584 = v1130 + v2583;
+    const uint v2585 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2586 = v1129 + v2585;
+    const bool v2587 = v2584 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2588 = v2586 < v15;
+    const bool v2589 = v2587 && v2588;
+    if (v2589) {
+      const float v2590 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2592 = bfloat(v2590);
+      const uint v2593 = v2584 * v4;
+      const uint v2594 = v2593 + v68;
+      const uint v2595 = v2594 + v2586;
+      out[v2595] = v2592;
+    }
+    const uint v2596 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2597 = v1130 + v2596;
+    const uint v2598 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2599 = v1129 + v2598;
+    const bool v2600 = v2597 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2601 = v2599 < v15;
+    const bool v2602 = v2600 && v2601;
+    if (v2602) {
+      const float v2603 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2605 = bfloat(v2603);
+      const uint v2606 = v2597 * v4;
+      const uint v2607 = v2606 + v68;
+      const uint v2608 = v2607 + v2599;
+      out[v2608] = v2605;
+    }
+    const uint v2609 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2610 = v1130 + v2609;
+    const uint v2611 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2612 = v1129 + v2611;
+    const bool v2613 = v2610 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2614 = v2612 < v15;
+    const bool v2615 = v2613 && v2614;
+    if (v2615) {
+      const float v2616 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2618 = bfloat(v2616);
+      const uint v2619 = v2610 * v4;
+      const uint v2620 = v2619 + v68;
+      const uint v2621 = v2620 + v2612;
+      out[v2621] = v2618;
+    }
+    const uint v2622 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2623 = v1130 + v2622;
+    const uint v2624 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2625 = v1129 + v2624;
+    const bool v2626 = v2623 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2627 = v2625 < v15;
+    const bool v2628 = v2626 && v2627;
+    if (v2628) {
+      const float v2629 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2631 = bfloat(v2629);
+      const uint v2632 = v2623 * v4;
+      const uint v2633 = v2632 + v68;
+      const uint v2634 = v2633 + v2625;
+      out[v2634] = v2631;
+    }
+    const uint v2635 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2636 = v1130 + v2635;
+    const uint v2637 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2638 = v1129 + v2637;
+    const bool v2639 = v2636 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2640 = v2638 < v15;
+    const bool v2641 = v2639 && v2640;
+    if (v2641) {
+      const float v2642 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2644 = bfloat(v2642);
+      const uint v2645 = v2636 * v4;
+      const uint v2646 = v2645 + v68;
+      const uint v2647 = v2646 + v2638;
+      out[v2647] = v2644;
+    }
+    const uint v2648 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2649 = v1130 + v2648;
+    const uint v2650 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2651 = v1129 + v2650;
+    const bool v2652 = v2649 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2653 = v2651 < v15;
+    const bool v2654 = v2652 && v2653;
+    if (v2654) {
+      const float v2655 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2657 = bfloat(v2655);
+      const uint v2658 = v2649 * v4;
+      const uint v2659 = v2658 + v68;
+      const uint v2660 = v2659 + v2651;
+      out[v2660] = v2657;
+    }
+    const uint v2661 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2662 = v1130 + v2661;
+    const uint v2663 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2664 = v1129 + v2663;
+    const bool v2665 = v2662 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2666 = v2664 < v15;
+    const bool v2667 = v2665 && v2666;
+    if (v2667) {
+      const float v2668 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2670 = bfloat(v2668);
+      const uint v2671 = v2662 * v4;
+      const uint v2672 = v2671 + v68;
+      const uint v2673 = v2672 + v2664;
+      out[v2673] = v2670;
+    }
+    const uint v2674 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2675 = v1130 + v2674;
+    const uint v2676 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2677 = v1129 + v2676;
+    const bool v2678 = v2675 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2679 = v2677 < v15;
+    const bool v2680 = v2678 && v2679;
+    if (v2680) {
+      const float v2681 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2683 = bfloat(v2681);
+      const uint v2684 = v2675 * v4;
+      const uint v2685 = v2684 + v68;
+      const uint v2686 = v2685 + v2677;
+      out[v2686] = v2683;
+    }
+    const uint v2687 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2688 = v1130 + v2687;
+    const uint v2689 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2690 = v1129 + v2689;
+    const bool v2691 = v2688 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2692 = v2690 < v15;
+    const bool v2693 = v2691 && v2692;
+    if (v2693) {
+      const float v2694 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2696 = bfloat(v2694);
+      const uint v2697 = v2688 * v4;
+      const uint v2698 = v2697 + v68;
+      const uint v2699 = v2698 + v2690;
+      out[v2699] = v2696;
+    }
+    const uint v2700 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2701 = v1130 + v2700;
+    const uint v2702 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2703 = v1129 + v2702;
+    const bool v2704 = v2701 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2705 = v2703 < v15;
+    const bool v2706 = v2704 && v2705;
+    if (v2706) {
+      const float v2707 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2709 = bfloat(v2707);
+      const uint v2710 = v2701 * v4;
+      const uint v2711 = v2710 + v68;
+      const uint v2712 = v2711 + v2703;
+      out[v2712] = v2709;
+    }
+    const uint v2713 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2714 = v1130 + v2713;
+    const uint v2715 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2716 = v1129 + v2715;
+    const bool v2717 = v2714 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2718 = v2716 < v15;
+    const bool v2719 = v2717 && v2718;
+    if (v2719) {
+      const float v2720 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2722 = bfloat(v2720);
+      const uint v2723 = v2714 * v4;
+      const uint v2724 = v2723 + v68;
+      const uint v2725 = v2724 + v2716;
+      out[v2725] = v2722;
+    }
+    const uint v2726 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2727 = v1130 + v2726;
+    const uint v2728 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2729 = v1129 + v2728;
+    const bool v2730 = v2727 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2731 = v2729 < v15;
+    const bool v2732 = v2730 && v2731;
+    if (v2732) {
+      const float v2733 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2735 = bfloat(v2733);
+      const uint v2736 = v2727 * v4;
+      const uint v2737 = v2736 + v68;
+      const uint v2738 = v2737 + v2729;
+      out[v2738] = v2735;
+    }
+    const uint v2739 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2740 = v1130 + v2739;
+    const uint v2741 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2742 = v1129 + v2741;
+    const bool v2743 = v2740 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2744 = v2742 < v15;
+    const bool v2745 = v2743 && v2744;
+    if (v2745) {
+      const float v2746 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2748 = bfloat(v2746);
+      const uint v2749 = v2740 * v4;
+      const uint v2750 = v2749 + v68;
+      const uint v2751 = v2750 + v2742;
+      out[v2751] = v2748;
+    }
+    const uint v2752 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2753 = v1130 + v2752;
+    const uint v2754 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2755 = v1129 + v2754;
+    const bool v2756 = v2753 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2757 = v2755 < v15;
+    const bool v2758 = v2756 && v2757;
+    if (v2758) {
+      const float v2759 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2761 = bfloat(v2759);
+      const uint v2762 = v2753 * v4;
+      const uint v2763 = v2762 + v68;
+      const uint v2764 = v2763 + v2755;
+      out[v2764] = v2761;
+    }
+    const uint v2765 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2766 = v1130 + v2765;
+    const uint v2767 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2768 = v1129 + v2767;
+    const bool v2769 = v2766 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2770 = v2768 < v15;
+    const bool v2771 = v2769 && v2770;
+    if (v2771) {
+      const float v2772 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2774 = bfloat(v2772);
+      const uint v2775 = v2766 * v4;
+      const uint v2776 = v2775 + v68;
+      const uint v2777 = v2776 + v2768;
+      out[v2777] = v2774;
+    }
+    const uint v2778 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2779 = v1130 + v2778;
+    const uint v2780 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2781 = v1129 + v2780;
+    const bool v2782 = v2779 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2783 = v2781 < v15;
+    const bool v2784 = v2782 && v2783;
+    if (v2784) {
+      const float v2785 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2787 = bfloat(v2785);
+      const uint v2788 = v2779 * v4;
+      const uint v2789 = v2788 + v68;
+      const uint v2790 = v2789 + v2781;
+      out[v2790] = v2787;
+    }
+    const uint v2791 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2792 = v1130 + v2791;
+    const uint v2793 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2794 = v1129 + v2793;
+    const bool v2795 = v2792 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2796 = v2794 < v15;
+    const bool v2797 = v2795 && v2796;
+    if (v2797) {
+      const float v2798 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2800 = bfloat(v2798);
+      const uint v2801 = v2792 * v4;
+      const uint v2802 = v2801 + v68;
+      const uint v2803 = v2802 + v2794;
+      out[v2803] = v2800;
+    }
+    const uint v2804 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2805 = v1130 + v2804;
+    const uint v2806 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2807 = v1129 + v2806;
+    const bool v2808 = v2805 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2809 = v2807 < v15;
+    const bool v2810 = v2808 && v2809;
+    if (v2810) {
+      const float v2811 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2813 = bfloat(v2811);
+      const uint v2814 = v2805 * v4;
+      const uint v2815 = v2814 + v68;
+      const uint v2816 = v2815 + v2807;
+      out[v2816] = v2813;
+    }
+    const uint v2817 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2818 = v1130 + v2817;
+    const uint v2819 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2820 = v1129 + v2819;
+    const bool v2821 = v2818 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2822 = v2820 < v15;
+    const bool v2823 = v2821 && v2822;
+    if (v2823) {
+      const float v2824 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2826 = bfloat(v2824);
+      const uint v2827 = v2818 * v4;
+      const uint v2828 = v2827 + v68;
+      const uint v2829 = v2828 + v2820;
+      out[v2829] = v2826;
+    }
+    const uint v2830 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2831 = v1130 + v2830;
+    const uint v2832 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2833 = v1129 + v2832;
+    const bool v2834 = v2831 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2835 = v2833 < v15;
+    const bool v2836 = v2834 && v2835;
+    if (v2836) {
+      const float v2837 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2839 = bfloat(v2837);
+      const uint v2840 = v2831 * v4;
+      const uint v2841 = v2840 + v68;
+      const uint v2842 = v2841 + v2833;
+      out[v2842] = v2839;
+    }
+    const uint v2843 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2844 = v1130 + v2843;
+    const uint v2845 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2846 = v1129 + v2845;
+    const bool v2847 = v2844 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2848 = v2846 < v15;
+    const bool v2849 = v2847 && v2848;
+    if (v2849) {
+      const float v2850 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2852 = bfloat(v2850);
+      const uint v2853 = v2844 * v4;
+      const uint v2854 = v2853 + v68;
+      const uint v2855 = v2854 + v2846;
+      out[v2855] = v2852;
+    }
+    const uint v2856 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2857 = v1130 + v2856;
+    const uint v2858 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2859 = v1129 + v2858;
+    const bool v2860 = v2857 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2861 = v2859 < v15;
+    const bool v2862 = v2860 && v2861;
+    if (v2862) {
+      const float v2863 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2865 = bfloat(v2863);
+      const uint v2866 = v2857 * v4;
+      const uint v2867 = v2866 + v68;
+      const uint v2868 = v2867 + v2859;
+      out[v2868] = v2865;
+    }
+    const uint v2869 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2870 = v1130 + v2869;
+    const uint v2871 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2872 = v1129 + v2871;
+    const bool v2873 = v2870 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2874 = v2872 < v15;
+    const bool v2875 = v2873 && v2874;
+    if (v2875) {
+      const float v2876 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2878 = bfloat(v2876);
+      const uint v2879 = v2870 * v4;
+      const uint v2880 = v2879 + v68;
+      const uint v2881 = v2880 + v2872;
+      out[v2881] = v2878;
+    }
+    const uint v2882 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2883 = v1130 + v2882;
+    const uint v2884 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2885 = v1129 + v2884;
+    const bool v2886 = v2883 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2887 = v2885 < v15;
+    const bool v2888 = v2886 && v2887;
+    if (v2888) {
+      const float v2889 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2891 = bfloat(v2889);
+      const uint v2892 = v2883 * v4;
+      const uint v2893 = v2892 + v68;
+      const uint v2894 = v2893 + v2885;
+      out[v2894] = v2891;
+    }
+    const uint v2895 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2896 = v1130 + v2895;
+    const uint v2897 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2898 = v1129 + v2897;
+    const bool v2899 = v2896 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2900 = v2898 < v15;
+    const bool v2901 = v2899 && v2900;
+    if (v2901) {
+      const float v2902 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2904 = bfloat(v2902);
+      const uint v2905 = v2896 * v4;
+      const uint v2906 = v2905 + v68;
+      const uint v2907 = v2906 + v2898;
+      out[v2907] = v2904;
+    }
+    const uint v2908 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2909 = v1130 + v2908;
+    const uint v2910 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2911 = v1129 + v2910;
+    const bool v2912 = v2909 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2913 = v2911 < v15;
+    const bool v2914 = v2912 && v2913;
+    if (v2914) {
+      const float v2915 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2917 = bfloat(v2915);
+      const uint v2918 = v2909 * v4;
+      const uint v2919 = v2918 + v68;
+      const uint v2920 = v2919 + v2911;
+      out[v2920] = v2917;
+    }
+    const uint v2921 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2922 = v1130 + v2921;
+    const uint v2923 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2924 = v1129 + v2923;
+    const bool v2925 = v2922 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2926 = v2924 < v15;
+    const bool v2927 = v2925 && v2926;
+    if (v2927) {
+      const float v2928 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2930 = bfloat(v2928);
+      const uint v2931 = v2922 * v4;
+      const uint v2932 = v2931 + v68;
+      const uint v2933 = v2932 + v2924;
+      out[v2933] = v2930;
+    }
+    const uint v2934 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2935 = v1130 + v2934;
+    const uint v2936 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2937 = v1129 + v2936;
+    const bool v2938 = v2935 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2939 = v2937 < v15;
+    const bool v2940 = v2938 && v2939;
+    if (v2940) {
+      const float v2941 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2943 = bfloat(v2941);
+      const uint v2944 = v2935 * v4;
+      const uint v2945 = v2944 + v68;
+      const uint v2946 = v2945 + v2937;
+      out[v2946] = v2943;
+    }
+    const uint v2947 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2948 = v1130 + v2947;
+    const uint v2949 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2950 = v1129 + v2949;
+    const bool v2951 = v2948 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2952 = v2950 < v15;
+    const bool v2953 = v2951 && v2952;
+    if (v2953) {
+      const float v2954 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2956 = bfloat(v2954);
+      const uint v2957 = v2948 * v4;
+      const uint v2958 = v2957 + v68;
+      const uint v2959 = v2958 + v2950;
+      out[v2959] = v2956;
+    }
+    const uint v2960 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2961 = v1130 + v2960;
+    const uint v2962 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2963 = v1129 + v2962;
+    const bool v2964 = v2961 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2965 = v2963 < v15;
+    const bool v2966 = v2964 && v2965;
+    if (v2966) {
+      const float v2967 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2969 = bfloat(v2967);
+      const uint v2970 = v2961 * v4;
+      const uint v2971 = v2970 + v68;
+      const uint v2972 = v2971 + v2963;
+      out[v2972] = v2969;
+    }
+    const uint v2973 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2974 = v1130 + v2973;
+    const uint v2975 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2976 = v1129 + v2975;
+    const bool v2977 = v2974 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2978 = v2976 < v15;
+    const bool v2979 = v2977 && v2978;
+    if (v2979) {
+      const float v2980 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2982 = bfloat(v2980);
+      const uint v2983 = v2974 * v4;
+      const uint v2984 = v2983 + v68;
+      const uint v2985 = v2984 + v2976;
+      out[v2985] = v2982;
+    }
+    const uint v2986 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2987 = v1130 + v2986;
+    const uint v2988 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2989 = v1129 + v2988;
+    const bool v2990 = v2987 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2991 = v2989 < v15;
+    const bool v2992 = v2990 && v2991;
+    if (v2992) {
+      const float v2993 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v2995 = bfloat(v2993);
+      const uint v2996 = v2987 * v4;
+      const uint v2997 = v2996 + v68;
+      const uint v2998 = v2997 + v2989;
+      out[v2998] = v2995;
+    }
+    const uint v2999 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3000 = v1130 + v2999;
+    const uint v3001 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3002 = v1129 + v3001;
+    const bool v3003 = v3000 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3004 = v3002 < v15;
+    const bool v3005 = v3003 && v3004;
+    if (v3005) {
+      const float v3006 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3008 = bfloat(v3006);
+      const uint v3009 = v3000 * v4;
+      const uint v3010 = v3009 + v68;
+      const uint v3011 = v3010 + v3002;
+      out[v3011] = v3008;
+    }
+    const uint v3012 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3013 = v1130 + v3012;
+    const uint v3014 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3015 = v1129 + v3014;
+    const bool v3016 = v3013 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3017 = v3015 < v15;
+    const bool v3018 = v3016 && v3017;
+    if (v3018) {
+      const float v3019 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3021 = bfloat(v3019);
+      const uint v3022 = v3013 * v4;
+      const uint v3023 = v3022 + v68;
+      const uint v3024 = v3023 + v3015;
+      out[v3024] = v3021;
+    }
+    const uint v3025 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3026 = v1130 + v3025;
+    const uint v3027 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3028 = v1129 + v3027;
+    const bool v3029 = v3026 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3030 = v3028 < v15;
+    const bool v3031 = v3029 && v3030;
+    if (v3031) {
+      const float v3032 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3034 = bfloat(v3032);
+      const uint v3035 = v3026 * v4;
+      const uint v3036 = v3035 + v68;
+      const uint v3037 = v3036 + v3028;
+      out[v3037] = v3034;
+    }
+    const uint v3038 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3039 = v1130 + v3038;
+    const uint v3040 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3041 = v1129 + v3040;
+    const bool v3042 = v3039 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3043 = v3041 < v15;
+    const bool v3044 = v3042 && v3043;
+    if (v3044) {
+      const float v3045 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3047 = bfloat(v3045);
+      const uint v3048 = v3039 * v4;
+      const uint v3049 = v3048 + v68;
+      const uint v3050 = v3049 + v3041;
+      out[v3050] = v3047;
+    }
+    const uint v3051 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3052 = v1130 + v3051;
+    const uint v3053 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3054 = v1129 + v3053;
+    const bool v3055 = v3052 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3056 = v3054 < v15;
+    const bool v3057 = v3055 && v3056;
+    if (v3057) {
+      const float v3058 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3060 = bfloat(v3058);
+      const uint v3061 = v3052 * v4;
+      const uint v3062 = v3061 + v68;
+      const uint v3063 = v3062 + v3054;
+      out[v3063] = v3060;
+    }
+    const uint v3064 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3065 = v1130 + v3064;
+    const uint v3066 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3067 = v1129 + v3066;
+    const bool v3068 = v3065 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3069 = v3067 < v15;
+    const bool v3070 = v3068 && v3069;
+    if (v3070) {
+      const float v3071 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3073 = bfloat(v3071);
+      const uint v3074 = v3065 * v4;
+      const uint v3075 = v3074 + v68;
+      const uint v3076 = v3075 + v3067;
+      out[v3076] = v3073;
+    }
+    const uint v3077 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3078 = v1130 + v3077;
+    const uint v3079 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3080 = v1129 + v3079;
+    const bool v3081 = v3078 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3082 = v3080 < v15;
+    const bool v3083 = v3081 && v3082;
+    if (v3083) {
+      const float v3084 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3086 = bfloat(v3084);
+      const uint v3087 = v3078 * v4;
+      const uint v3088 = v3087 + v68;
+      const uint v3089 = v3088 + v3080;
+      out[v3089] = v3086;
+    }
+    const uint v3090 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3091 = v1130 + v3090;
+    const uint v3092 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3093 = v1129 + v3092;
+    const bool v3094 = v3091 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3095 = v3093 < v15;
+    const bool v3096 = v3094 && v3095;
+    if (v3096) {
+      const float v3097 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3099 = bfloat(v3097);
+      const uint v3100 = v3091 * v4;
+      const uint v3101 = v3100 + v68;
+      const uint v3102 = v3101 + v3093;
+      out[v3102] = v3099;
+    }
+    const uint v3103 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3104 = v1130 + v3103;
+    const uint v3105 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3106 = v1129 + v3105;
+    const bool v3107 = v3104 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3108 = v3106 < v15;
+    const bool v3109 = v3107 && v3108;
+    if (v3109) {
+      const float v3110 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3112 = bfloat(v3110);
+      const uint v3113 = v3104 * v4;
+      const uint v3114 = v3113 + v68;
+      const uint v3115 = v3114 + v3106;
+      out[v3115] = v3112;
+    }
+    const uint v3116 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3117 = v1130 + v3116;
+    const uint v3118 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3119 = v1129 + v3118;
+    const bool v3120 = v3117 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3121 = v3119 < v15;
+    const bool v3122 = v3120 && v3121;
+    if (v3122) {
+      const float v3123 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3125 = bfloat(v3123);
+      const uint v3126 = v3117 * v4;
+      const uint v3127 = v3126 + v68;
+      const uint v3128 = v3127 + v3119;
+      out[v3128] = v3125;
+    }
+    const uint v3129 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3130 = v1130 + v3129;
+    const uint v3131 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3132 = v1129 + v3131;
+    const bool v3133 = v3130 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3134 = v3132 < v15;
+    const bool v3135 = v3133 && v3134;
+    if (v3135) {
+      const float v3136 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3138 = bfloat(v3136);
+      const uint v3139 = v3130 * v4;
+      const uint v3140 = v3139 + v68;
+      const uint v3141 = v3140 + v3132;
+      out[v3141] = v3138;
+    }
+    const uint v3142 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3143 = v1130 + v3142;
+    const uint v3144 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3145 = v1129 + v3144;
+    const bool v3146 = v3143 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3147 = v3145 < v15;
+    const bool v3148 = v3146 && v3147;
+    if (v3148) {
+      const float v3149 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3151 = bfloat(v3149);
+      const uint v3152 = v3143 * v4;
+      const uint v3153 = v3152 + v68;
+      const uint v3154 = v3153 + v3145;
+      out[v3154] = v3151;
+    }
+    const uint v3155 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3156 = v1130 + v3155;
+    const uint v3157 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3158 = v1129 + v3157;
+    const bool v3159 = v3156 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3160 = v3158 < v15;
+    const bool v3161 = v3159 && v3160;
+    if (v3161) {
+      const float v3162 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3164 = bfloat(v3162);
+      const uint v3165 = v3156 * v4;
+      const uint v3166 = v3165 + v68;
+      const uint v3167 = v3166 + v3158;
+      out[v3167] = v3164;
+    }
+    const uint v3168 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3169 = v1130 + v3168;
+    const uint v3170 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3171 = v1129 + v3170;
+    const bool v3172 = v3169 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3173 = v3171 < v15;
+    const bool v3174 = v3172 && v3173;
+    if (v3174) {
+      const float v3175 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3177 = bfloat(v3175);
+      const uint v3178 = v3169 * v4;
+      const uint v3179 = v3178 + v68;
+      const uint v3180 = v3179 + v3171;
+      out[v3180] = v3177;
+    }
+    const uint v3181 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3182 = v1130 + v3181;
+    const uint v3183 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3184 = v1129 + v3183;
+    const bool v3185 = v3182 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3186 = v3184 < v15;
+    const bool v3187 = v3185 && v3186;
+    if (v3187) {
+      const float v3188 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3190 = bfloat(v3188);
+      const uint v3191 = v3182 * v4;
+      const uint v3192 = v3191 + v68;
+      const uint v3193 = v3192 + v3184;
+      out[v3193] = v3190;
+    }
+    const uint v3194 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3195 = v1130 + v3194;
+    const uint v3196 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3197 = v1129 + v3196;
+    const bool v3198 = v3195 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3199 = v3197 < v15;
+    const bool v3200 = v3198 && v3199;
+    if (v3200) {
+      const float v3201 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3203 = bfloat(v3201);
+      const uint v3204 = v3195 * v4;
+      const uint v3205 = v3204 + v68;
+      const uint v3206 = v3205 + v3197;
+      out[v3206] = v3203;
+    }
+    const uint v3207 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3208 = v1130 + v3207;
+    const uint v3209 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3210 = v1129 + v3209;
+    const bool v3211 = v3208 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3212 = v3210 < v15;
+    const bool v3213 = v3211 && v3212;
+    if (v3213) {
+      const float v3214 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3216 = bfloat(v3214);
+      const uint v3217 = v3208 * v4;
+      const uint v3218 = v3217 + v68;
+      const uint v3219 = v3218 + v3210;
+      out[v3219] = v3216;
+    }
+    const uint v3220 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3221 = v1130 + v3220;
+    const uint v3222 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3223 = v1129 + v3222;
+    const bool v3224 = v3221 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3225 = v3223 < v15;
+    const bool v3226 = v3224 && v3225;
+    if (v3226) {
+      const float v3227 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3229 = bfloat(v3227);
+      const uint v3230 = v3221 * v4;
+      const uint v3231 = v3230 + v68;
+      const uint v3232 = v3231 + v3223;
+      out[v3232] = v3229;
+    }
+    const uint v3233 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3234 = v1130 + v3233;
+    const uint v3235 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3236 = v1129 + v3235;
+    const bool v3237 = v3234 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3238 = v3236 < v15;
+    const bool v3239 = v3237 && v3238;
+    if (v3239) {
+      const float v3240 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3242 = bfloat(v3240);
+      const uint v3243 = v3234 * v4;
+      const uint v3244 = v3243 + v68;
+      const uint v3245 = v3244 + v3236;
+      out[v3245] = v3242;
+    }
+    const uint v3246 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3247 = v1130 + v3246;
+    const uint v3248 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3249 = v1129 + v3248;
+    const bool v3250 = v3247 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3251 = v3249 < v15;
+    const bool v3252 = v3250 && v3251;
+    if (v3252) {
+      const float v3253 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3255 = bfloat(v3253);
+      const uint v3256 = v3247 * v4;
+      const uint v3257 = v3256 + v68;
+      const uint v3258 = v3257 + v3249;
+      out[v3258] = v3255;
+    }
+    const uint v3259 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3260 = v1130 + v3259;
+    const uint v3261 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3262 = v1129 + v3261;
+    const bool v3263 = v3260 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3264 = v3262 < v15;
+    const bool v3265 = v3263 && v3264;
+    if (v3265) {
+      const float v3266 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3268 = bfloat(v3266);
+      const uint v3269 = v3260 * v4;
+      const uint v3270 = v3269 + v68;
+      const uint v3271 = v3270 + v3262;
+      out[v3271] = v3268;
+    }
+    const uint v3272 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3273 = v1130 + v3272;
+    const uint v3274 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3275 = v1129 + v3274;
+    const bool v3276 = v3273 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3277 = v3275 < v15;
+    const bool v3278 = v3276 && v3277;
+    if (v3278) {
+      const float v3279 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3281 = bfloat(v3279);
+      const uint v3282 = v3273 * v4;
+      const uint v3283 = v3282 + v68;
+      const uint v3284 = v3283 + v3275;
+      out[v3284] = v3281;
+    }
+    const uint v3285 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3286 = v1130 + v3285;
+    const uint v3287 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3288 = v1129 + v3287;
+    const bool v3289 = v3286 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3290 = v3288 < v15;
+    const bool v3291 = v3289 && v3290;
+    if (v3291) {
+      const float v3292 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3294 = bfloat(v3292);
+      const uint v3295 = v3286 * v4;
+      const uint v3296 = v3295 + v68;
+      const uint v3297 = v3296 + v3288;
+      out[v3297] = v3294;
+    }
+    const uint v3298 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3299 = v1130 + v3298;
+    const uint v3300 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3301 = v1129 + v3300;
+    const bool v3302 = v3299 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3303 = v3301 < v15;
+    const bool v3304 = v3302 && v3303;
+    if (v3304) {
+      const float v3305 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3307 = bfloat(v3305);
+      const uint v3308 = v3299 * v4;
+      const uint v3309 = v3308 + v68;
+      const uint v3310 = v3309 + v3301;
+      out[v3310] = v3307;
+    }
+    const uint v3311 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3312 = v1130 + v3311;
+    const uint v3313 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3314 = v1129 + v3313;
+    const bool v3315 = v3312 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3316 = v3314 < v15;
+    const bool v3317 = v3315 && v3316;
+    if (v3317) {
+      const float v3318 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3320 = bfloat(v3318);
+      const uint v3321 = v3312 * v4;
+      const uint v3322 = v3321 + v68;
+      const uint v3323 = v3322 + v3314;
+      out[v3323] = v3320;
+    }
+    const uint v3324 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3325 = v1130 + v3324;
+    const uint v3326 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3327 = v1129 + v3326;
+    const bool v3328 = v3325 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3329 = v3327 < v15;
+    const bool v3330 = v3328 && v3329;
+    if (v3330) {
+      const float v3331 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3333 = bfloat(v3331);
+      const uint v3334 = v3325 * v4;
+      const uint v3335 = v3334 + v68;
+      const uint v3336 = v3335 + v3327;
+      out[v3336] = v3333;
+    }
+    const uint v3337 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3338 = v1130 + v3337;
+    const uint v3339 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3340 = v1129 + v3339;
+    const bool v3341 = v3338 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3342 = v3340 < v15;
+    const bool v3343 = v3341 && v3342;
+    if (v3343) {
+      const float v3344 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3346 = bfloat(v3344);
+      const uint v3347 = v3338 * v4;
+      const uint v3348 = v3347 + v68;
+      const uint v3349 = v3348 + v3340;
+      out[v3349] = v3346;
+    }
+    const uint v3350 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3351 = v1130 + v3350;
+    const uint v3352 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3353 = v1129 + v3352;
+    const bool v3354 = v3351 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3355 = v3353 < v15;
+    const bool v3356 = v3354 && v3355;
+    if (v3356) {
+      const float v3357 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3359 = bfloat(v3357);
+      const uint v3360 = v3351 * v4;
+      const uint v3361 = v3360 + v68;
+      const uint v3362 = v3361 + v3353;
+      out[v3362] = v3359;
+    }
+    const uint v3363 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3364 = v1130 + v3363;
+    const uint v3365 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3366 = v1129 + v3365;
+    const bool v3367 = v3364 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3368 = v3366 < v15;
+    const bool v3369 = v3367 && v3368;
+    if (v3369) {
+      const float v3370 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3372 = bfloat(v3370);
+      const uint v3373 = v3364 * v4;
+      const uint v3374 = v3373 + v68;
+      const uint v3375 = v3374 + v3366;
+      out[v3375] = v3372;
+    }
+    const uint v3376 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3377 = v1130 + v3376;
+    const uint v3378 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3379 = v1129 + v3378;
+    const bool v3380 = v3377 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3381 = v3379 < v15;
+    const bool v3382 = v3380 && v3381;
+    if (v3382) {
+      const float v3383 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3385 = bfloat(v3383);
+      const uint v3386 = v3377 * v4;
+      const uint v3387 = v3386 + v68;
+      const uint v3388 = v3387 + v3379;
+      out[v3388] = v3385;
+    }
+    const uint v3389 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3390 = v1130 + v3389;
+    const uint v3391 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3392 = v1129 + v3391;
+    const bool v3393 = v3390 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3394 = v3392 < v15;
+    const bool v3395 = v3393 && v3394;
+    if (v3395) {
+      const float v3396 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3398 = bfloat(v3396);
+      const uint v3399 = v3390 * v4;
+      const uint v3400 = v3399 + v68;
+      const uint v3401 = v3400 + v3392;
+      out[v3401] = v3398;
+    }
+    const uint v3402 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3403 = v1130 + v3402;
+    const uint v3404 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3405 = v1129 + v3404;
+    const bool v3406 = v3403 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3407 = v3405 < v15;
+    const bool v3408 = v3406 && v3407;
+    if (v3408) {
+      const float v3409 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3411 = bfloat(v3409);
+      const uint v3412 = v3403 * v4;
+      const uint v3413 = v3412 + v68;
+      const uint v3414 = v3413 + v3405;
+      out[v3414] = v3411;
+    }
+    const uint v3415 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3416 = v1130 + v3415;
+    const uint v3417 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3418 = v1129 + v3417;
+    const bool v3419 = v3416 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3420 = v3418 < v15;
+    const bool v3421 = v3419 && v3420;
+    if (v3421) {
+      const float v3422 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3424 = bfloat(v3422);
+      const uint v3425 = v3416 * v4;
+      const uint v3426 = v3425 + v68;
+      const uint v3427 = v3426 + v3418;
+      out[v3427] = v3424;
+    }
+    const uint v3428 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3429 = v1130 + v3428;
+    const uint v3430 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3431 = v1129 + v3430;
+    const bool v3432 = v3429 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3433 = v3431 < v15;
+    const bool v3434 = v3432 && v3433;
+    if (v3434) {
+      const float v3435 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3437 = bfloat(v3435);
+      const uint v3438 = v3429 * v4;
+      const uint v3439 = v3438 + v68;
+      const uint v3440 = v3439 + v3431;
+      out[v3440] = v3437;
+    }
+    const uint v3441 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3442 = v1130 + v3441;
+    const uint v3443 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3444 = v1129 + v3443;
+    const bool v3445 = v3442 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3446 = v3444 < v15;
+    const bool v3447 = v3445 && v3446;
+    if (v3447) {
+      const float v3448 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3450 = bfloat(v3448);
+      const uint v3451 = v3442 * v4;
+      const uint v3452 = v3451 + v68;
+      const uint v3453 = v3452 + v3444;
+      out[v3453] = v3450;
+    }
+    const uint v3454 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3455 = v1130 + v3454;
+    const uint v3456 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3457 = v1129 + v3456;
+    const bool v3458 = v3455 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3459 = v3457 < v15;
+    const bool v3460 = v3458 && v3459;
+    if (v3460) {
+      const float v3461 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3463 = bfloat(v3461);
+      const uint v3464 = v3455 * v4;
+      const uint v3465 = v3464 + v68;
+      const uint v3466 = v3465 + v3457;
+      out[v3466] = v3463;
+    }
+    const uint v3467 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3468 = v1130 + v3467;
+    const uint v3469 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3470 = v1129 + v3469;
+    const bool v3471 = v3468 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3472 = v3470 < v15;
+    const bool v3473 = v3471 && v3472;
+    if (v3473) {
+      const float v3474 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3476 = bfloat(v3474);
+      const uint v3477 = v3468 * v4;
+      const uint v3478 = v3477 + v68;
+      const uint v3479 = v3478 + v3470;
+      out[v3479] = v3476;
+    }
+    const uint v3480 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3481 = v1130 + v3480;
+    const uint v3482 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3483 = v1129 + v3482;
+    const bool v3484 = v3481 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3485 = v3483 < v15;
+    const bool v3486 = v3484 && v3485;
+    if (v3486) {
+      const float v3487 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3489 = bfloat(v3487);
+      const uint v3490 = v3481 * v4;
+      const uint v3491 = v3490 + v68;
+      const uint v3492 = v3491 + v3483;
+      out[v3492] = v3489;
+    }
+    const uint v3493 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3494 = v1130 + v3493;
+    const uint v3495 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3496 = v1129 + v3495;
+    const bool v3497 = v3494 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3498 = v3496 < v15;
+    const bool v3499 = v3497 && v3498;
+    if (v3499) {
+      const float v3500 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3502 = bfloat(v3500);
+      const uint v3503 = v3494 * v4;
+      const uint v3504 = v3503 + v68;
+      const uint v3505 = v3504 + v3496;
+      out[v3505] = v3502;
+    }
+    const uint v3506 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3507 = v1130 + v3506;
+    const uint v3508 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3509 = v1129 + v3508;
+    const bool v3510 = v3507 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3511 = v3509 < v15;
+    const bool v3512 = v3510 && v3511;
+    if (v3512) {
+      const float v3513 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3515 = bfloat(v3513);
+      const uint v3516 = v3507 * v4;
+      const uint v3517 = v3516 + v68;
+      const uint v3518 = v3517 + v3509;
+      out[v3518] = v3515;
+    }
+    const uint v3519 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3520 = v1130 + v3519;
+    const uint v3521 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3522 = v1129 + v3521;
+    const bool v3523 = v3520 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3524 = v3522 < v15;
+    const bool v3525 = v3523 && v3524;
+    if (v3525) {
+      const float v3526 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3528 = bfloat(v3526);
+      const uint v3529 = v3520 * v4;
+      const uint v3530 = v3529 + v68;
+      const uint v3531 = v3530 + v3522;
+      out[v3531] = v3528;
+    }
+    const uint v3532 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3533 = v1130 + v3532;
+    const uint v3534 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3535 = v1129 + v3534;
+    const bool v3536 = v3533 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3537 = v3535 < v15;
+    const bool v3538 = v3536 && v3537;
+    if (v3538) {
+      const float v3539 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3541 = bfloat(v3539);
+      const uint v3542 = v3533 * v4;
+      const uint v3543 = v3542 + v68;
+      const uint v3544 = v3543 + v3535;
+      out[v3544] = v3541;
+    }
+    const uint v3545 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3546 = v1130 + v3545;
+    const uint v3547 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3548 = v1129 + v3547;
+    const bool v3549 = v3546 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3550 = v3548 < v15;
+    const bool v3551 = v3549 && v3550;
+    if (v3551) {
+      const float v3552 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3554 = bfloat(v3552);
+      const uint v3555 = v3546 * v4;
+      const uint v3556 = v3555 + v68;
+      const uint v3557 = v3556 + v3548;
+      out[v3557] = v3554;
+    }
+    const uint v3558 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3559 = v1130 + v3558;
+    const uint v3560 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3561 = v1129 + v3560;
+    const bool v3562 = v3559 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3563 = v3561 < v15;
+    const bool v3564 = v3562 && v3563;
+    if (v3564) {
+      const float v3565 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3567 = bfloat(v3565);
+      const uint v3568 = v3559 * v4;
+      const uint v3569 = v3568 + v68;
+      const uint v3570 = v3569 + v3561;
+      out[v3570] = v3567;
+    }
+    const uint v3571 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3572 = v1130 + v3571;
+    const uint v3573 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3574 = v1129 + v3573;
+    const bool v3575 = v3572 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3576 = v3574 < v15;
+    const bool v3577 = v3575 && v3576;
+    if (v3577) {
+      const float v3578 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3580 = bfloat(v3578);
+      const uint v3581 = v3572 * v4;
+      const uint v3582 = v3581 + v68;
+      const uint v3583 = v3582 + v3574;
+      out[v3583] = v3580;
+    }
+    const uint v3584 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3585 = v1130 + v3584;
+    const uint v3586 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3587 = v1129 + v3586;
+    const bool v3588 = v3585 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3589 = v3587 < v15;
+    const bool v3590 = v3588 && v3589;
+    if (v3590) {
+      const float v3591 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3593 = bfloat(v3591);
+      const uint v3594 = v3585 * v4;
+      const uint v3595 = v3594 + v68;
+      const uint v3596 = v3595 + v3587;
+      out[v3596] = v3593;
+    }
+    const uint v3597 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3598 = v1130 + v3597;
+    const uint v3599 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3600 = v1129 + v3599;
+    const bool v3601 = v3598 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3602 = v3600 < v15;
+    const bool v3603 = v3601 && v3602;
+    if (v3603) {
+      const float v3604 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3606 = bfloat(v3604);
+      const uint v3607 = v3598 * v4;
+      const uint v3608 = v3607 + v68;
+      const uint v3609 = v3608 + v3600;
+      out[v3609] = v3606;
+    }
+    const uint v3610 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3611 = v1130 + v3610;
+    const uint v3612 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3613 = v1129 + v3612;
+    const bool v3614 = v3611 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3615 = v3613 < v15;
+    const bool v3616 = v3614 && v3615;
+    if (v3616) {
+      const float v3617 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3619 = bfloat(v3617);
+      const uint v3620 = v3611 * v4;
+      const uint v3621 = v3620 + v68;
+      const uint v3622 = v3621 + v3613;
+      out[v3622] = v3619;
+    }
+    const uint v3623 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3624 = v1130 + v3623;
+    const uint v3625 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3626 = v1129 + v3625;
+    const bool v3627 = v3624 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3628 = v3626 < v15;
+    const bool v3629 = v3627 && v3628;
+    if (v3629) {
+      const float v3630 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3632 = bfloat(v3630);
+      const uint v3633 = v3624 * v4;
+      const uint v3634 = v3633 + v68;
+      const uint v3635 = v3634 + v3626;
+      out[v3635] = v3632;
+    }
+    const uint v3636 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3637 = v1130 + v3636;
+    const uint v3638 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3639 = v1129 + v3638;
+    const bool v3640 = v3637 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3641 = v3639 < v15;
+    const bool v3642 = v3640 && v3641;
+    if (v3642) {
+      const float v3643 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3645 = bfloat(v3643);
+      const uint v3646 = v3637 * v4;
+      const uint v3647 = v3646 + v68;
+      const uint v3648 = v3647 + v3639;
+      out[v3648] = v3645;
+    }
+    const uint v3649 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3650 = v1130 + v3649;
+    const uint v3651 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3652 = v1129 + v3651;
+    const bool v3653 = v3650 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3654 = v3652 < v15;
+    const bool v3655 = v3653 && v3654;
+    if (v3655) {
+      const float v3656 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3658 = bfloat(v3656);
+      const uint v3659 = v3650 * v4;
+      const uint v3660 = v3659 + v68;
+      const uint v3661 = v3660 + v3652;
+      out[v3661] = v3658;
+    }
+    const uint v3662 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3663 = v1130 + v3662;
+    const uint v3664 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3665 = v1129 + v3664;
+    const bool v3666 = v3663 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3667 = v3665 < v15;
+    const bool v3668 = v3666 && v3667;
+    if (v3668) {
+      const float v3669 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3671 = bfloat(v3669);
+      const uint v3672 = v3663 * v4;
+      const uint v3673 = v3672 + v68;
+      const uint v3674 = v3673 + v3665;
+      out[v3674] = v3671;
+    }
+    const uint v3675 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3676 = v1130 + v3675;
+    const uint v3677 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3678 = v1129 + v3677;
+    const bool v3679 = v3676 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3680 = v3678 < v15;
+    const bool v3681 = v3679 && v3680;
+    if (v3681) {
+      const float v3682 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3684 = bfloat(v3682);
+      const uint v3685 = v3676 * v4;
+      const uint v3686 = v3685 + v68;
+      const uint v3687 = v3686 + v3678;
+      out[v3687] = v3684;
+    }
+    const uint v3688 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3689 = v1130 + v3688;
+    const uint v3690 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3691 = v1129 + v3690;
+    const bool v3692 = v3689 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3693 = v3691 < v15;
+    const bool v3694 = v3692 && v3693;
+    if (v3694) {
+      const float v3695 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3697 = bfloat(v3695);
+      const uint v3698 = v3689 * v4;
+      const uint v3699 = v3698 + v68;
+      const uint v3700 = v3699 + v3691;
+      out[v3700] = v3697;
+    }
+    const uint v3701 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3702 = v1130 + v3701;
+    const uint v3703 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3704 = v1129 + v3703;
+    const bool v3705 = v3702 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3706 = v3704 < v15;
+    const bool v3707 = v3705 && v3706;
+    if (v3707) {
+      const float v3708 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3710 = bfloat(v3708);
+      const uint v3711 = v3702 * v4;
+      const uint v3712 = v3711 + v68;
+      const uint v3713 = v3712 + v3704;
+      out[v3713] = v3710;
+    }
+    const uint v3714 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3715 = v1130 + v3714;
+    const uint v3716 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3717 = v1129 + v3716;
+    const bool v3718 = v3715 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3719 = v3717 < v15;
+    const bool v3720 = v3718 && v3719;
+    if (v3720) {
+      const float v3721 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3723 = bfloat(v3721);
+      const uint v3724 = v3715 * v4;
+      const uint v3725 = v3724 + v68;
+      const uint v3726 = v3725 + v3717;
+      out[v3726] = v3723;
+    }
+    const uint v3727 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3728 = v1130 + v3727;
+    const uint v3729 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3730 = v1129 + v3729;
+    const bool v3731 = v3728 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3732 = v3730 < v15;
+    const bool v3733 = v3731 && v3732;
+    if (v3733) {
+      const float v3734 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3736 = bfloat(v3734);
+      const uint v3737 = v3728 * v4;
+      const uint v3738 = v3737 + v68;
+      const uint v3739 = v3738 + v3730;
+      out[v3739] = v3736;
+    }
+    const uint v3740 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3741 = v1130 + v3740;
+    const uint v3742 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3743 = v1129 + v3742;
+    const bool v3744 = v3741 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3745 = v3743 < v15;
+    const bool v3746 = v3744 && v3745;
+    if (v3746) {
+      const float v3747 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3749 = bfloat(v3747);
+      const uint v3750 = v3741 * v4;
+      const uint v3751 = v3750 + v68;
+      const uint v3752 = v3751 + v3743;
+      out[v3752] = v3749;
+    }
+    const uint v3753 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3754 = v1130 + v3753;
+    const uint v3755 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3756 = v1129 + v3755;
+    const bool v3757 = v3754 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3758 = v3756 < v15;
+    const bool v3759 = v3757 && v3758;
+    if (v3759) {
+      const float v3760 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3762 = bfloat(v3760);
+      const uint v3763 = v3754 * v4;
+      const uint v3764 = v3763 + v68;
+      const uint v3765 = v3764 + v3756;
+      out[v3765] = v3762;
+    }
+    const uint v3766 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3767 = v1130 + v3766;
+    const uint v3768 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3769 = v1129 + v3768;
+    const bool v3770 = v3767 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3771 = v3769 < v15;
+    const bool v3772 = v3770 && v3771;
+    if (v3772) {
+      const float v3773 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3775 = bfloat(v3773);
+      const uint v3776 = v3767 * v4;
+      const uint v3777 = v3776 + v68;
+      const uint v3778 = v3777 + v3769;
+      out[v3778] = v3775;
+    }
+    const uint v3779 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3780 = v1130 + v3779;
+    const uint v3781 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3782 = v1129 + v3781;
+    const bool v3783 = v3780 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3784 = v3782 < v15;
+    const bool v3785 = v3783 && v3784;
+    if (v3785) {
+      const float v3786 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3788 = bfloat(v3786);
+      const uint v3789 = v3780 * v4;
+      const uint v3790 = v3789 + v68;
+      const uint v3791 = v3790 + v3782;
+      out[v3791] = v3788;
+    }
+    const uint v3792 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3793 = v1130 + v3792;
+    const uint v3794 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3795 = v1129 + v3794;
+    const bool v3796 = v3793 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3797 = v3795 < v15;
+    const bool v3798 = v3796 && v3797;
+    if (v3798) {
+      const float v3799 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3801 = bfloat(v3799);
+      const uint v3802 = v3793 * v4;
+      const uint v3803 = v3802 + v68;
+      const uint v3804 = v3803 + v3795;
+      out[v3804] = v3801;
+    }
+    const uint v3805 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3806 = v1130 + v3805;
+    const uint v3807 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3808 = v1129 + v3807;
+    const bool v3809 = v3806 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3810 = v3808 < v15;
+    const bool v3811 = v3809 && v3810;
+    if (v3811) {
+      const float v3812 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3814 = bfloat(v3812);
+      const uint v3815 = v3806 * v4;
+      const uint v3816 = v3815 + v68;
+      const uint v3817 = v3816 + v3808;
+      out[v3817] = v3814;
+    }
+    const uint v3818 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3819 = v1130 + v3818;
+    const uint v3820 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3821 = v1129 + v3820;
+    const bool v3822 = v3819 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3823 = v3821 < v15;
+    const bool v3824 = v3822 && v3823;
+    if (v3824) {
+      const float v3825 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3827 = bfloat(v3825);
+      const uint v3828 = v3819 * v4;
+      const uint v3829 = v3828 + v68;
+      const uint v3830 = v3829 + v3821;
+      out[v3830] = v3827;
     }
   }
 }

@@ -116,10 +116,10 @@ kernel void iron_conv2d_fused_bias_bf16(
   const uint v11 = dil_h;
   const uint v12 = dil_w;
   const uint v13 = group_count;
-  const uint v14 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:116
+  const uint v14 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:112
   const uint v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
   const uint v16 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const uint v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:119
+  const uint v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:115
   const uint v18 = v17 * v16;
   const uint v22 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const uint v23 = v12 * v22;
@@ -137,7 +137,7 @@ kernel void iron_conv2d_fused_bias_bf16(
   const uint v40 = v39 - 1u;
   const uint v41 = v40 / v7;
   const uint v42 = v41 + 1u;
-  const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:120
+  const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:116
   const uint v44 = v43 * v30;
   const uint v45 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
   const uint v46 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
@@ -156,11 +156,11 @@ kernel void iron_conv2d_fused_bias_bf16(
   const uint v63 = v62 << 7u;
   const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v67 = v66 << 7u;
-  const uint v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:140
+  const uint v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:136
   const uint v69 = v68 * v18;
   const uint v70 = v15 * v18;
-  const uint v71 = v14 * v16;  // kernels/convolution/conv_tiles.hpp:125
-  const bool v73 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:175
+  const uint v71 = v14 * v16;  // kernels/convolution/conv_tiles.hpp:121
+  const bool v73 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
   const bool v75 = v6 == 1u;
   const bool v76 = v73 && v75;
   const bool v78 = v7 == 1u;
@@ -169,125 +169,125 @@ kernel void iron_conv2d_fused_bias_bf16(
   const bool v82 = v79 && v81;
   const bool v84 = v9 == 0u;
   const bool v85 = v82 && v84;
-  const bool v87 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:176
-  const bool v88 = v85 && v87;  // kernels/convolution/im2col_a.hpp:175
-  const bool v90 = v13 == 1u;  // kernels/convolution/im2col_a.hpp:176
+  const bool v87 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:177
+  const bool v88 = v85 && v87;  // kernels/convolution/im2col_a.hpp:176
+  const bool v90 = v13 == 1u;  // kernels/convolution/im2col_a.hpp:177
   const bool v91 = v88 && v90;
-  const uint v116 = v42 * v30;  // kernels/convolution/im2col_a.hpp:180
-  const uint v118 = iron_tid.x;  // kernels/convolution/im2col_a.hpp:181
+  const uint v116 = v42 * v30;  // kernels/convolution/im2col_a.hpp:181
+  const uint v118 = iron_tid.x;  // kernels/convolution/im2col_a.hpp:182
   const uint v119 = v118 >> 3u;
   const uint v120 = v63 + v119;
-  const uint v123 = v120 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const uint v124 = v123 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v123 = v120 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v124 = v123 * v116;  // kernels/convolution/im2col_a.hpp:186
   const uint v125 = v120 - v124;
-  const uint v126 = v125 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v127 = v120 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v128 = v1 + v9;  // kernels/convolution/im2col_a.hpp:188
+  const uint v126 = v125 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v127 = v120 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v128 = v1 + v9;  // kernels/convolution/im2col_a.hpp:189
   const uint v129 = v126 * v7;
   const uint v130 = v127 ? v129 : v128;
-  const uint v132 = v126 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v132 = v126 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v133 = v125 - v132;
   const uint v134 = v133 * v8;
   const uint v135 = v127 ? v134 : 0u;
-  const uint v137 = v123 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v137 = v123 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v138 = v127 ? v137 : 0u;
-  const uint v140 = v120 + 16u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v141 = v140 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const uint v142 = v141 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v140 = v120 + 16u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v141 = v140 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v142 = v141 * v116;  // kernels/convolution/im2col_a.hpp:186
   const uint v143 = v140 - v142;
-  const uint v144 = v143 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v145 = v140 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v147 = v144 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v144 = v143 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v145 = v140 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v147 = v144 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v148 = v145 ? v147 : v128;
-  const uint v150 = v144 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v150 = v144 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v151 = v143 - v150;
   const uint v152 = v151 * v8;
   const uint v153 = v145 ? v152 : 0u;
-  const uint v155 = v141 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v155 = v141 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v156 = v145 ? v155 : 0u;
-  const uint v158 = v120 + 32u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v159 = v158 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const uint v160 = v159 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v158 = v120 + 32u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v159 = v158 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v160 = v159 * v116;  // kernels/convolution/im2col_a.hpp:186
   const uint v161 = v158 - v160;
-  const uint v162 = v161 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v163 = v158 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v165 = v162 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v162 = v161 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v163 = v158 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v165 = v162 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v166 = v163 ? v165 : v128;
-  const uint v168 = v162 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v168 = v162 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v169 = v161 - v168;
   const uint v170 = v169 * v8;
   const uint v171 = v163 ? v170 : 0u;
-  const uint v173 = v159 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v173 = v159 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v174 = v163 ? v173 : 0u;
-  const uint v176 = v120 + 48u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v177 = v176 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const uint v178 = v177 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v176 = v120 + 48u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v177 = v176 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v178 = v177 * v116;  // kernels/convolution/im2col_a.hpp:186
   const uint v179 = v176 - v178;
-  const uint v180 = v179 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v181 = v176 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v183 = v180 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v180 = v179 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v181 = v176 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v183 = v180 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v184 = v181 ? v183 : v128;
-  const uint v186 = v180 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v186 = v180 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v187 = v179 - v186;
   const uint v188 = v187 * v8;
   const uint v189 = v181 ? v188 : 0u;
-  const uint v191 = v177 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v191 = v177 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v192 = v181 ? v191 : 0u;
-  const uint v194 = v120 + 64u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v195 = v194 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const uint v196 = v195 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v194 = v120 + 64u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v195 = v194 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v196 = v195 * v116;  // kernels/convolution/im2col_a.hpp:186
   const uint v197 = v194 - v196;
-  const uint v198 = v197 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v199 = v194 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v201 = v198 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v198 = v197 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v199 = v194 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v201 = v198 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v202 = v199 ? v201 : v128;
-  const uint v204 = v198 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v204 = v198 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v205 = v197 - v204;
   const uint v206 = v205 * v8;
   const uint v207 = v199 ? v206 : 0u;
-  const uint v209 = v195 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v209 = v195 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v210 = v199 ? v209 : 0u;
-  const uint v212 = v120 + 80u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v213 = v212 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const uint v214 = v213 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v212 = v120 + 80u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v213 = v212 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v214 = v213 * v116;  // kernels/convolution/im2col_a.hpp:186
   const uint v215 = v212 - v214;
-  const uint v216 = v215 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v217 = v212 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v219 = v216 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v216 = v215 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v217 = v212 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v219 = v216 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v220 = v217 ? v219 : v128;
-  const uint v222 = v216 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v222 = v216 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v223 = v215 - v222;
   const uint v224 = v223 * v8;
   const uint v225 = v217 ? v224 : 0u;
-  const uint v227 = v213 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v227 = v213 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v228 = v217 ? v227 : 0u;
-  const uint v230 = v120 + 96u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v231 = v230 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const uint v232 = v231 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v230 = v120 + 96u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v231 = v230 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v232 = v231 * v116;  // kernels/convolution/im2col_a.hpp:186
   const uint v233 = v230 - v232;
-  const uint v234 = v233 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v235 = v230 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v237 = v234 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v234 = v233 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v235 = v230 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v237 = v234 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v238 = v235 ? v237 : v128;
-  const uint v240 = v234 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v240 = v234 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v241 = v233 - v240;
   const uint v242 = v241 * v8;
   const uint v243 = v235 ? v242 : 0u;
-  const uint v245 = v231 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v245 = v231 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v246 = v235 ? v245 : 0u;
-  const uint v248 = v120 + 112u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v249 = v248 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const uint v250 = v249 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v248 = v120 + 112u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v249 = v248 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v250 = v249 * v116;  // kernels/convolution/im2col_a.hpp:186
   const uint v251 = v248 - v250;
-  const uint v252 = v251 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v253 = v248 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v255 = v252 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v252 = v251 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v253 = v248 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v255 = v252 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v256 = v253 ? v255 : v128;
-  const uint v258 = v252 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v258 = v252 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v259 = v251 - v258;
   const uint v260 = v259 * v8;
   const uint v261 = v253 ? v260 : 0u;
-  const uint v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v264 = v253 ? v263 : 0u;
   const uint v265 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
   const uint v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
@@ -312,7412 +312,4597 @@ kernel void iron_conv2d_fused_bias_bf16(
   const bool v298 = v293 && v297;
   const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:260
   if (v299) {
-    const uint v7966 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v7967 = v7966 << 3u;
-    const uint v7968 = v67 + v119;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v7969 = v7968 < v15;
-    const uint v7974 = v7968 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v7975 = v69 + v7974;
-    const uint v7980 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v7985 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v7987 = v7985 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v7990 = v7985 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v7991 = v7990 << 3u;
-    const uint v7992 = v67 + v7987;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v7993 = v7992 < v15;
-    const uint v7998 = v7992 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v7999 = v69 + v7998;
-    const uint v8004 = v7987 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8009 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8011 = v8009 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8014 = v8009 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8015 = v8014 << 3u;
-    const uint v8016 = v67 + v8011;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8017 = v8016 < v15;
-    const uint v8022 = v8016 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8023 = v69 + v8022;
-    const uint v8028 = v8011 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8033 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8035 = v8033 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8038 = v8033 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8039 = v8038 << 3u;
-    const uint v8040 = v67 + v8035;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8041 = v8040 < v15;
-    const uint v8046 = v8040 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8047 = v69 + v8046;
-    const uint v8052 = v8035 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8057 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8059 = v8057 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8062 = v8057 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8063 = v8062 << 3u;
-    const uint v8064 = v67 + v8059;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8065 = v8064 < v15;
-    const uint v8070 = v8064 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8071 = v69 + v8070;
-    const uint v8076 = v8059 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8081 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8083 = v8081 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8086 = v8081 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8087 = v8086 << 3u;
-    const uint v8088 = v67 + v8083;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8089 = v8088 < v15;
-    const uint v8094 = v8088 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8095 = v69 + v8094;
-    const uint v8100 = v8083 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8105 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8107 = v8105 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8110 = v8105 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8111 = v8110 << 3u;
-    const uint v8112 = v67 + v8107;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8113 = v8112 < v15;
-    const uint v8118 = v8112 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8119 = v69 + v8118;
-    const uint v8124 = v8107 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8129 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8131 = v8129 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8134 = v8129 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8135 = v8134 << 3u;
-    const uint v8136 = v67 + v8131;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8137 = v8136 < v15;
-    const uint v8142 = v8136 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8143 = v69 + v8142;
-    const uint v8148 = v8131 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8158 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v8164 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const bool v6654 = !v91;  // kernels/convolution/im2col_a.hpp:90
+    const uint v7075 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v7076 = v7075 << 3u;
+    const uint v7077 = v67 + v119;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v7078 = v7077 < v15;
+    const uint v7083 = v7077 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v7084 = v69 + v7083;
+    const uint v7089 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v7094 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v7096 = v7094 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v7099 = v7094 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v7100 = v7099 << 3u;
+    const uint v7101 = v67 + v7096;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v7102 = v7101 < v15;
+    const uint v7107 = v7101 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v7108 = v69 + v7107;
+    const uint v7113 = v7096 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v7118 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v7120 = v7118 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v7123 = v7118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v7124 = v7123 << 3u;
+    const uint v7125 = v67 + v7120;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v7126 = v7125 < v15;
+    const uint v7131 = v7125 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v7132 = v69 + v7131;
+    const uint v7137 = v7120 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v7142 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v7144 = v7142 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v7147 = v7142 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v7148 = v7147 << 3u;
+    const uint v7149 = v67 + v7144;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v7150 = v7149 < v15;
+    const uint v7155 = v7149 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v7156 = v69 + v7155;
+    const uint v7161 = v7144 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v7166 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v7168 = v7166 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v7171 = v7166 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v7172 = v7171 << 3u;
+    const uint v7173 = v67 + v7168;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v7174 = v7173 < v15;
+    const uint v7179 = v7173 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v7180 = v69 + v7179;
+    const uint v7185 = v7168 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v7190 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v7192 = v7190 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v7195 = v7190 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v7196 = v7195 << 3u;
+    const uint v7197 = v67 + v7192;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v7198 = v7197 < v15;
+    const uint v7203 = v7197 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v7204 = v69 + v7203;
+    const uint v7209 = v7192 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v7214 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v7216 = v7214 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v7219 = v7214 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v7220 = v7219 << 3u;
+    const uint v7221 = v67 + v7216;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v7222 = v7221 < v15;
+    const uint v7227 = v7221 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v7228 = v69 + v7227;
+    const uint v7233 = v7216 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v7238 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v7240 = v7238 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v7243 = v7238 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v7244 = v7243 << 3u;
+    const uint v7245 = v67 + v7240;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v7246 = v7245 < v15;
+    const uint v7251 = v7245 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v7252 = v69 + v7251;
+    const uint v7257 = v7240 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v7267 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v7273 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v7539 = 0u; v7539 < v18; v7539 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const uint v7541 = v7539 >> 6u;
-      const uint v7543 = v7541 % 1u;
+    for (uint v6647 = 0u; v6647 < v18; v6647 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
+      const uint v6649 = v6647 >> 6u;
+      const uint v6651 = v6649 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7545 = v7543 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-      if (v91) {  // kernels/convolution/im2col_a.hpp:89
-        const uint v7558 = v7539 + v7967;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7559 = v7558 < v18;
-        const bool v7560 = v127 && v7559;
-        const uint v7562 = v120 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7564 = v7562 + v7539;
-        const uint v7565 = v7564 + v7967;
-        const uint v7566 = v7560 ? v7565 : 0u;
-        const uint v7569 = v7545 + v7980;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7570 = v7569 + v7967;
+      const uint v6653 = v6651 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+      if (v6654) {  // kernels/convolution/im2col_a.hpp:90
+        const uint v6660 = v6647 + v7076;  // kernels/convolution/im2col_a.hpp:110
+        const uint v6662 = v6660 / v16;  // kernels/convolution/im2col_a.hpp:112
+        const uint v6664 = v6662 * v16;  // kernels/convolution/im2col_a.hpp:113
+        const uint v6665 = v6660 - v6664;
+        const uint v6666 = v6662 / v6;  // kernels/convolution/im2col_a.hpp:114
+        const uint v6667 = v6666 * v11;  // kernels/convolution/im2col_a.hpp:115
+        const uint v6668 = v6666 * v6;  // kernels/convolution/im2col_a.hpp:116
+        const uint v6669 = v6662 - v6668;
+        const uint v6670 = v6669 * v12;
+        const uint v6671 = v71 + v6665;  // kernels/convolution/im2col_a.hpp:117
+        const bool v6672 = v6660 < v18;  // kernels/convolution/im2col_a.hpp:118
+        const uint v6674 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+        const uint v6680 = v7089 + v7076;  // kernels/convolution/im2col_a.hpp:121
+        const uint v6681 = v130 + v6667;  // kernels/convolution/im2col_a.hpp:124
+        const uint v6682 = v135 + v6670;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6683 = v6681 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v6684 = v6672 && v6683;
+        const bool v6685 = v6681 < v128;
+        const bool v6686 = v6684 && v6685;
+        const bool v6687 = v6682 >= v10;
+        const bool v6688 = v6686 && v6687;
+        const bool v6689 = v6682 < v6674;
+        const bool v6690 = v6688 && v6689;
+        const uint v6691 = max(v6681, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6692 = v6691 - v9;
+        const uint v6693 = max(v6682, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v6694 = v6693 - v10;
+        const uint v6695 = v138 + v6692;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6696 = v6695 * v2;
+        const uint v6697 = v6696 + v6694;
+        const uint v6698 = v6697 * v3;
+        const uint v6699 = v6698 + v6671;
+        const uint v6701 = v6690 ? v6699 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v6703 = v6653 + v6680;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7570 + e] = v7560 ? x[v7566 + e] : bfloat(0);
+          shm0[v6703 + e] = v6690 ? x[v6701 + e] : bfloat(0);
         }
-        const uint v7580 = v63 + v7987;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7581 = v7580 < v44;
-        const uint v7582 = v7539 + v7991;
-        const bool v7583 = v7582 < v18;
-        const bool v7584 = v7581 && v7583;
-        const uint v7586 = v7580 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7588 = v7586 + v7539;
-        const uint v7589 = v7588 + v7991;
-        const uint v7590 = v7584 ? v7589 : 0u;
-        const uint v7593 = v7545 + v8004;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7594 = v7593 + v7991;
+        const uint v6705 = v148 + v6667;  // kernels/convolution/im2col_a.hpp:124
+        const uint v6706 = v153 + v6670;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6707 = v6705 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v6708 = v6672 && v6707;
+        const bool v6709 = v6705 < v128;
+        const bool v6710 = v6708 && v6709;
+        const bool v6711 = v6706 >= v10;
+        const bool v6712 = v6710 && v6711;
+        const bool v6713 = v6706 < v6674;
+        const bool v6714 = v6712 && v6713;
+        const uint v6715 = max(v6705, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6716 = v6715 - v9;
+        const uint v6717 = max(v6706, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v6718 = v6717 - v10;
+        const uint v6719 = v156 + v6716;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6720 = v6719 * v2;
+        const uint v6721 = v6720 + v6718;
+        const uint v6722 = v6721 * v3;
+        const uint v6723 = v6722 + v6671;
+        const uint v6725 = v6714 ? v6723 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v6728 = v6703 + 1024u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7594 + e] = v7584 ? x[v7590 + e] : bfloat(0);
+          shm0[v6728 + e] = v6714 ? x[v6725 + e] : bfloat(0);
         }
-        const uint v7604 = v63 + v8011;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7605 = v7604 < v44;
-        const uint v7606 = v7539 + v8015;
-        const bool v7607 = v7606 < v18;
-        const bool v7608 = v7605 && v7607;
-        const uint v7610 = v7604 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7612 = v7610 + v7539;
-        const uint v7613 = v7612 + v8015;
-        const uint v7614 = v7608 ? v7613 : 0u;
-        const uint v7617 = v7545 + v8028;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7618 = v7617 + v8015;
+        const uint v6729 = v166 + v6667;  // kernels/convolution/im2col_a.hpp:124
+        const uint v6730 = v171 + v6670;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6731 = v6729 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v6732 = v6672 && v6731;
+        const bool v6733 = v6729 < v128;
+        const bool v6734 = v6732 && v6733;
+        const bool v6735 = v6730 >= v10;
+        const bool v6736 = v6734 && v6735;
+        const bool v6737 = v6730 < v6674;
+        const bool v6738 = v6736 && v6737;
+        const uint v6739 = max(v6729, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6740 = v6739 - v9;
+        const uint v6741 = max(v6730, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v6742 = v6741 - v10;
+        const uint v6743 = v174 + v6740;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6744 = v6743 * v2;
+        const uint v6745 = v6744 + v6742;
+        const uint v6746 = v6745 * v3;
+        const uint v6747 = v6746 + v6671;
+        const uint v6749 = v6738 ? v6747 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v6752 = v6703 + 2048u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7618 + e] = v7608 ? x[v7614 + e] : bfloat(0);
+          shm0[v6752 + e] = v6738 ? x[v6749 + e] : bfloat(0);
         }
-        const uint v7628 = v63 + v8035;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7629 = v7628 < v44;
-        const uint v7630 = v7539 + v8039;
-        const bool v7631 = v7630 < v18;
-        const bool v7632 = v7629 && v7631;
-        const uint v7634 = v7628 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7636 = v7634 + v7539;
-        const uint v7637 = v7636 + v8039;
-        const uint v7638 = v7632 ? v7637 : 0u;
-        const uint v7641 = v7545 + v8052;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7642 = v7641 + v8039;
+        const uint v6753 = v184 + v6667;  // kernels/convolution/im2col_a.hpp:124
+        const uint v6754 = v189 + v6670;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6755 = v6753 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v6756 = v6672 && v6755;
+        const bool v6757 = v6753 < v128;
+        const bool v6758 = v6756 && v6757;
+        const bool v6759 = v6754 >= v10;
+        const bool v6760 = v6758 && v6759;
+        const bool v6761 = v6754 < v6674;
+        const bool v6762 = v6760 && v6761;
+        const uint v6763 = max(v6753, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6764 = v6763 - v9;
+        const uint v6765 = max(v6754, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v6766 = v6765 - v10;
+        const uint v6767 = v192 + v6764;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6768 = v6767 * v2;
+        const uint v6769 = v6768 + v6766;
+        const uint v6770 = v6769 * v3;
+        const uint v6771 = v6770 + v6671;
+        const uint v6773 = v6762 ? v6771 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v6776 = v6703 + 3072u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7642 + e] = v7632 ? x[v7638 + e] : bfloat(0);
+          shm0[v6776 + e] = v6762 ? x[v6773 + e] : bfloat(0);
         }
-        const uint v7652 = v63 + v8059;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7653 = v7652 < v44;
-        const uint v7654 = v7539 + v8063;
-        const bool v7655 = v7654 < v18;
-        const bool v7656 = v7653 && v7655;
-        const uint v7658 = v7652 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7660 = v7658 + v7539;
-        const uint v7661 = v7660 + v8063;
-        const uint v7662 = v7656 ? v7661 : 0u;
-        const uint v7665 = v7545 + v8076;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7666 = v7665 + v8063;
+        const uint v6777 = v202 + v6667;  // kernels/convolution/im2col_a.hpp:124
+        const uint v6778 = v207 + v6670;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6779 = v6777 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v6780 = v6672 && v6779;
+        const bool v6781 = v6777 < v128;
+        const bool v6782 = v6780 && v6781;
+        const bool v6783 = v6778 >= v10;
+        const bool v6784 = v6782 && v6783;
+        const bool v6785 = v6778 < v6674;
+        const bool v6786 = v6784 && v6785;
+        const uint v6787 = max(v6777, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6788 = v6787 - v9;
+        const uint v6789 = max(v6778, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v6790 = v6789 - v10;
+        const uint v6791 = v210 + v6788;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6792 = v6791 * v2;
+        const uint v6793 = v6792 + v6790;
+        const uint v6794 = v6793 * v3;
+        const uint v6795 = v6794 + v6671;
+        const uint v6797 = v6786 ? v6795 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v6800 = v6703 + 4096u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7666 + e] = v7656 ? x[v7662 + e] : bfloat(0);
+          shm0[v6800 + e] = v6786 ? x[v6797 + e] : bfloat(0);
         }
-        const uint v7676 = v63 + v8083;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7677 = v7676 < v44;
-        const uint v7678 = v7539 + v8087;
-        const bool v7679 = v7678 < v18;
-        const bool v7680 = v7677 && v7679;
-        const uint v7682 = v7676 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7684 = v7682 + v7539;
-        const uint v7685 = v7684 + v8087;
-        const uint v7686 = v7680 ? v7685 : 0u;
-        const uint v7689 = v7545 + v8100;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7690 = v7689 + v8087;
+        const uint v6801 = v220 + v6667;  // kernels/convolution/im2col_a.hpp:124
+        const uint v6802 = v225 + v6670;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6803 = v6801 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v6804 = v6672 && v6803;
+        const bool v6805 = v6801 < v128;
+        const bool v6806 = v6804 && v6805;
+        const bool v6807 = v6802 >= v10;
+        const bool v6808 = v6806 && v6807;
+        const bool v6809 = v6802 < v6674;
+        const bool v6810 = v6808 && v6809;
+        const uint v6811 = max(v6801, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6812 = v6811 - v9;
+        const uint v6813 = max(v6802, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v6814 = v6813 - v10;
+        const uint v6815 = v228 + v6812;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6816 = v6815 * v2;
+        const uint v6817 = v6816 + v6814;
+        const uint v6818 = v6817 * v3;
+        const uint v6819 = v6818 + v6671;
+        const uint v6821 = v6810 ? v6819 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v6824 = v6703 + 5120u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7690 + e] = v7680 ? x[v7686 + e] : bfloat(0);
+          shm0[v6824 + e] = v6810 ? x[v6821 + e] : bfloat(0);
         }
-        const uint v7700 = v63 + v8107;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7701 = v7700 < v44;
-        const uint v7702 = v7539 + v8111;
-        const bool v7703 = v7702 < v18;
-        const bool v7704 = v7701 && v7703;
-        const uint v7706 = v7700 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7708 = v7706 + v7539;
-        const uint v7709 = v7708 + v8111;
-        const uint v7710 = v7704 ? v7709 : 0u;
-        const uint v7713 = v7545 + v8124;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7714 = v7713 + v8111;
+        const uint v6825 = v238 + v6667;  // kernels/convolution/im2col_a.hpp:124
+        const uint v6826 = v243 + v6670;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6827 = v6825 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v6828 = v6672 && v6827;
+        const bool v6829 = v6825 < v128;
+        const bool v6830 = v6828 && v6829;
+        const bool v6831 = v6826 >= v10;
+        const bool v6832 = v6830 && v6831;
+        const bool v6833 = v6826 < v6674;
+        const bool v6834 = v6832 && v6833;
+        const uint v6835 = max(v6825, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6836 = v6835 - v9;
+        const uint v6837 = max(v6826, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v6838 = v6837 - v10;
+        const uint v6839 = v246 + v6836;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6840 = v6839 * v2;
+        const uint v6841 = v6840 + v6838;
+        const uint v6842 = v6841 * v3;
+        const uint v6843 = v6842 + v6671;
+        const uint v6845 = v6834 ? v6843 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v6848 = v6703 + 6144u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7714 + e] = v7704 ? x[v7710 + e] : bfloat(0);
+          shm0[v6848 + e] = v6834 ? x[v6845 + e] : bfloat(0);
         }
-        const uint v7724 = v63 + v8131;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7725 = v7724 < v44;
-        const uint v7726 = v7539 + v8135;
-        const bool v7727 = v7726 < v18;
-        const bool v7728 = v7725 && v7727;
-        const uint v7730 = v7724 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7732 = v7730 + v7539;
-        const uint v7733 = v7732 + v8135;
-        const uint v7734 = v7728 ? v7733 : 0u;
-        const uint v7737 = v7545 + v8148;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7738 = v7737 + v8135;
+        const uint v6849 = v256 + v6667;  // kernels/convolution/im2col_a.hpp:124
+        const uint v6850 = v261 + v6670;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6851 = v6849 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v6852 = v6672 && v6851;
+        const bool v6853 = v6849 < v128;
+        const bool v6854 = v6852 && v6853;
+        const bool v6855 = v6850 >= v10;
+        const bool v6856 = v6854 && v6855;
+        const bool v6857 = v6850 < v6674;
+        const bool v6858 = v6856 && v6857;
+        const uint v6859 = max(v6849, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6860 = v6859 - v9;
+        const uint v6861 = max(v6850, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v6862 = v6861 - v10;
+        const uint v6863 = v264 + v6860;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6864 = v6863 * v2;
+        const uint v6865 = v6864 + v6862;
+        const uint v6866 = v6865 * v3;
+        const uint v6867 = v6866 + v6671;
+        const uint v6869 = v6858 ? v6867 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v6872 = v6703 + 7168u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7738 + e] = v7728 ? x[v7734 + e] : bfloat(0);
+          shm0[v6872 + e] = v6858 ? x[v6869 + e] : bfloat(0);
         }
       } else {
-        const uint v7744 = v7539 + v7967;  // kernels/convolution/im2col_a.hpp:109
-        const uint v7746 = v7744 / v16;  // kernels/convolution/im2col_a.hpp:111
-        const uint v7748 = v7746 * v16;  // kernels/convolution/im2col_a.hpp:112
-        const uint v7749 = v7744 - v7748;
-        const uint v7750 = v7746 / v6;  // kernels/convolution/im2col_a.hpp:113
-        const uint v7751 = v7750 * v11;  // kernels/convolution/im2col_a.hpp:114
-        const uint v7752 = v7750 * v6;  // kernels/convolution/im2col_a.hpp:115
-        const uint v7753 = v7746 - v7752;
-        const uint v7754 = v7753 * v12;
-        const uint v7755 = v71 + v7749;  // kernels/convolution/im2col_a.hpp:116
-        const bool v7756 = v7744 < v18;  // kernels/convolution/im2col_a.hpp:117
-        const uint v7758 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-        const uint v7764 = v7980 + v7967;  // kernels/convolution/im2col_a.hpp:120
-        const uint v7765 = v130 + v7751;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7766 = v135 + v7754;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7767 = v7765 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7768 = v7756 && v7767;
-        const bool v7769 = v7765 < v128;
-        const bool v7770 = v7768 && v7769;
-        const bool v7771 = v7766 >= v10;
-        const bool v7772 = v7770 && v7771;
-        const bool v7773 = v7766 < v7758;
-        const bool v7774 = v7772 && v7773;
-        const uint v7775 = max(v7765, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7776 = v7775 - v9;
-        const uint v7777 = max(v7766, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7778 = v7777 - v10;
-        const uint v7779 = v138 + v7776;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7780 = v7779 * v2;
-        const uint v7781 = v7780 + v7778;
-        const uint v7782 = v7781 * v3;
-        const uint v7783 = v7782 + v7755;
-        const uint v7785 = v7774 ? v7783 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7787 = v7545 + v7764;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6885 = v6647 + v7076;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6886 = v6885 < v18;
+        const bool v6887 = v127 && v6886;
+        const uint v6889 = v120 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6891 = v6889 + v6647;
+        const uint v6892 = v6891 + v7076;
+        const uint v6893 = v6887 ? v6892 : 0u;
+        const uint v6896 = v6653 + v7089;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6897 = v6896 + v7076;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7787 + e] = v7774 ? x[v7785 + e] : bfloat(0);
+          shm0[v6897 + e] = v6887 ? x[v6893 + e] : bfloat(0);
         }
-        const uint v7789 = v148 + v7751;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7790 = v153 + v7754;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7791 = v7789 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7792 = v7756 && v7791;
-        const bool v7793 = v7789 < v128;
-        const bool v7794 = v7792 && v7793;
-        const bool v7795 = v7790 >= v10;
-        const bool v7796 = v7794 && v7795;
-        const bool v7797 = v7790 < v7758;
-        const bool v7798 = v7796 && v7797;
-        const uint v7799 = max(v7789, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7800 = v7799 - v9;
-        const uint v7801 = max(v7790, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7802 = v7801 - v10;
-        const uint v7803 = v156 + v7800;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7804 = v7803 * v2;
-        const uint v7805 = v7804 + v7802;
-        const uint v7806 = v7805 * v3;
-        const uint v7807 = v7806 + v7755;
-        const uint v7809 = v7798 ? v7807 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7812 = v7787 + 1024u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6907 = v63 + v7096;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6908 = v6907 < v44;
+        const uint v6909 = v6647 + v7100;
+        const bool v6910 = v6909 < v18;
+        const bool v6911 = v6908 && v6910;
+        const uint v6913 = v6907 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6915 = v6913 + v6647;
+        const uint v6916 = v6915 + v7100;
+        const uint v6917 = v6911 ? v6916 : 0u;
+        const uint v6920 = v6653 + v7113;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6921 = v6920 + v7100;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7812 + e] = v7798 ? x[v7809 + e] : bfloat(0);
+          shm0[v6921 + e] = v6911 ? x[v6917 + e] : bfloat(0);
         }
-        const uint v7813 = v166 + v7751;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7814 = v171 + v7754;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7815 = v7813 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7816 = v7756 && v7815;
-        const bool v7817 = v7813 < v128;
-        const bool v7818 = v7816 && v7817;
-        const bool v7819 = v7814 >= v10;
-        const bool v7820 = v7818 && v7819;
-        const bool v7821 = v7814 < v7758;
-        const bool v7822 = v7820 && v7821;
-        const uint v7823 = max(v7813, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7824 = v7823 - v9;
-        const uint v7825 = max(v7814, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7826 = v7825 - v10;
-        const uint v7827 = v174 + v7824;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7828 = v7827 * v2;
-        const uint v7829 = v7828 + v7826;
-        const uint v7830 = v7829 * v3;
-        const uint v7831 = v7830 + v7755;
-        const uint v7833 = v7822 ? v7831 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7836 = v7787 + 2048u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6931 = v63 + v7120;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6932 = v6931 < v44;
+        const uint v6933 = v6647 + v7124;
+        const bool v6934 = v6933 < v18;
+        const bool v6935 = v6932 && v6934;
+        const uint v6937 = v6931 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6939 = v6937 + v6647;
+        const uint v6940 = v6939 + v7124;
+        const uint v6941 = v6935 ? v6940 : 0u;
+        const uint v6944 = v6653 + v7137;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6945 = v6944 + v7124;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7836 + e] = v7822 ? x[v7833 + e] : bfloat(0);
+          shm0[v6945 + e] = v6935 ? x[v6941 + e] : bfloat(0);
         }
-        const uint v7837 = v184 + v7751;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7838 = v189 + v7754;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7839 = v7837 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7840 = v7756 && v7839;
-        const bool v7841 = v7837 < v128;
-        const bool v7842 = v7840 && v7841;
-        const bool v7843 = v7838 >= v10;
-        const bool v7844 = v7842 && v7843;
-        const bool v7845 = v7838 < v7758;
-        const bool v7846 = v7844 && v7845;
-        const uint v7847 = max(v7837, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7848 = v7847 - v9;
-        const uint v7849 = max(v7838, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7850 = v7849 - v10;
-        const uint v7851 = v192 + v7848;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7852 = v7851 * v2;
-        const uint v7853 = v7852 + v7850;
-        const uint v7854 = v7853 * v3;
-        const uint v7855 = v7854 + v7755;
-        const uint v7857 = v7846 ? v7855 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7860 = v7787 + 3072u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6955 = v63 + v7144;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6956 = v6955 < v44;
+        const uint v6957 = v6647 + v7148;
+        const bool v6958 = v6957 < v18;
+        const bool v6959 = v6956 && v6958;
+        const uint v6961 = v6955 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6963 = v6961 + v6647;
+        const uint v6964 = v6963 + v7148;
+        const uint v6965 = v6959 ? v6964 : 0u;
+        const uint v6968 = v6653 + v7161;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6969 = v6968 + v7148;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7860 + e] = v7846 ? x[v7857 + e] : bfloat(0);
+          shm0[v6969 + e] = v6959 ? x[v6965 + e] : bfloat(0);
         }
-        const uint v7861 = v202 + v7751;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7862 = v207 + v7754;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7863 = v7861 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7864 = v7756 && v7863;
-        const bool v7865 = v7861 < v128;
-        const bool v7866 = v7864 && v7865;
-        const bool v7867 = v7862 >= v10;
-        const bool v7868 = v7866 && v7867;
-        const bool v7869 = v7862 < v7758;
-        const bool v7870 = v7868 && v7869;
-        const uint v7871 = max(v7861, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7872 = v7871 - v9;
-        const uint v7873 = max(v7862, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7874 = v7873 - v10;
-        const uint v7875 = v210 + v7872;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7876 = v7875 * v2;
-        const uint v7877 = v7876 + v7874;
-        const uint v7878 = v7877 * v3;
-        const uint v7879 = v7878 + v7755;
-        const uint v7881 = v7870 ? v7879 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7884 = v7787 + 4096u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6979 = v63 + v7168;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6980 = v6979 < v44;
+        const uint v6981 = v6647 + v7172;
+        const bool v6982 = v6981 < v18;
+        const bool v6983 = v6980 && v6982;
+        const uint v6985 = v6979 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6987 = v6985 + v6647;
+        const uint v6988 = v6987 + v7172;
+        const uint v6989 = v6983 ? v6988 : 0u;
+        const uint v6992 = v6653 + v7185;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6993 = v6992 + v7172;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7884 + e] = v7870 ? x[v7881 + e] : bfloat(0);
+          shm0[v6993 + e] = v6983 ? x[v6989 + e] : bfloat(0);
         }
-        const uint v7885 = v220 + v7751;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7886 = v225 + v7754;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7887 = v7885 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7888 = v7756 && v7887;
-        const bool v7889 = v7885 < v128;
-        const bool v7890 = v7888 && v7889;
-        const bool v7891 = v7886 >= v10;
-        const bool v7892 = v7890 && v7891;
-        const bool v7893 = v7886 < v7758;
-        const bool v7894 = v7892 && v7893;
-        const uint v7895 = max(v7885, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7896 = v7895 - v9;
-        const uint v7897 = max(v7886, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7898 = v7897 - v10;
-        const uint v7899 = v228 + v7896;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7900 = v7899 * v2;
-        const uint v7901 = v7900 + v7898;
-        const uint v7902 = v7901 * v3;
-        const uint v7903 = v7902 + v7755;
-        const uint v7905 = v7894 ? v7903 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7908 = v7787 + 5120u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7003 = v63 + v7192;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7004 = v7003 < v44;
+        const uint v7005 = v6647 + v7196;
+        const bool v7006 = v7005 < v18;
+        const bool v7007 = v7004 && v7006;
+        const uint v7009 = v7003 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7011 = v7009 + v6647;
+        const uint v7012 = v7011 + v7196;
+        const uint v7013 = v7007 ? v7012 : 0u;
+        const uint v7016 = v6653 + v7209;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7017 = v7016 + v7196;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7908 + e] = v7894 ? x[v7905 + e] : bfloat(0);
+          shm0[v7017 + e] = v7007 ? x[v7013 + e] : bfloat(0);
         }
-        const uint v7909 = v238 + v7751;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7910 = v243 + v7754;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7911 = v7909 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7912 = v7756 && v7911;
-        const bool v7913 = v7909 < v128;
-        const bool v7914 = v7912 && v7913;
-        const bool v7915 = v7910 >= v10;
-        const bool v7916 = v7914 && v7915;
-        const bool v7917 = v7910 < v7758;
-        const bool v7918 = v7916 && v7917;
-        const uint v7919 = max(v7909, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7920 = v7919 - v9;
-        const uint v7921 = max(v7910, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7922 = v7921 - v10;
-        const uint v7923 = v246 + v7920;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7924 = v7923 * v2;
-        const uint v7925 = v7924 + v7922;
-        const uint v7926 = v7925 * v3;
-        const uint v7927 = v7926 + v7755;
-        const uint v7929 = v7918 ? v7927 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7932 = v7787 + 6144u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7027 = v63 + v7216;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7028 = v7027 < v44;
+        const uint v7029 = v6647 + v7220;
+        const bool v7030 = v7029 < v18;
+        const bool v7031 = v7028 && v7030;
+        const uint v7033 = v7027 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7035 = v7033 + v6647;
+        const uint v7036 = v7035 + v7220;
+        const uint v7037 = v7031 ? v7036 : 0u;
+        const uint v7040 = v6653 + v7233;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7041 = v7040 + v7220;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7932 + e] = v7918 ? x[v7929 + e] : bfloat(0);
+          shm0[v7041 + e] = v7031 ? x[v7037 + e] : bfloat(0);
         }
-        const uint v7933 = v256 + v7751;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7934 = v261 + v7754;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7935 = v7933 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7936 = v7756 && v7935;
-        const bool v7937 = v7933 < v128;
-        const bool v7938 = v7936 && v7937;
-        const bool v7939 = v7934 >= v10;
-        const bool v7940 = v7938 && v7939;
-        const bool v7941 = v7934 < v7758;
-        const bool v7942 = v7940 && v7941;
-        const uint v7943 = max(v7933, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7944 = v7943 - v9;
-        const uint v7945 = max(v7934, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7946 = v7945 - v10;
-        const uint v7947 = v264 + v7944;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7948 = v7947 * v2;
-        const uint v7949 = v7948 + v7946;
-        const uint v7950 = v7949 * v3;
-        const uint v7951 = v7950 + v7755;
-        const uint v7953 = v7942 ? v7951 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7956 = v7787 + 7168u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7051 = v63 + v7240;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7052 = v7051 < v44;
+        const uint v7053 = v6647 + v7244;
+        const bool v7054 = v7053 < v18;
+        const bool v7055 = v7052 && v7054;
+        const uint v7057 = v7051 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7059 = v7057 + v6647;
+        const uint v7060 = v7059 + v7244;
+        const uint v7061 = v7055 ? v7060 : 0u;
+        const uint v7064 = v6653 + v7257;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7065 = v7064 + v7244;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7956 + e] = v7942 ? x[v7953 + e] : bfloat(0);
+          shm0[v7065 + e] = v7055 ? x[v7061 + e] : bfloat(0);
         }
       }
-      const uint v7970 = v7539 + v7967;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v7971 = v7970 < v18;
-      const bool v7972 = v7969 && v7971;
-      const uint v7976 = v7975 + v7539;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v7977 = v7976 + v7967;
-      const uint v7978 = v7972 ? v7977 : v69;
-      const uint v7981 = v7545 + v7980;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v7982 = v7981 + v7967;
+      const uint v7079 = v6647 + v7076;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v7080 = v7079 < v18;
+      const bool v7081 = v7078 && v7080;
+      const uint v7085 = v7084 + v6647;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v7086 = v7085 + v7076;
+      const uint v7087 = v7081 ? v7086 : v69;
+      const uint v7090 = v6653 + v7089;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v7091 = v7090 + v7076;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v7982 + e] = v7972 ? weight[v7978 + e] : bfloat(0);
+        shm1[v7091 + e] = v7081 ? weight[v7087 + e] : bfloat(0);
       }
-      const uint v7994 = v7539 + v7991;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v7995 = v7994 < v18;
-      const bool v7996 = v7993 && v7995;
-      const uint v8000 = v7999 + v7539;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8001 = v8000 + v7991;
-      const uint v8002 = v7996 ? v8001 : v69;
-      const uint v8005 = v7545 + v8004;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8006 = v8005 + v7991;
+      const uint v7103 = v6647 + v7100;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v7104 = v7103 < v18;
+      const bool v7105 = v7102 && v7104;
+      const uint v7109 = v7108 + v6647;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v7110 = v7109 + v7100;
+      const uint v7111 = v7105 ? v7110 : v69;
+      const uint v7114 = v6653 + v7113;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v7115 = v7114 + v7100;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8006 + e] = v7996 ? weight[v8002 + e] : bfloat(0);
+        shm1[v7115 + e] = v7105 ? weight[v7111 + e] : bfloat(0);
       }
-      const uint v8018 = v7539 + v8015;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8019 = v8018 < v18;
-      const bool v8020 = v8017 && v8019;
-      const uint v8024 = v8023 + v7539;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8025 = v8024 + v8015;
-      const uint v8026 = v8020 ? v8025 : v69;
-      const uint v8029 = v7545 + v8028;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8030 = v8029 + v8015;
+      const uint v7127 = v6647 + v7124;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v7128 = v7127 < v18;
+      const bool v7129 = v7126 && v7128;
+      const uint v7133 = v7132 + v6647;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v7134 = v7133 + v7124;
+      const uint v7135 = v7129 ? v7134 : v69;
+      const uint v7138 = v6653 + v7137;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v7139 = v7138 + v7124;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8030 + e] = v8020 ? weight[v8026 + e] : bfloat(0);
+        shm1[v7139 + e] = v7129 ? weight[v7135 + e] : bfloat(0);
       }
-      const uint v8042 = v7539 + v8039;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8043 = v8042 < v18;
-      const bool v8044 = v8041 && v8043;
-      const uint v8048 = v8047 + v7539;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8049 = v8048 + v8039;
-      const uint v8050 = v8044 ? v8049 : v69;
-      const uint v8053 = v7545 + v8052;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8054 = v8053 + v8039;
+      const uint v7151 = v6647 + v7148;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v7152 = v7151 < v18;
+      const bool v7153 = v7150 && v7152;
+      const uint v7157 = v7156 + v6647;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v7158 = v7157 + v7148;
+      const uint v7159 = v7153 ? v7158 : v69;
+      const uint v7162 = v6653 + v7161;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v7163 = v7162 + v7148;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8054 + e] = v8044 ? weight[v8050 + e] : bfloat(0);
+        shm1[v7163 + e] = v7153 ? weight[v7159 + e] : bfloat(0);
       }
-      const uint v8066 = v7539 + v8063;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8067 = v8066 < v18;
-      const bool v8068 = v8065 && v8067;
-      const uint v8072 = v8071 + v7539;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8073 = v8072 + v8063;
-      const uint v8074 = v8068 ? v8073 : v69;
-      const uint v8077 = v7545 + v8076;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8078 = v8077 + v8063;
+      const uint v7175 = v6647 + v7172;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v7176 = v7175 < v18;
+      const bool v7177 = v7174 && v7176;
+      const uint v7181 = v7180 + v6647;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v7182 = v7181 + v7172;
+      const uint v7183 = v7177 ? v7182 : v69;
+      const uint v7186 = v6653 + v7185;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v7187 = v7186 + v7172;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8078 + e] = v8068 ? weight[v8074 + e] : bfloat(0);
+        shm1[v7187 + e] = v7177 ? weight[v7183 + e] : bfloat(0);
       }
-      const uint v8090 = v7539 + v8087;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8091 = v8090 < v18;
-      const bool v8092 = v8089 && v8091;
-      const uint v8096 = v8095 + v7539;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8097 = v8096 + v8087;
-      const uint v8098 = v8092 ? v8097 : v69;
-      const uint v8101 = v7545 + v8100;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8102 = v8101 + v8087;
+      const uint v7199 = v6647 + v7196;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v7200 = v7199 < v18;
+      const bool v7201 = v7198 && v7200;
+      const uint v7205 = v7204 + v6647;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v7206 = v7205 + v7196;
+      const uint v7207 = v7201 ? v7206 : v69;
+      const uint v7210 = v6653 + v7209;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v7211 = v7210 + v7196;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8102 + e] = v8092 ? weight[v8098 + e] : bfloat(0);
+        shm1[v7211 + e] = v7201 ? weight[v7207 + e] : bfloat(0);
       }
-      const uint v8114 = v7539 + v8111;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8115 = v8114 < v18;
-      const bool v8116 = v8113 && v8115;
-      const uint v8120 = v8119 + v7539;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8121 = v8120 + v8111;
-      const uint v8122 = v8116 ? v8121 : v69;
-      const uint v8125 = v7545 + v8124;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8126 = v8125 + v8111;
+      const uint v7223 = v6647 + v7220;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v7224 = v7223 < v18;
+      const bool v7225 = v7222 && v7224;
+      const uint v7229 = v7228 + v6647;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v7230 = v7229 + v7220;
+      const uint v7231 = v7225 ? v7230 : v69;
+      const uint v7234 = v6653 + v7233;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v7235 = v7234 + v7220;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8126 + e] = v8116 ? weight[v8122 + e] : bfloat(0);
+        shm1[v7235 + e] = v7225 ? weight[v7231 + e] : bfloat(0);
       }
-      const uint v8138 = v7539 + v8135;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8139 = v8138 < v18;
-      const bool v8140 = v8137 && v8139;
-      const uint v8144 = v8143 + v7539;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8145 = v8144 + v8135;
-      const uint v8146 = v8140 ? v8145 : v69;
-      const uint v8149 = v7545 + v8148;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8150 = v8149 + v8135;
+      const uint v7247 = v6647 + v7244;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v7248 = v7247 < v18;
+      const bool v7249 = v7246 && v7248;
+      const uint v7253 = v7252 + v6647;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v7254 = v7253 + v7244;
+      const uint v7255 = v7249 ? v7254 : v69;
+      const uint v7258 = v6653 + v7257;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v7259 = v7258 + v7244;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8150 + e] = v8140 ? weight[v8146 + e] : bfloat(0);
+        shm1[v7259 + e] = v7249 ? weight[v7255 + e] : bfloat(0);
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v8159 = v7545 + v8158;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v277, shm0, long(v8159), long(64u));
-      const uint v8165 = v7545 + v8164;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v279, shm1, long(v8165), long(64u));
+      const uint v7268 = v6653 + v7267;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v277, shm0, long(v7268), long(64u));
+      const uint v7274 = v6653 + v7273;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<true>(v279, shm1, long(v7274), long(64u));
       iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v8172 = v8159 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v277, shm0, long(v8172), long(64u));
-      const uint v8178 = v8165 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v279, shm1, long(v8178), long(64u));
+      const uint v7281 = v7268 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v277, shm0, long(v7281), long(64u));
+      const uint v7287 = v7274 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<true>(v279, shm1, long(v7287), long(64u));
       iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v8184 = v8159 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v277, shm0, long(v8184), long(64u));
-      const uint v8190 = v8165 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v279, shm1, long(v8190), long(64u));
+      const uint v7293 = v7268 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v277, shm0, long(v7293), long(64u));
+      const uint v7299 = v7274 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<true>(v279, shm1, long(v7299), long(64u));
       iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v8196 = v8159 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v277, shm0, long(v8196), long(64u));
-      const uint v8202 = v8165 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v279, shm1, long(v8202), long(64u));
+      const uint v7305 = v7268 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v277, shm0, long(v7305), long(64u));
+      const uint v7311 = v7274 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<true>(v279, shm1, long(v7311), long(64u));
       iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
   } else {
-    const uint v969 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
-    const uint v1028 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1082 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1088 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v1096 = v1082 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1102 = v1088 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v1108 = v1082 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1114 = v1088 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v1120 = v1082 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1126 = v1088 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v971 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:156
+    const uint v1030 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+    const uint v1084 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1090 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1098 = v1084 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1104 = v1090 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1110 = v1084 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1116 = v1090 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1122 = v1084 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1128 = v1090 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v968 = 0u; v968 < v18; v968 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
-      for (uint v972 = v118; v972 < 8192u; v972 += v969) {  // kernels/convolution/im2col_a.hpp:155
-        const uint v974 = v972 >> 6u;  // kernels/convolution/im2col_a.hpp:156
-        const uint v976 = v972 & 63u;  // kernels/convolution/im2col_a.hpp:157
-        const uint v977 = v968 + v976;  // kernels/convolution/im2col_a.hpp:158
-        const uint v978 = v63 + v974;
-        const uint v1004 = v978 / v116;  // kernels/convolution/im2col_a.hpp:63
-        const uint v1005 = v978 % v116;  // kernels/convolution/im2col_a.hpp:64
-        const uint v1007 = v977 / v16;  // kernels/convolution/im2col_a.hpp:66
-        const uint v1008 = v1007 / v6;  // kernels/convolution/im2col_a.hpp:68
-        const uint v1009 = v1008 * v11;
-        const uint v1010 = v1005 / v30;
-        const uint v1011 = v1010 * v7;
-        const uint v1012 = v1011 + v1009;
-        const uint v1013 = v1007 % v6;  // kernels/convolution/im2col_a.hpp:69
-        const uint v1014 = v1013 * v12;
-        const uint v1015 = v1005 % v30;
-        const uint v1016 = v1015 * v8;
-        const uint v1017 = v1016 + v1014;
-        const bool v1018 = v978 < v44;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1019 = v977 < v18;
-        const bool v1020 = v1018 && v1019;
-        const bool v1021 = v1012 >= v9;
+    for (uint v970 = 0u; v970 < v18; v970 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+      for (uint v974 = v118; v974 < 8192u; v974 += v971) {  // kernels/convolution/im2col_a.hpp:156
+        const uint v976 = v974 >> 6u;  // kernels/convolution/im2col_a.hpp:157
+        const uint v978 = v974 & 63u;  // kernels/convolution/im2col_a.hpp:158
+        const uint v979 = v970 + v978;  // kernels/convolution/im2col_a.hpp:159
+        const uint v980 = v63 + v976;
+        const uint v1006 = v980 / v116;  // kernels/convolution/im2col_a.hpp:63
+        const uint v1007 = v980 % v116;  // kernels/convolution/im2col_a.hpp:64
+        const uint v1009 = v979 / v16;  // kernels/convolution/im2col_a.hpp:66
+        const uint v1010 = v1009 / v6;  // kernels/convolution/im2col_a.hpp:68
+        const uint v1011 = v1010 * v11;
+        const uint v1012 = v1007 / v30;
+        const uint v1013 = v1012 * v7;
+        const uint v1014 = v1013 + v1011;
+        const uint v1015 = v1009 % v6;  // kernels/convolution/im2col_a.hpp:69
+        const uint v1016 = v1015 * v12;
+        const uint v1017 = v1007 % v30;
+        const uint v1018 = v1017 * v8;
+        const uint v1019 = v1018 + v1016;
+        const bool v1020 = v980 < v44;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1021 = v979 < v18;
         const bool v1022 = v1020 && v1021;
-        const bool v1024 = v1012 < v128;
-        const bool v1025 = v1022 && v1024;
-        const bool v1026 = v1017 >= v10;
-        const bool v1027 = v1025 && v1026;
-        const bool v1029 = v1017 < v1028;
-        const bool v1030 = v1027 && v1029;
-        const uint v1031 = max(v1012, v9);  // kernels/convolution/im2col_a.hpp:72
-        const uint v1032 = v1031 - v9;
-        const uint v1033 = max(v1017, v10);  // kernels/convolution/im2col_a.hpp:73
-        const uint v1034 = v1033 - v10;
-        const uint v1035 = v977 % v16;  // kernels/convolution/im2col_a.hpp:74
-        const uint v1036 = v1004 * v1;
-        const uint v1037 = v1036 + v1032;
-        const uint v1038 = v1037 * v2;
+        const bool v1023 = v1014 >= v9;
+        const bool v1024 = v1022 && v1023;
+        const bool v1026 = v1014 < v128;
+        const bool v1027 = v1024 && v1026;
+        const bool v1028 = v1019 >= v10;
+        const bool v1029 = v1027 && v1028;
+        const bool v1031 = v1019 < v1030;
+        const bool v1032 = v1029 && v1031;
+        const uint v1033 = max(v1014, v9);  // kernels/convolution/im2col_a.hpp:72
+        const uint v1034 = v1033 - v9;
+        const uint v1035 = max(v1019, v10);  // kernels/convolution/im2col_a.hpp:73
+        const uint v1036 = v1035 - v10;
+        const uint v1037 = v979 % v16;  // kernels/convolution/im2col_a.hpp:74
+        const uint v1038 = v1006 * v1;
         const uint v1039 = v1038 + v1034;
-        const uint v1040 = v1039 * v3;
-        const uint v1041 = v1040 + v71;
-        const uint v1042 = v1041 + v1035;
-        if (v1030) {  // kernels/convolution/im2col_a.hpp:159
-          const bfloat v1043 = x[v1042];
-          const uint v1045 = v974 << 6u;
-          const uint v1046 = v1045 + v976;
-          shm0[v1046] = v1043;
+        const uint v1040 = v1039 * v2;
+        const uint v1041 = v1040 + v1036;
+        const uint v1042 = v1041 * v3;
+        const uint v1043 = v1042 + v71;
+        const uint v1044 = v1043 + v1037;
+        if (v1032) {  // kernels/convolution/im2col_a.hpp:160
+          const bfloat v1045 = x[v1044];
+          const uint v1047 = v976 << 6u;
+          const uint v1048 = v1047 + v978;
+          shm0[v1048] = v1045;
         } else {
-          const uint v1048 = v974 << 6u;  // kernels/convolution/im2col_a.hpp:160
-          const uint v1049 = v1048 + v976;
-          shm0[v1049] = bfloat(0.0f);
+          const uint v1050 = v976 << 6u;  // kernels/convolution/im2col_a.hpp:161
+          const uint v1051 = v1050 + v978;
+          shm0[v1051] = bfloat(0.0f);
         }
       }
 
-      for (uint v1054 = v118; v1054 < 8192u; v1054 += v969) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1056 = v1054 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1058 = v1054 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1059 = v67 + v1056;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1060 = v1059 < v15;
-        const uint v1061 = v968 + v1058;
-        const bool v1062 = v1061 < v18;
-        const bool v1063 = v1060 && v1062;
-        if (v1063) {
-          const uint v1065 = v1059 * v18;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v1066 = v69 + v1065;
-          const uint v1067 = v1066 + v968;
-          const uint v1068 = v1067 + v1058;
-          const bfloat v1069 = weight[v1068];
-          const uint v1071 = v1056 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v1072 = v1071 + v1058;
-          shm1[v1072] = v1069;
+      for (uint v1056 = v118; v1056 < 8192u; v1056 += v971) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1058 = v1056 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1060 = v1056 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1061 = v67 + v1058;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1062 = v1061 < v15;
+        const uint v1063 = v970 + v1060;
+        const bool v1064 = v1063 < v18;
+        const bool v1065 = v1062 && v1064;
+        if (v1065) {
+          const uint v1067 = v1061 * v18;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1068 = v69 + v1067;
+          const uint v1069 = v1068 + v970;
+          const uint v1070 = v1069 + v1060;
+          const bfloat v1071 = weight[v1070];
+          const uint v1073 = v1058 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v1074 = v1073 + v1060;
+          shm1[v1074] = v1071;
         } else {
-          const uint v1074 = v1056 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v1075 = v1074 + v1058;
-          shm1[v1075] = bfloat(0.0f);
+          const uint v1076 = v1058 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1077 = v1076 + v1060;
+          shm1[v1077] = bfloat(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load<false>(v277, shm0, long(v1082), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v279, shm1, long(v1088), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<false>(v277, shm0, long(v1084), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v279, shm1, long(v1090), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v277, shm0, long(v1096), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v279, shm1, long(v1102), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<false>(v277, shm0, long(v1098), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v279, shm1, long(v1104), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v277, shm0, long(v1108), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v279, shm1, long(v1114), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<false>(v277, shm0, long(v1110), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v279, shm1, long(v1116), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v277, shm0, long(v1120), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v279, shm1, long(v1126), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<false>(v277, shm0, long(v1122), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v279, shm1, long(v1128), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const uint v1127 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:280
-  const uint v1128 = v63 + v269;
-  const uint v1132 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v1133 = v1132 == 0u;
-  const uint v1136 = v15 & 1u;
-  const bool v1137 = v1136 == 0u;
-  const bool v1138 = v1133 && v1137;
-  if (v1138) {
-    const uint v1139 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1140 = v1128 + v1139;
-    const uint v1141 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1142 = v1127 + v1141;
-    const uint v1144 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1145 = v1144 == v1139;
-    const uint v1148 = v1141 + 1u;
-    const uint v1149 = iron_frag_coord<64>(1u, iron_lane, true);
-    const bool v1150 = v1149 == v1148;
-    const bool v1151 = v1145 && v1150;
-    const uint v1154 = v1142 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1155 = v1154 == 0u;
-    const bool v1156 = v1151 && v1155;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1156) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1157 = v1140 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1158 = v1142 < v15;
-      const bool v1159 = v1157 && v1158;
-      if (v1159) {
-        const uint v1160 = v68 + v1142;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1161 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1162 = bias[v1160];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1163 = float(v1162);
-        const float v1164 = v1161 + v1163;
-        const bfloat v1165 = bfloat(v1164);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1166 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1168 = v1160 + 1u;
-        const bfloat v1169 = bias[v1168];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1170 = float(v1169);
-        const float v1171 = v1166 + v1170;
-        const bfloat v1172 = bfloat(v1171);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1173 = v1140 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1174 = v1173 + v1160;
-        *(device bfloat2*)(out + v1174) = bfloat2(v1165, v1172);
-      }
-    } else {
-      const bool v1179 = v1140 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1180 = v1142 < v15;
-      const bool v1181 = v1179 && v1180;
-      if (v1181) {
-        const float v1182 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1183 = v68 + v1142;
-        const bfloat v1184 = bias[v1183];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1185 = float(v1184);
-        const float v1186 = v1182 + v1185;
-        const bfloat v1187 = bfloat(v1186);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1188 = v1140 * v4;
-        const uint v1189 = v1188 + v68;
-        const uint v1190 = v1189 + v1142;
-        out[v1190] = v1187;
-      }
-      const uint v1192 = v1128 + v1144;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1194 = v1127 + v1149;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1195 = v1192 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1196 = v1194 < v15;
-      const bool v1197 = v1195 && v1196;
-      if (v1197) {
-        const float v1198 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1199 = v68 + v1194;
-        const bfloat v1200 = bias[v1199];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1201 = float(v1200);
-        const float v1202 = v1198 + v1201;
-        const bfloat v1203 = bfloat(v1202);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1204 = v1192 * v4;
-        const uint v1205 = v1204 + v68;
-        const uint v1206 = v1205 + v1194;
-        out[v1206] = v1203;
-      }
+  const uint v1129 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:280
+  const uint v1130 = v63 + v269;
+  const uint v1135 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+  const bool v1136 = v1135 == 0u;
+  const uint v1139 = v15 & 1u;
+  const bool v1140 = v1139 == 0u;
+  const bool v1141 = v1136 && v1140;
+  if (v1141) {
+    const uint v1143 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1144 = v1130 + v1143;
+    const uint v1145 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1146 = v1129 + v1145;
+    const bool v1147 = v1144 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1148 = v1146 < v15;
+    const bool v1149 = v1147 && v1148;
+    if (v1149) {
+      const uint v1150 = v68 + v1146;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1151 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1152 = bias[v1150];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1153 = float(v1152);
+      const float v1154 = v1151 + v1153;
+      const bfloat v1155 = bfloat(v1154);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1156 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1158 = v1150 + 1u;
+      const bfloat v1159 = bias[v1158];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1160 = float(v1159);
+      const float v1161 = v1156 + v1160;
+      const bfloat v1162 = bfloat(v1161);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1163 = v1144 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1164 = v1163 + v1150;
+      *(device bfloat2*)(out + v1164) = bfloat2(v1155, v1162);
     }
-    const uint v1207 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1208 = v1128 + v1207;
-    const uint v1209 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1210 = v1127 + v1209;
-    const uint v1212 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1213 = v1212 == v1207;
-    const uint v1216 = v1209 + 1u;
-    const uint v1217 = iron_frag_coord<64>(3u, iron_lane, true);
-    const bool v1218 = v1217 == v1216;
-    const bool v1219 = v1213 && v1218;
-    const uint v1222 = v1210 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1223 = v1222 == 0u;
-    const bool v1224 = v1219 && v1223;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1224) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1225 = v1208 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1226 = v1210 < v15;
-      const bool v1227 = v1225 && v1226;
-      if (v1227) {
-        const uint v1228 = v68 + v1210;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1229 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1230 = bias[v1228];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1231 = float(v1230);
-        const float v1232 = v1229 + v1231;
-        const bfloat v1233 = bfloat(v1232);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1234 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1236 = v1228 + 1u;
-        const bfloat v1237 = bias[v1236];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1238 = float(v1237);
-        const float v1239 = v1234 + v1238;
-        const bfloat v1240 = bfloat(v1239);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1241 = v1208 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1242 = v1241 + v1228;
-        *(device bfloat2*)(out + v1242) = bfloat2(v1233, v1240);
-      }
-    } else {
-      const bool v1247 = v1208 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1248 = v1210 < v15;
-      const bool v1249 = v1247 && v1248;
-      if (v1249) {
-        const float v1250 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1251 = v68 + v1210;
-        const bfloat v1252 = bias[v1251];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1253 = float(v1252);
-        const float v1254 = v1250 + v1253;
-        const bfloat v1255 = bfloat(v1254);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1256 = v1208 * v4;
-        const uint v1257 = v1256 + v68;
-        const uint v1258 = v1257 + v1210;
-        out[v1258] = v1255;
-      }
-      const uint v1260 = v1128 + v1212;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1262 = v1127 + v1217;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1263 = v1260 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1264 = v1262 < v15;
-      const bool v1265 = v1263 && v1264;
-      if (v1265) {
-        const float v1266 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1267 = v68 + v1262;
-        const bfloat v1268 = bias[v1267];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1269 = float(v1268);
-        const float v1270 = v1266 + v1269;
-        const bfloat v1271 = bfloat(v1270);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1272 = v1260 * v4;
-        const uint v1273 = v1272 + v68;
-        const uint v1274 = v1273 + v1262;
-        out[v1274] = v1271;
-      }
+    const uint v1165 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1166 = v1130 + v1165;
+    const uint v1167 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1168 = v1129 + v1167;
+    const bool v1169 = v1166 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1170 = v1168 < v15;
+    const bool v1171 = v1169 && v1170;
+    if (v1171) {
+      const uint v1172 = v68 + v1168;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1173 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1174 = bias[v1172];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1175 = float(v1174);
+      const float v1176 = v1173 + v1175;
+      const bfloat v1177 = bfloat(v1176);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1178 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1180 = v1172 + 1u;
+      const bfloat v1181 = bias[v1180];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1182 = float(v1181);
+      const float v1183 = v1178 + v1182;
+      const bfloat v1184 = bfloat(v1183);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1185 = v1166 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1186 = v1185 + v1172;
+      *(device bfloat2*)(out + v1186) = bfloat2(v1177, v1184);
     }
-    const uint v1275 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1276 = v1128 + v1275;
-    const uint v1277 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1278 = v1127 + v1277;
-    const uint v1280 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1281 = v1280 == v1275;
-    const uint v1284 = v1277 + 1u;
-    const uint v1285 = iron_frag_coord<64>(5u, iron_lane, true);
-    const bool v1286 = v1285 == v1284;
-    const bool v1287 = v1281 && v1286;
-    const uint v1290 = v1278 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1291 = v1290 == 0u;
-    const bool v1292 = v1287 && v1291;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1292) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1293 = v1276 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1294 = v1278 < v15;
-      const bool v1295 = v1293 && v1294;
-      if (v1295) {
-        const uint v1296 = v68 + v1278;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1297 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1298 = bias[v1296];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1299 = float(v1298);
-        const float v1300 = v1297 + v1299;
-        const bfloat v1301 = bfloat(v1300);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1302 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1304 = v1296 + 1u;
-        const bfloat v1305 = bias[v1304];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1306 = float(v1305);
-        const float v1307 = v1302 + v1306;
-        const bfloat v1308 = bfloat(v1307);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1309 = v1276 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1310 = v1309 + v1296;
-        *(device bfloat2*)(out + v1310) = bfloat2(v1301, v1308);
-      }
-    } else {
-      const bool v1315 = v1276 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1316 = v1278 < v15;
-      const bool v1317 = v1315 && v1316;
-      if (v1317) {
-        const float v1318 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1319 = v68 + v1278;
-        const bfloat v1320 = bias[v1319];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1321 = float(v1320);
-        const float v1322 = v1318 + v1321;
-        const bfloat v1323 = bfloat(v1322);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1324 = v1276 * v4;
-        const uint v1325 = v1324 + v68;
-        const uint v1326 = v1325 + v1278;
-        out[v1326] = v1323;
-      }
-      const uint v1328 = v1128 + v1280;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1330 = v1127 + v1285;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1331 = v1328 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1332 = v1330 < v15;
-      const bool v1333 = v1331 && v1332;
-      if (v1333) {
-        const float v1334 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1335 = v68 + v1330;
-        const bfloat v1336 = bias[v1335];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1337 = float(v1336);
-        const float v1338 = v1334 + v1337;
-        const bfloat v1339 = bfloat(v1338);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1340 = v1328 * v4;
-        const uint v1341 = v1340 + v68;
-        const uint v1342 = v1341 + v1330;
-        out[v1342] = v1339;
-      }
+    const uint v1187 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1188 = v1130 + v1187;
+    const uint v1189 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1190 = v1129 + v1189;
+    const bool v1191 = v1188 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1192 = v1190 < v15;
+    const bool v1193 = v1191 && v1192;
+    if (v1193) {
+      const uint v1194 = v68 + v1190;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1195 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1196 = bias[v1194];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1197 = float(v1196);
+      const float v1198 = v1195 + v1197;
+      const bfloat v1199 = bfloat(v1198);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1200 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1202 = v1194 + 1u;
+      const bfloat v1203 = bias[v1202];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1204 = float(v1203);
+      const float v1205 = v1200 + v1204;
+      const bfloat v1206 = bfloat(v1205);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1207 = v1188 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1208 = v1207 + v1194;
+      *(device bfloat2*)(out + v1208) = bfloat2(v1199, v1206);
     }
-    const uint v1343 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1344 = v1128 + v1343;
-    const uint v1345 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1346 = v1127 + v1345;
-    const uint v1348 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1349 = v1348 == v1343;
-    const uint v1352 = v1345 + 1u;
-    const uint v1353 = iron_frag_coord<64>(7u, iron_lane, true);
-    const bool v1354 = v1353 == v1352;
-    const bool v1355 = v1349 && v1354;
-    const uint v1358 = v1346 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1359 = v1358 == 0u;
-    const bool v1360 = v1355 && v1359;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1360) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1361 = v1344 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1362 = v1346 < v15;
-      const bool v1363 = v1361 && v1362;
-      if (v1363) {
-        const uint v1364 = v68 + v1346;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1365 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1366 = bias[v1364];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1367 = float(v1366);
-        const float v1368 = v1365 + v1367;
-        const bfloat v1369 = bfloat(v1368);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1370 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1372 = v1364 + 1u;
-        const bfloat v1373 = bias[v1372];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1374 = float(v1373);
-        const float v1375 = v1370 + v1374;
-        const bfloat v1376 = bfloat(v1375);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1377 = v1344 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1378 = v1377 + v1364;
-        *(device bfloat2*)(out + v1378) = bfloat2(v1369, v1376);
-      }
-    } else {
-      const bool v1383 = v1344 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1384 = v1346 < v15;
-      const bool v1385 = v1383 && v1384;
-      if (v1385) {
-        const float v1386 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1387 = v68 + v1346;
-        const bfloat v1388 = bias[v1387];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1389 = float(v1388);
-        const float v1390 = v1386 + v1389;
-        const bfloat v1391 = bfloat(v1390);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1392 = v1344 * v4;
-        const uint v1393 = v1392 + v68;
-        const uint v1394 = v1393 + v1346;
-        out[v1394] = v1391;
-      }
-      const uint v1396 = v1128 + v1348;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1398 = v1127 + v1353;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1399 = v1396 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1400 = v1398 < v15;
-      const bool v1401 = v1399 && v1400;
-      if (v1401) {
-        const float v1402 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1403 = v68 + v1398;
-        const bfloat v1404 = bias[v1403];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1405 = float(v1404);
-        const float v1406 = v1402 + v1405;
-        const bfloat v1407 = bfloat(v1406);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1408 = v1396 * v4;
-        const uint v1409 = v1408 + v68;
-        const uint v1410 = v1409 + v1398;
-        out[v1410] = v1407;
-      }
+    const uint v1209 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1210 = v1130 + v1209;
+    const uint v1211 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1212 = v1129 + v1211;
+    const bool v1213 = v1210 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1214 = v1212 < v15;
+    const bool v1215 = v1213 && v1214;
+    if (v1215) {
+      const uint v1216 = v68 + v1212;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1217 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1218 = bias[v1216];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1219 = float(v1218);
+      const float v1220 = v1217 + v1219;
+      const bfloat v1221 = bfloat(v1220);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1222 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1224 = v1216 + 1u;
+      const bfloat v1225 = bias[v1224];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1226 = float(v1225);
+      const float v1227 = v1222 + v1226;
+      const bfloat v1228 = bfloat(v1227);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1229 = v1210 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1230 = v1229 + v1216;
+      *(device bfloat2*)(out + v1230) = bfloat2(v1221, v1228);
     }
-    const uint v1411 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1412 = v1128 + v1411;
-    const uint v1413 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1414 = v1127 + v1413;
-    const uint v1416 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1417 = v1416 == v1411;
-    const uint v1420 = v1413 + 1u;
-    const uint v1421 = iron_frag_coord<64>(9u, iron_lane, true);
-    const bool v1422 = v1421 == v1420;
-    const bool v1423 = v1417 && v1422;
-    const uint v1426 = v1414 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1427 = v1426 == 0u;
-    const bool v1428 = v1423 && v1427;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1428) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1429 = v1412 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1430 = v1414 < v15;
-      const bool v1431 = v1429 && v1430;
-      if (v1431) {
-        const uint v1432 = v68 + v1414;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1433 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1434 = bias[v1432];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1435 = float(v1434);
-        const float v1436 = v1433 + v1435;
-        const bfloat v1437 = bfloat(v1436);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1438 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1440 = v1432 + 1u;
-        const bfloat v1441 = bias[v1440];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1442 = float(v1441);
-        const float v1443 = v1438 + v1442;
-        const bfloat v1444 = bfloat(v1443);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1445 = v1412 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1446 = v1445 + v1432;
-        *(device bfloat2*)(out + v1446) = bfloat2(v1437, v1444);
-      }
-    } else {
-      const bool v1451 = v1412 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1452 = v1414 < v15;
-      const bool v1453 = v1451 && v1452;
-      if (v1453) {
-        const float v1454 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1455 = v68 + v1414;
-        const bfloat v1456 = bias[v1455];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1457 = float(v1456);
-        const float v1458 = v1454 + v1457;
-        const bfloat v1459 = bfloat(v1458);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1460 = v1412 * v4;
-        const uint v1461 = v1460 + v68;
-        const uint v1462 = v1461 + v1414;
-        out[v1462] = v1459;
-      }
-      const uint v1464 = v1128 + v1416;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1466 = v1127 + v1421;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1467 = v1464 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1468 = v1466 < v15;
-      const bool v1469 = v1467 && v1468;
-      if (v1469) {
-        const float v1470 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1471 = v68 + v1466;
-        const bfloat v1472 = bias[v1471];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1473 = float(v1472);
-        const float v1474 = v1470 + v1473;
-        const bfloat v1475 = bfloat(v1474);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1476 = v1464 * v4;
-        const uint v1477 = v1476 + v68;
-        const uint v1478 = v1477 + v1466;
-        out[v1478] = v1475;
-      }
+    const uint v1231 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1232 = v1130 + v1231;
+    const uint v1233 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1234 = v1129 + v1233;
+    const bool v1235 = v1232 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1236 = v1234 < v15;
+    const bool v1237 = v1235 && v1236;
+    if (v1237) {
+      const uint v1238 = v68 + v1234;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1239 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1240 = bias[v1238];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1241 = float(v1240);
+      const float v1242 = v1239 + v1241;
+      const bfloat v1243 = bfloat(v1242);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1244 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1246 = v1238 + 1u;
+      const bfloat v1247 = bias[v1246];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1248 = float(v1247);
+      const float v1249 = v1244 + v1248;
+      const bfloat v1250 = bfloat(v1249);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1251 = v1232 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1252 = v1251 + v1238;
+      *(device bfloat2*)(out + v1252) = bfloat2(v1243, v1250);
     }
-    const uint v1479 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1480 = v1128 + v1479;
-    const uint v1481 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1482 = v1127 + v1481;
-    const uint v1484 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1485 = v1484 == v1479;
-    const uint v1488 = v1481 + 1u;
-    const uint v1489 = iron_frag_coord<64>(11u, iron_lane, true);
-    const bool v1490 = v1489 == v1488;
-    const bool v1491 = v1485 && v1490;
-    const uint v1494 = v1482 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1495 = v1494 == 0u;
-    const bool v1496 = v1491 && v1495;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1496) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1497 = v1480 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1498 = v1482 < v15;
-      const bool v1499 = v1497 && v1498;
-      if (v1499) {
-        const uint v1500 = v68 + v1482;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1501 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1502 = bias[v1500];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1503 = float(v1502);
-        const float v1504 = v1501 + v1503;
-        const bfloat v1505 = bfloat(v1504);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1506 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1508 = v1500 + 1u;
-        const bfloat v1509 = bias[v1508];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1510 = float(v1509);
-        const float v1511 = v1506 + v1510;
-        const bfloat v1512 = bfloat(v1511);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1513 = v1480 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1514 = v1513 + v1500;
-        *(device bfloat2*)(out + v1514) = bfloat2(v1505, v1512);
-      }
-    } else {
-      const bool v1519 = v1480 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1520 = v1482 < v15;
-      const bool v1521 = v1519 && v1520;
-      if (v1521) {
-        const float v1522 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1523 = v68 + v1482;
-        const bfloat v1524 = bias[v1523];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1525 = float(v1524);
-        const float v1526 = v1522 + v1525;
-        const bfloat v1527 = bfloat(v1526);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1528 = v1480 * v4;
-        const uint v1529 = v1528 + v68;
-        const uint v1530 = v1529 + v1482;
-        out[v1530] = v1527;
-      }
-      const uint v1532 = v1128 + v1484;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1534 = v1127 + v1489;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1535 = v1532 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1536 = v1534 < v15;
-      const bool v1537 = v1535 && v1536;
-      if (v1537) {
-        const float v1538 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1539 = v68 + v1534;
-        const bfloat v1540 = bias[v1539];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1541 = float(v1540);
-        const float v1542 = v1538 + v1541;
-        const bfloat v1543 = bfloat(v1542);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1544 = v1532 * v4;
-        const uint v1545 = v1544 + v68;
-        const uint v1546 = v1545 + v1534;
-        out[v1546] = v1543;
-      }
+    const uint v1253 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1254 = v1130 + v1253;
+    const uint v1255 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1256 = v1129 + v1255;
+    const bool v1257 = v1254 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1258 = v1256 < v15;
+    const bool v1259 = v1257 && v1258;
+    if (v1259) {
+      const uint v1260 = v68 + v1256;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1261 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1262 = bias[v1260];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1263 = float(v1262);
+      const float v1264 = v1261 + v1263;
+      const bfloat v1265 = bfloat(v1264);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1266 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1268 = v1260 + 1u;
+      const bfloat v1269 = bias[v1268];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1270 = float(v1269);
+      const float v1271 = v1266 + v1270;
+      const bfloat v1272 = bfloat(v1271);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1273 = v1254 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1274 = v1273 + v1260;
+      *(device bfloat2*)(out + v1274) = bfloat2(v1265, v1272);
     }
-    const uint v1547 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1548 = v1128 + v1547;
-    const uint v1549 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1550 = v1127 + v1549;
-    const uint v1552 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1553 = v1552 == v1547;
-    const uint v1556 = v1549 + 1u;
-    const uint v1557 = iron_frag_coord<64>(13u, iron_lane, true);
-    const bool v1558 = v1557 == v1556;
-    const bool v1559 = v1553 && v1558;
-    const uint v1562 = v1550 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1563 = v1562 == 0u;
-    const bool v1564 = v1559 && v1563;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1564) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1565 = v1548 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1566 = v1550 < v15;
-      const bool v1567 = v1565 && v1566;
-      if (v1567) {
-        const uint v1568 = v68 + v1550;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1569 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1570 = bias[v1568];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1571 = float(v1570);
-        const float v1572 = v1569 + v1571;
-        const bfloat v1573 = bfloat(v1572);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1574 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1576 = v1568 + 1u;
-        const bfloat v1577 = bias[v1576];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1578 = float(v1577);
-        const float v1579 = v1574 + v1578;
-        const bfloat v1580 = bfloat(v1579);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1581 = v1548 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1582 = v1581 + v1568;
-        *(device bfloat2*)(out + v1582) = bfloat2(v1573, v1580);
-      }
-    } else {
-      const bool v1587 = v1548 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1588 = v1550 < v15;
-      const bool v1589 = v1587 && v1588;
-      if (v1589) {
-        const float v1590 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1591 = v68 + v1550;
-        const bfloat v1592 = bias[v1591];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1593 = float(v1592);
-        const float v1594 = v1590 + v1593;
-        const bfloat v1595 = bfloat(v1594);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1596 = v1548 * v4;
-        const uint v1597 = v1596 + v68;
-        const uint v1598 = v1597 + v1550;
-        out[v1598] = v1595;
-      }
-      const uint v1600 = v1128 + v1552;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1602 = v1127 + v1557;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1603 = v1600 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1604 = v1602 < v15;
-      const bool v1605 = v1603 && v1604;
-      if (v1605) {
-        const float v1606 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1607 = v68 + v1602;
-        const bfloat v1608 = bias[v1607];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1609 = float(v1608);
-        const float v1610 = v1606 + v1609;
-        const bfloat v1611 = bfloat(v1610);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1612 = v1600 * v4;
-        const uint v1613 = v1612 + v68;
-        const uint v1614 = v1613 + v1602;
-        out[v1614] = v1611;
-      }
+    const uint v1275 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1276 = v1130 + v1275;
+    const uint v1277 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1278 = v1129 + v1277;
+    const bool v1279 = v1276 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1280 = v1278 < v15;
+    const bool v1281 = v1279 && v1280;
+    if (v1281) {
+      const uint v1282 = v68 + v1278;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1283 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1284 = bias[v1282];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1285 = float(v1284);
+      const float v1286 = v1283 + v1285;
+      const bfloat v1287 = bfloat(v1286);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1288 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1290 = v1282 + 1u;
+      const bfloat v1291 = bias[v1290];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1292 = float(v1291);
+      const float v1293 = v1288 + v1292;
+      const bfloat v1294 = bfloat(v1293);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1295 = v1276 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1296 = v1295 + v1282;
+      *(device bfloat2*)(out + v1296) = bfloat2(v1287, v1294);
     }
-    const uint v1615 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1616 = v1128 + v1615;
-    const uint v1617 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1618 = v1127 + v1617;
-    const uint v1620 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1621 = v1620 == v1615;
-    const uint v1624 = v1617 + 1u;
-    const uint v1625 = iron_frag_coord<64>(15u, iron_lane, true);
-    const bool v1626 = v1625 == v1624;
-    const bool v1627 = v1621 && v1626;
-    const uint v1630 = v1618 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1631 = v1630 == 0u;
-    const bool v1632 = v1627 && v1631;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1632) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1633 = v1616 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1634 = v1618 < v15;
-      const bool v1635 = v1633 && v1634;
-      if (v1635) {
-        const uint v1636 = v68 + v1618;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1637 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1638 = bias[v1636];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1639 = float(v1638);
-        const float v1640 = v1637 + v1639;
-        const bfloat v1641 = bfloat(v1640);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1642 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1644 = v1636 + 1u;
-        const bfloat v1645 = bias[v1644];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1646 = float(v1645);
-        const float v1647 = v1642 + v1646;
-        const bfloat v1648 = bfloat(v1647);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1649 = v1616 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1650 = v1649 + v1636;
-        *(device bfloat2*)(out + v1650) = bfloat2(v1641, v1648);
-      }
-    } else {
-      const bool v1655 = v1616 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1656 = v1618 < v15;
-      const bool v1657 = v1655 && v1656;
-      if (v1657) {
-        const float v1658 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1659 = v68 + v1618;
-        const bfloat v1660 = bias[v1659];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1661 = float(v1660);
-        const float v1662 = v1658 + v1661;
-        const bfloat v1663 = bfloat(v1662);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1664 = v1616 * v4;
-        const uint v1665 = v1664 + v68;
-        const uint v1666 = v1665 + v1618;
-        out[v1666] = v1663;
-      }
-      const uint v1668 = v1128 + v1620;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1670 = v1127 + v1625;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1671 = v1668 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1672 = v1670 < v15;
-      const bool v1673 = v1671 && v1672;
-      if (v1673) {
-        const float v1674 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1675 = v68 + v1670;
-        const bfloat v1676 = bias[v1675];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1677 = float(v1676);
-        const float v1678 = v1674 + v1677;
-        const bfloat v1679 = bfloat(v1678);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1680 = v1668 * v4;
-        const uint v1681 = v1680 + v68;
-        const uint v1682 = v1681 + v1670;
-        out[v1682] = v1679;
-      }
+    const uint v1297 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1298 = v1130 + v1297;
+    const uint v1299 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1300 = v1129 + v1299;
+    const bool v1301 = v1298 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1302 = v1300 < v15;
+    const bool v1303 = v1301 && v1302;
+    if (v1303) {
+      const uint v1304 = v68 + v1300;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1305 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1306 = bias[v1304];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1307 = float(v1306);
+      const float v1308 = v1305 + v1307;
+      const bfloat v1309 = bfloat(v1308);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1310 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1312 = v1304 + 1u;
+      const bfloat v1313 = bias[v1312];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1314 = float(v1313);
+      const float v1315 = v1310 + v1314;
+      const bfloat v1316 = bfloat(v1315);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1317 = v1298 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1318 = v1317 + v1304;
+      *(device bfloat2*)(out + v1318) = bfloat2(v1309, v1316);
     }
-    const uint v1683 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1684 = v1128 + v1683;
-    const uint v1685 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1686 = v1127 + v1685;
-    const uint v1688 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1689 = v1688 == v1683;
-    const uint v1692 = v1685 + 1u;
-    const uint v1693 = iron_frag_coord<64>(17u, iron_lane, true);
-    const bool v1694 = v1693 == v1692;
-    const bool v1695 = v1689 && v1694;
-    const uint v1698 = v1686 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1699 = v1698 == 0u;
-    const bool v1700 = v1695 && v1699;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1700) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1701 = v1684 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1702 = v1686 < v15;
-      const bool v1703 = v1701 && v1702;
-      if (v1703) {
-        const uint v1704 = v68 + v1686;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1705 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1706 = bias[v1704];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1707 = float(v1706);
-        const float v1708 = v1705 + v1707;
-        const bfloat v1709 = bfloat(v1708);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1710 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1712 = v1704 + 1u;
-        const bfloat v1713 = bias[v1712];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1714 = float(v1713);
-        const float v1715 = v1710 + v1714;
-        const bfloat v1716 = bfloat(v1715);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1717 = v1684 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1718 = v1717 + v1704;
-        *(device bfloat2*)(out + v1718) = bfloat2(v1709, v1716);
-      }
-    } else {
-      const bool v1723 = v1684 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1724 = v1686 < v15;
-      const bool v1725 = v1723 && v1724;
-      if (v1725) {
-        const float v1726 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1727 = v68 + v1686;
-        const bfloat v1728 = bias[v1727];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1729 = float(v1728);
-        const float v1730 = v1726 + v1729;
-        const bfloat v1731 = bfloat(v1730);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1732 = v1684 * v4;
-        const uint v1733 = v1732 + v68;
-        const uint v1734 = v1733 + v1686;
-        out[v1734] = v1731;
-      }
-      const uint v1736 = v1128 + v1688;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1738 = v1127 + v1693;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1739 = v1736 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1740 = v1738 < v15;
-      const bool v1741 = v1739 && v1740;
-      if (v1741) {
-        const float v1742 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1743 = v68 + v1738;
-        const bfloat v1744 = bias[v1743];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1745 = float(v1744);
-        const float v1746 = v1742 + v1745;
-        const bfloat v1747 = bfloat(v1746);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1748 = v1736 * v4;
-        const uint v1749 = v1748 + v68;
-        const uint v1750 = v1749 + v1738;
-        out[v1750] = v1747;
-      }
+    const uint v1319 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1320 = v1130 + v1319;
+    const uint v1321 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1322 = v1129 + v1321;
+    const bool v1323 = v1320 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1324 = v1322 < v15;
+    const bool v1325 = v1323 && v1324;
+    if (v1325) {
+      const uint v1326 = v68 + v1322;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1327 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1328 = bias[v1326];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1329 = float(v1328);
+      const float v1330 = v1327 + v1329;
+      const bfloat v1331 = bfloat(v1330);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1332 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1334 = v1326 + 1u;
+      const bfloat v1335 = bias[v1334];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1336 = float(v1335);
+      const float v1337 = v1332 + v1336;
+      const bfloat v1338 = bfloat(v1337);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1339 = v1320 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1340 = v1339 + v1326;
+      *(device bfloat2*)(out + v1340) = bfloat2(v1331, v1338);
     }
-    const uint v1751 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1752 = v1128 + v1751;
-    const uint v1753 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1754 = v1127 + v1753;
-    const uint v1756 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1757 = v1756 == v1751;
-    const uint v1760 = v1753 + 1u;
-    const uint v1761 = iron_frag_coord<64>(19u, iron_lane, true);
-    const bool v1762 = v1761 == v1760;
-    const bool v1763 = v1757 && v1762;
-    const uint v1766 = v1754 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1767 = v1766 == 0u;
-    const bool v1768 = v1763 && v1767;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1768) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1769 = v1752 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1770 = v1754 < v15;
-      const bool v1771 = v1769 && v1770;
-      if (v1771) {
-        const uint v1772 = v68 + v1754;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1773 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1774 = bias[v1772];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1775 = float(v1774);
-        const float v1776 = v1773 + v1775;
-        const bfloat v1777 = bfloat(v1776);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1778 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1780 = v1772 + 1u;
-        const bfloat v1781 = bias[v1780];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1782 = float(v1781);
-        const float v1783 = v1778 + v1782;
-        const bfloat v1784 = bfloat(v1783);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1785 = v1752 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1786 = v1785 + v1772;
-        *(device bfloat2*)(out + v1786) = bfloat2(v1777, v1784);
-      }
-    } else {
-      const bool v1791 = v1752 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1792 = v1754 < v15;
-      const bool v1793 = v1791 && v1792;
-      if (v1793) {
-        const float v1794 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1795 = v68 + v1754;
-        const bfloat v1796 = bias[v1795];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1797 = float(v1796);
-        const float v1798 = v1794 + v1797;
-        const bfloat v1799 = bfloat(v1798);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1800 = v1752 * v4;
-        const uint v1801 = v1800 + v68;
-        const uint v1802 = v1801 + v1754;
-        out[v1802] = v1799;
-      }
-      const uint v1804 = v1128 + v1756;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1806 = v1127 + v1761;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1807 = v1804 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1808 = v1806 < v15;
-      const bool v1809 = v1807 && v1808;
-      if (v1809) {
-        const float v1810 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1811 = v68 + v1806;
-        const bfloat v1812 = bias[v1811];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1813 = float(v1812);
-        const float v1814 = v1810 + v1813;
-        const bfloat v1815 = bfloat(v1814);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1816 = v1804 * v4;
-        const uint v1817 = v1816 + v68;
-        const uint v1818 = v1817 + v1806;
-        out[v1818] = v1815;
-      }
+    const uint v1341 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1342 = v1130 + v1341;
+    const uint v1343 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1344 = v1129 + v1343;
+    const bool v1345 = v1342 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1346 = v1344 < v15;
+    const bool v1347 = v1345 && v1346;
+    if (v1347) {
+      const uint v1348 = v68 + v1344;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1349 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1350 = bias[v1348];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1351 = float(v1350);
+      const float v1352 = v1349 + v1351;
+      const bfloat v1353 = bfloat(v1352);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1354 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1356 = v1348 + 1u;
+      const bfloat v1357 = bias[v1356];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1358 = float(v1357);
+      const float v1359 = v1354 + v1358;
+      const bfloat v1360 = bfloat(v1359);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1361 = v1342 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1362 = v1361 + v1348;
+      *(device bfloat2*)(out + v1362) = bfloat2(v1353, v1360);
     }
-    const uint v1819 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1820 = v1128 + v1819;
-    const uint v1821 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1822 = v1127 + v1821;
-    const uint v1824 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1825 = v1824 == v1819;
-    const uint v1828 = v1821 + 1u;
-    const uint v1829 = iron_frag_coord<64>(21u, iron_lane, true);
-    const bool v1830 = v1829 == v1828;
-    const bool v1831 = v1825 && v1830;
-    const uint v1834 = v1822 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1835 = v1834 == 0u;
-    const bool v1836 = v1831 && v1835;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1836) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1837 = v1820 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1838 = v1822 < v15;
-      const bool v1839 = v1837 && v1838;
-      if (v1839) {
-        const uint v1840 = v68 + v1822;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1841 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1842 = bias[v1840];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1843 = float(v1842);
-        const float v1844 = v1841 + v1843;
-        const bfloat v1845 = bfloat(v1844);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1846 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1848 = v1840 + 1u;
-        const bfloat v1849 = bias[v1848];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1850 = float(v1849);
-        const float v1851 = v1846 + v1850;
-        const bfloat v1852 = bfloat(v1851);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1853 = v1820 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1854 = v1853 + v1840;
-        *(device bfloat2*)(out + v1854) = bfloat2(v1845, v1852);
-      }
-    } else {
-      const bool v1859 = v1820 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1860 = v1822 < v15;
-      const bool v1861 = v1859 && v1860;
-      if (v1861) {
-        const float v1862 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1863 = v68 + v1822;
-        const bfloat v1864 = bias[v1863];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1865 = float(v1864);
-        const float v1866 = v1862 + v1865;
-        const bfloat v1867 = bfloat(v1866);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1868 = v1820 * v4;
-        const uint v1869 = v1868 + v68;
-        const uint v1870 = v1869 + v1822;
-        out[v1870] = v1867;
-      }
-      const uint v1872 = v1128 + v1824;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1874 = v1127 + v1829;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1875 = v1872 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1876 = v1874 < v15;
-      const bool v1877 = v1875 && v1876;
-      if (v1877) {
-        const float v1878 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1879 = v68 + v1874;
-        const bfloat v1880 = bias[v1879];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1881 = float(v1880);
-        const float v1882 = v1878 + v1881;
-        const bfloat v1883 = bfloat(v1882);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1884 = v1872 * v4;
-        const uint v1885 = v1884 + v68;
-        const uint v1886 = v1885 + v1874;
-        out[v1886] = v1883;
-      }
+    const uint v1363 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1364 = v1130 + v1363;
+    const uint v1365 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1366 = v1129 + v1365;
+    const bool v1367 = v1364 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1368 = v1366 < v15;
+    const bool v1369 = v1367 && v1368;
+    if (v1369) {
+      const uint v1370 = v68 + v1366;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1371 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1372 = bias[v1370];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1373 = float(v1372);
+      const float v1374 = v1371 + v1373;
+      const bfloat v1375 = bfloat(v1374);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1376 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1378 = v1370 + 1u;
+      const bfloat v1379 = bias[v1378];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1380 = float(v1379);
+      const float v1381 = v1376 + v1380;
+      const bfloat v1382 = bfloat(v1381);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1383 = v1364 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1384 = v1383 + v1370;
+      *(device bfloat2*)(out + v1384) = bfloat2(v1375, v1382);
     }
-    const uint v1887 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1888 = v1128 + v1887;
-    const uint v1889 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1890 = v1127 + v1889;
-    const uint v1892 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1893 = v1892 == v1887;
-    const uint v1896 = v1889 + 1u;
-    const uint v1897 = iron_frag_coord<64>(23u, iron_lane, true);
-    const bool v1898 = v1897 == v1896;
-    const bool v1899 = v1893 && v1898;
-    const uint v1902 = v1890 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1903 = v1902 == 0u;
-    const bool v1904 = v1899 && v1903;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1904) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1905 = v1888 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1906 = v1890 < v15;
-      const bool v1907 = v1905 && v1906;
-      if (v1907) {
-        const uint v1908 = v68 + v1890;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1909 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1910 = bias[v1908];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1911 = float(v1910);
-        const float v1912 = v1909 + v1911;
-        const bfloat v1913 = bfloat(v1912);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1914 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1916 = v1908 + 1u;
-        const bfloat v1917 = bias[v1916];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1918 = float(v1917);
-        const float v1919 = v1914 + v1918;
-        const bfloat v1920 = bfloat(v1919);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1921 = v1888 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1922 = v1921 + v1908;
-        *(device bfloat2*)(out + v1922) = bfloat2(v1913, v1920);
-      }
-    } else {
-      const bool v1927 = v1888 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1928 = v1890 < v15;
-      const bool v1929 = v1927 && v1928;
-      if (v1929) {
-        const float v1930 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1931 = v68 + v1890;
-        const bfloat v1932 = bias[v1931];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1933 = float(v1932);
-        const float v1934 = v1930 + v1933;
-        const bfloat v1935 = bfloat(v1934);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1936 = v1888 * v4;
-        const uint v1937 = v1936 + v68;
-        const uint v1938 = v1937 + v1890;
-        out[v1938] = v1935;
-      }
-      const uint v1940 = v1128 + v1892;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1942 = v1127 + v1897;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1943 = v1940 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1944 = v1942 < v15;
-      const bool v1945 = v1943 && v1944;
-      if (v1945) {
-        const float v1946 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1947 = v68 + v1942;
-        const bfloat v1948 = bias[v1947];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1949 = float(v1948);
-        const float v1950 = v1946 + v1949;
-        const bfloat v1951 = bfloat(v1950);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1952 = v1940 * v4;
-        const uint v1953 = v1952 + v68;
-        const uint v1954 = v1953 + v1942;
-        out[v1954] = v1951;
-      }
+    const uint v1385 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1386 = v1130 + v1385;
+    const uint v1387 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1388 = v1129 + v1387;
+    const bool v1389 = v1386 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1390 = v1388 < v15;
+    const bool v1391 = v1389 && v1390;
+    if (v1391) {
+      const uint v1392 = v68 + v1388;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1393 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1394 = bias[v1392];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1395 = float(v1394);
+      const float v1396 = v1393 + v1395;
+      const bfloat v1397 = bfloat(v1396);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1398 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1400 = v1392 + 1u;
+      const bfloat v1401 = bias[v1400];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1402 = float(v1401);
+      const float v1403 = v1398 + v1402;
+      const bfloat v1404 = bfloat(v1403);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1405 = v1386 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1406 = v1405 + v1392;
+      *(device bfloat2*)(out + v1406) = bfloat2(v1397, v1404);
     }
-    const uint v1955 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1956 = v1128 + v1955;
-    const uint v1957 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1958 = v1127 + v1957;
-    const uint v1960 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1961 = v1960 == v1955;
-    const uint v1964 = v1957 + 1u;
-    const uint v1965 = iron_frag_coord<64>(25u, iron_lane, true);
-    const bool v1966 = v1965 == v1964;
-    const bool v1967 = v1961 && v1966;
-    const uint v1970 = v1958 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1971 = v1970 == 0u;
-    const bool v1972 = v1967 && v1971;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1972) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1973 = v1956 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1974 = v1958 < v15;
-      const bool v1975 = v1973 && v1974;
-      if (v1975) {
-        const uint v1976 = v68 + v1958;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1977 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1978 = bias[v1976];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1979 = float(v1978);
-        const float v1980 = v1977 + v1979;
-        const bfloat v1981 = bfloat(v1980);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1982 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1984 = v1976 + 1u;
-        const bfloat v1985 = bias[v1984];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1986 = float(v1985);
-        const float v1987 = v1982 + v1986;
-        const bfloat v1988 = bfloat(v1987);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1989 = v1956 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1990 = v1989 + v1976;
-        *(device bfloat2*)(out + v1990) = bfloat2(v1981, v1988);
-      }
-    } else {
-      const bool v1995 = v1956 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1996 = v1958 < v15;
-      const bool v1997 = v1995 && v1996;
-      if (v1997) {
-        const float v1998 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1999 = v68 + v1958;
-        const bfloat v2000 = bias[v1999];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2001 = float(v2000);
-        const float v2002 = v1998 + v2001;
-        const bfloat v2003 = bfloat(v2002);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2004 = v1956 * v4;
-        const uint v2005 = v2004 + v68;
-        const uint v2006 = v2005 + v1958;
-        out[v2006] = v2003;
-      }
-      const uint v2008 = v1128 + v1960;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2010 = v1127 + v1965;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2011 = v2008 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2012 = v2010 < v15;
-      const bool v2013 = v2011 && v2012;
-      if (v2013) {
-        const float v2014 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2015 = v68 + v2010;
-        const bfloat v2016 = bias[v2015];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2017 = float(v2016);
-        const float v2018 = v2014 + v2017;
-        const bfloat v2019 = bfloat(v2018);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2020 = v2008 * v4;
-        const uint v2021 = v2020 + v68;
-        const uint v2022 = v2021 + v2010;
-        out[v2022] = v2019;
-      }
+    const uint v1407 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1408 = v1130 + v1407;
+    const uint v1409 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1410 = v1129 + v1409;
+    const bool v1411 = v1408 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1412 = v1410 < v15;
+    const bool v1413 = v1411 && v1412;
+    if (v1413) {
+      const uint v1414 = v68 + v1410;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1415 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1416 = bias[v1414];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1417 = float(v1416);
+      const float v1418 = v1415 + v1417;
+      const bfloat v1419 = bfloat(v1418);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1420 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1422 = v1414 + 1u;
+      const bfloat v1423 = bias[v1422];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1424 = float(v1423);
+      const float v1425 = v1420 + v1424;
+      const bfloat v1426 = bfloat(v1425);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1427 = v1408 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1428 = v1427 + v1414;
+      *(device bfloat2*)(out + v1428) = bfloat2(v1419, v1426);
     }
-    const uint v2023 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2024 = v1128 + v2023;
-    const uint v2025 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2026 = v1127 + v2025;
-    const uint v2028 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2029 = v2028 == v2023;
-    const uint v2032 = v2025 + 1u;
-    const uint v2033 = iron_frag_coord<64>(27u, iron_lane, true);
-    const bool v2034 = v2033 == v2032;
-    const bool v2035 = v2029 && v2034;
-    const uint v2038 = v2026 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2039 = v2038 == 0u;
-    const bool v2040 = v2035 && v2039;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2040) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2041 = v2024 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2042 = v2026 < v15;
-      const bool v2043 = v2041 && v2042;
-      if (v2043) {
-        const uint v2044 = v68 + v2026;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2045 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2046 = bias[v2044];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2047 = float(v2046);
-        const float v2048 = v2045 + v2047;
-        const bfloat v2049 = bfloat(v2048);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2050 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2052 = v2044 + 1u;
-        const bfloat v2053 = bias[v2052];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2054 = float(v2053);
-        const float v2055 = v2050 + v2054;
-        const bfloat v2056 = bfloat(v2055);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2057 = v2024 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2058 = v2057 + v2044;
-        *(device bfloat2*)(out + v2058) = bfloat2(v2049, v2056);
-      }
-    } else {
-      const bool v2063 = v2024 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2064 = v2026 < v15;
-      const bool v2065 = v2063 && v2064;
-      if (v2065) {
-        const float v2066 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2067 = v68 + v2026;
-        const bfloat v2068 = bias[v2067];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2069 = float(v2068);
-        const float v2070 = v2066 + v2069;
-        const bfloat v2071 = bfloat(v2070);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2072 = v2024 * v4;
-        const uint v2073 = v2072 + v68;
-        const uint v2074 = v2073 + v2026;
-        out[v2074] = v2071;
-      }
-      const uint v2076 = v1128 + v2028;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2078 = v1127 + v2033;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2079 = v2076 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2080 = v2078 < v15;
-      const bool v2081 = v2079 && v2080;
-      if (v2081) {
-        const float v2082 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2083 = v68 + v2078;
-        const bfloat v2084 = bias[v2083];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2085 = float(v2084);
-        const float v2086 = v2082 + v2085;
-        const bfloat v2087 = bfloat(v2086);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2088 = v2076 * v4;
-        const uint v2089 = v2088 + v68;
-        const uint v2090 = v2089 + v2078;
-        out[v2090] = v2087;
-      }
+    const uint v1429 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1430 = v1130 + v1429;
+    const uint v1431 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1432 = v1129 + v1431;
+    const bool v1433 = v1430 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1434 = v1432 < v15;
+    const bool v1435 = v1433 && v1434;
+    if (v1435) {
+      const uint v1436 = v68 + v1432;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1437 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1438 = bias[v1436];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1439 = float(v1438);
+      const float v1440 = v1437 + v1439;
+      const bfloat v1441 = bfloat(v1440);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1442 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1444 = v1436 + 1u;
+      const bfloat v1445 = bias[v1444];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1446 = float(v1445);
+      const float v1447 = v1442 + v1446;
+      const bfloat v1448 = bfloat(v1447);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1449 = v1430 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1450 = v1449 + v1436;
+      *(device bfloat2*)(out + v1450) = bfloat2(v1441, v1448);
     }
-    const uint v2091 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2092 = v1128 + v2091;
-    const uint v2093 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2094 = v1127 + v2093;
-    const uint v2096 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2097 = v2096 == v2091;
-    const uint v2100 = v2093 + 1u;
-    const uint v2101 = iron_frag_coord<64>(29u, iron_lane, true);
-    const bool v2102 = v2101 == v2100;
-    const bool v2103 = v2097 && v2102;
-    const uint v2106 = v2094 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2107 = v2106 == 0u;
-    const bool v2108 = v2103 && v2107;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2108) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2109 = v2092 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2110 = v2094 < v15;
-      const bool v2111 = v2109 && v2110;
-      if (v2111) {
-        const uint v2112 = v68 + v2094;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2113 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2114 = bias[v2112];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2115 = float(v2114);
-        const float v2116 = v2113 + v2115;
-        const bfloat v2117 = bfloat(v2116);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2118 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2120 = v2112 + 1u;
-        const bfloat v2121 = bias[v2120];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2122 = float(v2121);
-        const float v2123 = v2118 + v2122;
-        const bfloat v2124 = bfloat(v2123);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2125 = v2092 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2126 = v2125 + v2112;
-        *(device bfloat2*)(out + v2126) = bfloat2(v2117, v2124);
-      }
-    } else {
-      const bool v2131 = v2092 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2132 = v2094 < v15;
-      const bool v2133 = v2131 && v2132;
-      if (v2133) {
-        const float v2134 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2135 = v68 + v2094;
-        const bfloat v2136 = bias[v2135];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2137 = float(v2136);
-        const float v2138 = v2134 + v2137;
-        const bfloat v2139 = bfloat(v2138);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2140 = v2092 * v4;
-        const uint v2141 = v2140 + v68;
-        const uint v2142 = v2141 + v2094;
-        out[v2142] = v2139;
-      }
-      const uint v2144 = v1128 + v2096;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2146 = v1127 + v2101;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2147 = v2144 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2148 = v2146 < v15;
-      const bool v2149 = v2147 && v2148;
-      if (v2149) {
-        const float v2150 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2151 = v68 + v2146;
-        const bfloat v2152 = bias[v2151];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2153 = float(v2152);
-        const float v2154 = v2150 + v2153;
-        const bfloat v2155 = bfloat(v2154);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2156 = v2144 * v4;
-        const uint v2157 = v2156 + v68;
-        const uint v2158 = v2157 + v2146;
-        out[v2158] = v2155;
-      }
+    const uint v1451 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1452 = v1130 + v1451;
+    const uint v1453 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1454 = v1129 + v1453;
+    const bool v1455 = v1452 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1456 = v1454 < v15;
+    const bool v1457 = v1455 && v1456;
+    if (v1457) {
+      const uint v1458 = v68 + v1454;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1459 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1460 = bias[v1458];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1461 = float(v1460);
+      const float v1462 = v1459 + v1461;
+      const bfloat v1463 = bfloat(v1462);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1464 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1466 = v1458 + 1u;
+      const bfloat v1467 = bias[v1466];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1468 = float(v1467);
+      const float v1469 = v1464 + v1468;
+      const bfloat v1470 = bfloat(v1469);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1471 = v1452 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1472 = v1471 + v1458;
+      *(device bfloat2*)(out + v1472) = bfloat2(v1463, v1470);
     }
-    const uint v2159 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2160 = v1128 + v2159;
-    const uint v2161 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2162 = v1127 + v2161;
-    const uint v2164 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2165 = v2164 == v2159;
-    const uint v2168 = v2161 + 1u;
-    const uint v2169 = iron_frag_coord<64>(31u, iron_lane, true);
-    const bool v2170 = v2169 == v2168;
-    const bool v2171 = v2165 && v2170;
-    const uint v2174 = v2162 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2175 = v2174 == 0u;
-    const bool v2176 = v2171 && v2175;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2176) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2177 = v2160 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2178 = v2162 < v15;
-      const bool v2179 = v2177 && v2178;
-      if (v2179) {
-        const uint v2180 = v68 + v2162;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2181 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2182 = bias[v2180];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2183 = float(v2182);
-        const float v2184 = v2181 + v2183;
-        const bfloat v2185 = bfloat(v2184);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2186 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2188 = v2180 + 1u;
-        const bfloat v2189 = bias[v2188];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2190 = float(v2189);
-        const float v2191 = v2186 + v2190;
-        const bfloat v2192 = bfloat(v2191);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2193 = v2160 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2194 = v2193 + v2180;
-        *(device bfloat2*)(out + v2194) = bfloat2(v2185, v2192);
-      }
-    } else {
-      const bool v2199 = v2160 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2200 = v2162 < v15;
-      const bool v2201 = v2199 && v2200;
-      if (v2201) {
-        const float v2202 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2203 = v68 + v2162;
-        const bfloat v2204 = bias[v2203];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2205 = float(v2204);
-        const float v2206 = v2202 + v2205;
-        const bfloat v2207 = bfloat(v2206);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2208 = v2160 * v4;
-        const uint v2209 = v2208 + v68;
-        const uint v2210 = v2209 + v2162;
-        out[v2210] = v2207;
-      }
-      const uint v2212 = v1128 + v2164;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2214 = v1127 + v2169;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2215 = v2212 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2216 = v2214 < v15;
-      const bool v2217 = v2215 && v2216;
-      if (v2217) {
-        const float v2218 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2219 = v68 + v2214;
-        const bfloat v2220 = bias[v2219];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2221 = float(v2220);
-        const float v2222 = v2218 + v2221;
-        const bfloat v2223 = bfloat(v2222);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2224 = v2212 * v4;
-        const uint v2225 = v2224 + v68;
-        const uint v2226 = v2225 + v2214;
-        out[v2226] = v2223;
-      }
+    const uint v1473 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1474 = v1130 + v1473;
+    const uint v1475 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1476 = v1129 + v1475;
+    const bool v1477 = v1474 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1478 = v1476 < v15;
+    const bool v1479 = v1477 && v1478;
+    if (v1479) {
+      const uint v1480 = v68 + v1476;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1481 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1482 = bias[v1480];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1483 = float(v1482);
+      const float v1484 = v1481 + v1483;
+      const bfloat v1485 = bfloat(v1484);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1486 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1488 = v1480 + 1u;
+      const bfloat v1489 = bias[v1488];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1490 = float(v1489);
+      const float v1491 = v1486 + v1490;
+      const bfloat v1492 = bfloat(v1491);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1493 = v1474 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1494 = v1493 + v1480;
+      *(device bfloat2*)(out + v1494) = bfloat2(v1485, v1492);
     }
-    const uint v2227 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2228 = v1128 + v2227;
-    const uint v2229 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2230 = v1127 + v2229;
-    const uint v2232 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2233 = v2232 == v2227;
-    const uint v2236 = v2229 + 1u;
-    const uint v2237 = iron_frag_coord<64>(33u, iron_lane, true);
-    const bool v2238 = v2237 == v2236;
-    const bool v2239 = v2233 && v2238;
-    const uint v2242 = v2230 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2243 = v2242 == 0u;
-    const bool v2244 = v2239 && v2243;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2244) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2245 = v2228 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2246 = v2230 < v15;
-      const bool v2247 = v2245 && v2246;
-      if (v2247) {
-        const uint v2248 = v68 + v2230;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2249 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2250 = bias[v2248];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2251 = float(v2250);
-        const float v2252 = v2249 + v2251;
-        const bfloat v2253 = bfloat(v2252);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2254 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2256 = v2248 + 1u;
-        const bfloat v2257 = bias[v2256];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2258 = float(v2257);
-        const float v2259 = v2254 + v2258;
-        const bfloat v2260 = bfloat(v2259);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2261 = v2228 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2262 = v2261 + v2248;
-        *(device bfloat2*)(out + v2262) = bfloat2(v2253, v2260);
-      }
-    } else {
-      const bool v2267 = v2228 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2268 = v2230 < v15;
-      const bool v2269 = v2267 && v2268;
-      if (v2269) {
-        const float v2270 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2271 = v68 + v2230;
-        const bfloat v2272 = bias[v2271];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2273 = float(v2272);
-        const float v2274 = v2270 + v2273;
-        const bfloat v2275 = bfloat(v2274);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2276 = v2228 * v4;
-        const uint v2277 = v2276 + v68;
-        const uint v2278 = v2277 + v2230;
-        out[v2278] = v2275;
-      }
-      const uint v2280 = v1128 + v2232;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2282 = v1127 + v2237;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2283 = v2280 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2284 = v2282 < v15;
-      const bool v2285 = v2283 && v2284;
-      if (v2285) {
-        const float v2286 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2287 = v68 + v2282;
-        const bfloat v2288 = bias[v2287];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2289 = float(v2288);
-        const float v2290 = v2286 + v2289;
-        const bfloat v2291 = bfloat(v2290);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2292 = v2280 * v4;
-        const uint v2293 = v2292 + v68;
-        const uint v2294 = v2293 + v2282;
-        out[v2294] = v2291;
-      }
+    const uint v1495 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1496 = v1130 + v1495;
+    const uint v1497 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1498 = v1129 + v1497;
+    const bool v1499 = v1496 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1500 = v1498 < v15;
+    const bool v1501 = v1499 && v1500;
+    if (v1501) {
+      const uint v1502 = v68 + v1498;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1503 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1504 = bias[v1502];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1505 = float(v1504);
+      const float v1506 = v1503 + v1505;
+      const bfloat v1507 = bfloat(v1506);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1508 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1510 = v1502 + 1u;
+      const bfloat v1511 = bias[v1510];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1512 = float(v1511);
+      const float v1513 = v1508 + v1512;
+      const bfloat v1514 = bfloat(v1513);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1515 = v1496 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1516 = v1515 + v1502;
+      *(device bfloat2*)(out + v1516) = bfloat2(v1507, v1514);
     }
-    const uint v2295 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2296 = v1128 + v2295;
-    const uint v2297 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2298 = v1127 + v2297;
-    const uint v2300 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2301 = v2300 == v2295;
-    const uint v2304 = v2297 + 1u;
-    const uint v2305 = iron_frag_coord<64>(35u, iron_lane, true);
-    const bool v2306 = v2305 == v2304;
-    const bool v2307 = v2301 && v2306;
-    const uint v2310 = v2298 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2311 = v2310 == 0u;
-    const bool v2312 = v2307 && v2311;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2312) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2313 = v2296 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2314 = v2298 < v15;
-      const bool v2315 = v2313 && v2314;
-      if (v2315) {
-        const uint v2316 = v68 + v2298;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2317 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2318 = bias[v2316];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2319 = float(v2318);
-        const float v2320 = v2317 + v2319;
-        const bfloat v2321 = bfloat(v2320);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2322 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2324 = v2316 + 1u;
-        const bfloat v2325 = bias[v2324];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2326 = float(v2325);
-        const float v2327 = v2322 + v2326;
-        const bfloat v2328 = bfloat(v2327);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2329 = v2296 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2330 = v2329 + v2316;
-        *(device bfloat2*)(out + v2330) = bfloat2(v2321, v2328);
-      }
-    } else {
-      const bool v2335 = v2296 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2336 = v2298 < v15;
-      const bool v2337 = v2335 && v2336;
-      if (v2337) {
-        const float v2338 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2339 = v68 + v2298;
-        const bfloat v2340 = bias[v2339];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2341 = float(v2340);
-        const float v2342 = v2338 + v2341;
-        const bfloat v2343 = bfloat(v2342);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2344 = v2296 * v4;
-        const uint v2345 = v2344 + v68;
-        const uint v2346 = v2345 + v2298;
-        out[v2346] = v2343;
-      }
-      const uint v2348 = v1128 + v2300;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2350 = v1127 + v2305;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2351 = v2348 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2352 = v2350 < v15;
-      const bool v2353 = v2351 && v2352;
-      if (v2353) {
-        const float v2354 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2355 = v68 + v2350;
-        const bfloat v2356 = bias[v2355];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2357 = float(v2356);
-        const float v2358 = v2354 + v2357;
-        const bfloat v2359 = bfloat(v2358);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2360 = v2348 * v4;
-        const uint v2361 = v2360 + v68;
-        const uint v2362 = v2361 + v2350;
-        out[v2362] = v2359;
-      }
+    const uint v1517 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1518 = v1130 + v1517;
+    const uint v1519 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1520 = v1129 + v1519;
+    const bool v1521 = v1518 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1522 = v1520 < v15;
+    const bool v1523 = v1521 && v1522;
+    if (v1523) {
+      const uint v1524 = v68 + v1520;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1525 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1526 = bias[v1524];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1527 = float(v1526);
+      const float v1528 = v1525 + v1527;
+      const bfloat v1529 = bfloat(v1528);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1530 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1532 = v1524 + 1u;
+      const bfloat v1533 = bias[v1532];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1534 = float(v1533);
+      const float v1535 = v1530 + v1534;
+      const bfloat v1536 = bfloat(v1535);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1537 = v1518 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1538 = v1537 + v1524;
+      *(device bfloat2*)(out + v1538) = bfloat2(v1529, v1536);
     }
-    const uint v2363 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2364 = v1128 + v2363;
-    const uint v2365 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2366 = v1127 + v2365;
-    const uint v2368 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2369 = v2368 == v2363;
-    const uint v2372 = v2365 + 1u;
-    const uint v2373 = iron_frag_coord<64>(37u, iron_lane, true);
-    const bool v2374 = v2373 == v2372;
-    const bool v2375 = v2369 && v2374;
-    const uint v2378 = v2366 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2379 = v2378 == 0u;
-    const bool v2380 = v2375 && v2379;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2380) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2381 = v2364 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2382 = v2366 < v15;
-      const bool v2383 = v2381 && v2382;
-      if (v2383) {
-        const uint v2384 = v68 + v2366;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2385 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2386 = bias[v2384];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2387 = float(v2386);
-        const float v2388 = v2385 + v2387;
-        const bfloat v2389 = bfloat(v2388);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2390 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2392 = v2384 + 1u;
-        const bfloat v2393 = bias[v2392];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2394 = float(v2393);
-        const float v2395 = v2390 + v2394;
-        const bfloat v2396 = bfloat(v2395);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2397 = v2364 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2398 = v2397 + v2384;
-        *(device bfloat2*)(out + v2398) = bfloat2(v2389, v2396);
-      }
-    } else {
-      const bool v2403 = v2364 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2404 = v2366 < v15;
-      const bool v2405 = v2403 && v2404;
-      if (v2405) {
-        const float v2406 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2407 = v68 + v2366;
-        const bfloat v2408 = bias[v2407];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2409 = float(v2408);
-        const float v2410 = v2406 + v2409;
-        const bfloat v2411 = bfloat(v2410);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2412 = v2364 * v4;
-        const uint v2413 = v2412 + v68;
-        const uint v2414 = v2413 + v2366;
-        out[v2414] = v2411;
-      }
-      const uint v2416 = v1128 + v2368;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2418 = v1127 + v2373;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2419 = v2416 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2420 = v2418 < v15;
-      const bool v2421 = v2419 && v2420;
-      if (v2421) {
-        const float v2422 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2423 = v68 + v2418;
-        const bfloat v2424 = bias[v2423];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2425 = float(v2424);
-        const float v2426 = v2422 + v2425;
-        const bfloat v2427 = bfloat(v2426);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2428 = v2416 * v4;
-        const uint v2429 = v2428 + v68;
-        const uint v2430 = v2429 + v2418;
-        out[v2430] = v2427;
-      }
+    const uint v1539 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1540 = v1130 + v1539;
+    const uint v1541 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1542 = v1129 + v1541;
+    const bool v1543 = v1540 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1544 = v1542 < v15;
+    const bool v1545 = v1543 && v1544;
+    if (v1545) {
+      const uint v1546 = v68 + v1542;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1547 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1548 = bias[v1546];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1549 = float(v1548);
+      const float v1550 = v1547 + v1549;
+      const bfloat v1551 = bfloat(v1550);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1552 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1554 = v1546 + 1u;
+      const bfloat v1555 = bias[v1554];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1556 = float(v1555);
+      const float v1557 = v1552 + v1556;
+      const bfloat v1558 = bfloat(v1557);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1559 = v1540 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1560 = v1559 + v1546;
+      *(device bfloat2*)(out + v1560) = bfloat2(v1551, v1558);
     }
-    const uint v2431 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2432 = v1128 + v2431;
-    const uint v2433 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2434 = v1127 + v2433;
-    const uint v2436 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2437 = v2436 == v2431;
-    const uint v2440 = v2433 + 1u;
-    const uint v2441 = iron_frag_coord<64>(39u, iron_lane, true);
-    const bool v2442 = v2441 == v2440;
-    const bool v2443 = v2437 && v2442;
-    const uint v2446 = v2434 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2447 = v2446 == 0u;
-    const bool v2448 = v2443 && v2447;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2448) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2449 = v2432 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2450 = v2434 < v15;
-      const bool v2451 = v2449 && v2450;
-      if (v2451) {
-        const uint v2452 = v68 + v2434;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2453 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2454 = bias[v2452];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2455 = float(v2454);
-        const float v2456 = v2453 + v2455;
-        const bfloat v2457 = bfloat(v2456);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2458 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2460 = v2452 + 1u;
-        const bfloat v2461 = bias[v2460];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2462 = float(v2461);
-        const float v2463 = v2458 + v2462;
-        const bfloat v2464 = bfloat(v2463);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2465 = v2432 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2466 = v2465 + v2452;
-        *(device bfloat2*)(out + v2466) = bfloat2(v2457, v2464);
-      }
-    } else {
-      const bool v2471 = v2432 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2472 = v2434 < v15;
-      const bool v2473 = v2471 && v2472;
-      if (v2473) {
-        const float v2474 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2475 = v68 + v2434;
-        const bfloat v2476 = bias[v2475];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2477 = float(v2476);
-        const float v2478 = v2474 + v2477;
-        const bfloat v2479 = bfloat(v2478);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2480 = v2432 * v4;
-        const uint v2481 = v2480 + v68;
-        const uint v2482 = v2481 + v2434;
-        out[v2482] = v2479;
-      }
-      const uint v2484 = v1128 + v2436;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2486 = v1127 + v2441;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2487 = v2484 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2488 = v2486 < v15;
-      const bool v2489 = v2487 && v2488;
-      if (v2489) {
-        const float v2490 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2491 = v68 + v2486;
-        const bfloat v2492 = bias[v2491];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2493 = float(v2492);
-        const float v2494 = v2490 + v2493;
-        const bfloat v2495 = bfloat(v2494);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2496 = v2484 * v4;
-        const uint v2497 = v2496 + v68;
-        const uint v2498 = v2497 + v2486;
-        out[v2498] = v2495;
-      }
+    const uint v1561 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1562 = v1130 + v1561;
+    const uint v1563 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1564 = v1129 + v1563;
+    const bool v1565 = v1562 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1566 = v1564 < v15;
+    const bool v1567 = v1565 && v1566;
+    if (v1567) {
+      const uint v1568 = v68 + v1564;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1569 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1570 = bias[v1568];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1571 = float(v1570);
+      const float v1572 = v1569 + v1571;
+      const bfloat v1573 = bfloat(v1572);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1574 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1576 = v1568 + 1u;
+      const bfloat v1577 = bias[v1576];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1578 = float(v1577);
+      const float v1579 = v1574 + v1578;
+      const bfloat v1580 = bfloat(v1579);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1581 = v1562 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1582 = v1581 + v1568;
+      *(device bfloat2*)(out + v1582) = bfloat2(v1573, v1580);
     }
-    const uint v2499 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2500 = v1128 + v2499;
-    const uint v2501 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2502 = v1127 + v2501;
-    const uint v2504 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2505 = v2504 == v2499;
-    const uint v2508 = v2501 + 1u;
-    const uint v2509 = iron_frag_coord<64>(41u, iron_lane, true);
-    const bool v2510 = v2509 == v2508;
-    const bool v2511 = v2505 && v2510;
-    const uint v2514 = v2502 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2515 = v2514 == 0u;
-    const bool v2516 = v2511 && v2515;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2516) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2517 = v2500 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2518 = v2502 < v15;
-      const bool v2519 = v2517 && v2518;
-      if (v2519) {
-        const uint v2520 = v68 + v2502;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2521 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2522 = bias[v2520];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2523 = float(v2522);
-        const float v2524 = v2521 + v2523;
-        const bfloat v2525 = bfloat(v2524);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2526 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2528 = v2520 + 1u;
-        const bfloat v2529 = bias[v2528];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2530 = float(v2529);
-        const float v2531 = v2526 + v2530;
-        const bfloat v2532 = bfloat(v2531);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2533 = v2500 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2534 = v2533 + v2520;
-        *(device bfloat2*)(out + v2534) = bfloat2(v2525, v2532);
-      }
-    } else {
-      const bool v2539 = v2500 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2540 = v2502 < v15;
-      const bool v2541 = v2539 && v2540;
-      if (v2541) {
-        const float v2542 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2543 = v68 + v2502;
-        const bfloat v2544 = bias[v2543];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2545 = float(v2544);
-        const float v2546 = v2542 + v2545;
-        const bfloat v2547 = bfloat(v2546);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2548 = v2500 * v4;
-        const uint v2549 = v2548 + v68;
-        const uint v2550 = v2549 + v2502;
-        out[v2550] = v2547;
-      }
-      const uint v2552 = v1128 + v2504;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2554 = v1127 + v2509;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2555 = v2552 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2556 = v2554 < v15;
-      const bool v2557 = v2555 && v2556;
-      if (v2557) {
-        const float v2558 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2559 = v68 + v2554;
-        const bfloat v2560 = bias[v2559];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2561 = float(v2560);
-        const float v2562 = v2558 + v2561;
-        const bfloat v2563 = bfloat(v2562);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2564 = v2552 * v4;
-        const uint v2565 = v2564 + v68;
-        const uint v2566 = v2565 + v2554;
-        out[v2566] = v2563;
-      }
+    const uint v1583 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1584 = v1130 + v1583;
+    const uint v1585 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1586 = v1129 + v1585;
+    const bool v1587 = v1584 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1588 = v1586 < v15;
+    const bool v1589 = v1587 && v1588;
+    if (v1589) {
+      const uint v1590 = v68 + v1586;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1591 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1592 = bias[v1590];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1593 = float(v1592);
+      const float v1594 = v1591 + v1593;
+      const bfloat v1595 = bfloat(v1594);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1596 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1598 = v1590 + 1u;
+      const bfloat v1599 = bias[v1598];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1600 = float(v1599);
+      const float v1601 = v1596 + v1600;
+      const bfloat v1602 = bfloat(v1601);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1603 = v1584 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1604 = v1603 + v1590;
+      *(device bfloat2*)(out + v1604) = bfloat2(v1595, v1602);
     }
-    const uint v2567 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2568 = v1128 + v2567;
-    const uint v2569 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2570 = v1127 + v2569;
-    const uint v2572 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2573 = v2572 == v2567;
-    const uint v2576 = v2569 + 1u;
-    const uint v2577 = iron_frag_coord<64>(43u, iron_lane, true);
-    const bool v2578 = v2577 == v2576;
-    const bool v2579 = v2573 && v2578;
-    const uint v2582 = v2570 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2583 = v2582 == 0u;
-    const bool v2584 = v2579 && v2583;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2584) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2585 = v2568 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2586 = v2570 < v15;
-      const bool v2587 = v2585 && v2586;
-      if (v2587) {
-        const uint v2588 = v68 + v2570;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2589 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2590 = bias[v2588];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2591 = float(v2590);
-        const float v2592 = v2589 + v2591;
-        const bfloat v2593 = bfloat(v2592);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2594 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2596 = v2588 + 1u;
-        const bfloat v2597 = bias[v2596];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2598 = float(v2597);
-        const float v2599 = v2594 + v2598;
-        const bfloat v2600 = bfloat(v2599);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2601 = v2568 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2602 = v2601 + v2588;
-        *(device bfloat2*)(out + v2602) = bfloat2(v2593, v2600);
-      }
-    } else {
-      const bool v2607 = v2568 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2608 = v2570 < v15;
-      const bool v2609 = v2607 && v2608;
-      if (v2609) {
-        const float v2610 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2611 = v68 + v2570;
-        const bfloat v2612 = bias[v2611];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2613 = float(v2612);
-        const float v2614 = v2610 + v2613;
-        const bfloat v2615 = bfloat(v2614);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2616 = v2568 * v4;
-        const uint v2617 = v2616 + v68;
-        const uint v2618 = v2617 + v2570;
-        out[v2618] = v2615;
-      }
-      const uint v2620 = v1128 + v2572;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2622 = v1127 + v2577;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2623 = v2620 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2624 = v2622 < v15;
-      const bool v2625 = v2623 && v2624;
-      if (v2625) {
-        const float v2626 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2627 = v68 + v2622;
-        const bfloat v2628 = bias[v2627];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2629 = float(v2628);
-        const float v2630 = v2626 + v2629;
-        const bfloat v2631 = bfloat(v2630);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2632 = v2620 * v4;
-        const uint v2633 = v2632 + v68;
-        const uint v2634 = v2633 + v2622;
-        out[v2634] = v2631;
-      }
+    const uint v1605 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1606 = v1130 + v1605;
+    const uint v1607 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1608 = v1129 + v1607;
+    const bool v1609 = v1606 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1610 = v1608 < v15;
+    const bool v1611 = v1609 && v1610;
+    if (v1611) {
+      const uint v1612 = v68 + v1608;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1613 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1614 = bias[v1612];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1615 = float(v1614);
+      const float v1616 = v1613 + v1615;
+      const bfloat v1617 = bfloat(v1616);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1618 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1620 = v1612 + 1u;
+      const bfloat v1621 = bias[v1620];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1622 = float(v1621);
+      const float v1623 = v1618 + v1622;
+      const bfloat v1624 = bfloat(v1623);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1625 = v1606 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1626 = v1625 + v1612;
+      *(device bfloat2*)(out + v1626) = bfloat2(v1617, v1624);
     }
-    const uint v2635 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2636 = v1128 + v2635;
-    const uint v2637 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2638 = v1127 + v2637;
-    const uint v2640 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2641 = v2640 == v2635;
-    const uint v2644 = v2637 + 1u;
-    const uint v2645 = iron_frag_coord<64>(45u, iron_lane, true);
-    const bool v2646 = v2645 == v2644;
-    const bool v2647 = v2641 && v2646;
-    const uint v2650 = v2638 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2651 = v2650 == 0u;
-    const bool v2652 = v2647 && v2651;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2652) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2653 = v2636 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2654 = v2638 < v15;
-      const bool v2655 = v2653 && v2654;
-      if (v2655) {
-        const uint v2656 = v68 + v2638;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2657 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2658 = bias[v2656];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2659 = float(v2658);
-        const float v2660 = v2657 + v2659;
-        const bfloat v2661 = bfloat(v2660);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2662 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2664 = v2656 + 1u;
-        const bfloat v2665 = bias[v2664];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2666 = float(v2665);
-        const float v2667 = v2662 + v2666;
-        const bfloat v2668 = bfloat(v2667);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2669 = v2636 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2670 = v2669 + v2656;
-        *(device bfloat2*)(out + v2670) = bfloat2(v2661, v2668);
-      }
-    } else {
-      const bool v2675 = v2636 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2676 = v2638 < v15;
-      const bool v2677 = v2675 && v2676;
-      if (v2677) {
-        const float v2678 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2679 = v68 + v2638;
-        const bfloat v2680 = bias[v2679];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2681 = float(v2680);
-        const float v2682 = v2678 + v2681;
-        const bfloat v2683 = bfloat(v2682);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2684 = v2636 * v4;
-        const uint v2685 = v2684 + v68;
-        const uint v2686 = v2685 + v2638;
-        out[v2686] = v2683;
-      }
-      const uint v2688 = v1128 + v2640;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2690 = v1127 + v2645;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2691 = v2688 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2692 = v2690 < v15;
-      const bool v2693 = v2691 && v2692;
-      if (v2693) {
-        const float v2694 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2695 = v68 + v2690;
-        const bfloat v2696 = bias[v2695];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2697 = float(v2696);
-        const float v2698 = v2694 + v2697;
-        const bfloat v2699 = bfloat(v2698);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2700 = v2688 * v4;
-        const uint v2701 = v2700 + v68;
-        const uint v2702 = v2701 + v2690;
-        out[v2702] = v2699;
-      }
+    const uint v1627 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1628 = v1130 + v1627;
+    const uint v1629 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1630 = v1129 + v1629;
+    const bool v1631 = v1628 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1632 = v1630 < v15;
+    const bool v1633 = v1631 && v1632;
+    if (v1633) {
+      const uint v1634 = v68 + v1630;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1635 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1636 = bias[v1634];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1637 = float(v1636);
+      const float v1638 = v1635 + v1637;
+      const bfloat v1639 = bfloat(v1638);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1640 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1642 = v1634 + 1u;
+      const bfloat v1643 = bias[v1642];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1644 = float(v1643);
+      const float v1645 = v1640 + v1644;
+      const bfloat v1646 = bfloat(v1645);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1647 = v1628 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1648 = v1647 + v1634;
+      *(device bfloat2*)(out + v1648) = bfloat2(v1639, v1646);
     }
-    const uint v2703 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2704 = v1128 + v2703;
-    const uint v2705 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2706 = v1127 + v2705;
-    const uint v2708 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2709 = v2708 == v2703;
-    const uint v2712 = v2705 + 1u;
-    const uint v2713 = iron_frag_coord<64>(47u, iron_lane, true);
-    const bool v2714 = v2713 == v2712;
-    const bool v2715 = v2709 && v2714;
-    const uint v2718 = v2706 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2719 = v2718 == 0u;
-    const bool v2720 = v2715 && v2719;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2720) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2721 = v2704 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2722 = v2706 < v15;
-      const bool v2723 = v2721 && v2722;
-      if (v2723) {
-        const uint v2724 = v68 + v2706;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2725 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2726 = bias[v2724];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2727 = float(v2726);
-        const float v2728 = v2725 + v2727;
-        const bfloat v2729 = bfloat(v2728);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2730 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2732 = v2724 + 1u;
-        const bfloat v2733 = bias[v2732];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2734 = float(v2733);
-        const float v2735 = v2730 + v2734;
-        const bfloat v2736 = bfloat(v2735);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2737 = v2704 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2738 = v2737 + v2724;
-        *(device bfloat2*)(out + v2738) = bfloat2(v2729, v2736);
-      }
-    } else {
-      const bool v2743 = v2704 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2744 = v2706 < v15;
-      const bool v2745 = v2743 && v2744;
-      if (v2745) {
-        const float v2746 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2747 = v68 + v2706;
-        const bfloat v2748 = bias[v2747];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2749 = float(v2748);
-        const float v2750 = v2746 + v2749;
-        const bfloat v2751 = bfloat(v2750);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2752 = v2704 * v4;
-        const uint v2753 = v2752 + v68;
-        const uint v2754 = v2753 + v2706;
-        out[v2754] = v2751;
-      }
-      const uint v2756 = v1128 + v2708;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2758 = v1127 + v2713;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2759 = v2756 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2760 = v2758 < v15;
-      const bool v2761 = v2759 && v2760;
-      if (v2761) {
-        const float v2762 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2763 = v68 + v2758;
-        const bfloat v2764 = bias[v2763];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2765 = float(v2764);
-        const float v2766 = v2762 + v2765;
-        const bfloat v2767 = bfloat(v2766);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2768 = v2756 * v4;
-        const uint v2769 = v2768 + v68;
-        const uint v2770 = v2769 + v2758;
-        out[v2770] = v2767;
-      }
+    const uint v1649 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1650 = v1130 + v1649;
+    const uint v1651 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1652 = v1129 + v1651;
+    const bool v1653 = v1650 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1654 = v1652 < v15;
+    const bool v1655 = v1653 && v1654;
+    if (v1655) {
+      const uint v1656 = v68 + v1652;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1657 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1658 = bias[v1656];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1659 = float(v1658);
+      const float v1660 = v1657 + v1659;
+      const bfloat v1661 = bfloat(v1660);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1662 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1664 = v1656 + 1u;
+      const bfloat v1665 = bias[v1664];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1666 = float(v1665);
+      const float v1667 = v1662 + v1666;
+      const bfloat v1668 = bfloat(v1667);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1669 = v1650 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1670 = v1669 + v1656;
+      *(device bfloat2*)(out + v1670) = bfloat2(v1661, v1668);
     }
-    const uint v2771 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2772 = v1128 + v2771;
-    const uint v2773 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2774 = v1127 + v2773;
-    const uint v2776 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2777 = v2776 == v2771;
-    const uint v2780 = v2773 + 1u;
-    const uint v2781 = iron_frag_coord<64>(49u, iron_lane, true);
-    const bool v2782 = v2781 == v2780;
-    const bool v2783 = v2777 && v2782;
-    const uint v2786 = v2774 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2787 = v2786 == 0u;
-    const bool v2788 = v2783 && v2787;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2788) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2789 = v2772 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2790 = v2774 < v15;
-      const bool v2791 = v2789 && v2790;
-      if (v2791) {
-        const uint v2792 = v68 + v2774;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2793 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2794 = bias[v2792];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2795 = float(v2794);
-        const float v2796 = v2793 + v2795;
-        const bfloat v2797 = bfloat(v2796);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2798 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2800 = v2792 + 1u;
-        const bfloat v2801 = bias[v2800];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2802 = float(v2801);
-        const float v2803 = v2798 + v2802;
-        const bfloat v2804 = bfloat(v2803);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2805 = v2772 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2806 = v2805 + v2792;
-        *(device bfloat2*)(out + v2806) = bfloat2(v2797, v2804);
-      }
-    } else {
-      const bool v2811 = v2772 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2812 = v2774 < v15;
-      const bool v2813 = v2811 && v2812;
-      if (v2813) {
-        const float v2814 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2815 = v68 + v2774;
-        const bfloat v2816 = bias[v2815];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2817 = float(v2816);
-        const float v2818 = v2814 + v2817;
-        const bfloat v2819 = bfloat(v2818);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2820 = v2772 * v4;
-        const uint v2821 = v2820 + v68;
-        const uint v2822 = v2821 + v2774;
-        out[v2822] = v2819;
-      }
-      const uint v2824 = v1128 + v2776;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2826 = v1127 + v2781;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2827 = v2824 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2828 = v2826 < v15;
-      const bool v2829 = v2827 && v2828;
-      if (v2829) {
-        const float v2830 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2831 = v68 + v2826;
-        const bfloat v2832 = bias[v2831];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2833 = float(v2832);
-        const float v2834 = v2830 + v2833;
-        const bfloat v2835 = bfloat(v2834);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2836 = v2824 * v4;
-        const uint v2837 = v2836 + v68;
-        const uint v2838 = v2837 + v2826;
-        out[v2838] = v2835;
-      }
+    const uint v1671 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1672 = v1130 + v1671;
+    const uint v1673 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1674 = v1129 + v1673;
+    const bool v1675 = v1672 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1676 = v1674 < v15;
+    const bool v1677 = v1675 && v1676;
+    if (v1677) {
+      const uint v1678 = v68 + v1674;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1679 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1680 = bias[v1678];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1681 = float(v1680);
+      const float v1682 = v1679 + v1681;
+      const bfloat v1683 = bfloat(v1682);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1684 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1686 = v1678 + 1u;
+      const bfloat v1687 = bias[v1686];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1688 = float(v1687);
+      const float v1689 = v1684 + v1688;
+      const bfloat v1690 = bfloat(v1689);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1691 = v1672 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1692 = v1691 + v1678;
+      *(device bfloat2*)(out + v1692) = bfloat2(v1683, v1690);
     }
-    const uint v2839 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2840 = v1128 + v2839;
-    const uint v2841 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2842 = v1127 + v2841;
-    const uint v2844 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2845 = v2844 == v2839;
-    const uint v2848 = v2841 + 1u;
-    const uint v2849 = iron_frag_coord<64>(51u, iron_lane, true);
-    const bool v2850 = v2849 == v2848;
-    const bool v2851 = v2845 && v2850;
-    const uint v2854 = v2842 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2855 = v2854 == 0u;
-    const bool v2856 = v2851 && v2855;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2856) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2857 = v2840 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2858 = v2842 < v15;
-      const bool v2859 = v2857 && v2858;
-      if (v2859) {
-        const uint v2860 = v68 + v2842;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2861 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2862 = bias[v2860];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2863 = float(v2862);
-        const float v2864 = v2861 + v2863;
-        const bfloat v2865 = bfloat(v2864);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2866 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2868 = v2860 + 1u;
-        const bfloat v2869 = bias[v2868];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2870 = float(v2869);
-        const float v2871 = v2866 + v2870;
-        const bfloat v2872 = bfloat(v2871);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2873 = v2840 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2874 = v2873 + v2860;
-        *(device bfloat2*)(out + v2874) = bfloat2(v2865, v2872);
-      }
-    } else {
-      const bool v2879 = v2840 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2880 = v2842 < v15;
-      const bool v2881 = v2879 && v2880;
-      if (v2881) {
-        const float v2882 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2883 = v68 + v2842;
-        const bfloat v2884 = bias[v2883];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2885 = float(v2884);
-        const float v2886 = v2882 + v2885;
-        const bfloat v2887 = bfloat(v2886);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2888 = v2840 * v4;
-        const uint v2889 = v2888 + v68;
-        const uint v2890 = v2889 + v2842;
-        out[v2890] = v2887;
-      }
-      const uint v2892 = v1128 + v2844;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2894 = v1127 + v2849;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2895 = v2892 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2896 = v2894 < v15;
-      const bool v2897 = v2895 && v2896;
-      if (v2897) {
-        const float v2898 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2899 = v68 + v2894;
-        const bfloat v2900 = bias[v2899];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2901 = float(v2900);
-        const float v2902 = v2898 + v2901;
-        const bfloat v2903 = bfloat(v2902);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2904 = v2892 * v4;
-        const uint v2905 = v2904 + v68;
-        const uint v2906 = v2905 + v2894;
-        out[v2906] = v2903;
-      }
+    const uint v1693 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1694 = v1130 + v1693;
+    const uint v1695 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1696 = v1129 + v1695;
+    const bool v1697 = v1694 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1698 = v1696 < v15;
+    const bool v1699 = v1697 && v1698;
+    if (v1699) {
+      const uint v1700 = v68 + v1696;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1701 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1702 = bias[v1700];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1703 = float(v1702);
+      const float v1704 = v1701 + v1703;
+      const bfloat v1705 = bfloat(v1704);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1706 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1708 = v1700 + 1u;
+      const bfloat v1709 = bias[v1708];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1710 = float(v1709);
+      const float v1711 = v1706 + v1710;
+      const bfloat v1712 = bfloat(v1711);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1713 = v1694 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1714 = v1713 + v1700;
+      *(device bfloat2*)(out + v1714) = bfloat2(v1705, v1712);
     }
-    const uint v2907 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2908 = v1128 + v2907;
-    const uint v2909 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2910 = v1127 + v2909;
-    const uint v2912 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2913 = v2912 == v2907;
-    const uint v2916 = v2909 + 1u;
-    const uint v2917 = iron_frag_coord<64>(53u, iron_lane, true);
-    const bool v2918 = v2917 == v2916;
-    const bool v2919 = v2913 && v2918;
-    const uint v2922 = v2910 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2923 = v2922 == 0u;
-    const bool v2924 = v2919 && v2923;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2924) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2925 = v2908 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2926 = v2910 < v15;
-      const bool v2927 = v2925 && v2926;
-      if (v2927) {
-        const uint v2928 = v68 + v2910;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2929 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2930 = bias[v2928];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2931 = float(v2930);
-        const float v2932 = v2929 + v2931;
-        const bfloat v2933 = bfloat(v2932);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2934 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2936 = v2928 + 1u;
-        const bfloat v2937 = bias[v2936];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2938 = float(v2937);
-        const float v2939 = v2934 + v2938;
-        const bfloat v2940 = bfloat(v2939);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2941 = v2908 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2942 = v2941 + v2928;
-        *(device bfloat2*)(out + v2942) = bfloat2(v2933, v2940);
-      }
-    } else {
-      const bool v2947 = v2908 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2948 = v2910 < v15;
-      const bool v2949 = v2947 && v2948;
-      if (v2949) {
-        const float v2950 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2951 = v68 + v2910;
-        const bfloat v2952 = bias[v2951];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2953 = float(v2952);
-        const float v2954 = v2950 + v2953;
-        const bfloat v2955 = bfloat(v2954);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2956 = v2908 * v4;
-        const uint v2957 = v2956 + v68;
-        const uint v2958 = v2957 + v2910;
-        out[v2958] = v2955;
-      }
-      const uint v2960 = v1128 + v2912;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2962 = v1127 + v2917;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2963 = v2960 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2964 = v2962 < v15;
-      const bool v2965 = v2963 && v2964;
-      if (v2965) {
-        const float v2966 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2967 = v68 + v2962;
-        const bfloat v2968 = bias[v2967];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2969 = float(v2968);
-        const float v2970 = v2966 + v2969;
-        const bfloat v2971 = bfloat(v2970);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2972 = v2960 * v4;
-        const uint v2973 = v2972 + v68;
-        const uint v2974 = v2973 + v2962;
-        out[v2974] = v2971;
-      }
+    const uint v1715 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1716 = v1130 + v1715;
+    const uint v1717 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1718 = v1129 + v1717;
+    const bool v1719 = v1716 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1720 = v1718 < v15;
+    const bool v1721 = v1719 && v1720;
+    if (v1721) {
+      const uint v1722 = v68 + v1718;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1723 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1724 = bias[v1722];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1725 = float(v1724);
+      const float v1726 = v1723 + v1725;
+      const bfloat v1727 = bfloat(v1726);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1728 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1730 = v1722 + 1u;
+      const bfloat v1731 = bias[v1730];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1732 = float(v1731);
+      const float v1733 = v1728 + v1732;
+      const bfloat v1734 = bfloat(v1733);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1735 = v1716 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1736 = v1735 + v1722;
+      *(device bfloat2*)(out + v1736) = bfloat2(v1727, v1734);
     }
-    const uint v2975 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2976 = v1128 + v2975;
-    const uint v2977 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2978 = v1127 + v2977;
-    const uint v2980 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2981 = v2980 == v2975;
-    const uint v2984 = v2977 + 1u;
-    const uint v2985 = iron_frag_coord<64>(55u, iron_lane, true);
-    const bool v2986 = v2985 == v2984;
-    const bool v2987 = v2981 && v2986;
-    const uint v2990 = v2978 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2991 = v2990 == 0u;
-    const bool v2992 = v2987 && v2991;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2992) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2993 = v2976 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2994 = v2978 < v15;
-      const bool v2995 = v2993 && v2994;
-      if (v2995) {
-        const uint v2996 = v68 + v2978;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2997 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2998 = bias[v2996];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2999 = float(v2998);
-        const float v3000 = v2997 + v2999;
-        const bfloat v3001 = bfloat(v3000);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3002 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3004 = v2996 + 1u;
-        const bfloat v3005 = bias[v3004];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3006 = float(v3005);
-        const float v3007 = v3002 + v3006;
-        const bfloat v3008 = bfloat(v3007);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3009 = v2976 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3010 = v3009 + v2996;
-        *(device bfloat2*)(out + v3010) = bfloat2(v3001, v3008);
-      }
-    } else {
-      const bool v3015 = v2976 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3016 = v2978 < v15;
-      const bool v3017 = v3015 && v3016;
-      if (v3017) {
-        const float v3018 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3019 = v68 + v2978;
-        const bfloat v3020 = bias[v3019];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3021 = float(v3020);
-        const float v3022 = v3018 + v3021;
-        const bfloat v3023 = bfloat(v3022);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3024 = v2976 * v4;
-        const uint v3025 = v3024 + v68;
-        const uint v3026 = v3025 + v2978;
-        out[v3026] = v3023;
-      }
-      const uint v3028 = v1128 + v2980;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3030 = v1127 + v2985;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3031 = v3028 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3032 = v3030 < v15;
-      const bool v3033 = v3031 && v3032;
-      if (v3033) {
-        const float v3034 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3035 = v68 + v3030;
-        const bfloat v3036 = bias[v3035];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3037 = float(v3036);
-        const float v3038 = v3034 + v3037;
-        const bfloat v3039 = bfloat(v3038);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3040 = v3028 * v4;
-        const uint v3041 = v3040 + v68;
-        const uint v3042 = v3041 + v3030;
-        out[v3042] = v3039;
-      }
+    const uint v1737 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1738 = v1130 + v1737;
+    const uint v1739 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1740 = v1129 + v1739;
+    const bool v1741 = v1738 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1742 = v1740 < v15;
+    const bool v1743 = v1741 && v1742;
+    if (v1743) {
+      const uint v1744 = v68 + v1740;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1745 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1746 = bias[v1744];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1747 = float(v1746);
+      const float v1748 = v1745 + v1747;
+      const bfloat v1749 = bfloat(v1748);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1750 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1752 = v1744 + 1u;
+      const bfloat v1753 = bias[v1752];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1754 = float(v1753);
+      const float v1755 = v1750 + v1754;
+      const bfloat v1756 = bfloat(v1755);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1757 = v1738 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1758 = v1757 + v1744;
+      *(device bfloat2*)(out + v1758) = bfloat2(v1749, v1756);
     }
-    const uint v3043 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3044 = v1128 + v3043;
-    const uint v3045 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3046 = v1127 + v3045;
-    const uint v3048 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3049 = v3048 == v3043;
-    const uint v3052 = v3045 + 1u;
-    const uint v3053 = iron_frag_coord<64>(57u, iron_lane, true);
-    const bool v3054 = v3053 == v3052;
-    const bool v3055 = v3049 && v3054;
-    const uint v3058 = v3046 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3059 = v3058 == 0u;
-    const bool v3060 = v3055 && v3059;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3060) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3061 = v3044 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3062 = v3046 < v15;
-      const bool v3063 = v3061 && v3062;
-      if (v3063) {
-        const uint v3064 = v68 + v3046;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3065 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3066 = bias[v3064];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3067 = float(v3066);
-        const float v3068 = v3065 + v3067;
-        const bfloat v3069 = bfloat(v3068);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3070 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3072 = v3064 + 1u;
-        const bfloat v3073 = bias[v3072];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3074 = float(v3073);
-        const float v3075 = v3070 + v3074;
-        const bfloat v3076 = bfloat(v3075);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3077 = v3044 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3078 = v3077 + v3064;
-        *(device bfloat2*)(out + v3078) = bfloat2(v3069, v3076);
-      }
-    } else {
-      const bool v3083 = v3044 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3084 = v3046 < v15;
-      const bool v3085 = v3083 && v3084;
-      if (v3085) {
-        const float v3086 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3087 = v68 + v3046;
-        const bfloat v3088 = bias[v3087];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3089 = float(v3088);
-        const float v3090 = v3086 + v3089;
-        const bfloat v3091 = bfloat(v3090);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3092 = v3044 * v4;
-        const uint v3093 = v3092 + v68;
-        const uint v3094 = v3093 + v3046;
-        out[v3094] = v3091;
-      }
-      const uint v3096 = v1128 + v3048;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3098 = v1127 + v3053;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3099 = v3096 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3100 = v3098 < v15;
-      const bool v3101 = v3099 && v3100;
-      if (v3101) {
-        const float v3102 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3103 = v68 + v3098;
-        const bfloat v3104 = bias[v3103];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3105 = float(v3104);
-        const float v3106 = v3102 + v3105;
-        const bfloat v3107 = bfloat(v3106);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3108 = v3096 * v4;
-        const uint v3109 = v3108 + v68;
-        const uint v3110 = v3109 + v3098;
-        out[v3110] = v3107;
-      }
+    const uint v1759 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1760 = v1130 + v1759;
+    const uint v1761 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1762 = v1129 + v1761;
+    const bool v1763 = v1760 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1764 = v1762 < v15;
+    const bool v1765 = v1763 && v1764;
+    if (v1765) {
+      const uint v1766 = v68 + v1762;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1767 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1768 = bias[v1766];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1769 = float(v1768);
+      const float v1770 = v1767 + v1769;
+      const bfloat v1771 = bfloat(v1770);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1772 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1774 = v1766 + 1u;
+      const bfloat v1775 = bias[v1774];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1776 = float(v1775);
+      const float v1777 = v1772 + v1776;
+      const bfloat v1778 = bfloat(v1777);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1779 = v1760 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1780 = v1779 + v1766;
+      *(device bfloat2*)(out + v1780) = bfloat2(v1771, v1778);
     }
-    const uint v3111 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3112 = v1128 + v3111;
-    const uint v3113 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3114 = v1127 + v3113;
-    const uint v3116 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3117 = v3116 == v3111;
-    const uint v3120 = v3113 + 1u;
-    const uint v3121 = iron_frag_coord<64>(59u, iron_lane, true);
-    const bool v3122 = v3121 == v3120;
-    const bool v3123 = v3117 && v3122;
-    const uint v3126 = v3114 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3127 = v3126 == 0u;
-    const bool v3128 = v3123 && v3127;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3128) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3129 = v3112 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3130 = v3114 < v15;
-      const bool v3131 = v3129 && v3130;
-      if (v3131) {
-        const uint v3132 = v68 + v3114;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3133 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3134 = bias[v3132];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3135 = float(v3134);
-        const float v3136 = v3133 + v3135;
-        const bfloat v3137 = bfloat(v3136);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3138 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3140 = v3132 + 1u;
-        const bfloat v3141 = bias[v3140];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3142 = float(v3141);
-        const float v3143 = v3138 + v3142;
-        const bfloat v3144 = bfloat(v3143);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3145 = v3112 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3146 = v3145 + v3132;
-        *(device bfloat2*)(out + v3146) = bfloat2(v3137, v3144);
-      }
-    } else {
-      const bool v3151 = v3112 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3152 = v3114 < v15;
-      const bool v3153 = v3151 && v3152;
-      if (v3153) {
-        const float v3154 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3155 = v68 + v3114;
-        const bfloat v3156 = bias[v3155];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3157 = float(v3156);
-        const float v3158 = v3154 + v3157;
-        const bfloat v3159 = bfloat(v3158);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3160 = v3112 * v4;
-        const uint v3161 = v3160 + v68;
-        const uint v3162 = v3161 + v3114;
-        out[v3162] = v3159;
-      }
-      const uint v3164 = v1128 + v3116;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3166 = v1127 + v3121;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3167 = v3164 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3168 = v3166 < v15;
-      const bool v3169 = v3167 && v3168;
-      if (v3169) {
-        const float v3170 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3171 = v68 + v3166;
-        const bfloat v3172 = bias[v3171];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3173 = float(v3172);
-        const float v3174 = v3170 + v3173;
-        const bfloat v3175 = bfloat(v3174);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3176 = v3164 * v4;
-        const uint v3177 = v3176 + v68;
-        const uint v3178 = v3177 + v3166;
-        out[v3178] = v3175;
-      }
+    const uint v1781 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1782 = v1130 + v1781;
+    const uint v1783 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1784 = v1129 + v1783;
+    const bool v1785 = v1782 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1786 = v1784 < v15;
+    const bool v1787 = v1785 && v1786;
+    if (v1787) {
+      const uint v1788 = v68 + v1784;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1789 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1790 = bias[v1788];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1791 = float(v1790);
+      const float v1792 = v1789 + v1791;
+      const bfloat v1793 = bfloat(v1792);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1794 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1796 = v1788 + 1u;
+      const bfloat v1797 = bias[v1796];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1798 = float(v1797);
+      const float v1799 = v1794 + v1798;
+      const bfloat v1800 = bfloat(v1799);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1801 = v1782 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1802 = v1801 + v1788;
+      *(device bfloat2*)(out + v1802) = bfloat2(v1793, v1800);
     }
-    const uint v3179 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3180 = v1128 + v3179;
-    const uint v3181 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3182 = v1127 + v3181;
-    const uint v3184 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3185 = v3184 == v3179;
-    const uint v3188 = v3181 + 1u;
-    const uint v3189 = iron_frag_coord<64>(61u, iron_lane, true);
-    const bool v3190 = v3189 == v3188;
-    const bool v3191 = v3185 && v3190;
-    const uint v3194 = v3182 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3195 = v3194 == 0u;
-    const bool v3196 = v3191 && v3195;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3196) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3197 = v3180 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3198 = v3182 < v15;
-      const bool v3199 = v3197 && v3198;
-      if (v3199) {
-        const uint v3200 = v68 + v3182;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3201 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3202 = bias[v3200];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3203 = float(v3202);
-        const float v3204 = v3201 + v3203;
-        const bfloat v3205 = bfloat(v3204);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3206 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3208 = v3200 + 1u;
-        const bfloat v3209 = bias[v3208];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3210 = float(v3209);
-        const float v3211 = v3206 + v3210;
-        const bfloat v3212 = bfloat(v3211);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3213 = v3180 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3214 = v3213 + v3200;
-        *(device bfloat2*)(out + v3214) = bfloat2(v3205, v3212);
-      }
-    } else {
-      const bool v3219 = v3180 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3220 = v3182 < v15;
-      const bool v3221 = v3219 && v3220;
-      if (v3221) {
-        const float v3222 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3223 = v68 + v3182;
-        const bfloat v3224 = bias[v3223];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3225 = float(v3224);
-        const float v3226 = v3222 + v3225;
-        const bfloat v3227 = bfloat(v3226);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3228 = v3180 * v4;
-        const uint v3229 = v3228 + v68;
-        const uint v3230 = v3229 + v3182;
-        out[v3230] = v3227;
-      }
-      const uint v3232 = v1128 + v3184;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3234 = v1127 + v3189;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3235 = v3232 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3236 = v3234 < v15;
-      const bool v3237 = v3235 && v3236;
-      if (v3237) {
-        const float v3238 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3239 = v68 + v3234;
-        const bfloat v3240 = bias[v3239];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3241 = float(v3240);
-        const float v3242 = v3238 + v3241;
-        const bfloat v3243 = bfloat(v3242);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3244 = v3232 * v4;
-        const uint v3245 = v3244 + v68;
-        const uint v3246 = v3245 + v3234;
-        out[v3246] = v3243;
-      }
+    const uint v1803 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1804 = v1130 + v1803;
+    const uint v1805 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1806 = v1129 + v1805;
+    const bool v1807 = v1804 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1808 = v1806 < v15;
+    const bool v1809 = v1807 && v1808;
+    if (v1809) {
+      const uint v1810 = v68 + v1806;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1811 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1812 = bias[v1810];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1813 = float(v1812);
+      const float v1814 = v1811 + v1813;
+      const bfloat v1815 = bfloat(v1814);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1816 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1818 = v1810 + 1u;
+      const bfloat v1819 = bias[v1818];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1820 = float(v1819);
+      const float v1821 = v1816 + v1820;
+      const bfloat v1822 = bfloat(v1821);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1823 = v1804 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1824 = v1823 + v1810;
+      *(device bfloat2*)(out + v1824) = bfloat2(v1815, v1822);
     }
-    const uint v3247 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3248 = v1128 + v3247;
-    const uint v3249 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3250 = v1127 + v3249;
-    const uint v3252 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3253 = v3252 == v3247;
-    const uint v3256 = v3249 + 1u;
-    const uint v3257 = iron_frag_coord<64>(63u, iron_lane, true);
-    const bool v3258 = v3257 == v3256;
-    const bool v3259 = v3253 && v3258;
-    const uint v3262 = v3250 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3263 = v3262 == 0u;
-    const bool v3264 = v3259 && v3263;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3264) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3265 = v3248 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3266 = v3250 < v15;
-      const bool v3267 = v3265 && v3266;
-      if (v3267) {
-        const uint v3268 = v68 + v3250;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3269 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3270 = bias[v3268];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3271 = float(v3270);
-        const float v3272 = v3269 + v3271;
-        const bfloat v3273 = bfloat(v3272);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3274 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3276 = v3268 + 1u;
-        const bfloat v3277 = bias[v3276];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3278 = float(v3277);
-        const float v3279 = v3274 + v3278;
-        const bfloat v3280 = bfloat(v3279);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3281 = v3248 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3282 = v3281 + v3268;
-        *(device bfloat2*)(out + v3282) = bfloat2(v3273, v3280);
-      }
-    } else {
-      const bool v3287 = v3248 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3288 = v3250 < v15;
-      const bool v3289 = v3287 && v3288;
-      if (v3289) {
-        const float v3290 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3291 = v68 + v3250;
-        const bfloat v3292 = bias[v3291];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3293 = float(v3292);
-        const float v3294 = v3290 + v3293;
-        const bfloat v3295 = bfloat(v3294);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3296 = v3248 * v4;
-        const uint v3297 = v3296 + v68;
-        const uint v3298 = v3297 + v3250;
-        out[v3298] = v3295;
-      }
-      const uint v3300 = v1128 + v3252;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3302 = v1127 + v3257;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3303 = v3300 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3304 = v3302 < v15;
-      const bool v3305 = v3303 && v3304;
-      if (v3305) {
-        const float v3306 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3307 = v68 + v3302;
-        const bfloat v3308 = bias[v3307];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3309 = float(v3308);
-        const float v3310 = v3306 + v3309;
-        const bfloat v3311 = bfloat(v3310);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3312 = v3300 * v4;
-        const uint v3313 = v3312 + v68;
-        const uint v3314 = v3313 + v3302;
-        out[v3314] = v3311;
-      }
+    const uint v1825 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1826 = v1130 + v1825;
+    const uint v1827 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1828 = v1129 + v1827;
+    const bool v1829 = v1826 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1830 = v1828 < v15;
+    const bool v1831 = v1829 && v1830;
+    if (v1831) {
+      const uint v1832 = v68 + v1828;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1833 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1834 = bias[v1832];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1835 = float(v1834);
+      const float v1836 = v1833 + v1835;
+      const bfloat v1837 = bfloat(v1836);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1838 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1840 = v1832 + 1u;
+      const bfloat v1841 = bias[v1840];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1842 = float(v1841);
+      const float v1843 = v1838 + v1842;
+      const bfloat v1844 = bfloat(v1843);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1845 = v1826 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1846 = v1845 + v1832;
+      *(device bfloat2*)(out + v1846) = bfloat2(v1837, v1844);
     }
-    const uint v3315 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3316 = v1128 + v3315;
-    const uint v3317 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3318 = v1127 + v3317;
-    const uint v3320 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3321 = v3320 == v3315;
-    const uint v3324 = v3317 + 1u;
-    const uint v3325 = iron_frag_coord<64>(65u, iron_lane, true);
-    const bool v3326 = v3325 == v3324;
-    const bool v3327 = v3321 && v3326;
-    const uint v3330 = v3318 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3331 = v3330 == 0u;
-    const bool v3332 = v3327 && v3331;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3332) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3333 = v3316 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3334 = v3318 < v15;
-      const bool v3335 = v3333 && v3334;
-      if (v3335) {
-        const uint v3336 = v68 + v3318;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3337 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3338 = bias[v3336];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3339 = float(v3338);
-        const float v3340 = v3337 + v3339;
-        const bfloat v3341 = bfloat(v3340);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3342 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3344 = v3336 + 1u;
-        const bfloat v3345 = bias[v3344];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3346 = float(v3345);
-        const float v3347 = v3342 + v3346;
-        const bfloat v3348 = bfloat(v3347);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3349 = v3316 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3350 = v3349 + v3336;
-        *(device bfloat2*)(out + v3350) = bfloat2(v3341, v3348);
-      }
-    } else {
-      const bool v3355 = v3316 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3356 = v3318 < v15;
-      const bool v3357 = v3355 && v3356;
-      if (v3357) {
-        const float v3358 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3359 = v68 + v3318;
-        const bfloat v3360 = bias[v3359];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3361 = float(v3360);
-        const float v3362 = v3358 + v3361;
-        const bfloat v3363 = bfloat(v3362);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3364 = v3316 * v4;
-        const uint v3365 = v3364 + v68;
-        const uint v3366 = v3365 + v3318;
-        out[v3366] = v3363;
-      }
-      const uint v3368 = v1128 + v3320;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3370 = v1127 + v3325;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3371 = v3368 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3372 = v3370 < v15;
-      const bool v3373 = v3371 && v3372;
-      if (v3373) {
-        const float v3374 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3375 = v68 + v3370;
-        const bfloat v3376 = bias[v3375];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3377 = float(v3376);
-        const float v3378 = v3374 + v3377;
-        const bfloat v3379 = bfloat(v3378);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3380 = v3368 * v4;
-        const uint v3381 = v3380 + v68;
-        const uint v3382 = v3381 + v3370;
-        out[v3382] = v3379;
-      }
+    const uint v1847 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1848 = v1130 + v1847;
+    const uint v1849 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1850 = v1129 + v1849;
+    const bool v1851 = v1848 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1852 = v1850 < v15;
+    const bool v1853 = v1851 && v1852;
+    if (v1853) {
+      const uint v1854 = v68 + v1850;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1855 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1856 = bias[v1854];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1857 = float(v1856);
+      const float v1858 = v1855 + v1857;
+      const bfloat v1859 = bfloat(v1858);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1860 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1862 = v1854 + 1u;
+      const bfloat v1863 = bias[v1862];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1864 = float(v1863);
+      const float v1865 = v1860 + v1864;
+      const bfloat v1866 = bfloat(v1865);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1867 = v1848 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1868 = v1867 + v1854;
+      *(device bfloat2*)(out + v1868) = bfloat2(v1859, v1866);
     }
-    const uint v3383 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3384 = v1128 + v3383;
-    const uint v3385 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3386 = v1127 + v3385;
-    const uint v3388 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3389 = v3388 == v3383;
-    const uint v3392 = v3385 + 1u;
-    const uint v3393 = iron_frag_coord<64>(67u, iron_lane, true);
-    const bool v3394 = v3393 == v3392;
-    const bool v3395 = v3389 && v3394;
-    const uint v3398 = v3386 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3399 = v3398 == 0u;
-    const bool v3400 = v3395 && v3399;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3400) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3401 = v3384 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3402 = v3386 < v15;
-      const bool v3403 = v3401 && v3402;
-      if (v3403) {
-        const uint v3404 = v68 + v3386;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3405 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3406 = bias[v3404];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3407 = float(v3406);
-        const float v3408 = v3405 + v3407;
-        const bfloat v3409 = bfloat(v3408);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3410 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3412 = v3404 + 1u;
-        const bfloat v3413 = bias[v3412];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3414 = float(v3413);
-        const float v3415 = v3410 + v3414;
-        const bfloat v3416 = bfloat(v3415);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3417 = v3384 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3418 = v3417 + v3404;
-        *(device bfloat2*)(out + v3418) = bfloat2(v3409, v3416);
-      }
-    } else {
-      const bool v3423 = v3384 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3424 = v3386 < v15;
-      const bool v3425 = v3423 && v3424;
-      if (v3425) {
-        const float v3426 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3427 = v68 + v3386;
-        const bfloat v3428 = bias[v3427];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3429 = float(v3428);
-        const float v3430 = v3426 + v3429;
-        const bfloat v3431 = bfloat(v3430);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3432 = v3384 * v4;
-        const uint v3433 = v3432 + v68;
-        const uint v3434 = v3433 + v3386;
-        out[v3434] = v3431;
-      }
-      const uint v3436 = v1128 + v3388;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3438 = v1127 + v3393;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3439 = v3436 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3440 = v3438 < v15;
-      const bool v3441 = v3439 && v3440;
-      if (v3441) {
-        const float v3442 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3443 = v68 + v3438;
-        const bfloat v3444 = bias[v3443];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3445 = float(v3444);
-        const float v3446 = v3442 + v3445;
-        const bfloat v3447 = bfloat(v3446);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3448 = v3436 * v4;
-        const uint v3449 = v3448 + v68;
-        const uint v3450 = v3449 + v3438;
-        out[v3450] = v3447;
-      }
+    const uint v1869 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1870 = v1130 + v1869;
+    const uint v1871 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1872 = v1129 + v1871;
+    const bool v1873 = v1870 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1874 = v1872 < v15;
+    const bool v1875 = v1873 && v1874;
+    if (v1875) {
+      const uint v1876 = v68 + v1872;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1877 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1878 = bias[v1876];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1879 = float(v1878);
+      const float v1880 = v1877 + v1879;
+      const bfloat v1881 = bfloat(v1880);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1882 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1884 = v1876 + 1u;
+      const bfloat v1885 = bias[v1884];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1886 = float(v1885);
+      const float v1887 = v1882 + v1886;
+      const bfloat v1888 = bfloat(v1887);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1889 = v1870 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1890 = v1889 + v1876;
+      *(device bfloat2*)(out + v1890) = bfloat2(v1881, v1888);
     }
-    const uint v3451 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3452 = v1128 + v3451;
-    const uint v3453 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3454 = v1127 + v3453;
-    const uint v3456 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3457 = v3456 == v3451;
-    const uint v3460 = v3453 + 1u;
-    const uint v3461 = iron_frag_coord<64>(69u, iron_lane, true);
-    const bool v3462 = v3461 == v3460;
-    const bool v3463 = v3457 && v3462;
-    const uint v3466 = v3454 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3467 = v3466 == 0u;
-    const bool v3468 = v3463 && v3467;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3468) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3469 = v3452 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3470 = v3454 < v15;
-      const bool v3471 = v3469 && v3470;
-      if (v3471) {
-        const uint v3472 = v68 + v3454;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3473 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3474 = bias[v3472];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3475 = float(v3474);
-        const float v3476 = v3473 + v3475;
-        const bfloat v3477 = bfloat(v3476);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3478 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3480 = v3472 + 1u;
-        const bfloat v3481 = bias[v3480];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3482 = float(v3481);
-        const float v3483 = v3478 + v3482;
-        const bfloat v3484 = bfloat(v3483);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3485 = v3452 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3486 = v3485 + v3472;
-        *(device bfloat2*)(out + v3486) = bfloat2(v3477, v3484);
-      }
-    } else {
-      const bool v3491 = v3452 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3492 = v3454 < v15;
-      const bool v3493 = v3491 && v3492;
-      if (v3493) {
-        const float v3494 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3495 = v68 + v3454;
-        const bfloat v3496 = bias[v3495];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3497 = float(v3496);
-        const float v3498 = v3494 + v3497;
-        const bfloat v3499 = bfloat(v3498);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3500 = v3452 * v4;
-        const uint v3501 = v3500 + v68;
-        const uint v3502 = v3501 + v3454;
-        out[v3502] = v3499;
-      }
-      const uint v3504 = v1128 + v3456;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3506 = v1127 + v3461;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3507 = v3504 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3508 = v3506 < v15;
-      const bool v3509 = v3507 && v3508;
-      if (v3509) {
-        const float v3510 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3511 = v68 + v3506;
-        const bfloat v3512 = bias[v3511];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3513 = float(v3512);
-        const float v3514 = v3510 + v3513;
-        const bfloat v3515 = bfloat(v3514);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3516 = v3504 * v4;
-        const uint v3517 = v3516 + v68;
-        const uint v3518 = v3517 + v3506;
-        out[v3518] = v3515;
-      }
+    const uint v1891 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1892 = v1130 + v1891;
+    const uint v1893 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1894 = v1129 + v1893;
+    const bool v1895 = v1892 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1896 = v1894 < v15;
+    const bool v1897 = v1895 && v1896;
+    if (v1897) {
+      const uint v1898 = v68 + v1894;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1899 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1900 = bias[v1898];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1901 = float(v1900);
+      const float v1902 = v1899 + v1901;
+      const bfloat v1903 = bfloat(v1902);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1904 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1906 = v1898 + 1u;
+      const bfloat v1907 = bias[v1906];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1908 = float(v1907);
+      const float v1909 = v1904 + v1908;
+      const bfloat v1910 = bfloat(v1909);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1911 = v1892 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1912 = v1911 + v1898;
+      *(device bfloat2*)(out + v1912) = bfloat2(v1903, v1910);
     }
-    const uint v3519 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3520 = v1128 + v3519;
-    const uint v3521 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3522 = v1127 + v3521;
-    const uint v3524 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3525 = v3524 == v3519;
-    const uint v3528 = v3521 + 1u;
-    const uint v3529 = iron_frag_coord<64>(71u, iron_lane, true);
-    const bool v3530 = v3529 == v3528;
-    const bool v3531 = v3525 && v3530;
-    const uint v3534 = v3522 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3535 = v3534 == 0u;
-    const bool v3536 = v3531 && v3535;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3536) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3537 = v3520 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3538 = v3522 < v15;
-      const bool v3539 = v3537 && v3538;
-      if (v3539) {
-        const uint v3540 = v68 + v3522;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3541 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3542 = bias[v3540];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3543 = float(v3542);
-        const float v3544 = v3541 + v3543;
-        const bfloat v3545 = bfloat(v3544);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3546 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3548 = v3540 + 1u;
-        const bfloat v3549 = bias[v3548];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3550 = float(v3549);
-        const float v3551 = v3546 + v3550;
-        const bfloat v3552 = bfloat(v3551);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3553 = v3520 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3554 = v3553 + v3540;
-        *(device bfloat2*)(out + v3554) = bfloat2(v3545, v3552);
-      }
-    } else {
-      const bool v3559 = v3520 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3560 = v3522 < v15;
-      const bool v3561 = v3559 && v3560;
-      if (v3561) {
-        const float v3562 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3563 = v68 + v3522;
-        const bfloat v3564 = bias[v3563];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3565 = float(v3564);
-        const float v3566 = v3562 + v3565;
-        const bfloat v3567 = bfloat(v3566);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3568 = v3520 * v4;
-        const uint v3569 = v3568 + v68;
-        const uint v3570 = v3569 + v3522;
-        out[v3570] = v3567;
-      }
-      const uint v3572 = v1128 + v3524;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3574 = v1127 + v3529;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3575 = v3572 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3576 = v3574 < v15;
-      const bool v3577 = v3575 && v3576;
-      if (v3577) {
-        const float v3578 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3579 = v68 + v3574;
-        const bfloat v3580 = bias[v3579];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3581 = float(v3580);
-        const float v3582 = v3578 + v3581;
-        const bfloat v3583 = bfloat(v3582);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3584 = v3572 * v4;
-        const uint v3585 = v3584 + v68;
-        const uint v3586 = v3585 + v3574;
-        out[v3586] = v3583;
-      }
+    const uint v1913 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1914 = v1130 + v1913;
+    const uint v1915 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1916 = v1129 + v1915;
+    const bool v1917 = v1914 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1918 = v1916 < v15;
+    const bool v1919 = v1917 && v1918;
+    if (v1919) {
+      const uint v1920 = v68 + v1916;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1921 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1922 = bias[v1920];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1923 = float(v1922);
+      const float v1924 = v1921 + v1923;
+      const bfloat v1925 = bfloat(v1924);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1926 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1928 = v1920 + 1u;
+      const bfloat v1929 = bias[v1928];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1930 = float(v1929);
+      const float v1931 = v1926 + v1930;
+      const bfloat v1932 = bfloat(v1931);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1933 = v1914 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1934 = v1933 + v1920;
+      *(device bfloat2*)(out + v1934) = bfloat2(v1925, v1932);
     }
-    const uint v3587 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3588 = v1128 + v3587;
-    const uint v3589 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3590 = v1127 + v3589;
-    const uint v3592 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3593 = v3592 == v3587;
-    const uint v3596 = v3589 + 1u;
-    const uint v3597 = iron_frag_coord<64>(73u, iron_lane, true);
-    const bool v3598 = v3597 == v3596;
-    const bool v3599 = v3593 && v3598;
-    const uint v3602 = v3590 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3603 = v3602 == 0u;
-    const bool v3604 = v3599 && v3603;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3604) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3605 = v3588 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3606 = v3590 < v15;
-      const bool v3607 = v3605 && v3606;
-      if (v3607) {
-        const uint v3608 = v68 + v3590;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3609 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3610 = bias[v3608];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3611 = float(v3610);
-        const float v3612 = v3609 + v3611;
-        const bfloat v3613 = bfloat(v3612);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3614 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3616 = v3608 + 1u;
-        const bfloat v3617 = bias[v3616];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3618 = float(v3617);
-        const float v3619 = v3614 + v3618;
-        const bfloat v3620 = bfloat(v3619);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3621 = v3588 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3622 = v3621 + v3608;
-        *(device bfloat2*)(out + v3622) = bfloat2(v3613, v3620);
-      }
-    } else {
-      const bool v3627 = v3588 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3628 = v3590 < v15;
-      const bool v3629 = v3627 && v3628;
-      if (v3629) {
-        const float v3630 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3631 = v68 + v3590;
-        const bfloat v3632 = bias[v3631];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3633 = float(v3632);
-        const float v3634 = v3630 + v3633;
-        const bfloat v3635 = bfloat(v3634);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3636 = v3588 * v4;
-        const uint v3637 = v3636 + v68;
-        const uint v3638 = v3637 + v3590;
-        out[v3638] = v3635;
-      }
-      const uint v3640 = v1128 + v3592;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3642 = v1127 + v3597;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3643 = v3640 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3644 = v3642 < v15;
-      const bool v3645 = v3643 && v3644;
-      if (v3645) {
-        const float v3646 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3647 = v68 + v3642;
-        const bfloat v3648 = bias[v3647];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3649 = float(v3648);
-        const float v3650 = v3646 + v3649;
-        const bfloat v3651 = bfloat(v3650);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3652 = v3640 * v4;
-        const uint v3653 = v3652 + v68;
-        const uint v3654 = v3653 + v3642;
-        out[v3654] = v3651;
-      }
+    const uint v1935 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1936 = v1130 + v1935;
+    const uint v1937 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1938 = v1129 + v1937;
+    const bool v1939 = v1936 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1940 = v1938 < v15;
+    const bool v1941 = v1939 && v1940;
+    if (v1941) {
+      const uint v1942 = v68 + v1938;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1943 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1944 = bias[v1942];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1945 = float(v1944);
+      const float v1946 = v1943 + v1945;
+      const bfloat v1947 = bfloat(v1946);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1948 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1950 = v1942 + 1u;
+      const bfloat v1951 = bias[v1950];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1952 = float(v1951);
+      const float v1953 = v1948 + v1952;
+      const bfloat v1954 = bfloat(v1953);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1955 = v1936 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1956 = v1955 + v1942;
+      *(device bfloat2*)(out + v1956) = bfloat2(v1947, v1954);
     }
-    const uint v3655 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3656 = v1128 + v3655;
-    const uint v3657 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3658 = v1127 + v3657;
-    const uint v3660 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3661 = v3660 == v3655;
-    const uint v3664 = v3657 + 1u;
-    const uint v3665 = iron_frag_coord<64>(75u, iron_lane, true);
-    const bool v3666 = v3665 == v3664;
-    const bool v3667 = v3661 && v3666;
-    const uint v3670 = v3658 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3671 = v3670 == 0u;
-    const bool v3672 = v3667 && v3671;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3672) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3673 = v3656 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3674 = v3658 < v15;
-      const bool v3675 = v3673 && v3674;
-      if (v3675) {
-        const uint v3676 = v68 + v3658;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3677 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3678 = bias[v3676];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3679 = float(v3678);
-        const float v3680 = v3677 + v3679;
-        const bfloat v3681 = bfloat(v3680);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3682 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3684 = v3676 + 1u;
-        const bfloat v3685 = bias[v3684];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3686 = float(v3685);
-        const float v3687 = v3682 + v3686;
-        const bfloat v3688 = bfloat(v3687);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3689 = v3656 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3690 = v3689 + v3676;
-        *(device bfloat2*)(out + v3690) = bfloat2(v3681, v3688);
-      }
-    } else {
-      const bool v3695 = v3656 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3696 = v3658 < v15;
-      const bool v3697 = v3695 && v3696;
-      if (v3697) {
-        const float v3698 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3699 = v68 + v3658;
-        const bfloat v3700 = bias[v3699];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3701 = float(v3700);
-        const float v3702 = v3698 + v3701;
-        const bfloat v3703 = bfloat(v3702);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3704 = v3656 * v4;
-        const uint v3705 = v3704 + v68;
-        const uint v3706 = v3705 + v3658;
-        out[v3706] = v3703;
-      }
-      const uint v3708 = v1128 + v3660;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3710 = v1127 + v3665;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3711 = v3708 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3712 = v3710 < v15;
-      const bool v3713 = v3711 && v3712;
-      if (v3713) {
-        const float v3714 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3715 = v68 + v3710;
-        const bfloat v3716 = bias[v3715];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3717 = float(v3716);
-        const float v3718 = v3714 + v3717;
-        const bfloat v3719 = bfloat(v3718);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3720 = v3708 * v4;
-        const uint v3721 = v3720 + v68;
-        const uint v3722 = v3721 + v3710;
-        out[v3722] = v3719;
-      }
+    const uint v1957 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1958 = v1130 + v1957;
+    const uint v1959 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1960 = v1129 + v1959;
+    const bool v1961 = v1958 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1962 = v1960 < v15;
+    const bool v1963 = v1961 && v1962;
+    if (v1963) {
+      const uint v1964 = v68 + v1960;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1965 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1966 = bias[v1964];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1967 = float(v1966);
+      const float v1968 = v1965 + v1967;
+      const bfloat v1969 = bfloat(v1968);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1970 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1972 = v1964 + 1u;
+      const bfloat v1973 = bias[v1972];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1974 = float(v1973);
+      const float v1975 = v1970 + v1974;
+      const bfloat v1976 = bfloat(v1975);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1977 = v1958 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1978 = v1977 + v1964;
+      *(device bfloat2*)(out + v1978) = bfloat2(v1969, v1976);
     }
-    const uint v3723 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3724 = v1128 + v3723;
-    const uint v3725 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3726 = v1127 + v3725;
-    const uint v3728 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3729 = v3728 == v3723;
-    const uint v3732 = v3725 + 1u;
-    const uint v3733 = iron_frag_coord<64>(77u, iron_lane, true);
-    const bool v3734 = v3733 == v3732;
-    const bool v3735 = v3729 && v3734;
-    const uint v3738 = v3726 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3739 = v3738 == 0u;
-    const bool v3740 = v3735 && v3739;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3740) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3741 = v3724 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3742 = v3726 < v15;
-      const bool v3743 = v3741 && v3742;
-      if (v3743) {
-        const uint v3744 = v68 + v3726;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3745 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3746 = bias[v3744];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3747 = float(v3746);
-        const float v3748 = v3745 + v3747;
-        const bfloat v3749 = bfloat(v3748);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3750 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3752 = v3744 + 1u;
-        const bfloat v3753 = bias[v3752];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3754 = float(v3753);
-        const float v3755 = v3750 + v3754;
-        const bfloat v3756 = bfloat(v3755);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3757 = v3724 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3758 = v3757 + v3744;
-        *(device bfloat2*)(out + v3758) = bfloat2(v3749, v3756);
-      }
-    } else {
-      const bool v3763 = v3724 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3764 = v3726 < v15;
-      const bool v3765 = v3763 && v3764;
-      if (v3765) {
-        const float v3766 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3767 = v68 + v3726;
-        const bfloat v3768 = bias[v3767];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3769 = float(v3768);
-        const float v3770 = v3766 + v3769;
-        const bfloat v3771 = bfloat(v3770);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3772 = v3724 * v4;
-        const uint v3773 = v3772 + v68;
-        const uint v3774 = v3773 + v3726;
-        out[v3774] = v3771;
-      }
-      const uint v3776 = v1128 + v3728;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3778 = v1127 + v3733;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3779 = v3776 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3780 = v3778 < v15;
-      const bool v3781 = v3779 && v3780;
-      if (v3781) {
-        const float v3782 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3783 = v68 + v3778;
-        const bfloat v3784 = bias[v3783];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3785 = float(v3784);
-        const float v3786 = v3782 + v3785;
-        const bfloat v3787 = bfloat(v3786);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3788 = v3776 * v4;
-        const uint v3789 = v3788 + v68;
-        const uint v3790 = v3789 + v3778;
-        out[v3790] = v3787;
-      }
+    const uint v1979 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1980 = v1130 + v1979;
+    const uint v1981 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1982 = v1129 + v1981;
+    const bool v1983 = v1980 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1984 = v1982 < v15;
+    const bool v1985 = v1983 && v1984;
+    if (v1985) {
+      const uint v1986 = v68 + v1982;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1987 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1988 = bias[v1986];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1989 = float(v1988);
+      const float v1990 = v1987 + v1989;
+      const bfloat v1991 = bfloat(v1990);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1992 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1994 = v1986 + 1u;
+      const bfloat v1995 = bias[v1994];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1996 = float(v1995);
+      const float v1997 = v1992 + v1996;
+      const bfloat v1998 = bfloat(v1997);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1999 = v1980 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2000 = v1999 + v1986;
+      *(device bfloat2*)(out + v2000) = bfloat2(v1991, v1998);
     }
-    const uint v3791 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3792 = v1128 + v3791;
-    const uint v3793 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3794 = v1127 + v3793;
-    const uint v3796 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3797 = v3796 == v3791;
-    const uint v3800 = v3793 + 1u;
-    const uint v3801 = iron_frag_coord<64>(79u, iron_lane, true);
-    const bool v3802 = v3801 == v3800;
-    const bool v3803 = v3797 && v3802;
-    const uint v3806 = v3794 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3807 = v3806 == 0u;
-    const bool v3808 = v3803 && v3807;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3808) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3809 = v3792 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3810 = v3794 < v15;
-      const bool v3811 = v3809 && v3810;
-      if (v3811) {
-        const uint v3812 = v68 + v3794;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3813 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3814 = bias[v3812];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3815 = float(v3814);
-        const float v3816 = v3813 + v3815;
-        const bfloat v3817 = bfloat(v3816);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3818 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3820 = v3812 + 1u;
-        const bfloat v3821 = bias[v3820];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3822 = float(v3821);
-        const float v3823 = v3818 + v3822;
-        const bfloat v3824 = bfloat(v3823);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3825 = v3792 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3826 = v3825 + v3812;
-        *(device bfloat2*)(out + v3826) = bfloat2(v3817, v3824);
-      }
-    } else {
-      const bool v3831 = v3792 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3832 = v3794 < v15;
-      const bool v3833 = v3831 && v3832;
-      if (v3833) {
-        const float v3834 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3835 = v68 + v3794;
-        const bfloat v3836 = bias[v3835];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3837 = float(v3836);
-        const float v3838 = v3834 + v3837;
-        const bfloat v3839 = bfloat(v3838);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3840 = v3792 * v4;
-        const uint v3841 = v3840 + v68;
-        const uint v3842 = v3841 + v3794;
-        out[v3842] = v3839;
-      }
-      const uint v3844 = v1128 + v3796;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3846 = v1127 + v3801;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3847 = v3844 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3848 = v3846 < v15;
-      const bool v3849 = v3847 && v3848;
-      if (v3849) {
-        const float v3850 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3851 = v68 + v3846;
-        const bfloat v3852 = bias[v3851];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3853 = float(v3852);
-        const float v3854 = v3850 + v3853;
-        const bfloat v3855 = bfloat(v3854);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3856 = v3844 * v4;
-        const uint v3857 = v3856 + v68;
-        const uint v3858 = v3857 + v3846;
-        out[v3858] = v3855;
-      }
+    const uint v2001 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2002 = v1130 + v2001;
+    const uint v2003 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2004 = v1129 + v2003;
+    const bool v2005 = v2002 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2006 = v2004 < v15;
+    const bool v2007 = v2005 && v2006;
+    if (v2007) {
+      const uint v2008 = v68 + v2004;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2009 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2010 = bias[v2008];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2011 = float(v2010);
+      const float v2012 = v2009 + v2011;
+      const bfloat v2013 = bfloat(v2012);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2014 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2016 = v2008 + 1u;
+      const bfloat v2017 = bias[v2016];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2018 = float(v2017);
+      const float v2019 = v2014 + v2018;
+      const bfloat v2020 = bfloat(v2019);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2021 = v2002 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2022 = v2021 + v2008;
+      *(device bfloat2*)(out + v2022) = bfloat2(v2013, v2020);
     }
-    const uint v3859 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3860 = v1128 + v3859;
-    const uint v3861 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3862 = v1127 + v3861;
-    const uint v3864 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3865 = v3864 == v3859;
-    const uint v3868 = v3861 + 1u;
-    const uint v3869 = iron_frag_coord<64>(81u, iron_lane, true);
-    const bool v3870 = v3869 == v3868;
-    const bool v3871 = v3865 && v3870;
-    const uint v3874 = v3862 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3875 = v3874 == 0u;
-    const bool v3876 = v3871 && v3875;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3876) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3877 = v3860 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3878 = v3862 < v15;
-      const bool v3879 = v3877 && v3878;
-      if (v3879) {
-        const uint v3880 = v68 + v3862;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3881 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3882 = bias[v3880];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3883 = float(v3882);
-        const float v3884 = v3881 + v3883;
-        const bfloat v3885 = bfloat(v3884);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3886 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3888 = v3880 + 1u;
-        const bfloat v3889 = bias[v3888];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3890 = float(v3889);
-        const float v3891 = v3886 + v3890;
-        const bfloat v3892 = bfloat(v3891);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3893 = v3860 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3894 = v3893 + v3880;
-        *(device bfloat2*)(out + v3894) = bfloat2(v3885, v3892);
-      }
-    } else {
-      const bool v3899 = v3860 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3900 = v3862 < v15;
-      const bool v3901 = v3899 && v3900;
-      if (v3901) {
-        const float v3902 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3903 = v68 + v3862;
-        const bfloat v3904 = bias[v3903];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3905 = float(v3904);
-        const float v3906 = v3902 + v3905;
-        const bfloat v3907 = bfloat(v3906);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3908 = v3860 * v4;
-        const uint v3909 = v3908 + v68;
-        const uint v3910 = v3909 + v3862;
-        out[v3910] = v3907;
-      }
-      const uint v3912 = v1128 + v3864;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3914 = v1127 + v3869;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3915 = v3912 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3916 = v3914 < v15;
-      const bool v3917 = v3915 && v3916;
-      if (v3917) {
-        const float v3918 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3919 = v68 + v3914;
-        const bfloat v3920 = bias[v3919];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3921 = float(v3920);
-        const float v3922 = v3918 + v3921;
-        const bfloat v3923 = bfloat(v3922);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3924 = v3912 * v4;
-        const uint v3925 = v3924 + v68;
-        const uint v3926 = v3925 + v3914;
-        out[v3926] = v3923;
-      }
+    const uint v2023 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2024 = v1130 + v2023;
+    const uint v2025 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2026 = v1129 + v2025;
+    const bool v2027 = v2024 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2028 = v2026 < v15;
+    const bool v2029 = v2027 && v2028;
+    if (v2029) {
+      const uint v2030 = v68 + v2026;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2031 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2032 = bias[v2030];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2033 = float(v2032);
+      const float v2034 = v2031 + v2033;
+      const bfloat v2035 = bfloat(v2034);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2036 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2038 = v2030 + 1u;
+      const bfloat v2039 = bias[v2038];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2040 = float(v2039);
+      const float v2041 = v2036 + v2040;
+      const bfloat v2042 = bfloat(v2041);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2043 = v2024 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2044 = v2043 + v2030;
+      *(device bfloat2*)(out + v2044) = bfloat2(v2035, v2042);
     }
-    const uint v3927 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3928 = v1128 + v3927;
-    const uint v3929 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3930 = v1127 + v3929;
-    const uint v3932 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3933 = v3932 == v3927;
-    const uint v3936 = v3929 + 1u;
-    const uint v3937 = iron_frag_coord<64>(83u, iron_lane, true);
-    const bool v3938 = v3937 == v3936;
-    const bool v3939 = v3933 && v3938;
-    const uint v3942 = v3930 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3943 = v3942 == 0u;
-    const bool v3944 = v3939 && v3943;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3944) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3945 = v3928 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3946 = v3930 < v15;
-      const bool v3947 = v3945 && v3946;
-      if (v3947) {
-        const uint v3948 = v68 + v3930;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3949 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3950 = bias[v3948];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3951 = float(v3950);
-        const float v3952 = v3949 + v3951;
-        const bfloat v3953 = bfloat(v3952);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3954 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3956 = v3948 + 1u;
-        const bfloat v3957 = bias[v3956];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3958 = float(v3957);
-        const float v3959 = v3954 + v3958;
-        const bfloat v3960 = bfloat(v3959);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3961 = v3928 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3962 = v3961 + v3948;
-        *(device bfloat2*)(out + v3962) = bfloat2(v3953, v3960);
-      }
-    } else {
-      const bool v3967 = v3928 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3968 = v3930 < v15;
-      const bool v3969 = v3967 && v3968;
-      if (v3969) {
-        const float v3970 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3971 = v68 + v3930;
-        const bfloat v3972 = bias[v3971];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3973 = float(v3972);
-        const float v3974 = v3970 + v3973;
-        const bfloat v3975 = bfloat(v3974);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3976 = v3928 * v4;
-        const uint v3977 = v3976 + v68;
-        const uint v3978 = v3977 + v3930;
-        out[v3978] = v3975;
-      }
-      const uint v3980 = v1128 + v3932;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3982 = v1127 + v3937;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3983 = v3980 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3984 = v3982 < v15;
-      const bool v3985 = v3983 && v3984;
-      if (v3985) {
-        const float v3986 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3987 = v68 + v3982;
-        const bfloat v3988 = bias[v3987];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3989 = float(v3988);
-        const float v3990 = v3986 + v3989;
-        const bfloat v3991 = bfloat(v3990);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3992 = v3980 * v4;
-        const uint v3993 = v3992 + v68;
-        const uint v3994 = v3993 + v3982;
-        out[v3994] = v3991;
-      }
+    const uint v2045 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2046 = v1130 + v2045;
+    const uint v2047 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2048 = v1129 + v2047;
+    const bool v2049 = v2046 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2050 = v2048 < v15;
+    const bool v2051 = v2049 && v2050;
+    if (v2051) {
+      const uint v2052 = v68 + v2048;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2053 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2054 = bias[v2052];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2055 = float(v2054);
+      const float v2056 = v2053 + v2055;
+      const bfloat v2057 = bfloat(v2056);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2058 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2060 = v2052 + 1u;
+      const bfloat v2061 = bias[v2060];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2062 = float(v2061);
+      const float v2063 = v2058 + v2062;
+      const bfloat v2064 = bfloat(v2063);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2065 = v2046 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2066 = v2065 + v2052;
+      *(device bfloat2*)(out + v2066) = bfloat2(v2057, v2064);
     }
-    const uint v3995 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3996 = v1128 + v3995;
-    const uint v3997 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3998 = v1127 + v3997;
-    const uint v4000 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4001 = v4000 == v3995;
-    const uint v4004 = v3997 + 1u;
-    const uint v4005 = iron_frag_coord<64>(85u, iron_lane, true);
-    const bool v4006 = v4005 == v4004;
-    const bool v4007 = v4001 && v4006;
-    const uint v4010 = v3998 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4011 = v4010 == 0u;
-    const bool v4012 = v4007 && v4011;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4012) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4013 = v3996 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4014 = v3998 < v15;
-      const bool v4015 = v4013 && v4014;
-      if (v4015) {
-        const uint v4016 = v68 + v3998;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4017 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4018 = bias[v4016];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4019 = float(v4018);
-        const float v4020 = v4017 + v4019;
-        const bfloat v4021 = bfloat(v4020);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4022 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4024 = v4016 + 1u;
-        const bfloat v4025 = bias[v4024];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4026 = float(v4025);
-        const float v4027 = v4022 + v4026;
-        const bfloat v4028 = bfloat(v4027);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4029 = v3996 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4030 = v4029 + v4016;
-        *(device bfloat2*)(out + v4030) = bfloat2(v4021, v4028);
-      }
-    } else {
-      const bool v4035 = v3996 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4036 = v3998 < v15;
-      const bool v4037 = v4035 && v4036;
-      if (v4037) {
-        const float v4038 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4039 = v68 + v3998;
-        const bfloat v4040 = bias[v4039];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4041 = float(v4040);
-        const float v4042 = v4038 + v4041;
-        const bfloat v4043 = bfloat(v4042);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4044 = v3996 * v4;
-        const uint v4045 = v4044 + v68;
-        const uint v4046 = v4045 + v3998;
-        out[v4046] = v4043;
-      }
-      const uint v4048 = v1128 + v4000;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4050 = v1127 + v4005;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4051 = v4048 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4052 = v4050 < v15;
-      const bool v4053 = v4051 && v4052;
-      if (v4053) {
-        const float v4054 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4055 = v68 + v4050;
-        const bfloat v4056 = bias[v4055];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4057 = float(v4056);
-        const float v4058 = v4054 + v4057;
-        const bfloat v4059 = bfloat(v4058);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4060 = v4048 * v4;
-        const uint v4061 = v4060 + v68;
-        const uint v4062 = v4061 + v4050;
-        out[v4062] = v4059;
-      }
+    const uint v2067 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2068 = v1130 + v2067;
+    const uint v2069 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2070 = v1129 + v2069;
+    const bool v2071 = v2068 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2072 = v2070 < v15;
+    const bool v2073 = v2071 && v2072;
+    if (v2073) {
+      const uint v2074 = v68 + v2070;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2075 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2076 = bias[v2074];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2077 = float(v2076);
+      const float v2078 = v2075 + v2077;
+      const bfloat v2079 = bfloat(v2078);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2080 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2082 = v2074 + 1u;
+      const bfloat v2083 = bias[v2082];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2084 = float(v2083);
+      const float v2085 = v2080 + v2084;
+      const bfloat v2086 = bfloat(v2085);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2087 = v2068 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2088 = v2087 + v2074;
+      *(device bfloat2*)(out + v2088) = bfloat2(v2079, v2086);
     }
-    const uint v4063 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4064 = v1128 + v4063;
-    const uint v4065 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4066 = v1127 + v4065;
-    const uint v4068 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4069 = v4068 == v4063;
-    const uint v4072 = v4065 + 1u;
-    const uint v4073 = iron_frag_coord<64>(87u, iron_lane, true);
-    const bool v4074 = v4073 == v4072;
-    const bool v4075 = v4069 && v4074;
-    const uint v4078 = v4066 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4079 = v4078 == 0u;
-    const bool v4080 = v4075 && v4079;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4080) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4081 = v4064 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4082 = v4066 < v15;
-      const bool v4083 = v4081 && v4082;
-      if (v4083) {
-        const uint v4084 = v68 + v4066;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4085 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4086 = bias[v4084];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4087 = float(v4086);
-        const float v4088 = v4085 + v4087;
-        const bfloat v4089 = bfloat(v4088);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4090 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4092 = v4084 + 1u;
-        const bfloat v4093 = bias[v4092];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4094 = float(v4093);
-        const float v4095 = v4090 + v4094;
-        const bfloat v4096 = bfloat(v4095);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4097 = v4064 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4098 = v4097 + v4084;
-        *(device bfloat2*)(out + v4098) = bfloat2(v4089, v4096);
-      }
-    } else {
-      const bool v4103 = v4064 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4104 = v4066 < v15;
-      const bool v4105 = v4103 && v4104;
-      if (v4105) {
-        const float v4106 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4107 = v68 + v4066;
-        const bfloat v4108 = bias[v4107];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4109 = float(v4108);
-        const float v4110 = v4106 + v4109;
-        const bfloat v4111 = bfloat(v4110);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4112 = v4064 * v4;
-        const uint v4113 = v4112 + v68;
-        const uint v4114 = v4113 + v4066;
-        out[v4114] = v4111;
-      }
-      const uint v4116 = v1128 + v4068;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4118 = v1127 + v4073;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4119 = v4116 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4120 = v4118 < v15;
-      const bool v4121 = v4119 && v4120;
-      if (v4121) {
-        const float v4122 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4123 = v68 + v4118;
-        const bfloat v4124 = bias[v4123];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4125 = float(v4124);
-        const float v4126 = v4122 + v4125;
-        const bfloat v4127 = bfloat(v4126);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4128 = v4116 * v4;
-        const uint v4129 = v4128 + v68;
-        const uint v4130 = v4129 + v4118;
-        out[v4130] = v4127;
-      }
+    const uint v2089 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2090 = v1130 + v2089;
+    const uint v2091 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2092 = v1129 + v2091;
+    const bool v2093 = v2090 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2094 = v2092 < v15;
+    const bool v2095 = v2093 && v2094;
+    if (v2095) {
+      const uint v2096 = v68 + v2092;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2097 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2098 = bias[v2096];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2099 = float(v2098);
+      const float v2100 = v2097 + v2099;
+      const bfloat v2101 = bfloat(v2100);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2102 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2104 = v2096 + 1u;
+      const bfloat v2105 = bias[v2104];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2106 = float(v2105);
+      const float v2107 = v2102 + v2106;
+      const bfloat v2108 = bfloat(v2107);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2109 = v2090 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2110 = v2109 + v2096;
+      *(device bfloat2*)(out + v2110) = bfloat2(v2101, v2108);
     }
-    const uint v4131 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4132 = v1128 + v4131;
-    const uint v4133 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4134 = v1127 + v4133;
-    const uint v4136 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4137 = v4136 == v4131;
-    const uint v4140 = v4133 + 1u;
-    const uint v4141 = iron_frag_coord<64>(89u, iron_lane, true);
-    const bool v4142 = v4141 == v4140;
-    const bool v4143 = v4137 && v4142;
-    const uint v4146 = v4134 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4147 = v4146 == 0u;
-    const bool v4148 = v4143 && v4147;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4148) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4149 = v4132 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4150 = v4134 < v15;
-      const bool v4151 = v4149 && v4150;
-      if (v4151) {
-        const uint v4152 = v68 + v4134;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4153 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4154 = bias[v4152];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4155 = float(v4154);
-        const float v4156 = v4153 + v4155;
-        const bfloat v4157 = bfloat(v4156);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4158 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4160 = v4152 + 1u;
-        const bfloat v4161 = bias[v4160];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4162 = float(v4161);
-        const float v4163 = v4158 + v4162;
-        const bfloat v4164 = bfloat(v4163);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4165 = v4132 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4166 = v4165 + v4152;
-        *(device bfloat2*)(out + v4166) = bfloat2(v4157, v4164);
-      }
-    } else {
-      const bool v4171 = v4132 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4172 = v4134 < v15;
-      const bool v4173 = v4171 && v4172;
-      if (v4173) {
-        const float v4174 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4175 = v68 + v4134;
-        const bfloat v4176 = bias[v4175];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4177 = float(v4176);
-        const float v4178 = v4174 + v4177;
-        const bfloat v4179 = bfloat(v4178);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4180 = v4132 * v4;
-        const uint v4181 = v4180 + v68;
-        const uint v4182 = v4181 + v4134;
-        out[v4182] = v4179;
-      }
-      const uint v4184 = v1128 + v4136;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4186 = v1127 + v4141;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4187 = v4184 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4188 = v4186 < v15;
-      const bool v4189 = v4187 && v4188;
-      if (v4189) {
-        const float v4190 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4191 = v68 + v4186;
-        const bfloat v4192 = bias[v4191];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4193 = float(v4192);
-        const float v4194 = v4190 + v4193;
-        const bfloat v4195 = bfloat(v4194);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4196 = v4184 * v4;
-        const uint v4197 = v4196 + v68;
-        const uint v4198 = v4197 + v4186;
-        out[v4198] = v4195;
-      }
+    const uint v2111 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2112 = v1130 + v2111;
+    const uint v2113 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2114 = v1129 + v2113;
+    const bool v2115 = v2112 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2116 = v2114 < v15;
+    const bool v2117 = v2115 && v2116;
+    if (v2117) {
+      const uint v2118 = v68 + v2114;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2119 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2120 = bias[v2118];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2121 = float(v2120);
+      const float v2122 = v2119 + v2121;
+      const bfloat v2123 = bfloat(v2122);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2124 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2126 = v2118 + 1u;
+      const bfloat v2127 = bias[v2126];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2128 = float(v2127);
+      const float v2129 = v2124 + v2128;
+      const bfloat v2130 = bfloat(v2129);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2131 = v2112 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2132 = v2131 + v2118;
+      *(device bfloat2*)(out + v2132) = bfloat2(v2123, v2130);
     }
-    const uint v4199 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4200 = v1128 + v4199;
-    const uint v4201 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4202 = v1127 + v4201;
-    const uint v4204 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4205 = v4204 == v4199;
-    const uint v4208 = v4201 + 1u;
-    const uint v4209 = iron_frag_coord<64>(91u, iron_lane, true);
-    const bool v4210 = v4209 == v4208;
-    const bool v4211 = v4205 && v4210;
-    const uint v4214 = v4202 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4215 = v4214 == 0u;
-    const bool v4216 = v4211 && v4215;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4216) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4217 = v4200 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4218 = v4202 < v15;
-      const bool v4219 = v4217 && v4218;
-      if (v4219) {
-        const uint v4220 = v68 + v4202;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4221 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4222 = bias[v4220];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4223 = float(v4222);
-        const float v4224 = v4221 + v4223;
-        const bfloat v4225 = bfloat(v4224);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4226 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4228 = v4220 + 1u;
-        const bfloat v4229 = bias[v4228];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4230 = float(v4229);
-        const float v4231 = v4226 + v4230;
-        const bfloat v4232 = bfloat(v4231);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4233 = v4200 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4234 = v4233 + v4220;
-        *(device bfloat2*)(out + v4234) = bfloat2(v4225, v4232);
-      }
-    } else {
-      const bool v4239 = v4200 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4240 = v4202 < v15;
-      const bool v4241 = v4239 && v4240;
-      if (v4241) {
-        const float v4242 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4243 = v68 + v4202;
-        const bfloat v4244 = bias[v4243];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4245 = float(v4244);
-        const float v4246 = v4242 + v4245;
-        const bfloat v4247 = bfloat(v4246);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4248 = v4200 * v4;
-        const uint v4249 = v4248 + v68;
-        const uint v4250 = v4249 + v4202;
-        out[v4250] = v4247;
-      }
-      const uint v4252 = v1128 + v4204;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4254 = v1127 + v4209;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4255 = v4252 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4256 = v4254 < v15;
-      const bool v4257 = v4255 && v4256;
-      if (v4257) {
-        const float v4258 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4259 = v68 + v4254;
-        const bfloat v4260 = bias[v4259];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4261 = float(v4260);
-        const float v4262 = v4258 + v4261;
-        const bfloat v4263 = bfloat(v4262);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4264 = v4252 * v4;
-        const uint v4265 = v4264 + v68;
-        const uint v4266 = v4265 + v4254;
-        out[v4266] = v4263;
-      }
+    const uint v2133 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2134 = v1130 + v2133;
+    const uint v2135 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2136 = v1129 + v2135;
+    const bool v2137 = v2134 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2138 = v2136 < v15;
+    const bool v2139 = v2137 && v2138;
+    if (v2139) {
+      const uint v2140 = v68 + v2136;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2141 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2142 = bias[v2140];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2143 = float(v2142);
+      const float v2144 = v2141 + v2143;
+      const bfloat v2145 = bfloat(v2144);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2146 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2148 = v2140 + 1u;
+      const bfloat v2149 = bias[v2148];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2150 = float(v2149);
+      const float v2151 = v2146 + v2150;
+      const bfloat v2152 = bfloat(v2151);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2153 = v2134 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2154 = v2153 + v2140;
+      *(device bfloat2*)(out + v2154) = bfloat2(v2145, v2152);
     }
-    const uint v4267 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4268 = v1128 + v4267;
-    const uint v4269 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4270 = v1127 + v4269;
-    const uint v4272 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4273 = v4272 == v4267;
-    const uint v4276 = v4269 + 1u;
-    const uint v4277 = iron_frag_coord<64>(93u, iron_lane, true);
-    const bool v4278 = v4277 == v4276;
-    const bool v4279 = v4273 && v4278;
-    const uint v4282 = v4270 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4283 = v4282 == 0u;
-    const bool v4284 = v4279 && v4283;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4284) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4285 = v4268 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4286 = v4270 < v15;
-      const bool v4287 = v4285 && v4286;
-      if (v4287) {
-        const uint v4288 = v68 + v4270;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4289 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4290 = bias[v4288];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4291 = float(v4290);
-        const float v4292 = v4289 + v4291;
-        const bfloat v4293 = bfloat(v4292);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4294 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4296 = v4288 + 1u;
-        const bfloat v4297 = bias[v4296];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4298 = float(v4297);
-        const float v4299 = v4294 + v4298;
-        const bfloat v4300 = bfloat(v4299);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4301 = v4268 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4302 = v4301 + v4288;
-        *(device bfloat2*)(out + v4302) = bfloat2(v4293, v4300);
-      }
-    } else {
-      const bool v4307 = v4268 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4308 = v4270 < v15;
-      const bool v4309 = v4307 && v4308;
-      if (v4309) {
-        const float v4310 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4311 = v68 + v4270;
-        const bfloat v4312 = bias[v4311];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4313 = float(v4312);
-        const float v4314 = v4310 + v4313;
-        const bfloat v4315 = bfloat(v4314);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4316 = v4268 * v4;
-        const uint v4317 = v4316 + v68;
-        const uint v4318 = v4317 + v4270;
-        out[v4318] = v4315;
-      }
-      const uint v4320 = v1128 + v4272;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4322 = v1127 + v4277;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4323 = v4320 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4324 = v4322 < v15;
-      const bool v4325 = v4323 && v4324;
-      if (v4325) {
-        const float v4326 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4327 = v68 + v4322;
-        const bfloat v4328 = bias[v4327];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4329 = float(v4328);
-        const float v4330 = v4326 + v4329;
-        const bfloat v4331 = bfloat(v4330);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4332 = v4320 * v4;
-        const uint v4333 = v4332 + v68;
-        const uint v4334 = v4333 + v4322;
-        out[v4334] = v4331;
-      }
+    const uint v2155 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2156 = v1130 + v2155;
+    const uint v2157 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2158 = v1129 + v2157;
+    const bool v2159 = v2156 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2160 = v2158 < v15;
+    const bool v2161 = v2159 && v2160;
+    if (v2161) {
+      const uint v2162 = v68 + v2158;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2163 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2164 = bias[v2162];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2165 = float(v2164);
+      const float v2166 = v2163 + v2165;
+      const bfloat v2167 = bfloat(v2166);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2168 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2170 = v2162 + 1u;
+      const bfloat v2171 = bias[v2170];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2172 = float(v2171);
+      const float v2173 = v2168 + v2172;
+      const bfloat v2174 = bfloat(v2173);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2175 = v2156 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2176 = v2175 + v2162;
+      *(device bfloat2*)(out + v2176) = bfloat2(v2167, v2174);
     }
-    const uint v4335 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4336 = v1128 + v4335;
-    const uint v4337 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4338 = v1127 + v4337;
-    const uint v4340 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4341 = v4340 == v4335;
-    const uint v4344 = v4337 + 1u;
-    const uint v4345 = iron_frag_coord<64>(95u, iron_lane, true);
-    const bool v4346 = v4345 == v4344;
-    const bool v4347 = v4341 && v4346;
-    const uint v4350 = v4338 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4351 = v4350 == 0u;
-    const bool v4352 = v4347 && v4351;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4352) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4353 = v4336 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4354 = v4338 < v15;
-      const bool v4355 = v4353 && v4354;
-      if (v4355) {
-        const uint v4356 = v68 + v4338;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4357 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4358 = bias[v4356];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4359 = float(v4358);
-        const float v4360 = v4357 + v4359;
-        const bfloat v4361 = bfloat(v4360);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4362 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4364 = v4356 + 1u;
-        const bfloat v4365 = bias[v4364];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4366 = float(v4365);
-        const float v4367 = v4362 + v4366;
-        const bfloat v4368 = bfloat(v4367);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4369 = v4336 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4370 = v4369 + v4356;
-        *(device bfloat2*)(out + v4370) = bfloat2(v4361, v4368);
-      }
-    } else {
-      const bool v4375 = v4336 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4376 = v4338 < v15;
-      const bool v4377 = v4375 && v4376;
-      if (v4377) {
-        const float v4378 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4379 = v68 + v4338;
-        const bfloat v4380 = bias[v4379];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4381 = float(v4380);
-        const float v4382 = v4378 + v4381;
-        const bfloat v4383 = bfloat(v4382);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4384 = v4336 * v4;
-        const uint v4385 = v4384 + v68;
-        const uint v4386 = v4385 + v4338;
-        out[v4386] = v4383;
-      }
-      const uint v4388 = v1128 + v4340;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4390 = v1127 + v4345;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4391 = v4388 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4392 = v4390 < v15;
-      const bool v4393 = v4391 && v4392;
-      if (v4393) {
-        const float v4394 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4395 = v68 + v4390;
-        const bfloat v4396 = bias[v4395];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4397 = float(v4396);
-        const float v4398 = v4394 + v4397;
-        const bfloat v4399 = bfloat(v4398);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4400 = v4388 * v4;
-        const uint v4401 = v4400 + v68;
-        const uint v4402 = v4401 + v4390;
-        out[v4402] = v4399;
-      }
+    const uint v2177 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2178 = v1130 + v2177;
+    const uint v2179 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2180 = v1129 + v2179;
+    const bool v2181 = v2178 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2182 = v2180 < v15;
+    const bool v2183 = v2181 && v2182;
+    if (v2183) {
+      const uint v2184 = v68 + v2180;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2185 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2186 = bias[v2184];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2187 = float(v2186);
+      const float v2188 = v2185 + v2187;
+      const bfloat v2189 = bfloat(v2188);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2190 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2192 = v2184 + 1u;
+      const bfloat v2193 = bias[v2192];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2194 = float(v2193);
+      const float v2195 = v2190 + v2194;
+      const bfloat v2196 = bfloat(v2195);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2197 = v2178 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2198 = v2197 + v2184;
+      *(device bfloat2*)(out + v2198) = bfloat2(v2189, v2196);
     }
-    const uint v4403 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4404 = v1128 + v4403;
-    const uint v4405 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4406 = v1127 + v4405;
-    const uint v4408 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4409 = v4408 == v4403;
-    const uint v4412 = v4405 + 1u;
-    const uint v4413 = iron_frag_coord<64>(97u, iron_lane, true);
-    const bool v4414 = v4413 == v4412;
-    const bool v4415 = v4409 && v4414;
-    const uint v4418 = v4406 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4419 = v4418 == 0u;
-    const bool v4420 = v4415 && v4419;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4420) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4421 = v4404 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4422 = v4406 < v15;
-      const bool v4423 = v4421 && v4422;
-      if (v4423) {
-        const uint v4424 = v68 + v4406;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4425 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4426 = bias[v4424];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4427 = float(v4426);
-        const float v4428 = v4425 + v4427;
-        const bfloat v4429 = bfloat(v4428);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4430 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4432 = v4424 + 1u;
-        const bfloat v4433 = bias[v4432];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4434 = float(v4433);
-        const float v4435 = v4430 + v4434;
-        const bfloat v4436 = bfloat(v4435);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4437 = v4404 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4438 = v4437 + v4424;
-        *(device bfloat2*)(out + v4438) = bfloat2(v4429, v4436);
-      }
-    } else {
-      const bool v4443 = v4404 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4444 = v4406 < v15;
-      const bool v4445 = v4443 && v4444;
-      if (v4445) {
-        const float v4446 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4447 = v68 + v4406;
-        const bfloat v4448 = bias[v4447];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4449 = float(v4448);
-        const float v4450 = v4446 + v4449;
-        const bfloat v4451 = bfloat(v4450);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4452 = v4404 * v4;
-        const uint v4453 = v4452 + v68;
-        const uint v4454 = v4453 + v4406;
-        out[v4454] = v4451;
-      }
-      const uint v4456 = v1128 + v4408;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4458 = v1127 + v4413;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4459 = v4456 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4460 = v4458 < v15;
-      const bool v4461 = v4459 && v4460;
-      if (v4461) {
-        const float v4462 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4463 = v68 + v4458;
-        const bfloat v4464 = bias[v4463];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4465 = float(v4464);
-        const float v4466 = v4462 + v4465;
-        const bfloat v4467 = bfloat(v4466);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4468 = v4456 * v4;
-        const uint v4469 = v4468 + v68;
-        const uint v4470 = v4469 + v4458;
-        out[v4470] = v4467;
-      }
+    const uint v2199 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2200 = v1130 + v2199;
+    const uint v2201 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2202 = v1129 + v2201;
+    const bool v2203 = v2200 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2204 = v2202 < v15;
+    const bool v2205 = v2203 && v2204;
+    if (v2205) {
+      const uint v2206 = v68 + v2202;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2207 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2208 = bias[v2206];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2209 = float(v2208);
+      const float v2210 = v2207 + v2209;
+      const bfloat v2211 = bfloat(v2210);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2212 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2214 = v2206 + 1u;
+      const bfloat v2215 = bias[v2214];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2216 = float(v2215);
+      const float v2217 = v2212 + v2216;
+      const bfloat v2218 = bfloat(v2217);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2219 = v2200 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2220 = v2219 + v2206;
+      *(device bfloat2*)(out + v2220) = bfloat2(v2211, v2218);
     }
-    const uint v4471 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4472 = v1128 + v4471;
-    const uint v4473 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4474 = v1127 + v4473;
-    const uint v4476 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4477 = v4476 == v4471;
-    const uint v4480 = v4473 + 1u;
-    const uint v4481 = iron_frag_coord<64>(99u, iron_lane, true);
-    const bool v4482 = v4481 == v4480;
-    const bool v4483 = v4477 && v4482;
-    const uint v4486 = v4474 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4487 = v4486 == 0u;
-    const bool v4488 = v4483 && v4487;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4488) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4489 = v4472 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4490 = v4474 < v15;
-      const bool v4491 = v4489 && v4490;
-      if (v4491) {
-        const uint v4492 = v68 + v4474;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4493 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4494 = bias[v4492];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4495 = float(v4494);
-        const float v4496 = v4493 + v4495;
-        const bfloat v4497 = bfloat(v4496);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4498 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4500 = v4492 + 1u;
-        const bfloat v4501 = bias[v4500];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4502 = float(v4501);
-        const float v4503 = v4498 + v4502;
-        const bfloat v4504 = bfloat(v4503);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4505 = v4472 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4506 = v4505 + v4492;
-        *(device bfloat2*)(out + v4506) = bfloat2(v4497, v4504);
-      }
-    } else {
-      const bool v4511 = v4472 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4512 = v4474 < v15;
-      const bool v4513 = v4511 && v4512;
-      if (v4513) {
-        const float v4514 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4515 = v68 + v4474;
-        const bfloat v4516 = bias[v4515];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4517 = float(v4516);
-        const float v4518 = v4514 + v4517;
-        const bfloat v4519 = bfloat(v4518);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4520 = v4472 * v4;
-        const uint v4521 = v4520 + v68;
-        const uint v4522 = v4521 + v4474;
-        out[v4522] = v4519;
-      }
-      const uint v4524 = v1128 + v4476;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4526 = v1127 + v4481;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4527 = v4524 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4528 = v4526 < v15;
-      const bool v4529 = v4527 && v4528;
-      if (v4529) {
-        const float v4530 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4531 = v68 + v4526;
-        const bfloat v4532 = bias[v4531];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4533 = float(v4532);
-        const float v4534 = v4530 + v4533;
-        const bfloat v4535 = bfloat(v4534);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4536 = v4524 * v4;
-        const uint v4537 = v4536 + v68;
-        const uint v4538 = v4537 + v4526;
-        out[v4538] = v4535;
-      }
+    const uint v2221 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2222 = v1130 + v2221;
+    const uint v2223 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2224 = v1129 + v2223;
+    const bool v2225 = v2222 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2226 = v2224 < v15;
+    const bool v2227 = v2225 && v2226;
+    if (v2227) {
+      const uint v2228 = v68 + v2224;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2229 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2230 = bias[v2228];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2231 = float(v2230);
+      const float v2232 = v2229 + v2231;
+      const bfloat v2233 = bfloat(v2232);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2234 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2236 = v2228 + 1u;
+      const bfloat v2237 = bias[v2236];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2238 = float(v2237);
+      const float v2239 = v2234 + v2238;
+      const bfloat v2240 = bfloat(v2239);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2241 = v2222 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2242 = v2241 + v2228;
+      *(device bfloat2*)(out + v2242) = bfloat2(v2233, v2240);
     }
-    const uint v4539 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4540 = v1128 + v4539;
-    const uint v4541 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4542 = v1127 + v4541;
-    const uint v4544 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4545 = v4544 == v4539;
-    const uint v4548 = v4541 + 1u;
-    const uint v4549 = iron_frag_coord<64>(101u, iron_lane, true);
-    const bool v4550 = v4549 == v4548;
-    const bool v4551 = v4545 && v4550;
-    const uint v4554 = v4542 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4555 = v4554 == 0u;
-    const bool v4556 = v4551 && v4555;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4556) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4557 = v4540 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4558 = v4542 < v15;
-      const bool v4559 = v4557 && v4558;
-      if (v4559) {
-        const uint v4560 = v68 + v4542;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4561 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4562 = bias[v4560];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4563 = float(v4562);
-        const float v4564 = v4561 + v4563;
-        const bfloat v4565 = bfloat(v4564);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4566 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4568 = v4560 + 1u;
-        const bfloat v4569 = bias[v4568];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4570 = float(v4569);
-        const float v4571 = v4566 + v4570;
-        const bfloat v4572 = bfloat(v4571);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4573 = v4540 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4574 = v4573 + v4560;
-        *(device bfloat2*)(out + v4574) = bfloat2(v4565, v4572);
-      }
-    } else {
-      const bool v4579 = v4540 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4580 = v4542 < v15;
-      const bool v4581 = v4579 && v4580;
-      if (v4581) {
-        const float v4582 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4583 = v68 + v4542;
-        const bfloat v4584 = bias[v4583];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4585 = float(v4584);
-        const float v4586 = v4582 + v4585;
-        const bfloat v4587 = bfloat(v4586);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4588 = v4540 * v4;
-        const uint v4589 = v4588 + v68;
-        const uint v4590 = v4589 + v4542;
-        out[v4590] = v4587;
-      }
-      const uint v4592 = v1128 + v4544;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4594 = v1127 + v4549;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4595 = v4592 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4596 = v4594 < v15;
-      const bool v4597 = v4595 && v4596;
-      if (v4597) {
-        const float v4598 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4599 = v68 + v4594;
-        const bfloat v4600 = bias[v4599];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4601 = float(v4600);
-        const float v4602 = v4598 + v4601;
-        const bfloat v4603 = bfloat(v4602);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4604 = v4592 * v4;
-        const uint v4605 = v4604 + v68;
-        const uint v4606 = v4605 + v4594;
-        out[v4606] = v4603;
-      }
+    const uint v2243 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2244 = v1130 + v2243;
+    const uint v2245 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2246 = v1129 + v2245;
+    const bool v2247 = v2244 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2248 = v2246 < v15;
+    const bool v2249 = v2247 && v2248;
+    if (v2249) {
+      const uint v2250 = v68 + v2246;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2251 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2252 = bias[v2250];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2253 = float(v2252);
+      const float v2254 = v2251 + v2253;
+      const bfloat v2255 = bfloat(v2254);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2256 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2258 = v2250 + 1u;
+      const bfloat v2259 = bias[v2258];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2260 = float(v2259);
+      const float v2261 = v2256 + v2260;
+      const bfloat v2262 = bfloat(v2261);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2263 = v2244 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2264 = v2263 + v2250;
+      *(device bfloat2*)(out + v2264) = bfloat2(v2255, v2262);
     }
-    const uint v4607 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4608 = v1128 + v4607;
-    const uint v4609 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4610 = v1127 + v4609;
-    const uint v4612 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4613 = v4612 == v4607;
-    const uint v4616 = v4609 + 1u;
-    const uint v4617 = iron_frag_coord<64>(103u, iron_lane, true);
-    const bool v4618 = v4617 == v4616;
-    const bool v4619 = v4613 && v4618;
-    const uint v4622 = v4610 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4623 = v4622 == 0u;
-    const bool v4624 = v4619 && v4623;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4624) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4625 = v4608 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4626 = v4610 < v15;
-      const bool v4627 = v4625 && v4626;
-      if (v4627) {
-        const uint v4628 = v68 + v4610;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4629 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4630 = bias[v4628];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4631 = float(v4630);
-        const float v4632 = v4629 + v4631;
-        const bfloat v4633 = bfloat(v4632);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4634 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4636 = v4628 + 1u;
-        const bfloat v4637 = bias[v4636];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4638 = float(v4637);
-        const float v4639 = v4634 + v4638;
-        const bfloat v4640 = bfloat(v4639);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4641 = v4608 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4642 = v4641 + v4628;
-        *(device bfloat2*)(out + v4642) = bfloat2(v4633, v4640);
-      }
-    } else {
-      const bool v4647 = v4608 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4648 = v4610 < v15;
-      const bool v4649 = v4647 && v4648;
-      if (v4649) {
-        const float v4650 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4651 = v68 + v4610;
-        const bfloat v4652 = bias[v4651];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4653 = float(v4652);
-        const float v4654 = v4650 + v4653;
-        const bfloat v4655 = bfloat(v4654);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4656 = v4608 * v4;
-        const uint v4657 = v4656 + v68;
-        const uint v4658 = v4657 + v4610;
-        out[v4658] = v4655;
-      }
-      const uint v4660 = v1128 + v4612;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4662 = v1127 + v4617;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4663 = v4660 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4664 = v4662 < v15;
-      const bool v4665 = v4663 && v4664;
-      if (v4665) {
-        const float v4666 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4667 = v68 + v4662;
-        const bfloat v4668 = bias[v4667];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4669 = float(v4668);
-        const float v4670 = v4666 + v4669;
-        const bfloat v4671 = bfloat(v4670);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4672 = v4660 * v4;
-        const uint v4673 = v4672 + v68;
-        const uint v4674 = v4673 + v4662;
-        out[v4674] = v4671;
-      }
+    const uint v2265 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2266 = v1130 + v2265;
+    const uint v2267 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2268 = v1129 + v2267;
+    const bool v2269 = v2266 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2270 = v2268 < v15;
+    const bool v2271 = v2269 && v2270;
+    if (v2271) {
+      const uint v2272 = v68 + v2268;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2273 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2274 = bias[v2272];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2275 = float(v2274);
+      const float v2276 = v2273 + v2275;
+      const bfloat v2277 = bfloat(v2276);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2278 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2280 = v2272 + 1u;
+      const bfloat v2281 = bias[v2280];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2282 = float(v2281);
+      const float v2283 = v2278 + v2282;
+      const bfloat v2284 = bfloat(v2283);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2285 = v2266 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2286 = v2285 + v2272;
+      *(device bfloat2*)(out + v2286) = bfloat2(v2277, v2284);
     }
-    const uint v4675 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4676 = v1128 + v4675;
-    const uint v4677 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4678 = v1127 + v4677;
-    const uint v4680 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4681 = v4680 == v4675;
-    const uint v4684 = v4677 + 1u;
-    const uint v4685 = iron_frag_coord<64>(105u, iron_lane, true);
-    const bool v4686 = v4685 == v4684;
-    const bool v4687 = v4681 && v4686;
-    const uint v4690 = v4678 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4691 = v4690 == 0u;
-    const bool v4692 = v4687 && v4691;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4692) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4693 = v4676 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4694 = v4678 < v15;
-      const bool v4695 = v4693 && v4694;
-      if (v4695) {
-        const uint v4696 = v68 + v4678;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4697 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4698 = bias[v4696];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4699 = float(v4698);
-        const float v4700 = v4697 + v4699;
-        const bfloat v4701 = bfloat(v4700);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4702 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4704 = v4696 + 1u;
-        const bfloat v4705 = bias[v4704];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4706 = float(v4705);
-        const float v4707 = v4702 + v4706;
-        const bfloat v4708 = bfloat(v4707);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4709 = v4676 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4710 = v4709 + v4696;
-        *(device bfloat2*)(out + v4710) = bfloat2(v4701, v4708);
-      }
-    } else {
-      const bool v4715 = v4676 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4716 = v4678 < v15;
-      const bool v4717 = v4715 && v4716;
-      if (v4717) {
-        const float v4718 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4719 = v68 + v4678;
-        const bfloat v4720 = bias[v4719];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4721 = float(v4720);
-        const float v4722 = v4718 + v4721;
-        const bfloat v4723 = bfloat(v4722);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4724 = v4676 * v4;
-        const uint v4725 = v4724 + v68;
-        const uint v4726 = v4725 + v4678;
-        out[v4726] = v4723;
-      }
-      const uint v4728 = v1128 + v4680;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4730 = v1127 + v4685;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4731 = v4728 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4732 = v4730 < v15;
-      const bool v4733 = v4731 && v4732;
-      if (v4733) {
-        const float v4734 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4735 = v68 + v4730;
-        const bfloat v4736 = bias[v4735];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4737 = float(v4736);
-        const float v4738 = v4734 + v4737;
-        const bfloat v4739 = bfloat(v4738);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4740 = v4728 * v4;
-        const uint v4741 = v4740 + v68;
-        const uint v4742 = v4741 + v4730;
-        out[v4742] = v4739;
-      }
+    const uint v2287 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2288 = v1130 + v2287;
+    const uint v2289 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2290 = v1129 + v2289;
+    const bool v2291 = v2288 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2292 = v2290 < v15;
+    const bool v2293 = v2291 && v2292;
+    if (v2293) {
+      const uint v2294 = v68 + v2290;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2295 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2296 = bias[v2294];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2297 = float(v2296);
+      const float v2298 = v2295 + v2297;
+      const bfloat v2299 = bfloat(v2298);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2300 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2302 = v2294 + 1u;
+      const bfloat v2303 = bias[v2302];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2304 = float(v2303);
+      const float v2305 = v2300 + v2304;
+      const bfloat v2306 = bfloat(v2305);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2307 = v2288 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2308 = v2307 + v2294;
+      *(device bfloat2*)(out + v2308) = bfloat2(v2299, v2306);
     }
-    const uint v4743 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4744 = v1128 + v4743;
-    const uint v4745 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4746 = v1127 + v4745;
-    const uint v4748 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4749 = v4748 == v4743;
-    const uint v4752 = v4745 + 1u;
-    const uint v4753 = iron_frag_coord<64>(107u, iron_lane, true);
-    const bool v4754 = v4753 == v4752;
-    const bool v4755 = v4749 && v4754;
-    const uint v4758 = v4746 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4759 = v4758 == 0u;
-    const bool v4760 = v4755 && v4759;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4760) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4761 = v4744 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4762 = v4746 < v15;
-      const bool v4763 = v4761 && v4762;
-      if (v4763) {
-        const uint v4764 = v68 + v4746;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4765 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4766 = bias[v4764];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4767 = float(v4766);
-        const float v4768 = v4765 + v4767;
-        const bfloat v4769 = bfloat(v4768);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4770 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4772 = v4764 + 1u;
-        const bfloat v4773 = bias[v4772];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4774 = float(v4773);
-        const float v4775 = v4770 + v4774;
-        const bfloat v4776 = bfloat(v4775);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4777 = v4744 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4778 = v4777 + v4764;
-        *(device bfloat2*)(out + v4778) = bfloat2(v4769, v4776);
-      }
-    } else {
-      const bool v4783 = v4744 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4784 = v4746 < v15;
-      const bool v4785 = v4783 && v4784;
-      if (v4785) {
-        const float v4786 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4787 = v68 + v4746;
-        const bfloat v4788 = bias[v4787];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4789 = float(v4788);
-        const float v4790 = v4786 + v4789;
-        const bfloat v4791 = bfloat(v4790);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4792 = v4744 * v4;
-        const uint v4793 = v4792 + v68;
-        const uint v4794 = v4793 + v4746;
-        out[v4794] = v4791;
-      }
-      const uint v4796 = v1128 + v4748;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4798 = v1127 + v4753;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4799 = v4796 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4800 = v4798 < v15;
-      const bool v4801 = v4799 && v4800;
-      if (v4801) {
-        const float v4802 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4803 = v68 + v4798;
-        const bfloat v4804 = bias[v4803];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4805 = float(v4804);
-        const float v4806 = v4802 + v4805;
-        const bfloat v4807 = bfloat(v4806);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4808 = v4796 * v4;
-        const uint v4809 = v4808 + v68;
-        const uint v4810 = v4809 + v4798;
-        out[v4810] = v4807;
-      }
+    const uint v2309 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2310 = v1130 + v2309;
+    const uint v2311 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2312 = v1129 + v2311;
+    const bool v2313 = v2310 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2314 = v2312 < v15;
+    const bool v2315 = v2313 && v2314;
+    if (v2315) {
+      const uint v2316 = v68 + v2312;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2317 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2318 = bias[v2316];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2319 = float(v2318);
+      const float v2320 = v2317 + v2319;
+      const bfloat v2321 = bfloat(v2320);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2322 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2324 = v2316 + 1u;
+      const bfloat v2325 = bias[v2324];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2326 = float(v2325);
+      const float v2327 = v2322 + v2326;
+      const bfloat v2328 = bfloat(v2327);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2329 = v2310 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2330 = v2329 + v2316;
+      *(device bfloat2*)(out + v2330) = bfloat2(v2321, v2328);
     }
-    const uint v4811 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4812 = v1128 + v4811;
-    const uint v4813 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4814 = v1127 + v4813;
-    const uint v4816 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4817 = v4816 == v4811;
-    const uint v4820 = v4813 + 1u;
-    const uint v4821 = iron_frag_coord<64>(109u, iron_lane, true);
-    const bool v4822 = v4821 == v4820;
-    const bool v4823 = v4817 && v4822;
-    const uint v4826 = v4814 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4827 = v4826 == 0u;
-    const bool v4828 = v4823 && v4827;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4828) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4829 = v4812 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4830 = v4814 < v15;
-      const bool v4831 = v4829 && v4830;
-      if (v4831) {
-        const uint v4832 = v68 + v4814;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4833 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4834 = bias[v4832];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4835 = float(v4834);
-        const float v4836 = v4833 + v4835;
-        const bfloat v4837 = bfloat(v4836);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4838 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4840 = v4832 + 1u;
-        const bfloat v4841 = bias[v4840];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4842 = float(v4841);
-        const float v4843 = v4838 + v4842;
-        const bfloat v4844 = bfloat(v4843);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4845 = v4812 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4846 = v4845 + v4832;
-        *(device bfloat2*)(out + v4846) = bfloat2(v4837, v4844);
-      }
-    } else {
-      const bool v4851 = v4812 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4852 = v4814 < v15;
-      const bool v4853 = v4851 && v4852;
-      if (v4853) {
-        const float v4854 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4855 = v68 + v4814;
-        const bfloat v4856 = bias[v4855];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4857 = float(v4856);
-        const float v4858 = v4854 + v4857;
-        const bfloat v4859 = bfloat(v4858);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4860 = v4812 * v4;
-        const uint v4861 = v4860 + v68;
-        const uint v4862 = v4861 + v4814;
-        out[v4862] = v4859;
-      }
-      const uint v4864 = v1128 + v4816;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4866 = v1127 + v4821;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4867 = v4864 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4868 = v4866 < v15;
-      const bool v4869 = v4867 && v4868;
-      if (v4869) {
-        const float v4870 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4871 = v68 + v4866;
-        const bfloat v4872 = bias[v4871];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4873 = float(v4872);
-        const float v4874 = v4870 + v4873;
-        const bfloat v4875 = bfloat(v4874);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4876 = v4864 * v4;
-        const uint v4877 = v4876 + v68;
-        const uint v4878 = v4877 + v4866;
-        out[v4878] = v4875;
-      }
+    const uint v2331 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2332 = v1130 + v2331;
+    const uint v2333 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2334 = v1129 + v2333;
+    const bool v2335 = v2332 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2336 = v2334 < v15;
+    const bool v2337 = v2335 && v2336;
+    if (v2337) {
+      const uint v2338 = v68 + v2334;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2339 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2340 = bias[v2338];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2341 = float(v2340);
+      const float v2342 = v2339 + v2341;
+      const bfloat v2343 = bfloat(v2342);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2344 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2346 = v2338 + 1u;
+      const bfloat v2347 = bias[v2346];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2348 = float(v2347);
+      const float v2349 = v2344 + v2348;
+      const bfloat v2350 = bfloat(v2349);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2351 = v2332 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2352 = v2351 + v2338;
+      *(device bfloat2*)(out + v2352) = bfloat2(v2343, v2350);
     }
-    const uint v4879 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4880 = v1128 + v4879;
-    const uint v4881 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4882 = v1127 + v4881;
-    const uint v4884 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4885 = v4884 == v4879;
-    const uint v4888 = v4881 + 1u;
-    const uint v4889 = iron_frag_coord<64>(111u, iron_lane, true);
-    const bool v4890 = v4889 == v4888;
-    const bool v4891 = v4885 && v4890;
-    const uint v4894 = v4882 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4895 = v4894 == 0u;
-    const bool v4896 = v4891 && v4895;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4896) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4897 = v4880 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4898 = v4882 < v15;
-      const bool v4899 = v4897 && v4898;
-      if (v4899) {
-        const uint v4900 = v68 + v4882;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4901 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4902 = bias[v4900];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4903 = float(v4902);
-        const float v4904 = v4901 + v4903;
-        const bfloat v4905 = bfloat(v4904);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4906 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4908 = v4900 + 1u;
-        const bfloat v4909 = bias[v4908];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4910 = float(v4909);
-        const float v4911 = v4906 + v4910;
-        const bfloat v4912 = bfloat(v4911);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4913 = v4880 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4914 = v4913 + v4900;
-        *(device bfloat2*)(out + v4914) = bfloat2(v4905, v4912);
-      }
-    } else {
-      const bool v4919 = v4880 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4920 = v4882 < v15;
-      const bool v4921 = v4919 && v4920;
-      if (v4921) {
-        const float v4922 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4923 = v68 + v4882;
-        const bfloat v4924 = bias[v4923];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4925 = float(v4924);
-        const float v4926 = v4922 + v4925;
-        const bfloat v4927 = bfloat(v4926);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4928 = v4880 * v4;
-        const uint v4929 = v4928 + v68;
-        const uint v4930 = v4929 + v4882;
-        out[v4930] = v4927;
-      }
-      const uint v4932 = v1128 + v4884;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4934 = v1127 + v4889;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4935 = v4932 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4936 = v4934 < v15;
-      const bool v4937 = v4935 && v4936;
-      if (v4937) {
-        const float v4938 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4939 = v68 + v4934;
-        const bfloat v4940 = bias[v4939];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4941 = float(v4940);
-        const float v4942 = v4938 + v4941;
-        const bfloat v4943 = bfloat(v4942);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4944 = v4932 * v4;
-        const uint v4945 = v4944 + v68;
-        const uint v4946 = v4945 + v4934;
-        out[v4946] = v4943;
-      }
+    const uint v2353 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2354 = v1130 + v2353;
+    const uint v2355 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2356 = v1129 + v2355;
+    const bool v2357 = v2354 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2358 = v2356 < v15;
+    const bool v2359 = v2357 && v2358;
+    if (v2359) {
+      const uint v2360 = v68 + v2356;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2361 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2362 = bias[v2360];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2363 = float(v2362);
+      const float v2364 = v2361 + v2363;
+      const bfloat v2365 = bfloat(v2364);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2366 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2368 = v2360 + 1u;
+      const bfloat v2369 = bias[v2368];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2370 = float(v2369);
+      const float v2371 = v2366 + v2370;
+      const bfloat v2372 = bfloat(v2371);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2373 = v2354 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2374 = v2373 + v2360;
+      *(device bfloat2*)(out + v2374) = bfloat2(v2365, v2372);
     }
-    const uint v4947 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4948 = v1128 + v4947;
-    const uint v4949 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4950 = v1127 + v4949;
-    const uint v4952 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4953 = v4952 == v4947;
-    const uint v4956 = v4949 + 1u;
-    const uint v4957 = iron_frag_coord<64>(113u, iron_lane, true);
-    const bool v4958 = v4957 == v4956;
-    const bool v4959 = v4953 && v4958;
-    const uint v4962 = v4950 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4963 = v4962 == 0u;
-    const bool v4964 = v4959 && v4963;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4964) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4965 = v4948 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4966 = v4950 < v15;
-      const bool v4967 = v4965 && v4966;
-      if (v4967) {
-        const uint v4968 = v68 + v4950;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4969 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4970 = bias[v4968];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4971 = float(v4970);
-        const float v4972 = v4969 + v4971;
-        const bfloat v4973 = bfloat(v4972);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4974 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4976 = v4968 + 1u;
-        const bfloat v4977 = bias[v4976];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4978 = float(v4977);
-        const float v4979 = v4974 + v4978;
-        const bfloat v4980 = bfloat(v4979);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4981 = v4948 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4982 = v4981 + v4968;
-        *(device bfloat2*)(out + v4982) = bfloat2(v4973, v4980);
-      }
-    } else {
-      const bool v4987 = v4948 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4988 = v4950 < v15;
-      const bool v4989 = v4987 && v4988;
-      if (v4989) {
-        const float v4990 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4991 = v68 + v4950;
-        const bfloat v4992 = bias[v4991];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4993 = float(v4992);
-        const float v4994 = v4990 + v4993;
-        const bfloat v4995 = bfloat(v4994);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4996 = v4948 * v4;
-        const uint v4997 = v4996 + v68;
-        const uint v4998 = v4997 + v4950;
-        out[v4998] = v4995;
-      }
-      const uint v5000 = v1128 + v4952;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5002 = v1127 + v4957;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5003 = v5000 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5004 = v5002 < v15;
-      const bool v5005 = v5003 && v5004;
-      if (v5005) {
-        const float v5006 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5007 = v68 + v5002;
-        const bfloat v5008 = bias[v5007];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5009 = float(v5008);
-        const float v5010 = v5006 + v5009;
-        const bfloat v5011 = bfloat(v5010);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5012 = v5000 * v4;
-        const uint v5013 = v5012 + v68;
-        const uint v5014 = v5013 + v5002;
-        out[v5014] = v5011;
-      }
+    const uint v2375 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2376 = v1130 + v2375;
+    const uint v2377 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2378 = v1129 + v2377;
+    const bool v2379 = v2376 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2380 = v2378 < v15;
+    const bool v2381 = v2379 && v2380;
+    if (v2381) {
+      const uint v2382 = v68 + v2378;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2383 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2384 = bias[v2382];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2385 = float(v2384);
+      const float v2386 = v2383 + v2385;
+      const bfloat v2387 = bfloat(v2386);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2388 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2390 = v2382 + 1u;
+      const bfloat v2391 = bias[v2390];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2392 = float(v2391);
+      const float v2393 = v2388 + v2392;
+      const bfloat v2394 = bfloat(v2393);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2395 = v2376 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2396 = v2395 + v2382;
+      *(device bfloat2*)(out + v2396) = bfloat2(v2387, v2394);
     }
-    const uint v5015 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5016 = v1128 + v5015;
-    const uint v5017 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5018 = v1127 + v5017;
-    const uint v5020 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5021 = v5020 == v5015;
-    const uint v5024 = v5017 + 1u;
-    const uint v5025 = iron_frag_coord<64>(115u, iron_lane, true);
-    const bool v5026 = v5025 == v5024;
-    const bool v5027 = v5021 && v5026;
-    const uint v5030 = v5018 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5031 = v5030 == 0u;
-    const bool v5032 = v5027 && v5031;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5032) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5033 = v5016 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5034 = v5018 < v15;
-      const bool v5035 = v5033 && v5034;
-      if (v5035) {
-        const uint v5036 = v68 + v5018;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5037 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5038 = bias[v5036];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5039 = float(v5038);
-        const float v5040 = v5037 + v5039;
-        const bfloat v5041 = bfloat(v5040);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5042 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5044 = v5036 + 1u;
-        const bfloat v5045 = bias[v5044];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5046 = float(v5045);
-        const float v5047 = v5042 + v5046;
-        const bfloat v5048 = bfloat(v5047);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5049 = v5016 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5050 = v5049 + v5036;
-        *(device bfloat2*)(out + v5050) = bfloat2(v5041, v5048);
-      }
-    } else {
-      const bool v5055 = v5016 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5056 = v5018 < v15;
-      const bool v5057 = v5055 && v5056;
-      if (v5057) {
-        const float v5058 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5059 = v68 + v5018;
-        const bfloat v5060 = bias[v5059];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5061 = float(v5060);
-        const float v5062 = v5058 + v5061;
-        const bfloat v5063 = bfloat(v5062);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5064 = v5016 * v4;
-        const uint v5065 = v5064 + v68;
-        const uint v5066 = v5065 + v5018;
-        out[v5066] = v5063;
-      }
-      const uint v5068 = v1128 + v5020;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5070 = v1127 + v5025;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5071 = v5068 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5072 = v5070 < v15;
-      const bool v5073 = v5071 && v5072;
-      if (v5073) {
-        const float v5074 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5075 = v68 + v5070;
-        const bfloat v5076 = bias[v5075];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5077 = float(v5076);
-        const float v5078 = v5074 + v5077;
-        const bfloat v5079 = bfloat(v5078);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5080 = v5068 * v4;
-        const uint v5081 = v5080 + v68;
-        const uint v5082 = v5081 + v5070;
-        out[v5082] = v5079;
-      }
+    const uint v2397 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2398 = v1130 + v2397;
+    const uint v2399 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2400 = v1129 + v2399;
+    const bool v2401 = v2398 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2402 = v2400 < v15;
+    const bool v2403 = v2401 && v2402;
+    if (v2403) {
+      const uint v2404 = v68 + v2400;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2405 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2406 = bias[v2404];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2407 = float(v2406);
+      const float v2408 = v2405 + v2407;
+      const bfloat v2409 = bfloat(v2408);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2410 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2412 = v2404 + 1u;
+      const bfloat v2413 = bias[v2412];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2414 = float(v2413);
+      const float v2415 = v2410 + v2414;
+      const bfloat v2416 = bfloat(v2415);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2417 = v2398 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2418 = v2417 + v2404;
+      *(device bfloat2*)(out + v2418) = bfloat2(v2409, v2416);
     }
-    const uint v5083 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5084 = v1128 + v5083;
-    const uint v5085 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5086 = v1127 + v5085;
-    const uint v5088 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5089 = v5088 == v5083;
-    const uint v5092 = v5085 + 1u;
-    const uint v5093 = iron_frag_coord<64>(117u, iron_lane, true);
-    const bool v5094 = v5093 == v5092;
-    const bool v5095 = v5089 && v5094;
-    const uint v5098 = v5086 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5099 = v5098 == 0u;
-    const bool v5100 = v5095 && v5099;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5100) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5101 = v5084 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5102 = v5086 < v15;
-      const bool v5103 = v5101 && v5102;
-      if (v5103) {
-        const uint v5104 = v68 + v5086;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5105 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5106 = bias[v5104];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5107 = float(v5106);
-        const float v5108 = v5105 + v5107;
-        const bfloat v5109 = bfloat(v5108);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5110 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5112 = v5104 + 1u;
-        const bfloat v5113 = bias[v5112];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5114 = float(v5113);
-        const float v5115 = v5110 + v5114;
-        const bfloat v5116 = bfloat(v5115);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5117 = v5084 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5118 = v5117 + v5104;
-        *(device bfloat2*)(out + v5118) = bfloat2(v5109, v5116);
-      }
-    } else {
-      const bool v5123 = v5084 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5124 = v5086 < v15;
-      const bool v5125 = v5123 && v5124;
-      if (v5125) {
-        const float v5126 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5127 = v68 + v5086;
-        const bfloat v5128 = bias[v5127];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5129 = float(v5128);
-        const float v5130 = v5126 + v5129;
-        const bfloat v5131 = bfloat(v5130);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5132 = v5084 * v4;
-        const uint v5133 = v5132 + v68;
-        const uint v5134 = v5133 + v5086;
-        out[v5134] = v5131;
-      }
-      const uint v5136 = v1128 + v5088;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5138 = v1127 + v5093;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5139 = v5136 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5140 = v5138 < v15;
-      const bool v5141 = v5139 && v5140;
-      if (v5141) {
-        const float v5142 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5143 = v68 + v5138;
-        const bfloat v5144 = bias[v5143];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5145 = float(v5144);
-        const float v5146 = v5142 + v5145;
-        const bfloat v5147 = bfloat(v5146);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5148 = v5136 * v4;
-        const uint v5149 = v5148 + v68;
-        const uint v5150 = v5149 + v5138;
-        out[v5150] = v5147;
-      }
+    const uint v2419 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2420 = v1130 + v2419;
+    const uint v2421 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2422 = v1129 + v2421;
+    const bool v2423 = v2420 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2424 = v2422 < v15;
+    const bool v2425 = v2423 && v2424;
+    if (v2425) {
+      const uint v2426 = v68 + v2422;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2427 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2428 = bias[v2426];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2429 = float(v2428);
+      const float v2430 = v2427 + v2429;
+      const bfloat v2431 = bfloat(v2430);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2432 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2434 = v2426 + 1u;
+      const bfloat v2435 = bias[v2434];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2436 = float(v2435);
+      const float v2437 = v2432 + v2436;
+      const bfloat v2438 = bfloat(v2437);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2439 = v2420 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2440 = v2439 + v2426;
+      *(device bfloat2*)(out + v2440) = bfloat2(v2431, v2438);
     }
-    const uint v5151 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5152 = v1128 + v5151;
-    const uint v5153 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5154 = v1127 + v5153;
-    const uint v5156 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5157 = v5156 == v5151;
-    const uint v5160 = v5153 + 1u;
-    const uint v5161 = iron_frag_coord<64>(119u, iron_lane, true);
-    const bool v5162 = v5161 == v5160;
-    const bool v5163 = v5157 && v5162;
-    const uint v5166 = v5154 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5167 = v5166 == 0u;
-    const bool v5168 = v5163 && v5167;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5168) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5169 = v5152 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5170 = v5154 < v15;
-      const bool v5171 = v5169 && v5170;
-      if (v5171) {
-        const uint v5172 = v68 + v5154;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5173 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5174 = bias[v5172];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5175 = float(v5174);
-        const float v5176 = v5173 + v5175;
-        const bfloat v5177 = bfloat(v5176);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5178 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5180 = v5172 + 1u;
-        const bfloat v5181 = bias[v5180];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5182 = float(v5181);
-        const float v5183 = v5178 + v5182;
-        const bfloat v5184 = bfloat(v5183);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5185 = v5152 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5186 = v5185 + v5172;
-        *(device bfloat2*)(out + v5186) = bfloat2(v5177, v5184);
-      }
-    } else {
-      const bool v5191 = v5152 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5192 = v5154 < v15;
-      const bool v5193 = v5191 && v5192;
-      if (v5193) {
-        const float v5194 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5195 = v68 + v5154;
-        const bfloat v5196 = bias[v5195];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5197 = float(v5196);
-        const float v5198 = v5194 + v5197;
-        const bfloat v5199 = bfloat(v5198);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5200 = v5152 * v4;
-        const uint v5201 = v5200 + v68;
-        const uint v5202 = v5201 + v5154;
-        out[v5202] = v5199;
-      }
-      const uint v5204 = v1128 + v5156;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5206 = v1127 + v5161;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5207 = v5204 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5208 = v5206 < v15;
-      const bool v5209 = v5207 && v5208;
-      if (v5209) {
-        const float v5210 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5211 = v68 + v5206;
-        const bfloat v5212 = bias[v5211];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5213 = float(v5212);
-        const float v5214 = v5210 + v5213;
-        const bfloat v5215 = bfloat(v5214);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5216 = v5204 * v4;
-        const uint v5217 = v5216 + v68;
-        const uint v5218 = v5217 + v5206;
-        out[v5218] = v5215;
-      }
+    const uint v2441 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2442 = v1130 + v2441;
+    const uint v2443 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2444 = v1129 + v2443;
+    const bool v2445 = v2442 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2446 = v2444 < v15;
+    const bool v2447 = v2445 && v2446;
+    if (v2447) {
+      const uint v2448 = v68 + v2444;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2449 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2450 = bias[v2448];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2451 = float(v2450);
+      const float v2452 = v2449 + v2451;
+      const bfloat v2453 = bfloat(v2452);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2454 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2456 = v2448 + 1u;
+      const bfloat v2457 = bias[v2456];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2458 = float(v2457);
+      const float v2459 = v2454 + v2458;
+      const bfloat v2460 = bfloat(v2459);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2461 = v2442 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2462 = v2461 + v2448;
+      *(device bfloat2*)(out + v2462) = bfloat2(v2453, v2460);
     }
-    const uint v5219 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5220 = v1128 + v5219;
-    const uint v5221 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5222 = v1127 + v5221;
-    const uint v5224 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5225 = v5224 == v5219;
-    const uint v5228 = v5221 + 1u;
-    const uint v5229 = iron_frag_coord<64>(121u, iron_lane, true);
-    const bool v5230 = v5229 == v5228;
-    const bool v5231 = v5225 && v5230;
-    const uint v5234 = v5222 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5235 = v5234 == 0u;
-    const bool v5236 = v5231 && v5235;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5236) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5237 = v5220 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5238 = v5222 < v15;
-      const bool v5239 = v5237 && v5238;
-      if (v5239) {
-        const uint v5240 = v68 + v5222;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5241 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5242 = bias[v5240];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5243 = float(v5242);
-        const float v5244 = v5241 + v5243;
-        const bfloat v5245 = bfloat(v5244);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5246 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5248 = v5240 + 1u;
-        const bfloat v5249 = bias[v5248];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5250 = float(v5249);
-        const float v5251 = v5246 + v5250;
-        const bfloat v5252 = bfloat(v5251);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5253 = v5220 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5254 = v5253 + v5240;
-        *(device bfloat2*)(out + v5254) = bfloat2(v5245, v5252);
-      }
-    } else {
-      const bool v5259 = v5220 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5260 = v5222 < v15;
-      const bool v5261 = v5259 && v5260;
-      if (v5261) {
-        const float v5262 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5263 = v68 + v5222;
-        const bfloat v5264 = bias[v5263];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5265 = float(v5264);
-        const float v5266 = v5262 + v5265;
-        const bfloat v5267 = bfloat(v5266);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5268 = v5220 * v4;
-        const uint v5269 = v5268 + v68;
-        const uint v5270 = v5269 + v5222;
-        out[v5270] = v5267;
-      }
-      const uint v5272 = v1128 + v5224;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5274 = v1127 + v5229;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5275 = v5272 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5276 = v5274 < v15;
-      const bool v5277 = v5275 && v5276;
-      if (v5277) {
-        const float v5278 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5279 = v68 + v5274;
-        const bfloat v5280 = bias[v5279];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5281 = float(v5280);
-        const float v5282 = v5278 + v5281;
-        const bfloat v5283 = bfloat(v5282);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5284 = v5272 * v4;
-        const uint v5285 = v5284 + v68;
-        const uint v5286 = v5285 + v5274;
-        out[v5286] = v5283;
-      }
+    const uint v2463 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2464 = v1130 + v2463;
+    const uint v2465 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2466 = v1129 + v2465;
+    const bool v2467 = v2464 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2468 = v2466 < v15;
+    const bool v2469 = v2467 && v2468;
+    if (v2469) {
+      const uint v2470 = v68 + v2466;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2471 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2472 = bias[v2470];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2473 = float(v2472);
+      const float v2474 = v2471 + v2473;
+      const bfloat v2475 = bfloat(v2474);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2476 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2478 = v2470 + 1u;
+      const bfloat v2479 = bias[v2478];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2480 = float(v2479);
+      const float v2481 = v2476 + v2480;
+      const bfloat v2482 = bfloat(v2481);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2483 = v2464 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2484 = v2483 + v2470;
+      *(device bfloat2*)(out + v2484) = bfloat2(v2475, v2482);
     }
-    const uint v5287 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5288 = v1128 + v5287;
-    const uint v5289 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5290 = v1127 + v5289;
-    const uint v5292 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5293 = v5292 == v5287;
-    const uint v5296 = v5289 + 1u;
-    const uint v5297 = iron_frag_coord<64>(123u, iron_lane, true);
-    const bool v5298 = v5297 == v5296;
-    const bool v5299 = v5293 && v5298;
-    const uint v5302 = v5290 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5303 = v5302 == 0u;
-    const bool v5304 = v5299 && v5303;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5304) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5305 = v5288 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5306 = v5290 < v15;
-      const bool v5307 = v5305 && v5306;
-      if (v5307) {
-        const uint v5308 = v68 + v5290;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5309 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5310 = bias[v5308];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5311 = float(v5310);
-        const float v5312 = v5309 + v5311;
-        const bfloat v5313 = bfloat(v5312);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5314 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5316 = v5308 + 1u;
-        const bfloat v5317 = bias[v5316];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5318 = float(v5317);
-        const float v5319 = v5314 + v5318;
-        const bfloat v5320 = bfloat(v5319);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5321 = v5288 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5322 = v5321 + v5308;
-        *(device bfloat2*)(out + v5322) = bfloat2(v5313, v5320);
-      }
-    } else {
-      const bool v5327 = v5288 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5328 = v5290 < v15;
-      const bool v5329 = v5327 && v5328;
-      if (v5329) {
-        const float v5330 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5331 = v68 + v5290;
-        const bfloat v5332 = bias[v5331];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5333 = float(v5332);
-        const float v5334 = v5330 + v5333;
-        const bfloat v5335 = bfloat(v5334);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5336 = v5288 * v4;
-        const uint v5337 = v5336 + v68;
-        const uint v5338 = v5337 + v5290;
-        out[v5338] = v5335;
-      }
-      const uint v5340 = v1128 + v5292;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5342 = v1127 + v5297;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5343 = v5340 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5344 = v5342 < v15;
-      const bool v5345 = v5343 && v5344;
-      if (v5345) {
-        const float v5346 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5347 = v68 + v5342;
-        const bfloat v5348 = bias[v5347];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5349 = float(v5348);
-        const float v5350 = v5346 + v5349;
-        const bfloat v5351 = bfloat(v5350);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5352 = v5340 * v4;
-        const uint v5353 = v5352 + v68;
-        const uint v5354 = v5353 + v5342;
-        out[v5354] = v5351;
-      }
+    const uint v2485 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2486 = v1130 + v2485;
+    const uint v2487 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2488 = v1129 + v2487;
+    const bool v2489 = v2486 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2490 = v2488 < v15;
+    const bool v2491 = v2489 && v2490;
+    if (v2491) {
+      const uint v2492 = v68 + v2488;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2493 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2494 = bias[v2492];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2495 = float(v2494);
+      const float v2496 = v2493 + v2495;
+      const bfloat v2497 = bfloat(v2496);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2498 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2500 = v2492 + 1u;
+      const bfloat v2501 = bias[v2500];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2502 = float(v2501);
+      const float v2503 = v2498 + v2502;
+      const bfloat v2504 = bfloat(v2503);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2505 = v2486 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2506 = v2505 + v2492;
+      *(device bfloat2*)(out + v2506) = bfloat2(v2497, v2504);
     }
-    const uint v5355 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5356 = v1128 + v5355;
-    const uint v5357 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5358 = v1127 + v5357;
-    const uint v5360 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5361 = v5360 == v5355;
-    const uint v5364 = v5357 + 1u;
-    const uint v5365 = iron_frag_coord<64>(125u, iron_lane, true);
-    const bool v5366 = v5365 == v5364;
-    const bool v5367 = v5361 && v5366;
-    const uint v5370 = v5358 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5371 = v5370 == 0u;
-    const bool v5372 = v5367 && v5371;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5372) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5373 = v5356 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5374 = v5358 < v15;
-      const bool v5375 = v5373 && v5374;
-      if (v5375) {
-        const uint v5376 = v68 + v5358;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5377 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5378 = bias[v5376];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5379 = float(v5378);
-        const float v5380 = v5377 + v5379;
-        const bfloat v5381 = bfloat(v5380);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5382 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5384 = v5376 + 1u;
-        const bfloat v5385 = bias[v5384];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5386 = float(v5385);
-        const float v5387 = v5382 + v5386;
-        const bfloat v5388 = bfloat(v5387);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5389 = v5356 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5390 = v5389 + v5376;
-        *(device bfloat2*)(out + v5390) = bfloat2(v5381, v5388);
-      }
-    } else {
-      const bool v5395 = v5356 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5396 = v5358 < v15;
-      const bool v5397 = v5395 && v5396;
-      if (v5397) {
-        const float v5398 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5399 = v68 + v5358;
-        const bfloat v5400 = bias[v5399];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5401 = float(v5400);
-        const float v5402 = v5398 + v5401;
-        const bfloat v5403 = bfloat(v5402);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5404 = v5356 * v4;
-        const uint v5405 = v5404 + v68;
-        const uint v5406 = v5405 + v5358;
-        out[v5406] = v5403;
-      }
-      const uint v5408 = v1128 + v5360;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5410 = v1127 + v5365;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5411 = v5408 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5412 = v5410 < v15;
-      const bool v5413 = v5411 && v5412;
-      if (v5413) {
-        const float v5414 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5415 = v68 + v5410;
-        const bfloat v5416 = bias[v5415];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5417 = float(v5416);
-        const float v5418 = v5414 + v5417;
-        const bfloat v5419 = bfloat(v5418);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5420 = v5408 * v4;
-        const uint v5421 = v5420 + v68;
-        const uint v5422 = v5421 + v5410;
-        out[v5422] = v5419;
-      }
+    const uint v2507 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2508 = v1130 + v2507;
+    const uint v2509 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2510 = v1129 + v2509;
+    const bool v2511 = v2508 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2512 = v2510 < v15;
+    const bool v2513 = v2511 && v2512;
+    if (v2513) {
+      const uint v2514 = v68 + v2510;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2515 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2516 = bias[v2514];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2517 = float(v2516);
+      const float v2518 = v2515 + v2517;
+      const bfloat v2519 = bfloat(v2518);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2520 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2522 = v2514 + 1u;
+      const bfloat v2523 = bias[v2522];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2524 = float(v2523);
+      const float v2525 = v2520 + v2524;
+      const bfloat v2526 = bfloat(v2525);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2527 = v2508 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2528 = v2527 + v2514;
+      *(device bfloat2*)(out + v2528) = bfloat2(v2519, v2526);
     }
-    const uint v5423 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5424 = v1128 + v5423;
-    const uint v5425 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5426 = v1127 + v5425;
-    const uint v5428 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5429 = v5428 == v5423;
-    const uint v5432 = v5425 + 1u;
-    const uint v5433 = iron_frag_coord<64>(127u, iron_lane, true);
-    const bool v5434 = v5433 == v5432;
-    const bool v5435 = v5429 && v5434;
-    const uint v5438 = v5426 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5439 = v5438 == 0u;
-    const bool v5440 = v5435 && v5439;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5440) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5441 = v5424 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5442 = v5426 < v15;
-      const bool v5443 = v5441 && v5442;
-      if (v5443) {
-        const uint v5444 = v68 + v5426;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5445 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5446 = bias[v5444];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5447 = float(v5446);
-        const float v5448 = v5445 + v5447;
-        const bfloat v5449 = bfloat(v5448);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5450 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5452 = v5444 + 1u;
-        const bfloat v5453 = bias[v5452];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5454 = float(v5453);
-        const float v5455 = v5450 + v5454;
-        const bfloat v5456 = bfloat(v5455);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5457 = v5424 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5458 = v5457 + v5444;
-        *(device bfloat2*)(out + v5458) = bfloat2(v5449, v5456);
-      }
-    } else {
-      const bool v5463 = v5424 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5464 = v5426 < v15;
-      const bool v5465 = v5463 && v5464;
-      if (v5465) {
-        const float v5466 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5467 = v68 + v5426;
-        const bfloat v5468 = bias[v5467];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5469 = float(v5468);
-        const float v5470 = v5466 + v5469;
-        const bfloat v5471 = bfloat(v5470);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5472 = v5424 * v4;
-        const uint v5473 = v5472 + v68;
-        const uint v5474 = v5473 + v5426;
-        out[v5474] = v5471;
-      }
-      const uint v5476 = v1128 + v5428;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5478 = v1127 + v5433;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5479 = v5476 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5480 = v5478 < v15;
-      const bool v5481 = v5479 && v5480;
-      if (v5481) {
-        const float v5482 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5483 = v68 + v5478;
-        const bfloat v5484 = bias[v5483];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5485 = float(v5484);
-        const float v5486 = v5482 + v5485;
-        const bfloat v5487 = bfloat(v5486);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5488 = v5476 * v4;
-        const uint v5489 = v5488 + v68;
-        const uint v5490 = v5489 + v5478;
-        out[v5490] = v5487;
-      }
+    const uint v2529 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2530 = v1130 + v2529;
+    const uint v2531 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2532 = v1129 + v2531;
+    const bool v2533 = v2530 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2534 = v2532 < v15;
+    const bool v2535 = v2533 && v2534;
+    if (v2535) {
+      const uint v2536 = v68 + v2532;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2537 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2538 = bias[v2536];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2539 = float(v2538);
+      const float v2540 = v2537 + v2539;
+      const bfloat v2541 = bfloat(v2540);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2542 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2544 = v2536 + 1u;
+      const bfloat v2545 = bias[v2544];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2546 = float(v2545);
+      const float v2547 = v2542 + v2546;
+      const bfloat v2548 = bfloat(v2547);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2549 = v2530 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2550 = v2549 + v2536;
+      *(device bfloat2*)(out + v2550) = bfloat2(v2541, v2548);
     }
   } else {
-    const uint v5491 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5492 = v1128 + v5491;
-    const uint v5493 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5494 = v1127 + v5493;
-    const bool v5495 = v5492 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5496 = v5494 < v15;
-    const bool v5497 = v5495 && v5496;
-    if (v5497) {
-      const float v5498 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5499 = v68 + v5494;
-      const bfloat v5500 = bias[v5499];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5501 = float(v5500);
-      const float v5502 = v5498 + v5501;
-      const bfloat v5503 = bfloat(v5502);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5504 = v5492 * v4;
-      const uint v5505 = v5504 + v68;
-      const uint v5506 = v5505 + v5494;
-      out[v5506] = v5503;
-    }
-    const uint v5507 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5508 = v1128 + v5507;
-    const uint v5509 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5510 = v1127 + v5509;
-    const bool v5511 = v5508 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5512 = v5510 < v15;
-    const bool v5513 = v5511 && v5512;
-    if (v5513) {
-      const float v5514 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5515 = v68 + v5510;
-      const bfloat v5516 = bias[v5515];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5517 = float(v5516);
-      const float v5518 = v5514 + v5517;
-      const bfloat v5519 = bfloat(v5518);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5520 = v5508 * v4;
-      const uint v5521 = v5520 + v68;
-      const uint v5522 = v5521 + v5510;
-      out[v5522] = v5519;
-    }
-    const uint v5523 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5524 = v1128 + v5523;
-    const uint v5525 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5526 = v1127 + v5525;
-    const bool v5527 = v5524 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5528 = v5526 < v15;
-    const bool v5529 = v5527 && v5528;
-    if (v5529) {
-      const float v5530 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5531 = v68 + v5526;
-      const bfloat v5532 = bias[v5531];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5533 = float(v5532);
-      const float v5534 = v5530 + v5533;
-      const bfloat v5535 = bfloat(v5534);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5536 = v5524 * v4;
-      const uint v5537 = v5536 + v68;
-      const uint v5538 = v5537 + v5526;
-      out[v5538] = v5535;
-    }
-    const uint v5539 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5540 = v1128 + v5539;
-    const uint v5541 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5542 = v1127 + v5541;
-    const bool v5543 = v5540 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5544 = v5542 < v15;
-    const bool v5545 = v5543 && v5544;
-    if (v5545) {
-      const float v5546 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5547 = v68 + v5542;
-      const bfloat v5548 = bias[v5547];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5549 = float(v5548);
-      const float v5550 = v5546 + v5549;
-      const bfloat v5551 = bfloat(v5550);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5552 = v5540 * v4;
-      const uint v5553 = v5552 + v68;
-      const uint v5554 = v5553 + v5542;
-      out[v5554] = v5551;
-    }
-    const uint v5555 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5556 = v1128 + v5555;
-    const uint v5557 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5558 = v1127 + v5557;
-    const bool v5559 = v5556 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5560 = v5558 < v15;
-    const bool v5561 = v5559 && v5560;
-    if (v5561) {
-      const float v5562 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5563 = v68 + v5558;
-      const bfloat v5564 = bias[v5563];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5565 = float(v5564);
-      const float v5566 = v5562 + v5565;
-      const bfloat v5567 = bfloat(v5566);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5568 = v5556 * v4;
-      const uint v5569 = v5568 + v68;
-      const uint v5570 = v5569 + v5558;
-      out[v5570] = v5567;
-    }
-    const uint v5571 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5572 = v1128 + v5571;
-    const uint v5573 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5574 = v1127 + v5573;
-    const bool v5575 = v5572 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5576 = v5574 < v15;
-    const bool v5577 = v5575 && v5576;
-    if (v5577) {
-      const float v5578 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5579 = v68 + v5574;
-      const bfloat v5580 = bias[v5579];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5581 = float(v5580);
-      const float v5582 = v5578 + v5581;
-      const bfloat v5583 = bfloat(v5582);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5584 = v5572 * v4;
-      const uint v5585 = v5584 + v68;
-      const uint v5586 = v5585 + v5574;
-      out[v5586] = v5583;
-    }
-    const uint v5587 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5588 = v1128 + v5587;
-    const uint v5589 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5590 = v1127 + v5589;
-    const bool v5591 = v5588 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5592 = v5590 < v15;
-    const bool v5593 = v5591 && v5592;
-    if (v5593) {
-      const float v5594 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5595 = v68 + v5590;
-      const bfloat v5596 = bias[v5595];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5597 = float(v5596);
-      const float v5598 = v5594 + v5597;
-      const bfloat v5599 = bfloat(v5598);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5600 = v5588 * v4;
-      const uint v5601 = v5600 + v68;
-      const uint v5602 = v5601 + v5590;
-      out[v5602] = v5599;
-    }
-    const uint v5603 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5604 = v1128 + v5603;
-    const uint v5605 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5606 = v1127 + v5605;
-    const bool v5607 = v5604 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5608 = v5606 < v15;
-    const bool v5609 = v5607 && v5608;
-    if (v5609) {
-      const float v5610 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5611 = v68 + v5606;
-      const bfloat v5612 = bias[v5611];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5613 = float(v5612);
-      const float v5614 = v5610 + v5613;
-      const bfloat v5615 = bfloat(v5614);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5616 = v5604 * v4;
-      const uint v5617 = v5616 + v68;
-      const uint v5618 = v5617 + v5606;
-      out[v5618] = v5615;
-    }
-    const uint v5619 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5620 = v1128 + v5619;
-    const uint v5621 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5622 = v1127 + v5621;
-    const bool v5623 = v5620 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5624 = v5622 < v15;
-    const bool v5625 = v5623 && v5624;
-    if (v5625) {
-      const float v5626 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5627 = v68 + v5622;
-      const bfloat v5628 = bias[v5627];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5629 = float(v5628);
-      const float v5630 = v5626 + v5629;
-      const bfloat v5631 = bfloat(v5630);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5632 = v5620 * v4;
-      const uint v5633 = v5632 + v68;
-      const uint v5634 = v5633 + v5622;
-      out[v5634] = v5631;
-    }
-    const uint v5635 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5636 = v1128 + v5635;
-    const uint v5637 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5638 = v1127 + v5637;
-    const bool v5639 = v5636 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5640 = v5638 < v15;
-    const bool v5641 = v5639 && v5640;
-    if (v5641) {
-      const float v5642 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5643 = v68 + v5638;
-      const bfloat v5644 = bias[v5643];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5645 = float(v5644);
-      const float v5646 = v5642 + v5645;
-      const bfloat v5647 = bfloat(v5646);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5648 = v5636 * v4;
-      const uint v5649 = v5648 + v68;
-      const uint v5650 = v5649 + v5638;
-      out[v5650] = v5647;
-    }
-    const uint v5651 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5652 = v1128 + v5651;
-    const uint v5653 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5654 = v1127 + v5653;
-    const bool v5655 = v5652 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5656 = v5654 < v15;
-    const bool v5657 = v5655 && v5656;
-    if (v5657) {
-      const float v5658 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5659 = v68 + v5654;
-      const bfloat v5660 = bias[v5659];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5661 = float(v5660);
-      const float v5662 = v5658 + v5661;
-      const bfloat v5663 = bfloat(v5662);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5664 = v5652 * v4;
-      const uint v5665 = v5664 + v68;
-      const uint v5666 = v5665 + v5654;
-      out[v5666] = v5663;
-    }
-    const uint v5667 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5668 = v1128 + v5667;
-    const uint v5669 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5670 = v1127 + v5669;
-    const bool v5671 = v5668 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5672 = v5670 < v15;
-    const bool v5673 = v5671 && v5672;
-    if (v5673) {
-      const float v5674 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5675 = v68 + v5670;
-      const bfloat v5676 = bias[v5675];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5677 = float(v5676);
-      const float v5678 = v5674 + v5677;
-      const bfloat v5679 = bfloat(v5678);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5680 = v5668 * v4;
-      const uint v5681 = v5680 + v68;
-      const uint v5682 = v5681 + v5670;
-      out[v5682] = v5679;
-    }
-    const uint v5683 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5684 = v1128 + v5683;
-    const uint v5685 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5686 = v1127 + v5685;
-    const bool v5687 = v5684 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5688 = v5686 < v15;
-    const bool v5689 = v5687 && v5688;
-    if (v5689) {
-      const float v5690 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5691 = v68 + v5686;
-      const bfloat v5692 = bias[v5691];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5693 = float(v5692);
-      const float v5694 = v5690 + v5693;
-      const bfloat v5695 = bfloat(v5694);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5696 = v5684 * v4;
-      const uint v5697 = v5696 + v68;
-      const uint v5698 = v5697 + v5686;
-      out[v5698] = v5695;
-    }
-    const uint v5699 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5700 = v1128 + v5699;
-    const uint v5701 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5702 = v1127 + v5701;
-    const bool v5703 = v5700 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5704 = v5702 < v15;
-    const bool v5705 = v5703 && v5704;
-    if (v5705) {
-      const float v5706 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5707 = v68 + v5702;
-      const bfloat v5708 = bias[v5707];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5709 = float(v5708);
-      const float v5710 = v5706 + v5709;
-      const bfloat v5711 = bfloat(v5710);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5712 = v5700 * v4;
-      const uint v5713 = v5712 + v68;
-      const uint v5714 = v5713 + v5702;
-      out[v5714] = v5711;
-    }
-    const uint v5715 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5716 = v1128 + v5715;
-    const uint v5717 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5718 = v1127 + v5717;
-    const bool v5719 = v5716 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5720 = v5718 < v15;
-    const bool v5721 = v5719 && v5720;
-    if (v5721) {
-      const float v5722 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5723 = v68 + v5718;
-      const bfloat v5724 = bias[v5723];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5725 = float(v5724);
-      const float v5726 = v5722 + v5725;
-      const bfloat v5727 = bfloat(v5726);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5728 = v5716 * v4;
-      const uint v5729 = v5728 + v68;
-      const uint v5730 = v5729 + v5718;
-      out[v5730] = v5727;
-    }
-    const uint v5731 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5732 = v1128 + v5731;
-    const uint v5733 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5734 = v1127 + v5733;
-    const bool v5735 = v5732 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5736 = v5734 < v15;
-    const bool v5737 = v5735 && v5736;
-    if (v5737) {
-      const float v5738 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5739 = v68 + v5734;
-      const bfloat v5740 = bias[v5739];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5741 = float(v5740);
-      const float v5742 = v5738 + v5741;
-      const bfloat v5743 = bfloat(v5742);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5744 = v5732 * v4;
-      const uint v5745 = v5744 + v68;
-      const uint v5746 = v5745 + v5734;
-      out[v5746] = v5743;
-    }
-    const uint v5747 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5748 = v1128 + v5747;
-    const uint v5749 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5750 = v1127 + v5749;
-    const bool v5751 = v5748 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5752 = v5750 < v15;
-    const bool v5753 = v5751 && v5752;
-    if (v5753) {
-      const float v5754 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5755 = v68 + v5750;
-      const bfloat v5756 = bias[v5755];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5757 = float(v5756);
-      const float v5758 = v5754 + v5757;
-      const bfloat v5759 = bfloat(v5758);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5760 = v5748 * v4;
-      const uint v5761 = v5760 + v68;
-      const uint v5762 = v5761 + v5750;
-      out[v5762] = v5759;
-    }
-    const uint v5763 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5764 = v1128 + v5763;
-    const uint v5765 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5766 = v1127 + v5765;
-    const bool v5767 = v5764 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5768 = v5766 < v15;
-    const bool v5769 = v5767 && v5768;
-    if (v5769) {
-      const float v5770 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5771 = v68 + v5766;
-      const bfloat v5772 = bias[v5771];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5773 = float(v5772);
-      const float v5774 = v5770 + v5773;
-      const bfloat v5775 = bfloat(v5774);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5776 = v5764 * v4;
-      const uint v5777 = v5776 + v68;
-      const uint v5778 = v5777 + v5766;
-      out[v5778] = v5775;
-    }
-    const uint v5779 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5780 = v1128 + v5779;
-    const uint v5781 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5782 = v1127 + v5781;
-    const bool v5783 = v5780 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5784 = v5782 < v15;
-    const bool v5785 = v5783 && v5784;
-    if (v5785) {
-      const float v5786 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5787 = v68 + v5782;
-      const bfloat v5788 = bias[v5787];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5789 = float(v5788);
-      const float v5790 = v5786 + v5789;
-      const bfloat v5791 = bfloat(v5790);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5792 = v5780 * v4;
-      const uint v5793 = v5792 + v68;
-      const uint v5794 = v5793 + v5782;
-      out[v5794] = v5791;
-    }
-    const uint v5795 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5796 = v1128 + v5795;
-    const uint v5797 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5798 = v1127 + v5797;
-    const bool v5799 = v5796 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5800 = v5798 < v15;
-    const bool v5801 = v5799 && v5800;
-    if (v5801) {
-      const float v5802 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5803 = v68 + v5798;
-      const bfloat v5804 = bias[v5803];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5805 = float(v5804);
-      const float v5806 = v5802 + v5805;
-      const bfloat v5807 = bfloat(v5806);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5808 = v5796 * v4;
-      const uint v5809 = v5808 + v68;
-      const uint v5810 = v5809 + v5798;
-      out[v5810] = v5807;
-    }
-    const uint v5811 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5812 = v1128 + v5811;
-    const uint v5813 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5814 = v1127 + v5813;
-    const bool v5815 = v5812 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5816 = v5814 < v15;
-    const bool v5817 = v5815 && v5816;
-    if (v5817) {
-      const float v5818 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5819 = v68 + v5814;
-      const bfloat v5820 = bias[v5819];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5821 = float(v5820);
-      const float v5822 = v5818 + v5821;
-      const bfloat v5823 = bfloat(v5822);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5824 = v5812 * v4;
-      const uint v5825 = v5824 + v68;
-      const uint v5826 = v5825 + v5814;
-      out[v5826] = v5823;
-    }
-    const uint v5827 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5828 = v1128 + v5827;
-    const uint v5829 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5830 = v1127 + v5829;
-    const bool v5831 = v5828 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5832 = v5830 < v15;
-    const bool v5833 = v5831 && v5832;
-    if (v5833) {
-      const float v5834 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5835 = v68 + v5830;
-      const bfloat v5836 = bias[v5835];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5837 = float(v5836);
-      const float v5838 = v5834 + v5837;
-      const bfloat v5839 = bfloat(v5838);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5840 = v5828 * v4;
-      const uint v5841 = v5840 + v68;
-      const uint v5842 = v5841 + v5830;
-      out[v5842] = v5839;
-    }
-    const uint v5843 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5844 = v1128 + v5843;
-    const uint v5845 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5846 = v1127 + v5845;
-    const bool v5847 = v5844 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5848 = v5846 < v15;
-    const bool v5849 = v5847 && v5848;
-    if (v5849) {
-      const float v5850 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5851 = v68 + v5846;
-      const bfloat v5852 = bias[v5851];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5853 = float(v5852);
-      const float v5854 = v5850 + v5853;
-      const bfloat v5855 = bfloat(v5854);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5856 = v5844 * v4;
-      const uint v5857 = v5856 + v68;
-      const uint v5858 = v5857 + v5846;
-      out[v5858] = v5855;
-    }
-    const uint v5859 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5860 = v1128 + v5859;
-    const uint v5861 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5862 = v1127 + v5861;
-    const bool v5863 = v5860 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5864 = v5862 < v15;
-    const bool v5865 = v5863 && v5864;
-    if (v5865) {
-      const float v5866 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5867 = v68 + v5862;
-      const bfloat v5868 = bias[v5867];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5869 = float(v5868);
-      const float v5870 = v5866 + v5869;
-      const bfloat v5871 = bfloat(v5870);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5872 = v5860 * v4;
-      const uint v5873 = v5872 + v68;
-      const uint v5874 = v5873 + v5862;
-      out[v5874] = v5871;
-    }
-    const uint v5875 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5876 = v1128 + v5875;
-    const uint v5877 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5878 = v1127 + v5877;
-    const bool v5879 = v5876 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5880 = v5878 < v15;
-    const bool v5881 = v5879 && v5880;
-    if (v5881) {
-      const float v5882 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5883 = v68 + v5878;
-      const bfloat v5884 = bias[v5883];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5885 = float(v5884);
-      const float v5886 = v5882 + v5885;
-      const bfloat v5887 = bfloat(v5886);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5888 = v5876 * v4;
-      const uint v5889 = v5888 + v68;
-      const uint v5890 = v5889 + v5878;
-      out[v5890] = v5887;
-    }
-    const uint v5891 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5892 = v1128 + v5891;
-    const uint v5893 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5894 = v1127 + v5893;
-    const bool v5895 = v5892 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5896 = v5894 < v15;
-    const bool v5897 = v5895 && v5896;
-    if (v5897) {
-      const float v5898 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5899 = v68 + v5894;
-      const bfloat v5900 = bias[v5899];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5901 = float(v5900);
-      const float v5902 = v5898 + v5901;
-      const bfloat v5903 = bfloat(v5902);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5904 = v5892 * v4;
-      const uint v5905 = v5904 + v68;
-      const uint v5906 = v5905 + v5894;
-      out[v5906] = v5903;
-    }
-    const uint v5907 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5908 = v1128 + v5907;
-    const uint v5909 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5910 = v1127 + v5909;
-    const bool v5911 = v5908 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5912 = v5910 < v15;
-    const bool v5913 = v5911 && v5912;
-    if (v5913) {
-      const float v5914 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5915 = v68 + v5910;
-      const bfloat v5916 = bias[v5915];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5917 = float(v5916);
-      const float v5918 = v5914 + v5917;
-      const bfloat v5919 = bfloat(v5918);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5920 = v5908 * v4;
-      const uint v5921 = v5920 + v68;
-      const uint v5922 = v5921 + v5910;
-      out[v5922] = v5919;
-    }
-    const uint v5923 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5924 = v1128 + v5923;
-    const uint v5925 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5926 = v1127 + v5925;
-    const bool v5927 = v5924 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5928 = v5926 < v15;
-    const bool v5929 = v5927 && v5928;
-    if (v5929) {
-      const float v5930 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5931 = v68 + v5926;
-      const bfloat v5932 = bias[v5931];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5933 = float(v5932);
-      const float v5934 = v5930 + v5933;
-      const bfloat v5935 = bfloat(v5934);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5936 = v5924 * v4;
-      const uint v5937 = v5936 + v68;
-      const uint v5938 = v5937 + v5926;
-      out[v5938] = v5935;
-    }
-    const uint v5939 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5940 = v1128 + v5939;
-    const uint v5941 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5942 = v1127 + v5941;
-    const bool v5943 = v5940 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5944 = v5942 < v15;
-    const bool v5945 = v5943 && v5944;
-    if (v5945) {
-      const float v5946 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5947 = v68 + v5942;
-      const bfloat v5948 = bias[v5947];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5949 = float(v5948);
-      const float v5950 = v5946 + v5949;
-      const bfloat v5951 = bfloat(v5950);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5952 = v5940 * v4;
-      const uint v5953 = v5952 + v68;
-      const uint v5954 = v5953 + v5942;
-      out[v5954] = v5951;
-    }
-    const uint v5955 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5956 = v1128 + v5955;
-    const uint v5957 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5958 = v1127 + v5957;
-    const bool v5959 = v5956 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5960 = v5958 < v15;
-    const bool v5961 = v5959 && v5960;
-    if (v5961) {
-      const float v5962 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5963 = v68 + v5958;
-      const bfloat v5964 = bias[v5963];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5965 = float(v5964);
-      const float v5966 = v5962 + v5965;
-      const bfloat v5967 = bfloat(v5966);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5968 = v5956 * v4;
-      const uint v5969 = v5968 + v68;
-      const uint v5970 = v5969 + v5958;
-      out[v5970] = v5967;
-    }
-    const uint v5971 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5972 = v1128 + v5971;
-    const uint v5973 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5974 = v1127 + v5973;
-    const bool v5975 = v5972 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5976 = v5974 < v15;
-    const bool v5977 = v5975 && v5976;
-    if (v5977) {
-      const float v5978 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5979 = v68 + v5974;
-      const bfloat v5980 = bias[v5979];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5981 = float(v5980);
-      const float v5982 = v5978 + v5981;
-      const bfloat v5983 = bfloat(v5982);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5984 = v5972 * v4;
-      const uint v5985 = v5984 + v68;
-      const uint v5986 = v5985 + v5974;
-      out[v5986] = v5983;
-    }
-    const uint v5987 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5988 = v1128 + v5987;
-    const uint v5989 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5990 = v1127 + v5989;
-    const bool v5991 = v5988 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5992 = v5990 < v15;
-    const bool v5993 = v5991 && v5992;
-    if (v5993) {
-      const float v5994 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5995 = v68 + v5990;
-      const bfloat v5996 = bias[v5995];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5997 = float(v5996);
-      const float v5998 = v5994 + v5997;
-      const bfloat v5999 = bfloat(v5998);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6000 = v5988 * v4;
-      const uint v6001 = v6000 + v68;
-      const uint v6002 = v6001 + v5990;
-      out[v6002] = v5999;
-    }
-    const uint v6003 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6004 = v1128 + v6003;
-    const uint v6005 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6006 = v1127 + v6005;
-    const bool v6007 = v6004 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6008 = v6006 < v15;
-    const bool v6009 = v6007 && v6008;
-    if (v6009) {
-      const float v6010 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6011 = v68 + v6006;
-      const bfloat v6012 = bias[v6011];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6013 = float(v6012);
-      const float v6014 = v6010 + v6013;
-      const bfloat v6015 = bfloat(v6014);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6016 = v6004 * v4;
-      const uint v6017 = v6016 + v68;
-      const uint v6018 = v6017 + v6006;
-      out[v6018] = v6015;
-    }
-    const uint v6019 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6020 = v1128 + v6019;
-    const uint v6021 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6022 = v1127 + v6021;
-    const bool v6023 = v6020 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6024 = v6022 < v15;
-    const bool v6025 = v6023 && v6024;
-    if (v6025) {
-      const float v6026 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6027 = v68 + v6022;
-      const bfloat v6028 = bias[v6027];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6029 = float(v6028);
-      const float v6030 = v6026 + v6029;
-      const bfloat v6031 = bfloat(v6030);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6032 = v6020 * v4;
-      const uint v6033 = v6032 + v68;
-      const uint v6034 = v6033 + v6022;
-      out[v6034] = v6031;
-    }
-    const uint v6035 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6036 = v1128 + v6035;
-    const uint v6037 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6038 = v1127 + v6037;
-    const bool v6039 = v6036 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6040 = v6038 < v15;
-    const bool v6041 = v6039 && v6040;
-    if (v6041) {
-      const float v6042 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6043 = v68 + v6038;
-      const bfloat v6044 = bias[v6043];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6045 = float(v6044);
-      const float v6046 = v6042 + v6045;
-      const bfloat v6047 = bfloat(v6046);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6048 = v6036 * v4;
-      const uint v6049 = v6048 + v68;
-      const uint v6050 = v6049 + v6038;
-      out[v6050] = v6047;
-    }
-    const uint v6051 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6052 = v1128 + v6051;
-    const uint v6053 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6054 = v1127 + v6053;
-    const bool v6055 = v6052 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6056 = v6054 < v15;
-    const bool v6057 = v6055 && v6056;
-    if (v6057) {
-      const float v6058 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6059 = v68 + v6054;
-      const bfloat v6060 = bias[v6059];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6061 = float(v6060);
-      const float v6062 = v6058 + v6061;
-      const bfloat v6063 = bfloat(v6062);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6064 = v6052 * v4;
-      const uint v6065 = v6064 + v68;
-      const uint v6066 = v6065 + v6054;
-      out[v6066] = v6063;
-    }
-    const uint v6067 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6068 = v1128 + v6067;
-    const uint v6069 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6070 = v1127 + v6069;
-    const bool v6071 = v6068 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6072 = v6070 < v15;
-    const bool v6073 = v6071 && v6072;
-    if (v6073) {
-      const float v6074 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6075 = v68 + v6070;
-      const bfloat v6076 = bias[v6075];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6077 = float(v6076);
-      const float v6078 = v6074 + v6077;
-      const bfloat v6079 = bfloat(v6078);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6080 = v6068 * v4;
-      const uint v6081 = v6080 + v68;
-      const uint v6082 = v6081 + v6070;
-      out[v6082] = v6079;
-    }
-    const uint v6083 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6084 = v1128 + v6083;
-    const uint v6085 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6086 = v1127 + v6085;
-    const bool v6087 = v6084 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6088 = v6086 < v15;
-    const bool v6089 = v6087 && v6088;
-    if (v6089) {
-      const float v6090 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6091 = v68 + v6086;
-      const bfloat v6092 = bias[v6091];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6093 = float(v6092);
-      const float v6094 = v6090 + v6093;
-      const bfloat v6095 = bfloat(v6094);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6096 = v6084 * v4;
-      const uint v6097 = v6096 + v68;
-      const uint v6098 = v6097 + v6086;
-      out[v6098] = v6095;
-    }
-    const uint v6099 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6100 = v1128 + v6099;
-    const uint v6101 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6102 = v1127 + v6101;
-    const bool v6103 = v6100 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6104 = v6102 < v15;
-    const bool v6105 = v6103 && v6104;
-    if (v6105) {
-      const float v6106 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6107 = v68 + v6102;
-      const bfloat v6108 = bias[v6107];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6109 = float(v6108);
-      const float v6110 = v6106 + v6109;
-      const bfloat v6111 = bfloat(v6110);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6112 = v6100 * v4;
-      const uint v6113 = v6112 + v68;
-      const uint v6114 = v6113 + v6102;
-      out[v6114] = v6111;
-    }
-    const uint v6115 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6116 = v1128 + v6115;
-    const uint v6117 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6118 = v1127 + v6117;
-    const bool v6119 = v6116 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6120 = v6118 < v15;
-    const bool v6121 = v6119 && v6120;
-    if (v6121) {
-      const float v6122 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6123 = v68 + v6118;
-      const bfloat v6124 = bias[v6123];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6125 = float(v6124);
-      const float v6126 = v6122 + v6125;
-      const bfloat v6127 = bfloat(v6126);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6128 = v6116 * v4;
-      const uint v6129 = v6128 + v68;
-      const uint v6130 = v6129 + v6118;
-      out[v6130] = v6127;
-    }
-    const uint v6131 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6132 = v1128 + v6131;
-    const uint v6133 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6134 = v1127 + v6133;
-    const bool v6135 = v6132 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6136 = v6134 < v15;
-    const bool v6137 = v6135 && v6136;
-    if (v6137) {
-      const float v6138 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6139 = v68 + v6134;
-      const bfloat v6140 = bias[v6139];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6141 = float(v6140);
-      const float v6142 = v6138 + v6141;
-      const bfloat v6143 = bfloat(v6142);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6144 = v6132 * v4;
-      const uint v6145 = v6144 + v68;
-      const uint v6146 = v6145 + v6134;
-      out[v6146] = v6143;
-    }
-    const uint v6147 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6148 = v1128 + v6147;
-    const uint v6149 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6150 = v1127 + v6149;
-    const bool v6151 = v6148 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6152 = v6150 < v15;
-    const bool v6153 = v6151 && v6152;
-    if (v6153) {
-      const float v6154 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6155 = v68 + v6150;
-      const bfloat v6156 = bias[v6155];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6157 = float(v6156);
-      const float v6158 = v6154 + v6157;
-      const bfloat v6159 = bfloat(v6158);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6160 = v6148 * v4;
-      const uint v6161 = v6160 + v68;
-      const uint v6162 = v6161 + v6150;
-      out[v6162] = v6159;
-    }
-    const uint v6163 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6164 = v1128 + v6163;
-    const uint v6165 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6166 = v1127 + v6165;
-    const bool v6167 = v6164 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6168 = v6166 < v15;
-    const bool v6169 = v6167 && v6168;
-    if (v6169) {
-      const float v6170 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6171 = v68 + v6166;
-      const bfloat v6172 = bias[v6171];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6173 = float(v6172);
-      const float v6174 = v6170 + v6173;
-      const bfloat v6175 = bfloat(v6174);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6176 = v6164 * v4;
-      const uint v6177 = v6176 + v68;
-      const uint v6178 = v6177 + v6166;
-      out[v6178] = v6175;
-    }
-    const uint v6179 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6180 = v1128 + v6179;
-    const uint v6181 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6182 = v1127 + v6181;
-    const bool v6183 = v6180 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6184 = v6182 < v15;
-    const bool v6185 = v6183 && v6184;
-    if (v6185) {
-      const float v6186 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6187 = v68 + v6182;
-      const bfloat v6188 = bias[v6187];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6189 = float(v6188);
-      const float v6190 = v6186 + v6189;
-      const bfloat v6191 = bfloat(v6190);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6192 = v6180 * v4;
-      const uint v6193 = v6192 + v68;
-      const uint v6194 = v6193 + v6182;
-      out[v6194] = v6191;
-    }
-    const uint v6195 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6196 = v1128 + v6195;
-    const uint v6197 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6198 = v1127 + v6197;
-    const bool v6199 = v6196 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6200 = v6198 < v15;
-    const bool v6201 = v6199 && v6200;
-    if (v6201) {
-      const float v6202 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6203 = v68 + v6198;
-      const bfloat v6204 = bias[v6203];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6205 = float(v6204);
-      const float v6206 = v6202 + v6205;
-      const bfloat v6207 = bfloat(v6206);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6208 = v6196 * v4;
-      const uint v6209 = v6208 + v68;
-      const uint v6210 = v6209 + v6198;
-      out[v6210] = v6207;
-    }
-    const uint v6211 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6212 = v1128 + v6211;
-    const uint v6213 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6214 = v1127 + v6213;
-    const bool v6215 = v6212 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6216 = v6214 < v15;
-    const bool v6217 = v6215 && v6216;
-    if (v6217) {
-      const float v6218 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6219 = v68 + v6214;
-      const bfloat v6220 = bias[v6219];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6221 = float(v6220);
-      const float v6222 = v6218 + v6221;
-      const bfloat v6223 = bfloat(v6222);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6224 = v6212 * v4;
-      const uint v6225 = v6224 + v68;
-      const uint v6226 = v6225 + v6214;
-      out[v6226] = v6223;
-    }
-    const uint v6227 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6228 = v1128 + v6227;
-    const uint v6229 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6230 = v1127 + v6229;
-    const bool v6231 = v6228 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6232 = v6230 < v15;
-    const bool v6233 = v6231 && v6232;
-    if (v6233) {
-      const float v6234 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6235 = v68 + v6230;
-      const bfloat v6236 = bias[v6235];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6237 = float(v6236);
-      const float v6238 = v6234 + v6237;
-      const bfloat v6239 = bfloat(v6238);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6240 = v6228 * v4;
-      const uint v6241 = v6240 + v68;
-      const uint v6242 = v6241 + v6230;
-      out[v6242] = v6239;
-    }
-    const uint v6243 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6244 = v1128 + v6243;
-    const uint v6245 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6246 = v1127 + v6245;
-    const bool v6247 = v6244 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6248 = v6246 < v15;
-    const bool v6249 = v6247 && v6248;
-    if (v6249) {
-      const float v6250 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6251 = v68 + v6246;
-      const bfloat v6252 = bias[v6251];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6253 = float(v6252);
-      const float v6254 = v6250 + v6253;
-      const bfloat v6255 = bfloat(v6254);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6256 = v6244 * v4;
-      const uint v6257 = v6256 + v68;
-      const uint v6258 = v6257 + v6246;
-      out[v6258] = v6255;
-    }
-    const uint v6259 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6260 = v1128 + v6259;
-    const uint v6261 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6262 = v1127 + v6261;
-    const bool v6263 = v6260 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6264 = v6262 < v15;
-    const bool v6265 = v6263 && v6264;
-    if (v6265) {
-      const float v6266 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6267 = v68 + v6262;
-      const bfloat v6268 = bias[v6267];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6269 = float(v6268);
-      const float v6270 = v6266 + v6269;
-      const bfloat v6271 = bfloat(v6270);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6272 = v6260 * v4;
-      const uint v6273 = v6272 + v68;
-      const uint v6274 = v6273 + v6262;
-      out[v6274] = v6271;
-    }
-    const uint v6275 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6276 = v1128 + v6275;
-    const uint v6277 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6278 = v1127 + v6277;
-    const bool v6279 = v6276 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6280 = v6278 < v15;
-    const bool v6281 = v6279 && v6280;
-    if (v6281) {
-      const float v6282 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6283 = v68 + v6278;
-      const bfloat v6284 = bias[v6283];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6285 = float(v6284);
-      const float v6286 = v6282 + v6285;
-      const bfloat v6287 = bfloat(v6286);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6288 = v6276 * v4;
-      const uint v6289 = v6288 + v68;
-      const uint v6290 = v6289 + v6278;
-      out[v6290] = v6287;
-    }
-    const uint v6291 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6292 = v1128 + v6291;
-    const uint v6293 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6294 = v1127 + v6293;
-    const bool v6295 = v6292 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6296 = v6294 < v15;
-    const bool v6297 = v6295 && v6296;
-    if (v6297) {
-      const float v6298 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6299 = v68 + v6294;
-      const bfloat v6300 = bias[v6299];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6301 = float(v6300);
-      const float v6302 = v6298 + v6301;
-      const bfloat v6303 = bfloat(v6302);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6304 = v6292 * v4;
-      const uint v6305 = v6304 + v68;
-      const uint v6306 = v6305 + v6294;
-      out[v6306] = v6303;
-    }
-    const uint v6307 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6308 = v1128 + v6307;
-    const uint v6309 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6310 = v1127 + v6309;
-    const bool v6311 = v6308 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6312 = v6310 < v15;
-    const bool v6313 = v6311 && v6312;
-    if (v6313) {
-      const float v6314 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6315 = v68 + v6310;
-      const bfloat v6316 = bias[v6315];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6317 = float(v6316);
-      const float v6318 = v6314 + v6317;
-      const bfloat v6319 = bfloat(v6318);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6320 = v6308 * v4;
-      const uint v6321 = v6320 + v68;
-      const uint v6322 = v6321 + v6310;
-      out[v6322] = v6319;
-    }
-    const uint v6323 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6324 = v1128 + v6323;
-    const uint v6325 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6326 = v1127 + v6325;
-    const bool v6327 = v6324 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6328 = v6326 < v15;
-    const bool v6329 = v6327 && v6328;
-    if (v6329) {
-      const float v6330 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6331 = v68 + v6326;
-      const bfloat v6332 = bias[v6331];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6333 = float(v6332);
-      const float v6334 = v6330 + v6333;
-      const bfloat v6335 = bfloat(v6334);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6336 = v6324 * v4;
-      const uint v6337 = v6336 + v68;
-      const uint v6338 = v6337 + v6326;
-      out[v6338] = v6335;
-    }
-    const uint v6339 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6340 = v1128 + v6339;
-    const uint v6341 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6342 = v1127 + v6341;
-    const bool v6343 = v6340 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6344 = v6342 < v15;
-    const bool v6345 = v6343 && v6344;
-    if (v6345) {
-      const float v6346 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6347 = v68 + v6342;
-      const bfloat v6348 = bias[v6347];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6349 = float(v6348);
-      const float v6350 = v6346 + v6349;
-      const bfloat v6351 = bfloat(v6350);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6352 = v6340 * v4;
-      const uint v6353 = v6352 + v68;
-      const uint v6354 = v6353 + v6342;
-      out[v6354] = v6351;
-    }
-    const uint v6355 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6356 = v1128 + v6355;
-    const uint v6357 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6358 = v1127 + v6357;
-    const bool v6359 = v6356 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6360 = v6358 < v15;
-    const bool v6361 = v6359 && v6360;
-    if (v6361) {
-      const float v6362 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6363 = v68 + v6358;
-      const bfloat v6364 = bias[v6363];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6365 = float(v6364);
-      const float v6366 = v6362 + v6365;
-      const bfloat v6367 = bfloat(v6366);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6368 = v6356 * v4;
-      const uint v6369 = v6368 + v68;
-      const uint v6370 = v6369 + v6358;
-      out[v6370] = v6367;
-    }
-    const uint v6371 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6372 = v1128 + v6371;
-    const uint v6373 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6374 = v1127 + v6373;
-    const bool v6375 = v6372 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6376 = v6374 < v15;
-    const bool v6377 = v6375 && v6376;
-    if (v6377) {
-      const float v6378 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6379 = v68 + v6374;
-      const bfloat v6380 = bias[v6379];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6381 = float(v6380);
-      const float v6382 = v6378 + v6381;
-      const bfloat v6383 = bfloat(v6382);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6384 = v6372 * v4;
-      const uint v6385 = v6384 + v68;
-      const uint v6386 = v6385 + v6374;
-      out[v6386] = v6383;
-    }
-    const uint v6387 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6388 = v1128 + v6387;
-    const uint v6389 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6390 = v1127 + v6389;
-    const bool v6391 = v6388 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6392 = v6390 < v15;
-    const bool v6393 = v6391 && v6392;
-    if (v6393) {
-      const float v6394 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6395 = v68 + v6390;
-      const bfloat v6396 = bias[v6395];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6397 = float(v6396);
-      const float v6398 = v6394 + v6397;
-      const bfloat v6399 = bfloat(v6398);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6400 = v6388 * v4;
-      const uint v6401 = v6400 + v68;
-      const uint v6402 = v6401 + v6390;
-      out[v6402] = v6399;
-    }
-    const uint v6403 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6404 = v1128 + v6403;
-    const uint v6405 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6406 = v1127 + v6405;
-    const bool v6407 = v6404 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6408 = v6406 < v15;
-    const bool v6409 = v6407 && v6408;
-    if (v6409) {
-      const float v6410 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6411 = v68 + v6406;
-      const bfloat v6412 = bias[v6411];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6413 = float(v6412);
-      const float v6414 = v6410 + v6413;
-      const bfloat v6415 = bfloat(v6414);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6416 = v6404 * v4;
-      const uint v6417 = v6416 + v68;
-      const uint v6418 = v6417 + v6406;
-      out[v6418] = v6415;
-    }
-    const uint v6419 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6420 = v1128 + v6419;
-    const uint v6421 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6422 = v1127 + v6421;
-    const bool v6423 = v6420 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6424 = v6422 < v15;
-    const bool v6425 = v6423 && v6424;
-    if (v6425) {
-      const float v6426 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6427 = v68 + v6422;
-      const bfloat v6428 = bias[v6427];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6429 = float(v6428);
-      const float v6430 = v6426 + v6429;
-      const bfloat v6431 = bfloat(v6430);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6432 = v6420 * v4;
-      const uint v6433 = v6432 + v68;
-      const uint v6434 = v6433 + v6422;
-      out[v6434] = v6431;
-    }
-    const uint v6435 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6436 = v1128 + v6435;
-    const uint v6437 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6438 = v1127 + v6437;
-    const bool v6439 = v6436 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6440 = v6438 < v15;
-    const bool v6441 = v6439 && v6440;
-    if (v6441) {
-      const float v6442 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6443 = v68 + v6438;
-      const bfloat v6444 = bias[v6443];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6445 = float(v6444);
-      const float v6446 = v6442 + v6445;
-      const bfloat v6447 = bfloat(v6446);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6448 = v6436 * v4;
-      const uint v6449 = v6448 + v68;
-      const uint v6450 = v6449 + v6438;
-      out[v6450] = v6447;
-    }
-    const uint v6451 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6452 = v1128 + v6451;
-    const uint v6453 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6454 = v1127 + v6453;
-    const bool v6455 = v6452 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6456 = v6454 < v15;
-    const bool v6457 = v6455 && v6456;
-    if (v6457) {
-      const float v6458 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6459 = v68 + v6454;
-      const bfloat v6460 = bias[v6459];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6461 = float(v6460);
-      const float v6462 = v6458 + v6461;
-      const bfloat v6463 = bfloat(v6462);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6464 = v6452 * v4;
-      const uint v6465 = v6464 + v68;
-      const uint v6466 = v6465 + v6454;
-      out[v6466] = v6463;
-    }
-    const uint v6467 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6468 = v1128 + v6467;
-    const uint v6469 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6470 = v1127 + v6469;
-    const bool v6471 = v6468 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6472 = v6470 < v15;
-    const bool v6473 = v6471 && v6472;
-    if (v6473) {
-      const float v6474 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6475 = v68 + v6470;
-      const bfloat v6476 = bias[v6475];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6477 = float(v6476);
-      const float v6478 = v6474 + v6477;
-      const bfloat v6479 = bfloat(v6478);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6480 = v6468 * v4;
-      const uint v6481 = v6480 + v68;
-      const uint v6482 = v6481 + v6470;
-      out[v6482] = v6479;
-    }
-    const uint v6483 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6484 = v1128 + v6483;
-    const uint v6485 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6486 = v1127 + v6485;
-    const bool v6487 = v6484 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6488 = v6486 < v15;
-    const bool v6489 = v6487 && v6488;
-    if (v6489) {
-      const float v6490 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6491 = v68 + v6486;
-      const bfloat v6492 = bias[v6491];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6493 = float(v6492);
-      const float v6494 = v6490 + v6493;
-      const bfloat v6495 = bfloat(v6494);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6496 = v6484 * v4;
-      const uint v6497 = v6496 + v68;
-      const uint v6498 = v6497 + v6486;
-      out[v6498] = v6495;
-    }
-    const uint v6499 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6500 = v1128 + v6499;
-    const uint v6501 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6502 = v1127 + v6501;
-    const bool v6503 = v6500 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6504 = v6502 < v15;
-    const bool v6505 = v6503 && v6504;
-    if (v6505) {
-      const float v6506 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6507 = v68 + v6502;
-      const bfloat v6508 = bias[v6507];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6509 = float(v6508);
-      const float v6510 = v6506 + v6509;
-      const bfloat v6511 = bfloat(v6510);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6512 = v6500 * v4;
-      const uint v6513 = v6512 + v68;
-      const uint v6514 = v6513 + v6502;
-      out[v6514] = v6511;
-    }
-    const uint v6515 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6516 = v1128 + v6515;
-    const uint v6517 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6518 = v1127 + v6517;
-    const bool v6519 = v6516 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6520 = v6518 < v15;
-    const bool v6521 = v6519 && v6520;
-    if (v6521) {
-      const float v6522 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6523 = v68 + v6518;
-      const bfloat v6524 = bias[v6523];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6525 = float(v6524);
-      const float v6526 = v6522 + v6525;
-      const bfloat v6527 = bfloat(v6526);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6528 = v6516 * v4;
-      const uint v6529 = v6528 + v68;
-      const uint v6530 = v6529 + v6518;
-      out[v6530] = v6527;
-    }
-    const uint v6531 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6532 = v1128 + v6531;
-    const uint v6533 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6534 = v1127 + v6533;
-    const bool v6535 = v6532 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6536 = v6534 < v15;
-    const bool v6537 = v6535 && v6536;
-    if (v6537) {
-      const float v6538 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6539 = v68 + v6534;
-      const bfloat v6540 = bias[v6539];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6541 = float(v6540);
-      const float v6542 = v6538 + v6541;
-      const bfloat v6543 = bfloat(v6542);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6544 = v6532 * v4;
-      const uint v6545 = v6544 + v68;
-      const uint v6546 = v6545 + v6534;
-      out[v6546] = v6543;
-    }
-    const uint v6547 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6548 = v1128 + v6547;
-    const uint v6549 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6550 = v1127 + v6549;
-    const bool v6551 = v6548 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6552 = v6550 < v15;
-    const bool v6553 = v6551 && v6552;
-    if (v6553) {
-      const float v6554 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6555 = v68 + v6550;
-      const bfloat v6556 = bias[v6555];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6557 = float(v6556);
-      const float v6558 = v6554 + v6557;
-      const bfloat v6559 = bfloat(v6558);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6560 = v6548 * v4;
-      const uint v6561 = v6560 + v68;
-      const uint v6562 = v6561 + v6550;
-      out[v6562] = v6559;
-    }
-    const uint v6563 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6564 = v1128 + v6563;
-    const uint v6565 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6566 = v1127 + v6565;
-    const bool v6567 = v6564 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6568 = v6566 < v15;
-    const bool v6569 = v6567 && v6568;
-    if (v6569) {
-      const float v6570 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6571 = v68 + v6566;
-      const bfloat v6572 = bias[v6571];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6573 = float(v6572);
-      const float v6574 = v6570 + v6573;
-      const bfloat v6575 = bfloat(v6574);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6576 = v6564 * v4;
-      const uint v6577 = v6576 + v68;
-      const uint v6578 = v6577 + v6566;
-      out[v6578] = v6575;
-    }
-    const uint v6579 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6580 = v1128 + v6579;
-    const uint v6581 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6582 = v1127 + v6581;
-    const bool v6583 = v6580 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6584 = v6582 < v15;
-    const bool v6585 = v6583 && v6584;
-    if (v6585) {
-      const float v6586 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6587 = v68 + v6582;
-      const bfloat v6588 = bias[v6587];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6589 = float(v6588);
-      const float v6590 = v6586 + v6589;
-      const bfloat v6591 = bfloat(v6590);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6592 = v6580 * v4;
-      const uint v6593 = v6592 + v68;
-      const uint v6594 = v6593 + v6582;
-      out[v6594] = v6591;
-    }
-    const uint v6595 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6596 = v1128 + v6595;
-    const uint v6597 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6598 = v1127 + v6597;
-    const bool v6599 = v6596 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6600 = v6598 < v15;
-    const bool v6601 = v6599 && v6600;
-    if (v6601) {
-      const float v6602 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6603 = v68 + v6598;
-      const bfloat v6604 = bias[v6603];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6605 = float(v6604);
-      const float v6606 = v6602 + v6605;
-      const bfloat v6607 = bfloat(v6606);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6608 = v6596 * v4;
-      const uint v6609 = v6608 + v68;
-      const uint v6610 = v6609 + v6598;
-      out[v6610] = v6607;
-    }
-    const uint v6611 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6612 = v1128 + v6611;
-    const uint v6613 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6614 = v1127 + v6613;
-    const bool v6615 = v6612 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6616 = v6614 < v15;
-    const bool v6617 = v6615 && v6616;
-    if (v6617) {
-      const float v6618 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6619 = v68 + v6614;
-      const bfloat v6620 = bias[v6619];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6621 = float(v6620);
-      const float v6622 = v6618 + v6621;
-      const bfloat v6623 = bfloat(v6622);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6624 = v6612 * v4;
-      const uint v6625 = v6624 + v68;
-      const uint v6626 = v6625 + v6614;
-      out[v6626] = v6623;
-    }
-    const uint v6627 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6628 = v1128 + v6627;
-    const uint v6629 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6630 = v1127 + v6629;
-    const bool v6631 = v6628 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6632 = v6630 < v15;
-    const bool v6633 = v6631 && v6632;
-    if (v6633) {
-      const float v6634 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6635 = v68 + v6630;
-      const bfloat v6636 = bias[v6635];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6637 = float(v6636);
-      const float v6638 = v6634 + v6637;
-      const bfloat v6639 = bfloat(v6638);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6640 = v6628 * v4;
-      const uint v6641 = v6640 + v68;
-      const uint v6642 = v6641 + v6630;
-      out[v6642] = v6639;
-    }
-    const uint v6643 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6644 = v1128 + v6643;
-    const uint v6645 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6646 = v1127 + v6645;
-    const bool v6647 = v6644 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6648 = v6646 < v15;
-    const bool v6649 = v6647 && v6648;
-    if (v6649) {
-      const float v6650 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6651 = v68 + v6646;
-      const bfloat v6652 = bias[v6651];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6653 = float(v6652);
-      const float v6654 = v6650 + v6653;
-      const bfloat v6655 = bfloat(v6654);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6656 = v6644 * v4;
-      const uint v6657 = v6656 + v68;
-      const uint v6658 = v6657 + v6646;
-      out[v6658] = v6655;
-    }
-    const uint v6659 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6660 = v1128 + v6659;
-    const uint v6661 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6662 = v1127 + v6661;
-    const bool v6663 = v6660 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6664 = v6662 < v15;
-    const bool v6665 = v6663 && v6664;
-    if (v6665) {
-      const float v6666 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6667 = v68 + v6662;
-      const bfloat v6668 = bias[v6667];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6669 = float(v6668);
-      const float v6670 = v6666 + v6669;
-      const bfloat v6671 = bfloat(v6670);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6672 = v6660 * v4;
-      const uint v6673 = v6672 + v68;
-      const uint v6674 = v6673 + v6662;
-      out[v6674] = v6671;
-    }
-    const uint v6675 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6676 = v1128 + v6675;
-    const uint v6677 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6678 = v1127 + v6677;
-    const bool v6679 = v6676 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6680 = v6678 < v15;
-    const bool v6681 = v6679 && v6680;
-    if (v6681) {
-      const float v6682 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6683 = v68 + v6678;
-      const bfloat v6684 = bias[v6683];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6685 = float(v6684);
-      const float v6686 = v6682 + v6685;
-      const bfloat v6687 = bfloat(v6686);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6688 = v6676 * v4;
-      const uint v6689 = v6688 + v68;
-      const uint v6690 = v6689 + v6678;
-      out[v6690] = v6687;
-    }
-    const uint v6691 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6692 = v1128 + v6691;
-    const uint v6693 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6694 = v1127 + v6693;
-    const bool v6695 = v6692 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6696 = v6694 < v15;
-    const bool v6697 = v6695 && v6696;
-    if (v6697) {
-      const float v6698 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6699 = v68 + v6694;
-      const bfloat v6700 = bias[v6699];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6701 = float(v6700);
-      const float v6702 = v6698 + v6701;
-      const bfloat v6703 = bfloat(v6702);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6704 = v6692 * v4;
-      const uint v6705 = v6704 + v68;
-      const uint v6706 = v6705 + v6694;
-      out[v6706] = v6703;
-    }
-    const uint v6707 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6708 = v1128 + v6707;
-    const uint v6709 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6710 = v1127 + v6709;
-    const bool v6711 = v6708 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6712 = v6710 < v15;
-    const bool v6713 = v6711 && v6712;
-    if (v6713) {
-      const float v6714 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6715 = v68 + v6710;
-      const bfloat v6716 = bias[v6715];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6717 = float(v6716);
-      const float v6718 = v6714 + v6717;
-      const bfloat v6719 = bfloat(v6718);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6720 = v6708 * v4;
-      const uint v6721 = v6720 + v68;
-      const uint v6722 = v6721 + v6710;
-      out[v6722] = v6719;
-    }
-    const uint v6723 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6724 = v1128 + v6723;
-    const uint v6725 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6726 = v1127 + v6725;
-    const bool v6727 = v6724 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6728 = v6726 < v15;
-    const bool v6729 = v6727 && v6728;
-    if (v6729) {
-      const float v6730 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6731 = v68 + v6726;
-      const bfloat v6732 = bias[v6731];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6733 = float(v6732);
-      const float v6734 = v6730 + v6733;
-      const bfloat v6735 = bfloat(v6734);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6736 = v6724 * v4;
-      const uint v6737 = v6736 + v68;
-      const uint v6738 = v6737 + v6726;
-      out[v6738] = v6735;
-    }
-    const uint v6739 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6740 = v1128 + v6739;
-    const uint v6741 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6742 = v1127 + v6741;
-    const bool v6743 = v6740 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6744 = v6742 < v15;
-    const bool v6745 = v6743 && v6744;
-    if (v6745) {
-      const float v6746 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6747 = v68 + v6742;
-      const bfloat v6748 = bias[v6747];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6749 = float(v6748);
-      const float v6750 = v6746 + v6749;
-      const bfloat v6751 = bfloat(v6750);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6752 = v6740 * v4;
-      const uint v6753 = v6752 + v68;
-      const uint v6754 = v6753 + v6742;
-      out[v6754] = v6751;
-    }
-    const uint v6755 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6756 = v1128 + v6755;
-    const uint v6757 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6758 = v1127 + v6757;
-    const bool v6759 = v6756 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6760 = v6758 < v15;
-    const bool v6761 = v6759 && v6760;
-    if (v6761) {
-      const float v6762 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6763 = v68 + v6758;
-      const bfloat v6764 = bias[v6763];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6765 = float(v6764);
-      const float v6766 = v6762 + v6765;
-      const bfloat v6767 = bfloat(v6766);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6768 = v6756 * v4;
-      const uint v6769 = v6768 + v68;
-      const uint v6770 = v6769 + v6758;
-      out[v6770] = v6767;
-    }
-    const uint v6771 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6772 = v1128 + v6771;
-    const uint v6773 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6774 = v1127 + v6773;
-    const bool v6775 = v6772 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6776 = v6774 < v15;
-    const bool v6777 = v6775 && v6776;
-    if (v6777) {
-      const float v6778 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6779 = v68 + v6774;
-      const bfloat v6780 = bias[v6779];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6781 = float(v6780);
-      const float v6782 = v6778 + v6781;
-      const bfloat v6783 = bfloat(v6782);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6784 = v6772 * v4;
-      const uint v6785 = v6784 + v68;
-      const uint v6786 = v6785 + v6774;
-      out[v6786] = v6783;
-    }
-    const uint v6787 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6788 = v1128 + v6787;
-    const uint v6789 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6790 = v1127 + v6789;
-    const bool v6791 = v6788 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6792 = v6790 < v15;
-    const bool v6793 = v6791 && v6792;
-    if (v6793) {
-      const float v6794 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6795 = v68 + v6790;
-      const bfloat v6796 = bias[v6795];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6797 = float(v6796);
-      const float v6798 = v6794 + v6797;
-      const bfloat v6799 = bfloat(v6798);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6800 = v6788 * v4;
-      const uint v6801 = v6800 + v68;
-      const uint v6802 = v6801 + v6790;
-      out[v6802] = v6799;
-    }
-    const uint v6803 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6804 = v1128 + v6803;
-    const uint v6805 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6806 = v1127 + v6805;
-    const bool v6807 = v6804 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6808 = v6806 < v15;
-    const bool v6809 = v6807 && v6808;
-    if (v6809) {
-      const float v6810 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6811 = v68 + v6806;
-      const bfloat v6812 = bias[v6811];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6813 = float(v6812);
-      const float v6814 = v6810 + v6813;
-      const bfloat v6815 = bfloat(v6814);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6816 = v6804 * v4;
-      const uint v6817 = v6816 + v68;
-      const uint v6818 = v6817 + v6806;
-      out[v6818] = v6815;
-    }
-    const uint v6819 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6820 = v1128 + v6819;
-    const uint v6821 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6822 = v1127 + v6821;
-    const bool v6823 = v6820 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6824 = v6822 < v15;
-    const bool v6825 = v6823 && v6824;
-    if (v6825) {
-      const float v6826 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6827 = v68 + v6822;
-      const bfloat v6828 = bias[v6827];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6829 = float(v6828);
-      const float v6830 = v6826 + v6829;
-      const bfloat v6831 = bfloat(v6830);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6832 = v6820 * v4;
-      const uint v6833 = v6832 + v68;
-      const uint v6834 = v6833 + v6822;
-      out[v6834] = v6831;
-    }
-    const uint v6835 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6836 = v1128 + v6835;
-    const uint v6837 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6838 = v1127 + v6837;
-    const bool v6839 = v6836 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6840 = v6838 < v15;
-    const bool v6841 = v6839 && v6840;
-    if (v6841) {
-      const float v6842 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6843 = v68 + v6838;
-      const bfloat v6844 = bias[v6843];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6845 = float(v6844);
-      const float v6846 = v6842 + v6845;
-      const bfloat v6847 = bfloat(v6846);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6848 = v6836 * v4;
-      const uint v6849 = v6848 + v68;
-      const uint v6850 = v6849 + v6838;
-      out[v6850] = v6847;
-    }
-    const uint v6851 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6852 = v1128 + v6851;
-    const uint v6853 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6854 = v1127 + v6853;
-    const bool v6855 = v6852 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6856 = v6854 < v15;
-    const bool v6857 = v6855 && v6856;
-    if (v6857) {
-      const float v6858 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6859 = v68 + v6854;
-      const bfloat v6860 = bias[v6859];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6861 = float(v6860);
-      const float v6862 = v6858 + v6861;
-      const bfloat v6863 = bfloat(v6862);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6864 = v6852 * v4;
-      const uint v6865 = v6864 + v68;
-      const uint v6866 = v6865 + v6854;
-      out[v6866] = v6863;
-    }
-    const uint v6867 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6868 = v1128 + v6867;
-    const uint v6869 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6870 = v1127 + v6869;
-    const bool v6871 = v6868 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6872 = v6870 < v15;
-    const bool v6873 = v6871 && v6872;
-    if (v6873) {
-      const float v6874 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6875 = v68 + v6870;
-      const bfloat v6876 = bias[v6875];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6877 = float(v6876);
-      const float v6878 = v6874 + v6877;
-      const bfloat v6879 = bfloat(v6878);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6880 = v6868 * v4;
-      const uint v6881 = v6880 + v68;
-      const uint v6882 = v6881 + v6870;
-      out[v6882] = v6879;
-    }
-    const uint v6883 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6884 = v1128 + v6883;
-    const uint v6885 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6886 = v1127 + v6885;
-    const bool v6887 = v6884 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6888 = v6886 < v15;
-    const bool v6889 = v6887 && v6888;
-    if (v6889) {
-      const float v6890 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6891 = v68 + v6886;
-      const bfloat v6892 = bias[v6891];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6893 = float(v6892);
-      const float v6894 = v6890 + v6893;
-      const bfloat v6895 = bfloat(v6894);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6896 = v6884 * v4;
-      const uint v6897 = v6896 + v68;
-      const uint v6898 = v6897 + v6886;
-      out[v6898] = v6895;
-    }
-    const uint v6899 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6900 = v1128 + v6899;
-    const uint v6901 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6902 = v1127 + v6901;
-    const bool v6903 = v6900 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6904 = v6902 < v15;
-    const bool v6905 = v6903 && v6904;
-    if (v6905) {
-      const float v6906 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6907 = v68 + v6902;
-      const bfloat v6908 = bias[v6907];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6909 = float(v6908);
-      const float v6910 = v6906 + v6909;
-      const bfloat v6911 = bfloat(v6910);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6912 = v6900 * v4;
-      const uint v6913 = v6912 + v68;
-      const uint v6914 = v6913 + v6902;
-      out[v6914] = v6911;
-    }
-    const uint v6915 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6916 = v1128 + v6915;
-    const uint v6917 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6918 = v1127 + v6917;
-    const bool v6919 = v6916 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6920 = v6918 < v15;
-    const bool v6921 = v6919 && v6920;
-    if (v6921) {
-      const float v6922 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6923 = v68 + v6918;
-      const bfloat v6924 = bias[v6923];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6925 = float(v6924);
-      const float v6926 = v6922 + v6925;
-      const bfloat v6927 = bfloat(v6926);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6928 = v6916 * v4;
-      const uint v6929 = v6928 + v68;
-      const uint v6930 = v6929 + v6918;
-      out[v6930] = v6927;
-    }
-    const uint v6931 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6932 = v1128 + v6931;
-    const uint v6933 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6934 = v1127 + v6933;
-    const bool v6935 = v6932 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6936 = v6934 < v15;
-    const bool v6937 = v6935 && v6936;
-    if (v6937) {
-      const float v6938 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6939 = v68 + v6934;
-      const bfloat v6940 = bias[v6939];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6941 = float(v6940);
-      const float v6942 = v6938 + v6941;
-      const bfloat v6943 = bfloat(v6942);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6944 = v6932 * v4;
-      const uint v6945 = v6944 + v68;
-      const uint v6946 = v6945 + v6934;
-      out[v6946] = v6943;
-    }
-    const uint v6947 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6948 = v1128 + v6947;
-    const uint v6949 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6950 = v1127 + v6949;
-    const bool v6951 = v6948 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6952 = v6950 < v15;
-    const bool v6953 = v6951 && v6952;
-    if (v6953) {
-      const float v6954 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6955 = v68 + v6950;
-      const bfloat v6956 = bias[v6955];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6957 = float(v6956);
-      const float v6958 = v6954 + v6957;
-      const bfloat v6959 = bfloat(v6958);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6960 = v6948 * v4;
-      const uint v6961 = v6960 + v68;
-      const uint v6962 = v6961 + v6950;
-      out[v6962] = v6959;
-    }
-    const uint v6963 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6964 = v1128 + v6963;
-    const uint v6965 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6966 = v1127 + v6965;
-    const bool v6967 = v6964 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6968 = v6966 < v15;
-    const bool v6969 = v6967 && v6968;
-    if (v6969) {
-      const float v6970 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6971 = v68 + v6966;
-      const bfloat v6972 = bias[v6971];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6973 = float(v6972);
-      const float v6974 = v6970 + v6973;
-      const bfloat v6975 = bfloat(v6974);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6976 = v6964 * v4;
-      const uint v6977 = v6976 + v68;
-      const uint v6978 = v6977 + v6966;
-      out[v6978] = v6975;
-    }
-    const uint v6979 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6980 = v1128 + v6979;
-    const uint v6981 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6982 = v1127 + v6981;
-    const bool v6983 = v6980 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6984 = v6982 < v15;
-    const bool v6985 = v6983 && v6984;
-    if (v6985) {
-      const float v6986 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6987 = v68 + v6982;
-      const bfloat v6988 = bias[v6987];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6989 = float(v6988);
-      const float v6990 = v6986 + v6989;
-      const bfloat v6991 = bfloat(v6990);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6992 = v6980 * v4;
-      const uint v6993 = v6992 + v68;
-      const uint v6994 = v6993 + v6982;
-      out[v6994] = v6991;
-    }
-    const uint v6995 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6996 = v1128 + v6995;
-    const uint v6997 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6998 = v1127 + v6997;
-    const bool v6999 = v6996 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7000 = v6998 < v15;
-    const bool v7001 = v6999 && v7000;
-    if (v7001) {
-      const float v7002 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7003 = v68 + v6998;
-      const bfloat v7004 = bias[v7003];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7005 = float(v7004);
-      const float v7006 = v7002 + v7005;
-      const bfloat v7007 = bfloat(v7006);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7008 = v6996 * v4;
-      const uint v7009 = v7008 + v68;
-      const uint v7010 = v7009 + v6998;
-      out[v7010] = v7007;
-    }
-    const uint v7011 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7012 = v1128 + v7011;
-    const uint v7013 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7014 = v1127 + v7013;
-    const bool v7015 = v7012 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7016 = v7014 < v15;
-    const bool v7017 = v7015 && v7016;
-    if (v7017) {
-      const float v7018 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7019 = v68 + v7014;
-      const bfloat v7020 = bias[v7019];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7021 = float(v7020);
-      const float v7022 = v7018 + v7021;
-      const bfloat v7023 = bfloat(v7022);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7024 = v7012 * v4;
-      const uint v7025 = v7024 + v68;
-      const uint v7026 = v7025 + v7014;
-      out[v7026] = v7023;
-    }
-    const uint v7027 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7028 = v1128 + v7027;
-    const uint v7029 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7030 = v1127 + v7029;
-    const bool v7031 = v7028 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7032 = v7030 < v15;
-    const bool v7033 = v7031 && v7032;
-    if (v7033) {
-      const float v7034 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7035 = v68 + v7030;
-      const bfloat v7036 = bias[v7035];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7037 = float(v7036);
-      const float v7038 = v7034 + v7037;
-      const bfloat v7039 = bfloat(v7038);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7040 = v7028 * v4;
-      const uint v7041 = v7040 + v68;
-      const uint v7042 = v7041 + v7030;
-      out[v7042] = v7039;
-    }
-    const uint v7043 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7044 = v1128 + v7043;
-    const uint v7045 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7046 = v1127 + v7045;
-    const bool v7047 = v7044 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7048 = v7046 < v15;
-    const bool v7049 = v7047 && v7048;
-    if (v7049) {
-      const float v7050 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7051 = v68 + v7046;
-      const bfloat v7052 = bias[v7051];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7053 = float(v7052);
-      const float v7054 = v7050 + v7053;
-      const bfloat v7055 = bfloat(v7054);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7056 = v7044 * v4;
-      const uint v7057 = v7056 + v68;
-      const uint v7058 = v7057 + v7046;
-      out[v7058] = v7055;
-    }
-    const uint v7059 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7060 = v1128 + v7059;
-    const uint v7061 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7062 = v1127 + v7061;
-    const bool v7063 = v7060 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7064 = v7062 < v15;
-    const bool v7065 = v7063 && v7064;
-    if (v7065) {
-      const float v7066 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7067 = v68 + v7062;
-      const bfloat v7068 = bias[v7067];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7069 = float(v7068);
-      const float v7070 = v7066 + v7069;
-      const bfloat v7071 = bfloat(v7070);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7072 = v7060 * v4;
-      const uint v7073 = v7072 + v68;
-      const uint v7074 = v7073 + v7062;
-      out[v7074] = v7071;
-    }
-    const uint v7075 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7076 = v1128 + v7075;
-    const uint v7077 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7078 = v1127 + v7077;
-    const bool v7079 = v7076 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7080 = v7078 < v15;
-    const bool v7081 = v7079 && v7080;
-    if (v7081) {
-      const float v7082 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7083 = v68 + v7078;
-      const bfloat v7084 = bias[v7083];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7085 = float(v7084);
-      const float v7086 = v7082 + v7085;
-      const bfloat v7087 = bfloat(v7086);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7088 = v7076 * v4;
-      const uint v7089 = v7088 + v68;
-      const uint v7090 = v7089 + v7078;
-      out[v7090] = v7087;
-    }
-    const uint v7091 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7092 = v1128 + v7091;
-    const uint v7093 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7094 = v1127 + v7093;
-    const bool v7095 = v7092 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7096 = v7094 < v15;
-    const bool v7097 = v7095 && v7096;
-    if (v7097) {
-      const float v7098 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7099 = v68 + v7094;
-      const bfloat v7100 = bias[v7099];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7101 = float(v7100);
-      const float v7102 = v7098 + v7101;
-      const bfloat v7103 = bfloat(v7102);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7104 = v7092 * v4;
-      const uint v7105 = v7104 + v68;
-      const uint v7106 = v7105 + v7094;
-      out[v7106] = v7103;
-    }
-    const uint v7107 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7108 = v1128 + v7107;
-    const uint v7109 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7110 = v1127 + v7109;
-    const bool v7111 = v7108 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7112 = v7110 < v15;
-    const bool v7113 = v7111 && v7112;
-    if (v7113) {
-      const float v7114 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7115 = v68 + v7110;
-      const bfloat v7116 = bias[v7115];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7117 = float(v7116);
-      const float v7118 = v7114 + v7117;
-      const bfloat v7119 = bfloat(v7118);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7120 = v7108 * v4;
-      const uint v7121 = v7120 + v68;
-      const uint v7122 = v7121 + v7110;
-      out[v7122] = v7119;
-    }
-    const uint v7123 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7124 = v1128 + v7123;
-    const uint v7125 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7126 = v1127 + v7125;
-    const bool v7127 = v7124 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7128 = v7126 < v15;
-    const bool v7129 = v7127 && v7128;
-    if (v7129) {
-      const float v7130 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7131 = v68 + v7126;
-      const bfloat v7132 = bias[v7131];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7133 = float(v7132);
-      const float v7134 = v7130 + v7133;
-      const bfloat v7135 = bfloat(v7134);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7136 = v7124 * v4;
-      const uint v7137 = v7136 + v68;
-      const uint v7138 = v7137 + v7126;
-      out[v7138] = v7135;
-    }
-    const uint v7139 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7140 = v1128 + v7139;
-    const uint v7141 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7142 = v1127 + v7141;
-    const bool v7143 = v7140 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7144 = v7142 < v15;
-    const bool v7145 = v7143 && v7144;
-    if (v7145) {
-      const float v7146 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7147 = v68 + v7142;
-      const bfloat v7148 = bias[v7147];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7149 = float(v7148);
-      const float v7150 = v7146 + v7149;
-      const bfloat v7151 = bfloat(v7150);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7152 = v7140 * v4;
-      const uint v7153 = v7152 + v68;
-      const uint v7154 = v7153 + v7142;
-      out[v7154] = v7151;
-    }
-    const uint v7155 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7156 = v1128 + v7155;
-    const uint v7157 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7158 = v1127 + v7157;
-    const bool v7159 = v7156 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7160 = v7158 < v15;
-    const bool v7161 = v7159 && v7160;
-    if (v7161) {
-      const float v7162 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7163 = v68 + v7158;
-      const bfloat v7164 = bias[v7163];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7165 = float(v7164);
-      const float v7166 = v7162 + v7165;
-      const bfloat v7167 = bfloat(v7166);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7168 = v7156 * v4;
-      const uint v7169 = v7168 + v68;
-      const uint v7170 = v7169 + v7158;
-      out[v7170] = v7167;
-    }
-    const uint v7171 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7172 = v1128 + v7171;
-    const uint v7173 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7174 = v1127 + v7173;
-    const bool v7175 = v7172 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7176 = v7174 < v15;
-    const bool v7177 = v7175 && v7176;
-    if (v7177) {
-      const float v7178 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7179 = v68 + v7174;
-      const bfloat v7180 = bias[v7179];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7181 = float(v7180);
-      const float v7182 = v7178 + v7181;
-      const bfloat v7183 = bfloat(v7182);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7184 = v7172 * v4;
-      const uint v7185 = v7184 + v68;
-      const uint v7186 = v7185 + v7174;
-      out[v7186] = v7183;
-    }
-    const uint v7187 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7188 = v1128 + v7187;
-    const uint v7189 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7190 = v1127 + v7189;
-    const bool v7191 = v7188 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7192 = v7190 < v15;
-    const bool v7193 = v7191 && v7192;
-    if (v7193) {
-      const float v7194 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7195 = v68 + v7190;
-      const bfloat v7196 = bias[v7195];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7197 = float(v7196);
-      const float v7198 = v7194 + v7197;
-      const bfloat v7199 = bfloat(v7198);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7200 = v7188 * v4;
-      const uint v7201 = v7200 + v68;
-      const uint v7202 = v7201 + v7190;
-      out[v7202] = v7199;
-    }
-    const uint v7203 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7204 = v1128 + v7203;
-    const uint v7205 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7206 = v1127 + v7205;
-    const bool v7207 = v7204 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7208 = v7206 < v15;
-    const bool v7209 = v7207 && v7208;
-    if (v7209) {
-      const float v7210 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7211 = v68 + v7206;
-      const bfloat v7212 = bias[v7211];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7213 = float(v7212);
-      const float v7214 = v7210 + v7213;
-      const bfloat v7215 = bfloat(v7214);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7216 = v7204 * v4;
-      const uint v7217 = v7216 + v68;
-      const uint v7218 = v7217 + v7206;
-      out[v7218] = v7215;
-    }
-    const uint v7219 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7220 = v1128 + v7219;
-    const uint v7221 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7222 = v1127 + v7221;
-    const bool v7223 = v7220 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7224 = v7222 < v15;
-    const bool v7225 = v7223 && v7224;
-    if (v7225) {
-      const float v7226 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7227 = v68 + v7222;
-      const bfloat v7228 = bias[v7227];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7229 = float(v7228);
-      const float v7230 = v7226 + v7229;
-      const bfloat v7231 = bfloat(v7230);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7232 = v7220 * v4;
-      const uint v7233 = v7232 + v68;
-      const uint v7234 = v7233 + v7222;
-      out[v7234] = v7231;
-    }
-    const uint v7235 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7236 = v1128 + v7235;
-    const uint v7237 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7238 = v1127 + v7237;
-    const bool v7239 = v7236 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7240 = v7238 < v15;
-    const bool v7241 = v7239 && v7240;
-    if (v7241) {
-      const float v7242 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7243 = v68 + v7238;
-      const bfloat v7244 = bias[v7243];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7245 = float(v7244);
-      const float v7246 = v7242 + v7245;
-      const bfloat v7247 = bfloat(v7246);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7248 = v7236 * v4;
-      const uint v7249 = v7248 + v68;
-      const uint v7250 = v7249 + v7238;
-      out[v7250] = v7247;
-    }
-    const uint v7251 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7252 = v1128 + v7251;
-    const uint v7253 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7254 = v1127 + v7253;
-    const bool v7255 = v7252 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7256 = v7254 < v15;
-    const bool v7257 = v7255 && v7256;
-    if (v7257) {
-      const float v7258 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7259 = v68 + v7254;
-      const bfloat v7260 = bias[v7259];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7261 = float(v7260);
-      const float v7262 = v7258 + v7261;
-      const bfloat v7263 = bfloat(v7262);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7264 = v7252 * v4;
-      const uint v7265 = v7264 + v68;
-      const uint v7266 = v7265 + v7254;
-      out[v7266] = v7263;
-    }
-    const uint v7267 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7268 = v1128 + v7267;
-    const uint v7269 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7270 = v1127 + v7269;
-    const bool v7271 = v7268 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7272 = v7270 < v15;
-    const bool v7273 = v7271 && v7272;
-    if (v7273) {
-      const float v7274 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7275 = v68 + v7270;
-      const bfloat v7276 = bias[v7275];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7277 = float(v7276);
-      const float v7278 = v7274 + v7277;
-      const bfloat v7279 = bfloat(v7278);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7280 = v7268 * v4;
-      const uint v7281 = v7280 + v68;
-      const uint v7282 = v7281 + v7270;
-      out[v7282] = v7279;
-    }
-    const uint v7283 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7284 = v1128 + v7283;
-    const uint v7285 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7286 = v1127 + v7285;
-    const bool v7287 = v7284 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7288 = v7286 < v15;
-    const bool v7289 = v7287 && v7288;
-    if (v7289) {
-      const float v7290 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7291 = v68 + v7286;
-      const bfloat v7292 = bias[v7291];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7293 = float(v7292);
-      const float v7294 = v7290 + v7293;
-      const bfloat v7295 = bfloat(v7294);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7296 = v7284 * v4;
-      const uint v7297 = v7296 + v68;
-      const uint v7298 = v7297 + v7286;
-      out[v7298] = v7295;
-    }
-    const uint v7299 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7300 = v1128 + v7299;
-    const uint v7301 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7302 = v1127 + v7301;
-    const bool v7303 = v7300 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7304 = v7302 < v15;
-    const bool v7305 = v7303 && v7304;
-    if (v7305) {
-      const float v7306 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7307 = v68 + v7302;
-      const bfloat v7308 = bias[v7307];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7309 = float(v7308);
-      const float v7310 = v7306 + v7309;
-      const bfloat v7311 = bfloat(v7310);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7312 = v7300 * v4;
-      const uint v7313 = v7312 + v68;
-      const uint v7314 = v7313 + v7302;
-      out[v7314] = v7311;
-    }
-    const uint v7315 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7316 = v1128 + v7315;
-    const uint v7317 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7318 = v1127 + v7317;
-    const bool v7319 = v7316 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7320 = v7318 < v15;
-    const bool v7321 = v7319 && v7320;
-    if (v7321) {
-      const float v7322 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7323 = v68 + v7318;
-      const bfloat v7324 = bias[v7323];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7325 = float(v7324);
-      const float v7326 = v7322 + v7325;
-      const bfloat v7327 = bfloat(v7326);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7328 = v7316 * v4;
-      const uint v7329 = v7328 + v68;
-      const uint v7330 = v7329 + v7318;
-      out[v7330] = v7327;
-    }
-    const uint v7331 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7332 = v1128 + v7331;
-    const uint v7333 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7334 = v1127 + v7333;
-    const bool v7335 = v7332 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7336 = v7334 < v15;
-    const bool v7337 = v7335 && v7336;
-    if (v7337) {
-      const float v7338 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7339 = v68 + v7334;
-      const bfloat v7340 = bias[v7339];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7341 = float(v7340);
-      const float v7342 = v7338 + v7341;
-      const bfloat v7343 = bfloat(v7342);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7344 = v7332 * v4;
-      const uint v7345 = v7344 + v68;
-      const uint v7346 = v7345 + v7334;
-      out[v7346] = v7343;
-    }
-    const uint v7347 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7348 = v1128 + v7347;
-    const uint v7349 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7350 = v1127 + v7349;
-    const bool v7351 = v7348 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7352 = v7350 < v15;
-    const bool v7353 = v7351 && v7352;
-    if (v7353) {
-      const float v7354 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7355 = v68 + v7350;
-      const bfloat v7356 = bias[v7355];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7357 = float(v7356);
-      const float v7358 = v7354 + v7357;
-      const bfloat v7359 = bfloat(v7358);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7360 = v7348 * v4;
-      const uint v7361 = v7360 + v68;
-      const uint v7362 = v7361 + v7350;
-      out[v7362] = v7359;
-    }
-    const uint v7363 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7364 = v1128 + v7363;
-    const uint v7365 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7366 = v1127 + v7365;
-    const bool v7367 = v7364 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7368 = v7366 < v15;
-    const bool v7369 = v7367 && v7368;
-    if (v7369) {
-      const float v7370 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7371 = v68 + v7366;
-      const bfloat v7372 = bias[v7371];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7373 = float(v7372);
-      const float v7374 = v7370 + v7373;
-      const bfloat v7375 = bfloat(v7374);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7376 = v7364 * v4;
-      const uint v7377 = v7376 + v68;
-      const uint v7378 = v7377 + v7366;
-      out[v7378] = v7375;
-    }
-    const uint v7379 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7380 = v1128 + v7379;
-    const uint v7381 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7382 = v1127 + v7381;
-    const bool v7383 = v7380 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7384 = v7382 < v15;
-    const bool v7385 = v7383 && v7384;
-    if (v7385) {
-      const float v7386 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7387 = v68 + v7382;
-      const bfloat v7388 = bias[v7387];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7389 = float(v7388);
-      const float v7390 = v7386 + v7389;
-      const bfloat v7391 = bfloat(v7390);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7392 = v7380 * v4;
-      const uint v7393 = v7392 + v68;
-      const uint v7394 = v7393 + v7382;
-      out[v7394] = v7391;
-    }
-    const uint v7395 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7396 = v1128 + v7395;
-    const uint v7397 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7398 = v1127 + v7397;
-    const bool v7399 = v7396 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7400 = v7398 < v15;
-    const bool v7401 = v7399 && v7400;
-    if (v7401) {
-      const float v7402 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7403 = v68 + v7398;
-      const bfloat v7404 = bias[v7403];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7405 = float(v7404);
-      const float v7406 = v7402 + v7405;
-      const bfloat v7407 = bfloat(v7406);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7408 = v7396 * v4;
-      const uint v7409 = v7408 + v68;
-      const uint v7410 = v7409 + v7398;
-      out[v7410] = v7407;
-    }
-    const uint v7411 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7412 = v1128 + v7411;
-    const uint v7413 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7414 = v1127 + v7413;
-    const bool v7415 = v7412 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7416 = v7414 < v15;
-    const bool v7417 = v7415 && v7416;
-    if (v7417) {
-      const float v7418 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7419 = v68 + v7414;
-      const bfloat v7420 = bias[v7419];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7421 = float(v7420);
-      const float v7422 = v7418 + v7421;
-      const bfloat v7423 = bfloat(v7422);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7424 = v7412 * v4;
-      const uint v7425 = v7424 + v68;
-      const uint v7426 = v7425 + v7414;
-      out[v7426] = v7423;
-    }
-    const uint v7427 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7428 = v1128 + v7427;
-    const uint v7429 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7430 = v1127 + v7429;
-    const bool v7431 = v7428 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7432 = v7430 < v15;
-    const bool v7433 = v7431 && v7432;
-    if (v7433) {
-      const float v7434 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7435 = v68 + v7430;
-      const bfloat v7436 = bias[v7435];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7437 = float(v7436);
-      const float v7438 = v7434 + v7437;
-      const bfloat v7439 = bfloat(v7438);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7440 = v7428 * v4;
-      const uint v7441 = v7440 + v68;
-      const uint v7442 = v7441 + v7430;
-      out[v7442] = v7439;
-    }
-    const uint v7443 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7444 = v1128 + v7443;
-    const uint v7445 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7446 = v1127 + v7445;
-    const bool v7447 = v7444 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7448 = v7446 < v15;
-    const bool v7449 = v7447 && v7448;
-    if (v7449) {
-      const float v7450 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7451 = v68 + v7446;
-      const bfloat v7452 = bias[v7451];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7453 = float(v7452);
-      const float v7454 = v7450 + v7453;
-      const bfloat v7455 = bfloat(v7454);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7456 = v7444 * v4;
-      const uint v7457 = v7456 + v68;
-      const uint v7458 = v7457 + v7446;
-      out[v7458] = v7455;
-    }
-    const uint v7459 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7460 = v1128 + v7459;
-    const uint v7461 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7462 = v1127 + v7461;
-    const bool v7463 = v7460 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7464 = v7462 < v15;
-    const bool v7465 = v7463 && v7464;
-    if (v7465) {
-      const float v7466 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7467 = v68 + v7462;
-      const bfloat v7468 = bias[v7467];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7469 = float(v7468);
-      const float v7470 = v7466 + v7469;
-      const bfloat v7471 = bfloat(v7470);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7472 = v7460 * v4;
-      const uint v7473 = v7472 + v68;
-      const uint v7474 = v7473 + v7462;
-      out[v7474] = v7471;
-    }
-    const uint v7475 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7476 = v1128 + v7475;
-    const uint v7477 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7478 = v1127 + v7477;
-    const bool v7479 = v7476 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7480 = v7478 < v15;
-    const bool v7481 = v7479 && v7480;
-    if (v7481) {
-      const float v7482 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7483 = v68 + v7478;
-      const bfloat v7484 = bias[v7483];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7485 = float(v7484);
-      const float v7486 = v7482 + v7485;
-      const bfloat v7487 = bfloat(v7486);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7488 = v7476 * v4;
-      const uint v7489 = v7488 + v68;
-      const uint v7490 = v7489 + v7478;
-      out[v7490] = v7487;
-    }
-    const uint v7491 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7492 = v1128 + v7491;
-    const uint v7493 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7494 = v1127 + v7493;
-    const bool v7495 = v7492 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7496 = v7494 < v15;
-    const bool v7497 = v7495 && v7496;
-    if (v7497) {
-      const float v7498 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7499 = v68 + v7494;
-      const bfloat v7500 = bias[v7499];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7501 = float(v7500);
-      const float v7502 = v7498 + v7501;
-      const bfloat v7503 = bfloat(v7502);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7504 = v7492 * v4;
-      const uint v7505 = v7504 + v68;
-      const uint v7506 = v7505 + v7494;
-      out[v7506] = v7503;
-    }
-    const uint v7507 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7508 = v1128 + v7507;
-    const uint v7509 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7510 = v1127 + v7509;
-    const bool v7511 = v7508 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7512 = v7510 < v15;
-    const bool v7513 = v7511 && v7512;
-    if (v7513) {
-      const float v7514 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7515 = v68 + v7510;
-      const bfloat v7516 = bias[v7515];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7517 = float(v7516);
-      const float v7518 = v7514 + v7517;
-      const bfloat v7519 = bfloat(v7518);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7520 = v7508 * v4;
-      const uint v7521 = v7520 + v68;
-      const uint v7522 = v7521 + v7510;
-      out[v7522] = v7519;
-    }
-    const uint v7523 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7524 = v1128 + v7523;
-    const uint v7525 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7526 = v1127 + v7525;
-    const bool v7527 = v7524 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7528 = v7526 < v15;
-    const bool v7529 = v7527 && v7528;
-    if (v7529) {
-      const float v7530 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7531 = v68 + v7526;
-      const bfloat v7532 = bias[v7531];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7533 = float(v7532);
-      const float v7534 = v7530 + v7533;
-      const bfloat v7535 = bfloat(v7534);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7536 = v7524 * v4;
-      const uint v7537 = v7536 + v68;
-      const uint v7538 = v7537 + v7526;
-      out[v7538] = v7535;
+    const uint v2551 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2552 = v1130 + v2551;
+    const uint v2553 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2554 = v1129 + v2553;
+    const bool v2555 = v2552 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2556 = v2554 < v15;
+    const bool v2557 = v2555 && v2556;
+    if (v2557) {
+      const float v2558 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2559 = v68 + v2554;
+      const bfloat v2560 = bias[v2559];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2561 = float(v2560);
+      const float v2562 = v2558 + v2561;
+      const bfloat v2563 = bfloat(v2562);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2564 = v2552 * v4;
+      const uint v2565 = v2564 + v68;
+      const uint v2566 = v2565 + v2554;
+      out[v2566] = v2563;
+    }
+    const uint v2567 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2568 = v1130 + v2567;
+    const uint v2569 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2570 = v1129 + v2569;
+    const bool v2571 = v2568 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2572 = v2570 < v15;
+    const bool v2573 = v2571 && v2572;
+    if (v2573) {
+      const float v2574 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2575 = v68 + v2570;
+      const bfloat v2576 = bias[v2575];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2577 = float(v2576);
+      const float v2578 = v2574 + v2577;
+      const bfloat v2579 = bfloat(v2578);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2580 = v2568 * v4;
+      const uint v2581 = v2580 + v68;
+      const uint v2582 = v2581 + v2570;
+      out[v2582] = v2579;
+    }
+    const uint v2583 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2584 = v1130 + v2583;
+    const uint v2585 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2586 = v1129 + v2585;
+    const bool v2587 = v2584 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2588 = v2586 < v15;
+    const bool v2589 = v2587 && v2588;
+    if (v2589) {
+      const float v2590 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2591 = v68 + v2586;
+      const bfloat v2592 = bias[v2591];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2593 = float(v2592);
+      const float v2594 = v2590 + v2593;
+      const bfloat v2595 = bfloat(v2594);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2596 = v2584 * v4;
+      const uint v2597 = v2596 + v68;
+      const uint v2598 = v2597 + v2586;
+      out[v2598] = v2595;
+    }
+    const uint v2599 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2600 = v1130 + v2599;
+    const uint v2601 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2602 = v1129 + v2601;
+    const bool v2603 = v2600 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2604 = v2602 < v15;
+    const bool v2605 = v2603 && v2604;
+    if (v2605) {
+      const float v2606 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2607 = v68 + v2602;
+      const bfloat v2608 = bias[v2607];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2609 = float(v2608);
+      const float v2610 = v2606 + v2609;
+      const bfloat v2611 = bfloat(v2610);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2612 = v2600 * v4;
+      const uint v2613 = v2612 + v68;
+      const uint v2614 = v2613 + v2602;
+      out[v2614] = v2611;
+    }
+    const uint v2615 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2616 = v1130 + v2615;
+    const uint v2617 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2618 = v1129 + v2617;
+    const bool v2619 = v2616 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2620 = v2618 < v15;
+    const bool v2621 = v2619 && v2620;
+    if (v2621) {
+      const float v2622 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2623 = v68 + v2618;
+      const bfloat v2624 = bias[v2623];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2625 = float(v2624);
+      const float v2626 = v2622 + v2625;
+      const bfloat v2627 = bfloat(v2626);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2628 = v2616 * v4;
+      const uint v2629 = v2628 + v68;
+      const uint v2630 = v2629 + v2618;
+      out[v2630] = v2627;
+    }
+    const uint v2631 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2632 = v1130 + v2631;
+    const uint v2633 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2634 = v1129 + v2633;
+    const bool v2635 = v2632 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2636 = v2634 < v15;
+    const bool v2637 = v2635 && v2636;
+    if (v2637) {
+      const float v2638 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2639 = v68 + v2634;
+      const bfloat v2640 = bias[v2639];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2641 = float(v2640);
+      const float v2642 = v2638 + v2641;
+      const bfloat v2643 = bfloat(v2642);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2644 = v2632 * v4;
+      const uint v2645 = v2644 + v68;
+      const uint v2646 = v2645 + v2634;
+      out[v2646] = v2643;
+    }
+    const uint v2647 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2648 = v1130 + v2647;
+    const uint v2649 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2650 = v1129 + v2649;
+    const bool v2651 = v2648 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2652 = v2650 < v15;
+    const bool v2653 = v2651 && v2652;
+    if (v2653) {
+      const float v2654 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2655 = v68 + v2650;
+      const bfloat v2656 = bias[v2655];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2657 = float(v2656);
+      const float v2658 = v2654 + v2657;
+      const bfloat v2659 = bfloat(v2658);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2660 = v2648 * v4;
+      const uint v2661 = v2660 + v68;
+      const uint v2662 = v2661 + v2650;
+      out[v2662] = v2659;
+    }
+    const uint v2663 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2664 = v1130 + v2663;
+    const uint v2665 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2666 = v1129 + v2665;
+    const bool v2667 = v2664 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2668 = v2666 < v15;
+    const bool v2669 = v2667 && v2668;
+    if (v2669) {
+      const float v2670 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2671 = v68 + v2666;
+      const bfloat v2672 = bias[v2671];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2673 = float(v2672);
+      const float v2674 = v2670 + v2673;
+      const bfloat v2675 = bfloat(v2674);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2676 = v2664 * v4;
+      const uint v2677 = v2676 + v68;
+      const uint v2678 = v2677 + v2666;
+      out[v2678] = v2675;
+    }
+    const uint v2679 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2680 = v1130 + v2679;
+    const uint v2681 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2682 = v1129 + v2681;
+    const bool v2683 = v2680 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2684 = v2682 < v15;
+    const bool v2685 = v2683 && v2684;
+    if (v2685) {
+      const float v2686 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2687 = v68 + v2682;
+      const bfloat v2688 = bias[v2687];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2689 = float(v2688);
+      const float v2690 = v2686 + v2689;
+      const bfloat v2691 = bfloat(v2690);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2692 = v2680 * v4;
+      const uint v2693 = v2692 + v68;
+      const uint v2694 = v2693 + v2682;
+      out[v2694] = v2691;
+    }
+    const uint v2695 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2696 = v1130 + v2695;
+    const uint v2697 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2698 = v1129 + v2697;
+    const bool v2699 = v2696 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2700 = v2698 < v15;
+    const bool v2701 = v2699 && v2700;
+    if (v2701) {
+      const float v2702 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2703 = v68 + v2698;
+      const bfloat v2704 = bias[v2703];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2705 = float(v2704);
+      const float v2706 = v2702 + v2705;
+      const bfloat v2707 = bfloat(v2706);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2708 = v2696 * v4;
+      const uint v2709 = v2708 + v68;
+      const uint v2710 = v2709 + v2698;
+      out[v2710] = v2707;
+    }
+    const uint v2711 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2712 = v1130 + v2711;
+    const uint v2713 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2714 = v1129 + v2713;
+    const bool v2715 = v2712 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2716 = v2714 < v15;
+    const bool v2717 = v2715 && v2716;
+    if (v2717) {
+      const float v2718 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2719 = v68 + v2714;
+      const bfloat v2720 = bias[v2719];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2721 = float(v2720);
+      const float v2722 = v2718 + v2721;
+      const bfloat v2723 = bfloat(v2722);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2724 = v2712 * v4;
+      const uint v2725 = v2724 + v68;
+      const uint v2726 = v2725 + v2714;
+      out[v2726] = v2723;
+    }
+    const uint v2727 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2728 = v1130 + v2727;
+    const uint v2729 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2730 = v1129 + v2729;
+    const bool v2731 = v2728 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2732 = v2730 < v15;
+    const bool v2733 = v2731 && v2732;
+    if (v2733) {
+      const float v2734 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2735 = v68 + v2730;
+      const bfloat v2736 = bias[v2735];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2737 = float(v2736);
+      const float v2738 = v2734 + v2737;
+      const bfloat v2739 = bfloat(v2738);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2740 = v2728 * v4;
+      const uint v2741 = v2740 + v68;
+      const uint v2742 = v2741 + v2730;
+      out[v2742] = v2739;
+    }
+    const uint v2743 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2744 = v1130 + v2743;
+    const uint v2745 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2746 = v1129 + v2745;
+    const bool v2747 = v2744 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2748 = v2746 < v15;
+    const bool v2749 = v2747 && v2748;
+    if (v2749) {
+      const float v2750 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2751 = v68 + v2746;
+      const bfloat v2752 = bias[v2751];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2753 = float(v2752);
+      const float v2754 = v2750 + v2753;
+      const bfloat v2755 = bfloat(v2754);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2756 = v2744 * v4;
+      const uint v2757 = v2756 + v68;
+      const uint v2758 = v2757 + v2746;
+      out[v2758] = v2755;
+    }
+    const uint v2759 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2760 = v1130 + v2759;
+    const uint v2761 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2762 = v1129 + v2761;
+    const bool v2763 = v2760 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2764 = v2762 < v15;
+    const bool v2765 = v2763 && v2764;
+    if (v2765) {
+      const float v2766 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2767 = v68 + v2762;
+      const bfloat v2768 = bias[v2767];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2769 = float(v2768);
+      const float v2770 = v2766 + v2769;
+      const bfloat v2771 = bfloat(v2770);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2772 = v2760 * v4;
+      const uint v2773 = v2772 + v68;
+      const uint v2774 = v2773 + v2762;
+      out[v2774] = v2771;
+    }
+    const uint v2775 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2776 = v1130 + v2775;
+    const uint v2777 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2778 = v1129 + v2777;
+    const bool v2779 = v2776 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2780 = v2778 < v15;
+    const bool v2781 = v2779 && v2780;
+    if (v2781) {
+      const float v2782 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2783 = v68 + v2778;
+      const bfloat v2784 = bias[v2783];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2785 = float(v2784);
+      const float v2786 = v2782 + v2785;
+      const bfloat v2787 = bfloat(v2786);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2788 = v2776 * v4;
+      const uint v2789 = v2788 + v68;
+      const uint v2790 = v2789 + v2778;
+      out[v2790] = v2787;
+    }
+    const uint v2791 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2792 = v1130 + v2791;
+    const uint v2793 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2794 = v1129 + v2793;
+    const bool v2795 = v2792 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2796 = v2794 < v15;
+    const bool v2797 = v2795 && v2796;
+    if (v2797) {
+      const float v2798 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2799 = v68 + v2794;
+      const bfloat v2800 = bias[v2799];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2801 = float(v2800);
+      const float v2802 = v2798 + v2801;
+      const bfloat v2803 = bfloat(v2802);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2804 = v2792 * v4;
+      const uint v2805 = v2804 + v68;
+      const uint v2806 = v2805 + v2794;
+      out[v2806] = v2803;
+    }
+    const uint v2807 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2808 = v1130 + v2807;
+    const uint v2809 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2810 = v1129 + v2809;
+    const bool v2811 = v2808 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2812 = v2810 < v15;
+    const bool v2813 = v2811 && v2812;
+    if (v2813) {
+      const float v2814 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2815 = v68 + v2810;
+      const bfloat v2816 = bias[v2815];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2817 = float(v2816);
+      const float v2818 = v2814 + v2817;
+      const bfloat v2819 = bfloat(v2818);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2820 = v2808 * v4;
+      const uint v2821 = v2820 + v68;
+      const uint v2822 = v2821 + v2810;
+      out[v2822] = v2819;
+    }
+    const uint v2823 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2824 = v1130 + v2823;
+    const uint v2825 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2826 = v1129 + v2825;
+    const bool v2827 = v2824 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2828 = v2826 < v15;
+    const bool v2829 = v2827 && v2828;
+    if (v2829) {
+      const float v2830 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2831 = v68 + v2826;
+      const bfloat v2832 = bias[v2831];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2833 = float(v2832);
+      const float v2834 = v2830 + v2833;
+      const bfloat v2835 = bfloat(v2834);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2836 = v2824 * v4;
+      const uint v2837 = v2836 + v68;
+      const uint v2838 = v2837 + v2826;
+      out[v2838] = v2835;
+    }
+    const uint v2839 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2840 = v1130 + v2839;
+    const uint v2841 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2842 = v1129 + v2841;
+    const bool v2843 = v2840 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2844 = v2842 < v15;
+    const bool v2845 = v2843 && v2844;
+    if (v2845) {
+      const float v2846 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2847 = v68 + v2842;
+      const bfloat v2848 = bias[v2847];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2849 = float(v2848);
+      const float v2850 = v2846 + v2849;
+      const bfloat v2851 = bfloat(v2850);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2852 = v2840 * v4;
+      const uint v2853 = v2852 + v68;
+      const uint v2854 = v2853 + v2842;
+      out[v2854] = v2851;
+    }
+    const uint v2855 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2856 = v1130 + v2855;
+    const uint v2857 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2858 = v1129 + v2857;
+    const bool v2859 = v2856 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2860 = v2858 < v15;
+    const bool v2861 = v2859 && v2860;
+    if (v2861) {
+      const float v2862 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2863 = v68 + v2858;
+      const bfloat v2864 = bias[v2863];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2865 = float(v2864);
+      const float v2866 = v2862 + v2865;
+      const bfloat v2867 = bfloat(v2866);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2868 = v2856 * v4;
+      const uint v2869 = v2868 + v68;
+      const uint v2870 = v2869 + v2858;
+      out[v2870] = v2867;
+    }
+    const uint v2871 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2872 = v1130 + v2871;
+    const uint v2873 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2874 = v1129 + v2873;
+    const bool v2875 = v2872 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2876 = v2874 < v15;
+    const bool v2877 = v2875 && v2876;
+    if (v2877) {
+      const float v2878 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2879 = v68 + v2874;
+      const bfloat v2880 = bias[v2879];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2881 = float(v2880);
+      const float v2882 = v2878 + v2881;
+      const bfloat v2883 = bfloat(v2882);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2884 = v2872 * v4;
+      const uint v2885 = v2884 + v68;
+      const uint v2886 = v2885 + v2874;
+      out[v2886] = v2883;
+    }
+    const uint v2887 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2888 = v1130 + v2887;
+    const uint v2889 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2890 = v1129 + v2889;
+    const bool v2891 = v2888 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2892 = v2890 < v15;
+    const bool v2893 = v2891 && v2892;
+    if (v2893) {
+      const float v2894 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2895 = v68 + v2890;
+      const bfloat v2896 = bias[v2895];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2897 = float(v2896);
+      const float v2898 = v2894 + v2897;
+      const bfloat v2899 = bfloat(v2898);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2900 = v2888 * v4;
+      const uint v2901 = v2900 + v68;
+      const uint v2902 = v2901 + v2890;
+      out[v2902] = v2899;
+    }
+    const uint v2903 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2904 = v1130 + v2903;
+    const uint v2905 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2906 = v1129 + v2905;
+    const bool v2907 = v2904 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2908 = v2906 < v15;
+    const bool v2909 = v2907 && v2908;
+    if (v2909) {
+      const float v2910 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2911 = v68 + v2906;
+      const bfloat v2912 = bias[v2911];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2913 = float(v2912);
+      const float v2914 = v2910 + v2913;
+      const bfloat v2915 = bfloat(v2914);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2916 = v2904 * v4;
+      const uint v2917 = v2916 + v68;
+      const uint v2918 = v2917 + v2906;
+      out[v2918] = v2915;
+    }
+    const uint v2919 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2920 = v1130 + v2919;
+    const uint v2921 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2922 = v1129 + v2921;
+    const bool v2923 = v2920 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2924 = v2922 < v15;
+    const bool v2925 = v2923 && v2924;
+    if (v2925) {
+      const float v2926 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2927 = v68 + v2922;
+      const bfloat v2928 = bias[v2927];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2929 = float(v2928);
+      const float v2930 = v2926 + v2929;
+      const bfloat v2931 = bfloat(v2930);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2932 = v2920 * v4;
+      const uint v2933 = v2932 + v68;
+      const uint v2934 = v2933 + v2922;
+      out[v2934] = v2931;
+    }
+    const uint v2935 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2936 = v1130 + v2935;
+    const uint v2937 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2938 = v1129 + v2937;
+    const bool v2939 = v2936 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2940 = v2938 < v15;
+    const bool v2941 = v2939 && v2940;
+    if (v2941) {
+      const float v2942 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2943 = v68 + v2938;
+      const bfloat v2944 = bias[v2943];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2945 = float(v2944);
+      const float v2946 = v2942 + v2945;
+      const bfloat v2947 = bfloat(v2946);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2948 = v2936 * v4;
+      const uint v2949 = v2948 + v68;
+      const uint v2950 = v2949 + v2938;
+      out[v2950] = v2947;
+    }
+    const uint v2951 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2952 = v1130 + v2951;
+    const uint v2953 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2954 = v1129 + v2953;
+    const bool v2955 = v2952 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2956 = v2954 < v15;
+    const bool v2957 = v2955 && v2956;
+    if (v2957) {
+      const float v2958 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2959 = v68 + v2954;
+      const bfloat v2960 = bias[v2959];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2961 = float(v2960);
+      const float v2962 = v2958 + v2961;
+      const bfloat v2963 = bfloat(v2962);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2964 = v2952 * v4;
+      const uint v2965 = v2964 + v68;
+      const uint v2966 = v2965 + v2954;
+      out[v2966] = v2963;
+    }
+    const uint v2967 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2968 = v1130 + v2967;
+    const uint v2969 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2970 = v1129 + v2969;
+    const bool v2971 = v2968 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2972 = v2970 < v15;
+    const bool v2973 = v2971 && v2972;
+    if (v2973) {
+      const float v2974 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2975 = v68 + v2970;
+      const bfloat v2976 = bias[v2975];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2977 = float(v2976);
+      const float v2978 = v2974 + v2977;
+      const bfloat v2979 = bfloat(v2978);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2980 = v2968 * v4;
+      const uint v2981 = v2980 + v68;
+      const uint v2982 = v2981 + v2970;
+      out[v2982] = v2979;
+    }
+    const uint v2983 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2984 = v1130 + v2983;
+    const uint v2985 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2986 = v1129 + v2985;
+    const bool v2987 = v2984 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2988 = v2986 < v15;
+    const bool v2989 = v2987 && v2988;
+    if (v2989) {
+      const float v2990 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2991 = v68 + v2986;
+      const bfloat v2992 = bias[v2991];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2993 = float(v2992);
+      const float v2994 = v2990 + v2993;
+      const bfloat v2995 = bfloat(v2994);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2996 = v2984 * v4;
+      const uint v2997 = v2996 + v68;
+      const uint v2998 = v2997 + v2986;
+      out[v2998] = v2995;
+    }
+    const uint v2999 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3000 = v1130 + v2999;
+    const uint v3001 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3002 = v1129 + v3001;
+    const bool v3003 = v3000 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3004 = v3002 < v15;
+    const bool v3005 = v3003 && v3004;
+    if (v3005) {
+      const float v3006 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3007 = v68 + v3002;
+      const bfloat v3008 = bias[v3007];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3009 = float(v3008);
+      const float v3010 = v3006 + v3009;
+      const bfloat v3011 = bfloat(v3010);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3012 = v3000 * v4;
+      const uint v3013 = v3012 + v68;
+      const uint v3014 = v3013 + v3002;
+      out[v3014] = v3011;
+    }
+    const uint v3015 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3016 = v1130 + v3015;
+    const uint v3017 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3018 = v1129 + v3017;
+    const bool v3019 = v3016 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3020 = v3018 < v15;
+    const bool v3021 = v3019 && v3020;
+    if (v3021) {
+      const float v3022 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3023 = v68 + v3018;
+      const bfloat v3024 = bias[v3023];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3025 = float(v3024);
+      const float v3026 = v3022 + v3025;
+      const bfloat v3027 = bfloat(v3026);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3028 = v3016 * v4;
+      const uint v3029 = v3028 + v68;
+      const uint v3030 = v3029 + v3018;
+      out[v3030] = v3027;
+    }
+    const uint v3031 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3032 = v1130 + v3031;
+    const uint v3033 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3034 = v1129 + v3033;
+    const bool v3035 = v3032 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3036 = v3034 < v15;
+    const bool v3037 = v3035 && v3036;
+    if (v3037) {
+      const float v3038 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3039 = v68 + v3034;
+      const bfloat v3040 = bias[v3039];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3041 = float(v3040);
+      const float v3042 = v3038 + v3041;
+      const bfloat v3043 = bfloat(v3042);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3044 = v3032 * v4;
+      const uint v3045 = v3044 + v68;
+      const uint v3046 = v3045 + v3034;
+      out[v3046] = v3043;
+    }
+    const uint v3047 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3048 = v1130 + v3047;
+    const uint v3049 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3050 = v1129 + v3049;
+    const bool v3051 = v3048 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3052 = v3050 < v15;
+    const bool v3053 = v3051 && v3052;
+    if (v3053) {
+      const float v3054 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3055 = v68 + v3050;
+      const bfloat v3056 = bias[v3055];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3057 = float(v3056);
+      const float v3058 = v3054 + v3057;
+      const bfloat v3059 = bfloat(v3058);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3060 = v3048 * v4;
+      const uint v3061 = v3060 + v68;
+      const uint v3062 = v3061 + v3050;
+      out[v3062] = v3059;
+    }
+    const uint v3063 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3064 = v1130 + v3063;
+    const uint v3065 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3066 = v1129 + v3065;
+    const bool v3067 = v3064 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3068 = v3066 < v15;
+    const bool v3069 = v3067 && v3068;
+    if (v3069) {
+      const float v3070 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3071 = v68 + v3066;
+      const bfloat v3072 = bias[v3071];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3073 = float(v3072);
+      const float v3074 = v3070 + v3073;
+      const bfloat v3075 = bfloat(v3074);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3076 = v3064 * v4;
+      const uint v3077 = v3076 + v68;
+      const uint v3078 = v3077 + v3066;
+      out[v3078] = v3075;
+    }
+    const uint v3079 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3080 = v1130 + v3079;
+    const uint v3081 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3082 = v1129 + v3081;
+    const bool v3083 = v3080 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3084 = v3082 < v15;
+    const bool v3085 = v3083 && v3084;
+    if (v3085) {
+      const float v3086 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3087 = v68 + v3082;
+      const bfloat v3088 = bias[v3087];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3089 = float(v3088);
+      const float v3090 = v3086 + v3089;
+      const bfloat v3091 = bfloat(v3090);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3092 = v3080 * v4;
+      const uint v3093 = v3092 + v68;
+      const uint v3094 = v3093 + v3082;
+      out[v3094] = v3091;
+    }
+    const uint v3095 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3096 = v1130 + v3095;
+    const uint v3097 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3098 = v1129 + v3097;
+    const bool v3099 = v3096 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3100 = v3098 < v15;
+    const bool v3101 = v3099 && v3100;
+    if (v3101) {
+      const float v3102 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3103 = v68 + v3098;
+      const bfloat v3104 = bias[v3103];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3105 = float(v3104);
+      const float v3106 = v3102 + v3105;
+      const bfloat v3107 = bfloat(v3106);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3108 = v3096 * v4;
+      const uint v3109 = v3108 + v68;
+      const uint v3110 = v3109 + v3098;
+      out[v3110] = v3107;
+    }
+    const uint v3111 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3112 = v1130 + v3111;
+    const uint v3113 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3114 = v1129 + v3113;
+    const bool v3115 = v3112 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3116 = v3114 < v15;
+    const bool v3117 = v3115 && v3116;
+    if (v3117) {
+      const float v3118 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3119 = v68 + v3114;
+      const bfloat v3120 = bias[v3119];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3121 = float(v3120);
+      const float v3122 = v3118 + v3121;
+      const bfloat v3123 = bfloat(v3122);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3124 = v3112 * v4;
+      const uint v3125 = v3124 + v68;
+      const uint v3126 = v3125 + v3114;
+      out[v3126] = v3123;
+    }
+    const uint v3127 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3128 = v1130 + v3127;
+    const uint v3129 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3130 = v1129 + v3129;
+    const bool v3131 = v3128 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3132 = v3130 < v15;
+    const bool v3133 = v3131 && v3132;
+    if (v3133) {
+      const float v3134 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3135 = v68 + v3130;
+      const bfloat v3136 = bias[v3135];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3137 = float(v3136);
+      const float v3138 = v3134 + v3137;
+      const bfloat v3139 = bfloat(v3138);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3140 = v3128 * v4;
+      const uint v3141 = v3140 + v68;
+      const uint v3142 = v3141 + v3130;
+      out[v3142] = v3139;
+    }
+    const uint v3143 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3144 = v1130 + v3143;
+    const uint v3145 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3146 = v1129 + v3145;
+    const bool v3147 = v3144 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3148 = v3146 < v15;
+    const bool v3149 = v3147 && v3148;
+    if (v3149) {
+      const float v3150 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3151 = v68 + v3146;
+      const bfloat v3152 = bias[v3151];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3153 = float(v3152);
+      const float v3154 = v3150 + v3153;
+      const bfloat v3155 = bfloat(v3154);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3156 = v3144 * v4;
+      const uint v3157 = v3156 + v68;
+      const uint v3158 = v3157 + v3146;
+      out[v3158] = v3155;
+    }
+    const uint v3159 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3160 = v1130 + v3159;
+    const uint v3161 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3162 = v1129 + v3161;
+    const bool v3163 = v3160 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3164 = v3162 < v15;
+    const bool v3165 = v3163 && v3164;
+    if (v3165) {
+      const float v3166 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3167 = v68 + v3162;
+      const bfloat v3168 = bias[v3167];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3169 = float(v3168);
+      const float v3170 = v3166 + v3169;
+      const bfloat v3171 = bfloat(v3170);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3172 = v3160 * v4;
+      const uint v3173 = v3172 + v68;
+      const uint v3174 = v3173 + v3162;
+      out[v3174] = v3171;
+    }
+    const uint v3175 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3176 = v1130 + v3175;
+    const uint v3177 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3178 = v1129 + v3177;
+    const bool v3179 = v3176 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3180 = v3178 < v15;
+    const bool v3181 = v3179 && v3180;
+    if (v3181) {
+      const float v3182 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3183 = v68 + v3178;
+      const bfloat v3184 = bias[v3183];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3185 = float(v3184);
+      const float v3186 = v3182 + v3185;
+      const bfloat v3187 = bfloat(v3186);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3188 = v3176 * v4;
+      const uint v3189 = v3188 + v68;
+      const uint v3190 = v3189 + v3178;
+      out[v3190] = v3187;
+    }
+    const uint v3191 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3192 = v1130 + v3191;
+    const uint v3193 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3194 = v1129 + v3193;
+    const bool v3195 = v3192 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3196 = v3194 < v15;
+    const bool v3197 = v3195 && v3196;
+    if (v3197) {
+      const float v3198 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3199 = v68 + v3194;
+      const bfloat v3200 = bias[v3199];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3201 = float(v3200);
+      const float v3202 = v3198 + v3201;
+      const bfloat v3203 = bfloat(v3202);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3204 = v3192 * v4;
+      const uint v3205 = v3204 + v68;
+      const uint v3206 = v3205 + v3194;
+      out[v3206] = v3203;
+    }
+    const uint v3207 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3208 = v1130 + v3207;
+    const uint v3209 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3210 = v1129 + v3209;
+    const bool v3211 = v3208 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3212 = v3210 < v15;
+    const bool v3213 = v3211 && v3212;
+    if (v3213) {
+      const float v3214 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3215 = v68 + v3210;
+      const bfloat v3216 = bias[v3215];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3217 = float(v3216);
+      const float v3218 = v3214 + v3217;
+      const bfloat v3219 = bfloat(v3218);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3220 = v3208 * v4;
+      const uint v3221 = v3220 + v68;
+      const uint v3222 = v3221 + v3210;
+      out[v3222] = v3219;
+    }
+    const uint v3223 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3224 = v1130 + v3223;
+    const uint v3225 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3226 = v1129 + v3225;
+    const bool v3227 = v3224 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3228 = v3226 < v15;
+    const bool v3229 = v3227 && v3228;
+    if (v3229) {
+      const float v3230 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3231 = v68 + v3226;
+      const bfloat v3232 = bias[v3231];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3233 = float(v3232);
+      const float v3234 = v3230 + v3233;
+      const bfloat v3235 = bfloat(v3234);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3236 = v3224 * v4;
+      const uint v3237 = v3236 + v68;
+      const uint v3238 = v3237 + v3226;
+      out[v3238] = v3235;
+    }
+    const uint v3239 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3240 = v1130 + v3239;
+    const uint v3241 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3242 = v1129 + v3241;
+    const bool v3243 = v3240 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3244 = v3242 < v15;
+    const bool v3245 = v3243 && v3244;
+    if (v3245) {
+      const float v3246 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3247 = v68 + v3242;
+      const bfloat v3248 = bias[v3247];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3249 = float(v3248);
+      const float v3250 = v3246 + v3249;
+      const bfloat v3251 = bfloat(v3250);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3252 = v3240 * v4;
+      const uint v3253 = v3252 + v68;
+      const uint v3254 = v3253 + v3242;
+      out[v3254] = v3251;
+    }
+    const uint v3255 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3256 = v1130 + v3255;
+    const uint v3257 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3258 = v1129 + v3257;
+    const bool v3259 = v3256 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3260 = v3258 < v15;
+    const bool v3261 = v3259 && v3260;
+    if (v3261) {
+      const float v3262 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3263 = v68 + v3258;
+      const bfloat v3264 = bias[v3263];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3265 = float(v3264);
+      const float v3266 = v3262 + v3265;
+      const bfloat v3267 = bfloat(v3266);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3268 = v3256 * v4;
+      const uint v3269 = v3268 + v68;
+      const uint v3270 = v3269 + v3258;
+      out[v3270] = v3267;
+    }
+    const uint v3271 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3272 = v1130 + v3271;
+    const uint v3273 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3274 = v1129 + v3273;
+    const bool v3275 = v3272 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3276 = v3274 < v15;
+    const bool v3277 = v3275 && v3276;
+    if (v3277) {
+      const float v3278 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3279 = v68 + v3274;
+      const bfloat v3280 = bias[v3279];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3281 = float(v3280);
+      const float v3282 = v3278 + v3281;
+      const bfloat v3283 = bfloat(v3282);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3284 = v3272 * v4;
+      const uint v3285 = v3284 + v68;
+      const uint v3286 = v3285 + v3274;
+      out[v3286] = v3283;
+    }
+    const uint v3287 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3288 = v1130 + v3287;
+    const uint v3289 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3290 = v1129 + v3289;
+    const bool v3291 = v3288 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3292 = v3290 < v15;
+    const bool v3293 = v3291 && v3292;
+    if (v3293) {
+      const float v3294 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3295 = v68 + v3290;
+      const bfloat v3296 = bias[v3295];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3297 = float(v3296);
+      const float v3298 = v3294 + v3297;
+      const bfloat v3299 = bfloat(v3298);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3300 = v3288 * v4;
+      const uint v3301 = v3300 + v68;
+      const uint v3302 = v3301 + v3290;
+      out[v3302] = v3299;
+    }
+    const uint v3303 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3304 = v1130 + v3303;
+    const uint v3305 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3306 = v1129 + v3305;
+    const bool v3307 = v3304 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3308 = v3306 < v15;
+    const bool v3309 = v3307 && v3308;
+    if (v3309) {
+      const float v3310 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3311 = v68 + v3306;
+      const bfloat v3312 = bias[v3311];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3313 = float(v3312);
+      const float v3314 = v3310 + v3313;
+      const bfloat v3315 = bfloat(v3314);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3316 = v3304 * v4;
+      const uint v3317 = v3316 + v68;
+      const uint v3318 = v3317 + v3306;
+      out[v3318] = v3315;
+    }
+    const uint v3319 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3320 = v1130 + v3319;
+    const uint v3321 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3322 = v1129 + v3321;
+    const bool v3323 = v3320 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3324 = v3322 < v15;
+    const bool v3325 = v3323 && v3324;
+    if (v3325) {
+      const float v3326 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3327 = v68 + v3322;
+      const bfloat v3328 = bias[v3327];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3329 = float(v3328);
+      const float v3330 = v3326 + v3329;
+      const bfloat v3331 = bfloat(v3330);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3332 = v3320 * v4;
+      const uint v3333 = v3332 + v68;
+      const uint v3334 = v3333 + v3322;
+      out[v3334] = v3331;
+    }
+    const uint v3335 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3336 = v1130 + v3335;
+    const uint v3337 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3338 = v1129 + v3337;
+    const bool v3339 = v3336 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3340 = v3338 < v15;
+    const bool v3341 = v3339 && v3340;
+    if (v3341) {
+      const float v3342 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3343 = v68 + v3338;
+      const bfloat v3344 = bias[v3343];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3345 = float(v3344);
+      const float v3346 = v3342 + v3345;
+      const bfloat v3347 = bfloat(v3346);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3348 = v3336 * v4;
+      const uint v3349 = v3348 + v68;
+      const uint v3350 = v3349 + v3338;
+      out[v3350] = v3347;
+    }
+    const uint v3351 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3352 = v1130 + v3351;
+    const uint v3353 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3354 = v1129 + v3353;
+    const bool v3355 = v3352 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3356 = v3354 < v15;
+    const bool v3357 = v3355 && v3356;
+    if (v3357) {
+      const float v3358 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3359 = v68 + v3354;
+      const bfloat v3360 = bias[v3359];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3361 = float(v3360);
+      const float v3362 = v3358 + v3361;
+      const bfloat v3363 = bfloat(v3362);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3364 = v3352 * v4;
+      const uint v3365 = v3364 + v68;
+      const uint v3366 = v3365 + v3354;
+      out[v3366] = v3363;
+    }
+    const uint v3367 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3368 = v1130 + v3367;
+    const uint v3369 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3370 = v1129 + v3369;
+    const bool v3371 = v3368 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3372 = v3370 < v15;
+    const bool v3373 = v3371 && v3372;
+    if (v3373) {
+      const float v3374 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3375 = v68 + v3370;
+      const bfloat v3376 = bias[v3375];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3377 = float(v3376);
+      const float v3378 = v3374 + v3377;
+      const bfloat v3379 = bfloat(v3378);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3380 = v3368 * v4;
+      const uint v3381 = v3380 + v68;
+      const uint v3382 = v3381 + v3370;
+      out[v3382] = v3379;
+    }
+    const uint v3383 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3384 = v1130 + v3383;
+    const uint v3385 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3386 = v1129 + v3385;
+    const bool v3387 = v3384 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3388 = v3386 < v15;
+    const bool v3389 = v3387 && v3388;
+    if (v3389) {
+      const float v3390 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3391 = v68 + v3386;
+      const bfloat v3392 = bias[v3391];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3393 = float(v3392);
+      const float v3394 = v3390 + v3393;
+      const bfloat v3395 = bfloat(v3394);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3396 = v3384 * v4;
+      const uint v3397 = v3396 + v68;
+      const uint v3398 = v3397 + v3386;
+      out[v3398] = v3395;
+    }
+    const uint v3399 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3400 = v1130 + v3399;
+    const uint v3401 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3402 = v1129 + v3401;
+    const bool v3403 = v3400 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3404 = v3402 < v15;
+    const bool v3405 = v3403 && v3404;
+    if (v3405) {
+      const float v3406 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3407 = v68 + v3402;
+      const bfloat v3408 = bias[v3407];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3409 = float(v3408);
+      const float v3410 = v3406 + v3409;
+      const bfloat v3411 = bfloat(v3410);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3412 = v3400 * v4;
+      const uint v3413 = v3412 + v68;
+      const uint v3414 = v3413 + v3402;
+      out[v3414] = v3411;
+    }
+    const uint v3415 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3416 = v1130 + v3415;
+    const uint v3417 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3418 = v1129 + v3417;
+    const bool v3419 = v3416 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3420 = v3418 < v15;
+    const bool v3421 = v3419 && v3420;
+    if (v3421) {
+      const float v3422 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3423 = v68 + v3418;
+      const bfloat v3424 = bias[v3423];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3425 = float(v3424);
+      const float v3426 = v3422 + v3425;
+      const bfloat v3427 = bfloat(v3426);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3428 = v3416 * v4;
+      const uint v3429 = v3428 + v68;
+      const uint v3430 = v3429 + v3418;
+      out[v3430] = v3427;
+    }
+    const uint v3431 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3432 = v1130 + v3431;
+    const uint v3433 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3434 = v1129 + v3433;
+    const bool v3435 = v3432 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3436 = v3434 < v15;
+    const bool v3437 = v3435 && v3436;
+    if (v3437) {
+      const float v3438 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3439 = v68 + v3434;
+      const bfloat v3440 = bias[v3439];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3441 = float(v3440);
+      const float v3442 = v3438 + v3441;
+      const bfloat v3443 = bfloat(v3442);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3444 = v3432 * v4;
+      const uint v3445 = v3444 + v68;
+      const uint v3446 = v3445 + v3434;
+      out[v3446] = v3443;
+    }
+    const uint v3447 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3448 = v1130 + v3447;
+    const uint v3449 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3450 = v1129 + v3449;
+    const bool v3451 = v3448 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3452 = v3450 < v15;
+    const bool v3453 = v3451 && v3452;
+    if (v3453) {
+      const float v3454 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3455 = v68 + v3450;
+      const bfloat v3456 = bias[v3455];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3457 = float(v3456);
+      const float v3458 = v3454 + v3457;
+      const bfloat v3459 = bfloat(v3458);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3460 = v3448 * v4;
+      const uint v3461 = v3460 + v68;
+      const uint v3462 = v3461 + v3450;
+      out[v3462] = v3459;
+    }
+    const uint v3463 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3464 = v1130 + v3463;
+    const uint v3465 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3466 = v1129 + v3465;
+    const bool v3467 = v3464 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3468 = v3466 < v15;
+    const bool v3469 = v3467 && v3468;
+    if (v3469) {
+      const float v3470 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3471 = v68 + v3466;
+      const bfloat v3472 = bias[v3471];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3473 = float(v3472);
+      const float v3474 = v3470 + v3473;
+      const bfloat v3475 = bfloat(v3474);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3476 = v3464 * v4;
+      const uint v3477 = v3476 + v68;
+      const uint v3478 = v3477 + v3466;
+      out[v3478] = v3475;
+    }
+    const uint v3479 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3480 = v1130 + v3479;
+    const uint v3481 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3482 = v1129 + v3481;
+    const bool v3483 = v3480 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3484 = v3482 < v15;
+    const bool v3485 = v3483 && v3484;
+    if (v3485) {
+      const float v3486 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3487 = v68 + v3482;
+      const bfloat v3488 = bias[v3487];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3489 = float(v3488);
+      const float v3490 = v3486 + v3489;
+      const bfloat v3491 = bfloat(v3490);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3492 = v3480 * v4;
+      const uint v3493 = v3492 + v68;
+      const uint v3494 = v3493 + v3482;
+      out[v3494] = v3491;
+    }
+    const uint v3495 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3496 = v1130 + v3495;
+    const uint v3497 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3498 = v1129 + v3497;
+    const bool v3499 = v3496 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3500 = v3498 < v15;
+    const bool v3501 = v3499 && v3500;
+    if (v3501) {
+      const float v3502 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3503 = v68 + v3498;
+      const bfloat v3504 = bias[v3503];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3505 = float(v3504);
+      const float v3506 = v3502 + v3505;
+      const bfloat v3507 = bfloat(v3506);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3508 = v3496 * v4;
+      const uint v3509 = v3508 + v68;
+      const uint v3510 = v3509 + v3498;
+      out[v3510] = v3507;
+    }
+    const uint v3511 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3512 = v1130 + v3511;
+    const uint v3513 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3514 = v1129 + v3513;
+    const bool v3515 = v3512 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3516 = v3514 < v15;
+    const bool v3517 = v3515 && v3516;
+    if (v3517) {
+      const float v3518 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3519 = v68 + v3514;
+      const bfloat v3520 = bias[v3519];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3521 = float(v3520);
+      const float v3522 = v3518 + v3521;
+      const bfloat v3523 = bfloat(v3522);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3524 = v3512 * v4;
+      const uint v3525 = v3524 + v68;
+      const uint v3526 = v3525 + v3514;
+      out[v3526] = v3523;
+    }
+    const uint v3527 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3528 = v1130 + v3527;
+    const uint v3529 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3530 = v1129 + v3529;
+    const bool v3531 = v3528 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3532 = v3530 < v15;
+    const bool v3533 = v3531 && v3532;
+    if (v3533) {
+      const float v3534 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3535 = v68 + v3530;
+      const bfloat v3536 = bias[v3535];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3537 = float(v3536);
+      const float v3538 = v3534 + v3537;
+      const bfloat v3539 = bfloat(v3538);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3540 = v3528 * v4;
+      const uint v3541 = v3540 + v68;
+      const uint v3542 = v3541 + v3530;
+      out[v3542] = v3539;
+    }
+    const uint v3543 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3544 = v1130 + v3543;
+    const uint v3545 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3546 = v1129 + v3545;
+    const bool v3547 = v3544 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3548 = v3546 < v15;
+    const bool v3549 = v3547 && v3548;
+    if (v3549) {
+      const float v3550 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3551 = v68 + v3546;
+      const bfloat v3552 = bias[v3551];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3553 = float(v3552);
+      const float v3554 = v3550 + v3553;
+      const bfloat v3555 = bfloat(v3554);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3556 = v3544 * v4;
+      const uint v3557 = v3556 + v68;
+      const uint v3558 = v3557 + v3546;
+      out[v3558] = v3555;
+    }
+    const uint v3559 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3560 = v1130 + v3559;
+    const uint v3561 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3562 = v1129 + v3561;
+    const bool v3563 = v3560 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3564 = v3562 < v15;
+    const bool v3565 = v3563 && v3564;
+    if (v3565) {
+      const float v3566 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3567 = v68 + v3562;
+      const bfloat v3568 = bias[v3567];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3569 = float(v3568);
+      const float v3570 = v3566 + v3569;
+      const bfloat v3571 = bfloat(v3570);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3572 = v3560 * v4;
+      const uint v3573 = v3572 + v68;
+      const uint v3574 = v3573 + v3562;
+      out[v3574] = v3571;
+    }
+    const uint v3575 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3576 = v1130 + v3575;
+    const uint v3577 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3578 = v1129 + v3577;
+    const bool v3579 = v3576 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3580 = v3578 < v15;
+    const bool v3581 = v3579 && v3580;
+    if (v3581) {
+      const float v3582 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3583 = v68 + v3578;
+      const bfloat v3584 = bias[v3583];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3585 = float(v3584);
+      const float v3586 = v3582 + v3585;
+      const bfloat v3587 = bfloat(v3586);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3588 = v3576 * v4;
+      const uint v3589 = v3588 + v68;
+      const uint v3590 = v3589 + v3578;
+      out[v3590] = v3587;
+    }
+    const uint v3591 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3592 = v1130 + v3591;
+    const uint v3593 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3594 = v1129 + v3593;
+    const bool v3595 = v3592 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3596 = v3594 < v15;
+    const bool v3597 = v3595 && v3596;
+    if (v3597) {
+      const float v3598 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3599 = v68 + v3594;
+      const bfloat v3600 = bias[v3599];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3601 = float(v3600);
+      const float v3602 = v3598 + v3601;
+      const bfloat v3603 = bfloat(v3602);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3604 = v3592 * v4;
+      const uint v3605 = v3604 + v68;
+      const uint v3606 = v3605 + v3594;
+      out[v3606] = v3603;
+    }
+    const uint v3607 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3608 = v1130 + v3607;
+    const uint v3609 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3610 = v1129 + v3609;
+    const bool v3611 = v3608 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3612 = v3610 < v15;
+    const bool v3613 = v3611 && v3612;
+    if (v3613) {
+      const float v3614 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3615 = v68 + v3610;
+      const bfloat v3616 = bias[v3615];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3617 = float(v3616);
+      const float v3618 = v3614 + v3617;
+      const bfloat v3619 = bfloat(v3618);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3620 = v3608 * v4;
+      const uint v3621 = v3620 + v68;
+      const uint v3622 = v3621 + v3610;
+      out[v3622] = v3619;
+    }
+    const uint v3623 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3624 = v1130 + v3623;
+    const uint v3625 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3626 = v1129 + v3625;
+    const bool v3627 = v3624 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3628 = v3626 < v15;
+    const bool v3629 = v3627 && v3628;
+    if (v3629) {
+      const float v3630 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3631 = v68 + v3626;
+      const bfloat v3632 = bias[v3631];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3633 = float(v3632);
+      const float v3634 = v3630 + v3633;
+      const bfloat v3635 = bfloat(v3634);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3636 = v3624 * v4;
+      const uint v3637 = v3636 + v68;
+      const uint v3638 = v3637 + v3626;
+      out[v3638] = v3635;
+    }
+    const uint v3639 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3640 = v1130 + v3639;
+    const uint v3641 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3642 = v1129 + v3641;
+    const bool v3643 = v3640 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3644 = v3642 < v15;
+    const bool v3645 = v3643 && v3644;
+    if (v3645) {
+      const float v3646 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3647 = v68 + v3642;
+      const bfloat v3648 = bias[v3647];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3649 = float(v3648);
+      const float v3650 = v3646 + v3649;
+      const bfloat v3651 = bfloat(v3650);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3652 = v3640 * v4;
+      const uint v3653 = v3652 + v68;
+      const uint v3654 = v3653 + v3642;
+      out[v3654] = v3651;
+    }
+    const uint v3655 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3656 = v1130 + v3655;
+    const uint v3657 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3658 = v1129 + v3657;
+    const bool v3659 = v3656 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3660 = v3658 < v15;
+    const bool v3661 = v3659 && v3660;
+    if (v3661) {
+      const float v3662 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3663 = v68 + v3658;
+      const bfloat v3664 = bias[v3663];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3665 = float(v3664);
+      const float v3666 = v3662 + v3665;
+      const bfloat v3667 = bfloat(v3666);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3668 = v3656 * v4;
+      const uint v3669 = v3668 + v68;
+      const uint v3670 = v3669 + v3658;
+      out[v3670] = v3667;
+    }
+    const uint v3671 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3672 = v1130 + v3671;
+    const uint v3673 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3674 = v1129 + v3673;
+    const bool v3675 = v3672 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3676 = v3674 < v15;
+    const bool v3677 = v3675 && v3676;
+    if (v3677) {
+      const float v3678 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3679 = v68 + v3674;
+      const bfloat v3680 = bias[v3679];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3681 = float(v3680);
+      const float v3682 = v3678 + v3681;
+      const bfloat v3683 = bfloat(v3682);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3684 = v3672 * v4;
+      const uint v3685 = v3684 + v68;
+      const uint v3686 = v3685 + v3674;
+      out[v3686] = v3683;
+    }
+    const uint v3687 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3688 = v1130 + v3687;
+    const uint v3689 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3690 = v1129 + v3689;
+    const bool v3691 = v3688 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3692 = v3690 < v15;
+    const bool v3693 = v3691 && v3692;
+    if (v3693) {
+      const float v3694 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3695 = v68 + v3690;
+      const bfloat v3696 = bias[v3695];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3697 = float(v3696);
+      const float v3698 = v3694 + v3697;
+      const bfloat v3699 = bfloat(v3698);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3700 = v3688 * v4;
+      const uint v3701 = v3700 + v68;
+      const uint v3702 = v3701 + v3690;
+      out[v3702] = v3699;
+    }
+    const uint v3703 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3704 = v1130 + v3703;
+    const uint v3705 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3706 = v1129 + v3705;
+    const bool v3707 = v3704 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3708 = v3706 < v15;
+    const bool v3709 = v3707 && v3708;
+    if (v3709) {
+      const float v3710 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3711 = v68 + v3706;
+      const bfloat v3712 = bias[v3711];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3713 = float(v3712);
+      const float v3714 = v3710 + v3713;
+      const bfloat v3715 = bfloat(v3714);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3716 = v3704 * v4;
+      const uint v3717 = v3716 + v68;
+      const uint v3718 = v3717 + v3706;
+      out[v3718] = v3715;
+    }
+    const uint v3719 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3720 = v1130 + v3719;
+    const uint v3721 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3722 = v1129 + v3721;
+    const bool v3723 = v3720 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3724 = v3722 < v15;
+    const bool v3725 = v3723 && v3724;
+    if (v3725) {
+      const float v3726 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3727 = v68 + v3722;
+      const bfloat v3728 = bias[v3727];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3729 = float(v3728);
+      const float v3730 = v3726 + v3729;
+      const bfloat v3731 = bfloat(v3730);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3732 = v3720 * v4;
+      const uint v3733 = v3732 + v68;
+      const uint v3734 = v3733 + v3722;
+      out[v3734] = v3731;
+    }
+    const uint v3735 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3736 = v1130 + v3735;
+    const uint v3737 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3738 = v1129 + v3737;
+    const bool v3739 = v3736 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3740 = v3738 < v15;
+    const bool v3741 = v3739 && v3740;
+    if (v3741) {
+      const float v3742 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3743 = v68 + v3738;
+      const bfloat v3744 = bias[v3743];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3745 = float(v3744);
+      const float v3746 = v3742 + v3745;
+      const bfloat v3747 = bfloat(v3746);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3748 = v3736 * v4;
+      const uint v3749 = v3748 + v68;
+      const uint v3750 = v3749 + v3738;
+      out[v3750] = v3747;
+    }
+    const uint v3751 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3752 = v1130 + v3751;
+    const uint v3753 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3754 = v1129 + v3753;
+    const bool v3755 = v3752 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3756 = v3754 < v15;
+    const bool v3757 = v3755 && v3756;
+    if (v3757) {
+      const float v3758 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3759 = v68 + v3754;
+      const bfloat v3760 = bias[v3759];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3761 = float(v3760);
+      const float v3762 = v3758 + v3761;
+      const bfloat v3763 = bfloat(v3762);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3764 = v3752 * v4;
+      const uint v3765 = v3764 + v68;
+      const uint v3766 = v3765 + v3754;
+      out[v3766] = v3763;
+    }
+    const uint v3767 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3768 = v1130 + v3767;
+    const uint v3769 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3770 = v1129 + v3769;
+    const bool v3771 = v3768 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3772 = v3770 < v15;
+    const bool v3773 = v3771 && v3772;
+    if (v3773) {
+      const float v3774 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3775 = v68 + v3770;
+      const bfloat v3776 = bias[v3775];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3777 = float(v3776);
+      const float v3778 = v3774 + v3777;
+      const bfloat v3779 = bfloat(v3778);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3780 = v3768 * v4;
+      const uint v3781 = v3780 + v68;
+      const uint v3782 = v3781 + v3770;
+      out[v3782] = v3779;
+    }
+    const uint v3783 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3784 = v1130 + v3783;
+    const uint v3785 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3786 = v1129 + v3785;
+    const bool v3787 = v3784 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3788 = v3786 < v15;
+    const bool v3789 = v3787 && v3788;
+    if (v3789) {
+      const float v3790 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3791 = v68 + v3786;
+      const bfloat v3792 = bias[v3791];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3793 = float(v3792);
+      const float v3794 = v3790 + v3793;
+      const bfloat v3795 = bfloat(v3794);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3796 = v3784 * v4;
+      const uint v3797 = v3796 + v68;
+      const uint v3798 = v3797 + v3786;
+      out[v3798] = v3795;
+    }
+    const uint v3799 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3800 = v1130 + v3799;
+    const uint v3801 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3802 = v1129 + v3801;
+    const bool v3803 = v3800 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3804 = v3802 < v15;
+    const bool v3805 = v3803 && v3804;
+    if (v3805) {
+      const float v3806 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3807 = v68 + v3802;
+      const bfloat v3808 = bias[v3807];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3809 = float(v3808);
+      const float v3810 = v3806 + v3809;
+      const bfloat v3811 = bfloat(v3810);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3812 = v3800 * v4;
+      const uint v3813 = v3812 + v68;
+      const uint v3814 = v3813 + v3802;
+      out[v3814] = v3811;
+    }
+    const uint v3815 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3816 = v1130 + v3815;
+    const uint v3817 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3818 = v1129 + v3817;
+    const bool v3819 = v3816 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3820 = v3818 < v15;
+    const bool v3821 = v3819 && v3820;
+    if (v3821) {
+      const float v3822 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3823 = v68 + v3818;
+      const bfloat v3824 = bias[v3823];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3825 = float(v3824);
+      const float v3826 = v3822 + v3825;
+      const bfloat v3827 = bfloat(v3826);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3828 = v3816 * v4;
+      const uint v3829 = v3828 + v68;
+      const uint v3830 = v3829 + v3818;
+      out[v3830] = v3827;
+    }
+    const uint v3831 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3832 = v1130 + v3831;
+    const uint v3833 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3834 = v1129 + v3833;
+    const bool v3835 = v3832 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3836 = v3834 < v15;
+    const bool v3837 = v3835 && v3836;
+    if (v3837) {
+      const float v3838 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3839 = v68 + v3834;
+      const bfloat v3840 = bias[v3839];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3841 = float(v3840);
+      const float v3842 = v3838 + v3841;
+      const bfloat v3843 = bfloat(v3842);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3844 = v3832 * v4;
+      const uint v3845 = v3844 + v68;
+      const uint v3846 = v3845 + v3834;
+      out[v3846] = v3843;
+    }
+    const uint v3847 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3848 = v1130 + v3847;
+    const uint v3849 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3850 = v1129 + v3849;
+    const bool v3851 = v3848 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3852 = v3850 < v15;
+    const bool v3853 = v3851 && v3852;
+    if (v3853) {
+      const float v3854 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3855 = v68 + v3850;
+      const bfloat v3856 = bias[v3855];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3857 = float(v3856);
+      const float v3858 = v3854 + v3857;
+      const bfloat v3859 = bfloat(v3858);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3860 = v3848 * v4;
+      const uint v3861 = v3860 + v68;
+      const uint v3862 = v3861 + v3850;
+      out[v3862] = v3859;
+    }
+    const uint v3863 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3864 = v1130 + v3863;
+    const uint v3865 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3866 = v1129 + v3865;
+    const bool v3867 = v3864 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3868 = v3866 < v15;
+    const bool v3869 = v3867 && v3868;
+    if (v3869) {
+      const float v3870 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3871 = v68 + v3866;
+      const bfloat v3872 = bias[v3871];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3873 = float(v3872);
+      const float v3874 = v3870 + v3873;
+      const bfloat v3875 = bfloat(v3874);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3876 = v3864 * v4;
+      const uint v3877 = v3876 + v68;
+      const uint v3878 = v3877 + v3866;
+      out[v3878] = v3875;
+    }
+    const uint v3879 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3880 = v1130 + v3879;
+    const uint v3881 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3882 = v1129 + v3881;
+    const bool v3883 = v3880 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3884 = v3882 < v15;
+    const bool v3885 = v3883 && v3884;
+    if (v3885) {
+      const float v3886 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3887 = v68 + v3882;
+      const bfloat v3888 = bias[v3887];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3889 = float(v3888);
+      const float v3890 = v3886 + v3889;
+      const bfloat v3891 = bfloat(v3890);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3892 = v3880 * v4;
+      const uint v3893 = v3892 + v68;
+      const uint v3894 = v3893 + v3882;
+      out[v3894] = v3891;
+    }
+    const uint v3895 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3896 = v1130 + v3895;
+    const uint v3897 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3898 = v1129 + v3897;
+    const bool v3899 = v3896 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3900 = v3898 < v15;
+    const bool v3901 = v3899 && v3900;
+    if (v3901) {
+      const float v3902 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3903 = v68 + v3898;
+      const bfloat v3904 = bias[v3903];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3905 = float(v3904);
+      const float v3906 = v3902 + v3905;
+      const bfloat v3907 = bfloat(v3906);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3908 = v3896 * v4;
+      const uint v3909 = v3908 + v68;
+      const uint v3910 = v3909 + v3898;
+      out[v3910] = v3907;
+    }
+    const uint v3911 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3912 = v1130 + v3911;
+    const uint v3913 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3914 = v1129 + v3913;
+    const bool v3915 = v3912 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3916 = v3914 < v15;
+    const bool v3917 = v3915 && v3916;
+    if (v3917) {
+      const float v3918 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3919 = v68 + v3914;
+      const bfloat v3920 = bias[v3919];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3921 = float(v3920);
+      const float v3922 = v3918 + v3921;
+      const bfloat v3923 = bfloat(v3922);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3924 = v3912 * v4;
+      const uint v3925 = v3924 + v68;
+      const uint v3926 = v3925 + v3914;
+      out[v3926] = v3923;
+    }
+    const uint v3927 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3928 = v1130 + v3927;
+    const uint v3929 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3930 = v1129 + v3929;
+    const bool v3931 = v3928 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3932 = v3930 < v15;
+    const bool v3933 = v3931 && v3932;
+    if (v3933) {
+      const float v3934 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3935 = v68 + v3930;
+      const bfloat v3936 = bias[v3935];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3937 = float(v3936);
+      const float v3938 = v3934 + v3937;
+      const bfloat v3939 = bfloat(v3938);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3940 = v3928 * v4;
+      const uint v3941 = v3940 + v68;
+      const uint v3942 = v3941 + v3930;
+      out[v3942] = v3939;
+    }
+    const uint v3943 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3944 = v1130 + v3943;
+    const uint v3945 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3946 = v1129 + v3945;
+    const bool v3947 = v3944 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3948 = v3946 < v15;
+    const bool v3949 = v3947 && v3948;
+    if (v3949) {
+      const float v3950 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3951 = v68 + v3946;
+      const bfloat v3952 = bias[v3951];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3953 = float(v3952);
+      const float v3954 = v3950 + v3953;
+      const bfloat v3955 = bfloat(v3954);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3956 = v3944 * v4;
+      const uint v3957 = v3956 + v68;
+      const uint v3958 = v3957 + v3946;
+      out[v3958] = v3955;
+    }
+    const uint v3959 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3960 = v1130 + v3959;
+    const uint v3961 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3962 = v1129 + v3961;
+    const bool v3963 = v3960 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3964 = v3962 < v15;
+    const bool v3965 = v3963 && v3964;
+    if (v3965) {
+      const float v3966 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3967 = v68 + v3962;
+      const bfloat v3968 = bias[v3967];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3969 = float(v3968);
+      const float v3970 = v3966 + v3969;
+      const bfloat v3971 = bfloat(v3970);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3972 = v3960 * v4;
+      const uint v3973 = v3972 + v68;
+      const uint v3974 = v3973 + v3962;
+      out[v3974] = v3971;
+    }
+    const uint v3975 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3976 = v1130 + v3975;
+    const uint v3977 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3978 = v1129 + v3977;
+    const bool v3979 = v3976 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3980 = v3978 < v15;
+    const bool v3981 = v3979 && v3980;
+    if (v3981) {
+      const float v3982 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3983 = v68 + v3978;
+      const bfloat v3984 = bias[v3983];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3985 = float(v3984);
+      const float v3986 = v3982 + v3985;
+      const bfloat v3987 = bfloat(v3986);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3988 = v3976 * v4;
+      const uint v3989 = v3988 + v68;
+      const uint v3990 = v3989 + v3978;
+      out[v3990] = v3987;
+    }
+    const uint v3991 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3992 = v1130 + v3991;
+    const uint v3993 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3994 = v1129 + v3993;
+    const bool v3995 = v3992 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3996 = v3994 < v15;
+    const bool v3997 = v3995 && v3996;
+    if (v3997) {
+      const float v3998 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3999 = v68 + v3994;
+      const bfloat v4000 = bias[v3999];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4001 = float(v4000);
+      const float v4002 = v3998 + v4001;
+      const bfloat v4003 = bfloat(v4002);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4004 = v3992 * v4;
+      const uint v4005 = v4004 + v68;
+      const uint v4006 = v4005 + v3994;
+      out[v4006] = v4003;
+    }
+    const uint v4007 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4008 = v1130 + v4007;
+    const uint v4009 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4010 = v1129 + v4009;
+    const bool v4011 = v4008 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4012 = v4010 < v15;
+    const bool v4013 = v4011 && v4012;
+    if (v4013) {
+      const float v4014 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4015 = v68 + v4010;
+      const bfloat v4016 = bias[v4015];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4017 = float(v4016);
+      const float v4018 = v4014 + v4017;
+      const bfloat v4019 = bfloat(v4018);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4020 = v4008 * v4;
+      const uint v4021 = v4020 + v68;
+      const uint v4022 = v4021 + v4010;
+      out[v4022] = v4019;
+    }
+    const uint v4023 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4024 = v1130 + v4023;
+    const uint v4025 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4026 = v1129 + v4025;
+    const bool v4027 = v4024 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4028 = v4026 < v15;
+    const bool v4029 = v4027 && v4028;
+    if (v4029) {
+      const float v4030 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4031 = v68 + v4026;
+      const bfloat v4032 = bias[v4031];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4033 = float(v4032);
+      const float v4034 = v4030 + v4033;
+      const bfloat v4035 = bfloat(v4034);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4036 = v4024 * v4;
+      const uint v4037 = v4036 + v68;
+      const uint v4038 = v4037 + v4026;
+      out[v4038] = v4035;
+    }
+    const uint v4039 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4040 = v1130 + v4039;
+    const uint v4041 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4042 = v1129 + v4041;
+    const bool v4043 = v4040 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4044 = v4042 < v15;
+    const bool v4045 = v4043 && v4044;
+    if (v4045) {
+      const float v4046 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4047 = v68 + v4042;
+      const bfloat v4048 = bias[v4047];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4049 = float(v4048);
+      const float v4050 = v4046 + v4049;
+      const bfloat v4051 = bfloat(v4050);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4052 = v4040 * v4;
+      const uint v4053 = v4052 + v68;
+      const uint v4054 = v4053 + v4042;
+      out[v4054] = v4051;
+    }
+    const uint v4055 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4056 = v1130 + v4055;
+    const uint v4057 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4058 = v1129 + v4057;
+    const bool v4059 = v4056 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4060 = v4058 < v15;
+    const bool v4061 = v4059 && v4060;
+    if (v4061) {
+      const float v4062 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4063 = v68 + v4058;
+      const bfloat v4064 = bias[v4063];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4065 = float(v4064);
+      const float v4066 = v4062 + v4065;
+      const bfloat v4067 = bfloat(v4066);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4068 = v4056 * v4;
+      const uint v4069 = v4068 + v68;
+      const uint v4070 = v4069 + v4058;
+      out[v4070] = v4067;
+    }
+    const uint v4071 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4072 = v1130 + v4071;
+    const uint v4073 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4074 = v1129 + v4073;
+    const bool v4075 = v4072 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4076 = v4074 < v15;
+    const bool v4077 = v4075 && v4076;
+    if (v4077) {
+      const float v4078 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4079 = v68 + v4074;
+      const bfloat v4080 = bias[v4079];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4081 = float(v4080);
+      const float v4082 = v4078 + v4081;
+      const bfloat v4083 = bfloat(v4082);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4084 = v4072 * v4;
+      const uint v4085 = v4084 + v68;
+      const uint v4086 = v4085 + v4074;
+      out[v4086] = v4083;
+    }
+    const uint v4087 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4088 = v1130 + v4087;
+    const uint v4089 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4090 = v1129 + v4089;
+    const bool v4091 = v4088 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4092 = v4090 < v15;
+    const bool v4093 = v4091 && v4092;
+    if (v4093) {
+      const float v4094 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4095 = v68 + v4090;
+      const bfloat v4096 = bias[v4095];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4097 = float(v4096);
+      const float v4098 = v4094 + v4097;
+      const bfloat v4099 = bfloat(v4098);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4100 = v4088 * v4;
+      const uint v4101 = v4100 + v68;
+      const uint v4102 = v4101 + v4090;
+      out[v4102] = v4099;
+    }
+    const uint v4103 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4104 = v1130 + v4103;
+    const uint v4105 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4106 = v1129 + v4105;
+    const bool v4107 = v4104 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4108 = v4106 < v15;
+    const bool v4109 = v4107 && v4108;
+    if (v4109) {
+      const float v4110 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4111 = v68 + v4106;
+      const bfloat v4112 = bias[v4111];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4113 = float(v4112);
+      const float v4114 = v4110 + v4113;
+      const bfloat v4115 = bfloat(v4114);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4116 = v4104 * v4;
+      const uint v4117 = v4116 + v68;
+      const uint v4118 = v4117 + v4106;
+      out[v4118] = v4115;
+    }
+    const uint v4119 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4120 = v1130 + v4119;
+    const uint v4121 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4122 = v1129 + v4121;
+    const bool v4123 = v4120 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4124 = v4122 < v15;
+    const bool v4125 = v4123 && v4124;
+    if (v4125) {
+      const float v4126 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4127 = v68 + v4122;
+      const bfloat v4128 = bias[v4127];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4129 = float(v4128);
+      const float v4130 = v4126 + v4129;
+      const bfloat v4131 = bfloat(v4130);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4132 = v4120 * v4;
+      const uint v4133 = v4132 + v68;
+      const uint v4134 = v4133 + v4122;
+      out[v4134] = v4131;
+    }
+    const uint v4135 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4136 = v1130 + v4135;
+    const uint v4137 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4138 = v1129 + v4137;
+    const bool v4139 = v4136 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4140 = v4138 < v15;
+    const bool v4141 = v4139 && v4140;
+    if (v4141) {
+      const float v4142 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4143 = v68 + v4138;
+      const bfloat v4144 = bias[v4143];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4145 = float(v4144);
+      const float v4146 = v4142 + v4145;
+      const bfloat v4147 = bfloat(v4146);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4148 = v4136 * v4;
+      const uint v4149 = v4148 + v68;
+      const uint v4150 = v4149 + v4138;
+      out[v4150] = v4147;
+    }
+    const uint v4151 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4152 = v1130 + v4151;
+    const uint v4153 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4154 = v1129 + v4153;
+    const bool v4155 = v4152 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4156 = v4154 < v15;
+    const bool v4157 = v4155 && v4156;
+    if (v4157) {
+      const float v4158 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4159 = v68 + v4154;
+      const bfloat v4160 = bias[v4159];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4161 = float(v4160);
+      const float v4162 = v4158 + v4161;
+      const bfloat v4163 = bfloat(v4162);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4164 = v4152 * v4;
+      const uint v4165 = v4164 + v68;
+      const uint v4166 = v4165 + v4154;
+      out[v4166] = v4163;
+    }
+    const uint v4167 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4168 = v1130 + v4167;
+    const uint v4169 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4170 = v1129 + v4169;
+    const bool v4171 = v4168 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4172 = v4170 < v15;
+    const bool v4173 = v4171 && v4172;
+    if (v4173) {
+      const float v4174 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4175 = v68 + v4170;
+      const bfloat v4176 = bias[v4175];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4177 = float(v4176);
+      const float v4178 = v4174 + v4177;
+      const bfloat v4179 = bfloat(v4178);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4180 = v4168 * v4;
+      const uint v4181 = v4180 + v68;
+      const uint v4182 = v4181 + v4170;
+      out[v4182] = v4179;
+    }
+    const uint v4183 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4184 = v1130 + v4183;
+    const uint v4185 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4186 = v1129 + v4185;
+    const bool v4187 = v4184 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4188 = v4186 < v15;
+    const bool v4189 = v4187 && v4188;
+    if (v4189) {
+      const float v4190 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4191 = v68 + v4186;
+      const bfloat v4192 = bias[v4191];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4193 = float(v4192);
+      const float v4194 = v4190 + v4193;
+      const bfloat v4195 = bfloat(v4194);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4196 = v4184 * v4;
+      const uint v4197 = v4196 + v68;
+      const uint v4198 = v4197 + v4186;
+      out[v4198] = v4195;
+    }
+    const uint v4199 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4200 = v1130 + v4199;
+    const uint v4201 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4202 = v1129 + v4201;
+    const bool v4203 = v4200 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4204 = v4202 < v15;
+    const bool v4205 = v4203 && v4204;
+    if (v4205) {
+      const float v4206 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4207 = v68 + v4202;
+      const bfloat v4208 = bias[v4207];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4209 = float(v4208);
+      const float v4210 = v4206 + v4209;
+      const bfloat v4211 = bfloat(v4210);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4212 = v4200 * v4;
+      const uint v4213 = v4212 + v68;
+      const uint v4214 = v4213 + v4202;
+      out[v4214] = v4211;
+    }
+    const uint v4215 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4216 = v1130 + v4215;
+    const uint v4217 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4218 = v1129 + v4217;
+    const bool v4219 = v4216 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4220 = v4218 < v15;
+    const bool v4221 = v4219 && v4220;
+    if (v4221) {
+      const float v4222 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4223 = v68 + v4218;
+      const bfloat v4224 = bias[v4223];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4225 = float(v4224);
+      const float v4226 = v4222 + v4225;
+      const bfloat v4227 = bfloat(v4226);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4228 = v4216 * v4;
+      const uint v4229 = v4228 + v68;
+      const uint v4230 = v4229 + v4218;
+      out[v4230] = v4227;
+    }
+    const uint v4231 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4232 = v1130 + v4231;
+    const uint v4233 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4234 = v1129 + v4233;
+    const bool v4235 = v4232 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4236 = v4234 < v15;
+    const bool v4237 = v4235 && v4236;
+    if (v4237) {
+      const float v4238 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4239 = v68 + v4234;
+      const bfloat v4240 = bias[v4239];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4241 = float(v4240);
+      const float v4242 = v4238 + v4241;
+      const bfloat v4243 = bfloat(v4242);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4244 = v4232 * v4;
+      const uint v4245 = v4244 + v68;
+      const uint v4246 = v4245 + v4234;
+      out[v4246] = v4243;
+    }
+    const uint v4247 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4248 = v1130 + v4247;
+    const uint v4249 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4250 = v1129 + v4249;
+    const bool v4251 = v4248 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4252 = v4250 < v15;
+    const bool v4253 = v4251 && v4252;
+    if (v4253) {
+      const float v4254 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4255 = v68 + v4250;
+      const bfloat v4256 = bias[v4255];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4257 = float(v4256);
+      const float v4258 = v4254 + v4257;
+      const bfloat v4259 = bfloat(v4258);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4260 = v4248 * v4;
+      const uint v4261 = v4260 + v68;
+      const uint v4262 = v4261 + v4250;
+      out[v4262] = v4259;
+    }
+    const uint v4263 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4264 = v1130 + v4263;
+    const uint v4265 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4266 = v1129 + v4265;
+    const bool v4267 = v4264 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4268 = v4266 < v15;
+    const bool v4269 = v4267 && v4268;
+    if (v4269) {
+      const float v4270 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4271 = v68 + v4266;
+      const bfloat v4272 = bias[v4271];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4273 = float(v4272);
+      const float v4274 = v4270 + v4273;
+      const bfloat v4275 = bfloat(v4274);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4276 = v4264 * v4;
+      const uint v4277 = v4276 + v68;
+      const uint v4278 = v4277 + v4266;
+      out[v4278] = v4275;
+    }
+    const uint v4279 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4280 = v1130 + v4279;
+    const uint v4281 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4282 = v1129 + v4281;
+    const bool v4283 = v4280 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4284 = v4282 < v15;
+    const bool v4285 = v4283 && v4284;
+    if (v4285) {
+      const float v4286 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4287 = v68 + v4282;
+      const bfloat v4288 = bias[v4287];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4289 = float(v4288);
+      const float v4290 = v4286 + v4289;
+      const bfloat v4291 = bfloat(v4290);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4292 = v4280 * v4;
+      const uint v4293 = v4292 + v68;
+      const uint v4294 = v4293 + v4282;
+      out[v4294] = v4291;
+    }
+    const uint v4295 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4296 = v1130 + v4295;
+    const uint v4297 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4298 = v1129 + v4297;
+    const bool v4299 = v4296 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4300 = v4298 < v15;
+    const bool v4301 = v4299 && v4300;
+    if (v4301) {
+      const float v4302 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4303 = v68 + v4298;
+      const bfloat v4304 = bias[v4303];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4305 = float(v4304);
+      const float v4306 = v4302 + v4305;
+      const bfloat v4307 = bfloat(v4306);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4308 = v4296 * v4;
+      const uint v4309 = v4308 + v68;
+      const uint v4310 = v4309 + v4298;
+      out[v4310] = v4307;
+    }
+    const uint v4311 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4312 = v1130 + v4311;
+    const uint v4313 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4314 = v1129 + v4313;
+    const bool v4315 = v4312 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4316 = v4314 < v15;
+    const bool v4317 = v4315 && v4316;
+    if (v4317) {
+      const float v4318 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4319 = v68 + v4314;
+      const bfloat v4320 = bias[v4319];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4321 = float(v4320);
+      const float v4322 = v4318 + v4321;
+      const bfloat v4323 = bfloat(v4322);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4324 = v4312 * v4;
+      const uint v4325 = v4324 + v68;
+      const uint v4326 = v4325 + v4314;
+      out[v4326] = v4323;
+    }
+    const uint v4327 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4328 = v1130 + v4327;
+    const uint v4329 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4330 = v1129 + v4329;
+    const bool v4331 = v4328 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4332 = v4330 < v15;
+    const bool v4333 = v4331 && v4332;
+    if (v4333) {
+      const float v4334 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4335 = v68 + v4330;
+      const bfloat v4336 = bias[v4335];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4337 = float(v4336);
+      const float v4338 = v4334 + v4337;
+      const bfloat v4339 = bfloat(v4338);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4340 = v4328 * v4;
+      const uint v4341 = v4340 + v68;
+      const uint v4342 = v4341 + v4330;
+      out[v4342] = v4339;
+    }
+    const uint v4343 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4344 = v1130 + v4343;
+    const uint v4345 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4346 = v1129 + v4345;
+    const bool v4347 = v4344 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4348 = v4346 < v15;
+    const bool v4349 = v4347 && v4348;
+    if (v4349) {
+      const float v4350 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4351 = v68 + v4346;
+      const bfloat v4352 = bias[v4351];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4353 = float(v4352);
+      const float v4354 = v4350 + v4353;
+      const bfloat v4355 = bfloat(v4354);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4356 = v4344 * v4;
+      const uint v4357 = v4356 + v68;
+      const uint v4358 = v4357 + v4346;
+      out[v4358] = v4355;
+    }
+    const uint v4359 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4360 = v1130 + v4359;
+    const uint v4361 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4362 = v1129 + v4361;
+    const bool v4363 = v4360 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4364 = v4362 < v15;
+    const bool v4365 = v4363 && v4364;
+    if (v4365) {
+      const float v4366 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4367 = v68 + v4362;
+      const bfloat v4368 = bias[v4367];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4369 = float(v4368);
+      const float v4370 = v4366 + v4369;
+      const bfloat v4371 = bfloat(v4370);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4372 = v4360 * v4;
+      const uint v4373 = v4372 + v68;
+      const uint v4374 = v4373 + v4362;
+      out[v4374] = v4371;
+    }
+    const uint v4375 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4376 = v1130 + v4375;
+    const uint v4377 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4378 = v1129 + v4377;
+    const bool v4379 = v4376 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4380 = v4378 < v15;
+    const bool v4381 = v4379 && v4380;
+    if (v4381) {
+      const float v4382 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4383 = v68 + v4378;
+      const bfloat v4384 = bias[v4383];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4385 = float(v4384);
+      const float v4386 = v4382 + v4385;
+      const bfloat v4387 = bfloat(v4386);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4388 = v4376 * v4;
+      const uint v4389 = v4388 + v68;
+      const uint v4390 = v4389 + v4378;
+      out[v4390] = v4387;
+    }
+    const uint v4391 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4392 = v1130 + v4391;
+    const uint v4393 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4394 = v1129 + v4393;
+    const bool v4395 = v4392 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4396 = v4394 < v15;
+    const bool v4397 = v4395 && v4396;
+    if (v4397) {
+      const float v4398 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4399 = v68 + v4394;
+      const bfloat v4400 = bias[v4399];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4401 = float(v4400);
+      const float v4402 = v4398 + v4401;
+      const bfloat v4403 = bfloat(v4402);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4404 = v4392 * v4;
+      const uint v4405 = v4404 + v68;
+      const uint v4406 = v4405 + v4394;
+      out[v4406] = v4403;
+    }
+    const uint v4407 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4408 = v1130 + v4407;
+    const uint v4409 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4410 = v1129 + v4409;
+    const bool v4411 = v4408 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4412 = v4410 < v15;
+    const bool v4413 = v4411 && v4412;
+    if (v4413) {
+      const float v4414 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4415 = v68 + v4410;
+      const bfloat v4416 = bias[v4415];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4417 = float(v4416);
+      const float v4418 = v4414 + v4417;
+      const bfloat v4419 = bfloat(v4418);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4420 = v4408 * v4;
+      const uint v4421 = v4420 + v68;
+      const uint v4422 = v4421 + v4410;
+      out[v4422] = v4419;
+    }
+    const uint v4423 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4424 = v1130 + v4423;
+    const uint v4425 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4426 = v1129 + v4425;
+    const bool v4427 = v4424 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4428 = v4426 < v15;
+    const bool v4429 = v4427 && v4428;
+    if (v4429) {
+      const float v4430 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4431 = v68 + v4426;
+      const bfloat v4432 = bias[v4431];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4433 = float(v4432);
+      const float v4434 = v4430 + v4433;
+      const bfloat v4435 = bfloat(v4434);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4436 = v4424 * v4;
+      const uint v4437 = v4436 + v68;
+      const uint v4438 = v4437 + v4426;
+      out[v4438] = v4435;
+    }
+    const uint v4439 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4440 = v1130 + v4439;
+    const uint v4441 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4442 = v1129 + v4441;
+    const bool v4443 = v4440 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4444 = v4442 < v15;
+    const bool v4445 = v4443 && v4444;
+    if (v4445) {
+      const float v4446 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4447 = v68 + v4442;
+      const bfloat v4448 = bias[v4447];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4449 = float(v4448);
+      const float v4450 = v4446 + v4449;
+      const bfloat v4451 = bfloat(v4450);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4452 = v4440 * v4;
+      const uint v4453 = v4452 + v68;
+      const uint v4454 = v4453 + v4442;
+      out[v4454] = v4451;
+    }
+    const uint v4455 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4456 = v1130 + v4455;
+    const uint v4457 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4458 = v1129 + v4457;
+    const bool v4459 = v4456 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4460 = v4458 < v15;
+    const bool v4461 = v4459 && v4460;
+    if (v4461) {
+      const float v4462 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4463 = v68 + v4458;
+      const bfloat v4464 = bias[v4463];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4465 = float(v4464);
+      const float v4466 = v4462 + v4465;
+      const bfloat v4467 = bfloat(v4466);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4468 = v4456 * v4;
+      const uint v4469 = v4468 + v68;
+      const uint v4470 = v4469 + v4458;
+      out[v4470] = v4467;
+    }
+    const uint v4471 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4472 = v1130 + v4471;
+    const uint v4473 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4474 = v1129 + v4473;
+    const bool v4475 = v4472 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4476 = v4474 < v15;
+    const bool v4477 = v4475 && v4476;
+    if (v4477) {
+      const float v4478 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4479 = v68 + v4474;
+      const bfloat v4480 = bias[v4479];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4481 = float(v4480);
+      const float v4482 = v4478 + v4481;
+      const bfloat v4483 = bfloat(v4482);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4484 = v4472 * v4;
+      const uint v4485 = v4484 + v68;
+      const uint v4486 = v4485 + v4474;
+      out[v4486] = v4483;
+    }
+    const uint v4487 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4488 = v1130 + v4487;
+    const uint v4489 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4490 = v1129 + v4489;
+    const bool v4491 = v4488 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4492 = v4490 < v15;
+    const bool v4493 = v4491 && v4492;
+    if (v4493) {
+      const float v4494 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4495 = v68 + v4490;
+      const bfloat v4496 = bias[v4495];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4497 = float(v4496);
+      const float v4498 = v4494 + v4497;
+      const bfloat v4499 = bfloat(v4498);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4500 = v4488 * v4;
+      const uint v4501 = v4500 + v68;
+      const uint v4502 = v4501 + v4490;
+      out[v4502] = v4499;
+    }
+    const uint v4503 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4504 = v1130 + v4503;
+    const uint v4505 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4506 = v1129 + v4505;
+    const bool v4507 = v4504 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4508 = v4506 < v15;
+    const bool v4509 = v4507 && v4508;
+    if (v4509) {
+      const float v4510 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4511 = v68 + v4506;
+      const bfloat v4512 = bias[v4511];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4513 = float(v4512);
+      const float v4514 = v4510 + v4513;
+      const bfloat v4515 = bfloat(v4514);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4516 = v4504 * v4;
+      const uint v4517 = v4516 + v68;
+      const uint v4518 = v4517 + v4506;
+      out[v4518] = v4515;
+    }
+    const uint v4519 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4520 = v1130 + v4519;
+    const uint v4521 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4522 = v1129 + v4521;
+    const bool v4523 = v4520 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4524 = v4522 < v15;
+    const bool v4525 = v4523 && v4524;
+    if (v4525) {
+      const float v4526 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4527 = v68 + v4522;
+      const bfloat v4528 = bias[v4527];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4529 = float(v4528);
+      const float v4530 = v4526 + v4529;
+      const bfloat v4531 = bfloat(v4530);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4532 = v4520 * v4;
+      const uint v4533 = v4532 + v68;
+      const uint v4534 = v4533 + v4522;
+      out[v4534] = v4531;
+    }
+    const uint v4535 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4536 = v1130 + v4535;
+    const uint v4537 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4538 = v1129 + v4537;
+    const bool v4539 = v4536 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4540 = v4538 < v15;
+    const bool v4541 = v4539 && v4540;
+    if (v4541) {
+      const float v4542 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4543 = v68 + v4538;
+      const bfloat v4544 = bias[v4543];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4545 = float(v4544);
+      const float v4546 = v4542 + v4545;
+      const bfloat v4547 = bfloat(v4546);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4548 = v4536 * v4;
+      const uint v4549 = v4548 + v68;
+      const uint v4550 = v4549 + v4538;
+      out[v4550] = v4547;
+    }
+    const uint v4551 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4552 = v1130 + v4551;
+    const uint v4553 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4554 = v1129 + v4553;
+    const bool v4555 = v4552 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4556 = v4554 < v15;
+    const bool v4557 = v4555 && v4556;
+    if (v4557) {
+      const float v4558 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4559 = v68 + v4554;
+      const bfloat v4560 = bias[v4559];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4561 = float(v4560);
+      const float v4562 = v4558 + v4561;
+      const bfloat v4563 = bfloat(v4562);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4564 = v4552 * v4;
+      const uint v4565 = v4564 + v68;
+      const uint v4566 = v4565 + v4554;
+      out[v4566] = v4563;
+    }
+    const uint v4567 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4568 = v1130 + v4567;
+    const uint v4569 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4570 = v1129 + v4569;
+    const bool v4571 = v4568 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4572 = v4570 < v15;
+    const bool v4573 = v4571 && v4572;
+    if (v4573) {
+      const float v4574 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4575 = v68 + v4570;
+      const bfloat v4576 = bias[v4575];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4577 = float(v4576);
+      const float v4578 = v4574 + v4577;
+      const bfloat v4579 = bfloat(v4578);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4580 = v4568 * v4;
+      const uint v4581 = v4580 + v68;
+      const uint v4582 = v4581 + v4570;
+      out[v4582] = v4579;
+    }
+    const uint v4583 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4584 = v1130 + v4583;
+    const uint v4585 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4586 = v1129 + v4585;
+    const bool v4587 = v4584 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4588 = v4586 < v15;
+    const bool v4589 = v4587 && v4588;
+    if (v4589) {
+      const float v4590 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4591 = v68 + v4586;
+      const bfloat v4592 = bias[v4591];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4593 = float(v4592);
+      const float v4594 = v4590 + v4593;
+      const bfloat v4595 = bfloat(v4594);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4596 = v4584 * v4;
+      const uint v4597 = v4596 + v68;
+      const uint v4598 = v4597 + v4586;
+      out[v4598] = v4595;
     }
   }
 }

@@ -116,10 +116,10 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
   const uint v11 = dil_h;
   const uint v12 = dil_w;
   const uint v13 = group_count;
-  const uint v14 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:116
+  const uint v14 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:112
   const uint v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
   const uint v16 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const uint v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:119
+  const uint v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:115
   const uint v18 = v17 * v16;
   const uint v22 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const uint v23 = v12 * v22;
@@ -137,7 +137,7 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
   const uint v40 = v39 - 1u;
   const uint v41 = v40 / v7;
   const uint v42 = v41 + 1u;
-  const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:120
+  const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:116
   const uint v44 = v43 * v30;
   const uint v45 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
   const uint v46 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
@@ -156,11 +156,11 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
   const uint v63 = v62 << 7u;
   const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v67 = v66 << 7u;
-  const uint v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:140
+  const uint v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:136
   const uint v69 = v68 * v18;
   const uint v70 = v15 * v18;
-  const uint v71 = v14 * v16;  // kernels/convolution/conv_tiles.hpp:125
-  const bool v73 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:175
+  const uint v71 = v14 * v16;  // kernels/convolution/conv_tiles.hpp:121
+  const bool v73 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
   const bool v75 = v6 == 1u;
   const bool v76 = v73 && v75;
   const bool v78 = v7 == 1u;
@@ -169,125 +169,125 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
   const bool v82 = v79 && v81;
   const bool v84 = v9 == 0u;
   const bool v85 = v82 && v84;
-  const bool v87 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:176
-  const bool v88 = v85 && v87;  // kernels/convolution/im2col_a.hpp:175
-  const bool v90 = v13 == 1u;  // kernels/convolution/im2col_a.hpp:176
+  const bool v87 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:177
+  const bool v88 = v85 && v87;  // kernels/convolution/im2col_a.hpp:176
+  const bool v90 = v13 == 1u;  // kernels/convolution/im2col_a.hpp:177
   const bool v91 = v88 && v90;
-  const uint v116 = v42 * v30;  // kernels/convolution/im2col_a.hpp:180
-  const uint v118 = iron_tid.x;  // kernels/convolution/im2col_a.hpp:181
+  const uint v116 = v42 * v30;  // kernels/convolution/im2col_a.hpp:181
+  const uint v118 = iron_tid.x;  // kernels/convolution/im2col_a.hpp:182
   const uint v119 = v118 >> 3u;
   const uint v120 = v63 + v119;
-  const uint v123 = v120 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const uint v124 = v123 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v123 = v120 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v124 = v123 * v116;  // kernels/convolution/im2col_a.hpp:186
   const uint v125 = v120 - v124;
-  const uint v126 = v125 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v127 = v120 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v128 = v1 + v9;  // kernels/convolution/im2col_a.hpp:188
+  const uint v126 = v125 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v127 = v120 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v128 = v1 + v9;  // kernels/convolution/im2col_a.hpp:189
   const uint v129 = v126 * v7;
   const uint v130 = v127 ? v129 : v128;
-  const uint v132 = v126 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v132 = v126 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v133 = v125 - v132;
   const uint v134 = v133 * v8;
   const uint v135 = v127 ? v134 : 0u;
-  const uint v137 = v123 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v137 = v123 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v138 = v127 ? v137 : 0u;
-  const uint v140 = v120 + 16u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v141 = v140 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const uint v142 = v141 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v140 = v120 + 16u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v141 = v140 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v142 = v141 * v116;  // kernels/convolution/im2col_a.hpp:186
   const uint v143 = v140 - v142;
-  const uint v144 = v143 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v145 = v140 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v147 = v144 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v144 = v143 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v145 = v140 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v147 = v144 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v148 = v145 ? v147 : v128;
-  const uint v150 = v144 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v150 = v144 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v151 = v143 - v150;
   const uint v152 = v151 * v8;
   const uint v153 = v145 ? v152 : 0u;
-  const uint v155 = v141 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v155 = v141 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v156 = v145 ? v155 : 0u;
-  const uint v158 = v120 + 32u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v159 = v158 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const uint v160 = v159 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v158 = v120 + 32u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v159 = v158 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v160 = v159 * v116;  // kernels/convolution/im2col_a.hpp:186
   const uint v161 = v158 - v160;
-  const uint v162 = v161 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v163 = v158 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v165 = v162 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v162 = v161 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v163 = v158 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v165 = v162 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v166 = v163 ? v165 : v128;
-  const uint v168 = v162 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v168 = v162 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v169 = v161 - v168;
   const uint v170 = v169 * v8;
   const uint v171 = v163 ? v170 : 0u;
-  const uint v173 = v159 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v173 = v159 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v174 = v163 ? v173 : 0u;
-  const uint v176 = v120 + 48u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v177 = v176 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const uint v178 = v177 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v176 = v120 + 48u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v177 = v176 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v178 = v177 * v116;  // kernels/convolution/im2col_a.hpp:186
   const uint v179 = v176 - v178;
-  const uint v180 = v179 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v181 = v176 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v183 = v180 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v180 = v179 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v181 = v176 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v183 = v180 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v184 = v181 ? v183 : v128;
-  const uint v186 = v180 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v186 = v180 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v187 = v179 - v186;
   const uint v188 = v187 * v8;
   const uint v189 = v181 ? v188 : 0u;
-  const uint v191 = v177 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v191 = v177 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v192 = v181 ? v191 : 0u;
-  const uint v194 = v120 + 64u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v195 = v194 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const uint v196 = v195 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v194 = v120 + 64u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v195 = v194 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v196 = v195 * v116;  // kernels/convolution/im2col_a.hpp:186
   const uint v197 = v194 - v196;
-  const uint v198 = v197 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v199 = v194 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v201 = v198 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v198 = v197 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v199 = v194 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v201 = v198 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v202 = v199 ? v201 : v128;
-  const uint v204 = v198 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v204 = v198 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v205 = v197 - v204;
   const uint v206 = v205 * v8;
   const uint v207 = v199 ? v206 : 0u;
-  const uint v209 = v195 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v209 = v195 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v210 = v199 ? v209 : 0u;
-  const uint v212 = v120 + 80u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v213 = v212 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const uint v214 = v213 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v212 = v120 + 80u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v213 = v212 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v214 = v213 * v116;  // kernels/convolution/im2col_a.hpp:186
   const uint v215 = v212 - v214;
-  const uint v216 = v215 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v217 = v212 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v219 = v216 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v216 = v215 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v217 = v212 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v219 = v216 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v220 = v217 ? v219 : v128;
-  const uint v222 = v216 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v222 = v216 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v223 = v215 - v222;
   const uint v224 = v223 * v8;
   const uint v225 = v217 ? v224 : 0u;
-  const uint v227 = v213 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v227 = v213 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v228 = v217 ? v227 : 0u;
-  const uint v230 = v120 + 96u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v231 = v230 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const uint v232 = v231 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v230 = v120 + 96u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v231 = v230 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v232 = v231 * v116;  // kernels/convolution/im2col_a.hpp:186
   const uint v233 = v230 - v232;
-  const uint v234 = v233 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v235 = v230 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v237 = v234 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v234 = v233 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v235 = v230 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v237 = v234 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v238 = v235 ? v237 : v128;
-  const uint v240 = v234 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v240 = v234 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v241 = v233 - v240;
   const uint v242 = v241 * v8;
   const uint v243 = v235 ? v242 : 0u;
-  const uint v245 = v231 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v245 = v231 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v246 = v235 ? v245 : 0u;
-  const uint v248 = v120 + 112u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v249 = v248 / v116;  // kernels/convolution/im2col_a.hpp:184
-  const uint v250 = v249 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v248 = v120 + 112u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v249 = v248 / v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v250 = v249 * v116;  // kernels/convolution/im2col_a.hpp:186
   const uint v251 = v248 - v250;
-  const uint v252 = v251 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v253 = v248 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v255 = v252 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v252 = v251 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v253 = v248 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v255 = v252 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v256 = v253 ? v255 : v128;
-  const uint v258 = v252 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v258 = v252 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v259 = v251 - v258;
   const uint v260 = v259 * v8;
   const uint v261 = v253 ? v260 : 0u;
-  const uint v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v264 = v253 ? v263 : 0u;
   const uint v265 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
   const uint v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
@@ -312,7796 +312,4853 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
   const bool v298 = v293 && v297;
   const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:260
   if (v299) {
-    const uint v8734 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8735 = v8734 << 3u;
-    const uint v8736 = v67 + v119;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8737 = v8736 < v15;
-    const uint v8742 = v8736 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8743 = v69 + v8742;
-    const uint v8748 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8753 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8755 = v8753 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8758 = v8753 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8759 = v8758 << 3u;
-    const uint v8760 = v67 + v8755;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8761 = v8760 < v15;
-    const uint v8766 = v8760 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8767 = v69 + v8766;
-    const uint v8772 = v8755 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8777 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8779 = v8777 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8782 = v8777 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8783 = v8782 << 3u;
-    const uint v8784 = v67 + v8779;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8785 = v8784 < v15;
-    const uint v8790 = v8784 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8791 = v69 + v8790;
-    const uint v8796 = v8779 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8801 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8803 = v8801 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8806 = v8801 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8807 = v8806 << 3u;
-    const uint v8808 = v67 + v8803;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8809 = v8808 < v15;
-    const uint v8814 = v8808 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8815 = v69 + v8814;
-    const uint v8820 = v8803 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8825 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8827 = v8825 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8830 = v8825 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8831 = v8830 << 3u;
-    const uint v8832 = v67 + v8827;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8833 = v8832 < v15;
-    const uint v8838 = v8832 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8839 = v69 + v8838;
-    const uint v8844 = v8827 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8849 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8851 = v8849 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8854 = v8849 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8855 = v8854 << 3u;
-    const uint v8856 = v67 + v8851;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8857 = v8856 < v15;
-    const uint v8862 = v8856 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8863 = v69 + v8862;
-    const uint v8868 = v8851 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8873 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8875 = v8873 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8878 = v8873 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8879 = v8878 << 3u;
-    const uint v8880 = v67 + v8875;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8881 = v8880 < v15;
-    const uint v8886 = v8880 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8887 = v69 + v8886;
-    const uint v8892 = v8875 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8897 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8899 = v8897 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8902 = v8897 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8903 = v8902 << 3u;
-    const uint v8904 = v67 + v8899;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8905 = v8904 < v15;
-    const uint v8910 = v8904 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8911 = v69 + v8910;
-    const uint v8916 = v8899 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8926 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v8932 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const bool v7422 = !v91;  // kernels/convolution/im2col_a.hpp:90
+    const uint v7843 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v7844 = v7843 << 3u;
+    const uint v7845 = v67 + v119;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v7846 = v7845 < v15;
+    const uint v7851 = v7845 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v7852 = v69 + v7851;
+    const uint v7857 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v7862 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v7864 = v7862 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v7867 = v7862 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v7868 = v7867 << 3u;
+    const uint v7869 = v67 + v7864;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v7870 = v7869 < v15;
+    const uint v7875 = v7869 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v7876 = v69 + v7875;
+    const uint v7881 = v7864 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v7886 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v7888 = v7886 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v7891 = v7886 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v7892 = v7891 << 3u;
+    const uint v7893 = v67 + v7888;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v7894 = v7893 < v15;
+    const uint v7899 = v7893 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v7900 = v69 + v7899;
+    const uint v7905 = v7888 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v7910 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v7912 = v7910 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v7915 = v7910 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v7916 = v7915 << 3u;
+    const uint v7917 = v67 + v7912;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v7918 = v7917 < v15;
+    const uint v7923 = v7917 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v7924 = v69 + v7923;
+    const uint v7929 = v7912 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v7934 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v7936 = v7934 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v7939 = v7934 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v7940 = v7939 << 3u;
+    const uint v7941 = v67 + v7936;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v7942 = v7941 < v15;
+    const uint v7947 = v7941 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v7948 = v69 + v7947;
+    const uint v7953 = v7936 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v7958 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v7960 = v7958 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v7963 = v7958 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v7964 = v7963 << 3u;
+    const uint v7965 = v67 + v7960;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v7966 = v7965 < v15;
+    const uint v7971 = v7965 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v7972 = v69 + v7971;
+    const uint v7977 = v7960 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v7982 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v7984 = v7982 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v7987 = v7982 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v7988 = v7987 << 3u;
+    const uint v7989 = v67 + v7984;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v7990 = v7989 < v15;
+    const uint v7995 = v7989 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v7996 = v69 + v7995;
+    const uint v8001 = v7984 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8006 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8008 = v8006 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8011 = v8006 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8012 = v8011 << 3u;
+    const uint v8013 = v67 + v8008;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v8014 = v8013 < v15;
+    const uint v8019 = v8013 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v8020 = v69 + v8019;
+    const uint v8025 = v8008 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8035 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v8041 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v8307 = 0u; v8307 < v18; v8307 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const uint v8309 = v8307 >> 6u;
-      const uint v8311 = v8309 % 1u;
+    for (uint v7415 = 0u; v7415 < v18; v7415 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
+      const uint v7417 = v7415 >> 6u;
+      const uint v7419 = v7417 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v8313 = v8311 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
-      if (v91) {  // kernels/convolution/im2col_a.hpp:89
-        const uint v8326 = v8307 + v8735;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8327 = v8326 < v18;
-        const bool v8328 = v127 && v8327;
-        const uint v8330 = v120 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v8332 = v8330 + v8307;
-        const uint v8333 = v8332 + v8735;
-        const uint v8334 = v8328 ? v8333 : 0u;
-        const uint v8337 = v8313 + v8748;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v8338 = v8337 + v8735;
+      const uint v7421 = v7419 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
+      if (v7422) {  // kernels/convolution/im2col_a.hpp:90
+        const uint v7428 = v7415 + v7844;  // kernels/convolution/im2col_a.hpp:110
+        const uint v7430 = v7428 / v16;  // kernels/convolution/im2col_a.hpp:112
+        const uint v7432 = v7430 * v16;  // kernels/convolution/im2col_a.hpp:113
+        const uint v7433 = v7428 - v7432;
+        const uint v7434 = v7430 / v6;  // kernels/convolution/im2col_a.hpp:114
+        const uint v7435 = v7434 * v11;  // kernels/convolution/im2col_a.hpp:115
+        const uint v7436 = v7434 * v6;  // kernels/convolution/im2col_a.hpp:116
+        const uint v7437 = v7430 - v7436;
+        const uint v7438 = v7437 * v12;
+        const uint v7439 = v71 + v7433;  // kernels/convolution/im2col_a.hpp:117
+        const bool v7440 = v7428 < v18;  // kernels/convolution/im2col_a.hpp:118
+        const uint v7442 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+        const uint v7448 = v7857 + v7844;  // kernels/convolution/im2col_a.hpp:121
+        const uint v7449 = v130 + v7435;  // kernels/convolution/im2col_a.hpp:124
+        const uint v7450 = v135 + v7438;  // kernels/convolution/im2col_a.hpp:125
+        const bool v7451 = v7449 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v7452 = v7440 && v7451;
+        const bool v7453 = v7449 < v128;
+        const bool v7454 = v7452 && v7453;
+        const bool v7455 = v7450 >= v10;
+        const bool v7456 = v7454 && v7455;
+        const bool v7457 = v7450 < v7442;
+        const bool v7458 = v7456 && v7457;
+        const uint v7459 = max(v7449, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v7460 = v7459 - v9;
+        const uint v7461 = max(v7450, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v7462 = v7461 - v10;
+        const uint v7463 = v138 + v7460;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7464 = v7463 * v2;
+        const uint v7465 = v7464 + v7462;
+        const uint v7466 = v7465 * v3;
+        const uint v7467 = v7466 + v7439;
+        const uint v7469 = v7458 ? v7467 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v7471 = v7421 + v7448;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8338 + e] = v8328 ? x[v8334 + e] : bfloat(0);
+          shm0[v7471 + e] = v7458 ? x[v7469 + e] : bfloat(0);
         }
-        const uint v8348 = v63 + v8755;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8349 = v8348 < v44;
-        const uint v8350 = v8307 + v8759;
-        const bool v8351 = v8350 < v18;
-        const bool v8352 = v8349 && v8351;
-        const uint v8354 = v8348 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v8356 = v8354 + v8307;
-        const uint v8357 = v8356 + v8759;
-        const uint v8358 = v8352 ? v8357 : 0u;
-        const uint v8361 = v8313 + v8772;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v8362 = v8361 + v8759;
+        const uint v7473 = v148 + v7435;  // kernels/convolution/im2col_a.hpp:124
+        const uint v7474 = v153 + v7438;  // kernels/convolution/im2col_a.hpp:125
+        const bool v7475 = v7473 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v7476 = v7440 && v7475;
+        const bool v7477 = v7473 < v128;
+        const bool v7478 = v7476 && v7477;
+        const bool v7479 = v7474 >= v10;
+        const bool v7480 = v7478 && v7479;
+        const bool v7481 = v7474 < v7442;
+        const bool v7482 = v7480 && v7481;
+        const uint v7483 = max(v7473, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v7484 = v7483 - v9;
+        const uint v7485 = max(v7474, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v7486 = v7485 - v10;
+        const uint v7487 = v156 + v7484;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7488 = v7487 * v2;
+        const uint v7489 = v7488 + v7486;
+        const uint v7490 = v7489 * v3;
+        const uint v7491 = v7490 + v7439;
+        const uint v7493 = v7482 ? v7491 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v7496 = v7471 + 1024u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8362 + e] = v8352 ? x[v8358 + e] : bfloat(0);
+          shm0[v7496 + e] = v7482 ? x[v7493 + e] : bfloat(0);
         }
-        const uint v8372 = v63 + v8779;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8373 = v8372 < v44;
-        const uint v8374 = v8307 + v8783;
-        const bool v8375 = v8374 < v18;
-        const bool v8376 = v8373 && v8375;
-        const uint v8378 = v8372 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v8380 = v8378 + v8307;
-        const uint v8381 = v8380 + v8783;
-        const uint v8382 = v8376 ? v8381 : 0u;
-        const uint v8385 = v8313 + v8796;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v8386 = v8385 + v8783;
+        const uint v7497 = v166 + v7435;  // kernels/convolution/im2col_a.hpp:124
+        const uint v7498 = v171 + v7438;  // kernels/convolution/im2col_a.hpp:125
+        const bool v7499 = v7497 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v7500 = v7440 && v7499;
+        const bool v7501 = v7497 < v128;
+        const bool v7502 = v7500 && v7501;
+        const bool v7503 = v7498 >= v10;
+        const bool v7504 = v7502 && v7503;
+        const bool v7505 = v7498 < v7442;
+        const bool v7506 = v7504 && v7505;
+        const uint v7507 = max(v7497, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v7508 = v7507 - v9;
+        const uint v7509 = max(v7498, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v7510 = v7509 - v10;
+        const uint v7511 = v174 + v7508;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7512 = v7511 * v2;
+        const uint v7513 = v7512 + v7510;
+        const uint v7514 = v7513 * v3;
+        const uint v7515 = v7514 + v7439;
+        const uint v7517 = v7506 ? v7515 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v7520 = v7471 + 2048u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8386 + e] = v8376 ? x[v8382 + e] : bfloat(0);
+          shm0[v7520 + e] = v7506 ? x[v7517 + e] : bfloat(0);
         }
-        const uint v8396 = v63 + v8803;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8397 = v8396 < v44;
-        const uint v8398 = v8307 + v8807;
-        const bool v8399 = v8398 < v18;
-        const bool v8400 = v8397 && v8399;
-        const uint v8402 = v8396 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v8404 = v8402 + v8307;
-        const uint v8405 = v8404 + v8807;
-        const uint v8406 = v8400 ? v8405 : 0u;
-        const uint v8409 = v8313 + v8820;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v8410 = v8409 + v8807;
+        const uint v7521 = v184 + v7435;  // kernels/convolution/im2col_a.hpp:124
+        const uint v7522 = v189 + v7438;  // kernels/convolution/im2col_a.hpp:125
+        const bool v7523 = v7521 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v7524 = v7440 && v7523;
+        const bool v7525 = v7521 < v128;
+        const bool v7526 = v7524 && v7525;
+        const bool v7527 = v7522 >= v10;
+        const bool v7528 = v7526 && v7527;
+        const bool v7529 = v7522 < v7442;
+        const bool v7530 = v7528 && v7529;
+        const uint v7531 = max(v7521, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v7532 = v7531 - v9;
+        const uint v7533 = max(v7522, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v7534 = v7533 - v10;
+        const uint v7535 = v192 + v7532;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7536 = v7535 * v2;
+        const uint v7537 = v7536 + v7534;
+        const uint v7538 = v7537 * v3;
+        const uint v7539 = v7538 + v7439;
+        const uint v7541 = v7530 ? v7539 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v7544 = v7471 + 3072u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8410 + e] = v8400 ? x[v8406 + e] : bfloat(0);
+          shm0[v7544 + e] = v7530 ? x[v7541 + e] : bfloat(0);
         }
-        const uint v8420 = v63 + v8827;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8421 = v8420 < v44;
-        const uint v8422 = v8307 + v8831;
-        const bool v8423 = v8422 < v18;
-        const bool v8424 = v8421 && v8423;
-        const uint v8426 = v8420 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v8428 = v8426 + v8307;
-        const uint v8429 = v8428 + v8831;
-        const uint v8430 = v8424 ? v8429 : 0u;
-        const uint v8433 = v8313 + v8844;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v8434 = v8433 + v8831;
+        const uint v7545 = v202 + v7435;  // kernels/convolution/im2col_a.hpp:124
+        const uint v7546 = v207 + v7438;  // kernels/convolution/im2col_a.hpp:125
+        const bool v7547 = v7545 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v7548 = v7440 && v7547;
+        const bool v7549 = v7545 < v128;
+        const bool v7550 = v7548 && v7549;
+        const bool v7551 = v7546 >= v10;
+        const bool v7552 = v7550 && v7551;
+        const bool v7553 = v7546 < v7442;
+        const bool v7554 = v7552 && v7553;
+        const uint v7555 = max(v7545, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v7556 = v7555 - v9;
+        const uint v7557 = max(v7546, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v7558 = v7557 - v10;
+        const uint v7559 = v210 + v7556;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7560 = v7559 * v2;
+        const uint v7561 = v7560 + v7558;
+        const uint v7562 = v7561 * v3;
+        const uint v7563 = v7562 + v7439;
+        const uint v7565 = v7554 ? v7563 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v7568 = v7471 + 4096u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8434 + e] = v8424 ? x[v8430 + e] : bfloat(0);
+          shm0[v7568 + e] = v7554 ? x[v7565 + e] : bfloat(0);
         }
-        const uint v8444 = v63 + v8851;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8445 = v8444 < v44;
-        const uint v8446 = v8307 + v8855;
-        const bool v8447 = v8446 < v18;
-        const bool v8448 = v8445 && v8447;
-        const uint v8450 = v8444 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v8452 = v8450 + v8307;
-        const uint v8453 = v8452 + v8855;
-        const uint v8454 = v8448 ? v8453 : 0u;
-        const uint v8457 = v8313 + v8868;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v8458 = v8457 + v8855;
+        const uint v7569 = v220 + v7435;  // kernels/convolution/im2col_a.hpp:124
+        const uint v7570 = v225 + v7438;  // kernels/convolution/im2col_a.hpp:125
+        const bool v7571 = v7569 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v7572 = v7440 && v7571;
+        const bool v7573 = v7569 < v128;
+        const bool v7574 = v7572 && v7573;
+        const bool v7575 = v7570 >= v10;
+        const bool v7576 = v7574 && v7575;
+        const bool v7577 = v7570 < v7442;
+        const bool v7578 = v7576 && v7577;
+        const uint v7579 = max(v7569, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v7580 = v7579 - v9;
+        const uint v7581 = max(v7570, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v7582 = v7581 - v10;
+        const uint v7583 = v228 + v7580;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7584 = v7583 * v2;
+        const uint v7585 = v7584 + v7582;
+        const uint v7586 = v7585 * v3;
+        const uint v7587 = v7586 + v7439;
+        const uint v7589 = v7578 ? v7587 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v7592 = v7471 + 5120u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8458 + e] = v8448 ? x[v8454 + e] : bfloat(0);
+          shm0[v7592 + e] = v7578 ? x[v7589 + e] : bfloat(0);
         }
-        const uint v8468 = v63 + v8875;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8469 = v8468 < v44;
-        const uint v8470 = v8307 + v8879;
-        const bool v8471 = v8470 < v18;
-        const bool v8472 = v8469 && v8471;
-        const uint v8474 = v8468 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v8476 = v8474 + v8307;
-        const uint v8477 = v8476 + v8879;
-        const uint v8478 = v8472 ? v8477 : 0u;
-        const uint v8481 = v8313 + v8892;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v8482 = v8481 + v8879;
+        const uint v7593 = v238 + v7435;  // kernels/convolution/im2col_a.hpp:124
+        const uint v7594 = v243 + v7438;  // kernels/convolution/im2col_a.hpp:125
+        const bool v7595 = v7593 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v7596 = v7440 && v7595;
+        const bool v7597 = v7593 < v128;
+        const bool v7598 = v7596 && v7597;
+        const bool v7599 = v7594 >= v10;
+        const bool v7600 = v7598 && v7599;
+        const bool v7601 = v7594 < v7442;
+        const bool v7602 = v7600 && v7601;
+        const uint v7603 = max(v7593, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v7604 = v7603 - v9;
+        const uint v7605 = max(v7594, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v7606 = v7605 - v10;
+        const uint v7607 = v246 + v7604;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7608 = v7607 * v2;
+        const uint v7609 = v7608 + v7606;
+        const uint v7610 = v7609 * v3;
+        const uint v7611 = v7610 + v7439;
+        const uint v7613 = v7602 ? v7611 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v7616 = v7471 + 6144u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8482 + e] = v8472 ? x[v8478 + e] : bfloat(0);
+          shm0[v7616 + e] = v7602 ? x[v7613 + e] : bfloat(0);
         }
-        const uint v8492 = v63 + v8899;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8493 = v8492 < v44;
-        const uint v8494 = v8307 + v8903;
-        const bool v8495 = v8494 < v18;
-        const bool v8496 = v8493 && v8495;
-        const uint v8498 = v8492 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v8500 = v8498 + v8307;
-        const uint v8501 = v8500 + v8903;
-        const uint v8502 = v8496 ? v8501 : 0u;
-        const uint v8505 = v8313 + v8916;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v8506 = v8505 + v8903;
+        const uint v7617 = v256 + v7435;  // kernels/convolution/im2col_a.hpp:124
+        const uint v7618 = v261 + v7438;  // kernels/convolution/im2col_a.hpp:125
+        const bool v7619 = v7617 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v7620 = v7440 && v7619;
+        const bool v7621 = v7617 < v128;
+        const bool v7622 = v7620 && v7621;
+        const bool v7623 = v7618 >= v10;
+        const bool v7624 = v7622 && v7623;
+        const bool v7625 = v7618 < v7442;
+        const bool v7626 = v7624 && v7625;
+        const uint v7627 = max(v7617, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v7628 = v7627 - v9;
+        const uint v7629 = max(v7618, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v7630 = v7629 - v10;
+        const uint v7631 = v264 + v7628;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7632 = v7631 * v2;
+        const uint v7633 = v7632 + v7630;
+        const uint v7634 = v7633 * v3;
+        const uint v7635 = v7634 + v7439;
+        const uint v7637 = v7626 ? v7635 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v7640 = v7471 + 7168u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8506 + e] = v8496 ? x[v8502 + e] : bfloat(0);
+          shm0[v7640 + e] = v7626 ? x[v7637 + e] : bfloat(0);
         }
       } else {
-        const uint v8512 = v8307 + v8735;  // kernels/convolution/im2col_a.hpp:109
-        const uint v8514 = v8512 / v16;  // kernels/convolution/im2col_a.hpp:111
-        const uint v8516 = v8514 * v16;  // kernels/convolution/im2col_a.hpp:112
-        const uint v8517 = v8512 - v8516;
-        const uint v8518 = v8514 / v6;  // kernels/convolution/im2col_a.hpp:113
-        const uint v8519 = v8518 * v11;  // kernels/convolution/im2col_a.hpp:114
-        const uint v8520 = v8518 * v6;  // kernels/convolution/im2col_a.hpp:115
-        const uint v8521 = v8514 - v8520;
-        const uint v8522 = v8521 * v12;
-        const uint v8523 = v71 + v8517;  // kernels/convolution/im2col_a.hpp:116
-        const bool v8524 = v8512 < v18;  // kernels/convolution/im2col_a.hpp:117
-        const uint v8526 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-        const uint v8532 = v8748 + v8735;  // kernels/convolution/im2col_a.hpp:120
-        const uint v8533 = v130 + v8519;  // kernels/convolution/im2col_a.hpp:123
-        const uint v8534 = v135 + v8522;  // kernels/convolution/im2col_a.hpp:124
-        const bool v8535 = v8533 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v8536 = v8524 && v8535;
-        const bool v8537 = v8533 < v128;
-        const bool v8538 = v8536 && v8537;
-        const bool v8539 = v8534 >= v10;
-        const bool v8540 = v8538 && v8539;
-        const bool v8541 = v8534 < v8526;
-        const bool v8542 = v8540 && v8541;
-        const uint v8543 = max(v8533, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v8544 = v8543 - v9;
-        const uint v8545 = max(v8534, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v8546 = v8545 - v10;
-        const uint v8547 = v138 + v8544;  // kernels/convolution/im2col_a.hpp:128
-        const uint v8548 = v8547 * v2;
-        const uint v8549 = v8548 + v8546;
-        const uint v8550 = v8549 * v3;
-        const uint v8551 = v8550 + v8523;
-        const uint v8553 = v8542 ? v8551 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v8555 = v8313 + v8532;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7653 = v7415 + v7844;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7654 = v7653 < v18;
+        const bool v7655 = v127 && v7654;
+        const uint v7657 = v120 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7659 = v7657 + v7415;
+        const uint v7660 = v7659 + v7844;
+        const uint v7661 = v7655 ? v7660 : 0u;
+        const uint v7664 = v7421 + v7857;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7665 = v7664 + v7844;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8555 + e] = v8542 ? x[v8553 + e] : bfloat(0);
+          shm0[v7665 + e] = v7655 ? x[v7661 + e] : bfloat(0);
         }
-        const uint v8557 = v148 + v8519;  // kernels/convolution/im2col_a.hpp:123
-        const uint v8558 = v153 + v8522;  // kernels/convolution/im2col_a.hpp:124
-        const bool v8559 = v8557 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v8560 = v8524 && v8559;
-        const bool v8561 = v8557 < v128;
-        const bool v8562 = v8560 && v8561;
-        const bool v8563 = v8558 >= v10;
-        const bool v8564 = v8562 && v8563;
-        const bool v8565 = v8558 < v8526;
-        const bool v8566 = v8564 && v8565;
-        const uint v8567 = max(v8557, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v8568 = v8567 - v9;
-        const uint v8569 = max(v8558, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v8570 = v8569 - v10;
-        const uint v8571 = v156 + v8568;  // kernels/convolution/im2col_a.hpp:128
-        const uint v8572 = v8571 * v2;
-        const uint v8573 = v8572 + v8570;
-        const uint v8574 = v8573 * v3;
-        const uint v8575 = v8574 + v8523;
-        const uint v8577 = v8566 ? v8575 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v8580 = v8555 + 1024u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7675 = v63 + v7864;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7676 = v7675 < v44;
+        const uint v7677 = v7415 + v7868;
+        const bool v7678 = v7677 < v18;
+        const bool v7679 = v7676 && v7678;
+        const uint v7681 = v7675 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7683 = v7681 + v7415;
+        const uint v7684 = v7683 + v7868;
+        const uint v7685 = v7679 ? v7684 : 0u;
+        const uint v7688 = v7421 + v7881;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7689 = v7688 + v7868;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8580 + e] = v8566 ? x[v8577 + e] : bfloat(0);
+          shm0[v7689 + e] = v7679 ? x[v7685 + e] : bfloat(0);
         }
-        const uint v8581 = v166 + v8519;  // kernels/convolution/im2col_a.hpp:123
-        const uint v8582 = v171 + v8522;  // kernels/convolution/im2col_a.hpp:124
-        const bool v8583 = v8581 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v8584 = v8524 && v8583;
-        const bool v8585 = v8581 < v128;
-        const bool v8586 = v8584 && v8585;
-        const bool v8587 = v8582 >= v10;
-        const bool v8588 = v8586 && v8587;
-        const bool v8589 = v8582 < v8526;
-        const bool v8590 = v8588 && v8589;
-        const uint v8591 = max(v8581, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v8592 = v8591 - v9;
-        const uint v8593 = max(v8582, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v8594 = v8593 - v10;
-        const uint v8595 = v174 + v8592;  // kernels/convolution/im2col_a.hpp:128
-        const uint v8596 = v8595 * v2;
-        const uint v8597 = v8596 + v8594;
-        const uint v8598 = v8597 * v3;
-        const uint v8599 = v8598 + v8523;
-        const uint v8601 = v8590 ? v8599 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v8604 = v8555 + 2048u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7699 = v63 + v7888;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7700 = v7699 < v44;
+        const uint v7701 = v7415 + v7892;
+        const bool v7702 = v7701 < v18;
+        const bool v7703 = v7700 && v7702;
+        const uint v7705 = v7699 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7707 = v7705 + v7415;
+        const uint v7708 = v7707 + v7892;
+        const uint v7709 = v7703 ? v7708 : 0u;
+        const uint v7712 = v7421 + v7905;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7713 = v7712 + v7892;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8604 + e] = v8590 ? x[v8601 + e] : bfloat(0);
+          shm0[v7713 + e] = v7703 ? x[v7709 + e] : bfloat(0);
         }
-        const uint v8605 = v184 + v8519;  // kernels/convolution/im2col_a.hpp:123
-        const uint v8606 = v189 + v8522;  // kernels/convolution/im2col_a.hpp:124
-        const bool v8607 = v8605 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v8608 = v8524 && v8607;
-        const bool v8609 = v8605 < v128;
-        const bool v8610 = v8608 && v8609;
-        const bool v8611 = v8606 >= v10;
-        const bool v8612 = v8610 && v8611;
-        const bool v8613 = v8606 < v8526;
-        const bool v8614 = v8612 && v8613;
-        const uint v8615 = max(v8605, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v8616 = v8615 - v9;
-        const uint v8617 = max(v8606, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v8618 = v8617 - v10;
-        const uint v8619 = v192 + v8616;  // kernels/convolution/im2col_a.hpp:128
-        const uint v8620 = v8619 * v2;
-        const uint v8621 = v8620 + v8618;
-        const uint v8622 = v8621 * v3;
-        const uint v8623 = v8622 + v8523;
-        const uint v8625 = v8614 ? v8623 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v8628 = v8555 + 3072u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7723 = v63 + v7912;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7724 = v7723 < v44;
+        const uint v7725 = v7415 + v7916;
+        const bool v7726 = v7725 < v18;
+        const bool v7727 = v7724 && v7726;
+        const uint v7729 = v7723 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7731 = v7729 + v7415;
+        const uint v7732 = v7731 + v7916;
+        const uint v7733 = v7727 ? v7732 : 0u;
+        const uint v7736 = v7421 + v7929;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7737 = v7736 + v7916;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8628 + e] = v8614 ? x[v8625 + e] : bfloat(0);
+          shm0[v7737 + e] = v7727 ? x[v7733 + e] : bfloat(0);
         }
-        const uint v8629 = v202 + v8519;  // kernels/convolution/im2col_a.hpp:123
-        const uint v8630 = v207 + v8522;  // kernels/convolution/im2col_a.hpp:124
-        const bool v8631 = v8629 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v8632 = v8524 && v8631;
-        const bool v8633 = v8629 < v128;
-        const bool v8634 = v8632 && v8633;
-        const bool v8635 = v8630 >= v10;
-        const bool v8636 = v8634 && v8635;
-        const bool v8637 = v8630 < v8526;
-        const bool v8638 = v8636 && v8637;
-        const uint v8639 = max(v8629, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v8640 = v8639 - v9;
-        const uint v8641 = max(v8630, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v8642 = v8641 - v10;
-        const uint v8643 = v210 + v8640;  // kernels/convolution/im2col_a.hpp:128
-        const uint v8644 = v8643 * v2;
-        const uint v8645 = v8644 + v8642;
-        const uint v8646 = v8645 * v3;
-        const uint v8647 = v8646 + v8523;
-        const uint v8649 = v8638 ? v8647 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v8652 = v8555 + 4096u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7747 = v63 + v7936;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7748 = v7747 < v44;
+        const uint v7749 = v7415 + v7940;
+        const bool v7750 = v7749 < v18;
+        const bool v7751 = v7748 && v7750;
+        const uint v7753 = v7747 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7755 = v7753 + v7415;
+        const uint v7756 = v7755 + v7940;
+        const uint v7757 = v7751 ? v7756 : 0u;
+        const uint v7760 = v7421 + v7953;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7761 = v7760 + v7940;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8652 + e] = v8638 ? x[v8649 + e] : bfloat(0);
+          shm0[v7761 + e] = v7751 ? x[v7757 + e] : bfloat(0);
         }
-        const uint v8653 = v220 + v8519;  // kernels/convolution/im2col_a.hpp:123
-        const uint v8654 = v225 + v8522;  // kernels/convolution/im2col_a.hpp:124
-        const bool v8655 = v8653 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v8656 = v8524 && v8655;
-        const bool v8657 = v8653 < v128;
-        const bool v8658 = v8656 && v8657;
-        const bool v8659 = v8654 >= v10;
-        const bool v8660 = v8658 && v8659;
-        const bool v8661 = v8654 < v8526;
-        const bool v8662 = v8660 && v8661;
-        const uint v8663 = max(v8653, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v8664 = v8663 - v9;
-        const uint v8665 = max(v8654, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v8666 = v8665 - v10;
-        const uint v8667 = v228 + v8664;  // kernels/convolution/im2col_a.hpp:128
-        const uint v8668 = v8667 * v2;
-        const uint v8669 = v8668 + v8666;
-        const uint v8670 = v8669 * v3;
-        const uint v8671 = v8670 + v8523;
-        const uint v8673 = v8662 ? v8671 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v8676 = v8555 + 5120u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7771 = v63 + v7960;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7772 = v7771 < v44;
+        const uint v7773 = v7415 + v7964;
+        const bool v7774 = v7773 < v18;
+        const bool v7775 = v7772 && v7774;
+        const uint v7777 = v7771 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7779 = v7777 + v7415;
+        const uint v7780 = v7779 + v7964;
+        const uint v7781 = v7775 ? v7780 : 0u;
+        const uint v7784 = v7421 + v7977;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7785 = v7784 + v7964;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8676 + e] = v8662 ? x[v8673 + e] : bfloat(0);
+          shm0[v7785 + e] = v7775 ? x[v7781 + e] : bfloat(0);
         }
-        const uint v8677 = v238 + v8519;  // kernels/convolution/im2col_a.hpp:123
-        const uint v8678 = v243 + v8522;  // kernels/convolution/im2col_a.hpp:124
-        const bool v8679 = v8677 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v8680 = v8524 && v8679;
-        const bool v8681 = v8677 < v128;
-        const bool v8682 = v8680 && v8681;
-        const bool v8683 = v8678 >= v10;
-        const bool v8684 = v8682 && v8683;
-        const bool v8685 = v8678 < v8526;
-        const bool v8686 = v8684 && v8685;
-        const uint v8687 = max(v8677, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v8688 = v8687 - v9;
-        const uint v8689 = max(v8678, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v8690 = v8689 - v10;
-        const uint v8691 = v246 + v8688;  // kernels/convolution/im2col_a.hpp:128
-        const uint v8692 = v8691 * v2;
-        const uint v8693 = v8692 + v8690;
-        const uint v8694 = v8693 * v3;
-        const uint v8695 = v8694 + v8523;
-        const uint v8697 = v8686 ? v8695 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v8700 = v8555 + 6144u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7795 = v63 + v7984;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7796 = v7795 < v44;
+        const uint v7797 = v7415 + v7988;
+        const bool v7798 = v7797 < v18;
+        const bool v7799 = v7796 && v7798;
+        const uint v7801 = v7795 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7803 = v7801 + v7415;
+        const uint v7804 = v7803 + v7988;
+        const uint v7805 = v7799 ? v7804 : 0u;
+        const uint v7808 = v7421 + v8001;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7809 = v7808 + v7988;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8700 + e] = v8686 ? x[v8697 + e] : bfloat(0);
+          shm0[v7809 + e] = v7799 ? x[v7805 + e] : bfloat(0);
         }
-        const uint v8701 = v256 + v8519;  // kernels/convolution/im2col_a.hpp:123
-        const uint v8702 = v261 + v8522;  // kernels/convolution/im2col_a.hpp:124
-        const bool v8703 = v8701 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v8704 = v8524 && v8703;
-        const bool v8705 = v8701 < v128;
-        const bool v8706 = v8704 && v8705;
-        const bool v8707 = v8702 >= v10;
-        const bool v8708 = v8706 && v8707;
-        const bool v8709 = v8702 < v8526;
-        const bool v8710 = v8708 && v8709;
-        const uint v8711 = max(v8701, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v8712 = v8711 - v9;
-        const uint v8713 = max(v8702, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v8714 = v8713 - v10;
-        const uint v8715 = v264 + v8712;  // kernels/convolution/im2col_a.hpp:128
-        const uint v8716 = v8715 * v2;
-        const uint v8717 = v8716 + v8714;
-        const uint v8718 = v8717 * v3;
-        const uint v8719 = v8718 + v8523;
-        const uint v8721 = v8710 ? v8719 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v8724 = v8555 + 7168u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7819 = v63 + v8008;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7820 = v7819 < v44;
+        const uint v7821 = v7415 + v8012;
+        const bool v7822 = v7821 < v18;
+        const bool v7823 = v7820 && v7822;
+        const uint v7825 = v7819 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7827 = v7825 + v7415;
+        const uint v7828 = v7827 + v8012;
+        const uint v7829 = v7823 ? v7828 : 0u;
+        const uint v7832 = v7421 + v8025;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7833 = v7832 + v8012;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8724 + e] = v8710 ? x[v8721 + e] : bfloat(0);
+          shm0[v7833 + e] = v7823 ? x[v7829 + e] : bfloat(0);
         }
       }
-      const uint v8738 = v8307 + v8735;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8739 = v8738 < v18;
-      const bool v8740 = v8737 && v8739;
-      const uint v8744 = v8743 + v8307;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8745 = v8744 + v8735;
-      const uint v8746 = v8740 ? v8745 : v69;
-      const uint v8749 = v8313 + v8748;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8750 = v8749 + v8735;
+      const uint v7847 = v7415 + v7844;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v7848 = v7847 < v18;
+      const bool v7849 = v7846 && v7848;
+      const uint v7853 = v7852 + v7415;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v7854 = v7853 + v7844;
+      const uint v7855 = v7849 ? v7854 : v69;
+      const uint v7858 = v7421 + v7857;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v7859 = v7858 + v7844;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8750 + e] = v8740 ? weight[v8746 + e] : bfloat(0);
+        shm1[v7859 + e] = v7849 ? weight[v7855 + e] : bfloat(0);
       }
-      const uint v8762 = v8307 + v8759;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8763 = v8762 < v18;
-      const bool v8764 = v8761 && v8763;
-      const uint v8768 = v8767 + v8307;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8769 = v8768 + v8759;
-      const uint v8770 = v8764 ? v8769 : v69;
-      const uint v8773 = v8313 + v8772;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8774 = v8773 + v8759;
+      const uint v7871 = v7415 + v7868;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v7872 = v7871 < v18;
+      const bool v7873 = v7870 && v7872;
+      const uint v7877 = v7876 + v7415;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v7878 = v7877 + v7868;
+      const uint v7879 = v7873 ? v7878 : v69;
+      const uint v7882 = v7421 + v7881;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v7883 = v7882 + v7868;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8774 + e] = v8764 ? weight[v8770 + e] : bfloat(0);
+        shm1[v7883 + e] = v7873 ? weight[v7879 + e] : bfloat(0);
       }
-      const uint v8786 = v8307 + v8783;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8787 = v8786 < v18;
-      const bool v8788 = v8785 && v8787;
-      const uint v8792 = v8791 + v8307;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8793 = v8792 + v8783;
-      const uint v8794 = v8788 ? v8793 : v69;
-      const uint v8797 = v8313 + v8796;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8798 = v8797 + v8783;
+      const uint v7895 = v7415 + v7892;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v7896 = v7895 < v18;
+      const bool v7897 = v7894 && v7896;
+      const uint v7901 = v7900 + v7415;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v7902 = v7901 + v7892;
+      const uint v7903 = v7897 ? v7902 : v69;
+      const uint v7906 = v7421 + v7905;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v7907 = v7906 + v7892;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8798 + e] = v8788 ? weight[v8794 + e] : bfloat(0);
+        shm1[v7907 + e] = v7897 ? weight[v7903 + e] : bfloat(0);
       }
-      const uint v8810 = v8307 + v8807;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8811 = v8810 < v18;
-      const bool v8812 = v8809 && v8811;
-      const uint v8816 = v8815 + v8307;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8817 = v8816 + v8807;
-      const uint v8818 = v8812 ? v8817 : v69;
-      const uint v8821 = v8313 + v8820;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8822 = v8821 + v8807;
+      const uint v7919 = v7415 + v7916;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v7920 = v7919 < v18;
+      const bool v7921 = v7918 && v7920;
+      const uint v7925 = v7924 + v7415;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v7926 = v7925 + v7916;
+      const uint v7927 = v7921 ? v7926 : v69;
+      const uint v7930 = v7421 + v7929;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v7931 = v7930 + v7916;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8822 + e] = v8812 ? weight[v8818 + e] : bfloat(0);
+        shm1[v7931 + e] = v7921 ? weight[v7927 + e] : bfloat(0);
       }
-      const uint v8834 = v8307 + v8831;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8835 = v8834 < v18;
-      const bool v8836 = v8833 && v8835;
-      const uint v8840 = v8839 + v8307;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8841 = v8840 + v8831;
-      const uint v8842 = v8836 ? v8841 : v69;
-      const uint v8845 = v8313 + v8844;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8846 = v8845 + v8831;
+      const uint v7943 = v7415 + v7940;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v7944 = v7943 < v18;
+      const bool v7945 = v7942 && v7944;
+      const uint v7949 = v7948 + v7415;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v7950 = v7949 + v7940;
+      const uint v7951 = v7945 ? v7950 : v69;
+      const uint v7954 = v7421 + v7953;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v7955 = v7954 + v7940;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8846 + e] = v8836 ? weight[v8842 + e] : bfloat(0);
+        shm1[v7955 + e] = v7945 ? weight[v7951 + e] : bfloat(0);
       }
-      const uint v8858 = v8307 + v8855;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8859 = v8858 < v18;
-      const bool v8860 = v8857 && v8859;
-      const uint v8864 = v8863 + v8307;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8865 = v8864 + v8855;
-      const uint v8866 = v8860 ? v8865 : v69;
-      const uint v8869 = v8313 + v8868;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8870 = v8869 + v8855;
+      const uint v7967 = v7415 + v7964;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v7968 = v7967 < v18;
+      const bool v7969 = v7966 && v7968;
+      const uint v7973 = v7972 + v7415;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v7974 = v7973 + v7964;
+      const uint v7975 = v7969 ? v7974 : v69;
+      const uint v7978 = v7421 + v7977;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v7979 = v7978 + v7964;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8870 + e] = v8860 ? weight[v8866 + e] : bfloat(0);
+        shm1[v7979 + e] = v7969 ? weight[v7975 + e] : bfloat(0);
       }
-      const uint v8882 = v8307 + v8879;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8883 = v8882 < v18;
-      const bool v8884 = v8881 && v8883;
-      const uint v8888 = v8887 + v8307;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8889 = v8888 + v8879;
-      const uint v8890 = v8884 ? v8889 : v69;
-      const uint v8893 = v8313 + v8892;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8894 = v8893 + v8879;
+      const uint v7991 = v7415 + v7988;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v7992 = v7991 < v18;
+      const bool v7993 = v7990 && v7992;
+      const uint v7997 = v7996 + v7415;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v7998 = v7997 + v7988;
+      const uint v7999 = v7993 ? v7998 : v69;
+      const uint v8002 = v7421 + v8001;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8003 = v8002 + v7988;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8894 + e] = v8884 ? weight[v8890 + e] : bfloat(0);
+        shm1[v8003 + e] = v7993 ? weight[v7999 + e] : bfloat(0);
       }
-      const uint v8906 = v8307 + v8903;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8907 = v8906 < v18;
-      const bool v8908 = v8905 && v8907;
-      const uint v8912 = v8911 + v8307;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8913 = v8912 + v8903;
-      const uint v8914 = v8908 ? v8913 : v69;
-      const uint v8917 = v8313 + v8916;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8918 = v8917 + v8903;
+      const uint v8015 = v7415 + v8012;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v8016 = v8015 < v18;
+      const bool v8017 = v8014 && v8016;
+      const uint v8021 = v8020 + v7415;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8022 = v8021 + v8012;
+      const uint v8023 = v8017 ? v8022 : v69;
+      const uint v8026 = v7421 + v8025;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8027 = v8026 + v8012;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8918 + e] = v8908 ? weight[v8914 + e] : bfloat(0);
+        shm1[v8027 + e] = v8017 ? weight[v8023 + e] : bfloat(0);
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v8927 = v8313 + v8926;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v277, shm0, long(v8927), long(64u));
-      const uint v8933 = v8313 + v8932;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v279, shm1, long(v8933), long(64u));
+      const uint v8036 = v7421 + v8035;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v277, shm0, long(v8036), long(64u));
+      const uint v8042 = v7421 + v8041;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<true>(v279, shm1, long(v8042), long(64u));
       iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v8940 = v8927 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v277, shm0, long(v8940), long(64u));
-      const uint v8946 = v8933 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v279, shm1, long(v8946), long(64u));
+      const uint v8049 = v8036 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v277, shm0, long(v8049), long(64u));
+      const uint v8055 = v8042 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<true>(v279, shm1, long(v8055), long(64u));
       iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v8952 = v8927 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v277, shm0, long(v8952), long(64u));
-      const uint v8958 = v8933 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v279, shm1, long(v8958), long(64u));
+      const uint v8061 = v8036 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v277, shm0, long(v8061), long(64u));
+      const uint v8067 = v8042 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<true>(v279, shm1, long(v8067), long(64u));
       iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v8964 = v8927 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v277, shm0, long(v8964), long(64u));
-      const uint v8970 = v8933 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v279, shm1, long(v8970), long(64u));
+      const uint v8073 = v8036 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v277, shm0, long(v8073), long(64u));
+      const uint v8079 = v8042 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<true>(v279, shm1, long(v8079), long(64u));
       iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
   } else {
-    const uint v969 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
-    const uint v1028 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1082 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1088 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v1096 = v1082 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1102 = v1088 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v1108 = v1082 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1114 = v1088 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v1120 = v1082 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1126 = v1088 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v971 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:156
+    const uint v1030 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+    const uint v1084 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1090 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1098 = v1084 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1104 = v1090 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1110 = v1084 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1116 = v1090 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1122 = v1084 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1128 = v1090 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v968 = 0u; v968 < v18; v968 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
-      for (uint v972 = v118; v972 < 8192u; v972 += v969) {  // kernels/convolution/im2col_a.hpp:155
-        const uint v974 = v972 >> 6u;  // kernels/convolution/im2col_a.hpp:156
-        const uint v976 = v972 & 63u;  // kernels/convolution/im2col_a.hpp:157
-        const uint v977 = v968 + v976;  // kernels/convolution/im2col_a.hpp:158
-        const uint v978 = v63 + v974;
-        const uint v1004 = v978 / v116;  // kernels/convolution/im2col_a.hpp:63
-        const uint v1005 = v978 % v116;  // kernels/convolution/im2col_a.hpp:64
-        const uint v1007 = v977 / v16;  // kernels/convolution/im2col_a.hpp:66
-        const uint v1008 = v1007 / v6;  // kernels/convolution/im2col_a.hpp:68
-        const uint v1009 = v1008 * v11;
-        const uint v1010 = v1005 / v30;
-        const uint v1011 = v1010 * v7;
-        const uint v1012 = v1011 + v1009;
-        const uint v1013 = v1007 % v6;  // kernels/convolution/im2col_a.hpp:69
-        const uint v1014 = v1013 * v12;
-        const uint v1015 = v1005 % v30;
-        const uint v1016 = v1015 * v8;
-        const uint v1017 = v1016 + v1014;
-        const bool v1018 = v978 < v44;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1019 = v977 < v18;
-        const bool v1020 = v1018 && v1019;
-        const bool v1021 = v1012 >= v9;
+    for (uint v970 = 0u; v970 < v18; v970 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
+      for (uint v974 = v118; v974 < 8192u; v974 += v971) {  // kernels/convolution/im2col_a.hpp:156
+        const uint v976 = v974 >> 6u;  // kernels/convolution/im2col_a.hpp:157
+        const uint v978 = v974 & 63u;  // kernels/convolution/im2col_a.hpp:158
+        const uint v979 = v970 + v978;  // kernels/convolution/im2col_a.hpp:159
+        const uint v980 = v63 + v976;
+        const uint v1006 = v980 / v116;  // kernels/convolution/im2col_a.hpp:63
+        const uint v1007 = v980 % v116;  // kernels/convolution/im2col_a.hpp:64
+        const uint v1009 = v979 / v16;  // kernels/convolution/im2col_a.hpp:66
+        const uint v1010 = v1009 / v6;  // kernels/convolution/im2col_a.hpp:68
+        const uint v1011 = v1010 * v11;
+        const uint v1012 = v1007 / v30;
+        const uint v1013 = v1012 * v7;
+        const uint v1014 = v1013 + v1011;
+        const uint v1015 = v1009 % v6;  // kernels/convolution/im2col_a.hpp:69
+        const uint v1016 = v1015 * v12;
+        const uint v1017 = v1007 % v30;
+        const uint v1018 = v1017 * v8;
+        const uint v1019 = v1018 + v1016;
+        const bool v1020 = v980 < v44;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1021 = v979 < v18;
         const bool v1022 = v1020 && v1021;
-        const bool v1024 = v1012 < v128;
-        const bool v1025 = v1022 && v1024;
-        const bool v1026 = v1017 >= v10;
-        const bool v1027 = v1025 && v1026;
-        const bool v1029 = v1017 < v1028;
-        const bool v1030 = v1027 && v1029;
-        const uint v1031 = max(v1012, v9);  // kernels/convolution/im2col_a.hpp:72
-        const uint v1032 = v1031 - v9;
-        const uint v1033 = max(v1017, v10);  // kernels/convolution/im2col_a.hpp:73
-        const uint v1034 = v1033 - v10;
-        const uint v1035 = v977 % v16;  // kernels/convolution/im2col_a.hpp:74
-        const uint v1036 = v1004 * v1;
-        const uint v1037 = v1036 + v1032;
-        const uint v1038 = v1037 * v2;
+        const bool v1023 = v1014 >= v9;
+        const bool v1024 = v1022 && v1023;
+        const bool v1026 = v1014 < v128;
+        const bool v1027 = v1024 && v1026;
+        const bool v1028 = v1019 >= v10;
+        const bool v1029 = v1027 && v1028;
+        const bool v1031 = v1019 < v1030;
+        const bool v1032 = v1029 && v1031;
+        const uint v1033 = max(v1014, v9);  // kernels/convolution/im2col_a.hpp:72
+        const uint v1034 = v1033 - v9;
+        const uint v1035 = max(v1019, v10);  // kernels/convolution/im2col_a.hpp:73
+        const uint v1036 = v1035 - v10;
+        const uint v1037 = v979 % v16;  // kernels/convolution/im2col_a.hpp:74
+        const uint v1038 = v1006 * v1;
         const uint v1039 = v1038 + v1034;
-        const uint v1040 = v1039 * v3;
-        const uint v1041 = v1040 + v71;
-        const uint v1042 = v1041 + v1035;
-        if (v1030) {  // kernels/convolution/im2col_a.hpp:159
-          const bfloat v1043 = x[v1042];
-          const uint v1045 = v974 << 6u;
-          const uint v1046 = v1045 + v976;
-          shm0[v1046] = v1043;
+        const uint v1040 = v1039 * v2;
+        const uint v1041 = v1040 + v1036;
+        const uint v1042 = v1041 * v3;
+        const uint v1043 = v1042 + v71;
+        const uint v1044 = v1043 + v1037;
+        if (v1032) {  // kernels/convolution/im2col_a.hpp:160
+          const bfloat v1045 = x[v1044];
+          const uint v1047 = v976 << 6u;
+          const uint v1048 = v1047 + v978;
+          shm0[v1048] = v1045;
         } else {
-          const uint v1048 = v974 << 6u;  // kernels/convolution/im2col_a.hpp:160
-          const uint v1049 = v1048 + v976;
-          shm0[v1049] = bfloat(0.0f);
+          const uint v1050 = v976 << 6u;  // kernels/convolution/im2col_a.hpp:161
+          const uint v1051 = v1050 + v978;
+          shm0[v1051] = bfloat(0.0f);
         }
       }
 
-      for (uint v1054 = v118; v1054 < 8192u; v1054 += v969) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1056 = v1054 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1058 = v1054 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1059 = v67 + v1056;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1060 = v1059 < v15;
-        const uint v1061 = v968 + v1058;
-        const bool v1062 = v1061 < v18;
-        const bool v1063 = v1060 && v1062;
-        if (v1063) {
-          const uint v1065 = v1059 * v18;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v1066 = v69 + v1065;
-          const uint v1067 = v1066 + v968;
-          const uint v1068 = v1067 + v1058;
-          const bfloat v1069 = weight[v1068];
-          const uint v1071 = v1056 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v1072 = v1071 + v1058;
-          shm1[v1072] = v1069;
+      for (uint v1056 = v118; v1056 < 8192u; v1056 += v971) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1058 = v1056 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1060 = v1056 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1061 = v67 + v1058;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1062 = v1061 < v15;
+        const uint v1063 = v970 + v1060;
+        const bool v1064 = v1063 < v18;
+        const bool v1065 = v1062 && v1064;
+        if (v1065) {
+          const uint v1067 = v1061 * v18;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1068 = v69 + v1067;
+          const uint v1069 = v1068 + v970;
+          const uint v1070 = v1069 + v1060;
+          const bfloat v1071 = weight[v1070];
+          const uint v1073 = v1058 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v1074 = v1073 + v1060;
+          shm1[v1074] = v1071;
         } else {
-          const uint v1074 = v1056 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v1075 = v1074 + v1058;
-          shm1[v1075] = bfloat(0.0f);
+          const uint v1076 = v1058 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1077 = v1076 + v1060;
+          shm1[v1077] = bfloat(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load<false>(v277, shm0, long(v1082), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v279, shm1, long(v1088), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<false>(v277, shm0, long(v1084), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v279, shm1, long(v1090), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v277, shm0, long(v1096), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v279, shm1, long(v1102), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<false>(v277, shm0, long(v1098), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v279, shm1, long(v1104), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v277, shm0, long(v1108), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v279, shm1, long(v1114), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<false>(v277, shm0, long(v1110), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v279, shm1, long(v1116), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v277, shm0, long(v1120), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v279, shm1, long(v1126), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<false>(v277, shm0, long(v1122), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v279, shm1, long(v1128), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const uint v1127 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:280
-  const uint v1128 = v63 + v269;
-  const uint v1132 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v1133 = v1132 == 0u;
-  const uint v1136 = v15 & 1u;
-  const bool v1137 = v1136 == 0u;
-  const bool v1138 = v1133 && v1137;
-  if (v1138) {
-    const uint v1139 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1140 = v1128 + v1139;
-    const uint v1141 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1142 = v1127 + v1141;
-    const uint v1144 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1145 = v1144 == v1139;
-    const uint v1148 = v1141 + 1u;
-    const uint v1149 = iron_frag_coord<64>(1u, iron_lane, true);
-    const bool v1150 = v1149 == v1148;
-    const bool v1151 = v1145 && v1150;
-    const uint v1154 = v1142 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1155 = v1154 == 0u;
-    const bool v1156 = v1151 && v1155;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1156) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1157 = v1140 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1158 = v1142 < v15;
-      const bool v1159 = v1157 && v1158;
-      if (v1159) {
-        const uint v1160 = v68 + v1142;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1161 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1162 = bias[v1160];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1163 = float(v1162);
-        const float v1164 = v1161 + v1163;
-        const float v1166 = fmax(v1164, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1167 = bfloat(v1166);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1168 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1170 = v1160 + 1u;
-        const bfloat v1171 = bias[v1170];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1172 = float(v1171);
-        const float v1173 = v1168 + v1172;
-        const float v1175 = fmax(v1173, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1176 = bfloat(v1175);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1177 = v1140 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1178 = v1177 + v1160;
-        *(device bfloat2*)(out + v1178) = bfloat2(v1167, v1176);
-      }
-    } else {
-      const bool v1183 = v1140 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1184 = v1142 < v15;
-      const bool v1185 = v1183 && v1184;
-      if (v1185) {
-        const float v1186 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1187 = v68 + v1142;
-        const bfloat v1188 = bias[v1187];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1189 = float(v1188);
-        const float v1190 = v1186 + v1189;
-        const float v1192 = fmax(v1190, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1193 = bfloat(v1192);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1194 = v1140 * v4;
-        const uint v1195 = v1194 + v68;
-        const uint v1196 = v1195 + v1142;
-        out[v1196] = v1193;
-      }
-      const uint v1198 = v1128 + v1144;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1200 = v1127 + v1149;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1201 = v1198 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1202 = v1200 < v15;
-      const bool v1203 = v1201 && v1202;
-      if (v1203) {
-        const float v1204 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1205 = v68 + v1200;
-        const bfloat v1206 = bias[v1205];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1207 = float(v1206);
-        const float v1208 = v1204 + v1207;
-        const float v1210 = fmax(v1208, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1211 = bfloat(v1210);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1212 = v1198 * v4;
-        const uint v1213 = v1212 + v68;
-        const uint v1214 = v1213 + v1200;
-        out[v1214] = v1211;
-      }
+  const uint v1129 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:280
+  const uint v1130 = v63 + v269;
+  const uint v1135 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+  const bool v1136 = v1135 == 0u;
+  const uint v1139 = v15 & 1u;
+  const bool v1140 = v1139 == 0u;
+  const bool v1141 = v1136 && v1140;
+  if (v1141) {
+    const uint v1143 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1144 = v1130 + v1143;
+    const uint v1145 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1146 = v1129 + v1145;
+    const bool v1147 = v1144 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1148 = v1146 < v15;
+    const bool v1149 = v1147 && v1148;
+    if (v1149) {
+      const uint v1150 = v68 + v1146;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1151 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1152 = bias[v1150];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1153 = float(v1152);
+      const float v1154 = v1151 + v1153;
+      const float v1156 = fmax(v1154, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1157 = bfloat(v1156);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1158 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1160 = v1150 + 1u;
+      const bfloat v1161 = bias[v1160];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1162 = float(v1161);
+      const float v1163 = v1158 + v1162;
+      const float v1165 = fmax(v1163, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1166 = bfloat(v1165);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1167 = v1144 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1168 = v1167 + v1150;
+      *(device bfloat2*)(out + v1168) = bfloat2(v1157, v1166);
     }
-    const uint v1215 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1216 = v1128 + v1215;
-    const uint v1217 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1218 = v1127 + v1217;
-    const uint v1220 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1221 = v1220 == v1215;
-    const uint v1224 = v1217 + 1u;
-    const uint v1225 = iron_frag_coord<64>(3u, iron_lane, true);
-    const bool v1226 = v1225 == v1224;
-    const bool v1227 = v1221 && v1226;
-    const uint v1230 = v1218 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1231 = v1230 == 0u;
-    const bool v1232 = v1227 && v1231;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1232) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1233 = v1216 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1234 = v1218 < v15;
-      const bool v1235 = v1233 && v1234;
-      if (v1235) {
-        const uint v1236 = v68 + v1218;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1237 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1238 = bias[v1236];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1239 = float(v1238);
-        const float v1240 = v1237 + v1239;
-        const float v1242 = fmax(v1240, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1243 = bfloat(v1242);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1244 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1246 = v1236 + 1u;
-        const bfloat v1247 = bias[v1246];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1248 = float(v1247);
-        const float v1249 = v1244 + v1248;
-        const float v1251 = fmax(v1249, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1252 = bfloat(v1251);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1253 = v1216 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1254 = v1253 + v1236;
-        *(device bfloat2*)(out + v1254) = bfloat2(v1243, v1252);
-      }
-    } else {
-      const bool v1259 = v1216 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1260 = v1218 < v15;
-      const bool v1261 = v1259 && v1260;
-      if (v1261) {
-        const float v1262 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1263 = v68 + v1218;
-        const bfloat v1264 = bias[v1263];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1265 = float(v1264);
-        const float v1266 = v1262 + v1265;
-        const float v1268 = fmax(v1266, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1269 = bfloat(v1268);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1270 = v1216 * v4;
-        const uint v1271 = v1270 + v68;
-        const uint v1272 = v1271 + v1218;
-        out[v1272] = v1269;
-      }
-      const uint v1274 = v1128 + v1220;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1276 = v1127 + v1225;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1277 = v1274 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1278 = v1276 < v15;
-      const bool v1279 = v1277 && v1278;
-      if (v1279) {
-        const float v1280 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1281 = v68 + v1276;
-        const bfloat v1282 = bias[v1281];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1283 = float(v1282);
-        const float v1284 = v1280 + v1283;
-        const float v1286 = fmax(v1284, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1287 = bfloat(v1286);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1288 = v1274 * v4;
-        const uint v1289 = v1288 + v68;
-        const uint v1290 = v1289 + v1276;
-        out[v1290] = v1287;
-      }
+    const uint v1169 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1170 = v1130 + v1169;
+    const uint v1171 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1172 = v1129 + v1171;
+    const bool v1173 = v1170 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1174 = v1172 < v15;
+    const bool v1175 = v1173 && v1174;
+    if (v1175) {
+      const uint v1176 = v68 + v1172;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1177 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1178 = bias[v1176];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1179 = float(v1178);
+      const float v1180 = v1177 + v1179;
+      const float v1182 = fmax(v1180, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1183 = bfloat(v1182);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1184 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1186 = v1176 + 1u;
+      const bfloat v1187 = bias[v1186];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1188 = float(v1187);
+      const float v1189 = v1184 + v1188;
+      const float v1191 = fmax(v1189, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1192 = bfloat(v1191);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1193 = v1170 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1194 = v1193 + v1176;
+      *(device bfloat2*)(out + v1194) = bfloat2(v1183, v1192);
     }
-    const uint v1291 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1292 = v1128 + v1291;
-    const uint v1293 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1294 = v1127 + v1293;
-    const uint v1296 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1297 = v1296 == v1291;
-    const uint v1300 = v1293 + 1u;
-    const uint v1301 = iron_frag_coord<64>(5u, iron_lane, true);
-    const bool v1302 = v1301 == v1300;
-    const bool v1303 = v1297 && v1302;
-    const uint v1306 = v1294 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1307 = v1306 == 0u;
-    const bool v1308 = v1303 && v1307;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1308) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1309 = v1292 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1310 = v1294 < v15;
-      const bool v1311 = v1309 && v1310;
-      if (v1311) {
-        const uint v1312 = v68 + v1294;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1313 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1314 = bias[v1312];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1315 = float(v1314);
-        const float v1316 = v1313 + v1315;
-        const float v1318 = fmax(v1316, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1319 = bfloat(v1318);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1320 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1322 = v1312 + 1u;
-        const bfloat v1323 = bias[v1322];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1324 = float(v1323);
-        const float v1325 = v1320 + v1324;
-        const float v1327 = fmax(v1325, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1328 = bfloat(v1327);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1329 = v1292 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1330 = v1329 + v1312;
-        *(device bfloat2*)(out + v1330) = bfloat2(v1319, v1328);
-      }
-    } else {
-      const bool v1335 = v1292 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1336 = v1294 < v15;
-      const bool v1337 = v1335 && v1336;
-      if (v1337) {
-        const float v1338 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1339 = v68 + v1294;
-        const bfloat v1340 = bias[v1339];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1341 = float(v1340);
-        const float v1342 = v1338 + v1341;
-        const float v1344 = fmax(v1342, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1345 = bfloat(v1344);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1346 = v1292 * v4;
-        const uint v1347 = v1346 + v68;
-        const uint v1348 = v1347 + v1294;
-        out[v1348] = v1345;
-      }
-      const uint v1350 = v1128 + v1296;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1352 = v1127 + v1301;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1353 = v1350 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1354 = v1352 < v15;
-      const bool v1355 = v1353 && v1354;
-      if (v1355) {
-        const float v1356 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1357 = v68 + v1352;
-        const bfloat v1358 = bias[v1357];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1359 = float(v1358);
-        const float v1360 = v1356 + v1359;
-        const float v1362 = fmax(v1360, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1363 = bfloat(v1362);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1364 = v1350 * v4;
-        const uint v1365 = v1364 + v68;
-        const uint v1366 = v1365 + v1352;
-        out[v1366] = v1363;
-      }
+    const uint v1195 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1196 = v1130 + v1195;
+    const uint v1197 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1198 = v1129 + v1197;
+    const bool v1199 = v1196 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1200 = v1198 < v15;
+    const bool v1201 = v1199 && v1200;
+    if (v1201) {
+      const uint v1202 = v68 + v1198;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1203 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1204 = bias[v1202];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1205 = float(v1204);
+      const float v1206 = v1203 + v1205;
+      const float v1208 = fmax(v1206, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1209 = bfloat(v1208);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1210 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1212 = v1202 + 1u;
+      const bfloat v1213 = bias[v1212];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1214 = float(v1213);
+      const float v1215 = v1210 + v1214;
+      const float v1217 = fmax(v1215, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1218 = bfloat(v1217);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1219 = v1196 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1220 = v1219 + v1202;
+      *(device bfloat2*)(out + v1220) = bfloat2(v1209, v1218);
     }
-    const uint v1367 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1368 = v1128 + v1367;
-    const uint v1369 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1370 = v1127 + v1369;
-    const uint v1372 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1373 = v1372 == v1367;
-    const uint v1376 = v1369 + 1u;
-    const uint v1377 = iron_frag_coord<64>(7u, iron_lane, true);
-    const bool v1378 = v1377 == v1376;
-    const bool v1379 = v1373 && v1378;
-    const uint v1382 = v1370 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1383 = v1382 == 0u;
-    const bool v1384 = v1379 && v1383;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1384) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1385 = v1368 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1386 = v1370 < v15;
-      const bool v1387 = v1385 && v1386;
-      if (v1387) {
-        const uint v1388 = v68 + v1370;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1389 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1390 = bias[v1388];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1391 = float(v1390);
-        const float v1392 = v1389 + v1391;
-        const float v1394 = fmax(v1392, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1395 = bfloat(v1394);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1396 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1398 = v1388 + 1u;
-        const bfloat v1399 = bias[v1398];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1400 = float(v1399);
-        const float v1401 = v1396 + v1400;
-        const float v1403 = fmax(v1401, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1404 = bfloat(v1403);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1405 = v1368 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1406 = v1405 + v1388;
-        *(device bfloat2*)(out + v1406) = bfloat2(v1395, v1404);
-      }
-    } else {
-      const bool v1411 = v1368 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1412 = v1370 < v15;
-      const bool v1413 = v1411 && v1412;
-      if (v1413) {
-        const float v1414 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1415 = v68 + v1370;
-        const bfloat v1416 = bias[v1415];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1417 = float(v1416);
-        const float v1418 = v1414 + v1417;
-        const float v1420 = fmax(v1418, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1421 = bfloat(v1420);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1422 = v1368 * v4;
-        const uint v1423 = v1422 + v68;
-        const uint v1424 = v1423 + v1370;
-        out[v1424] = v1421;
-      }
-      const uint v1426 = v1128 + v1372;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1428 = v1127 + v1377;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1429 = v1426 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1430 = v1428 < v15;
-      const bool v1431 = v1429 && v1430;
-      if (v1431) {
-        const float v1432 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1433 = v68 + v1428;
-        const bfloat v1434 = bias[v1433];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1435 = float(v1434);
-        const float v1436 = v1432 + v1435;
-        const float v1438 = fmax(v1436, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1439 = bfloat(v1438);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1440 = v1426 * v4;
-        const uint v1441 = v1440 + v68;
-        const uint v1442 = v1441 + v1428;
-        out[v1442] = v1439;
-      }
+    const uint v1221 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1222 = v1130 + v1221;
+    const uint v1223 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1224 = v1129 + v1223;
+    const bool v1225 = v1222 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1226 = v1224 < v15;
+    const bool v1227 = v1225 && v1226;
+    if (v1227) {
+      const uint v1228 = v68 + v1224;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1229 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1230 = bias[v1228];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1231 = float(v1230);
+      const float v1232 = v1229 + v1231;
+      const float v1234 = fmax(v1232, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1235 = bfloat(v1234);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1236 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1238 = v1228 + 1u;
+      const bfloat v1239 = bias[v1238];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1240 = float(v1239);
+      const float v1241 = v1236 + v1240;
+      const float v1243 = fmax(v1241, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1244 = bfloat(v1243);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1245 = v1222 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1246 = v1245 + v1228;
+      *(device bfloat2*)(out + v1246) = bfloat2(v1235, v1244);
     }
-    const uint v1443 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1444 = v1128 + v1443;
-    const uint v1445 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1446 = v1127 + v1445;
-    const uint v1448 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1449 = v1448 == v1443;
-    const uint v1452 = v1445 + 1u;
-    const uint v1453 = iron_frag_coord<64>(9u, iron_lane, true);
-    const bool v1454 = v1453 == v1452;
-    const bool v1455 = v1449 && v1454;
-    const uint v1458 = v1446 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1459 = v1458 == 0u;
-    const bool v1460 = v1455 && v1459;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1460) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1461 = v1444 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1462 = v1446 < v15;
-      const bool v1463 = v1461 && v1462;
-      if (v1463) {
-        const uint v1464 = v68 + v1446;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1465 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1466 = bias[v1464];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1467 = float(v1466);
-        const float v1468 = v1465 + v1467;
-        const float v1470 = fmax(v1468, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1471 = bfloat(v1470);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1472 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1474 = v1464 + 1u;
-        const bfloat v1475 = bias[v1474];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1476 = float(v1475);
-        const float v1477 = v1472 + v1476;
-        const float v1479 = fmax(v1477, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1480 = bfloat(v1479);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1481 = v1444 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1482 = v1481 + v1464;
-        *(device bfloat2*)(out + v1482) = bfloat2(v1471, v1480);
-      }
-    } else {
-      const bool v1487 = v1444 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1488 = v1446 < v15;
-      const bool v1489 = v1487 && v1488;
-      if (v1489) {
-        const float v1490 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1491 = v68 + v1446;
-        const bfloat v1492 = bias[v1491];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1493 = float(v1492);
-        const float v1494 = v1490 + v1493;
-        const float v1496 = fmax(v1494, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1497 = bfloat(v1496);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1498 = v1444 * v4;
-        const uint v1499 = v1498 + v68;
-        const uint v1500 = v1499 + v1446;
-        out[v1500] = v1497;
-      }
-      const uint v1502 = v1128 + v1448;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1504 = v1127 + v1453;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1505 = v1502 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1506 = v1504 < v15;
-      const bool v1507 = v1505 && v1506;
-      if (v1507) {
-        const float v1508 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1509 = v68 + v1504;
-        const bfloat v1510 = bias[v1509];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1511 = float(v1510);
-        const float v1512 = v1508 + v1511;
-        const float v1514 = fmax(v1512, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1515 = bfloat(v1514);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1516 = v1502 * v4;
-        const uint v1517 = v1516 + v68;
-        const uint v1518 = v1517 + v1504;
-        out[v1518] = v1515;
-      }
+    const uint v1247 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1248 = v1130 + v1247;
+    const uint v1249 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1250 = v1129 + v1249;
+    const bool v1251 = v1248 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1252 = v1250 < v15;
+    const bool v1253 = v1251 && v1252;
+    if (v1253) {
+      const uint v1254 = v68 + v1250;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1255 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1256 = bias[v1254];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1257 = float(v1256);
+      const float v1258 = v1255 + v1257;
+      const float v1260 = fmax(v1258, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1261 = bfloat(v1260);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1262 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1264 = v1254 + 1u;
+      const bfloat v1265 = bias[v1264];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1266 = float(v1265);
+      const float v1267 = v1262 + v1266;
+      const float v1269 = fmax(v1267, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1270 = bfloat(v1269);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1271 = v1248 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1272 = v1271 + v1254;
+      *(device bfloat2*)(out + v1272) = bfloat2(v1261, v1270);
     }
-    const uint v1519 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1520 = v1128 + v1519;
-    const uint v1521 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1522 = v1127 + v1521;
-    const uint v1524 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1525 = v1524 == v1519;
-    const uint v1528 = v1521 + 1u;
-    const uint v1529 = iron_frag_coord<64>(11u, iron_lane, true);
-    const bool v1530 = v1529 == v1528;
-    const bool v1531 = v1525 && v1530;
-    const uint v1534 = v1522 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1535 = v1534 == 0u;
-    const bool v1536 = v1531 && v1535;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1536) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1537 = v1520 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1538 = v1522 < v15;
-      const bool v1539 = v1537 && v1538;
-      if (v1539) {
-        const uint v1540 = v68 + v1522;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1541 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1542 = bias[v1540];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1543 = float(v1542);
-        const float v1544 = v1541 + v1543;
-        const float v1546 = fmax(v1544, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1547 = bfloat(v1546);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1548 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1550 = v1540 + 1u;
-        const bfloat v1551 = bias[v1550];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1552 = float(v1551);
-        const float v1553 = v1548 + v1552;
-        const float v1555 = fmax(v1553, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1556 = bfloat(v1555);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1557 = v1520 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1558 = v1557 + v1540;
-        *(device bfloat2*)(out + v1558) = bfloat2(v1547, v1556);
-      }
-    } else {
-      const bool v1563 = v1520 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1564 = v1522 < v15;
-      const bool v1565 = v1563 && v1564;
-      if (v1565) {
-        const float v1566 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1567 = v68 + v1522;
-        const bfloat v1568 = bias[v1567];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1569 = float(v1568);
-        const float v1570 = v1566 + v1569;
-        const float v1572 = fmax(v1570, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1573 = bfloat(v1572);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1574 = v1520 * v4;
-        const uint v1575 = v1574 + v68;
-        const uint v1576 = v1575 + v1522;
-        out[v1576] = v1573;
-      }
-      const uint v1578 = v1128 + v1524;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1580 = v1127 + v1529;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1581 = v1578 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1582 = v1580 < v15;
-      const bool v1583 = v1581 && v1582;
-      if (v1583) {
-        const float v1584 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1585 = v68 + v1580;
-        const bfloat v1586 = bias[v1585];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1587 = float(v1586);
-        const float v1588 = v1584 + v1587;
-        const float v1590 = fmax(v1588, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1591 = bfloat(v1590);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1592 = v1578 * v4;
-        const uint v1593 = v1592 + v68;
-        const uint v1594 = v1593 + v1580;
-        out[v1594] = v1591;
-      }
+    const uint v1273 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1274 = v1130 + v1273;
+    const uint v1275 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1276 = v1129 + v1275;
+    const bool v1277 = v1274 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1278 = v1276 < v15;
+    const bool v1279 = v1277 && v1278;
+    if (v1279) {
+      const uint v1280 = v68 + v1276;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1281 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1282 = bias[v1280];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1283 = float(v1282);
+      const float v1284 = v1281 + v1283;
+      const float v1286 = fmax(v1284, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1287 = bfloat(v1286);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1288 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1290 = v1280 + 1u;
+      const bfloat v1291 = bias[v1290];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1292 = float(v1291);
+      const float v1293 = v1288 + v1292;
+      const float v1295 = fmax(v1293, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1296 = bfloat(v1295);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1297 = v1274 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1298 = v1297 + v1280;
+      *(device bfloat2*)(out + v1298) = bfloat2(v1287, v1296);
     }
-    const uint v1595 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1596 = v1128 + v1595;
-    const uint v1597 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1598 = v1127 + v1597;
-    const uint v1600 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1601 = v1600 == v1595;
-    const uint v1604 = v1597 + 1u;
-    const uint v1605 = iron_frag_coord<64>(13u, iron_lane, true);
-    const bool v1606 = v1605 == v1604;
-    const bool v1607 = v1601 && v1606;
-    const uint v1610 = v1598 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1611 = v1610 == 0u;
-    const bool v1612 = v1607 && v1611;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1612) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1613 = v1596 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1614 = v1598 < v15;
-      const bool v1615 = v1613 && v1614;
-      if (v1615) {
-        const uint v1616 = v68 + v1598;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1617 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1618 = bias[v1616];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1619 = float(v1618);
-        const float v1620 = v1617 + v1619;
-        const float v1622 = fmax(v1620, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1623 = bfloat(v1622);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1624 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1626 = v1616 + 1u;
-        const bfloat v1627 = bias[v1626];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1628 = float(v1627);
-        const float v1629 = v1624 + v1628;
-        const float v1631 = fmax(v1629, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1632 = bfloat(v1631);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1633 = v1596 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1634 = v1633 + v1616;
-        *(device bfloat2*)(out + v1634) = bfloat2(v1623, v1632);
-      }
-    } else {
-      const bool v1639 = v1596 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1640 = v1598 < v15;
-      const bool v1641 = v1639 && v1640;
-      if (v1641) {
-        const float v1642 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1643 = v68 + v1598;
-        const bfloat v1644 = bias[v1643];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1645 = float(v1644);
-        const float v1646 = v1642 + v1645;
-        const float v1648 = fmax(v1646, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1649 = bfloat(v1648);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1650 = v1596 * v4;
-        const uint v1651 = v1650 + v68;
-        const uint v1652 = v1651 + v1598;
-        out[v1652] = v1649;
-      }
-      const uint v1654 = v1128 + v1600;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1656 = v1127 + v1605;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1657 = v1654 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1658 = v1656 < v15;
-      const bool v1659 = v1657 && v1658;
-      if (v1659) {
-        const float v1660 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1661 = v68 + v1656;
-        const bfloat v1662 = bias[v1661];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1663 = float(v1662);
-        const float v1664 = v1660 + v1663;
-        const float v1666 = fmax(v1664, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1667 = bfloat(v1666);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1668 = v1654 * v4;
-        const uint v1669 = v1668 + v68;
-        const uint v1670 = v1669 + v1656;
-        out[v1670] = v1667;
-      }
+    const uint v1299 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1300 = v1130 + v1299;
+    const uint v1301 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1302 = v1129 + v1301;
+    const bool v1303 = v1300 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1304 = v1302 < v15;
+    const bool v1305 = v1303 && v1304;
+    if (v1305) {
+      const uint v1306 = v68 + v1302;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1307 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1308 = bias[v1306];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1309 = float(v1308);
+      const float v1310 = v1307 + v1309;
+      const float v1312 = fmax(v1310, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1313 = bfloat(v1312);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1314 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1316 = v1306 + 1u;
+      const bfloat v1317 = bias[v1316];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1318 = float(v1317);
+      const float v1319 = v1314 + v1318;
+      const float v1321 = fmax(v1319, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1322 = bfloat(v1321);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1323 = v1300 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1324 = v1323 + v1306;
+      *(device bfloat2*)(out + v1324) = bfloat2(v1313, v1322);
     }
-    const uint v1671 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1672 = v1128 + v1671;
-    const uint v1673 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1674 = v1127 + v1673;
-    const uint v1676 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1677 = v1676 == v1671;
-    const uint v1680 = v1673 + 1u;
-    const uint v1681 = iron_frag_coord<64>(15u, iron_lane, true);
-    const bool v1682 = v1681 == v1680;
-    const bool v1683 = v1677 && v1682;
-    const uint v1686 = v1674 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1687 = v1686 == 0u;
-    const bool v1688 = v1683 && v1687;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1688) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1689 = v1672 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1690 = v1674 < v15;
-      const bool v1691 = v1689 && v1690;
-      if (v1691) {
-        const uint v1692 = v68 + v1674;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1693 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1694 = bias[v1692];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1695 = float(v1694);
-        const float v1696 = v1693 + v1695;
-        const float v1698 = fmax(v1696, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1699 = bfloat(v1698);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1700 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1702 = v1692 + 1u;
-        const bfloat v1703 = bias[v1702];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1704 = float(v1703);
-        const float v1705 = v1700 + v1704;
-        const float v1707 = fmax(v1705, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1708 = bfloat(v1707);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1709 = v1672 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1710 = v1709 + v1692;
-        *(device bfloat2*)(out + v1710) = bfloat2(v1699, v1708);
-      }
-    } else {
-      const bool v1715 = v1672 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1716 = v1674 < v15;
-      const bool v1717 = v1715 && v1716;
-      if (v1717) {
-        const float v1718 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1719 = v68 + v1674;
-        const bfloat v1720 = bias[v1719];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1721 = float(v1720);
-        const float v1722 = v1718 + v1721;
-        const float v1724 = fmax(v1722, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1725 = bfloat(v1724);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1726 = v1672 * v4;
-        const uint v1727 = v1726 + v68;
-        const uint v1728 = v1727 + v1674;
-        out[v1728] = v1725;
-      }
-      const uint v1730 = v1128 + v1676;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1732 = v1127 + v1681;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1733 = v1730 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1734 = v1732 < v15;
-      const bool v1735 = v1733 && v1734;
-      if (v1735) {
-        const float v1736 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1737 = v68 + v1732;
-        const bfloat v1738 = bias[v1737];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1739 = float(v1738);
-        const float v1740 = v1736 + v1739;
-        const float v1742 = fmax(v1740, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1743 = bfloat(v1742);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1744 = v1730 * v4;
-        const uint v1745 = v1744 + v68;
-        const uint v1746 = v1745 + v1732;
-        out[v1746] = v1743;
-      }
+    const uint v1325 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1326 = v1130 + v1325;
+    const uint v1327 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1328 = v1129 + v1327;
+    const bool v1329 = v1326 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1330 = v1328 < v15;
+    const bool v1331 = v1329 && v1330;
+    if (v1331) {
+      const uint v1332 = v68 + v1328;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1333 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1334 = bias[v1332];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1335 = float(v1334);
+      const float v1336 = v1333 + v1335;
+      const float v1338 = fmax(v1336, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1339 = bfloat(v1338);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1340 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1342 = v1332 + 1u;
+      const bfloat v1343 = bias[v1342];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1344 = float(v1343);
+      const float v1345 = v1340 + v1344;
+      const float v1347 = fmax(v1345, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1348 = bfloat(v1347);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1349 = v1326 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1350 = v1349 + v1332;
+      *(device bfloat2*)(out + v1350) = bfloat2(v1339, v1348);
     }
-    const uint v1747 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1748 = v1128 + v1747;
-    const uint v1749 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1750 = v1127 + v1749;
-    const uint v1752 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1753 = v1752 == v1747;
-    const uint v1756 = v1749 + 1u;
-    const uint v1757 = iron_frag_coord<64>(17u, iron_lane, true);
-    const bool v1758 = v1757 == v1756;
-    const bool v1759 = v1753 && v1758;
-    const uint v1762 = v1750 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1763 = v1762 == 0u;
-    const bool v1764 = v1759 && v1763;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1764) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1765 = v1748 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1766 = v1750 < v15;
-      const bool v1767 = v1765 && v1766;
-      if (v1767) {
-        const uint v1768 = v68 + v1750;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1769 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1770 = bias[v1768];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1771 = float(v1770);
-        const float v1772 = v1769 + v1771;
-        const float v1774 = fmax(v1772, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1775 = bfloat(v1774);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1776 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1778 = v1768 + 1u;
-        const bfloat v1779 = bias[v1778];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1780 = float(v1779);
-        const float v1781 = v1776 + v1780;
-        const float v1783 = fmax(v1781, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1784 = bfloat(v1783);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1785 = v1748 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1786 = v1785 + v1768;
-        *(device bfloat2*)(out + v1786) = bfloat2(v1775, v1784);
-      }
-    } else {
-      const bool v1791 = v1748 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1792 = v1750 < v15;
-      const bool v1793 = v1791 && v1792;
-      if (v1793) {
-        const float v1794 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1795 = v68 + v1750;
-        const bfloat v1796 = bias[v1795];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1797 = float(v1796);
-        const float v1798 = v1794 + v1797;
-        const float v1800 = fmax(v1798, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1801 = bfloat(v1800);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1802 = v1748 * v4;
-        const uint v1803 = v1802 + v68;
-        const uint v1804 = v1803 + v1750;
-        out[v1804] = v1801;
-      }
-      const uint v1806 = v1128 + v1752;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1808 = v1127 + v1757;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1809 = v1806 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1810 = v1808 < v15;
-      const bool v1811 = v1809 && v1810;
-      if (v1811) {
-        const float v1812 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1813 = v68 + v1808;
-        const bfloat v1814 = bias[v1813];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1815 = float(v1814);
-        const float v1816 = v1812 + v1815;
-        const float v1818 = fmax(v1816, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1819 = bfloat(v1818);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1820 = v1806 * v4;
-        const uint v1821 = v1820 + v68;
-        const uint v1822 = v1821 + v1808;
-        out[v1822] = v1819;
-      }
+    const uint v1351 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1352 = v1130 + v1351;
+    const uint v1353 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1354 = v1129 + v1353;
+    const bool v1355 = v1352 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1356 = v1354 < v15;
+    const bool v1357 = v1355 && v1356;
+    if (v1357) {
+      const uint v1358 = v68 + v1354;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1359 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1360 = bias[v1358];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1361 = float(v1360);
+      const float v1362 = v1359 + v1361;
+      const float v1364 = fmax(v1362, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1365 = bfloat(v1364);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1366 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1368 = v1358 + 1u;
+      const bfloat v1369 = bias[v1368];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1370 = float(v1369);
+      const float v1371 = v1366 + v1370;
+      const float v1373 = fmax(v1371, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1374 = bfloat(v1373);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1375 = v1352 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1376 = v1375 + v1358;
+      *(device bfloat2*)(out + v1376) = bfloat2(v1365, v1374);
     }
-    const uint v1823 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1824 = v1128 + v1823;
-    const uint v1825 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1826 = v1127 + v1825;
-    const uint v1828 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1829 = v1828 == v1823;
-    const uint v1832 = v1825 + 1u;
-    const uint v1833 = iron_frag_coord<64>(19u, iron_lane, true);
-    const bool v1834 = v1833 == v1832;
-    const bool v1835 = v1829 && v1834;
-    const uint v1838 = v1826 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1839 = v1838 == 0u;
-    const bool v1840 = v1835 && v1839;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1840) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1841 = v1824 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1842 = v1826 < v15;
-      const bool v1843 = v1841 && v1842;
-      if (v1843) {
-        const uint v1844 = v68 + v1826;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1845 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1846 = bias[v1844];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1847 = float(v1846);
-        const float v1848 = v1845 + v1847;
-        const float v1850 = fmax(v1848, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1851 = bfloat(v1850);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1852 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1854 = v1844 + 1u;
-        const bfloat v1855 = bias[v1854];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1856 = float(v1855);
-        const float v1857 = v1852 + v1856;
-        const float v1859 = fmax(v1857, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1860 = bfloat(v1859);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1861 = v1824 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1862 = v1861 + v1844;
-        *(device bfloat2*)(out + v1862) = bfloat2(v1851, v1860);
-      }
-    } else {
-      const bool v1867 = v1824 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1868 = v1826 < v15;
-      const bool v1869 = v1867 && v1868;
-      if (v1869) {
-        const float v1870 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1871 = v68 + v1826;
-        const bfloat v1872 = bias[v1871];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1873 = float(v1872);
-        const float v1874 = v1870 + v1873;
-        const float v1876 = fmax(v1874, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1877 = bfloat(v1876);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1878 = v1824 * v4;
-        const uint v1879 = v1878 + v68;
-        const uint v1880 = v1879 + v1826;
-        out[v1880] = v1877;
-      }
-      const uint v1882 = v1128 + v1828;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1884 = v1127 + v1833;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1885 = v1882 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1886 = v1884 < v15;
-      const bool v1887 = v1885 && v1886;
-      if (v1887) {
-        const float v1888 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1889 = v68 + v1884;
-        const bfloat v1890 = bias[v1889];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1891 = float(v1890);
-        const float v1892 = v1888 + v1891;
-        const float v1894 = fmax(v1892, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1895 = bfloat(v1894);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1896 = v1882 * v4;
-        const uint v1897 = v1896 + v68;
-        const uint v1898 = v1897 + v1884;
-        out[v1898] = v1895;
-      }
+    const uint v1377 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1378 = v1130 + v1377;
+    const uint v1379 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1380 = v1129 + v1379;
+    const bool v1381 = v1378 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1382 = v1380 < v15;
+    const bool v1383 = v1381 && v1382;
+    if (v1383) {
+      const uint v1384 = v68 + v1380;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1385 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1386 = bias[v1384];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1387 = float(v1386);
+      const float v1388 = v1385 + v1387;
+      const float v1390 = fmax(v1388, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1391 = bfloat(v1390);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1392 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1394 = v1384 + 1u;
+      const bfloat v1395 = bias[v1394];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1396 = float(v1395);
+      const float v1397 = v1392 + v1396;
+      const float v1399 = fmax(v1397, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1400 = bfloat(v1399);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1401 = v1378 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1402 = v1401 + v1384;
+      *(device bfloat2*)(out + v1402) = bfloat2(v1391, v1400);
     }
-    const uint v1899 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1900 = v1128 + v1899;
-    const uint v1901 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1902 = v1127 + v1901;
-    const uint v1904 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1905 = v1904 == v1899;
-    const uint v1908 = v1901 + 1u;
-    const uint v1909 = iron_frag_coord<64>(21u, iron_lane, true);
-    const bool v1910 = v1909 == v1908;
-    const bool v1911 = v1905 && v1910;
-    const uint v1914 = v1902 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1915 = v1914 == 0u;
-    const bool v1916 = v1911 && v1915;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1916) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1917 = v1900 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1918 = v1902 < v15;
-      const bool v1919 = v1917 && v1918;
-      if (v1919) {
-        const uint v1920 = v68 + v1902;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1921 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1922 = bias[v1920];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1923 = float(v1922);
-        const float v1924 = v1921 + v1923;
-        const float v1926 = fmax(v1924, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1927 = bfloat(v1926);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1928 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1930 = v1920 + 1u;
-        const bfloat v1931 = bias[v1930];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1932 = float(v1931);
-        const float v1933 = v1928 + v1932;
-        const float v1935 = fmax(v1933, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1936 = bfloat(v1935);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1937 = v1900 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1938 = v1937 + v1920;
-        *(device bfloat2*)(out + v1938) = bfloat2(v1927, v1936);
-      }
-    } else {
-      const bool v1943 = v1900 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1944 = v1902 < v15;
-      const bool v1945 = v1943 && v1944;
-      if (v1945) {
-        const float v1946 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1947 = v68 + v1902;
-        const bfloat v1948 = bias[v1947];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1949 = float(v1948);
-        const float v1950 = v1946 + v1949;
-        const float v1952 = fmax(v1950, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1953 = bfloat(v1952);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1954 = v1900 * v4;
-        const uint v1955 = v1954 + v68;
-        const uint v1956 = v1955 + v1902;
-        out[v1956] = v1953;
-      }
-      const uint v1958 = v1128 + v1904;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1960 = v1127 + v1909;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1961 = v1958 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1962 = v1960 < v15;
-      const bool v1963 = v1961 && v1962;
-      if (v1963) {
-        const float v1964 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1965 = v68 + v1960;
-        const bfloat v1966 = bias[v1965];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1967 = float(v1966);
-        const float v1968 = v1964 + v1967;
-        const float v1970 = fmax(v1968, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1971 = bfloat(v1970);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1972 = v1958 * v4;
-        const uint v1973 = v1972 + v68;
-        const uint v1974 = v1973 + v1960;
-        out[v1974] = v1971;
-      }
+    const uint v1403 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1404 = v1130 + v1403;
+    const uint v1405 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1406 = v1129 + v1405;
+    const bool v1407 = v1404 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1408 = v1406 < v15;
+    const bool v1409 = v1407 && v1408;
+    if (v1409) {
+      const uint v1410 = v68 + v1406;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1411 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1412 = bias[v1410];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1413 = float(v1412);
+      const float v1414 = v1411 + v1413;
+      const float v1416 = fmax(v1414, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1417 = bfloat(v1416);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1418 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1420 = v1410 + 1u;
+      const bfloat v1421 = bias[v1420];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1422 = float(v1421);
+      const float v1423 = v1418 + v1422;
+      const float v1425 = fmax(v1423, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1426 = bfloat(v1425);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1427 = v1404 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1428 = v1427 + v1410;
+      *(device bfloat2*)(out + v1428) = bfloat2(v1417, v1426);
     }
-    const uint v1975 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1976 = v1128 + v1975;
-    const uint v1977 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1978 = v1127 + v1977;
-    const uint v1980 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1981 = v1980 == v1975;
-    const uint v1984 = v1977 + 1u;
-    const uint v1985 = iron_frag_coord<64>(23u, iron_lane, true);
-    const bool v1986 = v1985 == v1984;
-    const bool v1987 = v1981 && v1986;
-    const uint v1990 = v1978 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1991 = v1990 == 0u;
-    const bool v1992 = v1987 && v1991;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1992) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1993 = v1976 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1994 = v1978 < v15;
-      const bool v1995 = v1993 && v1994;
-      if (v1995) {
-        const uint v1996 = v68 + v1978;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1997 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1998 = bias[v1996];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1999 = float(v1998);
-        const float v2000 = v1997 + v1999;
-        const float v2002 = fmax(v2000, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2003 = bfloat(v2002);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2004 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2006 = v1996 + 1u;
-        const bfloat v2007 = bias[v2006];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2008 = float(v2007);
-        const float v2009 = v2004 + v2008;
-        const float v2011 = fmax(v2009, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2012 = bfloat(v2011);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2013 = v1976 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2014 = v2013 + v1996;
-        *(device bfloat2*)(out + v2014) = bfloat2(v2003, v2012);
-      }
-    } else {
-      const bool v2019 = v1976 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2020 = v1978 < v15;
-      const bool v2021 = v2019 && v2020;
-      if (v2021) {
-        const float v2022 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2023 = v68 + v1978;
-        const bfloat v2024 = bias[v2023];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2025 = float(v2024);
-        const float v2026 = v2022 + v2025;
-        const float v2028 = fmax(v2026, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2029 = bfloat(v2028);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2030 = v1976 * v4;
-        const uint v2031 = v2030 + v68;
-        const uint v2032 = v2031 + v1978;
-        out[v2032] = v2029;
-      }
-      const uint v2034 = v1128 + v1980;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2036 = v1127 + v1985;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2037 = v2034 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2038 = v2036 < v15;
-      const bool v2039 = v2037 && v2038;
-      if (v2039) {
-        const float v2040 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2041 = v68 + v2036;
-        const bfloat v2042 = bias[v2041];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2043 = float(v2042);
-        const float v2044 = v2040 + v2043;
-        const float v2046 = fmax(v2044, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2047 = bfloat(v2046);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2048 = v2034 * v4;
-        const uint v2049 = v2048 + v68;
-        const uint v2050 = v2049 + v2036;
-        out[v2050] = v2047;
-      }
+    const uint v1429 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1430 = v1130 + v1429;
+    const uint v1431 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1432 = v1129 + v1431;
+    const bool v1433 = v1430 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1434 = v1432 < v15;
+    const bool v1435 = v1433 && v1434;
+    if (v1435) {
+      const uint v1436 = v68 + v1432;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1437 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1438 = bias[v1436];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1439 = float(v1438);
+      const float v1440 = v1437 + v1439;
+      const float v1442 = fmax(v1440, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1443 = bfloat(v1442);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1444 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1446 = v1436 + 1u;
+      const bfloat v1447 = bias[v1446];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1448 = float(v1447);
+      const float v1449 = v1444 + v1448;
+      const float v1451 = fmax(v1449, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1452 = bfloat(v1451);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1453 = v1430 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1454 = v1453 + v1436;
+      *(device bfloat2*)(out + v1454) = bfloat2(v1443, v1452);
     }
-    const uint v2051 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2052 = v1128 + v2051;
-    const uint v2053 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2054 = v1127 + v2053;
-    const uint v2056 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2057 = v2056 == v2051;
-    const uint v2060 = v2053 + 1u;
-    const uint v2061 = iron_frag_coord<64>(25u, iron_lane, true);
-    const bool v2062 = v2061 == v2060;
-    const bool v2063 = v2057 && v2062;
-    const uint v2066 = v2054 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2067 = v2066 == 0u;
-    const bool v2068 = v2063 && v2067;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2068) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2069 = v2052 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2070 = v2054 < v15;
-      const bool v2071 = v2069 && v2070;
-      if (v2071) {
-        const uint v2072 = v68 + v2054;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2073 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2074 = bias[v2072];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2075 = float(v2074);
-        const float v2076 = v2073 + v2075;
-        const float v2078 = fmax(v2076, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2079 = bfloat(v2078);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2080 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2082 = v2072 + 1u;
-        const bfloat v2083 = bias[v2082];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2084 = float(v2083);
-        const float v2085 = v2080 + v2084;
-        const float v2087 = fmax(v2085, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2088 = bfloat(v2087);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2089 = v2052 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2090 = v2089 + v2072;
-        *(device bfloat2*)(out + v2090) = bfloat2(v2079, v2088);
-      }
-    } else {
-      const bool v2095 = v2052 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2096 = v2054 < v15;
-      const bool v2097 = v2095 && v2096;
-      if (v2097) {
-        const float v2098 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2099 = v68 + v2054;
-        const bfloat v2100 = bias[v2099];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2101 = float(v2100);
-        const float v2102 = v2098 + v2101;
-        const float v2104 = fmax(v2102, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2105 = bfloat(v2104);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2106 = v2052 * v4;
-        const uint v2107 = v2106 + v68;
-        const uint v2108 = v2107 + v2054;
-        out[v2108] = v2105;
-      }
-      const uint v2110 = v1128 + v2056;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2112 = v1127 + v2061;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2113 = v2110 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2114 = v2112 < v15;
-      const bool v2115 = v2113 && v2114;
-      if (v2115) {
-        const float v2116 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2117 = v68 + v2112;
-        const bfloat v2118 = bias[v2117];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2119 = float(v2118);
-        const float v2120 = v2116 + v2119;
-        const float v2122 = fmax(v2120, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2123 = bfloat(v2122);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2124 = v2110 * v4;
-        const uint v2125 = v2124 + v68;
-        const uint v2126 = v2125 + v2112;
-        out[v2126] = v2123;
-      }
+    const uint v1455 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1456 = v1130 + v1455;
+    const uint v1457 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1458 = v1129 + v1457;
+    const bool v1459 = v1456 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1460 = v1458 < v15;
+    const bool v1461 = v1459 && v1460;
+    if (v1461) {
+      const uint v1462 = v68 + v1458;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1463 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1464 = bias[v1462];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1465 = float(v1464);
+      const float v1466 = v1463 + v1465;
+      const float v1468 = fmax(v1466, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1469 = bfloat(v1468);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1470 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1472 = v1462 + 1u;
+      const bfloat v1473 = bias[v1472];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1474 = float(v1473);
+      const float v1475 = v1470 + v1474;
+      const float v1477 = fmax(v1475, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1478 = bfloat(v1477);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1479 = v1456 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1480 = v1479 + v1462;
+      *(device bfloat2*)(out + v1480) = bfloat2(v1469, v1478);
     }
-    const uint v2127 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2128 = v1128 + v2127;
-    const uint v2129 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2130 = v1127 + v2129;
-    const uint v2132 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2133 = v2132 == v2127;
-    const uint v2136 = v2129 + 1u;
-    const uint v2137 = iron_frag_coord<64>(27u, iron_lane, true);
-    const bool v2138 = v2137 == v2136;
-    const bool v2139 = v2133 && v2138;
-    const uint v2142 = v2130 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2143 = v2142 == 0u;
-    const bool v2144 = v2139 && v2143;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2144) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2145 = v2128 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2146 = v2130 < v15;
-      const bool v2147 = v2145 && v2146;
-      if (v2147) {
-        const uint v2148 = v68 + v2130;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2149 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2150 = bias[v2148];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2151 = float(v2150);
-        const float v2152 = v2149 + v2151;
-        const float v2154 = fmax(v2152, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2155 = bfloat(v2154);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2156 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2158 = v2148 + 1u;
-        const bfloat v2159 = bias[v2158];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2160 = float(v2159);
-        const float v2161 = v2156 + v2160;
-        const float v2163 = fmax(v2161, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2164 = bfloat(v2163);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2165 = v2128 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2166 = v2165 + v2148;
-        *(device bfloat2*)(out + v2166) = bfloat2(v2155, v2164);
-      }
-    } else {
-      const bool v2171 = v2128 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2172 = v2130 < v15;
-      const bool v2173 = v2171 && v2172;
-      if (v2173) {
-        const float v2174 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2175 = v68 + v2130;
-        const bfloat v2176 = bias[v2175];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2177 = float(v2176);
-        const float v2178 = v2174 + v2177;
-        const float v2180 = fmax(v2178, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2181 = bfloat(v2180);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2182 = v2128 * v4;
-        const uint v2183 = v2182 + v68;
-        const uint v2184 = v2183 + v2130;
-        out[v2184] = v2181;
-      }
-      const uint v2186 = v1128 + v2132;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2188 = v1127 + v2137;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2189 = v2186 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2190 = v2188 < v15;
-      const bool v2191 = v2189 && v2190;
-      if (v2191) {
-        const float v2192 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2193 = v68 + v2188;
-        const bfloat v2194 = bias[v2193];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2195 = float(v2194);
-        const float v2196 = v2192 + v2195;
-        const float v2198 = fmax(v2196, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2199 = bfloat(v2198);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2200 = v2186 * v4;
-        const uint v2201 = v2200 + v68;
-        const uint v2202 = v2201 + v2188;
-        out[v2202] = v2199;
-      }
+    const uint v1481 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1482 = v1130 + v1481;
+    const uint v1483 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1484 = v1129 + v1483;
+    const bool v1485 = v1482 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1486 = v1484 < v15;
+    const bool v1487 = v1485 && v1486;
+    if (v1487) {
+      const uint v1488 = v68 + v1484;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1489 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1490 = bias[v1488];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1491 = float(v1490);
+      const float v1492 = v1489 + v1491;
+      const float v1494 = fmax(v1492, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1495 = bfloat(v1494);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1496 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1498 = v1488 + 1u;
+      const bfloat v1499 = bias[v1498];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1500 = float(v1499);
+      const float v1501 = v1496 + v1500;
+      const float v1503 = fmax(v1501, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1504 = bfloat(v1503);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1505 = v1482 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1506 = v1505 + v1488;
+      *(device bfloat2*)(out + v1506) = bfloat2(v1495, v1504);
     }
-    const uint v2203 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2204 = v1128 + v2203;
-    const uint v2205 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2206 = v1127 + v2205;
-    const uint v2208 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2209 = v2208 == v2203;
-    const uint v2212 = v2205 + 1u;
-    const uint v2213 = iron_frag_coord<64>(29u, iron_lane, true);
-    const bool v2214 = v2213 == v2212;
-    const bool v2215 = v2209 && v2214;
-    const uint v2218 = v2206 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2219 = v2218 == 0u;
-    const bool v2220 = v2215 && v2219;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2220) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2221 = v2204 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2222 = v2206 < v15;
-      const bool v2223 = v2221 && v2222;
-      if (v2223) {
-        const uint v2224 = v68 + v2206;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2225 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2226 = bias[v2224];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2227 = float(v2226);
-        const float v2228 = v2225 + v2227;
-        const float v2230 = fmax(v2228, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2231 = bfloat(v2230);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2232 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2234 = v2224 + 1u;
-        const bfloat v2235 = bias[v2234];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2236 = float(v2235);
-        const float v2237 = v2232 + v2236;
-        const float v2239 = fmax(v2237, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2240 = bfloat(v2239);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2241 = v2204 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2242 = v2241 + v2224;
-        *(device bfloat2*)(out + v2242) = bfloat2(v2231, v2240);
-      }
-    } else {
-      const bool v2247 = v2204 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2248 = v2206 < v15;
-      const bool v2249 = v2247 && v2248;
-      if (v2249) {
-        const float v2250 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2251 = v68 + v2206;
-        const bfloat v2252 = bias[v2251];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2253 = float(v2252);
-        const float v2254 = v2250 + v2253;
-        const float v2256 = fmax(v2254, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2257 = bfloat(v2256);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2258 = v2204 * v4;
-        const uint v2259 = v2258 + v68;
-        const uint v2260 = v2259 + v2206;
-        out[v2260] = v2257;
-      }
-      const uint v2262 = v1128 + v2208;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2264 = v1127 + v2213;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2265 = v2262 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2266 = v2264 < v15;
-      const bool v2267 = v2265 && v2266;
-      if (v2267) {
-        const float v2268 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2269 = v68 + v2264;
-        const bfloat v2270 = bias[v2269];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2271 = float(v2270);
-        const float v2272 = v2268 + v2271;
-        const float v2274 = fmax(v2272, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2275 = bfloat(v2274);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2276 = v2262 * v4;
-        const uint v2277 = v2276 + v68;
-        const uint v2278 = v2277 + v2264;
-        out[v2278] = v2275;
-      }
+    const uint v1507 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1508 = v1130 + v1507;
+    const uint v1509 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1510 = v1129 + v1509;
+    const bool v1511 = v1508 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1512 = v1510 < v15;
+    const bool v1513 = v1511 && v1512;
+    if (v1513) {
+      const uint v1514 = v68 + v1510;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1515 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1516 = bias[v1514];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1517 = float(v1516);
+      const float v1518 = v1515 + v1517;
+      const float v1520 = fmax(v1518, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1521 = bfloat(v1520);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1522 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1524 = v1514 + 1u;
+      const bfloat v1525 = bias[v1524];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1526 = float(v1525);
+      const float v1527 = v1522 + v1526;
+      const float v1529 = fmax(v1527, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1530 = bfloat(v1529);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1531 = v1508 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1532 = v1531 + v1514;
+      *(device bfloat2*)(out + v1532) = bfloat2(v1521, v1530);
     }
-    const uint v2279 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2280 = v1128 + v2279;
-    const uint v2281 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2282 = v1127 + v2281;
-    const uint v2284 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2285 = v2284 == v2279;
-    const uint v2288 = v2281 + 1u;
-    const uint v2289 = iron_frag_coord<64>(31u, iron_lane, true);
-    const bool v2290 = v2289 == v2288;
-    const bool v2291 = v2285 && v2290;
-    const uint v2294 = v2282 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2295 = v2294 == 0u;
-    const bool v2296 = v2291 && v2295;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2296) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2297 = v2280 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2298 = v2282 < v15;
-      const bool v2299 = v2297 && v2298;
-      if (v2299) {
-        const uint v2300 = v68 + v2282;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2301 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2302 = bias[v2300];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2303 = float(v2302);
-        const float v2304 = v2301 + v2303;
-        const float v2306 = fmax(v2304, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2307 = bfloat(v2306);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2308 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2310 = v2300 + 1u;
-        const bfloat v2311 = bias[v2310];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2312 = float(v2311);
-        const float v2313 = v2308 + v2312;
-        const float v2315 = fmax(v2313, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2316 = bfloat(v2315);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2317 = v2280 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2318 = v2317 + v2300;
-        *(device bfloat2*)(out + v2318) = bfloat2(v2307, v2316);
-      }
-    } else {
-      const bool v2323 = v2280 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2324 = v2282 < v15;
-      const bool v2325 = v2323 && v2324;
-      if (v2325) {
-        const float v2326 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2327 = v68 + v2282;
-        const bfloat v2328 = bias[v2327];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2329 = float(v2328);
-        const float v2330 = v2326 + v2329;
-        const float v2332 = fmax(v2330, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2333 = bfloat(v2332);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2334 = v2280 * v4;
-        const uint v2335 = v2334 + v68;
-        const uint v2336 = v2335 + v2282;
-        out[v2336] = v2333;
-      }
-      const uint v2338 = v1128 + v2284;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2340 = v1127 + v2289;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2341 = v2338 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2342 = v2340 < v15;
-      const bool v2343 = v2341 && v2342;
-      if (v2343) {
-        const float v2344 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2345 = v68 + v2340;
-        const bfloat v2346 = bias[v2345];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2347 = float(v2346);
-        const float v2348 = v2344 + v2347;
-        const float v2350 = fmax(v2348, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2351 = bfloat(v2350);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2352 = v2338 * v4;
-        const uint v2353 = v2352 + v68;
-        const uint v2354 = v2353 + v2340;
-        out[v2354] = v2351;
-      }
+    const uint v1533 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1534 = v1130 + v1533;
+    const uint v1535 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1536 = v1129 + v1535;
+    const bool v1537 = v1534 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1538 = v1536 < v15;
+    const bool v1539 = v1537 && v1538;
+    if (v1539) {
+      const uint v1540 = v68 + v1536;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1541 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1542 = bias[v1540];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1543 = float(v1542);
+      const float v1544 = v1541 + v1543;
+      const float v1546 = fmax(v1544, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1547 = bfloat(v1546);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1548 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1550 = v1540 + 1u;
+      const bfloat v1551 = bias[v1550];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1552 = float(v1551);
+      const float v1553 = v1548 + v1552;
+      const float v1555 = fmax(v1553, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1556 = bfloat(v1555);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1557 = v1534 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1558 = v1557 + v1540;
+      *(device bfloat2*)(out + v1558) = bfloat2(v1547, v1556);
     }
-    const uint v2355 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2356 = v1128 + v2355;
-    const uint v2357 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2358 = v1127 + v2357;
-    const uint v2360 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2361 = v2360 == v2355;
-    const uint v2364 = v2357 + 1u;
-    const uint v2365 = iron_frag_coord<64>(33u, iron_lane, true);
-    const bool v2366 = v2365 == v2364;
-    const bool v2367 = v2361 && v2366;
-    const uint v2370 = v2358 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2371 = v2370 == 0u;
-    const bool v2372 = v2367 && v2371;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2372) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2373 = v2356 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2374 = v2358 < v15;
-      const bool v2375 = v2373 && v2374;
-      if (v2375) {
-        const uint v2376 = v68 + v2358;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2377 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2378 = bias[v2376];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2379 = float(v2378);
-        const float v2380 = v2377 + v2379;
-        const float v2382 = fmax(v2380, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2383 = bfloat(v2382);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2384 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2386 = v2376 + 1u;
-        const bfloat v2387 = bias[v2386];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2388 = float(v2387);
-        const float v2389 = v2384 + v2388;
-        const float v2391 = fmax(v2389, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2392 = bfloat(v2391);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2393 = v2356 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2394 = v2393 + v2376;
-        *(device bfloat2*)(out + v2394) = bfloat2(v2383, v2392);
-      }
-    } else {
-      const bool v2399 = v2356 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2400 = v2358 < v15;
-      const bool v2401 = v2399 && v2400;
-      if (v2401) {
-        const float v2402 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2403 = v68 + v2358;
-        const bfloat v2404 = bias[v2403];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2405 = float(v2404);
-        const float v2406 = v2402 + v2405;
-        const float v2408 = fmax(v2406, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2409 = bfloat(v2408);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2410 = v2356 * v4;
-        const uint v2411 = v2410 + v68;
-        const uint v2412 = v2411 + v2358;
-        out[v2412] = v2409;
-      }
-      const uint v2414 = v1128 + v2360;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2416 = v1127 + v2365;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2417 = v2414 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2418 = v2416 < v15;
-      const bool v2419 = v2417 && v2418;
-      if (v2419) {
-        const float v2420 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2421 = v68 + v2416;
-        const bfloat v2422 = bias[v2421];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2423 = float(v2422);
-        const float v2424 = v2420 + v2423;
-        const float v2426 = fmax(v2424, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2427 = bfloat(v2426);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2428 = v2414 * v4;
-        const uint v2429 = v2428 + v68;
-        const uint v2430 = v2429 + v2416;
-        out[v2430] = v2427;
-      }
+    const uint v1559 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1560 = v1130 + v1559;
+    const uint v1561 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1562 = v1129 + v1561;
+    const bool v1563 = v1560 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1564 = v1562 < v15;
+    const bool v1565 = v1563 && v1564;
+    if (v1565) {
+      const uint v1566 = v68 + v1562;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1567 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1568 = bias[v1566];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1569 = float(v1568);
+      const float v1570 = v1567 + v1569;
+      const float v1572 = fmax(v1570, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1573 = bfloat(v1572);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1574 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1576 = v1566 + 1u;
+      const bfloat v1577 = bias[v1576];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1578 = float(v1577);
+      const float v1579 = v1574 + v1578;
+      const float v1581 = fmax(v1579, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1582 = bfloat(v1581);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1583 = v1560 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1584 = v1583 + v1566;
+      *(device bfloat2*)(out + v1584) = bfloat2(v1573, v1582);
     }
-    const uint v2431 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2432 = v1128 + v2431;
-    const uint v2433 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2434 = v1127 + v2433;
-    const uint v2436 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2437 = v2436 == v2431;
-    const uint v2440 = v2433 + 1u;
-    const uint v2441 = iron_frag_coord<64>(35u, iron_lane, true);
-    const bool v2442 = v2441 == v2440;
-    const bool v2443 = v2437 && v2442;
-    const uint v2446 = v2434 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2447 = v2446 == 0u;
-    const bool v2448 = v2443 && v2447;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2448) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2449 = v2432 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2450 = v2434 < v15;
-      const bool v2451 = v2449 && v2450;
-      if (v2451) {
-        const uint v2452 = v68 + v2434;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2453 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2454 = bias[v2452];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2455 = float(v2454);
-        const float v2456 = v2453 + v2455;
-        const float v2458 = fmax(v2456, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2459 = bfloat(v2458);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2460 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2462 = v2452 + 1u;
-        const bfloat v2463 = bias[v2462];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2464 = float(v2463);
-        const float v2465 = v2460 + v2464;
-        const float v2467 = fmax(v2465, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2468 = bfloat(v2467);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2469 = v2432 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2470 = v2469 + v2452;
-        *(device bfloat2*)(out + v2470) = bfloat2(v2459, v2468);
-      }
-    } else {
-      const bool v2475 = v2432 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2476 = v2434 < v15;
-      const bool v2477 = v2475 && v2476;
-      if (v2477) {
-        const float v2478 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2479 = v68 + v2434;
-        const bfloat v2480 = bias[v2479];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2481 = float(v2480);
-        const float v2482 = v2478 + v2481;
-        const float v2484 = fmax(v2482, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2485 = bfloat(v2484);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2486 = v2432 * v4;
-        const uint v2487 = v2486 + v68;
-        const uint v2488 = v2487 + v2434;
-        out[v2488] = v2485;
-      }
-      const uint v2490 = v1128 + v2436;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2492 = v1127 + v2441;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2493 = v2490 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2494 = v2492 < v15;
-      const bool v2495 = v2493 && v2494;
-      if (v2495) {
-        const float v2496 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2497 = v68 + v2492;
-        const bfloat v2498 = bias[v2497];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2499 = float(v2498);
-        const float v2500 = v2496 + v2499;
-        const float v2502 = fmax(v2500, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2503 = bfloat(v2502);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2504 = v2490 * v4;
-        const uint v2505 = v2504 + v68;
-        const uint v2506 = v2505 + v2492;
-        out[v2506] = v2503;
-      }
+    const uint v1585 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1586 = v1130 + v1585;
+    const uint v1587 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1588 = v1129 + v1587;
+    const bool v1589 = v1586 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1590 = v1588 < v15;
+    const bool v1591 = v1589 && v1590;
+    if (v1591) {
+      const uint v1592 = v68 + v1588;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1593 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1594 = bias[v1592];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1595 = float(v1594);
+      const float v1596 = v1593 + v1595;
+      const float v1598 = fmax(v1596, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1599 = bfloat(v1598);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1600 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1602 = v1592 + 1u;
+      const bfloat v1603 = bias[v1602];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1604 = float(v1603);
+      const float v1605 = v1600 + v1604;
+      const float v1607 = fmax(v1605, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1608 = bfloat(v1607);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1609 = v1586 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1610 = v1609 + v1592;
+      *(device bfloat2*)(out + v1610) = bfloat2(v1599, v1608);
     }
-    const uint v2507 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2508 = v1128 + v2507;
-    const uint v2509 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2510 = v1127 + v2509;
-    const uint v2512 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2513 = v2512 == v2507;
-    const uint v2516 = v2509 + 1u;
-    const uint v2517 = iron_frag_coord<64>(37u, iron_lane, true);
-    const bool v2518 = v2517 == v2516;
-    const bool v2519 = v2513 && v2518;
-    const uint v2522 = v2510 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2523 = v2522 == 0u;
-    const bool v2524 = v2519 && v2523;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2524) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2525 = v2508 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2526 = v2510 < v15;
-      const bool v2527 = v2525 && v2526;
-      if (v2527) {
-        const uint v2528 = v68 + v2510;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2529 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2530 = bias[v2528];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2531 = float(v2530);
-        const float v2532 = v2529 + v2531;
-        const float v2534 = fmax(v2532, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2535 = bfloat(v2534);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2536 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2538 = v2528 + 1u;
-        const bfloat v2539 = bias[v2538];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2540 = float(v2539);
-        const float v2541 = v2536 + v2540;
-        const float v2543 = fmax(v2541, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2544 = bfloat(v2543);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2545 = v2508 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2546 = v2545 + v2528;
-        *(device bfloat2*)(out + v2546) = bfloat2(v2535, v2544);
-      }
-    } else {
-      const bool v2551 = v2508 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2552 = v2510 < v15;
-      const bool v2553 = v2551 && v2552;
-      if (v2553) {
-        const float v2554 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2555 = v68 + v2510;
-        const bfloat v2556 = bias[v2555];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2557 = float(v2556);
-        const float v2558 = v2554 + v2557;
-        const float v2560 = fmax(v2558, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2561 = bfloat(v2560);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2562 = v2508 * v4;
-        const uint v2563 = v2562 + v68;
-        const uint v2564 = v2563 + v2510;
-        out[v2564] = v2561;
-      }
-      const uint v2566 = v1128 + v2512;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2568 = v1127 + v2517;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2569 = v2566 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2570 = v2568 < v15;
-      const bool v2571 = v2569 && v2570;
-      if (v2571) {
-        const float v2572 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2573 = v68 + v2568;
-        const bfloat v2574 = bias[v2573];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2575 = float(v2574);
-        const float v2576 = v2572 + v2575;
-        const float v2578 = fmax(v2576, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2579 = bfloat(v2578);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2580 = v2566 * v4;
-        const uint v2581 = v2580 + v68;
-        const uint v2582 = v2581 + v2568;
-        out[v2582] = v2579;
-      }
+    const uint v1611 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1612 = v1130 + v1611;
+    const uint v1613 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1614 = v1129 + v1613;
+    const bool v1615 = v1612 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1616 = v1614 < v15;
+    const bool v1617 = v1615 && v1616;
+    if (v1617) {
+      const uint v1618 = v68 + v1614;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1619 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1620 = bias[v1618];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1621 = float(v1620);
+      const float v1622 = v1619 + v1621;
+      const float v1624 = fmax(v1622, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1625 = bfloat(v1624);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1626 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1628 = v1618 + 1u;
+      const bfloat v1629 = bias[v1628];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1630 = float(v1629);
+      const float v1631 = v1626 + v1630;
+      const float v1633 = fmax(v1631, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1634 = bfloat(v1633);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1635 = v1612 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1636 = v1635 + v1618;
+      *(device bfloat2*)(out + v1636) = bfloat2(v1625, v1634);
     }
-    const uint v2583 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2584 = v1128 + v2583;
-    const uint v2585 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2586 = v1127 + v2585;
-    const uint v2588 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2589 = v2588 == v2583;
-    const uint v2592 = v2585 + 1u;
-    const uint v2593 = iron_frag_coord<64>(39u, iron_lane, true);
-    const bool v2594 = v2593 == v2592;
-    const bool v2595 = v2589 && v2594;
-    const uint v2598 = v2586 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2599 = v2598 == 0u;
-    const bool v2600 = v2595 && v2599;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2600) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2601 = v2584 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2602 = v2586 < v15;
-      const bool v2603 = v2601 && v2602;
-      if (v2603) {
-        const uint v2604 = v68 + v2586;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2605 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2606 = bias[v2604];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2607 = float(v2606);
-        const float v2608 = v2605 + v2607;
-        const float v2610 = fmax(v2608, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2611 = bfloat(v2610);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2612 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2614 = v2604 + 1u;
-        const bfloat v2615 = bias[v2614];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2616 = float(v2615);
-        const float v2617 = v2612 + v2616;
-        const float v2619 = fmax(v2617, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2620 = bfloat(v2619);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2621 = v2584 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2622 = v2621 + v2604;
-        *(device bfloat2*)(out + v2622) = bfloat2(v2611, v2620);
-      }
-    } else {
-      const bool v2627 = v2584 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2628 = v2586 < v15;
-      const bool v2629 = v2627 && v2628;
-      if (v2629) {
-        const float v2630 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2631 = v68 + v2586;
-        const bfloat v2632 = bias[v2631];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2633 = float(v2632);
-        const float v2634 = v2630 + v2633;
-        const float v2636 = fmax(v2634, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2637 = bfloat(v2636);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2638 = v2584 * v4;
-        const uint v2639 = v2638 + v68;
-        const uint v2640 = v2639 + v2586;
-        out[v2640] = v2637;
-      }
-      const uint v2642 = v1128 + v2588;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2644 = v1127 + v2593;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2645 = v2642 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2646 = v2644 < v15;
-      const bool v2647 = v2645 && v2646;
-      if (v2647) {
-        const float v2648 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2649 = v68 + v2644;
-        const bfloat v2650 = bias[v2649];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2651 = float(v2650);
-        const float v2652 = v2648 + v2651;
-        const float v2654 = fmax(v2652, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2655 = bfloat(v2654);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2656 = v2642 * v4;
-        const uint v2657 = v2656 + v68;
-        const uint v2658 = v2657 + v2644;
-        out[v2658] = v2655;
-      }
+    const uint v1637 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1638 = v1130 + v1637;
+    const uint v1639 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1640 = v1129 + v1639;
+    const bool v1641 = v1638 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1642 = v1640 < v15;
+    const bool v1643 = v1641 && v1642;
+    if (v1643) {
+      const uint v1644 = v68 + v1640;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1645 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1646 = bias[v1644];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1647 = float(v1646);
+      const float v1648 = v1645 + v1647;
+      const float v1650 = fmax(v1648, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1651 = bfloat(v1650);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1652 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1654 = v1644 + 1u;
+      const bfloat v1655 = bias[v1654];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1656 = float(v1655);
+      const float v1657 = v1652 + v1656;
+      const float v1659 = fmax(v1657, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1660 = bfloat(v1659);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1661 = v1638 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1662 = v1661 + v1644;
+      *(device bfloat2*)(out + v1662) = bfloat2(v1651, v1660);
     }
-    const uint v2659 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2660 = v1128 + v2659;
-    const uint v2661 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2662 = v1127 + v2661;
-    const uint v2664 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2665 = v2664 == v2659;
-    const uint v2668 = v2661 + 1u;
-    const uint v2669 = iron_frag_coord<64>(41u, iron_lane, true);
-    const bool v2670 = v2669 == v2668;
-    const bool v2671 = v2665 && v2670;
-    const uint v2674 = v2662 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2675 = v2674 == 0u;
-    const bool v2676 = v2671 && v2675;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2676) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2677 = v2660 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2678 = v2662 < v15;
-      const bool v2679 = v2677 && v2678;
-      if (v2679) {
-        const uint v2680 = v68 + v2662;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2681 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2682 = bias[v2680];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2683 = float(v2682);
-        const float v2684 = v2681 + v2683;
-        const float v2686 = fmax(v2684, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2687 = bfloat(v2686);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2688 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2690 = v2680 + 1u;
-        const bfloat v2691 = bias[v2690];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2692 = float(v2691);
-        const float v2693 = v2688 + v2692;
-        const float v2695 = fmax(v2693, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2696 = bfloat(v2695);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2697 = v2660 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2698 = v2697 + v2680;
-        *(device bfloat2*)(out + v2698) = bfloat2(v2687, v2696);
-      }
-    } else {
-      const bool v2703 = v2660 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2704 = v2662 < v15;
-      const bool v2705 = v2703 && v2704;
-      if (v2705) {
-        const float v2706 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2707 = v68 + v2662;
-        const bfloat v2708 = bias[v2707];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2709 = float(v2708);
-        const float v2710 = v2706 + v2709;
-        const float v2712 = fmax(v2710, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2713 = bfloat(v2712);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2714 = v2660 * v4;
-        const uint v2715 = v2714 + v68;
-        const uint v2716 = v2715 + v2662;
-        out[v2716] = v2713;
-      }
-      const uint v2718 = v1128 + v2664;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2720 = v1127 + v2669;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2721 = v2718 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2722 = v2720 < v15;
-      const bool v2723 = v2721 && v2722;
-      if (v2723) {
-        const float v2724 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2725 = v68 + v2720;
-        const bfloat v2726 = bias[v2725];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2727 = float(v2726);
-        const float v2728 = v2724 + v2727;
-        const float v2730 = fmax(v2728, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2731 = bfloat(v2730);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2732 = v2718 * v4;
-        const uint v2733 = v2732 + v68;
-        const uint v2734 = v2733 + v2720;
-        out[v2734] = v2731;
-      }
+    const uint v1663 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1664 = v1130 + v1663;
+    const uint v1665 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1666 = v1129 + v1665;
+    const bool v1667 = v1664 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1668 = v1666 < v15;
+    const bool v1669 = v1667 && v1668;
+    if (v1669) {
+      const uint v1670 = v68 + v1666;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1671 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1672 = bias[v1670];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1673 = float(v1672);
+      const float v1674 = v1671 + v1673;
+      const float v1676 = fmax(v1674, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1677 = bfloat(v1676);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1678 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1680 = v1670 + 1u;
+      const bfloat v1681 = bias[v1680];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1682 = float(v1681);
+      const float v1683 = v1678 + v1682;
+      const float v1685 = fmax(v1683, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1686 = bfloat(v1685);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1687 = v1664 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1688 = v1687 + v1670;
+      *(device bfloat2*)(out + v1688) = bfloat2(v1677, v1686);
     }
-    const uint v2735 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2736 = v1128 + v2735;
-    const uint v2737 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2738 = v1127 + v2737;
-    const uint v2740 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2741 = v2740 == v2735;
-    const uint v2744 = v2737 + 1u;
-    const uint v2745 = iron_frag_coord<64>(43u, iron_lane, true);
-    const bool v2746 = v2745 == v2744;
-    const bool v2747 = v2741 && v2746;
-    const uint v2750 = v2738 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2751 = v2750 == 0u;
-    const bool v2752 = v2747 && v2751;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2752) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2753 = v2736 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2754 = v2738 < v15;
-      const bool v2755 = v2753 && v2754;
-      if (v2755) {
-        const uint v2756 = v68 + v2738;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2757 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2758 = bias[v2756];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2759 = float(v2758);
-        const float v2760 = v2757 + v2759;
-        const float v2762 = fmax(v2760, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2763 = bfloat(v2762);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2764 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2766 = v2756 + 1u;
-        const bfloat v2767 = bias[v2766];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2768 = float(v2767);
-        const float v2769 = v2764 + v2768;
-        const float v2771 = fmax(v2769, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2772 = bfloat(v2771);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2773 = v2736 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2774 = v2773 + v2756;
-        *(device bfloat2*)(out + v2774) = bfloat2(v2763, v2772);
-      }
-    } else {
-      const bool v2779 = v2736 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2780 = v2738 < v15;
-      const bool v2781 = v2779 && v2780;
-      if (v2781) {
-        const float v2782 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2783 = v68 + v2738;
-        const bfloat v2784 = bias[v2783];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2785 = float(v2784);
-        const float v2786 = v2782 + v2785;
-        const float v2788 = fmax(v2786, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2789 = bfloat(v2788);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2790 = v2736 * v4;
-        const uint v2791 = v2790 + v68;
-        const uint v2792 = v2791 + v2738;
-        out[v2792] = v2789;
-      }
-      const uint v2794 = v1128 + v2740;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2796 = v1127 + v2745;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2797 = v2794 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2798 = v2796 < v15;
-      const bool v2799 = v2797 && v2798;
-      if (v2799) {
-        const float v2800 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2801 = v68 + v2796;
-        const bfloat v2802 = bias[v2801];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2803 = float(v2802);
-        const float v2804 = v2800 + v2803;
-        const float v2806 = fmax(v2804, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2807 = bfloat(v2806);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2808 = v2794 * v4;
-        const uint v2809 = v2808 + v68;
-        const uint v2810 = v2809 + v2796;
-        out[v2810] = v2807;
-      }
+    const uint v1689 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1690 = v1130 + v1689;
+    const uint v1691 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1692 = v1129 + v1691;
+    const bool v1693 = v1690 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1694 = v1692 < v15;
+    const bool v1695 = v1693 && v1694;
+    if (v1695) {
+      const uint v1696 = v68 + v1692;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1697 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1698 = bias[v1696];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1699 = float(v1698);
+      const float v1700 = v1697 + v1699;
+      const float v1702 = fmax(v1700, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1703 = bfloat(v1702);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1704 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1706 = v1696 + 1u;
+      const bfloat v1707 = bias[v1706];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1708 = float(v1707);
+      const float v1709 = v1704 + v1708;
+      const float v1711 = fmax(v1709, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1712 = bfloat(v1711);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1713 = v1690 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1714 = v1713 + v1696;
+      *(device bfloat2*)(out + v1714) = bfloat2(v1703, v1712);
     }
-    const uint v2811 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2812 = v1128 + v2811;
-    const uint v2813 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2814 = v1127 + v2813;
-    const uint v2816 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2817 = v2816 == v2811;
-    const uint v2820 = v2813 + 1u;
-    const uint v2821 = iron_frag_coord<64>(45u, iron_lane, true);
-    const bool v2822 = v2821 == v2820;
-    const bool v2823 = v2817 && v2822;
-    const uint v2826 = v2814 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2827 = v2826 == 0u;
-    const bool v2828 = v2823 && v2827;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2828) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2829 = v2812 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2830 = v2814 < v15;
-      const bool v2831 = v2829 && v2830;
-      if (v2831) {
-        const uint v2832 = v68 + v2814;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2833 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2834 = bias[v2832];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2835 = float(v2834);
-        const float v2836 = v2833 + v2835;
-        const float v2838 = fmax(v2836, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2839 = bfloat(v2838);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2840 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2842 = v2832 + 1u;
-        const bfloat v2843 = bias[v2842];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2844 = float(v2843);
-        const float v2845 = v2840 + v2844;
-        const float v2847 = fmax(v2845, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2848 = bfloat(v2847);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2849 = v2812 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2850 = v2849 + v2832;
-        *(device bfloat2*)(out + v2850) = bfloat2(v2839, v2848);
-      }
-    } else {
-      const bool v2855 = v2812 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2856 = v2814 < v15;
-      const bool v2857 = v2855 && v2856;
-      if (v2857) {
-        const float v2858 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2859 = v68 + v2814;
-        const bfloat v2860 = bias[v2859];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2861 = float(v2860);
-        const float v2862 = v2858 + v2861;
-        const float v2864 = fmax(v2862, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2865 = bfloat(v2864);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2866 = v2812 * v4;
-        const uint v2867 = v2866 + v68;
-        const uint v2868 = v2867 + v2814;
-        out[v2868] = v2865;
-      }
-      const uint v2870 = v1128 + v2816;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2872 = v1127 + v2821;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2873 = v2870 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2874 = v2872 < v15;
-      const bool v2875 = v2873 && v2874;
-      if (v2875) {
-        const float v2876 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2877 = v68 + v2872;
-        const bfloat v2878 = bias[v2877];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2879 = float(v2878);
-        const float v2880 = v2876 + v2879;
-        const float v2882 = fmax(v2880, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2883 = bfloat(v2882);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2884 = v2870 * v4;
-        const uint v2885 = v2884 + v68;
-        const uint v2886 = v2885 + v2872;
-        out[v2886] = v2883;
-      }
+    const uint v1715 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1716 = v1130 + v1715;
+    const uint v1717 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1718 = v1129 + v1717;
+    const bool v1719 = v1716 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1720 = v1718 < v15;
+    const bool v1721 = v1719 && v1720;
+    if (v1721) {
+      const uint v1722 = v68 + v1718;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1723 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1724 = bias[v1722];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1725 = float(v1724);
+      const float v1726 = v1723 + v1725;
+      const float v1728 = fmax(v1726, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1729 = bfloat(v1728);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1730 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1732 = v1722 + 1u;
+      const bfloat v1733 = bias[v1732];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1734 = float(v1733);
+      const float v1735 = v1730 + v1734;
+      const float v1737 = fmax(v1735, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1738 = bfloat(v1737);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1739 = v1716 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1740 = v1739 + v1722;
+      *(device bfloat2*)(out + v1740) = bfloat2(v1729, v1738);
     }
-    const uint v2887 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2888 = v1128 + v2887;
-    const uint v2889 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2890 = v1127 + v2889;
-    const uint v2892 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2893 = v2892 == v2887;
-    const uint v2896 = v2889 + 1u;
-    const uint v2897 = iron_frag_coord<64>(47u, iron_lane, true);
-    const bool v2898 = v2897 == v2896;
-    const bool v2899 = v2893 && v2898;
-    const uint v2902 = v2890 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2903 = v2902 == 0u;
-    const bool v2904 = v2899 && v2903;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2904) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2905 = v2888 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2906 = v2890 < v15;
-      const bool v2907 = v2905 && v2906;
-      if (v2907) {
-        const uint v2908 = v68 + v2890;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2909 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2910 = bias[v2908];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2911 = float(v2910);
-        const float v2912 = v2909 + v2911;
-        const float v2914 = fmax(v2912, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2915 = bfloat(v2914);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2916 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2918 = v2908 + 1u;
-        const bfloat v2919 = bias[v2918];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2920 = float(v2919);
-        const float v2921 = v2916 + v2920;
-        const float v2923 = fmax(v2921, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2924 = bfloat(v2923);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2925 = v2888 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2926 = v2925 + v2908;
-        *(device bfloat2*)(out + v2926) = bfloat2(v2915, v2924);
-      }
-    } else {
-      const bool v2931 = v2888 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2932 = v2890 < v15;
-      const bool v2933 = v2931 && v2932;
-      if (v2933) {
-        const float v2934 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2935 = v68 + v2890;
-        const bfloat v2936 = bias[v2935];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2937 = float(v2936);
-        const float v2938 = v2934 + v2937;
-        const float v2940 = fmax(v2938, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2941 = bfloat(v2940);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2942 = v2888 * v4;
-        const uint v2943 = v2942 + v68;
-        const uint v2944 = v2943 + v2890;
-        out[v2944] = v2941;
-      }
-      const uint v2946 = v1128 + v2892;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2948 = v1127 + v2897;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2949 = v2946 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2950 = v2948 < v15;
-      const bool v2951 = v2949 && v2950;
-      if (v2951) {
-        const float v2952 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2953 = v68 + v2948;
-        const bfloat v2954 = bias[v2953];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2955 = float(v2954);
-        const float v2956 = v2952 + v2955;
-        const float v2958 = fmax(v2956, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2959 = bfloat(v2958);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2960 = v2946 * v4;
-        const uint v2961 = v2960 + v68;
-        const uint v2962 = v2961 + v2948;
-        out[v2962] = v2959;
-      }
+    const uint v1741 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1742 = v1130 + v1741;
+    const uint v1743 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1744 = v1129 + v1743;
+    const bool v1745 = v1742 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1746 = v1744 < v15;
+    const bool v1747 = v1745 && v1746;
+    if (v1747) {
+      const uint v1748 = v68 + v1744;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1749 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1750 = bias[v1748];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1751 = float(v1750);
+      const float v1752 = v1749 + v1751;
+      const float v1754 = fmax(v1752, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1755 = bfloat(v1754);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1756 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1758 = v1748 + 1u;
+      const bfloat v1759 = bias[v1758];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1760 = float(v1759);
+      const float v1761 = v1756 + v1760;
+      const float v1763 = fmax(v1761, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1764 = bfloat(v1763);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1765 = v1742 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1766 = v1765 + v1748;
+      *(device bfloat2*)(out + v1766) = bfloat2(v1755, v1764);
     }
-    const uint v2963 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2964 = v1128 + v2963;
-    const uint v2965 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2966 = v1127 + v2965;
-    const uint v2968 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2969 = v2968 == v2963;
-    const uint v2972 = v2965 + 1u;
-    const uint v2973 = iron_frag_coord<64>(49u, iron_lane, true);
-    const bool v2974 = v2973 == v2972;
-    const bool v2975 = v2969 && v2974;
-    const uint v2978 = v2966 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2979 = v2978 == 0u;
-    const bool v2980 = v2975 && v2979;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2980) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2981 = v2964 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2982 = v2966 < v15;
-      const bool v2983 = v2981 && v2982;
-      if (v2983) {
-        const uint v2984 = v68 + v2966;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2985 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2986 = bias[v2984];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2987 = float(v2986);
-        const float v2988 = v2985 + v2987;
-        const float v2990 = fmax(v2988, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2991 = bfloat(v2990);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2992 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2994 = v2984 + 1u;
-        const bfloat v2995 = bias[v2994];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2996 = float(v2995);
-        const float v2997 = v2992 + v2996;
-        const float v2999 = fmax(v2997, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3000 = bfloat(v2999);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3001 = v2964 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3002 = v3001 + v2984;
-        *(device bfloat2*)(out + v3002) = bfloat2(v2991, v3000);
-      }
-    } else {
-      const bool v3007 = v2964 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3008 = v2966 < v15;
-      const bool v3009 = v3007 && v3008;
-      if (v3009) {
-        const float v3010 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3011 = v68 + v2966;
-        const bfloat v3012 = bias[v3011];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3013 = float(v3012);
-        const float v3014 = v3010 + v3013;
-        const float v3016 = fmax(v3014, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3017 = bfloat(v3016);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3018 = v2964 * v4;
-        const uint v3019 = v3018 + v68;
-        const uint v3020 = v3019 + v2966;
-        out[v3020] = v3017;
-      }
-      const uint v3022 = v1128 + v2968;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3024 = v1127 + v2973;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3025 = v3022 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3026 = v3024 < v15;
-      const bool v3027 = v3025 && v3026;
-      if (v3027) {
-        const float v3028 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3029 = v68 + v3024;
-        const bfloat v3030 = bias[v3029];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3031 = float(v3030);
-        const float v3032 = v3028 + v3031;
-        const float v3034 = fmax(v3032, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3035 = bfloat(v3034);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3036 = v3022 * v4;
-        const uint v3037 = v3036 + v68;
-        const uint v3038 = v3037 + v3024;
-        out[v3038] = v3035;
-      }
+    const uint v1767 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1768 = v1130 + v1767;
+    const uint v1769 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1770 = v1129 + v1769;
+    const bool v1771 = v1768 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1772 = v1770 < v15;
+    const bool v1773 = v1771 && v1772;
+    if (v1773) {
+      const uint v1774 = v68 + v1770;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1775 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1776 = bias[v1774];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1777 = float(v1776);
+      const float v1778 = v1775 + v1777;
+      const float v1780 = fmax(v1778, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1781 = bfloat(v1780);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1782 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1784 = v1774 + 1u;
+      const bfloat v1785 = bias[v1784];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1786 = float(v1785);
+      const float v1787 = v1782 + v1786;
+      const float v1789 = fmax(v1787, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1790 = bfloat(v1789);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1791 = v1768 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1792 = v1791 + v1774;
+      *(device bfloat2*)(out + v1792) = bfloat2(v1781, v1790);
     }
-    const uint v3039 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3040 = v1128 + v3039;
-    const uint v3041 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3042 = v1127 + v3041;
-    const uint v3044 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3045 = v3044 == v3039;
-    const uint v3048 = v3041 + 1u;
-    const uint v3049 = iron_frag_coord<64>(51u, iron_lane, true);
-    const bool v3050 = v3049 == v3048;
-    const bool v3051 = v3045 && v3050;
-    const uint v3054 = v3042 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3055 = v3054 == 0u;
-    const bool v3056 = v3051 && v3055;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3056) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3057 = v3040 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3058 = v3042 < v15;
-      const bool v3059 = v3057 && v3058;
-      if (v3059) {
-        const uint v3060 = v68 + v3042;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3061 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3062 = bias[v3060];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3063 = float(v3062);
-        const float v3064 = v3061 + v3063;
-        const float v3066 = fmax(v3064, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3067 = bfloat(v3066);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3068 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3070 = v3060 + 1u;
-        const bfloat v3071 = bias[v3070];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3072 = float(v3071);
-        const float v3073 = v3068 + v3072;
-        const float v3075 = fmax(v3073, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3076 = bfloat(v3075);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3077 = v3040 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3078 = v3077 + v3060;
-        *(device bfloat2*)(out + v3078) = bfloat2(v3067, v3076);
-      }
-    } else {
-      const bool v3083 = v3040 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3084 = v3042 < v15;
-      const bool v3085 = v3083 && v3084;
-      if (v3085) {
-        const float v3086 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3087 = v68 + v3042;
-        const bfloat v3088 = bias[v3087];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3089 = float(v3088);
-        const float v3090 = v3086 + v3089;
-        const float v3092 = fmax(v3090, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3093 = bfloat(v3092);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3094 = v3040 * v4;
-        const uint v3095 = v3094 + v68;
-        const uint v3096 = v3095 + v3042;
-        out[v3096] = v3093;
-      }
-      const uint v3098 = v1128 + v3044;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3100 = v1127 + v3049;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3101 = v3098 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3102 = v3100 < v15;
-      const bool v3103 = v3101 && v3102;
-      if (v3103) {
-        const float v3104 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3105 = v68 + v3100;
-        const bfloat v3106 = bias[v3105];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3107 = float(v3106);
-        const float v3108 = v3104 + v3107;
-        const float v3110 = fmax(v3108, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3111 = bfloat(v3110);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3112 = v3098 * v4;
-        const uint v3113 = v3112 + v68;
-        const uint v3114 = v3113 + v3100;
-        out[v3114] = v3111;
-      }
+    const uint v1793 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1794 = v1130 + v1793;
+    const uint v1795 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1796 = v1129 + v1795;
+    const bool v1797 = v1794 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1798 = v1796 < v15;
+    const bool v1799 = v1797 && v1798;
+    if (v1799) {
+      const uint v1800 = v68 + v1796;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1801 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1802 = bias[v1800];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1803 = float(v1802);
+      const float v1804 = v1801 + v1803;
+      const float v1806 = fmax(v1804, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1807 = bfloat(v1806);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1808 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1810 = v1800 + 1u;
+      const bfloat v1811 = bias[v1810];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1812 = float(v1811);
+      const float v1813 = v1808 + v1812;
+      const float v1815 = fmax(v1813, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1816 = bfloat(v1815);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1817 = v1794 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1818 = v1817 + v1800;
+      *(device bfloat2*)(out + v1818) = bfloat2(v1807, v1816);
     }
-    const uint v3115 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3116 = v1128 + v3115;
-    const uint v3117 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3118 = v1127 + v3117;
-    const uint v3120 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3121 = v3120 == v3115;
-    const uint v3124 = v3117 + 1u;
-    const uint v3125 = iron_frag_coord<64>(53u, iron_lane, true);
-    const bool v3126 = v3125 == v3124;
-    const bool v3127 = v3121 && v3126;
-    const uint v3130 = v3118 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3131 = v3130 == 0u;
-    const bool v3132 = v3127 && v3131;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3132) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3133 = v3116 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3134 = v3118 < v15;
-      const bool v3135 = v3133 && v3134;
-      if (v3135) {
-        const uint v3136 = v68 + v3118;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3137 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3138 = bias[v3136];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3139 = float(v3138);
-        const float v3140 = v3137 + v3139;
-        const float v3142 = fmax(v3140, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3143 = bfloat(v3142);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3144 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3146 = v3136 + 1u;
-        const bfloat v3147 = bias[v3146];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3148 = float(v3147);
-        const float v3149 = v3144 + v3148;
-        const float v3151 = fmax(v3149, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3152 = bfloat(v3151);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3153 = v3116 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3154 = v3153 + v3136;
-        *(device bfloat2*)(out + v3154) = bfloat2(v3143, v3152);
-      }
-    } else {
-      const bool v3159 = v3116 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3160 = v3118 < v15;
-      const bool v3161 = v3159 && v3160;
-      if (v3161) {
-        const float v3162 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3163 = v68 + v3118;
-        const bfloat v3164 = bias[v3163];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3165 = float(v3164);
-        const float v3166 = v3162 + v3165;
-        const float v3168 = fmax(v3166, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3169 = bfloat(v3168);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3170 = v3116 * v4;
-        const uint v3171 = v3170 + v68;
-        const uint v3172 = v3171 + v3118;
-        out[v3172] = v3169;
-      }
-      const uint v3174 = v1128 + v3120;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3176 = v1127 + v3125;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3177 = v3174 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3178 = v3176 < v15;
-      const bool v3179 = v3177 && v3178;
-      if (v3179) {
-        const float v3180 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3181 = v68 + v3176;
-        const bfloat v3182 = bias[v3181];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3183 = float(v3182);
-        const float v3184 = v3180 + v3183;
-        const float v3186 = fmax(v3184, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3187 = bfloat(v3186);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3188 = v3174 * v4;
-        const uint v3189 = v3188 + v68;
-        const uint v3190 = v3189 + v3176;
-        out[v3190] = v3187;
-      }
+    const uint v1819 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1820 = v1130 + v1819;
+    const uint v1821 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1822 = v1129 + v1821;
+    const bool v1823 = v1820 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1824 = v1822 < v15;
+    const bool v1825 = v1823 && v1824;
+    if (v1825) {
+      const uint v1826 = v68 + v1822;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1827 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1828 = bias[v1826];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1829 = float(v1828);
+      const float v1830 = v1827 + v1829;
+      const float v1832 = fmax(v1830, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1833 = bfloat(v1832);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1834 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1836 = v1826 + 1u;
+      const bfloat v1837 = bias[v1836];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1838 = float(v1837);
+      const float v1839 = v1834 + v1838;
+      const float v1841 = fmax(v1839, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1842 = bfloat(v1841);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1843 = v1820 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1844 = v1843 + v1826;
+      *(device bfloat2*)(out + v1844) = bfloat2(v1833, v1842);
     }
-    const uint v3191 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3192 = v1128 + v3191;
-    const uint v3193 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3194 = v1127 + v3193;
-    const uint v3196 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3197 = v3196 == v3191;
-    const uint v3200 = v3193 + 1u;
-    const uint v3201 = iron_frag_coord<64>(55u, iron_lane, true);
-    const bool v3202 = v3201 == v3200;
-    const bool v3203 = v3197 && v3202;
-    const uint v3206 = v3194 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3207 = v3206 == 0u;
-    const bool v3208 = v3203 && v3207;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3208) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3209 = v3192 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3210 = v3194 < v15;
-      const bool v3211 = v3209 && v3210;
-      if (v3211) {
-        const uint v3212 = v68 + v3194;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3213 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3214 = bias[v3212];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3215 = float(v3214);
-        const float v3216 = v3213 + v3215;
-        const float v3218 = fmax(v3216, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3219 = bfloat(v3218);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3220 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3222 = v3212 + 1u;
-        const bfloat v3223 = bias[v3222];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3224 = float(v3223);
-        const float v3225 = v3220 + v3224;
-        const float v3227 = fmax(v3225, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3228 = bfloat(v3227);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3229 = v3192 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3230 = v3229 + v3212;
-        *(device bfloat2*)(out + v3230) = bfloat2(v3219, v3228);
-      }
-    } else {
-      const bool v3235 = v3192 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3236 = v3194 < v15;
-      const bool v3237 = v3235 && v3236;
-      if (v3237) {
-        const float v3238 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3239 = v68 + v3194;
-        const bfloat v3240 = bias[v3239];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3241 = float(v3240);
-        const float v3242 = v3238 + v3241;
-        const float v3244 = fmax(v3242, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3245 = bfloat(v3244);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3246 = v3192 * v4;
-        const uint v3247 = v3246 + v68;
-        const uint v3248 = v3247 + v3194;
-        out[v3248] = v3245;
-      }
-      const uint v3250 = v1128 + v3196;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3252 = v1127 + v3201;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3253 = v3250 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3254 = v3252 < v15;
-      const bool v3255 = v3253 && v3254;
-      if (v3255) {
-        const float v3256 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3257 = v68 + v3252;
-        const bfloat v3258 = bias[v3257];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3259 = float(v3258);
-        const float v3260 = v3256 + v3259;
-        const float v3262 = fmax(v3260, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3263 = bfloat(v3262);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3264 = v3250 * v4;
-        const uint v3265 = v3264 + v68;
-        const uint v3266 = v3265 + v3252;
-        out[v3266] = v3263;
-      }
+    const uint v1845 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1846 = v1130 + v1845;
+    const uint v1847 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1848 = v1129 + v1847;
+    const bool v1849 = v1846 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1850 = v1848 < v15;
+    const bool v1851 = v1849 && v1850;
+    if (v1851) {
+      const uint v1852 = v68 + v1848;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1853 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1854 = bias[v1852];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1855 = float(v1854);
+      const float v1856 = v1853 + v1855;
+      const float v1858 = fmax(v1856, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1859 = bfloat(v1858);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1860 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1862 = v1852 + 1u;
+      const bfloat v1863 = bias[v1862];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1864 = float(v1863);
+      const float v1865 = v1860 + v1864;
+      const float v1867 = fmax(v1865, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1868 = bfloat(v1867);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1869 = v1846 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1870 = v1869 + v1852;
+      *(device bfloat2*)(out + v1870) = bfloat2(v1859, v1868);
     }
-    const uint v3267 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3268 = v1128 + v3267;
-    const uint v3269 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3270 = v1127 + v3269;
-    const uint v3272 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3273 = v3272 == v3267;
-    const uint v3276 = v3269 + 1u;
-    const uint v3277 = iron_frag_coord<64>(57u, iron_lane, true);
-    const bool v3278 = v3277 == v3276;
-    const bool v3279 = v3273 && v3278;
-    const uint v3282 = v3270 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3283 = v3282 == 0u;
-    const bool v3284 = v3279 && v3283;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3284) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3285 = v3268 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3286 = v3270 < v15;
-      const bool v3287 = v3285 && v3286;
-      if (v3287) {
-        const uint v3288 = v68 + v3270;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3289 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3290 = bias[v3288];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3291 = float(v3290);
-        const float v3292 = v3289 + v3291;
-        const float v3294 = fmax(v3292, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3295 = bfloat(v3294);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3296 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3298 = v3288 + 1u;
-        const bfloat v3299 = bias[v3298];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3300 = float(v3299);
-        const float v3301 = v3296 + v3300;
-        const float v3303 = fmax(v3301, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3304 = bfloat(v3303);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3305 = v3268 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3306 = v3305 + v3288;
-        *(device bfloat2*)(out + v3306) = bfloat2(v3295, v3304);
-      }
-    } else {
-      const bool v3311 = v3268 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3312 = v3270 < v15;
-      const bool v3313 = v3311 && v3312;
-      if (v3313) {
-        const float v3314 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3315 = v68 + v3270;
-        const bfloat v3316 = bias[v3315];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3317 = float(v3316);
-        const float v3318 = v3314 + v3317;
-        const float v3320 = fmax(v3318, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3321 = bfloat(v3320);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3322 = v3268 * v4;
-        const uint v3323 = v3322 + v68;
-        const uint v3324 = v3323 + v3270;
-        out[v3324] = v3321;
-      }
-      const uint v3326 = v1128 + v3272;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3328 = v1127 + v3277;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3329 = v3326 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3330 = v3328 < v15;
-      const bool v3331 = v3329 && v3330;
-      if (v3331) {
-        const float v3332 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3333 = v68 + v3328;
-        const bfloat v3334 = bias[v3333];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3335 = float(v3334);
-        const float v3336 = v3332 + v3335;
-        const float v3338 = fmax(v3336, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3339 = bfloat(v3338);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3340 = v3326 * v4;
-        const uint v3341 = v3340 + v68;
-        const uint v3342 = v3341 + v3328;
-        out[v3342] = v3339;
-      }
+    const uint v1871 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1872 = v1130 + v1871;
+    const uint v1873 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1874 = v1129 + v1873;
+    const bool v1875 = v1872 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1876 = v1874 < v15;
+    const bool v1877 = v1875 && v1876;
+    if (v1877) {
+      const uint v1878 = v68 + v1874;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1879 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1880 = bias[v1878];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1881 = float(v1880);
+      const float v1882 = v1879 + v1881;
+      const float v1884 = fmax(v1882, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1885 = bfloat(v1884);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1886 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1888 = v1878 + 1u;
+      const bfloat v1889 = bias[v1888];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1890 = float(v1889);
+      const float v1891 = v1886 + v1890;
+      const float v1893 = fmax(v1891, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1894 = bfloat(v1893);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1895 = v1872 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1896 = v1895 + v1878;
+      *(device bfloat2*)(out + v1896) = bfloat2(v1885, v1894);
     }
-    const uint v3343 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3344 = v1128 + v3343;
-    const uint v3345 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3346 = v1127 + v3345;
-    const uint v3348 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3349 = v3348 == v3343;
-    const uint v3352 = v3345 + 1u;
-    const uint v3353 = iron_frag_coord<64>(59u, iron_lane, true);
-    const bool v3354 = v3353 == v3352;
-    const bool v3355 = v3349 && v3354;
-    const uint v3358 = v3346 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3359 = v3358 == 0u;
-    const bool v3360 = v3355 && v3359;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3360) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3361 = v3344 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3362 = v3346 < v15;
-      const bool v3363 = v3361 && v3362;
-      if (v3363) {
-        const uint v3364 = v68 + v3346;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3365 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3366 = bias[v3364];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3367 = float(v3366);
-        const float v3368 = v3365 + v3367;
-        const float v3370 = fmax(v3368, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3371 = bfloat(v3370);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3372 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3374 = v3364 + 1u;
-        const bfloat v3375 = bias[v3374];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3376 = float(v3375);
-        const float v3377 = v3372 + v3376;
-        const float v3379 = fmax(v3377, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3380 = bfloat(v3379);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3381 = v3344 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3382 = v3381 + v3364;
-        *(device bfloat2*)(out + v3382) = bfloat2(v3371, v3380);
-      }
-    } else {
-      const bool v3387 = v3344 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3388 = v3346 < v15;
-      const bool v3389 = v3387 && v3388;
-      if (v3389) {
-        const float v3390 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3391 = v68 + v3346;
-        const bfloat v3392 = bias[v3391];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3393 = float(v3392);
-        const float v3394 = v3390 + v3393;
-        const float v3396 = fmax(v3394, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3397 = bfloat(v3396);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3398 = v3344 * v4;
-        const uint v3399 = v3398 + v68;
-        const uint v3400 = v3399 + v3346;
-        out[v3400] = v3397;
-      }
-      const uint v3402 = v1128 + v3348;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3404 = v1127 + v3353;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3405 = v3402 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3406 = v3404 < v15;
-      const bool v3407 = v3405 && v3406;
-      if (v3407) {
-        const float v3408 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3409 = v68 + v3404;
-        const bfloat v3410 = bias[v3409];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3411 = float(v3410);
-        const float v3412 = v3408 + v3411;
-        const float v3414 = fmax(v3412, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3415 = bfloat(v3414);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3416 = v3402 * v4;
-        const uint v3417 = v3416 + v68;
-        const uint v3418 = v3417 + v3404;
-        out[v3418] = v3415;
-      }
+    const uint v1897 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1898 = v1130 + v1897;
+    const uint v1899 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1900 = v1129 + v1899;
+    const bool v1901 = v1898 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1902 = v1900 < v15;
+    const bool v1903 = v1901 && v1902;
+    if (v1903) {
+      const uint v1904 = v68 + v1900;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1905 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1906 = bias[v1904];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1907 = float(v1906);
+      const float v1908 = v1905 + v1907;
+      const float v1910 = fmax(v1908, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1911 = bfloat(v1910);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1912 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1914 = v1904 + 1u;
+      const bfloat v1915 = bias[v1914];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1916 = float(v1915);
+      const float v1917 = v1912 + v1916;
+      const float v1919 = fmax(v1917, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1920 = bfloat(v1919);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1921 = v1898 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1922 = v1921 + v1904;
+      *(device bfloat2*)(out + v1922) = bfloat2(v1911, v1920);
     }
-    const uint v3419 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3420 = v1128 + v3419;
-    const uint v3421 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3422 = v1127 + v3421;
-    const uint v3424 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3425 = v3424 == v3419;
-    const uint v3428 = v3421 + 1u;
-    const uint v3429 = iron_frag_coord<64>(61u, iron_lane, true);
-    const bool v3430 = v3429 == v3428;
-    const bool v3431 = v3425 && v3430;
-    const uint v3434 = v3422 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3435 = v3434 == 0u;
-    const bool v3436 = v3431 && v3435;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3436) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3437 = v3420 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3438 = v3422 < v15;
-      const bool v3439 = v3437 && v3438;
-      if (v3439) {
-        const uint v3440 = v68 + v3422;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3441 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3442 = bias[v3440];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3443 = float(v3442);
-        const float v3444 = v3441 + v3443;
-        const float v3446 = fmax(v3444, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3447 = bfloat(v3446);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3448 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3450 = v3440 + 1u;
-        const bfloat v3451 = bias[v3450];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3452 = float(v3451);
-        const float v3453 = v3448 + v3452;
-        const float v3455 = fmax(v3453, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3456 = bfloat(v3455);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3457 = v3420 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3458 = v3457 + v3440;
-        *(device bfloat2*)(out + v3458) = bfloat2(v3447, v3456);
-      }
-    } else {
-      const bool v3463 = v3420 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3464 = v3422 < v15;
-      const bool v3465 = v3463 && v3464;
-      if (v3465) {
-        const float v3466 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3467 = v68 + v3422;
-        const bfloat v3468 = bias[v3467];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3469 = float(v3468);
-        const float v3470 = v3466 + v3469;
-        const float v3472 = fmax(v3470, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3473 = bfloat(v3472);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3474 = v3420 * v4;
-        const uint v3475 = v3474 + v68;
-        const uint v3476 = v3475 + v3422;
-        out[v3476] = v3473;
-      }
-      const uint v3478 = v1128 + v3424;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3480 = v1127 + v3429;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3481 = v3478 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3482 = v3480 < v15;
-      const bool v3483 = v3481 && v3482;
-      if (v3483) {
-        const float v3484 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3485 = v68 + v3480;
-        const bfloat v3486 = bias[v3485];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3487 = float(v3486);
-        const float v3488 = v3484 + v3487;
-        const float v3490 = fmax(v3488, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3491 = bfloat(v3490);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3492 = v3478 * v4;
-        const uint v3493 = v3492 + v68;
-        const uint v3494 = v3493 + v3480;
-        out[v3494] = v3491;
-      }
+    const uint v1923 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1924 = v1130 + v1923;
+    const uint v1925 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1926 = v1129 + v1925;
+    const bool v1927 = v1924 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1928 = v1926 < v15;
+    const bool v1929 = v1927 && v1928;
+    if (v1929) {
+      const uint v1930 = v68 + v1926;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1931 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1932 = bias[v1930];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1933 = float(v1932);
+      const float v1934 = v1931 + v1933;
+      const float v1936 = fmax(v1934, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1937 = bfloat(v1936);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1938 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1940 = v1930 + 1u;
+      const bfloat v1941 = bias[v1940];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1942 = float(v1941);
+      const float v1943 = v1938 + v1942;
+      const float v1945 = fmax(v1943, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1946 = bfloat(v1945);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1947 = v1924 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1948 = v1947 + v1930;
+      *(device bfloat2*)(out + v1948) = bfloat2(v1937, v1946);
     }
-    const uint v3495 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3496 = v1128 + v3495;
-    const uint v3497 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3498 = v1127 + v3497;
-    const uint v3500 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3501 = v3500 == v3495;
-    const uint v3504 = v3497 + 1u;
-    const uint v3505 = iron_frag_coord<64>(63u, iron_lane, true);
-    const bool v3506 = v3505 == v3504;
-    const bool v3507 = v3501 && v3506;
-    const uint v3510 = v3498 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3511 = v3510 == 0u;
-    const bool v3512 = v3507 && v3511;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3512) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3513 = v3496 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3514 = v3498 < v15;
-      const bool v3515 = v3513 && v3514;
-      if (v3515) {
-        const uint v3516 = v68 + v3498;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3517 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3518 = bias[v3516];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3519 = float(v3518);
-        const float v3520 = v3517 + v3519;
-        const float v3522 = fmax(v3520, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3523 = bfloat(v3522);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3524 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3526 = v3516 + 1u;
-        const bfloat v3527 = bias[v3526];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3528 = float(v3527);
-        const float v3529 = v3524 + v3528;
-        const float v3531 = fmax(v3529, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3532 = bfloat(v3531);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3533 = v3496 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3534 = v3533 + v3516;
-        *(device bfloat2*)(out + v3534) = bfloat2(v3523, v3532);
-      }
-    } else {
-      const bool v3539 = v3496 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3540 = v3498 < v15;
-      const bool v3541 = v3539 && v3540;
-      if (v3541) {
-        const float v3542 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3543 = v68 + v3498;
-        const bfloat v3544 = bias[v3543];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3545 = float(v3544);
-        const float v3546 = v3542 + v3545;
-        const float v3548 = fmax(v3546, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3549 = bfloat(v3548);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3550 = v3496 * v4;
-        const uint v3551 = v3550 + v68;
-        const uint v3552 = v3551 + v3498;
-        out[v3552] = v3549;
-      }
-      const uint v3554 = v1128 + v3500;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3556 = v1127 + v3505;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3557 = v3554 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3558 = v3556 < v15;
-      const bool v3559 = v3557 && v3558;
-      if (v3559) {
-        const float v3560 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3561 = v68 + v3556;
-        const bfloat v3562 = bias[v3561];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3563 = float(v3562);
-        const float v3564 = v3560 + v3563;
-        const float v3566 = fmax(v3564, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3567 = bfloat(v3566);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3568 = v3554 * v4;
-        const uint v3569 = v3568 + v68;
-        const uint v3570 = v3569 + v3556;
-        out[v3570] = v3567;
-      }
+    const uint v1949 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1950 = v1130 + v1949;
+    const uint v1951 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1952 = v1129 + v1951;
+    const bool v1953 = v1950 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1954 = v1952 < v15;
+    const bool v1955 = v1953 && v1954;
+    if (v1955) {
+      const uint v1956 = v68 + v1952;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1957 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1958 = bias[v1956];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1959 = float(v1958);
+      const float v1960 = v1957 + v1959;
+      const float v1962 = fmax(v1960, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1963 = bfloat(v1962);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1964 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1966 = v1956 + 1u;
+      const bfloat v1967 = bias[v1966];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1968 = float(v1967);
+      const float v1969 = v1964 + v1968;
+      const float v1971 = fmax(v1969, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1972 = bfloat(v1971);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1973 = v1950 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v1974 = v1973 + v1956;
+      *(device bfloat2*)(out + v1974) = bfloat2(v1963, v1972);
     }
-    const uint v3571 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3572 = v1128 + v3571;
-    const uint v3573 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3574 = v1127 + v3573;
-    const uint v3576 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3577 = v3576 == v3571;
-    const uint v3580 = v3573 + 1u;
-    const uint v3581 = iron_frag_coord<64>(65u, iron_lane, true);
-    const bool v3582 = v3581 == v3580;
-    const bool v3583 = v3577 && v3582;
-    const uint v3586 = v3574 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3587 = v3586 == 0u;
-    const bool v3588 = v3583 && v3587;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3588) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3589 = v3572 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3590 = v3574 < v15;
-      const bool v3591 = v3589 && v3590;
-      if (v3591) {
-        const uint v3592 = v68 + v3574;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3593 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3594 = bias[v3592];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3595 = float(v3594);
-        const float v3596 = v3593 + v3595;
-        const float v3598 = fmax(v3596, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3599 = bfloat(v3598);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3600 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3602 = v3592 + 1u;
-        const bfloat v3603 = bias[v3602];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3604 = float(v3603);
-        const float v3605 = v3600 + v3604;
-        const float v3607 = fmax(v3605, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3608 = bfloat(v3607);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3609 = v3572 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3610 = v3609 + v3592;
-        *(device bfloat2*)(out + v3610) = bfloat2(v3599, v3608);
-      }
-    } else {
-      const bool v3615 = v3572 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3616 = v3574 < v15;
-      const bool v3617 = v3615 && v3616;
-      if (v3617) {
-        const float v3618 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3619 = v68 + v3574;
-        const bfloat v3620 = bias[v3619];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3621 = float(v3620);
-        const float v3622 = v3618 + v3621;
-        const float v3624 = fmax(v3622, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3625 = bfloat(v3624);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3626 = v3572 * v4;
-        const uint v3627 = v3626 + v68;
-        const uint v3628 = v3627 + v3574;
-        out[v3628] = v3625;
-      }
-      const uint v3630 = v1128 + v3576;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3632 = v1127 + v3581;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3633 = v3630 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3634 = v3632 < v15;
-      const bool v3635 = v3633 && v3634;
-      if (v3635) {
-        const float v3636 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3637 = v68 + v3632;
-        const bfloat v3638 = bias[v3637];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3639 = float(v3638);
-        const float v3640 = v3636 + v3639;
-        const float v3642 = fmax(v3640, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3643 = bfloat(v3642);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3644 = v3630 * v4;
-        const uint v3645 = v3644 + v68;
-        const uint v3646 = v3645 + v3632;
-        out[v3646] = v3643;
-      }
+    const uint v1975 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v1976 = v1130 + v1975;
+    const uint v1977 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v1978 = v1129 + v1977;
+    const bool v1979 = v1976 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v1980 = v1978 < v15;
+    const bool v1981 = v1979 && v1980;
+    if (v1981) {
+      const uint v1982 = v68 + v1978;  // kernels/convolution/conv_tiles.hpp:93
+      const float v1983 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v1984 = bias[v1982];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1985 = float(v1984);
+      const float v1986 = v1983 + v1985;
+      const float v1988 = fmax(v1986, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1989 = bfloat(v1988);  // kernels/convolution/conv_tiles.hpp:95
+      const float v1990 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1992 = v1982 + 1u;
+      const bfloat v1993 = bias[v1992];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v1994 = float(v1993);
+      const float v1995 = v1990 + v1994;
+      const float v1997 = fmax(v1995, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v1998 = bfloat(v1997);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v1999 = v1976 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2000 = v1999 + v1982;
+      *(device bfloat2*)(out + v2000) = bfloat2(v1989, v1998);
     }
-    const uint v3647 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3648 = v1128 + v3647;
-    const uint v3649 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3650 = v1127 + v3649;
-    const uint v3652 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3653 = v3652 == v3647;
-    const uint v3656 = v3649 + 1u;
-    const uint v3657 = iron_frag_coord<64>(67u, iron_lane, true);
-    const bool v3658 = v3657 == v3656;
-    const bool v3659 = v3653 && v3658;
-    const uint v3662 = v3650 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3663 = v3662 == 0u;
-    const bool v3664 = v3659 && v3663;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3664) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3665 = v3648 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3666 = v3650 < v15;
-      const bool v3667 = v3665 && v3666;
-      if (v3667) {
-        const uint v3668 = v68 + v3650;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3669 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3670 = bias[v3668];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3671 = float(v3670);
-        const float v3672 = v3669 + v3671;
-        const float v3674 = fmax(v3672, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3675 = bfloat(v3674);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3676 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3678 = v3668 + 1u;
-        const bfloat v3679 = bias[v3678];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3680 = float(v3679);
-        const float v3681 = v3676 + v3680;
-        const float v3683 = fmax(v3681, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3684 = bfloat(v3683);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3685 = v3648 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3686 = v3685 + v3668;
-        *(device bfloat2*)(out + v3686) = bfloat2(v3675, v3684);
-      }
-    } else {
-      const bool v3691 = v3648 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3692 = v3650 < v15;
-      const bool v3693 = v3691 && v3692;
-      if (v3693) {
-        const float v3694 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3695 = v68 + v3650;
-        const bfloat v3696 = bias[v3695];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3697 = float(v3696);
-        const float v3698 = v3694 + v3697;
-        const float v3700 = fmax(v3698, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3701 = bfloat(v3700);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3702 = v3648 * v4;
-        const uint v3703 = v3702 + v68;
-        const uint v3704 = v3703 + v3650;
-        out[v3704] = v3701;
-      }
-      const uint v3706 = v1128 + v3652;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3708 = v1127 + v3657;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3709 = v3706 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3710 = v3708 < v15;
-      const bool v3711 = v3709 && v3710;
-      if (v3711) {
-        const float v3712 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3713 = v68 + v3708;
-        const bfloat v3714 = bias[v3713];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3715 = float(v3714);
-        const float v3716 = v3712 + v3715;
-        const float v3718 = fmax(v3716, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3719 = bfloat(v3718);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3720 = v3706 * v4;
-        const uint v3721 = v3720 + v68;
-        const uint v3722 = v3721 + v3708;
-        out[v3722] = v3719;
-      }
+    const uint v2001 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2002 = v1130 + v2001;
+    const uint v2003 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2004 = v1129 + v2003;
+    const bool v2005 = v2002 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2006 = v2004 < v15;
+    const bool v2007 = v2005 && v2006;
+    if (v2007) {
+      const uint v2008 = v68 + v2004;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2009 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2010 = bias[v2008];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2011 = float(v2010);
+      const float v2012 = v2009 + v2011;
+      const float v2014 = fmax(v2012, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2015 = bfloat(v2014);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2016 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2018 = v2008 + 1u;
+      const bfloat v2019 = bias[v2018];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2020 = float(v2019);
+      const float v2021 = v2016 + v2020;
+      const float v2023 = fmax(v2021, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2024 = bfloat(v2023);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2025 = v2002 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2026 = v2025 + v2008;
+      *(device bfloat2*)(out + v2026) = bfloat2(v2015, v2024);
     }
-    const uint v3723 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3724 = v1128 + v3723;
-    const uint v3725 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3726 = v1127 + v3725;
-    const uint v3728 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3729 = v3728 == v3723;
-    const uint v3732 = v3725 + 1u;
-    const uint v3733 = iron_frag_coord<64>(69u, iron_lane, true);
-    const bool v3734 = v3733 == v3732;
-    const bool v3735 = v3729 && v3734;
-    const uint v3738 = v3726 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3739 = v3738 == 0u;
-    const bool v3740 = v3735 && v3739;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3740) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3741 = v3724 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3742 = v3726 < v15;
-      const bool v3743 = v3741 && v3742;
-      if (v3743) {
-        const uint v3744 = v68 + v3726;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3745 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3746 = bias[v3744];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3747 = float(v3746);
-        const float v3748 = v3745 + v3747;
-        const float v3750 = fmax(v3748, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3751 = bfloat(v3750);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3752 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3754 = v3744 + 1u;
-        const bfloat v3755 = bias[v3754];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3756 = float(v3755);
-        const float v3757 = v3752 + v3756;
-        const float v3759 = fmax(v3757, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3760 = bfloat(v3759);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3761 = v3724 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3762 = v3761 + v3744;
-        *(device bfloat2*)(out + v3762) = bfloat2(v3751, v3760);
-      }
-    } else {
-      const bool v3767 = v3724 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3768 = v3726 < v15;
-      const bool v3769 = v3767 && v3768;
-      if (v3769) {
-        const float v3770 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3771 = v68 + v3726;
-        const bfloat v3772 = bias[v3771];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3773 = float(v3772);
-        const float v3774 = v3770 + v3773;
-        const float v3776 = fmax(v3774, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3777 = bfloat(v3776);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3778 = v3724 * v4;
-        const uint v3779 = v3778 + v68;
-        const uint v3780 = v3779 + v3726;
-        out[v3780] = v3777;
-      }
-      const uint v3782 = v1128 + v3728;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3784 = v1127 + v3733;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3785 = v3782 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3786 = v3784 < v15;
-      const bool v3787 = v3785 && v3786;
-      if (v3787) {
-        const float v3788 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3789 = v68 + v3784;
-        const bfloat v3790 = bias[v3789];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3791 = float(v3790);
-        const float v3792 = v3788 + v3791;
-        const float v3794 = fmax(v3792, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3795 = bfloat(v3794);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3796 = v3782 * v4;
-        const uint v3797 = v3796 + v68;
-        const uint v3798 = v3797 + v3784;
-        out[v3798] = v3795;
-      }
+    const uint v2027 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2028 = v1130 + v2027;
+    const uint v2029 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2030 = v1129 + v2029;
+    const bool v2031 = v2028 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2032 = v2030 < v15;
+    const bool v2033 = v2031 && v2032;
+    if (v2033) {
+      const uint v2034 = v68 + v2030;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2035 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2036 = bias[v2034];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2037 = float(v2036);
+      const float v2038 = v2035 + v2037;
+      const float v2040 = fmax(v2038, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2041 = bfloat(v2040);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2042 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2044 = v2034 + 1u;
+      const bfloat v2045 = bias[v2044];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2046 = float(v2045);
+      const float v2047 = v2042 + v2046;
+      const float v2049 = fmax(v2047, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2050 = bfloat(v2049);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2051 = v2028 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2052 = v2051 + v2034;
+      *(device bfloat2*)(out + v2052) = bfloat2(v2041, v2050);
     }
-    const uint v3799 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3800 = v1128 + v3799;
-    const uint v3801 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3802 = v1127 + v3801;
-    const uint v3804 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3805 = v3804 == v3799;
-    const uint v3808 = v3801 + 1u;
-    const uint v3809 = iron_frag_coord<64>(71u, iron_lane, true);
-    const bool v3810 = v3809 == v3808;
-    const bool v3811 = v3805 && v3810;
-    const uint v3814 = v3802 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3815 = v3814 == 0u;
-    const bool v3816 = v3811 && v3815;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3816) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3817 = v3800 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3818 = v3802 < v15;
-      const bool v3819 = v3817 && v3818;
-      if (v3819) {
-        const uint v3820 = v68 + v3802;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3821 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3822 = bias[v3820];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3823 = float(v3822);
-        const float v3824 = v3821 + v3823;
-        const float v3826 = fmax(v3824, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3827 = bfloat(v3826);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3828 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3830 = v3820 + 1u;
-        const bfloat v3831 = bias[v3830];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3832 = float(v3831);
-        const float v3833 = v3828 + v3832;
-        const float v3835 = fmax(v3833, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3836 = bfloat(v3835);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3837 = v3800 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3838 = v3837 + v3820;
-        *(device bfloat2*)(out + v3838) = bfloat2(v3827, v3836);
-      }
-    } else {
-      const bool v3843 = v3800 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3844 = v3802 < v15;
-      const bool v3845 = v3843 && v3844;
-      if (v3845) {
-        const float v3846 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3847 = v68 + v3802;
-        const bfloat v3848 = bias[v3847];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3849 = float(v3848);
-        const float v3850 = v3846 + v3849;
-        const float v3852 = fmax(v3850, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3853 = bfloat(v3852);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3854 = v3800 * v4;
-        const uint v3855 = v3854 + v68;
-        const uint v3856 = v3855 + v3802;
-        out[v3856] = v3853;
-      }
-      const uint v3858 = v1128 + v3804;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3860 = v1127 + v3809;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3861 = v3858 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3862 = v3860 < v15;
-      const bool v3863 = v3861 && v3862;
-      if (v3863) {
-        const float v3864 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3865 = v68 + v3860;
-        const bfloat v3866 = bias[v3865];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3867 = float(v3866);
-        const float v3868 = v3864 + v3867;
-        const float v3870 = fmax(v3868, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3871 = bfloat(v3870);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3872 = v3858 * v4;
-        const uint v3873 = v3872 + v68;
-        const uint v3874 = v3873 + v3860;
-        out[v3874] = v3871;
-      }
+    const uint v2053 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2054 = v1130 + v2053;
+    const uint v2055 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2056 = v1129 + v2055;
+    const bool v2057 = v2054 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2058 = v2056 < v15;
+    const bool v2059 = v2057 && v2058;
+    if (v2059) {
+      const uint v2060 = v68 + v2056;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2061 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2062 = bias[v2060];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2063 = float(v2062);
+      const float v2064 = v2061 + v2063;
+      const float v2066 = fmax(v2064, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2067 = bfloat(v2066);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2068 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2070 = v2060 + 1u;
+      const bfloat v2071 = bias[v2070];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2072 = float(v2071);
+      const float v2073 = v2068 + v2072;
+      const float v2075 = fmax(v2073, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2076 = bfloat(v2075);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2077 = v2054 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2078 = v2077 + v2060;
+      *(device bfloat2*)(out + v2078) = bfloat2(v2067, v2076);
     }
-    const uint v3875 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3876 = v1128 + v3875;
-    const uint v3877 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3878 = v1127 + v3877;
-    const uint v3880 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3881 = v3880 == v3875;
-    const uint v3884 = v3877 + 1u;
-    const uint v3885 = iron_frag_coord<64>(73u, iron_lane, true);
-    const bool v3886 = v3885 == v3884;
-    const bool v3887 = v3881 && v3886;
-    const uint v3890 = v3878 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3891 = v3890 == 0u;
-    const bool v3892 = v3887 && v3891;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3892) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3893 = v3876 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3894 = v3878 < v15;
-      const bool v3895 = v3893 && v3894;
-      if (v3895) {
-        const uint v3896 = v68 + v3878;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3897 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3898 = bias[v3896];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3899 = float(v3898);
-        const float v3900 = v3897 + v3899;
-        const float v3902 = fmax(v3900, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3903 = bfloat(v3902);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3904 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3906 = v3896 + 1u;
-        const bfloat v3907 = bias[v3906];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3908 = float(v3907);
-        const float v3909 = v3904 + v3908;
-        const float v3911 = fmax(v3909, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3912 = bfloat(v3911);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3913 = v3876 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3914 = v3913 + v3896;
-        *(device bfloat2*)(out + v3914) = bfloat2(v3903, v3912);
-      }
-    } else {
-      const bool v3919 = v3876 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3920 = v3878 < v15;
-      const bool v3921 = v3919 && v3920;
-      if (v3921) {
-        const float v3922 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3923 = v68 + v3878;
-        const bfloat v3924 = bias[v3923];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3925 = float(v3924);
-        const float v3926 = v3922 + v3925;
-        const float v3928 = fmax(v3926, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3929 = bfloat(v3928);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3930 = v3876 * v4;
-        const uint v3931 = v3930 + v68;
-        const uint v3932 = v3931 + v3878;
-        out[v3932] = v3929;
-      }
-      const uint v3934 = v1128 + v3880;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3936 = v1127 + v3885;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3937 = v3934 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3938 = v3936 < v15;
-      const bool v3939 = v3937 && v3938;
-      if (v3939) {
-        const float v3940 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3941 = v68 + v3936;
-        const bfloat v3942 = bias[v3941];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3943 = float(v3942);
-        const float v3944 = v3940 + v3943;
-        const float v3946 = fmax(v3944, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3947 = bfloat(v3946);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3948 = v3934 * v4;
-        const uint v3949 = v3948 + v68;
-        const uint v3950 = v3949 + v3936;
-        out[v3950] = v3947;
-      }
+    const uint v2079 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2080 = v1130 + v2079;
+    const uint v2081 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2082 = v1129 + v2081;
+    const bool v2083 = v2080 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2084 = v2082 < v15;
+    const bool v2085 = v2083 && v2084;
+    if (v2085) {
+      const uint v2086 = v68 + v2082;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2087 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2088 = bias[v2086];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2089 = float(v2088);
+      const float v2090 = v2087 + v2089;
+      const float v2092 = fmax(v2090, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2093 = bfloat(v2092);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2094 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2096 = v2086 + 1u;
+      const bfloat v2097 = bias[v2096];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2098 = float(v2097);
+      const float v2099 = v2094 + v2098;
+      const float v2101 = fmax(v2099, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2102 = bfloat(v2101);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2103 = v2080 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2104 = v2103 + v2086;
+      *(device bfloat2*)(out + v2104) = bfloat2(v2093, v2102);
     }
-    const uint v3951 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3952 = v1128 + v3951;
-    const uint v3953 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3954 = v1127 + v3953;
-    const uint v3956 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3957 = v3956 == v3951;
-    const uint v3960 = v3953 + 1u;
-    const uint v3961 = iron_frag_coord<64>(75u, iron_lane, true);
-    const bool v3962 = v3961 == v3960;
-    const bool v3963 = v3957 && v3962;
-    const uint v3966 = v3954 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3967 = v3966 == 0u;
-    const bool v3968 = v3963 && v3967;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3968) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3969 = v3952 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3970 = v3954 < v15;
-      const bool v3971 = v3969 && v3970;
-      if (v3971) {
-        const uint v3972 = v68 + v3954;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3973 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3974 = bias[v3972];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3975 = float(v3974);
-        const float v3976 = v3973 + v3975;
-        const float v3978 = fmax(v3976, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3979 = bfloat(v3978);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3980 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3982 = v3972 + 1u;
-        const bfloat v3983 = bias[v3982];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3984 = float(v3983);
-        const float v3985 = v3980 + v3984;
-        const float v3987 = fmax(v3985, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3988 = bfloat(v3987);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3989 = v3952 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3990 = v3989 + v3972;
-        *(device bfloat2*)(out + v3990) = bfloat2(v3979, v3988);
-      }
-    } else {
-      const bool v3995 = v3952 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3996 = v3954 < v15;
-      const bool v3997 = v3995 && v3996;
-      if (v3997) {
-        const float v3998 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3999 = v68 + v3954;
-        const bfloat v4000 = bias[v3999];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4001 = float(v4000);
-        const float v4002 = v3998 + v4001;
-        const float v4004 = fmax(v4002, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4005 = bfloat(v4004);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4006 = v3952 * v4;
-        const uint v4007 = v4006 + v68;
-        const uint v4008 = v4007 + v3954;
-        out[v4008] = v4005;
-      }
-      const uint v4010 = v1128 + v3956;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4012 = v1127 + v3961;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4013 = v4010 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4014 = v4012 < v15;
-      const bool v4015 = v4013 && v4014;
-      if (v4015) {
-        const float v4016 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4017 = v68 + v4012;
-        const bfloat v4018 = bias[v4017];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4019 = float(v4018);
-        const float v4020 = v4016 + v4019;
-        const float v4022 = fmax(v4020, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4023 = bfloat(v4022);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4024 = v4010 * v4;
-        const uint v4025 = v4024 + v68;
-        const uint v4026 = v4025 + v4012;
-        out[v4026] = v4023;
-      }
+    const uint v2105 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2106 = v1130 + v2105;
+    const uint v2107 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2108 = v1129 + v2107;
+    const bool v2109 = v2106 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2110 = v2108 < v15;
+    const bool v2111 = v2109 && v2110;
+    if (v2111) {
+      const uint v2112 = v68 + v2108;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2113 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2114 = bias[v2112];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2115 = float(v2114);
+      const float v2116 = v2113 + v2115;
+      const float v2118 = fmax(v2116, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2119 = bfloat(v2118);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2120 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2122 = v2112 + 1u;
+      const bfloat v2123 = bias[v2122];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2124 = float(v2123);
+      const float v2125 = v2120 + v2124;
+      const float v2127 = fmax(v2125, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2128 = bfloat(v2127);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2129 = v2106 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2130 = v2129 + v2112;
+      *(device bfloat2*)(out + v2130) = bfloat2(v2119, v2128);
     }
-    const uint v4027 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4028 = v1128 + v4027;
-    const uint v4029 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4030 = v1127 + v4029;
-    const uint v4032 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4033 = v4032 == v4027;
-    const uint v4036 = v4029 + 1u;
-    const uint v4037 = iron_frag_coord<64>(77u, iron_lane, true);
-    const bool v4038 = v4037 == v4036;
-    const bool v4039 = v4033 && v4038;
-    const uint v4042 = v4030 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4043 = v4042 == 0u;
-    const bool v4044 = v4039 && v4043;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4044) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4045 = v4028 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4046 = v4030 < v15;
-      const bool v4047 = v4045 && v4046;
-      if (v4047) {
-        const uint v4048 = v68 + v4030;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4049 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4050 = bias[v4048];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4051 = float(v4050);
-        const float v4052 = v4049 + v4051;
-        const float v4054 = fmax(v4052, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4055 = bfloat(v4054);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4056 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4058 = v4048 + 1u;
-        const bfloat v4059 = bias[v4058];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4060 = float(v4059);
-        const float v4061 = v4056 + v4060;
-        const float v4063 = fmax(v4061, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4064 = bfloat(v4063);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4065 = v4028 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4066 = v4065 + v4048;
-        *(device bfloat2*)(out + v4066) = bfloat2(v4055, v4064);
-      }
-    } else {
-      const bool v4071 = v4028 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4072 = v4030 < v15;
-      const bool v4073 = v4071 && v4072;
-      if (v4073) {
-        const float v4074 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4075 = v68 + v4030;
-        const bfloat v4076 = bias[v4075];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4077 = float(v4076);
-        const float v4078 = v4074 + v4077;
-        const float v4080 = fmax(v4078, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4081 = bfloat(v4080);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4082 = v4028 * v4;
-        const uint v4083 = v4082 + v68;
-        const uint v4084 = v4083 + v4030;
-        out[v4084] = v4081;
-      }
-      const uint v4086 = v1128 + v4032;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4088 = v1127 + v4037;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4089 = v4086 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4090 = v4088 < v15;
-      const bool v4091 = v4089 && v4090;
-      if (v4091) {
-        const float v4092 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4093 = v68 + v4088;
-        const bfloat v4094 = bias[v4093];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4095 = float(v4094);
-        const float v4096 = v4092 + v4095;
-        const float v4098 = fmax(v4096, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4099 = bfloat(v4098);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4100 = v4086 * v4;
-        const uint v4101 = v4100 + v68;
-        const uint v4102 = v4101 + v4088;
-        out[v4102] = v4099;
-      }
+    const uint v2131 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2132 = v1130 + v2131;
+    const uint v2133 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2134 = v1129 + v2133;
+    const bool v2135 = v2132 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2136 = v2134 < v15;
+    const bool v2137 = v2135 && v2136;
+    if (v2137) {
+      const uint v2138 = v68 + v2134;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2139 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2140 = bias[v2138];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2141 = float(v2140);
+      const float v2142 = v2139 + v2141;
+      const float v2144 = fmax(v2142, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2145 = bfloat(v2144);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2146 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2148 = v2138 + 1u;
+      const bfloat v2149 = bias[v2148];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2150 = float(v2149);
+      const float v2151 = v2146 + v2150;
+      const float v2153 = fmax(v2151, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2154 = bfloat(v2153);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2155 = v2132 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2156 = v2155 + v2138;
+      *(device bfloat2*)(out + v2156) = bfloat2(v2145, v2154);
     }
-    const uint v4103 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4104 = v1128 + v4103;
-    const uint v4105 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4106 = v1127 + v4105;
-    const uint v4108 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4109 = v4108 == v4103;
-    const uint v4112 = v4105 + 1u;
-    const uint v4113 = iron_frag_coord<64>(79u, iron_lane, true);
-    const bool v4114 = v4113 == v4112;
-    const bool v4115 = v4109 && v4114;
-    const uint v4118 = v4106 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4119 = v4118 == 0u;
-    const bool v4120 = v4115 && v4119;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4120) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4121 = v4104 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4122 = v4106 < v15;
-      const bool v4123 = v4121 && v4122;
-      if (v4123) {
-        const uint v4124 = v68 + v4106;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4125 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4126 = bias[v4124];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4127 = float(v4126);
-        const float v4128 = v4125 + v4127;
-        const float v4130 = fmax(v4128, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4131 = bfloat(v4130);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4132 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4134 = v4124 + 1u;
-        const bfloat v4135 = bias[v4134];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4136 = float(v4135);
-        const float v4137 = v4132 + v4136;
-        const float v4139 = fmax(v4137, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4140 = bfloat(v4139);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4141 = v4104 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4142 = v4141 + v4124;
-        *(device bfloat2*)(out + v4142) = bfloat2(v4131, v4140);
-      }
-    } else {
-      const bool v4147 = v4104 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4148 = v4106 < v15;
-      const bool v4149 = v4147 && v4148;
-      if (v4149) {
-        const float v4150 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4151 = v68 + v4106;
-        const bfloat v4152 = bias[v4151];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4153 = float(v4152);
-        const float v4154 = v4150 + v4153;
-        const float v4156 = fmax(v4154, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4157 = bfloat(v4156);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4158 = v4104 * v4;
-        const uint v4159 = v4158 + v68;
-        const uint v4160 = v4159 + v4106;
-        out[v4160] = v4157;
-      }
-      const uint v4162 = v1128 + v4108;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4164 = v1127 + v4113;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4165 = v4162 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4166 = v4164 < v15;
-      const bool v4167 = v4165 && v4166;
-      if (v4167) {
-        const float v4168 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4169 = v68 + v4164;
-        const bfloat v4170 = bias[v4169];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4171 = float(v4170);
-        const float v4172 = v4168 + v4171;
-        const float v4174 = fmax(v4172, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4175 = bfloat(v4174);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4176 = v4162 * v4;
-        const uint v4177 = v4176 + v68;
-        const uint v4178 = v4177 + v4164;
-        out[v4178] = v4175;
-      }
+    const uint v2157 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2158 = v1130 + v2157;
+    const uint v2159 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2160 = v1129 + v2159;
+    const bool v2161 = v2158 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2162 = v2160 < v15;
+    const bool v2163 = v2161 && v2162;
+    if (v2163) {
+      const uint v2164 = v68 + v2160;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2165 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2166 = bias[v2164];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2167 = float(v2166);
+      const float v2168 = v2165 + v2167;
+      const float v2170 = fmax(v2168, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2171 = bfloat(v2170);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2172 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2174 = v2164 + 1u;
+      const bfloat v2175 = bias[v2174];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2176 = float(v2175);
+      const float v2177 = v2172 + v2176;
+      const float v2179 = fmax(v2177, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2180 = bfloat(v2179);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2181 = v2158 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2182 = v2181 + v2164;
+      *(device bfloat2*)(out + v2182) = bfloat2(v2171, v2180);
     }
-    const uint v4179 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4180 = v1128 + v4179;
-    const uint v4181 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4182 = v1127 + v4181;
-    const uint v4184 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4185 = v4184 == v4179;
-    const uint v4188 = v4181 + 1u;
-    const uint v4189 = iron_frag_coord<64>(81u, iron_lane, true);
-    const bool v4190 = v4189 == v4188;
-    const bool v4191 = v4185 && v4190;
-    const uint v4194 = v4182 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4195 = v4194 == 0u;
-    const bool v4196 = v4191 && v4195;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4196) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4197 = v4180 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4198 = v4182 < v15;
-      const bool v4199 = v4197 && v4198;
-      if (v4199) {
-        const uint v4200 = v68 + v4182;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4201 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4202 = bias[v4200];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4203 = float(v4202);
-        const float v4204 = v4201 + v4203;
-        const float v4206 = fmax(v4204, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4207 = bfloat(v4206);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4208 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4210 = v4200 + 1u;
-        const bfloat v4211 = bias[v4210];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4212 = float(v4211);
-        const float v4213 = v4208 + v4212;
-        const float v4215 = fmax(v4213, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4216 = bfloat(v4215);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4217 = v4180 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4218 = v4217 + v4200;
-        *(device bfloat2*)(out + v4218) = bfloat2(v4207, v4216);
-      }
-    } else {
-      const bool v4223 = v4180 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4224 = v4182 < v15;
-      const bool v4225 = v4223 && v4224;
-      if (v4225) {
-        const float v4226 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4227 = v68 + v4182;
-        const bfloat v4228 = bias[v4227];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4229 = float(v4228);
-        const float v4230 = v4226 + v4229;
-        const float v4232 = fmax(v4230, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4233 = bfloat(v4232);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4234 = v4180 * v4;
-        const uint v4235 = v4234 + v68;
-        const uint v4236 = v4235 + v4182;
-        out[v4236] = v4233;
-      }
-      const uint v4238 = v1128 + v4184;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4240 = v1127 + v4189;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4241 = v4238 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4242 = v4240 < v15;
-      const bool v4243 = v4241 && v4242;
-      if (v4243) {
-        const float v4244 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4245 = v68 + v4240;
-        const bfloat v4246 = bias[v4245];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4247 = float(v4246);
-        const float v4248 = v4244 + v4247;
-        const float v4250 = fmax(v4248, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4251 = bfloat(v4250);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4252 = v4238 * v4;
-        const uint v4253 = v4252 + v68;
-        const uint v4254 = v4253 + v4240;
-        out[v4254] = v4251;
-      }
+    const uint v2183 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2184 = v1130 + v2183;
+    const uint v2185 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2186 = v1129 + v2185;
+    const bool v2187 = v2184 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2188 = v2186 < v15;
+    const bool v2189 = v2187 && v2188;
+    if (v2189) {
+      const uint v2190 = v68 + v2186;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2191 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2192 = bias[v2190];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2193 = float(v2192);
+      const float v2194 = v2191 + v2193;
+      const float v2196 = fmax(v2194, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2197 = bfloat(v2196);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2198 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2200 = v2190 + 1u;
+      const bfloat v2201 = bias[v2200];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2202 = float(v2201);
+      const float v2203 = v2198 + v2202;
+      const float v2205 = fmax(v2203, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2206 = bfloat(v2205);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2207 = v2184 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2208 = v2207 + v2190;
+      *(device bfloat2*)(out + v2208) = bfloat2(v2197, v2206);
     }
-    const uint v4255 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4256 = v1128 + v4255;
-    const uint v4257 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4258 = v1127 + v4257;
-    const uint v4260 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4261 = v4260 == v4255;
-    const uint v4264 = v4257 + 1u;
-    const uint v4265 = iron_frag_coord<64>(83u, iron_lane, true);
-    const bool v4266 = v4265 == v4264;
-    const bool v4267 = v4261 && v4266;
-    const uint v4270 = v4258 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4271 = v4270 == 0u;
-    const bool v4272 = v4267 && v4271;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4272) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4273 = v4256 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4274 = v4258 < v15;
-      const bool v4275 = v4273 && v4274;
-      if (v4275) {
-        const uint v4276 = v68 + v4258;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4277 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4278 = bias[v4276];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4279 = float(v4278);
-        const float v4280 = v4277 + v4279;
-        const float v4282 = fmax(v4280, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4283 = bfloat(v4282);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4284 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4286 = v4276 + 1u;
-        const bfloat v4287 = bias[v4286];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4288 = float(v4287);
-        const float v4289 = v4284 + v4288;
-        const float v4291 = fmax(v4289, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4292 = bfloat(v4291);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4293 = v4256 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4294 = v4293 + v4276;
-        *(device bfloat2*)(out + v4294) = bfloat2(v4283, v4292);
-      }
-    } else {
-      const bool v4299 = v4256 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4300 = v4258 < v15;
-      const bool v4301 = v4299 && v4300;
-      if (v4301) {
-        const float v4302 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4303 = v68 + v4258;
-        const bfloat v4304 = bias[v4303];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4305 = float(v4304);
-        const float v4306 = v4302 + v4305;
-        const float v4308 = fmax(v4306, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4309 = bfloat(v4308);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4310 = v4256 * v4;
-        const uint v4311 = v4310 + v68;
-        const uint v4312 = v4311 + v4258;
-        out[v4312] = v4309;
-      }
-      const uint v4314 = v1128 + v4260;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4316 = v1127 + v4265;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4317 = v4314 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4318 = v4316 < v15;
-      const bool v4319 = v4317 && v4318;
-      if (v4319) {
-        const float v4320 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4321 = v68 + v4316;
-        const bfloat v4322 = bias[v4321];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4323 = float(v4322);
-        const float v4324 = v4320 + v4323;
-        const float v4326 = fmax(v4324, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4327 = bfloat(v4326);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4328 = v4314 * v4;
-        const uint v4329 = v4328 + v68;
-        const uint v4330 = v4329 + v4316;
-        out[v4330] = v4327;
-      }
+    const uint v2209 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2210 = v1130 + v2209;
+    const uint v2211 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2212 = v1129 + v2211;
+    const bool v2213 = v2210 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2214 = v2212 < v15;
+    const bool v2215 = v2213 && v2214;
+    if (v2215) {
+      const uint v2216 = v68 + v2212;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2217 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2218 = bias[v2216];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2219 = float(v2218);
+      const float v2220 = v2217 + v2219;
+      const float v2222 = fmax(v2220, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2223 = bfloat(v2222);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2224 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2226 = v2216 + 1u;
+      const bfloat v2227 = bias[v2226];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2228 = float(v2227);
+      const float v2229 = v2224 + v2228;
+      const float v2231 = fmax(v2229, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2232 = bfloat(v2231);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2233 = v2210 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2234 = v2233 + v2216;
+      *(device bfloat2*)(out + v2234) = bfloat2(v2223, v2232);
     }
-    const uint v4331 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4332 = v1128 + v4331;
-    const uint v4333 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4334 = v1127 + v4333;
-    const uint v4336 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4337 = v4336 == v4331;
-    const uint v4340 = v4333 + 1u;
-    const uint v4341 = iron_frag_coord<64>(85u, iron_lane, true);
-    const bool v4342 = v4341 == v4340;
-    const bool v4343 = v4337 && v4342;
-    const uint v4346 = v4334 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4347 = v4346 == 0u;
-    const bool v4348 = v4343 && v4347;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4348) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4349 = v4332 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4350 = v4334 < v15;
-      const bool v4351 = v4349 && v4350;
-      if (v4351) {
-        const uint v4352 = v68 + v4334;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4353 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4354 = bias[v4352];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4355 = float(v4354);
-        const float v4356 = v4353 + v4355;
-        const float v4358 = fmax(v4356, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4359 = bfloat(v4358);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4360 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4362 = v4352 + 1u;
-        const bfloat v4363 = bias[v4362];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4364 = float(v4363);
-        const float v4365 = v4360 + v4364;
-        const float v4367 = fmax(v4365, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4368 = bfloat(v4367);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4369 = v4332 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4370 = v4369 + v4352;
-        *(device bfloat2*)(out + v4370) = bfloat2(v4359, v4368);
-      }
-    } else {
-      const bool v4375 = v4332 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4376 = v4334 < v15;
-      const bool v4377 = v4375 && v4376;
-      if (v4377) {
-        const float v4378 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4379 = v68 + v4334;
-        const bfloat v4380 = bias[v4379];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4381 = float(v4380);
-        const float v4382 = v4378 + v4381;
-        const float v4384 = fmax(v4382, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4385 = bfloat(v4384);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4386 = v4332 * v4;
-        const uint v4387 = v4386 + v68;
-        const uint v4388 = v4387 + v4334;
-        out[v4388] = v4385;
-      }
-      const uint v4390 = v1128 + v4336;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4392 = v1127 + v4341;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4393 = v4390 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4394 = v4392 < v15;
-      const bool v4395 = v4393 && v4394;
-      if (v4395) {
-        const float v4396 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4397 = v68 + v4392;
-        const bfloat v4398 = bias[v4397];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4399 = float(v4398);
-        const float v4400 = v4396 + v4399;
-        const float v4402 = fmax(v4400, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4403 = bfloat(v4402);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4404 = v4390 * v4;
-        const uint v4405 = v4404 + v68;
-        const uint v4406 = v4405 + v4392;
-        out[v4406] = v4403;
-      }
+    const uint v2235 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2236 = v1130 + v2235;
+    const uint v2237 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2238 = v1129 + v2237;
+    const bool v2239 = v2236 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2240 = v2238 < v15;
+    const bool v2241 = v2239 && v2240;
+    if (v2241) {
+      const uint v2242 = v68 + v2238;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2243 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2244 = bias[v2242];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2245 = float(v2244);
+      const float v2246 = v2243 + v2245;
+      const float v2248 = fmax(v2246, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2249 = bfloat(v2248);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2250 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2252 = v2242 + 1u;
+      const bfloat v2253 = bias[v2252];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2254 = float(v2253);
+      const float v2255 = v2250 + v2254;
+      const float v2257 = fmax(v2255, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2258 = bfloat(v2257);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2259 = v2236 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2260 = v2259 + v2242;
+      *(device bfloat2*)(out + v2260) = bfloat2(v2249, v2258);
     }
-    const uint v4407 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4408 = v1128 + v4407;
-    const uint v4409 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4410 = v1127 + v4409;
-    const uint v4412 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4413 = v4412 == v4407;
-    const uint v4416 = v4409 + 1u;
-    const uint v4417 = iron_frag_coord<64>(87u, iron_lane, true);
-    const bool v4418 = v4417 == v4416;
-    const bool v4419 = v4413 && v4418;
-    const uint v4422 = v4410 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4423 = v4422 == 0u;
-    const bool v4424 = v4419 && v4423;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4424) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4425 = v4408 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4426 = v4410 < v15;
-      const bool v4427 = v4425 && v4426;
-      if (v4427) {
-        const uint v4428 = v68 + v4410;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4429 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4430 = bias[v4428];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4431 = float(v4430);
-        const float v4432 = v4429 + v4431;
-        const float v4434 = fmax(v4432, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4435 = bfloat(v4434);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4436 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4438 = v4428 + 1u;
-        const bfloat v4439 = bias[v4438];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4440 = float(v4439);
-        const float v4441 = v4436 + v4440;
-        const float v4443 = fmax(v4441, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4444 = bfloat(v4443);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4445 = v4408 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4446 = v4445 + v4428;
-        *(device bfloat2*)(out + v4446) = bfloat2(v4435, v4444);
-      }
-    } else {
-      const bool v4451 = v4408 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4452 = v4410 < v15;
-      const bool v4453 = v4451 && v4452;
-      if (v4453) {
-        const float v4454 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4455 = v68 + v4410;
-        const bfloat v4456 = bias[v4455];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4457 = float(v4456);
-        const float v4458 = v4454 + v4457;
-        const float v4460 = fmax(v4458, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4461 = bfloat(v4460);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4462 = v4408 * v4;
-        const uint v4463 = v4462 + v68;
-        const uint v4464 = v4463 + v4410;
-        out[v4464] = v4461;
-      }
-      const uint v4466 = v1128 + v4412;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4468 = v1127 + v4417;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4469 = v4466 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4470 = v4468 < v15;
-      const bool v4471 = v4469 && v4470;
-      if (v4471) {
-        const float v4472 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4473 = v68 + v4468;
-        const bfloat v4474 = bias[v4473];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4475 = float(v4474);
-        const float v4476 = v4472 + v4475;
-        const float v4478 = fmax(v4476, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4479 = bfloat(v4478);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4480 = v4466 * v4;
-        const uint v4481 = v4480 + v68;
-        const uint v4482 = v4481 + v4468;
-        out[v4482] = v4479;
-      }
+    const uint v2261 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2262 = v1130 + v2261;
+    const uint v2263 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2264 = v1129 + v2263;
+    const bool v2265 = v2262 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2266 = v2264 < v15;
+    const bool v2267 = v2265 && v2266;
+    if (v2267) {
+      const uint v2268 = v68 + v2264;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2269 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2270 = bias[v2268];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2271 = float(v2270);
+      const float v2272 = v2269 + v2271;
+      const float v2274 = fmax(v2272, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2275 = bfloat(v2274);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2276 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2278 = v2268 + 1u;
+      const bfloat v2279 = bias[v2278];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2280 = float(v2279);
+      const float v2281 = v2276 + v2280;
+      const float v2283 = fmax(v2281, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2284 = bfloat(v2283);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2285 = v2262 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2286 = v2285 + v2268;
+      *(device bfloat2*)(out + v2286) = bfloat2(v2275, v2284);
     }
-    const uint v4483 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4484 = v1128 + v4483;
-    const uint v4485 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4486 = v1127 + v4485;
-    const uint v4488 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4489 = v4488 == v4483;
-    const uint v4492 = v4485 + 1u;
-    const uint v4493 = iron_frag_coord<64>(89u, iron_lane, true);
-    const bool v4494 = v4493 == v4492;
-    const bool v4495 = v4489 && v4494;
-    const uint v4498 = v4486 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4499 = v4498 == 0u;
-    const bool v4500 = v4495 && v4499;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4500) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4501 = v4484 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4502 = v4486 < v15;
-      const bool v4503 = v4501 && v4502;
-      if (v4503) {
-        const uint v4504 = v68 + v4486;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4505 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4506 = bias[v4504];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4507 = float(v4506);
-        const float v4508 = v4505 + v4507;
-        const float v4510 = fmax(v4508, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4511 = bfloat(v4510);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4512 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4514 = v4504 + 1u;
-        const bfloat v4515 = bias[v4514];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4516 = float(v4515);
-        const float v4517 = v4512 + v4516;
-        const float v4519 = fmax(v4517, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4520 = bfloat(v4519);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4521 = v4484 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4522 = v4521 + v4504;
-        *(device bfloat2*)(out + v4522) = bfloat2(v4511, v4520);
-      }
-    } else {
-      const bool v4527 = v4484 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4528 = v4486 < v15;
-      const bool v4529 = v4527 && v4528;
-      if (v4529) {
-        const float v4530 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4531 = v68 + v4486;
-        const bfloat v4532 = bias[v4531];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4533 = float(v4532);
-        const float v4534 = v4530 + v4533;
-        const float v4536 = fmax(v4534, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4537 = bfloat(v4536);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4538 = v4484 * v4;
-        const uint v4539 = v4538 + v68;
-        const uint v4540 = v4539 + v4486;
-        out[v4540] = v4537;
-      }
-      const uint v4542 = v1128 + v4488;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4544 = v1127 + v4493;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4545 = v4542 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4546 = v4544 < v15;
-      const bool v4547 = v4545 && v4546;
-      if (v4547) {
-        const float v4548 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4549 = v68 + v4544;
-        const bfloat v4550 = bias[v4549];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4551 = float(v4550);
-        const float v4552 = v4548 + v4551;
-        const float v4554 = fmax(v4552, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4555 = bfloat(v4554);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4556 = v4542 * v4;
-        const uint v4557 = v4556 + v68;
-        const uint v4558 = v4557 + v4544;
-        out[v4558] = v4555;
-      }
+    const uint v2287 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2288 = v1130 + v2287;
+    const uint v2289 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2290 = v1129 + v2289;
+    const bool v2291 = v2288 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2292 = v2290 < v15;
+    const bool v2293 = v2291 && v2292;
+    if (v2293) {
+      const uint v2294 = v68 + v2290;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2295 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2296 = bias[v2294];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2297 = float(v2296);
+      const float v2298 = v2295 + v2297;
+      const float v2300 = fmax(v2298, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2301 = bfloat(v2300);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2302 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2304 = v2294 + 1u;
+      const bfloat v2305 = bias[v2304];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2306 = float(v2305);
+      const float v2307 = v2302 + v2306;
+      const float v2309 = fmax(v2307, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2310 = bfloat(v2309);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2311 = v2288 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2312 = v2311 + v2294;
+      *(device bfloat2*)(out + v2312) = bfloat2(v2301, v2310);
     }
-    const uint v4559 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4560 = v1128 + v4559;
-    const uint v4561 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4562 = v1127 + v4561;
-    const uint v4564 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4565 = v4564 == v4559;
-    const uint v4568 = v4561 + 1u;
-    const uint v4569 = iron_frag_coord<64>(91u, iron_lane, true);
-    const bool v4570 = v4569 == v4568;
-    const bool v4571 = v4565 && v4570;
-    const uint v4574 = v4562 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4575 = v4574 == 0u;
-    const bool v4576 = v4571 && v4575;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4576) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4577 = v4560 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4578 = v4562 < v15;
-      const bool v4579 = v4577 && v4578;
-      if (v4579) {
-        const uint v4580 = v68 + v4562;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4581 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4582 = bias[v4580];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4583 = float(v4582);
-        const float v4584 = v4581 + v4583;
-        const float v4586 = fmax(v4584, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4587 = bfloat(v4586);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4588 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4590 = v4580 + 1u;
-        const bfloat v4591 = bias[v4590];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4592 = float(v4591);
-        const float v4593 = v4588 + v4592;
-        const float v4595 = fmax(v4593, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4596 = bfloat(v4595);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4597 = v4560 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4598 = v4597 + v4580;
-        *(device bfloat2*)(out + v4598) = bfloat2(v4587, v4596);
-      }
-    } else {
-      const bool v4603 = v4560 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4604 = v4562 < v15;
-      const bool v4605 = v4603 && v4604;
-      if (v4605) {
-        const float v4606 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4607 = v68 + v4562;
-        const bfloat v4608 = bias[v4607];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4609 = float(v4608);
-        const float v4610 = v4606 + v4609;
-        const float v4612 = fmax(v4610, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4613 = bfloat(v4612);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4614 = v4560 * v4;
-        const uint v4615 = v4614 + v68;
-        const uint v4616 = v4615 + v4562;
-        out[v4616] = v4613;
-      }
-      const uint v4618 = v1128 + v4564;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4620 = v1127 + v4569;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4621 = v4618 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4622 = v4620 < v15;
-      const bool v4623 = v4621 && v4622;
-      if (v4623) {
-        const float v4624 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4625 = v68 + v4620;
-        const bfloat v4626 = bias[v4625];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4627 = float(v4626);
-        const float v4628 = v4624 + v4627;
-        const float v4630 = fmax(v4628, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4631 = bfloat(v4630);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4632 = v4618 * v4;
-        const uint v4633 = v4632 + v68;
-        const uint v4634 = v4633 + v4620;
-        out[v4634] = v4631;
-      }
+    const uint v2313 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2314 = v1130 + v2313;
+    const uint v2315 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2316 = v1129 + v2315;
+    const bool v2317 = v2314 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2318 = v2316 < v15;
+    const bool v2319 = v2317 && v2318;
+    if (v2319) {
+      const uint v2320 = v68 + v2316;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2321 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2322 = bias[v2320];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2323 = float(v2322);
+      const float v2324 = v2321 + v2323;
+      const float v2326 = fmax(v2324, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2327 = bfloat(v2326);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2328 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2330 = v2320 + 1u;
+      const bfloat v2331 = bias[v2330];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2332 = float(v2331);
+      const float v2333 = v2328 + v2332;
+      const float v2335 = fmax(v2333, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2336 = bfloat(v2335);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2337 = v2314 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2338 = v2337 + v2320;
+      *(device bfloat2*)(out + v2338) = bfloat2(v2327, v2336);
     }
-    const uint v4635 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4636 = v1128 + v4635;
-    const uint v4637 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4638 = v1127 + v4637;
-    const uint v4640 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4641 = v4640 == v4635;
-    const uint v4644 = v4637 + 1u;
-    const uint v4645 = iron_frag_coord<64>(93u, iron_lane, true);
-    const bool v4646 = v4645 == v4644;
-    const bool v4647 = v4641 && v4646;
-    const uint v4650 = v4638 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4651 = v4650 == 0u;
-    const bool v4652 = v4647 && v4651;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4652) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4653 = v4636 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4654 = v4638 < v15;
-      const bool v4655 = v4653 && v4654;
-      if (v4655) {
-        const uint v4656 = v68 + v4638;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4657 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4658 = bias[v4656];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4659 = float(v4658);
-        const float v4660 = v4657 + v4659;
-        const float v4662 = fmax(v4660, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4663 = bfloat(v4662);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4664 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4666 = v4656 + 1u;
-        const bfloat v4667 = bias[v4666];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4668 = float(v4667);
-        const float v4669 = v4664 + v4668;
-        const float v4671 = fmax(v4669, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4672 = bfloat(v4671);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4673 = v4636 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4674 = v4673 + v4656;
-        *(device bfloat2*)(out + v4674) = bfloat2(v4663, v4672);
-      }
-    } else {
-      const bool v4679 = v4636 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4680 = v4638 < v15;
-      const bool v4681 = v4679 && v4680;
-      if (v4681) {
-        const float v4682 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4683 = v68 + v4638;
-        const bfloat v4684 = bias[v4683];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4685 = float(v4684);
-        const float v4686 = v4682 + v4685;
-        const float v4688 = fmax(v4686, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4689 = bfloat(v4688);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4690 = v4636 * v4;
-        const uint v4691 = v4690 + v68;
-        const uint v4692 = v4691 + v4638;
-        out[v4692] = v4689;
-      }
-      const uint v4694 = v1128 + v4640;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4696 = v1127 + v4645;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4697 = v4694 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4698 = v4696 < v15;
-      const bool v4699 = v4697 && v4698;
-      if (v4699) {
-        const float v4700 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4701 = v68 + v4696;
-        const bfloat v4702 = bias[v4701];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4703 = float(v4702);
-        const float v4704 = v4700 + v4703;
-        const float v4706 = fmax(v4704, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4707 = bfloat(v4706);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4708 = v4694 * v4;
-        const uint v4709 = v4708 + v68;
-        const uint v4710 = v4709 + v4696;
-        out[v4710] = v4707;
-      }
+    const uint v2339 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2340 = v1130 + v2339;
+    const uint v2341 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2342 = v1129 + v2341;
+    const bool v2343 = v2340 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2344 = v2342 < v15;
+    const bool v2345 = v2343 && v2344;
+    if (v2345) {
+      const uint v2346 = v68 + v2342;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2347 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2348 = bias[v2346];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2349 = float(v2348);
+      const float v2350 = v2347 + v2349;
+      const float v2352 = fmax(v2350, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2353 = bfloat(v2352);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2354 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2356 = v2346 + 1u;
+      const bfloat v2357 = bias[v2356];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2358 = float(v2357);
+      const float v2359 = v2354 + v2358;
+      const float v2361 = fmax(v2359, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2362 = bfloat(v2361);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2363 = v2340 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2364 = v2363 + v2346;
+      *(device bfloat2*)(out + v2364) = bfloat2(v2353, v2362);
     }
-    const uint v4711 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4712 = v1128 + v4711;
-    const uint v4713 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4714 = v1127 + v4713;
-    const uint v4716 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4717 = v4716 == v4711;
-    const uint v4720 = v4713 + 1u;
-    const uint v4721 = iron_frag_coord<64>(95u, iron_lane, true);
-    const bool v4722 = v4721 == v4720;
-    const bool v4723 = v4717 && v4722;
-    const uint v4726 = v4714 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4727 = v4726 == 0u;
-    const bool v4728 = v4723 && v4727;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4728) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4729 = v4712 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4730 = v4714 < v15;
-      const bool v4731 = v4729 && v4730;
-      if (v4731) {
-        const uint v4732 = v68 + v4714;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4733 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4734 = bias[v4732];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4735 = float(v4734);
-        const float v4736 = v4733 + v4735;
-        const float v4738 = fmax(v4736, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4739 = bfloat(v4738);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4740 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4742 = v4732 + 1u;
-        const bfloat v4743 = bias[v4742];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4744 = float(v4743);
-        const float v4745 = v4740 + v4744;
-        const float v4747 = fmax(v4745, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4748 = bfloat(v4747);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4749 = v4712 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4750 = v4749 + v4732;
-        *(device bfloat2*)(out + v4750) = bfloat2(v4739, v4748);
-      }
-    } else {
-      const bool v4755 = v4712 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4756 = v4714 < v15;
-      const bool v4757 = v4755 && v4756;
-      if (v4757) {
-        const float v4758 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4759 = v68 + v4714;
-        const bfloat v4760 = bias[v4759];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4761 = float(v4760);
-        const float v4762 = v4758 + v4761;
-        const float v4764 = fmax(v4762, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4765 = bfloat(v4764);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4766 = v4712 * v4;
-        const uint v4767 = v4766 + v68;
-        const uint v4768 = v4767 + v4714;
-        out[v4768] = v4765;
-      }
-      const uint v4770 = v1128 + v4716;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4772 = v1127 + v4721;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4773 = v4770 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4774 = v4772 < v15;
-      const bool v4775 = v4773 && v4774;
-      if (v4775) {
-        const float v4776 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4777 = v68 + v4772;
-        const bfloat v4778 = bias[v4777];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4779 = float(v4778);
-        const float v4780 = v4776 + v4779;
-        const float v4782 = fmax(v4780, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4783 = bfloat(v4782);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4784 = v4770 * v4;
-        const uint v4785 = v4784 + v68;
-        const uint v4786 = v4785 + v4772;
-        out[v4786] = v4783;
-      }
+    const uint v2365 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2366 = v1130 + v2365;
+    const uint v2367 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2368 = v1129 + v2367;
+    const bool v2369 = v2366 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2370 = v2368 < v15;
+    const bool v2371 = v2369 && v2370;
+    if (v2371) {
+      const uint v2372 = v68 + v2368;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2373 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2374 = bias[v2372];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2375 = float(v2374);
+      const float v2376 = v2373 + v2375;
+      const float v2378 = fmax(v2376, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2379 = bfloat(v2378);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2380 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2382 = v2372 + 1u;
+      const bfloat v2383 = bias[v2382];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2384 = float(v2383);
+      const float v2385 = v2380 + v2384;
+      const float v2387 = fmax(v2385, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2388 = bfloat(v2387);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2389 = v2366 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2390 = v2389 + v2372;
+      *(device bfloat2*)(out + v2390) = bfloat2(v2379, v2388);
     }
-    const uint v4787 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4788 = v1128 + v4787;
-    const uint v4789 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4790 = v1127 + v4789;
-    const uint v4792 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4793 = v4792 == v4787;
-    const uint v4796 = v4789 + 1u;
-    const uint v4797 = iron_frag_coord<64>(97u, iron_lane, true);
-    const bool v4798 = v4797 == v4796;
-    const bool v4799 = v4793 && v4798;
-    const uint v4802 = v4790 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4803 = v4802 == 0u;
-    const bool v4804 = v4799 && v4803;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4804) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4805 = v4788 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4806 = v4790 < v15;
-      const bool v4807 = v4805 && v4806;
-      if (v4807) {
-        const uint v4808 = v68 + v4790;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4809 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4810 = bias[v4808];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4811 = float(v4810);
-        const float v4812 = v4809 + v4811;
-        const float v4814 = fmax(v4812, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4815 = bfloat(v4814);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4816 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4818 = v4808 + 1u;
-        const bfloat v4819 = bias[v4818];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4820 = float(v4819);
-        const float v4821 = v4816 + v4820;
-        const float v4823 = fmax(v4821, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4824 = bfloat(v4823);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4825 = v4788 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4826 = v4825 + v4808;
-        *(device bfloat2*)(out + v4826) = bfloat2(v4815, v4824);
-      }
-    } else {
-      const bool v4831 = v4788 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4832 = v4790 < v15;
-      const bool v4833 = v4831 && v4832;
-      if (v4833) {
-        const float v4834 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4835 = v68 + v4790;
-        const bfloat v4836 = bias[v4835];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4837 = float(v4836);
-        const float v4838 = v4834 + v4837;
-        const float v4840 = fmax(v4838, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4841 = bfloat(v4840);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4842 = v4788 * v4;
-        const uint v4843 = v4842 + v68;
-        const uint v4844 = v4843 + v4790;
-        out[v4844] = v4841;
-      }
-      const uint v4846 = v1128 + v4792;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4848 = v1127 + v4797;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4849 = v4846 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4850 = v4848 < v15;
-      const bool v4851 = v4849 && v4850;
-      if (v4851) {
-        const float v4852 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4853 = v68 + v4848;
-        const bfloat v4854 = bias[v4853];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4855 = float(v4854);
-        const float v4856 = v4852 + v4855;
-        const float v4858 = fmax(v4856, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4859 = bfloat(v4858);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4860 = v4846 * v4;
-        const uint v4861 = v4860 + v68;
-        const uint v4862 = v4861 + v4848;
-        out[v4862] = v4859;
-      }
+    const uint v2391 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2392 = v1130 + v2391;
+    const uint v2393 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2394 = v1129 + v2393;
+    const bool v2395 = v2392 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2396 = v2394 < v15;
+    const bool v2397 = v2395 && v2396;
+    if (v2397) {
+      const uint v2398 = v68 + v2394;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2399 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2400 = bias[v2398];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2401 = float(v2400);
+      const float v2402 = v2399 + v2401;
+      const float v2404 = fmax(v2402, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2405 = bfloat(v2404);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2406 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2408 = v2398 + 1u;
+      const bfloat v2409 = bias[v2408];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2410 = float(v2409);
+      const float v2411 = v2406 + v2410;
+      const float v2413 = fmax(v2411, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2414 = bfloat(v2413);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2415 = v2392 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2416 = v2415 + v2398;
+      *(device bfloat2*)(out + v2416) = bfloat2(v2405, v2414);
     }
-    const uint v4863 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4864 = v1128 + v4863;
-    const uint v4865 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4866 = v1127 + v4865;
-    const uint v4868 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4869 = v4868 == v4863;
-    const uint v4872 = v4865 + 1u;
-    const uint v4873 = iron_frag_coord<64>(99u, iron_lane, true);
-    const bool v4874 = v4873 == v4872;
-    const bool v4875 = v4869 && v4874;
-    const uint v4878 = v4866 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4879 = v4878 == 0u;
-    const bool v4880 = v4875 && v4879;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4880) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4881 = v4864 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4882 = v4866 < v15;
-      const bool v4883 = v4881 && v4882;
-      if (v4883) {
-        const uint v4884 = v68 + v4866;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4885 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4886 = bias[v4884];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4887 = float(v4886);
-        const float v4888 = v4885 + v4887;
-        const float v4890 = fmax(v4888, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4891 = bfloat(v4890);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4892 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4894 = v4884 + 1u;
-        const bfloat v4895 = bias[v4894];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4896 = float(v4895);
-        const float v4897 = v4892 + v4896;
-        const float v4899 = fmax(v4897, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4900 = bfloat(v4899);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4901 = v4864 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4902 = v4901 + v4884;
-        *(device bfloat2*)(out + v4902) = bfloat2(v4891, v4900);
-      }
-    } else {
-      const bool v4907 = v4864 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4908 = v4866 < v15;
-      const bool v4909 = v4907 && v4908;
-      if (v4909) {
-        const float v4910 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4911 = v68 + v4866;
-        const bfloat v4912 = bias[v4911];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4913 = float(v4912);
-        const float v4914 = v4910 + v4913;
-        const float v4916 = fmax(v4914, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4917 = bfloat(v4916);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4918 = v4864 * v4;
-        const uint v4919 = v4918 + v68;
-        const uint v4920 = v4919 + v4866;
-        out[v4920] = v4917;
-      }
-      const uint v4922 = v1128 + v4868;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4924 = v1127 + v4873;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4925 = v4922 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4926 = v4924 < v15;
-      const bool v4927 = v4925 && v4926;
-      if (v4927) {
-        const float v4928 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4929 = v68 + v4924;
-        const bfloat v4930 = bias[v4929];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4931 = float(v4930);
-        const float v4932 = v4928 + v4931;
-        const float v4934 = fmax(v4932, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4935 = bfloat(v4934);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4936 = v4922 * v4;
-        const uint v4937 = v4936 + v68;
-        const uint v4938 = v4937 + v4924;
-        out[v4938] = v4935;
-      }
+    const uint v2417 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2418 = v1130 + v2417;
+    const uint v2419 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2420 = v1129 + v2419;
+    const bool v2421 = v2418 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2422 = v2420 < v15;
+    const bool v2423 = v2421 && v2422;
+    if (v2423) {
+      const uint v2424 = v68 + v2420;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2425 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2426 = bias[v2424];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2427 = float(v2426);
+      const float v2428 = v2425 + v2427;
+      const float v2430 = fmax(v2428, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2431 = bfloat(v2430);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2432 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2434 = v2424 + 1u;
+      const bfloat v2435 = bias[v2434];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2436 = float(v2435);
+      const float v2437 = v2432 + v2436;
+      const float v2439 = fmax(v2437, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2440 = bfloat(v2439);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2441 = v2418 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2442 = v2441 + v2424;
+      *(device bfloat2*)(out + v2442) = bfloat2(v2431, v2440);
     }
-    const uint v4939 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4940 = v1128 + v4939;
-    const uint v4941 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4942 = v1127 + v4941;
-    const uint v4944 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4945 = v4944 == v4939;
-    const uint v4948 = v4941 + 1u;
-    const uint v4949 = iron_frag_coord<64>(101u, iron_lane, true);
-    const bool v4950 = v4949 == v4948;
-    const bool v4951 = v4945 && v4950;
-    const uint v4954 = v4942 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4955 = v4954 == 0u;
-    const bool v4956 = v4951 && v4955;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4956) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4957 = v4940 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4958 = v4942 < v15;
-      const bool v4959 = v4957 && v4958;
-      if (v4959) {
-        const uint v4960 = v68 + v4942;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4961 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4962 = bias[v4960];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4963 = float(v4962);
-        const float v4964 = v4961 + v4963;
-        const float v4966 = fmax(v4964, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4967 = bfloat(v4966);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4968 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4970 = v4960 + 1u;
-        const bfloat v4971 = bias[v4970];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4972 = float(v4971);
-        const float v4973 = v4968 + v4972;
-        const float v4975 = fmax(v4973, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4976 = bfloat(v4975);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4977 = v4940 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4978 = v4977 + v4960;
-        *(device bfloat2*)(out + v4978) = bfloat2(v4967, v4976);
-      }
-    } else {
-      const bool v4983 = v4940 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4984 = v4942 < v15;
-      const bool v4985 = v4983 && v4984;
-      if (v4985) {
-        const float v4986 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4987 = v68 + v4942;
-        const bfloat v4988 = bias[v4987];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4989 = float(v4988);
-        const float v4990 = v4986 + v4989;
-        const float v4992 = fmax(v4990, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4993 = bfloat(v4992);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4994 = v4940 * v4;
-        const uint v4995 = v4994 + v68;
-        const uint v4996 = v4995 + v4942;
-        out[v4996] = v4993;
-      }
-      const uint v4998 = v1128 + v4944;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5000 = v1127 + v4949;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5001 = v4998 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5002 = v5000 < v15;
-      const bool v5003 = v5001 && v5002;
-      if (v5003) {
-        const float v5004 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5005 = v68 + v5000;
-        const bfloat v5006 = bias[v5005];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5007 = float(v5006);
-        const float v5008 = v5004 + v5007;
-        const float v5010 = fmax(v5008, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5011 = bfloat(v5010);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5012 = v4998 * v4;
-        const uint v5013 = v5012 + v68;
-        const uint v5014 = v5013 + v5000;
-        out[v5014] = v5011;
-      }
+    const uint v2443 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2444 = v1130 + v2443;
+    const uint v2445 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2446 = v1129 + v2445;
+    const bool v2447 = v2444 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2448 = v2446 < v15;
+    const bool v2449 = v2447 && v2448;
+    if (v2449) {
+      const uint v2450 = v68 + v2446;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2451 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2452 = bias[v2450];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2453 = float(v2452);
+      const float v2454 = v2451 + v2453;
+      const float v2456 = fmax(v2454, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2457 = bfloat(v2456);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2458 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2460 = v2450 + 1u;
+      const bfloat v2461 = bias[v2460];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2462 = float(v2461);
+      const float v2463 = v2458 + v2462;
+      const float v2465 = fmax(v2463, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2466 = bfloat(v2465);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2467 = v2444 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2468 = v2467 + v2450;
+      *(device bfloat2*)(out + v2468) = bfloat2(v2457, v2466);
     }
-    const uint v5015 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5016 = v1128 + v5015;
-    const uint v5017 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5018 = v1127 + v5017;
-    const uint v5020 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5021 = v5020 == v5015;
-    const uint v5024 = v5017 + 1u;
-    const uint v5025 = iron_frag_coord<64>(103u, iron_lane, true);
-    const bool v5026 = v5025 == v5024;
-    const bool v5027 = v5021 && v5026;
-    const uint v5030 = v5018 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5031 = v5030 == 0u;
-    const bool v5032 = v5027 && v5031;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5032) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5033 = v5016 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5034 = v5018 < v15;
-      const bool v5035 = v5033 && v5034;
-      if (v5035) {
-        const uint v5036 = v68 + v5018;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5037 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5038 = bias[v5036];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5039 = float(v5038);
-        const float v5040 = v5037 + v5039;
-        const float v5042 = fmax(v5040, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5043 = bfloat(v5042);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5044 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5046 = v5036 + 1u;
-        const bfloat v5047 = bias[v5046];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5048 = float(v5047);
-        const float v5049 = v5044 + v5048;
-        const float v5051 = fmax(v5049, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5052 = bfloat(v5051);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5053 = v5016 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5054 = v5053 + v5036;
-        *(device bfloat2*)(out + v5054) = bfloat2(v5043, v5052);
-      }
-    } else {
-      const bool v5059 = v5016 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5060 = v5018 < v15;
-      const bool v5061 = v5059 && v5060;
-      if (v5061) {
-        const float v5062 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5063 = v68 + v5018;
-        const bfloat v5064 = bias[v5063];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5065 = float(v5064);
-        const float v5066 = v5062 + v5065;
-        const float v5068 = fmax(v5066, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5069 = bfloat(v5068);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5070 = v5016 * v4;
-        const uint v5071 = v5070 + v68;
-        const uint v5072 = v5071 + v5018;
-        out[v5072] = v5069;
-      }
-      const uint v5074 = v1128 + v5020;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5076 = v1127 + v5025;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5077 = v5074 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5078 = v5076 < v15;
-      const bool v5079 = v5077 && v5078;
-      if (v5079) {
-        const float v5080 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5081 = v68 + v5076;
-        const bfloat v5082 = bias[v5081];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5083 = float(v5082);
-        const float v5084 = v5080 + v5083;
-        const float v5086 = fmax(v5084, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5087 = bfloat(v5086);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5088 = v5074 * v4;
-        const uint v5089 = v5088 + v68;
-        const uint v5090 = v5089 + v5076;
-        out[v5090] = v5087;
-      }
+    const uint v2469 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2470 = v1130 + v2469;
+    const uint v2471 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2472 = v1129 + v2471;
+    const bool v2473 = v2470 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2474 = v2472 < v15;
+    const bool v2475 = v2473 && v2474;
+    if (v2475) {
+      const uint v2476 = v68 + v2472;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2477 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2478 = bias[v2476];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2479 = float(v2478);
+      const float v2480 = v2477 + v2479;
+      const float v2482 = fmax(v2480, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2483 = bfloat(v2482);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2484 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2486 = v2476 + 1u;
+      const bfloat v2487 = bias[v2486];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2488 = float(v2487);
+      const float v2489 = v2484 + v2488;
+      const float v2491 = fmax(v2489, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2492 = bfloat(v2491);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2493 = v2470 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2494 = v2493 + v2476;
+      *(device bfloat2*)(out + v2494) = bfloat2(v2483, v2492);
     }
-    const uint v5091 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5092 = v1128 + v5091;
-    const uint v5093 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5094 = v1127 + v5093;
-    const uint v5096 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5097 = v5096 == v5091;
-    const uint v5100 = v5093 + 1u;
-    const uint v5101 = iron_frag_coord<64>(105u, iron_lane, true);
-    const bool v5102 = v5101 == v5100;
-    const bool v5103 = v5097 && v5102;
-    const uint v5106 = v5094 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5107 = v5106 == 0u;
-    const bool v5108 = v5103 && v5107;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5108) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5109 = v5092 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5110 = v5094 < v15;
-      const bool v5111 = v5109 && v5110;
-      if (v5111) {
-        const uint v5112 = v68 + v5094;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5113 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5114 = bias[v5112];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5115 = float(v5114);
-        const float v5116 = v5113 + v5115;
-        const float v5118 = fmax(v5116, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5119 = bfloat(v5118);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5120 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5122 = v5112 + 1u;
-        const bfloat v5123 = bias[v5122];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5124 = float(v5123);
-        const float v5125 = v5120 + v5124;
-        const float v5127 = fmax(v5125, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5128 = bfloat(v5127);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5129 = v5092 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5130 = v5129 + v5112;
-        *(device bfloat2*)(out + v5130) = bfloat2(v5119, v5128);
-      }
-    } else {
-      const bool v5135 = v5092 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5136 = v5094 < v15;
-      const bool v5137 = v5135 && v5136;
-      if (v5137) {
-        const float v5138 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5139 = v68 + v5094;
-        const bfloat v5140 = bias[v5139];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5141 = float(v5140);
-        const float v5142 = v5138 + v5141;
-        const float v5144 = fmax(v5142, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5145 = bfloat(v5144);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5146 = v5092 * v4;
-        const uint v5147 = v5146 + v68;
-        const uint v5148 = v5147 + v5094;
-        out[v5148] = v5145;
-      }
-      const uint v5150 = v1128 + v5096;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5152 = v1127 + v5101;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5153 = v5150 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5154 = v5152 < v15;
-      const bool v5155 = v5153 && v5154;
-      if (v5155) {
-        const float v5156 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5157 = v68 + v5152;
-        const bfloat v5158 = bias[v5157];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5159 = float(v5158);
-        const float v5160 = v5156 + v5159;
-        const float v5162 = fmax(v5160, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5163 = bfloat(v5162);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5164 = v5150 * v4;
-        const uint v5165 = v5164 + v68;
-        const uint v5166 = v5165 + v5152;
-        out[v5166] = v5163;
-      }
+    const uint v2495 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2496 = v1130 + v2495;
+    const uint v2497 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2498 = v1129 + v2497;
+    const bool v2499 = v2496 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2500 = v2498 < v15;
+    const bool v2501 = v2499 && v2500;
+    if (v2501) {
+      const uint v2502 = v68 + v2498;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2503 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2504 = bias[v2502];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2505 = float(v2504);
+      const float v2506 = v2503 + v2505;
+      const float v2508 = fmax(v2506, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2509 = bfloat(v2508);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2510 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2512 = v2502 + 1u;
+      const bfloat v2513 = bias[v2512];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2514 = float(v2513);
+      const float v2515 = v2510 + v2514;
+      const float v2517 = fmax(v2515, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2518 = bfloat(v2517);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2519 = v2496 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2520 = v2519 + v2502;
+      *(device bfloat2*)(out + v2520) = bfloat2(v2509, v2518);
     }
-    const uint v5167 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5168 = v1128 + v5167;
-    const uint v5169 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5170 = v1127 + v5169;
-    const uint v5172 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5173 = v5172 == v5167;
-    const uint v5176 = v5169 + 1u;
-    const uint v5177 = iron_frag_coord<64>(107u, iron_lane, true);
-    const bool v5178 = v5177 == v5176;
-    const bool v5179 = v5173 && v5178;
-    const uint v5182 = v5170 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5183 = v5182 == 0u;
-    const bool v5184 = v5179 && v5183;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5184) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5185 = v5168 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5186 = v5170 < v15;
-      const bool v5187 = v5185 && v5186;
-      if (v5187) {
-        const uint v5188 = v68 + v5170;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5189 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5190 = bias[v5188];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5191 = float(v5190);
-        const float v5192 = v5189 + v5191;
-        const float v5194 = fmax(v5192, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5195 = bfloat(v5194);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5196 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5198 = v5188 + 1u;
-        const bfloat v5199 = bias[v5198];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5200 = float(v5199);
-        const float v5201 = v5196 + v5200;
-        const float v5203 = fmax(v5201, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5204 = bfloat(v5203);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5205 = v5168 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5206 = v5205 + v5188;
-        *(device bfloat2*)(out + v5206) = bfloat2(v5195, v5204);
-      }
-    } else {
-      const bool v5211 = v5168 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5212 = v5170 < v15;
-      const bool v5213 = v5211 && v5212;
-      if (v5213) {
-        const float v5214 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5215 = v68 + v5170;
-        const bfloat v5216 = bias[v5215];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5217 = float(v5216);
-        const float v5218 = v5214 + v5217;
-        const float v5220 = fmax(v5218, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5221 = bfloat(v5220);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5222 = v5168 * v4;
-        const uint v5223 = v5222 + v68;
-        const uint v5224 = v5223 + v5170;
-        out[v5224] = v5221;
-      }
-      const uint v5226 = v1128 + v5172;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5228 = v1127 + v5177;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5229 = v5226 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5230 = v5228 < v15;
-      const bool v5231 = v5229 && v5230;
-      if (v5231) {
-        const float v5232 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5233 = v68 + v5228;
-        const bfloat v5234 = bias[v5233];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5235 = float(v5234);
-        const float v5236 = v5232 + v5235;
-        const float v5238 = fmax(v5236, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5239 = bfloat(v5238);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5240 = v5226 * v4;
-        const uint v5241 = v5240 + v68;
-        const uint v5242 = v5241 + v5228;
-        out[v5242] = v5239;
-      }
+    const uint v2521 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2522 = v1130 + v2521;
+    const uint v2523 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2524 = v1129 + v2523;
+    const bool v2525 = v2522 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2526 = v2524 < v15;
+    const bool v2527 = v2525 && v2526;
+    if (v2527) {
+      const uint v2528 = v68 + v2524;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2529 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2530 = bias[v2528];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2531 = float(v2530);
+      const float v2532 = v2529 + v2531;
+      const float v2534 = fmax(v2532, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2535 = bfloat(v2534);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2536 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2538 = v2528 + 1u;
+      const bfloat v2539 = bias[v2538];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2540 = float(v2539);
+      const float v2541 = v2536 + v2540;
+      const float v2543 = fmax(v2541, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2544 = bfloat(v2543);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2545 = v2522 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2546 = v2545 + v2528;
+      *(device bfloat2*)(out + v2546) = bfloat2(v2535, v2544);
     }
-    const uint v5243 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5244 = v1128 + v5243;
-    const uint v5245 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5246 = v1127 + v5245;
-    const uint v5248 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5249 = v5248 == v5243;
-    const uint v5252 = v5245 + 1u;
-    const uint v5253 = iron_frag_coord<64>(109u, iron_lane, true);
-    const bool v5254 = v5253 == v5252;
-    const bool v5255 = v5249 && v5254;
-    const uint v5258 = v5246 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5259 = v5258 == 0u;
-    const bool v5260 = v5255 && v5259;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5260) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5261 = v5244 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5262 = v5246 < v15;
-      const bool v5263 = v5261 && v5262;
-      if (v5263) {
-        const uint v5264 = v68 + v5246;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5265 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5266 = bias[v5264];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5267 = float(v5266);
-        const float v5268 = v5265 + v5267;
-        const float v5270 = fmax(v5268, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5271 = bfloat(v5270);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5272 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5274 = v5264 + 1u;
-        const bfloat v5275 = bias[v5274];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5276 = float(v5275);
-        const float v5277 = v5272 + v5276;
-        const float v5279 = fmax(v5277, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5280 = bfloat(v5279);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5281 = v5244 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5282 = v5281 + v5264;
-        *(device bfloat2*)(out + v5282) = bfloat2(v5271, v5280);
-      }
-    } else {
-      const bool v5287 = v5244 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5288 = v5246 < v15;
-      const bool v5289 = v5287 && v5288;
-      if (v5289) {
-        const float v5290 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5291 = v68 + v5246;
-        const bfloat v5292 = bias[v5291];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5293 = float(v5292);
-        const float v5294 = v5290 + v5293;
-        const float v5296 = fmax(v5294, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5297 = bfloat(v5296);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5298 = v5244 * v4;
-        const uint v5299 = v5298 + v68;
-        const uint v5300 = v5299 + v5246;
-        out[v5300] = v5297;
-      }
-      const uint v5302 = v1128 + v5248;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5304 = v1127 + v5253;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5305 = v5302 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5306 = v5304 < v15;
-      const bool v5307 = v5305 && v5306;
-      if (v5307) {
-        const float v5308 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5309 = v68 + v5304;
-        const bfloat v5310 = bias[v5309];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5311 = float(v5310);
-        const float v5312 = v5308 + v5311;
-        const float v5314 = fmax(v5312, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5315 = bfloat(v5314);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5316 = v5302 * v4;
-        const uint v5317 = v5316 + v68;
-        const uint v5318 = v5317 + v5304;
-        out[v5318] = v5315;
-      }
+    const uint v2547 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2548 = v1130 + v2547;
+    const uint v2549 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2550 = v1129 + v2549;
+    const bool v2551 = v2548 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2552 = v2550 < v15;
+    const bool v2553 = v2551 && v2552;
+    if (v2553) {
+      const uint v2554 = v68 + v2550;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2555 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2556 = bias[v2554];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2557 = float(v2556);
+      const float v2558 = v2555 + v2557;
+      const float v2560 = fmax(v2558, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2561 = bfloat(v2560);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2562 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2564 = v2554 + 1u;
+      const bfloat v2565 = bias[v2564];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2566 = float(v2565);
+      const float v2567 = v2562 + v2566;
+      const float v2569 = fmax(v2567, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2570 = bfloat(v2569);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2571 = v2548 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2572 = v2571 + v2554;
+      *(device bfloat2*)(out + v2572) = bfloat2(v2561, v2570);
     }
-    const uint v5319 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5320 = v1128 + v5319;
-    const uint v5321 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5322 = v1127 + v5321;
-    const uint v5324 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5325 = v5324 == v5319;
-    const uint v5328 = v5321 + 1u;
-    const uint v5329 = iron_frag_coord<64>(111u, iron_lane, true);
-    const bool v5330 = v5329 == v5328;
-    const bool v5331 = v5325 && v5330;
-    const uint v5334 = v5322 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5335 = v5334 == 0u;
-    const bool v5336 = v5331 && v5335;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5336) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5337 = v5320 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5338 = v5322 < v15;
-      const bool v5339 = v5337 && v5338;
-      if (v5339) {
-        const uint v5340 = v68 + v5322;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5341 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5342 = bias[v5340];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5343 = float(v5342);
-        const float v5344 = v5341 + v5343;
-        const float v5346 = fmax(v5344, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5347 = bfloat(v5346);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5348 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5350 = v5340 + 1u;
-        const bfloat v5351 = bias[v5350];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5352 = float(v5351);
-        const float v5353 = v5348 + v5352;
-        const float v5355 = fmax(v5353, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5356 = bfloat(v5355);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5357 = v5320 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5358 = v5357 + v5340;
-        *(device bfloat2*)(out + v5358) = bfloat2(v5347, v5356);
-      }
-    } else {
-      const bool v5363 = v5320 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5364 = v5322 < v15;
-      const bool v5365 = v5363 && v5364;
-      if (v5365) {
-        const float v5366 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5367 = v68 + v5322;
-        const bfloat v5368 = bias[v5367];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5369 = float(v5368);
-        const float v5370 = v5366 + v5369;
-        const float v5372 = fmax(v5370, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5373 = bfloat(v5372);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5374 = v5320 * v4;
-        const uint v5375 = v5374 + v68;
-        const uint v5376 = v5375 + v5322;
-        out[v5376] = v5373;
-      }
-      const uint v5378 = v1128 + v5324;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5380 = v1127 + v5329;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5381 = v5378 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5382 = v5380 < v15;
-      const bool v5383 = v5381 && v5382;
-      if (v5383) {
-        const float v5384 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5385 = v68 + v5380;
-        const bfloat v5386 = bias[v5385];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5387 = float(v5386);
-        const float v5388 = v5384 + v5387;
-        const float v5390 = fmax(v5388, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5391 = bfloat(v5390);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5392 = v5378 * v4;
-        const uint v5393 = v5392 + v68;
-        const uint v5394 = v5393 + v5380;
-        out[v5394] = v5391;
-      }
+    const uint v2573 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2574 = v1130 + v2573;
+    const uint v2575 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2576 = v1129 + v2575;
+    const bool v2577 = v2574 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2578 = v2576 < v15;
+    const bool v2579 = v2577 && v2578;
+    if (v2579) {
+      const uint v2580 = v68 + v2576;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2581 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2582 = bias[v2580];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2583 = float(v2582);
+      const float v2584 = v2581 + v2583;
+      const float v2586 = fmax(v2584, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2587 = bfloat(v2586);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2588 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2590 = v2580 + 1u;
+      const bfloat v2591 = bias[v2590];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2592 = float(v2591);
+      const float v2593 = v2588 + v2592;
+      const float v2595 = fmax(v2593, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2596 = bfloat(v2595);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2597 = v2574 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2598 = v2597 + v2580;
+      *(device bfloat2*)(out + v2598) = bfloat2(v2587, v2596);
     }
-    const uint v5395 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5396 = v1128 + v5395;
-    const uint v5397 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5398 = v1127 + v5397;
-    const uint v5400 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5401 = v5400 == v5395;
-    const uint v5404 = v5397 + 1u;
-    const uint v5405 = iron_frag_coord<64>(113u, iron_lane, true);
-    const bool v5406 = v5405 == v5404;
-    const bool v5407 = v5401 && v5406;
-    const uint v5410 = v5398 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5411 = v5410 == 0u;
-    const bool v5412 = v5407 && v5411;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5412) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5413 = v5396 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5414 = v5398 < v15;
-      const bool v5415 = v5413 && v5414;
-      if (v5415) {
-        const uint v5416 = v68 + v5398;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5417 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5418 = bias[v5416];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5419 = float(v5418);
-        const float v5420 = v5417 + v5419;
-        const float v5422 = fmax(v5420, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5423 = bfloat(v5422);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5424 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5426 = v5416 + 1u;
-        const bfloat v5427 = bias[v5426];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5428 = float(v5427);
-        const float v5429 = v5424 + v5428;
-        const float v5431 = fmax(v5429, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5432 = bfloat(v5431);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5433 = v5396 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5434 = v5433 + v5416;
-        *(device bfloat2*)(out + v5434) = bfloat2(v5423, v5432);
-      }
-    } else {
-      const bool v5439 = v5396 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5440 = v5398 < v15;
-      const bool v5441 = v5439 && v5440;
-      if (v5441) {
-        const float v5442 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5443 = v68 + v5398;
-        const bfloat v5444 = bias[v5443];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5445 = float(v5444);
-        const float v5446 = v5442 + v5445;
-        const float v5448 = fmax(v5446, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5449 = bfloat(v5448);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5450 = v5396 * v4;
-        const uint v5451 = v5450 + v68;
-        const uint v5452 = v5451 + v5398;
-        out[v5452] = v5449;
-      }
-      const uint v5454 = v1128 + v5400;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5456 = v1127 + v5405;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5457 = v5454 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5458 = v5456 < v15;
-      const bool v5459 = v5457 && v5458;
-      if (v5459) {
-        const float v5460 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5461 = v68 + v5456;
-        const bfloat v5462 = bias[v5461];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5463 = float(v5462);
-        const float v5464 = v5460 + v5463;
-        const float v5466 = fmax(v5464, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5467 = bfloat(v5466);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5468 = v5454 * v4;
-        const uint v5469 = v5468 + v68;
-        const uint v5470 = v5469 + v5456;
-        out[v5470] = v5467;
-      }
+    const uint v2599 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2600 = v1130 + v2599;
+    const uint v2601 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2602 = v1129 + v2601;
+    const bool v2603 = v2600 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2604 = v2602 < v15;
+    const bool v2605 = v2603 && v2604;
+    if (v2605) {
+      const uint v2606 = v68 + v2602;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2607 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2608 = bias[v2606];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2609 = float(v2608);
+      const float v2610 = v2607 + v2609;
+      const float v2612 = fmax(v2610, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2613 = bfloat(v2612);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2614 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2616 = v2606 + 1u;
+      const bfloat v2617 = bias[v2616];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2618 = float(v2617);
+      const float v2619 = v2614 + v2618;
+      const float v2621 = fmax(v2619, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2622 = bfloat(v2621);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2623 = v2600 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2624 = v2623 + v2606;
+      *(device bfloat2*)(out + v2624) = bfloat2(v2613, v2622);
     }
-    const uint v5471 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5472 = v1128 + v5471;
-    const uint v5473 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5474 = v1127 + v5473;
-    const uint v5476 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5477 = v5476 == v5471;
-    const uint v5480 = v5473 + 1u;
-    const uint v5481 = iron_frag_coord<64>(115u, iron_lane, true);
-    const bool v5482 = v5481 == v5480;
-    const bool v5483 = v5477 && v5482;
-    const uint v5486 = v5474 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5487 = v5486 == 0u;
-    const bool v5488 = v5483 && v5487;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5488) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5489 = v5472 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5490 = v5474 < v15;
-      const bool v5491 = v5489 && v5490;
-      if (v5491) {
-        const uint v5492 = v68 + v5474;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5493 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5494 = bias[v5492];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5495 = float(v5494);
-        const float v5496 = v5493 + v5495;
-        const float v5498 = fmax(v5496, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5499 = bfloat(v5498);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5500 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5502 = v5492 + 1u;
-        const bfloat v5503 = bias[v5502];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5504 = float(v5503);
-        const float v5505 = v5500 + v5504;
-        const float v5507 = fmax(v5505, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5508 = bfloat(v5507);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5509 = v5472 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5510 = v5509 + v5492;
-        *(device bfloat2*)(out + v5510) = bfloat2(v5499, v5508);
-      }
-    } else {
-      const bool v5515 = v5472 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5516 = v5474 < v15;
-      const bool v5517 = v5515 && v5516;
-      if (v5517) {
-        const float v5518 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5519 = v68 + v5474;
-        const bfloat v5520 = bias[v5519];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5521 = float(v5520);
-        const float v5522 = v5518 + v5521;
-        const float v5524 = fmax(v5522, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5525 = bfloat(v5524);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5526 = v5472 * v4;
-        const uint v5527 = v5526 + v68;
-        const uint v5528 = v5527 + v5474;
-        out[v5528] = v5525;
-      }
-      const uint v5530 = v1128 + v5476;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5532 = v1127 + v5481;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5533 = v5530 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5534 = v5532 < v15;
-      const bool v5535 = v5533 && v5534;
-      if (v5535) {
-        const float v5536 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5537 = v68 + v5532;
-        const bfloat v5538 = bias[v5537];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5539 = float(v5538);
-        const float v5540 = v5536 + v5539;
-        const float v5542 = fmax(v5540, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5543 = bfloat(v5542);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5544 = v5530 * v4;
-        const uint v5545 = v5544 + v68;
-        const uint v5546 = v5545 + v5532;
-        out[v5546] = v5543;
-      }
+    const uint v2625 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2626 = v1130 + v2625;
+    const uint v2627 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2628 = v1129 + v2627;
+    const bool v2629 = v2626 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2630 = v2628 < v15;
+    const bool v2631 = v2629 && v2630;
+    if (v2631) {
+      const uint v2632 = v68 + v2628;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2633 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2634 = bias[v2632];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2635 = float(v2634);
+      const float v2636 = v2633 + v2635;
+      const float v2638 = fmax(v2636, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2639 = bfloat(v2638);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2640 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2642 = v2632 + 1u;
+      const bfloat v2643 = bias[v2642];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2644 = float(v2643);
+      const float v2645 = v2640 + v2644;
+      const float v2647 = fmax(v2645, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2648 = bfloat(v2647);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2649 = v2626 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2650 = v2649 + v2632;
+      *(device bfloat2*)(out + v2650) = bfloat2(v2639, v2648);
     }
-    const uint v5547 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5548 = v1128 + v5547;
-    const uint v5549 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5550 = v1127 + v5549;
-    const uint v5552 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5553 = v5552 == v5547;
-    const uint v5556 = v5549 + 1u;
-    const uint v5557 = iron_frag_coord<64>(117u, iron_lane, true);
-    const bool v5558 = v5557 == v5556;
-    const bool v5559 = v5553 && v5558;
-    const uint v5562 = v5550 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5563 = v5562 == 0u;
-    const bool v5564 = v5559 && v5563;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5564) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5565 = v5548 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5566 = v5550 < v15;
-      const bool v5567 = v5565 && v5566;
-      if (v5567) {
-        const uint v5568 = v68 + v5550;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5569 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5570 = bias[v5568];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5571 = float(v5570);
-        const float v5572 = v5569 + v5571;
-        const float v5574 = fmax(v5572, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5575 = bfloat(v5574);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5576 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5578 = v5568 + 1u;
-        const bfloat v5579 = bias[v5578];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5580 = float(v5579);
-        const float v5581 = v5576 + v5580;
-        const float v5583 = fmax(v5581, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5584 = bfloat(v5583);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5585 = v5548 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5586 = v5585 + v5568;
-        *(device bfloat2*)(out + v5586) = bfloat2(v5575, v5584);
-      }
-    } else {
-      const bool v5591 = v5548 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5592 = v5550 < v15;
-      const bool v5593 = v5591 && v5592;
-      if (v5593) {
-        const float v5594 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5595 = v68 + v5550;
-        const bfloat v5596 = bias[v5595];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5597 = float(v5596);
-        const float v5598 = v5594 + v5597;
-        const float v5600 = fmax(v5598, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5601 = bfloat(v5600);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5602 = v5548 * v4;
-        const uint v5603 = v5602 + v68;
-        const uint v5604 = v5603 + v5550;
-        out[v5604] = v5601;
-      }
-      const uint v5606 = v1128 + v5552;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5608 = v1127 + v5557;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5609 = v5606 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5610 = v5608 < v15;
-      const bool v5611 = v5609 && v5610;
-      if (v5611) {
-        const float v5612 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5613 = v68 + v5608;
-        const bfloat v5614 = bias[v5613];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5615 = float(v5614);
-        const float v5616 = v5612 + v5615;
-        const float v5618 = fmax(v5616, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5619 = bfloat(v5618);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5620 = v5606 * v4;
-        const uint v5621 = v5620 + v68;
-        const uint v5622 = v5621 + v5608;
-        out[v5622] = v5619;
-      }
+    const uint v2651 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2652 = v1130 + v2651;
+    const uint v2653 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2654 = v1129 + v2653;
+    const bool v2655 = v2652 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2656 = v2654 < v15;
+    const bool v2657 = v2655 && v2656;
+    if (v2657) {
+      const uint v2658 = v68 + v2654;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2659 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2660 = bias[v2658];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2661 = float(v2660);
+      const float v2662 = v2659 + v2661;
+      const float v2664 = fmax(v2662, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2665 = bfloat(v2664);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2666 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2668 = v2658 + 1u;
+      const bfloat v2669 = bias[v2668];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2670 = float(v2669);
+      const float v2671 = v2666 + v2670;
+      const float v2673 = fmax(v2671, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2674 = bfloat(v2673);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2675 = v2652 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2676 = v2675 + v2658;
+      *(device bfloat2*)(out + v2676) = bfloat2(v2665, v2674);
     }
-    const uint v5623 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5624 = v1128 + v5623;
-    const uint v5625 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5626 = v1127 + v5625;
-    const uint v5628 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5629 = v5628 == v5623;
-    const uint v5632 = v5625 + 1u;
-    const uint v5633 = iron_frag_coord<64>(119u, iron_lane, true);
-    const bool v5634 = v5633 == v5632;
-    const bool v5635 = v5629 && v5634;
-    const uint v5638 = v5626 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5639 = v5638 == 0u;
-    const bool v5640 = v5635 && v5639;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5640) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5641 = v5624 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5642 = v5626 < v15;
-      const bool v5643 = v5641 && v5642;
-      if (v5643) {
-        const uint v5644 = v68 + v5626;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5645 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5646 = bias[v5644];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5647 = float(v5646);
-        const float v5648 = v5645 + v5647;
-        const float v5650 = fmax(v5648, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5651 = bfloat(v5650);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5652 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5654 = v5644 + 1u;
-        const bfloat v5655 = bias[v5654];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5656 = float(v5655);
-        const float v5657 = v5652 + v5656;
-        const float v5659 = fmax(v5657, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5660 = bfloat(v5659);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5661 = v5624 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5662 = v5661 + v5644;
-        *(device bfloat2*)(out + v5662) = bfloat2(v5651, v5660);
-      }
-    } else {
-      const bool v5667 = v5624 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5668 = v5626 < v15;
-      const bool v5669 = v5667 && v5668;
-      if (v5669) {
-        const float v5670 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5671 = v68 + v5626;
-        const bfloat v5672 = bias[v5671];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5673 = float(v5672);
-        const float v5674 = v5670 + v5673;
-        const float v5676 = fmax(v5674, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5677 = bfloat(v5676);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5678 = v5624 * v4;
-        const uint v5679 = v5678 + v68;
-        const uint v5680 = v5679 + v5626;
-        out[v5680] = v5677;
-      }
-      const uint v5682 = v1128 + v5628;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5684 = v1127 + v5633;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5685 = v5682 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5686 = v5684 < v15;
-      const bool v5687 = v5685 && v5686;
-      if (v5687) {
-        const float v5688 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5689 = v68 + v5684;
-        const bfloat v5690 = bias[v5689];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5691 = float(v5690);
-        const float v5692 = v5688 + v5691;
-        const float v5694 = fmax(v5692, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5695 = bfloat(v5694);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5696 = v5682 * v4;
-        const uint v5697 = v5696 + v68;
-        const uint v5698 = v5697 + v5684;
-        out[v5698] = v5695;
-      }
+    const uint v2677 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2678 = v1130 + v2677;
+    const uint v2679 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2680 = v1129 + v2679;
+    const bool v2681 = v2678 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2682 = v2680 < v15;
+    const bool v2683 = v2681 && v2682;
+    if (v2683) {
+      const uint v2684 = v68 + v2680;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2685 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2686 = bias[v2684];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2687 = float(v2686);
+      const float v2688 = v2685 + v2687;
+      const float v2690 = fmax(v2688, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2691 = bfloat(v2690);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2692 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2694 = v2684 + 1u;
+      const bfloat v2695 = bias[v2694];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2696 = float(v2695);
+      const float v2697 = v2692 + v2696;
+      const float v2699 = fmax(v2697, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2700 = bfloat(v2699);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2701 = v2678 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2702 = v2701 + v2684;
+      *(device bfloat2*)(out + v2702) = bfloat2(v2691, v2700);
     }
-    const uint v5699 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5700 = v1128 + v5699;
-    const uint v5701 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5702 = v1127 + v5701;
-    const uint v5704 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5705 = v5704 == v5699;
-    const uint v5708 = v5701 + 1u;
-    const uint v5709 = iron_frag_coord<64>(121u, iron_lane, true);
-    const bool v5710 = v5709 == v5708;
-    const bool v5711 = v5705 && v5710;
-    const uint v5714 = v5702 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5715 = v5714 == 0u;
-    const bool v5716 = v5711 && v5715;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5716) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5717 = v5700 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5718 = v5702 < v15;
-      const bool v5719 = v5717 && v5718;
-      if (v5719) {
-        const uint v5720 = v68 + v5702;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5721 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5722 = bias[v5720];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5723 = float(v5722);
-        const float v5724 = v5721 + v5723;
-        const float v5726 = fmax(v5724, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5727 = bfloat(v5726);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5728 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5730 = v5720 + 1u;
-        const bfloat v5731 = bias[v5730];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5732 = float(v5731);
-        const float v5733 = v5728 + v5732;
-        const float v5735 = fmax(v5733, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5736 = bfloat(v5735);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5737 = v5700 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5738 = v5737 + v5720;
-        *(device bfloat2*)(out + v5738) = bfloat2(v5727, v5736);
-      }
-    } else {
-      const bool v5743 = v5700 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5744 = v5702 < v15;
-      const bool v5745 = v5743 && v5744;
-      if (v5745) {
-        const float v5746 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5747 = v68 + v5702;
-        const bfloat v5748 = bias[v5747];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5749 = float(v5748);
-        const float v5750 = v5746 + v5749;
-        const float v5752 = fmax(v5750, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5753 = bfloat(v5752);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5754 = v5700 * v4;
-        const uint v5755 = v5754 + v68;
-        const uint v5756 = v5755 + v5702;
-        out[v5756] = v5753;
-      }
-      const uint v5758 = v1128 + v5704;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5760 = v1127 + v5709;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5761 = v5758 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5762 = v5760 < v15;
-      const bool v5763 = v5761 && v5762;
-      if (v5763) {
-        const float v5764 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5765 = v68 + v5760;
-        const bfloat v5766 = bias[v5765];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5767 = float(v5766);
-        const float v5768 = v5764 + v5767;
-        const float v5770 = fmax(v5768, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5771 = bfloat(v5770);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5772 = v5758 * v4;
-        const uint v5773 = v5772 + v68;
-        const uint v5774 = v5773 + v5760;
-        out[v5774] = v5771;
-      }
+    const uint v2703 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2704 = v1130 + v2703;
+    const uint v2705 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2706 = v1129 + v2705;
+    const bool v2707 = v2704 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2708 = v2706 < v15;
+    const bool v2709 = v2707 && v2708;
+    if (v2709) {
+      const uint v2710 = v68 + v2706;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2711 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2712 = bias[v2710];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2713 = float(v2712);
+      const float v2714 = v2711 + v2713;
+      const float v2716 = fmax(v2714, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2717 = bfloat(v2716);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2718 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2720 = v2710 + 1u;
+      const bfloat v2721 = bias[v2720];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2722 = float(v2721);
+      const float v2723 = v2718 + v2722;
+      const float v2725 = fmax(v2723, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2726 = bfloat(v2725);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2727 = v2704 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2728 = v2727 + v2710;
+      *(device bfloat2*)(out + v2728) = bfloat2(v2717, v2726);
     }
-    const uint v5775 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5776 = v1128 + v5775;
-    const uint v5777 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5778 = v1127 + v5777;
-    const uint v5780 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5781 = v5780 == v5775;
-    const uint v5784 = v5777 + 1u;
-    const uint v5785 = iron_frag_coord<64>(123u, iron_lane, true);
-    const bool v5786 = v5785 == v5784;
-    const bool v5787 = v5781 && v5786;
-    const uint v5790 = v5778 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5791 = v5790 == 0u;
-    const bool v5792 = v5787 && v5791;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5792) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5793 = v5776 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5794 = v5778 < v15;
-      const bool v5795 = v5793 && v5794;
-      if (v5795) {
-        const uint v5796 = v68 + v5778;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5797 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5798 = bias[v5796];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5799 = float(v5798);
-        const float v5800 = v5797 + v5799;
-        const float v5802 = fmax(v5800, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5803 = bfloat(v5802);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5804 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5806 = v5796 + 1u;
-        const bfloat v5807 = bias[v5806];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5808 = float(v5807);
-        const float v5809 = v5804 + v5808;
-        const float v5811 = fmax(v5809, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5812 = bfloat(v5811);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5813 = v5776 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5814 = v5813 + v5796;
-        *(device bfloat2*)(out + v5814) = bfloat2(v5803, v5812);
-      }
-    } else {
-      const bool v5819 = v5776 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5820 = v5778 < v15;
-      const bool v5821 = v5819 && v5820;
-      if (v5821) {
-        const float v5822 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5823 = v68 + v5778;
-        const bfloat v5824 = bias[v5823];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5825 = float(v5824);
-        const float v5826 = v5822 + v5825;
-        const float v5828 = fmax(v5826, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5829 = bfloat(v5828);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5830 = v5776 * v4;
-        const uint v5831 = v5830 + v68;
-        const uint v5832 = v5831 + v5778;
-        out[v5832] = v5829;
-      }
-      const uint v5834 = v1128 + v5780;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5836 = v1127 + v5785;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5837 = v5834 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5838 = v5836 < v15;
-      const bool v5839 = v5837 && v5838;
-      if (v5839) {
-        const float v5840 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5841 = v68 + v5836;
-        const bfloat v5842 = bias[v5841];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5843 = float(v5842);
-        const float v5844 = v5840 + v5843;
-        const float v5846 = fmax(v5844, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5847 = bfloat(v5846);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5848 = v5834 * v4;
-        const uint v5849 = v5848 + v68;
-        const uint v5850 = v5849 + v5836;
-        out[v5850] = v5847;
-      }
+    const uint v2729 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2730 = v1130 + v2729;
+    const uint v2731 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2732 = v1129 + v2731;
+    const bool v2733 = v2730 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2734 = v2732 < v15;
+    const bool v2735 = v2733 && v2734;
+    if (v2735) {
+      const uint v2736 = v68 + v2732;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2737 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2738 = bias[v2736];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2739 = float(v2738);
+      const float v2740 = v2737 + v2739;
+      const float v2742 = fmax(v2740, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2743 = bfloat(v2742);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2744 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2746 = v2736 + 1u;
+      const bfloat v2747 = bias[v2746];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2748 = float(v2747);
+      const float v2749 = v2744 + v2748;
+      const float v2751 = fmax(v2749, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2752 = bfloat(v2751);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2753 = v2730 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2754 = v2753 + v2736;
+      *(device bfloat2*)(out + v2754) = bfloat2(v2743, v2752);
     }
-    const uint v5851 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5852 = v1128 + v5851;
-    const uint v5853 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5854 = v1127 + v5853;
-    const uint v5856 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5857 = v5856 == v5851;
-    const uint v5860 = v5853 + 1u;
-    const uint v5861 = iron_frag_coord<64>(125u, iron_lane, true);
-    const bool v5862 = v5861 == v5860;
-    const bool v5863 = v5857 && v5862;
-    const uint v5866 = v5854 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5867 = v5866 == 0u;
-    const bool v5868 = v5863 && v5867;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5868) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5869 = v5852 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5870 = v5854 < v15;
-      const bool v5871 = v5869 && v5870;
-      if (v5871) {
-        const uint v5872 = v68 + v5854;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5873 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5874 = bias[v5872];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5875 = float(v5874);
-        const float v5876 = v5873 + v5875;
-        const float v5878 = fmax(v5876, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5879 = bfloat(v5878);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5880 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5882 = v5872 + 1u;
-        const bfloat v5883 = bias[v5882];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5884 = float(v5883);
-        const float v5885 = v5880 + v5884;
-        const float v5887 = fmax(v5885, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5888 = bfloat(v5887);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5889 = v5852 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5890 = v5889 + v5872;
-        *(device bfloat2*)(out + v5890) = bfloat2(v5879, v5888);
-      }
-    } else {
-      const bool v5895 = v5852 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5896 = v5854 < v15;
-      const bool v5897 = v5895 && v5896;
-      if (v5897) {
-        const float v5898 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5899 = v68 + v5854;
-        const bfloat v5900 = bias[v5899];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5901 = float(v5900);
-        const float v5902 = v5898 + v5901;
-        const float v5904 = fmax(v5902, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5905 = bfloat(v5904);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5906 = v5852 * v4;
-        const uint v5907 = v5906 + v68;
-        const uint v5908 = v5907 + v5854;
-        out[v5908] = v5905;
-      }
-      const uint v5910 = v1128 + v5856;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5912 = v1127 + v5861;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5913 = v5910 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5914 = v5912 < v15;
-      const bool v5915 = v5913 && v5914;
-      if (v5915) {
-        const float v5916 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5917 = v68 + v5912;
-        const bfloat v5918 = bias[v5917];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5919 = float(v5918);
-        const float v5920 = v5916 + v5919;
-        const float v5922 = fmax(v5920, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5923 = bfloat(v5922);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5924 = v5910 * v4;
-        const uint v5925 = v5924 + v68;
-        const uint v5926 = v5925 + v5912;
-        out[v5926] = v5923;
-      }
+    const uint v2755 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2756 = v1130 + v2755;
+    const uint v2757 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2758 = v1129 + v2757;
+    const bool v2759 = v2756 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2760 = v2758 < v15;
+    const bool v2761 = v2759 && v2760;
+    if (v2761) {
+      const uint v2762 = v68 + v2758;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2763 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2764 = bias[v2762];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2765 = float(v2764);
+      const float v2766 = v2763 + v2765;
+      const float v2768 = fmax(v2766, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2769 = bfloat(v2768);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2770 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2772 = v2762 + 1u;
+      const bfloat v2773 = bias[v2772];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2774 = float(v2773);
+      const float v2775 = v2770 + v2774;
+      const float v2777 = fmax(v2775, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2778 = bfloat(v2777);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2779 = v2756 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2780 = v2779 + v2762;
+      *(device bfloat2*)(out + v2780) = bfloat2(v2769, v2778);
     }
-    const uint v5927 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5928 = v1128 + v5927;
-    const uint v5929 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5930 = v1127 + v5929;
-    const uint v5932 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5933 = v5932 == v5927;
-    const uint v5936 = v5929 + 1u;
-    const uint v5937 = iron_frag_coord<64>(127u, iron_lane, true);
-    const bool v5938 = v5937 == v5936;
-    const bool v5939 = v5933 && v5938;
-    const uint v5942 = v5930 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5943 = v5942 == 0u;
-    const bool v5944 = v5939 && v5943;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5944) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5945 = v5928 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5946 = v5930 < v15;
-      const bool v5947 = v5945 && v5946;
-      if (v5947) {
-        const uint v5948 = v68 + v5930;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5949 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5950 = bias[v5948];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5951 = float(v5950);
-        const float v5952 = v5949 + v5951;
-        const float v5954 = fmax(v5952, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5955 = bfloat(v5954);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5956 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5958 = v5948 + 1u;
-        const bfloat v5959 = bias[v5958];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5960 = float(v5959);
-        const float v5961 = v5956 + v5960;
-        const float v5963 = fmax(v5961, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5964 = bfloat(v5963);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5965 = v5928 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5966 = v5965 + v5948;
-        *(device bfloat2*)(out + v5966) = bfloat2(v5955, v5964);
-      }
-    } else {
-      const bool v5971 = v5928 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5972 = v5930 < v15;
-      const bool v5973 = v5971 && v5972;
-      if (v5973) {
-        const float v5974 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5975 = v68 + v5930;
-        const bfloat v5976 = bias[v5975];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5977 = float(v5976);
-        const float v5978 = v5974 + v5977;
-        const float v5980 = fmax(v5978, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5981 = bfloat(v5980);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5982 = v5928 * v4;
-        const uint v5983 = v5982 + v68;
-        const uint v5984 = v5983 + v5930;
-        out[v5984] = v5981;
-      }
-      const uint v5986 = v1128 + v5932;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5988 = v1127 + v5937;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5989 = v5986 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5990 = v5988 < v15;
-      const bool v5991 = v5989 && v5990;
-      if (v5991) {
-        const float v5992 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5993 = v68 + v5988;
-        const bfloat v5994 = bias[v5993];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5995 = float(v5994);
-        const float v5996 = v5992 + v5995;
-        const float v5998 = fmax(v5996, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5999 = bfloat(v5998);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v6000 = v5986 * v4;
-        const uint v6001 = v6000 + v68;
-        const uint v6002 = v6001 + v5988;
-        out[v6002] = v5999;
-      }
+    const uint v2781 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2782 = v1130 + v2781;
+    const uint v2783 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2784 = v1129 + v2783;
+    const bool v2785 = v2782 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2786 = v2784 < v15;
+    const bool v2787 = v2785 && v2786;
+    if (v2787) {
+      const uint v2788 = v68 + v2784;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2789 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2790 = bias[v2788];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2791 = float(v2790);
+      const float v2792 = v2789 + v2791;
+      const float v2794 = fmax(v2792, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2795 = bfloat(v2794);  // kernels/convolution/conv_tiles.hpp:95
+      const float v2796 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2798 = v2788 + 1u;
+      const bfloat v2799 = bias[v2798];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2800 = float(v2799);
+      const float v2801 = v2796 + v2800;
+      const float v2803 = fmax(v2801, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2804 = bfloat(v2803);  // kernels/convolution/conv_tiles.hpp:96
+      const uint v2805 = v2782 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2806 = v2805 + v2788;
+      *(device bfloat2*)(out + v2806) = bfloat2(v2795, v2804);
     }
   } else {
-    const uint v6003 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6004 = v1128 + v6003;
-    const uint v6005 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6006 = v1127 + v6005;
-    const bool v6007 = v6004 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6008 = v6006 < v15;
-    const bool v6009 = v6007 && v6008;
-    if (v6009) {
-      const float v6010 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6011 = v68 + v6006;
-      const bfloat v6012 = bias[v6011];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6013 = float(v6012);
-      const float v6014 = v6010 + v6013;
-      const float v6016 = fmax(v6014, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6017 = bfloat(v6016);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6018 = v6004 * v4;
-      const uint v6019 = v6018 + v68;
-      const uint v6020 = v6019 + v6006;
-      out[v6020] = v6017;
-    }
-    const uint v6021 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6022 = v1128 + v6021;
-    const uint v6023 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6024 = v1127 + v6023;
-    const bool v6025 = v6022 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6026 = v6024 < v15;
-    const bool v6027 = v6025 && v6026;
-    if (v6027) {
-      const float v6028 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6029 = v68 + v6024;
-      const bfloat v6030 = bias[v6029];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6031 = float(v6030);
-      const float v6032 = v6028 + v6031;
-      const float v6034 = fmax(v6032, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6035 = bfloat(v6034);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6036 = v6022 * v4;
-      const uint v6037 = v6036 + v68;
-      const uint v6038 = v6037 + v6024;
-      out[v6038] = v6035;
-    }
-    const uint v6039 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6040 = v1128 + v6039;
-    const uint v6041 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6042 = v1127 + v6041;
-    const bool v6043 = v6040 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6044 = v6042 < v15;
-    const bool v6045 = v6043 && v6044;
-    if (v6045) {
-      const float v6046 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6047 = v68 + v6042;
-      const bfloat v6048 = bias[v6047];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6049 = float(v6048);
-      const float v6050 = v6046 + v6049;
-      const float v6052 = fmax(v6050, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6053 = bfloat(v6052);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6054 = v6040 * v4;
-      const uint v6055 = v6054 + v68;
-      const uint v6056 = v6055 + v6042;
-      out[v6056] = v6053;
-    }
-    const uint v6057 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6058 = v1128 + v6057;
-    const uint v6059 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6060 = v1127 + v6059;
-    const bool v6061 = v6058 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6062 = v6060 < v15;
-    const bool v6063 = v6061 && v6062;
-    if (v6063) {
-      const float v6064 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6065 = v68 + v6060;
-      const bfloat v6066 = bias[v6065];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6067 = float(v6066);
-      const float v6068 = v6064 + v6067;
-      const float v6070 = fmax(v6068, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6071 = bfloat(v6070);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6072 = v6058 * v4;
-      const uint v6073 = v6072 + v68;
-      const uint v6074 = v6073 + v6060;
-      out[v6074] = v6071;
-    }
-    const uint v6075 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6076 = v1128 + v6075;
-    const uint v6077 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6078 = v1127 + v6077;
-    const bool v6079 = v6076 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6080 = v6078 < v15;
-    const bool v6081 = v6079 && v6080;
-    if (v6081) {
-      const float v6082 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6083 = v68 + v6078;
-      const bfloat v6084 = bias[v6083];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6085 = float(v6084);
-      const float v6086 = v6082 + v6085;
-      const float v6088 = fmax(v6086, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6089 = bfloat(v6088);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6090 = v6076 * v4;
-      const uint v6091 = v6090 + v68;
-      const uint v6092 = v6091 + v6078;
-      out[v6092] = v6089;
-    }
-    const uint v6093 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6094 = v1128 + v6093;
-    const uint v6095 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6096 = v1127 + v6095;
-    const bool v6097 = v6094 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6098 = v6096 < v15;
-    const bool v6099 = v6097 && v6098;
-    if (v6099) {
-      const float v6100 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6101 = v68 + v6096;
-      const bfloat v6102 = bias[v6101];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6103 = float(v6102);
-      const float v6104 = v6100 + v6103;
-      const float v6106 = fmax(v6104, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6107 = bfloat(v6106);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6108 = v6094 * v4;
-      const uint v6109 = v6108 + v68;
-      const uint v6110 = v6109 + v6096;
-      out[v6110] = v6107;
-    }
-    const uint v6111 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6112 = v1128 + v6111;
-    const uint v6113 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6114 = v1127 + v6113;
-    const bool v6115 = v6112 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6116 = v6114 < v15;
-    const bool v6117 = v6115 && v6116;
-    if (v6117) {
-      const float v6118 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6119 = v68 + v6114;
-      const bfloat v6120 = bias[v6119];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6121 = float(v6120);
-      const float v6122 = v6118 + v6121;
-      const float v6124 = fmax(v6122, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6125 = bfloat(v6124);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6126 = v6112 * v4;
-      const uint v6127 = v6126 + v68;
-      const uint v6128 = v6127 + v6114;
-      out[v6128] = v6125;
-    }
-    const uint v6129 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6130 = v1128 + v6129;
-    const uint v6131 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6132 = v1127 + v6131;
-    const bool v6133 = v6130 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6134 = v6132 < v15;
-    const bool v6135 = v6133 && v6134;
-    if (v6135) {
-      const float v6136 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6137 = v68 + v6132;
-      const bfloat v6138 = bias[v6137];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6139 = float(v6138);
-      const float v6140 = v6136 + v6139;
-      const float v6142 = fmax(v6140, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6143 = bfloat(v6142);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6144 = v6130 * v4;
-      const uint v6145 = v6144 + v68;
-      const uint v6146 = v6145 + v6132;
-      out[v6146] = v6143;
-    }
-    const uint v6147 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6148 = v1128 + v6147;
-    const uint v6149 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6150 = v1127 + v6149;
-    const bool v6151 = v6148 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6152 = v6150 < v15;
-    const bool v6153 = v6151 && v6152;
-    if (v6153) {
-      const float v6154 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6155 = v68 + v6150;
-      const bfloat v6156 = bias[v6155];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6157 = float(v6156);
-      const float v6158 = v6154 + v6157;
-      const float v6160 = fmax(v6158, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6161 = bfloat(v6160);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6162 = v6148 * v4;
-      const uint v6163 = v6162 + v68;
-      const uint v6164 = v6163 + v6150;
-      out[v6164] = v6161;
-    }
-    const uint v6165 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6166 = v1128 + v6165;
-    const uint v6167 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6168 = v1127 + v6167;
-    const bool v6169 = v6166 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6170 = v6168 < v15;
-    const bool v6171 = v6169 && v6170;
-    if (v6171) {
-      const float v6172 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6173 = v68 + v6168;
-      const bfloat v6174 = bias[v6173];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6175 = float(v6174);
-      const float v6176 = v6172 + v6175;
-      const float v6178 = fmax(v6176, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6179 = bfloat(v6178);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6180 = v6166 * v4;
-      const uint v6181 = v6180 + v68;
-      const uint v6182 = v6181 + v6168;
-      out[v6182] = v6179;
-    }
-    const uint v6183 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6184 = v1128 + v6183;
-    const uint v6185 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6186 = v1127 + v6185;
-    const bool v6187 = v6184 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6188 = v6186 < v15;
-    const bool v6189 = v6187 && v6188;
-    if (v6189) {
-      const float v6190 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6191 = v68 + v6186;
-      const bfloat v6192 = bias[v6191];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6193 = float(v6192);
-      const float v6194 = v6190 + v6193;
-      const float v6196 = fmax(v6194, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6197 = bfloat(v6196);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6198 = v6184 * v4;
-      const uint v6199 = v6198 + v68;
-      const uint v6200 = v6199 + v6186;
-      out[v6200] = v6197;
-    }
-    const uint v6201 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6202 = v1128 + v6201;
-    const uint v6203 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6204 = v1127 + v6203;
-    const bool v6205 = v6202 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6206 = v6204 < v15;
-    const bool v6207 = v6205 && v6206;
-    if (v6207) {
-      const float v6208 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6209 = v68 + v6204;
-      const bfloat v6210 = bias[v6209];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6211 = float(v6210);
-      const float v6212 = v6208 + v6211;
-      const float v6214 = fmax(v6212, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6215 = bfloat(v6214);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6216 = v6202 * v4;
-      const uint v6217 = v6216 + v68;
-      const uint v6218 = v6217 + v6204;
-      out[v6218] = v6215;
-    }
-    const uint v6219 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6220 = v1128 + v6219;
-    const uint v6221 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6222 = v1127 + v6221;
-    const bool v6223 = v6220 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6224 = v6222 < v15;
-    const bool v6225 = v6223 && v6224;
-    if (v6225) {
-      const float v6226 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6227 = v68 + v6222;
-      const bfloat v6228 = bias[v6227];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6229 = float(v6228);
-      const float v6230 = v6226 + v6229;
-      const float v6232 = fmax(v6230, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6233 = bfloat(v6232);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6234 = v6220 * v4;
-      const uint v6235 = v6234 + v68;
-      const uint v6236 = v6235 + v6222;
-      out[v6236] = v6233;
-    }
-    const uint v6237 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6238 = v1128 + v6237;
-    const uint v6239 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6240 = v1127 + v6239;
-    const bool v6241 = v6238 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6242 = v6240 < v15;
-    const bool v6243 = v6241 && v6242;
-    if (v6243) {
-      const float v6244 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6245 = v68 + v6240;
-      const bfloat v6246 = bias[v6245];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6247 = float(v6246);
-      const float v6248 = v6244 + v6247;
-      const float v6250 = fmax(v6248, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6251 = bfloat(v6250);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6252 = v6238 * v4;
-      const uint v6253 = v6252 + v68;
-      const uint v6254 = v6253 + v6240;
-      out[v6254] = v6251;
-    }
-    const uint v6255 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6256 = v1128 + v6255;
-    const uint v6257 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6258 = v1127 + v6257;
-    const bool v6259 = v6256 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6260 = v6258 < v15;
-    const bool v6261 = v6259 && v6260;
-    if (v6261) {
-      const float v6262 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6263 = v68 + v6258;
-      const bfloat v6264 = bias[v6263];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6265 = float(v6264);
-      const float v6266 = v6262 + v6265;
-      const float v6268 = fmax(v6266, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6269 = bfloat(v6268);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6270 = v6256 * v4;
-      const uint v6271 = v6270 + v68;
-      const uint v6272 = v6271 + v6258;
-      out[v6272] = v6269;
-    }
-    const uint v6273 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6274 = v1128 + v6273;
-    const uint v6275 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6276 = v1127 + v6275;
-    const bool v6277 = v6274 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6278 = v6276 < v15;
-    const bool v6279 = v6277 && v6278;
-    if (v6279) {
-      const float v6280 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6281 = v68 + v6276;
-      const bfloat v6282 = bias[v6281];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6283 = float(v6282);
-      const float v6284 = v6280 + v6283;
-      const float v6286 = fmax(v6284, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6287 = bfloat(v6286);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6288 = v6274 * v4;
-      const uint v6289 = v6288 + v68;
-      const uint v6290 = v6289 + v6276;
-      out[v6290] = v6287;
-    }
-    const uint v6291 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6292 = v1128 + v6291;
-    const uint v6293 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6294 = v1127 + v6293;
-    const bool v6295 = v6292 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6296 = v6294 < v15;
-    const bool v6297 = v6295 && v6296;
-    if (v6297) {
-      const float v6298 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6299 = v68 + v6294;
-      const bfloat v6300 = bias[v6299];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6301 = float(v6300);
-      const float v6302 = v6298 + v6301;
-      const float v6304 = fmax(v6302, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6305 = bfloat(v6304);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6306 = v6292 * v4;
-      const uint v6307 = v6306 + v68;
-      const uint v6308 = v6307 + v6294;
-      out[v6308] = v6305;
-    }
-    const uint v6309 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6310 = v1128 + v6309;
-    const uint v6311 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6312 = v1127 + v6311;
-    const bool v6313 = v6310 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6314 = v6312 < v15;
-    const bool v6315 = v6313 && v6314;
-    if (v6315) {
-      const float v6316 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6317 = v68 + v6312;
-      const bfloat v6318 = bias[v6317];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6319 = float(v6318);
-      const float v6320 = v6316 + v6319;
-      const float v6322 = fmax(v6320, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6323 = bfloat(v6322);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6324 = v6310 * v4;
-      const uint v6325 = v6324 + v68;
-      const uint v6326 = v6325 + v6312;
-      out[v6326] = v6323;
-    }
-    const uint v6327 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6328 = v1128 + v6327;
-    const uint v6329 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6330 = v1127 + v6329;
-    const bool v6331 = v6328 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6332 = v6330 < v15;
-    const bool v6333 = v6331 && v6332;
-    if (v6333) {
-      const float v6334 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6335 = v68 + v6330;
-      const bfloat v6336 = bias[v6335];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6337 = float(v6336);
-      const float v6338 = v6334 + v6337;
-      const float v6340 = fmax(v6338, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6341 = bfloat(v6340);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6342 = v6328 * v4;
-      const uint v6343 = v6342 + v68;
-      const uint v6344 = v6343 + v6330;
-      out[v6344] = v6341;
-    }
-    const uint v6345 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6346 = v1128 + v6345;
-    const uint v6347 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6348 = v1127 + v6347;
-    const bool v6349 = v6346 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6350 = v6348 < v15;
-    const bool v6351 = v6349 && v6350;
-    if (v6351) {
-      const float v6352 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6353 = v68 + v6348;
-      const bfloat v6354 = bias[v6353];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6355 = float(v6354);
-      const float v6356 = v6352 + v6355;
-      const float v6358 = fmax(v6356, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6359 = bfloat(v6358);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6360 = v6346 * v4;
-      const uint v6361 = v6360 + v68;
-      const uint v6362 = v6361 + v6348;
-      out[v6362] = v6359;
-    }
-    const uint v6363 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6364 = v1128 + v6363;
-    const uint v6365 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6366 = v1127 + v6365;
-    const bool v6367 = v6364 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6368 = v6366 < v15;
-    const bool v6369 = v6367 && v6368;
-    if (v6369) {
-      const float v6370 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6371 = v68 + v6366;
-      const bfloat v6372 = bias[v6371];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6373 = float(v6372);
-      const float v6374 = v6370 + v6373;
-      const float v6376 = fmax(v6374, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6377 = bfloat(v6376);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6378 = v6364 * v4;
-      const uint v6379 = v6378 + v68;
-      const uint v6380 = v6379 + v6366;
-      out[v6380] = v6377;
-    }
-    const uint v6381 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6382 = v1128 + v6381;
-    const uint v6383 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6384 = v1127 + v6383;
-    const bool v6385 = v6382 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6386 = v6384 < v15;
-    const bool v6387 = v6385 && v6386;
-    if (v6387) {
-      const float v6388 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6389 = v68 + v6384;
-      const bfloat v6390 = bias[v6389];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6391 = float(v6390);
-      const float v6392 = v6388 + v6391;
-      const float v6394 = fmax(v6392, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6395 = bfloat(v6394);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6396 = v6382 * v4;
-      const uint v6397 = v6396 + v68;
-      const uint v6398 = v6397 + v6384;
-      out[v6398] = v6395;
-    }
-    const uint v6399 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6400 = v1128 + v6399;
-    const uint v6401 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6402 = v1127 + v6401;
-    const bool v6403 = v6400 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6404 = v6402 < v15;
-    const bool v6405 = v6403 && v6404;
-    if (v6405) {
-      const float v6406 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6407 = v68 + v6402;
-      const bfloat v6408 = bias[v6407];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6409 = float(v6408);
-      const float v6410 = v6406 + v6409;
-      const float v6412 = fmax(v6410, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6413 = bfloat(v6412);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6414 = v6400 * v4;
-      const uint v6415 = v6414 + v68;
-      const uint v6416 = v6415 + v6402;
-      out[v6416] = v6413;
-    }
-    const uint v6417 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6418 = v1128 + v6417;
-    const uint v6419 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6420 = v1127 + v6419;
-    const bool v6421 = v6418 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6422 = v6420 < v15;
-    const bool v6423 = v6421 && v6422;
-    if (v6423) {
-      const float v6424 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6425 = v68 + v6420;
-      const bfloat v6426 = bias[v6425];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6427 = float(v6426);
-      const float v6428 = v6424 + v6427;
-      const float v6430 = fmax(v6428, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6431 = bfloat(v6430);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6432 = v6418 * v4;
-      const uint v6433 = v6432 + v68;
-      const uint v6434 = v6433 + v6420;
-      out[v6434] = v6431;
-    }
-    const uint v6435 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6436 = v1128 + v6435;
-    const uint v6437 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6438 = v1127 + v6437;
-    const bool v6439 = v6436 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6440 = v6438 < v15;
-    const bool v6441 = v6439 && v6440;
-    if (v6441) {
-      const float v6442 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6443 = v68 + v6438;
-      const bfloat v6444 = bias[v6443];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6445 = float(v6444);
-      const float v6446 = v6442 + v6445;
-      const float v6448 = fmax(v6446, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6449 = bfloat(v6448);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6450 = v6436 * v4;
-      const uint v6451 = v6450 + v68;
-      const uint v6452 = v6451 + v6438;
-      out[v6452] = v6449;
-    }
-    const uint v6453 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6454 = v1128 + v6453;
-    const uint v6455 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6456 = v1127 + v6455;
-    const bool v6457 = v6454 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6458 = v6456 < v15;
-    const bool v6459 = v6457 && v6458;
-    if (v6459) {
-      const float v6460 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6461 = v68 + v6456;
-      const bfloat v6462 = bias[v6461];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6463 = float(v6462);
-      const float v6464 = v6460 + v6463;
-      const float v6466 = fmax(v6464, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6467 = bfloat(v6466);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6468 = v6454 * v4;
-      const uint v6469 = v6468 + v68;
-      const uint v6470 = v6469 + v6456;
-      out[v6470] = v6467;
-    }
-    const uint v6471 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6472 = v1128 + v6471;
-    const uint v6473 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6474 = v1127 + v6473;
-    const bool v6475 = v6472 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6476 = v6474 < v15;
-    const bool v6477 = v6475 && v6476;
-    if (v6477) {
-      const float v6478 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6479 = v68 + v6474;
-      const bfloat v6480 = bias[v6479];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6481 = float(v6480);
-      const float v6482 = v6478 + v6481;
-      const float v6484 = fmax(v6482, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6485 = bfloat(v6484);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6486 = v6472 * v4;
-      const uint v6487 = v6486 + v68;
-      const uint v6488 = v6487 + v6474;
-      out[v6488] = v6485;
-    }
-    const uint v6489 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6490 = v1128 + v6489;
-    const uint v6491 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6492 = v1127 + v6491;
-    const bool v6493 = v6490 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6494 = v6492 < v15;
-    const bool v6495 = v6493 && v6494;
-    if (v6495) {
-      const float v6496 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6497 = v68 + v6492;
-      const bfloat v6498 = bias[v6497];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6499 = float(v6498);
-      const float v6500 = v6496 + v6499;
-      const float v6502 = fmax(v6500, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6503 = bfloat(v6502);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6504 = v6490 * v4;
-      const uint v6505 = v6504 + v68;
-      const uint v6506 = v6505 + v6492;
-      out[v6506] = v6503;
-    }
-    const uint v6507 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6508 = v1128 + v6507;
-    const uint v6509 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6510 = v1127 + v6509;
-    const bool v6511 = v6508 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6512 = v6510 < v15;
-    const bool v6513 = v6511 && v6512;
-    if (v6513) {
-      const float v6514 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6515 = v68 + v6510;
-      const bfloat v6516 = bias[v6515];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6517 = float(v6516);
-      const float v6518 = v6514 + v6517;
-      const float v6520 = fmax(v6518, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6521 = bfloat(v6520);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6522 = v6508 * v4;
-      const uint v6523 = v6522 + v68;
-      const uint v6524 = v6523 + v6510;
-      out[v6524] = v6521;
-    }
-    const uint v6525 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6526 = v1128 + v6525;
-    const uint v6527 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6528 = v1127 + v6527;
-    const bool v6529 = v6526 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6530 = v6528 < v15;
-    const bool v6531 = v6529 && v6530;
-    if (v6531) {
-      const float v6532 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6533 = v68 + v6528;
-      const bfloat v6534 = bias[v6533];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6535 = float(v6534);
-      const float v6536 = v6532 + v6535;
-      const float v6538 = fmax(v6536, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6539 = bfloat(v6538);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6540 = v6526 * v4;
-      const uint v6541 = v6540 + v68;
-      const uint v6542 = v6541 + v6528;
-      out[v6542] = v6539;
-    }
-    const uint v6543 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6544 = v1128 + v6543;
-    const uint v6545 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6546 = v1127 + v6545;
-    const bool v6547 = v6544 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6548 = v6546 < v15;
-    const bool v6549 = v6547 && v6548;
-    if (v6549) {
-      const float v6550 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6551 = v68 + v6546;
-      const bfloat v6552 = bias[v6551];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6553 = float(v6552);
-      const float v6554 = v6550 + v6553;
-      const float v6556 = fmax(v6554, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6557 = bfloat(v6556);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6558 = v6544 * v4;
-      const uint v6559 = v6558 + v68;
-      const uint v6560 = v6559 + v6546;
-      out[v6560] = v6557;
-    }
-    const uint v6561 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6562 = v1128 + v6561;
-    const uint v6563 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6564 = v1127 + v6563;
-    const bool v6565 = v6562 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6566 = v6564 < v15;
-    const bool v6567 = v6565 && v6566;
-    if (v6567) {
-      const float v6568 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6569 = v68 + v6564;
-      const bfloat v6570 = bias[v6569];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6571 = float(v6570);
-      const float v6572 = v6568 + v6571;
-      const float v6574 = fmax(v6572, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6575 = bfloat(v6574);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6576 = v6562 * v4;
-      const uint v6577 = v6576 + v68;
-      const uint v6578 = v6577 + v6564;
-      out[v6578] = v6575;
-    }
-    const uint v6579 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6580 = v1128 + v6579;
-    const uint v6581 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6582 = v1127 + v6581;
-    const bool v6583 = v6580 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6584 = v6582 < v15;
-    const bool v6585 = v6583 && v6584;
-    if (v6585) {
-      const float v6586 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6587 = v68 + v6582;
-      const bfloat v6588 = bias[v6587];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6589 = float(v6588);
-      const float v6590 = v6586 + v6589;
-      const float v6592 = fmax(v6590, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6593 = bfloat(v6592);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6594 = v6580 * v4;
-      const uint v6595 = v6594 + v68;
-      const uint v6596 = v6595 + v6582;
-      out[v6596] = v6593;
-    }
-    const uint v6597 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6598 = v1128 + v6597;
-    const uint v6599 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6600 = v1127 + v6599;
-    const bool v6601 = v6598 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6602 = v6600 < v15;
-    const bool v6603 = v6601 && v6602;
-    if (v6603) {
-      const float v6604 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6605 = v68 + v6600;
-      const bfloat v6606 = bias[v6605];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6607 = float(v6606);
-      const float v6608 = v6604 + v6607;
-      const float v6610 = fmax(v6608, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6611 = bfloat(v6610);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6612 = v6598 * v4;
-      const uint v6613 = v6612 + v68;
-      const uint v6614 = v6613 + v6600;
-      out[v6614] = v6611;
-    }
-    const uint v6615 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6616 = v1128 + v6615;
-    const uint v6617 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6618 = v1127 + v6617;
-    const bool v6619 = v6616 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6620 = v6618 < v15;
-    const bool v6621 = v6619 && v6620;
-    if (v6621) {
-      const float v6622 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6623 = v68 + v6618;
-      const bfloat v6624 = bias[v6623];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6625 = float(v6624);
-      const float v6626 = v6622 + v6625;
-      const float v6628 = fmax(v6626, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6629 = bfloat(v6628);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6630 = v6616 * v4;
-      const uint v6631 = v6630 + v68;
-      const uint v6632 = v6631 + v6618;
-      out[v6632] = v6629;
-    }
-    const uint v6633 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6634 = v1128 + v6633;
-    const uint v6635 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6636 = v1127 + v6635;
-    const bool v6637 = v6634 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6638 = v6636 < v15;
-    const bool v6639 = v6637 && v6638;
-    if (v6639) {
-      const float v6640 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6641 = v68 + v6636;
-      const bfloat v6642 = bias[v6641];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6643 = float(v6642);
-      const float v6644 = v6640 + v6643;
-      const float v6646 = fmax(v6644, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6647 = bfloat(v6646);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6648 = v6634 * v4;
-      const uint v6649 = v6648 + v68;
-      const uint v6650 = v6649 + v6636;
-      out[v6650] = v6647;
-    }
-    const uint v6651 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6652 = v1128 + v6651;
-    const uint v6653 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6654 = v1127 + v6653;
-    const bool v6655 = v6652 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6656 = v6654 < v15;
-    const bool v6657 = v6655 && v6656;
-    if (v6657) {
-      const float v6658 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6659 = v68 + v6654;
-      const bfloat v6660 = bias[v6659];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6661 = float(v6660);
-      const float v6662 = v6658 + v6661;
-      const float v6664 = fmax(v6662, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6665 = bfloat(v6664);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6666 = v6652 * v4;
-      const uint v6667 = v6666 + v68;
-      const uint v6668 = v6667 + v6654;
-      out[v6668] = v6665;
-    }
-    const uint v6669 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6670 = v1128 + v6669;
-    const uint v6671 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6672 = v1127 + v6671;
-    const bool v6673 = v6670 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6674 = v6672 < v15;
-    const bool v6675 = v6673 && v6674;
-    if (v6675) {
-      const float v6676 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6677 = v68 + v6672;
-      const bfloat v6678 = bias[v6677];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6679 = float(v6678);
-      const float v6680 = v6676 + v6679;
-      const float v6682 = fmax(v6680, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6683 = bfloat(v6682);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6684 = v6670 * v4;
-      const uint v6685 = v6684 + v68;
-      const uint v6686 = v6685 + v6672;
-      out[v6686] = v6683;
-    }
-    const uint v6687 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6688 = v1128 + v6687;
-    const uint v6689 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6690 = v1127 + v6689;
-    const bool v6691 = v6688 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6692 = v6690 < v15;
-    const bool v6693 = v6691 && v6692;
-    if (v6693) {
-      const float v6694 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6695 = v68 + v6690;
-      const bfloat v6696 = bias[v6695];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6697 = float(v6696);
-      const float v6698 = v6694 + v6697;
-      const float v6700 = fmax(v6698, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6701 = bfloat(v6700);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6702 = v6688 * v4;
-      const uint v6703 = v6702 + v68;
-      const uint v6704 = v6703 + v6690;
-      out[v6704] = v6701;
-    }
-    const uint v6705 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6706 = v1128 + v6705;
-    const uint v6707 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6708 = v1127 + v6707;
-    const bool v6709 = v6706 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6710 = v6708 < v15;
-    const bool v6711 = v6709 && v6710;
-    if (v6711) {
-      const float v6712 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6713 = v68 + v6708;
-      const bfloat v6714 = bias[v6713];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6715 = float(v6714);
-      const float v6716 = v6712 + v6715;
-      const float v6718 = fmax(v6716, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6719 = bfloat(v6718);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6720 = v6706 * v4;
-      const uint v6721 = v6720 + v68;
-      const uint v6722 = v6721 + v6708;
-      out[v6722] = v6719;
-    }
-    const uint v6723 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6724 = v1128 + v6723;
-    const uint v6725 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6726 = v1127 + v6725;
-    const bool v6727 = v6724 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6728 = v6726 < v15;
-    const bool v6729 = v6727 && v6728;
-    if (v6729) {
-      const float v6730 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6731 = v68 + v6726;
-      const bfloat v6732 = bias[v6731];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6733 = float(v6732);
-      const float v6734 = v6730 + v6733;
-      const float v6736 = fmax(v6734, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6737 = bfloat(v6736);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6738 = v6724 * v4;
-      const uint v6739 = v6738 + v68;
-      const uint v6740 = v6739 + v6726;
-      out[v6740] = v6737;
-    }
-    const uint v6741 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6742 = v1128 + v6741;
-    const uint v6743 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6744 = v1127 + v6743;
-    const bool v6745 = v6742 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6746 = v6744 < v15;
-    const bool v6747 = v6745 && v6746;
-    if (v6747) {
-      const float v6748 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6749 = v68 + v6744;
-      const bfloat v6750 = bias[v6749];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6751 = float(v6750);
-      const float v6752 = v6748 + v6751;
-      const float v6754 = fmax(v6752, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6755 = bfloat(v6754);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6756 = v6742 * v4;
-      const uint v6757 = v6756 + v68;
-      const uint v6758 = v6757 + v6744;
-      out[v6758] = v6755;
-    }
-    const uint v6759 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6760 = v1128 + v6759;
-    const uint v6761 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6762 = v1127 + v6761;
-    const bool v6763 = v6760 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6764 = v6762 < v15;
-    const bool v6765 = v6763 && v6764;
-    if (v6765) {
-      const float v6766 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6767 = v68 + v6762;
-      const bfloat v6768 = bias[v6767];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6769 = float(v6768);
-      const float v6770 = v6766 + v6769;
-      const float v6772 = fmax(v6770, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6773 = bfloat(v6772);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6774 = v6760 * v4;
-      const uint v6775 = v6774 + v68;
-      const uint v6776 = v6775 + v6762;
-      out[v6776] = v6773;
-    }
-    const uint v6777 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6778 = v1128 + v6777;
-    const uint v6779 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6780 = v1127 + v6779;
-    const bool v6781 = v6778 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6782 = v6780 < v15;
-    const bool v6783 = v6781 && v6782;
-    if (v6783) {
-      const float v6784 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6785 = v68 + v6780;
-      const bfloat v6786 = bias[v6785];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6787 = float(v6786);
-      const float v6788 = v6784 + v6787;
-      const float v6790 = fmax(v6788, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6791 = bfloat(v6790);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6792 = v6778 * v4;
-      const uint v6793 = v6792 + v68;
-      const uint v6794 = v6793 + v6780;
-      out[v6794] = v6791;
-    }
-    const uint v6795 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6796 = v1128 + v6795;
-    const uint v6797 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6798 = v1127 + v6797;
-    const bool v6799 = v6796 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6800 = v6798 < v15;
-    const bool v6801 = v6799 && v6800;
-    if (v6801) {
-      const float v6802 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6803 = v68 + v6798;
-      const bfloat v6804 = bias[v6803];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6805 = float(v6804);
-      const float v6806 = v6802 + v6805;
-      const float v6808 = fmax(v6806, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6809 = bfloat(v6808);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6810 = v6796 * v4;
-      const uint v6811 = v6810 + v68;
-      const uint v6812 = v6811 + v6798;
-      out[v6812] = v6809;
-    }
-    const uint v6813 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6814 = v1128 + v6813;
-    const uint v6815 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6816 = v1127 + v6815;
-    const bool v6817 = v6814 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6818 = v6816 < v15;
-    const bool v6819 = v6817 && v6818;
-    if (v6819) {
-      const float v6820 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6821 = v68 + v6816;
-      const bfloat v6822 = bias[v6821];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6823 = float(v6822);
-      const float v6824 = v6820 + v6823;
-      const float v6826 = fmax(v6824, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6827 = bfloat(v6826);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6828 = v6814 * v4;
-      const uint v6829 = v6828 + v68;
-      const uint v6830 = v6829 + v6816;
-      out[v6830] = v6827;
-    }
-    const uint v6831 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6832 = v1128 + v6831;
-    const uint v6833 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6834 = v1127 + v6833;
-    const bool v6835 = v6832 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6836 = v6834 < v15;
-    const bool v6837 = v6835 && v6836;
-    if (v6837) {
-      const float v6838 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6839 = v68 + v6834;
-      const bfloat v6840 = bias[v6839];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6841 = float(v6840);
-      const float v6842 = v6838 + v6841;
-      const float v6844 = fmax(v6842, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6845 = bfloat(v6844);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6846 = v6832 * v4;
-      const uint v6847 = v6846 + v68;
-      const uint v6848 = v6847 + v6834;
-      out[v6848] = v6845;
-    }
-    const uint v6849 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6850 = v1128 + v6849;
-    const uint v6851 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6852 = v1127 + v6851;
-    const bool v6853 = v6850 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6854 = v6852 < v15;
-    const bool v6855 = v6853 && v6854;
-    if (v6855) {
-      const float v6856 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6857 = v68 + v6852;
-      const bfloat v6858 = bias[v6857];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6859 = float(v6858);
-      const float v6860 = v6856 + v6859;
-      const float v6862 = fmax(v6860, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6863 = bfloat(v6862);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6864 = v6850 * v4;
-      const uint v6865 = v6864 + v68;
-      const uint v6866 = v6865 + v6852;
-      out[v6866] = v6863;
-    }
-    const uint v6867 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6868 = v1128 + v6867;
-    const uint v6869 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6870 = v1127 + v6869;
-    const bool v6871 = v6868 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6872 = v6870 < v15;
-    const bool v6873 = v6871 && v6872;
-    if (v6873) {
-      const float v6874 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6875 = v68 + v6870;
-      const bfloat v6876 = bias[v6875];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6877 = float(v6876);
-      const float v6878 = v6874 + v6877;
-      const float v6880 = fmax(v6878, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6881 = bfloat(v6880);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6882 = v6868 * v4;
-      const uint v6883 = v6882 + v68;
-      const uint v6884 = v6883 + v6870;
-      out[v6884] = v6881;
-    }
-    const uint v6885 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6886 = v1128 + v6885;
-    const uint v6887 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6888 = v1127 + v6887;
-    const bool v6889 = v6886 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6890 = v6888 < v15;
-    const bool v6891 = v6889 && v6890;
-    if (v6891) {
-      const float v6892 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6893 = v68 + v6888;
-      const bfloat v6894 = bias[v6893];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6895 = float(v6894);
-      const float v6896 = v6892 + v6895;
-      const float v6898 = fmax(v6896, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6899 = bfloat(v6898);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6900 = v6886 * v4;
-      const uint v6901 = v6900 + v68;
-      const uint v6902 = v6901 + v6888;
-      out[v6902] = v6899;
-    }
-    const uint v6903 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6904 = v1128 + v6903;
-    const uint v6905 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6906 = v1127 + v6905;
-    const bool v6907 = v6904 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6908 = v6906 < v15;
-    const bool v6909 = v6907 && v6908;
-    if (v6909) {
-      const float v6910 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6911 = v68 + v6906;
-      const bfloat v6912 = bias[v6911];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6913 = float(v6912);
-      const float v6914 = v6910 + v6913;
-      const float v6916 = fmax(v6914, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6917 = bfloat(v6916);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6918 = v6904 * v4;
-      const uint v6919 = v6918 + v68;
-      const uint v6920 = v6919 + v6906;
-      out[v6920] = v6917;
-    }
-    const uint v6921 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6922 = v1128 + v6921;
-    const uint v6923 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6924 = v1127 + v6923;
-    const bool v6925 = v6922 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6926 = v6924 < v15;
-    const bool v6927 = v6925 && v6926;
-    if (v6927) {
-      const float v6928 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6929 = v68 + v6924;
-      const bfloat v6930 = bias[v6929];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6931 = float(v6930);
-      const float v6932 = v6928 + v6931;
-      const float v6934 = fmax(v6932, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6935 = bfloat(v6934);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6936 = v6922 * v4;
-      const uint v6937 = v6936 + v68;
-      const uint v6938 = v6937 + v6924;
-      out[v6938] = v6935;
-    }
-    const uint v6939 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6940 = v1128 + v6939;
-    const uint v6941 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6942 = v1127 + v6941;
-    const bool v6943 = v6940 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6944 = v6942 < v15;
-    const bool v6945 = v6943 && v6944;
-    if (v6945) {
-      const float v6946 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6947 = v68 + v6942;
-      const bfloat v6948 = bias[v6947];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6949 = float(v6948);
-      const float v6950 = v6946 + v6949;
-      const float v6952 = fmax(v6950, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6953 = bfloat(v6952);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6954 = v6940 * v4;
-      const uint v6955 = v6954 + v68;
-      const uint v6956 = v6955 + v6942;
-      out[v6956] = v6953;
-    }
-    const uint v6957 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6958 = v1128 + v6957;
-    const uint v6959 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6960 = v1127 + v6959;
-    const bool v6961 = v6958 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6962 = v6960 < v15;
-    const bool v6963 = v6961 && v6962;
-    if (v6963) {
-      const float v6964 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6965 = v68 + v6960;
-      const bfloat v6966 = bias[v6965];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6967 = float(v6966);
-      const float v6968 = v6964 + v6967;
-      const float v6970 = fmax(v6968, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6971 = bfloat(v6970);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6972 = v6958 * v4;
-      const uint v6973 = v6972 + v68;
-      const uint v6974 = v6973 + v6960;
-      out[v6974] = v6971;
-    }
-    const uint v6975 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6976 = v1128 + v6975;
-    const uint v6977 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6978 = v1127 + v6977;
-    const bool v6979 = v6976 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6980 = v6978 < v15;
-    const bool v6981 = v6979 && v6980;
-    if (v6981) {
-      const float v6982 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6983 = v68 + v6978;
-      const bfloat v6984 = bias[v6983];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6985 = float(v6984);
-      const float v6986 = v6982 + v6985;
-      const float v6988 = fmax(v6986, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6989 = bfloat(v6988);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6990 = v6976 * v4;
-      const uint v6991 = v6990 + v68;
-      const uint v6992 = v6991 + v6978;
-      out[v6992] = v6989;
-    }
-    const uint v6993 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6994 = v1128 + v6993;
-    const uint v6995 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6996 = v1127 + v6995;
-    const bool v6997 = v6994 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6998 = v6996 < v15;
-    const bool v6999 = v6997 && v6998;
-    if (v6999) {
-      const float v7000 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7001 = v68 + v6996;
-      const bfloat v7002 = bias[v7001];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7003 = float(v7002);
-      const float v7004 = v7000 + v7003;
-      const float v7006 = fmax(v7004, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7007 = bfloat(v7006);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7008 = v6994 * v4;
-      const uint v7009 = v7008 + v68;
-      const uint v7010 = v7009 + v6996;
-      out[v7010] = v7007;
-    }
-    const uint v7011 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7012 = v1128 + v7011;
-    const uint v7013 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7014 = v1127 + v7013;
-    const bool v7015 = v7012 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7016 = v7014 < v15;
-    const bool v7017 = v7015 && v7016;
-    if (v7017) {
-      const float v7018 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7019 = v68 + v7014;
-      const bfloat v7020 = bias[v7019];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7021 = float(v7020);
-      const float v7022 = v7018 + v7021;
-      const float v7024 = fmax(v7022, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7025 = bfloat(v7024);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7026 = v7012 * v4;
-      const uint v7027 = v7026 + v68;
-      const uint v7028 = v7027 + v7014;
-      out[v7028] = v7025;
-    }
-    const uint v7029 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7030 = v1128 + v7029;
-    const uint v7031 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7032 = v1127 + v7031;
-    const bool v7033 = v7030 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7034 = v7032 < v15;
-    const bool v7035 = v7033 && v7034;
-    if (v7035) {
-      const float v7036 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7037 = v68 + v7032;
-      const bfloat v7038 = bias[v7037];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7039 = float(v7038);
-      const float v7040 = v7036 + v7039;
-      const float v7042 = fmax(v7040, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7043 = bfloat(v7042);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7044 = v7030 * v4;
-      const uint v7045 = v7044 + v68;
-      const uint v7046 = v7045 + v7032;
-      out[v7046] = v7043;
-    }
-    const uint v7047 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7048 = v1128 + v7047;
-    const uint v7049 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7050 = v1127 + v7049;
-    const bool v7051 = v7048 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7052 = v7050 < v15;
-    const bool v7053 = v7051 && v7052;
-    if (v7053) {
-      const float v7054 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7055 = v68 + v7050;
-      const bfloat v7056 = bias[v7055];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7057 = float(v7056);
-      const float v7058 = v7054 + v7057;
-      const float v7060 = fmax(v7058, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7061 = bfloat(v7060);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7062 = v7048 * v4;
-      const uint v7063 = v7062 + v68;
-      const uint v7064 = v7063 + v7050;
-      out[v7064] = v7061;
-    }
-    const uint v7065 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7066 = v1128 + v7065;
-    const uint v7067 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7068 = v1127 + v7067;
-    const bool v7069 = v7066 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7070 = v7068 < v15;
-    const bool v7071 = v7069 && v7070;
-    if (v7071) {
-      const float v7072 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7073 = v68 + v7068;
-      const bfloat v7074 = bias[v7073];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7075 = float(v7074);
-      const float v7076 = v7072 + v7075;
-      const float v7078 = fmax(v7076, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7079 = bfloat(v7078);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7080 = v7066 * v4;
-      const uint v7081 = v7080 + v68;
-      const uint v7082 = v7081 + v7068;
-      out[v7082] = v7079;
-    }
-    const uint v7083 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7084 = v1128 + v7083;
-    const uint v7085 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7086 = v1127 + v7085;
-    const bool v7087 = v7084 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7088 = v7086 < v15;
-    const bool v7089 = v7087 && v7088;
-    if (v7089) {
-      const float v7090 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7091 = v68 + v7086;
-      const bfloat v7092 = bias[v7091];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7093 = float(v7092);
-      const float v7094 = v7090 + v7093;
-      const float v7096 = fmax(v7094, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7097 = bfloat(v7096);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7098 = v7084 * v4;
-      const uint v7099 = v7098 + v68;
-      const uint v7100 = v7099 + v7086;
-      out[v7100] = v7097;
-    }
-    const uint v7101 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7102 = v1128 + v7101;
-    const uint v7103 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7104 = v1127 + v7103;
-    const bool v7105 = v7102 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7106 = v7104 < v15;
-    const bool v7107 = v7105 && v7106;
-    if (v7107) {
-      const float v7108 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7109 = v68 + v7104;
-      const bfloat v7110 = bias[v7109];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7111 = float(v7110);
-      const float v7112 = v7108 + v7111;
-      const float v7114 = fmax(v7112, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7115 = bfloat(v7114);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7116 = v7102 * v4;
-      const uint v7117 = v7116 + v68;
-      const uint v7118 = v7117 + v7104;
-      out[v7118] = v7115;
-    }
-    const uint v7119 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7120 = v1128 + v7119;
-    const uint v7121 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7122 = v1127 + v7121;
-    const bool v7123 = v7120 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7124 = v7122 < v15;
-    const bool v7125 = v7123 && v7124;
-    if (v7125) {
-      const float v7126 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7127 = v68 + v7122;
-      const bfloat v7128 = bias[v7127];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7129 = float(v7128);
-      const float v7130 = v7126 + v7129;
-      const float v7132 = fmax(v7130, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7133 = bfloat(v7132);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7134 = v7120 * v4;
-      const uint v7135 = v7134 + v68;
-      const uint v7136 = v7135 + v7122;
-      out[v7136] = v7133;
-    }
-    const uint v7137 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7138 = v1128 + v7137;
-    const uint v7139 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7140 = v1127 + v7139;
-    const bool v7141 = v7138 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7142 = v7140 < v15;
-    const bool v7143 = v7141 && v7142;
-    if (v7143) {
-      const float v7144 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7145 = v68 + v7140;
-      const bfloat v7146 = bias[v7145];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7147 = float(v7146);
-      const float v7148 = v7144 + v7147;
-      const float v7150 = fmax(v7148, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7151 = bfloat(v7150);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7152 = v7138 * v4;
-      const uint v7153 = v7152 + v68;
-      const uint v7154 = v7153 + v7140;
-      out[v7154] = v7151;
-    }
-    const uint v7155 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7156 = v1128 + v7155;
-    const uint v7157 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7158 = v1127 + v7157;
-    const bool v7159 = v7156 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7160 = v7158 < v15;
-    const bool v7161 = v7159 && v7160;
-    if (v7161) {
-      const float v7162 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7163 = v68 + v7158;
-      const bfloat v7164 = bias[v7163];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7165 = float(v7164);
-      const float v7166 = v7162 + v7165;
-      const float v7168 = fmax(v7166, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7169 = bfloat(v7168);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7170 = v7156 * v4;
-      const uint v7171 = v7170 + v68;
-      const uint v7172 = v7171 + v7158;
-      out[v7172] = v7169;
-    }
-    const uint v7173 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7174 = v1128 + v7173;
-    const uint v7175 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7176 = v1127 + v7175;
-    const bool v7177 = v7174 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7178 = v7176 < v15;
-    const bool v7179 = v7177 && v7178;
-    if (v7179) {
-      const float v7180 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7181 = v68 + v7176;
-      const bfloat v7182 = bias[v7181];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7183 = float(v7182);
-      const float v7184 = v7180 + v7183;
-      const float v7186 = fmax(v7184, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7187 = bfloat(v7186);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7188 = v7174 * v4;
-      const uint v7189 = v7188 + v68;
-      const uint v7190 = v7189 + v7176;
-      out[v7190] = v7187;
-    }
-    const uint v7191 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7192 = v1128 + v7191;
-    const uint v7193 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7194 = v1127 + v7193;
-    const bool v7195 = v7192 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7196 = v7194 < v15;
-    const bool v7197 = v7195 && v7196;
-    if (v7197) {
-      const float v7198 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7199 = v68 + v7194;
-      const bfloat v7200 = bias[v7199];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7201 = float(v7200);
-      const float v7202 = v7198 + v7201;
-      const float v7204 = fmax(v7202, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7205 = bfloat(v7204);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7206 = v7192 * v4;
-      const uint v7207 = v7206 + v68;
-      const uint v7208 = v7207 + v7194;
-      out[v7208] = v7205;
-    }
-    const uint v7209 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7210 = v1128 + v7209;
-    const uint v7211 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7212 = v1127 + v7211;
-    const bool v7213 = v7210 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7214 = v7212 < v15;
-    const bool v7215 = v7213 && v7214;
-    if (v7215) {
-      const float v7216 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7217 = v68 + v7212;
-      const bfloat v7218 = bias[v7217];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7219 = float(v7218);
-      const float v7220 = v7216 + v7219;
-      const float v7222 = fmax(v7220, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7223 = bfloat(v7222);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7224 = v7210 * v4;
-      const uint v7225 = v7224 + v68;
-      const uint v7226 = v7225 + v7212;
-      out[v7226] = v7223;
-    }
-    const uint v7227 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7228 = v1128 + v7227;
-    const uint v7229 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7230 = v1127 + v7229;
-    const bool v7231 = v7228 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7232 = v7230 < v15;
-    const bool v7233 = v7231 && v7232;
-    if (v7233) {
-      const float v7234 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7235 = v68 + v7230;
-      const bfloat v7236 = bias[v7235];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7237 = float(v7236);
-      const float v7238 = v7234 + v7237;
-      const float v7240 = fmax(v7238, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7241 = bfloat(v7240);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7242 = v7228 * v4;
-      const uint v7243 = v7242 + v68;
-      const uint v7244 = v7243 + v7230;
-      out[v7244] = v7241;
-    }
-    const uint v7245 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7246 = v1128 + v7245;
-    const uint v7247 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7248 = v1127 + v7247;
-    const bool v7249 = v7246 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7250 = v7248 < v15;
-    const bool v7251 = v7249 && v7250;
-    if (v7251) {
-      const float v7252 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7253 = v68 + v7248;
-      const bfloat v7254 = bias[v7253];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7255 = float(v7254);
-      const float v7256 = v7252 + v7255;
-      const float v7258 = fmax(v7256, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7259 = bfloat(v7258);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7260 = v7246 * v4;
-      const uint v7261 = v7260 + v68;
-      const uint v7262 = v7261 + v7248;
-      out[v7262] = v7259;
-    }
-    const uint v7263 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7264 = v1128 + v7263;
-    const uint v7265 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7266 = v1127 + v7265;
-    const bool v7267 = v7264 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7268 = v7266 < v15;
-    const bool v7269 = v7267 && v7268;
-    if (v7269) {
-      const float v7270 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7271 = v68 + v7266;
-      const bfloat v7272 = bias[v7271];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7273 = float(v7272);
-      const float v7274 = v7270 + v7273;
-      const float v7276 = fmax(v7274, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7277 = bfloat(v7276);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7278 = v7264 * v4;
-      const uint v7279 = v7278 + v68;
-      const uint v7280 = v7279 + v7266;
-      out[v7280] = v7277;
-    }
-    const uint v7281 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7282 = v1128 + v7281;
-    const uint v7283 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7284 = v1127 + v7283;
-    const bool v7285 = v7282 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7286 = v7284 < v15;
-    const bool v7287 = v7285 && v7286;
-    if (v7287) {
-      const float v7288 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7289 = v68 + v7284;
-      const bfloat v7290 = bias[v7289];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7291 = float(v7290);
-      const float v7292 = v7288 + v7291;
-      const float v7294 = fmax(v7292, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7295 = bfloat(v7294);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7296 = v7282 * v4;
-      const uint v7297 = v7296 + v68;
-      const uint v7298 = v7297 + v7284;
-      out[v7298] = v7295;
-    }
-    const uint v7299 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7300 = v1128 + v7299;
-    const uint v7301 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7302 = v1127 + v7301;
-    const bool v7303 = v7300 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7304 = v7302 < v15;
-    const bool v7305 = v7303 && v7304;
-    if (v7305) {
-      const float v7306 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7307 = v68 + v7302;
-      const bfloat v7308 = bias[v7307];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7309 = float(v7308);
-      const float v7310 = v7306 + v7309;
-      const float v7312 = fmax(v7310, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7313 = bfloat(v7312);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7314 = v7300 * v4;
-      const uint v7315 = v7314 + v68;
-      const uint v7316 = v7315 + v7302;
-      out[v7316] = v7313;
-    }
-    const uint v7317 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7318 = v1128 + v7317;
-    const uint v7319 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7320 = v1127 + v7319;
-    const bool v7321 = v7318 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7322 = v7320 < v15;
-    const bool v7323 = v7321 && v7322;
-    if (v7323) {
-      const float v7324 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7325 = v68 + v7320;
-      const bfloat v7326 = bias[v7325];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7327 = float(v7326);
-      const float v7328 = v7324 + v7327;
-      const float v7330 = fmax(v7328, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7331 = bfloat(v7330);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7332 = v7318 * v4;
-      const uint v7333 = v7332 + v68;
-      const uint v7334 = v7333 + v7320;
-      out[v7334] = v7331;
-    }
-    const uint v7335 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7336 = v1128 + v7335;
-    const uint v7337 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7338 = v1127 + v7337;
-    const bool v7339 = v7336 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7340 = v7338 < v15;
-    const bool v7341 = v7339 && v7340;
-    if (v7341) {
-      const float v7342 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7343 = v68 + v7338;
-      const bfloat v7344 = bias[v7343];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7345 = float(v7344);
-      const float v7346 = v7342 + v7345;
-      const float v7348 = fmax(v7346, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7349 = bfloat(v7348);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7350 = v7336 * v4;
-      const uint v7351 = v7350 + v68;
-      const uint v7352 = v7351 + v7338;
-      out[v7352] = v7349;
-    }
-    const uint v7353 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7354 = v1128 + v7353;
-    const uint v7355 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7356 = v1127 + v7355;
-    const bool v7357 = v7354 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7358 = v7356 < v15;
-    const bool v7359 = v7357 && v7358;
-    if (v7359) {
-      const float v7360 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7361 = v68 + v7356;
-      const bfloat v7362 = bias[v7361];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7363 = float(v7362);
-      const float v7364 = v7360 + v7363;
-      const float v7366 = fmax(v7364, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7367 = bfloat(v7366);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7368 = v7354 * v4;
-      const uint v7369 = v7368 + v68;
-      const uint v7370 = v7369 + v7356;
-      out[v7370] = v7367;
-    }
-    const uint v7371 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7372 = v1128 + v7371;
-    const uint v7373 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7374 = v1127 + v7373;
-    const bool v7375 = v7372 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7376 = v7374 < v15;
-    const bool v7377 = v7375 && v7376;
-    if (v7377) {
-      const float v7378 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7379 = v68 + v7374;
-      const bfloat v7380 = bias[v7379];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7381 = float(v7380);
-      const float v7382 = v7378 + v7381;
-      const float v7384 = fmax(v7382, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7385 = bfloat(v7384);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7386 = v7372 * v4;
-      const uint v7387 = v7386 + v68;
-      const uint v7388 = v7387 + v7374;
-      out[v7388] = v7385;
-    }
-    const uint v7389 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7390 = v1128 + v7389;
-    const uint v7391 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7392 = v1127 + v7391;
-    const bool v7393 = v7390 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7394 = v7392 < v15;
-    const bool v7395 = v7393 && v7394;
-    if (v7395) {
-      const float v7396 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7397 = v68 + v7392;
-      const bfloat v7398 = bias[v7397];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7399 = float(v7398);
-      const float v7400 = v7396 + v7399;
-      const float v7402 = fmax(v7400, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7403 = bfloat(v7402);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7404 = v7390 * v4;
-      const uint v7405 = v7404 + v68;
-      const uint v7406 = v7405 + v7392;
-      out[v7406] = v7403;
-    }
-    const uint v7407 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7408 = v1128 + v7407;
-    const uint v7409 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7410 = v1127 + v7409;
-    const bool v7411 = v7408 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7412 = v7410 < v15;
-    const bool v7413 = v7411 && v7412;
-    if (v7413) {
-      const float v7414 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7415 = v68 + v7410;
-      const bfloat v7416 = bias[v7415];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7417 = float(v7416);
-      const float v7418 = v7414 + v7417;
-      const float v7420 = fmax(v7418, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7421 = bfloat(v7420);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7422 = v7408 * v4;
-      const uint v7423 = v7422 + v68;
-      const uint v7424 = v7423 + v7410;
-      out[v7424] = v7421;
-    }
-    const uint v7425 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7426 = v1128 + v7425;
-    const uint v7427 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7428 = v1127 + v7427;
-    const bool v7429 = v7426 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7430 = v7428 < v15;
-    const bool v7431 = v7429 && v7430;
-    if (v7431) {
-      const float v7432 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7433 = v68 + v7428;
-      const bfloat v7434 = bias[v7433];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7435 = float(v7434);
-      const float v7436 = v7432 + v7435;
-      const float v7438 = fmax(v7436, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7439 = bfloat(v7438);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7440 = v7426 * v4;
-      const uint v7441 = v7440 + v68;
-      const uint v7442 = v7441 + v7428;
-      out[v7442] = v7439;
-    }
-    const uint v7443 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7444 = v1128 + v7443;
-    const uint v7445 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7446 = v1127 + v7445;
-    const bool v7447 = v7444 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7448 = v7446 < v15;
-    const bool v7449 = v7447 && v7448;
-    if (v7449) {
-      const float v7450 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7451 = v68 + v7446;
-      const bfloat v7452 = bias[v7451];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7453 = float(v7452);
-      const float v7454 = v7450 + v7453;
-      const float v7456 = fmax(v7454, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7457 = bfloat(v7456);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7458 = v7444 * v4;
-      const uint v7459 = v7458 + v68;
-      const uint v7460 = v7459 + v7446;
-      out[v7460] = v7457;
-    }
-    const uint v7461 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7462 = v1128 + v7461;
-    const uint v7463 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7464 = v1127 + v7463;
-    const bool v7465 = v7462 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7466 = v7464 < v15;
-    const bool v7467 = v7465 && v7466;
-    if (v7467) {
-      const float v7468 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7469 = v68 + v7464;
-      const bfloat v7470 = bias[v7469];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7471 = float(v7470);
-      const float v7472 = v7468 + v7471;
-      const float v7474 = fmax(v7472, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7475 = bfloat(v7474);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7476 = v7462 * v4;
-      const uint v7477 = v7476 + v68;
-      const uint v7478 = v7477 + v7464;
-      out[v7478] = v7475;
-    }
-    const uint v7479 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7480 = v1128 + v7479;
-    const uint v7481 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7482 = v1127 + v7481;
-    const bool v7483 = v7480 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7484 = v7482 < v15;
-    const bool v7485 = v7483 && v7484;
-    if (v7485) {
-      const float v7486 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7487 = v68 + v7482;
-      const bfloat v7488 = bias[v7487];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7489 = float(v7488);
-      const float v7490 = v7486 + v7489;
-      const float v7492 = fmax(v7490, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7493 = bfloat(v7492);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7494 = v7480 * v4;
-      const uint v7495 = v7494 + v68;
-      const uint v7496 = v7495 + v7482;
-      out[v7496] = v7493;
-    }
-    const uint v7497 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7498 = v1128 + v7497;
-    const uint v7499 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7500 = v1127 + v7499;
-    const bool v7501 = v7498 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7502 = v7500 < v15;
-    const bool v7503 = v7501 && v7502;
-    if (v7503) {
-      const float v7504 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7505 = v68 + v7500;
-      const bfloat v7506 = bias[v7505];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7507 = float(v7506);
-      const float v7508 = v7504 + v7507;
-      const float v7510 = fmax(v7508, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7511 = bfloat(v7510);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7512 = v7498 * v4;
-      const uint v7513 = v7512 + v68;
-      const uint v7514 = v7513 + v7500;
-      out[v7514] = v7511;
-    }
-    const uint v7515 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7516 = v1128 + v7515;
-    const uint v7517 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7518 = v1127 + v7517;
-    const bool v7519 = v7516 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7520 = v7518 < v15;
-    const bool v7521 = v7519 && v7520;
-    if (v7521) {
-      const float v7522 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7523 = v68 + v7518;
-      const bfloat v7524 = bias[v7523];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7525 = float(v7524);
-      const float v7526 = v7522 + v7525;
-      const float v7528 = fmax(v7526, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7529 = bfloat(v7528);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7530 = v7516 * v4;
-      const uint v7531 = v7530 + v68;
-      const uint v7532 = v7531 + v7518;
-      out[v7532] = v7529;
-    }
-    const uint v7533 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7534 = v1128 + v7533;
-    const uint v7535 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7536 = v1127 + v7535;
-    const bool v7537 = v7534 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7538 = v7536 < v15;
-    const bool v7539 = v7537 && v7538;
-    if (v7539) {
-      const float v7540 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7541 = v68 + v7536;
-      const bfloat v7542 = bias[v7541];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7543 = float(v7542);
-      const float v7544 = v7540 + v7543;
-      const float v7546 = fmax(v7544, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7547 = bfloat(v7546);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7548 = v7534 * v4;
-      const uint v7549 = v7548 + v68;
-      const uint v7550 = v7549 + v7536;
-      out[v7550] = v7547;
-    }
-    const uint v7551 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7552 = v1128 + v7551;
-    const uint v7553 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7554 = v1127 + v7553;
-    const bool v7555 = v7552 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7556 = v7554 < v15;
-    const bool v7557 = v7555 && v7556;
-    if (v7557) {
-      const float v7558 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7559 = v68 + v7554;
-      const bfloat v7560 = bias[v7559];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7561 = float(v7560);
-      const float v7562 = v7558 + v7561;
-      const float v7564 = fmax(v7562, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7565 = bfloat(v7564);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7566 = v7552 * v4;
-      const uint v7567 = v7566 + v68;
-      const uint v7568 = v7567 + v7554;
-      out[v7568] = v7565;
-    }
-    const uint v7569 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7570 = v1128 + v7569;
-    const uint v7571 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7572 = v1127 + v7571;
-    const bool v7573 = v7570 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7574 = v7572 < v15;
-    const bool v7575 = v7573 && v7574;
-    if (v7575) {
-      const float v7576 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7577 = v68 + v7572;
-      const bfloat v7578 = bias[v7577];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7579 = float(v7578);
-      const float v7580 = v7576 + v7579;
-      const float v7582 = fmax(v7580, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7583 = bfloat(v7582);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7584 = v7570 * v4;
-      const uint v7585 = v7584 + v68;
-      const uint v7586 = v7585 + v7572;
-      out[v7586] = v7583;
-    }
-    const uint v7587 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7588 = v1128 + v7587;
-    const uint v7589 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7590 = v1127 + v7589;
-    const bool v7591 = v7588 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7592 = v7590 < v15;
-    const bool v7593 = v7591 && v7592;
-    if (v7593) {
-      const float v7594 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7595 = v68 + v7590;
-      const bfloat v7596 = bias[v7595];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7597 = float(v7596);
-      const float v7598 = v7594 + v7597;
-      const float v7600 = fmax(v7598, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7601 = bfloat(v7600);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7602 = v7588 * v4;
-      const uint v7603 = v7602 + v68;
-      const uint v7604 = v7603 + v7590;
-      out[v7604] = v7601;
-    }
-    const uint v7605 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7606 = v1128 + v7605;
-    const uint v7607 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7608 = v1127 + v7607;
-    const bool v7609 = v7606 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7610 = v7608 < v15;
-    const bool v7611 = v7609 && v7610;
-    if (v7611) {
-      const float v7612 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7613 = v68 + v7608;
-      const bfloat v7614 = bias[v7613];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7615 = float(v7614);
-      const float v7616 = v7612 + v7615;
-      const float v7618 = fmax(v7616, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7619 = bfloat(v7618);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7620 = v7606 * v4;
-      const uint v7621 = v7620 + v68;
-      const uint v7622 = v7621 + v7608;
-      out[v7622] = v7619;
-    }
-    const uint v7623 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7624 = v1128 + v7623;
-    const uint v7625 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7626 = v1127 + v7625;
-    const bool v7627 = v7624 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7628 = v7626 < v15;
-    const bool v7629 = v7627 && v7628;
-    if (v7629) {
-      const float v7630 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7631 = v68 + v7626;
-      const bfloat v7632 = bias[v7631];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7633 = float(v7632);
-      const float v7634 = v7630 + v7633;
-      const float v7636 = fmax(v7634, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7637 = bfloat(v7636);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7638 = v7624 * v4;
-      const uint v7639 = v7638 + v68;
-      const uint v7640 = v7639 + v7626;
-      out[v7640] = v7637;
-    }
-    const uint v7641 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7642 = v1128 + v7641;
-    const uint v7643 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7644 = v1127 + v7643;
-    const bool v7645 = v7642 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7646 = v7644 < v15;
-    const bool v7647 = v7645 && v7646;
-    if (v7647) {
-      const float v7648 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7649 = v68 + v7644;
-      const bfloat v7650 = bias[v7649];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7651 = float(v7650);
-      const float v7652 = v7648 + v7651;
-      const float v7654 = fmax(v7652, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7655 = bfloat(v7654);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7656 = v7642 * v4;
-      const uint v7657 = v7656 + v68;
-      const uint v7658 = v7657 + v7644;
-      out[v7658] = v7655;
-    }
-    const uint v7659 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7660 = v1128 + v7659;
-    const uint v7661 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7662 = v1127 + v7661;
-    const bool v7663 = v7660 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7664 = v7662 < v15;
-    const bool v7665 = v7663 && v7664;
-    if (v7665) {
-      const float v7666 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7667 = v68 + v7662;
-      const bfloat v7668 = bias[v7667];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7669 = float(v7668);
-      const float v7670 = v7666 + v7669;
-      const float v7672 = fmax(v7670, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7673 = bfloat(v7672);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7674 = v7660 * v4;
-      const uint v7675 = v7674 + v68;
-      const uint v7676 = v7675 + v7662;
-      out[v7676] = v7673;
-    }
-    const uint v7677 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7678 = v1128 + v7677;
-    const uint v7679 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7680 = v1127 + v7679;
-    const bool v7681 = v7678 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7682 = v7680 < v15;
-    const bool v7683 = v7681 && v7682;
-    if (v7683) {
-      const float v7684 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7685 = v68 + v7680;
-      const bfloat v7686 = bias[v7685];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7687 = float(v7686);
-      const float v7688 = v7684 + v7687;
-      const float v7690 = fmax(v7688, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7691 = bfloat(v7690);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7692 = v7678 * v4;
-      const uint v7693 = v7692 + v68;
-      const uint v7694 = v7693 + v7680;
-      out[v7694] = v7691;
-    }
-    const uint v7695 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7696 = v1128 + v7695;
-    const uint v7697 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7698 = v1127 + v7697;
-    const bool v7699 = v7696 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7700 = v7698 < v15;
-    const bool v7701 = v7699 && v7700;
-    if (v7701) {
-      const float v7702 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7703 = v68 + v7698;
-      const bfloat v7704 = bias[v7703];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7705 = float(v7704);
-      const float v7706 = v7702 + v7705;
-      const float v7708 = fmax(v7706, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7709 = bfloat(v7708);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7710 = v7696 * v4;
-      const uint v7711 = v7710 + v68;
-      const uint v7712 = v7711 + v7698;
-      out[v7712] = v7709;
-    }
-    const uint v7713 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7714 = v1128 + v7713;
-    const uint v7715 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7716 = v1127 + v7715;
-    const bool v7717 = v7714 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7718 = v7716 < v15;
-    const bool v7719 = v7717 && v7718;
-    if (v7719) {
-      const float v7720 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7721 = v68 + v7716;
-      const bfloat v7722 = bias[v7721];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7723 = float(v7722);
-      const float v7724 = v7720 + v7723;
-      const float v7726 = fmax(v7724, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7727 = bfloat(v7726);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7728 = v7714 * v4;
-      const uint v7729 = v7728 + v68;
-      const uint v7730 = v7729 + v7716;
-      out[v7730] = v7727;
-    }
-    const uint v7731 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7732 = v1128 + v7731;
-    const uint v7733 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7734 = v1127 + v7733;
-    const bool v7735 = v7732 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7736 = v7734 < v15;
-    const bool v7737 = v7735 && v7736;
-    if (v7737) {
-      const float v7738 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7739 = v68 + v7734;
-      const bfloat v7740 = bias[v7739];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7741 = float(v7740);
-      const float v7742 = v7738 + v7741;
-      const float v7744 = fmax(v7742, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7745 = bfloat(v7744);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7746 = v7732 * v4;
-      const uint v7747 = v7746 + v68;
-      const uint v7748 = v7747 + v7734;
-      out[v7748] = v7745;
-    }
-    const uint v7749 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7750 = v1128 + v7749;
-    const uint v7751 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7752 = v1127 + v7751;
-    const bool v7753 = v7750 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7754 = v7752 < v15;
-    const bool v7755 = v7753 && v7754;
-    if (v7755) {
-      const float v7756 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7757 = v68 + v7752;
-      const bfloat v7758 = bias[v7757];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7759 = float(v7758);
-      const float v7760 = v7756 + v7759;
-      const float v7762 = fmax(v7760, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7763 = bfloat(v7762);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7764 = v7750 * v4;
-      const uint v7765 = v7764 + v68;
-      const uint v7766 = v7765 + v7752;
-      out[v7766] = v7763;
-    }
-    const uint v7767 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7768 = v1128 + v7767;
-    const uint v7769 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7770 = v1127 + v7769;
-    const bool v7771 = v7768 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7772 = v7770 < v15;
-    const bool v7773 = v7771 && v7772;
-    if (v7773) {
-      const float v7774 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7775 = v68 + v7770;
-      const bfloat v7776 = bias[v7775];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7777 = float(v7776);
-      const float v7778 = v7774 + v7777;
-      const float v7780 = fmax(v7778, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7781 = bfloat(v7780);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7782 = v7768 * v4;
-      const uint v7783 = v7782 + v68;
-      const uint v7784 = v7783 + v7770;
-      out[v7784] = v7781;
-    }
-    const uint v7785 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7786 = v1128 + v7785;
-    const uint v7787 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7788 = v1127 + v7787;
-    const bool v7789 = v7786 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7790 = v7788 < v15;
-    const bool v7791 = v7789 && v7790;
-    if (v7791) {
-      const float v7792 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7793 = v68 + v7788;
-      const bfloat v7794 = bias[v7793];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7795 = float(v7794);
-      const float v7796 = v7792 + v7795;
-      const float v7798 = fmax(v7796, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7799 = bfloat(v7798);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7800 = v7786 * v4;
-      const uint v7801 = v7800 + v68;
-      const uint v7802 = v7801 + v7788;
-      out[v7802] = v7799;
-    }
-    const uint v7803 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7804 = v1128 + v7803;
-    const uint v7805 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7806 = v1127 + v7805;
-    const bool v7807 = v7804 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7808 = v7806 < v15;
-    const bool v7809 = v7807 && v7808;
-    if (v7809) {
-      const float v7810 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7811 = v68 + v7806;
-      const bfloat v7812 = bias[v7811];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7813 = float(v7812);
-      const float v7814 = v7810 + v7813;
-      const float v7816 = fmax(v7814, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7817 = bfloat(v7816);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7818 = v7804 * v4;
-      const uint v7819 = v7818 + v68;
-      const uint v7820 = v7819 + v7806;
-      out[v7820] = v7817;
-    }
-    const uint v7821 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7822 = v1128 + v7821;
-    const uint v7823 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7824 = v1127 + v7823;
-    const bool v7825 = v7822 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7826 = v7824 < v15;
-    const bool v7827 = v7825 && v7826;
-    if (v7827) {
-      const float v7828 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7829 = v68 + v7824;
-      const bfloat v7830 = bias[v7829];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7831 = float(v7830);
-      const float v7832 = v7828 + v7831;
-      const float v7834 = fmax(v7832, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7835 = bfloat(v7834);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7836 = v7822 * v4;
-      const uint v7837 = v7836 + v68;
-      const uint v7838 = v7837 + v7824;
-      out[v7838] = v7835;
-    }
-    const uint v7839 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7840 = v1128 + v7839;
-    const uint v7841 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7842 = v1127 + v7841;
-    const bool v7843 = v7840 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7844 = v7842 < v15;
-    const bool v7845 = v7843 && v7844;
-    if (v7845) {
-      const float v7846 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7847 = v68 + v7842;
-      const bfloat v7848 = bias[v7847];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7849 = float(v7848);
-      const float v7850 = v7846 + v7849;
-      const float v7852 = fmax(v7850, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7853 = bfloat(v7852);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7854 = v7840 * v4;
-      const uint v7855 = v7854 + v68;
-      const uint v7856 = v7855 + v7842;
-      out[v7856] = v7853;
-    }
-    const uint v7857 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7858 = v1128 + v7857;
-    const uint v7859 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7860 = v1127 + v7859;
-    const bool v7861 = v7858 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7862 = v7860 < v15;
-    const bool v7863 = v7861 && v7862;
-    if (v7863) {
-      const float v7864 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7865 = v68 + v7860;
-      const bfloat v7866 = bias[v7865];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7867 = float(v7866);
-      const float v7868 = v7864 + v7867;
-      const float v7870 = fmax(v7868, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7871 = bfloat(v7870);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7872 = v7858 * v4;
-      const uint v7873 = v7872 + v68;
-      const uint v7874 = v7873 + v7860;
-      out[v7874] = v7871;
-    }
-    const uint v7875 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7876 = v1128 + v7875;
-    const uint v7877 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7878 = v1127 + v7877;
-    const bool v7879 = v7876 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7880 = v7878 < v15;
-    const bool v7881 = v7879 && v7880;
-    if (v7881) {
-      const float v7882 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7883 = v68 + v7878;
-      const bfloat v7884 = bias[v7883];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7885 = float(v7884);
-      const float v7886 = v7882 + v7885;
-      const float v7888 = fmax(v7886, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7889 = bfloat(v7888);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7890 = v7876 * v4;
-      const uint v7891 = v7890 + v68;
-      const uint v7892 = v7891 + v7878;
-      out[v7892] = v7889;
-    }
-    const uint v7893 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7894 = v1128 + v7893;
-    const uint v7895 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7896 = v1127 + v7895;
-    const bool v7897 = v7894 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7898 = v7896 < v15;
-    const bool v7899 = v7897 && v7898;
-    if (v7899) {
-      const float v7900 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7901 = v68 + v7896;
-      const bfloat v7902 = bias[v7901];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7903 = float(v7902);
-      const float v7904 = v7900 + v7903;
-      const float v7906 = fmax(v7904, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7907 = bfloat(v7906);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7908 = v7894 * v4;
-      const uint v7909 = v7908 + v68;
-      const uint v7910 = v7909 + v7896;
-      out[v7910] = v7907;
-    }
-    const uint v7911 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7912 = v1128 + v7911;
-    const uint v7913 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7914 = v1127 + v7913;
-    const bool v7915 = v7912 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7916 = v7914 < v15;
-    const bool v7917 = v7915 && v7916;
-    if (v7917) {
-      const float v7918 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7919 = v68 + v7914;
-      const bfloat v7920 = bias[v7919];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7921 = float(v7920);
-      const float v7922 = v7918 + v7921;
-      const float v7924 = fmax(v7922, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7925 = bfloat(v7924);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7926 = v7912 * v4;
-      const uint v7927 = v7926 + v68;
-      const uint v7928 = v7927 + v7914;
-      out[v7928] = v7925;
-    }
-    const uint v7929 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7930 = v1128 + v7929;
-    const uint v7931 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7932 = v1127 + v7931;
-    const bool v7933 = v7930 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7934 = v7932 < v15;
-    const bool v7935 = v7933 && v7934;
-    if (v7935) {
-      const float v7936 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7937 = v68 + v7932;
-      const bfloat v7938 = bias[v7937];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7939 = float(v7938);
-      const float v7940 = v7936 + v7939;
-      const float v7942 = fmax(v7940, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7943 = bfloat(v7942);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7944 = v7930 * v4;
-      const uint v7945 = v7944 + v68;
-      const uint v7946 = v7945 + v7932;
-      out[v7946] = v7943;
-    }
-    const uint v7947 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7948 = v1128 + v7947;
-    const uint v7949 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7950 = v1127 + v7949;
-    const bool v7951 = v7948 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7952 = v7950 < v15;
-    const bool v7953 = v7951 && v7952;
-    if (v7953) {
-      const float v7954 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7955 = v68 + v7950;
-      const bfloat v7956 = bias[v7955];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7957 = float(v7956);
-      const float v7958 = v7954 + v7957;
-      const float v7960 = fmax(v7958, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7961 = bfloat(v7960);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7962 = v7948 * v4;
-      const uint v7963 = v7962 + v68;
-      const uint v7964 = v7963 + v7950;
-      out[v7964] = v7961;
-    }
-    const uint v7965 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7966 = v1128 + v7965;
-    const uint v7967 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7968 = v1127 + v7967;
-    const bool v7969 = v7966 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7970 = v7968 < v15;
-    const bool v7971 = v7969 && v7970;
-    if (v7971) {
-      const float v7972 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7973 = v68 + v7968;
-      const bfloat v7974 = bias[v7973];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7975 = float(v7974);
-      const float v7976 = v7972 + v7975;
-      const float v7978 = fmax(v7976, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7979 = bfloat(v7978);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7980 = v7966 * v4;
-      const uint v7981 = v7980 + v68;
-      const uint v7982 = v7981 + v7968;
-      out[v7982] = v7979;
-    }
-    const uint v7983 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7984 = v1128 + v7983;
-    const uint v7985 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7986 = v1127 + v7985;
-    const bool v7987 = v7984 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7988 = v7986 < v15;
-    const bool v7989 = v7987 && v7988;
-    if (v7989) {
-      const float v7990 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7991 = v68 + v7986;
-      const bfloat v7992 = bias[v7991];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7993 = float(v7992);
-      const float v7994 = v7990 + v7993;
-      const float v7996 = fmax(v7994, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7997 = bfloat(v7996);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7998 = v7984 * v4;
-      const uint v7999 = v7998 + v68;
-      const uint v8000 = v7999 + v7986;
-      out[v8000] = v7997;
-    }
-    const uint v8001 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8002 = v1128 + v8001;
-    const uint v8003 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8004 = v1127 + v8003;
-    const bool v8005 = v8002 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8006 = v8004 < v15;
-    const bool v8007 = v8005 && v8006;
-    if (v8007) {
-      const float v8008 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8009 = v68 + v8004;
-      const bfloat v8010 = bias[v8009];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8011 = float(v8010);
-      const float v8012 = v8008 + v8011;
-      const float v8014 = fmax(v8012, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8015 = bfloat(v8014);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8016 = v8002 * v4;
-      const uint v8017 = v8016 + v68;
-      const uint v8018 = v8017 + v8004;
-      out[v8018] = v8015;
-    }
-    const uint v8019 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8020 = v1128 + v8019;
-    const uint v8021 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8022 = v1127 + v8021;
-    const bool v8023 = v8020 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8024 = v8022 < v15;
-    const bool v8025 = v8023 && v8024;
-    if (v8025) {
-      const float v8026 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8027 = v68 + v8022;
-      const bfloat v8028 = bias[v8027];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8029 = float(v8028);
-      const float v8030 = v8026 + v8029;
-      const float v8032 = fmax(v8030, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8033 = bfloat(v8032);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8034 = v8020 * v4;
-      const uint v8035 = v8034 + v68;
-      const uint v8036 = v8035 + v8022;
-      out[v8036] = v8033;
-    }
-    const uint v8037 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8038 = v1128 + v8037;
-    const uint v8039 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8040 = v1127 + v8039;
-    const bool v8041 = v8038 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8042 = v8040 < v15;
-    const bool v8043 = v8041 && v8042;
-    if (v8043) {
-      const float v8044 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8045 = v68 + v8040;
-      const bfloat v8046 = bias[v8045];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8047 = float(v8046);
-      const float v8048 = v8044 + v8047;
-      const float v8050 = fmax(v8048, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8051 = bfloat(v8050);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8052 = v8038 * v4;
-      const uint v8053 = v8052 + v68;
-      const uint v8054 = v8053 + v8040;
-      out[v8054] = v8051;
-    }
-    const uint v8055 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8056 = v1128 + v8055;
-    const uint v8057 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8058 = v1127 + v8057;
-    const bool v8059 = v8056 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8060 = v8058 < v15;
-    const bool v8061 = v8059 && v8060;
-    if (v8061) {
-      const float v8062 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8063 = v68 + v8058;
-      const bfloat v8064 = bias[v8063];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8065 = float(v8064);
-      const float v8066 = v8062 + v8065;
-      const float v8068 = fmax(v8066, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8069 = bfloat(v8068);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8070 = v8056 * v4;
-      const uint v8071 = v8070 + v68;
-      const uint v8072 = v8071 + v8058;
-      out[v8072] = v8069;
-    }
-    const uint v8073 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8074 = v1128 + v8073;
-    const uint v8075 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8076 = v1127 + v8075;
-    const bool v8077 = v8074 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8078 = v8076 < v15;
-    const bool v8079 = v8077 && v8078;
-    if (v8079) {
-      const float v8080 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8081 = v68 + v8076;
-      const bfloat v8082 = bias[v8081];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8083 = float(v8082);
-      const float v8084 = v8080 + v8083;
-      const float v8086 = fmax(v8084, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8087 = bfloat(v8086);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8088 = v8074 * v4;
-      const uint v8089 = v8088 + v68;
-      const uint v8090 = v8089 + v8076;
-      out[v8090] = v8087;
-    }
-    const uint v8091 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8092 = v1128 + v8091;
-    const uint v8093 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8094 = v1127 + v8093;
-    const bool v8095 = v8092 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8096 = v8094 < v15;
-    const bool v8097 = v8095 && v8096;
-    if (v8097) {
-      const float v8098 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8099 = v68 + v8094;
-      const bfloat v8100 = bias[v8099];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8101 = float(v8100);
-      const float v8102 = v8098 + v8101;
-      const float v8104 = fmax(v8102, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8105 = bfloat(v8104);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8106 = v8092 * v4;
-      const uint v8107 = v8106 + v68;
-      const uint v8108 = v8107 + v8094;
-      out[v8108] = v8105;
-    }
-    const uint v8109 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8110 = v1128 + v8109;
-    const uint v8111 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8112 = v1127 + v8111;
-    const bool v8113 = v8110 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8114 = v8112 < v15;
-    const bool v8115 = v8113 && v8114;
-    if (v8115) {
-      const float v8116 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8117 = v68 + v8112;
-      const bfloat v8118 = bias[v8117];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8119 = float(v8118);
-      const float v8120 = v8116 + v8119;
-      const float v8122 = fmax(v8120, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8123 = bfloat(v8122);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8124 = v8110 * v4;
-      const uint v8125 = v8124 + v68;
-      const uint v8126 = v8125 + v8112;
-      out[v8126] = v8123;
-    }
-    const uint v8127 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8128 = v1128 + v8127;
-    const uint v8129 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8130 = v1127 + v8129;
-    const bool v8131 = v8128 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8132 = v8130 < v15;
-    const bool v8133 = v8131 && v8132;
-    if (v8133) {
-      const float v8134 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8135 = v68 + v8130;
-      const bfloat v8136 = bias[v8135];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8137 = float(v8136);
-      const float v8138 = v8134 + v8137;
-      const float v8140 = fmax(v8138, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8141 = bfloat(v8140);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8142 = v8128 * v4;
-      const uint v8143 = v8142 + v68;
-      const uint v8144 = v8143 + v8130;
-      out[v8144] = v8141;
-    }
-    const uint v8145 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8146 = v1128 + v8145;
-    const uint v8147 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8148 = v1127 + v8147;
-    const bool v8149 = v8146 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8150 = v8148 < v15;
-    const bool v8151 = v8149 && v8150;
-    if (v8151) {
-      const float v8152 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8153 = v68 + v8148;
-      const bfloat v8154 = bias[v8153];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8155 = float(v8154);
-      const float v8156 = v8152 + v8155;
-      const float v8158 = fmax(v8156, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8159 = bfloat(v8158);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8160 = v8146 * v4;
-      const uint v8161 = v8160 + v68;
-      const uint v8162 = v8161 + v8148;
-      out[v8162] = v8159;
-    }
-    const uint v8163 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8164 = v1128 + v8163;
-    const uint v8165 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8166 = v1127 + v8165;
-    const bool v8167 = v8164 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8168 = v8166 < v15;
-    const bool v8169 = v8167 && v8168;
-    if (v8169) {
-      const float v8170 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8171 = v68 + v8166;
-      const bfloat v8172 = bias[v8171];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8173 = float(v8172);
-      const float v8174 = v8170 + v8173;
-      const float v8176 = fmax(v8174, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8177 = bfloat(v8176);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8178 = v8164 * v4;
-      const uint v8179 = v8178 + v68;
-      const uint v8180 = v8179 + v8166;
-      out[v8180] = v8177;
-    }
-    const uint v8181 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8182 = v1128 + v8181;
-    const uint v8183 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8184 = v1127 + v8183;
-    const bool v8185 = v8182 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8186 = v8184 < v15;
-    const bool v8187 = v8185 && v8186;
-    if (v8187) {
-      const float v8188 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8189 = v68 + v8184;
-      const bfloat v8190 = bias[v8189];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8191 = float(v8190);
-      const float v8192 = v8188 + v8191;
-      const float v8194 = fmax(v8192, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8195 = bfloat(v8194);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8196 = v8182 * v4;
-      const uint v8197 = v8196 + v68;
-      const uint v8198 = v8197 + v8184;
-      out[v8198] = v8195;
-    }
-    const uint v8199 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8200 = v1128 + v8199;
-    const uint v8201 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8202 = v1127 + v8201;
-    const bool v8203 = v8200 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8204 = v8202 < v15;
-    const bool v8205 = v8203 && v8204;
-    if (v8205) {
-      const float v8206 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8207 = v68 + v8202;
-      const bfloat v8208 = bias[v8207];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8209 = float(v8208);
-      const float v8210 = v8206 + v8209;
-      const float v8212 = fmax(v8210, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8213 = bfloat(v8212);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8214 = v8200 * v4;
-      const uint v8215 = v8214 + v68;
-      const uint v8216 = v8215 + v8202;
-      out[v8216] = v8213;
-    }
-    const uint v8217 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8218 = v1128 + v8217;
-    const uint v8219 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8220 = v1127 + v8219;
-    const bool v8221 = v8218 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8222 = v8220 < v15;
-    const bool v8223 = v8221 && v8222;
-    if (v8223) {
-      const float v8224 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8225 = v68 + v8220;
-      const bfloat v8226 = bias[v8225];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8227 = float(v8226);
-      const float v8228 = v8224 + v8227;
-      const float v8230 = fmax(v8228, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8231 = bfloat(v8230);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8232 = v8218 * v4;
-      const uint v8233 = v8232 + v68;
-      const uint v8234 = v8233 + v8220;
-      out[v8234] = v8231;
-    }
-    const uint v8235 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8236 = v1128 + v8235;
-    const uint v8237 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8238 = v1127 + v8237;
-    const bool v8239 = v8236 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8240 = v8238 < v15;
-    const bool v8241 = v8239 && v8240;
-    if (v8241) {
-      const float v8242 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8243 = v68 + v8238;
-      const bfloat v8244 = bias[v8243];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8245 = float(v8244);
-      const float v8246 = v8242 + v8245;
-      const float v8248 = fmax(v8246, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8249 = bfloat(v8248);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8250 = v8236 * v4;
-      const uint v8251 = v8250 + v68;
-      const uint v8252 = v8251 + v8238;
-      out[v8252] = v8249;
-    }
-    const uint v8253 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8254 = v1128 + v8253;
-    const uint v8255 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8256 = v1127 + v8255;
-    const bool v8257 = v8254 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8258 = v8256 < v15;
-    const bool v8259 = v8257 && v8258;
-    if (v8259) {
-      const float v8260 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8261 = v68 + v8256;
-      const bfloat v8262 = bias[v8261];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8263 = float(v8262);
-      const float v8264 = v8260 + v8263;
-      const float v8266 = fmax(v8264, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8267 = bfloat(v8266);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8268 = v8254 * v4;
-      const uint v8269 = v8268 + v68;
-      const uint v8270 = v8269 + v8256;
-      out[v8270] = v8267;
-    }
-    const uint v8271 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8272 = v1128 + v8271;
-    const uint v8273 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8274 = v1127 + v8273;
-    const bool v8275 = v8272 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8276 = v8274 < v15;
-    const bool v8277 = v8275 && v8276;
-    if (v8277) {
-      const float v8278 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8279 = v68 + v8274;
-      const bfloat v8280 = bias[v8279];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8281 = float(v8280);
-      const float v8282 = v8278 + v8281;
-      const float v8284 = fmax(v8282, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8285 = bfloat(v8284);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8286 = v8272 * v4;
-      const uint v8287 = v8286 + v68;
-      const uint v8288 = v8287 + v8274;
-      out[v8288] = v8285;
-    }
-    const uint v8289 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8290 = v1128 + v8289;
-    const uint v8291 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8292 = v1127 + v8291;
-    const bool v8293 = v8290 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8294 = v8292 < v15;
-    const bool v8295 = v8293 && v8294;
-    if (v8295) {
-      const float v8296 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8297 = v68 + v8292;
-      const bfloat v8298 = bias[v8297];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8299 = float(v8298);
-      const float v8300 = v8296 + v8299;
-      const float v8302 = fmax(v8300, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8303 = bfloat(v8302);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8304 = v8290 * v4;
-      const uint v8305 = v8304 + v68;
-      const uint v8306 = v8305 + v8292;
-      out[v8306] = v8303;
+    const uint v2807 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2808 = v1130 + v2807;
+    const uint v2809 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2810 = v1129 + v2809;
+    const bool v2811 = v2808 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2812 = v2810 < v15;
+    const bool v2813 = v2811 && v2812;
+    if (v2813) {
+      const float v2814 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2815 = v68 + v2810;
+      const bfloat v2816 = bias[v2815];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2817 = float(v2816);
+      const float v2818 = v2814 + v2817;
+      const float v2820 = fmax(v2818, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2821 = bfloat(v2820);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2822 = v2808 * v4;
+      const uint v2823 = v2822 + v68;
+      const uint v2824 = v2823 + v2810;
+      out[v2824] = v2821;
+    }
+    const uint v2825 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2826 = v1130 + v2825;
+    const uint v2827 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2828 = v1129 + v2827;
+    const bool v2829 = v2826 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2830 = v2828 < v15;
+    const bool v2831 = v2829 && v2830;
+    if (v2831) {
+      const float v2832 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2833 = v68 + v2828;
+      const bfloat v2834 = bias[v2833];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2835 = float(v2834);
+      const float v2836 = v2832 + v2835;
+      const float v2838 = fmax(v2836, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2839 = bfloat(v2838);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2840 = v2826 * v4;
+      const uint v2841 = v2840 + v68;
+      const uint v2842 = v2841 + v2828;
+      out[v2842] = v2839;
+    }
+    const uint v2843 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2844 = v1130 + v2843;
+    const uint v2845 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2846 = v1129 + v2845;
+    const bool v2847 = v2844 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2848 = v2846 < v15;
+    const bool v2849 = v2847 && v2848;
+    if (v2849) {
+      const float v2850 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2851 = v68 + v2846;
+      const bfloat v2852 = bias[v2851];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2853 = float(v2852);
+      const float v2854 = v2850 + v2853;
+      const float v2856 = fmax(v2854, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2857 = bfloat(v2856);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2858 = v2844 * v4;
+      const uint v2859 = v2858 + v68;
+      const uint v2860 = v2859 + v2846;
+      out[v2860] = v2857;
+    }
+    const uint v2861 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2862 = v1130 + v2861;
+    const uint v2863 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2864 = v1129 + v2863;
+    const bool v2865 = v2862 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2866 = v2864 < v15;
+    const bool v2867 = v2865 && v2866;
+    if (v2867) {
+      const float v2868 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2869 = v68 + v2864;
+      const bfloat v2870 = bias[v2869];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2871 = float(v2870);
+      const float v2872 = v2868 + v2871;
+      const float v2874 = fmax(v2872, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2875 = bfloat(v2874);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2876 = v2862 * v4;
+      const uint v2877 = v2876 + v68;
+      const uint v2878 = v2877 + v2864;
+      out[v2878] = v2875;
+    }
+    const uint v2879 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2880 = v1130 + v2879;
+    const uint v2881 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2882 = v1129 + v2881;
+    const bool v2883 = v2880 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2884 = v2882 < v15;
+    const bool v2885 = v2883 && v2884;
+    if (v2885) {
+      const float v2886 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2887 = v68 + v2882;
+      const bfloat v2888 = bias[v2887];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2889 = float(v2888);
+      const float v2890 = v2886 + v2889;
+      const float v2892 = fmax(v2890, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2893 = bfloat(v2892);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2894 = v2880 * v4;
+      const uint v2895 = v2894 + v68;
+      const uint v2896 = v2895 + v2882;
+      out[v2896] = v2893;
+    }
+    const uint v2897 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2898 = v1130 + v2897;
+    const uint v2899 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2900 = v1129 + v2899;
+    const bool v2901 = v2898 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2902 = v2900 < v15;
+    const bool v2903 = v2901 && v2902;
+    if (v2903) {
+      const float v2904 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2905 = v68 + v2900;
+      const bfloat v2906 = bias[v2905];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2907 = float(v2906);
+      const float v2908 = v2904 + v2907;
+      const float v2910 = fmax(v2908, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2911 = bfloat(v2910);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2912 = v2898 * v4;
+      const uint v2913 = v2912 + v68;
+      const uint v2914 = v2913 + v2900;
+      out[v2914] = v2911;
+    }
+    const uint v2915 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2916 = v1130 + v2915;
+    const uint v2917 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2918 = v1129 + v2917;
+    const bool v2919 = v2916 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2920 = v2918 < v15;
+    const bool v2921 = v2919 && v2920;
+    if (v2921) {
+      const float v2922 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2923 = v68 + v2918;
+      const bfloat v2924 = bias[v2923];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2925 = float(v2924);
+      const float v2926 = v2922 + v2925;
+      const float v2928 = fmax(v2926, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2929 = bfloat(v2928);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2930 = v2916 * v4;
+      const uint v2931 = v2930 + v68;
+      const uint v2932 = v2931 + v2918;
+      out[v2932] = v2929;
+    }
+    const uint v2933 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2934 = v1130 + v2933;
+    const uint v2935 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2936 = v1129 + v2935;
+    const bool v2937 = v2934 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2938 = v2936 < v15;
+    const bool v2939 = v2937 && v2938;
+    if (v2939) {
+      const float v2940 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2941 = v68 + v2936;
+      const bfloat v2942 = bias[v2941];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2943 = float(v2942);
+      const float v2944 = v2940 + v2943;
+      const float v2946 = fmax(v2944, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2947 = bfloat(v2946);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2948 = v2934 * v4;
+      const uint v2949 = v2948 + v68;
+      const uint v2950 = v2949 + v2936;
+      out[v2950] = v2947;
+    }
+    const uint v2951 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2952 = v1130 + v2951;
+    const uint v2953 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2954 = v1129 + v2953;
+    const bool v2955 = v2952 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2956 = v2954 < v15;
+    const bool v2957 = v2955 && v2956;
+    if (v2957) {
+      const float v2958 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2959 = v68 + v2954;
+      const bfloat v2960 = bias[v2959];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2961 = float(v2960);
+      const float v2962 = v2958 + v2961;
+      const float v2964 = fmax(v2962, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2965 = bfloat(v2964);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2966 = v2952 * v4;
+      const uint v2967 = v2966 + v68;
+      const uint v2968 = v2967 + v2954;
+      out[v2968] = v2965;
+    }
+    const uint v2969 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2970 = v1130 + v2969;
+    const uint v2971 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2972 = v1129 + v2971;
+    const bool v2973 = v2970 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2974 = v2972 < v15;
+    const bool v2975 = v2973 && v2974;
+    if (v2975) {
+      const float v2976 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2977 = v68 + v2972;
+      const bfloat v2978 = bias[v2977];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2979 = float(v2978);
+      const float v2980 = v2976 + v2979;
+      const float v2982 = fmax(v2980, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v2983 = bfloat(v2982);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2984 = v2970 * v4;
+      const uint v2985 = v2984 + v68;
+      const uint v2986 = v2985 + v2972;
+      out[v2986] = v2983;
+    }
+    const uint v2987 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v2988 = v1130 + v2987;
+    const uint v2989 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v2990 = v1129 + v2989;
+    const bool v2991 = v2988 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v2992 = v2990 < v15;
+    const bool v2993 = v2991 && v2992;
+    if (v2993) {
+      const float v2994 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v2995 = v68 + v2990;
+      const bfloat v2996 = bias[v2995];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v2997 = float(v2996);
+      const float v2998 = v2994 + v2997;
+      const float v3000 = fmax(v2998, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3001 = bfloat(v3000);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3002 = v2988 * v4;
+      const uint v3003 = v3002 + v68;
+      const uint v3004 = v3003 + v2990;
+      out[v3004] = v3001;
+    }
+    const uint v3005 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3006 = v1130 + v3005;
+    const uint v3007 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3008 = v1129 + v3007;
+    const bool v3009 = v3006 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3010 = v3008 < v15;
+    const bool v3011 = v3009 && v3010;
+    if (v3011) {
+      const float v3012 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3013 = v68 + v3008;
+      const bfloat v3014 = bias[v3013];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3015 = float(v3014);
+      const float v3016 = v3012 + v3015;
+      const float v3018 = fmax(v3016, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3019 = bfloat(v3018);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3020 = v3006 * v4;
+      const uint v3021 = v3020 + v68;
+      const uint v3022 = v3021 + v3008;
+      out[v3022] = v3019;
+    }
+    const uint v3023 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3024 = v1130 + v3023;
+    const uint v3025 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3026 = v1129 + v3025;
+    const bool v3027 = v3024 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3028 = v3026 < v15;
+    const bool v3029 = v3027 && v3028;
+    if (v3029) {
+      const float v3030 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3031 = v68 + v3026;
+      const bfloat v3032 = bias[v3031];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3033 = float(v3032);
+      const float v3034 = v3030 + v3033;
+      const float v3036 = fmax(v3034, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3037 = bfloat(v3036);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3038 = v3024 * v4;
+      const uint v3039 = v3038 + v68;
+      const uint v3040 = v3039 + v3026;
+      out[v3040] = v3037;
+    }
+    const uint v3041 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3042 = v1130 + v3041;
+    const uint v3043 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3044 = v1129 + v3043;
+    const bool v3045 = v3042 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3046 = v3044 < v15;
+    const bool v3047 = v3045 && v3046;
+    if (v3047) {
+      const float v3048 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3049 = v68 + v3044;
+      const bfloat v3050 = bias[v3049];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3051 = float(v3050);
+      const float v3052 = v3048 + v3051;
+      const float v3054 = fmax(v3052, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3055 = bfloat(v3054);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3056 = v3042 * v4;
+      const uint v3057 = v3056 + v68;
+      const uint v3058 = v3057 + v3044;
+      out[v3058] = v3055;
+    }
+    const uint v3059 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3060 = v1130 + v3059;
+    const uint v3061 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3062 = v1129 + v3061;
+    const bool v3063 = v3060 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3064 = v3062 < v15;
+    const bool v3065 = v3063 && v3064;
+    if (v3065) {
+      const float v3066 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3067 = v68 + v3062;
+      const bfloat v3068 = bias[v3067];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3069 = float(v3068);
+      const float v3070 = v3066 + v3069;
+      const float v3072 = fmax(v3070, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3073 = bfloat(v3072);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3074 = v3060 * v4;
+      const uint v3075 = v3074 + v68;
+      const uint v3076 = v3075 + v3062;
+      out[v3076] = v3073;
+    }
+    const uint v3077 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3078 = v1130 + v3077;
+    const uint v3079 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3080 = v1129 + v3079;
+    const bool v3081 = v3078 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3082 = v3080 < v15;
+    const bool v3083 = v3081 && v3082;
+    if (v3083) {
+      const float v3084 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3085 = v68 + v3080;
+      const bfloat v3086 = bias[v3085];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3087 = float(v3086);
+      const float v3088 = v3084 + v3087;
+      const float v3090 = fmax(v3088, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3091 = bfloat(v3090);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3092 = v3078 * v4;
+      const uint v3093 = v3092 + v68;
+      const uint v3094 = v3093 + v3080;
+      out[v3094] = v3091;
+    }
+    const uint v3095 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3096 = v1130 + v3095;
+    const uint v3097 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3098 = v1129 + v3097;
+    const bool v3099 = v3096 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3100 = v3098 < v15;
+    const bool v3101 = v3099 && v3100;
+    if (v3101) {
+      const float v3102 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3103 = v68 + v3098;
+      const bfloat v3104 = bias[v3103];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3105 = float(v3104);
+      const float v3106 = v3102 + v3105;
+      const float v3108 = fmax(v3106, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3109 = bfloat(v3108);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3110 = v3096 * v4;
+      const uint v3111 = v3110 + v68;
+      const uint v3112 = v3111 + v3098;
+      out[v3112] = v3109;
+    }
+    const uint v3113 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3114 = v1130 + v3113;
+    const uint v3115 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3116 = v1129 + v3115;
+    const bool v3117 = v3114 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3118 = v3116 < v15;
+    const bool v3119 = v3117 && v3118;
+    if (v3119) {
+      const float v3120 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3121 = v68 + v3116;
+      const bfloat v3122 = bias[v3121];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3123 = float(v3122);
+      const float v3124 = v3120 + v3123;
+      const float v3126 = fmax(v3124, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3127 = bfloat(v3126);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3128 = v3114 * v4;
+      const uint v3129 = v3128 + v68;
+      const uint v3130 = v3129 + v3116;
+      out[v3130] = v3127;
+    }
+    const uint v3131 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3132 = v1130 + v3131;
+    const uint v3133 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3134 = v1129 + v3133;
+    const bool v3135 = v3132 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3136 = v3134 < v15;
+    const bool v3137 = v3135 && v3136;
+    if (v3137) {
+      const float v3138 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3139 = v68 + v3134;
+      const bfloat v3140 = bias[v3139];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3141 = float(v3140);
+      const float v3142 = v3138 + v3141;
+      const float v3144 = fmax(v3142, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3145 = bfloat(v3144);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3146 = v3132 * v4;
+      const uint v3147 = v3146 + v68;
+      const uint v3148 = v3147 + v3134;
+      out[v3148] = v3145;
+    }
+    const uint v3149 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3150 = v1130 + v3149;
+    const uint v3151 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3152 = v1129 + v3151;
+    const bool v3153 = v3150 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3154 = v3152 < v15;
+    const bool v3155 = v3153 && v3154;
+    if (v3155) {
+      const float v3156 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3157 = v68 + v3152;
+      const bfloat v3158 = bias[v3157];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3159 = float(v3158);
+      const float v3160 = v3156 + v3159;
+      const float v3162 = fmax(v3160, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3163 = bfloat(v3162);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3164 = v3150 * v4;
+      const uint v3165 = v3164 + v68;
+      const uint v3166 = v3165 + v3152;
+      out[v3166] = v3163;
+    }
+    const uint v3167 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3168 = v1130 + v3167;
+    const uint v3169 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3170 = v1129 + v3169;
+    const bool v3171 = v3168 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3172 = v3170 < v15;
+    const bool v3173 = v3171 && v3172;
+    if (v3173) {
+      const float v3174 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3175 = v68 + v3170;
+      const bfloat v3176 = bias[v3175];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3177 = float(v3176);
+      const float v3178 = v3174 + v3177;
+      const float v3180 = fmax(v3178, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3181 = bfloat(v3180);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3182 = v3168 * v4;
+      const uint v3183 = v3182 + v68;
+      const uint v3184 = v3183 + v3170;
+      out[v3184] = v3181;
+    }
+    const uint v3185 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3186 = v1130 + v3185;
+    const uint v3187 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3188 = v1129 + v3187;
+    const bool v3189 = v3186 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3190 = v3188 < v15;
+    const bool v3191 = v3189 && v3190;
+    if (v3191) {
+      const float v3192 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3193 = v68 + v3188;
+      const bfloat v3194 = bias[v3193];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3195 = float(v3194);
+      const float v3196 = v3192 + v3195;
+      const float v3198 = fmax(v3196, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3199 = bfloat(v3198);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3200 = v3186 * v4;
+      const uint v3201 = v3200 + v68;
+      const uint v3202 = v3201 + v3188;
+      out[v3202] = v3199;
+    }
+    const uint v3203 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3204 = v1130 + v3203;
+    const uint v3205 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3206 = v1129 + v3205;
+    const bool v3207 = v3204 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3208 = v3206 < v15;
+    const bool v3209 = v3207 && v3208;
+    if (v3209) {
+      const float v3210 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3211 = v68 + v3206;
+      const bfloat v3212 = bias[v3211];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3213 = float(v3212);
+      const float v3214 = v3210 + v3213;
+      const float v3216 = fmax(v3214, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3217 = bfloat(v3216);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3218 = v3204 * v4;
+      const uint v3219 = v3218 + v68;
+      const uint v3220 = v3219 + v3206;
+      out[v3220] = v3217;
+    }
+    const uint v3221 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3222 = v1130 + v3221;
+    const uint v3223 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3224 = v1129 + v3223;
+    const bool v3225 = v3222 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3226 = v3224 < v15;
+    const bool v3227 = v3225 && v3226;
+    if (v3227) {
+      const float v3228 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3229 = v68 + v3224;
+      const bfloat v3230 = bias[v3229];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3231 = float(v3230);
+      const float v3232 = v3228 + v3231;
+      const float v3234 = fmax(v3232, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3235 = bfloat(v3234);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3236 = v3222 * v4;
+      const uint v3237 = v3236 + v68;
+      const uint v3238 = v3237 + v3224;
+      out[v3238] = v3235;
+    }
+    const uint v3239 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3240 = v1130 + v3239;
+    const uint v3241 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3242 = v1129 + v3241;
+    const bool v3243 = v3240 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3244 = v3242 < v15;
+    const bool v3245 = v3243 && v3244;
+    if (v3245) {
+      const float v3246 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3247 = v68 + v3242;
+      const bfloat v3248 = bias[v3247];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3249 = float(v3248);
+      const float v3250 = v3246 + v3249;
+      const float v3252 = fmax(v3250, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3253 = bfloat(v3252);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3254 = v3240 * v4;
+      const uint v3255 = v3254 + v68;
+      const uint v3256 = v3255 + v3242;
+      out[v3256] = v3253;
+    }
+    const uint v3257 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3258 = v1130 + v3257;
+    const uint v3259 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3260 = v1129 + v3259;
+    const bool v3261 = v3258 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3262 = v3260 < v15;
+    const bool v3263 = v3261 && v3262;
+    if (v3263) {
+      const float v3264 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3265 = v68 + v3260;
+      const bfloat v3266 = bias[v3265];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3267 = float(v3266);
+      const float v3268 = v3264 + v3267;
+      const float v3270 = fmax(v3268, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3271 = bfloat(v3270);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3272 = v3258 * v4;
+      const uint v3273 = v3272 + v68;
+      const uint v3274 = v3273 + v3260;
+      out[v3274] = v3271;
+    }
+    const uint v3275 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3276 = v1130 + v3275;
+    const uint v3277 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3278 = v1129 + v3277;
+    const bool v3279 = v3276 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3280 = v3278 < v15;
+    const bool v3281 = v3279 && v3280;
+    if (v3281) {
+      const float v3282 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3283 = v68 + v3278;
+      const bfloat v3284 = bias[v3283];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3285 = float(v3284);
+      const float v3286 = v3282 + v3285;
+      const float v3288 = fmax(v3286, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3289 = bfloat(v3288);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3290 = v3276 * v4;
+      const uint v3291 = v3290 + v68;
+      const uint v3292 = v3291 + v3278;
+      out[v3292] = v3289;
+    }
+    const uint v3293 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3294 = v1130 + v3293;
+    const uint v3295 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3296 = v1129 + v3295;
+    const bool v3297 = v3294 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3298 = v3296 < v15;
+    const bool v3299 = v3297 && v3298;
+    if (v3299) {
+      const float v3300 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3301 = v68 + v3296;
+      const bfloat v3302 = bias[v3301];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3303 = float(v3302);
+      const float v3304 = v3300 + v3303;
+      const float v3306 = fmax(v3304, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3307 = bfloat(v3306);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3308 = v3294 * v4;
+      const uint v3309 = v3308 + v68;
+      const uint v3310 = v3309 + v3296;
+      out[v3310] = v3307;
+    }
+    const uint v3311 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3312 = v1130 + v3311;
+    const uint v3313 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3314 = v1129 + v3313;
+    const bool v3315 = v3312 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3316 = v3314 < v15;
+    const bool v3317 = v3315 && v3316;
+    if (v3317) {
+      const float v3318 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3319 = v68 + v3314;
+      const bfloat v3320 = bias[v3319];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3321 = float(v3320);
+      const float v3322 = v3318 + v3321;
+      const float v3324 = fmax(v3322, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3325 = bfloat(v3324);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3326 = v3312 * v4;
+      const uint v3327 = v3326 + v68;
+      const uint v3328 = v3327 + v3314;
+      out[v3328] = v3325;
+    }
+    const uint v3329 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3330 = v1130 + v3329;
+    const uint v3331 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3332 = v1129 + v3331;
+    const bool v3333 = v3330 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3334 = v3332 < v15;
+    const bool v3335 = v3333 && v3334;
+    if (v3335) {
+      const float v3336 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3337 = v68 + v3332;
+      const bfloat v3338 = bias[v3337];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3339 = float(v3338);
+      const float v3340 = v3336 + v3339;
+      const float v3342 = fmax(v3340, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3343 = bfloat(v3342);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3344 = v3330 * v4;
+      const uint v3345 = v3344 + v68;
+      const uint v3346 = v3345 + v3332;
+      out[v3346] = v3343;
+    }
+    const uint v3347 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3348 = v1130 + v3347;
+    const uint v3349 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3350 = v1129 + v3349;
+    const bool v3351 = v3348 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3352 = v3350 < v15;
+    const bool v3353 = v3351 && v3352;
+    if (v3353) {
+      const float v3354 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3355 = v68 + v3350;
+      const bfloat v3356 = bias[v3355];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3357 = float(v3356);
+      const float v3358 = v3354 + v3357;
+      const float v3360 = fmax(v3358, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3361 = bfloat(v3360);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3362 = v3348 * v4;
+      const uint v3363 = v3362 + v68;
+      const uint v3364 = v3363 + v3350;
+      out[v3364] = v3361;
+    }
+    const uint v3365 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3366 = v1130 + v3365;
+    const uint v3367 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3368 = v1129 + v3367;
+    const bool v3369 = v3366 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3370 = v3368 < v15;
+    const bool v3371 = v3369 && v3370;
+    if (v3371) {
+      const float v3372 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3373 = v68 + v3368;
+      const bfloat v3374 = bias[v3373];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3375 = float(v3374);
+      const float v3376 = v3372 + v3375;
+      const float v3378 = fmax(v3376, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3379 = bfloat(v3378);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3380 = v3366 * v4;
+      const uint v3381 = v3380 + v68;
+      const uint v3382 = v3381 + v3368;
+      out[v3382] = v3379;
+    }
+    const uint v3383 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3384 = v1130 + v3383;
+    const uint v3385 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3386 = v1129 + v3385;
+    const bool v3387 = v3384 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3388 = v3386 < v15;
+    const bool v3389 = v3387 && v3388;
+    if (v3389) {
+      const float v3390 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3391 = v68 + v3386;
+      const bfloat v3392 = bias[v3391];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3393 = float(v3392);
+      const float v3394 = v3390 + v3393;
+      const float v3396 = fmax(v3394, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3397 = bfloat(v3396);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3398 = v3384 * v4;
+      const uint v3399 = v3398 + v68;
+      const uint v3400 = v3399 + v3386;
+      out[v3400] = v3397;
+    }
+    const uint v3401 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3402 = v1130 + v3401;
+    const uint v3403 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3404 = v1129 + v3403;
+    const bool v3405 = v3402 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3406 = v3404 < v15;
+    const bool v3407 = v3405 && v3406;
+    if (v3407) {
+      const float v3408 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3409 = v68 + v3404;
+      const bfloat v3410 = bias[v3409];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3411 = float(v3410);
+      const float v3412 = v3408 + v3411;
+      const float v3414 = fmax(v3412, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3415 = bfloat(v3414);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3416 = v3402 * v4;
+      const uint v3417 = v3416 + v68;
+      const uint v3418 = v3417 + v3404;
+      out[v3418] = v3415;
+    }
+    const uint v3419 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3420 = v1130 + v3419;
+    const uint v3421 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3422 = v1129 + v3421;
+    const bool v3423 = v3420 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3424 = v3422 < v15;
+    const bool v3425 = v3423 && v3424;
+    if (v3425) {
+      const float v3426 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3427 = v68 + v3422;
+      const bfloat v3428 = bias[v3427];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3429 = float(v3428);
+      const float v3430 = v3426 + v3429;
+      const float v3432 = fmax(v3430, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3433 = bfloat(v3432);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3434 = v3420 * v4;
+      const uint v3435 = v3434 + v68;
+      const uint v3436 = v3435 + v3422;
+      out[v3436] = v3433;
+    }
+    const uint v3437 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3438 = v1130 + v3437;
+    const uint v3439 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3440 = v1129 + v3439;
+    const bool v3441 = v3438 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3442 = v3440 < v15;
+    const bool v3443 = v3441 && v3442;
+    if (v3443) {
+      const float v3444 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3445 = v68 + v3440;
+      const bfloat v3446 = bias[v3445];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3447 = float(v3446);
+      const float v3448 = v3444 + v3447;
+      const float v3450 = fmax(v3448, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3451 = bfloat(v3450);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3452 = v3438 * v4;
+      const uint v3453 = v3452 + v68;
+      const uint v3454 = v3453 + v3440;
+      out[v3454] = v3451;
+    }
+    const uint v3455 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3456 = v1130 + v3455;
+    const uint v3457 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3458 = v1129 + v3457;
+    const bool v3459 = v3456 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3460 = v3458 < v15;
+    const bool v3461 = v3459 && v3460;
+    if (v3461) {
+      const float v3462 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3463 = v68 + v3458;
+      const bfloat v3464 = bias[v3463];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3465 = float(v3464);
+      const float v3466 = v3462 + v3465;
+      const float v3468 = fmax(v3466, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3469 = bfloat(v3468);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3470 = v3456 * v4;
+      const uint v3471 = v3470 + v68;
+      const uint v3472 = v3471 + v3458;
+      out[v3472] = v3469;
+    }
+    const uint v3473 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3474 = v1130 + v3473;
+    const uint v3475 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3476 = v1129 + v3475;
+    const bool v3477 = v3474 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3478 = v3476 < v15;
+    const bool v3479 = v3477 && v3478;
+    if (v3479) {
+      const float v3480 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3481 = v68 + v3476;
+      const bfloat v3482 = bias[v3481];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3483 = float(v3482);
+      const float v3484 = v3480 + v3483;
+      const float v3486 = fmax(v3484, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3487 = bfloat(v3486);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3488 = v3474 * v4;
+      const uint v3489 = v3488 + v68;
+      const uint v3490 = v3489 + v3476;
+      out[v3490] = v3487;
+    }
+    const uint v3491 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3492 = v1130 + v3491;
+    const uint v3493 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3494 = v1129 + v3493;
+    const bool v3495 = v3492 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3496 = v3494 < v15;
+    const bool v3497 = v3495 && v3496;
+    if (v3497) {
+      const float v3498 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3499 = v68 + v3494;
+      const bfloat v3500 = bias[v3499];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3501 = float(v3500);
+      const float v3502 = v3498 + v3501;
+      const float v3504 = fmax(v3502, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3505 = bfloat(v3504);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3506 = v3492 * v4;
+      const uint v3507 = v3506 + v68;
+      const uint v3508 = v3507 + v3494;
+      out[v3508] = v3505;
+    }
+    const uint v3509 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3510 = v1130 + v3509;
+    const uint v3511 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3512 = v1129 + v3511;
+    const bool v3513 = v3510 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3514 = v3512 < v15;
+    const bool v3515 = v3513 && v3514;
+    if (v3515) {
+      const float v3516 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3517 = v68 + v3512;
+      const bfloat v3518 = bias[v3517];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3519 = float(v3518);
+      const float v3520 = v3516 + v3519;
+      const float v3522 = fmax(v3520, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3523 = bfloat(v3522);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3524 = v3510 * v4;
+      const uint v3525 = v3524 + v68;
+      const uint v3526 = v3525 + v3512;
+      out[v3526] = v3523;
+    }
+    const uint v3527 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3528 = v1130 + v3527;
+    const uint v3529 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3530 = v1129 + v3529;
+    const bool v3531 = v3528 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3532 = v3530 < v15;
+    const bool v3533 = v3531 && v3532;
+    if (v3533) {
+      const float v3534 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3535 = v68 + v3530;
+      const bfloat v3536 = bias[v3535];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3537 = float(v3536);
+      const float v3538 = v3534 + v3537;
+      const float v3540 = fmax(v3538, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3541 = bfloat(v3540);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3542 = v3528 * v4;
+      const uint v3543 = v3542 + v68;
+      const uint v3544 = v3543 + v3530;
+      out[v3544] = v3541;
+    }
+    const uint v3545 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3546 = v1130 + v3545;
+    const uint v3547 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3548 = v1129 + v3547;
+    const bool v3549 = v3546 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3550 = v3548 < v15;
+    const bool v3551 = v3549 && v3550;
+    if (v3551) {
+      const float v3552 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3553 = v68 + v3548;
+      const bfloat v3554 = bias[v3553];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3555 = float(v3554);
+      const float v3556 = v3552 + v3555;
+      const float v3558 = fmax(v3556, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3559 = bfloat(v3558);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3560 = v3546 * v4;
+      const uint v3561 = v3560 + v68;
+      const uint v3562 = v3561 + v3548;
+      out[v3562] = v3559;
+    }
+    const uint v3563 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3564 = v1130 + v3563;
+    const uint v3565 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3566 = v1129 + v3565;
+    const bool v3567 = v3564 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3568 = v3566 < v15;
+    const bool v3569 = v3567 && v3568;
+    if (v3569) {
+      const float v3570 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3571 = v68 + v3566;
+      const bfloat v3572 = bias[v3571];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3573 = float(v3572);
+      const float v3574 = v3570 + v3573;
+      const float v3576 = fmax(v3574, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3577 = bfloat(v3576);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3578 = v3564 * v4;
+      const uint v3579 = v3578 + v68;
+      const uint v3580 = v3579 + v3566;
+      out[v3580] = v3577;
+    }
+    const uint v3581 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3582 = v1130 + v3581;
+    const uint v3583 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3584 = v1129 + v3583;
+    const bool v3585 = v3582 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3586 = v3584 < v15;
+    const bool v3587 = v3585 && v3586;
+    if (v3587) {
+      const float v3588 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3589 = v68 + v3584;
+      const bfloat v3590 = bias[v3589];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3591 = float(v3590);
+      const float v3592 = v3588 + v3591;
+      const float v3594 = fmax(v3592, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3595 = bfloat(v3594);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3596 = v3582 * v4;
+      const uint v3597 = v3596 + v68;
+      const uint v3598 = v3597 + v3584;
+      out[v3598] = v3595;
+    }
+    const uint v3599 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3600 = v1130 + v3599;
+    const uint v3601 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3602 = v1129 + v3601;
+    const bool v3603 = v3600 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3604 = v3602 < v15;
+    const bool v3605 = v3603 && v3604;
+    if (v3605) {
+      const float v3606 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3607 = v68 + v3602;
+      const bfloat v3608 = bias[v3607];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3609 = float(v3608);
+      const float v3610 = v3606 + v3609;
+      const float v3612 = fmax(v3610, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3613 = bfloat(v3612);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3614 = v3600 * v4;
+      const uint v3615 = v3614 + v68;
+      const uint v3616 = v3615 + v3602;
+      out[v3616] = v3613;
+    }
+    const uint v3617 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3618 = v1130 + v3617;
+    const uint v3619 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3620 = v1129 + v3619;
+    const bool v3621 = v3618 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3622 = v3620 < v15;
+    const bool v3623 = v3621 && v3622;
+    if (v3623) {
+      const float v3624 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3625 = v68 + v3620;
+      const bfloat v3626 = bias[v3625];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3627 = float(v3626);
+      const float v3628 = v3624 + v3627;
+      const float v3630 = fmax(v3628, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3631 = bfloat(v3630);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3632 = v3618 * v4;
+      const uint v3633 = v3632 + v68;
+      const uint v3634 = v3633 + v3620;
+      out[v3634] = v3631;
+    }
+    const uint v3635 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3636 = v1130 + v3635;
+    const uint v3637 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3638 = v1129 + v3637;
+    const bool v3639 = v3636 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3640 = v3638 < v15;
+    const bool v3641 = v3639 && v3640;
+    if (v3641) {
+      const float v3642 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3643 = v68 + v3638;
+      const bfloat v3644 = bias[v3643];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3645 = float(v3644);
+      const float v3646 = v3642 + v3645;
+      const float v3648 = fmax(v3646, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3649 = bfloat(v3648);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3650 = v3636 * v4;
+      const uint v3651 = v3650 + v68;
+      const uint v3652 = v3651 + v3638;
+      out[v3652] = v3649;
+    }
+    const uint v3653 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3654 = v1130 + v3653;
+    const uint v3655 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3656 = v1129 + v3655;
+    const bool v3657 = v3654 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3658 = v3656 < v15;
+    const bool v3659 = v3657 && v3658;
+    if (v3659) {
+      const float v3660 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3661 = v68 + v3656;
+      const bfloat v3662 = bias[v3661];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3663 = float(v3662);
+      const float v3664 = v3660 + v3663;
+      const float v3666 = fmax(v3664, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3667 = bfloat(v3666);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3668 = v3654 * v4;
+      const uint v3669 = v3668 + v68;
+      const uint v3670 = v3669 + v3656;
+      out[v3670] = v3667;
+    }
+    const uint v3671 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3672 = v1130 + v3671;
+    const uint v3673 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3674 = v1129 + v3673;
+    const bool v3675 = v3672 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3676 = v3674 < v15;
+    const bool v3677 = v3675 && v3676;
+    if (v3677) {
+      const float v3678 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3679 = v68 + v3674;
+      const bfloat v3680 = bias[v3679];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3681 = float(v3680);
+      const float v3682 = v3678 + v3681;
+      const float v3684 = fmax(v3682, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3685 = bfloat(v3684);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3686 = v3672 * v4;
+      const uint v3687 = v3686 + v68;
+      const uint v3688 = v3687 + v3674;
+      out[v3688] = v3685;
+    }
+    const uint v3689 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3690 = v1130 + v3689;
+    const uint v3691 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3692 = v1129 + v3691;
+    const bool v3693 = v3690 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3694 = v3692 < v15;
+    const bool v3695 = v3693 && v3694;
+    if (v3695) {
+      const float v3696 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3697 = v68 + v3692;
+      const bfloat v3698 = bias[v3697];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3699 = float(v3698);
+      const float v3700 = v3696 + v3699;
+      const float v3702 = fmax(v3700, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3703 = bfloat(v3702);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3704 = v3690 * v4;
+      const uint v3705 = v3704 + v68;
+      const uint v3706 = v3705 + v3692;
+      out[v3706] = v3703;
+    }
+    const uint v3707 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3708 = v1130 + v3707;
+    const uint v3709 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3710 = v1129 + v3709;
+    const bool v3711 = v3708 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3712 = v3710 < v15;
+    const bool v3713 = v3711 && v3712;
+    if (v3713) {
+      const float v3714 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3715 = v68 + v3710;
+      const bfloat v3716 = bias[v3715];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3717 = float(v3716);
+      const float v3718 = v3714 + v3717;
+      const float v3720 = fmax(v3718, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3721 = bfloat(v3720);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3722 = v3708 * v4;
+      const uint v3723 = v3722 + v68;
+      const uint v3724 = v3723 + v3710;
+      out[v3724] = v3721;
+    }
+    const uint v3725 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3726 = v1130 + v3725;
+    const uint v3727 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3728 = v1129 + v3727;
+    const bool v3729 = v3726 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3730 = v3728 < v15;
+    const bool v3731 = v3729 && v3730;
+    if (v3731) {
+      const float v3732 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3733 = v68 + v3728;
+      const bfloat v3734 = bias[v3733];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3735 = float(v3734);
+      const float v3736 = v3732 + v3735;
+      const float v3738 = fmax(v3736, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3739 = bfloat(v3738);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3740 = v3726 * v4;
+      const uint v3741 = v3740 + v68;
+      const uint v3742 = v3741 + v3728;
+      out[v3742] = v3739;
+    }
+    const uint v3743 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3744 = v1130 + v3743;
+    const uint v3745 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3746 = v1129 + v3745;
+    const bool v3747 = v3744 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3748 = v3746 < v15;
+    const bool v3749 = v3747 && v3748;
+    if (v3749) {
+      const float v3750 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3751 = v68 + v3746;
+      const bfloat v3752 = bias[v3751];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3753 = float(v3752);
+      const float v3754 = v3750 + v3753;
+      const float v3756 = fmax(v3754, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3757 = bfloat(v3756);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3758 = v3744 * v4;
+      const uint v3759 = v3758 + v68;
+      const uint v3760 = v3759 + v3746;
+      out[v3760] = v3757;
+    }
+    const uint v3761 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3762 = v1130 + v3761;
+    const uint v3763 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3764 = v1129 + v3763;
+    const bool v3765 = v3762 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3766 = v3764 < v15;
+    const bool v3767 = v3765 && v3766;
+    if (v3767) {
+      const float v3768 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3769 = v68 + v3764;
+      const bfloat v3770 = bias[v3769];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3771 = float(v3770);
+      const float v3772 = v3768 + v3771;
+      const float v3774 = fmax(v3772, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3775 = bfloat(v3774);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3776 = v3762 * v4;
+      const uint v3777 = v3776 + v68;
+      const uint v3778 = v3777 + v3764;
+      out[v3778] = v3775;
+    }
+    const uint v3779 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3780 = v1130 + v3779;
+    const uint v3781 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3782 = v1129 + v3781;
+    const bool v3783 = v3780 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3784 = v3782 < v15;
+    const bool v3785 = v3783 && v3784;
+    if (v3785) {
+      const float v3786 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3787 = v68 + v3782;
+      const bfloat v3788 = bias[v3787];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3789 = float(v3788);
+      const float v3790 = v3786 + v3789;
+      const float v3792 = fmax(v3790, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3793 = bfloat(v3792);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3794 = v3780 * v4;
+      const uint v3795 = v3794 + v68;
+      const uint v3796 = v3795 + v3782;
+      out[v3796] = v3793;
+    }
+    const uint v3797 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3798 = v1130 + v3797;
+    const uint v3799 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3800 = v1129 + v3799;
+    const bool v3801 = v3798 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3802 = v3800 < v15;
+    const bool v3803 = v3801 && v3802;
+    if (v3803) {
+      const float v3804 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3805 = v68 + v3800;
+      const bfloat v3806 = bias[v3805];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3807 = float(v3806);
+      const float v3808 = v3804 + v3807;
+      const float v3810 = fmax(v3808, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3811 = bfloat(v3810);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3812 = v3798 * v4;
+      const uint v3813 = v3812 + v68;
+      const uint v3814 = v3813 + v3800;
+      out[v3814] = v3811;
+    }
+    const uint v3815 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3816 = v1130 + v3815;
+    const uint v3817 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3818 = v1129 + v3817;
+    const bool v3819 = v3816 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3820 = v3818 < v15;
+    const bool v3821 = v3819 && v3820;
+    if (v3821) {
+      const float v3822 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3823 = v68 + v3818;
+      const bfloat v3824 = bias[v3823];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3825 = float(v3824);
+      const float v3826 = v3822 + v3825;
+      const float v3828 = fmax(v3826, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3829 = bfloat(v3828);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3830 = v3816 * v4;
+      const uint v3831 = v3830 + v68;
+      const uint v3832 = v3831 + v3818;
+      out[v3832] = v3829;
+    }
+    const uint v3833 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3834 = v1130 + v3833;
+    const uint v3835 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3836 = v1129 + v3835;
+    const bool v3837 = v3834 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3838 = v3836 < v15;
+    const bool v3839 = v3837 && v3838;
+    if (v3839) {
+      const float v3840 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3841 = v68 + v3836;
+      const bfloat v3842 = bias[v3841];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3843 = float(v3842);
+      const float v3844 = v3840 + v3843;
+      const float v3846 = fmax(v3844, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3847 = bfloat(v3846);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3848 = v3834 * v4;
+      const uint v3849 = v3848 + v68;
+      const uint v3850 = v3849 + v3836;
+      out[v3850] = v3847;
+    }
+    const uint v3851 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3852 = v1130 + v3851;
+    const uint v3853 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3854 = v1129 + v3853;
+    const bool v3855 = v3852 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3856 = v3854 < v15;
+    const bool v3857 = v3855 && v3856;
+    if (v3857) {
+      const float v3858 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3859 = v68 + v3854;
+      const bfloat v3860 = bias[v3859];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3861 = float(v3860);
+      const float v3862 = v3858 + v3861;
+      const float v3864 = fmax(v3862, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3865 = bfloat(v3864);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3866 = v3852 * v4;
+      const uint v3867 = v3866 + v68;
+      const uint v3868 = v3867 + v3854;
+      out[v3868] = v3865;
+    }
+    const uint v3869 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3870 = v1130 + v3869;
+    const uint v3871 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3872 = v1129 + v3871;
+    const bool v3873 = v3870 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3874 = v3872 < v15;
+    const bool v3875 = v3873 && v3874;
+    if (v3875) {
+      const float v3876 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3877 = v68 + v3872;
+      const bfloat v3878 = bias[v3877];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3879 = float(v3878);
+      const float v3880 = v3876 + v3879;
+      const float v3882 = fmax(v3880, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3883 = bfloat(v3882);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3884 = v3870 * v4;
+      const uint v3885 = v3884 + v68;
+      const uint v3886 = v3885 + v3872;
+      out[v3886] = v3883;
+    }
+    const uint v3887 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3888 = v1130 + v3887;
+    const uint v3889 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3890 = v1129 + v3889;
+    const bool v3891 = v3888 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3892 = v3890 < v15;
+    const bool v3893 = v3891 && v3892;
+    if (v3893) {
+      const float v3894 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3895 = v68 + v3890;
+      const bfloat v3896 = bias[v3895];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3897 = float(v3896);
+      const float v3898 = v3894 + v3897;
+      const float v3900 = fmax(v3898, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3901 = bfloat(v3900);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3902 = v3888 * v4;
+      const uint v3903 = v3902 + v68;
+      const uint v3904 = v3903 + v3890;
+      out[v3904] = v3901;
+    }
+    const uint v3905 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3906 = v1130 + v3905;
+    const uint v3907 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3908 = v1129 + v3907;
+    const bool v3909 = v3906 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3910 = v3908 < v15;
+    const bool v3911 = v3909 && v3910;
+    if (v3911) {
+      const float v3912 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3913 = v68 + v3908;
+      const bfloat v3914 = bias[v3913];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3915 = float(v3914);
+      const float v3916 = v3912 + v3915;
+      const float v3918 = fmax(v3916, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3919 = bfloat(v3918);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3920 = v3906 * v4;
+      const uint v3921 = v3920 + v68;
+      const uint v3922 = v3921 + v3908;
+      out[v3922] = v3919;
+    }
+    const uint v3923 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3924 = v1130 + v3923;
+    const uint v3925 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3926 = v1129 + v3925;
+    const bool v3927 = v3924 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3928 = v3926 < v15;
+    const bool v3929 = v3927 && v3928;
+    if (v3929) {
+      const float v3930 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3931 = v68 + v3926;
+      const bfloat v3932 = bias[v3931];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3933 = float(v3932);
+      const float v3934 = v3930 + v3933;
+      const float v3936 = fmax(v3934, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3937 = bfloat(v3936);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3938 = v3924 * v4;
+      const uint v3939 = v3938 + v68;
+      const uint v3940 = v3939 + v3926;
+      out[v3940] = v3937;
+    }
+    const uint v3941 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3942 = v1130 + v3941;
+    const uint v3943 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3944 = v1129 + v3943;
+    const bool v3945 = v3942 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3946 = v3944 < v15;
+    const bool v3947 = v3945 && v3946;
+    if (v3947) {
+      const float v3948 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3949 = v68 + v3944;
+      const bfloat v3950 = bias[v3949];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3951 = float(v3950);
+      const float v3952 = v3948 + v3951;
+      const float v3954 = fmax(v3952, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3955 = bfloat(v3954);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3956 = v3942 * v4;
+      const uint v3957 = v3956 + v68;
+      const uint v3958 = v3957 + v3944;
+      out[v3958] = v3955;
+    }
+    const uint v3959 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3960 = v1130 + v3959;
+    const uint v3961 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3962 = v1129 + v3961;
+    const bool v3963 = v3960 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3964 = v3962 < v15;
+    const bool v3965 = v3963 && v3964;
+    if (v3965) {
+      const float v3966 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3967 = v68 + v3962;
+      const bfloat v3968 = bias[v3967];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3969 = float(v3968);
+      const float v3970 = v3966 + v3969;
+      const float v3972 = fmax(v3970, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3973 = bfloat(v3972);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3974 = v3960 * v4;
+      const uint v3975 = v3974 + v68;
+      const uint v3976 = v3975 + v3962;
+      out[v3976] = v3973;
+    }
+    const uint v3977 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3978 = v1130 + v3977;
+    const uint v3979 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3980 = v1129 + v3979;
+    const bool v3981 = v3978 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3982 = v3980 < v15;
+    const bool v3983 = v3981 && v3982;
+    if (v3983) {
+      const float v3984 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3985 = v68 + v3980;
+      const bfloat v3986 = bias[v3985];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v3987 = float(v3986);
+      const float v3988 = v3984 + v3987;
+      const float v3990 = fmax(v3988, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v3991 = bfloat(v3990);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v3992 = v3978 * v4;
+      const uint v3993 = v3992 + v68;
+      const uint v3994 = v3993 + v3980;
+      out[v3994] = v3991;
+    }
+    const uint v3995 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3996 = v1130 + v3995;
+    const uint v3997 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3998 = v1129 + v3997;
+    const bool v3999 = v3996 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4000 = v3998 < v15;
+    const bool v4001 = v3999 && v4000;
+    if (v4001) {
+      const float v4002 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4003 = v68 + v3998;
+      const bfloat v4004 = bias[v4003];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4005 = float(v4004);
+      const float v4006 = v4002 + v4005;
+      const float v4008 = fmax(v4006, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4009 = bfloat(v4008);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4010 = v3996 * v4;
+      const uint v4011 = v4010 + v68;
+      const uint v4012 = v4011 + v3998;
+      out[v4012] = v4009;
+    }
+    const uint v4013 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4014 = v1130 + v4013;
+    const uint v4015 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4016 = v1129 + v4015;
+    const bool v4017 = v4014 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4018 = v4016 < v15;
+    const bool v4019 = v4017 && v4018;
+    if (v4019) {
+      const float v4020 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4021 = v68 + v4016;
+      const bfloat v4022 = bias[v4021];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4023 = float(v4022);
+      const float v4024 = v4020 + v4023;
+      const float v4026 = fmax(v4024, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4027 = bfloat(v4026);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4028 = v4014 * v4;
+      const uint v4029 = v4028 + v68;
+      const uint v4030 = v4029 + v4016;
+      out[v4030] = v4027;
+    }
+    const uint v4031 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4032 = v1130 + v4031;
+    const uint v4033 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4034 = v1129 + v4033;
+    const bool v4035 = v4032 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4036 = v4034 < v15;
+    const bool v4037 = v4035 && v4036;
+    if (v4037) {
+      const float v4038 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4039 = v68 + v4034;
+      const bfloat v4040 = bias[v4039];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4041 = float(v4040);
+      const float v4042 = v4038 + v4041;
+      const float v4044 = fmax(v4042, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4045 = bfloat(v4044);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4046 = v4032 * v4;
+      const uint v4047 = v4046 + v68;
+      const uint v4048 = v4047 + v4034;
+      out[v4048] = v4045;
+    }
+    const uint v4049 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4050 = v1130 + v4049;
+    const uint v4051 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4052 = v1129 + v4051;
+    const bool v4053 = v4050 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4054 = v4052 < v15;
+    const bool v4055 = v4053 && v4054;
+    if (v4055) {
+      const float v4056 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4057 = v68 + v4052;
+      const bfloat v4058 = bias[v4057];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4059 = float(v4058);
+      const float v4060 = v4056 + v4059;
+      const float v4062 = fmax(v4060, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4063 = bfloat(v4062);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4064 = v4050 * v4;
+      const uint v4065 = v4064 + v68;
+      const uint v4066 = v4065 + v4052;
+      out[v4066] = v4063;
+    }
+    const uint v4067 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4068 = v1130 + v4067;
+    const uint v4069 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4070 = v1129 + v4069;
+    const bool v4071 = v4068 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4072 = v4070 < v15;
+    const bool v4073 = v4071 && v4072;
+    if (v4073) {
+      const float v4074 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4075 = v68 + v4070;
+      const bfloat v4076 = bias[v4075];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4077 = float(v4076);
+      const float v4078 = v4074 + v4077;
+      const float v4080 = fmax(v4078, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4081 = bfloat(v4080);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4082 = v4068 * v4;
+      const uint v4083 = v4082 + v68;
+      const uint v4084 = v4083 + v4070;
+      out[v4084] = v4081;
+    }
+    const uint v4085 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4086 = v1130 + v4085;
+    const uint v4087 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4088 = v1129 + v4087;
+    const bool v4089 = v4086 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4090 = v4088 < v15;
+    const bool v4091 = v4089 && v4090;
+    if (v4091) {
+      const float v4092 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4093 = v68 + v4088;
+      const bfloat v4094 = bias[v4093];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4095 = float(v4094);
+      const float v4096 = v4092 + v4095;
+      const float v4098 = fmax(v4096, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4099 = bfloat(v4098);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4100 = v4086 * v4;
+      const uint v4101 = v4100 + v68;
+      const uint v4102 = v4101 + v4088;
+      out[v4102] = v4099;
+    }
+    const uint v4103 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4104 = v1130 + v4103;
+    const uint v4105 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4106 = v1129 + v4105;
+    const bool v4107 = v4104 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4108 = v4106 < v15;
+    const bool v4109 = v4107 && v4108;
+    if (v4109) {
+      const float v4110 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4111 = v68 + v4106;
+      const bfloat v4112 = bias[v4111];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4113 = float(v4112);
+      const float v4114 = v4110 + v4113;
+      const float v4116 = fmax(v4114, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4117 = bfloat(v4116);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4118 = v4104 * v4;
+      const uint v4119 = v4118 + v68;
+      const uint v4120 = v4119 + v4106;
+      out[v4120] = v4117;
+    }
+    const uint v4121 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4122 = v1130 + v4121;
+    const uint v4123 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4124 = v1129 + v4123;
+    const bool v4125 = v4122 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4126 = v4124 < v15;
+    const bool v4127 = v4125 && v4126;
+    if (v4127) {
+      const float v4128 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4129 = v68 + v4124;
+      const bfloat v4130 = bias[v4129];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4131 = float(v4130);
+      const float v4132 = v4128 + v4131;
+      const float v4134 = fmax(v4132, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4135 = bfloat(v4134);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4136 = v4122 * v4;
+      const uint v4137 = v4136 + v68;
+      const uint v4138 = v4137 + v4124;
+      out[v4138] = v4135;
+    }
+    const uint v4139 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4140 = v1130 + v4139;
+    const uint v4141 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4142 = v1129 + v4141;
+    const bool v4143 = v4140 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4144 = v4142 < v15;
+    const bool v4145 = v4143 && v4144;
+    if (v4145) {
+      const float v4146 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4147 = v68 + v4142;
+      const bfloat v4148 = bias[v4147];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4149 = float(v4148);
+      const float v4150 = v4146 + v4149;
+      const float v4152 = fmax(v4150, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4153 = bfloat(v4152);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4154 = v4140 * v4;
+      const uint v4155 = v4154 + v68;
+      const uint v4156 = v4155 + v4142;
+      out[v4156] = v4153;
+    }
+    const uint v4157 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4158 = v1130 + v4157;
+    const uint v4159 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4160 = v1129 + v4159;
+    const bool v4161 = v4158 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4162 = v4160 < v15;
+    const bool v4163 = v4161 && v4162;
+    if (v4163) {
+      const float v4164 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4165 = v68 + v4160;
+      const bfloat v4166 = bias[v4165];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4167 = float(v4166);
+      const float v4168 = v4164 + v4167;
+      const float v4170 = fmax(v4168, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4171 = bfloat(v4170);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4172 = v4158 * v4;
+      const uint v4173 = v4172 + v68;
+      const uint v4174 = v4173 + v4160;
+      out[v4174] = v4171;
+    }
+    const uint v4175 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4176 = v1130 + v4175;
+    const uint v4177 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4178 = v1129 + v4177;
+    const bool v4179 = v4176 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4180 = v4178 < v15;
+    const bool v4181 = v4179 && v4180;
+    if (v4181) {
+      const float v4182 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4183 = v68 + v4178;
+      const bfloat v4184 = bias[v4183];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4185 = float(v4184);
+      const float v4186 = v4182 + v4185;
+      const float v4188 = fmax(v4186, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4189 = bfloat(v4188);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4190 = v4176 * v4;
+      const uint v4191 = v4190 + v68;
+      const uint v4192 = v4191 + v4178;
+      out[v4192] = v4189;
+    }
+    const uint v4193 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4194 = v1130 + v4193;
+    const uint v4195 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4196 = v1129 + v4195;
+    const bool v4197 = v4194 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4198 = v4196 < v15;
+    const bool v4199 = v4197 && v4198;
+    if (v4199) {
+      const float v4200 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4201 = v68 + v4196;
+      const bfloat v4202 = bias[v4201];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4203 = float(v4202);
+      const float v4204 = v4200 + v4203;
+      const float v4206 = fmax(v4204, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4207 = bfloat(v4206);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4208 = v4194 * v4;
+      const uint v4209 = v4208 + v68;
+      const uint v4210 = v4209 + v4196;
+      out[v4210] = v4207;
+    }
+    const uint v4211 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4212 = v1130 + v4211;
+    const uint v4213 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4214 = v1129 + v4213;
+    const bool v4215 = v4212 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4216 = v4214 < v15;
+    const bool v4217 = v4215 && v4216;
+    if (v4217) {
+      const float v4218 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4219 = v68 + v4214;
+      const bfloat v4220 = bias[v4219];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4221 = float(v4220);
+      const float v4222 = v4218 + v4221;
+      const float v4224 = fmax(v4222, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4225 = bfloat(v4224);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4226 = v4212 * v4;
+      const uint v4227 = v4226 + v68;
+      const uint v4228 = v4227 + v4214;
+      out[v4228] = v4225;
+    }
+    const uint v4229 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4230 = v1130 + v4229;
+    const uint v4231 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4232 = v1129 + v4231;
+    const bool v4233 = v4230 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4234 = v4232 < v15;
+    const bool v4235 = v4233 && v4234;
+    if (v4235) {
+      const float v4236 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4237 = v68 + v4232;
+      const bfloat v4238 = bias[v4237];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4239 = float(v4238);
+      const float v4240 = v4236 + v4239;
+      const float v4242 = fmax(v4240, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4243 = bfloat(v4242);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4244 = v4230 * v4;
+      const uint v4245 = v4244 + v68;
+      const uint v4246 = v4245 + v4232;
+      out[v4246] = v4243;
+    }
+    const uint v4247 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4248 = v1130 + v4247;
+    const uint v4249 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4250 = v1129 + v4249;
+    const bool v4251 = v4248 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4252 = v4250 < v15;
+    const bool v4253 = v4251 && v4252;
+    if (v4253) {
+      const float v4254 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4255 = v68 + v4250;
+      const bfloat v4256 = bias[v4255];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4257 = float(v4256);
+      const float v4258 = v4254 + v4257;
+      const float v4260 = fmax(v4258, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4261 = bfloat(v4260);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4262 = v4248 * v4;
+      const uint v4263 = v4262 + v68;
+      const uint v4264 = v4263 + v4250;
+      out[v4264] = v4261;
+    }
+    const uint v4265 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4266 = v1130 + v4265;
+    const uint v4267 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4268 = v1129 + v4267;
+    const bool v4269 = v4266 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4270 = v4268 < v15;
+    const bool v4271 = v4269 && v4270;
+    if (v4271) {
+      const float v4272 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4273 = v68 + v4268;
+      const bfloat v4274 = bias[v4273];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4275 = float(v4274);
+      const float v4276 = v4272 + v4275;
+      const float v4278 = fmax(v4276, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4279 = bfloat(v4278);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4280 = v4266 * v4;
+      const uint v4281 = v4280 + v68;
+      const uint v4282 = v4281 + v4268;
+      out[v4282] = v4279;
+    }
+    const uint v4283 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4284 = v1130 + v4283;
+    const uint v4285 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4286 = v1129 + v4285;
+    const bool v4287 = v4284 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4288 = v4286 < v15;
+    const bool v4289 = v4287 && v4288;
+    if (v4289) {
+      const float v4290 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4291 = v68 + v4286;
+      const bfloat v4292 = bias[v4291];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4293 = float(v4292);
+      const float v4294 = v4290 + v4293;
+      const float v4296 = fmax(v4294, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4297 = bfloat(v4296);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4298 = v4284 * v4;
+      const uint v4299 = v4298 + v68;
+      const uint v4300 = v4299 + v4286;
+      out[v4300] = v4297;
+    }
+    const uint v4301 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4302 = v1130 + v4301;
+    const uint v4303 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4304 = v1129 + v4303;
+    const bool v4305 = v4302 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4306 = v4304 < v15;
+    const bool v4307 = v4305 && v4306;
+    if (v4307) {
+      const float v4308 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4309 = v68 + v4304;
+      const bfloat v4310 = bias[v4309];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4311 = float(v4310);
+      const float v4312 = v4308 + v4311;
+      const float v4314 = fmax(v4312, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4315 = bfloat(v4314);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4316 = v4302 * v4;
+      const uint v4317 = v4316 + v68;
+      const uint v4318 = v4317 + v4304;
+      out[v4318] = v4315;
+    }
+    const uint v4319 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4320 = v1130 + v4319;
+    const uint v4321 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4322 = v1129 + v4321;
+    const bool v4323 = v4320 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4324 = v4322 < v15;
+    const bool v4325 = v4323 && v4324;
+    if (v4325) {
+      const float v4326 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4327 = v68 + v4322;
+      const bfloat v4328 = bias[v4327];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4329 = float(v4328);
+      const float v4330 = v4326 + v4329;
+      const float v4332 = fmax(v4330, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4333 = bfloat(v4332);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4334 = v4320 * v4;
+      const uint v4335 = v4334 + v68;
+      const uint v4336 = v4335 + v4322;
+      out[v4336] = v4333;
+    }
+    const uint v4337 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4338 = v1130 + v4337;
+    const uint v4339 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4340 = v1129 + v4339;
+    const bool v4341 = v4338 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4342 = v4340 < v15;
+    const bool v4343 = v4341 && v4342;
+    if (v4343) {
+      const float v4344 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4345 = v68 + v4340;
+      const bfloat v4346 = bias[v4345];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4347 = float(v4346);
+      const float v4348 = v4344 + v4347;
+      const float v4350 = fmax(v4348, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4351 = bfloat(v4350);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4352 = v4338 * v4;
+      const uint v4353 = v4352 + v68;
+      const uint v4354 = v4353 + v4340;
+      out[v4354] = v4351;
+    }
+    const uint v4355 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4356 = v1130 + v4355;
+    const uint v4357 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4358 = v1129 + v4357;
+    const bool v4359 = v4356 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4360 = v4358 < v15;
+    const bool v4361 = v4359 && v4360;
+    if (v4361) {
+      const float v4362 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4363 = v68 + v4358;
+      const bfloat v4364 = bias[v4363];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4365 = float(v4364);
+      const float v4366 = v4362 + v4365;
+      const float v4368 = fmax(v4366, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4369 = bfloat(v4368);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4370 = v4356 * v4;
+      const uint v4371 = v4370 + v68;
+      const uint v4372 = v4371 + v4358;
+      out[v4372] = v4369;
+    }
+    const uint v4373 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4374 = v1130 + v4373;
+    const uint v4375 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4376 = v1129 + v4375;
+    const bool v4377 = v4374 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4378 = v4376 < v15;
+    const bool v4379 = v4377 && v4378;
+    if (v4379) {
+      const float v4380 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4381 = v68 + v4376;
+      const bfloat v4382 = bias[v4381];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4383 = float(v4382);
+      const float v4384 = v4380 + v4383;
+      const float v4386 = fmax(v4384, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4387 = bfloat(v4386);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4388 = v4374 * v4;
+      const uint v4389 = v4388 + v68;
+      const uint v4390 = v4389 + v4376;
+      out[v4390] = v4387;
+    }
+    const uint v4391 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4392 = v1130 + v4391;
+    const uint v4393 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4394 = v1129 + v4393;
+    const bool v4395 = v4392 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4396 = v4394 < v15;
+    const bool v4397 = v4395 && v4396;
+    if (v4397) {
+      const float v4398 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4399 = v68 + v4394;
+      const bfloat v4400 = bias[v4399];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4401 = float(v4400);
+      const float v4402 = v4398 + v4401;
+      const float v4404 = fmax(v4402, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4405 = bfloat(v4404);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4406 = v4392 * v4;
+      const uint v4407 = v4406 + v68;
+      const uint v4408 = v4407 + v4394;
+      out[v4408] = v4405;
+    }
+    const uint v4409 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4410 = v1130 + v4409;
+    const uint v4411 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4412 = v1129 + v4411;
+    const bool v4413 = v4410 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4414 = v4412 < v15;
+    const bool v4415 = v4413 && v4414;
+    if (v4415) {
+      const float v4416 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4417 = v68 + v4412;
+      const bfloat v4418 = bias[v4417];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4419 = float(v4418);
+      const float v4420 = v4416 + v4419;
+      const float v4422 = fmax(v4420, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4423 = bfloat(v4422);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4424 = v4410 * v4;
+      const uint v4425 = v4424 + v68;
+      const uint v4426 = v4425 + v4412;
+      out[v4426] = v4423;
+    }
+    const uint v4427 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4428 = v1130 + v4427;
+    const uint v4429 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4430 = v1129 + v4429;
+    const bool v4431 = v4428 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4432 = v4430 < v15;
+    const bool v4433 = v4431 && v4432;
+    if (v4433) {
+      const float v4434 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4435 = v68 + v4430;
+      const bfloat v4436 = bias[v4435];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4437 = float(v4436);
+      const float v4438 = v4434 + v4437;
+      const float v4440 = fmax(v4438, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4441 = bfloat(v4440);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4442 = v4428 * v4;
+      const uint v4443 = v4442 + v68;
+      const uint v4444 = v4443 + v4430;
+      out[v4444] = v4441;
+    }
+    const uint v4445 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4446 = v1130 + v4445;
+    const uint v4447 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4448 = v1129 + v4447;
+    const bool v4449 = v4446 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4450 = v4448 < v15;
+    const bool v4451 = v4449 && v4450;
+    if (v4451) {
+      const float v4452 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4453 = v68 + v4448;
+      const bfloat v4454 = bias[v4453];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4455 = float(v4454);
+      const float v4456 = v4452 + v4455;
+      const float v4458 = fmax(v4456, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4459 = bfloat(v4458);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4460 = v4446 * v4;
+      const uint v4461 = v4460 + v68;
+      const uint v4462 = v4461 + v4448;
+      out[v4462] = v4459;
+    }
+    const uint v4463 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4464 = v1130 + v4463;
+    const uint v4465 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4466 = v1129 + v4465;
+    const bool v4467 = v4464 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4468 = v4466 < v15;
+    const bool v4469 = v4467 && v4468;
+    if (v4469) {
+      const float v4470 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4471 = v68 + v4466;
+      const bfloat v4472 = bias[v4471];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4473 = float(v4472);
+      const float v4474 = v4470 + v4473;
+      const float v4476 = fmax(v4474, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4477 = bfloat(v4476);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4478 = v4464 * v4;
+      const uint v4479 = v4478 + v68;
+      const uint v4480 = v4479 + v4466;
+      out[v4480] = v4477;
+    }
+    const uint v4481 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4482 = v1130 + v4481;
+    const uint v4483 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4484 = v1129 + v4483;
+    const bool v4485 = v4482 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4486 = v4484 < v15;
+    const bool v4487 = v4485 && v4486;
+    if (v4487) {
+      const float v4488 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4489 = v68 + v4484;
+      const bfloat v4490 = bias[v4489];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4491 = float(v4490);
+      const float v4492 = v4488 + v4491;
+      const float v4494 = fmax(v4492, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4495 = bfloat(v4494);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4496 = v4482 * v4;
+      const uint v4497 = v4496 + v68;
+      const uint v4498 = v4497 + v4484;
+      out[v4498] = v4495;
+    }
+    const uint v4499 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4500 = v1130 + v4499;
+    const uint v4501 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4502 = v1129 + v4501;
+    const bool v4503 = v4500 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4504 = v4502 < v15;
+    const bool v4505 = v4503 && v4504;
+    if (v4505) {
+      const float v4506 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4507 = v68 + v4502;
+      const bfloat v4508 = bias[v4507];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4509 = float(v4508);
+      const float v4510 = v4506 + v4509;
+      const float v4512 = fmax(v4510, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4513 = bfloat(v4512);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4514 = v4500 * v4;
+      const uint v4515 = v4514 + v68;
+      const uint v4516 = v4515 + v4502;
+      out[v4516] = v4513;
+    }
+    const uint v4517 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4518 = v1130 + v4517;
+    const uint v4519 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4520 = v1129 + v4519;
+    const bool v4521 = v4518 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4522 = v4520 < v15;
+    const bool v4523 = v4521 && v4522;
+    if (v4523) {
+      const float v4524 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4525 = v68 + v4520;
+      const bfloat v4526 = bias[v4525];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4527 = float(v4526);
+      const float v4528 = v4524 + v4527;
+      const float v4530 = fmax(v4528, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4531 = bfloat(v4530);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4532 = v4518 * v4;
+      const uint v4533 = v4532 + v68;
+      const uint v4534 = v4533 + v4520;
+      out[v4534] = v4531;
+    }
+    const uint v4535 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4536 = v1130 + v4535;
+    const uint v4537 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4538 = v1129 + v4537;
+    const bool v4539 = v4536 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4540 = v4538 < v15;
+    const bool v4541 = v4539 && v4540;
+    if (v4541) {
+      const float v4542 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4543 = v68 + v4538;
+      const bfloat v4544 = bias[v4543];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4545 = float(v4544);
+      const float v4546 = v4542 + v4545;
+      const float v4548 = fmax(v4546, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4549 = bfloat(v4548);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4550 = v4536 * v4;
+      const uint v4551 = v4550 + v68;
+      const uint v4552 = v4551 + v4538;
+      out[v4552] = v4549;
+    }
+    const uint v4553 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4554 = v1130 + v4553;
+    const uint v4555 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4556 = v1129 + v4555;
+    const bool v4557 = v4554 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4558 = v4556 < v15;
+    const bool v4559 = v4557 && v4558;
+    if (v4559) {
+      const float v4560 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4561 = v68 + v4556;
+      const bfloat v4562 = bias[v4561];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4563 = float(v4562);
+      const float v4564 = v4560 + v4563;
+      const float v4566 = fmax(v4564, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4567 = bfloat(v4566);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4568 = v4554 * v4;
+      const uint v4569 = v4568 + v68;
+      const uint v4570 = v4569 + v4556;
+      out[v4570] = v4567;
+    }
+    const uint v4571 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4572 = v1130 + v4571;
+    const uint v4573 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4574 = v1129 + v4573;
+    const bool v4575 = v4572 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4576 = v4574 < v15;
+    const bool v4577 = v4575 && v4576;
+    if (v4577) {
+      const float v4578 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4579 = v68 + v4574;
+      const bfloat v4580 = bias[v4579];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4581 = float(v4580);
+      const float v4582 = v4578 + v4581;
+      const float v4584 = fmax(v4582, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4585 = bfloat(v4584);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4586 = v4572 * v4;
+      const uint v4587 = v4586 + v68;
+      const uint v4588 = v4587 + v4574;
+      out[v4588] = v4585;
+    }
+    const uint v4589 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4590 = v1130 + v4589;
+    const uint v4591 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4592 = v1129 + v4591;
+    const bool v4593 = v4590 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4594 = v4592 < v15;
+    const bool v4595 = v4593 && v4594;
+    if (v4595) {
+      const float v4596 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4597 = v68 + v4592;
+      const bfloat v4598 = bias[v4597];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4599 = float(v4598);
+      const float v4600 = v4596 + v4599;
+      const float v4602 = fmax(v4600, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4603 = bfloat(v4602);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4604 = v4590 * v4;
+      const uint v4605 = v4604 + v68;
+      const uint v4606 = v4605 + v4592;
+      out[v4606] = v4603;
+    }
+    const uint v4607 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4608 = v1130 + v4607;
+    const uint v4609 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4610 = v1129 + v4609;
+    const bool v4611 = v4608 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4612 = v4610 < v15;
+    const bool v4613 = v4611 && v4612;
+    if (v4613) {
+      const float v4614 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4615 = v68 + v4610;
+      const bfloat v4616 = bias[v4615];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4617 = float(v4616);
+      const float v4618 = v4614 + v4617;
+      const float v4620 = fmax(v4618, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4621 = bfloat(v4620);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4622 = v4608 * v4;
+      const uint v4623 = v4622 + v68;
+      const uint v4624 = v4623 + v4610;
+      out[v4624] = v4621;
+    }
+    const uint v4625 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4626 = v1130 + v4625;
+    const uint v4627 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4628 = v1129 + v4627;
+    const bool v4629 = v4626 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4630 = v4628 < v15;
+    const bool v4631 = v4629 && v4630;
+    if (v4631) {
+      const float v4632 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4633 = v68 + v4628;
+      const bfloat v4634 = bias[v4633];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4635 = float(v4634);
+      const float v4636 = v4632 + v4635;
+      const float v4638 = fmax(v4636, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4639 = bfloat(v4638);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4640 = v4626 * v4;
+      const uint v4641 = v4640 + v68;
+      const uint v4642 = v4641 + v4628;
+      out[v4642] = v4639;
+    }
+    const uint v4643 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4644 = v1130 + v4643;
+    const uint v4645 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4646 = v1129 + v4645;
+    const bool v4647 = v4644 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4648 = v4646 < v15;
+    const bool v4649 = v4647 && v4648;
+    if (v4649) {
+      const float v4650 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4651 = v68 + v4646;
+      const bfloat v4652 = bias[v4651];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4653 = float(v4652);
+      const float v4654 = v4650 + v4653;
+      const float v4656 = fmax(v4654, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4657 = bfloat(v4656);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4658 = v4644 * v4;
+      const uint v4659 = v4658 + v68;
+      const uint v4660 = v4659 + v4646;
+      out[v4660] = v4657;
+    }
+    const uint v4661 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4662 = v1130 + v4661;
+    const uint v4663 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4664 = v1129 + v4663;
+    const bool v4665 = v4662 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4666 = v4664 < v15;
+    const bool v4667 = v4665 && v4666;
+    if (v4667) {
+      const float v4668 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4669 = v68 + v4664;
+      const bfloat v4670 = bias[v4669];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4671 = float(v4670);
+      const float v4672 = v4668 + v4671;
+      const float v4674 = fmax(v4672, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4675 = bfloat(v4674);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4676 = v4662 * v4;
+      const uint v4677 = v4676 + v68;
+      const uint v4678 = v4677 + v4664;
+      out[v4678] = v4675;
+    }
+    const uint v4679 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4680 = v1130 + v4679;
+    const uint v4681 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4682 = v1129 + v4681;
+    const bool v4683 = v4680 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4684 = v4682 < v15;
+    const bool v4685 = v4683 && v4684;
+    if (v4685) {
+      const float v4686 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4687 = v68 + v4682;
+      const bfloat v4688 = bias[v4687];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4689 = float(v4688);
+      const float v4690 = v4686 + v4689;
+      const float v4692 = fmax(v4690, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4693 = bfloat(v4692);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4694 = v4680 * v4;
+      const uint v4695 = v4694 + v68;
+      const uint v4696 = v4695 + v4682;
+      out[v4696] = v4693;
+    }
+    const uint v4697 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4698 = v1130 + v4697;
+    const uint v4699 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4700 = v1129 + v4699;
+    const bool v4701 = v4698 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4702 = v4700 < v15;
+    const bool v4703 = v4701 && v4702;
+    if (v4703) {
+      const float v4704 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4705 = v68 + v4700;
+      const bfloat v4706 = bias[v4705];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4707 = float(v4706);
+      const float v4708 = v4704 + v4707;
+      const float v4710 = fmax(v4708, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4711 = bfloat(v4710);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4712 = v4698 * v4;
+      const uint v4713 = v4712 + v68;
+      const uint v4714 = v4713 + v4700;
+      out[v4714] = v4711;
+    }
+    const uint v4715 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4716 = v1130 + v4715;
+    const uint v4717 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4718 = v1129 + v4717;
+    const bool v4719 = v4716 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4720 = v4718 < v15;
+    const bool v4721 = v4719 && v4720;
+    if (v4721) {
+      const float v4722 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4723 = v68 + v4718;
+      const bfloat v4724 = bias[v4723];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4725 = float(v4724);
+      const float v4726 = v4722 + v4725;
+      const float v4728 = fmax(v4726, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4729 = bfloat(v4728);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4730 = v4716 * v4;
+      const uint v4731 = v4730 + v68;
+      const uint v4732 = v4731 + v4718;
+      out[v4732] = v4729;
+    }
+    const uint v4733 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4734 = v1130 + v4733;
+    const uint v4735 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4736 = v1129 + v4735;
+    const bool v4737 = v4734 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4738 = v4736 < v15;
+    const bool v4739 = v4737 && v4738;
+    if (v4739) {
+      const float v4740 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4741 = v68 + v4736;
+      const bfloat v4742 = bias[v4741];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4743 = float(v4742);
+      const float v4744 = v4740 + v4743;
+      const float v4746 = fmax(v4744, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4747 = bfloat(v4746);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4748 = v4734 * v4;
+      const uint v4749 = v4748 + v68;
+      const uint v4750 = v4749 + v4736;
+      out[v4750] = v4747;
+    }
+    const uint v4751 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4752 = v1130 + v4751;
+    const uint v4753 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4754 = v1129 + v4753;
+    const bool v4755 = v4752 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4756 = v4754 < v15;
+    const bool v4757 = v4755 && v4756;
+    if (v4757) {
+      const float v4758 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4759 = v68 + v4754;
+      const bfloat v4760 = bias[v4759];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4761 = float(v4760);
+      const float v4762 = v4758 + v4761;
+      const float v4764 = fmax(v4762, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4765 = bfloat(v4764);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4766 = v4752 * v4;
+      const uint v4767 = v4766 + v68;
+      const uint v4768 = v4767 + v4754;
+      out[v4768] = v4765;
+    }
+    const uint v4769 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4770 = v1130 + v4769;
+    const uint v4771 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4772 = v1129 + v4771;
+    const bool v4773 = v4770 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4774 = v4772 < v15;
+    const bool v4775 = v4773 && v4774;
+    if (v4775) {
+      const float v4776 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4777 = v68 + v4772;
+      const bfloat v4778 = bias[v4777];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4779 = float(v4778);
+      const float v4780 = v4776 + v4779;
+      const float v4782 = fmax(v4780, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4783 = bfloat(v4782);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4784 = v4770 * v4;
+      const uint v4785 = v4784 + v68;
+      const uint v4786 = v4785 + v4772;
+      out[v4786] = v4783;
+    }
+    const uint v4787 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4788 = v1130 + v4787;
+    const uint v4789 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4790 = v1129 + v4789;
+    const bool v4791 = v4788 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4792 = v4790 < v15;
+    const bool v4793 = v4791 && v4792;
+    if (v4793) {
+      const float v4794 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4795 = v68 + v4790;
+      const bfloat v4796 = bias[v4795];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4797 = float(v4796);
+      const float v4798 = v4794 + v4797;
+      const float v4800 = fmax(v4798, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4801 = bfloat(v4800);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4802 = v4788 * v4;
+      const uint v4803 = v4802 + v68;
+      const uint v4804 = v4803 + v4790;
+      out[v4804] = v4801;
+    }
+    const uint v4805 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4806 = v1130 + v4805;
+    const uint v4807 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4808 = v1129 + v4807;
+    const bool v4809 = v4806 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4810 = v4808 < v15;
+    const bool v4811 = v4809 && v4810;
+    if (v4811) {
+      const float v4812 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4813 = v68 + v4808;
+      const bfloat v4814 = bias[v4813];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4815 = float(v4814);
+      const float v4816 = v4812 + v4815;
+      const float v4818 = fmax(v4816, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4819 = bfloat(v4818);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4820 = v4806 * v4;
+      const uint v4821 = v4820 + v68;
+      const uint v4822 = v4821 + v4808;
+      out[v4822] = v4819;
+    }
+    const uint v4823 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4824 = v1130 + v4823;
+    const uint v4825 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4826 = v1129 + v4825;
+    const bool v4827 = v4824 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4828 = v4826 < v15;
+    const bool v4829 = v4827 && v4828;
+    if (v4829) {
+      const float v4830 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4831 = v68 + v4826;
+      const bfloat v4832 = bias[v4831];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4833 = float(v4832);
+      const float v4834 = v4830 + v4833;
+      const float v4836 = fmax(v4834, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4837 = bfloat(v4836);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4838 = v4824 * v4;
+      const uint v4839 = v4838 + v68;
+      const uint v4840 = v4839 + v4826;
+      out[v4840] = v4837;
+    }
+    const uint v4841 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4842 = v1130 + v4841;
+    const uint v4843 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4844 = v1129 + v4843;
+    const bool v4845 = v4842 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4846 = v4844 < v15;
+    const bool v4847 = v4845 && v4846;
+    if (v4847) {
+      const float v4848 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4849 = v68 + v4844;
+      const bfloat v4850 = bias[v4849];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4851 = float(v4850);
+      const float v4852 = v4848 + v4851;
+      const float v4854 = fmax(v4852, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4855 = bfloat(v4854);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4856 = v4842 * v4;
+      const uint v4857 = v4856 + v68;
+      const uint v4858 = v4857 + v4844;
+      out[v4858] = v4855;
+    }
+    const uint v4859 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4860 = v1130 + v4859;
+    const uint v4861 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4862 = v1129 + v4861;
+    const bool v4863 = v4860 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4864 = v4862 < v15;
+    const bool v4865 = v4863 && v4864;
+    if (v4865) {
+      const float v4866 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4867 = v68 + v4862;
+      const bfloat v4868 = bias[v4867];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4869 = float(v4868);
+      const float v4870 = v4866 + v4869;
+      const float v4872 = fmax(v4870, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4873 = bfloat(v4872);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4874 = v4860 * v4;
+      const uint v4875 = v4874 + v68;
+      const uint v4876 = v4875 + v4862;
+      out[v4876] = v4873;
+    }
+    const uint v4877 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4878 = v1130 + v4877;
+    const uint v4879 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4880 = v1129 + v4879;
+    const bool v4881 = v4878 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4882 = v4880 < v15;
+    const bool v4883 = v4881 && v4882;
+    if (v4883) {
+      const float v4884 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4885 = v68 + v4880;
+      const bfloat v4886 = bias[v4885];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4887 = float(v4886);
+      const float v4888 = v4884 + v4887;
+      const float v4890 = fmax(v4888, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4891 = bfloat(v4890);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4892 = v4878 * v4;
+      const uint v4893 = v4892 + v68;
+      const uint v4894 = v4893 + v4880;
+      out[v4894] = v4891;
+    }
+    const uint v4895 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4896 = v1130 + v4895;
+    const uint v4897 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4898 = v1129 + v4897;
+    const bool v4899 = v4896 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4900 = v4898 < v15;
+    const bool v4901 = v4899 && v4900;
+    if (v4901) {
+      const float v4902 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4903 = v68 + v4898;
+      const bfloat v4904 = bias[v4903];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4905 = float(v4904);
+      const float v4906 = v4902 + v4905;
+      const float v4908 = fmax(v4906, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4909 = bfloat(v4908);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4910 = v4896 * v4;
+      const uint v4911 = v4910 + v68;
+      const uint v4912 = v4911 + v4898;
+      out[v4912] = v4909;
+    }
+    const uint v4913 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4914 = v1130 + v4913;
+    const uint v4915 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4916 = v1129 + v4915;
+    const bool v4917 = v4914 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4918 = v4916 < v15;
+    const bool v4919 = v4917 && v4918;
+    if (v4919) {
+      const float v4920 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4921 = v68 + v4916;
+      const bfloat v4922 = bias[v4921];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4923 = float(v4922);
+      const float v4924 = v4920 + v4923;
+      const float v4926 = fmax(v4924, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4927 = bfloat(v4926);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4928 = v4914 * v4;
+      const uint v4929 = v4928 + v68;
+      const uint v4930 = v4929 + v4916;
+      out[v4930] = v4927;
+    }
+    const uint v4931 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4932 = v1130 + v4931;
+    const uint v4933 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4934 = v1129 + v4933;
+    const bool v4935 = v4932 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4936 = v4934 < v15;
+    const bool v4937 = v4935 && v4936;
+    if (v4937) {
+      const float v4938 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4939 = v68 + v4934;
+      const bfloat v4940 = bias[v4939];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4941 = float(v4940);
+      const float v4942 = v4938 + v4941;
+      const float v4944 = fmax(v4942, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4945 = bfloat(v4944);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4946 = v4932 * v4;
+      const uint v4947 = v4946 + v68;
+      const uint v4948 = v4947 + v4934;
+      out[v4948] = v4945;
+    }
+    const uint v4949 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4950 = v1130 + v4949;
+    const uint v4951 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4952 = v1129 + v4951;
+    const bool v4953 = v4950 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4954 = v4952 < v15;
+    const bool v4955 = v4953 && v4954;
+    if (v4955) {
+      const float v4956 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4957 = v68 + v4952;
+      const bfloat v4958 = bias[v4957];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4959 = float(v4958);
+      const float v4960 = v4956 + v4959;
+      const float v4962 = fmax(v4960, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4963 = bfloat(v4962);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4964 = v4950 * v4;
+      const uint v4965 = v4964 + v68;
+      const uint v4966 = v4965 + v4952;
+      out[v4966] = v4963;
+    }
+    const uint v4967 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4968 = v1130 + v4967;
+    const uint v4969 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4970 = v1129 + v4969;
+    const bool v4971 = v4968 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4972 = v4970 < v15;
+    const bool v4973 = v4971 && v4972;
+    if (v4973) {
+      const float v4974 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4975 = v68 + v4970;
+      const bfloat v4976 = bias[v4975];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4977 = float(v4976);
+      const float v4978 = v4974 + v4977;
+      const float v4980 = fmax(v4978, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4981 = bfloat(v4980);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4982 = v4968 * v4;
+      const uint v4983 = v4982 + v68;
+      const uint v4984 = v4983 + v4970;
+      out[v4984] = v4981;
+    }
+    const uint v4985 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4986 = v1130 + v4985;
+    const uint v4987 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4988 = v1129 + v4987;
+    const bool v4989 = v4986 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4990 = v4988 < v15;
+    const bool v4991 = v4989 && v4990;
+    if (v4991) {
+      const float v4992 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v4993 = v68 + v4988;
+      const bfloat v4994 = bias[v4993];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v4995 = float(v4994);
+      const float v4996 = v4992 + v4995;
+      const float v4998 = fmax(v4996, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v4999 = bfloat(v4998);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v5000 = v4986 * v4;
+      const uint v5001 = v5000 + v68;
+      const uint v5002 = v5001 + v4988;
+      out[v5002] = v4999;
+    }
+    const uint v5003 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v5004 = v1130 + v5003;
+    const uint v5005 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v5006 = v1129 + v5005;
+    const bool v5007 = v5004 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5008 = v5006 < v15;
+    const bool v5009 = v5007 && v5008;
+    if (v5009) {
+      const float v5010 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v5011 = v68 + v5006;
+      const bfloat v5012 = bias[v5011];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5013 = float(v5012);
+      const float v5014 = v5010 + v5013;
+      const float v5016 = fmax(v5014, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v5017 = bfloat(v5016);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v5018 = v5004 * v4;
+      const uint v5019 = v5018 + v68;
+      const uint v5020 = v5019 + v5006;
+      out[v5020] = v5017;
+    }
+    const uint v5021 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v5022 = v1130 + v5021;
+    const uint v5023 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v5024 = v1129 + v5023;
+    const bool v5025 = v5022 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5026 = v5024 < v15;
+    const bool v5027 = v5025 && v5026;
+    if (v5027) {
+      const float v5028 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v5029 = v68 + v5024;
+      const bfloat v5030 = bias[v5029];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5031 = float(v5030);
+      const float v5032 = v5028 + v5031;
+      const float v5034 = fmax(v5032, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v5035 = bfloat(v5034);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v5036 = v5022 * v4;
+      const uint v5037 = v5036 + v68;
+      const uint v5038 = v5037 + v5024;
+      out[v5038] = v5035;
+    }
+    const uint v5039 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v5040 = v1130 + v5039;
+    const uint v5041 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v5042 = v1129 + v5041;
+    const bool v5043 = v5040 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5044 = v5042 < v15;
+    const bool v5045 = v5043 && v5044;
+    if (v5045) {
+      const float v5046 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v5047 = v68 + v5042;
+      const bfloat v5048 = bias[v5047];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5049 = float(v5048);
+      const float v5050 = v5046 + v5049;
+      const float v5052 = fmax(v5050, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v5053 = bfloat(v5052);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v5054 = v5040 * v4;
+      const uint v5055 = v5054 + v68;
+      const uint v5056 = v5055 + v5042;
+      out[v5056] = v5053;
+    }
+    const uint v5057 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v5058 = v1130 + v5057;
+    const uint v5059 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v5060 = v1129 + v5059;
+    const bool v5061 = v5058 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5062 = v5060 < v15;
+    const bool v5063 = v5061 && v5062;
+    if (v5063) {
+      const float v5064 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v5065 = v68 + v5060;
+      const bfloat v5066 = bias[v5065];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5067 = float(v5066);
+      const float v5068 = v5064 + v5067;
+      const float v5070 = fmax(v5068, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v5071 = bfloat(v5070);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v5072 = v5058 * v4;
+      const uint v5073 = v5072 + v68;
+      const uint v5074 = v5073 + v5060;
+      out[v5074] = v5071;
+    }
+    const uint v5075 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v5076 = v1130 + v5075;
+    const uint v5077 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v5078 = v1129 + v5077;
+    const bool v5079 = v5076 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5080 = v5078 < v15;
+    const bool v5081 = v5079 && v5080;
+    if (v5081) {
+      const float v5082 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v5083 = v68 + v5078;
+      const bfloat v5084 = bias[v5083];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5085 = float(v5084);
+      const float v5086 = v5082 + v5085;
+      const float v5088 = fmax(v5086, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v5089 = bfloat(v5088);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v5090 = v5076 * v4;
+      const uint v5091 = v5090 + v68;
+      const uint v5092 = v5091 + v5078;
+      out[v5092] = v5089;
+    }
+    const uint v5093 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v5094 = v1130 + v5093;
+    const uint v5095 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v5096 = v1129 + v5095;
+    const bool v5097 = v5094 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5098 = v5096 < v15;
+    const bool v5099 = v5097 && v5098;
+    if (v5099) {
+      const float v5100 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const uint v5101 = v68 + v5096;
+      const bfloat v5102 = bias[v5101];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5103 = float(v5102);
+      const float v5104 = v5100 + v5103;
+      const float v5106 = fmax(v5104, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v5107 = bfloat(v5106);  // kernels/convolution/conv_tiles.hpp:83
+      const uint v5108 = v5094 * v4;
+      const uint v5109 = v5108 + v68;
+      const uint v5110 = v5109 + v5096;
+      out[v5110] = v5107;
     }
   }
 }

@@ -118,8 +118,8 @@ kernel void iron_conv2d_mxfp4_bf16(
   const uint v10 = pad_w;
   const uint v11 = dil_h;
   const uint v12 = dil_w;
-  const uint v14 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:116
-  const uint v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:119
+  const uint v14 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:112
+  const uint v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:115
   const uint v18 = v17 * v3;
   const uint v22 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const uint v23 = v12 * v22;
@@ -137,7 +137,7 @@ kernel void iron_conv2d_mxfp4_bf16(
   const uint v40 = v39 - 1u;
   const uint v41 = v40 / v7;
   const uint v42 = v41 + 1u;
-  const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:120
+  const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:116
   const uint v44 = v43 * v30;
   const uint v45 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:132
   const uint v46 = iron_gid.x;  // kernels/gemm/gemm_tiles.hpp:133
@@ -156,8 +156,8 @@ kernel void iron_conv2d_mxfp4_bf16(
   const uint v63 = v62 << 7u;
   const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v67 = v66 << 7u;
-  const uint v68 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:125
-  const bool v70 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:175
+  const uint v68 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:121
+  const bool v70 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
   const bool v72 = v6 == 1u;
   const bool v73 = v70 && v72;
   const bool v75 = v7 == 1u;
@@ -166,67 +166,67 @@ kernel void iron_conv2d_mxfp4_bf16(
   const bool v79 = v76 && v78;
   const bool v81 = v9 == 0u;
   const bool v82 = v79 && v81;
-  const bool v84 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:176
-  const bool v85 = v82 && v84;  // kernels/convolution/im2col_a.hpp:175
-  const uint v113 = v42 * v30;  // kernels/convolution/im2col_a.hpp:180
-  const uint v115 = iron_tid.x;  // kernels/convolution/im2col_a.hpp:181
+  const bool v84 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:177
+  const bool v85 = v82 && v84;  // kernels/convolution/im2col_a.hpp:176
+  const uint v113 = v42 * v30;  // kernels/convolution/im2col_a.hpp:181
+  const uint v115 = iron_tid.x;  // kernels/convolution/im2col_a.hpp:182
   const uint v116 = v115 >> 2u;
   const uint v117 = v63 + v116;
-  const uint v120 = v117 / v113;  // kernels/convolution/im2col_a.hpp:184
-  const uint v121 = v120 * v113;  // kernels/convolution/im2col_a.hpp:185
+  const uint v120 = v117 / v113;  // kernels/convolution/im2col_a.hpp:185
+  const uint v121 = v120 * v113;  // kernels/convolution/im2col_a.hpp:186
   const uint v122 = v117 - v121;
-  const uint v123 = v122 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v124 = v117 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v125 = v1 + v9;  // kernels/convolution/im2col_a.hpp:188
+  const uint v123 = v122 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v124 = v117 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v125 = v1 + v9;  // kernels/convolution/im2col_a.hpp:189
   const uint v126 = v123 * v7;
   const uint v127 = v124 ? v126 : v125;
-  const uint v129 = v123 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v129 = v123 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v130 = v122 - v129;
   const uint v131 = v130 * v8;
   const uint v132 = v124 ? v131 : 0u;
-  const uint v134 = v120 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v134 = v120 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v135 = v124 ? v134 : 0u;
-  const uint v137 = v117 + 32u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v138 = v137 / v113;  // kernels/convolution/im2col_a.hpp:184
-  const uint v139 = v138 * v113;  // kernels/convolution/im2col_a.hpp:185
+  const uint v137 = v117 + 32u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v138 = v137 / v113;  // kernels/convolution/im2col_a.hpp:185
+  const uint v139 = v138 * v113;  // kernels/convolution/im2col_a.hpp:186
   const uint v140 = v137 - v139;
-  const uint v141 = v140 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v142 = v137 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v144 = v141 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v141 = v140 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v142 = v137 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v144 = v141 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v145 = v142 ? v144 : v125;
-  const uint v147 = v141 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v147 = v141 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v148 = v140 - v147;
   const uint v149 = v148 * v8;
   const uint v150 = v142 ? v149 : 0u;
-  const uint v152 = v138 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v152 = v138 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v153 = v142 ? v152 : 0u;
-  const uint v155 = v117 + 64u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v156 = v155 / v113;  // kernels/convolution/im2col_a.hpp:184
-  const uint v157 = v156 * v113;  // kernels/convolution/im2col_a.hpp:185
+  const uint v155 = v117 + 64u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v156 = v155 / v113;  // kernels/convolution/im2col_a.hpp:185
+  const uint v157 = v156 * v113;  // kernels/convolution/im2col_a.hpp:186
   const uint v158 = v155 - v157;
-  const uint v159 = v158 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v160 = v155 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v162 = v159 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v159 = v158 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v160 = v155 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v162 = v159 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v163 = v160 ? v162 : v125;
-  const uint v165 = v159 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v165 = v159 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v166 = v158 - v165;
   const uint v167 = v166 * v8;
   const uint v168 = v160 ? v167 : 0u;
-  const uint v170 = v156 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v170 = v156 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v171 = v160 ? v170 : 0u;
-  const uint v173 = v117 + 96u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v174 = v173 / v113;  // kernels/convolution/im2col_a.hpp:184
-  const uint v175 = v174 * v113;  // kernels/convolution/im2col_a.hpp:185
+  const uint v173 = v117 + 96u;  // kernels/convolution/im2col_a.hpp:184
+  const uint v174 = v173 / v113;  // kernels/convolution/im2col_a.hpp:185
+  const uint v175 = v174 * v113;  // kernels/convolution/im2col_a.hpp:186
   const uint v176 = v173 - v175;
-  const uint v177 = v176 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v178 = v173 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v180 = v177 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v177 = v176 / v30;  // kernels/convolution/im2col_a.hpp:187
+  const bool v178 = v173 < v44;  // kernels/convolution/im2col_a.hpp:188
+  const uint v180 = v177 * v7;  // kernels/convolution/im2col_a.hpp:189
   const uint v181 = v178 ? v180 : v125;
-  const uint v183 = v177 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v183 = v177 * v30;  // kernels/convolution/im2col_a.hpp:190
   const uint v184 = v176 - v183;
   const uint v185 = v184 * v8;
   const uint v186 = v178 ? v185 : 0u;
-  const uint v188 = v174 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v188 = v174 * v1;  // kernels/convolution/im2col_a.hpp:191
   const uint v189 = v178 ? v188 : 0u;
   const uint v190 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
   const uint v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
@@ -243,6721 +243,4418 @@ kernel void iron_conv2d_mxfp4_bf16(
   const bool v208 = v207 == 0u;
   const bool v214 = v208 && v208;
   if (v214) {  // kernels/gemm/gemm_tiles.hpp:260
-    const uint v7986 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v7987 = v7986 << 3u;
-    const uint v7988 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
-    const bool v7989 = v7988 < v4;
-    const uint v7994 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
-    const uint v7998 = v4 - 1u;
-    const uint v8000 = min(v7988, v7998);
-    const uint v8004 = v18 >> 3u;  // kernels/gemm/quant_b.hpp:71
-    const uint v8005 = v8000 * v8004;
-    const uint v8011 = v18 >> 5u;  // kernels/gemm/quant_b.hpp:72
-    const uint v8012 = v8000 * v8011;
-    const uint v8213 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v8219 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
-    const uint v8221 = v8219 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v8224 = v8219 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v8225 = v8224 << 3u;
-    const uint v8226 = v67 + v8221;  // kernels/gemm/quant_b.hpp:137
-    const bool v8227 = v8226 < v4;
-    const uint v8238 = min(v8226, v7998);  // kernels/gemm/quant_b.hpp:138
-    const uint v8243 = v8238 * v8004;  // kernels/gemm/quant_b.hpp:71
-    const uint v8250 = v8238 * v8011;  // kernels/gemm/quant_b.hpp:72
-    const uint v8451 = v8221 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v8457 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
-    const uint v8459 = v8457 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v8462 = v8457 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v8463 = v8462 << 3u;
-    const uint v8464 = v67 + v8459;  // kernels/gemm/quant_b.hpp:137
-    const bool v8465 = v8464 < v4;
-    const uint v8476 = min(v8464, v7998);  // kernels/gemm/quant_b.hpp:138
-    const uint v8481 = v8476 * v8004;  // kernels/gemm/quant_b.hpp:71
-    const uint v8488 = v8476 * v8011;  // kernels/gemm/quant_b.hpp:72
-    const uint v8689 = v8459 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v8695 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
-    const uint v8697 = v8695 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v8700 = v8695 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v8701 = v8700 << 3u;
-    const uint v8702 = v67 + v8697;  // kernels/gemm/quant_b.hpp:137
-    const bool v8703 = v8702 < v4;
-    const uint v8714 = min(v8702, v7998);  // kernels/gemm/quant_b.hpp:138
-    const uint v8719 = v8714 * v8004;  // kernels/gemm/quant_b.hpp:71
-    const uint v8726 = v8714 * v8011;  // kernels/gemm/quant_b.hpp:72
-    const uint v8927 = v8697 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v8938 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v8944 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+    const bool v6866 = !v85;  // kernels/convolution/im2col_a.hpp:90
+    const uint v7095 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v7096 = v7095 << 3u;
+    const uint v7097 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
+    const bool v7098 = v7097 < v4;
+    const uint v7103 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
+    const uint v7107 = v4 - 1u;
+    const uint v7109 = min(v7097, v7107);
+    const uint v7113 = v18 >> 3u;  // kernels/gemm/quant_b.hpp:71
+    const uint v7114 = v7109 * v7113;
+    const uint v7120 = v18 >> 5u;  // kernels/gemm/quant_b.hpp:72
+    const uint v7121 = v7109 * v7120;
+    const uint v7322 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v7328 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
+    const uint v7330 = v7328 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v7333 = v7328 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v7334 = v7333 << 3u;
+    const uint v7335 = v67 + v7330;  // kernels/gemm/quant_b.hpp:137
+    const bool v7336 = v7335 < v4;
+    const uint v7347 = min(v7335, v7107);  // kernels/gemm/quant_b.hpp:138
+    const uint v7352 = v7347 * v7113;  // kernels/gemm/quant_b.hpp:71
+    const uint v7359 = v7347 * v7120;  // kernels/gemm/quant_b.hpp:72
+    const uint v7560 = v7330 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v7566 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
+    const uint v7568 = v7566 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v7571 = v7566 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v7572 = v7571 << 3u;
+    const uint v7573 = v67 + v7568;  // kernels/gemm/quant_b.hpp:137
+    const bool v7574 = v7573 < v4;
+    const uint v7585 = min(v7573, v7107);  // kernels/gemm/quant_b.hpp:138
+    const uint v7590 = v7585 * v7113;  // kernels/gemm/quant_b.hpp:71
+    const uint v7597 = v7585 * v7120;  // kernels/gemm/quant_b.hpp:72
+    const uint v7798 = v7568 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v7804 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
+    const uint v7806 = v7804 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v7809 = v7804 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v7810 = v7809 << 3u;
+    const uint v7811 = v67 + v7806;  // kernels/gemm/quant_b.hpp:137
+    const bool v7812 = v7811 < v4;
+    const uint v7823 = min(v7811, v7107);  // kernels/gemm/quant_b.hpp:138
+    const uint v7828 = v7823 * v7113;  // kernels/gemm/quant_b.hpp:71
+    const uint v7835 = v7823 * v7120;  // kernels/gemm/quant_b.hpp:72
+    const uint v8036 = v7806 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v8047 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v8053 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v7751 = 0u; v7751 < v18; v7751 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
-      const uint v7753 = v7751 >> 5u;
-      const uint v7755 = v7753 % 1u;
+    for (uint v6859 = 0u; v6859 < v18; v6859 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
+      const uint v6861 = v6859 >> 5u;
+      const uint v6863 = v6861 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7757 = v7755 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
-      if (v85) {  // kernels/convolution/im2col_a.hpp:89
-        const uint v7770 = v7751 + v7987;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7771 = v7770 < v18;
-        const bool v7772 = v124 && v7771;
-        const uint v7774 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7776 = v7774 + v7751;
-        const uint v7777 = v7776 + v7987;
-        const uint v7778 = v7772 ? v7777 : 0u;
-        const uint v7781 = v7757 + v8213;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7782 = v7781 + v7987;
+      const uint v6865 = v6863 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
+      if (v6866) {  // kernels/convolution/im2col_a.hpp:90
+        const uint v6872 = v6859 + v7096;  // kernels/convolution/im2col_a.hpp:110
+        const uint v6874 = v6872 / v3;  // kernels/convolution/im2col_a.hpp:112
+        const uint v6876 = v6874 * v3;  // kernels/convolution/im2col_a.hpp:113
+        const uint v6877 = v6872 - v6876;
+        const uint v6878 = v6874 / v6;  // kernels/convolution/im2col_a.hpp:114
+        const uint v6879 = v6878 * v11;  // kernels/convolution/im2col_a.hpp:115
+        const uint v6880 = v6878 * v6;  // kernels/convolution/im2col_a.hpp:116
+        const uint v6881 = v6874 - v6880;
+        const uint v6882 = v6881 * v12;
+        const uint v6883 = v68 + v6877;  // kernels/convolution/im2col_a.hpp:117
+        const bool v6884 = v6872 < v18;  // kernels/convolution/im2col_a.hpp:118
+        const uint v6886 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+        const uint v6892 = v7322 + v7096;  // kernels/convolution/im2col_a.hpp:121
+        const uint v6893 = v127 + v6879;  // kernels/convolution/im2col_a.hpp:124
+        const uint v6894 = v132 + v6882;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6895 = v6893 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v6896 = v6884 && v6895;
+        const bool v6897 = v6893 < v125;
+        const bool v6898 = v6896 && v6897;
+        const bool v6899 = v6894 >= v10;
+        const bool v6900 = v6898 && v6899;
+        const bool v6901 = v6894 < v6886;
+        const bool v6902 = v6900 && v6901;
+        const uint v6903 = max(v6893, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6904 = v6903 - v9;
+        const uint v6905 = max(v6894, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v6906 = v6905 - v10;
+        const uint v6907 = v135 + v6904;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6908 = v6907 * v2;
+        const uint v6909 = v6908 + v6906;
+        const uint v6910 = v6909 * v3;
+        const uint v6911 = v6910 + v6883;
+        const uint v6913 = v6902 ? v6911 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v6915 = v6865 + v6892;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7782 + e] = v7772 ? x[v7778 + e] : bfloat(0);
+          shm0[v6915 + e] = v6902 ? x[v6913 + e] : bfloat(0);
         }
-        const uint v7792 = v63 + v8221;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7793 = v7792 < v44;
-        const uint v7794 = v7751 + v8225;
-        const bool v7795 = v7794 < v18;
-        const bool v7796 = v7793 && v7795;
-        const uint v7798 = v7792 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7800 = v7798 + v7751;
-        const uint v7801 = v7800 + v8225;
-        const uint v7802 = v7796 ? v7801 : 0u;
-        const uint v7805 = v7757 + v8451;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7806 = v7805 + v8225;
+        const uint v6917 = v145 + v6879;  // kernels/convolution/im2col_a.hpp:124
+        const uint v6918 = v150 + v6882;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6919 = v6917 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v6920 = v6884 && v6919;
+        const bool v6921 = v6917 < v125;
+        const bool v6922 = v6920 && v6921;
+        const bool v6923 = v6918 >= v10;
+        const bool v6924 = v6922 && v6923;
+        const bool v6925 = v6918 < v6886;
+        const bool v6926 = v6924 && v6925;
+        const uint v6927 = max(v6917, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6928 = v6927 - v9;
+        const uint v6929 = max(v6918, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v6930 = v6929 - v10;
+        const uint v6931 = v153 + v6928;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6932 = v6931 * v2;
+        const uint v6933 = v6932 + v6930;
+        const uint v6934 = v6933 * v3;
+        const uint v6935 = v6934 + v6883;
+        const uint v6937 = v6926 ? v6935 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v6940 = v6915 + 1280u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7806 + e] = v7796 ? x[v7802 + e] : bfloat(0);
+          shm0[v6940 + e] = v6926 ? x[v6937 + e] : bfloat(0);
         }
-        const uint v7816 = v63 + v8459;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7817 = v7816 < v44;
-        const uint v7818 = v7751 + v8463;
-        const bool v7819 = v7818 < v18;
-        const bool v7820 = v7817 && v7819;
-        const uint v7822 = v7816 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7824 = v7822 + v7751;
-        const uint v7825 = v7824 + v8463;
-        const uint v7826 = v7820 ? v7825 : 0u;
-        const uint v7829 = v7757 + v8689;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7830 = v7829 + v8463;
+        const uint v6941 = v163 + v6879;  // kernels/convolution/im2col_a.hpp:124
+        const uint v6942 = v168 + v6882;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6943 = v6941 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v6944 = v6884 && v6943;
+        const bool v6945 = v6941 < v125;
+        const bool v6946 = v6944 && v6945;
+        const bool v6947 = v6942 >= v10;
+        const bool v6948 = v6946 && v6947;
+        const bool v6949 = v6942 < v6886;
+        const bool v6950 = v6948 && v6949;
+        const uint v6951 = max(v6941, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6952 = v6951 - v9;
+        const uint v6953 = max(v6942, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v6954 = v6953 - v10;
+        const uint v6955 = v171 + v6952;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6956 = v6955 * v2;
+        const uint v6957 = v6956 + v6954;
+        const uint v6958 = v6957 * v3;
+        const uint v6959 = v6958 + v6883;
+        const uint v6961 = v6950 ? v6959 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v6964 = v6915 + 2560u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7830 + e] = v7820 ? x[v7826 + e] : bfloat(0);
+          shm0[v6964 + e] = v6950 ? x[v6961 + e] : bfloat(0);
         }
-        const uint v7840 = v63 + v8697;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7841 = v7840 < v44;
-        const uint v7842 = v7751 + v8701;
-        const bool v7843 = v7842 < v18;
-        const bool v7844 = v7841 && v7843;
-        const uint v7846 = v7840 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7848 = v7846 + v7751;
-        const uint v7849 = v7848 + v8701;
-        const uint v7850 = v7844 ? v7849 : 0u;
-        const uint v7853 = v7757 + v8927;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7854 = v7853 + v8701;
+        const uint v6965 = v181 + v6879;  // kernels/convolution/im2col_a.hpp:124
+        const uint v6966 = v186 + v6882;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6967 = v6965 >= v9;  // kernels/convolution/im2col_a.hpp:126
+        const bool v6968 = v6884 && v6967;
+        const bool v6969 = v6965 < v125;
+        const bool v6970 = v6968 && v6969;
+        const bool v6971 = v6966 >= v10;
+        const bool v6972 = v6970 && v6971;
+        const bool v6973 = v6966 < v6886;
+        const bool v6974 = v6972 && v6973;
+        const uint v6975 = max(v6965, v9);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6976 = v6975 - v9;
+        const uint v6977 = max(v6966, v10);  // kernels/convolution/im2col_a.hpp:128
+        const uint v6978 = v6977 - v10;
+        const uint v6979 = v189 + v6976;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6980 = v6979 * v2;
+        const uint v6981 = v6980 + v6978;
+        const uint v6982 = v6981 * v3;
+        const uint v6983 = v6982 + v6883;
+        const uint v6985 = v6974 ? v6983 : 0u;  // kernels/convolution/im2col_a.hpp:131
+        const uint v6988 = v6915 + 3840u;  // kernels/convolution/im2col_a.hpp:130
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7854 + e] = v7844 ? x[v7850 + e] : bfloat(0);
+          shm0[v6988 + e] = v6974 ? x[v6985 + e] : bfloat(0);
         }
       } else {
-        const uint v7860 = v7751 + v7987;  // kernels/convolution/im2col_a.hpp:109
-        const uint v7862 = v7860 / v3;  // kernels/convolution/im2col_a.hpp:111
-        const uint v7864 = v7862 * v3;  // kernels/convolution/im2col_a.hpp:112
-        const uint v7865 = v7860 - v7864;
-        const uint v7866 = v7862 / v6;  // kernels/convolution/im2col_a.hpp:113
-        const uint v7867 = v7866 * v11;  // kernels/convolution/im2col_a.hpp:114
-        const uint v7868 = v7866 * v6;  // kernels/convolution/im2col_a.hpp:115
-        const uint v7869 = v7862 - v7868;
-        const uint v7870 = v7869 * v12;
-        const uint v7871 = v68 + v7865;  // kernels/convolution/im2col_a.hpp:116
-        const bool v7872 = v7860 < v18;  // kernels/convolution/im2col_a.hpp:117
-        const uint v7874 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-        const uint v7880 = v8213 + v7987;  // kernels/convolution/im2col_a.hpp:120
-        const uint v7881 = v127 + v7867;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7882 = v132 + v7870;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7883 = v7881 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7884 = v7872 && v7883;
-        const bool v7885 = v7881 < v125;
-        const bool v7886 = v7884 && v7885;
-        const bool v7887 = v7882 >= v10;
-        const bool v7888 = v7886 && v7887;
-        const bool v7889 = v7882 < v7874;
-        const bool v7890 = v7888 && v7889;
-        const uint v7891 = max(v7881, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7892 = v7891 - v9;
-        const uint v7893 = max(v7882, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7894 = v7893 - v10;
-        const uint v7895 = v135 + v7892;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7896 = v7895 * v2;
-        const uint v7897 = v7896 + v7894;
-        const uint v7898 = v7897 * v3;
-        const uint v7899 = v7898 + v7871;
-        const uint v7901 = v7890 ? v7899 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7903 = v7757 + v7880;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7001 = v6859 + v7096;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7002 = v7001 < v18;
+        const bool v7003 = v124 && v7002;
+        const uint v7005 = v117 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7007 = v7005 + v6859;
+        const uint v7008 = v7007 + v7096;
+        const uint v7009 = v7003 ? v7008 : 0u;
+        const uint v7012 = v6865 + v7322;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7013 = v7012 + v7096;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7903 + e] = v7890 ? x[v7901 + e] : bfloat(0);
+          shm0[v7013 + e] = v7003 ? x[v7009 + e] : bfloat(0);
         }
-        const uint v7905 = v145 + v7867;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7906 = v150 + v7870;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7907 = v7905 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7908 = v7872 && v7907;
-        const bool v7909 = v7905 < v125;
-        const bool v7910 = v7908 && v7909;
-        const bool v7911 = v7906 >= v10;
-        const bool v7912 = v7910 && v7911;
-        const bool v7913 = v7906 < v7874;
-        const bool v7914 = v7912 && v7913;
-        const uint v7915 = max(v7905, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7916 = v7915 - v9;
-        const uint v7917 = max(v7906, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7918 = v7917 - v10;
-        const uint v7919 = v153 + v7916;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7920 = v7919 * v2;
-        const uint v7921 = v7920 + v7918;
-        const uint v7922 = v7921 * v3;
-        const uint v7923 = v7922 + v7871;
-        const uint v7925 = v7914 ? v7923 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7928 = v7903 + 1280u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7023 = v63 + v7330;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7024 = v7023 < v44;
+        const uint v7025 = v6859 + v7334;
+        const bool v7026 = v7025 < v18;
+        const bool v7027 = v7024 && v7026;
+        const uint v7029 = v7023 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7031 = v7029 + v6859;
+        const uint v7032 = v7031 + v7334;
+        const uint v7033 = v7027 ? v7032 : 0u;
+        const uint v7036 = v6865 + v7560;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7037 = v7036 + v7334;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7928 + e] = v7914 ? x[v7925 + e] : bfloat(0);
+          shm0[v7037 + e] = v7027 ? x[v7033 + e] : bfloat(0);
         }
-        const uint v7929 = v163 + v7867;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7930 = v168 + v7870;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7931 = v7929 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7932 = v7872 && v7931;
-        const bool v7933 = v7929 < v125;
-        const bool v7934 = v7932 && v7933;
-        const bool v7935 = v7930 >= v10;
-        const bool v7936 = v7934 && v7935;
-        const bool v7937 = v7930 < v7874;
-        const bool v7938 = v7936 && v7937;
-        const uint v7939 = max(v7929, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7940 = v7939 - v9;
-        const uint v7941 = max(v7930, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7942 = v7941 - v10;
-        const uint v7943 = v171 + v7940;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7944 = v7943 * v2;
-        const uint v7945 = v7944 + v7942;
-        const uint v7946 = v7945 * v3;
-        const uint v7947 = v7946 + v7871;
-        const uint v7949 = v7938 ? v7947 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7952 = v7903 + 2560u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7047 = v63 + v7568;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7048 = v7047 < v44;
+        const uint v7049 = v6859 + v7572;
+        const bool v7050 = v7049 < v18;
+        const bool v7051 = v7048 && v7050;
+        const uint v7053 = v7047 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7055 = v7053 + v6859;
+        const uint v7056 = v7055 + v7572;
+        const uint v7057 = v7051 ? v7056 : 0u;
+        const uint v7060 = v6865 + v7798;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7061 = v7060 + v7572;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7952 + e] = v7938 ? x[v7949 + e] : bfloat(0);
+          shm0[v7061 + e] = v7051 ? x[v7057 + e] : bfloat(0);
         }
-        const uint v7953 = v181 + v7867;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7954 = v186 + v7870;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7955 = v7953 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7956 = v7872 && v7955;
-        const bool v7957 = v7953 < v125;
-        const bool v7958 = v7956 && v7957;
-        const bool v7959 = v7954 >= v10;
-        const bool v7960 = v7958 && v7959;
-        const bool v7961 = v7954 < v7874;
-        const bool v7962 = v7960 && v7961;
-        const uint v7963 = max(v7953, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7964 = v7963 - v9;
-        const uint v7965 = max(v7954, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7966 = v7965 - v10;
-        const uint v7967 = v189 + v7964;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7968 = v7967 * v2;
-        const uint v7969 = v7968 + v7966;
-        const uint v7970 = v7969 * v3;
-        const uint v7971 = v7970 + v7871;
-        const uint v7973 = v7962 ? v7971 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7976 = v7903 + 3840u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7071 = v63 + v7806;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7072 = v7071 < v44;
+        const uint v7073 = v6859 + v7810;
+        const bool v7074 = v7073 < v18;
+        const bool v7075 = v7072 && v7074;
+        const uint v7077 = v7071 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7079 = v7077 + v6859;
+        const uint v7080 = v7079 + v7810;
+        const uint v7081 = v7075 ? v7080 : 0u;
+        const uint v7084 = v6865 + v8036;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7085 = v7084 + v7810;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7976 + e] = v7962 ? x[v7973 + e] : bfloat(0);
+          shm0[v7085 + e] = v7075 ? x[v7081 + e] : bfloat(0);
         }
       }
-      const uint v7990 = v7751 + v7987;  // kernels/gemm/quant_b.hpp:137
-      const bool v7991 = v7990 < v18;
-      const bool v7992 = v7989 && v7991;
-      const uint v7996 = min(v7990, v7994);  // kernels/gemm/quant_b.hpp:138
-      const uint v8002 = v7996 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const uint v8006 = v8005 + v8002;
-      const uint v8007 = packed[v8006];
-      const uint v8009 = v7996 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const uint v8013 = v8012 + v8009;
-      const uchar v8014 = scales[v8013];
-      const uint v8015 = uint(v8014);
-      const uint v8017 = v8015 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v8020 = v8015 == 255u;
-      const uint v8021 = v8020 ? 2143289344u : v8017;
-      const bool v8023 = v8015 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v8025 = v8023 ? 4194304u : v8021;
-      const float v8026 = as_type<float>(v8025);
-      const uint v8028 = v8007 >> 0u;  // kernels/gemm/quant_b.hpp:80
-      const uint v8030 = v8028 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8032 = v8030 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8034 = v8032 << 22u;
-      const uint v8036 = v8030 * 1056964608u;
-      const bool v8038 = v8030 < 2u;
-      const uint v8039 = v8038 ? v8036 : v8034;
-      const uint v8041 = v8028 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8043 = v8041 << 28u;
-      const uint v8044 = v8039 | v8043;
-      const float v8045 = as_type<float>(v8044);
-      const float v8046 = v8045 * v8026;  // kernels/gemm/quant_b.hpp:80
-      const uint v8048 = v8007 >> 4u;
-      const uint v8050 = v8048 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8052 = v8050 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8054 = v8052 << 22u;
-      const uint v8056 = v8050 * 1056964608u;
-      const bool v8058 = v8050 < 2u;
-      const uint v8059 = v8058 ? v8056 : v8054;
-      const uint v8061 = v8048 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8063 = v8061 << 28u;
-      const uint v8064 = v8059 | v8063;
-      const float v8065 = as_type<float>(v8064);
-      const float v8066 = v8065 * v8026;  // kernels/gemm/quant_b.hpp:80
-      const uint v8068 = v8007 >> 8u;
-      const uint v8070 = v8068 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8072 = v8070 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8074 = v8072 << 22u;
-      const uint v8076 = v8070 * 1056964608u;
-      const bool v8078 = v8070 < 2u;
-      const uint v8079 = v8078 ? v8076 : v8074;
-      const uint v8081 = v8068 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8083 = v8081 << 28u;
-      const uint v8084 = v8079 | v8083;
-      const float v8085 = as_type<float>(v8084);
-      const float v8086 = v8085 * v8026;  // kernels/gemm/quant_b.hpp:80
-      const uint v8088 = v8007 >> 12u;
-      const uint v8090 = v8088 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8092 = v8090 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8094 = v8092 << 22u;
-      const uint v8096 = v8090 * 1056964608u;
-      const bool v8098 = v8090 < 2u;
-      const uint v8099 = v8098 ? v8096 : v8094;
-      const uint v8101 = v8088 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8103 = v8101 << 28u;
-      const uint v8104 = v8099 | v8103;
-      const float v8105 = as_type<float>(v8104);
-      const float v8106 = v8105 * v8026;  // kernels/gemm/quant_b.hpp:80
-      const uint v8108 = v8007 >> 16u;
-      const uint v8110 = v8108 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8112 = v8110 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8114 = v8112 << 22u;
-      const uint v8116 = v8110 * 1056964608u;
-      const bool v8118 = v8110 < 2u;
-      const uint v8119 = v8118 ? v8116 : v8114;
-      const uint v8121 = v8108 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8123 = v8121 << 28u;
-      const uint v8124 = v8119 | v8123;
-      const float v8125 = as_type<float>(v8124);
-      const float v8126 = v8125 * v8026;  // kernels/gemm/quant_b.hpp:80
-      const uint v8128 = v8007 >> 20u;
-      const uint v8130 = v8128 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8132 = v8130 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8134 = v8132 << 22u;
-      const uint v8136 = v8130 * 1056964608u;
-      const bool v8138 = v8130 < 2u;
-      const uint v8139 = v8138 ? v8136 : v8134;
-      const uint v8141 = v8128 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8143 = v8141 << 28u;
-      const uint v8144 = v8139 | v8143;
-      const float v8145 = as_type<float>(v8144);
-      const float v8146 = v8145 * v8026;  // kernels/gemm/quant_b.hpp:80
-      const uint v8148 = v8007 >> 24u;
-      const uint v8150 = v8148 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8152 = v8150 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8154 = v8152 << 22u;
-      const uint v8156 = v8150 * 1056964608u;
-      const bool v8158 = v8150 < 2u;
-      const uint v8159 = v8158 ? v8156 : v8154;
-      const uint v8161 = v8148 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8163 = v8161 << 28u;
-      const uint v8164 = v8159 | v8163;
-      const float v8165 = as_type<float>(v8164);
-      const float v8166 = v8165 * v8026;  // kernels/gemm/quant_b.hpp:80
-      const uint v8168 = v8007 >> 28u;
-      const uint v8170 = v8168 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8172 = v8170 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8174 = v8172 << 22u;
-      const uint v8176 = v8170 * 1056964608u;
-      const bool v8178 = v8170 < 2u;
-      const uint v8179 = v8178 ? v8176 : v8174;
-      const uint v8181 = v8168 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8183 = v8181 << 28u;
-      const uint v8184 = v8179 | v8183;
-      const float v8185 = as_type<float>(v8184);
-      const float v8186 = v8185 * v8026;  // kernels/gemm/quant_b.hpp:80
-      const float v8188 = v7992 ? v8046 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v8189 = bfloat(v8188);
-      const float v8191 = v7992 ? v8066 : 0.0f;
-      const bfloat v8192 = bfloat(v8191);
-      const float v8194 = v7992 ? v8086 : 0.0f;
-      const bfloat v8195 = bfloat(v8194);
-      const float v8197 = v7992 ? v8106 : 0.0f;
-      const bfloat v8198 = bfloat(v8197);
-      const float v8200 = v7992 ? v8126 : 0.0f;
-      const bfloat v8201 = bfloat(v8200);
-      const float v8203 = v7992 ? v8146 : 0.0f;
-      const bfloat v8204 = bfloat(v8203);
-      const float v8206 = v7992 ? v8166 : 0.0f;
-      const bfloat v8207 = bfloat(v8206);
-      const float v8209 = v7992 ? v8186 : 0.0f;
-      const bfloat v8210 = bfloat(v8209);
-      const uint v8214 = v7757 + v8213;  // kernels/gemm/quant_b.hpp:146
-      const uint v8215 = v8214 + v7987;
-      *(threadgroup iron_bf16x8*)(shm1 + v8215) = iron_bf16x8{{bfloat4(v8189, v8192, v8195, v8198), bfloat4(v8201, v8204, v8207, v8210)}};
-      const uint v8228 = v7751 + v8225;  // kernels/gemm/quant_b.hpp:137
-      const bool v8229 = v8228 < v18;
-      const bool v8230 = v8227 && v8229;
-      const uint v8234 = min(v8228, v7994);  // kernels/gemm/quant_b.hpp:138
-      const uint v8240 = v8234 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const uint v8244 = v8243 + v8240;
-      const uint v8245 = packed[v8244];
-      const uint v8247 = v8234 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const uint v8251 = v8250 + v8247;
-      const uchar v8252 = scales[v8251];
-      const uint v8253 = uint(v8252);
-      const uint v8255 = v8253 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v8258 = v8253 == 255u;
-      const uint v8259 = v8258 ? 2143289344u : v8255;
-      const bool v8261 = v8253 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v8263 = v8261 ? 4194304u : v8259;
-      const float v8264 = as_type<float>(v8263);
-      const uint v8266 = v8245 >> 0u;  // kernels/gemm/quant_b.hpp:80
-      const uint v8268 = v8266 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8270 = v8268 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8272 = v8270 << 22u;
-      const uint v8274 = v8268 * 1056964608u;
-      const bool v8276 = v8268 < 2u;
-      const uint v8277 = v8276 ? v8274 : v8272;
-      const uint v8279 = v8266 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8281 = v8279 << 28u;
-      const uint v8282 = v8277 | v8281;
-      const float v8283 = as_type<float>(v8282);
-      const float v8284 = v8283 * v8264;  // kernels/gemm/quant_b.hpp:80
-      const uint v8286 = v8245 >> 4u;
-      const uint v8288 = v8286 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8290 = v8288 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8292 = v8290 << 22u;
-      const uint v8294 = v8288 * 1056964608u;
-      const bool v8296 = v8288 < 2u;
-      const uint v8297 = v8296 ? v8294 : v8292;
-      const uint v8299 = v8286 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8301 = v8299 << 28u;
-      const uint v8302 = v8297 | v8301;
-      const float v8303 = as_type<float>(v8302);
-      const float v8304 = v8303 * v8264;  // kernels/gemm/quant_b.hpp:80
-      const uint v8306 = v8245 >> 8u;
-      const uint v8308 = v8306 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8310 = v8308 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8312 = v8310 << 22u;
-      const uint v8314 = v8308 * 1056964608u;
-      const bool v8316 = v8308 < 2u;
-      const uint v8317 = v8316 ? v8314 : v8312;
-      const uint v8319 = v8306 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8321 = v8319 << 28u;
-      const uint v8322 = v8317 | v8321;
-      const float v8323 = as_type<float>(v8322);
-      const float v8324 = v8323 * v8264;  // kernels/gemm/quant_b.hpp:80
-      const uint v8326 = v8245 >> 12u;
-      const uint v8328 = v8326 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8330 = v8328 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8332 = v8330 << 22u;
-      const uint v8334 = v8328 * 1056964608u;
-      const bool v8336 = v8328 < 2u;
-      const uint v8337 = v8336 ? v8334 : v8332;
-      const uint v8339 = v8326 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8341 = v8339 << 28u;
-      const uint v8342 = v8337 | v8341;
-      const float v8343 = as_type<float>(v8342);
-      const float v8344 = v8343 * v8264;  // kernels/gemm/quant_b.hpp:80
-      const uint v8346 = v8245 >> 16u;
-      const uint v8348 = v8346 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8350 = v8348 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8352 = v8350 << 22u;
-      const uint v8354 = v8348 * 1056964608u;
-      const bool v8356 = v8348 < 2u;
-      const uint v8357 = v8356 ? v8354 : v8352;
-      const uint v8359 = v8346 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8361 = v8359 << 28u;
-      const uint v8362 = v8357 | v8361;
-      const float v8363 = as_type<float>(v8362);
-      const float v8364 = v8363 * v8264;  // kernels/gemm/quant_b.hpp:80
-      const uint v8366 = v8245 >> 20u;
-      const uint v8368 = v8366 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8370 = v8368 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8372 = v8370 << 22u;
-      const uint v8374 = v8368 * 1056964608u;
-      const bool v8376 = v8368 < 2u;
-      const uint v8377 = v8376 ? v8374 : v8372;
-      const uint v8379 = v8366 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8381 = v8379 << 28u;
-      const uint v8382 = v8377 | v8381;
-      const float v8383 = as_type<float>(v8382);
-      const float v8384 = v8383 * v8264;  // kernels/gemm/quant_b.hpp:80
-      const uint v8386 = v8245 >> 24u;
-      const uint v8388 = v8386 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8390 = v8388 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8392 = v8390 << 22u;
-      const uint v8394 = v8388 * 1056964608u;
-      const bool v8396 = v8388 < 2u;
-      const uint v8397 = v8396 ? v8394 : v8392;
-      const uint v8399 = v8386 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8401 = v8399 << 28u;
-      const uint v8402 = v8397 | v8401;
-      const float v8403 = as_type<float>(v8402);
-      const float v8404 = v8403 * v8264;  // kernels/gemm/quant_b.hpp:80
-      const uint v8406 = v8245 >> 28u;
-      const uint v8408 = v8406 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8410 = v8408 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8412 = v8410 << 22u;
-      const uint v8414 = v8408 * 1056964608u;
-      const bool v8416 = v8408 < 2u;
-      const uint v8417 = v8416 ? v8414 : v8412;
-      const uint v8419 = v8406 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8421 = v8419 << 28u;
-      const uint v8422 = v8417 | v8421;
-      const float v8423 = as_type<float>(v8422);
-      const float v8424 = v8423 * v8264;  // kernels/gemm/quant_b.hpp:80
-      const float v8426 = v8230 ? v8284 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v8427 = bfloat(v8426);
-      const float v8429 = v8230 ? v8304 : 0.0f;
-      const bfloat v8430 = bfloat(v8429);
-      const float v8432 = v8230 ? v8324 : 0.0f;
-      const bfloat v8433 = bfloat(v8432);
-      const float v8435 = v8230 ? v8344 : 0.0f;
-      const bfloat v8436 = bfloat(v8435);
-      const float v8438 = v8230 ? v8364 : 0.0f;
-      const bfloat v8439 = bfloat(v8438);
-      const float v8441 = v8230 ? v8384 : 0.0f;
-      const bfloat v8442 = bfloat(v8441);
-      const float v8444 = v8230 ? v8404 : 0.0f;
-      const bfloat v8445 = bfloat(v8444);
-      const float v8447 = v8230 ? v8424 : 0.0f;
-      const bfloat v8448 = bfloat(v8447);
-      const uint v8452 = v7757 + v8451;  // kernels/gemm/quant_b.hpp:146
-      const uint v8453 = v8452 + v8225;
-      *(threadgroup iron_bf16x8*)(shm1 + v8453) = iron_bf16x8{{bfloat4(v8427, v8430, v8433, v8436), bfloat4(v8439, v8442, v8445, v8448)}};
-      const uint v8466 = v7751 + v8463;  // kernels/gemm/quant_b.hpp:137
-      const bool v8467 = v8466 < v18;
-      const bool v8468 = v8465 && v8467;
-      const uint v8472 = min(v8466, v7994);  // kernels/gemm/quant_b.hpp:138
-      const uint v8478 = v8472 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const uint v8482 = v8481 + v8478;
-      const uint v8483 = packed[v8482];
-      const uint v8485 = v8472 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const uint v8489 = v8488 + v8485;
-      const uchar v8490 = scales[v8489];
-      const uint v8491 = uint(v8490);
-      const uint v8493 = v8491 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v8496 = v8491 == 255u;
-      const uint v8497 = v8496 ? 2143289344u : v8493;
-      const bool v8499 = v8491 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v8501 = v8499 ? 4194304u : v8497;
-      const float v8502 = as_type<float>(v8501);
-      const uint v8504 = v8483 >> 0u;  // kernels/gemm/quant_b.hpp:80
-      const uint v8506 = v8504 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8508 = v8506 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8510 = v8508 << 22u;
-      const uint v8512 = v8506 * 1056964608u;
-      const bool v8514 = v8506 < 2u;
-      const uint v8515 = v8514 ? v8512 : v8510;
-      const uint v8517 = v8504 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8519 = v8517 << 28u;
-      const uint v8520 = v8515 | v8519;
-      const float v8521 = as_type<float>(v8520);
-      const float v8522 = v8521 * v8502;  // kernels/gemm/quant_b.hpp:80
-      const uint v8524 = v8483 >> 4u;
-      const uint v8526 = v8524 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8528 = v8526 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8530 = v8528 << 22u;
-      const uint v8532 = v8526 * 1056964608u;
-      const bool v8534 = v8526 < 2u;
-      const uint v8535 = v8534 ? v8532 : v8530;
-      const uint v8537 = v8524 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8539 = v8537 << 28u;
-      const uint v8540 = v8535 | v8539;
-      const float v8541 = as_type<float>(v8540);
-      const float v8542 = v8541 * v8502;  // kernels/gemm/quant_b.hpp:80
-      const uint v8544 = v8483 >> 8u;
-      const uint v8546 = v8544 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8548 = v8546 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8550 = v8548 << 22u;
-      const uint v8552 = v8546 * 1056964608u;
-      const bool v8554 = v8546 < 2u;
-      const uint v8555 = v8554 ? v8552 : v8550;
-      const uint v8557 = v8544 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8559 = v8557 << 28u;
-      const uint v8560 = v8555 | v8559;
-      const float v8561 = as_type<float>(v8560);
-      const float v8562 = v8561 * v8502;  // kernels/gemm/quant_b.hpp:80
-      const uint v8564 = v8483 >> 12u;
-      const uint v8566 = v8564 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8568 = v8566 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8570 = v8568 << 22u;
-      const uint v8572 = v8566 * 1056964608u;
-      const bool v8574 = v8566 < 2u;
-      const uint v8575 = v8574 ? v8572 : v8570;
-      const uint v8577 = v8564 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8579 = v8577 << 28u;
-      const uint v8580 = v8575 | v8579;
-      const float v8581 = as_type<float>(v8580);
-      const float v8582 = v8581 * v8502;  // kernels/gemm/quant_b.hpp:80
-      const uint v8584 = v8483 >> 16u;
-      const uint v8586 = v8584 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8588 = v8586 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8590 = v8588 << 22u;
-      const uint v8592 = v8586 * 1056964608u;
-      const bool v8594 = v8586 < 2u;
-      const uint v8595 = v8594 ? v8592 : v8590;
-      const uint v8597 = v8584 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8599 = v8597 << 28u;
-      const uint v8600 = v8595 | v8599;
-      const float v8601 = as_type<float>(v8600);
-      const float v8602 = v8601 * v8502;  // kernels/gemm/quant_b.hpp:80
-      const uint v8604 = v8483 >> 20u;
-      const uint v8606 = v8604 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8608 = v8606 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8610 = v8608 << 22u;
-      const uint v8612 = v8606 * 1056964608u;
-      const bool v8614 = v8606 < 2u;
-      const uint v8615 = v8614 ? v8612 : v8610;
-      const uint v8617 = v8604 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8619 = v8617 << 28u;
-      const uint v8620 = v8615 | v8619;
-      const float v8621 = as_type<float>(v8620);
-      const float v8622 = v8621 * v8502;  // kernels/gemm/quant_b.hpp:80
-      const uint v8624 = v8483 >> 24u;
-      const uint v8626 = v8624 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8628 = v8626 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8630 = v8628 << 22u;
-      const uint v8632 = v8626 * 1056964608u;
-      const bool v8634 = v8626 < 2u;
-      const uint v8635 = v8634 ? v8632 : v8630;
-      const uint v8637 = v8624 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8639 = v8637 << 28u;
-      const uint v8640 = v8635 | v8639;
-      const float v8641 = as_type<float>(v8640);
-      const float v8642 = v8641 * v8502;  // kernels/gemm/quant_b.hpp:80
-      const uint v8644 = v8483 >> 28u;
-      const uint v8646 = v8644 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8648 = v8646 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8650 = v8648 << 22u;
-      const uint v8652 = v8646 * 1056964608u;
-      const bool v8654 = v8646 < 2u;
-      const uint v8655 = v8654 ? v8652 : v8650;
-      const uint v8657 = v8644 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8659 = v8657 << 28u;
-      const uint v8660 = v8655 | v8659;
-      const float v8661 = as_type<float>(v8660);
-      const float v8662 = v8661 * v8502;  // kernels/gemm/quant_b.hpp:80
-      const float v8664 = v8468 ? v8522 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v8665 = bfloat(v8664);
-      const float v8667 = v8468 ? v8542 : 0.0f;
-      const bfloat v8668 = bfloat(v8667);
-      const float v8670 = v8468 ? v8562 : 0.0f;
-      const bfloat v8671 = bfloat(v8670);
-      const float v8673 = v8468 ? v8582 : 0.0f;
-      const bfloat v8674 = bfloat(v8673);
-      const float v8676 = v8468 ? v8602 : 0.0f;
-      const bfloat v8677 = bfloat(v8676);
-      const float v8679 = v8468 ? v8622 : 0.0f;
-      const bfloat v8680 = bfloat(v8679);
-      const float v8682 = v8468 ? v8642 : 0.0f;
-      const bfloat v8683 = bfloat(v8682);
-      const float v8685 = v8468 ? v8662 : 0.0f;
-      const bfloat v8686 = bfloat(v8685);
-      const uint v8690 = v7757 + v8689;  // kernels/gemm/quant_b.hpp:146
-      const uint v8691 = v8690 + v8463;
-      *(threadgroup iron_bf16x8*)(shm1 + v8691) = iron_bf16x8{{bfloat4(v8665, v8668, v8671, v8674), bfloat4(v8677, v8680, v8683, v8686)}};
-      const uint v8704 = v7751 + v8701;  // kernels/gemm/quant_b.hpp:137
-      const bool v8705 = v8704 < v18;
-      const bool v8706 = v8703 && v8705;
-      const uint v8710 = min(v8704, v7994);  // kernels/gemm/quant_b.hpp:138
-      const uint v8716 = v8710 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const uint v8720 = v8719 + v8716;
-      const uint v8721 = packed[v8720];
-      const uint v8723 = v8710 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const uint v8727 = v8726 + v8723;
-      const uchar v8728 = scales[v8727];
-      const uint v8729 = uint(v8728);
-      const uint v8731 = v8729 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v8734 = v8729 == 255u;
-      const uint v8735 = v8734 ? 2143289344u : v8731;
-      const bool v8737 = v8729 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v8739 = v8737 ? 4194304u : v8735;
-      const float v8740 = as_type<float>(v8739);
-      const uint v8742 = v8721 >> 0u;  // kernels/gemm/quant_b.hpp:80
-      const uint v8744 = v8742 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8746 = v8744 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8748 = v8746 << 22u;
-      const uint v8750 = v8744 * 1056964608u;
-      const bool v8752 = v8744 < 2u;
-      const uint v8753 = v8752 ? v8750 : v8748;
-      const uint v8755 = v8742 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8757 = v8755 << 28u;
-      const uint v8758 = v8753 | v8757;
-      const float v8759 = as_type<float>(v8758);
-      const float v8760 = v8759 * v8740;  // kernels/gemm/quant_b.hpp:80
-      const uint v8762 = v8721 >> 4u;
-      const uint v8764 = v8762 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8766 = v8764 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8768 = v8766 << 22u;
-      const uint v8770 = v8764 * 1056964608u;
-      const bool v8772 = v8764 < 2u;
-      const uint v8773 = v8772 ? v8770 : v8768;
-      const uint v8775 = v8762 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8777 = v8775 << 28u;
-      const uint v8778 = v8773 | v8777;
-      const float v8779 = as_type<float>(v8778);
-      const float v8780 = v8779 * v8740;  // kernels/gemm/quant_b.hpp:80
-      const uint v8782 = v8721 >> 8u;
-      const uint v8784 = v8782 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8786 = v8784 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8788 = v8786 << 22u;
-      const uint v8790 = v8784 * 1056964608u;
-      const bool v8792 = v8784 < 2u;
-      const uint v8793 = v8792 ? v8790 : v8788;
-      const uint v8795 = v8782 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8797 = v8795 << 28u;
-      const uint v8798 = v8793 | v8797;
-      const float v8799 = as_type<float>(v8798);
-      const float v8800 = v8799 * v8740;  // kernels/gemm/quant_b.hpp:80
-      const uint v8802 = v8721 >> 12u;
-      const uint v8804 = v8802 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8806 = v8804 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8808 = v8806 << 22u;
-      const uint v8810 = v8804 * 1056964608u;
-      const bool v8812 = v8804 < 2u;
-      const uint v8813 = v8812 ? v8810 : v8808;
-      const uint v8815 = v8802 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8817 = v8815 << 28u;
-      const uint v8818 = v8813 | v8817;
-      const float v8819 = as_type<float>(v8818);
-      const float v8820 = v8819 * v8740;  // kernels/gemm/quant_b.hpp:80
-      const uint v8822 = v8721 >> 16u;
-      const uint v8824 = v8822 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8826 = v8824 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8828 = v8826 << 22u;
-      const uint v8830 = v8824 * 1056964608u;
-      const bool v8832 = v8824 < 2u;
-      const uint v8833 = v8832 ? v8830 : v8828;
-      const uint v8835 = v8822 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8837 = v8835 << 28u;
-      const uint v8838 = v8833 | v8837;
-      const float v8839 = as_type<float>(v8838);
-      const float v8840 = v8839 * v8740;  // kernels/gemm/quant_b.hpp:80
-      const uint v8842 = v8721 >> 20u;
-      const uint v8844 = v8842 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8846 = v8844 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8848 = v8846 << 22u;
-      const uint v8850 = v8844 * 1056964608u;
-      const bool v8852 = v8844 < 2u;
-      const uint v8853 = v8852 ? v8850 : v8848;
-      const uint v8855 = v8842 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8857 = v8855 << 28u;
-      const uint v8858 = v8853 | v8857;
-      const float v8859 = as_type<float>(v8858);
-      const float v8860 = v8859 * v8740;  // kernels/gemm/quant_b.hpp:80
-      const uint v8862 = v8721 >> 24u;
-      const uint v8864 = v8862 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8866 = v8864 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8868 = v8866 << 22u;
-      const uint v8870 = v8864 * 1056964608u;
-      const bool v8872 = v8864 < 2u;
-      const uint v8873 = v8872 ? v8870 : v8868;
-      const uint v8875 = v8862 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8877 = v8875 << 28u;
-      const uint v8878 = v8873 | v8877;
-      const float v8879 = as_type<float>(v8878);
-      const float v8880 = v8879 * v8740;  // kernels/gemm/quant_b.hpp:80
-      const uint v8882 = v8721 >> 28u;
-      const uint v8884 = v8882 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v8886 = v8884 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v8888 = v8886 << 22u;
-      const uint v8890 = v8884 * 1056964608u;
-      const bool v8892 = v8884 < 2u;
-      const uint v8893 = v8892 ? v8890 : v8888;
-      const uint v8895 = v8882 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v8897 = v8895 << 28u;
-      const uint v8898 = v8893 | v8897;
-      const float v8899 = as_type<float>(v8898);
-      const float v8900 = v8899 * v8740;  // kernels/gemm/quant_b.hpp:80
-      const float v8902 = v8706 ? v8760 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v8903 = bfloat(v8902);
-      const float v8905 = v8706 ? v8780 : 0.0f;
-      const bfloat v8906 = bfloat(v8905);
-      const float v8908 = v8706 ? v8800 : 0.0f;
-      const bfloat v8909 = bfloat(v8908);
-      const float v8911 = v8706 ? v8820 : 0.0f;
-      const bfloat v8912 = bfloat(v8911);
-      const float v8914 = v8706 ? v8840 : 0.0f;
-      const bfloat v8915 = bfloat(v8914);
-      const float v8917 = v8706 ? v8860 : 0.0f;
-      const bfloat v8918 = bfloat(v8917);
-      const float v8920 = v8706 ? v8880 : 0.0f;
-      const bfloat v8921 = bfloat(v8920);
-      const float v8923 = v8706 ? v8900 : 0.0f;
-      const bfloat v8924 = bfloat(v8923);
-      const uint v8928 = v7757 + v8927;  // kernels/gemm/quant_b.hpp:146
-      const uint v8929 = v8928 + v8701;
-      *(threadgroup iron_bf16x8*)(shm1 + v8929) = iron_bf16x8{{bfloat4(v8903, v8906, v8909, v8912), bfloat4(v8915, v8918, v8921, v8924)}};
+      const uint v7099 = v6859 + v7096;  // kernels/gemm/quant_b.hpp:137
+      const bool v7100 = v7099 < v18;
+      const bool v7101 = v7098 && v7100;
+      const uint v7105 = min(v7099, v7103);  // kernels/gemm/quant_b.hpp:138
+      const uint v7111 = v7105 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const uint v7115 = v7114 + v7111;
+      const uint v7116 = packed[v7115];
+      const uint v7118 = v7105 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const uint v7122 = v7121 + v7118;
+      const uchar v7123 = scales[v7122];
+      const uint v7124 = uint(v7123);
+      const uint v7126 = v7124 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v7129 = v7124 == 255u;
+      const uint v7130 = v7129 ? 2143289344u : v7126;
+      const bool v7132 = v7124 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v7134 = v7132 ? 4194304u : v7130;
+      const float v7135 = as_type<float>(v7134);
+      const uint v7137 = v7116 >> 0u;  // kernels/gemm/quant_b.hpp:80
+      const uint v7139 = v7137 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7141 = v7139 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7143 = v7141 << 22u;
+      const uint v7145 = v7139 * 1056964608u;
+      const bool v7147 = v7139 < 2u;
+      const uint v7148 = v7147 ? v7145 : v7143;
+      const uint v7150 = v7137 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7152 = v7150 << 28u;
+      const uint v7153 = v7148 | v7152;
+      const float v7154 = as_type<float>(v7153);
+      const float v7155 = v7154 * v7135;  // kernels/gemm/quant_b.hpp:80
+      const uint v7157 = v7116 >> 4u;
+      const uint v7159 = v7157 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7161 = v7159 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7163 = v7161 << 22u;
+      const uint v7165 = v7159 * 1056964608u;
+      const bool v7167 = v7159 < 2u;
+      const uint v7168 = v7167 ? v7165 : v7163;
+      const uint v7170 = v7157 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7172 = v7170 << 28u;
+      const uint v7173 = v7168 | v7172;
+      const float v7174 = as_type<float>(v7173);
+      const float v7175 = v7174 * v7135;  // kernels/gemm/quant_b.hpp:80
+      const uint v7177 = v7116 >> 8u;
+      const uint v7179 = v7177 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7181 = v7179 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7183 = v7181 << 22u;
+      const uint v7185 = v7179 * 1056964608u;
+      const bool v7187 = v7179 < 2u;
+      const uint v7188 = v7187 ? v7185 : v7183;
+      const uint v7190 = v7177 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7192 = v7190 << 28u;
+      const uint v7193 = v7188 | v7192;
+      const float v7194 = as_type<float>(v7193);
+      const float v7195 = v7194 * v7135;  // kernels/gemm/quant_b.hpp:80
+      const uint v7197 = v7116 >> 12u;
+      const uint v7199 = v7197 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7201 = v7199 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7203 = v7201 << 22u;
+      const uint v7205 = v7199 * 1056964608u;
+      const bool v7207 = v7199 < 2u;
+      const uint v7208 = v7207 ? v7205 : v7203;
+      const uint v7210 = v7197 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7212 = v7210 << 28u;
+      const uint v7213 = v7208 | v7212;
+      const float v7214 = as_type<float>(v7213);
+      const float v7215 = v7214 * v7135;  // kernels/gemm/quant_b.hpp:80
+      const uint v7217 = v7116 >> 16u;
+      const uint v7219 = v7217 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7221 = v7219 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7223 = v7221 << 22u;
+      const uint v7225 = v7219 * 1056964608u;
+      const bool v7227 = v7219 < 2u;
+      const uint v7228 = v7227 ? v7225 : v7223;
+      const uint v7230 = v7217 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7232 = v7230 << 28u;
+      const uint v7233 = v7228 | v7232;
+      const float v7234 = as_type<float>(v7233);
+      const float v7235 = v7234 * v7135;  // kernels/gemm/quant_b.hpp:80
+      const uint v7237 = v7116 >> 20u;
+      const uint v7239 = v7237 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7241 = v7239 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7243 = v7241 << 22u;
+      const uint v7245 = v7239 * 1056964608u;
+      const bool v7247 = v7239 < 2u;
+      const uint v7248 = v7247 ? v7245 : v7243;
+      const uint v7250 = v7237 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7252 = v7250 << 28u;
+      const uint v7253 = v7248 | v7252;
+      const float v7254 = as_type<float>(v7253);
+      const float v7255 = v7254 * v7135;  // kernels/gemm/quant_b.hpp:80
+      const uint v7257 = v7116 >> 24u;
+      const uint v7259 = v7257 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7261 = v7259 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7263 = v7261 << 22u;
+      const uint v7265 = v7259 * 1056964608u;
+      const bool v7267 = v7259 < 2u;
+      const uint v7268 = v7267 ? v7265 : v7263;
+      const uint v7270 = v7257 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7272 = v7270 << 28u;
+      const uint v7273 = v7268 | v7272;
+      const float v7274 = as_type<float>(v7273);
+      const float v7275 = v7274 * v7135;  // kernels/gemm/quant_b.hpp:80
+      const uint v7277 = v7116 >> 28u;
+      const uint v7279 = v7277 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7281 = v7279 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7283 = v7281 << 22u;
+      const uint v7285 = v7279 * 1056964608u;
+      const bool v7287 = v7279 < 2u;
+      const uint v7288 = v7287 ? v7285 : v7283;
+      const uint v7290 = v7277 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7292 = v7290 << 28u;
+      const uint v7293 = v7288 | v7292;
+      const float v7294 = as_type<float>(v7293);
+      const float v7295 = v7294 * v7135;  // kernels/gemm/quant_b.hpp:80
+      const float v7297 = v7101 ? v7155 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v7298 = bfloat(v7297);
+      const float v7300 = v7101 ? v7175 : 0.0f;
+      const bfloat v7301 = bfloat(v7300);
+      const float v7303 = v7101 ? v7195 : 0.0f;
+      const bfloat v7304 = bfloat(v7303);
+      const float v7306 = v7101 ? v7215 : 0.0f;
+      const bfloat v7307 = bfloat(v7306);
+      const float v7309 = v7101 ? v7235 : 0.0f;
+      const bfloat v7310 = bfloat(v7309);
+      const float v7312 = v7101 ? v7255 : 0.0f;
+      const bfloat v7313 = bfloat(v7312);
+      const float v7315 = v7101 ? v7275 : 0.0f;
+      const bfloat v7316 = bfloat(v7315);
+      const float v7318 = v7101 ? v7295 : 0.0f;
+      const bfloat v7319 = bfloat(v7318);
+      const uint v7323 = v6865 + v7322;  // kernels/gemm/quant_b.hpp:146
+      const uint v7324 = v7323 + v7096;
+      *(threadgroup iron_bf16x8*)(shm1 + v7324) = iron_bf16x8{{bfloat4(v7298, v7301, v7304, v7307), bfloat4(v7310, v7313, v7316, v7319)}};
+      const uint v7337 = v6859 + v7334;  // kernels/gemm/quant_b.hpp:137
+      const bool v7338 = v7337 < v18;
+      const bool v7339 = v7336 && v7338;
+      const uint v7343 = min(v7337, v7103);  // kernels/gemm/quant_b.hpp:138
+      const uint v7349 = v7343 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const uint v7353 = v7352 + v7349;
+      const uint v7354 = packed[v7353];
+      const uint v7356 = v7343 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const uint v7360 = v7359 + v7356;
+      const uchar v7361 = scales[v7360];
+      const uint v7362 = uint(v7361);
+      const uint v7364 = v7362 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v7367 = v7362 == 255u;
+      const uint v7368 = v7367 ? 2143289344u : v7364;
+      const bool v7370 = v7362 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v7372 = v7370 ? 4194304u : v7368;
+      const float v7373 = as_type<float>(v7372);
+      const uint v7375 = v7354 >> 0u;  // kernels/gemm/quant_b.hpp:80
+      const uint v7377 = v7375 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7379 = v7377 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7381 = v7379 << 22u;
+      const uint v7383 = v7377 * 1056964608u;
+      const bool v7385 = v7377 < 2u;
+      const uint v7386 = v7385 ? v7383 : v7381;
+      const uint v7388 = v7375 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7390 = v7388 << 28u;
+      const uint v7391 = v7386 | v7390;
+      const float v7392 = as_type<float>(v7391);
+      const float v7393 = v7392 * v7373;  // kernels/gemm/quant_b.hpp:80
+      const uint v7395 = v7354 >> 4u;
+      const uint v7397 = v7395 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7399 = v7397 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7401 = v7399 << 22u;
+      const uint v7403 = v7397 * 1056964608u;
+      const bool v7405 = v7397 < 2u;
+      const uint v7406 = v7405 ? v7403 : v7401;
+      const uint v7408 = v7395 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7410 = v7408 << 28u;
+      const uint v7411 = v7406 | v7410;
+      const float v7412 = as_type<float>(v7411);
+      const float v7413 = v7412 * v7373;  // kernels/gemm/quant_b.hpp:80
+      const uint v7415 = v7354 >> 8u;
+      const uint v7417 = v7415 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7419 = v7417 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7421 = v7419 << 22u;
+      const uint v7423 = v7417 * 1056964608u;
+      const bool v7425 = v7417 < 2u;
+      const uint v7426 = v7425 ? v7423 : v7421;
+      const uint v7428 = v7415 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7430 = v7428 << 28u;
+      const uint v7431 = v7426 | v7430;
+      const float v7432 = as_type<float>(v7431);
+      const float v7433 = v7432 * v7373;  // kernels/gemm/quant_b.hpp:80
+      const uint v7435 = v7354 >> 12u;
+      const uint v7437 = v7435 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7439 = v7437 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7441 = v7439 << 22u;
+      const uint v7443 = v7437 * 1056964608u;
+      const bool v7445 = v7437 < 2u;
+      const uint v7446 = v7445 ? v7443 : v7441;
+      const uint v7448 = v7435 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7450 = v7448 << 28u;
+      const uint v7451 = v7446 | v7450;
+      const float v7452 = as_type<float>(v7451);
+      const float v7453 = v7452 * v7373;  // kernels/gemm/quant_b.hpp:80
+      const uint v7455 = v7354 >> 16u;
+      const uint v7457 = v7455 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7459 = v7457 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7461 = v7459 << 22u;
+      const uint v7463 = v7457 * 1056964608u;
+      const bool v7465 = v7457 < 2u;
+      const uint v7466 = v7465 ? v7463 : v7461;
+      const uint v7468 = v7455 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7470 = v7468 << 28u;
+      const uint v7471 = v7466 | v7470;
+      const float v7472 = as_type<float>(v7471);
+      const float v7473 = v7472 * v7373;  // kernels/gemm/quant_b.hpp:80
+      const uint v7475 = v7354 >> 20u;
+      const uint v7477 = v7475 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7479 = v7477 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7481 = v7479 << 22u;
+      const uint v7483 = v7477 * 1056964608u;
+      const bool v7485 = v7477 < 2u;
+      const uint v7486 = v7485 ? v7483 : v7481;
+      const uint v7488 = v7475 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7490 = v7488 << 28u;
+      const uint v7491 = v7486 | v7490;
+      const float v7492 = as_type<float>(v7491);
+      const float v7493 = v7492 * v7373;  // kernels/gemm/quant_b.hpp:80
+      const uint v7495 = v7354 >> 24u;
+      const uint v7497 = v7495 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7499 = v7497 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7501 = v7499 << 22u;
+      const uint v7503 = v7497 * 1056964608u;
+      const bool v7505 = v7497 < 2u;
+      const uint v7506 = v7505 ? v7503 : v7501;
+      const uint v7508 = v7495 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7510 = v7508 << 28u;
+      const uint v7511 = v7506 | v7510;
+      const float v7512 = as_type<float>(v7511);
+      const float v7513 = v7512 * v7373;  // kernels/gemm/quant_b.hpp:80
+      const uint v7515 = v7354 >> 28u;
+      const uint v7517 = v7515 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7519 = v7517 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7521 = v7519 << 22u;
+      const uint v7523 = v7517 * 1056964608u;
+      const bool v7525 = v7517 < 2u;
+      const uint v7526 = v7525 ? v7523 : v7521;
+      const uint v7528 = v7515 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7530 = v7528 << 28u;
+      const uint v7531 = v7526 | v7530;
+      const float v7532 = as_type<float>(v7531);
+      const float v7533 = v7532 * v7373;  // kernels/gemm/quant_b.hpp:80
+      const float v7535 = v7339 ? v7393 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v7536 = bfloat(v7535);
+      const float v7538 = v7339 ? v7413 : 0.0f;
+      const bfloat v7539 = bfloat(v7538);
+      const float v7541 = v7339 ? v7433 : 0.0f;
+      const bfloat v7542 = bfloat(v7541);
+      const float v7544 = v7339 ? v7453 : 0.0f;
+      const bfloat v7545 = bfloat(v7544);
+      const float v7547 = v7339 ? v7473 : 0.0f;
+      const bfloat v7548 = bfloat(v7547);
+      const float v7550 = v7339 ? v7493 : 0.0f;
+      const bfloat v7551 = bfloat(v7550);
+      const float v7553 = v7339 ? v7513 : 0.0f;
+      const bfloat v7554 = bfloat(v7553);
+      const float v7556 = v7339 ? v7533 : 0.0f;
+      const bfloat v7557 = bfloat(v7556);
+      const uint v7561 = v6865 + v7560;  // kernels/gemm/quant_b.hpp:146
+      const uint v7562 = v7561 + v7334;
+      *(threadgroup iron_bf16x8*)(shm1 + v7562) = iron_bf16x8{{bfloat4(v7536, v7539, v7542, v7545), bfloat4(v7548, v7551, v7554, v7557)}};
+      const uint v7575 = v6859 + v7572;  // kernels/gemm/quant_b.hpp:137
+      const bool v7576 = v7575 < v18;
+      const bool v7577 = v7574 && v7576;
+      const uint v7581 = min(v7575, v7103);  // kernels/gemm/quant_b.hpp:138
+      const uint v7587 = v7581 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const uint v7591 = v7590 + v7587;
+      const uint v7592 = packed[v7591];
+      const uint v7594 = v7581 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const uint v7598 = v7597 + v7594;
+      const uchar v7599 = scales[v7598];
+      const uint v7600 = uint(v7599);
+      const uint v7602 = v7600 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v7605 = v7600 == 255u;
+      const uint v7606 = v7605 ? 2143289344u : v7602;
+      const bool v7608 = v7600 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v7610 = v7608 ? 4194304u : v7606;
+      const float v7611 = as_type<float>(v7610);
+      const uint v7613 = v7592 >> 0u;  // kernels/gemm/quant_b.hpp:80
+      const uint v7615 = v7613 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7617 = v7615 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7619 = v7617 << 22u;
+      const uint v7621 = v7615 * 1056964608u;
+      const bool v7623 = v7615 < 2u;
+      const uint v7624 = v7623 ? v7621 : v7619;
+      const uint v7626 = v7613 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7628 = v7626 << 28u;
+      const uint v7629 = v7624 | v7628;
+      const float v7630 = as_type<float>(v7629);
+      const float v7631 = v7630 * v7611;  // kernels/gemm/quant_b.hpp:80
+      const uint v7633 = v7592 >> 4u;
+      const uint v7635 = v7633 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7637 = v7635 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7639 = v7637 << 22u;
+      const uint v7641 = v7635 * 1056964608u;
+      const bool v7643 = v7635 < 2u;
+      const uint v7644 = v7643 ? v7641 : v7639;
+      const uint v7646 = v7633 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7648 = v7646 << 28u;
+      const uint v7649 = v7644 | v7648;
+      const float v7650 = as_type<float>(v7649);
+      const float v7651 = v7650 * v7611;  // kernels/gemm/quant_b.hpp:80
+      const uint v7653 = v7592 >> 8u;
+      const uint v7655 = v7653 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7657 = v7655 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7659 = v7657 << 22u;
+      const uint v7661 = v7655 * 1056964608u;
+      const bool v7663 = v7655 < 2u;
+      const uint v7664 = v7663 ? v7661 : v7659;
+      const uint v7666 = v7653 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7668 = v7666 << 28u;
+      const uint v7669 = v7664 | v7668;
+      const float v7670 = as_type<float>(v7669);
+      const float v7671 = v7670 * v7611;  // kernels/gemm/quant_b.hpp:80
+      const uint v7673 = v7592 >> 12u;
+      const uint v7675 = v7673 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7677 = v7675 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7679 = v7677 << 22u;
+      const uint v7681 = v7675 * 1056964608u;
+      const bool v7683 = v7675 < 2u;
+      const uint v7684 = v7683 ? v7681 : v7679;
+      const uint v7686 = v7673 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7688 = v7686 << 28u;
+      const uint v7689 = v7684 | v7688;
+      const float v7690 = as_type<float>(v7689);
+      const float v7691 = v7690 * v7611;  // kernels/gemm/quant_b.hpp:80
+      const uint v7693 = v7592 >> 16u;
+      const uint v7695 = v7693 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7697 = v7695 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7699 = v7697 << 22u;
+      const uint v7701 = v7695 * 1056964608u;
+      const bool v7703 = v7695 < 2u;
+      const uint v7704 = v7703 ? v7701 : v7699;
+      const uint v7706 = v7693 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7708 = v7706 << 28u;
+      const uint v7709 = v7704 | v7708;
+      const float v7710 = as_type<float>(v7709);
+      const float v7711 = v7710 * v7611;  // kernels/gemm/quant_b.hpp:80
+      const uint v7713 = v7592 >> 20u;
+      const uint v7715 = v7713 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7717 = v7715 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7719 = v7717 << 22u;
+      const uint v7721 = v7715 * 1056964608u;
+      const bool v7723 = v7715 < 2u;
+      const uint v7724 = v7723 ? v7721 : v7719;
+      const uint v7726 = v7713 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7728 = v7726 << 28u;
+      const uint v7729 = v7724 | v7728;
+      const float v7730 = as_type<float>(v7729);
+      const float v7731 = v7730 * v7611;  // kernels/gemm/quant_b.hpp:80
+      const uint v7733 = v7592 >> 24u;
+      const uint v7735 = v7733 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7737 = v7735 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7739 = v7737 << 22u;
+      const uint v7741 = v7735 * 1056964608u;
+      const bool v7743 = v7735 < 2u;
+      const uint v7744 = v7743 ? v7741 : v7739;
+      const uint v7746 = v7733 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7748 = v7746 << 28u;
+      const uint v7749 = v7744 | v7748;
+      const float v7750 = as_type<float>(v7749);
+      const float v7751 = v7750 * v7611;  // kernels/gemm/quant_b.hpp:80
+      const uint v7753 = v7592 >> 28u;
+      const uint v7755 = v7753 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7757 = v7755 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7759 = v7757 << 22u;
+      const uint v7761 = v7755 * 1056964608u;
+      const bool v7763 = v7755 < 2u;
+      const uint v7764 = v7763 ? v7761 : v7759;
+      const uint v7766 = v7753 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7768 = v7766 << 28u;
+      const uint v7769 = v7764 | v7768;
+      const float v7770 = as_type<float>(v7769);
+      const float v7771 = v7770 * v7611;  // kernels/gemm/quant_b.hpp:80
+      const float v7773 = v7577 ? v7631 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v7774 = bfloat(v7773);
+      const float v7776 = v7577 ? v7651 : 0.0f;
+      const bfloat v7777 = bfloat(v7776);
+      const float v7779 = v7577 ? v7671 : 0.0f;
+      const bfloat v7780 = bfloat(v7779);
+      const float v7782 = v7577 ? v7691 : 0.0f;
+      const bfloat v7783 = bfloat(v7782);
+      const float v7785 = v7577 ? v7711 : 0.0f;
+      const bfloat v7786 = bfloat(v7785);
+      const float v7788 = v7577 ? v7731 : 0.0f;
+      const bfloat v7789 = bfloat(v7788);
+      const float v7791 = v7577 ? v7751 : 0.0f;
+      const bfloat v7792 = bfloat(v7791);
+      const float v7794 = v7577 ? v7771 : 0.0f;
+      const bfloat v7795 = bfloat(v7794);
+      const uint v7799 = v6865 + v7798;  // kernels/gemm/quant_b.hpp:146
+      const uint v7800 = v7799 + v7572;
+      *(threadgroup iron_bf16x8*)(shm1 + v7800) = iron_bf16x8{{bfloat4(v7774, v7777, v7780, v7783), bfloat4(v7786, v7789, v7792, v7795)}};
+      const uint v7813 = v6859 + v7810;  // kernels/gemm/quant_b.hpp:137
+      const bool v7814 = v7813 < v18;
+      const bool v7815 = v7812 && v7814;
+      const uint v7819 = min(v7813, v7103);  // kernels/gemm/quant_b.hpp:138
+      const uint v7825 = v7819 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const uint v7829 = v7828 + v7825;
+      const uint v7830 = packed[v7829];
+      const uint v7832 = v7819 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const uint v7836 = v7835 + v7832;
+      const uchar v7837 = scales[v7836];
+      const uint v7838 = uint(v7837);
+      const uint v7840 = v7838 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v7843 = v7838 == 255u;
+      const uint v7844 = v7843 ? 2143289344u : v7840;
+      const bool v7846 = v7838 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v7848 = v7846 ? 4194304u : v7844;
+      const float v7849 = as_type<float>(v7848);
+      const uint v7851 = v7830 >> 0u;  // kernels/gemm/quant_b.hpp:80
+      const uint v7853 = v7851 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7855 = v7853 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7857 = v7855 << 22u;
+      const uint v7859 = v7853 * 1056964608u;
+      const bool v7861 = v7853 < 2u;
+      const uint v7862 = v7861 ? v7859 : v7857;
+      const uint v7864 = v7851 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7866 = v7864 << 28u;
+      const uint v7867 = v7862 | v7866;
+      const float v7868 = as_type<float>(v7867);
+      const float v7869 = v7868 * v7849;  // kernels/gemm/quant_b.hpp:80
+      const uint v7871 = v7830 >> 4u;
+      const uint v7873 = v7871 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7875 = v7873 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7877 = v7875 << 22u;
+      const uint v7879 = v7873 * 1056964608u;
+      const bool v7881 = v7873 < 2u;
+      const uint v7882 = v7881 ? v7879 : v7877;
+      const uint v7884 = v7871 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7886 = v7884 << 28u;
+      const uint v7887 = v7882 | v7886;
+      const float v7888 = as_type<float>(v7887);
+      const float v7889 = v7888 * v7849;  // kernels/gemm/quant_b.hpp:80
+      const uint v7891 = v7830 >> 8u;
+      const uint v7893 = v7891 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7895 = v7893 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7897 = v7895 << 22u;
+      const uint v7899 = v7893 * 1056964608u;
+      const bool v7901 = v7893 < 2u;
+      const uint v7902 = v7901 ? v7899 : v7897;
+      const uint v7904 = v7891 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7906 = v7904 << 28u;
+      const uint v7907 = v7902 | v7906;
+      const float v7908 = as_type<float>(v7907);
+      const float v7909 = v7908 * v7849;  // kernels/gemm/quant_b.hpp:80
+      const uint v7911 = v7830 >> 12u;
+      const uint v7913 = v7911 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7915 = v7913 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7917 = v7915 << 22u;
+      const uint v7919 = v7913 * 1056964608u;
+      const bool v7921 = v7913 < 2u;
+      const uint v7922 = v7921 ? v7919 : v7917;
+      const uint v7924 = v7911 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7926 = v7924 << 28u;
+      const uint v7927 = v7922 | v7926;
+      const float v7928 = as_type<float>(v7927);
+      const float v7929 = v7928 * v7849;  // kernels/gemm/quant_b.hpp:80
+      const uint v7931 = v7830 >> 16u;
+      const uint v7933 = v7931 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7935 = v7933 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7937 = v7935 << 22u;
+      const uint v7939 = v7933 * 1056964608u;
+      const bool v7941 = v7933 < 2u;
+      const uint v7942 = v7941 ? v7939 : v7937;
+      const uint v7944 = v7931 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7946 = v7944 << 28u;
+      const uint v7947 = v7942 | v7946;
+      const float v7948 = as_type<float>(v7947);
+      const float v7949 = v7948 * v7849;  // kernels/gemm/quant_b.hpp:80
+      const uint v7951 = v7830 >> 20u;
+      const uint v7953 = v7951 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7955 = v7953 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7957 = v7955 << 22u;
+      const uint v7959 = v7953 * 1056964608u;
+      const bool v7961 = v7953 < 2u;
+      const uint v7962 = v7961 ? v7959 : v7957;
+      const uint v7964 = v7951 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7966 = v7964 << 28u;
+      const uint v7967 = v7962 | v7966;
+      const float v7968 = as_type<float>(v7967);
+      const float v7969 = v7968 * v7849;  // kernels/gemm/quant_b.hpp:80
+      const uint v7971 = v7830 >> 24u;
+      const uint v7973 = v7971 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7975 = v7973 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7977 = v7975 << 22u;
+      const uint v7979 = v7973 * 1056964608u;
+      const bool v7981 = v7973 < 2u;
+      const uint v7982 = v7981 ? v7979 : v7977;
+      const uint v7984 = v7971 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v7986 = v7984 << 28u;
+      const uint v7987 = v7982 | v7986;
+      const float v7988 = as_type<float>(v7987);
+      const float v7989 = v7988 * v7849;  // kernels/gemm/quant_b.hpp:80
+      const uint v7991 = v7830 >> 28u;
+      const uint v7993 = v7991 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v7995 = v7993 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v7997 = v7995 << 22u;
+      const uint v7999 = v7993 * 1056964608u;
+      const bool v8001 = v7993 < 2u;
+      const uint v8002 = v8001 ? v7999 : v7997;
+      const uint v8004 = v7991 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v8006 = v8004 << 28u;
+      const uint v8007 = v8002 | v8006;
+      const float v8008 = as_type<float>(v8007);
+      const float v8009 = v8008 * v7849;  // kernels/gemm/quant_b.hpp:80
+      const float v8011 = v7815 ? v7869 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v8012 = bfloat(v8011);
+      const float v8014 = v7815 ? v7889 : 0.0f;
+      const bfloat v8015 = bfloat(v8014);
+      const float v8017 = v7815 ? v7909 : 0.0f;
+      const bfloat v8018 = bfloat(v8017);
+      const float v8020 = v7815 ? v7929 : 0.0f;
+      const bfloat v8021 = bfloat(v8020);
+      const float v8023 = v7815 ? v7949 : 0.0f;
+      const bfloat v8024 = bfloat(v8023);
+      const float v8026 = v7815 ? v7969 : 0.0f;
+      const bfloat v8027 = bfloat(v8026);
+      const float v8029 = v7815 ? v7989 : 0.0f;
+      const bfloat v8030 = bfloat(v8029);
+      const float v8032 = v7815 ? v8009 : 0.0f;
+      const bfloat v8033 = bfloat(v8032);
+      const uint v8037 = v6865 + v8036;  // kernels/gemm/quant_b.hpp:146
+      const uint v8038 = v8037 + v7810;
+      *(threadgroup iron_bf16x8*)(shm1 + v8038) = iron_bf16x8{{bfloat4(v8012, v8015, v8018, v8021), bfloat4(v8024, v8027, v8030, v8033)}};
       // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v8939 = v7757 + v8938;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v202, shm0, long(v8939), long(40u));
-      const uint v8945 = v7757 + v8944;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v204, shm1, long(v8945), long(40u));
+      const uint v8048 = v6865 + v8047;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v202, shm0, long(v8048), long(40u));
+      const uint v8054 = v6865 + v8053;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<true>(v204, shm1, long(v8054), long(40u));
       iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
-      const uint v8952 = v8939 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<false>(v202, shm0, long(v8952), long(40u));
-      const uint v8958 = v8945 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
-      iron_frag_load<true>(v204, shm1, long(v8958), long(40u));
+      const uint v8061 = v8048 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v202, shm0, long(v8061), long(40u));
+      const uint v8067 = v8054 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<true>(v204, shm1, long(v8067), long(40u));
       iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
   } else {
-    const uint v1430 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
-    const uint v1489 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1520 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v1521 = v1520 << 3u;
-    const uint v1522 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
-    const bool v1523 = v1522 < v4;
-    const uint v1528 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
-    const uint v1532 = v4 - 1u;
-    const uint v1534 = min(v1522, v1532);
-    const uint v1538 = v18 >> 3u;  // kernels/gemm/quant_b.hpp:71
-    const uint v1539 = v1534 * v1538;
-    const uint v1545 = v18 >> 5u;  // kernels/gemm/quant_b.hpp:72
-    const uint v1546 = v1534 * v1545;
-    const uint v1747 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v1749 = v1747 + v1521;
-    const uint v1753 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
-    const uint v1755 = v1753 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v1758 = v1753 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v1759 = v1758 << 3u;
-    const uint v1760 = v67 + v1755;  // kernels/gemm/quant_b.hpp:137
-    const bool v1761 = v1760 < v4;
-    const uint v1772 = min(v1760, v1532);  // kernels/gemm/quant_b.hpp:138
-    const uint v1777 = v1772 * v1538;  // kernels/gemm/quant_b.hpp:71
-    const uint v1784 = v1772 * v1545;  // kernels/gemm/quant_b.hpp:72
-    const uint v1985 = v1755 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v1987 = v1985 + v1759;
-    const uint v1991 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
-    const uint v1993 = v1991 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v1996 = v1991 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v1997 = v1996 << 3u;
-    const uint v1998 = v67 + v1993;  // kernels/gemm/quant_b.hpp:137
-    const bool v1999 = v1998 < v4;
-    const uint v2010 = min(v1998, v1532);  // kernels/gemm/quant_b.hpp:138
-    const uint v2015 = v2010 * v1538;  // kernels/gemm/quant_b.hpp:71
-    const uint v2022 = v2010 * v1545;  // kernels/gemm/quant_b.hpp:72
-    const uint v2223 = v1993 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v2225 = v2223 + v1997;
-    const uint v2229 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
-    const uint v2231 = v2229 >> 2u;  // kernels/gemm/quant_b.hpp:135
-    const uint v2234 = v2229 & 3u;  // kernels/gemm/quant_b.hpp:136
-    const uint v2235 = v2234 << 3u;
-    const uint v2236 = v67 + v2231;  // kernels/gemm/quant_b.hpp:137
-    const bool v2237 = v2236 < v4;
-    const uint v2248 = min(v2236, v1532);  // kernels/gemm/quant_b.hpp:138
-    const uint v2253 = v2248 * v1538;  // kernels/gemm/quant_b.hpp:71
-    const uint v2260 = v2248 * v1545;  // kernels/gemm/quant_b.hpp:72
-    const uint v2461 = v2231 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v2463 = v2461 + v2235;
-    const uint v2470 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v2476 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
-    const uint v2484 = v2470 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v2490 = v2476 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1432 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:156
+    const uint v1491 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+    const uint v1522 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v1523 = v1522 << 3u;
+    const uint v1524 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
+    const bool v1525 = v1524 < v4;
+    const uint v1530 = v18 - 8u;  // kernels/gemm/quant_b.hpp:138
+    const uint v1534 = v4 - 1u;
+    const uint v1536 = min(v1524, v1534);
+    const uint v1540 = v18 >> 3u;  // kernels/gemm/quant_b.hpp:71
+    const uint v1541 = v1536 * v1540;
+    const uint v1547 = v18 >> 5u;  // kernels/gemm/quant_b.hpp:72
+    const uint v1548 = v1536 * v1547;
+    const uint v1749 = v116 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v1751 = v1749 + v1523;
+    const uint v1755 = v115 + 128u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1757 = v1755 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v1760 = v1755 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v1761 = v1760 << 3u;
+    const uint v1762 = v67 + v1757;  // kernels/gemm/quant_b.hpp:137
+    const bool v1763 = v1762 < v4;
+    const uint v1774 = min(v1762, v1534);  // kernels/gemm/quant_b.hpp:138
+    const uint v1779 = v1774 * v1540;  // kernels/gemm/quant_b.hpp:71
+    const uint v1786 = v1774 * v1547;  // kernels/gemm/quant_b.hpp:72
+    const uint v1987 = v1757 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v1989 = v1987 + v1761;
+    const uint v1993 = v115 + 256u;  // kernels/gemm/quant_b.hpp:133
+    const uint v1995 = v1993 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v1998 = v1993 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v1999 = v1998 << 3u;
+    const uint v2000 = v67 + v1995;  // kernels/gemm/quant_b.hpp:137
+    const bool v2001 = v2000 < v4;
+    const uint v2012 = min(v2000, v1534);  // kernels/gemm/quant_b.hpp:138
+    const uint v2017 = v2012 * v1540;  // kernels/gemm/quant_b.hpp:71
+    const uint v2024 = v2012 * v1547;  // kernels/gemm/quant_b.hpp:72
+    const uint v2225 = v1995 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v2227 = v2225 + v1999;
+    const uint v2231 = v115 + 384u;  // kernels/gemm/quant_b.hpp:133
+    const uint v2233 = v2231 >> 2u;  // kernels/gemm/quant_b.hpp:135
+    const uint v2236 = v2231 & 3u;  // kernels/gemm/quant_b.hpp:136
+    const uint v2237 = v2236 << 3u;
+    const uint v2238 = v67 + v2233;  // kernels/gemm/quant_b.hpp:137
+    const bool v2239 = v2238 < v4;
+    const uint v2250 = min(v2238, v1534);  // kernels/gemm/quant_b.hpp:138
+    const uint v2255 = v2250 * v1540;  // kernels/gemm/quant_b.hpp:71
+    const uint v2262 = v2250 * v1547;  // kernels/gemm/quant_b.hpp:72
+    const uint v2463 = v2233 * 40u;  // kernels/gemm/quant_b.hpp:146
+    const uint v2465 = v2463 + v2237;
+    const uint v2472 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v2478 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v2486 = v2472 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v2492 = v2478 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v1429 = 0u; v1429 < v18; v1429 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
-      for (uint v1433 = v115; v1433 < 4096u; v1433 += v1430) {  // kernels/convolution/im2col_a.hpp:155
-        const uint v1435 = v1433 >> 5u;  // kernels/convolution/im2col_a.hpp:156
-        const uint v1437 = v1433 & 31u;  // kernels/convolution/im2col_a.hpp:157
-        const uint v1438 = v1429 + v1437;  // kernels/convolution/im2col_a.hpp:158
-        const uint v1439 = v63 + v1435;
-        const uint v1465 = v1439 / v113;  // kernels/convolution/im2col_a.hpp:63
-        const uint v1466 = v1439 % v113;  // kernels/convolution/im2col_a.hpp:64
-        const uint v1468 = v1438 / v3;  // kernels/convolution/im2col_a.hpp:66
-        const uint v1469 = v1468 / v6;  // kernels/convolution/im2col_a.hpp:68
-        const uint v1470 = v1469 * v11;
-        const uint v1471 = v1466 / v30;
-        const uint v1472 = v1471 * v7;
-        const uint v1473 = v1472 + v1470;
-        const uint v1474 = v1468 % v6;  // kernels/convolution/im2col_a.hpp:69
-        const uint v1475 = v1474 * v12;
-        const uint v1476 = v1466 % v30;
-        const uint v1477 = v1476 * v8;
-        const uint v1478 = v1477 + v1475;
-        const bool v1479 = v1439 < v44;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1480 = v1438 < v18;
-        const bool v1481 = v1479 && v1480;
-        const bool v1482 = v1473 >= v9;
+    for (uint v1431 = 0u; v1431 < v18; v1431 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
+      for (uint v1435 = v115; v1435 < 4096u; v1435 += v1432) {  // kernels/convolution/im2col_a.hpp:156
+        const uint v1437 = v1435 >> 5u;  // kernels/convolution/im2col_a.hpp:157
+        const uint v1439 = v1435 & 31u;  // kernels/convolution/im2col_a.hpp:158
+        const uint v1440 = v1431 + v1439;  // kernels/convolution/im2col_a.hpp:159
+        const uint v1441 = v63 + v1437;
+        const uint v1467 = v1441 / v113;  // kernels/convolution/im2col_a.hpp:63
+        const uint v1468 = v1441 % v113;  // kernels/convolution/im2col_a.hpp:64
+        const uint v1470 = v1440 / v3;  // kernels/convolution/im2col_a.hpp:66
+        const uint v1471 = v1470 / v6;  // kernels/convolution/im2col_a.hpp:68
+        const uint v1472 = v1471 * v11;
+        const uint v1473 = v1468 / v30;
+        const uint v1474 = v1473 * v7;
+        const uint v1475 = v1474 + v1472;
+        const uint v1476 = v1470 % v6;  // kernels/convolution/im2col_a.hpp:69
+        const uint v1477 = v1476 * v12;
+        const uint v1478 = v1468 % v30;
+        const uint v1479 = v1478 * v8;
+        const uint v1480 = v1479 + v1477;
+        const bool v1481 = v1441 < v44;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1482 = v1440 < v18;
         const bool v1483 = v1481 && v1482;
-        const bool v1485 = v1473 < v125;
-        const bool v1486 = v1483 && v1485;
-        const bool v1487 = v1478 >= v10;
-        const bool v1488 = v1486 && v1487;
-        const bool v1490 = v1478 < v1489;
-        const bool v1491 = v1488 && v1490;
-        const uint v1492 = max(v1473, v9);  // kernels/convolution/im2col_a.hpp:72
-        const uint v1493 = v1492 - v9;
-        const uint v1494 = max(v1478, v10);  // kernels/convolution/im2col_a.hpp:73
-        const uint v1495 = v1494 - v10;
-        const uint v1496 = v1438 % v3;  // kernels/convolution/im2col_a.hpp:74
-        const uint v1497 = v1465 * v1;
-        const uint v1498 = v1497 + v1493;
-        const uint v1499 = v1498 * v2;
+        const bool v1484 = v1475 >= v9;
+        const bool v1485 = v1483 && v1484;
+        const bool v1487 = v1475 < v125;
+        const bool v1488 = v1485 && v1487;
+        const bool v1489 = v1480 >= v10;
+        const bool v1490 = v1488 && v1489;
+        const bool v1492 = v1480 < v1491;
+        const bool v1493 = v1490 && v1492;
+        const uint v1494 = max(v1475, v9);  // kernels/convolution/im2col_a.hpp:72
+        const uint v1495 = v1494 - v9;
+        const uint v1496 = max(v1480, v10);  // kernels/convolution/im2col_a.hpp:73
+        const uint v1497 = v1496 - v10;
+        const uint v1498 = v1440 % v3;  // kernels/convolution/im2col_a.hpp:74
+        const uint v1499 = v1467 * v1;
         const uint v1500 = v1499 + v1495;
-        const uint v1501 = v1500 * v3;
-        const uint v1502 = v1501 + v68;
-        const uint v1503 = v1502 + v1496;
-        if (v1491) {  // kernels/convolution/im2col_a.hpp:159
-          const bfloat v1504 = x[v1503];
-          const uint v1506 = v1435 * 40u;
-          const uint v1507 = v1506 + v1437;
-          shm0[v1507] = v1504;
+        const uint v1501 = v1500 * v2;
+        const uint v1502 = v1501 + v1497;
+        const uint v1503 = v1502 * v3;
+        const uint v1504 = v1503 + v68;
+        const uint v1505 = v1504 + v1498;
+        if (v1493) {  // kernels/convolution/im2col_a.hpp:160
+          const bfloat v1506 = x[v1505];
+          const uint v1508 = v1437 * 40u;
+          const uint v1509 = v1508 + v1439;
+          shm0[v1509] = v1506;
         } else {
-          const uint v1509 = v1435 * 40u;  // kernels/convolution/im2col_a.hpp:160
-          const uint v1510 = v1509 + v1437;
-          shm0[v1510] = bfloat(0.0f);
+          const uint v1511 = v1437 * 40u;  // kernels/convolution/im2col_a.hpp:161
+          const uint v1512 = v1511 + v1439;
+          shm0[v1512] = bfloat(0.0f);
         }
       }
-      const uint v1524 = v1429 + v1521;  // kernels/gemm/quant_b.hpp:137
-      const bool v1525 = v1524 < v18;
-      const bool v1526 = v1523 && v1525;
-      const uint v1530 = min(v1524, v1528);  // kernels/gemm/quant_b.hpp:138
-      const uint v1536 = v1530 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const uint v1540 = v1539 + v1536;
-      const uint v1541 = packed[v1540];
-      const uint v1543 = v1530 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const uint v1547 = v1546 + v1543;
-      const uchar v1548 = scales[v1547];
-      const uint v1549 = uint(v1548);
-      const uint v1551 = v1549 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v1554 = v1549 == 255u;
-      const uint v1555 = v1554 ? 2143289344u : v1551;
-      const bool v1557 = v1549 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v1559 = v1557 ? 4194304u : v1555;
-      const float v1560 = as_type<float>(v1559);
-      const uint v1562 = v1541 >> 0u;  // kernels/gemm/quant_b.hpp:80
-      const uint v1564 = v1562 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1566 = v1564 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1568 = v1566 << 22u;
-      const uint v1570 = v1564 * 1056964608u;
-      const bool v1572 = v1564 < 2u;
-      const uint v1573 = v1572 ? v1570 : v1568;
-      const uint v1575 = v1562 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1577 = v1575 << 28u;
-      const uint v1578 = v1573 | v1577;
-      const float v1579 = as_type<float>(v1578);
-      const float v1580 = v1579 * v1560;  // kernels/gemm/quant_b.hpp:80
-      const uint v1582 = v1541 >> 4u;
-      const uint v1584 = v1582 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1586 = v1584 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1588 = v1586 << 22u;
-      const uint v1590 = v1584 * 1056964608u;
-      const bool v1592 = v1584 < 2u;
-      const uint v1593 = v1592 ? v1590 : v1588;
-      const uint v1595 = v1582 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1597 = v1595 << 28u;
-      const uint v1598 = v1593 | v1597;
-      const float v1599 = as_type<float>(v1598);
-      const float v1600 = v1599 * v1560;  // kernels/gemm/quant_b.hpp:80
-      const uint v1602 = v1541 >> 8u;
-      const uint v1604 = v1602 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1606 = v1604 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1608 = v1606 << 22u;
-      const uint v1610 = v1604 * 1056964608u;
-      const bool v1612 = v1604 < 2u;
-      const uint v1613 = v1612 ? v1610 : v1608;
-      const uint v1615 = v1602 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1617 = v1615 << 28u;
-      const uint v1618 = v1613 | v1617;
-      const float v1619 = as_type<float>(v1618);
-      const float v1620 = v1619 * v1560;  // kernels/gemm/quant_b.hpp:80
-      const uint v1622 = v1541 >> 12u;
-      const uint v1624 = v1622 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1626 = v1624 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1628 = v1626 << 22u;
-      const uint v1630 = v1624 * 1056964608u;
-      const bool v1632 = v1624 < 2u;
-      const uint v1633 = v1632 ? v1630 : v1628;
-      const uint v1635 = v1622 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1637 = v1635 << 28u;
-      const uint v1638 = v1633 | v1637;
-      const float v1639 = as_type<float>(v1638);
-      const float v1640 = v1639 * v1560;  // kernels/gemm/quant_b.hpp:80
-      const uint v1642 = v1541 >> 16u;
-      const uint v1644 = v1642 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1646 = v1644 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1648 = v1646 << 22u;
-      const uint v1650 = v1644 * 1056964608u;
-      const bool v1652 = v1644 < 2u;
-      const uint v1653 = v1652 ? v1650 : v1648;
-      const uint v1655 = v1642 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1657 = v1655 << 28u;
-      const uint v1658 = v1653 | v1657;
-      const float v1659 = as_type<float>(v1658);
-      const float v1660 = v1659 * v1560;  // kernels/gemm/quant_b.hpp:80
-      const uint v1662 = v1541 >> 20u;
-      const uint v1664 = v1662 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1666 = v1664 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1668 = v1666 << 22u;
-      const uint v1670 = v1664 * 1056964608u;
-      const bool v1672 = v1664 < 2u;
-      const uint v1673 = v1672 ? v1670 : v1668;
-      const uint v1675 = v1662 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1677 = v1675 << 28u;
-      const uint v1678 = v1673 | v1677;
-      const float v1679 = as_type<float>(v1678);
-      const float v1680 = v1679 * v1560;  // kernels/gemm/quant_b.hpp:80
-      const uint v1682 = v1541 >> 24u;
-      const uint v1684 = v1682 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1686 = v1684 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1688 = v1686 << 22u;
-      const uint v1690 = v1684 * 1056964608u;
-      const bool v1692 = v1684 < 2u;
-      const uint v1693 = v1692 ? v1690 : v1688;
-      const uint v1695 = v1682 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1697 = v1695 << 28u;
-      const uint v1698 = v1693 | v1697;
-      const float v1699 = as_type<float>(v1698);
-      const float v1700 = v1699 * v1560;  // kernels/gemm/quant_b.hpp:80
-      const uint v1702 = v1541 >> 28u;
-      const uint v1704 = v1702 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1706 = v1704 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1708 = v1706 << 22u;
-      const uint v1710 = v1704 * 1056964608u;
-      const bool v1712 = v1704 < 2u;
-      const uint v1713 = v1712 ? v1710 : v1708;
-      const uint v1715 = v1702 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1717 = v1715 << 28u;
-      const uint v1718 = v1713 | v1717;
-      const float v1719 = as_type<float>(v1718);
-      const float v1720 = v1719 * v1560;  // kernels/gemm/quant_b.hpp:80
-      const float v1722 = v1526 ? v1580 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v1723 = bfloat(v1722);
-      const float v1725 = v1526 ? v1600 : 0.0f;
-      const bfloat v1726 = bfloat(v1725);
-      const float v1728 = v1526 ? v1620 : 0.0f;
-      const bfloat v1729 = bfloat(v1728);
-      const float v1731 = v1526 ? v1640 : 0.0f;
-      const bfloat v1732 = bfloat(v1731);
-      const float v1734 = v1526 ? v1660 : 0.0f;
-      const bfloat v1735 = bfloat(v1734);
-      const float v1737 = v1526 ? v1680 : 0.0f;
-      const bfloat v1738 = bfloat(v1737);
-      const float v1740 = v1526 ? v1700 : 0.0f;
-      const bfloat v1741 = bfloat(v1740);
-      const float v1743 = v1526 ? v1720 : 0.0f;
-      const bfloat v1744 = bfloat(v1743);
-      *(threadgroup iron_bf16x8*)(shm1 + v1749) = iron_bf16x8{{bfloat4(v1723, v1726, v1729, v1732), bfloat4(v1735, v1738, v1741, v1744)}};  // kernels/gemm/quant_b.hpp:146
-      const uint v1762 = v1429 + v1759;  // kernels/gemm/quant_b.hpp:137
-      const bool v1763 = v1762 < v18;
-      const bool v1764 = v1761 && v1763;
-      const uint v1768 = min(v1762, v1528);  // kernels/gemm/quant_b.hpp:138
-      const uint v1774 = v1768 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const uint v1778 = v1777 + v1774;
-      const uint v1779 = packed[v1778];
-      const uint v1781 = v1768 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const uint v1785 = v1784 + v1781;
-      const uchar v1786 = scales[v1785];
-      const uint v1787 = uint(v1786);
-      const uint v1789 = v1787 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v1792 = v1787 == 255u;
-      const uint v1793 = v1792 ? 2143289344u : v1789;
-      const bool v1795 = v1787 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v1797 = v1795 ? 4194304u : v1793;
-      const float v1798 = as_type<float>(v1797);
-      const uint v1800 = v1779 >> 0u;  // kernels/gemm/quant_b.hpp:80
-      const uint v1802 = v1800 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1804 = v1802 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1806 = v1804 << 22u;
-      const uint v1808 = v1802 * 1056964608u;
-      const bool v1810 = v1802 < 2u;
-      const uint v1811 = v1810 ? v1808 : v1806;
-      const uint v1813 = v1800 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1815 = v1813 << 28u;
-      const uint v1816 = v1811 | v1815;
-      const float v1817 = as_type<float>(v1816);
-      const float v1818 = v1817 * v1798;  // kernels/gemm/quant_b.hpp:80
-      const uint v1820 = v1779 >> 4u;
-      const uint v1822 = v1820 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1824 = v1822 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1826 = v1824 << 22u;
-      const uint v1828 = v1822 * 1056964608u;
-      const bool v1830 = v1822 < 2u;
-      const uint v1831 = v1830 ? v1828 : v1826;
-      const uint v1833 = v1820 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1835 = v1833 << 28u;
-      const uint v1836 = v1831 | v1835;
-      const float v1837 = as_type<float>(v1836);
-      const float v1838 = v1837 * v1798;  // kernels/gemm/quant_b.hpp:80
-      const uint v1840 = v1779 >> 8u;
-      const uint v1842 = v1840 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1844 = v1842 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1846 = v1844 << 22u;
-      const uint v1848 = v1842 * 1056964608u;
-      const bool v1850 = v1842 < 2u;
-      const uint v1851 = v1850 ? v1848 : v1846;
-      const uint v1853 = v1840 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1855 = v1853 << 28u;
-      const uint v1856 = v1851 | v1855;
-      const float v1857 = as_type<float>(v1856);
-      const float v1858 = v1857 * v1798;  // kernels/gemm/quant_b.hpp:80
-      const uint v1860 = v1779 >> 12u;
-      const uint v1862 = v1860 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1864 = v1862 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1866 = v1864 << 22u;
-      const uint v1868 = v1862 * 1056964608u;
-      const bool v1870 = v1862 < 2u;
-      const uint v1871 = v1870 ? v1868 : v1866;
-      const uint v1873 = v1860 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1875 = v1873 << 28u;
-      const uint v1876 = v1871 | v1875;
-      const float v1877 = as_type<float>(v1876);
-      const float v1878 = v1877 * v1798;  // kernels/gemm/quant_b.hpp:80
-      const uint v1880 = v1779 >> 16u;
-      const uint v1882 = v1880 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1884 = v1882 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1886 = v1884 << 22u;
-      const uint v1888 = v1882 * 1056964608u;
-      const bool v1890 = v1882 < 2u;
-      const uint v1891 = v1890 ? v1888 : v1886;
-      const uint v1893 = v1880 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1895 = v1893 << 28u;
-      const uint v1896 = v1891 | v1895;
-      const float v1897 = as_type<float>(v1896);
-      const float v1898 = v1897 * v1798;  // kernels/gemm/quant_b.hpp:80
-      const uint v1900 = v1779 >> 20u;
-      const uint v1902 = v1900 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1904 = v1902 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1906 = v1904 << 22u;
-      const uint v1908 = v1902 * 1056964608u;
-      const bool v1910 = v1902 < 2u;
-      const uint v1911 = v1910 ? v1908 : v1906;
-      const uint v1913 = v1900 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1915 = v1913 << 28u;
-      const uint v1916 = v1911 | v1915;
-      const float v1917 = as_type<float>(v1916);
-      const float v1918 = v1917 * v1798;  // kernels/gemm/quant_b.hpp:80
-      const uint v1920 = v1779 >> 24u;
-      const uint v1922 = v1920 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1924 = v1922 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1926 = v1924 << 22u;
-      const uint v1928 = v1922 * 1056964608u;
-      const bool v1930 = v1922 < 2u;
-      const uint v1931 = v1930 ? v1928 : v1926;
-      const uint v1933 = v1920 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1935 = v1933 << 28u;
-      const uint v1936 = v1931 | v1935;
-      const float v1937 = as_type<float>(v1936);
-      const float v1938 = v1937 * v1798;  // kernels/gemm/quant_b.hpp:80
-      const uint v1940 = v1779 >> 28u;
-      const uint v1942 = v1940 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v1944 = v1942 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v1946 = v1944 << 22u;
-      const uint v1948 = v1942 * 1056964608u;
-      const bool v1950 = v1942 < 2u;
-      const uint v1951 = v1950 ? v1948 : v1946;
-      const uint v1953 = v1940 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v1955 = v1953 << 28u;
-      const uint v1956 = v1951 | v1955;
-      const float v1957 = as_type<float>(v1956);
-      const float v1958 = v1957 * v1798;  // kernels/gemm/quant_b.hpp:80
-      const float v1960 = v1764 ? v1818 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v1961 = bfloat(v1960);
-      const float v1963 = v1764 ? v1838 : 0.0f;
-      const bfloat v1964 = bfloat(v1963);
-      const float v1966 = v1764 ? v1858 : 0.0f;
-      const bfloat v1967 = bfloat(v1966);
-      const float v1969 = v1764 ? v1878 : 0.0f;
-      const bfloat v1970 = bfloat(v1969);
-      const float v1972 = v1764 ? v1898 : 0.0f;
-      const bfloat v1973 = bfloat(v1972);
-      const float v1975 = v1764 ? v1918 : 0.0f;
-      const bfloat v1976 = bfloat(v1975);
-      const float v1978 = v1764 ? v1938 : 0.0f;
-      const bfloat v1979 = bfloat(v1978);
-      const float v1981 = v1764 ? v1958 : 0.0f;
-      const bfloat v1982 = bfloat(v1981);
-      *(threadgroup iron_bf16x8*)(shm1 + v1987) = iron_bf16x8{{bfloat4(v1961, v1964, v1967, v1970), bfloat4(v1973, v1976, v1979, v1982)}};  // kernels/gemm/quant_b.hpp:146
-      const uint v2000 = v1429 + v1997;  // kernels/gemm/quant_b.hpp:137
-      const bool v2001 = v2000 < v18;
-      const bool v2002 = v1999 && v2001;
-      const uint v2006 = min(v2000, v1528);  // kernels/gemm/quant_b.hpp:138
-      const uint v2012 = v2006 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const uint v2016 = v2015 + v2012;
-      const uint v2017 = packed[v2016];
-      const uint v2019 = v2006 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const uint v2023 = v2022 + v2019;
-      const uchar v2024 = scales[v2023];
-      const uint v2025 = uint(v2024);
-      const uint v2027 = v2025 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v2030 = v2025 == 255u;
-      const uint v2031 = v2030 ? 2143289344u : v2027;
-      const bool v2033 = v2025 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v2035 = v2033 ? 4194304u : v2031;
-      const float v2036 = as_type<float>(v2035);
-      const uint v2038 = v2017 >> 0u;  // kernels/gemm/quant_b.hpp:80
-      const uint v2040 = v2038 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2042 = v2040 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2044 = v2042 << 22u;
-      const uint v2046 = v2040 * 1056964608u;
-      const bool v2048 = v2040 < 2u;
-      const uint v2049 = v2048 ? v2046 : v2044;
-      const uint v2051 = v2038 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2053 = v2051 << 28u;
-      const uint v2054 = v2049 | v2053;
-      const float v2055 = as_type<float>(v2054);
-      const float v2056 = v2055 * v2036;  // kernels/gemm/quant_b.hpp:80
-      const uint v2058 = v2017 >> 4u;
-      const uint v2060 = v2058 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2062 = v2060 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2064 = v2062 << 22u;
-      const uint v2066 = v2060 * 1056964608u;
-      const bool v2068 = v2060 < 2u;
-      const uint v2069 = v2068 ? v2066 : v2064;
-      const uint v2071 = v2058 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2073 = v2071 << 28u;
-      const uint v2074 = v2069 | v2073;
-      const float v2075 = as_type<float>(v2074);
-      const float v2076 = v2075 * v2036;  // kernels/gemm/quant_b.hpp:80
-      const uint v2078 = v2017 >> 8u;
-      const uint v2080 = v2078 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2082 = v2080 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2084 = v2082 << 22u;
-      const uint v2086 = v2080 * 1056964608u;
-      const bool v2088 = v2080 < 2u;
-      const uint v2089 = v2088 ? v2086 : v2084;
-      const uint v2091 = v2078 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2093 = v2091 << 28u;
-      const uint v2094 = v2089 | v2093;
-      const float v2095 = as_type<float>(v2094);
-      const float v2096 = v2095 * v2036;  // kernels/gemm/quant_b.hpp:80
-      const uint v2098 = v2017 >> 12u;
-      const uint v2100 = v2098 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2102 = v2100 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2104 = v2102 << 22u;
-      const uint v2106 = v2100 * 1056964608u;
-      const bool v2108 = v2100 < 2u;
-      const uint v2109 = v2108 ? v2106 : v2104;
-      const uint v2111 = v2098 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2113 = v2111 << 28u;
-      const uint v2114 = v2109 | v2113;
-      const float v2115 = as_type<float>(v2114);
-      const float v2116 = v2115 * v2036;  // kernels/gemm/quant_b.hpp:80
-      const uint v2118 = v2017 >> 16u;
-      const uint v2120 = v2118 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2122 = v2120 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2124 = v2122 << 22u;
-      const uint v2126 = v2120 * 1056964608u;
-      const bool v2128 = v2120 < 2u;
-      const uint v2129 = v2128 ? v2126 : v2124;
-      const uint v2131 = v2118 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2133 = v2131 << 28u;
-      const uint v2134 = v2129 | v2133;
-      const float v2135 = as_type<float>(v2134);
-      const float v2136 = v2135 * v2036;  // kernels/gemm/quant_b.hpp:80
-      const uint v2138 = v2017 >> 20u;
-      const uint v2140 = v2138 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2142 = v2140 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2144 = v2142 << 22u;
-      const uint v2146 = v2140 * 1056964608u;
-      const bool v2148 = v2140 < 2u;
-      const uint v2149 = v2148 ? v2146 : v2144;
-      const uint v2151 = v2138 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2153 = v2151 << 28u;
-      const uint v2154 = v2149 | v2153;
-      const float v2155 = as_type<float>(v2154);
-      const float v2156 = v2155 * v2036;  // kernels/gemm/quant_b.hpp:80
-      const uint v2158 = v2017 >> 24u;
-      const uint v2160 = v2158 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2162 = v2160 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2164 = v2162 << 22u;
-      const uint v2166 = v2160 * 1056964608u;
-      const bool v2168 = v2160 < 2u;
-      const uint v2169 = v2168 ? v2166 : v2164;
-      const uint v2171 = v2158 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2173 = v2171 << 28u;
-      const uint v2174 = v2169 | v2173;
-      const float v2175 = as_type<float>(v2174);
-      const float v2176 = v2175 * v2036;  // kernels/gemm/quant_b.hpp:80
-      const uint v2178 = v2017 >> 28u;
-      const uint v2180 = v2178 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2182 = v2180 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2184 = v2182 << 22u;
-      const uint v2186 = v2180 * 1056964608u;
-      const bool v2188 = v2180 < 2u;
-      const uint v2189 = v2188 ? v2186 : v2184;
-      const uint v2191 = v2178 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2193 = v2191 << 28u;
-      const uint v2194 = v2189 | v2193;
-      const float v2195 = as_type<float>(v2194);
-      const float v2196 = v2195 * v2036;  // kernels/gemm/quant_b.hpp:80
-      const float v2198 = v2002 ? v2056 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v2199 = bfloat(v2198);
-      const float v2201 = v2002 ? v2076 : 0.0f;
-      const bfloat v2202 = bfloat(v2201);
-      const float v2204 = v2002 ? v2096 : 0.0f;
-      const bfloat v2205 = bfloat(v2204);
-      const float v2207 = v2002 ? v2116 : 0.0f;
-      const bfloat v2208 = bfloat(v2207);
-      const float v2210 = v2002 ? v2136 : 0.0f;
-      const bfloat v2211 = bfloat(v2210);
-      const float v2213 = v2002 ? v2156 : 0.0f;
-      const bfloat v2214 = bfloat(v2213);
-      const float v2216 = v2002 ? v2176 : 0.0f;
-      const bfloat v2217 = bfloat(v2216);
-      const float v2219 = v2002 ? v2196 : 0.0f;
-      const bfloat v2220 = bfloat(v2219);
-      *(threadgroup iron_bf16x8*)(shm1 + v2225) = iron_bf16x8{{bfloat4(v2199, v2202, v2205, v2208), bfloat4(v2211, v2214, v2217, v2220)}};  // kernels/gemm/quant_b.hpp:146
-      const uint v2238 = v1429 + v2235;  // kernels/gemm/quant_b.hpp:137
-      const bool v2239 = v2238 < v18;
-      const bool v2240 = v2237 && v2239;
-      const uint v2244 = min(v2238, v1528);  // kernels/gemm/quant_b.hpp:138
-      const uint v2250 = v2244 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const uint v2254 = v2253 + v2250;
-      const uint v2255 = packed[v2254];
-      const uint v2257 = v2244 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const uint v2261 = v2260 + v2257;
-      const uchar v2262 = scales[v2261];
-      const uint v2263 = uint(v2262);
-      const uint v2265 = v2263 << 23u;  // kernels/primitives/mxfp4.hpp:29
-      const bool v2268 = v2263 == 255u;
-      const uint v2269 = v2268 ? 2143289344u : v2265;
-      const bool v2271 = v2263 == 0u;  // kernels/primitives/mxfp4.hpp:30
-      const uint v2273 = v2271 ? 4194304u : v2269;
-      const float v2274 = as_type<float>(v2273);
-      const uint v2276 = v2255 >> 0u;  // kernels/gemm/quant_b.hpp:80
-      const uint v2278 = v2276 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2280 = v2278 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2282 = v2280 << 22u;
-      const uint v2284 = v2278 * 1056964608u;
-      const bool v2286 = v2278 < 2u;
-      const uint v2287 = v2286 ? v2284 : v2282;
-      const uint v2289 = v2276 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2291 = v2289 << 28u;
-      const uint v2292 = v2287 | v2291;
-      const float v2293 = as_type<float>(v2292);
-      const float v2294 = v2293 * v2274;  // kernels/gemm/quant_b.hpp:80
-      const uint v2296 = v2255 >> 4u;
-      const uint v2298 = v2296 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2300 = v2298 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2302 = v2300 << 22u;
-      const uint v2304 = v2298 * 1056964608u;
-      const bool v2306 = v2298 < 2u;
-      const uint v2307 = v2306 ? v2304 : v2302;
-      const uint v2309 = v2296 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2311 = v2309 << 28u;
-      const uint v2312 = v2307 | v2311;
-      const float v2313 = as_type<float>(v2312);
-      const float v2314 = v2313 * v2274;  // kernels/gemm/quant_b.hpp:80
-      const uint v2316 = v2255 >> 8u;
-      const uint v2318 = v2316 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2320 = v2318 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2322 = v2320 << 22u;
-      const uint v2324 = v2318 * 1056964608u;
-      const bool v2326 = v2318 < 2u;
-      const uint v2327 = v2326 ? v2324 : v2322;
-      const uint v2329 = v2316 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2331 = v2329 << 28u;
-      const uint v2332 = v2327 | v2331;
-      const float v2333 = as_type<float>(v2332);
-      const float v2334 = v2333 * v2274;  // kernels/gemm/quant_b.hpp:80
-      const uint v2336 = v2255 >> 12u;
-      const uint v2338 = v2336 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2340 = v2338 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2342 = v2340 << 22u;
-      const uint v2344 = v2338 * 1056964608u;
-      const bool v2346 = v2338 < 2u;
-      const uint v2347 = v2346 ? v2344 : v2342;
-      const uint v2349 = v2336 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2351 = v2349 << 28u;
-      const uint v2352 = v2347 | v2351;
-      const float v2353 = as_type<float>(v2352);
-      const float v2354 = v2353 * v2274;  // kernels/gemm/quant_b.hpp:80
-      const uint v2356 = v2255 >> 16u;
-      const uint v2358 = v2356 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2360 = v2358 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2362 = v2360 << 22u;
-      const uint v2364 = v2358 * 1056964608u;
-      const bool v2366 = v2358 < 2u;
-      const uint v2367 = v2366 ? v2364 : v2362;
-      const uint v2369 = v2356 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2371 = v2369 << 28u;
-      const uint v2372 = v2367 | v2371;
-      const float v2373 = as_type<float>(v2372);
-      const float v2374 = v2373 * v2274;  // kernels/gemm/quant_b.hpp:80
-      const uint v2376 = v2255 >> 20u;
-      const uint v2378 = v2376 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2380 = v2378 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2382 = v2380 << 22u;
-      const uint v2384 = v2378 * 1056964608u;
-      const bool v2386 = v2378 < 2u;
-      const uint v2387 = v2386 ? v2384 : v2382;
-      const uint v2389 = v2376 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2391 = v2389 << 28u;
-      const uint v2392 = v2387 | v2391;
-      const float v2393 = as_type<float>(v2392);
-      const float v2394 = v2393 * v2274;  // kernels/gemm/quant_b.hpp:80
-      const uint v2396 = v2255 >> 24u;
-      const uint v2398 = v2396 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2400 = v2398 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2402 = v2400 << 22u;
-      const uint v2404 = v2398 * 1056964608u;
-      const bool v2406 = v2398 < 2u;
-      const uint v2407 = v2406 ? v2404 : v2402;
-      const uint v2409 = v2396 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2411 = v2409 << 28u;
-      const uint v2412 = v2407 | v2411;
-      const float v2413 = as_type<float>(v2412);
-      const float v2414 = v2413 * v2274;  // kernels/gemm/quant_b.hpp:80
-      const uint v2416 = v2255 >> 28u;
-      const uint v2418 = v2416 & 7u;  // kernels/primitives/mxfp4.hpp:17
-      const uint v2420 = v2418 + 252u;  // kernels/primitives/mxfp4.hpp:21
-      const uint v2422 = v2420 << 22u;
-      const uint v2424 = v2418 * 1056964608u;
-      const bool v2426 = v2418 < 2u;
-      const uint v2427 = v2426 ? v2424 : v2422;
-      const uint v2429 = v2416 & 8u;  // kernels/primitives/mxfp4.hpp:22
-      const uint v2431 = v2429 << 28u;
-      const uint v2432 = v2427 | v2431;
-      const float v2433 = as_type<float>(v2432);
-      const float v2434 = v2433 * v2274;  // kernels/gemm/quant_b.hpp:80
-      const float v2436 = v2240 ? v2294 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v2437 = bfloat(v2436);
-      const float v2439 = v2240 ? v2314 : 0.0f;
-      const bfloat v2440 = bfloat(v2439);
-      const float v2442 = v2240 ? v2334 : 0.0f;
-      const bfloat v2443 = bfloat(v2442);
-      const float v2445 = v2240 ? v2354 : 0.0f;
-      const bfloat v2446 = bfloat(v2445);
-      const float v2448 = v2240 ? v2374 : 0.0f;
-      const bfloat v2449 = bfloat(v2448);
-      const float v2451 = v2240 ? v2394 : 0.0f;
-      const bfloat v2452 = bfloat(v2451);
-      const float v2454 = v2240 ? v2414 : 0.0f;
-      const bfloat v2455 = bfloat(v2454);
-      const float v2457 = v2240 ? v2434 : 0.0f;
-      const bfloat v2458 = bfloat(v2457);
-      *(threadgroup iron_bf16x8*)(shm1 + v2463) = iron_bf16x8{{bfloat4(v2437, v2440, v2443, v2446), bfloat4(v2449, v2452, v2455, v2458)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v1526 = v1431 + v1523;  // kernels/gemm/quant_b.hpp:137
+      const bool v1527 = v1526 < v18;
+      const bool v1528 = v1525 && v1527;
+      const uint v1532 = min(v1526, v1530);  // kernels/gemm/quant_b.hpp:138
+      const uint v1538 = v1532 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const uint v1542 = v1541 + v1538;
+      const uint v1543 = packed[v1542];
+      const uint v1545 = v1532 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const uint v1549 = v1548 + v1545;
+      const uchar v1550 = scales[v1549];
+      const uint v1551 = uint(v1550);
+      const uint v1553 = v1551 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v1556 = v1551 == 255u;
+      const uint v1557 = v1556 ? 2143289344u : v1553;
+      const bool v1559 = v1551 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v1561 = v1559 ? 4194304u : v1557;
+      const float v1562 = as_type<float>(v1561);
+      const uint v1564 = v1543 >> 0u;  // kernels/gemm/quant_b.hpp:80
+      const uint v1566 = v1564 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1568 = v1566 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1570 = v1568 << 22u;
+      const uint v1572 = v1566 * 1056964608u;
+      const bool v1574 = v1566 < 2u;
+      const uint v1575 = v1574 ? v1572 : v1570;
+      const uint v1577 = v1564 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1579 = v1577 << 28u;
+      const uint v1580 = v1575 | v1579;
+      const float v1581 = as_type<float>(v1580);
+      const float v1582 = v1581 * v1562;  // kernels/gemm/quant_b.hpp:80
+      const uint v1584 = v1543 >> 4u;
+      const uint v1586 = v1584 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1588 = v1586 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1590 = v1588 << 22u;
+      const uint v1592 = v1586 * 1056964608u;
+      const bool v1594 = v1586 < 2u;
+      const uint v1595 = v1594 ? v1592 : v1590;
+      const uint v1597 = v1584 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1599 = v1597 << 28u;
+      const uint v1600 = v1595 | v1599;
+      const float v1601 = as_type<float>(v1600);
+      const float v1602 = v1601 * v1562;  // kernels/gemm/quant_b.hpp:80
+      const uint v1604 = v1543 >> 8u;
+      const uint v1606 = v1604 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1608 = v1606 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1610 = v1608 << 22u;
+      const uint v1612 = v1606 * 1056964608u;
+      const bool v1614 = v1606 < 2u;
+      const uint v1615 = v1614 ? v1612 : v1610;
+      const uint v1617 = v1604 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1619 = v1617 << 28u;
+      const uint v1620 = v1615 | v1619;
+      const float v1621 = as_type<float>(v1620);
+      const float v1622 = v1621 * v1562;  // kernels/gemm/quant_b.hpp:80
+      const uint v1624 = v1543 >> 12u;
+      const uint v1626 = v1624 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1628 = v1626 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1630 = v1628 << 22u;
+      const uint v1632 = v1626 * 1056964608u;
+      const bool v1634 = v1626 < 2u;
+      const uint v1635 = v1634 ? v1632 : v1630;
+      const uint v1637 = v1624 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1639 = v1637 << 28u;
+      const uint v1640 = v1635 | v1639;
+      const float v1641 = as_type<float>(v1640);
+      const float v1642 = v1641 * v1562;  // kernels/gemm/quant_b.hpp:80
+      const uint v1644 = v1543 >> 16u;
+      const uint v1646 = v1644 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1648 = v1646 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1650 = v1648 << 22u;
+      const uint v1652 = v1646 * 1056964608u;
+      const bool v1654 = v1646 < 2u;
+      const uint v1655 = v1654 ? v1652 : v1650;
+      const uint v1657 = v1644 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1659 = v1657 << 28u;
+      const uint v1660 = v1655 | v1659;
+      const float v1661 = as_type<float>(v1660);
+      const float v1662 = v1661 * v1562;  // kernels/gemm/quant_b.hpp:80
+      const uint v1664 = v1543 >> 20u;
+      const uint v1666 = v1664 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1668 = v1666 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1670 = v1668 << 22u;
+      const uint v1672 = v1666 * 1056964608u;
+      const bool v1674 = v1666 < 2u;
+      const uint v1675 = v1674 ? v1672 : v1670;
+      const uint v1677 = v1664 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1679 = v1677 << 28u;
+      const uint v1680 = v1675 | v1679;
+      const float v1681 = as_type<float>(v1680);
+      const float v1682 = v1681 * v1562;  // kernels/gemm/quant_b.hpp:80
+      const uint v1684 = v1543 >> 24u;
+      const uint v1686 = v1684 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1688 = v1686 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1690 = v1688 << 22u;
+      const uint v1692 = v1686 * 1056964608u;
+      const bool v1694 = v1686 < 2u;
+      const uint v1695 = v1694 ? v1692 : v1690;
+      const uint v1697 = v1684 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1699 = v1697 << 28u;
+      const uint v1700 = v1695 | v1699;
+      const float v1701 = as_type<float>(v1700);
+      const float v1702 = v1701 * v1562;  // kernels/gemm/quant_b.hpp:80
+      const uint v1704 = v1543 >> 28u;
+      const uint v1706 = v1704 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1708 = v1706 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1710 = v1708 << 22u;
+      const uint v1712 = v1706 * 1056964608u;
+      const bool v1714 = v1706 < 2u;
+      const uint v1715 = v1714 ? v1712 : v1710;
+      const uint v1717 = v1704 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1719 = v1717 << 28u;
+      const uint v1720 = v1715 | v1719;
+      const float v1721 = as_type<float>(v1720);
+      const float v1722 = v1721 * v1562;  // kernels/gemm/quant_b.hpp:80
+      const float v1724 = v1528 ? v1582 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v1725 = bfloat(v1724);
+      const float v1727 = v1528 ? v1602 : 0.0f;
+      const bfloat v1728 = bfloat(v1727);
+      const float v1730 = v1528 ? v1622 : 0.0f;
+      const bfloat v1731 = bfloat(v1730);
+      const float v1733 = v1528 ? v1642 : 0.0f;
+      const bfloat v1734 = bfloat(v1733);
+      const float v1736 = v1528 ? v1662 : 0.0f;
+      const bfloat v1737 = bfloat(v1736);
+      const float v1739 = v1528 ? v1682 : 0.0f;
+      const bfloat v1740 = bfloat(v1739);
+      const float v1742 = v1528 ? v1702 : 0.0f;
+      const bfloat v1743 = bfloat(v1742);
+      const float v1745 = v1528 ? v1722 : 0.0f;
+      const bfloat v1746 = bfloat(v1745);
+      *(threadgroup iron_bf16x8*)(shm1 + v1751) = iron_bf16x8{{bfloat4(v1725, v1728, v1731, v1734), bfloat4(v1737, v1740, v1743, v1746)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v1764 = v1431 + v1761;  // kernels/gemm/quant_b.hpp:137
+      const bool v1765 = v1764 < v18;
+      const bool v1766 = v1763 && v1765;
+      const uint v1770 = min(v1764, v1530);  // kernels/gemm/quant_b.hpp:138
+      const uint v1776 = v1770 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const uint v1780 = v1779 + v1776;
+      const uint v1781 = packed[v1780];
+      const uint v1783 = v1770 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const uint v1787 = v1786 + v1783;
+      const uchar v1788 = scales[v1787];
+      const uint v1789 = uint(v1788);
+      const uint v1791 = v1789 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v1794 = v1789 == 255u;
+      const uint v1795 = v1794 ? 2143289344u : v1791;
+      const bool v1797 = v1789 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v1799 = v1797 ? 4194304u : v1795;
+      const float v1800 = as_type<float>(v1799);
+      const uint v1802 = v1781 >> 0u;  // kernels/gemm/quant_b.hpp:80
+      const uint v1804 = v1802 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1806 = v1804 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1808 = v1806 << 22u;
+      const uint v1810 = v1804 * 1056964608u;
+      const bool v1812 = v1804 < 2u;
+      const uint v1813 = v1812 ? v1810 : v1808;
+      const uint v1815 = v1802 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1817 = v1815 << 28u;
+      const uint v1818 = v1813 | v1817;
+      const float v1819 = as_type<float>(v1818);
+      const float v1820 = v1819 * v1800;  // kernels/gemm/quant_b.hpp:80
+      const uint v1822 = v1781 >> 4u;
+      const uint v1824 = v1822 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1826 = v1824 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1828 = v1826 << 22u;
+      const uint v1830 = v1824 * 1056964608u;
+      const bool v1832 = v1824 < 2u;
+      const uint v1833 = v1832 ? v1830 : v1828;
+      const uint v1835 = v1822 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1837 = v1835 << 28u;
+      const uint v1838 = v1833 | v1837;
+      const float v1839 = as_type<float>(v1838);
+      const float v1840 = v1839 * v1800;  // kernels/gemm/quant_b.hpp:80
+      const uint v1842 = v1781 >> 8u;
+      const uint v1844 = v1842 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1846 = v1844 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1848 = v1846 << 22u;
+      const uint v1850 = v1844 * 1056964608u;
+      const bool v1852 = v1844 < 2u;
+      const uint v1853 = v1852 ? v1850 : v1848;
+      const uint v1855 = v1842 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1857 = v1855 << 28u;
+      const uint v1858 = v1853 | v1857;
+      const float v1859 = as_type<float>(v1858);
+      const float v1860 = v1859 * v1800;  // kernels/gemm/quant_b.hpp:80
+      const uint v1862 = v1781 >> 12u;
+      const uint v1864 = v1862 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1866 = v1864 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1868 = v1866 << 22u;
+      const uint v1870 = v1864 * 1056964608u;
+      const bool v1872 = v1864 < 2u;
+      const uint v1873 = v1872 ? v1870 : v1868;
+      const uint v1875 = v1862 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1877 = v1875 << 28u;
+      const uint v1878 = v1873 | v1877;
+      const float v1879 = as_type<float>(v1878);
+      const float v1880 = v1879 * v1800;  // kernels/gemm/quant_b.hpp:80
+      const uint v1882 = v1781 >> 16u;
+      const uint v1884 = v1882 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1886 = v1884 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1888 = v1886 << 22u;
+      const uint v1890 = v1884 * 1056964608u;
+      const bool v1892 = v1884 < 2u;
+      const uint v1893 = v1892 ? v1890 : v1888;
+      const uint v1895 = v1882 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1897 = v1895 << 28u;
+      const uint v1898 = v1893 | v1897;
+      const float v1899 = as_type<float>(v1898);
+      const float v1900 = v1899 * v1800;  // kernels/gemm/quant_b.hpp:80
+      const uint v1902 = v1781 >> 20u;
+      const uint v1904 = v1902 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1906 = v1904 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1908 = v1906 << 22u;
+      const uint v1910 = v1904 * 1056964608u;
+      const bool v1912 = v1904 < 2u;
+      const uint v1913 = v1912 ? v1910 : v1908;
+      const uint v1915 = v1902 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1917 = v1915 << 28u;
+      const uint v1918 = v1913 | v1917;
+      const float v1919 = as_type<float>(v1918);
+      const float v1920 = v1919 * v1800;  // kernels/gemm/quant_b.hpp:80
+      const uint v1922 = v1781 >> 24u;
+      const uint v1924 = v1922 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1926 = v1924 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1928 = v1926 << 22u;
+      const uint v1930 = v1924 * 1056964608u;
+      const bool v1932 = v1924 < 2u;
+      const uint v1933 = v1932 ? v1930 : v1928;
+      const uint v1935 = v1922 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1937 = v1935 << 28u;
+      const uint v1938 = v1933 | v1937;
+      const float v1939 = as_type<float>(v1938);
+      const float v1940 = v1939 * v1800;  // kernels/gemm/quant_b.hpp:80
+      const uint v1942 = v1781 >> 28u;
+      const uint v1944 = v1942 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v1946 = v1944 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v1948 = v1946 << 22u;
+      const uint v1950 = v1944 * 1056964608u;
+      const bool v1952 = v1944 < 2u;
+      const uint v1953 = v1952 ? v1950 : v1948;
+      const uint v1955 = v1942 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v1957 = v1955 << 28u;
+      const uint v1958 = v1953 | v1957;
+      const float v1959 = as_type<float>(v1958);
+      const float v1960 = v1959 * v1800;  // kernels/gemm/quant_b.hpp:80
+      const float v1962 = v1766 ? v1820 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v1963 = bfloat(v1962);
+      const float v1965 = v1766 ? v1840 : 0.0f;
+      const bfloat v1966 = bfloat(v1965);
+      const float v1968 = v1766 ? v1860 : 0.0f;
+      const bfloat v1969 = bfloat(v1968);
+      const float v1971 = v1766 ? v1880 : 0.0f;
+      const bfloat v1972 = bfloat(v1971);
+      const float v1974 = v1766 ? v1900 : 0.0f;
+      const bfloat v1975 = bfloat(v1974);
+      const float v1977 = v1766 ? v1920 : 0.0f;
+      const bfloat v1978 = bfloat(v1977);
+      const float v1980 = v1766 ? v1940 : 0.0f;
+      const bfloat v1981 = bfloat(v1980);
+      const float v1983 = v1766 ? v1960 : 0.0f;
+      const bfloat v1984 = bfloat(v1983);
+      *(threadgroup iron_bf16x8*)(shm1 + v1989) = iron_bf16x8{{bfloat4(v1963, v1966, v1969, v1972), bfloat4(v1975, v1978, v1981, v1984)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v2002 = v1431 + v1999;  // kernels/gemm/quant_b.hpp:137
+      const bool v2003 = v2002 < v18;
+      const bool v2004 = v2001 && v2003;
+      const uint v2008 = min(v2002, v1530);  // kernels/gemm/quant_b.hpp:138
+      const uint v2014 = v2008 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const uint v2018 = v2017 + v2014;
+      const uint v2019 = packed[v2018];
+      const uint v2021 = v2008 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const uint v2025 = v2024 + v2021;
+      const uchar v2026 = scales[v2025];
+      const uint v2027 = uint(v2026);
+      const uint v2029 = v2027 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v2032 = v2027 == 255u;
+      const uint v2033 = v2032 ? 2143289344u : v2029;
+      const bool v2035 = v2027 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v2037 = v2035 ? 4194304u : v2033;
+      const float v2038 = as_type<float>(v2037);
+      const uint v2040 = v2019 >> 0u;  // kernels/gemm/quant_b.hpp:80
+      const uint v2042 = v2040 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2044 = v2042 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2046 = v2044 << 22u;
+      const uint v2048 = v2042 * 1056964608u;
+      const bool v2050 = v2042 < 2u;
+      const uint v2051 = v2050 ? v2048 : v2046;
+      const uint v2053 = v2040 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2055 = v2053 << 28u;
+      const uint v2056 = v2051 | v2055;
+      const float v2057 = as_type<float>(v2056);
+      const float v2058 = v2057 * v2038;  // kernels/gemm/quant_b.hpp:80
+      const uint v2060 = v2019 >> 4u;
+      const uint v2062 = v2060 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2064 = v2062 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2066 = v2064 << 22u;
+      const uint v2068 = v2062 * 1056964608u;
+      const bool v2070 = v2062 < 2u;
+      const uint v2071 = v2070 ? v2068 : v2066;
+      const uint v2073 = v2060 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2075 = v2073 << 28u;
+      const uint v2076 = v2071 | v2075;
+      const float v2077 = as_type<float>(v2076);
+      const float v2078 = v2077 * v2038;  // kernels/gemm/quant_b.hpp:80
+      const uint v2080 = v2019 >> 8u;
+      const uint v2082 = v2080 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2084 = v2082 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2086 = v2084 << 22u;
+      const uint v2088 = v2082 * 1056964608u;
+      const bool v2090 = v2082 < 2u;
+      const uint v2091 = v2090 ? v2088 : v2086;
+      const uint v2093 = v2080 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2095 = v2093 << 28u;
+      const uint v2096 = v2091 | v2095;
+      const float v2097 = as_type<float>(v2096);
+      const float v2098 = v2097 * v2038;  // kernels/gemm/quant_b.hpp:80
+      const uint v2100 = v2019 >> 12u;
+      const uint v2102 = v2100 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2104 = v2102 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2106 = v2104 << 22u;
+      const uint v2108 = v2102 * 1056964608u;
+      const bool v2110 = v2102 < 2u;
+      const uint v2111 = v2110 ? v2108 : v2106;
+      const uint v2113 = v2100 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2115 = v2113 << 28u;
+      const uint v2116 = v2111 | v2115;
+      const float v2117 = as_type<float>(v2116);
+      const float v2118 = v2117 * v2038;  // kernels/gemm/quant_b.hpp:80
+      const uint v2120 = v2019 >> 16u;
+      const uint v2122 = v2120 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2124 = v2122 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2126 = v2124 << 22u;
+      const uint v2128 = v2122 * 1056964608u;
+      const bool v2130 = v2122 < 2u;
+      const uint v2131 = v2130 ? v2128 : v2126;
+      const uint v2133 = v2120 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2135 = v2133 << 28u;
+      const uint v2136 = v2131 | v2135;
+      const float v2137 = as_type<float>(v2136);
+      const float v2138 = v2137 * v2038;  // kernels/gemm/quant_b.hpp:80
+      const uint v2140 = v2019 >> 20u;
+      const uint v2142 = v2140 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2144 = v2142 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2146 = v2144 << 22u;
+      const uint v2148 = v2142 * 1056964608u;
+      const bool v2150 = v2142 < 2u;
+      const uint v2151 = v2150 ? v2148 : v2146;
+      const uint v2153 = v2140 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2155 = v2153 << 28u;
+      const uint v2156 = v2151 | v2155;
+      const float v2157 = as_type<float>(v2156);
+      const float v2158 = v2157 * v2038;  // kernels/gemm/quant_b.hpp:80
+      const uint v2160 = v2019 >> 24u;
+      const uint v2162 = v2160 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2164 = v2162 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2166 = v2164 << 22u;
+      const uint v2168 = v2162 * 1056964608u;
+      const bool v2170 = v2162 < 2u;
+      const uint v2171 = v2170 ? v2168 : v2166;
+      const uint v2173 = v2160 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2175 = v2173 << 28u;
+      const uint v2176 = v2171 | v2175;
+      const float v2177 = as_type<float>(v2176);
+      const float v2178 = v2177 * v2038;  // kernels/gemm/quant_b.hpp:80
+      const uint v2180 = v2019 >> 28u;
+      const uint v2182 = v2180 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2184 = v2182 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2186 = v2184 << 22u;
+      const uint v2188 = v2182 * 1056964608u;
+      const bool v2190 = v2182 < 2u;
+      const uint v2191 = v2190 ? v2188 : v2186;
+      const uint v2193 = v2180 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2195 = v2193 << 28u;
+      const uint v2196 = v2191 | v2195;
+      const float v2197 = as_type<float>(v2196);
+      const float v2198 = v2197 * v2038;  // kernels/gemm/quant_b.hpp:80
+      const float v2200 = v2004 ? v2058 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v2201 = bfloat(v2200);
+      const float v2203 = v2004 ? v2078 : 0.0f;
+      const bfloat v2204 = bfloat(v2203);
+      const float v2206 = v2004 ? v2098 : 0.0f;
+      const bfloat v2207 = bfloat(v2206);
+      const float v2209 = v2004 ? v2118 : 0.0f;
+      const bfloat v2210 = bfloat(v2209);
+      const float v2212 = v2004 ? v2138 : 0.0f;
+      const bfloat v2213 = bfloat(v2212);
+      const float v2215 = v2004 ? v2158 : 0.0f;
+      const bfloat v2216 = bfloat(v2215);
+      const float v2218 = v2004 ? v2178 : 0.0f;
+      const bfloat v2219 = bfloat(v2218);
+      const float v2221 = v2004 ? v2198 : 0.0f;
+      const bfloat v2222 = bfloat(v2221);
+      *(threadgroup iron_bf16x8*)(shm1 + v2227) = iron_bf16x8{{bfloat4(v2201, v2204, v2207, v2210), bfloat4(v2213, v2216, v2219, v2222)}};  // kernels/gemm/quant_b.hpp:146
+      const uint v2240 = v1431 + v2237;  // kernels/gemm/quant_b.hpp:137
+      const bool v2241 = v2240 < v18;
+      const bool v2242 = v2239 && v2241;
+      const uint v2246 = min(v2240, v1530);  // kernels/gemm/quant_b.hpp:138
+      const uint v2252 = v2246 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const uint v2256 = v2255 + v2252;
+      const uint v2257 = packed[v2256];
+      const uint v2259 = v2246 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const uint v2263 = v2262 + v2259;
+      const uchar v2264 = scales[v2263];
+      const uint v2265 = uint(v2264);
+      const uint v2267 = v2265 << 23u;  // kernels/primitives/mxfp4.hpp:29
+      const bool v2270 = v2265 == 255u;
+      const uint v2271 = v2270 ? 2143289344u : v2267;
+      const bool v2273 = v2265 == 0u;  // kernels/primitives/mxfp4.hpp:30
+      const uint v2275 = v2273 ? 4194304u : v2271;
+      const float v2276 = as_type<float>(v2275);
+      const uint v2278 = v2257 >> 0u;  // kernels/gemm/quant_b.hpp:80
+      const uint v2280 = v2278 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2282 = v2280 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2284 = v2282 << 22u;
+      const uint v2286 = v2280 * 1056964608u;
+      const bool v2288 = v2280 < 2u;
+      const uint v2289 = v2288 ? v2286 : v2284;
+      const uint v2291 = v2278 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2293 = v2291 << 28u;
+      const uint v2294 = v2289 | v2293;
+      const float v2295 = as_type<float>(v2294);
+      const float v2296 = v2295 * v2276;  // kernels/gemm/quant_b.hpp:80
+      const uint v2298 = v2257 >> 4u;
+      const uint v2300 = v2298 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2302 = v2300 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2304 = v2302 << 22u;
+      const uint v2306 = v2300 * 1056964608u;
+      const bool v2308 = v2300 < 2u;
+      const uint v2309 = v2308 ? v2306 : v2304;
+      const uint v2311 = v2298 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2313 = v2311 << 28u;
+      const uint v2314 = v2309 | v2313;
+      const float v2315 = as_type<float>(v2314);
+      const float v2316 = v2315 * v2276;  // kernels/gemm/quant_b.hpp:80
+      const uint v2318 = v2257 >> 8u;
+      const uint v2320 = v2318 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2322 = v2320 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2324 = v2322 << 22u;
+      const uint v2326 = v2320 * 1056964608u;
+      const bool v2328 = v2320 < 2u;
+      const uint v2329 = v2328 ? v2326 : v2324;
+      const uint v2331 = v2318 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2333 = v2331 << 28u;
+      const uint v2334 = v2329 | v2333;
+      const float v2335 = as_type<float>(v2334);
+      const float v2336 = v2335 * v2276;  // kernels/gemm/quant_b.hpp:80
+      const uint v2338 = v2257 >> 12u;
+      const uint v2340 = v2338 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2342 = v2340 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2344 = v2342 << 22u;
+      const uint v2346 = v2340 * 1056964608u;
+      const bool v2348 = v2340 < 2u;
+      const uint v2349 = v2348 ? v2346 : v2344;
+      const uint v2351 = v2338 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2353 = v2351 << 28u;
+      const uint v2354 = v2349 | v2353;
+      const float v2355 = as_type<float>(v2354);
+      const float v2356 = v2355 * v2276;  // kernels/gemm/quant_b.hpp:80
+      const uint v2358 = v2257 >> 16u;
+      const uint v2360 = v2358 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2362 = v2360 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2364 = v2362 << 22u;
+      const uint v2366 = v2360 * 1056964608u;
+      const bool v2368 = v2360 < 2u;
+      const uint v2369 = v2368 ? v2366 : v2364;
+      const uint v2371 = v2358 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2373 = v2371 << 28u;
+      const uint v2374 = v2369 | v2373;
+      const float v2375 = as_type<float>(v2374);
+      const float v2376 = v2375 * v2276;  // kernels/gemm/quant_b.hpp:80
+      const uint v2378 = v2257 >> 20u;
+      const uint v2380 = v2378 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2382 = v2380 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2384 = v2382 << 22u;
+      const uint v2386 = v2380 * 1056964608u;
+      const bool v2388 = v2380 < 2u;
+      const uint v2389 = v2388 ? v2386 : v2384;
+      const uint v2391 = v2378 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2393 = v2391 << 28u;
+      const uint v2394 = v2389 | v2393;
+      const float v2395 = as_type<float>(v2394);
+      const float v2396 = v2395 * v2276;  // kernels/gemm/quant_b.hpp:80
+      const uint v2398 = v2257 >> 24u;
+      const uint v2400 = v2398 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2402 = v2400 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2404 = v2402 << 22u;
+      const uint v2406 = v2400 * 1056964608u;
+      const bool v2408 = v2400 < 2u;
+      const uint v2409 = v2408 ? v2406 : v2404;
+      const uint v2411 = v2398 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2413 = v2411 << 28u;
+      const uint v2414 = v2409 | v2413;
+      const float v2415 = as_type<float>(v2414);
+      const float v2416 = v2415 * v2276;  // kernels/gemm/quant_b.hpp:80
+      const uint v2418 = v2257 >> 28u;
+      const uint v2420 = v2418 & 7u;  // kernels/primitives/mxfp4.hpp:17
+      const uint v2422 = v2420 + 252u;  // kernels/primitives/mxfp4.hpp:21
+      const uint v2424 = v2422 << 22u;
+      const uint v2426 = v2420 * 1056964608u;
+      const bool v2428 = v2420 < 2u;
+      const uint v2429 = v2428 ? v2426 : v2424;
+      const uint v2431 = v2418 & 8u;  // kernels/primitives/mxfp4.hpp:22
+      const uint v2433 = v2431 << 28u;
+      const uint v2434 = v2429 | v2433;
+      const float v2435 = as_type<float>(v2434);
+      const float v2436 = v2435 * v2276;  // kernels/gemm/quant_b.hpp:80
+      const float v2438 = v2242 ? v2296 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v2439 = bfloat(v2438);
+      const float v2441 = v2242 ? v2316 : 0.0f;
+      const bfloat v2442 = bfloat(v2441);
+      const float v2444 = v2242 ? v2336 : 0.0f;
+      const bfloat v2445 = bfloat(v2444);
+      const float v2447 = v2242 ? v2356 : 0.0f;
+      const bfloat v2448 = bfloat(v2447);
+      const float v2450 = v2242 ? v2376 : 0.0f;
+      const bfloat v2451 = bfloat(v2450);
+      const float v2453 = v2242 ? v2396 : 0.0f;
+      const bfloat v2454 = bfloat(v2453);
+      const float v2456 = v2242 ? v2416 : 0.0f;
+      const bfloat v2457 = bfloat(v2456);
+      const float v2459 = v2242 ? v2436 : 0.0f;
+      const bfloat v2460 = bfloat(v2459);
+      *(threadgroup iron_bf16x8*)(shm1 + v2465) = iron_bf16x8{{bfloat4(v2439, v2442, v2445, v2448), bfloat4(v2451, v2454, v2457, v2460)}};  // kernels/gemm/quant_b.hpp:146
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load<false>(v202, shm0, long(v2470), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v204, shm1, long(v2476), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<false>(v202, shm0, long(v2472), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v204, shm1, long(v2478), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
-      iron_frag_load<false>(v202, shm0, long(v2484), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v204, shm1, long(v2490), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_load<false>(v202, shm0, long(v2486), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v204, shm1, long(v2492), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const uint v2491 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:280
-  const uint v2492 = v63 + v194;
-  const uint v2493 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:127
-  const uint v2496 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v2497 = v2496 == 0u;
-  const bool v2502 = v2497 && v2497;
-  if (v2502) {
-    const uint v2503 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2504 = v2492 + v2503;
-    const uint v2505 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2506 = v2491 + v2505;
-    const uint v2508 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2509 = v2508 == v2503;
-    const uint v2512 = v2505 + 1u;
-    const uint v2513 = iron_frag_coord<64>(1u, iron_lane, true);
-    const bool v2514 = v2513 == v2512;
-    const bool v2515 = v2509 && v2514;
-    const uint v2518 = v2506 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2519 = v2518 == 0u;
-    const bool v2520 = v2515 && v2519;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2520) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2521 = v2504 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2522 = v2506 < v4;
-      const bool v2523 = v2521 && v2522;
-      if (v2523) {
-        const uint v2524 = v2493 + v2506;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2525 = v200.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2526 = bfloat(v2525);
-        const float v2527 = v200.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2530 = bfloat(v2527);
-        const uint v2531 = v2504 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2532 = v2531 + v2524;
-        *(device bfloat2*)(out + v2532) = bfloat2(v2526, v2530);
-      }
-    } else {
-      const bool v2537 = v2504 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2538 = v2506 < v4;
-      const bool v2539 = v2537 && v2538;
-      if (v2539) {
-        const float v2540 = v200.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2542 = bfloat(v2540);
-        const uint v2543 = v2504 * v4;
-        const uint v2544 = v2543 + v2493;
-        const uint v2545 = v2544 + v2506;
-        out[v2545] = v2542;
-      }
-      const uint v2547 = v2492 + v2508;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2549 = v2491 + v2513;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2550 = v2547 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2551 = v2549 < v4;
-      const bool v2552 = v2550 && v2551;
-      if (v2552) {
-        const float v2553 = v200.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2555 = bfloat(v2553);
-        const uint v2556 = v2547 * v4;
-        const uint v2557 = v2556 + v2493;
-        const uint v2558 = v2557 + v2549;
-        out[v2558] = v2555;
-      }
+  const uint v2493 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:280
+  const uint v2494 = v63 + v194;
+  const uint v2495 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:123
+  const uint v2499 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+  const bool v2500 = v2499 == 0u;
+  const bool v2505 = v2500 && v2500;
+  if (v2505) {
+    const uint v2507 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2508 = v2494 + v2507;
+    const uint v2509 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2510 = v2493 + v2509;
+    const bool v2511 = v2508 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2512 = v2510 < v4;
+    const bool v2513 = v2511 && v2512;
+    if (v2513) {
+      const uint v2514 = v2495 + v2510;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2515 = v200.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2516 = bfloat(v2515);
+      const float v2517 = v200.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2520 = bfloat(v2517);
+      const uint v2521 = v2508 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2522 = v2521 + v2514;
+      *(device bfloat2*)(out + v2522) = bfloat2(v2516, v2520);
     }
-    const uint v2559 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2560 = v2492 + v2559;
-    const uint v2561 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2562 = v2491 + v2561;
-    const uint v2564 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2565 = v2564 == v2559;
-    const uint v2568 = v2561 + 1u;
-    const uint v2569 = iron_frag_coord<64>(3u, iron_lane, true);
-    const bool v2570 = v2569 == v2568;
-    const bool v2571 = v2565 && v2570;
-    const uint v2574 = v2562 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2575 = v2574 == 0u;
-    const bool v2576 = v2571 && v2575;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2576) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2577 = v2560 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2578 = v2562 < v4;
-      const bool v2579 = v2577 && v2578;
-      if (v2579) {
-        const uint v2580 = v2493 + v2562;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2581 = v200.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2582 = bfloat(v2581);
-        const float v2583 = v200.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2586 = bfloat(v2583);
-        const uint v2587 = v2560 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2588 = v2587 + v2580;
-        *(device bfloat2*)(out + v2588) = bfloat2(v2582, v2586);
-      }
-    } else {
-      const bool v2593 = v2560 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2594 = v2562 < v4;
-      const bool v2595 = v2593 && v2594;
-      if (v2595) {
-        const float v2596 = v200.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2598 = bfloat(v2596);
-        const uint v2599 = v2560 * v4;
-        const uint v2600 = v2599 + v2493;
-        const uint v2601 = v2600 + v2562;
-        out[v2601] = v2598;
-      }
-      const uint v2603 = v2492 + v2564;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2605 = v2491 + v2569;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2606 = v2603 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2607 = v2605 < v4;
-      const bool v2608 = v2606 && v2607;
-      if (v2608) {
-        const float v2609 = v200.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2611 = bfloat(v2609);
-        const uint v2612 = v2603 * v4;
-        const uint v2613 = v2612 + v2493;
-        const uint v2614 = v2613 + v2605;
-        out[v2614] = v2611;
-      }
+    const uint v2523 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2524 = v2494 + v2523;
+    const uint v2525 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2526 = v2493 + v2525;
+    const bool v2527 = v2524 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2528 = v2526 < v4;
+    const bool v2529 = v2527 && v2528;
+    if (v2529) {
+      const uint v2530 = v2495 + v2526;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2531 = v200.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2532 = bfloat(v2531);
+      const float v2533 = v200.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2536 = bfloat(v2533);
+      const uint v2537 = v2524 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2538 = v2537 + v2530;
+      *(device bfloat2*)(out + v2538) = bfloat2(v2532, v2536);
     }
-    const uint v2615 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2616 = v2492 + v2615;
-    const uint v2617 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2618 = v2491 + v2617;
-    const uint v2620 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2621 = v2620 == v2615;
-    const uint v2624 = v2617 + 1u;
-    const uint v2625 = iron_frag_coord<64>(5u, iron_lane, true);
-    const bool v2626 = v2625 == v2624;
-    const bool v2627 = v2621 && v2626;
-    const uint v2630 = v2618 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2631 = v2630 == 0u;
-    const bool v2632 = v2627 && v2631;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2632) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2633 = v2616 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2634 = v2618 < v4;
-      const bool v2635 = v2633 && v2634;
-      if (v2635) {
-        const uint v2636 = v2493 + v2618;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2637 = v200.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2638 = bfloat(v2637);
-        const float v2639 = v200.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2642 = bfloat(v2639);
-        const uint v2643 = v2616 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2644 = v2643 + v2636;
-        *(device bfloat2*)(out + v2644) = bfloat2(v2638, v2642);
-      }
-    } else {
-      const bool v2649 = v2616 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2650 = v2618 < v4;
-      const bool v2651 = v2649 && v2650;
-      if (v2651) {
-        const float v2652 = v200.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2654 = bfloat(v2652);
-        const uint v2655 = v2616 * v4;
-        const uint v2656 = v2655 + v2493;
-        const uint v2657 = v2656 + v2618;
-        out[v2657] = v2654;
-      }
-      const uint v2659 = v2492 + v2620;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2661 = v2491 + v2625;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2662 = v2659 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2663 = v2661 < v4;
-      const bool v2664 = v2662 && v2663;
-      if (v2664) {
-        const float v2665 = v200.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2667 = bfloat(v2665);
-        const uint v2668 = v2659 * v4;
-        const uint v2669 = v2668 + v2493;
-        const uint v2670 = v2669 + v2661;
-        out[v2670] = v2667;
-      }
+    const uint v2539 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2540 = v2494 + v2539;
+    const uint v2541 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2542 = v2493 + v2541;
+    const bool v2543 = v2540 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2544 = v2542 < v4;
+    const bool v2545 = v2543 && v2544;
+    if (v2545) {
+      const uint v2546 = v2495 + v2542;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2547 = v200.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2548 = bfloat(v2547);
+      const float v2549 = v200.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2552 = bfloat(v2549);
+      const uint v2553 = v2540 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2554 = v2553 + v2546;
+      *(device bfloat2*)(out + v2554) = bfloat2(v2548, v2552);
     }
-    const uint v2671 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2672 = v2492 + v2671;
-    const uint v2673 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2674 = v2491 + v2673;
-    const uint v2676 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2677 = v2676 == v2671;
-    const uint v2680 = v2673 + 1u;
-    const uint v2681 = iron_frag_coord<64>(7u, iron_lane, true);
-    const bool v2682 = v2681 == v2680;
-    const bool v2683 = v2677 && v2682;
-    const uint v2686 = v2674 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2687 = v2686 == 0u;
-    const bool v2688 = v2683 && v2687;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2688) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2689 = v2672 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2690 = v2674 < v4;
-      const bool v2691 = v2689 && v2690;
-      if (v2691) {
-        const uint v2692 = v2493 + v2674;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2693 = v200.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2694 = bfloat(v2693);
-        const float v2695 = v200.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2698 = bfloat(v2695);
-        const uint v2699 = v2672 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2700 = v2699 + v2692;
-        *(device bfloat2*)(out + v2700) = bfloat2(v2694, v2698);
-      }
-    } else {
-      const bool v2705 = v2672 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2706 = v2674 < v4;
-      const bool v2707 = v2705 && v2706;
-      if (v2707) {
-        const float v2708 = v200.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2710 = bfloat(v2708);
-        const uint v2711 = v2672 * v4;
-        const uint v2712 = v2711 + v2493;
-        const uint v2713 = v2712 + v2674;
-        out[v2713] = v2710;
-      }
-      const uint v2715 = v2492 + v2676;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2717 = v2491 + v2681;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2718 = v2715 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2719 = v2717 < v4;
-      const bool v2720 = v2718 && v2719;
-      if (v2720) {
-        const float v2721 = v200.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2723 = bfloat(v2721);
-        const uint v2724 = v2715 * v4;
-        const uint v2725 = v2724 + v2493;
-        const uint v2726 = v2725 + v2717;
-        out[v2726] = v2723;
-      }
+    const uint v2555 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2556 = v2494 + v2555;
+    const uint v2557 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2558 = v2493 + v2557;
+    const bool v2559 = v2556 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2560 = v2558 < v4;
+    const bool v2561 = v2559 && v2560;
+    if (v2561) {
+      const uint v2562 = v2495 + v2558;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2563 = v200.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2564 = bfloat(v2563);
+      const float v2565 = v200.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2568 = bfloat(v2565);
+      const uint v2569 = v2556 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2570 = v2569 + v2562;
+      *(device bfloat2*)(out + v2570) = bfloat2(v2564, v2568);
     }
-    const uint v2727 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2728 = v2492 + v2727;
-    const uint v2729 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2730 = v2491 + v2729;
-    const uint v2732 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2733 = v2732 == v2727;
-    const uint v2736 = v2729 + 1u;
-    const uint v2737 = iron_frag_coord<64>(9u, iron_lane, true);
-    const bool v2738 = v2737 == v2736;
-    const bool v2739 = v2733 && v2738;
-    const uint v2742 = v2730 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2743 = v2742 == 0u;
-    const bool v2744 = v2739 && v2743;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2744) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2745 = v2728 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2746 = v2730 < v4;
-      const bool v2747 = v2745 && v2746;
-      if (v2747) {
-        const uint v2748 = v2493 + v2730;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2749 = v200.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2750 = bfloat(v2749);
-        const float v2751 = v200.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2754 = bfloat(v2751);
-        const uint v2755 = v2728 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2756 = v2755 + v2748;
-        *(device bfloat2*)(out + v2756) = bfloat2(v2750, v2754);
-      }
-    } else {
-      const bool v2761 = v2728 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2762 = v2730 < v4;
-      const bool v2763 = v2761 && v2762;
-      if (v2763) {
-        const float v2764 = v200.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2766 = bfloat(v2764);
-        const uint v2767 = v2728 * v4;
-        const uint v2768 = v2767 + v2493;
-        const uint v2769 = v2768 + v2730;
-        out[v2769] = v2766;
-      }
-      const uint v2771 = v2492 + v2732;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2773 = v2491 + v2737;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2774 = v2771 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2775 = v2773 < v4;
-      const bool v2776 = v2774 && v2775;
-      if (v2776) {
-        const float v2777 = v200.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2779 = bfloat(v2777);
-        const uint v2780 = v2771 * v4;
-        const uint v2781 = v2780 + v2493;
-        const uint v2782 = v2781 + v2773;
-        out[v2782] = v2779;
-      }
+    const uint v2571 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2572 = v2494 + v2571;
+    const uint v2573 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2574 = v2493 + v2573;
+    const bool v2575 = v2572 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2576 = v2574 < v4;
+    const bool v2577 = v2575 && v2576;
+    if (v2577) {
+      const uint v2578 = v2495 + v2574;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2579 = v200.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2580 = bfloat(v2579);
+      const float v2581 = v200.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2584 = bfloat(v2581);
+      const uint v2585 = v2572 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2586 = v2585 + v2578;
+      *(device bfloat2*)(out + v2586) = bfloat2(v2580, v2584);
     }
-    const uint v2783 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2784 = v2492 + v2783;
-    const uint v2785 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2786 = v2491 + v2785;
-    const uint v2788 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2789 = v2788 == v2783;
-    const uint v2792 = v2785 + 1u;
-    const uint v2793 = iron_frag_coord<64>(11u, iron_lane, true);
-    const bool v2794 = v2793 == v2792;
-    const bool v2795 = v2789 && v2794;
-    const uint v2798 = v2786 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2799 = v2798 == 0u;
-    const bool v2800 = v2795 && v2799;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2800) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2801 = v2784 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2802 = v2786 < v4;
-      const bool v2803 = v2801 && v2802;
-      if (v2803) {
-        const uint v2804 = v2493 + v2786;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2805 = v200.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2806 = bfloat(v2805);
-        const float v2807 = v200.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2810 = bfloat(v2807);
-        const uint v2811 = v2784 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2812 = v2811 + v2804;
-        *(device bfloat2*)(out + v2812) = bfloat2(v2806, v2810);
-      }
-    } else {
-      const bool v2817 = v2784 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2818 = v2786 < v4;
-      const bool v2819 = v2817 && v2818;
-      if (v2819) {
-        const float v2820 = v200.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2822 = bfloat(v2820);
-        const uint v2823 = v2784 * v4;
-        const uint v2824 = v2823 + v2493;
-        const uint v2825 = v2824 + v2786;
-        out[v2825] = v2822;
-      }
-      const uint v2827 = v2492 + v2788;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2829 = v2491 + v2793;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2830 = v2827 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2831 = v2829 < v4;
-      const bool v2832 = v2830 && v2831;
-      if (v2832) {
-        const float v2833 = v200.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2835 = bfloat(v2833);
-        const uint v2836 = v2827 * v4;
-        const uint v2837 = v2836 + v2493;
-        const uint v2838 = v2837 + v2829;
-        out[v2838] = v2835;
-      }
+    const uint v2587 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2588 = v2494 + v2587;
+    const uint v2589 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2590 = v2493 + v2589;
+    const bool v2591 = v2588 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2592 = v2590 < v4;
+    const bool v2593 = v2591 && v2592;
+    if (v2593) {
+      const uint v2594 = v2495 + v2590;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2595 = v200.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2596 = bfloat(v2595);
+      const float v2597 = v200.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2600 = bfloat(v2597);
+      const uint v2601 = v2588 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2602 = v2601 + v2594;
+      *(device bfloat2*)(out + v2602) = bfloat2(v2596, v2600);
     }
-    const uint v2839 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2840 = v2492 + v2839;
-    const uint v2841 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2842 = v2491 + v2841;
-    const uint v2844 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2845 = v2844 == v2839;
-    const uint v2848 = v2841 + 1u;
-    const uint v2849 = iron_frag_coord<64>(13u, iron_lane, true);
-    const bool v2850 = v2849 == v2848;
-    const bool v2851 = v2845 && v2850;
-    const uint v2854 = v2842 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2855 = v2854 == 0u;
-    const bool v2856 = v2851 && v2855;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2856) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2857 = v2840 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2858 = v2842 < v4;
-      const bool v2859 = v2857 && v2858;
-      if (v2859) {
-        const uint v2860 = v2493 + v2842;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2861 = v200.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2862 = bfloat(v2861);
-        const float v2863 = v200.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2866 = bfloat(v2863);
-        const uint v2867 = v2840 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2868 = v2867 + v2860;
-        *(device bfloat2*)(out + v2868) = bfloat2(v2862, v2866);
-      }
-    } else {
-      const bool v2873 = v2840 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2874 = v2842 < v4;
-      const bool v2875 = v2873 && v2874;
-      if (v2875) {
-        const float v2876 = v200.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2878 = bfloat(v2876);
-        const uint v2879 = v2840 * v4;
-        const uint v2880 = v2879 + v2493;
-        const uint v2881 = v2880 + v2842;
-        out[v2881] = v2878;
-      }
-      const uint v2883 = v2492 + v2844;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2885 = v2491 + v2849;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2886 = v2883 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2887 = v2885 < v4;
-      const bool v2888 = v2886 && v2887;
-      if (v2888) {
-        const float v2889 = v200.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2891 = bfloat(v2889);
-        const uint v2892 = v2883 * v4;
-        const uint v2893 = v2892 + v2493;
-        const uint v2894 = v2893 + v2885;
-        out[v2894] = v2891;
-      }
+    const uint v2603 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2604 = v2494 + v2603;
+    const uint v2605 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2606 = v2493 + v2605;
+    const bool v2607 = v2604 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2608 = v2606 < v4;
+    const bool v2609 = v2607 && v2608;
+    if (v2609) {
+      const uint v2610 = v2495 + v2606;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2611 = v200.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2612 = bfloat(v2611);
+      const float v2613 = v200.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2616 = bfloat(v2613);
+      const uint v2617 = v2604 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2618 = v2617 + v2610;
+      *(device bfloat2*)(out + v2618) = bfloat2(v2612, v2616);
     }
-    const uint v2895 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2896 = v2492 + v2895;
-    const uint v2897 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2898 = v2491 + v2897;
-    const uint v2900 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2901 = v2900 == v2895;
-    const uint v2904 = v2897 + 1u;
-    const uint v2905 = iron_frag_coord<64>(15u, iron_lane, true);
-    const bool v2906 = v2905 == v2904;
-    const bool v2907 = v2901 && v2906;
-    const uint v2910 = v2898 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2911 = v2910 == 0u;
-    const bool v2912 = v2907 && v2911;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2912) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2913 = v2896 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2914 = v2898 < v4;
-      const bool v2915 = v2913 && v2914;
-      if (v2915) {
-        const uint v2916 = v2493 + v2898;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2917 = v200.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2918 = bfloat(v2917);
-        const float v2919 = v200.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2922 = bfloat(v2919);
-        const uint v2923 = v2896 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2924 = v2923 + v2916;
-        *(device bfloat2*)(out + v2924) = bfloat2(v2918, v2922);
-      }
-    } else {
-      const bool v2929 = v2896 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2930 = v2898 < v4;
-      const bool v2931 = v2929 && v2930;
-      if (v2931) {
-        const float v2932 = v200.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2934 = bfloat(v2932);
-        const uint v2935 = v2896 * v4;
-        const uint v2936 = v2935 + v2493;
-        const uint v2937 = v2936 + v2898;
-        out[v2937] = v2934;
-      }
-      const uint v2939 = v2492 + v2900;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2941 = v2491 + v2905;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2942 = v2939 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2943 = v2941 < v4;
-      const bool v2944 = v2942 && v2943;
-      if (v2944) {
-        const float v2945 = v200.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2947 = bfloat(v2945);
-        const uint v2948 = v2939 * v4;
-        const uint v2949 = v2948 + v2493;
-        const uint v2950 = v2949 + v2941;
-        out[v2950] = v2947;
-      }
+    const uint v2619 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2620 = v2494 + v2619;
+    const uint v2621 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2622 = v2493 + v2621;
+    const bool v2623 = v2620 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2624 = v2622 < v4;
+    const bool v2625 = v2623 && v2624;
+    if (v2625) {
+      const uint v2626 = v2495 + v2622;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2627 = v200.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2628 = bfloat(v2627);
+      const float v2629 = v200.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2632 = bfloat(v2629);
+      const uint v2633 = v2620 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2634 = v2633 + v2626;
+      *(device bfloat2*)(out + v2634) = bfloat2(v2628, v2632);
     }
-    const uint v2951 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2952 = v2492 + v2951;
-    const uint v2953 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2954 = v2491 + v2953;
-    const uint v2956 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2957 = v2956 == v2951;
-    const uint v2960 = v2953 + 1u;
-    const uint v2961 = iron_frag_coord<64>(17u, iron_lane, true);
-    const bool v2962 = v2961 == v2960;
-    const bool v2963 = v2957 && v2962;
-    const uint v2966 = v2954 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2967 = v2966 == 0u;
-    const bool v2968 = v2963 && v2967;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2968) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2969 = v2952 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2970 = v2954 < v4;
-      const bool v2971 = v2969 && v2970;
-      if (v2971) {
-        const uint v2972 = v2493 + v2954;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2973 = v200.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2974 = bfloat(v2973);
-        const float v2975 = v200.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2978 = bfloat(v2975);
-        const uint v2979 = v2952 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2980 = v2979 + v2972;
-        *(device bfloat2*)(out + v2980) = bfloat2(v2974, v2978);
-      }
-    } else {
-      const bool v2985 = v2952 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2986 = v2954 < v4;
-      const bool v2987 = v2985 && v2986;
-      if (v2987) {
-        const float v2988 = v200.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2990 = bfloat(v2988);
-        const uint v2991 = v2952 * v4;
-        const uint v2992 = v2991 + v2493;
-        const uint v2993 = v2992 + v2954;
-        out[v2993] = v2990;
-      }
-      const uint v2995 = v2492 + v2956;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2997 = v2491 + v2961;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2998 = v2995 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2999 = v2997 < v4;
-      const bool v3000 = v2998 && v2999;
-      if (v3000) {
-        const float v3001 = v200.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3003 = bfloat(v3001);
-        const uint v3004 = v2995 * v4;
-        const uint v3005 = v3004 + v2493;
-        const uint v3006 = v3005 + v2997;
-        out[v3006] = v3003;
-      }
+    const uint v2635 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2636 = v2494 + v2635;
+    const uint v2637 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2638 = v2493 + v2637;
+    const bool v2639 = v2636 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2640 = v2638 < v4;
+    const bool v2641 = v2639 && v2640;
+    if (v2641) {
+      const uint v2642 = v2495 + v2638;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2643 = v200.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2644 = bfloat(v2643);
+      const float v2645 = v200.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2648 = bfloat(v2645);
+      const uint v2649 = v2636 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2650 = v2649 + v2642;
+      *(device bfloat2*)(out + v2650) = bfloat2(v2644, v2648);
     }
-    const uint v3007 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3008 = v2492 + v3007;
-    const uint v3009 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3010 = v2491 + v3009;
-    const uint v3012 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3013 = v3012 == v3007;
-    const uint v3016 = v3009 + 1u;
-    const uint v3017 = iron_frag_coord<64>(19u, iron_lane, true);
-    const bool v3018 = v3017 == v3016;
-    const bool v3019 = v3013 && v3018;
-    const uint v3022 = v3010 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3023 = v3022 == 0u;
-    const bool v3024 = v3019 && v3023;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3024) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3025 = v3008 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3026 = v3010 < v4;
-      const bool v3027 = v3025 && v3026;
-      if (v3027) {
-        const uint v3028 = v2493 + v3010;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3029 = v200.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3030 = bfloat(v3029);
-        const float v3031 = v200.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3034 = bfloat(v3031);
-        const uint v3035 = v3008 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3036 = v3035 + v3028;
-        *(device bfloat2*)(out + v3036) = bfloat2(v3030, v3034);
-      }
-    } else {
-      const bool v3041 = v3008 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3042 = v3010 < v4;
-      const bool v3043 = v3041 && v3042;
-      if (v3043) {
-        const float v3044 = v200.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3046 = bfloat(v3044);
-        const uint v3047 = v3008 * v4;
-        const uint v3048 = v3047 + v2493;
-        const uint v3049 = v3048 + v3010;
-        out[v3049] = v3046;
-      }
-      const uint v3051 = v2492 + v3012;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3053 = v2491 + v3017;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3054 = v3051 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3055 = v3053 < v4;
-      const bool v3056 = v3054 && v3055;
-      if (v3056) {
-        const float v3057 = v200.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3059 = bfloat(v3057);
-        const uint v3060 = v3051 * v4;
-        const uint v3061 = v3060 + v2493;
-        const uint v3062 = v3061 + v3053;
-        out[v3062] = v3059;
-      }
+    const uint v2651 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2652 = v2494 + v2651;
+    const uint v2653 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2654 = v2493 + v2653;
+    const bool v2655 = v2652 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2656 = v2654 < v4;
+    const bool v2657 = v2655 && v2656;
+    if (v2657) {
+      const uint v2658 = v2495 + v2654;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2659 = v200.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2660 = bfloat(v2659);
+      const float v2661 = v200.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2664 = bfloat(v2661);
+      const uint v2665 = v2652 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2666 = v2665 + v2658;
+      *(device bfloat2*)(out + v2666) = bfloat2(v2660, v2664);
     }
-    const uint v3063 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3064 = v2492 + v3063;
-    const uint v3065 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3066 = v2491 + v3065;
-    const uint v3068 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3069 = v3068 == v3063;
-    const uint v3072 = v3065 + 1u;
-    const uint v3073 = iron_frag_coord<64>(21u, iron_lane, true);
-    const bool v3074 = v3073 == v3072;
-    const bool v3075 = v3069 && v3074;
-    const uint v3078 = v3066 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3079 = v3078 == 0u;
-    const bool v3080 = v3075 && v3079;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3080) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3081 = v3064 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3082 = v3066 < v4;
-      const bool v3083 = v3081 && v3082;
-      if (v3083) {
-        const uint v3084 = v2493 + v3066;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3085 = v200.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3086 = bfloat(v3085);
-        const float v3087 = v200.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3090 = bfloat(v3087);
-        const uint v3091 = v3064 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3092 = v3091 + v3084;
-        *(device bfloat2*)(out + v3092) = bfloat2(v3086, v3090);
-      }
-    } else {
-      const bool v3097 = v3064 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3098 = v3066 < v4;
-      const bool v3099 = v3097 && v3098;
-      if (v3099) {
-        const float v3100 = v200.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3102 = bfloat(v3100);
-        const uint v3103 = v3064 * v4;
-        const uint v3104 = v3103 + v2493;
-        const uint v3105 = v3104 + v3066;
-        out[v3105] = v3102;
-      }
-      const uint v3107 = v2492 + v3068;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3109 = v2491 + v3073;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3110 = v3107 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3111 = v3109 < v4;
-      const bool v3112 = v3110 && v3111;
-      if (v3112) {
-        const float v3113 = v200.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3115 = bfloat(v3113);
-        const uint v3116 = v3107 * v4;
-        const uint v3117 = v3116 + v2493;
-        const uint v3118 = v3117 + v3109;
-        out[v3118] = v3115;
-      }
+    const uint v2667 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2668 = v2494 + v2667;
+    const uint v2669 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2670 = v2493 + v2669;
+    const bool v2671 = v2668 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2672 = v2670 < v4;
+    const bool v2673 = v2671 && v2672;
+    if (v2673) {
+      const uint v2674 = v2495 + v2670;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2675 = v200.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2676 = bfloat(v2675);
+      const float v2677 = v200.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2680 = bfloat(v2677);
+      const uint v2681 = v2668 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2682 = v2681 + v2674;
+      *(device bfloat2*)(out + v2682) = bfloat2(v2676, v2680);
     }
-    const uint v3119 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3120 = v2492 + v3119;
-    const uint v3121 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3122 = v2491 + v3121;
-    const uint v3124 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3125 = v3124 == v3119;
-    const uint v3128 = v3121 + 1u;
-    const uint v3129 = iron_frag_coord<64>(23u, iron_lane, true);
-    const bool v3130 = v3129 == v3128;
-    const bool v3131 = v3125 && v3130;
-    const uint v3134 = v3122 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3135 = v3134 == 0u;
-    const bool v3136 = v3131 && v3135;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3136) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3137 = v3120 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3138 = v3122 < v4;
-      const bool v3139 = v3137 && v3138;
-      if (v3139) {
-        const uint v3140 = v2493 + v3122;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3141 = v200.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3142 = bfloat(v3141);
-        const float v3143 = v200.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3146 = bfloat(v3143);
-        const uint v3147 = v3120 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3148 = v3147 + v3140;
-        *(device bfloat2*)(out + v3148) = bfloat2(v3142, v3146);
-      }
-    } else {
-      const bool v3153 = v3120 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3154 = v3122 < v4;
-      const bool v3155 = v3153 && v3154;
-      if (v3155) {
-        const float v3156 = v200.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3158 = bfloat(v3156);
-        const uint v3159 = v3120 * v4;
-        const uint v3160 = v3159 + v2493;
-        const uint v3161 = v3160 + v3122;
-        out[v3161] = v3158;
-      }
-      const uint v3163 = v2492 + v3124;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3165 = v2491 + v3129;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3166 = v3163 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3167 = v3165 < v4;
-      const bool v3168 = v3166 && v3167;
-      if (v3168) {
-        const float v3169 = v200.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3171 = bfloat(v3169);
-        const uint v3172 = v3163 * v4;
-        const uint v3173 = v3172 + v2493;
-        const uint v3174 = v3173 + v3165;
-        out[v3174] = v3171;
-      }
+    const uint v2683 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2684 = v2494 + v2683;
+    const uint v2685 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2686 = v2493 + v2685;
+    const bool v2687 = v2684 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2688 = v2686 < v4;
+    const bool v2689 = v2687 && v2688;
+    if (v2689) {
+      const uint v2690 = v2495 + v2686;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2691 = v200.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2692 = bfloat(v2691);
+      const float v2693 = v200.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2696 = bfloat(v2693);
+      const uint v2697 = v2684 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2698 = v2697 + v2690;
+      *(device bfloat2*)(out + v2698) = bfloat2(v2692, v2696);
     }
-    const uint v3175 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3176 = v2492 + v3175;
-    const uint v3177 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3178 = v2491 + v3177;
-    const uint v3180 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3181 = v3180 == v3175;
-    const uint v3184 = v3177 + 1u;
-    const uint v3185 = iron_frag_coord<64>(25u, iron_lane, true);
-    const bool v3186 = v3185 == v3184;
-    const bool v3187 = v3181 && v3186;
-    const uint v3190 = v3178 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3191 = v3190 == 0u;
-    const bool v3192 = v3187 && v3191;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3192) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3193 = v3176 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3194 = v3178 < v4;
-      const bool v3195 = v3193 && v3194;
-      if (v3195) {
-        const uint v3196 = v2493 + v3178;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3197 = v200.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3198 = bfloat(v3197);
-        const float v3199 = v200.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3202 = bfloat(v3199);
-        const uint v3203 = v3176 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3204 = v3203 + v3196;
-        *(device bfloat2*)(out + v3204) = bfloat2(v3198, v3202);
-      }
-    } else {
-      const bool v3209 = v3176 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3210 = v3178 < v4;
-      const bool v3211 = v3209 && v3210;
-      if (v3211) {
-        const float v3212 = v200.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3214 = bfloat(v3212);
-        const uint v3215 = v3176 * v4;
-        const uint v3216 = v3215 + v2493;
-        const uint v3217 = v3216 + v3178;
-        out[v3217] = v3214;
-      }
-      const uint v3219 = v2492 + v3180;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3221 = v2491 + v3185;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3222 = v3219 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3223 = v3221 < v4;
-      const bool v3224 = v3222 && v3223;
-      if (v3224) {
-        const float v3225 = v200.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3227 = bfloat(v3225);
-        const uint v3228 = v3219 * v4;
-        const uint v3229 = v3228 + v2493;
-        const uint v3230 = v3229 + v3221;
-        out[v3230] = v3227;
-      }
+    const uint v2699 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2700 = v2494 + v2699;
+    const uint v2701 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2702 = v2493 + v2701;
+    const bool v2703 = v2700 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2704 = v2702 < v4;
+    const bool v2705 = v2703 && v2704;
+    if (v2705) {
+      const uint v2706 = v2495 + v2702;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2707 = v200.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2708 = bfloat(v2707);
+      const float v2709 = v200.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2712 = bfloat(v2709);
+      const uint v2713 = v2700 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2714 = v2713 + v2706;
+      *(device bfloat2*)(out + v2714) = bfloat2(v2708, v2712);
     }
-    const uint v3231 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3232 = v2492 + v3231;
-    const uint v3233 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3234 = v2491 + v3233;
-    const uint v3236 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3237 = v3236 == v3231;
-    const uint v3240 = v3233 + 1u;
-    const uint v3241 = iron_frag_coord<64>(27u, iron_lane, true);
-    const bool v3242 = v3241 == v3240;
-    const bool v3243 = v3237 && v3242;
-    const uint v3246 = v3234 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3247 = v3246 == 0u;
-    const bool v3248 = v3243 && v3247;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3248) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3249 = v3232 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3250 = v3234 < v4;
-      const bool v3251 = v3249 && v3250;
-      if (v3251) {
-        const uint v3252 = v2493 + v3234;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3253 = v200.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3254 = bfloat(v3253);
-        const float v3255 = v200.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3258 = bfloat(v3255);
-        const uint v3259 = v3232 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3260 = v3259 + v3252;
-        *(device bfloat2*)(out + v3260) = bfloat2(v3254, v3258);
-      }
-    } else {
-      const bool v3265 = v3232 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3266 = v3234 < v4;
-      const bool v3267 = v3265 && v3266;
-      if (v3267) {
-        const float v3268 = v200.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3270 = bfloat(v3268);
-        const uint v3271 = v3232 * v4;
-        const uint v3272 = v3271 + v2493;
-        const uint v3273 = v3272 + v3234;
-        out[v3273] = v3270;
-      }
-      const uint v3275 = v2492 + v3236;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3277 = v2491 + v3241;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3278 = v3275 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3279 = v3277 < v4;
-      const bool v3280 = v3278 && v3279;
-      if (v3280) {
-        const float v3281 = v200.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3283 = bfloat(v3281);
-        const uint v3284 = v3275 * v4;
-        const uint v3285 = v3284 + v2493;
-        const uint v3286 = v3285 + v3277;
-        out[v3286] = v3283;
-      }
+    const uint v2715 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2716 = v2494 + v2715;
+    const uint v2717 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2718 = v2493 + v2717;
+    const bool v2719 = v2716 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2720 = v2718 < v4;
+    const bool v2721 = v2719 && v2720;
+    if (v2721) {
+      const uint v2722 = v2495 + v2718;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2723 = v200.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2724 = bfloat(v2723);
+      const float v2725 = v200.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2728 = bfloat(v2725);
+      const uint v2729 = v2716 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2730 = v2729 + v2722;
+      *(device bfloat2*)(out + v2730) = bfloat2(v2724, v2728);
     }
-    const uint v3287 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3288 = v2492 + v3287;
-    const uint v3289 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3290 = v2491 + v3289;
-    const uint v3292 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3293 = v3292 == v3287;
-    const uint v3296 = v3289 + 1u;
-    const uint v3297 = iron_frag_coord<64>(29u, iron_lane, true);
-    const bool v3298 = v3297 == v3296;
-    const bool v3299 = v3293 && v3298;
-    const uint v3302 = v3290 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3303 = v3302 == 0u;
-    const bool v3304 = v3299 && v3303;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3304) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3305 = v3288 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3306 = v3290 < v4;
-      const bool v3307 = v3305 && v3306;
-      if (v3307) {
-        const uint v3308 = v2493 + v3290;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3309 = v200.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3310 = bfloat(v3309);
-        const float v3311 = v200.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3314 = bfloat(v3311);
-        const uint v3315 = v3288 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3316 = v3315 + v3308;
-        *(device bfloat2*)(out + v3316) = bfloat2(v3310, v3314);
-      }
-    } else {
-      const bool v3321 = v3288 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3322 = v3290 < v4;
-      const bool v3323 = v3321 && v3322;
-      if (v3323) {
-        const float v3324 = v200.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3326 = bfloat(v3324);
-        const uint v3327 = v3288 * v4;
-        const uint v3328 = v3327 + v2493;
-        const uint v3329 = v3328 + v3290;
-        out[v3329] = v3326;
-      }
-      const uint v3331 = v2492 + v3292;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3333 = v2491 + v3297;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3334 = v3331 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3335 = v3333 < v4;
-      const bool v3336 = v3334 && v3335;
-      if (v3336) {
-        const float v3337 = v200.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3339 = bfloat(v3337);
-        const uint v3340 = v3331 * v4;
-        const uint v3341 = v3340 + v2493;
-        const uint v3342 = v3341 + v3333;
-        out[v3342] = v3339;
-      }
+    const uint v2731 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2732 = v2494 + v2731;
+    const uint v2733 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2734 = v2493 + v2733;
+    const bool v2735 = v2732 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2736 = v2734 < v4;
+    const bool v2737 = v2735 && v2736;
+    if (v2737) {
+      const uint v2738 = v2495 + v2734;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2739 = v200.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2740 = bfloat(v2739);
+      const float v2741 = v200.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2744 = bfloat(v2741);
+      const uint v2745 = v2732 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2746 = v2745 + v2738;
+      *(device bfloat2*)(out + v2746) = bfloat2(v2740, v2744);
     }
-    const uint v3343 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3344 = v2492 + v3343;
-    const uint v3345 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3346 = v2491 + v3345;
-    const uint v3348 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3349 = v3348 == v3343;
-    const uint v3352 = v3345 + 1u;
-    const uint v3353 = iron_frag_coord<64>(31u, iron_lane, true);
-    const bool v3354 = v3353 == v3352;
-    const bool v3355 = v3349 && v3354;
-    const uint v3358 = v3346 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3359 = v3358 == 0u;
-    const bool v3360 = v3355 && v3359;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3360) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3361 = v3344 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3362 = v3346 < v4;
-      const bool v3363 = v3361 && v3362;
-      if (v3363) {
-        const uint v3364 = v2493 + v3346;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3365 = v200.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3366 = bfloat(v3365);
-        const float v3367 = v200.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3370 = bfloat(v3367);
-        const uint v3371 = v3344 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3372 = v3371 + v3364;
-        *(device bfloat2*)(out + v3372) = bfloat2(v3366, v3370);
-      }
-    } else {
-      const bool v3377 = v3344 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3378 = v3346 < v4;
-      const bool v3379 = v3377 && v3378;
-      if (v3379) {
-        const float v3380 = v200.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3382 = bfloat(v3380);
-        const uint v3383 = v3344 * v4;
-        const uint v3384 = v3383 + v2493;
-        const uint v3385 = v3384 + v3346;
-        out[v3385] = v3382;
-      }
-      const uint v3387 = v2492 + v3348;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3389 = v2491 + v3353;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3390 = v3387 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3391 = v3389 < v4;
-      const bool v3392 = v3390 && v3391;
-      if (v3392) {
-        const float v3393 = v200.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3395 = bfloat(v3393);
-        const uint v3396 = v3387 * v4;
-        const uint v3397 = v3396 + v2493;
-        const uint v3398 = v3397 + v3389;
-        out[v3398] = v3395;
-      }
+    const uint v2747 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2748 = v2494 + v2747;
+    const uint v2749 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2750 = v2493 + v2749;
+    const bool v2751 = v2748 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2752 = v2750 < v4;
+    const bool v2753 = v2751 && v2752;
+    if (v2753) {
+      const uint v2754 = v2495 + v2750;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2755 = v200.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2756 = bfloat(v2755);
+      const float v2757 = v200.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2760 = bfloat(v2757);
+      const uint v2761 = v2748 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2762 = v2761 + v2754;
+      *(device bfloat2*)(out + v2762) = bfloat2(v2756, v2760);
     }
-    const uint v3399 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3400 = v2492 + v3399;
-    const uint v3401 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3402 = v2491 + v3401;
-    const uint v3404 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3405 = v3404 == v3399;
-    const uint v3408 = v3401 + 1u;
-    const uint v3409 = iron_frag_coord<64>(33u, iron_lane, true);
-    const bool v3410 = v3409 == v3408;
-    const bool v3411 = v3405 && v3410;
-    const uint v3414 = v3402 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3415 = v3414 == 0u;
-    const bool v3416 = v3411 && v3415;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3416) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3417 = v3400 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3418 = v3402 < v4;
-      const bool v3419 = v3417 && v3418;
-      if (v3419) {
-        const uint v3420 = v2493 + v3402;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3421 = v200.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3422 = bfloat(v3421);
-        const float v3423 = v200.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3426 = bfloat(v3423);
-        const uint v3427 = v3400 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3428 = v3427 + v3420;
-        *(device bfloat2*)(out + v3428) = bfloat2(v3422, v3426);
-      }
-    } else {
-      const bool v3433 = v3400 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3434 = v3402 < v4;
-      const bool v3435 = v3433 && v3434;
-      if (v3435) {
-        const float v3436 = v200.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3438 = bfloat(v3436);
-        const uint v3439 = v3400 * v4;
-        const uint v3440 = v3439 + v2493;
-        const uint v3441 = v3440 + v3402;
-        out[v3441] = v3438;
-      }
-      const uint v3443 = v2492 + v3404;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3445 = v2491 + v3409;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3446 = v3443 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3447 = v3445 < v4;
-      const bool v3448 = v3446 && v3447;
-      if (v3448) {
-        const float v3449 = v200.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3451 = bfloat(v3449);
-        const uint v3452 = v3443 * v4;
-        const uint v3453 = v3452 + v2493;
-        const uint v3454 = v3453 + v3445;
-        out[v3454] = v3451;
-      }
+    const uint v2763 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2764 = v2494 + v2763;
+    const uint v2765 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2766 = v2493 + v2765;
+    const bool v2767 = v2764 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2768 = v2766 < v4;
+    const bool v2769 = v2767 && v2768;
+    if (v2769) {
+      const uint v2770 = v2495 + v2766;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2771 = v200.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2772 = bfloat(v2771);
+      const float v2773 = v200.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2776 = bfloat(v2773);
+      const uint v2777 = v2764 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2778 = v2777 + v2770;
+      *(device bfloat2*)(out + v2778) = bfloat2(v2772, v2776);
     }
-    const uint v3455 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3456 = v2492 + v3455;
-    const uint v3457 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3458 = v2491 + v3457;
-    const uint v3460 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3461 = v3460 == v3455;
-    const uint v3464 = v3457 + 1u;
-    const uint v3465 = iron_frag_coord<64>(35u, iron_lane, true);
-    const bool v3466 = v3465 == v3464;
-    const bool v3467 = v3461 && v3466;
-    const uint v3470 = v3458 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3471 = v3470 == 0u;
-    const bool v3472 = v3467 && v3471;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3472) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3473 = v3456 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3474 = v3458 < v4;
-      const bool v3475 = v3473 && v3474;
-      if (v3475) {
-        const uint v3476 = v2493 + v3458;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3477 = v200.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3478 = bfloat(v3477);
-        const float v3479 = v200.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3482 = bfloat(v3479);
-        const uint v3483 = v3456 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3484 = v3483 + v3476;
-        *(device bfloat2*)(out + v3484) = bfloat2(v3478, v3482);
-      }
-    } else {
-      const bool v3489 = v3456 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3490 = v3458 < v4;
-      const bool v3491 = v3489 && v3490;
-      if (v3491) {
-        const float v3492 = v200.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3494 = bfloat(v3492);
-        const uint v3495 = v3456 * v4;
-        const uint v3496 = v3495 + v2493;
-        const uint v3497 = v3496 + v3458;
-        out[v3497] = v3494;
-      }
-      const uint v3499 = v2492 + v3460;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3501 = v2491 + v3465;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3502 = v3499 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3503 = v3501 < v4;
-      const bool v3504 = v3502 && v3503;
-      if (v3504) {
-        const float v3505 = v200.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3507 = bfloat(v3505);
-        const uint v3508 = v3499 * v4;
-        const uint v3509 = v3508 + v2493;
-        const uint v3510 = v3509 + v3501;
-        out[v3510] = v3507;
-      }
+    const uint v2779 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2780 = v2494 + v2779;
+    const uint v2781 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2782 = v2493 + v2781;
+    const bool v2783 = v2780 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2784 = v2782 < v4;
+    const bool v2785 = v2783 && v2784;
+    if (v2785) {
+      const uint v2786 = v2495 + v2782;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2787 = v200.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2788 = bfloat(v2787);
+      const float v2789 = v200.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2792 = bfloat(v2789);
+      const uint v2793 = v2780 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2794 = v2793 + v2786;
+      *(device bfloat2*)(out + v2794) = bfloat2(v2788, v2792);
     }
-    const uint v3511 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3512 = v2492 + v3511;
-    const uint v3513 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3514 = v2491 + v3513;
-    const uint v3516 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3517 = v3516 == v3511;
-    const uint v3520 = v3513 + 1u;
-    const uint v3521 = iron_frag_coord<64>(37u, iron_lane, true);
-    const bool v3522 = v3521 == v3520;
-    const bool v3523 = v3517 && v3522;
-    const uint v3526 = v3514 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3527 = v3526 == 0u;
-    const bool v3528 = v3523 && v3527;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3528) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3529 = v3512 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3530 = v3514 < v4;
-      const bool v3531 = v3529 && v3530;
-      if (v3531) {
-        const uint v3532 = v2493 + v3514;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3533 = v200.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3534 = bfloat(v3533);
-        const float v3535 = v200.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3538 = bfloat(v3535);
-        const uint v3539 = v3512 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3540 = v3539 + v3532;
-        *(device bfloat2*)(out + v3540) = bfloat2(v3534, v3538);
-      }
-    } else {
-      const bool v3545 = v3512 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3546 = v3514 < v4;
-      const bool v3547 = v3545 && v3546;
-      if (v3547) {
-        const float v3548 = v200.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3550 = bfloat(v3548);
-        const uint v3551 = v3512 * v4;
-        const uint v3552 = v3551 + v2493;
-        const uint v3553 = v3552 + v3514;
-        out[v3553] = v3550;
-      }
-      const uint v3555 = v2492 + v3516;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3557 = v2491 + v3521;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3558 = v3555 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3559 = v3557 < v4;
-      const bool v3560 = v3558 && v3559;
-      if (v3560) {
-        const float v3561 = v200.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3563 = bfloat(v3561);
-        const uint v3564 = v3555 * v4;
-        const uint v3565 = v3564 + v2493;
-        const uint v3566 = v3565 + v3557;
-        out[v3566] = v3563;
-      }
+    const uint v2795 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2796 = v2494 + v2795;
+    const uint v2797 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2798 = v2493 + v2797;
+    const bool v2799 = v2796 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2800 = v2798 < v4;
+    const bool v2801 = v2799 && v2800;
+    if (v2801) {
+      const uint v2802 = v2495 + v2798;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2803 = v200.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2804 = bfloat(v2803);
+      const float v2805 = v200.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2808 = bfloat(v2805);
+      const uint v2809 = v2796 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2810 = v2809 + v2802;
+      *(device bfloat2*)(out + v2810) = bfloat2(v2804, v2808);
     }
-    const uint v3567 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3568 = v2492 + v3567;
-    const uint v3569 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3570 = v2491 + v3569;
-    const uint v3572 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3573 = v3572 == v3567;
-    const uint v3576 = v3569 + 1u;
-    const uint v3577 = iron_frag_coord<64>(39u, iron_lane, true);
-    const bool v3578 = v3577 == v3576;
-    const bool v3579 = v3573 && v3578;
-    const uint v3582 = v3570 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3583 = v3582 == 0u;
-    const bool v3584 = v3579 && v3583;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3584) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3585 = v3568 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3586 = v3570 < v4;
-      const bool v3587 = v3585 && v3586;
-      if (v3587) {
-        const uint v3588 = v2493 + v3570;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3589 = v200.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3590 = bfloat(v3589);
-        const float v3591 = v200.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3594 = bfloat(v3591);
-        const uint v3595 = v3568 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3596 = v3595 + v3588;
-        *(device bfloat2*)(out + v3596) = bfloat2(v3590, v3594);
-      }
-    } else {
-      const bool v3601 = v3568 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3602 = v3570 < v4;
-      const bool v3603 = v3601 && v3602;
-      if (v3603) {
-        const float v3604 = v200.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3606 = bfloat(v3604);
-        const uint v3607 = v3568 * v4;
-        const uint v3608 = v3607 + v2493;
-        const uint v3609 = v3608 + v3570;
-        out[v3609] = v3606;
-      }
-      const uint v3611 = v2492 + v3572;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3613 = v2491 + v3577;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3614 = v3611 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3615 = v3613 < v4;
-      const bool v3616 = v3614 && v3615;
-      if (v3616) {
-        const float v3617 = v200.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3619 = bfloat(v3617);
-        const uint v3620 = v3611 * v4;
-        const uint v3621 = v3620 + v2493;
-        const uint v3622 = v3621 + v3613;
-        out[v3622] = v3619;
-      }
+    const uint v2811 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2812 = v2494 + v2811;
+    const uint v2813 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2814 = v2493 + v2813;
+    const bool v2815 = v2812 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2816 = v2814 < v4;
+    const bool v2817 = v2815 && v2816;
+    if (v2817) {
+      const uint v2818 = v2495 + v2814;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2819 = v200.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2820 = bfloat(v2819);
+      const float v2821 = v200.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2824 = bfloat(v2821);
+      const uint v2825 = v2812 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2826 = v2825 + v2818;
+      *(device bfloat2*)(out + v2826) = bfloat2(v2820, v2824);
     }
-    const uint v3623 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3624 = v2492 + v3623;
-    const uint v3625 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3626 = v2491 + v3625;
-    const uint v3628 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3629 = v3628 == v3623;
-    const uint v3632 = v3625 + 1u;
-    const uint v3633 = iron_frag_coord<64>(41u, iron_lane, true);
-    const bool v3634 = v3633 == v3632;
-    const bool v3635 = v3629 && v3634;
-    const uint v3638 = v3626 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3639 = v3638 == 0u;
-    const bool v3640 = v3635 && v3639;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3640) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3641 = v3624 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3642 = v3626 < v4;
-      const bool v3643 = v3641 && v3642;
-      if (v3643) {
-        const uint v3644 = v2493 + v3626;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3645 = v200.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3646 = bfloat(v3645);
-        const float v3647 = v200.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3650 = bfloat(v3647);
-        const uint v3651 = v3624 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3652 = v3651 + v3644;
-        *(device bfloat2*)(out + v3652) = bfloat2(v3646, v3650);
-      }
-    } else {
-      const bool v3657 = v3624 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3658 = v3626 < v4;
-      const bool v3659 = v3657 && v3658;
-      if (v3659) {
-        const float v3660 = v200.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3662 = bfloat(v3660);
-        const uint v3663 = v3624 * v4;
-        const uint v3664 = v3663 + v2493;
-        const uint v3665 = v3664 + v3626;
-        out[v3665] = v3662;
-      }
-      const uint v3667 = v2492 + v3628;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3669 = v2491 + v3633;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3670 = v3667 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3671 = v3669 < v4;
-      const bool v3672 = v3670 && v3671;
-      if (v3672) {
-        const float v3673 = v200.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3675 = bfloat(v3673);
-        const uint v3676 = v3667 * v4;
-        const uint v3677 = v3676 + v2493;
-        const uint v3678 = v3677 + v3669;
-        out[v3678] = v3675;
-      }
+    const uint v2827 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2828 = v2494 + v2827;
+    const uint v2829 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2830 = v2493 + v2829;
+    const bool v2831 = v2828 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2832 = v2830 < v4;
+    const bool v2833 = v2831 && v2832;
+    if (v2833) {
+      const uint v2834 = v2495 + v2830;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2835 = v200.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2836 = bfloat(v2835);
+      const float v2837 = v200.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2840 = bfloat(v2837);
+      const uint v2841 = v2828 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2842 = v2841 + v2834;
+      *(device bfloat2*)(out + v2842) = bfloat2(v2836, v2840);
     }
-    const uint v3679 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3680 = v2492 + v3679;
-    const uint v3681 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3682 = v2491 + v3681;
-    const uint v3684 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3685 = v3684 == v3679;
-    const uint v3688 = v3681 + 1u;
-    const uint v3689 = iron_frag_coord<64>(43u, iron_lane, true);
-    const bool v3690 = v3689 == v3688;
-    const bool v3691 = v3685 && v3690;
-    const uint v3694 = v3682 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3695 = v3694 == 0u;
-    const bool v3696 = v3691 && v3695;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3696) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3697 = v3680 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3698 = v3682 < v4;
-      const bool v3699 = v3697 && v3698;
-      if (v3699) {
-        const uint v3700 = v2493 + v3682;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3701 = v200.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3702 = bfloat(v3701);
-        const float v3703 = v200.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3706 = bfloat(v3703);
-        const uint v3707 = v3680 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3708 = v3707 + v3700;
-        *(device bfloat2*)(out + v3708) = bfloat2(v3702, v3706);
-      }
-    } else {
-      const bool v3713 = v3680 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3714 = v3682 < v4;
-      const bool v3715 = v3713 && v3714;
-      if (v3715) {
-        const float v3716 = v200.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3718 = bfloat(v3716);
-        const uint v3719 = v3680 * v4;
-        const uint v3720 = v3719 + v2493;
-        const uint v3721 = v3720 + v3682;
-        out[v3721] = v3718;
-      }
-      const uint v3723 = v2492 + v3684;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3725 = v2491 + v3689;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3726 = v3723 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3727 = v3725 < v4;
-      const bool v3728 = v3726 && v3727;
-      if (v3728) {
-        const float v3729 = v200.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3731 = bfloat(v3729);
-        const uint v3732 = v3723 * v4;
-        const uint v3733 = v3732 + v2493;
-        const uint v3734 = v3733 + v3725;
-        out[v3734] = v3731;
-      }
+    const uint v2843 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2844 = v2494 + v2843;
+    const uint v2845 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2846 = v2493 + v2845;
+    const bool v2847 = v2844 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2848 = v2846 < v4;
+    const bool v2849 = v2847 && v2848;
+    if (v2849) {
+      const uint v2850 = v2495 + v2846;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2851 = v200.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2852 = bfloat(v2851);
+      const float v2853 = v200.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2856 = bfloat(v2853);
+      const uint v2857 = v2844 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2858 = v2857 + v2850;
+      *(device bfloat2*)(out + v2858) = bfloat2(v2852, v2856);
     }
-    const uint v3735 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3736 = v2492 + v3735;
-    const uint v3737 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3738 = v2491 + v3737;
-    const uint v3740 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3741 = v3740 == v3735;
-    const uint v3744 = v3737 + 1u;
-    const uint v3745 = iron_frag_coord<64>(45u, iron_lane, true);
-    const bool v3746 = v3745 == v3744;
-    const bool v3747 = v3741 && v3746;
-    const uint v3750 = v3738 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3751 = v3750 == 0u;
-    const bool v3752 = v3747 && v3751;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3752) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3753 = v3736 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3754 = v3738 < v4;
-      const bool v3755 = v3753 && v3754;
-      if (v3755) {
-        const uint v3756 = v2493 + v3738;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3757 = v200.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3758 = bfloat(v3757);
-        const float v3759 = v200.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3762 = bfloat(v3759);
-        const uint v3763 = v3736 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3764 = v3763 + v3756;
-        *(device bfloat2*)(out + v3764) = bfloat2(v3758, v3762);
-      }
-    } else {
-      const bool v3769 = v3736 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3770 = v3738 < v4;
-      const bool v3771 = v3769 && v3770;
-      if (v3771) {
-        const float v3772 = v200.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3774 = bfloat(v3772);
-        const uint v3775 = v3736 * v4;
-        const uint v3776 = v3775 + v2493;
-        const uint v3777 = v3776 + v3738;
-        out[v3777] = v3774;
-      }
-      const uint v3779 = v2492 + v3740;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3781 = v2491 + v3745;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3782 = v3779 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3783 = v3781 < v4;
-      const bool v3784 = v3782 && v3783;
-      if (v3784) {
-        const float v3785 = v200.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3787 = bfloat(v3785);
-        const uint v3788 = v3779 * v4;
-        const uint v3789 = v3788 + v2493;
-        const uint v3790 = v3789 + v3781;
-        out[v3790] = v3787;
-      }
+    const uint v2859 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2860 = v2494 + v2859;
+    const uint v2861 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2862 = v2493 + v2861;
+    const bool v2863 = v2860 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2864 = v2862 < v4;
+    const bool v2865 = v2863 && v2864;
+    if (v2865) {
+      const uint v2866 = v2495 + v2862;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2867 = v200.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2868 = bfloat(v2867);
+      const float v2869 = v200.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2872 = bfloat(v2869);
+      const uint v2873 = v2860 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2874 = v2873 + v2866;
+      *(device bfloat2*)(out + v2874) = bfloat2(v2868, v2872);
     }
-    const uint v3791 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3792 = v2492 + v3791;
-    const uint v3793 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3794 = v2491 + v3793;
-    const uint v3796 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3797 = v3796 == v3791;
-    const uint v3800 = v3793 + 1u;
-    const uint v3801 = iron_frag_coord<64>(47u, iron_lane, true);
-    const bool v3802 = v3801 == v3800;
-    const bool v3803 = v3797 && v3802;
-    const uint v3806 = v3794 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3807 = v3806 == 0u;
-    const bool v3808 = v3803 && v3807;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3808) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3809 = v3792 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3810 = v3794 < v4;
-      const bool v3811 = v3809 && v3810;
-      if (v3811) {
-        const uint v3812 = v2493 + v3794;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3813 = v200.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3814 = bfloat(v3813);
-        const float v3815 = v200.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3818 = bfloat(v3815);
-        const uint v3819 = v3792 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3820 = v3819 + v3812;
-        *(device bfloat2*)(out + v3820) = bfloat2(v3814, v3818);
-      }
-    } else {
-      const bool v3825 = v3792 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3826 = v3794 < v4;
-      const bool v3827 = v3825 && v3826;
-      if (v3827) {
-        const float v3828 = v200.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3830 = bfloat(v3828);
-        const uint v3831 = v3792 * v4;
-        const uint v3832 = v3831 + v2493;
-        const uint v3833 = v3832 + v3794;
-        out[v3833] = v3830;
-      }
-      const uint v3835 = v2492 + v3796;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3837 = v2491 + v3801;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3838 = v3835 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3839 = v3837 < v4;
-      const bool v3840 = v3838 && v3839;
-      if (v3840) {
-        const float v3841 = v200.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3843 = bfloat(v3841);
-        const uint v3844 = v3835 * v4;
-        const uint v3845 = v3844 + v2493;
-        const uint v3846 = v3845 + v3837;
-        out[v3846] = v3843;
-      }
+    const uint v2875 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2876 = v2494 + v2875;
+    const uint v2877 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2878 = v2493 + v2877;
+    const bool v2879 = v2876 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2880 = v2878 < v4;
+    const bool v2881 = v2879 && v2880;
+    if (v2881) {
+      const uint v2882 = v2495 + v2878;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2883 = v200.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2884 = bfloat(v2883);
+      const float v2885 = v200.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2888 = bfloat(v2885);
+      const uint v2889 = v2876 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2890 = v2889 + v2882;
+      *(device bfloat2*)(out + v2890) = bfloat2(v2884, v2888);
     }
-    const uint v3847 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3848 = v2492 + v3847;
-    const uint v3849 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3850 = v2491 + v3849;
-    const uint v3852 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3853 = v3852 == v3847;
-    const uint v3856 = v3849 + 1u;
-    const uint v3857 = iron_frag_coord<64>(49u, iron_lane, true);
-    const bool v3858 = v3857 == v3856;
-    const bool v3859 = v3853 && v3858;
-    const uint v3862 = v3850 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3863 = v3862 == 0u;
-    const bool v3864 = v3859 && v3863;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3864) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3865 = v3848 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3866 = v3850 < v4;
-      const bool v3867 = v3865 && v3866;
-      if (v3867) {
-        const uint v3868 = v2493 + v3850;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3869 = v200.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3870 = bfloat(v3869);
-        const float v3871 = v200.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3874 = bfloat(v3871);
-        const uint v3875 = v3848 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3876 = v3875 + v3868;
-        *(device bfloat2*)(out + v3876) = bfloat2(v3870, v3874);
-      }
-    } else {
-      const bool v3881 = v3848 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3882 = v3850 < v4;
-      const bool v3883 = v3881 && v3882;
-      if (v3883) {
-        const float v3884 = v200.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3886 = bfloat(v3884);
-        const uint v3887 = v3848 * v4;
-        const uint v3888 = v3887 + v2493;
-        const uint v3889 = v3888 + v3850;
-        out[v3889] = v3886;
-      }
-      const uint v3891 = v2492 + v3852;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3893 = v2491 + v3857;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3894 = v3891 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3895 = v3893 < v4;
-      const bool v3896 = v3894 && v3895;
-      if (v3896) {
-        const float v3897 = v200.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3899 = bfloat(v3897);
-        const uint v3900 = v3891 * v4;
-        const uint v3901 = v3900 + v2493;
-        const uint v3902 = v3901 + v3893;
-        out[v3902] = v3899;
-      }
+    const uint v2891 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2892 = v2494 + v2891;
+    const uint v2893 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2894 = v2493 + v2893;
+    const bool v2895 = v2892 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2896 = v2894 < v4;
+    const bool v2897 = v2895 && v2896;
+    if (v2897) {
+      const uint v2898 = v2495 + v2894;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2899 = v200.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2900 = bfloat(v2899);
+      const float v2901 = v200.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2904 = bfloat(v2901);
+      const uint v2905 = v2892 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2906 = v2905 + v2898;
+      *(device bfloat2*)(out + v2906) = bfloat2(v2900, v2904);
     }
-    const uint v3903 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3904 = v2492 + v3903;
-    const uint v3905 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3906 = v2491 + v3905;
-    const uint v3908 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3909 = v3908 == v3903;
-    const uint v3912 = v3905 + 1u;
-    const uint v3913 = iron_frag_coord<64>(51u, iron_lane, true);
-    const bool v3914 = v3913 == v3912;
-    const bool v3915 = v3909 && v3914;
-    const uint v3918 = v3906 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3919 = v3918 == 0u;
-    const bool v3920 = v3915 && v3919;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3920) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3921 = v3904 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3922 = v3906 < v4;
-      const bool v3923 = v3921 && v3922;
-      if (v3923) {
-        const uint v3924 = v2493 + v3906;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3925 = v200.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3926 = bfloat(v3925);
-        const float v3927 = v200.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3930 = bfloat(v3927);
-        const uint v3931 = v3904 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3932 = v3931 + v3924;
-        *(device bfloat2*)(out + v3932) = bfloat2(v3926, v3930);
-      }
-    } else {
-      const bool v3937 = v3904 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3938 = v3906 < v4;
-      const bool v3939 = v3937 && v3938;
-      if (v3939) {
-        const float v3940 = v200.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3942 = bfloat(v3940);
-        const uint v3943 = v3904 * v4;
-        const uint v3944 = v3943 + v2493;
-        const uint v3945 = v3944 + v3906;
-        out[v3945] = v3942;
-      }
-      const uint v3947 = v2492 + v3908;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3949 = v2491 + v3913;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3950 = v3947 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3951 = v3949 < v4;
-      const bool v3952 = v3950 && v3951;
-      if (v3952) {
-        const float v3953 = v200.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3955 = bfloat(v3953);
-        const uint v3956 = v3947 * v4;
-        const uint v3957 = v3956 + v2493;
-        const uint v3958 = v3957 + v3949;
-        out[v3958] = v3955;
-      }
+    const uint v2907 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2908 = v2494 + v2907;
+    const uint v2909 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2910 = v2493 + v2909;
+    const bool v2911 = v2908 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2912 = v2910 < v4;
+    const bool v2913 = v2911 && v2912;
+    if (v2913) {
+      const uint v2914 = v2495 + v2910;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2915 = v200.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2916 = bfloat(v2915);
+      const float v2917 = v200.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2920 = bfloat(v2917);
+      const uint v2921 = v2908 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2922 = v2921 + v2914;
+      *(device bfloat2*)(out + v2922) = bfloat2(v2916, v2920);
     }
-    const uint v3959 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3960 = v2492 + v3959;
-    const uint v3961 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3962 = v2491 + v3961;
-    const uint v3964 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3965 = v3964 == v3959;
-    const uint v3968 = v3961 + 1u;
-    const uint v3969 = iron_frag_coord<64>(53u, iron_lane, true);
-    const bool v3970 = v3969 == v3968;
-    const bool v3971 = v3965 && v3970;
-    const uint v3974 = v3962 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3975 = v3974 == 0u;
-    const bool v3976 = v3971 && v3975;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3976) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3977 = v3960 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3978 = v3962 < v4;
-      const bool v3979 = v3977 && v3978;
-      if (v3979) {
-        const uint v3980 = v2493 + v3962;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3981 = v200.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3982 = bfloat(v3981);
-        const float v3983 = v200.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3986 = bfloat(v3983);
-        const uint v3987 = v3960 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3988 = v3987 + v3980;
-        *(device bfloat2*)(out + v3988) = bfloat2(v3982, v3986);
-      }
-    } else {
-      const bool v3993 = v3960 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3994 = v3962 < v4;
-      const bool v3995 = v3993 && v3994;
-      if (v3995) {
-        const float v3996 = v200.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3998 = bfloat(v3996);
-        const uint v3999 = v3960 * v4;
-        const uint v4000 = v3999 + v2493;
-        const uint v4001 = v4000 + v3962;
-        out[v4001] = v3998;
-      }
-      const uint v4003 = v2492 + v3964;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4005 = v2491 + v3969;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4006 = v4003 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4007 = v4005 < v4;
-      const bool v4008 = v4006 && v4007;
-      if (v4008) {
-        const float v4009 = v200.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4011 = bfloat(v4009);
-        const uint v4012 = v4003 * v4;
-        const uint v4013 = v4012 + v2493;
-        const uint v4014 = v4013 + v4005;
-        out[v4014] = v4011;
-      }
+    const uint v2923 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2924 = v2494 + v2923;
+    const uint v2925 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2926 = v2493 + v2925;
+    const bool v2927 = v2924 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2928 = v2926 < v4;
+    const bool v2929 = v2927 && v2928;
+    if (v2929) {
+      const uint v2930 = v2495 + v2926;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2931 = v200.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2932 = bfloat(v2931);
+      const float v2933 = v200.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2936 = bfloat(v2933);
+      const uint v2937 = v2924 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2938 = v2937 + v2930;
+      *(device bfloat2*)(out + v2938) = bfloat2(v2932, v2936);
     }
-    const uint v4015 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4016 = v2492 + v4015;
-    const uint v4017 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4018 = v2491 + v4017;
-    const uint v4020 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4021 = v4020 == v4015;
-    const uint v4024 = v4017 + 1u;
-    const uint v4025 = iron_frag_coord<64>(55u, iron_lane, true);
-    const bool v4026 = v4025 == v4024;
-    const bool v4027 = v4021 && v4026;
-    const uint v4030 = v4018 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4031 = v4030 == 0u;
-    const bool v4032 = v4027 && v4031;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4032) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4033 = v4016 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4034 = v4018 < v4;
-      const bool v4035 = v4033 && v4034;
-      if (v4035) {
-        const uint v4036 = v2493 + v4018;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4037 = v200.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4038 = bfloat(v4037);
-        const float v4039 = v200.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4042 = bfloat(v4039);
-        const uint v4043 = v4016 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4044 = v4043 + v4036;
-        *(device bfloat2*)(out + v4044) = bfloat2(v4038, v4042);
-      }
-    } else {
-      const bool v4049 = v4016 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4050 = v4018 < v4;
-      const bool v4051 = v4049 && v4050;
-      if (v4051) {
-        const float v4052 = v200.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4054 = bfloat(v4052);
-        const uint v4055 = v4016 * v4;
-        const uint v4056 = v4055 + v2493;
-        const uint v4057 = v4056 + v4018;
-        out[v4057] = v4054;
-      }
-      const uint v4059 = v2492 + v4020;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4061 = v2491 + v4025;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4062 = v4059 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4063 = v4061 < v4;
-      const bool v4064 = v4062 && v4063;
-      if (v4064) {
-        const float v4065 = v200.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4067 = bfloat(v4065);
-        const uint v4068 = v4059 * v4;
-        const uint v4069 = v4068 + v2493;
-        const uint v4070 = v4069 + v4061;
-        out[v4070] = v4067;
-      }
+    const uint v2939 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2940 = v2494 + v2939;
+    const uint v2941 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2942 = v2493 + v2941;
+    const bool v2943 = v2940 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2944 = v2942 < v4;
+    const bool v2945 = v2943 && v2944;
+    if (v2945) {
+      const uint v2946 = v2495 + v2942;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2947 = v200.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2948 = bfloat(v2947);
+      const float v2949 = v200.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2952 = bfloat(v2949);
+      const uint v2953 = v2940 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2954 = v2953 + v2946;
+      *(device bfloat2*)(out + v2954) = bfloat2(v2948, v2952);
     }
-    const uint v4071 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4072 = v2492 + v4071;
-    const uint v4073 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4074 = v2491 + v4073;
-    const uint v4076 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4077 = v4076 == v4071;
-    const uint v4080 = v4073 + 1u;
-    const uint v4081 = iron_frag_coord<64>(57u, iron_lane, true);
-    const bool v4082 = v4081 == v4080;
-    const bool v4083 = v4077 && v4082;
-    const uint v4086 = v4074 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4087 = v4086 == 0u;
-    const bool v4088 = v4083 && v4087;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4088) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4089 = v4072 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4090 = v4074 < v4;
-      const bool v4091 = v4089 && v4090;
-      if (v4091) {
-        const uint v4092 = v2493 + v4074;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4093 = v200.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4094 = bfloat(v4093);
-        const float v4095 = v200.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4098 = bfloat(v4095);
-        const uint v4099 = v4072 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4100 = v4099 + v4092;
-        *(device bfloat2*)(out + v4100) = bfloat2(v4094, v4098);
-      }
-    } else {
-      const bool v4105 = v4072 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4106 = v4074 < v4;
-      const bool v4107 = v4105 && v4106;
-      if (v4107) {
-        const float v4108 = v200.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4110 = bfloat(v4108);
-        const uint v4111 = v4072 * v4;
-        const uint v4112 = v4111 + v2493;
-        const uint v4113 = v4112 + v4074;
-        out[v4113] = v4110;
-      }
-      const uint v4115 = v2492 + v4076;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4117 = v2491 + v4081;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4118 = v4115 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4119 = v4117 < v4;
-      const bool v4120 = v4118 && v4119;
-      if (v4120) {
-        const float v4121 = v200.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4123 = bfloat(v4121);
-        const uint v4124 = v4115 * v4;
-        const uint v4125 = v4124 + v2493;
-        const uint v4126 = v4125 + v4117;
-        out[v4126] = v4123;
-      }
+    const uint v2955 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2956 = v2494 + v2955;
+    const uint v2957 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2958 = v2493 + v2957;
+    const bool v2959 = v2956 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2960 = v2958 < v4;
+    const bool v2961 = v2959 && v2960;
+    if (v2961) {
+      const uint v2962 = v2495 + v2958;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2963 = v200.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2964 = bfloat(v2963);
+      const float v2965 = v200.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2968 = bfloat(v2965);
+      const uint v2969 = v2956 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2970 = v2969 + v2962;
+      *(device bfloat2*)(out + v2970) = bfloat2(v2964, v2968);
     }
-    const uint v4127 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4128 = v2492 + v4127;
-    const uint v4129 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4130 = v2491 + v4129;
-    const uint v4132 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4133 = v4132 == v4127;
-    const uint v4136 = v4129 + 1u;
-    const uint v4137 = iron_frag_coord<64>(59u, iron_lane, true);
-    const bool v4138 = v4137 == v4136;
-    const bool v4139 = v4133 && v4138;
-    const uint v4142 = v4130 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4143 = v4142 == 0u;
-    const bool v4144 = v4139 && v4143;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4144) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4145 = v4128 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4146 = v4130 < v4;
-      const bool v4147 = v4145 && v4146;
-      if (v4147) {
-        const uint v4148 = v2493 + v4130;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4149 = v200.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4150 = bfloat(v4149);
-        const float v4151 = v200.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4154 = bfloat(v4151);
-        const uint v4155 = v4128 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4156 = v4155 + v4148;
-        *(device bfloat2*)(out + v4156) = bfloat2(v4150, v4154);
-      }
-    } else {
-      const bool v4161 = v4128 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4162 = v4130 < v4;
-      const bool v4163 = v4161 && v4162;
-      if (v4163) {
-        const float v4164 = v200.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4166 = bfloat(v4164);
-        const uint v4167 = v4128 * v4;
-        const uint v4168 = v4167 + v2493;
-        const uint v4169 = v4168 + v4130;
-        out[v4169] = v4166;
-      }
-      const uint v4171 = v2492 + v4132;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4173 = v2491 + v4137;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4174 = v4171 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4175 = v4173 < v4;
-      const bool v4176 = v4174 && v4175;
-      if (v4176) {
-        const float v4177 = v200.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4179 = bfloat(v4177);
-        const uint v4180 = v4171 * v4;
-        const uint v4181 = v4180 + v2493;
-        const uint v4182 = v4181 + v4173;
-        out[v4182] = v4179;
-      }
+    const uint v2971 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2972 = v2494 + v2971;
+    const uint v2973 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2974 = v2493 + v2973;
+    const bool v2975 = v2972 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2976 = v2974 < v4;
+    const bool v2977 = v2975 && v2976;
+    if (v2977) {
+      const uint v2978 = v2495 + v2974;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2979 = v200.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2980 = bfloat(v2979);
+      const float v2981 = v200.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v2984 = bfloat(v2981);
+      const uint v2985 = v2972 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v2986 = v2985 + v2978;
+      *(device bfloat2*)(out + v2986) = bfloat2(v2980, v2984);
     }
-    const uint v4183 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4184 = v2492 + v4183;
-    const uint v4185 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4186 = v2491 + v4185;
-    const uint v4188 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4189 = v4188 == v4183;
-    const uint v4192 = v4185 + 1u;
-    const uint v4193 = iron_frag_coord<64>(61u, iron_lane, true);
-    const bool v4194 = v4193 == v4192;
-    const bool v4195 = v4189 && v4194;
-    const uint v4198 = v4186 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4199 = v4198 == 0u;
-    const bool v4200 = v4195 && v4199;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4200) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4201 = v4184 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4202 = v4186 < v4;
-      const bool v4203 = v4201 && v4202;
-      if (v4203) {
-        const uint v4204 = v2493 + v4186;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4205 = v200.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4206 = bfloat(v4205);
-        const float v4207 = v200.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4210 = bfloat(v4207);
-        const uint v4211 = v4184 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4212 = v4211 + v4204;
-        *(device bfloat2*)(out + v4212) = bfloat2(v4206, v4210);
-      }
-    } else {
-      const bool v4217 = v4184 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4218 = v4186 < v4;
-      const bool v4219 = v4217 && v4218;
-      if (v4219) {
-        const float v4220 = v200.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4222 = bfloat(v4220);
-        const uint v4223 = v4184 * v4;
-        const uint v4224 = v4223 + v2493;
-        const uint v4225 = v4224 + v4186;
-        out[v4225] = v4222;
-      }
-      const uint v4227 = v2492 + v4188;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4229 = v2491 + v4193;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4230 = v4227 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4231 = v4229 < v4;
-      const bool v4232 = v4230 && v4231;
-      if (v4232) {
-        const float v4233 = v200.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4235 = bfloat(v4233);
-        const uint v4236 = v4227 * v4;
-        const uint v4237 = v4236 + v2493;
-        const uint v4238 = v4237 + v4229;
-        out[v4238] = v4235;
-      }
+    const uint v2987 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v2988 = v2494 + v2987;
+    const uint v2989 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v2990 = v2493 + v2989;
+    const bool v2991 = v2988 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v2992 = v2990 < v4;
+    const bool v2993 = v2991 && v2992;
+    if (v2993) {
+      const uint v2994 = v2495 + v2990;  // kernels/convolution/conv_tiles.hpp:93
+      const float v2995 = v200.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v2996 = bfloat(v2995);
+      const float v2997 = v200.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3000 = bfloat(v2997);
+      const uint v3001 = v2988 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3002 = v3001 + v2994;
+      *(device bfloat2*)(out + v3002) = bfloat2(v2996, v3000);
     }
-    const uint v4239 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4240 = v2492 + v4239;
-    const uint v4241 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4242 = v2491 + v4241;
-    const uint v4244 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4245 = v4244 == v4239;
-    const uint v4248 = v4241 + 1u;
-    const uint v4249 = iron_frag_coord<64>(63u, iron_lane, true);
-    const bool v4250 = v4249 == v4248;
-    const bool v4251 = v4245 && v4250;
-    const uint v4254 = v4242 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4255 = v4254 == 0u;
-    const bool v4256 = v4251 && v4255;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4256) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4257 = v4240 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4258 = v4242 < v4;
-      const bool v4259 = v4257 && v4258;
-      if (v4259) {
-        const uint v4260 = v2493 + v4242;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4261 = v200.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4262 = bfloat(v4261);
-        const float v4263 = v200.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4266 = bfloat(v4263);
-        const uint v4267 = v4240 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4268 = v4267 + v4260;
-        *(device bfloat2*)(out + v4268) = bfloat2(v4262, v4266);
-      }
-    } else {
-      const bool v4273 = v4240 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4274 = v4242 < v4;
-      const bool v4275 = v4273 && v4274;
-      if (v4275) {
-        const float v4276 = v200.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4278 = bfloat(v4276);
-        const uint v4279 = v4240 * v4;
-        const uint v4280 = v4279 + v2493;
-        const uint v4281 = v4280 + v4242;
-        out[v4281] = v4278;
-      }
-      const uint v4283 = v2492 + v4244;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4285 = v2491 + v4249;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4286 = v4283 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4287 = v4285 < v4;
-      const bool v4288 = v4286 && v4287;
-      if (v4288) {
-        const float v4289 = v200.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4291 = bfloat(v4289);
-        const uint v4292 = v4283 * v4;
-        const uint v4293 = v4292 + v2493;
-        const uint v4294 = v4293 + v4285;
-        out[v4294] = v4291;
-      }
+    const uint v3003 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3004 = v2494 + v3003;
+    const uint v3005 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3006 = v2493 + v3005;
+    const bool v3007 = v3004 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3008 = v3006 < v4;
+    const bool v3009 = v3007 && v3008;
+    if (v3009) {
+      const uint v3010 = v2495 + v3006;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3011 = v200.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3012 = bfloat(v3011);
+      const float v3013 = v200.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3016 = bfloat(v3013);
+      const uint v3017 = v3004 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3018 = v3017 + v3010;
+      *(device bfloat2*)(out + v3018) = bfloat2(v3012, v3016);
     }
-    const uint v4295 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4296 = v2492 + v4295;
-    const uint v4297 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4298 = v2491 + v4297;
-    const uint v4300 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4301 = v4300 == v4295;
-    const uint v4304 = v4297 + 1u;
-    const uint v4305 = iron_frag_coord<64>(65u, iron_lane, true);
-    const bool v4306 = v4305 == v4304;
-    const bool v4307 = v4301 && v4306;
-    const uint v4310 = v4298 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4311 = v4310 == 0u;
-    const bool v4312 = v4307 && v4311;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4312) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4313 = v4296 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4314 = v4298 < v4;
-      const bool v4315 = v4313 && v4314;
-      if (v4315) {
-        const uint v4316 = v2493 + v4298;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4317 = v200.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4318 = bfloat(v4317);
-        const float v4319 = v200.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4322 = bfloat(v4319);
-        const uint v4323 = v4296 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4324 = v4323 + v4316;
-        *(device bfloat2*)(out + v4324) = bfloat2(v4318, v4322);
-      }
-    } else {
-      const bool v4329 = v4296 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4330 = v4298 < v4;
-      const bool v4331 = v4329 && v4330;
-      if (v4331) {
-        const float v4332 = v200.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4334 = bfloat(v4332);
-        const uint v4335 = v4296 * v4;
-        const uint v4336 = v4335 + v2493;
-        const uint v4337 = v4336 + v4298;
-        out[v4337] = v4334;
-      }
-      const uint v4339 = v2492 + v4300;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4341 = v2491 + v4305;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4342 = v4339 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4343 = v4341 < v4;
-      const bool v4344 = v4342 && v4343;
-      if (v4344) {
-        const float v4345 = v200.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4347 = bfloat(v4345);
-        const uint v4348 = v4339 * v4;
-        const uint v4349 = v4348 + v2493;
-        const uint v4350 = v4349 + v4341;
-        out[v4350] = v4347;
-      }
+    const uint v3019 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3020 = v2494 + v3019;
+    const uint v3021 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3022 = v2493 + v3021;
+    const bool v3023 = v3020 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3024 = v3022 < v4;
+    const bool v3025 = v3023 && v3024;
+    if (v3025) {
+      const uint v3026 = v2495 + v3022;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3027 = v200.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3028 = bfloat(v3027);
+      const float v3029 = v200.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3032 = bfloat(v3029);
+      const uint v3033 = v3020 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3034 = v3033 + v3026;
+      *(device bfloat2*)(out + v3034) = bfloat2(v3028, v3032);
     }
-    const uint v4351 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4352 = v2492 + v4351;
-    const uint v4353 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4354 = v2491 + v4353;
-    const uint v4356 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4357 = v4356 == v4351;
-    const uint v4360 = v4353 + 1u;
-    const uint v4361 = iron_frag_coord<64>(67u, iron_lane, true);
-    const bool v4362 = v4361 == v4360;
-    const bool v4363 = v4357 && v4362;
-    const uint v4366 = v4354 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4367 = v4366 == 0u;
-    const bool v4368 = v4363 && v4367;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4368) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4369 = v4352 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4370 = v4354 < v4;
-      const bool v4371 = v4369 && v4370;
-      if (v4371) {
-        const uint v4372 = v2493 + v4354;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4373 = v200.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4374 = bfloat(v4373);
-        const float v4375 = v200.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4378 = bfloat(v4375);
-        const uint v4379 = v4352 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4380 = v4379 + v4372;
-        *(device bfloat2*)(out + v4380) = bfloat2(v4374, v4378);
-      }
-    } else {
-      const bool v4385 = v4352 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4386 = v4354 < v4;
-      const bool v4387 = v4385 && v4386;
-      if (v4387) {
-        const float v4388 = v200.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4390 = bfloat(v4388);
-        const uint v4391 = v4352 * v4;
-        const uint v4392 = v4391 + v2493;
-        const uint v4393 = v4392 + v4354;
-        out[v4393] = v4390;
-      }
-      const uint v4395 = v2492 + v4356;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4397 = v2491 + v4361;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4398 = v4395 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4399 = v4397 < v4;
-      const bool v4400 = v4398 && v4399;
-      if (v4400) {
-        const float v4401 = v200.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4403 = bfloat(v4401);
-        const uint v4404 = v4395 * v4;
-        const uint v4405 = v4404 + v2493;
-        const uint v4406 = v4405 + v4397;
-        out[v4406] = v4403;
-      }
+    const uint v3035 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3036 = v2494 + v3035;
+    const uint v3037 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3038 = v2493 + v3037;
+    const bool v3039 = v3036 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3040 = v3038 < v4;
+    const bool v3041 = v3039 && v3040;
+    if (v3041) {
+      const uint v3042 = v2495 + v3038;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3043 = v200.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3044 = bfloat(v3043);
+      const float v3045 = v200.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3048 = bfloat(v3045);
+      const uint v3049 = v3036 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3050 = v3049 + v3042;
+      *(device bfloat2*)(out + v3050) = bfloat2(v3044, v3048);
     }
-    const uint v4407 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4408 = v2492 + v4407;
-    const uint v4409 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4410 = v2491 + v4409;
-    const uint v4412 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4413 = v4412 == v4407;
-    const uint v4416 = v4409 + 1u;
-    const uint v4417 = iron_frag_coord<64>(69u, iron_lane, true);
-    const bool v4418 = v4417 == v4416;
-    const bool v4419 = v4413 && v4418;
-    const uint v4422 = v4410 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4423 = v4422 == 0u;
-    const bool v4424 = v4419 && v4423;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4424) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4425 = v4408 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4426 = v4410 < v4;
-      const bool v4427 = v4425 && v4426;
-      if (v4427) {
-        const uint v4428 = v2493 + v4410;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4429 = v200.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4430 = bfloat(v4429);
-        const float v4431 = v200.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4434 = bfloat(v4431);
-        const uint v4435 = v4408 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4436 = v4435 + v4428;
-        *(device bfloat2*)(out + v4436) = bfloat2(v4430, v4434);
-      }
-    } else {
-      const bool v4441 = v4408 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4442 = v4410 < v4;
-      const bool v4443 = v4441 && v4442;
-      if (v4443) {
-        const float v4444 = v200.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4446 = bfloat(v4444);
-        const uint v4447 = v4408 * v4;
-        const uint v4448 = v4447 + v2493;
-        const uint v4449 = v4448 + v4410;
-        out[v4449] = v4446;
-      }
-      const uint v4451 = v2492 + v4412;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4453 = v2491 + v4417;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4454 = v4451 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4455 = v4453 < v4;
-      const bool v4456 = v4454 && v4455;
-      if (v4456) {
-        const float v4457 = v200.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4459 = bfloat(v4457);
-        const uint v4460 = v4451 * v4;
-        const uint v4461 = v4460 + v2493;
-        const uint v4462 = v4461 + v4453;
-        out[v4462] = v4459;
-      }
+    const uint v3051 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3052 = v2494 + v3051;
+    const uint v3053 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3054 = v2493 + v3053;
+    const bool v3055 = v3052 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3056 = v3054 < v4;
+    const bool v3057 = v3055 && v3056;
+    if (v3057) {
+      const uint v3058 = v2495 + v3054;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3059 = v200.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3060 = bfloat(v3059);
+      const float v3061 = v200.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3064 = bfloat(v3061);
+      const uint v3065 = v3052 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3066 = v3065 + v3058;
+      *(device bfloat2*)(out + v3066) = bfloat2(v3060, v3064);
     }
-    const uint v4463 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4464 = v2492 + v4463;
-    const uint v4465 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4466 = v2491 + v4465;
-    const uint v4468 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4469 = v4468 == v4463;
-    const uint v4472 = v4465 + 1u;
-    const uint v4473 = iron_frag_coord<64>(71u, iron_lane, true);
-    const bool v4474 = v4473 == v4472;
-    const bool v4475 = v4469 && v4474;
-    const uint v4478 = v4466 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4479 = v4478 == 0u;
-    const bool v4480 = v4475 && v4479;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4480) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4481 = v4464 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4482 = v4466 < v4;
-      const bool v4483 = v4481 && v4482;
-      if (v4483) {
-        const uint v4484 = v2493 + v4466;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4485 = v200.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4486 = bfloat(v4485);
-        const float v4487 = v200.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4490 = bfloat(v4487);
-        const uint v4491 = v4464 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4492 = v4491 + v4484;
-        *(device bfloat2*)(out + v4492) = bfloat2(v4486, v4490);
-      }
-    } else {
-      const bool v4497 = v4464 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4498 = v4466 < v4;
-      const bool v4499 = v4497 && v4498;
-      if (v4499) {
-        const float v4500 = v200.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4502 = bfloat(v4500);
-        const uint v4503 = v4464 * v4;
-        const uint v4504 = v4503 + v2493;
-        const uint v4505 = v4504 + v4466;
-        out[v4505] = v4502;
-      }
-      const uint v4507 = v2492 + v4468;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4509 = v2491 + v4473;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4510 = v4507 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4511 = v4509 < v4;
-      const bool v4512 = v4510 && v4511;
-      if (v4512) {
-        const float v4513 = v200.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4515 = bfloat(v4513);
-        const uint v4516 = v4507 * v4;
-        const uint v4517 = v4516 + v2493;
-        const uint v4518 = v4517 + v4509;
-        out[v4518] = v4515;
-      }
+    const uint v3067 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3068 = v2494 + v3067;
+    const uint v3069 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3070 = v2493 + v3069;
+    const bool v3071 = v3068 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3072 = v3070 < v4;
+    const bool v3073 = v3071 && v3072;
+    if (v3073) {
+      const uint v3074 = v2495 + v3070;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3075 = v200.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3076 = bfloat(v3075);
+      const float v3077 = v200.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3080 = bfloat(v3077);
+      const uint v3081 = v3068 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3082 = v3081 + v3074;
+      *(device bfloat2*)(out + v3082) = bfloat2(v3076, v3080);
     }
-    const uint v4519 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4520 = v2492 + v4519;
-    const uint v4521 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4522 = v2491 + v4521;
-    const uint v4524 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4525 = v4524 == v4519;
-    const uint v4528 = v4521 + 1u;
-    const uint v4529 = iron_frag_coord<64>(73u, iron_lane, true);
-    const bool v4530 = v4529 == v4528;
-    const bool v4531 = v4525 && v4530;
-    const uint v4534 = v4522 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4535 = v4534 == 0u;
-    const bool v4536 = v4531 && v4535;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4536) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4537 = v4520 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4538 = v4522 < v4;
-      const bool v4539 = v4537 && v4538;
-      if (v4539) {
-        const uint v4540 = v2493 + v4522;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4541 = v200.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4542 = bfloat(v4541);
-        const float v4543 = v200.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4546 = bfloat(v4543);
-        const uint v4547 = v4520 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4548 = v4547 + v4540;
-        *(device bfloat2*)(out + v4548) = bfloat2(v4542, v4546);
-      }
-    } else {
-      const bool v4553 = v4520 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4554 = v4522 < v4;
-      const bool v4555 = v4553 && v4554;
-      if (v4555) {
-        const float v4556 = v200.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4558 = bfloat(v4556);
-        const uint v4559 = v4520 * v4;
-        const uint v4560 = v4559 + v2493;
-        const uint v4561 = v4560 + v4522;
-        out[v4561] = v4558;
-      }
-      const uint v4563 = v2492 + v4524;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4565 = v2491 + v4529;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4566 = v4563 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4567 = v4565 < v4;
-      const bool v4568 = v4566 && v4567;
-      if (v4568) {
-        const float v4569 = v200.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4571 = bfloat(v4569);
-        const uint v4572 = v4563 * v4;
-        const uint v4573 = v4572 + v2493;
-        const uint v4574 = v4573 + v4565;
-        out[v4574] = v4571;
-      }
+    const uint v3083 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3084 = v2494 + v3083;
+    const uint v3085 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3086 = v2493 + v3085;
+    const bool v3087 = v3084 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3088 = v3086 < v4;
+    const bool v3089 = v3087 && v3088;
+    if (v3089) {
+      const uint v3090 = v2495 + v3086;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3091 = v200.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3092 = bfloat(v3091);
+      const float v3093 = v200.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3096 = bfloat(v3093);
+      const uint v3097 = v3084 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3098 = v3097 + v3090;
+      *(device bfloat2*)(out + v3098) = bfloat2(v3092, v3096);
     }
-    const uint v4575 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4576 = v2492 + v4575;
-    const uint v4577 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4578 = v2491 + v4577;
-    const uint v4580 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4581 = v4580 == v4575;
-    const uint v4584 = v4577 + 1u;
-    const uint v4585 = iron_frag_coord<64>(75u, iron_lane, true);
-    const bool v4586 = v4585 == v4584;
-    const bool v4587 = v4581 && v4586;
-    const uint v4590 = v4578 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4591 = v4590 == 0u;
-    const bool v4592 = v4587 && v4591;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4592) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4593 = v4576 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4594 = v4578 < v4;
-      const bool v4595 = v4593 && v4594;
-      if (v4595) {
-        const uint v4596 = v2493 + v4578;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4597 = v200.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4598 = bfloat(v4597);
-        const float v4599 = v200.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4602 = bfloat(v4599);
-        const uint v4603 = v4576 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4604 = v4603 + v4596;
-        *(device bfloat2*)(out + v4604) = bfloat2(v4598, v4602);
-      }
-    } else {
-      const bool v4609 = v4576 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4610 = v4578 < v4;
-      const bool v4611 = v4609 && v4610;
-      if (v4611) {
-        const float v4612 = v200.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4614 = bfloat(v4612);
-        const uint v4615 = v4576 * v4;
-        const uint v4616 = v4615 + v2493;
-        const uint v4617 = v4616 + v4578;
-        out[v4617] = v4614;
-      }
-      const uint v4619 = v2492 + v4580;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4621 = v2491 + v4585;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4622 = v4619 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4623 = v4621 < v4;
-      const bool v4624 = v4622 && v4623;
-      if (v4624) {
-        const float v4625 = v200.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4627 = bfloat(v4625);
-        const uint v4628 = v4619 * v4;
-        const uint v4629 = v4628 + v2493;
-        const uint v4630 = v4629 + v4621;
-        out[v4630] = v4627;
-      }
+    const uint v3099 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3100 = v2494 + v3099;
+    const uint v3101 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3102 = v2493 + v3101;
+    const bool v3103 = v3100 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3104 = v3102 < v4;
+    const bool v3105 = v3103 && v3104;
+    if (v3105) {
+      const uint v3106 = v2495 + v3102;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3107 = v200.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3108 = bfloat(v3107);
+      const float v3109 = v200.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3112 = bfloat(v3109);
+      const uint v3113 = v3100 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3114 = v3113 + v3106;
+      *(device bfloat2*)(out + v3114) = bfloat2(v3108, v3112);
     }
-    const uint v4631 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4632 = v2492 + v4631;
-    const uint v4633 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4634 = v2491 + v4633;
-    const uint v4636 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4637 = v4636 == v4631;
-    const uint v4640 = v4633 + 1u;
-    const uint v4641 = iron_frag_coord<64>(77u, iron_lane, true);
-    const bool v4642 = v4641 == v4640;
-    const bool v4643 = v4637 && v4642;
-    const uint v4646 = v4634 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4647 = v4646 == 0u;
-    const bool v4648 = v4643 && v4647;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4648) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4649 = v4632 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4650 = v4634 < v4;
-      const bool v4651 = v4649 && v4650;
-      if (v4651) {
-        const uint v4652 = v2493 + v4634;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4653 = v200.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4654 = bfloat(v4653);
-        const float v4655 = v200.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4658 = bfloat(v4655);
-        const uint v4659 = v4632 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4660 = v4659 + v4652;
-        *(device bfloat2*)(out + v4660) = bfloat2(v4654, v4658);
-      }
-    } else {
-      const bool v4665 = v4632 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4666 = v4634 < v4;
-      const bool v4667 = v4665 && v4666;
-      if (v4667) {
-        const float v4668 = v200.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4670 = bfloat(v4668);
-        const uint v4671 = v4632 * v4;
-        const uint v4672 = v4671 + v2493;
-        const uint v4673 = v4672 + v4634;
-        out[v4673] = v4670;
-      }
-      const uint v4675 = v2492 + v4636;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4677 = v2491 + v4641;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4678 = v4675 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4679 = v4677 < v4;
-      const bool v4680 = v4678 && v4679;
-      if (v4680) {
-        const float v4681 = v200.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4683 = bfloat(v4681);
-        const uint v4684 = v4675 * v4;
-        const uint v4685 = v4684 + v2493;
-        const uint v4686 = v4685 + v4677;
-        out[v4686] = v4683;
-      }
+    const uint v3115 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3116 = v2494 + v3115;
+    const uint v3117 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3118 = v2493 + v3117;
+    const bool v3119 = v3116 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3120 = v3118 < v4;
+    const bool v3121 = v3119 && v3120;
+    if (v3121) {
+      const uint v3122 = v2495 + v3118;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3123 = v200.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3124 = bfloat(v3123);
+      const float v3125 = v200.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3128 = bfloat(v3125);
+      const uint v3129 = v3116 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3130 = v3129 + v3122;
+      *(device bfloat2*)(out + v3130) = bfloat2(v3124, v3128);
     }
-    const uint v4687 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4688 = v2492 + v4687;
-    const uint v4689 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4690 = v2491 + v4689;
-    const uint v4692 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4693 = v4692 == v4687;
-    const uint v4696 = v4689 + 1u;
-    const uint v4697 = iron_frag_coord<64>(79u, iron_lane, true);
-    const bool v4698 = v4697 == v4696;
-    const bool v4699 = v4693 && v4698;
-    const uint v4702 = v4690 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4703 = v4702 == 0u;
-    const bool v4704 = v4699 && v4703;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4704) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4705 = v4688 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4706 = v4690 < v4;
-      const bool v4707 = v4705 && v4706;
-      if (v4707) {
-        const uint v4708 = v2493 + v4690;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4709 = v200.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4710 = bfloat(v4709);
-        const float v4711 = v200.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4714 = bfloat(v4711);
-        const uint v4715 = v4688 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4716 = v4715 + v4708;
-        *(device bfloat2*)(out + v4716) = bfloat2(v4710, v4714);
-      }
-    } else {
-      const bool v4721 = v4688 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4722 = v4690 < v4;
-      const bool v4723 = v4721 && v4722;
-      if (v4723) {
-        const float v4724 = v200.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4726 = bfloat(v4724);
-        const uint v4727 = v4688 * v4;
-        const uint v4728 = v4727 + v2493;
-        const uint v4729 = v4728 + v4690;
-        out[v4729] = v4726;
-      }
-      const uint v4731 = v2492 + v4692;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4733 = v2491 + v4697;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4734 = v4731 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4735 = v4733 < v4;
-      const bool v4736 = v4734 && v4735;
-      if (v4736) {
-        const float v4737 = v200.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4739 = bfloat(v4737);
-        const uint v4740 = v4731 * v4;
-        const uint v4741 = v4740 + v2493;
-        const uint v4742 = v4741 + v4733;
-        out[v4742] = v4739;
-      }
+    const uint v3131 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3132 = v2494 + v3131;
+    const uint v3133 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3134 = v2493 + v3133;
+    const bool v3135 = v3132 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3136 = v3134 < v4;
+    const bool v3137 = v3135 && v3136;
+    if (v3137) {
+      const uint v3138 = v2495 + v3134;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3139 = v200.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3140 = bfloat(v3139);
+      const float v3141 = v200.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3144 = bfloat(v3141);
+      const uint v3145 = v3132 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3146 = v3145 + v3138;
+      *(device bfloat2*)(out + v3146) = bfloat2(v3140, v3144);
     }
-    const uint v4743 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4744 = v2492 + v4743;
-    const uint v4745 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4746 = v2491 + v4745;
-    const uint v4748 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4749 = v4748 == v4743;
-    const uint v4752 = v4745 + 1u;
-    const uint v4753 = iron_frag_coord<64>(81u, iron_lane, true);
-    const bool v4754 = v4753 == v4752;
-    const bool v4755 = v4749 && v4754;
-    const uint v4758 = v4746 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4759 = v4758 == 0u;
-    const bool v4760 = v4755 && v4759;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4760) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4761 = v4744 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4762 = v4746 < v4;
-      const bool v4763 = v4761 && v4762;
-      if (v4763) {
-        const uint v4764 = v2493 + v4746;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4765 = v200.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4766 = bfloat(v4765);
-        const float v4767 = v200.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4770 = bfloat(v4767);
-        const uint v4771 = v4744 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4772 = v4771 + v4764;
-        *(device bfloat2*)(out + v4772) = bfloat2(v4766, v4770);
-      }
-    } else {
-      const bool v4777 = v4744 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4778 = v4746 < v4;
-      const bool v4779 = v4777 && v4778;
-      if (v4779) {
-        const float v4780 = v200.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4782 = bfloat(v4780);
-        const uint v4783 = v4744 * v4;
-        const uint v4784 = v4783 + v2493;
-        const uint v4785 = v4784 + v4746;
-        out[v4785] = v4782;
-      }
-      const uint v4787 = v2492 + v4748;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4789 = v2491 + v4753;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4790 = v4787 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4791 = v4789 < v4;
-      const bool v4792 = v4790 && v4791;
-      if (v4792) {
-        const float v4793 = v200.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4795 = bfloat(v4793);
-        const uint v4796 = v4787 * v4;
-        const uint v4797 = v4796 + v2493;
-        const uint v4798 = v4797 + v4789;
-        out[v4798] = v4795;
-      }
+    const uint v3147 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3148 = v2494 + v3147;
+    const uint v3149 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3150 = v2493 + v3149;
+    const bool v3151 = v3148 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3152 = v3150 < v4;
+    const bool v3153 = v3151 && v3152;
+    if (v3153) {
+      const uint v3154 = v2495 + v3150;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3155 = v200.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3156 = bfloat(v3155);
+      const float v3157 = v200.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3160 = bfloat(v3157);
+      const uint v3161 = v3148 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3162 = v3161 + v3154;
+      *(device bfloat2*)(out + v3162) = bfloat2(v3156, v3160);
     }
-    const uint v4799 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4800 = v2492 + v4799;
-    const uint v4801 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4802 = v2491 + v4801;
-    const uint v4804 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4805 = v4804 == v4799;
-    const uint v4808 = v4801 + 1u;
-    const uint v4809 = iron_frag_coord<64>(83u, iron_lane, true);
-    const bool v4810 = v4809 == v4808;
-    const bool v4811 = v4805 && v4810;
-    const uint v4814 = v4802 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4815 = v4814 == 0u;
-    const bool v4816 = v4811 && v4815;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4816) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4817 = v4800 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4818 = v4802 < v4;
-      const bool v4819 = v4817 && v4818;
-      if (v4819) {
-        const uint v4820 = v2493 + v4802;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4821 = v200.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4822 = bfloat(v4821);
-        const float v4823 = v200.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4826 = bfloat(v4823);
-        const uint v4827 = v4800 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4828 = v4827 + v4820;
-        *(device bfloat2*)(out + v4828) = bfloat2(v4822, v4826);
-      }
-    } else {
-      const bool v4833 = v4800 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4834 = v4802 < v4;
-      const bool v4835 = v4833 && v4834;
-      if (v4835) {
-        const float v4836 = v200.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4838 = bfloat(v4836);
-        const uint v4839 = v4800 * v4;
-        const uint v4840 = v4839 + v2493;
-        const uint v4841 = v4840 + v4802;
-        out[v4841] = v4838;
-      }
-      const uint v4843 = v2492 + v4804;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4845 = v2491 + v4809;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4846 = v4843 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4847 = v4845 < v4;
-      const bool v4848 = v4846 && v4847;
-      if (v4848) {
-        const float v4849 = v200.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4851 = bfloat(v4849);
-        const uint v4852 = v4843 * v4;
-        const uint v4853 = v4852 + v2493;
-        const uint v4854 = v4853 + v4845;
-        out[v4854] = v4851;
-      }
+    const uint v3163 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3164 = v2494 + v3163;
+    const uint v3165 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3166 = v2493 + v3165;
+    const bool v3167 = v3164 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3168 = v3166 < v4;
+    const bool v3169 = v3167 && v3168;
+    if (v3169) {
+      const uint v3170 = v2495 + v3166;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3171 = v200.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3172 = bfloat(v3171);
+      const float v3173 = v200.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3176 = bfloat(v3173);
+      const uint v3177 = v3164 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3178 = v3177 + v3170;
+      *(device bfloat2*)(out + v3178) = bfloat2(v3172, v3176);
     }
-    const uint v4855 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4856 = v2492 + v4855;
-    const uint v4857 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4858 = v2491 + v4857;
-    const uint v4860 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4861 = v4860 == v4855;
-    const uint v4864 = v4857 + 1u;
-    const uint v4865 = iron_frag_coord<64>(85u, iron_lane, true);
-    const bool v4866 = v4865 == v4864;
-    const bool v4867 = v4861 && v4866;
-    const uint v4870 = v4858 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4871 = v4870 == 0u;
-    const bool v4872 = v4867 && v4871;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4872) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4873 = v4856 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4874 = v4858 < v4;
-      const bool v4875 = v4873 && v4874;
-      if (v4875) {
-        const uint v4876 = v2493 + v4858;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4877 = v200.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4878 = bfloat(v4877);
-        const float v4879 = v200.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4882 = bfloat(v4879);
-        const uint v4883 = v4856 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4884 = v4883 + v4876;
-        *(device bfloat2*)(out + v4884) = bfloat2(v4878, v4882);
-      }
-    } else {
-      const bool v4889 = v4856 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4890 = v4858 < v4;
-      const bool v4891 = v4889 && v4890;
-      if (v4891) {
-        const float v4892 = v200.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4894 = bfloat(v4892);
-        const uint v4895 = v4856 * v4;
-        const uint v4896 = v4895 + v2493;
-        const uint v4897 = v4896 + v4858;
-        out[v4897] = v4894;
-      }
-      const uint v4899 = v2492 + v4860;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4901 = v2491 + v4865;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4902 = v4899 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4903 = v4901 < v4;
-      const bool v4904 = v4902 && v4903;
-      if (v4904) {
-        const float v4905 = v200.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4907 = bfloat(v4905);
-        const uint v4908 = v4899 * v4;
-        const uint v4909 = v4908 + v2493;
-        const uint v4910 = v4909 + v4901;
-        out[v4910] = v4907;
-      }
+    const uint v3179 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3180 = v2494 + v3179;
+    const uint v3181 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3182 = v2493 + v3181;
+    const bool v3183 = v3180 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3184 = v3182 < v4;
+    const bool v3185 = v3183 && v3184;
+    if (v3185) {
+      const uint v3186 = v2495 + v3182;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3187 = v200.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3188 = bfloat(v3187);
+      const float v3189 = v200.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3192 = bfloat(v3189);
+      const uint v3193 = v3180 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3194 = v3193 + v3186;
+      *(device bfloat2*)(out + v3194) = bfloat2(v3188, v3192);
     }
-    const uint v4911 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4912 = v2492 + v4911;
-    const uint v4913 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4914 = v2491 + v4913;
-    const uint v4916 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4917 = v4916 == v4911;
-    const uint v4920 = v4913 + 1u;
-    const uint v4921 = iron_frag_coord<64>(87u, iron_lane, true);
-    const bool v4922 = v4921 == v4920;
-    const bool v4923 = v4917 && v4922;
-    const uint v4926 = v4914 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4927 = v4926 == 0u;
-    const bool v4928 = v4923 && v4927;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4928) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4929 = v4912 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4930 = v4914 < v4;
-      const bool v4931 = v4929 && v4930;
-      if (v4931) {
-        const uint v4932 = v2493 + v4914;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4933 = v200.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4934 = bfloat(v4933);
-        const float v4935 = v200.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4938 = bfloat(v4935);
-        const uint v4939 = v4912 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4940 = v4939 + v4932;
-        *(device bfloat2*)(out + v4940) = bfloat2(v4934, v4938);
-      }
-    } else {
-      const bool v4945 = v4912 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4946 = v4914 < v4;
-      const bool v4947 = v4945 && v4946;
-      if (v4947) {
-        const float v4948 = v200.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4950 = bfloat(v4948);
-        const uint v4951 = v4912 * v4;
-        const uint v4952 = v4951 + v2493;
-        const uint v4953 = v4952 + v4914;
-        out[v4953] = v4950;
-      }
-      const uint v4955 = v2492 + v4916;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4957 = v2491 + v4921;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4958 = v4955 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4959 = v4957 < v4;
-      const bool v4960 = v4958 && v4959;
-      if (v4960) {
-        const float v4961 = v200.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4963 = bfloat(v4961);
-        const uint v4964 = v4955 * v4;
-        const uint v4965 = v4964 + v2493;
-        const uint v4966 = v4965 + v4957;
-        out[v4966] = v4963;
-      }
+    const uint v3195 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3196 = v2494 + v3195;
+    const uint v3197 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3198 = v2493 + v3197;
+    const bool v3199 = v3196 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3200 = v3198 < v4;
+    const bool v3201 = v3199 && v3200;
+    if (v3201) {
+      const uint v3202 = v2495 + v3198;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3203 = v200.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3204 = bfloat(v3203);
+      const float v3205 = v200.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3208 = bfloat(v3205);
+      const uint v3209 = v3196 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3210 = v3209 + v3202;
+      *(device bfloat2*)(out + v3210) = bfloat2(v3204, v3208);
     }
-    const uint v4967 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4968 = v2492 + v4967;
-    const uint v4969 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4970 = v2491 + v4969;
-    const uint v4972 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4973 = v4972 == v4967;
-    const uint v4976 = v4969 + 1u;
-    const uint v4977 = iron_frag_coord<64>(89u, iron_lane, true);
-    const bool v4978 = v4977 == v4976;
-    const bool v4979 = v4973 && v4978;
-    const uint v4982 = v4970 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4983 = v4982 == 0u;
-    const bool v4984 = v4979 && v4983;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4984) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4985 = v4968 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4986 = v4970 < v4;
-      const bool v4987 = v4985 && v4986;
-      if (v4987) {
-        const uint v4988 = v2493 + v4970;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4989 = v200.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4990 = bfloat(v4989);
-        const float v4991 = v200.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4994 = bfloat(v4991);
-        const uint v4995 = v4968 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4996 = v4995 + v4988;
-        *(device bfloat2*)(out + v4996) = bfloat2(v4990, v4994);
-      }
-    } else {
-      const bool v5001 = v4968 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5002 = v4970 < v4;
-      const bool v5003 = v5001 && v5002;
-      if (v5003) {
-        const float v5004 = v200.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5006 = bfloat(v5004);
-        const uint v5007 = v4968 * v4;
-        const uint v5008 = v5007 + v2493;
-        const uint v5009 = v5008 + v4970;
-        out[v5009] = v5006;
-      }
-      const uint v5011 = v2492 + v4972;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5013 = v2491 + v4977;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5014 = v5011 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5015 = v5013 < v4;
-      const bool v5016 = v5014 && v5015;
-      if (v5016) {
-        const float v5017 = v200.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5019 = bfloat(v5017);
-        const uint v5020 = v5011 * v4;
-        const uint v5021 = v5020 + v2493;
-        const uint v5022 = v5021 + v5013;
-        out[v5022] = v5019;
-      }
+    const uint v3211 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3212 = v2494 + v3211;
+    const uint v3213 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3214 = v2493 + v3213;
+    const bool v3215 = v3212 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3216 = v3214 < v4;
+    const bool v3217 = v3215 && v3216;
+    if (v3217) {
+      const uint v3218 = v2495 + v3214;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3219 = v200.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3220 = bfloat(v3219);
+      const float v3221 = v200.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3224 = bfloat(v3221);
+      const uint v3225 = v3212 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3226 = v3225 + v3218;
+      *(device bfloat2*)(out + v3226) = bfloat2(v3220, v3224);
     }
-    const uint v5023 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5024 = v2492 + v5023;
-    const uint v5025 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5026 = v2491 + v5025;
-    const uint v5028 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5029 = v5028 == v5023;
-    const uint v5032 = v5025 + 1u;
-    const uint v5033 = iron_frag_coord<64>(91u, iron_lane, true);
-    const bool v5034 = v5033 == v5032;
-    const bool v5035 = v5029 && v5034;
-    const uint v5038 = v5026 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5039 = v5038 == 0u;
-    const bool v5040 = v5035 && v5039;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5040) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5041 = v5024 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5042 = v5026 < v4;
-      const bool v5043 = v5041 && v5042;
-      if (v5043) {
-        const uint v5044 = v2493 + v5026;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5045 = v200.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5046 = bfloat(v5045);
-        const float v5047 = v200.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5050 = bfloat(v5047);
-        const uint v5051 = v5024 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5052 = v5051 + v5044;
-        *(device bfloat2*)(out + v5052) = bfloat2(v5046, v5050);
-      }
-    } else {
-      const bool v5057 = v5024 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5058 = v5026 < v4;
-      const bool v5059 = v5057 && v5058;
-      if (v5059) {
-        const float v5060 = v200.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5062 = bfloat(v5060);
-        const uint v5063 = v5024 * v4;
-        const uint v5064 = v5063 + v2493;
-        const uint v5065 = v5064 + v5026;
-        out[v5065] = v5062;
-      }
-      const uint v5067 = v2492 + v5028;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5069 = v2491 + v5033;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5070 = v5067 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5071 = v5069 < v4;
-      const bool v5072 = v5070 && v5071;
-      if (v5072) {
-        const float v5073 = v200.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5075 = bfloat(v5073);
-        const uint v5076 = v5067 * v4;
-        const uint v5077 = v5076 + v2493;
-        const uint v5078 = v5077 + v5069;
-        out[v5078] = v5075;
-      }
+    const uint v3227 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3228 = v2494 + v3227;
+    const uint v3229 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3230 = v2493 + v3229;
+    const bool v3231 = v3228 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3232 = v3230 < v4;
+    const bool v3233 = v3231 && v3232;
+    if (v3233) {
+      const uint v3234 = v2495 + v3230;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3235 = v200.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3236 = bfloat(v3235);
+      const float v3237 = v200.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3240 = bfloat(v3237);
+      const uint v3241 = v3228 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3242 = v3241 + v3234;
+      *(device bfloat2*)(out + v3242) = bfloat2(v3236, v3240);
     }
-    const uint v5079 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5080 = v2492 + v5079;
-    const uint v5081 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5082 = v2491 + v5081;
-    const uint v5084 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5085 = v5084 == v5079;
-    const uint v5088 = v5081 + 1u;
-    const uint v5089 = iron_frag_coord<64>(93u, iron_lane, true);
-    const bool v5090 = v5089 == v5088;
-    const bool v5091 = v5085 && v5090;
-    const uint v5094 = v5082 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5095 = v5094 == 0u;
-    const bool v5096 = v5091 && v5095;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5096) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5097 = v5080 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5098 = v5082 < v4;
-      const bool v5099 = v5097 && v5098;
-      if (v5099) {
-        const uint v5100 = v2493 + v5082;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5101 = v200.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5102 = bfloat(v5101);
-        const float v5103 = v200.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5106 = bfloat(v5103);
-        const uint v5107 = v5080 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5108 = v5107 + v5100;
-        *(device bfloat2*)(out + v5108) = bfloat2(v5102, v5106);
-      }
-    } else {
-      const bool v5113 = v5080 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5114 = v5082 < v4;
-      const bool v5115 = v5113 && v5114;
-      if (v5115) {
-        const float v5116 = v200.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5118 = bfloat(v5116);
-        const uint v5119 = v5080 * v4;
-        const uint v5120 = v5119 + v2493;
-        const uint v5121 = v5120 + v5082;
-        out[v5121] = v5118;
-      }
-      const uint v5123 = v2492 + v5084;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5125 = v2491 + v5089;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5126 = v5123 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5127 = v5125 < v4;
-      const bool v5128 = v5126 && v5127;
-      if (v5128) {
-        const float v5129 = v200.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5131 = bfloat(v5129);
-        const uint v5132 = v5123 * v4;
-        const uint v5133 = v5132 + v2493;
-        const uint v5134 = v5133 + v5125;
-        out[v5134] = v5131;
-      }
+    const uint v3243 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3244 = v2494 + v3243;
+    const uint v3245 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3246 = v2493 + v3245;
+    const bool v3247 = v3244 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3248 = v3246 < v4;
+    const bool v3249 = v3247 && v3248;
+    if (v3249) {
+      const uint v3250 = v2495 + v3246;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3251 = v200.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3252 = bfloat(v3251);
+      const float v3253 = v200.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3256 = bfloat(v3253);
+      const uint v3257 = v3244 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3258 = v3257 + v3250;
+      *(device bfloat2*)(out + v3258) = bfloat2(v3252, v3256);
     }
-    const uint v5135 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5136 = v2492 + v5135;
-    const uint v5137 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5138 = v2491 + v5137;
-    const uint v5140 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5141 = v5140 == v5135;
-    const uint v5144 = v5137 + 1u;
-    const uint v5145 = iron_frag_coord<64>(95u, iron_lane, true);
-    const bool v5146 = v5145 == v5144;
-    const bool v5147 = v5141 && v5146;
-    const uint v5150 = v5138 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5151 = v5150 == 0u;
-    const bool v5152 = v5147 && v5151;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5152) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5153 = v5136 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5154 = v5138 < v4;
-      const bool v5155 = v5153 && v5154;
-      if (v5155) {
-        const uint v5156 = v2493 + v5138;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5157 = v200.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5158 = bfloat(v5157);
-        const float v5159 = v200.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5162 = bfloat(v5159);
-        const uint v5163 = v5136 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5164 = v5163 + v5156;
-        *(device bfloat2*)(out + v5164) = bfloat2(v5158, v5162);
-      }
-    } else {
-      const bool v5169 = v5136 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5170 = v5138 < v4;
-      const bool v5171 = v5169 && v5170;
-      if (v5171) {
-        const float v5172 = v200.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5174 = bfloat(v5172);
-        const uint v5175 = v5136 * v4;
-        const uint v5176 = v5175 + v2493;
-        const uint v5177 = v5176 + v5138;
-        out[v5177] = v5174;
-      }
-      const uint v5179 = v2492 + v5140;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5181 = v2491 + v5145;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5182 = v5179 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5183 = v5181 < v4;
-      const bool v5184 = v5182 && v5183;
-      if (v5184) {
-        const float v5185 = v200.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5187 = bfloat(v5185);
-        const uint v5188 = v5179 * v4;
-        const uint v5189 = v5188 + v2493;
-        const uint v5190 = v5189 + v5181;
-        out[v5190] = v5187;
-      }
+    const uint v3259 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3260 = v2494 + v3259;
+    const uint v3261 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3262 = v2493 + v3261;
+    const bool v3263 = v3260 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3264 = v3262 < v4;
+    const bool v3265 = v3263 && v3264;
+    if (v3265) {
+      const uint v3266 = v2495 + v3262;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3267 = v200.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3268 = bfloat(v3267);
+      const float v3269 = v200.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3272 = bfloat(v3269);
+      const uint v3273 = v3260 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3274 = v3273 + v3266;
+      *(device bfloat2*)(out + v3274) = bfloat2(v3268, v3272);
     }
-    const uint v5191 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5192 = v2492 + v5191;
-    const uint v5193 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5194 = v2491 + v5193;
-    const uint v5196 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5197 = v5196 == v5191;
-    const uint v5200 = v5193 + 1u;
-    const uint v5201 = iron_frag_coord<64>(97u, iron_lane, true);
-    const bool v5202 = v5201 == v5200;
-    const bool v5203 = v5197 && v5202;
-    const uint v5206 = v5194 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5207 = v5206 == 0u;
-    const bool v5208 = v5203 && v5207;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5208) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5209 = v5192 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5210 = v5194 < v4;
-      const bool v5211 = v5209 && v5210;
-      if (v5211) {
-        const uint v5212 = v2493 + v5194;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5213 = v200.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5214 = bfloat(v5213);
-        const float v5215 = v200.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5218 = bfloat(v5215);
-        const uint v5219 = v5192 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5220 = v5219 + v5212;
-        *(device bfloat2*)(out + v5220) = bfloat2(v5214, v5218);
-      }
-    } else {
-      const bool v5225 = v5192 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5226 = v5194 < v4;
-      const bool v5227 = v5225 && v5226;
-      if (v5227) {
-        const float v5228 = v200.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5230 = bfloat(v5228);
-        const uint v5231 = v5192 * v4;
-        const uint v5232 = v5231 + v2493;
-        const uint v5233 = v5232 + v5194;
-        out[v5233] = v5230;
-      }
-      const uint v5235 = v2492 + v5196;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5237 = v2491 + v5201;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5238 = v5235 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5239 = v5237 < v4;
-      const bool v5240 = v5238 && v5239;
-      if (v5240) {
-        const float v5241 = v200.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5243 = bfloat(v5241);
-        const uint v5244 = v5235 * v4;
-        const uint v5245 = v5244 + v2493;
-        const uint v5246 = v5245 + v5237;
-        out[v5246] = v5243;
-      }
+    const uint v3275 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3276 = v2494 + v3275;
+    const uint v3277 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3278 = v2493 + v3277;
+    const bool v3279 = v3276 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3280 = v3278 < v4;
+    const bool v3281 = v3279 && v3280;
+    if (v3281) {
+      const uint v3282 = v2495 + v3278;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3283 = v200.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3284 = bfloat(v3283);
+      const float v3285 = v200.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3288 = bfloat(v3285);
+      const uint v3289 = v3276 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3290 = v3289 + v3282;
+      *(device bfloat2*)(out + v3290) = bfloat2(v3284, v3288);
     }
-    const uint v5247 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5248 = v2492 + v5247;
-    const uint v5249 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5250 = v2491 + v5249;
-    const uint v5252 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5253 = v5252 == v5247;
-    const uint v5256 = v5249 + 1u;
-    const uint v5257 = iron_frag_coord<64>(99u, iron_lane, true);
-    const bool v5258 = v5257 == v5256;
-    const bool v5259 = v5253 && v5258;
-    const uint v5262 = v5250 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5263 = v5262 == 0u;
-    const bool v5264 = v5259 && v5263;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5264) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5265 = v5248 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5266 = v5250 < v4;
-      const bool v5267 = v5265 && v5266;
-      if (v5267) {
-        const uint v5268 = v2493 + v5250;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5269 = v200.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5270 = bfloat(v5269);
-        const float v5271 = v200.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5274 = bfloat(v5271);
-        const uint v5275 = v5248 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5276 = v5275 + v5268;
-        *(device bfloat2*)(out + v5276) = bfloat2(v5270, v5274);
-      }
-    } else {
-      const bool v5281 = v5248 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5282 = v5250 < v4;
-      const bool v5283 = v5281 && v5282;
-      if (v5283) {
-        const float v5284 = v200.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5286 = bfloat(v5284);
-        const uint v5287 = v5248 * v4;
-        const uint v5288 = v5287 + v2493;
-        const uint v5289 = v5288 + v5250;
-        out[v5289] = v5286;
-      }
-      const uint v5291 = v2492 + v5252;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5293 = v2491 + v5257;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5294 = v5291 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5295 = v5293 < v4;
-      const bool v5296 = v5294 && v5295;
-      if (v5296) {
-        const float v5297 = v200.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5299 = bfloat(v5297);
-        const uint v5300 = v5291 * v4;
-        const uint v5301 = v5300 + v2493;
-        const uint v5302 = v5301 + v5293;
-        out[v5302] = v5299;
-      }
+    const uint v3291 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3292 = v2494 + v3291;
+    const uint v3293 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3294 = v2493 + v3293;
+    const bool v3295 = v3292 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3296 = v3294 < v4;
+    const bool v3297 = v3295 && v3296;
+    if (v3297) {
+      const uint v3298 = v2495 + v3294;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3299 = v200.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3300 = bfloat(v3299);
+      const float v3301 = v200.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3304 = bfloat(v3301);
+      const uint v3305 = v3292 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3306 = v3305 + v3298;
+      *(device bfloat2*)(out + v3306) = bfloat2(v3300, v3304);
     }
-    const uint v5303 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5304 = v2492 + v5303;
-    const uint v5305 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5306 = v2491 + v5305;
-    const uint v5308 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5309 = v5308 == v5303;
-    const uint v5312 = v5305 + 1u;
-    const uint v5313 = iron_frag_coord<64>(101u, iron_lane, true);
-    const bool v5314 = v5313 == v5312;
-    const bool v5315 = v5309 && v5314;
-    const uint v5318 = v5306 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5319 = v5318 == 0u;
-    const bool v5320 = v5315 && v5319;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5320) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5321 = v5304 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5322 = v5306 < v4;
-      const bool v5323 = v5321 && v5322;
-      if (v5323) {
-        const uint v5324 = v2493 + v5306;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5325 = v200.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5326 = bfloat(v5325);
-        const float v5327 = v200.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5330 = bfloat(v5327);
-        const uint v5331 = v5304 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5332 = v5331 + v5324;
-        *(device bfloat2*)(out + v5332) = bfloat2(v5326, v5330);
-      }
-    } else {
-      const bool v5337 = v5304 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5338 = v5306 < v4;
-      const bool v5339 = v5337 && v5338;
-      if (v5339) {
-        const float v5340 = v200.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5342 = bfloat(v5340);
-        const uint v5343 = v5304 * v4;
-        const uint v5344 = v5343 + v2493;
-        const uint v5345 = v5344 + v5306;
-        out[v5345] = v5342;
-      }
-      const uint v5347 = v2492 + v5308;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5349 = v2491 + v5313;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5350 = v5347 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5351 = v5349 < v4;
-      const bool v5352 = v5350 && v5351;
-      if (v5352) {
-        const float v5353 = v200.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5355 = bfloat(v5353);
-        const uint v5356 = v5347 * v4;
-        const uint v5357 = v5356 + v2493;
-        const uint v5358 = v5357 + v5349;
-        out[v5358] = v5355;
-      }
+    const uint v3307 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3308 = v2494 + v3307;
+    const uint v3309 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3310 = v2493 + v3309;
+    const bool v3311 = v3308 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3312 = v3310 < v4;
+    const bool v3313 = v3311 && v3312;
+    if (v3313) {
+      const uint v3314 = v2495 + v3310;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3315 = v200.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3316 = bfloat(v3315);
+      const float v3317 = v200.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3320 = bfloat(v3317);
+      const uint v3321 = v3308 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3322 = v3321 + v3314;
+      *(device bfloat2*)(out + v3322) = bfloat2(v3316, v3320);
     }
-    const uint v5359 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5360 = v2492 + v5359;
-    const uint v5361 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5362 = v2491 + v5361;
-    const uint v5364 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5365 = v5364 == v5359;
-    const uint v5368 = v5361 + 1u;
-    const uint v5369 = iron_frag_coord<64>(103u, iron_lane, true);
-    const bool v5370 = v5369 == v5368;
-    const bool v5371 = v5365 && v5370;
-    const uint v5374 = v5362 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5375 = v5374 == 0u;
-    const bool v5376 = v5371 && v5375;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5376) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5377 = v5360 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5378 = v5362 < v4;
-      const bool v5379 = v5377 && v5378;
-      if (v5379) {
-        const uint v5380 = v2493 + v5362;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5381 = v200.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5382 = bfloat(v5381);
-        const float v5383 = v200.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5386 = bfloat(v5383);
-        const uint v5387 = v5360 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5388 = v5387 + v5380;
-        *(device bfloat2*)(out + v5388) = bfloat2(v5382, v5386);
-      }
-    } else {
-      const bool v5393 = v5360 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5394 = v5362 < v4;
-      const bool v5395 = v5393 && v5394;
-      if (v5395) {
-        const float v5396 = v200.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5398 = bfloat(v5396);
-        const uint v5399 = v5360 * v4;
-        const uint v5400 = v5399 + v2493;
-        const uint v5401 = v5400 + v5362;
-        out[v5401] = v5398;
-      }
-      const uint v5403 = v2492 + v5364;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5405 = v2491 + v5369;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5406 = v5403 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5407 = v5405 < v4;
-      const bool v5408 = v5406 && v5407;
-      if (v5408) {
-        const float v5409 = v200.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5411 = bfloat(v5409);
-        const uint v5412 = v5403 * v4;
-        const uint v5413 = v5412 + v2493;
-        const uint v5414 = v5413 + v5405;
-        out[v5414] = v5411;
-      }
+    const uint v3323 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3324 = v2494 + v3323;
+    const uint v3325 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3326 = v2493 + v3325;
+    const bool v3327 = v3324 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3328 = v3326 < v4;
+    const bool v3329 = v3327 && v3328;
+    if (v3329) {
+      const uint v3330 = v2495 + v3326;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3331 = v200.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3332 = bfloat(v3331);
+      const float v3333 = v200.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3336 = bfloat(v3333);
+      const uint v3337 = v3324 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3338 = v3337 + v3330;
+      *(device bfloat2*)(out + v3338) = bfloat2(v3332, v3336);
     }
-    const uint v5415 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5416 = v2492 + v5415;
-    const uint v5417 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5418 = v2491 + v5417;
-    const uint v5420 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5421 = v5420 == v5415;
-    const uint v5424 = v5417 + 1u;
-    const uint v5425 = iron_frag_coord<64>(105u, iron_lane, true);
-    const bool v5426 = v5425 == v5424;
-    const bool v5427 = v5421 && v5426;
-    const uint v5430 = v5418 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5431 = v5430 == 0u;
-    const bool v5432 = v5427 && v5431;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5432) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5433 = v5416 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5434 = v5418 < v4;
-      const bool v5435 = v5433 && v5434;
-      if (v5435) {
-        const uint v5436 = v2493 + v5418;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5437 = v200.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5438 = bfloat(v5437);
-        const float v5439 = v200.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5442 = bfloat(v5439);
-        const uint v5443 = v5416 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5444 = v5443 + v5436;
-        *(device bfloat2*)(out + v5444) = bfloat2(v5438, v5442);
-      }
-    } else {
-      const bool v5449 = v5416 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5450 = v5418 < v4;
-      const bool v5451 = v5449 && v5450;
-      if (v5451) {
-        const float v5452 = v200.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5454 = bfloat(v5452);
-        const uint v5455 = v5416 * v4;
-        const uint v5456 = v5455 + v2493;
-        const uint v5457 = v5456 + v5418;
-        out[v5457] = v5454;
-      }
-      const uint v5459 = v2492 + v5420;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5461 = v2491 + v5425;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5462 = v5459 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5463 = v5461 < v4;
-      const bool v5464 = v5462 && v5463;
-      if (v5464) {
-        const float v5465 = v200.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5467 = bfloat(v5465);
-        const uint v5468 = v5459 * v4;
-        const uint v5469 = v5468 + v2493;
-        const uint v5470 = v5469 + v5461;
-        out[v5470] = v5467;
-      }
+    const uint v3339 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3340 = v2494 + v3339;
+    const uint v3341 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3342 = v2493 + v3341;
+    const bool v3343 = v3340 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3344 = v3342 < v4;
+    const bool v3345 = v3343 && v3344;
+    if (v3345) {
+      const uint v3346 = v2495 + v3342;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3347 = v200.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3348 = bfloat(v3347);
+      const float v3349 = v200.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3352 = bfloat(v3349);
+      const uint v3353 = v3340 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3354 = v3353 + v3346;
+      *(device bfloat2*)(out + v3354) = bfloat2(v3348, v3352);
     }
-    const uint v5471 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5472 = v2492 + v5471;
-    const uint v5473 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5474 = v2491 + v5473;
-    const uint v5476 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5477 = v5476 == v5471;
-    const uint v5480 = v5473 + 1u;
-    const uint v5481 = iron_frag_coord<64>(107u, iron_lane, true);
-    const bool v5482 = v5481 == v5480;
-    const bool v5483 = v5477 && v5482;
-    const uint v5486 = v5474 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5487 = v5486 == 0u;
-    const bool v5488 = v5483 && v5487;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5488) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5489 = v5472 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5490 = v5474 < v4;
-      const bool v5491 = v5489 && v5490;
-      if (v5491) {
-        const uint v5492 = v2493 + v5474;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5493 = v200.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5494 = bfloat(v5493);
-        const float v5495 = v200.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5498 = bfloat(v5495);
-        const uint v5499 = v5472 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5500 = v5499 + v5492;
-        *(device bfloat2*)(out + v5500) = bfloat2(v5494, v5498);
-      }
-    } else {
-      const bool v5505 = v5472 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5506 = v5474 < v4;
-      const bool v5507 = v5505 && v5506;
-      if (v5507) {
-        const float v5508 = v200.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5510 = bfloat(v5508);
-        const uint v5511 = v5472 * v4;
-        const uint v5512 = v5511 + v2493;
-        const uint v5513 = v5512 + v5474;
-        out[v5513] = v5510;
-      }
-      const uint v5515 = v2492 + v5476;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5517 = v2491 + v5481;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5518 = v5515 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5519 = v5517 < v4;
-      const bool v5520 = v5518 && v5519;
-      if (v5520) {
-        const float v5521 = v200.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5523 = bfloat(v5521);
-        const uint v5524 = v5515 * v4;
-        const uint v5525 = v5524 + v2493;
-        const uint v5526 = v5525 + v5517;
-        out[v5526] = v5523;
-      }
+    const uint v3355 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3356 = v2494 + v3355;
+    const uint v3357 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3358 = v2493 + v3357;
+    const bool v3359 = v3356 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3360 = v3358 < v4;
+    const bool v3361 = v3359 && v3360;
+    if (v3361) {
+      const uint v3362 = v2495 + v3358;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3363 = v200.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3364 = bfloat(v3363);
+      const float v3365 = v200.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3368 = bfloat(v3365);
+      const uint v3369 = v3356 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3370 = v3369 + v3362;
+      *(device bfloat2*)(out + v3370) = bfloat2(v3364, v3368);
     }
-    const uint v5527 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5528 = v2492 + v5527;
-    const uint v5529 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5530 = v2491 + v5529;
-    const uint v5532 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5533 = v5532 == v5527;
-    const uint v5536 = v5529 + 1u;
-    const uint v5537 = iron_frag_coord<64>(109u, iron_lane, true);
-    const bool v5538 = v5537 == v5536;
-    const bool v5539 = v5533 && v5538;
-    const uint v5542 = v5530 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5543 = v5542 == 0u;
-    const bool v5544 = v5539 && v5543;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5544) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5545 = v5528 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5546 = v5530 < v4;
-      const bool v5547 = v5545 && v5546;
-      if (v5547) {
-        const uint v5548 = v2493 + v5530;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5549 = v200.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5550 = bfloat(v5549);
-        const float v5551 = v200.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5554 = bfloat(v5551);
-        const uint v5555 = v5528 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5556 = v5555 + v5548;
-        *(device bfloat2*)(out + v5556) = bfloat2(v5550, v5554);
-      }
-    } else {
-      const bool v5561 = v5528 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5562 = v5530 < v4;
-      const bool v5563 = v5561 && v5562;
-      if (v5563) {
-        const float v5564 = v200.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5566 = bfloat(v5564);
-        const uint v5567 = v5528 * v4;
-        const uint v5568 = v5567 + v2493;
-        const uint v5569 = v5568 + v5530;
-        out[v5569] = v5566;
-      }
-      const uint v5571 = v2492 + v5532;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5573 = v2491 + v5537;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5574 = v5571 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5575 = v5573 < v4;
-      const bool v5576 = v5574 && v5575;
-      if (v5576) {
-        const float v5577 = v200.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5579 = bfloat(v5577);
-        const uint v5580 = v5571 * v4;
-        const uint v5581 = v5580 + v2493;
-        const uint v5582 = v5581 + v5573;
-        out[v5582] = v5579;
-      }
+    const uint v3371 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3372 = v2494 + v3371;
+    const uint v3373 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3374 = v2493 + v3373;
+    const bool v3375 = v3372 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3376 = v3374 < v4;
+    const bool v3377 = v3375 && v3376;
+    if (v3377) {
+      const uint v3378 = v2495 + v3374;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3379 = v200.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3380 = bfloat(v3379);
+      const float v3381 = v200.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3384 = bfloat(v3381);
+      const uint v3385 = v3372 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3386 = v3385 + v3378;
+      *(device bfloat2*)(out + v3386) = bfloat2(v3380, v3384);
     }
-    const uint v5583 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5584 = v2492 + v5583;
-    const uint v5585 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5586 = v2491 + v5585;
-    const uint v5588 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5589 = v5588 == v5583;
-    const uint v5592 = v5585 + 1u;
-    const uint v5593 = iron_frag_coord<64>(111u, iron_lane, true);
-    const bool v5594 = v5593 == v5592;
-    const bool v5595 = v5589 && v5594;
-    const uint v5598 = v5586 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5599 = v5598 == 0u;
-    const bool v5600 = v5595 && v5599;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5600) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5601 = v5584 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5602 = v5586 < v4;
-      const bool v5603 = v5601 && v5602;
-      if (v5603) {
-        const uint v5604 = v2493 + v5586;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5605 = v200.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5606 = bfloat(v5605);
-        const float v5607 = v200.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5610 = bfloat(v5607);
-        const uint v5611 = v5584 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5612 = v5611 + v5604;
-        *(device bfloat2*)(out + v5612) = bfloat2(v5606, v5610);
-      }
-    } else {
-      const bool v5617 = v5584 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5618 = v5586 < v4;
-      const bool v5619 = v5617 && v5618;
-      if (v5619) {
-        const float v5620 = v200.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5622 = bfloat(v5620);
-        const uint v5623 = v5584 * v4;
-        const uint v5624 = v5623 + v2493;
-        const uint v5625 = v5624 + v5586;
-        out[v5625] = v5622;
-      }
-      const uint v5627 = v2492 + v5588;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5629 = v2491 + v5593;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5630 = v5627 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5631 = v5629 < v4;
-      const bool v5632 = v5630 && v5631;
-      if (v5632) {
-        const float v5633 = v200.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5635 = bfloat(v5633);
-        const uint v5636 = v5627 * v4;
-        const uint v5637 = v5636 + v2493;
-        const uint v5638 = v5637 + v5629;
-        out[v5638] = v5635;
-      }
+    const uint v3387 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3388 = v2494 + v3387;
+    const uint v3389 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3390 = v2493 + v3389;
+    const bool v3391 = v3388 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3392 = v3390 < v4;
+    const bool v3393 = v3391 && v3392;
+    if (v3393) {
+      const uint v3394 = v2495 + v3390;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3395 = v200.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3396 = bfloat(v3395);
+      const float v3397 = v200.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3400 = bfloat(v3397);
+      const uint v3401 = v3388 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3402 = v3401 + v3394;
+      *(device bfloat2*)(out + v3402) = bfloat2(v3396, v3400);
     }
-    const uint v5639 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5640 = v2492 + v5639;
-    const uint v5641 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5642 = v2491 + v5641;
-    const uint v5644 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5645 = v5644 == v5639;
-    const uint v5648 = v5641 + 1u;
-    const uint v5649 = iron_frag_coord<64>(113u, iron_lane, true);
-    const bool v5650 = v5649 == v5648;
-    const bool v5651 = v5645 && v5650;
-    const uint v5654 = v5642 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5655 = v5654 == 0u;
-    const bool v5656 = v5651 && v5655;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5656) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5657 = v5640 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5658 = v5642 < v4;
-      const bool v5659 = v5657 && v5658;
-      if (v5659) {
-        const uint v5660 = v2493 + v5642;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5661 = v200.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5662 = bfloat(v5661);
-        const float v5663 = v200.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5666 = bfloat(v5663);
-        const uint v5667 = v5640 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5668 = v5667 + v5660;
-        *(device bfloat2*)(out + v5668) = bfloat2(v5662, v5666);
-      }
-    } else {
-      const bool v5673 = v5640 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5674 = v5642 < v4;
-      const bool v5675 = v5673 && v5674;
-      if (v5675) {
-        const float v5676 = v200.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5678 = bfloat(v5676);
-        const uint v5679 = v5640 * v4;
-        const uint v5680 = v5679 + v2493;
-        const uint v5681 = v5680 + v5642;
-        out[v5681] = v5678;
-      }
-      const uint v5683 = v2492 + v5644;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5685 = v2491 + v5649;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5686 = v5683 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5687 = v5685 < v4;
-      const bool v5688 = v5686 && v5687;
-      if (v5688) {
-        const float v5689 = v200.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5691 = bfloat(v5689);
-        const uint v5692 = v5683 * v4;
-        const uint v5693 = v5692 + v2493;
-        const uint v5694 = v5693 + v5685;
-        out[v5694] = v5691;
-      }
+    const uint v3403 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3404 = v2494 + v3403;
+    const uint v3405 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3406 = v2493 + v3405;
+    const bool v3407 = v3404 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3408 = v3406 < v4;
+    const bool v3409 = v3407 && v3408;
+    if (v3409) {
+      const uint v3410 = v2495 + v3406;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3411 = v200.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3412 = bfloat(v3411);
+      const float v3413 = v200.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3416 = bfloat(v3413);
+      const uint v3417 = v3404 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3418 = v3417 + v3410;
+      *(device bfloat2*)(out + v3418) = bfloat2(v3412, v3416);
     }
-    const uint v5695 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5696 = v2492 + v5695;
-    const uint v5697 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5698 = v2491 + v5697;
-    const uint v5700 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5701 = v5700 == v5695;
-    const uint v5704 = v5697 + 1u;
-    const uint v5705 = iron_frag_coord<64>(115u, iron_lane, true);
-    const bool v5706 = v5705 == v5704;
-    const bool v5707 = v5701 && v5706;
-    const uint v5710 = v5698 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5711 = v5710 == 0u;
-    const bool v5712 = v5707 && v5711;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5712) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5713 = v5696 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5714 = v5698 < v4;
-      const bool v5715 = v5713 && v5714;
-      if (v5715) {
-        const uint v5716 = v2493 + v5698;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5717 = v200.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5718 = bfloat(v5717);
-        const float v5719 = v200.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5722 = bfloat(v5719);
-        const uint v5723 = v5696 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5724 = v5723 + v5716;
-        *(device bfloat2*)(out + v5724) = bfloat2(v5718, v5722);
-      }
-    } else {
-      const bool v5729 = v5696 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5730 = v5698 < v4;
-      const bool v5731 = v5729 && v5730;
-      if (v5731) {
-        const float v5732 = v200.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5734 = bfloat(v5732);
-        const uint v5735 = v5696 * v4;
-        const uint v5736 = v5735 + v2493;
-        const uint v5737 = v5736 + v5698;
-        out[v5737] = v5734;
-      }
-      const uint v5739 = v2492 + v5700;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5741 = v2491 + v5705;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5742 = v5739 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5743 = v5741 < v4;
-      const bool v5744 = v5742 && v5743;
-      if (v5744) {
-        const float v5745 = v200.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5747 = bfloat(v5745);
-        const uint v5748 = v5739 * v4;
-        const uint v5749 = v5748 + v2493;
-        const uint v5750 = v5749 + v5741;
-        out[v5750] = v5747;
-      }
+    const uint v3419 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3420 = v2494 + v3419;
+    const uint v3421 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3422 = v2493 + v3421;
+    const bool v3423 = v3420 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3424 = v3422 < v4;
+    const bool v3425 = v3423 && v3424;
+    if (v3425) {
+      const uint v3426 = v2495 + v3422;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3427 = v200.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3428 = bfloat(v3427);
+      const float v3429 = v200.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3432 = bfloat(v3429);
+      const uint v3433 = v3420 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3434 = v3433 + v3426;
+      *(device bfloat2*)(out + v3434) = bfloat2(v3428, v3432);
     }
-    const uint v5751 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5752 = v2492 + v5751;
-    const uint v5753 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5754 = v2491 + v5753;
-    const uint v5756 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5757 = v5756 == v5751;
-    const uint v5760 = v5753 + 1u;
-    const uint v5761 = iron_frag_coord<64>(117u, iron_lane, true);
-    const bool v5762 = v5761 == v5760;
-    const bool v5763 = v5757 && v5762;
-    const uint v5766 = v5754 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5767 = v5766 == 0u;
-    const bool v5768 = v5763 && v5767;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5768) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5769 = v5752 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5770 = v5754 < v4;
-      const bool v5771 = v5769 && v5770;
-      if (v5771) {
-        const uint v5772 = v2493 + v5754;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5773 = v200.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5774 = bfloat(v5773);
-        const float v5775 = v200.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5778 = bfloat(v5775);
-        const uint v5779 = v5752 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5780 = v5779 + v5772;
-        *(device bfloat2*)(out + v5780) = bfloat2(v5774, v5778);
-      }
-    } else {
-      const bool v5785 = v5752 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5786 = v5754 < v4;
-      const bool v5787 = v5785 && v5786;
-      if (v5787) {
-        const float v5788 = v200.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5790 = bfloat(v5788);
-        const uint v5791 = v5752 * v4;
-        const uint v5792 = v5791 + v2493;
-        const uint v5793 = v5792 + v5754;
-        out[v5793] = v5790;
-      }
-      const uint v5795 = v2492 + v5756;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5797 = v2491 + v5761;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5798 = v5795 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5799 = v5797 < v4;
-      const bool v5800 = v5798 && v5799;
-      if (v5800) {
-        const float v5801 = v200.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5803 = bfloat(v5801);
-        const uint v5804 = v5795 * v4;
-        const uint v5805 = v5804 + v2493;
-        const uint v5806 = v5805 + v5797;
-        out[v5806] = v5803;
-      }
+    const uint v3435 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3436 = v2494 + v3435;
+    const uint v3437 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3438 = v2493 + v3437;
+    const bool v3439 = v3436 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3440 = v3438 < v4;
+    const bool v3441 = v3439 && v3440;
+    if (v3441) {
+      const uint v3442 = v2495 + v3438;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3443 = v200.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3444 = bfloat(v3443);
+      const float v3445 = v200.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3448 = bfloat(v3445);
+      const uint v3449 = v3436 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3450 = v3449 + v3442;
+      *(device bfloat2*)(out + v3450) = bfloat2(v3444, v3448);
     }
-    const uint v5807 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5808 = v2492 + v5807;
-    const uint v5809 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5810 = v2491 + v5809;
-    const uint v5812 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5813 = v5812 == v5807;
-    const uint v5816 = v5809 + 1u;
-    const uint v5817 = iron_frag_coord<64>(119u, iron_lane, true);
-    const bool v5818 = v5817 == v5816;
-    const bool v5819 = v5813 && v5818;
-    const uint v5822 = v5810 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5823 = v5822 == 0u;
-    const bool v5824 = v5819 && v5823;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5824) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5825 = v5808 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5826 = v5810 < v4;
-      const bool v5827 = v5825 && v5826;
-      if (v5827) {
-        const uint v5828 = v2493 + v5810;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5829 = v200.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5830 = bfloat(v5829);
-        const float v5831 = v200.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5834 = bfloat(v5831);
-        const uint v5835 = v5808 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5836 = v5835 + v5828;
-        *(device bfloat2*)(out + v5836) = bfloat2(v5830, v5834);
-      }
-    } else {
-      const bool v5841 = v5808 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5842 = v5810 < v4;
-      const bool v5843 = v5841 && v5842;
-      if (v5843) {
-        const float v5844 = v200.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5846 = bfloat(v5844);
-        const uint v5847 = v5808 * v4;
-        const uint v5848 = v5847 + v2493;
-        const uint v5849 = v5848 + v5810;
-        out[v5849] = v5846;
-      }
-      const uint v5851 = v2492 + v5812;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5853 = v2491 + v5817;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5854 = v5851 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5855 = v5853 < v4;
-      const bool v5856 = v5854 && v5855;
-      if (v5856) {
-        const float v5857 = v200.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5859 = bfloat(v5857);
-        const uint v5860 = v5851 * v4;
-        const uint v5861 = v5860 + v2493;
-        const uint v5862 = v5861 + v5853;
-        out[v5862] = v5859;
-      }
+    const uint v3451 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3452 = v2494 + v3451;
+    const uint v3453 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3454 = v2493 + v3453;
+    const bool v3455 = v3452 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3456 = v3454 < v4;
+    const bool v3457 = v3455 && v3456;
+    if (v3457) {
+      const uint v3458 = v2495 + v3454;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3459 = v200.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3460 = bfloat(v3459);
+      const float v3461 = v200.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3464 = bfloat(v3461);
+      const uint v3465 = v3452 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3466 = v3465 + v3458;
+      *(device bfloat2*)(out + v3466) = bfloat2(v3460, v3464);
     }
-    const uint v5863 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5864 = v2492 + v5863;
-    const uint v5865 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5866 = v2491 + v5865;
-    const uint v5868 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5869 = v5868 == v5863;
-    const uint v5872 = v5865 + 1u;
-    const uint v5873 = iron_frag_coord<64>(121u, iron_lane, true);
-    const bool v5874 = v5873 == v5872;
-    const bool v5875 = v5869 && v5874;
-    const uint v5878 = v5866 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5879 = v5878 == 0u;
-    const bool v5880 = v5875 && v5879;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5880) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5881 = v5864 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5882 = v5866 < v4;
-      const bool v5883 = v5881 && v5882;
-      if (v5883) {
-        const uint v5884 = v2493 + v5866;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5885 = v200.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5886 = bfloat(v5885);
-        const float v5887 = v200.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5890 = bfloat(v5887);
-        const uint v5891 = v5864 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5892 = v5891 + v5884;
-        *(device bfloat2*)(out + v5892) = bfloat2(v5886, v5890);
-      }
-    } else {
-      const bool v5897 = v5864 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5898 = v5866 < v4;
-      const bool v5899 = v5897 && v5898;
-      if (v5899) {
-        const float v5900 = v200.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5902 = bfloat(v5900);
-        const uint v5903 = v5864 * v4;
-        const uint v5904 = v5903 + v2493;
-        const uint v5905 = v5904 + v5866;
-        out[v5905] = v5902;
-      }
-      const uint v5907 = v2492 + v5868;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5909 = v2491 + v5873;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5910 = v5907 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5911 = v5909 < v4;
-      const bool v5912 = v5910 && v5911;
-      if (v5912) {
-        const float v5913 = v200.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5915 = bfloat(v5913);
-        const uint v5916 = v5907 * v4;
-        const uint v5917 = v5916 + v2493;
-        const uint v5918 = v5917 + v5909;
-        out[v5918] = v5915;
-      }
+    const uint v3467 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3468 = v2494 + v3467;
+    const uint v3469 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3470 = v2493 + v3469;
+    const bool v3471 = v3468 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3472 = v3470 < v4;
+    const bool v3473 = v3471 && v3472;
+    if (v3473) {
+      const uint v3474 = v2495 + v3470;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3475 = v200.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3476 = bfloat(v3475);
+      const float v3477 = v200.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3480 = bfloat(v3477);
+      const uint v3481 = v3468 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3482 = v3481 + v3474;
+      *(device bfloat2*)(out + v3482) = bfloat2(v3476, v3480);
     }
-    const uint v5919 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5920 = v2492 + v5919;
-    const uint v5921 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5922 = v2491 + v5921;
-    const uint v5924 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5925 = v5924 == v5919;
-    const uint v5928 = v5921 + 1u;
-    const uint v5929 = iron_frag_coord<64>(123u, iron_lane, true);
-    const bool v5930 = v5929 == v5928;
-    const bool v5931 = v5925 && v5930;
-    const uint v5934 = v5922 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5935 = v5934 == 0u;
-    const bool v5936 = v5931 && v5935;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5936) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5937 = v5920 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5938 = v5922 < v4;
-      const bool v5939 = v5937 && v5938;
-      if (v5939) {
-        const uint v5940 = v2493 + v5922;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5941 = v200.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5942 = bfloat(v5941);
-        const float v5943 = v200.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v5946 = bfloat(v5943);
-        const uint v5947 = v5920 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5948 = v5947 + v5940;
-        *(device bfloat2*)(out + v5948) = bfloat2(v5942, v5946);
-      }
-    } else {
-      const bool v5953 = v5920 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5954 = v5922 < v4;
-      const bool v5955 = v5953 && v5954;
-      if (v5955) {
-        const float v5956 = v200.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5958 = bfloat(v5956);
-        const uint v5959 = v5920 * v4;
-        const uint v5960 = v5959 + v2493;
-        const uint v5961 = v5960 + v5922;
-        out[v5961] = v5958;
-      }
-      const uint v5963 = v2492 + v5924;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5965 = v2491 + v5929;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5966 = v5963 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5967 = v5965 < v4;
-      const bool v5968 = v5966 && v5967;
-      if (v5968) {
-        const float v5969 = v200.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v5971 = bfloat(v5969);
-        const uint v5972 = v5963 * v4;
-        const uint v5973 = v5972 + v2493;
-        const uint v5974 = v5973 + v5965;
-        out[v5974] = v5971;
-      }
+    const uint v3483 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3484 = v2494 + v3483;
+    const uint v3485 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3486 = v2493 + v3485;
+    const bool v3487 = v3484 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3488 = v3486 < v4;
+    const bool v3489 = v3487 && v3488;
+    if (v3489) {
+      const uint v3490 = v2495 + v3486;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3491 = v200.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3492 = bfloat(v3491);
+      const float v3493 = v200.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3496 = bfloat(v3493);
+      const uint v3497 = v3484 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3498 = v3497 + v3490;
+      *(device bfloat2*)(out + v3498) = bfloat2(v3492, v3496);
     }
-    const uint v5975 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5976 = v2492 + v5975;
-    const uint v5977 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5978 = v2491 + v5977;
-    const uint v5980 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5981 = v5980 == v5975;
-    const uint v5984 = v5977 + 1u;
-    const uint v5985 = iron_frag_coord<64>(125u, iron_lane, true);
-    const bool v5986 = v5985 == v5984;
-    const bool v5987 = v5981 && v5986;
-    const uint v5990 = v5978 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5991 = v5990 == 0u;
-    const bool v5992 = v5987 && v5991;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5992) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5993 = v5976 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5994 = v5978 < v4;
-      const bool v5995 = v5993 && v5994;
-      if (v5995) {
-        const uint v5996 = v2493 + v5978;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5997 = v200.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5998 = bfloat(v5997);
-        const float v5999 = v200.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v6002 = bfloat(v5999);
-        const uint v6003 = v5976 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v6004 = v6003 + v5996;
-        *(device bfloat2*)(out + v6004) = bfloat2(v5998, v6002);
-      }
-    } else {
-      const bool v6009 = v5976 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v6010 = v5978 < v4;
-      const bool v6011 = v6009 && v6010;
-      if (v6011) {
-        const float v6012 = v200.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v6014 = bfloat(v6012);
-        const uint v6015 = v5976 * v4;
-        const uint v6016 = v6015 + v2493;
-        const uint v6017 = v6016 + v5978;
-        out[v6017] = v6014;
-      }
-      const uint v6019 = v2492 + v5980;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v6021 = v2491 + v5985;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v6022 = v6019 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v6023 = v6021 < v4;
-      const bool v6024 = v6022 && v6023;
-      if (v6024) {
-        const float v6025 = v200.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v6027 = bfloat(v6025);
-        const uint v6028 = v6019 * v4;
-        const uint v6029 = v6028 + v2493;
-        const uint v6030 = v6029 + v6021;
-        out[v6030] = v6027;
-      }
+    const uint v3499 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3500 = v2494 + v3499;
+    const uint v3501 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3502 = v2493 + v3501;
+    const bool v3503 = v3500 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3504 = v3502 < v4;
+    const bool v3505 = v3503 && v3504;
+    if (v3505) {
+      const uint v3506 = v2495 + v3502;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3507 = v200.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3508 = bfloat(v3507);
+      const float v3509 = v200.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3512 = bfloat(v3509);
+      const uint v3513 = v3500 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3514 = v3513 + v3506;
+      *(device bfloat2*)(out + v3514) = bfloat2(v3508, v3512);
     }
-    const uint v6031 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v6032 = v2492 + v6031;
-    const uint v6033 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v6034 = v2491 + v6033;
-    const uint v6036 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v6037 = v6036 == v6031;
-    const uint v6040 = v6033 + 1u;
-    const uint v6041 = iron_frag_coord<64>(127u, iron_lane, true);
-    const bool v6042 = v6041 == v6040;
-    const bool v6043 = v6037 && v6042;
-    const uint v6046 = v6034 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v6047 = v6046 == 0u;
-    const bool v6048 = v6043 && v6047;  // kernels/convolution/conv_tiles.hpp:87
-    if (v6048) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v6049 = v6032 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v6050 = v6034 < v4;
-      const bool v6051 = v6049 && v6050;
-      if (v6051) {
-        const uint v6052 = v2493 + v6034;  // kernels/convolution/conv_tiles.hpp:92
-        const float v6053 = v200.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v6054 = bfloat(v6053);
-        const float v6055 = v200.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v6058 = bfloat(v6055);
-        const uint v6059 = v6032 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v6060 = v6059 + v6052;
-        *(device bfloat2*)(out + v6060) = bfloat2(v6054, v6058);
-      }
-    } else {
-      const bool v6065 = v6032 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v6066 = v6034 < v4;
-      const bool v6067 = v6065 && v6066;
-      if (v6067) {
-        const float v6068 = v200.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v6070 = bfloat(v6068);
-        const uint v6071 = v6032 * v4;
-        const uint v6072 = v6071 + v2493;
-        const uint v6073 = v6072 + v6034;
-        out[v6073] = v6070;
-      }
-      const uint v6075 = v2492 + v6036;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v6077 = v2491 + v6041;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v6078 = v6075 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v6079 = v6077 < v4;
-      const bool v6080 = v6078 && v6079;
-      if (v6080) {
-        const float v6081 = v200.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v6083 = bfloat(v6081);
-        const uint v6084 = v6075 * v4;
-        const uint v6085 = v6084 + v2493;
-        const uint v6086 = v6085 + v6077;
-        out[v6086] = v6083;
-      }
+    const uint v3515 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:90
+    const uint v3516 = v2494 + v3515;
+    const uint v3517 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:91
+    const uint v3518 = v2493 + v3517;
+    const bool v3519 = v3516 < v44;  // kernels/convolution/conv_tiles.hpp:92
+    const bool v3520 = v3518 < v4;
+    const bool v3521 = v3519 && v3520;
+    if (v3521) {
+      const uint v3522 = v2495 + v3518;  // kernels/convolution/conv_tiles.hpp:93
+      const float v3523 = v200.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:95
+      const bfloat v3524 = bfloat(v3523);
+      const float v3525 = v200.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:96
+      const bfloat v3528 = bfloat(v3525);
+      const uint v3529 = v3516 * v4;  // kernels/convolution/conv_tiles.hpp:94
+      const uint v3530 = v3529 + v3522;
+      *(device bfloat2*)(out + v3530) = bfloat2(v3524, v3528);
     }
   } else {
-    const uint v6087 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6088 = v2492 + v6087;
-    const uint v6089 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6090 = v2491 + v6089;
-    const bool v6091 = v6088 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6092 = v6090 < v4;
-    const bool v6093 = v6091 && v6092;
-    if (v6093) {
-      const float v6094 = v200.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6096 = bfloat(v6094);
-      const uint v6097 = v6088 * v4;
-      const uint v6098 = v6097 + v2493;
-      const uint v6099 = v6098 + v6090;
-      out[v6099] = v6096;
-    }
-    const uint v6100 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6101 = v2492 + v6100;
-    const uint v6102 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6103 = v2491 + v6102;
-    const bool v6104 = v6101 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6105 = v6103 < v4;
-    const bool v6106 = v6104 && v6105;
-    if (v6106) {
-      const float v6107 = v200.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6109 = bfloat(v6107);
-      const uint v6110 = v6101 * v4;
-      const uint v6111 = v6110 + v2493;
-      const uint v6112 = v6111 + v6103;
-      out[v6112] = v6109;
-    }
-    const uint v6113 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6114 = v2492 + v6113;
-    const uint v6115 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6116 = v2491 + v6115;
-    const bool v6117 = v6114 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6118 = v6116 < v4;
-    const bool v6119 = v6117 && v6118;
-    if (v6119) {
-      const float v6120 = v200.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6122 = bfloat(v6120);
-      const uint v6123 = v6114 * v4;
-      const uint v6124 = v6123 + v2493;
-      const uint v6125 = v6124 + v6116;
-      out[v6125] = v6122;
-    }
-    const uint v6126 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6127 = v2492 + v6126;
-    const uint v6128 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6129 = v2491 + v6128;
-    const bool v6130 = v6127 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6131 = v6129 < v4;
-    const bool v6132 = v6130 && v6131;
-    if (v6132) {
-      const float v6133 = v200.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6135 = bfloat(v6133);
-      const uint v6136 = v6127 * v4;
-      const uint v6137 = v6136 + v2493;
-      const uint v6138 = v6137 + v6129;
-      out[v6138] = v6135;
-    }
-    const uint v6139 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6140 = v2492 + v6139;
-    const uint v6141 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6142 = v2491 + v6141;
-    const bool v6143 = v6140 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6144 = v6142 < v4;
-    const bool v6145 = v6143 && v6144;
-    if (v6145) {
-      const float v6146 = v200.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6148 = bfloat(v6146);
-      const uint v6149 = v6140 * v4;
-      const uint v6150 = v6149 + v2493;
-      const uint v6151 = v6150 + v6142;
-      out[v6151] = v6148;
-    }
-    const uint v6152 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6153 = v2492 + v6152;
-    const uint v6154 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6155 = v2491 + v6154;
-    const bool v6156 = v6153 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6157 = v6155 < v4;
-    const bool v6158 = v6156 && v6157;
-    if (v6158) {
-      const float v6159 = v200.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6161 = bfloat(v6159);
-      const uint v6162 = v6153 * v4;
-      const uint v6163 = v6162 + v2493;
-      const uint v6164 = v6163 + v6155;
-      out[v6164] = v6161;
-    }
-    const uint v6165 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6166 = v2492 + v6165;
-    const uint v6167 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6168 = v2491 + v6167;
-    const bool v6169 = v6166 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6170 = v6168 < v4;
-    const bool v6171 = v6169 && v6170;
-    if (v6171) {
-      const float v6172 = v200.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6174 = bfloat(v6172);
-      const uint v6175 = v6166 * v4;
-      const uint v6176 = v6175 + v2493;
-      const uint v6177 = v6176 + v6168;
-      out[v6177] = v6174;
-    }
-    const uint v6178 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6179 = v2492 + v6178;
-    const uint v6180 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6181 = v2491 + v6180;
-    const bool v6182 = v6179 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6183 = v6181 < v4;
-    const bool v6184 = v6182 && v6183;
-    if (v6184) {
-      const float v6185 = v200.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6187 = bfloat(v6185);
-      const uint v6188 = v6179 * v4;
-      const uint v6189 = v6188 + v2493;
-      const uint v6190 = v6189 + v6181;
-      out[v6190] = v6187;
-    }
-    const uint v6191 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6192 = v2492 + v6191;
-    const uint v6193 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6194 = v2491 + v6193;
-    const bool v6195 = v6192 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6196 = v6194 < v4;
-    const bool v6197 = v6195 && v6196;
-    if (v6197) {
-      const float v6198 = v200.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6200 = bfloat(v6198);
-      const uint v6201 = v6192 * v4;
-      const uint v6202 = v6201 + v2493;
-      const uint v6203 = v6202 + v6194;
-      out[v6203] = v6200;
-    }
-    const uint v6204 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6205 = v2492 + v6204;
-    const uint v6206 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6207 = v2491 + v6206;
-    const bool v6208 = v6205 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6209 = v6207 < v4;
-    const bool v6210 = v6208 && v6209;
-    if (v6210) {
-      const float v6211 = v200.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6213 = bfloat(v6211);
-      const uint v6214 = v6205 * v4;
-      const uint v6215 = v6214 + v2493;
-      const uint v6216 = v6215 + v6207;
-      out[v6216] = v6213;
-    }
-    const uint v6217 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6218 = v2492 + v6217;
-    const uint v6219 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6220 = v2491 + v6219;
-    const bool v6221 = v6218 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6222 = v6220 < v4;
-    const bool v6223 = v6221 && v6222;
-    if (v6223) {
-      const float v6224 = v200.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6226 = bfloat(v6224);
-      const uint v6227 = v6218 * v4;
-      const uint v6228 = v6227 + v2493;
-      const uint v6229 = v6228 + v6220;
-      out[v6229] = v6226;
-    }
-    const uint v6230 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6231 = v2492 + v6230;
-    const uint v6232 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6233 = v2491 + v6232;
-    const bool v6234 = v6231 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6235 = v6233 < v4;
-    const bool v6236 = v6234 && v6235;
-    if (v6236) {
-      const float v6237 = v200.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6239 = bfloat(v6237);
-      const uint v6240 = v6231 * v4;
-      const uint v6241 = v6240 + v2493;
-      const uint v6242 = v6241 + v6233;
-      out[v6242] = v6239;
-    }
-    const uint v6243 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6244 = v2492 + v6243;
-    const uint v6245 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6246 = v2491 + v6245;
-    const bool v6247 = v6244 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6248 = v6246 < v4;
-    const bool v6249 = v6247 && v6248;
-    if (v6249) {
-      const float v6250 = v200.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6252 = bfloat(v6250);
-      const uint v6253 = v6244 * v4;
-      const uint v6254 = v6253 + v2493;
-      const uint v6255 = v6254 + v6246;
-      out[v6255] = v6252;
-    }
-    const uint v6256 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6257 = v2492 + v6256;
-    const uint v6258 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6259 = v2491 + v6258;
-    const bool v6260 = v6257 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6261 = v6259 < v4;
-    const bool v6262 = v6260 && v6261;
-    if (v6262) {
-      const float v6263 = v200.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6265 = bfloat(v6263);
-      const uint v6266 = v6257 * v4;
-      const uint v6267 = v6266 + v2493;
-      const uint v6268 = v6267 + v6259;
-      out[v6268] = v6265;
-    }
-    const uint v6269 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6270 = v2492 + v6269;
-    const uint v6271 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6272 = v2491 + v6271;
-    const bool v6273 = v6270 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6274 = v6272 < v4;
-    const bool v6275 = v6273 && v6274;
-    if (v6275) {
-      const float v6276 = v200.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6278 = bfloat(v6276);
-      const uint v6279 = v6270 * v4;
-      const uint v6280 = v6279 + v2493;
-      const uint v6281 = v6280 + v6272;
-      out[v6281] = v6278;
-    }
-    const uint v6282 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6283 = v2492 + v6282;
-    const uint v6284 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6285 = v2491 + v6284;
-    const bool v6286 = v6283 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6287 = v6285 < v4;
-    const bool v6288 = v6286 && v6287;
-    if (v6288) {
-      const float v6289 = v200.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6291 = bfloat(v6289);
-      const uint v6292 = v6283 * v4;
-      const uint v6293 = v6292 + v2493;
-      const uint v6294 = v6293 + v6285;
-      out[v6294] = v6291;
-    }
-    const uint v6295 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6296 = v2492 + v6295;
-    const uint v6297 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6298 = v2491 + v6297;
-    const bool v6299 = v6296 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6300 = v6298 < v4;
-    const bool v6301 = v6299 && v6300;
-    if (v6301) {
-      const float v6302 = v200.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6304 = bfloat(v6302);
-      const uint v6305 = v6296 * v4;
-      const uint v6306 = v6305 + v2493;
-      const uint v6307 = v6306 + v6298;
-      out[v6307] = v6304;
-    }
-    const uint v6308 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6309 = v2492 + v6308;
-    const uint v6310 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6311 = v2491 + v6310;
-    const bool v6312 = v6309 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6313 = v6311 < v4;
-    const bool v6314 = v6312 && v6313;
-    if (v6314) {
-      const float v6315 = v200.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6317 = bfloat(v6315);
-      const uint v6318 = v6309 * v4;
-      const uint v6319 = v6318 + v2493;
-      const uint v6320 = v6319 + v6311;
-      out[v6320] = v6317;
-    }
-    const uint v6321 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6322 = v2492 + v6321;
-    const uint v6323 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6324 = v2491 + v6323;
-    const bool v6325 = v6322 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6326 = v6324 < v4;
-    const bool v6327 = v6325 && v6326;
-    if (v6327) {
-      const float v6328 = v200.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6330 = bfloat(v6328);
-      const uint v6331 = v6322 * v4;
-      const uint v6332 = v6331 + v2493;
-      const uint v6333 = v6332 + v6324;
-      out[v6333] = v6330;
-    }
-    const uint v6334 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6335 = v2492 + v6334;
-    const uint v6336 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6337 = v2491 + v6336;
-    const bool v6338 = v6335 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6339 = v6337 < v4;
-    const bool v6340 = v6338 && v6339;
-    if (v6340) {
-      const float v6341 = v200.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6343 = bfloat(v6341);
-      const uint v6344 = v6335 * v4;
-      const uint v6345 = v6344 + v2493;
-      const uint v6346 = v6345 + v6337;
-      out[v6346] = v6343;
-    }
-    const uint v6347 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6348 = v2492 + v6347;
-    const uint v6349 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6350 = v2491 + v6349;
-    const bool v6351 = v6348 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6352 = v6350 < v4;
-    const bool v6353 = v6351 && v6352;
-    if (v6353) {
-      const float v6354 = v200.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6356 = bfloat(v6354);
-      const uint v6357 = v6348 * v4;
-      const uint v6358 = v6357 + v2493;
-      const uint v6359 = v6358 + v6350;
-      out[v6359] = v6356;
-    }
-    const uint v6360 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6361 = v2492 + v6360;
-    const uint v6362 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6363 = v2491 + v6362;
-    const bool v6364 = v6361 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6365 = v6363 < v4;
-    const bool v6366 = v6364 && v6365;
-    if (v6366) {
-      const float v6367 = v200.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6369 = bfloat(v6367);
-      const uint v6370 = v6361 * v4;
-      const uint v6371 = v6370 + v2493;
-      const uint v6372 = v6371 + v6363;
-      out[v6372] = v6369;
-    }
-    const uint v6373 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6374 = v2492 + v6373;
-    const uint v6375 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6376 = v2491 + v6375;
-    const bool v6377 = v6374 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6378 = v6376 < v4;
-    const bool v6379 = v6377 && v6378;
-    if (v6379) {
-      const float v6380 = v200.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6382 = bfloat(v6380);
-      const uint v6383 = v6374 * v4;
-      const uint v6384 = v6383 + v2493;
-      const uint v6385 = v6384 + v6376;
-      out[v6385] = v6382;
-    }
-    const uint v6386 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6387 = v2492 + v6386;
-    const uint v6388 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6389 = v2491 + v6388;
-    const bool v6390 = v6387 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6391 = v6389 < v4;
-    const bool v6392 = v6390 && v6391;
-    if (v6392) {
-      const float v6393 = v200.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6395 = bfloat(v6393);
-      const uint v6396 = v6387 * v4;
-      const uint v6397 = v6396 + v2493;
-      const uint v6398 = v6397 + v6389;
-      out[v6398] = v6395;
-    }
-    const uint v6399 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6400 = v2492 + v6399;
-    const uint v6401 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6402 = v2491 + v6401;
-    const bool v6403 = v6400 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6404 = v6402 < v4;
-    const bool v6405 = v6403 && v6404;
-    if (v6405) {
-      const float v6406 = v200.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6408 = bfloat(v6406);
-      const uint v6409 = v6400 * v4;
-      const uint v6410 = v6409 + v2493;
-      const uint v6411 = v6410 + v6402;
-      out[v6411] = v6408;
-    }
-    const uint v6412 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6413 = v2492 + v6412;
-    const uint v6414 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6415 = v2491 + v6414;
-    const bool v6416 = v6413 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6417 = v6415 < v4;
-    const bool v6418 = v6416 && v6417;
-    if (v6418) {
-      const float v6419 = v200.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6421 = bfloat(v6419);
-      const uint v6422 = v6413 * v4;
-      const uint v6423 = v6422 + v2493;
-      const uint v6424 = v6423 + v6415;
-      out[v6424] = v6421;
-    }
-    const uint v6425 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6426 = v2492 + v6425;
-    const uint v6427 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6428 = v2491 + v6427;
-    const bool v6429 = v6426 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6430 = v6428 < v4;
-    const bool v6431 = v6429 && v6430;
-    if (v6431) {
-      const float v6432 = v200.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6434 = bfloat(v6432);
-      const uint v6435 = v6426 * v4;
-      const uint v6436 = v6435 + v2493;
-      const uint v6437 = v6436 + v6428;
-      out[v6437] = v6434;
-    }
-    const uint v6438 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6439 = v2492 + v6438;
-    const uint v6440 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6441 = v2491 + v6440;
-    const bool v6442 = v6439 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6443 = v6441 < v4;
-    const bool v6444 = v6442 && v6443;
-    if (v6444) {
-      const float v6445 = v200.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6447 = bfloat(v6445);
-      const uint v6448 = v6439 * v4;
-      const uint v6449 = v6448 + v2493;
-      const uint v6450 = v6449 + v6441;
-      out[v6450] = v6447;
-    }
-    const uint v6451 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6452 = v2492 + v6451;
-    const uint v6453 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6454 = v2491 + v6453;
-    const bool v6455 = v6452 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6456 = v6454 < v4;
-    const bool v6457 = v6455 && v6456;
-    if (v6457) {
-      const float v6458 = v200.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6460 = bfloat(v6458);
-      const uint v6461 = v6452 * v4;
-      const uint v6462 = v6461 + v2493;
-      const uint v6463 = v6462 + v6454;
-      out[v6463] = v6460;
-    }
-    const uint v6464 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6465 = v2492 + v6464;
-    const uint v6466 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6467 = v2491 + v6466;
-    const bool v6468 = v6465 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6469 = v6467 < v4;
-    const bool v6470 = v6468 && v6469;
-    if (v6470) {
-      const float v6471 = v200.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6473 = bfloat(v6471);
-      const uint v6474 = v6465 * v4;
-      const uint v6475 = v6474 + v2493;
-      const uint v6476 = v6475 + v6467;
-      out[v6476] = v6473;
-    }
-    const uint v6477 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6478 = v2492 + v6477;
-    const uint v6479 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6480 = v2491 + v6479;
-    const bool v6481 = v6478 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6482 = v6480 < v4;
-    const bool v6483 = v6481 && v6482;
-    if (v6483) {
-      const float v6484 = v200.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6486 = bfloat(v6484);
-      const uint v6487 = v6478 * v4;
-      const uint v6488 = v6487 + v2493;
-      const uint v6489 = v6488 + v6480;
-      out[v6489] = v6486;
-    }
-    const uint v6490 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6491 = v2492 + v6490;
-    const uint v6492 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6493 = v2491 + v6492;
-    const bool v6494 = v6491 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6495 = v6493 < v4;
-    const bool v6496 = v6494 && v6495;
-    if (v6496) {
-      const float v6497 = v200.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6499 = bfloat(v6497);
-      const uint v6500 = v6491 * v4;
-      const uint v6501 = v6500 + v2493;
-      const uint v6502 = v6501 + v6493;
-      out[v6502] = v6499;
-    }
-    const uint v6503 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6504 = v2492 + v6503;
-    const uint v6505 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6506 = v2491 + v6505;
-    const bool v6507 = v6504 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6508 = v6506 < v4;
-    const bool v6509 = v6507 && v6508;
-    if (v6509) {
-      const float v6510 = v200.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6512 = bfloat(v6510);
-      const uint v6513 = v6504 * v4;
-      const uint v6514 = v6513 + v2493;
-      const uint v6515 = v6514 + v6506;
-      out[v6515] = v6512;
-    }
-    const uint v6516 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6517 = v2492 + v6516;
-    const uint v6518 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6519 = v2491 + v6518;
-    const bool v6520 = v6517 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6521 = v6519 < v4;
-    const bool v6522 = v6520 && v6521;
-    if (v6522) {
-      const float v6523 = v200.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6525 = bfloat(v6523);
-      const uint v6526 = v6517 * v4;
-      const uint v6527 = v6526 + v2493;
-      const uint v6528 = v6527 + v6519;
-      out[v6528] = v6525;
-    }
-    const uint v6529 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6530 = v2492 + v6529;
-    const uint v6531 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6532 = v2491 + v6531;
-    const bool v6533 = v6530 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6534 = v6532 < v4;
-    const bool v6535 = v6533 && v6534;
-    if (v6535) {
-      const float v6536 = v200.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6538 = bfloat(v6536);
-      const uint v6539 = v6530 * v4;
-      const uint v6540 = v6539 + v2493;
-      const uint v6541 = v6540 + v6532;
-      out[v6541] = v6538;
-    }
-    const uint v6542 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6543 = v2492 + v6542;
-    const uint v6544 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6545 = v2491 + v6544;
-    const bool v6546 = v6543 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6547 = v6545 < v4;
-    const bool v6548 = v6546 && v6547;
-    if (v6548) {
-      const float v6549 = v200.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6551 = bfloat(v6549);
-      const uint v6552 = v6543 * v4;
-      const uint v6553 = v6552 + v2493;
-      const uint v6554 = v6553 + v6545;
-      out[v6554] = v6551;
-    }
-    const uint v6555 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6556 = v2492 + v6555;
-    const uint v6557 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6558 = v2491 + v6557;
-    const bool v6559 = v6556 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6560 = v6558 < v4;
-    const bool v6561 = v6559 && v6560;
-    if (v6561) {
-      const float v6562 = v200.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6564 = bfloat(v6562);
-      const uint v6565 = v6556 * v4;
-      const uint v6566 = v6565 + v2493;
-      const uint v6567 = v6566 + v6558;
-      out[v6567] = v6564;
-    }
-    const uint v6568 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6569 = v2492 + v6568;
-    const uint v6570 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6571 = v2491 + v6570;
-    const bool v6572 = v6569 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6573 = v6571 < v4;
-    const bool v6574 = v6572 && v6573;
-    if (v6574) {
-      const float v6575 = v200.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6577 = bfloat(v6575);
-      const uint v6578 = v6569 * v4;
-      const uint v6579 = v6578 + v2493;
-      const uint v6580 = v6579 + v6571;
-      out[v6580] = v6577;
-    }
-    const uint v6581 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6582 = v2492 + v6581;
-    const uint v6583 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6584 = v2491 + v6583;
-    const bool v6585 = v6582 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6586 = v6584 < v4;
-    const bool v6587 = v6585 && v6586;
-    if (v6587) {
-      const float v6588 = v200.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6590 = bfloat(v6588);
-      const uint v6591 = v6582 * v4;
-      const uint v6592 = v6591 + v2493;
-      const uint v6593 = v6592 + v6584;
-      out[v6593] = v6590;
-    }
-    const uint v6594 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6595 = v2492 + v6594;
-    const uint v6596 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6597 = v2491 + v6596;
-    const bool v6598 = v6595 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6599 = v6597 < v4;
-    const bool v6600 = v6598 && v6599;
-    if (v6600) {
-      const float v6601 = v200.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6603 = bfloat(v6601);
-      const uint v6604 = v6595 * v4;
-      const uint v6605 = v6604 + v2493;
-      const uint v6606 = v6605 + v6597;
-      out[v6606] = v6603;
-    }
-    const uint v6607 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6608 = v2492 + v6607;
-    const uint v6609 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6610 = v2491 + v6609;
-    const bool v6611 = v6608 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6612 = v6610 < v4;
-    const bool v6613 = v6611 && v6612;
-    if (v6613) {
-      const float v6614 = v200.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6616 = bfloat(v6614);
-      const uint v6617 = v6608 * v4;
-      const uint v6618 = v6617 + v2493;
-      const uint v6619 = v6618 + v6610;
-      out[v6619] = v6616;
-    }
-    const uint v6620 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6621 = v2492 + v6620;
-    const uint v6622 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6623 = v2491 + v6622;
-    const bool v6624 = v6621 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6625 = v6623 < v4;
-    const bool v6626 = v6624 && v6625;
-    if (v6626) {
-      const float v6627 = v200.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6629 = bfloat(v6627);
-      const uint v6630 = v6621 * v4;
-      const uint v6631 = v6630 + v2493;
-      const uint v6632 = v6631 + v6623;
-      out[v6632] = v6629;
-    }
-    const uint v6633 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6634 = v2492 + v6633;
-    const uint v6635 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6636 = v2491 + v6635;
-    const bool v6637 = v6634 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6638 = v6636 < v4;
-    const bool v6639 = v6637 && v6638;
-    if (v6639) {
-      const float v6640 = v200.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6642 = bfloat(v6640);
-      const uint v6643 = v6634 * v4;
-      const uint v6644 = v6643 + v2493;
-      const uint v6645 = v6644 + v6636;
-      out[v6645] = v6642;
-    }
-    const uint v6646 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6647 = v2492 + v6646;
-    const uint v6648 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6649 = v2491 + v6648;
-    const bool v6650 = v6647 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6651 = v6649 < v4;
-    const bool v6652 = v6650 && v6651;
-    if (v6652) {
-      const float v6653 = v200.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6655 = bfloat(v6653);
-      const uint v6656 = v6647 * v4;
-      const uint v6657 = v6656 + v2493;
-      const uint v6658 = v6657 + v6649;
-      out[v6658] = v6655;
-    }
-    const uint v6659 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6660 = v2492 + v6659;
-    const uint v6661 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6662 = v2491 + v6661;
-    const bool v6663 = v6660 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6664 = v6662 < v4;
-    const bool v6665 = v6663 && v6664;
-    if (v6665) {
-      const float v6666 = v200.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6668 = bfloat(v6666);
-      const uint v6669 = v6660 * v4;
-      const uint v6670 = v6669 + v2493;
-      const uint v6671 = v6670 + v6662;
-      out[v6671] = v6668;
-    }
-    const uint v6672 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6673 = v2492 + v6672;
-    const uint v6674 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6675 = v2491 + v6674;
-    const bool v6676 = v6673 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6677 = v6675 < v4;
-    const bool v6678 = v6676 && v6677;
-    if (v6678) {
-      const float v6679 = v200.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6681 = bfloat(v6679);
-      const uint v6682 = v6673 * v4;
-      const uint v6683 = v6682 + v2493;
-      const uint v6684 = v6683 + v6675;
-      out[v6684] = v6681;
-    }
-    const uint v6685 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6686 = v2492 + v6685;
-    const uint v6687 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6688 = v2491 + v6687;
-    const bool v6689 = v6686 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6690 = v6688 < v4;
-    const bool v6691 = v6689 && v6690;
-    if (v6691) {
-      const float v6692 = v200.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6694 = bfloat(v6692);
-      const uint v6695 = v6686 * v4;
-      const uint v6696 = v6695 + v2493;
-      const uint v6697 = v6696 + v6688;
-      out[v6697] = v6694;
-    }
-    const uint v6698 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6699 = v2492 + v6698;
-    const uint v6700 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6701 = v2491 + v6700;
-    const bool v6702 = v6699 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6703 = v6701 < v4;
-    const bool v6704 = v6702 && v6703;
-    if (v6704) {
-      const float v6705 = v200.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6707 = bfloat(v6705);
-      const uint v6708 = v6699 * v4;
-      const uint v6709 = v6708 + v2493;
-      const uint v6710 = v6709 + v6701;
-      out[v6710] = v6707;
-    }
-    const uint v6711 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6712 = v2492 + v6711;
-    const uint v6713 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6714 = v2491 + v6713;
-    const bool v6715 = v6712 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6716 = v6714 < v4;
-    const bool v6717 = v6715 && v6716;
-    if (v6717) {
-      const float v6718 = v200.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6720 = bfloat(v6718);
-      const uint v6721 = v6712 * v4;
-      const uint v6722 = v6721 + v2493;
-      const uint v6723 = v6722 + v6714;
-      out[v6723] = v6720;
-    }
-    const uint v6724 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6725 = v2492 + v6724;
-    const uint v6726 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6727 = v2491 + v6726;
-    const bool v6728 = v6725 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6729 = v6727 < v4;
-    const bool v6730 = v6728 && v6729;
-    if (v6730) {
-      const float v6731 = v200.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6733 = bfloat(v6731);
-      const uint v6734 = v6725 * v4;
-      const uint v6735 = v6734 + v2493;
-      const uint v6736 = v6735 + v6727;
-      out[v6736] = v6733;
-    }
-    const uint v6737 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6738 = v2492 + v6737;
-    const uint v6739 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6740 = v2491 + v6739;
-    const bool v6741 = v6738 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6742 = v6740 < v4;
-    const bool v6743 = v6741 && v6742;
-    if (v6743) {
-      const float v6744 = v200.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6746 = bfloat(v6744);
-      const uint v6747 = v6738 * v4;
-      const uint v6748 = v6747 + v2493;
-      const uint v6749 = v6748 + v6740;
-      out[v6749] = v6746;
-    }
-    const uint v6750 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6751 = v2492 + v6750;
-    const uint v6752 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6753 = v2491 + v6752;
-    const bool v6754 = v6751 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6755 = v6753 < v4;
-    const bool v6756 = v6754 && v6755;
-    if (v6756) {
-      const float v6757 = v200.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6759 = bfloat(v6757);
-      const uint v6760 = v6751 * v4;
-      const uint v6761 = v6760 + v2493;
-      const uint v6762 = v6761 + v6753;
-      out[v6762] = v6759;
-    }
-    const uint v6763 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6764 = v2492 + v6763;
-    const uint v6765 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6766 = v2491 + v6765;
-    const bool v6767 = v6764 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6768 = v6766 < v4;
-    const bool v6769 = v6767 && v6768;
-    if (v6769) {
-      const float v6770 = v200.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6772 = bfloat(v6770);
-      const uint v6773 = v6764 * v4;
-      const uint v6774 = v6773 + v2493;
-      const uint v6775 = v6774 + v6766;
-      out[v6775] = v6772;
-    }
-    const uint v6776 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6777 = v2492 + v6776;
-    const uint v6778 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6779 = v2491 + v6778;
-    const bool v6780 = v6777 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6781 = v6779 < v4;
-    const bool v6782 = v6780 && v6781;
-    if (v6782) {
-      const float v6783 = v200.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6785 = bfloat(v6783);
-      const uint v6786 = v6777 * v4;
-      const uint v6787 = v6786 + v2493;
-      const uint v6788 = v6787 + v6779;
-      out[v6788] = v6785;
-    }
-    const uint v6789 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6790 = v2492 + v6789;
-    const uint v6791 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6792 = v2491 + v6791;
-    const bool v6793 = v6790 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6794 = v6792 < v4;
-    const bool v6795 = v6793 && v6794;
-    if (v6795) {
-      const float v6796 = v200.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6798 = bfloat(v6796);
-      const uint v6799 = v6790 * v4;
-      const uint v6800 = v6799 + v2493;
-      const uint v6801 = v6800 + v6792;
-      out[v6801] = v6798;
-    }
-    const uint v6802 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6803 = v2492 + v6802;
-    const uint v6804 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6805 = v2491 + v6804;
-    const bool v6806 = v6803 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6807 = v6805 < v4;
-    const bool v6808 = v6806 && v6807;
-    if (v6808) {
-      const float v6809 = v200.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6811 = bfloat(v6809);
-      const uint v6812 = v6803 * v4;
-      const uint v6813 = v6812 + v2493;
-      const uint v6814 = v6813 + v6805;
-      out[v6814] = v6811;
-    }
-    const uint v6815 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6816 = v2492 + v6815;
-    const uint v6817 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6818 = v2491 + v6817;
-    const bool v6819 = v6816 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6820 = v6818 < v4;
-    const bool v6821 = v6819 && v6820;
-    if (v6821) {
-      const float v6822 = v200.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6824 = bfloat(v6822);
-      const uint v6825 = v6816 * v4;
-      const uint v6826 = v6825 + v2493;
-      const uint v6827 = v6826 + v6818;
-      out[v6827] = v6824;
-    }
-    const uint v6828 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6829 = v2492 + v6828;
-    const uint v6830 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6831 = v2491 + v6830;
-    const bool v6832 = v6829 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6833 = v6831 < v4;
-    const bool v6834 = v6832 && v6833;
-    if (v6834) {
-      const float v6835 = v200.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6837 = bfloat(v6835);
-      const uint v6838 = v6829 * v4;
-      const uint v6839 = v6838 + v2493;
-      const uint v6840 = v6839 + v6831;
-      out[v6840] = v6837;
-    }
-    const uint v6841 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6842 = v2492 + v6841;
-    const uint v6843 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6844 = v2491 + v6843;
-    const bool v6845 = v6842 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6846 = v6844 < v4;
-    const bool v6847 = v6845 && v6846;
-    if (v6847) {
-      const float v6848 = v200.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6850 = bfloat(v6848);
-      const uint v6851 = v6842 * v4;
-      const uint v6852 = v6851 + v2493;
-      const uint v6853 = v6852 + v6844;
-      out[v6853] = v6850;
-    }
-    const uint v6854 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6855 = v2492 + v6854;
-    const uint v6856 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6857 = v2491 + v6856;
-    const bool v6858 = v6855 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6859 = v6857 < v4;
-    const bool v6860 = v6858 && v6859;
-    if (v6860) {
-      const float v6861 = v200.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6863 = bfloat(v6861);
-      const uint v6864 = v6855 * v4;
-      const uint v6865 = v6864 + v2493;
-      const uint v6866 = v6865 + v6857;
-      out[v6866] = v6863;
-    }
-    const uint v6867 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6868 = v2492 + v6867;
-    const uint v6869 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6870 = v2491 + v6869;
-    const bool v6871 = v6868 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6872 = v6870 < v4;
-    const bool v6873 = v6871 && v6872;
-    if (v6873) {
-      const float v6874 = v200.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6876 = bfloat(v6874);
-      const uint v6877 = v6868 * v4;
-      const uint v6878 = v6877 + v2493;
-      const uint v6879 = v6878 + v6870;
-      out[v6879] = v6876;
-    }
-    const uint v6880 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6881 = v2492 + v6880;
-    const uint v6882 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6883 = v2491 + v6882;
-    const bool v6884 = v6881 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6885 = v6883 < v4;
-    const bool v6886 = v6884 && v6885;
-    if (v6886) {
-      const float v6887 = v200.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6889 = bfloat(v6887);
-      const uint v6890 = v6881 * v4;
-      const uint v6891 = v6890 + v2493;
-      const uint v6892 = v6891 + v6883;
-      out[v6892] = v6889;
-    }
-    const uint v6893 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6894 = v2492 + v6893;
-    const uint v6895 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6896 = v2491 + v6895;
-    const bool v6897 = v6894 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6898 = v6896 < v4;
-    const bool v6899 = v6897 && v6898;
-    if (v6899) {
-      const float v6900 = v200.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6902 = bfloat(v6900);
-      const uint v6903 = v6894 * v4;
-      const uint v6904 = v6903 + v2493;
-      const uint v6905 = v6904 + v6896;
-      out[v6905] = v6902;
-    }
-    const uint v6906 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6907 = v2492 + v6906;
-    const uint v6908 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6909 = v2491 + v6908;
-    const bool v6910 = v6907 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6911 = v6909 < v4;
-    const bool v6912 = v6910 && v6911;
-    if (v6912) {
-      const float v6913 = v200.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6915 = bfloat(v6913);
-      const uint v6916 = v6907 * v4;
-      const uint v6917 = v6916 + v2493;
-      const uint v6918 = v6917 + v6909;
-      out[v6918] = v6915;
-    }
-    const uint v6919 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6920 = v2492 + v6919;
-    const uint v6921 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6922 = v2491 + v6921;
-    const bool v6923 = v6920 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6924 = v6922 < v4;
-    const bool v6925 = v6923 && v6924;
-    if (v6925) {
-      const float v6926 = v200.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6928 = bfloat(v6926);
-      const uint v6929 = v6920 * v4;
-      const uint v6930 = v6929 + v2493;
-      const uint v6931 = v6930 + v6922;
-      out[v6931] = v6928;
-    }
-    const uint v6932 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6933 = v2492 + v6932;
-    const uint v6934 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6935 = v2491 + v6934;
-    const bool v6936 = v6933 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6937 = v6935 < v4;
-    const bool v6938 = v6936 && v6937;
-    if (v6938) {
-      const float v6939 = v200.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6941 = bfloat(v6939);
-      const uint v6942 = v6933 * v4;
-      const uint v6943 = v6942 + v2493;
-      const uint v6944 = v6943 + v6935;
-      out[v6944] = v6941;
-    }
-    const uint v6945 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6946 = v2492 + v6945;
-    const uint v6947 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6948 = v2491 + v6947;
-    const bool v6949 = v6946 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6950 = v6948 < v4;
-    const bool v6951 = v6949 && v6950;
-    if (v6951) {
-      const float v6952 = v200.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6954 = bfloat(v6952);
-      const uint v6955 = v6946 * v4;
-      const uint v6956 = v6955 + v2493;
-      const uint v6957 = v6956 + v6948;
-      out[v6957] = v6954;
-    }
-    const uint v6958 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6959 = v2492 + v6958;
-    const uint v6960 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6961 = v2491 + v6960;
-    const bool v6962 = v6959 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6963 = v6961 < v4;
-    const bool v6964 = v6962 && v6963;
-    if (v6964) {
-      const float v6965 = v200.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6967 = bfloat(v6965);
-      const uint v6968 = v6959 * v4;
-      const uint v6969 = v6968 + v2493;
-      const uint v6970 = v6969 + v6961;
-      out[v6970] = v6967;
-    }
-    const uint v6971 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6972 = v2492 + v6971;
-    const uint v6973 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6974 = v2491 + v6973;
-    const bool v6975 = v6972 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6976 = v6974 < v4;
-    const bool v6977 = v6975 && v6976;
-    if (v6977) {
-      const float v6978 = v200.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6980 = bfloat(v6978);
-      const uint v6981 = v6972 * v4;
-      const uint v6982 = v6981 + v2493;
-      const uint v6983 = v6982 + v6974;
-      out[v6983] = v6980;
-    }
-    const uint v6984 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6985 = v2492 + v6984;
-    const uint v6986 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6987 = v2491 + v6986;
-    const bool v6988 = v6985 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6989 = v6987 < v4;
-    const bool v6990 = v6988 && v6989;
-    if (v6990) {
-      const float v6991 = v200.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6993 = bfloat(v6991);
-      const uint v6994 = v6985 * v4;
-      const uint v6995 = v6994 + v2493;
-      const uint v6996 = v6995 + v6987;
-      out[v6996] = v6993;
-    }
-    const uint v6997 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6998 = v2492 + v6997;
-    const uint v6999 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7000 = v2491 + v6999;
-    const bool v7001 = v6998 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7002 = v7000 < v4;
-    const bool v7003 = v7001 && v7002;
-    if (v7003) {
-      const float v7004 = v200.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7006 = bfloat(v7004);
-      const uint v7007 = v6998 * v4;
-      const uint v7008 = v7007 + v2493;
-      const uint v7009 = v7008 + v7000;
-      out[v7009] = v7006;
-    }
-    const uint v7010 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7011 = v2492 + v7010;
-    const uint v7012 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7013 = v2491 + v7012;
-    const bool v7014 = v7011 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7015 = v7013 < v4;
-    const bool v7016 = v7014 && v7015;
-    if (v7016) {
-      const float v7017 = v200.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7019 = bfloat(v7017);
-      const uint v7020 = v7011 * v4;
-      const uint v7021 = v7020 + v2493;
-      const uint v7022 = v7021 + v7013;
-      out[v7022] = v7019;
-    }
-    const uint v7023 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7024 = v2492 + v7023;
-    const uint v7025 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7026 = v2491 + v7025;
-    const bool v7027 = v7024 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7028 = v7026 < v4;
-    const bool v7029 = v7027 && v7028;
-    if (v7029) {
-      const float v7030 = v200.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7032 = bfloat(v7030);
-      const uint v7033 = v7024 * v4;
-      const uint v7034 = v7033 + v2493;
-      const uint v7035 = v7034 + v7026;
-      out[v7035] = v7032;
-    }
-    const uint v7036 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7037 = v2492 + v7036;
-    const uint v7038 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7039 = v2491 + v7038;
-    const bool v7040 = v7037 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7041 = v7039 < v4;
-    const bool v7042 = v7040 && v7041;
-    if (v7042) {
-      const float v7043 = v200.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7045 = bfloat(v7043);
-      const uint v7046 = v7037 * v4;
-      const uint v7047 = v7046 + v2493;
-      const uint v7048 = v7047 + v7039;
-      out[v7048] = v7045;
-    }
-    const uint v7049 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7050 = v2492 + v7049;
-    const uint v7051 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7052 = v2491 + v7051;
-    const bool v7053 = v7050 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7054 = v7052 < v4;
-    const bool v7055 = v7053 && v7054;
-    if (v7055) {
-      const float v7056 = v200.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7058 = bfloat(v7056);
-      const uint v7059 = v7050 * v4;
-      const uint v7060 = v7059 + v2493;
-      const uint v7061 = v7060 + v7052;
-      out[v7061] = v7058;
-    }
-    const uint v7062 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7063 = v2492 + v7062;
-    const uint v7064 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7065 = v2491 + v7064;
-    const bool v7066 = v7063 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7067 = v7065 < v4;
-    const bool v7068 = v7066 && v7067;
-    if (v7068) {
-      const float v7069 = v200.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7071 = bfloat(v7069);
-      const uint v7072 = v7063 * v4;
-      const uint v7073 = v7072 + v2493;
-      const uint v7074 = v7073 + v7065;
-      out[v7074] = v7071;
-    }
-    const uint v7075 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7076 = v2492 + v7075;
-    const uint v7077 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7078 = v2491 + v7077;
-    const bool v7079 = v7076 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7080 = v7078 < v4;
-    const bool v7081 = v7079 && v7080;
-    if (v7081) {
-      const float v7082 = v200.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7084 = bfloat(v7082);
-      const uint v7085 = v7076 * v4;
-      const uint v7086 = v7085 + v2493;
-      const uint v7087 = v7086 + v7078;
-      out[v7087] = v7084;
-    }
-    const uint v7088 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7089 = v2492 + v7088;
-    const uint v7090 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7091 = v2491 + v7090;
-    const bool v7092 = v7089 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7093 = v7091 < v4;
-    const bool v7094 = v7092 && v7093;
-    if (v7094) {
-      const float v7095 = v200.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7097 = bfloat(v7095);
-      const uint v7098 = v7089 * v4;
-      const uint v7099 = v7098 + v2493;
-      const uint v7100 = v7099 + v7091;
-      out[v7100] = v7097;
-    }
-    const uint v7101 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7102 = v2492 + v7101;
-    const uint v7103 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7104 = v2491 + v7103;
-    const bool v7105 = v7102 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7106 = v7104 < v4;
-    const bool v7107 = v7105 && v7106;
-    if (v7107) {
-      const float v7108 = v200.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7110 = bfloat(v7108);
-      const uint v7111 = v7102 * v4;
-      const uint v7112 = v7111 + v2493;
-      const uint v7113 = v7112 + v7104;
-      out[v7113] = v7110;
-    }
-    const uint v7114 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7115 = v2492 + v7114;
-    const uint v7116 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7117 = v2491 + v7116;
-    const bool v7118 = v7115 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7119 = v7117 < v4;
-    const bool v7120 = v7118 && v7119;
-    if (v7120) {
-      const float v7121 = v200.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7123 = bfloat(v7121);
-      const uint v7124 = v7115 * v4;
-      const uint v7125 = v7124 + v2493;
-      const uint v7126 = v7125 + v7117;
-      out[v7126] = v7123;
-    }
-    const uint v7127 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7128 = v2492 + v7127;
-    const uint v7129 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7130 = v2491 + v7129;
-    const bool v7131 = v7128 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7132 = v7130 < v4;
-    const bool v7133 = v7131 && v7132;
-    if (v7133) {
-      const float v7134 = v200.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7136 = bfloat(v7134);
-      const uint v7137 = v7128 * v4;
-      const uint v7138 = v7137 + v2493;
-      const uint v7139 = v7138 + v7130;
-      out[v7139] = v7136;
-    }
-    const uint v7140 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7141 = v2492 + v7140;
-    const uint v7142 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7143 = v2491 + v7142;
-    const bool v7144 = v7141 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7145 = v7143 < v4;
-    const bool v7146 = v7144 && v7145;
-    if (v7146) {
-      const float v7147 = v200.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7149 = bfloat(v7147);
-      const uint v7150 = v7141 * v4;
-      const uint v7151 = v7150 + v2493;
-      const uint v7152 = v7151 + v7143;
-      out[v7152] = v7149;
-    }
-    const uint v7153 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7154 = v2492 + v7153;
-    const uint v7155 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7156 = v2491 + v7155;
-    const bool v7157 = v7154 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7158 = v7156 < v4;
-    const bool v7159 = v7157 && v7158;
-    if (v7159) {
-      const float v7160 = v200.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7162 = bfloat(v7160);
-      const uint v7163 = v7154 * v4;
-      const uint v7164 = v7163 + v2493;
-      const uint v7165 = v7164 + v7156;
-      out[v7165] = v7162;
-    }
-    const uint v7166 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7167 = v2492 + v7166;
-    const uint v7168 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7169 = v2491 + v7168;
-    const bool v7170 = v7167 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7171 = v7169 < v4;
-    const bool v7172 = v7170 && v7171;
-    if (v7172) {
-      const float v7173 = v200.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7175 = bfloat(v7173);
-      const uint v7176 = v7167 * v4;
-      const uint v7177 = v7176 + v2493;
-      const uint v7178 = v7177 + v7169;
-      out[v7178] = v7175;
-    }
-    const uint v7179 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7180 = v2492 + v7179;
-    const uint v7181 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7182 = v2491 + v7181;
-    const bool v7183 = v7180 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7184 = v7182 < v4;
-    const bool v7185 = v7183 && v7184;
-    if (v7185) {
-      const float v7186 = v200.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7188 = bfloat(v7186);
-      const uint v7189 = v7180 * v4;
-      const uint v7190 = v7189 + v2493;
-      const uint v7191 = v7190 + v7182;
-      out[v7191] = v7188;
-    }
-    const uint v7192 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7193 = v2492 + v7192;
-    const uint v7194 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7195 = v2491 + v7194;
-    const bool v7196 = v7193 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7197 = v7195 < v4;
-    const bool v7198 = v7196 && v7197;
-    if (v7198) {
-      const float v7199 = v200.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7201 = bfloat(v7199);
-      const uint v7202 = v7193 * v4;
-      const uint v7203 = v7202 + v2493;
-      const uint v7204 = v7203 + v7195;
-      out[v7204] = v7201;
-    }
-    const uint v7205 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7206 = v2492 + v7205;
-    const uint v7207 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7208 = v2491 + v7207;
-    const bool v7209 = v7206 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7210 = v7208 < v4;
-    const bool v7211 = v7209 && v7210;
-    if (v7211) {
-      const float v7212 = v200.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7214 = bfloat(v7212);
-      const uint v7215 = v7206 * v4;
-      const uint v7216 = v7215 + v2493;
-      const uint v7217 = v7216 + v7208;
-      out[v7217] = v7214;
-    }
-    const uint v7218 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7219 = v2492 + v7218;
-    const uint v7220 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7221 = v2491 + v7220;
-    const bool v7222 = v7219 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7223 = v7221 < v4;
-    const bool v7224 = v7222 && v7223;
-    if (v7224) {
-      const float v7225 = v200.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7227 = bfloat(v7225);
-      const uint v7228 = v7219 * v4;
-      const uint v7229 = v7228 + v2493;
-      const uint v7230 = v7229 + v7221;
-      out[v7230] = v7227;
-    }
-    const uint v7231 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7232 = v2492 + v7231;
-    const uint v7233 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7234 = v2491 + v7233;
-    const bool v7235 = v7232 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7236 = v7234 < v4;
-    const bool v7237 = v7235 && v7236;
-    if (v7237) {
-      const float v7238 = v200.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7240 = bfloat(v7238);
-      const uint v7241 = v7232 * v4;
-      const uint v7242 = v7241 + v2493;
-      const uint v7243 = v7242 + v7234;
-      out[v7243] = v7240;
-    }
-    const uint v7244 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7245 = v2492 + v7244;
-    const uint v7246 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7247 = v2491 + v7246;
-    const bool v7248 = v7245 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7249 = v7247 < v4;
-    const bool v7250 = v7248 && v7249;
-    if (v7250) {
-      const float v7251 = v200.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7253 = bfloat(v7251);
-      const uint v7254 = v7245 * v4;
-      const uint v7255 = v7254 + v2493;
-      const uint v7256 = v7255 + v7247;
-      out[v7256] = v7253;
-    }
-    const uint v7257 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7258 = v2492 + v7257;
-    const uint v7259 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7260 = v2491 + v7259;
-    const bool v7261 = v7258 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7262 = v7260 < v4;
-    const bool v7263 = v7261 && v7262;
-    if (v7263) {
-      const float v7264 = v200.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7266 = bfloat(v7264);
-      const uint v7267 = v7258 * v4;
-      const uint v7268 = v7267 + v2493;
-      const uint v7269 = v7268 + v7260;
-      out[v7269] = v7266;
-    }
-    const uint v7270 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7271 = v2492 + v7270;
-    const uint v7272 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7273 = v2491 + v7272;
-    const bool v7274 = v7271 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7275 = v7273 < v4;
-    const bool v7276 = v7274 && v7275;
-    if (v7276) {
-      const float v7277 = v200.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7279 = bfloat(v7277);
-      const uint v7280 = v7271 * v4;
-      const uint v7281 = v7280 + v2493;
-      const uint v7282 = v7281 + v7273;
-      out[v7282] = v7279;
-    }
-    const uint v7283 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7284 = v2492 + v7283;
-    const uint v7285 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7286 = v2491 + v7285;
-    const bool v7287 = v7284 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7288 = v7286 < v4;
-    const bool v7289 = v7287 && v7288;
-    if (v7289) {
-      const float v7290 = v200.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7292 = bfloat(v7290);
-      const uint v7293 = v7284 * v4;
-      const uint v7294 = v7293 + v2493;
-      const uint v7295 = v7294 + v7286;
-      out[v7295] = v7292;
-    }
-    const uint v7296 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7297 = v2492 + v7296;
-    const uint v7298 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7299 = v2491 + v7298;
-    const bool v7300 = v7297 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7301 = v7299 < v4;
-    const bool v7302 = v7300 && v7301;
-    if (v7302) {
-      const float v7303 = v200.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7305 = bfloat(v7303);
-      const uint v7306 = v7297 * v4;
-      const uint v7307 = v7306 + v2493;
-      const uint v7308 = v7307 + v7299;
-      out[v7308] = v7305;
-    }
-    const uint v7309 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7310 = v2492 + v7309;
-    const uint v7311 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7312 = v2491 + v7311;
-    const bool v7313 = v7310 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7314 = v7312 < v4;
-    const bool v7315 = v7313 && v7314;
-    if (v7315) {
-      const float v7316 = v200.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7318 = bfloat(v7316);
-      const uint v7319 = v7310 * v4;
-      const uint v7320 = v7319 + v2493;
-      const uint v7321 = v7320 + v7312;
-      out[v7321] = v7318;
-    }
-    const uint v7322 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7323 = v2492 + v7322;
-    const uint v7324 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7325 = v2491 + v7324;
-    const bool v7326 = v7323 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7327 = v7325 < v4;
-    const bool v7328 = v7326 && v7327;
-    if (v7328) {
-      const float v7329 = v200.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7331 = bfloat(v7329);
-      const uint v7332 = v7323 * v4;
-      const uint v7333 = v7332 + v2493;
-      const uint v7334 = v7333 + v7325;
-      out[v7334] = v7331;
-    }
-    const uint v7335 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7336 = v2492 + v7335;
-    const uint v7337 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7338 = v2491 + v7337;
-    const bool v7339 = v7336 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7340 = v7338 < v4;
-    const bool v7341 = v7339 && v7340;
-    if (v7341) {
-      const float v7342 = v200.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7344 = bfloat(v7342);
-      const uint v7345 = v7336 * v4;
-      const uint v7346 = v7345 + v2493;
-      const uint v7347 = v7346 + v7338;
-      out[v7347] = v7344;
-    }
-    const uint v7348 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7349 = v2492 + v7348;
-    const uint v7350 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7351 = v2491 + v7350;
-    const bool v7352 = v7349 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7353 = v7351 < v4;
-    const bool v7354 = v7352 && v7353;
-    if (v7354) {
-      const float v7355 = v200.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7357 = bfloat(v7355);
-      const uint v7358 = v7349 * v4;
-      const uint v7359 = v7358 + v2493;
-      const uint v7360 = v7359 + v7351;
-      out[v7360] = v7357;
-    }
-    const uint v7361 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7362 = v2492 + v7361;
-    const uint v7363 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7364 = v2491 + v7363;
-    const bool v7365 = v7362 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7366 = v7364 < v4;
-    const bool v7367 = v7365 && v7366;
-    if (v7367) {
-      const float v7368 = v200.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7370 = bfloat(v7368);
-      const uint v7371 = v7362 * v4;
-      const uint v7372 = v7371 + v2493;
-      const uint v7373 = v7372 + v7364;
-      out[v7373] = v7370;
-    }
-    const uint v7374 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7375 = v2492 + v7374;
-    const uint v7376 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7377 = v2491 + v7376;
-    const bool v7378 = v7375 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7379 = v7377 < v4;
-    const bool v7380 = v7378 && v7379;
-    if (v7380) {
-      const float v7381 = v200.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7383 = bfloat(v7381);
-      const uint v7384 = v7375 * v4;
-      const uint v7385 = v7384 + v2493;
-      const uint v7386 = v7385 + v7377;
-      out[v7386] = v7383;
-    }
-    const uint v7387 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7388 = v2492 + v7387;
-    const uint v7389 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7390 = v2491 + v7389;
-    const bool v7391 = v7388 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7392 = v7390 < v4;
-    const bool v7393 = v7391 && v7392;
-    if (v7393) {
-      const float v7394 = v200.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7396 = bfloat(v7394);
-      const uint v7397 = v7388 * v4;
-      const uint v7398 = v7397 + v2493;
-      const uint v7399 = v7398 + v7390;
-      out[v7399] = v7396;
-    }
-    const uint v7400 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7401 = v2492 + v7400;
-    const uint v7402 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7403 = v2491 + v7402;
-    const bool v7404 = v7401 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7405 = v7403 < v4;
-    const bool v7406 = v7404 && v7405;
-    if (v7406) {
-      const float v7407 = v200.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7409 = bfloat(v7407);
-      const uint v7410 = v7401 * v4;
-      const uint v7411 = v7410 + v2493;
-      const uint v7412 = v7411 + v7403;
-      out[v7412] = v7409;
-    }
-    const uint v7413 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7414 = v2492 + v7413;
-    const uint v7415 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7416 = v2491 + v7415;
-    const bool v7417 = v7414 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7418 = v7416 < v4;
-    const bool v7419 = v7417 && v7418;
-    if (v7419) {
-      const float v7420 = v200.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7422 = bfloat(v7420);
-      const uint v7423 = v7414 * v4;
-      const uint v7424 = v7423 + v2493;
-      const uint v7425 = v7424 + v7416;
-      out[v7425] = v7422;
-    }
-    const uint v7426 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7427 = v2492 + v7426;
-    const uint v7428 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7429 = v2491 + v7428;
-    const bool v7430 = v7427 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7431 = v7429 < v4;
-    const bool v7432 = v7430 && v7431;
-    if (v7432) {
-      const float v7433 = v200.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7435 = bfloat(v7433);
-      const uint v7436 = v7427 * v4;
-      const uint v7437 = v7436 + v2493;
-      const uint v7438 = v7437 + v7429;
-      out[v7438] = v7435;
-    }
-    const uint v7439 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7440 = v2492 + v7439;
-    const uint v7441 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7442 = v2491 + v7441;
-    const bool v7443 = v7440 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7444 = v7442 < v4;
-    const bool v7445 = v7443 && v7444;
-    if (v7445) {
-      const float v7446 = v200.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7448 = bfloat(v7446);
-      const uint v7449 = v7440 * v4;
-      const uint v7450 = v7449 + v2493;
-      const uint v7451 = v7450 + v7442;
-      out[v7451] = v7448;
-    }
-    const uint v7452 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7453 = v2492 + v7452;
-    const uint v7454 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7455 = v2491 + v7454;
-    const bool v7456 = v7453 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7457 = v7455 < v4;
-    const bool v7458 = v7456 && v7457;
-    if (v7458) {
-      const float v7459 = v200.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7461 = bfloat(v7459);
-      const uint v7462 = v7453 * v4;
-      const uint v7463 = v7462 + v2493;
-      const uint v7464 = v7463 + v7455;
-      out[v7464] = v7461;
-    }
-    const uint v7465 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7466 = v2492 + v7465;
-    const uint v7467 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7468 = v2491 + v7467;
-    const bool v7469 = v7466 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7470 = v7468 < v4;
-    const bool v7471 = v7469 && v7470;
-    if (v7471) {
-      const float v7472 = v200.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7474 = bfloat(v7472);
-      const uint v7475 = v7466 * v4;
-      const uint v7476 = v7475 + v2493;
-      const uint v7477 = v7476 + v7468;
-      out[v7477] = v7474;
-    }
-    const uint v7478 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7479 = v2492 + v7478;
-    const uint v7480 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7481 = v2491 + v7480;
-    const bool v7482 = v7479 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7483 = v7481 < v4;
-    const bool v7484 = v7482 && v7483;
-    if (v7484) {
-      const float v7485 = v200.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7487 = bfloat(v7485);
-      const uint v7488 = v7479 * v4;
-      const uint v7489 = v7488 + v2493;
-      const uint v7490 = v7489 + v7481;
-      out[v7490] = v7487;
-    }
-    const uint v7491 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7492 = v2492 + v7491;
-    const uint v7493 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7494 = v2491 + v7493;
-    const bool v7495 = v7492 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7496 = v7494 < v4;
-    const bool v7497 = v7495 && v7496;
-    if (v7497) {
-      const float v7498 = v200.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7500 = bfloat(v7498);
-      const uint v7501 = v7492 * v4;
-      const uint v7502 = v7501 + v2493;
-      const uint v7503 = v7502 + v7494;
-      out[v7503] = v7500;
-    }
-    const uint v7504 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7505 = v2492 + v7504;
-    const uint v7506 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7507 = v2491 + v7506;
-    const bool v7508 = v7505 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7509 = v7507 < v4;
-    const bool v7510 = v7508 && v7509;
-    if (v7510) {
-      const float v7511 = v200.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7513 = bfloat(v7511);
-      const uint v7514 = v7505 * v4;
-      const uint v7515 = v7514 + v2493;
-      const uint v7516 = v7515 + v7507;
-      out[v7516] = v7513;
-    }
-    const uint v7517 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7518 = v2492 + v7517;
-    const uint v7519 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7520 = v2491 + v7519;
-    const bool v7521 = v7518 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7522 = v7520 < v4;
-    const bool v7523 = v7521 && v7522;
-    if (v7523) {
-      const float v7524 = v200.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7526 = bfloat(v7524);
-      const uint v7527 = v7518 * v4;
-      const uint v7528 = v7527 + v2493;
-      const uint v7529 = v7528 + v7520;
-      out[v7529] = v7526;
-    }
-    const uint v7530 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7531 = v2492 + v7530;
-    const uint v7532 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7533 = v2491 + v7532;
-    const bool v7534 = v7531 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7535 = v7533 < v4;
-    const bool v7536 = v7534 && v7535;
-    if (v7536) {
-      const float v7537 = v200.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7539 = bfloat(v7537);
-      const uint v7540 = v7531 * v4;
-      const uint v7541 = v7540 + v2493;
-      const uint v7542 = v7541 + v7533;
-      out[v7542] = v7539;
-    }
-    const uint v7543 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7544 = v2492 + v7543;
-    const uint v7545 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7546 = v2491 + v7545;
-    const bool v7547 = v7544 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7548 = v7546 < v4;
-    const bool v7549 = v7547 && v7548;
-    if (v7549) {
-      const float v7550 = v200.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7552 = bfloat(v7550);
-      const uint v7553 = v7544 * v4;
-      const uint v7554 = v7553 + v2493;
-      const uint v7555 = v7554 + v7546;
-      out[v7555] = v7552;
-    }
-    const uint v7556 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7557 = v2492 + v7556;
-    const uint v7558 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7559 = v2491 + v7558;
-    const bool v7560 = v7557 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7561 = v7559 < v4;
-    const bool v7562 = v7560 && v7561;
-    if (v7562) {
-      const float v7563 = v200.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7565 = bfloat(v7563);
-      const uint v7566 = v7557 * v4;
-      const uint v7567 = v7566 + v2493;
-      const uint v7568 = v7567 + v7559;
-      out[v7568] = v7565;
-    }
-    const uint v7569 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7570 = v2492 + v7569;
-    const uint v7571 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7572 = v2491 + v7571;
-    const bool v7573 = v7570 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7574 = v7572 < v4;
-    const bool v7575 = v7573 && v7574;
-    if (v7575) {
-      const float v7576 = v200.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7578 = bfloat(v7576);
-      const uint v7579 = v7570 * v4;
-      const uint v7580 = v7579 + v2493;
-      const uint v7581 = v7580 + v7572;
-      out[v7581] = v7578;
-    }
-    const uint v7582 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7583 = v2492 + v7582;
-    const uint v7584 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7585 = v2491 + v7584;
-    const bool v7586 = v7583 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7587 = v7585 < v4;
-    const bool v7588 = v7586 && v7587;
-    if (v7588) {
-      const float v7589 = v200.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7591 = bfloat(v7589);
-      const uint v7592 = v7583 * v4;
-      const uint v7593 = v7592 + v2493;
-      const uint v7594 = v7593 + v7585;
-      out[v7594] = v7591;
-    }
-    const uint v7595 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7596 = v2492 + v7595;
-    const uint v7597 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7598 = v2491 + v7597;
-    const bool v7599 = v7596 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7600 = v7598 < v4;
-    const bool v7601 = v7599 && v7600;
-    if (v7601) {
-      const float v7602 = v200.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7604 = bfloat(v7602);
-      const uint v7605 = v7596 * v4;
-      const uint v7606 = v7605 + v2493;
-      const uint v7607 = v7606 + v7598;
-      out[v7607] = v7604;
-    }
-    const uint v7608 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7609 = v2492 + v7608;
-    const uint v7610 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7611 = v2491 + v7610;
-    const bool v7612 = v7609 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7613 = v7611 < v4;
-    const bool v7614 = v7612 && v7613;
-    if (v7614) {
-      const float v7615 = v200.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7617 = bfloat(v7615);
-      const uint v7618 = v7609 * v4;
-      const uint v7619 = v7618 + v2493;
-      const uint v7620 = v7619 + v7611;
-      out[v7620] = v7617;
-    }
-    const uint v7621 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7622 = v2492 + v7621;
-    const uint v7623 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7624 = v2491 + v7623;
-    const bool v7625 = v7622 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7626 = v7624 < v4;
-    const bool v7627 = v7625 && v7626;
-    if (v7627) {
-      const float v7628 = v200.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7630 = bfloat(v7628);
-      const uint v7631 = v7622 * v4;
-      const uint v7632 = v7631 + v2493;
-      const uint v7633 = v7632 + v7624;
-      out[v7633] = v7630;
-    }
-    const uint v7634 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7635 = v2492 + v7634;
-    const uint v7636 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7637 = v2491 + v7636;
-    const bool v7638 = v7635 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7639 = v7637 < v4;
-    const bool v7640 = v7638 && v7639;
-    if (v7640) {
-      const float v7641 = v200.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7643 = bfloat(v7641);
-      const uint v7644 = v7635 * v4;
-      const uint v7645 = v7644 + v2493;
-      const uint v7646 = v7645 + v7637;
-      out[v7646] = v7643;
-    }
-    const uint v7647 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7648 = v2492 + v7647;
-    const uint v7649 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7650 = v2491 + v7649;
-    const bool v7651 = v7648 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7652 = v7650 < v4;
-    const bool v7653 = v7651 && v7652;
-    if (v7653) {
-      const float v7654 = v200.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7656 = bfloat(v7654);
-      const uint v7657 = v7648 * v4;
-      const uint v7658 = v7657 + v2493;
-      const uint v7659 = v7658 + v7650;
-      out[v7659] = v7656;
-    }
-    const uint v7660 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7661 = v2492 + v7660;
-    const uint v7662 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7663 = v2491 + v7662;
-    const bool v7664 = v7661 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7665 = v7663 < v4;
-    const bool v7666 = v7664 && v7665;
-    if (v7666) {
-      const float v7667 = v200.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7669 = bfloat(v7667);
-      const uint v7670 = v7661 * v4;
-      const uint v7671 = v7670 + v2493;
-      const uint v7672 = v7671 + v7663;
-      out[v7672] = v7669;
-    }
-    const uint v7673 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7674 = v2492 + v7673;
-    const uint v7675 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7676 = v2491 + v7675;
-    const bool v7677 = v7674 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7678 = v7676 < v4;
-    const bool v7679 = v7677 && v7678;
-    if (v7679) {
-      const float v7680 = v200.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7682 = bfloat(v7680);
-      const uint v7683 = v7674 * v4;
-      const uint v7684 = v7683 + v2493;
-      const uint v7685 = v7684 + v7676;
-      out[v7685] = v7682;
-    }
-    const uint v7686 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7687 = v2492 + v7686;
-    const uint v7688 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7689 = v2491 + v7688;
-    const bool v7690 = v7687 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7691 = v7689 < v4;
-    const bool v7692 = v7690 && v7691;
-    if (v7692) {
-      const float v7693 = v200.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7695 = bfloat(v7693);
-      const uint v7696 = v7687 * v4;
-      const uint v7697 = v7696 + v2493;
-      const uint v7698 = v7697 + v7689;
-      out[v7698] = v7695;
-    }
-    const uint v7699 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7700 = v2492 + v7699;
-    const uint v7701 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7702 = v2491 + v7701;
-    const bool v7703 = v7700 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7704 = v7702 < v4;
-    const bool v7705 = v7703 && v7704;
-    if (v7705) {
-      const float v7706 = v200.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7708 = bfloat(v7706);
-      const uint v7709 = v7700 * v4;
-      const uint v7710 = v7709 + v2493;
-      const uint v7711 = v7710 + v7702;
-      out[v7711] = v7708;
-    }
-    const uint v7712 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7713 = v2492 + v7712;
-    const uint v7714 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7715 = v2491 + v7714;
-    const bool v7716 = v7713 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7717 = v7715 < v4;
-    const bool v7718 = v7716 && v7717;
-    if (v7718) {
-      const float v7719 = v200.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7721 = bfloat(v7719);
-      const uint v7722 = v7713 * v4;
-      const uint v7723 = v7722 + v2493;
-      const uint v7724 = v7723 + v7715;
-      out[v7724] = v7721;
-    }
-    const uint v7725 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7726 = v2492 + v7725;
-    const uint v7727 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7728 = v2491 + v7727;
-    const bool v7729 = v7726 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7730 = v7728 < v4;
-    const bool v7731 = v7729 && v7730;
-    if (v7731) {
-      const float v7732 = v200.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7734 = bfloat(v7732);
-      const uint v7735 = v7726 * v4;
-      const uint v7736 = v7735 + v2493;
-      const uint v7737 = v7736 + v7728;
-      out[v7737] = v7734;
-    }
-    const uint v7738 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7739 = v2492 + v7738;
-    const uint v7740 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7741 = v2491 + v7740;
-    const bool v7742 = v7739 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7743 = v7741 < v4;
-    const bool v7744 = v7742 && v7743;
-    if (v7744) {
-      const float v7745 = v200.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v7747 = bfloat(v7745);
-      const uint v7748 = v7739 * v4;
-      const uint v7749 = v7748 + v2493;
-      const uint v7750 = v7749 + v7741;
-      out[v7750] = v7747;
+    const uint v3531 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3532 = v2494 + v3531;
+    const uint v3533 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3534 = v2493 + v3533;
+    const bool v3535 = v3532 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3536 = v3534 < v4;
+    const bool v3537 = v3535 && v3536;
+    if (v3537) {
+      const float v3538 = v200.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3540 = bfloat(v3538);
+      const uint v3541 = v3532 * v4;
+      const uint v3542 = v3541 + v2495;
+      const uint v3543 = v3542 + v3534;
+      out[v3543] = v3540;
+    }
+    const uint v3544 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3545 = v2494 + v3544;
+    const uint v3546 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3547 = v2493 + v3546;
+    const bool v3548 = v3545 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3549 = v3547 < v4;
+    const bool v3550 = v3548 && v3549;
+    if (v3550) {
+      const float v3551 = v200.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3553 = bfloat(v3551);
+      const uint v3554 = v3545 * v4;
+      const uint v3555 = v3554 + v2495;
+      const uint v3556 = v3555 + v3547;
+      out[v3556] = v3553;
+    }
+    const uint v3557 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3558 = v2494 + v3557;
+    const uint v3559 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3560 = v2493 + v3559;
+    const bool v3561 = v3558 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3562 = v3560 < v4;
+    const bool v3563 = v3561 && v3562;
+    if (v3563) {
+      const float v3564 = v200.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3566 = bfloat(v3564);
+      const uint v3567 = v3558 * v4;
+      const uint v3568 = v3567 + v2495;
+      const uint v3569 = v3568 + v3560;
+      out[v3569] = v3566;
+    }
+    const uint v3570 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3571 = v2494 + v3570;
+    const uint v3572 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3573 = v2493 + v3572;
+    const bool v3574 = v3571 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3575 = v3573 < v4;
+    const bool v3576 = v3574 && v3575;
+    if (v3576) {
+      const float v3577 = v200.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3579 = bfloat(v3577);
+      const uint v3580 = v3571 * v4;
+      const uint v3581 = v3580 + v2495;
+      const uint v3582 = v3581 + v3573;
+      out[v3582] = v3579;
+    }
+    const uint v3583 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3584 = v2494 + v3583;
+    const uint v3585 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3586 = v2493 + v3585;
+    const bool v3587 = v3584 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3588 = v3586 < v4;
+    const bool v3589 = v3587 && v3588;
+    if (v3589) {
+      const float v3590 = v200.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3592 = bfloat(v3590);
+      const uint v3593 = v3584 * v4;
+      const uint v3594 = v3593 + v2495;
+      const uint v3595 = v3594 + v3586;
+      out[v3595] = v3592;
+    }
+    const uint v3596 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3597 = v2494 + v3596;
+    const uint v3598 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3599 = v2493 + v3598;
+    const bool v3600 = v3597 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3601 = v3599 < v4;
+    const bool v3602 = v3600 && v3601;
+    if (v3602) {
+      const float v3603 = v200.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3605 = bfloat(v3603);
+      const uint v3606 = v3597 * v4;
+      const uint v3607 = v3606 + v2495;
+      const uint v3608 = v3607 + v3599;
+      out[v3608] = v3605;
+    }
+    const uint v3609 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3610 = v2494 + v3609;
+    const uint v3611 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3612 = v2493 + v3611;
+    const bool v3613 = v3610 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3614 = v3612 < v4;
+    const bool v3615 = v3613 && v3614;
+    if (v3615) {
+      const float v3616 = v200.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3618 = bfloat(v3616);
+      const uint v3619 = v3610 * v4;
+      const uint v3620 = v3619 + v2495;
+      const uint v3621 = v3620 + v3612;
+      out[v3621] = v3618;
+    }
+    const uint v3622 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3623 = v2494 + v3622;
+    const uint v3624 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3625 = v2493 + v3624;
+    const bool v3626 = v3623 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3627 = v3625 < v4;
+    const bool v3628 = v3626 && v3627;
+    if (v3628) {
+      const float v3629 = v200.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3631 = bfloat(v3629);
+      const uint v3632 = v3623 * v4;
+      const uint v3633 = v3632 + v2495;
+      const uint v3634 = v3633 + v3625;
+      out[v3634] = v3631;
+    }
+    const uint v3635 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3636 = v2494 + v3635;
+    const uint v3637 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3638 = v2493 + v3637;
+    const bool v3639 = v3636 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3640 = v3638 < v4;
+    const bool v3641 = v3639 && v3640;
+    if (v3641) {
+      const float v3642 = v200.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3644 = bfloat(v3642);
+      const uint v3645 = v3636 * v4;
+      const uint v3646 = v3645 + v2495;
+      const uint v3647 = v3646 + v3638;
+      out[v3647] = v3644;
+    }
+    const uint v3648 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3649 = v2494 + v3648;
+    const uint v3650 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3651 = v2493 + v3650;
+    const bool v3652 = v3649 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3653 = v3651 < v4;
+    const bool v3654 = v3652 && v3653;
+    if (v3654) {
+      const float v3655 = v200.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3657 = bfloat(v3655);
+      const uint v3658 = v3649 * v4;
+      const uint v3659 = v3658 + v2495;
+      const uint v3660 = v3659 + v3651;
+      out[v3660] = v3657;
+    }
+    const uint v3661 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3662 = v2494 + v3661;
+    const uint v3663 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3664 = v2493 + v3663;
+    const bool v3665 = v3662 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3666 = v3664 < v4;
+    const bool v3667 = v3665 && v3666;
+    if (v3667) {
+      const float v3668 = v200.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3670 = bfloat(v3668);
+      const uint v3671 = v3662 * v4;
+      const uint v3672 = v3671 + v2495;
+      const uint v3673 = v3672 + v3664;
+      out[v3673] = v3670;
+    }
+    const uint v3674 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3675 = v2494 + v3674;
+    const uint v3676 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3677 = v2493 + v3676;
+    const bool v3678 = v3675 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3679 = v3677 < v4;
+    const bool v3680 = v3678 && v3679;
+    if (v3680) {
+      const float v3681 = v200.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3683 = bfloat(v3681);
+      const uint v3684 = v3675 * v4;
+      const uint v3685 = v3684 + v2495;
+      const uint v3686 = v3685 + v3677;
+      out[v3686] = v3683;
+    }
+    const uint v3687 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3688 = v2494 + v3687;
+    const uint v3689 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3690 = v2493 + v3689;
+    const bool v3691 = v3688 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3692 = v3690 < v4;
+    const bool v3693 = v3691 && v3692;
+    if (v3693) {
+      const float v3694 = v200.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3696 = bfloat(v3694);
+      const uint v3697 = v3688 * v4;
+      const uint v3698 = v3697 + v2495;
+      const uint v3699 = v3698 + v3690;
+      out[v3699] = v3696;
+    }
+    const uint v3700 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3701 = v2494 + v3700;
+    const uint v3702 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3703 = v2493 + v3702;
+    const bool v3704 = v3701 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3705 = v3703 < v4;
+    const bool v3706 = v3704 && v3705;
+    if (v3706) {
+      const float v3707 = v200.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3709 = bfloat(v3707);
+      const uint v3710 = v3701 * v4;
+      const uint v3711 = v3710 + v2495;
+      const uint v3712 = v3711 + v3703;
+      out[v3712] = v3709;
+    }
+    const uint v3713 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3714 = v2494 + v3713;
+    const uint v3715 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3716 = v2493 + v3715;
+    const bool v3717 = v3714 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3718 = v3716 < v4;
+    const bool v3719 = v3717 && v3718;
+    if (v3719) {
+      const float v3720 = v200.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3722 = bfloat(v3720);
+      const uint v3723 = v3714 * v4;
+      const uint v3724 = v3723 + v2495;
+      const uint v3725 = v3724 + v3716;
+      out[v3725] = v3722;
+    }
+    const uint v3726 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3727 = v2494 + v3726;
+    const uint v3728 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3729 = v2493 + v3728;
+    const bool v3730 = v3727 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3731 = v3729 < v4;
+    const bool v3732 = v3730 && v3731;
+    if (v3732) {
+      const float v3733 = v200.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3735 = bfloat(v3733);
+      const uint v3736 = v3727 * v4;
+      const uint v3737 = v3736 + v2495;
+      const uint v3738 = v3737 + v3729;
+      out[v3738] = v3735;
+    }
+    const uint v3739 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3740 = v2494 + v3739;
+    const uint v3741 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3742 = v2493 + v3741;
+    const bool v3743 = v3740 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3744 = v3742 < v4;
+    const bool v3745 = v3743 && v3744;
+    if (v3745) {
+      const float v3746 = v200.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3748 = bfloat(v3746);
+      const uint v3749 = v3740 * v4;
+      const uint v3750 = v3749 + v2495;
+      const uint v3751 = v3750 + v3742;
+      out[v3751] = v3748;
+    }
+    const uint v3752 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3753 = v2494 + v3752;
+    const uint v3754 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3755 = v2493 + v3754;
+    const bool v3756 = v3753 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3757 = v3755 < v4;
+    const bool v3758 = v3756 && v3757;
+    if (v3758) {
+      const float v3759 = v200.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3761 = bfloat(v3759);
+      const uint v3762 = v3753 * v4;
+      const uint v3763 = v3762 + v2495;
+      const uint v3764 = v3763 + v3755;
+      out[v3764] = v3761;
+    }
+    const uint v3765 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3766 = v2494 + v3765;
+    const uint v3767 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3768 = v2493 + v3767;
+    const bool v3769 = v3766 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3770 = v3768 < v4;
+    const bool v3771 = v3769 && v3770;
+    if (v3771) {
+      const float v3772 = v200.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3774 = bfloat(v3772);
+      const uint v3775 = v3766 * v4;
+      const uint v3776 = v3775 + v2495;
+      const uint v3777 = v3776 + v3768;
+      out[v3777] = v3774;
+    }
+    const uint v3778 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3779 = v2494 + v3778;
+    const uint v3780 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3781 = v2493 + v3780;
+    const bool v3782 = v3779 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3783 = v3781 < v4;
+    const bool v3784 = v3782 && v3783;
+    if (v3784) {
+      const float v3785 = v200.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3787 = bfloat(v3785);
+      const uint v3788 = v3779 * v4;
+      const uint v3789 = v3788 + v2495;
+      const uint v3790 = v3789 + v3781;
+      out[v3790] = v3787;
+    }
+    const uint v3791 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3792 = v2494 + v3791;
+    const uint v3793 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3794 = v2493 + v3793;
+    const bool v3795 = v3792 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3796 = v3794 < v4;
+    const bool v3797 = v3795 && v3796;
+    if (v3797) {
+      const float v3798 = v200.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3800 = bfloat(v3798);
+      const uint v3801 = v3792 * v4;
+      const uint v3802 = v3801 + v2495;
+      const uint v3803 = v3802 + v3794;
+      out[v3803] = v3800;
+    }
+    const uint v3804 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3805 = v2494 + v3804;
+    const uint v3806 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3807 = v2493 + v3806;
+    const bool v3808 = v3805 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3809 = v3807 < v4;
+    const bool v3810 = v3808 && v3809;
+    if (v3810) {
+      const float v3811 = v200.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3813 = bfloat(v3811);
+      const uint v3814 = v3805 * v4;
+      const uint v3815 = v3814 + v2495;
+      const uint v3816 = v3815 + v3807;
+      out[v3816] = v3813;
+    }
+    const uint v3817 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3818 = v2494 + v3817;
+    const uint v3819 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3820 = v2493 + v3819;
+    const bool v3821 = v3818 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3822 = v3820 < v4;
+    const bool v3823 = v3821 && v3822;
+    if (v3823) {
+      const float v3824 = v200.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3826 = bfloat(v3824);
+      const uint v3827 = v3818 * v4;
+      const uint v3828 = v3827 + v2495;
+      const uint v3829 = v3828 + v3820;
+      out[v3829] = v3826;
+    }
+    const uint v3830 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3831 = v2494 + v3830;
+    const uint v3832 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3833 = v2493 + v3832;
+    const bool v3834 = v3831 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3835 = v3833 < v4;
+    const bool v3836 = v3834 && v3835;
+    if (v3836) {
+      const float v3837 = v200.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3839 = bfloat(v3837);
+      const uint v3840 = v3831 * v4;
+      const uint v3841 = v3840 + v2495;
+      const uint v3842 = v3841 + v3833;
+      out[v3842] = v3839;
+    }
+    const uint v3843 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3844 = v2494 + v3843;
+    const uint v3845 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3846 = v2493 + v3845;
+    const bool v3847 = v3844 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3848 = v3846 < v4;
+    const bool v3849 = v3847 && v3848;
+    if (v3849) {
+      const float v3850 = v200.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3852 = bfloat(v3850);
+      const uint v3853 = v3844 * v4;
+      const uint v3854 = v3853 + v2495;
+      const uint v3855 = v3854 + v3846;
+      out[v3855] = v3852;
+    }
+    const uint v3856 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3857 = v2494 + v3856;
+    const uint v3858 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3859 = v2493 + v3858;
+    const bool v3860 = v3857 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3861 = v3859 < v4;
+    const bool v3862 = v3860 && v3861;
+    if (v3862) {
+      const float v3863 = v200.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3865 = bfloat(v3863);
+      const uint v3866 = v3857 * v4;
+      const uint v3867 = v3866 + v2495;
+      const uint v3868 = v3867 + v3859;
+      out[v3868] = v3865;
+    }
+    const uint v3869 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3870 = v2494 + v3869;
+    const uint v3871 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3872 = v2493 + v3871;
+    const bool v3873 = v3870 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3874 = v3872 < v4;
+    const bool v3875 = v3873 && v3874;
+    if (v3875) {
+      const float v3876 = v200.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3878 = bfloat(v3876);
+      const uint v3879 = v3870 * v4;
+      const uint v3880 = v3879 + v2495;
+      const uint v3881 = v3880 + v3872;
+      out[v3881] = v3878;
+    }
+    const uint v3882 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3883 = v2494 + v3882;
+    const uint v3884 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3885 = v2493 + v3884;
+    const bool v3886 = v3883 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3887 = v3885 < v4;
+    const bool v3888 = v3886 && v3887;
+    if (v3888) {
+      const float v3889 = v200.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3891 = bfloat(v3889);
+      const uint v3892 = v3883 * v4;
+      const uint v3893 = v3892 + v2495;
+      const uint v3894 = v3893 + v3885;
+      out[v3894] = v3891;
+    }
+    const uint v3895 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3896 = v2494 + v3895;
+    const uint v3897 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3898 = v2493 + v3897;
+    const bool v3899 = v3896 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3900 = v3898 < v4;
+    const bool v3901 = v3899 && v3900;
+    if (v3901) {
+      const float v3902 = v200.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3904 = bfloat(v3902);
+      const uint v3905 = v3896 * v4;
+      const uint v3906 = v3905 + v2495;
+      const uint v3907 = v3906 + v3898;
+      out[v3907] = v3904;
+    }
+    const uint v3908 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3909 = v2494 + v3908;
+    const uint v3910 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3911 = v2493 + v3910;
+    const bool v3912 = v3909 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3913 = v3911 < v4;
+    const bool v3914 = v3912 && v3913;
+    if (v3914) {
+      const float v3915 = v200.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3917 = bfloat(v3915);
+      const uint v3918 = v3909 * v4;
+      const uint v3919 = v3918 + v2495;
+      const uint v3920 = v3919 + v3911;
+      out[v3920] = v3917;
+    }
+    const uint v3921 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3922 = v2494 + v3921;
+    const uint v3923 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3924 = v2493 + v3923;
+    const bool v3925 = v3922 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3926 = v3924 < v4;
+    const bool v3927 = v3925 && v3926;
+    if (v3927) {
+      const float v3928 = v200.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3930 = bfloat(v3928);
+      const uint v3931 = v3922 * v4;
+      const uint v3932 = v3931 + v2495;
+      const uint v3933 = v3932 + v3924;
+      out[v3933] = v3930;
+    }
+    const uint v3934 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3935 = v2494 + v3934;
+    const uint v3936 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3937 = v2493 + v3936;
+    const bool v3938 = v3935 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3939 = v3937 < v4;
+    const bool v3940 = v3938 && v3939;
+    if (v3940) {
+      const float v3941 = v200.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3943 = bfloat(v3941);
+      const uint v3944 = v3935 * v4;
+      const uint v3945 = v3944 + v2495;
+      const uint v3946 = v3945 + v3937;
+      out[v3946] = v3943;
+    }
+    const uint v3947 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3948 = v2494 + v3947;
+    const uint v3949 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3950 = v2493 + v3949;
+    const bool v3951 = v3948 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3952 = v3950 < v4;
+    const bool v3953 = v3951 && v3952;
+    if (v3953) {
+      const float v3954 = v200.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3956 = bfloat(v3954);
+      const uint v3957 = v3948 * v4;
+      const uint v3958 = v3957 + v2495;
+      const uint v3959 = v3958 + v3950;
+      out[v3959] = v3956;
+    }
+    const uint v3960 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3961 = v2494 + v3960;
+    const uint v3962 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3963 = v2493 + v3962;
+    const bool v3964 = v3961 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3965 = v3963 < v4;
+    const bool v3966 = v3964 && v3965;
+    if (v3966) {
+      const float v3967 = v200.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3969 = bfloat(v3967);
+      const uint v3970 = v3961 * v4;
+      const uint v3971 = v3970 + v2495;
+      const uint v3972 = v3971 + v3963;
+      out[v3972] = v3969;
+    }
+    const uint v3973 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3974 = v2494 + v3973;
+    const uint v3975 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3976 = v2493 + v3975;
+    const bool v3977 = v3974 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3978 = v3976 < v4;
+    const bool v3979 = v3977 && v3978;
+    if (v3979) {
+      const float v3980 = v200.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3982 = bfloat(v3980);
+      const uint v3983 = v3974 * v4;
+      const uint v3984 = v3983 + v2495;
+      const uint v3985 = v3984 + v3976;
+      out[v3985] = v3982;
+    }
+    const uint v3986 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v3987 = v2494 + v3986;
+    const uint v3988 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v3989 = v2493 + v3988;
+    const bool v3990 = v3987 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v3991 = v3989 < v4;
+    const bool v3992 = v3990 && v3991;
+    if (v3992) {
+      const float v3993 = v200.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v3995 = bfloat(v3993);
+      const uint v3996 = v3987 * v4;
+      const uint v3997 = v3996 + v2495;
+      const uint v3998 = v3997 + v3989;
+      out[v3998] = v3995;
+    }
+    const uint v3999 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4000 = v2494 + v3999;
+    const uint v4001 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4002 = v2493 + v4001;
+    const bool v4003 = v4000 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4004 = v4002 < v4;
+    const bool v4005 = v4003 && v4004;
+    if (v4005) {
+      const float v4006 = v200.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4008 = bfloat(v4006);
+      const uint v4009 = v4000 * v4;
+      const uint v4010 = v4009 + v2495;
+      const uint v4011 = v4010 + v4002;
+      out[v4011] = v4008;
+    }
+    const uint v4012 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4013 = v2494 + v4012;
+    const uint v4014 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4015 = v2493 + v4014;
+    const bool v4016 = v4013 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4017 = v4015 < v4;
+    const bool v4018 = v4016 && v4017;
+    if (v4018) {
+      const float v4019 = v200.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4021 = bfloat(v4019);
+      const uint v4022 = v4013 * v4;
+      const uint v4023 = v4022 + v2495;
+      const uint v4024 = v4023 + v4015;
+      out[v4024] = v4021;
+    }
+    const uint v4025 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4026 = v2494 + v4025;
+    const uint v4027 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4028 = v2493 + v4027;
+    const bool v4029 = v4026 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4030 = v4028 < v4;
+    const bool v4031 = v4029 && v4030;
+    if (v4031) {
+      const float v4032 = v200.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4034 = bfloat(v4032);
+      const uint v4035 = v4026 * v4;
+      const uint v4036 = v4035 + v2495;
+      const uint v4037 = v4036 + v4028;
+      out[v4037] = v4034;
+    }
+    const uint v4038 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4039 = v2494 + v4038;
+    const uint v4040 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4041 = v2493 + v4040;
+    const bool v4042 = v4039 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4043 = v4041 < v4;
+    const bool v4044 = v4042 && v4043;
+    if (v4044) {
+      const float v4045 = v200.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4047 = bfloat(v4045);
+      const uint v4048 = v4039 * v4;
+      const uint v4049 = v4048 + v2495;
+      const uint v4050 = v4049 + v4041;
+      out[v4050] = v4047;
+    }
+    const uint v4051 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4052 = v2494 + v4051;
+    const uint v4053 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4054 = v2493 + v4053;
+    const bool v4055 = v4052 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4056 = v4054 < v4;
+    const bool v4057 = v4055 && v4056;
+    if (v4057) {
+      const float v4058 = v200.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4060 = bfloat(v4058);
+      const uint v4061 = v4052 * v4;
+      const uint v4062 = v4061 + v2495;
+      const uint v4063 = v4062 + v4054;
+      out[v4063] = v4060;
+    }
+    const uint v4064 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4065 = v2494 + v4064;
+    const uint v4066 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4067 = v2493 + v4066;
+    const bool v4068 = v4065 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4069 = v4067 < v4;
+    const bool v4070 = v4068 && v4069;
+    if (v4070) {
+      const float v4071 = v200.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4073 = bfloat(v4071);
+      const uint v4074 = v4065 * v4;
+      const uint v4075 = v4074 + v2495;
+      const uint v4076 = v4075 + v4067;
+      out[v4076] = v4073;
+    }
+    const uint v4077 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4078 = v2494 + v4077;
+    const uint v4079 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4080 = v2493 + v4079;
+    const bool v4081 = v4078 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4082 = v4080 < v4;
+    const bool v4083 = v4081 && v4082;
+    if (v4083) {
+      const float v4084 = v200.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4086 = bfloat(v4084);
+      const uint v4087 = v4078 * v4;
+      const uint v4088 = v4087 + v2495;
+      const uint v4089 = v4088 + v4080;
+      out[v4089] = v4086;
+    }
+    const uint v4090 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4091 = v2494 + v4090;
+    const uint v4092 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4093 = v2493 + v4092;
+    const bool v4094 = v4091 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4095 = v4093 < v4;
+    const bool v4096 = v4094 && v4095;
+    if (v4096) {
+      const float v4097 = v200.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4099 = bfloat(v4097);
+      const uint v4100 = v4091 * v4;
+      const uint v4101 = v4100 + v2495;
+      const uint v4102 = v4101 + v4093;
+      out[v4102] = v4099;
+    }
+    const uint v4103 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4104 = v2494 + v4103;
+    const uint v4105 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4106 = v2493 + v4105;
+    const bool v4107 = v4104 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4108 = v4106 < v4;
+    const bool v4109 = v4107 && v4108;
+    if (v4109) {
+      const float v4110 = v200.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4112 = bfloat(v4110);
+      const uint v4113 = v4104 * v4;
+      const uint v4114 = v4113 + v2495;
+      const uint v4115 = v4114 + v4106;
+      out[v4115] = v4112;
+    }
+    const uint v4116 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4117 = v2494 + v4116;
+    const uint v4118 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4119 = v2493 + v4118;
+    const bool v4120 = v4117 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4121 = v4119 < v4;
+    const bool v4122 = v4120 && v4121;
+    if (v4122) {
+      const float v4123 = v200.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4125 = bfloat(v4123);
+      const uint v4126 = v4117 * v4;
+      const uint v4127 = v4126 + v2495;
+      const uint v4128 = v4127 + v4119;
+      out[v4128] = v4125;
+    }
+    const uint v4129 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4130 = v2494 + v4129;
+    const uint v4131 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4132 = v2493 + v4131;
+    const bool v4133 = v4130 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4134 = v4132 < v4;
+    const bool v4135 = v4133 && v4134;
+    if (v4135) {
+      const float v4136 = v200.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4138 = bfloat(v4136);
+      const uint v4139 = v4130 * v4;
+      const uint v4140 = v4139 + v2495;
+      const uint v4141 = v4140 + v4132;
+      out[v4141] = v4138;
+    }
+    const uint v4142 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4143 = v2494 + v4142;
+    const uint v4144 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4145 = v2493 + v4144;
+    const bool v4146 = v4143 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4147 = v4145 < v4;
+    const bool v4148 = v4146 && v4147;
+    if (v4148) {
+      const float v4149 = v200.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4151 = bfloat(v4149);
+      const uint v4152 = v4143 * v4;
+      const uint v4153 = v4152 + v2495;
+      const uint v4154 = v4153 + v4145;
+      out[v4154] = v4151;
+    }
+    const uint v4155 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4156 = v2494 + v4155;
+    const uint v4157 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4158 = v2493 + v4157;
+    const bool v4159 = v4156 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4160 = v4158 < v4;
+    const bool v4161 = v4159 && v4160;
+    if (v4161) {
+      const float v4162 = v200.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4164 = bfloat(v4162);
+      const uint v4165 = v4156 * v4;
+      const uint v4166 = v4165 + v2495;
+      const uint v4167 = v4166 + v4158;
+      out[v4167] = v4164;
+    }
+    const uint v4168 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4169 = v2494 + v4168;
+    const uint v4170 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4171 = v2493 + v4170;
+    const bool v4172 = v4169 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4173 = v4171 < v4;
+    const bool v4174 = v4172 && v4173;
+    if (v4174) {
+      const float v4175 = v200.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4177 = bfloat(v4175);
+      const uint v4178 = v4169 * v4;
+      const uint v4179 = v4178 + v2495;
+      const uint v4180 = v4179 + v4171;
+      out[v4180] = v4177;
+    }
+    const uint v4181 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4182 = v2494 + v4181;
+    const uint v4183 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4184 = v2493 + v4183;
+    const bool v4185 = v4182 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4186 = v4184 < v4;
+    const bool v4187 = v4185 && v4186;
+    if (v4187) {
+      const float v4188 = v200.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4190 = bfloat(v4188);
+      const uint v4191 = v4182 * v4;
+      const uint v4192 = v4191 + v2495;
+      const uint v4193 = v4192 + v4184;
+      out[v4193] = v4190;
+    }
+    const uint v4194 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4195 = v2494 + v4194;
+    const uint v4196 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4197 = v2493 + v4196;
+    const bool v4198 = v4195 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4199 = v4197 < v4;
+    const bool v4200 = v4198 && v4199;
+    if (v4200) {
+      const float v4201 = v200.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4203 = bfloat(v4201);
+      const uint v4204 = v4195 * v4;
+      const uint v4205 = v4204 + v2495;
+      const uint v4206 = v4205 + v4197;
+      out[v4206] = v4203;
+    }
+    const uint v4207 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4208 = v2494 + v4207;
+    const uint v4209 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4210 = v2493 + v4209;
+    const bool v4211 = v4208 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4212 = v4210 < v4;
+    const bool v4213 = v4211 && v4212;
+    if (v4213) {
+      const float v4214 = v200.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4216 = bfloat(v4214);
+      const uint v4217 = v4208 * v4;
+      const uint v4218 = v4217 + v2495;
+      const uint v4219 = v4218 + v4210;
+      out[v4219] = v4216;
+    }
+    const uint v4220 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4221 = v2494 + v4220;
+    const uint v4222 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4223 = v2493 + v4222;
+    const bool v4224 = v4221 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4225 = v4223 < v4;
+    const bool v4226 = v4224 && v4225;
+    if (v4226) {
+      const float v4227 = v200.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4229 = bfloat(v4227);
+      const uint v4230 = v4221 * v4;
+      const uint v4231 = v4230 + v2495;
+      const uint v4232 = v4231 + v4223;
+      out[v4232] = v4229;
+    }
+    const uint v4233 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4234 = v2494 + v4233;
+    const uint v4235 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4236 = v2493 + v4235;
+    const bool v4237 = v4234 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4238 = v4236 < v4;
+    const bool v4239 = v4237 && v4238;
+    if (v4239) {
+      const float v4240 = v200.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4242 = bfloat(v4240);
+      const uint v4243 = v4234 * v4;
+      const uint v4244 = v4243 + v2495;
+      const uint v4245 = v4244 + v4236;
+      out[v4245] = v4242;
+    }
+    const uint v4246 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4247 = v2494 + v4246;
+    const uint v4248 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4249 = v2493 + v4248;
+    const bool v4250 = v4247 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4251 = v4249 < v4;
+    const bool v4252 = v4250 && v4251;
+    if (v4252) {
+      const float v4253 = v200.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4255 = bfloat(v4253);
+      const uint v4256 = v4247 * v4;
+      const uint v4257 = v4256 + v2495;
+      const uint v4258 = v4257 + v4249;
+      out[v4258] = v4255;
+    }
+    const uint v4259 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4260 = v2494 + v4259;
+    const uint v4261 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4262 = v2493 + v4261;
+    const bool v4263 = v4260 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4264 = v4262 < v4;
+    const bool v4265 = v4263 && v4264;
+    if (v4265) {
+      const float v4266 = v200.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4268 = bfloat(v4266);
+      const uint v4269 = v4260 * v4;
+      const uint v4270 = v4269 + v2495;
+      const uint v4271 = v4270 + v4262;
+      out[v4271] = v4268;
+    }
+    const uint v4272 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4273 = v2494 + v4272;
+    const uint v4274 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4275 = v2493 + v4274;
+    const bool v4276 = v4273 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4277 = v4275 < v4;
+    const bool v4278 = v4276 && v4277;
+    if (v4278) {
+      const float v4279 = v200.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4281 = bfloat(v4279);
+      const uint v4282 = v4273 * v4;
+      const uint v4283 = v4282 + v2495;
+      const uint v4284 = v4283 + v4275;
+      out[v4284] = v4281;
+    }
+    const uint v4285 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4286 = v2494 + v4285;
+    const uint v4287 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4288 = v2493 + v4287;
+    const bool v4289 = v4286 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4290 = v4288 < v4;
+    const bool v4291 = v4289 && v4290;
+    if (v4291) {
+      const float v4292 = v200.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4294 = bfloat(v4292);
+      const uint v4295 = v4286 * v4;
+      const uint v4296 = v4295 + v2495;
+      const uint v4297 = v4296 + v4288;
+      out[v4297] = v4294;
+    }
+    const uint v4298 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4299 = v2494 + v4298;
+    const uint v4300 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4301 = v2493 + v4300;
+    const bool v4302 = v4299 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4303 = v4301 < v4;
+    const bool v4304 = v4302 && v4303;
+    if (v4304) {
+      const float v4305 = v200.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4307 = bfloat(v4305);
+      const uint v4308 = v4299 * v4;
+      const uint v4309 = v4308 + v2495;
+      const uint v4310 = v4309 + v4301;
+      out[v4310] = v4307;
+    }
+    const uint v4311 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4312 = v2494 + v4311;
+    const uint v4313 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4314 = v2493 + v4313;
+    const bool v4315 = v4312 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4316 = v4314 < v4;
+    const bool v4317 = v4315 && v4316;
+    if (v4317) {
+      const float v4318 = v200.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4320 = bfloat(v4318);
+      const uint v4321 = v4312 * v4;
+      const uint v4322 = v4321 + v2495;
+      const uint v4323 = v4322 + v4314;
+      out[v4323] = v4320;
+    }
+    const uint v4324 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4325 = v2494 + v4324;
+    const uint v4326 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4327 = v2493 + v4326;
+    const bool v4328 = v4325 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4329 = v4327 < v4;
+    const bool v4330 = v4328 && v4329;
+    if (v4330) {
+      const float v4331 = v200.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4333 = bfloat(v4331);
+      const uint v4334 = v4325 * v4;
+      const uint v4335 = v4334 + v2495;
+      const uint v4336 = v4335 + v4327;
+      out[v4336] = v4333;
+    }
+    const uint v4337 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4338 = v2494 + v4337;
+    const uint v4339 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4340 = v2493 + v4339;
+    const bool v4341 = v4338 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4342 = v4340 < v4;
+    const bool v4343 = v4341 && v4342;
+    if (v4343) {
+      const float v4344 = v200.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4346 = bfloat(v4344);
+      const uint v4347 = v4338 * v4;
+      const uint v4348 = v4347 + v2495;
+      const uint v4349 = v4348 + v4340;
+      out[v4349] = v4346;
+    }
+    const uint v4350 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4351 = v2494 + v4350;
+    const uint v4352 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4353 = v2493 + v4352;
+    const bool v4354 = v4351 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4355 = v4353 < v4;
+    const bool v4356 = v4354 && v4355;
+    if (v4356) {
+      const float v4357 = v200.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4359 = bfloat(v4357);
+      const uint v4360 = v4351 * v4;
+      const uint v4361 = v4360 + v2495;
+      const uint v4362 = v4361 + v4353;
+      out[v4362] = v4359;
+    }
+    const uint v4363 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4364 = v2494 + v4363;
+    const uint v4365 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4366 = v2493 + v4365;
+    const bool v4367 = v4364 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4368 = v4366 < v4;
+    const bool v4369 = v4367 && v4368;
+    if (v4369) {
+      const float v4370 = v200.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4372 = bfloat(v4370);
+      const uint v4373 = v4364 * v4;
+      const uint v4374 = v4373 + v2495;
+      const uint v4375 = v4374 + v4366;
+      out[v4375] = v4372;
+    }
+    const uint v4376 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4377 = v2494 + v4376;
+    const uint v4378 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4379 = v2493 + v4378;
+    const bool v4380 = v4377 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4381 = v4379 < v4;
+    const bool v4382 = v4380 && v4381;
+    if (v4382) {
+      const float v4383 = v200.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4385 = bfloat(v4383);
+      const uint v4386 = v4377 * v4;
+      const uint v4387 = v4386 + v2495;
+      const uint v4388 = v4387 + v4379;
+      out[v4388] = v4385;
+    }
+    const uint v4389 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4390 = v2494 + v4389;
+    const uint v4391 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4392 = v2493 + v4391;
+    const bool v4393 = v4390 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4394 = v4392 < v4;
+    const bool v4395 = v4393 && v4394;
+    if (v4395) {
+      const float v4396 = v200.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4398 = bfloat(v4396);
+      const uint v4399 = v4390 * v4;
+      const uint v4400 = v4399 + v2495;
+      const uint v4401 = v4400 + v4392;
+      out[v4401] = v4398;
+    }
+    const uint v4402 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4403 = v2494 + v4402;
+    const uint v4404 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4405 = v2493 + v4404;
+    const bool v4406 = v4403 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4407 = v4405 < v4;
+    const bool v4408 = v4406 && v4407;
+    if (v4408) {
+      const float v4409 = v200.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4411 = bfloat(v4409);
+      const uint v4412 = v4403 * v4;
+      const uint v4413 = v4412 + v2495;
+      const uint v4414 = v4413 + v4405;
+      out[v4414] = v4411;
+    }
+    const uint v4415 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4416 = v2494 + v4415;
+    const uint v4417 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4418 = v2493 + v4417;
+    const bool v4419 = v4416 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4420 = v4418 < v4;
+    const bool v4421 = v4419 && v4420;
+    if (v4421) {
+      const float v4422 = v200.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4424 = bfloat(v4422);
+      const uint v4425 = v4416 * v4;
+      const uint v4426 = v4425 + v2495;
+      const uint v4427 = v4426 + v4418;
+      out[v4427] = v4424;
+    }
+    const uint v4428 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4429 = v2494 + v4428;
+    const uint v4430 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4431 = v2493 + v4430;
+    const bool v4432 = v4429 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4433 = v4431 < v4;
+    const bool v4434 = v4432 && v4433;
+    if (v4434) {
+      const float v4435 = v200.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4437 = bfloat(v4435);
+      const uint v4438 = v4429 * v4;
+      const uint v4439 = v4438 + v2495;
+      const uint v4440 = v4439 + v4431;
+      out[v4440] = v4437;
+    }
+    const uint v4441 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4442 = v2494 + v4441;
+    const uint v4443 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4444 = v2493 + v4443;
+    const bool v4445 = v4442 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4446 = v4444 < v4;
+    const bool v4447 = v4445 && v4446;
+    if (v4447) {
+      const float v4448 = v200.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4450 = bfloat(v4448);
+      const uint v4451 = v4442 * v4;
+      const uint v4452 = v4451 + v2495;
+      const uint v4453 = v4452 + v4444;
+      out[v4453] = v4450;
+    }
+    const uint v4454 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4455 = v2494 + v4454;
+    const uint v4456 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4457 = v2493 + v4456;
+    const bool v4458 = v4455 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4459 = v4457 < v4;
+    const bool v4460 = v4458 && v4459;
+    if (v4460) {
+      const float v4461 = v200.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4463 = bfloat(v4461);
+      const uint v4464 = v4455 * v4;
+      const uint v4465 = v4464 + v2495;
+      const uint v4466 = v4465 + v4457;
+      out[v4466] = v4463;
+    }
+    const uint v4467 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4468 = v2494 + v4467;
+    const uint v4469 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4470 = v2493 + v4469;
+    const bool v4471 = v4468 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4472 = v4470 < v4;
+    const bool v4473 = v4471 && v4472;
+    if (v4473) {
+      const float v4474 = v200.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4476 = bfloat(v4474);
+      const uint v4477 = v4468 * v4;
+      const uint v4478 = v4477 + v2495;
+      const uint v4479 = v4478 + v4470;
+      out[v4479] = v4476;
+    }
+    const uint v4480 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4481 = v2494 + v4480;
+    const uint v4482 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4483 = v2493 + v4482;
+    const bool v4484 = v4481 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4485 = v4483 < v4;
+    const bool v4486 = v4484 && v4485;
+    if (v4486) {
+      const float v4487 = v200.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4489 = bfloat(v4487);
+      const uint v4490 = v4481 * v4;
+      const uint v4491 = v4490 + v2495;
+      const uint v4492 = v4491 + v4483;
+      out[v4492] = v4489;
+    }
+    const uint v4493 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4494 = v2494 + v4493;
+    const uint v4495 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4496 = v2493 + v4495;
+    const bool v4497 = v4494 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4498 = v4496 < v4;
+    const bool v4499 = v4497 && v4498;
+    if (v4499) {
+      const float v4500 = v200.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4502 = bfloat(v4500);
+      const uint v4503 = v4494 * v4;
+      const uint v4504 = v4503 + v2495;
+      const uint v4505 = v4504 + v4496;
+      out[v4505] = v4502;
+    }
+    const uint v4506 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4507 = v2494 + v4506;
+    const uint v4508 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4509 = v2493 + v4508;
+    const bool v4510 = v4507 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4511 = v4509 < v4;
+    const bool v4512 = v4510 && v4511;
+    if (v4512) {
+      const float v4513 = v200.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4515 = bfloat(v4513);
+      const uint v4516 = v4507 * v4;
+      const uint v4517 = v4516 + v2495;
+      const uint v4518 = v4517 + v4509;
+      out[v4518] = v4515;
+    }
+    const uint v4519 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4520 = v2494 + v4519;
+    const uint v4521 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4522 = v2493 + v4521;
+    const bool v4523 = v4520 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4524 = v4522 < v4;
+    const bool v4525 = v4523 && v4524;
+    if (v4525) {
+      const float v4526 = v200.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4528 = bfloat(v4526);
+      const uint v4529 = v4520 * v4;
+      const uint v4530 = v4529 + v2495;
+      const uint v4531 = v4530 + v4522;
+      out[v4531] = v4528;
+    }
+    const uint v4532 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4533 = v2494 + v4532;
+    const uint v4534 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4535 = v2493 + v4534;
+    const bool v4536 = v4533 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4537 = v4535 < v4;
+    const bool v4538 = v4536 && v4537;
+    if (v4538) {
+      const float v4539 = v200.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4541 = bfloat(v4539);
+      const uint v4542 = v4533 * v4;
+      const uint v4543 = v4542 + v2495;
+      const uint v4544 = v4543 + v4535;
+      out[v4544] = v4541;
+    }
+    const uint v4545 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4546 = v2494 + v4545;
+    const uint v4547 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4548 = v2493 + v4547;
+    const bool v4549 = v4546 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4550 = v4548 < v4;
+    const bool v4551 = v4549 && v4550;
+    if (v4551) {
+      const float v4552 = v200.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4554 = bfloat(v4552);
+      const uint v4555 = v4546 * v4;
+      const uint v4556 = v4555 + v2495;
+      const uint v4557 = v4556 + v4548;
+      out[v4557] = v4554;
+    }
+    const uint v4558 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4559 = v2494 + v4558;
+    const uint v4560 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4561 = v2493 + v4560;
+    const bool v4562 = v4559 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4563 = v4561 < v4;
+    const bool v4564 = v4562 && v4563;
+    if (v4564) {
+      const float v4565 = v200.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4567 = bfloat(v4565);
+      const uint v4568 = v4559 * v4;
+      const uint v4569 = v4568 + v2495;
+      const uint v4570 = v4569 + v4561;
+      out[v4570] = v4567;
+    }
+    const uint v4571 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4572 = v2494 + v4571;
+    const uint v4573 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4574 = v2493 + v4573;
+    const bool v4575 = v4572 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4576 = v4574 < v4;
+    const bool v4577 = v4575 && v4576;
+    if (v4577) {
+      const float v4578 = v200.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4580 = bfloat(v4578);
+      const uint v4581 = v4572 * v4;
+      const uint v4582 = v4581 + v2495;
+      const uint v4583 = v4582 + v4574;
+      out[v4583] = v4580;
+    }
+    const uint v4584 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4585 = v2494 + v4584;
+    const uint v4586 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4587 = v2493 + v4586;
+    const bool v4588 = v4585 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4589 = v4587 < v4;
+    const bool v4590 = v4588 && v4589;
+    if (v4590) {
+      const float v4591 = v200.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4593 = bfloat(v4591);
+      const uint v4594 = v4585 * v4;
+      const uint v4595 = v4594 + v2495;
+      const uint v4596 = v4595 + v4587;
+      out[v4596] = v4593;
+    }
+    const uint v4597 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4598 = v2494 + v4597;
+    const uint v4599 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4600 = v2493 + v4599;
+    const bool v4601 = v4598 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4602 = v4600 < v4;
+    const bool v4603 = v4601 && v4602;
+    if (v4603) {
+      const float v4604 = v200.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4606 = bfloat(v4604);
+      const uint v4607 = v4598 * v4;
+      const uint v4608 = v4607 + v2495;
+      const uint v4609 = v4608 + v4600;
+      out[v4609] = v4606;
+    }
+    const uint v4610 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4611 = v2494 + v4610;
+    const uint v4612 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4613 = v2493 + v4612;
+    const bool v4614 = v4611 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4615 = v4613 < v4;
+    const bool v4616 = v4614 && v4615;
+    if (v4616) {
+      const float v4617 = v200.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4619 = bfloat(v4617);
+      const uint v4620 = v4611 * v4;
+      const uint v4621 = v4620 + v2495;
+      const uint v4622 = v4621 + v4613;
+      out[v4622] = v4619;
+    }
+    const uint v4623 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4624 = v2494 + v4623;
+    const uint v4625 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4626 = v2493 + v4625;
+    const bool v4627 = v4624 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4628 = v4626 < v4;
+    const bool v4629 = v4627 && v4628;
+    if (v4629) {
+      const float v4630 = v200.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4632 = bfloat(v4630);
+      const uint v4633 = v4624 * v4;
+      const uint v4634 = v4633 + v2495;
+      const uint v4635 = v4634 + v4626;
+      out[v4635] = v4632;
+    }
+    const uint v4636 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4637 = v2494 + v4636;
+    const uint v4638 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4639 = v2493 + v4638;
+    const bool v4640 = v4637 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4641 = v4639 < v4;
+    const bool v4642 = v4640 && v4641;
+    if (v4642) {
+      const float v4643 = v200.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4645 = bfloat(v4643);
+      const uint v4646 = v4637 * v4;
+      const uint v4647 = v4646 + v2495;
+      const uint v4648 = v4647 + v4639;
+      out[v4648] = v4645;
+    }
+    const uint v4649 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4650 = v2494 + v4649;
+    const uint v4651 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4652 = v2493 + v4651;
+    const bool v4653 = v4650 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4654 = v4652 < v4;
+    const bool v4655 = v4653 && v4654;
+    if (v4655) {
+      const float v4656 = v200.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4658 = bfloat(v4656);
+      const uint v4659 = v4650 * v4;
+      const uint v4660 = v4659 + v2495;
+      const uint v4661 = v4660 + v4652;
+      out[v4661] = v4658;
+    }
+    const uint v4662 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4663 = v2494 + v4662;
+    const uint v4664 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4665 = v2493 + v4664;
+    const bool v4666 = v4663 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4667 = v4665 < v4;
+    const bool v4668 = v4666 && v4667;
+    if (v4668) {
+      const float v4669 = v200.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4671 = bfloat(v4669);
+      const uint v4672 = v4663 * v4;
+      const uint v4673 = v4672 + v2495;
+      const uint v4674 = v4673 + v4665;
+      out[v4674] = v4671;
+    }
+    const uint v4675 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4676 = v2494 + v4675;
+    const uint v4677 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4678 = v2493 + v4677;
+    const bool v4679 = v4676 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4680 = v4678 < v4;
+    const bool v4681 = v4679 && v4680;
+    if (v4681) {
+      const float v4682 = v200.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4684 = bfloat(v4682);
+      const uint v4685 = v4676 * v4;
+      const uint v4686 = v4685 + v2495;
+      const uint v4687 = v4686 + v4678;
+      out[v4687] = v4684;
+    }
+    const uint v4688 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4689 = v2494 + v4688;
+    const uint v4690 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4691 = v2493 + v4690;
+    const bool v4692 = v4689 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4693 = v4691 < v4;
+    const bool v4694 = v4692 && v4693;
+    if (v4694) {
+      const float v4695 = v200.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4697 = bfloat(v4695);
+      const uint v4698 = v4689 * v4;
+      const uint v4699 = v4698 + v2495;
+      const uint v4700 = v4699 + v4691;
+      out[v4700] = v4697;
+    }
+    const uint v4701 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4702 = v2494 + v4701;
+    const uint v4703 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4704 = v2493 + v4703;
+    const bool v4705 = v4702 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4706 = v4704 < v4;
+    const bool v4707 = v4705 && v4706;
+    if (v4707) {
+      const float v4708 = v200.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4710 = bfloat(v4708);
+      const uint v4711 = v4702 * v4;
+      const uint v4712 = v4711 + v2495;
+      const uint v4713 = v4712 + v4704;
+      out[v4713] = v4710;
+    }
+    const uint v4714 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4715 = v2494 + v4714;
+    const uint v4716 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4717 = v2493 + v4716;
+    const bool v4718 = v4715 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4719 = v4717 < v4;
+    const bool v4720 = v4718 && v4719;
+    if (v4720) {
+      const float v4721 = v200.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4723 = bfloat(v4721);
+      const uint v4724 = v4715 * v4;
+      const uint v4725 = v4724 + v2495;
+      const uint v4726 = v4725 + v4717;
+      out[v4726] = v4723;
+    }
+    const uint v4727 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4728 = v2494 + v4727;
+    const uint v4729 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4730 = v2493 + v4729;
+    const bool v4731 = v4728 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4732 = v4730 < v4;
+    const bool v4733 = v4731 && v4732;
+    if (v4733) {
+      const float v4734 = v200.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4736 = bfloat(v4734);
+      const uint v4737 = v4728 * v4;
+      const uint v4738 = v4737 + v2495;
+      const uint v4739 = v4738 + v4730;
+      out[v4739] = v4736;
+    }
+    const uint v4740 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4741 = v2494 + v4740;
+    const uint v4742 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4743 = v2493 + v4742;
+    const bool v4744 = v4741 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4745 = v4743 < v4;
+    const bool v4746 = v4744 && v4745;
+    if (v4746) {
+      const float v4747 = v200.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4749 = bfloat(v4747);
+      const uint v4750 = v4741 * v4;
+      const uint v4751 = v4750 + v2495;
+      const uint v4752 = v4751 + v4743;
+      out[v4752] = v4749;
+    }
+    const uint v4753 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4754 = v2494 + v4753;
+    const uint v4755 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4756 = v2493 + v4755;
+    const bool v4757 = v4754 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4758 = v4756 < v4;
+    const bool v4759 = v4757 && v4758;
+    if (v4759) {
+      const float v4760 = v200.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4762 = bfloat(v4760);
+      const uint v4763 = v4754 * v4;
+      const uint v4764 = v4763 + v2495;
+      const uint v4765 = v4764 + v4756;
+      out[v4765] = v4762;
+    }
+    const uint v4766 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4767 = v2494 + v4766;
+    const uint v4768 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4769 = v2493 + v4768;
+    const bool v4770 = v4767 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4771 = v4769 < v4;
+    const bool v4772 = v4770 && v4771;
+    if (v4772) {
+      const float v4773 = v200.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4775 = bfloat(v4773);
+      const uint v4776 = v4767 * v4;
+      const uint v4777 = v4776 + v2495;
+      const uint v4778 = v4777 + v4769;
+      out[v4778] = v4775;
+    }
+    const uint v4779 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4780 = v2494 + v4779;
+    const uint v4781 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4782 = v2493 + v4781;
+    const bool v4783 = v4780 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4784 = v4782 < v4;
+    const bool v4785 = v4783 && v4784;
+    if (v4785) {
+      const float v4786 = v200.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4788 = bfloat(v4786);
+      const uint v4789 = v4780 * v4;
+      const uint v4790 = v4789 + v2495;
+      const uint v4791 = v4790 + v4782;
+      out[v4791] = v4788;
+    }
+    const uint v4792 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4793 = v2494 + v4792;
+    const uint v4794 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4795 = v2493 + v4794;
+    const bool v4796 = v4793 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4797 = v4795 < v4;
+    const bool v4798 = v4796 && v4797;
+    if (v4798) {
+      const float v4799 = v200.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4801 = bfloat(v4799);
+      const uint v4802 = v4793 * v4;
+      const uint v4803 = v4802 + v2495;
+      const uint v4804 = v4803 + v4795;
+      out[v4804] = v4801;
+    }
+    const uint v4805 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4806 = v2494 + v4805;
+    const uint v4807 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4808 = v2493 + v4807;
+    const bool v4809 = v4806 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4810 = v4808 < v4;
+    const bool v4811 = v4809 && v4810;
+    if (v4811) {
+      const float v4812 = v200.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4814 = bfloat(v4812);
+      const uint v4815 = v4806 * v4;
+      const uint v4816 = v4815 + v2495;
+      const uint v4817 = v4816 + v4808;
+      out[v4817] = v4814;
+    }
+    const uint v4818 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4819 = v2494 + v4818;
+    const uint v4820 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4821 = v2493 + v4820;
+    const bool v4822 = v4819 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4823 = v4821 < v4;
+    const bool v4824 = v4822 && v4823;
+    if (v4824) {
+      const float v4825 = v200.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4827 = bfloat(v4825);
+      const uint v4828 = v4819 * v4;
+      const uint v4829 = v4828 + v2495;
+      const uint v4830 = v4829 + v4821;
+      out[v4830] = v4827;
+    }
+    const uint v4831 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4832 = v2494 + v4831;
+    const uint v4833 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4834 = v2493 + v4833;
+    const bool v4835 = v4832 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4836 = v4834 < v4;
+    const bool v4837 = v4835 && v4836;
+    if (v4837) {
+      const float v4838 = v200.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4840 = bfloat(v4838);
+      const uint v4841 = v4832 * v4;
+      const uint v4842 = v4841 + v2495;
+      const uint v4843 = v4842 + v4834;
+      out[v4843] = v4840;
+    }
+    const uint v4844 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4845 = v2494 + v4844;
+    const uint v4846 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4847 = v2493 + v4846;
+    const bool v4848 = v4845 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4849 = v4847 < v4;
+    const bool v4850 = v4848 && v4849;
+    if (v4850) {
+      const float v4851 = v200.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4853 = bfloat(v4851);
+      const uint v4854 = v4845 * v4;
+      const uint v4855 = v4854 + v2495;
+      const uint v4856 = v4855 + v4847;
+      out[v4856] = v4853;
+    }
+    const uint v4857 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4858 = v2494 + v4857;
+    const uint v4859 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4860 = v2493 + v4859;
+    const bool v4861 = v4858 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4862 = v4860 < v4;
+    const bool v4863 = v4861 && v4862;
+    if (v4863) {
+      const float v4864 = v200.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4866 = bfloat(v4864);
+      const uint v4867 = v4858 * v4;
+      const uint v4868 = v4867 + v2495;
+      const uint v4869 = v4868 + v4860;
+      out[v4869] = v4866;
+    }
+    const uint v4870 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4871 = v2494 + v4870;
+    const uint v4872 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4873 = v2493 + v4872;
+    const bool v4874 = v4871 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4875 = v4873 < v4;
+    const bool v4876 = v4874 && v4875;
+    if (v4876) {
+      const float v4877 = v200.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4879 = bfloat(v4877);
+      const uint v4880 = v4871 * v4;
+      const uint v4881 = v4880 + v2495;
+      const uint v4882 = v4881 + v4873;
+      out[v4882] = v4879;
+    }
+    const uint v4883 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4884 = v2494 + v4883;
+    const uint v4885 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4886 = v2493 + v4885;
+    const bool v4887 = v4884 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4888 = v4886 < v4;
+    const bool v4889 = v4887 && v4888;
+    if (v4889) {
+      const float v4890 = v200.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4892 = bfloat(v4890);
+      const uint v4893 = v4884 * v4;
+      const uint v4894 = v4893 + v2495;
+      const uint v4895 = v4894 + v4886;
+      out[v4895] = v4892;
+    }
+    const uint v4896 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4897 = v2494 + v4896;
+    const uint v4898 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4899 = v2493 + v4898;
+    const bool v4900 = v4897 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4901 = v4899 < v4;
+    const bool v4902 = v4900 && v4901;
+    if (v4902) {
+      const float v4903 = v200.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4905 = bfloat(v4903);
+      const uint v4906 = v4897 * v4;
+      const uint v4907 = v4906 + v2495;
+      const uint v4908 = v4907 + v4899;
+      out[v4908] = v4905;
+    }
+    const uint v4909 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4910 = v2494 + v4909;
+    const uint v4911 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4912 = v2493 + v4911;
+    const bool v4913 = v4910 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4914 = v4912 < v4;
+    const bool v4915 = v4913 && v4914;
+    if (v4915) {
+      const float v4916 = v200.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4918 = bfloat(v4916);
+      const uint v4919 = v4910 * v4;
+      const uint v4920 = v4919 + v2495;
+      const uint v4921 = v4920 + v4912;
+      out[v4921] = v4918;
+    }
+    const uint v4922 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4923 = v2494 + v4922;
+    const uint v4924 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4925 = v2493 + v4924;
+    const bool v4926 = v4923 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4927 = v4925 < v4;
+    const bool v4928 = v4926 && v4927;
+    if (v4928) {
+      const float v4929 = v200.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4931 = bfloat(v4929);
+      const uint v4932 = v4923 * v4;
+      const uint v4933 = v4932 + v2495;
+      const uint v4934 = v4933 + v4925;
+      out[v4934] = v4931;
+    }
+    const uint v4935 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4936 = v2494 + v4935;
+    const uint v4937 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4938 = v2493 + v4937;
+    const bool v4939 = v4936 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4940 = v4938 < v4;
+    const bool v4941 = v4939 && v4940;
+    if (v4941) {
+      const float v4942 = v200.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4944 = bfloat(v4942);
+      const uint v4945 = v4936 * v4;
+      const uint v4946 = v4945 + v2495;
+      const uint v4947 = v4946 + v4938;
+      out[v4947] = v4944;
+    }
+    const uint v4948 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4949 = v2494 + v4948;
+    const uint v4950 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4951 = v2493 + v4950;
+    const bool v4952 = v4949 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4953 = v4951 < v4;
+    const bool v4954 = v4952 && v4953;
+    if (v4954) {
+      const float v4955 = v200.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4957 = bfloat(v4955);
+      const uint v4958 = v4949 * v4;
+      const uint v4959 = v4958 + v2495;
+      const uint v4960 = v4959 + v4951;
+      out[v4960] = v4957;
+    }
+    const uint v4961 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4962 = v2494 + v4961;
+    const uint v4963 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4964 = v2493 + v4963;
+    const bool v4965 = v4962 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4966 = v4964 < v4;
+    const bool v4967 = v4965 && v4966;
+    if (v4967) {
+      const float v4968 = v200.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4970 = bfloat(v4968);
+      const uint v4971 = v4962 * v4;
+      const uint v4972 = v4971 + v2495;
+      const uint v4973 = v4972 + v4964;
+      out[v4973] = v4970;
+    }
+    const uint v4974 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4975 = v2494 + v4974;
+    const uint v4976 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4977 = v2493 + v4976;
+    const bool v4978 = v4975 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4979 = v4977 < v4;
+    const bool v4980 = v4978 && v4979;
+    if (v4980) {
+      const float v4981 = v200.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4983 = bfloat(v4981);
+      const uint v4984 = v4975 * v4;
+      const uint v4985 = v4984 + v2495;
+      const uint v4986 = v4985 + v4977;
+      out[v4986] = v4983;
+    }
+    const uint v4987 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v4988 = v2494 + v4987;
+    const uint v4989 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v4990 = v2493 + v4989;
+    const bool v4991 = v4988 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v4992 = v4990 < v4;
+    const bool v4993 = v4991 && v4992;
+    if (v4993) {
+      const float v4994 = v200.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v4996 = bfloat(v4994);
+      const uint v4997 = v4988 * v4;
+      const uint v4998 = v4997 + v2495;
+      const uint v4999 = v4998 + v4990;
+      out[v4999] = v4996;
+    }
+    const uint v5000 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v5001 = v2494 + v5000;
+    const uint v5002 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v5003 = v2493 + v5002;
+    const bool v5004 = v5001 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5005 = v5003 < v4;
+    const bool v5006 = v5004 && v5005;
+    if (v5006) {
+      const float v5007 = v200.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v5009 = bfloat(v5007);
+      const uint v5010 = v5001 * v4;
+      const uint v5011 = v5010 + v2495;
+      const uint v5012 = v5011 + v5003;
+      out[v5012] = v5009;
+    }
+    const uint v5013 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v5014 = v2494 + v5013;
+    const uint v5015 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v5016 = v2493 + v5015;
+    const bool v5017 = v5014 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5018 = v5016 < v4;
+    const bool v5019 = v5017 && v5018;
+    if (v5019) {
+      const float v5020 = v200.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v5022 = bfloat(v5020);
+      const uint v5023 = v5014 * v4;
+      const uint v5024 = v5023 + v2495;
+      const uint v5025 = v5024 + v5016;
+      out[v5025] = v5022;
+    }
+    const uint v5026 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v5027 = v2494 + v5026;
+    const uint v5028 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v5029 = v2493 + v5028;
+    const bool v5030 = v5027 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5031 = v5029 < v4;
+    const bool v5032 = v5030 && v5031;
+    if (v5032) {
+      const float v5033 = v200.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v5035 = bfloat(v5033);
+      const uint v5036 = v5027 * v4;
+      const uint v5037 = v5036 + v2495;
+      const uint v5038 = v5037 + v5029;
+      out[v5038] = v5035;
+    }
+    const uint v5039 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v5040 = v2494 + v5039;
+    const uint v5041 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v5042 = v2493 + v5041;
+    const bool v5043 = v5040 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5044 = v5042 < v4;
+    const bool v5045 = v5043 && v5044;
+    if (v5045) {
+      const float v5046 = v200.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v5048 = bfloat(v5046);
+      const uint v5049 = v5040 * v4;
+      const uint v5050 = v5049 + v2495;
+      const uint v5051 = v5050 + v5042;
+      out[v5051] = v5048;
+    }
+    const uint v5052 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v5053 = v2494 + v5052;
+    const uint v5054 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v5055 = v2493 + v5054;
+    const bool v5056 = v5053 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5057 = v5055 < v4;
+    const bool v5058 = v5056 && v5057;
+    if (v5058) {
+      const float v5059 = v200.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v5061 = bfloat(v5059);
+      const uint v5062 = v5053 * v4;
+      const uint v5063 = v5062 + v2495;
+      const uint v5064 = v5063 + v5055;
+      out[v5064] = v5061;
+    }
+    const uint v5065 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v5066 = v2494 + v5065;
+    const uint v5067 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v5068 = v2493 + v5067;
+    const bool v5069 = v5066 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5070 = v5068 < v4;
+    const bool v5071 = v5069 && v5070;
+    if (v5071) {
+      const float v5072 = v200.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v5074 = bfloat(v5072);
+      const uint v5075 = v5066 * v4;
+      const uint v5076 = v5075 + v2495;
+      const uint v5077 = v5076 + v5068;
+      out[v5077] = v5074;
+    }
+    const uint v5078 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v5079 = v2494 + v5078;
+    const uint v5080 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v5081 = v2493 + v5080;
+    const bool v5082 = v5079 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5083 = v5081 < v4;
+    const bool v5084 = v5082 && v5083;
+    if (v5084) {
+      const float v5085 = v200.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v5087 = bfloat(v5085);
+      const uint v5088 = v5079 * v4;
+      const uint v5089 = v5088 + v2495;
+      const uint v5090 = v5089 + v5081;
+      out[v5090] = v5087;
+    }
+    const uint v5091 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v5092 = v2494 + v5091;
+    const uint v5093 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v5094 = v2493 + v5093;
+    const bool v5095 = v5092 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5096 = v5094 < v4;
+    const bool v5097 = v5095 && v5096;
+    if (v5097) {
+      const float v5098 = v200.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v5100 = bfloat(v5098);
+      const uint v5101 = v5092 * v4;
+      const uint v5102 = v5101 + v2495;
+      const uint v5103 = v5102 + v5094;
+      out[v5103] = v5100;
+    }
+    const uint v5104 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v5105 = v2494 + v5104;
+    const uint v5106 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v5107 = v2493 + v5106;
+    const bool v5108 = v5105 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5109 = v5107 < v4;
+    const bool v5110 = v5108 && v5109;
+    if (v5110) {
+      const float v5111 = v200.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v5113 = bfloat(v5111);
+      const uint v5114 = v5105 * v4;
+      const uint v5115 = v5114 + v2495;
+      const uint v5116 = v5115 + v5107;
+      out[v5116] = v5113;
+    }
+    const uint v5117 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v5118 = v2494 + v5117;
+    const uint v5119 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v5120 = v2493 + v5119;
+    const bool v5121 = v5118 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5122 = v5120 < v4;
+    const bool v5123 = v5121 && v5122;
+    if (v5123) {
+      const float v5124 = v200.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v5126 = bfloat(v5124);
+      const uint v5127 = v5118 * v4;
+      const uint v5128 = v5127 + v2495;
+      const uint v5129 = v5128 + v5120;
+      out[v5129] = v5126;
+    }
+    const uint v5130 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v5131 = v2494 + v5130;
+    const uint v5132 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v5133 = v2493 + v5132;
+    const bool v5134 = v5131 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5135 = v5133 < v4;
+    const bool v5136 = v5134 && v5135;
+    if (v5136) {
+      const float v5137 = v200.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v5139 = bfloat(v5137);
+      const uint v5140 = v5131 * v4;
+      const uint v5141 = v5140 + v2495;
+      const uint v5142 = v5141 + v5133;
+      out[v5142] = v5139;
+    }
+    const uint v5143 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v5144 = v2494 + v5143;
+    const uint v5145 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v5146 = v2493 + v5145;
+    const bool v5147 = v5144 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5148 = v5146 < v4;
+    const bool v5149 = v5147 && v5148;
+    if (v5149) {
+      const float v5150 = v200.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v5152 = bfloat(v5150);
+      const uint v5153 = v5144 * v4;
+      const uint v5154 = v5153 + v2495;
+      const uint v5155 = v5154 + v5146;
+      out[v5155] = v5152;
+    }
+    const uint v5156 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v5157 = v2494 + v5156;
+    const uint v5158 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v5159 = v2493 + v5158;
+    const bool v5160 = v5157 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5161 = v5159 < v4;
+    const bool v5162 = v5160 && v5161;
+    if (v5162) {
+      const float v5163 = v200.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v5165 = bfloat(v5163);
+      const uint v5166 = v5157 * v4;
+      const uint v5167 = v5166 + v2495;
+      const uint v5168 = v5167 + v5159;
+      out[v5168] = v5165;
+    }
+    const uint v5169 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v5170 = v2494 + v5169;
+    const uint v5171 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v5172 = v2493 + v5171;
+    const bool v5173 = v5170 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5174 = v5172 < v4;
+    const bool v5175 = v5173 && v5174;
+    if (v5175) {
+      const float v5176 = v200.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v5178 = bfloat(v5176);
+      const uint v5179 = v5170 * v4;
+      const uint v5180 = v5179 + v2495;
+      const uint v5181 = v5180 + v5172;
+      out[v5181] = v5178;
+    }
+    const uint v5182 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:80
+    const uint v5183 = v2494 + v5182;
+    const uint v5184 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:81
+    const uint v5185 = v2493 + v5184;
+    const bool v5186 = v5183 < v44;  // kernels/convolution/conv_tiles.hpp:82
+    const bool v5187 = v5185 < v4;
+    const bool v5188 = v5186 && v5187;
+    if (v5188) {
+      const float v5189 = v200.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:83
+      const bfloat v5191 = bfloat(v5189);
+      const uint v5192 = v5183 * v4;
+      const uint v5193 = v5192 + v2495;
+      const uint v5194 = v5193 + v5185;
+      out[v5194] = v5191;
     }
   }
 }
