@@ -13,9 +13,12 @@
 
 #include "commands.hpp"
 #include "iron/bench/device.hpp"
+#include "iron/core/error.hpp"
 #include "iron/core/ir.hpp"
+#include "iron/core/specialization.hpp"
 #include "iron/runtime/device_info.hpp"
 #include "kernel_selection.hpp"
+#include "shape_option.hpp"
 
 namespace iron::cli {
 namespace {
@@ -25,6 +28,7 @@ struct WarmupOptions {
   std::string dtype;
   int sm = 0;
   unsigned jobs = 0;
+  std::vector<std::string> shapes;
 };
 
 /// The architecture to compile for: --sm, else the first CUDA device's.
@@ -57,36 +61,91 @@ std::string summary(const std::vector<double>& ms) {
                      spread.max);
 }
 
+/// The forms to compile and, for each, the shape that chose its specialization ("" for the
+/// usual one).
+struct Forms {
+  std::vector<runtime::WarmupForm> forms;
+  std::vector<std::string> shapes;
+};
+
+/// What to compile: each traced kernel with its usual specialization or, with shapes, with the
+/// specialization each shape's launch binds (once per distinct one). UsageError for a shape that
+/// lacks a constexpr of a selected kernel or names one that no selected kernel has.
+Forms forms_to_warm(const std::vector<ir::Kernel>& kernels,
+                    const std::vector<std::string>& shapes) {
+  Forms out;
+  if (shapes.empty()) {
+    for (const ir::Kernel& k : kernels) {
+      out.forms.push_back({k, ir::usual_specialization(k)});
+      out.shapes.emplace_back();
+    }
+    return out;
+  }
+  for (const std::string& text : shapes) {
+    const auto shape = parse_shape(text);
+    for (const auto& [name, value] : shape) {
+      const bool known = std::any_of(kernels.begin(), kernels.end(), [&](const ir::Kernel& k) {
+        return std::any_of(k.params.begin(), k.params.end(), [&](const ir::Param& p) {
+          return p.kind == ir::ParamKind::Constexpr && p.name == name;
+        });
+      });
+      if (!known) {
+        throw UsageError(fmt::format(
+            "--shape '{}' names '{}', a constexpr of none of the selected kernels", text, name));
+      }
+    }
+  }
+  for (const ir::Kernel& k : kernels) {
+    std::vector<std::vector<bool>> seen;
+    for (const std::string& text : shapes) {
+      std::vector<bool> values;
+      try {
+        values = ir::specialization_for(k, parse_shape(text));
+      } catch (const Error& e) {
+        throw UsageError(fmt::format("--shape '{}': {}", text, e.what()));
+      }
+      if (std::find(seen.begin(), seen.end(), values) != seen.end()) continue;
+      seen.push_back(values);
+      out.forms.push_back({k, std::move(values)});
+      out.shapes.push_back(text);
+    }
+  }
+  return out;
+}
+
 int warmup(const WarmupOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const int sm = target_sm(o.sm);
-  const auto forms = select_kernels(o.filter, o.dtype);
+  const auto selected = select_kernels(o.filter, o.dtype);
   const unsigned jobs = o.jobs != 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
-  std::vector<ir::Kernel> kernels;
-  kernels.reserve(forms.size());
-  for (const auto& f : forms) kernels.push_back(f.info->trace(f.dtype));
+  std::vector<ir::Kernel> traced;
+  traced.reserve(selected.size());
+  for (const auto& f : selected) traced.push_back(f.info->trace(f.dtype));
+  const Forms chosen = forms_to_warm(traced, o.shapes);
+  const std::vector<runtime::WarmupForm>& forms = chosen.forms;
   fmt::print("warming the kernel cache for sm_{}: {} kernel forms, {} at a time\n", sm,
-             kernels.size(), jobs);
+             forms.size(), jobs);
   std::fflush(stdout);
-  const auto results = runtime::warm_module_cache(kernels, sm, jobs);
+  const auto results = runtime::warm_module_cache(forms, sm, jobs);
   std::vector<double> compiled;
   std::vector<double> by_class[2];  // memory-bound forms, tensor-core forms
   std::size_t cached = 0;
   std::size_t failed = 0;
   for (std::size_t i = 0; i < results.size(); ++i) {
     const runtime::WarmupResult& r = results[i];
-    const bool tensor_cores = uses_tensor_cores(kernels[i]);
+    const bool tensor_cores = uses_tensor_cores(forms[i].kernel);
+    const std::string shape = chosen.shapes[i].empty() ? "" : "  for " + chosen.shapes[i];
     if (!r.error.empty()) {
       ++failed;
-      fmt::print("  {:<44} FAILED  {}\n", r.symbol, r.error);
+      fmt::print("  {:<44} FAILED  {}{}\n", r.symbol, r.error, shape);
     } else if (r.compiled) {
       compiled.push_back(r.ms);
       by_class[tensor_cores ? 1 : 0].push_back(r.ms);
-      fmt::print("  {:<44} compiled {:8.1f} ms{}\n", r.symbol, r.ms,
-                 tensor_cores ? "  tensor cores" : "");
+      fmt::print("  {:<44} compiled {:8.1f} ms{}{}\n", r.symbol, r.ms,
+                 tensor_cores ? "  tensor cores" : "", shape);
     } else {
       ++cached;
-      fmt::print("  {:<44} cached   {:8.1f} ms\n", r.symbol, r.ms);
+      fmt::print("  {:<44} cached   {:8.1f} ms{}\n", r.symbol, r.ms, shape);
     }
   }
   const double seconds =
@@ -119,6 +178,11 @@ Command add_warmup_command(CLI::App& app) {
       ->check(CLI::Range(80, 200));
   cmd->add_option("-j,--jobs", o->jobs, "Kernels compiled at once (default: the CPU count)")
       ->check(CLI::Range(1, 256));
+  cmd->add_option("--shape", o->shapes,
+                  "Compile the module a launch with these constexprs loads (NAME=VALUE separated "
+                  "by commas, every constexpr of each selected kernel; repeatable: each distinct "
+                  "specialization once); default: the usual one, every specialization true "
+                  "(docs/compiler.md, \"Specializations\")");
   return {cmd, [o] { return warmup(*o); }};
 }
 

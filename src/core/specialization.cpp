@@ -1,7 +1,11 @@
 /// Which specializations a launch can bind, and their values from its constexpr arguments.
 #include "iron/core/specialization.hpp"
 
+#include <fmt/format.h>
+
 #include <unordered_map>
+
+#include "iron/core/error.hpp"
 
 namespace iron::ir {
 namespace {
@@ -103,6 +107,21 @@ std::optional<std::vector<bool>> SpecializationPlan::values(
 std::vector<bool> usual_specialization(const Kernel& kernel) {
   std::vector<bool> usual(bindable_specializations(kernel).size(), true);
   return usual;
+}
+
+std::vector<bool> specialization_for(const Kernel& kernel,
+                                     const std::map<std::string, double, std::less<>>& constants) {
+  std::vector<ScalarValue> params(kernel.params.size());
+  for (std::size_t i = 0; i < kernel.params.size(); ++i) {
+    const Param& p = kernel.params[i];
+    if (p.kind != ParamKind::Constexpr) continue;
+    const auto it = constants.find(p.name);
+    if (it == constants.end()) {
+      throw Error(fmt::format("{} needs constexpr '{}', which is not given", kernel.name, p.name));
+    }
+    params[i] = constant_value(p.dtype, it->second, static_cast<std::int64_t>(it->second));
+  }
+  return SpecializationPlan(kernel).values(params).value_or(std::vector<bool>{});
 }
 
 std::uint64_t specialization_bits(const std::vector<bool>& values) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "iron/core/error.hpp"
 #include "iron/core/parser.hpp"
 
 namespace iron::ir {
@@ -94,6 +95,22 @@ TEST(Specialization, KernelsWithoutThemBindNothing) {
 TEST(Specialization, BitsNumberTheValuesInOrder) {
   EXPECT_EQ(specialization_bits({true, false, true}), 5u);
   EXPECT_EQ(specialization_bits({}), 0u);
+}
+
+TEST(Specialization, ValuesForALaunchShapeByName) {
+  const Kernel kernel = parse_kernel(kKernel);
+  EXPECT_EQ(specialization_for(kernel, {{"n", 16}, {"m", 8}, {"f", 1.5}}),
+            (std::vector<bool>{true, true}));
+  EXPECT_EQ(specialization_for(kernel, {{"n", 12}, {"m", 32}, {"f", 1.5}}),
+            (std::vector<bool>{false, false}));
+  EXPECT_EQ(specialization_for(kernel, {{"n", 12}, {"m", 0}, {"f", 1.5}}),
+            std::vector<bool>{});  // 64 / 0: the launch binds none
+  try {
+    specialization_for(kernel, {{"n", 16}, {"f", 1.5}});
+    ADD_FAILURE() << "no error for a missing constexpr";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "t needs constexpr 'm', which is not given");
+  }
 }
 
 }  // namespace

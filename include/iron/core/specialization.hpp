@@ -8,8 +8,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "iron/core/evaluate.hpp"
@@ -57,6 +60,12 @@ class SpecializationPlan {
 /// Every bindable specialization of `kernel` true: the case a kernel states as its usual one,
 /// which `iron warmup` and the tuner compile ahead of the launches.
 std::vector<bool> usual_specialization(const Kernel& kernel);
+
+/// The values a launch of `kernel` whose constexpr parameters hold `constants` (by name) binds:
+/// empty when the kernel has none or one has no single value for them (the launch binds none).
+/// Error naming the first constexpr parameter that `constants` lacks.
+std::vector<bool> specialization_for(const Kernel& kernel,
+                                     const std::map<std::string, double, std::less<>>& constants);
 
 /// The bits of `values` as one number (bit i: specialization i), for keys of loaded modules.
 std::uint64_t specialization_bits(const std::vector<bool>& values);

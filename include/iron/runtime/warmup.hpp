@@ -21,13 +21,26 @@ struct WarmupResult {
   std::string error;      ///< non-empty: it failed, and why
 };
 
-/// Compiles each traced kernel for a CUDA device of compute capability `sm` × 10 with the profile
-/// launches use (TargetProfile::cuda_device, so IRON_CUDA_MMA counts; its specializations bound
-/// to their usual values, ir::usual_specialization) and stores its cubin in the disk module cache
-/// under the key a launch with those values looks up, `jobs` at a time; kernels already cached
-/// are only checked. Needs NVRTC and a cache folder (module_store()), not a GPU. Never throws for
-/// one kernel (its error is in the result); throws iron::Error when there is no cache folder or
-/// no NVRTC. Results are in the order of `kernels`.
+/// A traced kernel and the specialization (docs/compiler.md, "Specializations") to compile it
+/// with: the values a launch's constexprs give (ir::specialization_for, so that a model's own
+/// shapes are warmed), or ir::usual_specialization.
+struct WarmupForm {
+  ir::Kernel kernel;
+  std::vector<bool> specialization;
+};
+
+/// Compiles each form for a CUDA device of compute capability `sm` × 10 with the profile
+/// launches use (TargetProfile::cuda_device, so IRON_CUDA_MMA counts) and its specialization,
+/// and stores its cubin in the disk module cache under the key a launch binding those values
+/// looks up, `jobs` at a time; forms already cached are only checked. Needs NVRTC and a cache
+/// folder (module_store()), not a GPU. Never throws for one form (its error is in the result);
+/// throws iron::Error when there is no cache folder or no NVRTC. Results are in the order of
+/// `forms`.
+std::vector<WarmupResult> warm_module_cache(const std::vector<WarmupForm>& forms, int sm,
+                                            unsigned jobs);
+
+/// warm_module_cache of each kernel with its usual specialization (every one true: the aligned
+/// shapes).
 std::vector<WarmupResult> warm_module_cache(const std::vector<ir::Kernel>& kernels, int sm,
                                             unsigned jobs);
 

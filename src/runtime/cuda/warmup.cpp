@@ -26,12 +26,13 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-WarmupResult warm_one(const ir::Kernel& kernel, int sm, const BlobStore& store) {
+WarmupResult warm_one(const WarmupForm& form, int sm, const BlobStore& store) {
+  const ir::Kernel& kernel = form.kernel;
   const Clock::time_point start = Clock::now();
   WarmupResult result;
   try {
     const codegen::CompiledKernel compiled =
-        codegen::compile_for_cuda_device(kernel, sm, ir::usual_specialization(kernel));
+        codegen::compile_for_cuda_device(kernel, sm, form.specialization);
     result.symbol = compiled.symbol;
     const std::string key = cuda::module_key(compiled, sm);
     if (store.load(key).outcome != BlobStore::Loaded::Outcome::Hit) {
@@ -68,6 +69,14 @@ std::optional<double> time_module_load(std::span<const std::byte> cubin) {
 
 std::vector<WarmupResult> warm_module_cache(const std::vector<ir::Kernel>& kernels, int sm,
                                             unsigned jobs) {
+  std::vector<WarmupForm> forms;
+  forms.reserve(kernels.size());
+  for (const ir::Kernel& k : kernels) forms.push_back({k, ir::usual_specialization(k)});
+  return warm_module_cache(forms, sm, jobs);
+}
+
+std::vector<WarmupResult> warm_module_cache(const std::vector<WarmupForm>& forms, int sm,
+                                            unsigned jobs) {
   const std::optional<BlobStore> store = module_store();
   if (!store) {
     throw Error("no kernel cache folder to warm: set IRON_CACHE_DIR (or XDG_CACHE_HOME, or HOME)");
@@ -75,14 +84,14 @@ std::vector<WarmupResult> warm_module_cache(const std::vector<ir::Kernel>& kerne
   if (const NvrtcStatus& nvrtc = nvrtc_status(); !nvrtc.available) {
     throw Error("cannot warm the kernel cache: NVRTC is unavailable: " + nvrtc.reason);
   }
-  std::vector<WarmupResult> results(kernels.size());
+  std::vector<WarmupResult> results(forms.size());
   std::atomic<std::size_t> next{0};
   const auto work = [&] {
-    for (std::size_t i = next++; i < kernels.size(); i = next++) {
-      results[i] = warm_one(kernels[i], sm, *store);
+    for (std::size_t i = next++; i < forms.size(); i = next++) {
+      results[i] = warm_one(forms[i], sm, *store);
     }
   };
-  const unsigned threads = std::clamp<unsigned>(jobs, 1, std::max<std::size_t>(kernels.size(), 1));
+  const unsigned threads = std::clamp<unsigned>(jobs, 1, std::max<std::size_t>(forms.size(), 1));
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
   work();
