@@ -82,8 +82,8 @@ Forms forms_to_warm(const std::vector<ir::Kernel>& kernels,
     return out;
   }
   for (const std::string& text : shapes) {
-    const auto shape = parse_shape(text);
-    for (const auto& [name, value] : shape) {
+    for (const auto& entry : parse_shape(text)) {
+      const std::string& name = entry.first;
       const bool known = std::any_of(kernels.begin(), kernels.end(), [&](const ir::Kernel& k) {
         return std::any_of(k.params.begin(), k.params.end(), [&](const ir::Param& p) {
           return p.kind == ir::ParamKind::Constexpr && p.name == name;
