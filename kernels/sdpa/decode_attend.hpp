@@ -313,23 +313,23 @@ void attend(const dsl::Tensor<T>& q, const Kv& kv, const dsl::Tensor<dsl::u32>& 
         }
       });
 
-  // The key groups of a simdgroup merge their states (lanes lk apart hold the same elements).
-  for (u32 mask = 1; mask < 32; mask <<= 1) {
-    IRON_IF(lk <= mask) {
-      for (u32 j = 0; j < kRows; ++j) {
-        auto m_other = simd_shuffle_xor(m[j].get(), mask);
-        auto l_other = simd_shuffle_xor(l[j].get(), mask);
-        auto m_new = max(m[j].get(), m_other);
-        auto shift = select(m_new == kNegInf, 0.0f, m_new);
-        auto mine = exp2_of<T>(m[j].get() - shift);
-        auto theirs = exp2_of<T>(m_other - shift);
-        l[j] = fma(l[j].get(), mine, l_other * theirs);
-        for (u32 e = 0; e < 8; ++e) {
-          auto other = simd_shuffle_xor(acc[j * 8 + e].get(), mask);
-          acc[j * 8 + e] = fma(acc[j * 8 + e].get(), mine, other * theirs);
-        }
-        m[j] = m_new;
+  // The key groups of a simdgroup merge their states (lanes lk apart hold the same elements):
+  // a traced loop over the masks lk … 16, so the code holds one merge, not one per mask.
+  for (auto mask_log : range(lk_log, 5u, 1u)) {
+    auto mask = Expr<u32>(1u) << mask_log;
+    for (u32 j = 0; j < kRows; ++j) {
+      auto m_other = simd_shuffle_xor(m[j].get(), mask);
+      auto l_other = simd_shuffle_xor(l[j].get(), mask);
+      auto m_new = max(m[j].get(), m_other);
+      auto shift = select(m_new == kNegInf, 0.0f, m_new);
+      auto mine = exp2_of<T>(m[j].get() - shift);
+      auto theirs = exp2_of<T>(m_other - shift);
+      l[j] = fma(l[j].get(), mine, l_other * theirs);
+      for (u32 e = 0; e < 8; ++e) {
+        auto other = simd_shuffle_xor(acc[j * 8 + e].get(), mask);
+        acc[j * 8 + e] = fma(acc[j * 8 + e].get(), mine, other * theirs);
       }
+      m[j] = m_new;
     }
   }
 
