@@ -21,7 +21,8 @@ inline constexpr std::uint32_t kPanel = 64;     ///< columns of a swizzled panel
 
 /// Keys per step: 128 at head_dim 128 (a lane's 64 scores and 32 weight registers beside its 64
 /// accumulators); 64 at head_dim 64, whose steps are short beside their softmax, and at 256,
-/// whose 128 accumulators a lane leave room for no more (bench/NOTES.md §33).
+/// whose 128 accumulators a lane leave room for no more (bench/NOTES.md §33). The head_dim 128
+/// forms take 64 too under their knob `block_k` (NVRTC compiles them in ~70% of the time).
 template <std::uint32_t D>
 constexpr std::uint32_t block_k() {
   return D == 128 ? 128 : 64;
@@ -57,15 +58,17 @@ void start_panels(const dsl::Shared<T>& dst, const dsl::Expr<dsl::u32>& at,
 
 /// As sdpa::attend, on warpgroup products: the group's 128 query rows q0 … of a sequence of
 /// q_len rows (row i at q_row(i)) against `kv`; store(i, c, value) per output element of a row
-/// i < q_len, lse(i, value) per row unless lse is NoLse.
-template <class T, std::uint32_t D, class Kv, class QRow, class Store, class Lse>
+/// i < q_len, lse(i, value) per row unless lse is NoLse; BLOCK_K keys a step.
+template <class T, std::uint32_t D, std::uint32_t BLOCK_K = block_k<D>(), class Kv, class QRow,
+          class Store, class Lse>
 void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0,
             const dsl::Expr<dsl::u32>& q_len, const Kv& kv, const Masks& masks,
             const dsl::Expr<dsl::f32>& scale, const dsl::Expr<dsl::f32>& sink, Store&& store,
             Lse&& lse) {
   using namespace iron::dsl;
   static_assert(runs<T, D>(), "16-bit types, head_dim 64, 128 or 256");
-  constexpr std::uint32_t kBlockK = block_k<D>();
+  static_assert(BLOCK_K == 64 || BLOCK_K == 128, "steps of 64 or 128 keys");
+  constexpr std::uint32_t kBlockK = BLOCK_K;
   constexpr std::uint32_t kStage = kBlockK * D;
   constexpr std::uint32_t kPanels = D / kPanel;
   const auto keys = kv.keys;

@@ -126,7 +126,18 @@ void prefill_tile(const Tensor<T>& q, const Out<T>& out, const QueryTile& tile, 
     const auto store_out = [&](const Expr<u32>& i, const Expr<u32>& c, const Expr<f32>& value) {
       store(out[((tile.first + i) * heads_q + tile.head) * D + c], cast<T>(value));
     };
-    if constexpr (sdpa::warpgroup::runs<T, D>()) {
+    if constexpr (D == 128 && sdpa::warpgroup::runs<T, D>()) {
+      // The head_dim 128 forms' knob: steps of 128 keys, or 64 (prefill_tuning_space).
+      const auto with_steps = [&](auto keys) {
+        sdpa::warpgroup::attend<T, D, decltype(keys)::value>(
+            q, q_row, tile.q0, tile.len, kv, masks, scale, load(sinks[tile.head]), store_out, lse);
+      };
+      if (tuned("block_k") == 64) {
+        with_steps(std::integral_constant<std::uint32_t, 64>{});
+      } else {
+        with_steps(std::integral_constant<std::uint32_t, 128>{});
+      }
+    } else if constexpr (sdpa::warpgroup::runs<T, D>()) {
       sdpa::warpgroup::attend<T, D>(q, q_row, tile.q0, tile.len, kv, masks, scale,
                                     load(sinks[tile.head]), store_out, lse);
     } else {
@@ -229,6 +240,14 @@ IRON_GEOMETRY(iron_sdpa_prefill_lse_d256) { return prefill_geometry<256>(q); }
 IRON_GEOMETRY(iron_sdpa_prefill_paged_d64) { return prefill_geometry<64>(q); }
 IRON_GEOMETRY(iron_sdpa_prefill_paged_d128) { return prefill_geometry<128>(q); }
 IRON_GEOMETRY(iron_sdpa_prefill_paged_d256) { return prefill_geometry<256>(q); }
+namespace {
+/// The head_dim 128 forms' steps on the warpgroup body (16-bit types): 128 keys by default
+/// (bench/NOTES.md §33), or 64, which NVRTC compiles in ~70% of the time (§44).
+TuningSpace prefill_tuning_space() { return TuningSpace{}.knob("block_k", {128, 64}); }
+}  // namespace
+IRON_TUNING(iron_sdpa_prefill_d128) { return prefill_tuning_space(); }
+IRON_TUNING(iron_sdpa_prefill_lse_d128) { return prefill_tuning_space(); }
+IRON_TUNING(iron_sdpa_prefill_paged_d128) { return prefill_tuning_space(); }
 
 }  // namespace iron::kernels
 
@@ -267,11 +286,11 @@ struct PrefillData {
 /// The inputs, constexprs and expected outputs every form shares (k and v are the form's).
 testing::TestSetup common_setup(const std::string& kernel, const PrefillCase& c,
                                 const PrefillData& data, const std::vector<float>& sinks,
-                                bool with_lse, DType dt) {
+                                bool with_lse, DType dt, const dsl::TuningConfig& config) {
   const auto e =
       sdpa::prefill_oracle(c, data.q, data.k, data.v, sinks,
                            dt == DType::F32 ? 0x1p-24 : testing::tolerance::unit_roundoff(dt));
-  testing::TestSetup setup(kernel, dt);
+  testing::TestSetup setup(kernel, dt, config);
   setup.input("q", data.q)
       .input_u32("cu_seqlens_q", c.offsets(c.q_lens))
       .input("sinks", sinks)
@@ -297,11 +316,12 @@ testing::TestSetup common_setup(const std::string& kernel, const PrefillCase& c,
 
 /// A packed-batch form (iron_sdpa_prefill[_lse]_dD) on random data.
 testing::TestSetup prefill_setup(const PrefillCase& c, const std::vector<float>& sinks,
-                                 bool with_lse, DType dt, testing::Rng& rng, float q_range = 1.0f) {
+                                 bool with_lse, DType dt, testing::Rng& rng, float q_range = 1.0f,
+                                 const dsl::TuningConfig& config = {}) {
   const PrefillData data(c, dt, rng, q_range);
   const std::string kernel = std::string("iron_sdpa_prefill_") + (with_lse ? "lse_" : "") + "d" +
                              std::to_string(c.head_dim);
-  auto setup = common_setup(kernel, c, data, sinks, with_lse, dt);
+  auto setup = common_setup(kernel, c, data, sinks, with_lse, dt, config);
   setup.input("k", data.k)
       .input("v", data.v)
       .input_u32("cu_seqlens_k", c.offsets(c.k_lens))
@@ -313,7 +333,8 @@ testing::TestSetup prefill_setup(const PrefillCase& c, const std::vector<float>&
 /// `page_size` with two spare pages of garbage and unused table entries that name no page: it
 /// must give the packed batch's result.
 testing::TestSetup paged_setup(const PrefillCase& c, std::uint32_t page_size,
-                               const std::vector<float>& sinks, DType dt, testing::Rng& rng) {
+                               const std::vector<float>& sinks, DType dt, testing::Rng& rng,
+                               const dsl::TuningConfig& config = {}) {
   const PrefillData data(c, dt, rng, 1.0f);
   const std::size_t hkv = c.heads_kv, d = c.head_dim;
   std::uint32_t pages_per_seq = 1, used = 0;
@@ -346,8 +367,8 @@ testing::TestSetup paged_setup(const PrefillCase& c, std::uint32_t page_size,
       }
     }
   }
-  auto setup =
-      common_setup("iron_sdpa_prefill_paged_d" + std::to_string(d), c, data, sinks, false, dt);
+  auto setup = common_setup("iron_sdpa_prefill_paged_d" + std::to_string(d), c, data, sinks, false,
+                            dt, config);
   setup.input("k_pages", k_pages)
       .input("v_pages", v_pages)
       .input_u32("seq_lens_k", c.k_lens)
@@ -530,6 +551,21 @@ IRON_TEST(iron_sdpa_prefill_lse_d256, causal_gqa2_sink, F32, F16, BF16) {
 IRON_TEST(iron_sdpa_prefill_lse_d256, cross_lengths, F32, F16, BF16) {
   const PrefillCase c{{1, 66}, {130, 66}, 1, 1, 256, false, 0, 0.07};
   return prefill_setup(c, no_sinks(1), true, dt, rng);
+}
+
+// Steps of 64 keys (knob "block_k") at head_dim 128: a causal chunk over cached keys, a window
+// that masks whole rows (with the lse), and shuffled pages of 48, each past several steps.
+IRON_TEST(iron_sdpa_prefill_d128, tuned_steps_of_64, BF16) {
+  const PrefillCase c{{20, 130}, {100, 200}, 2, 2, 128, true, 0, 1.0 / std::sqrt(128.0)};
+  return prefill_setup(c, no_sinks(2), false, dt, rng, 1.0f, {{"block_k", 64}});
+}
+IRON_TEST(iron_sdpa_prefill_lse_d128, tuned_steps_of_64, F16) {
+  const PrefillCase c{{80}, {150}, 2, 1, 128, true, 16, 0.09};
+  return prefill_setup(c, {kNoSink, 1.5f}, true, dt, rng, 1.0f, {{"block_k", 64}});
+}
+IRON_TEST(iron_sdpa_prefill_paged_d128, tuned_steps_of_64, BF16) {
+  const PrefillCase c{{3, 70}, {150, 70}, 2, 1, 128, true, 0, 0.09};
+  return paged_setup(c, 48, no_sinks(2), dt, rng, {{"block_k", 64}});
 }
 
 // Pages of 256 (the largest), a long cache before one query, causal GQA 2.
