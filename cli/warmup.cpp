@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -81,8 +82,10 @@ Forms forms_to_warm(const std::vector<ir::Kernel>& kernels,
     }
     return out;
   }
+  std::vector<std::map<std::string, double, std::less<>>> parsed;
   for (const std::string& text : shapes) {
-    for (const auto& entry : parse_shape(text)) {
+    parsed.push_back(parse_shape(text));
+    for (const auto& entry : parsed.back()) {
       const std::string& name = entry.first;
       const bool known = std::any_of(kernels.begin(), kernels.end(), [&](const ir::Kernel& k) {
         return std::any_of(k.params.begin(), k.params.end(), [&](const ir::Param& p) {
@@ -97,17 +100,17 @@ Forms forms_to_warm(const std::vector<ir::Kernel>& kernels,
   }
   for (const ir::Kernel& k : kernels) {
     std::vector<std::vector<bool>> seen;
-    for (const std::string& text : shapes) {
+    for (std::size_t s = 0; s < shapes.size(); ++s) {
       std::vector<bool> values;
       try {
-        values = ir::specialization_for(k, parse_shape(text));
+        values = ir::specialization_for(k, parsed[s]);
       } catch (const Error& e) {
-        throw UsageError(fmt::format("--shape '{}': {}", text, e.what()));
+        throw UsageError(fmt::format("--shape '{}': {}", shapes[s], e.what()));
       }
       if (std::find(seen.begin(), seen.end(), values) != seen.end()) continue;
       seen.push_back(values);
       out.forms.push_back({k, std::move(values)});
-      out.shapes.push_back(text);
+      out.shapes.push_back(shapes[s]);
     }
   }
   return out;
